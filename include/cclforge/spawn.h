@@ -1,0 +1,62 @@
+/* Running other programs: always with an argv vector, never through a shell. */
+#ifndef CCLFORGE_SPAWN_H
+#define CCLFORGE_SPAWN_H
+
+#include "cclforge/error.h"
+#include "cclforge/strbuf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef void (*cf_line_fn)(void *ctx, const char *line);
+
+struct cf_spawn_opts {
+    const char *cwd;               /* NULL: inherit */
+    const char *const *env_set;    /* "KEY=VALUE" or "KEY" (unset) applied in the child */
+    int capture_stdout;            /* keep stdout in result.out */
+    int capture_stderr;            /* keep stderr in result.err */
+    int merge_stderr;              /* stderr goes where stdout goes */
+    int null_stdin;                /* stdin from /dev/null (default inherits) */
+    const char *log_path;          /* also append stdout (and merged stderr) to this file */
+    size_t capture_limit;          /* bytes kept per stream, the tail wins; 0 = 16 MiB */
+    double timeout_s;              /* 0 = none; on expiry the process group is killed */
+    cf_line_fn on_line;            /* called for each stdout line (progress parsing) */
+    void *line_ctx;
+};
+
+struct cf_spawn_result {
+    int exited;      /* 1 if it exited normally */
+    int exit_code;   /* valid when exited */
+    int term_signal; /* valid when !exited */
+    int timed_out;
+    double seconds;
+    struct strbuf out;
+    struct strbuf err;
+};
+
+#define CF_SPAWN_RESULT_INIT { 0, 0, 0, 0, 0.0, STRBUF_INIT, STRBUF_INIT }
+
+/* Runs argv[0] (searched on PATH when it has no '/') and waits. Returns 0 when
+ * the program ran (check result->exited/exit_code), -1 when it could not be
+ * started (not found, not executable), with err naming the program. */
+int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
+                 struct cf_spawn_result *result, cf_error *err);
+void cf_spawn_result_release(struct cf_spawn_result *result);
+/* 1 when the program ran, exited and returned 0. */
+int cf_spawn_ok(const struct cf_spawn_result *result);
+/* A one-line description of how it ended: "exit 2", "killed by signal 9", "timed out after 5s". */
+char *cf_spawn_describe(const struct cf_spawn_result *result);
+
+/* The full path of an executable found on PATH (or name itself if it has a '/'
+ * and is executable), or NULL. Caller frees. */
+char *cf_which(const char *name);
+
+/* Runs a program and returns its trimmed stdout (first `max` bytes), or NULL if it
+ * could not run or failed. Convenience for version probes. */
+char *cf_capture(const char *const *argv, double timeout_s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what cclforge needs to build and test on Debian/Ubuntu. Idempotent:
+# a no-op when everything is present. The CUDA toolkit and NCCL are expected on
+# the machine already (see README); they are optional for the build itself.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config clang gcc-multilib
+  libelf-dev libcjson-dev libzip-dev libssl-dev libcmocka-dev
+  openmpi-bin libopenmpi-dev
+  libtree python3 python3-venv zip unzip
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "deps: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

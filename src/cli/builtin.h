@@ -1,0 +1,13 @@
+/* One entry function per command (git's builtin/ layout). Each returns the exit code:
+ * 0 fine, 1 problems found or the job failed, 2 usage error. */
+#ifndef CCLFORGE_CLI_BUILTIN_H
+#define CCLFORGE_CLI_BUILTIN_H
+
+int cmd_inspect(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_nccl(int argc, char **argv);
+int cmd_bridge(int argc, char **argv);
+int cmd_wheel(int argc, char **argv);
+int cmd_smoke(int argc, char **argv);
+
+#endif

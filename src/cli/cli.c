@@ -1,0 +1,71 @@
+#include "cli/cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/term.h"
+
+static void vreport(const char *cmd, enum cf_color c, const char *what, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%scclforge%s%s: %s%s", cf_term_color(stderr, c), cmd ? " " : "", cmd ? cmd : "", what,
+            cf_term_color(stderr, CF_RESET));
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(cmd, CF_RED, "error: ", fmt, ap);
+    va_end(ap);
+}
+
+void cli_warn(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(cmd, CF_YELLOW, "warning: ", fmt, ap);
+    va_end(ap);
+}
+
+int cli_fail(const char *cmd, cf_error *err)
+{
+    cli_error(cmd, "%s", cf_error_message(err));
+    int code = err && err->kind == CF_ERR_USAGE ? EXIT_USAGE : EXIT_PROBLEMS;
+    cf_error_clear(err);
+    return code;
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(cmd, CF_RED, "usage error: ", fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "Try 'cclforge %s --help'.\n", cmd ? cmd : "");
+    return EXIT_USAGE;
+}
+
+void cli_print_json(cJSON *doc)
+{
+    char *s = cJSON_Print(doc);
+    if (s) {
+        fputs(s, stdout);
+        fputc('\n', stdout);
+        free(s);
+    }
+    cJSON_Delete(doc);
+}
+
+int cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            return 0;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return 1;
+    }
+    return 0;
+}

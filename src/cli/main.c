@@ -1,0 +1,53 @@
+/* cclforge: parse the command name and hand over to one builtin. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/builtin.h"
+#include "cli/cli.h"
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    { "doctor", cmd_doctor, "survey toolkits, GPUs, libtorch, NCCL/RCCL and compilers; say what is wrong" },
+    { "inspect", cmd_inspect, "static, glibc-exact linkage and comm-library inspection of ELF files" },
+    { "nccl", cmd_nccl, "build, list, activate and remove NCCL/RCCL builds matched to libtorch and the GPUs" },
+    { "bridge", cmd_bridge, "plan, build and package the ProcessGroupNCCL bridge for a vendor libtorch" },
+    { "wheel", cmd_wheel, "verify a wheel: integrity, relocatability, install and import" },
+    { "smoke", cmd_smoke, "multi-rank collective smoke and bandwidth test (NCCL, RCCL, MPI)" },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: cclforge [--version] [--help] <command> [<args>]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s  %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nRun 'cclforge <command> --help' for a command's options.\n"
+               "Exit status: 0 fine, 1 problems found or the job failed, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+        usage(stdout);
+        return EXIT_FINE;
+    }
+    if (!strcmp(name, "--version") || !strcmp(name, "version")) {
+        printf("cclforge %s\n", CCLFORGE_VERSION);
+        return EXIT_FINE;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(name, commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "cclforge: '%s' is not a command.\n\n", name);
+    usage(stderr);
+    return EXIT_USAGE;
+}

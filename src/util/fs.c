@@ -1,0 +1,291 @@
+#include "cclforge/fs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cf_error_set(err, errno == ENOENT ? CF_ERR_NOTFOUND : CF_ERR_IO,
+                            "%s: %s", path, strerror(errno));
+    size_t total = 0;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            return cf_error_set(err, CF_ERR_IO, "%s: read failed: %s", path, strerror(e));
+        }
+        if (n == 0)
+            break;
+        total += (size_t)n;
+        if (total > max_bytes) {
+            close(fd);
+            return cf_error_set(err, CF_ERR_FORMAT, "%s: larger than the %zu bytes allowed", path, max_bytes);
+        }
+        sb_add(out, buf, (size_t)n);
+    }
+    close(fd);
+    return 0;
+}
+
+int cf_write_file_atomic(const char *path, const void *data, size_t len, cf_error *err)
+{
+    char *tmp = cf_asprintf("%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int rc = cf_error_set(err, CF_ERR_IO, "%s: %s", tmp, strerror(errno));
+        free(tmp);
+        return rc;
+    }
+    const char *p = data;
+    size_t left = len;
+    while (left) {
+        ssize_t n = write(fd, p, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            free(tmp);
+            return cf_error_set(err, CF_ERR_IO, "%s: write failed: %s", path, strerror(e));
+        }
+        p += n;
+        left -= (size_t)n;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        free(tmp);
+        return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e));
+    }
+    free(tmp);
+    return 0;
+}
+
+int cf_mkdir_p(const char *path, unsigned mode, cf_error *err)
+{
+    char *p = cf_strdup(path);
+    size_t n = strlen(p);
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] != '/' && p[i] != '\0')
+            continue;
+        char c = p[i];
+        p[i] = '\0';
+        if (mkdir(p, (mode_t)mode) != 0 && errno != EEXIST) {
+            int rc = cf_error_set(err, CF_ERR_IO, "cannot create directory %s: %s", p, strerror(errno));
+            free(p);
+            return rc;
+        }
+        p[i] = c;
+    }
+    free(p);
+    if (!cf_is_dir(path))
+        return cf_error_set(err, CF_ERR_IO, "%s exists and is not a directory", path);
+    return 0;
+}
+
+int cf_rm_rf(const char *path, cf_error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlink(path) != 0 && errno != ENOENT)
+            return cf_error_set(err, CF_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+        return 0;
+    }
+    DIR *d = opendir(path);
+    if (!d)
+        return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(errno));
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d)) != NULL) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char *child = cf_path_join(path, de->d_name);
+        if (cf_rm_rf(child, err) != 0)
+            rc = -1;
+        free(child);
+        if (rc)
+            break;
+    }
+    closedir(d);
+    if (rc == 0 && rmdir(path) != 0)
+        return cf_error_set(err, CF_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+    return rc;
+}
+
+char *cf_mkdtemp(const char *parent, const char *prefix, cf_error *err)
+{
+    if (!parent) {
+        parent = getenv("TMPDIR");
+        if (!parent || !*parent)
+            parent = "/tmp";
+    }
+    char *tmpl = cf_asprintf("%s/%sXXXXXX", parent, prefix ? prefix : "cclforge-");
+    if (!mkdtemp(tmpl)) {
+        cf_error_set(err, CF_ERR_IO, "cannot create a temporary directory in %s: %s", parent, strerror(errno));
+        free(tmpl);
+        return NULL;
+    }
+    return tmpl;
+}
+
+int cf_path_exists(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0;
+}
+
+int cf_is_dir(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cf_is_file(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+char *cf_path_join(const char *a, const char *b)
+{
+    if (!a || !*a)
+        return cf_strdup(b);
+    if (b[0] == '/')
+        return cf_strdup(b);
+    size_t la = strlen(a);
+    return cf_asprintf("%s%s%s", a, a[la - 1] == '/' ? "" : "/", b);
+}
+
+char *cf_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return cf_strdup(".");
+    if (slash == path)
+        return cf_strdup("/");
+    return cf_strndup(path, (size_t)(slash - path));
+}
+
+const char *cf_basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+char *cf_realpath(const char *path)
+{
+    char *r = realpath(path, NULL);
+    if (!r)
+        return NULL;
+    char *out = cf_strdup(r);
+    free(r);
+    return out;
+}
+
+int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err)
+{
+    map->data = NULL;
+    map->len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cf_error_set(err, errno == ENOENT ? CF_ERR_NOTFOUND : CF_ERR_IO,
+                            "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return cf_error_set(err, CF_ERR_FORMAT, "%s: not a regular file", path);
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        return 0;
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED)
+        return cf_error_set(err, CF_ERR_IO, "%s: mmap failed: %s", path, strerror(e));
+    map->data = p;
+    map->len = (size_t)st.st_size;
+    return 0;
+}
+
+void cf_munmap(struct cf_mmap *map)
+{
+    if (map->data)
+        munmap((void *)map->data, map->len);
+    map->data = NULL;
+    map->len = 0;
+}
+
+static void to_hex(const unsigned char *md, unsigned n, char *hex)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (unsigned i = 0; i < n; i++) {
+        hex[2 * i] = digits[md[i] >> 4];
+        hex[2 * i + 1] = digits[md[i] & 15];
+    }
+    hex[2 * n] = '\0';
+}
+
+void cf_sha256_hex(const void *data, size_t len, char hex[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+    to_hex(md, n, hex);
+}
+
+int cf_sha256_file(const char *path, char hex[65], cf_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(errno));
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+    unsigned char buf[1 << 16];
+    int rc = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = cf_error_set(err, CF_ERR_IO, "%s: read failed: %s", path, strerror(errno));
+            break;
+        }
+        if (n == 0)
+            break;
+        EVP_DigestUpdate(ctx, buf, (size_t)n);
+    }
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    EVP_DigestFinal_ex(ctx, md, &n);
+    EVP_MD_CTX_free(ctx);
+    close(fd);
+    if (rc == 0)
+        to_hex(md, n, hex);
+    return rc;
+}

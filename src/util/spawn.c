@@ -1,0 +1,287 @@
+#include "cclforge/spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+char *cf_which(const char *name)
+{
+    if (!name || !*name)
+        return NULL;
+    if (strchr(name, '/'))
+        return access(name, X_OK) == 0 ? cf_strdup(name) : NULL;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    struct strvec dirs = STRVEC_INIT;
+    strvec_split(&dirs, path, ":", 0);
+    char *found = NULL;
+    for (size_t i = 0; i < dirs.n && !found; i++) {
+        char *cand = cf_asprintf("%s/%s", dirs.v[i], name);
+        struct stat st;
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+            found = cand;
+        else
+            free(cand);
+    }
+    strvec_clear(&dirs);
+    return found;
+}
+
+/* Keeps at most `limit` bytes: when over, the oldest half is dropped so the tail survives. */
+static void keep_tail(struct strbuf *sb, const char *data, size_t n, size_t limit)
+{
+    sb_add(sb, data, n);
+    if (sb->len > limit) {
+        size_t drop = sb->len - limit / 2;
+        memmove(sb->buf, sb->buf + drop, sb->len - drop);
+        sb_setlen(sb, sb->len - drop);
+    }
+}
+
+struct line_splitter {
+    struct strbuf partial;
+    cf_line_fn fn;
+    void *ctx;
+};
+
+static void split_lines(struct line_splitter *ls, const char *data, size_t n)
+{
+    if (!ls->fn)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (data[i] == '\n' || data[i] == '\r') {
+            if (ls->partial.len)
+                ls->fn(ls->ctx, sb_str(&ls->partial));
+            sb_reset(&ls->partial);
+        } else if (ls->partial.len < 65536) {
+            sb_addc(&ls->partial, data[i]);
+        }
+    }
+}
+
+static void child_apply_env(const char *const *env_set)
+{
+    for (; env_set && *env_set; env_set++) {
+        const char *eq = strchr(*env_set, '=');
+        if (!eq) {
+            unsetenv(*env_set);
+            continue;
+        }
+        char *key = cf_strndup(*env_set, (size_t)(eq - *env_set));
+        setenv(key, eq + 1, 1);
+        free(key);
+    }
+}
+
+int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
+                 struct cf_spawn_result *res, cf_error *err)
+{
+    static const struct cf_spawn_opts defaults;
+    if (!opts)
+        opts = &defaults;
+    if (!argv || !argv[0])
+        return cf_error_set(err, CF_ERR_INTERNAL, "spawn: empty argv");
+    char *prog = cf_which(argv[0]);
+    if (!prog)
+        return cf_error_set(err, CF_ERR_NOTFOUND, "%s: not found on PATH or not executable", argv[0]);
+
+    size_t limit = opts->capture_limit ? opts->capture_limit : (16u << 20);
+    int want_out = opts->capture_stdout || opts->log_path || opts->on_line;
+    int want_err = opts->capture_stderr && !opts->merge_stderr;
+    int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
+    int log_fd = -1;
+    if (opts->log_path) {
+        log_fd = open(opts->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (log_fd < 0) {
+            free(prog);
+            return cf_error_set(err, CF_ERR_IO, "%s: cannot open log: %s", opts->log_path, strerror(errno));
+        }
+    }
+    if ((want_out && pipe2(out_pipe, O_CLOEXEC)) || (want_err && pipe2(err_pipe, O_CLOEXEC)) ||
+        pipe2(exec_pipe, O_CLOEXEC)) {
+        free(prog);
+        if (log_fd >= 0)
+            close(log_fd);
+        return cf_error_set(err, CF_ERR_INTERNAL, "pipe: %s", strerror(errno));
+    }
+
+    double start = now_s();
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(prog);
+        return cf_error_set(err, CF_ERR_INTERNAL, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        setpgid(0, 0); /* its own group, so a timeout can kill what it started */
+        if (opts->null_stdin) {
+            int fd = open("/dev/null", O_RDONLY);
+            if (fd >= 0)
+                dup2(fd, 0);
+        }
+        if (want_out)
+            dup2(out_pipe[1], 1);
+        if (opts->merge_stderr)
+            dup2(want_out ? out_pipe[1] : 1, 2);
+        else if (want_err)
+            dup2(err_pipe[1], 2);
+        if (opts->cwd && chdir(opts->cwd) != 0) {
+            int e = errno;
+            if (write(exec_pipe[1], &e, sizeof e) < 0) {}
+            _exit(127);
+        }
+        child_apply_env(opts->env_set);
+        signal(SIGPIPE, SIG_DFL);
+        execv(prog, (char *const *)argv);
+        int e = errno;
+        if (write(exec_pipe[1], &e, sizeof e) < 0) {}
+        _exit(127);
+    }
+    close(exec_pipe[1]);
+    if (want_out)
+        close(out_pipe[1]);
+    if (want_err)
+        close(err_pipe[1]);
+
+    struct line_splitter ls = { STRBUF_INIT, opts->on_line, opts->line_ctx };
+    struct pollfd pfd[2];
+    int nfd = 0, idx_out = -1, idx_err = -1;
+    if (want_out)
+        idx_out = nfd, pfd[nfd++] = (struct pollfd){ out_pipe[0], POLLIN, 0 };
+    if (want_err)
+        idx_err = nfd, pfd[nfd++] = (struct pollfd){ err_pipe[0], POLLIN, 0 };
+    int open_fds = nfd;
+    char buf[65536];
+    res->timed_out = 0;
+    while (open_fds > 0) {
+        int wait_ms = -1;
+        if (opts->timeout_s > 0) {
+            double left = opts->timeout_s - (now_s() - start);
+            if (left <= 0) {
+                res->timed_out = 1;
+                break;
+            }
+            wait_ms = (int)(left * 1000) + 1;
+        }
+        int pr = poll(pfd, (nfds_t)nfd, wait_ms);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr < 0)
+            break;
+        for (int i = 0; i < nfd; i++) {
+            if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            ssize_t n = read(pfd[i].fd, buf, sizeof buf);
+            if (n <= 0) {
+                close(pfd[i].fd);
+                pfd[i].fd = -1;
+                open_fds--;
+                continue;
+            }
+            if (i == idx_out) {
+                if (opts->capture_stdout)
+                    keep_tail(&res->out, buf, (size_t)n, limit);
+                if (log_fd >= 0 && write(log_fd, buf, (size_t)n) < 0) {}
+                split_lines(&ls, buf, (size_t)n);
+            } else if (i == idx_err) {
+                keep_tail(&res->err, buf, (size_t)n, limit);
+            }
+        }
+    }
+    /* Without pipes, or after a timeout, the wait below still honours the deadline. */
+    int status = 0;
+    for (;;) {
+        if (!res->timed_out && opts->timeout_s > 0 && now_s() - start >= opts->timeout_s)
+            res->timed_out = 1;
+        if (res->timed_out) {
+            kill(-pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            break;
+        }
+        pid_t w = waitpid(pid, &status, opts->timeout_s > 0 ? WNOHANG : 0);
+        if (w == pid || (w < 0 && errno != EINTR))
+            break;
+        if (w == 0) {
+            struct timespec ts = { 0, 2000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+    for (int i = 0; i < nfd; i++)
+        if (pfd[i].fd >= 0)
+            close(pfd[i].fd);
+    if (ls.partial.len && ls.fn)
+        ls.fn(ls.ctx, sb_str(&ls.partial));
+    sb_release(&ls.partial);
+    if (log_fd >= 0)
+        close(log_fd);
+    res->seconds = now_s() - start;
+
+    int exec_errno = 0;
+    ssize_t got = read(exec_pipe[0], &exec_errno, sizeof exec_errno);
+    close(exec_pipe[0]);
+    if (got == (ssize_t)sizeof exec_errno) {
+        int rc = cf_error_set(err, CF_ERR_NOTFOUND, "%s: cannot run: %s", prog, strerror(exec_errno));
+        free(prog);
+        return rc;
+    }
+    free(prog);
+    res->exited = WIFEXITED(status);
+    res->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    res->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return 0;
+}
+
+void cf_spawn_result_release(struct cf_spawn_result *res)
+{
+    sb_release(&res->out);
+    sb_release(&res->err);
+}
+
+int cf_spawn_ok(const struct cf_spawn_result *res)
+{
+    return res->exited && res->exit_code == 0 && !res->timed_out;
+}
+
+char *cf_spawn_describe(const struct cf_spawn_result *res)
+{
+    if (res->timed_out)
+        return cf_asprintf("timed out after %.0fs", res->seconds);
+    if (res->exited)
+        return cf_asprintf("exit %d", res->exit_code);
+    return cf_asprintf("killed by signal %d (%s)", res->term_signal, strsignal(res->term_signal));
+}
+
+char *cf_capture(const char *const *argv, double timeout_s)
+{
+    struct cf_spawn_opts o = { 0 };
+    o.capture_stdout = 1;
+    o.capture_stderr = 1;
+    o.null_stdin = 1;
+    o.timeout_s = timeout_s > 0 ? timeout_s : 10;
+    o.capture_limit = 1 << 20;
+    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    char *out = NULL;
+    if (cf_spawn_run(argv, &o, &r, NULL) == 0 && cf_spawn_ok(&r)) {
+        sb_rtrim(&r.out);
+        out = sb_detach(&r.out);
+    }
+    cf_spawn_result_release(&r);
+    return out;
+}

@@ -1,0 +1,29 @@
+# Shared helpers for CLI tests: run the real binary, assert on exit code and output.
+# Each test script sources this, calls `t_begin`, runs checks, ends with `t_end`.
+set -u
+: "${CCLFORGE:?CCLFORGE must point at the built binary}"
+T_PASS=0
+T_FAIL=0
+T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cclforge-cli-XXXXXX")
+trap '[ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"' EXIT
+
+# run CMD...: sets RC, OUT (stdout), ERR (stderr)
+run() {
+    OUT=$("$@" 2>"$T_TMP/.stderr"); RC=$?
+    ERR=$(cat "$T_TMP/.stderr")
+}
+ok()   { T_PASS=$((T_PASS + 1)); echo "ok - $1"; }
+bad()  { T_FAIL=$((T_FAIL + 1)); echo "not ok - $1"; echo "  rc=$RC"; echo "  stdout: ${OUT:0:2000}"; echo "  stderr: ${ERR:0:2000}"; }
+expect_rc()      { [ "$RC" -eq "$1" ] && ok "$2" || bad "$2 (wanted exit $1)"; }
+expect_out()     { printf '%s' "$OUT" | grep -qE -- "$1" && ok "$2" || bad "$2 (stdout lacks /$1/)"; }
+expect_no_out()  { printf '%s' "$OUT" | grep -qE -- "$1" && bad "$2 (stdout has /$1/)" || ok "$2"; }
+expect_err()     { printf '%s' "$ERR" | grep -qE -- "$1" && ok "$2" || bad "$2 (stderr lacks /$1/)"; }
+# expect_json EXPR DESC: python expression over `d` (the parsed stdout) must be true
+expect_json() {
+    if printf '%s' "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1) else 1)" 2>/dev/null
+    then ok "$2"; else bad "$2 (json: $1)"; fi
+}
+t_end() {
+    echo "$T_PASS passed, $T_FAIL failed"
+    [ "$T_FAIL" -eq 0 ]
+}

@@ -1,0 +1,98 @@
+#include "testsupport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/fs.h"
+#include "cclforge/spawn.h"
+#include "cclforge/strbuf.h"
+
+static struct strvec tmpdirs = STRVEC_INIT;
+static struct strvec owned = STRVEC_INIT;
+
+char *ts_tmpdir(void)
+{
+    cf_error err = CF_ERROR_INIT;
+    char *d = cf_mkdtemp(NULL, "cclforge-test-", &err);
+    if (!d)
+        fail_msg("%s", cf_error_message(&err));
+    strvec_push_nodup(&tmpdirs, d);
+    return d;
+}
+
+void ts_cleanup(void)
+{
+    if (!getenv("CCLFORGE_KEEP_TMP"))
+        for (size_t i = 0; i < tmpdirs.n; i++)
+            cf_rm_rf(tmpdirs.v[i], NULL);
+    strvec_clear(&tmpdirs);
+    strvec_clear(&owned);
+}
+
+char *ts_write(const char *dir, const char *name, const char *text)
+{
+    char *path = cf_path_join(dir, name);
+    char *parent = cf_dirname(path);
+    cf_error err = CF_ERROR_INIT;
+    if (cf_mkdir_p(parent, 0755, &err) != 0 || cf_write_file_atomic(path, text, strlen(text), &err) != 0)
+        fail_msg("%s", cf_error_message(&err));
+    free(parent);
+    strvec_push_nodup(&owned, path);
+    return path;
+}
+
+int ts_run(const char *const *argv)
+{
+    struct cf_spawn_opts o = { 0 };
+    o.capture_stdout = 1;
+    o.merge_stderr = 1;
+    o.null_stdin = 1;
+    o.timeout_s = 300;
+    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_spawn_run(argv, &o, &r, &err) != 0) {
+        print_message("%s\n", cf_error_message(&err));
+        cf_error_clear(&err);
+        return -1;
+    }
+    int rc = cf_spawn_ok(&r) ? 0 : (r.exited ? r.exit_code : -1);
+    if (rc != 0)
+        print_message("command %s failed:\n%s\n", argv[0], sb_str(&r.out));
+    cf_spawn_result_release(&r);
+    return rc;
+}
+
+void ts_run_ok(const char *const *argv)
+{
+    if (ts_run(argv) != 0)
+        fail_msg("command failed: %s", argv[0]);
+}
+
+const char *ts_cc(const char *dir, const char *out, const char *source, ...)
+{
+    char *src = cf_asprintf("%s.c", out);
+    char *srcpath = ts_write(dir, cf_basename(src), source);
+    free(src);
+    struct strvec argv = STRVEC_INIT;
+    const char *cc = getenv("CC");
+    strvec_push(&argv, cc && *cc ? cc : "cc");
+    strvec_push(&argv, "-o");
+    strvec_push(&argv, out);
+    strvec_push(&argv, srcpath);
+    va_list ap;
+    va_start(ap, source);
+    for (const char *f; (f = va_arg(ap, const char *)) != NULL;)
+        strvec_push(&argv, f);
+    va_end(ap);
+    ts_run_ok((const char *const *)strvec_argv(&argv));
+    strvec_clear(&argv);
+    return out;
+}
+
+int ts_have(const char *prog)
+{
+    char *p = cf_which(prog);
+    free(p);
+    return p != NULL;
+}

@@ -1,0 +1,139 @@
+/* strbuf, strvec, spawn and fs: the ground everything else stands on. */
+#include "testsupport.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cclforge/fs.h"
+#include "cclforge/spawn.h"
+#include "cclforge/strbuf.h"
+
+static void test_strbuf_grows_and_formats(void **state)
+{
+    struct strbuf sb = STRBUF_INIT;
+    assert_string_equal(sb_str(&sb), "");
+    for (int i = 0; i < 1000; i++)
+        sb_addf(&sb, "%d,", i);
+    assert_true(sb.len > 3000);
+    assert_memory_equal(sb.buf, "0,1,2,", 6);
+    sb_adds(&sb, "  \n");
+    sb_rtrim(&sb);
+    assert_int_equal(sb.buf[sb.len - 1], ',');
+    char *s = sb_detach(&sb);
+    assert_int_equal(sb.len, 0);
+    free(s);
+}
+
+static void test_strvec_split(void **state)
+{
+    struct strvec sv = STRVEC_INIT;
+    strvec_split(&sv, "a::b:c", ":", 0);
+    assert_int_equal(sv.n, 3);
+    assert_string_equal(sv.v[2], "c");
+    assert_null(sv.v[3]);
+    strvec_clear(&sv);
+    strvec_split(&sv, "a::b", ":", 1);
+    assert_int_equal(sv.n, 3);
+    assert_string_equal(sv.v[1], "");
+    strvec_clear(&sv);
+}
+
+static void test_spawn_captures_and_reports(void **state)
+{
+    const char *argv[] = { "sh", "-c", "echo out; echo err >&2; exit 3", NULL };
+    struct cf_spawn_opts o = { 0 };
+    o.capture_stdout = o.capture_stderr = 1;
+    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 3);
+    assert_string_equal(sb_str(&r.out), "out\n");
+    assert_string_equal(sb_str(&r.err), "err\n");
+    cf_spawn_result_release(&r);
+}
+
+static void test_spawn_missing_program(void **state)
+{
+    const char *argv[] = { "cclforge-no-such-program", NULL };
+    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_spawn_run(argv, NULL, &r, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "cclforge-no-such-program"));
+    cf_error_clear(&err);
+}
+
+static void test_spawn_timeout_kills_group(void **state)
+{
+    const char *argv[] = { "sh", "-c", "sleep 30 & sleep 30", NULL };
+    struct cf_spawn_opts o = { 0 };
+    o.capture_stdout = 1;
+    o.timeout_s = 0.3;
+    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
+    assert_true(r.timed_out);
+    assert_true(r.seconds < 5);
+    cf_spawn_result_release(&r);
+}
+
+static void count_line(void *ctx, const char *line)
+{
+    struct strbuf *seen = ctx;
+    sb_adds(seen, line);
+    sb_addc(seen, '|');
+}
+
+static void test_spawn_line_callback(void **state)
+{
+    const char *argv[] = { "printf", "a\nb\r\nc", NULL };
+    struct strbuf seen = STRBUF_INIT;
+    struct cf_spawn_opts o = { 0 };
+    o.capture_stdout = 1;
+    o.on_line = count_line;
+    o.line_ctx = &seen;
+    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
+    assert_string_equal(sb_str(&r.out), "a\nb\r\nc");
+    assert_string_equal(sb_str(&seen), "a|b|c|");
+    cf_spawn_result_release(&r);
+    sb_release(&seen);
+}
+
+static void test_fs_atomic_write_and_rm(void **state)
+{
+    char *d = ts_tmpdir();
+    char *sub = cf_path_join(d, "x/y/z");
+    assert_int_equal(cf_mkdir_p(sub, 0755, NULL), 0);
+    char *f = cf_path_join(sub, "f.txt");
+    assert_int_equal(cf_write_file_atomic(f, "hello", 5, NULL), 0);
+    struct strbuf sb = STRBUF_INIT;
+    assert_int_equal(cf_read_file(f, 100, &sb, NULL), 0);
+    assert_string_equal(sb_str(&sb), "hello");
+    sb_reset(&sb);
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_read_file(f, 3, &sb, &err), -1);
+    cf_error_clear(&err);
+    char hex[65];
+    assert_int_equal(cf_sha256_file(f, hex, NULL), 0);
+    assert_string_equal(hex, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+    char *x = cf_path_join(d, "x");
+    assert_int_equal(cf_rm_rf(x, NULL), 0);
+    assert_false(cf_path_exists(x));
+    sb_release(&sb);
+    free(sub), free(f), free(x);
+    ts_cleanup();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_strbuf_grows_and_formats),
+        cmocka_unit_test(test_strvec_split),
+        cmocka_unit_test(test_spawn_captures_and_reports),
+        cmocka_unit_test(test_spawn_missing_program),
+        cmocka_unit_test(test_spawn_timeout_kills_group),
+        cmocka_unit_test(test_spawn_line_callback),
+        cmocka_unit_test(test_fs_atomic_write_and_rm),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
