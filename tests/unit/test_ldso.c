@@ -29,7 +29,7 @@ static char *sub(const char *dir, const char *name)
 }
 
 /* A shared library exporting `fn`, with a soname equal to its file name. */
-static char *make_lib(const char *dir, const char *file, const char *fn, ...)
+static void make_lib(const char *dir, const char *file, const char *fn, ...)
 {
     char *out = cf_path_join(dir, file);
     char *src = cf_asprintf("int %s(void) { return 1; }\n", fn);
@@ -55,7 +55,7 @@ static char *make_lib(const char *dir, const char *file, const char *fn, ...)
     strvec_clear(&argv);
     free(soname);
     free(src);
-    return out;
+    free(out);
 }
 
 static void resolve(const char *path, const char *llp, struct cf_ldso_opts *o, struct cf_ldso_result *r)
@@ -268,7 +268,8 @@ static void test_missing_library_explained(void **state)
 {
     char *t = ts_tmpdir();
     char *dl = sub(t, "gone"), *dllp = sub(t, "llp");
-    char *lib = make_lib(dl, "libgone_fx.so", "g_fn", NULL);
+    make_lib(dl, "libgone_fx.so", "g_fn", NULL);
+    char *lib = cf_path_join(dl, "libgone_fx.so");
     char *L = cf_asprintf("-L%s", dl), *rp = cf_asprintf("-Wl,-rpath,%s", dl);
     char *app = cf_path_join(t, "app");
     ts_cc(t, app, main_src, NO_AS_NEEDED, L, "-lgone_fx", rp, NEW_DTAGS, NULL);
@@ -369,6 +370,21 @@ static void test_wrong_class_skipped(void **state)
     assert_true(saw);
     assert_same_as_ldd(&r, app, llp);
     cf_ldso_result_release(&r);
+
+    /* A 32-bit program resolves with the 32-bit loader's directories and cache entries,
+     * and the 64-bit library first on the path is the one skipped now. */
+    char *app32 = cf_path_join(t, "app32");
+    char *L32 = cf_asprintf("-L%s", d32);
+    ts_cc(t, app32, main_src, "-m32", NO_AS_NEEDED, L32, "-lwc_fx", NULL);
+    char *llp2 = cf_asprintf("%s:%s", d64, d32);
+    resolve(app32, llp2, &o, &r);
+    assert_int_equal(r.elf_class, 32);
+    n = node_for(&r, "libwc_fx.so");
+    assert_non_null(strstr(n->path, "/l32/"));
+    assert_int_equal(n->considered[0].reject, CF_LDSO_REJ_WRONG_CLASS);
+    assert_same_as_ldd(&r, app32, llp2);
+    cf_ldso_result_release(&r);
+    free(app32); free(L32); free(llp2);
     free(d32); free(d64); free(probe); free(L); free(app); free(llp);
 }
 
