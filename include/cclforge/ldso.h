@@ -43,7 +43,7 @@ enum cf_ldso_reject {
 };
 
 struct cf_ldso_candidate {
-    char *path;
+    char *path;                 /* the file tried; for a cache miss, the cache file itself */
     enum cf_ldso_reason source; /* which search step proposed it */
     enum cf_ldso_reject reject;
     char *detail;               /* e.g. "ELF32, need ELF64"; NULL when none */
