@@ -465,6 +465,7 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
             c->res->n_missing++;
             return;
         }
+        c->res->nodes[node_index].expanded = cf_strdup(name);
     } else {
         name = cf_strdup(needed);
     }
@@ -725,6 +726,7 @@ void cf_ldso_result_release(struct cf_ldso_result *res)
     for (size_t i = 0; i < res->n_nodes; i++) {
         struct cf_ldso_node *n = &res->nodes[i];
         free(n->needed);
+        free(n->expanded);
         free(n->path);
         free(n->via);
         free(n->error);

@@ -450,6 +450,43 @@ static void test_glibc_hwcaps_subdirectory(void **state)
     free(d); free(dv2); free(L); free(rp); free(app);
 }
 
+/* $LIB and ${PLATFORM} in RUNPATH, and a NEEDED entry that itself holds $ORIGIN
+ * (a library whose SONAME is "$ORIGIN/libdx_fx.so"). The token values are the
+ * machine's, so the check is ldd's pick. */
+static void test_lib_platform_and_needed_tokens(void **state)
+{
+    char *t = ts_tmpdir();
+    struct cf_ldso_platform p;
+    assert_int_equal(cf_ldso_platform_for(EM_X86_64, 64, NULL, &p, NULL), 0);
+    char *dlib = cf_path_join(t, p.lib);
+    cf_mkdir_p(dlib, 0755, NULL);
+    cf_ldso_platform_release(&p);
+    const char *platforms[] = { "haswell", "x86_64" };
+    for (size_t i = 0; i < 2; i++) {
+        char *dp = sub(t, platforms[i]);
+        make_lib(dp, "libtp_fx.so", "p_fn", NULL);
+        free(dp);
+    }
+    make_lib(dlib, "libtk_fx.so", "k_fn", NULL);
+    char *dx = cf_path_join(t, "libdx_fx.so");
+    ts_cc(t, dx, "int x(void){return 4;}\n", "-shared", "-fPIC", "-Wl,-soname,$ORIGIN/libdx_fx.so", NULL);
+    char *L1 = cf_asprintf("-L%s", dlib), *L2 = cf_asprintf("-L%s/x86_64", t);
+    char *rp = cf_asprintf("-Wl,-rpath,%s/$LIB:%s/${PLATFORM}", t, t);
+    char *app = cf_path_join(t, "app");
+    ts_cc(t, app, main_src, NO_AS_NEEDED, L1, "-ltk_fx", L2, "-ltp_fx", dx, rp, NULL);
+    struct cf_ldso_opts o = { 0 };
+    struct cf_ldso_result r;
+    resolve(app, NULL, &o, &r);
+    assert_int_equal(node_for(&r, "libtk_fx.so")->reason, CF_LDSO_RUNPATH);
+    assert_int_equal(node_for(&r, "libtp_fx.so")->reason, CF_LDSO_RUNPATH);
+    const struct cf_ldso_node *n = node_for(&r, "$ORIGIN/libdx_fx.so");
+    assert_int_equal(n->reason, CF_LDSO_DIRECT_PATH);
+    assert_string_equal(n->path, dx);
+    assert_same_as_ldd(&r, app, NULL);
+    cf_ldso_result_release(&r);
+    free(dlib); free(dx); free(L1); free(L2); free(rp); free(app);
+}
+
 /* --root: search dirs and the cache path move under the sysroot. */
 static void test_sysroot(void **state)
 {
@@ -537,6 +574,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cycle_terminates, teardown),
         cmocka_unit_test_teardown(test_wrong_class_skipped, teardown),
         cmocka_unit_test_teardown(test_glibc_hwcaps_subdirectory, teardown),
+        cmocka_unit_test_teardown(test_lib_platform_and_needed_tokens, teardown),
         cmocka_unit_test_teardown(test_sysroot, teardown),
         cmocka_unit_test_teardown(test_platform_dirs_match_ld_so, teardown),
         cmocka_unit_test_teardown(test_not_elf_root_is_error, teardown),
