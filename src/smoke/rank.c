@@ -294,12 +294,15 @@ int smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sin
     if (open_backend(setup, sink, &b, err) < 0)
         return -1;
     int rc = -1;
-    if (b.init(&b, &setup->ctx, st.errbuf, ERRLEN) < 0) {
+    int init_rc = b.init(&b, &setup->ctx, st.errbuf, ERRLEN);
+    if (b.version[0]) {
+        free(rep->lib_version);
+        rep->lib_version = cf_strdup(b.version);
+    }
+    if (init_rc < 0) {
         cf_error_set(err, CF_ERR_FAILED, "%s", st.errbuf);
         goto out;
     }
-    free(rep->lib_version);
-    rep->lib_version = cf_strdup(b.version);
     if (setup->opts->backend == CF_BACKEND_MPI) /* the nccl backend said it as soon as it knew */
         smoke_sink_info(sink, "lib_version", "%s", b.version);
 

@@ -55,6 +55,7 @@ struct direct_sink {
     cf_smoke_event_fn fn;
     void *ctx;
     struct strbuf doing;
+    struct cf_smoke_report *rep;
 };
 
 static void direct_begin(struct smoke_sink *s, const char *doing)
@@ -67,6 +68,9 @@ static void direct_begin(struct smoke_sink *s, const char *doing)
 static void direct_event(struct smoke_sink *s, const struct cf_smoke_event *ev)
 {
     struct direct_sink *d = s->ctx;
+    if (ev->kind == CF_EV_INFO && ev->key && ev->value && !d->rep->lib_path &&
+        (!strcmp(ev->key, "lib_path") || !strcmp(ev->key, "plugin_path")))
+        d->rep->lib_path = cf_strdup(ev->value);
     if (d->fn)
         d->fn(d->ctx, ev);
 }
@@ -112,7 +116,7 @@ static int run_as_rank(const struct cf_smoke_opts *o, const struct cf_smoke_laun
     rep->backend = o->backend == CF_BACKEND_MPI ? "mpi" : o->backend == CF_BACKEND_RCCL ? "rccl" : "nccl";
 
     struct smoke_sink sink;
-    struct direct_sink direct = { on_event, ctx, STRBUF_INIT };
+    struct direct_sink direct = { on_event, ctx, STRBUF_INIT, rep };
     int out_fd = 1;
     if (supervised) {
         rep->role = CF_ROLE_SUPERVISED_RANK;
