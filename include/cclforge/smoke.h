@@ -85,7 +85,8 @@ enum { CF_PLACE_OUT = 1, CF_PLACE_IN = 2 };
 
 /* Fault injection for tests (CCLFORGE_SMOKE_FAULT="RANK:ACTION:OP"): on rank RANK,
  * at the first size of OP, "abort" raises SIGABRT, "hang" sleeps forever, "exit"
- * exits 3, "corrupt" bumps one input element so the results come out wrong. */
+ * exits 3, "corrupt" bumps one input element so the results come out wrong. OP
+ * "init" fires before the backend starts (op == CF_OP_COUNT). */
 enum cf_smoke_fault_action { CF_FAULT_NONE, CF_FAULT_ABORT, CF_FAULT_HANG, CF_FAULT_EXIT, CF_FAULT_CORRUPT };
 struct cf_smoke_fault {
     enum cf_smoke_fault_action action;

@@ -51,9 +51,11 @@ int cf_smoke_fault_parse(const char *spec, struct cf_smoke_fault *out, cf_error 
                      parts.v[1]);
         goto out;
     }
-    if (cf_smoke_op_parse(parts.v[2], &out->op)) {
+    if (!strcmp(parts.v[2], "init")) {
+        out->op = CF_OP_COUNT; /* before the backend starts */
+    } else if (cf_smoke_op_parse(parts.v[2], &out->op)) {
         out->action = CF_FAULT_NONE;
-        cf_error_set(err, CF_ERR_USAGE, "fault '%s': '%s' is not a collective", spec, parts.v[2]);
+        cf_error_set(err, CF_ERR_USAGE, "fault '%s': '%s' is not a collective or 'init'", spec, parts.v[2]);
         goto out;
     }
     rc = 0;

@@ -291,6 +291,7 @@ int smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sin
     rep->nranks = st.nranks;
 
     smoke_sink_begin(sink, "starting the %s backend", setup->opts->backend == CF_BACKEND_MPI ? "mpi" : "nccl");
+    fire_fault(&st, CF_OP_COUNT); /* the fault switch's "init" */
     if (open_backend(setup, sink, &b, err) < 0)
         return -1;
     int rc = -1;

@@ -57,6 +57,7 @@ struct supervisor {
     int mpirun;          /* streams[0] is mpirun's output */
     int mpirun_dead_rank; /* parsed from mpirun's "process rank N ... exited" */
     double first_failure;
+    int first_failed_rank;
     int stopping;
     double start;
 };
@@ -91,8 +92,25 @@ static void fail_rank(struct supervisor *sv, int rank, const char *reason)
     forward(sv, &ev);
     sb_release(&text);
     free(doing);
-    if (sv->first_failure == 0)
+    if (sv->first_failure == 0) {
         sv->first_failure = cf_now_seconds();
+        sv->first_failed_rank = rank;
+    }
+}
+
+/* Every rank gets a verdict: the ones stopped because another failed are named too. */
+static void mark_stopped(struct supervisor *sv)
+{
+    if (!sv->first_failure)
+        return;
+    int first = sv->first_failed_rank;
+    for (int r = 0; r < sv->nranks; r++) {
+        if (sv->ranks[r].done || sv->ranks[r].failed)
+            continue;
+        char why[128];
+        snprintf(why, sizeof why, "stopped after rank %d failed", first);
+        fail_rank(sv, r, why);
+    }
 }
 
 static void handle_record(struct supervisor *sv, struct stream *st, struct smoke_record *rec)
@@ -520,6 +538,7 @@ int smoke_supervise_fork(const struct cf_smoke_opts *o, cf_smoke_event_fn on_eve
         return -1;
     }
     supervise_loop(&sv);
+    mark_stopped(&sv);
     supervisor_release(&sv);
     return 0;
 }
@@ -670,6 +689,7 @@ int smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn on_e
         }
         sb_release(&why);
     }
+    mark_stopped(&sv);
     supervisor_release(&sv);
     return 0;
 }
