@@ -63,7 +63,7 @@ static int exchange_unique_id(struct nccl_state *s, cf_nccl_unique_id *id, char 
     cf_error err = CF_ERROR_INIT;
     switch (rdv->transport) {
     case SMOKE_ID_TCP:
-        smoke_sink_begin(s->sink, "unique-id rendezvous over TCP at %s:%d", rdv->addr, rdv->port);
+        smoke_sink_begin(s->sink, 1, "unique-id rendezvous over TCP at %s:%d", rdv->addr, rdv->port);
         if (smoke_tcp_share(rdv, s->rank, s->nranks, id, sizeof *id, &err) < 0) {
             snprintf(errbuf, errlen, "%s", cf_error_message(&err));
             cf_error_clear(&err);
@@ -71,7 +71,7 @@ static int exchange_unique_id(struct nccl_state *s, cf_nccl_unique_id *id, char 
         }
         return 0;
     case SMOKE_ID_MPI: {
-        smoke_sink_begin(s->sink, "unique-id broadcast over MPI");
+        smoke_sink_begin(s->sink, 1, "unique-id broadcast over MPI");
         char *plugin = NULL;
         if (smoke_mpi_backend_open(&s->mpi, s->setup->opts->envp, &plugin, &err) < 0) {
             snprintf(errbuf, errlen, "%s", cf_error_message(&err));
@@ -102,7 +102,7 @@ static int nccl_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx 
     s->nranks = ctx->nranks;
     cf_error err = CF_ERROR_INIT;
 
-    smoke_sink_begin(s->sink, "loading the comm library");
+    smoke_sink_begin(s->sink, 0, "loading the comm library");
     if (cf_nccl_api_load(&s->api, o->lib_path, is_rccl ? "librccl.so.1" : "libnccl.so.2", &err) < 0) {
         snprintf(errbuf, errlen, "%s", cf_error_message(&err));
         cf_error_clear(&err);
@@ -130,7 +130,7 @@ static int nccl_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx 
     cf_nccl_unique_id id;
     memset(&id, 0, sizeof id);
     if (s->rank == 0) {
-        smoke_sink_begin(s->sink, "ncclGetUniqueId");
+        smoke_sink_begin(s->sink, 0, "ncclGetUniqueId");
         rc = s->api.GetUniqueId(&id);
         if (rc != CF_NCCL_SUCCESS)
             return fail_nccl(s, "ncclGetUniqueId", rc, errbuf, errlen);
@@ -141,7 +141,7 @@ static int nccl_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx 
 
     /* The device comes first; when it is missing NCCL's own verdict is still asked
      * for, because its words (ncclGetLastError) are what a user will search for. */
-    smoke_sink_begin(s->sink, "selecting local device %d", ctx->local_rank);
+    smoke_sink_begin(s->sink, 0, "selecting local device %d", ctx->local_rank);
     char *device_problem = NULL;
     int count = 0;
     int count_rc = s->rt.GetDeviceCount(&count);
@@ -157,7 +157,7 @@ static int nccl_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx 
         device_problem = cf_gpu_explain(&s->rt, "StreamCreate", rc);
     smoke_sink_info(s->sink, "device_count", "%d", count_rc == 0 ? count : 0);
 
-    smoke_sink_begin(s->sink, "ncclCommInitRank (%d ranks)", s->nranks);
+    smoke_sink_begin(s->sink, 1, "ncclCommInitRank (%d ranks)", s->nranks);
     rc = s->api.CommInitRank(&s->comm, s->nranks, id, s->rank);
     if (rc != CF_NCCL_SUCCESS) {
         char *why = cf_nccl_explain(&s->api, rc, NULL);

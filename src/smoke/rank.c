@@ -169,7 +169,7 @@ static int run_one(struct rank_state *st, enum cf_smoke_op op, enum cf_smoke_dty
     if (st->o->fault.action == CF_FAULT_HANG)
         fire_fault(st, op); /* hangs before saying what it starts: the others wait in it */
     char *doing = smoke_describe(op, dt, bytes, in_place);
-    st->sink->begin(st->sink, doing);
+    st->sink->begin(st->sink, doing, 1);
     free(doing);
     fire_fault(st, op);
 
@@ -290,11 +290,14 @@ int smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sin
     rep->rank = st.rank;
     rep->nranks = st.nranks;
 
-    smoke_sink_begin(sink, "starting the %s backend", setup->opts->backend == CF_BACKEND_MPI ? "mpi" : "nccl");
+    smoke_sink_begin(sink, 0, "starting the %s backend",
+                     setup->opts->backend == CF_BACKEND_MPI ? "mpi" : "nccl");
     fire_fault(&st, CF_OP_COUNT); /* the fault switch's "init" */
     if (open_backend(setup, sink, &b, err) < 0)
         return -1;
     int rc = -1;
+    if (setup->opts->backend == CF_BACKEND_MPI)
+        smoke_sink_begin(sink, 1, "MPI_Init");
     int init_rc = b.init(&b, &setup->ctx, st.errbuf, ERRLEN);
     if (b.version[0]) {
         free(rep->lib_version);
@@ -310,7 +313,7 @@ int smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sin
     st.cap = setup->opts->sweep.max_bytes + 64;
     st.hsend = cf_xmalloc(st.cap);
     st.hrecv = cf_xmalloc(st.cap);
-    smoke_sink_begin(sink, "allocating 2 x %zu bytes", st.cap);
+    smoke_sink_begin(sink, 0, "allocating 2 x %zu bytes", st.cap);
     if (!(st.dsend = b.alloc(&b, st.cap, st.errbuf, ERRLEN)) || !(st.drecv = b.alloc(&b, st.cap, st.errbuf, ERRLEN))) {
         cf_error_set(err, CF_ERR_FAILED, "%s", st.errbuf);
         goto out;

@@ -44,7 +44,7 @@ static void add_kv(struct strbuf *sb, const char *key, const char *value)
 }
 
 void smoke_record_encode(struct strbuf *line, enum smoke_record_type type, const struct cf_smoke_event *ev,
-                         const char *doing)
+                         const char *doing, int waits)
 {
     sb_addf(line, "%s%c\trank=%d\tlocal=%d\tt=%.6f", SMOKE_RECORD_PREFIX, (char)type, ev->rank, ev->local_rank,
             cf_now_seconds());
@@ -63,6 +63,8 @@ void smoke_record_encode(struct strbuf *line, enum smoke_record_type type, const
         add_kv(line, "text", ev->text);
     if (doing)
         add_kv(line, "doing", doing);
+    if (waits)
+        sb_adds(line, "\twaits=1");
     sb_addc(line, '\n');
 }
 
@@ -175,6 +177,8 @@ static int set_field(struct smoke_record *rec, const char *k, size_t klen, const
         if (parse_long(v, vlen, &l))
             return -1;
         row->ok = l != 0;
+    } else if (KEY("waits")) {
+        rec->waits = vlen == 1 && v[0] == '1';
     } else if (KEY("key")) {
         unescape_into(&rec->key, v, vlen);
     } else if (KEY("value")) {
@@ -199,6 +203,7 @@ int smoke_record_decode(const char *line, struct smoke_record *rec)
     sb_reset(&rec->key);
     sb_reset(&rec->value);
     rec->ev.rank = -1;
+    rec->waits = 0;
     if (!*p || (p[1] && p[1] != '\t') || !memchr(types, *p, sizeof types))
         return -1;
     rec->type = (enum smoke_record_type)*p;
@@ -240,19 +245,19 @@ void smoke_record_release(struct smoke_record *rec)
 /* ---- the record sink ---- */
 
 static void emit(struct smoke_sink *s, enum smoke_record_type type, const struct cf_smoke_event *ev,
-                 const char *doing)
+                 const char *doing, int waits)
 {
     struct strbuf line = STRBUF_INIT;
-    smoke_record_encode(&line, type, ev, doing);
+    smoke_record_encode(&line, type, ev, doing, waits);
     /* one write per record: a pipe keeps writes up to PIPE_BUF whole */
     smoke_write_all(*(int *)s->ctx, line.buf, line.len);
     sb_release(&line);
 }
 
-static void record_begin(struct smoke_sink *s, const char *doing)
+static void record_begin(struct smoke_sink *s, const char *doing, int waits)
 {
     struct cf_smoke_event ev = { .kind = CF_EV_INFO, .rank = s->rank, .local_rank = s->local_rank };
-    emit(s, REC_BEGIN, &ev, doing);
+    emit(s, REC_BEGIN, &ev, doing, waits);
 }
 
 static void record_event(struct smoke_sink *s, const struct cf_smoke_event *ev)
@@ -260,7 +265,7 @@ static void record_event(struct smoke_sink *s, const struct cf_smoke_event *ev)
     static const enum smoke_record_type types[] = {
         [CF_EV_RESULT] = REC_RESULT, [CF_EV_INFO] = REC_INFO, [CF_EV_LOG] = REC_INFO, [CF_EV_FAIL] = REC_FAIL,
     };
-    emit(s, types[ev->kind], ev, NULL);
+    emit(s, types[ev->kind], ev, NULL, 0);
 }
 
 void smoke_record_sink(struct smoke_sink *s, int *fd, int rank, int local_rank)
@@ -272,14 +277,14 @@ void smoke_record_sink(struct smoke_sink *s, int *fd, int rank, int local_rank)
     s->local_rank = local_rank;
 }
 
-void smoke_sink_begin(struct smoke_sink *s, const char *fmt, ...)
+void smoke_sink_begin(struct smoke_sink *s, int waits, const char *fmt, ...)
 {
     struct strbuf sb = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
     sb_addvf(&sb, fmt, ap);
     va_end(ap);
-    s->begin(s, sb_str(&sb));
+    s->begin(s, sb_str(&sb), waits);
     sb_release(&sb);
 }
 

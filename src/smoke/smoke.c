@@ -58,8 +58,9 @@ struct direct_sink {
     struct cf_smoke_report *rep;
 };
 
-static void direct_begin(struct smoke_sink *s, const char *doing)
+static void direct_begin(struct smoke_sink *s, const char *doing, int waits)
 {
+    (void)waits;
     struct direct_sink *d = s->ctx;
     sb_reset(&d->doing);
     sb_adds(&d->doing, doing);
@@ -148,7 +149,7 @@ static int run_as_rank(const struct cf_smoke_opts *o, const struct cf_smoke_laun
     if (supervised) {
         ev.text = rc < 0 ? cf_error_message(&rank_err) : NULL;
         struct strbuf line = STRBUF_INIT;
-        smoke_record_encode(&line, rc < 0 ? REC_FAIL : REC_DONE, &ev, NULL);
+        smoke_record_encode(&line, rc < 0 ? REC_FAIL : REC_DONE, &ev, NULL, 0);
         smoke_write_all(out_fd, line.buf, line.len);
         sb_release(&line);
         close(out_fd);

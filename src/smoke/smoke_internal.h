@@ -10,12 +10,14 @@
 /* Where a rank's progress and results go: the CLI's callback (a rank under an
  * external launcher) or records written to the supervisor (a supervised rank). */
 struct smoke_sink {
-    void (*begin)(struct smoke_sink *s, const char *doing);
+    /* waits: the step needs the other ranks (a collective, a rendezvous, comm init),
+     * so a rank silent in it may be waiting for a peer rather than stuck itself */
+    void (*begin)(struct smoke_sink *s, const char *doing, int waits);
     void (*event)(struct smoke_sink *s, const struct cf_smoke_event *ev);
     void *ctx;
     int rank, local_rank;
 };
-void smoke_sink_begin(struct smoke_sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void smoke_sink_begin(struct smoke_sink *s, int waits, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void smoke_sink_info(struct smoke_sink *s, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -43,10 +45,11 @@ enum smoke_record_type { REC_BEGIN = 'B', REC_RESULT = 'R', REC_INFO = 'I', REC_
 struct smoke_record {
     enum smoke_record_type type;
     struct cf_smoke_event ev; /* pointers into the strbufs below */
+    int waits;                /* BEGIN: the step waits for peers */
     struct strbuf text, key, value;
 };
 void smoke_record_encode(struct strbuf *line, enum smoke_record_type type, const struct cf_smoke_event *ev,
-                         const char *doing);
+                         const char *doing, int waits);
 /* Parses one line (without newline). Returns 1 for a record, 0 for a plain line, -1 malformed. */
 int smoke_record_decode(const char *line, struct smoke_record *rec);
 void smoke_record_release(struct smoke_record *rec);

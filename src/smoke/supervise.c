@@ -28,6 +28,7 @@
 
 struct rank_slot {
     int in_op;          /* the last record was BEGIN: it is inside that step */
+    int waiting;        /* ... and that step waits for the other ranks */
     int done, failed;
     double last_rx;     /* when the supervisor last heard from it */
     double last_t;      /* the rank's own clock at its last record */
@@ -129,11 +130,13 @@ static void handle_record(struct supervisor *sv, struct stream *st, struct smoke
     switch (rec->type) {
     case REC_BEGIN:
         s->in_op = 1;
+        s->waiting = rec->waits;
         sb_reset(&s->doing);
         sb_adds(&s->doing, rec->text.len ? sb_str(&rec->text) : "?");
         break;
     case REC_RESULT: {
         s->in_op = 0;
+        s->waiting = 0;
         const struct cf_smoke_row *row = &rec->ev.row;
         char *what = smoke_describe(row->op, row->dtype, row->bytes, row->in_place);
         sb_reset(&s->last_done);
@@ -272,8 +275,8 @@ static void reap(struct supervisor *sv, int block)
     }
 }
 
-/* Picks the rank that holds the others up: one that is not inside a collective (the
- * others wait in one for it), else the one silent the longest. */
+/* Picks the rank that holds the others up: one that is not in a step that waits for
+ * peers (the others wait in one for it), else the one silent the longest. */
 static int hung_culprit(struct supervisor *sv)
 {
     int best = -1;
@@ -281,8 +284,8 @@ static int hung_culprit(struct supervisor *sv)
         struct rank_slot *s = &sv->ranks[r];
         if (s->done || s->failed)
             continue;
-        if (best < 0 || (!s->in_op && sv->ranks[best].in_op) ||
-            (s->in_op == sv->ranks[best].in_op && s->last_t < sv->ranks[best].last_t))
+        if (best < 0 || (!s->waiting && sv->ranks[best].waiting) ||
+            (s->waiting == sv->ranks[best].waiting && s->last_t < sv->ranks[best].last_t))
             best = r;
     }
     return best;
@@ -309,7 +312,7 @@ static void check_timeouts(struct supervisor *sv, double now)
         if (r == culprit || s->done || s->failed)
             continue;
         char *st = state_of(s);
-        sb_addf(&why, "; rank %d was %s%s", r, s->in_op ? "waiting in " : "", st);
+        sb_addf(&why, "; rank %d was %s%s", r, s->waiting ? "waiting in " : "", st);
         free(st);
     }
     fail_rank(sv, culprit, sb_str(&why));
@@ -466,7 +469,7 @@ static void run_forked_rank(const struct cf_smoke_opts *o, int rank, int nranks,
     struct cf_smoke_event ev = { .kind = rc < 0 ? CF_EV_FAIL : CF_EV_INFO, .rank = rank, .local_rank = rank };
     ev.text = rc < 0 ? cf_error_message(&err) : NULL;
     struct strbuf line = STRBUF_INIT;
-    smoke_record_encode(&line, rc < 0 ? REC_FAIL : REC_DONE, &ev, NULL);
+    smoke_record_encode(&line, rc < 0 ? REC_FAIL : REC_DONE, &ev, NULL, 0);
     fflush(stdout);
     fflush(stderr);
     smoke_write_all(1, line.buf, line.len);

@@ -201,7 +201,7 @@ static void test_records_roundtrip_with_escapes(void **state)
     ev.wrong_all_ranks = 7;
     ev.text = "index 4:\texpected 1\ngot 2 \\ done";
     struct strbuf line = STRBUF_INIT;
-    smoke_record_encode(&line, REC_RESULT, &ev, NULL);
+    smoke_record_encode(&line, REC_RESULT, &ev, NULL, 0);
     assert_int_equal(line.buf[line.len - 1], '\n');
     assert_null(memchr(line.buf, '\n', line.len - 1)); /* one line, whatever the text */
     sb_setlen(&line, line.len - 1);
@@ -223,6 +223,15 @@ static void test_records_roundtrip_with_escapes(void **state)
     assert_int_equal(smoke_record_decode(SMOKE_RECORD_PREFIX "R\tbytes=4", &rec), -1);
     assert_int_equal(smoke_record_decode(SMOKE_RECORD_PREFIX "Z\trank=0", &rec), -1);
     assert_int_equal(smoke_record_decode(SMOKE_RECORD_PREFIX "R\trank=0\top=99", &rec), -1);
+    /* a BEGIN keeps its description and whether it waits for peers */
+    sb_reset(&line);
+    ev.text = NULL;
+    smoke_record_encode(&line, REC_BEGIN, &ev, "ncclCommInitRank (4 ranks)", 1);
+    sb_setlen(&line, line.len - 1);
+    assert_int_equal(smoke_record_decode(sb_str(&line), &rec), 1);
+    assert_int_equal(rec.type, REC_BEGIN);
+    assert_true(rec.waits);
+    assert_string_equal(rec.ev.text, "ncclCommInitRank (4 ranks)");
     smoke_record_release(&rec);
     sb_release(&line);
 }
