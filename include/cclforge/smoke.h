@@ -147,6 +147,9 @@ struct cf_smoke_event {
     double t;                     /* when the rank sent it (CLOCK_MONOTONIC seconds) */
     const char *key, *value;      /* CF_EV_INFO */
     const char *text;             /* CF_EV_LOG line, CF_EV_RESULT / CF_EV_FAIL reason */
+    int fatal;                    /* CF_EV_FAIL from a rank's watchdog: the rank is stuck in a
+                                   * call the library cannot unwind; the caller must end the
+                                   * process (the launcher then stops the other ranks) */
 };
 typedef void (*cf_smoke_event_fn)(void *ctx, const struct cf_smoke_event *ev);
 

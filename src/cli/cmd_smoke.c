@@ -142,6 +142,14 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
             print_quoted(stdout, ev->text ? ev->text : "failed");
             putchar('\n');
         }
+        if (ev->fatal) {
+            /* this rank is stuck inside a collective: say so and leave; the launcher
+             * (mpirun, srun, torchrun) stops the others */
+            cli_error("smoke", "%s", ev->text ? ev->text : "rank hung");
+            fflush(stdout);
+            fflush(stderr);
+            _exit(EXIT_PROBLEMS);
+        }
         break;
     }
     fflush(stdout);

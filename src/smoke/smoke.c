@@ -56,12 +56,14 @@ struct direct_sink {
     void *ctx;
     struct strbuf doing;
     struct cf_smoke_report *rep;
+    struct smoke_watchdog *watchdog;
 };
 
 static void direct_begin(struct smoke_sink *s, const char *doing, int waits)
 {
     (void)waits;
     struct direct_sink *d = s->ctx;
+    smoke_watchdog_progress(d->watchdog, doing);
     sb_reset(&d->doing);
     sb_adds(&d->doing, doing);
 }
@@ -69,6 +71,15 @@ static void direct_begin(struct smoke_sink *s, const char *doing, int waits)
 static void direct_event(struct smoke_sink *s, const struct cf_smoke_event *ev)
 {
     struct direct_sink *d = s->ctx;
+    if (ev->kind == CF_EV_RESULT) {
+        char *what = smoke_describe(ev->row.op, ev->row.dtype, ev->row.bytes, ev->row.in_place);
+        char *after = cf_asprintf("between tests, after %s", what);
+        smoke_watchdog_progress(d->watchdog, after);
+        free(after);
+        free(what);
+    } else {
+        smoke_watchdog_progress(d->watchdog, NULL);
+    }
     if (ev->kind == CF_EV_INFO && ev->key && ev->value && !d->rep->lib_path &&
         (!strcmp(ev->key, "lib_path") || !strcmp(ev->key, "plugin_path")))
         d->rep->lib_path = cf_strdup(ev->value);
@@ -117,7 +128,7 @@ static int run_as_rank(const struct cf_smoke_opts *o, const struct cf_smoke_laun
     rep->backend = o->backend == CF_BACKEND_MPI ? "mpi" : o->backend == CF_BACKEND_RCCL ? "rccl" : "nccl";
 
     struct smoke_sink sink;
-    struct direct_sink direct = { on_event, ctx, STRBUF_INIT, rep };
+    struct direct_sink direct = { on_event, ctx, STRBUF_INIT, rep, NULL };
     int out_fd = 1;
     if (supervised) {
         rep->role = CF_ROLE_SUPERVISED_RANK;
@@ -141,9 +152,12 @@ static int run_as_rank(const struct cf_smoke_opts *o, const struct cf_smoke_laun
         sink.ctx = &direct;
         sink.rank = le->rank;
         sink.local_rank = le->local_rank;
+        direct.watchdog = smoke_watchdog_start(o->op_timeout_s, on_event, ctx, le->rank, le->local_rank);
     }
     cf_error rank_err = CF_ERROR_INIT;
     int rc = smoke_rank_main(&setup, &sink, rep, &rank_err);
+    smoke_watchdog_stop(direct.watchdog);
+    direct.watchdog = NULL;
     struct cf_smoke_event ev = { .kind = rc < 0 ? CF_EV_FAIL : CF_EV_INFO, .rank = le->rank,
                                  .local_rank = le->local_rank };
     if (supervised) {

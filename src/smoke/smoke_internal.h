@@ -76,6 +76,14 @@ int smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sin
 /* A one-line description of one test: "all_reduce float 4096 B out-of-place". */
 char *smoke_describe(enum cf_smoke_op op, enum cf_smoke_dtype dt, size_t bytes, int in_place);
 
+/* ---- the watchdog of a rank under an external launcher ---- */
+struct smoke_watchdog;
+/* NULL when timeout_s <= 0. */
+struct smoke_watchdog *smoke_watchdog_start(double timeout_s, cf_smoke_event_fn fn, void *ctx, int rank,
+                                            int local_rank);
+void smoke_watchdog_progress(struct smoke_watchdog *w, const char *doing);
+void smoke_watchdog_stop(struct smoke_watchdog *w);
+
 /* ---- the local supervisor ---- */
 int smoke_supervise_fork(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
                          struct cf_smoke_report *rep, cf_error *err);

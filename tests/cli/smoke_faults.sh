@@ -39,6 +39,17 @@ if command -v mpirun >/dev/null && [ -f "$(dirname "$CCLFORGE")/cclforge_smoke_m
     expect_out 'rank 0 was waiting in broadcast float 1024 B out-of-place' "and where the others wait"
     quick 15 "the hang is detected and cleaned up"
     leftovers "hang under mpirun"
+
+    # under the user's own mpirun there is no supervisor: each rank's watchdog stops it
+    export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_oob_tcp_if_include=lo
+    root=""; [ "$(id -u)" = 0 ] && root="--allow-run-as-root"
+    timed env CCLFORGE_SMOKE_FAULT=1:hang:broadcast mpirun $root --oversubscribe -n 2 "$CCLFORGE" smoke \
+        --backend mpi -b 1K -e 1K --timeout 1 --connect-timeout "$MARK"
+    [ "$RC" -ne 0 ] && ok "a hung rank under an external mpirun fails the job" || bad "external mpirun hang rc"
+    expect_out 'RANK_FAIL rank=1 local_rank=1 reason="rank 1 hung: no progress for [0-9.]+ s .*while between tests, after all_reduce' \
+        "its watchdog names it and what it did last"
+    quick 15 "the external hang ends"
+    leftovers "hang under an external mpirun"
 else
     echo "SKIP (mpi part): mpirun or the MPI plugin is missing"
 fi
