@@ -41,5 +41,6 @@ for spec in "1024 2000 200" "65536 500 50" "16777216 20 3"; do
         harness "$bytes" "$iters" "$warm" >>"$TMP/h"
     done
     rb=$(best <"$TMP/r"); hb=$(best <"$TMP/h"); rm=$(median <"$TMP/r"); hm=$(median <"$TMP/h")
-    echo "| $bytes | $iters | $rb | $hb | $(echo "scale=3; $rb / $hb" | bc) | $rm | $hm | $(echo "scale=3; $rm / $hm" | bc) |"
+    ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+    echo "| $bytes | $iters | $rb | $hb | $(ratio "$rb" "$hb") | $rm | $hm | $(ratio "$rm" "$hm") |"
 done

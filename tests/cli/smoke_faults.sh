@@ -5,8 +5,8 @@
 
 MARK="32.$$"
 leftovers() { sleep 0.2; pgrep -f -- "--connect-timeout $MARK" >/dev/null && bad "$1: processes left behind" || ok "$1: no processes left behind"; }
-timed() { T0=$(date +%s.%N); run "$@"; T1=$(date +%s.%N); SECS=$(echo "$T1 - $T0" | bc); }
-quick() { [ "$(echo "$SECS < $1" | bc)" = 1 ] && ok "$2 within $1 s (took $SECS s)" || bad "$2 took $SECS s"; }
+timed() { T0=$(date +%s.%N); run "$@"; T1=$(date +%s.%N); SECS=$(awk -v a="$T0" -v b="$T1" 'BEGIN { printf "%.2f", b - a }'); }
+quick() { awk -v s="$SECS" -v l="$1" 'BEGIN { exit !(s < l) }' && ok "$2 within $1 s (took $SECS s)" || bad "$2 took $SECS s"; }
 
 if command -v mpirun >/dev/null && [ -f "$(dirname "$CCLFORGE")/cclforge_smoke_mpi.so" ]; then
     MPI=(smoke --backend mpi -n 4 -b 1K -e 4K --iters 2 -w 1 --timeout 2 --connect-timeout "$MARK")

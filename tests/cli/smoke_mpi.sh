@@ -53,4 +53,17 @@ run mpirun $root --oversubscribe -n 2 "$CCLFORGE" smoke --backend mpi -n 3 --con
 expect_rc 2 "-n that contradicts the launcher is a usage error"
 expect_err "drop -n under a launcher" "and says what to do"
 leftovers "external mpirun"
+# the plugin search: a cclforge without the plugin beside it, then CCLFORGE_PLUGIN_DIR
+mkdir -p "$T_TMP/bin" && cp "$CCLFORGE" "$T_TMP/bin/cclforge"
+run env -u CCLFORGE_PLUGIN_DIR "$T_TMP/bin/cclforge" smoke --backend mpi -n 2 -b 1K -e 1K --connect-timeout "$MARK"
+expect_rc 1 "no MPI plugin: the run fails"
+expect_out "the MPI backend plugin cclforge_smoke_mpi.so could not be loaded" "and says which file"
+expect_out "$T_TMP/bin/cclforge_smoke_mpi.so: not there" "and where it looked"
+run env CCLFORGE_PLUGIN_DIR="$(dirname "$CCLFORGE")" "$T_TMP/bin/cclforge" smoke --backend mpi -n 2 -b 1K -e 1K \
+    --connect-timeout "$MARK"
+expect_rc 0 "CCLFORGE_PLUGIN_DIR finds it"
+run "$CCLFORGE" smoke --backend mpi -n 2 --mpirun /nonexistent/mpirun
+expect_rc 1 "a missing mpirun fails"
+expect_err "/nonexistent/mpirun: not found" "and is named"
+leftovers "plugin search"
 t_end
