@@ -157,6 +157,9 @@ static int nccl_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx 
         device_problem = cf_gpu_explain(&s->rt, "StreamCreate", rc);
     smoke_sink_info(s->sink, "device_count", "%d", count_rc == 0 ? count : 0);
 
+    /* a device this rank cannot have is our problem, not NCCL's: say it without init */
+    if (device_problem && count_rc == 0)
+        return fail_text(errbuf, errlen, device_problem);
     smoke_sink_begin(s->sink, 1, "ncclCommInitRank (%d ranks)", s->nranks);
     rc = s->api.CommInitRank(&s->comm, s->nranks, id, s->rank);
     if (rc != CF_NCCL_SUCCESS) {
