@@ -17,9 +17,11 @@
 #include "cclforge/term.h"
 #include "smoke/smoke_internal.h"
 
-/* After the first failure the others get this long to report their own before they
- * are stopped (an init failure usually hits every rank at once). */
-#define GRACE_S 1.0
+/* After the first failure the others may still report their own (an init failure
+ * hits every rank, some later than others on a loaded box): a rank is stopped once it
+ * has been silent this long, and all are stopped GRACE_MAX_S after the failure. */
+#define GRACE_S 2.0
+#define GRACE_MAX_S 15.0
 /* mpirun gets this long after SIGTERM to take its ranks down before SIGKILL. */
 #define TERM_WAIT_S 3.0
 /* mpirun aborts the job by itself when a rank dies or fails; a SIGTERM in the middle
@@ -59,6 +61,7 @@ struct supervisor {
     int mpirun_dead_rank; /* parsed from mpirun's "process rank N ... exited" */
     double first_failure;
     int first_failed_rank;
+    int hung;            /* a hang was detected: nobody is going to say more */
     int stopping;
     double start;
 };
@@ -317,8 +320,24 @@ static void check_timeouts(struct supervisor *sv, double now)
     }
     fail_rank(sv, culprit, sb_str(&why));
     sb_release(&why);
-    /* nothing to wait for: the others are stuck too */
-    sv->first_failure = now - (sv->mpirun ? MPIRUN_GRACE_S : GRACE_S);
+    sv->hung = 1; /* nothing to wait for: the others are stuck too */
+}
+
+static int should_stop(struct supervisor *sv, double now)
+{
+    if (!sv->first_failure || sv->stopping)
+        return 0;
+    double since = now - sv->first_failure;
+    if (sv->hung || since >= GRACE_MAX_S)
+        return 1;
+    if (since < (sv->mpirun ? MPIRUN_GRACE_S : GRACE_S))
+        return 0;
+    for (int r = 0; r < sv->nranks; r++) {
+        const struct rank_slot *s = &sv->ranks[r];
+        if (!s->done && !s->failed && now - s->last_rx < GRACE_S)
+            return 0; /* still talking: let it say what went wrong for it */
+    }
+    return 1;
 }
 
 static int all_closed(struct supervisor *sv)
@@ -375,8 +394,7 @@ static void supervise_loop(struct supervisor *sv)
         reap(sv, 0);
         now = cf_now_seconds();
         check_timeouts(sv, now);
-        if (sv->first_failure && now - sv->first_failure >= (sv->mpirun ? MPIRUN_GRACE_S : GRACE_S) &&
-            !sv->stopping) {
+        if (should_stop(sv, now)) {
             sv->stopping = 1;
             sv->rep->aborted = 1;
             stop_all(sv, sv->mpirun ? SIGTERM : SIGKILL);
