@@ -260,6 +260,13 @@ static void reap(struct supervisor *sv, int block)
             continue;
         st->reaped = 1;
         st->status = status;
+        /* what it wrote before it ended is still in the pipe: read it before judging */
+        while (st->fd >= 0) {
+            struct pollfd pfd = { st->fd, POLLIN, 0 };
+            if (poll(&pfd, 1, 1000) <= 0)
+                break;
+            read_stream(sv, st);
+        }
         if (sv->stopping)
             continue;
         if (!sv->mpirun) {
