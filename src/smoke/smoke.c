@@ -119,7 +119,6 @@ static int run_as_rank(const struct cf_smoke_opts *o, const struct cf_smoke_laun
     struct smoke_rank_setup setup;
     memset(&setup, 0, sizeof setup);
     setup.opts = o;
-    setup.launcher = le->launcher;
     setup.ctx.rank = le->rank;
     setup.ctx.nranks = le->size;
     setup.ctx.local_rank = le->local_rank;

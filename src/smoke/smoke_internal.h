@@ -36,7 +36,6 @@ struct smoke_rank_setup {
     const struct cf_smoke_opts *opts;
     struct cf_smoke_rank_ctx ctx;
     struct smoke_rendezvous rdv;
-    const char *launcher;
 };
 
 /* ---- records: the line protocol between supervised ranks and the supervisor ---- */

@@ -475,7 +475,6 @@ static void run_forked_rank(const struct cf_smoke_opts *o, int rank, int nranks,
     struct smoke_rank_setup setup;
     memset(&setup, 0, sizeof setup);
     setup.opts = o;
-    setup.launcher = "local";
     setup.ctx.rank = rank;
     setup.ctx.nranks = nranks;
     setup.ctx.local_rank = rank;
