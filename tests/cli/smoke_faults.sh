@@ -2,6 +2,7 @@
 # a hung rank (the CCLFORGE_SMOKE_FAULT switch), each a clear error, exit 1, and no
 # processes left behind; with forked ranks (nccl) and with mpirun (mpi).
 . "$(dirname "$0")/lib.sh"
+command -v pgrep >/dev/null || { echo "pgrep is missing (apt-get install procps): cannot check for leftover processes"; exit 1; }
 
 MARK="32.$$"
 leftovers() { sleep 0.2; pgrep -f -- "--connect-timeout $MARK" >/dev/null && bad "$1: processes left behind" || ok "$1: no processes left behind"; }

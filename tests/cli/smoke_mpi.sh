@@ -1,6 +1,7 @@
 # cclforge smoke --backend mpi: real 2- and 4-rank runs through mpirun, checked
 # results, the table and its busbw factors, JSON, and no processes left behind.
 . "$(dirname "$0")/lib.sh"
+command -v pgrep >/dev/null || { echo "pgrep is missing (apt-get install procps): cannot check for leftover processes"; exit 1; }
 
 if ! command -v mpirun >/dev/null || [ ! -f "$(dirname "$CCLFORGE")/cclforge_smoke_mpi.so" ]; then
     echo "SKIP: mpirun or the MPI plugin is missing (apt-get install openmpi-bin libopenmpi-dev)"

@@ -2,6 +2,7 @@
 # dlopen, ncclGetVersion, the unique id carried to every rank over TCP, then a fast
 # init failure in NCCL's own words. Also wrong libraries and bad flags.
 . "$(dirname "$0")/lib.sh"
+command -v pgrep >/dev/null || { echo "pgrep is missing (apt-get install procps): cannot check for leftover processes"; exit 1; }
 
 MARK="33.$$"
 leftovers() { sleep 0.2; pgrep -f -- "--connect-timeout $MARK" >/dev/null && bad "$1: processes left behind" || ok "$1: no processes left behind"; }
@@ -48,6 +49,16 @@ if [ -r "$NCCL" ]; then
     expect_json "d['schema'] == 'cclforge.smoke/1' and d['backend'] == 'nccl' and d['launcher'] == 'local'" "JSON names backend and launcher"
     expect_json "d['ok'] or (len(d['failures']) == 2 and 'ncclCommInitRank' in d['failures'][0]['reason'])" "JSON failures carry NCCL's words"
     expect_json "d['rank_info']['0']['unique_id_fnv1a'] == d['rank_info']['1']['unique_id_fnv1a']" "JSON: same unique id on both ranks"
+
+    # without --lib: what the loader picks (ld.so.cache here), and the runtime found next to it
+    if ldconfig -p | grep -q "libnccl.so.2 .*=> $NCCL\$"; then
+        run "$CCLFORGE" smoke -n 2 --connect-timeout "$MARK"
+        expect_out "^RANK_INFO rank=1 local_rank=1 lib_path=\"$NCCL\"" "without --lib the loader's libnccl.so.2 is used"
+        expect_out "^RANK_INFO rank=0 local_rank=0 runtime_path=\"$(dirname "$NCCL")/libcudart.so" "the CUDA runtime beside it is used"
+    fi
+    run "$CCLFORGE" smoke -n 2 --lib "$NCCL" --runtime /nonexistent/libcudart.so.13 --connect-timeout "$MARK"
+    expect_rc 1 "a missing --runtime fails"
+    expect_out "no cuda runtime could be loaded \(give --runtime PATH\); tried:.*/nonexistent/libcudart.so.13" "and says what was tried"
 
     # torchrun's variables: two processes, the id over MASTER_ADDR:MASTER_PORT+1
     PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1] - 1)')
