@@ -33,7 +33,7 @@ int cf_nccl_version_parse(const char *text, struct cf_nccl_tag *tag, cf_error *e
 void cf_nccl_tag_format(const struct cf_nccl_tag *tag, struct strbuf *out);
 void cf_nccl_version_format(const struct cf_nccl_tag *tag, struct strbuf *out);
 /* NCCL_VERSION_CODE: X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z after. */
-int cf_nccl_version_code(const struct cf_nccl_tag *tag);
+int cf_nccl_tag_version_code(const struct cf_nccl_tag *tag);
 /* Among tag names (e.g. from `git ls-remote --tags`, "refs/tags/v2.28.9-1" or
  * "v2.28.9-1"), the newest -N of want's X.Y.Z. -1 with a NOTFOUND error naming
  * the revisions that exist nearby when there is none. */

@@ -2,6 +2,7 @@
 #include "cclforge/arch.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -147,7 +148,7 @@ int cf_arch_parse_one(const char *token, struct cf_arch *out, int *ptx, cf_error
         if (amd_index(buf) < 0)
             return reject(buf, err);
         out->vendor = CF_VENDOR_AMD;
-        snprintf(out->name, sizeof out->name, "%s", buf);
+        snprintf(out->name, sizeof out->name, "%.15s", buf);
         return 0;
     }
 

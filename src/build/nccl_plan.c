@@ -3,6 +3,7 @@
 #include "cclforge/nccl_build.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

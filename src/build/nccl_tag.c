@@ -88,7 +88,7 @@ void cf_nccl_version_format(const struct cf_nccl_tag *tag, struct strbuf *out)
     sb_addf(out, "%d.%d.%d", tag->major, tag->minor, tag->patch);
 }
 
-int cf_nccl_version_code(const struct cf_nccl_tag *tag)
+int cf_nccl_tag_version_code(const struct cf_nccl_tag *tag)
 {
     /* nccl.h: NCCL_VERSION(X,Y,Z) ((X) <= 2 && (Y) <= 8) ? X*1000+Y*100+Z : X*10000+Y*100+Z */
     if (tag->major <= 2 && tag->minor <= 8)
