@@ -221,9 +221,14 @@ static void on_build_line(void *ctx, const char *line)
     long total = p->total_sources + p->generated;
     if (total < p->done)
         total = p->done;
-    const char *label = line + strcspn(line, " ");
-    while (*label == ' ')
-        label++;
+    const char *label = strstr(line, " object ");
+    if (label) {
+        label += strlen(" object ");
+    } else {
+        label = line + strcspn(line, " ");
+        while (*label == ' ')
+            label++;
+    }
     emit(p->opts, CF_NCCL_EV_UNITS, label, p->done, total);
 }
 
