@@ -164,6 +164,8 @@ struct cf_survey_opts {
     const char *python;       /* interpreter used to locate torch; NULL = "python3" */
     const char *const *env;   /* "KEY=VALUE" entries consulted before getenv(); NULL = process environment only */
     int no_nvidia_driver;     /* do not dlopen libcuda / run nvidia-smi (tests: "no GPU" hosts) */
+    const char *nvidia_driver_lib; /* library to dlopen for the driver API; NULL = "libcuda.so.1" */
+    int no_default_roots;     /* only roots named by the environment / PATH / options (tests) */
     unsigned skip;            /* CF_SURVEY_SKIP_* */
 };
 
@@ -206,7 +208,7 @@ void cf_sm_name(int cc_major, int cc_minor, char *buf, size_t len);
  * value NULL = all visible. */
 void cf_apply_visible_devices(struct cf_gpu *gpus, size_t n, const char *vendor, const char *value);
 /* NCCL_VERSION_CODE for a version string "2.28.9"; 0 when unparsable. */
-int cf_nccl_version_code(const char *version);
+int cf_comm_version_code(const char *version);
 
 #ifdef __cplusplus
 }

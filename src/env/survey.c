@@ -253,7 +253,7 @@ void cf_sm_name(int cc_major, int cc_minor, char *buf, size_t len)
     snprintf(buf, len, "sm_%d%d", cc_major, cc_minor);
 }
 
-int cf_nccl_version_code(const char *version)
+int cf_comm_version_code(const char *version)
 {
     if (!version)
         return 0;

@@ -274,7 +274,7 @@ static void read_comm(struct reader *r, const cJSON *o, struct cf_comm_lib *c)
     c->version = get_str(r, o, "version");
     c->version_code = (int)get_num(r, o, "version_code", 0);
     if (!c->version_code && c->version)
-        c->version_code = cf_nccl_version_code(c->version);
+        c->version_code = cf_comm_version_code(c->version);
     c->cuda_version = get_str(r, o, "cuda_version");
     c->hip_version = get_str(r, o, "hip_version");
     c->banner = get_str(r, o, "banner");
