@@ -110,6 +110,7 @@ struct cf_libtorch {
     struct strvec undefined_symbols;
     struct strvec archs;   /* GPU code in gpu_lib's fatbins / offload bundles */
     int archs_known;
+    char *problem;         /* why this candidate is not a usable libtorch (e.g. LIBTORCH names no libtorch), else NULL */
 };
 
 /* A compiler found on PATH or in a toolkit. */

@@ -140,10 +140,20 @@ int cf_survey_run(const struct cf_survey_opts *opts, struct cf_survey *out, cf_e
     }
     if (!out->injected[CF_SEC_COMPILERS] && !(opts->skip & CF_SURVEY_SKIP_COMPILERS))
         probe_compilers(opts, &probed);
+    struct probe_ctx ctx = { opts, 0, { 0 } };
+    int rc = 0;
     if (!out->injected[CF_SEC_COMM_LIBS] && !(opts->skip & CF_SURVEY_SKIP_COMM))
-        probe_comm_libs(opts, &probed);
+        probe_comm_libs(&ctx, &probed);
     if (!out->injected[CF_SEC_LIBTORCH] && !(opts->skip & CF_SURVEY_SKIP_TORCH))
-        probe_libtorch(opts, &probed);
+        rc = probe_libtorch(&ctx, &probed, err);
+    free(ctx.py.python);
+    free(ctx.py.torch_dir);
+    free(ctx.py.nccl_dir);
+    if (rc < 0) {
+        cf_survey_release(&probed);
+        cf_survey_release(out);
+        return -1;
+    }
 
     for (int i = 0; i < CF_SEC_COUNT; i++)
         if (!out->injected[i])

@@ -137,6 +137,7 @@ static cJSON *torch_to_json(const struct cf_libtorch *t)
         put_strvec(o, "archs", &t->archs);
     else
         cJSON_AddNullToObject(o, "archs");
+    put_str(o, "problem", t->problem);
     return o;
 }
 
@@ -404,6 +405,7 @@ static void read_torch(struct reader *r, const cJSON *o, struct cf_libtorch *t)
     get_strvec(r, o, "missing_libs", &t->missing_libs);
     get_strvec(r, o, "undefined_symbols", &t->undefined_symbols);
     t->archs_known = get_strvec(r, o, "archs", &t->archs);
+    t->problem = get_str(r, o, "problem");
 }
 
 static void read_compiler(struct reader *r, const cJSON *o, struct cf_compiler *c)
@@ -671,6 +673,7 @@ static void free_section(struct cf_survey *s, enum cf_survey_section sec)
             strvec_clear(&t->missing_libs);
             strvec_clear(&t->undefined_symbols);
             strvec_clear(&t->archs);
+            free(t->problem);
         }
         free(s->torches);
         s->torches = NULL;
