@@ -66,12 +66,12 @@ static void print_archs(const char *indent, const struct strvec *archs, int know
     printf("\n");
 }
 
-static void print_comm(const char *indent, const struct cf_comm_lib *c)
+static void print_comm(const char *indent, const char *label, const struct cf_comm_lib *c)
 {
-    printf("%s%s %s  %s  %s\n", indent, c->kind && !strcmp(c->kind, "rccl") ? "RCCL" : "NCCL", or_dash(c->version),
-           or_dash(c->how), or_dash(c->path));
-    char deeper[32];
-    snprintf(deeper, sizeof deeper, "%s    ", indent);
+    printf("%s%s%s %s  %s  %s\n", indent, label, c->kind && !strcmp(c->kind, "rccl") ? "RCCL" : "NCCL",
+           or_dash(c->version), or_dash(c->how), or_dash(c->path));
+    char deeper[64];
+    snprintf(deeper, sizeof deeper, "%s%*s    ", indent, (int)strlen(label), "");
     if (c->banner)
         printf("%sbanner: %s\n", deeper, c->banner);
     if (c->header)
@@ -95,7 +95,7 @@ static void print_toolkits(const struct cf_survey *s)
         for (size_t k = 0; k < t->include_dirs.n; k++)
             printf("        include %s\n", t->include_dirs.v[k]);
         if (t->comm)
-            print_comm("        ", t->comm);
+            print_comm("        ", "", t->comm);
     }
 }
 
@@ -159,9 +159,9 @@ static void print_torches(const struct cf_survey *s)
         if (t->nccl_built_against)
             printf("      NCCL built against: %s\n", t->nccl_built_against);
         if (t->embedded)
-            print_comm("      embedded: ", t->embedded);
+            print_comm("      ", "embedded: ", t->embedded);
         if (t->loaded)
-            print_comm("      loads:    ", t->loaded);
+            print_comm("      ", "loads:    ", t->loaded);
         else if (t->needs_comm_lib)
             printf("      loads:    %s NOT FOUND by the loader\n", t->flavour == CF_TORCH_HIP ? "librccl.so.1" : "libnccl.so.2");
     }
@@ -173,7 +173,7 @@ static void print_comm_libs(const struct cf_survey *s)
     if (!s->n_comm_libs)
         printf("  none on the loader's search path, NCCL_HOME/RCCL_HOME or pip\n");
     for (size_t i = 0; i < s->n_comm_libs; i++)
-        print_comm("  ", &s->comm_libs[i]);
+        print_comm("  ", "", &s->comm_libs[i]);
 }
 
 static void print_compilers(const struct cf_survey *s)

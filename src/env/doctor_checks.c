@@ -153,9 +153,16 @@ static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *o
             join(&t->archs, " ", &have);
             join(&missing, ", ", &miss);
             const struct cf_vendor_profile *p = cf_vendor_profile(t->flavour == CF_TORCH_HIP ? "rocm" : "cuda");
-            sb_addf(&remedy, "use a torch built for these GPUs (%s=", p->arch_list_env);
-            join(&want, ";", &remedy);
-            sb_adds(&remedy, ")");
+            sb_addf(&remedy, "use a torch built for these GPUs (%s=\"", p->arch_list_env);
+            for (size_t i = 0; i < want.n; i++) {
+                /* TORCH_CUDA_ARCH_LIST spells sm_61 as 6.1; PYTORCH_ROCM_ARCH keeps gfx names. */
+                int sm = cf_starts_with(want.v[i], "sm_") ? atoi(want.v[i] + 3) : 0;
+                if (sm)
+                    sb_addf(&remedy, "%s%d.%d", i ? ";" : "", sm / 10, sm % 10);
+                else
+                    sb_addf(&remedy, "%s%s", i ? ";" : "", want.v[i]);
+            }
+            sb_adds(&remedy, "\")");
             cf_findings_add(out, CF_SEV_ERROR, "torch-arch-not-covered", t->gpu_lib, remedy.buf,
                             "libtorch %s has no kernels (SASS or PTX) for %s (it has: %s)",
                             t->version ? t->version : "", miss.buf, have.len ? have.buf : "no GPU code");

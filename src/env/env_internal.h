@@ -7,6 +7,8 @@
 
 /* opts->env first, then the process environment. Empty values count as unset. */
 const char *env_get(const struct cf_survey_opts *opts, const char *key);
+/* The same, but an empty value is returned as "" (CUDA_VISIBLE_DEVICES="" hides every GPU). */
+const char *env_get_raw(const struct cf_survey_opts *opts, const char *key);
 
 /* What one run of Python found (spawned at most once per survey). */
 struct py_found {

@@ -140,7 +140,7 @@ void probe_gpus_kfd(const struct cf_survey_opts *opts, struct cf_survey *s)
     const struct cf_vendor_profile *p = cf_vendor_profile("rocm");
     const char *visible = NULL;
     for (const char *const *e = p->visible_env; *e && !visible; e++)
-        visible = env_get(opts, *e);
+        visible = env_get_raw(opts, *e);
     for (size_t k = 0; k < sizeof kfd_vendors / sizeof kfd_vendors[0]; k++)
         cf_apply_visible_devices(s->gpus + before, s->n_gpus - before, kfd_vendors[k].vendor, visible);
 

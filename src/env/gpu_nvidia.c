@@ -188,7 +188,7 @@ void probe_gpus_nvidia(const struct cf_survey_opts *opts, struct cf_survey *s)
         p->note = cf_strdup("NVIDIA probing disabled");
         return;
     }
-    const char *visible = env_get(opts, "CUDA_VISIBLE_DEVICES");
+    const char *visible = env_get_raw(opts, "CUDA_VISIBLE_DEVICES");
     s->driver.nvidia_version = kernel_driver_version();
     size_t before = s->n_gpus;
     struct cf_gpu_probe *p = survey_add_probe(s, "nvidia", "driver-api");

@@ -9,18 +9,23 @@
 #include "cclforge/term.h"
 #include "env/env_internal.h"
 
-const char *env_get(const struct cf_survey_opts *opts, const char *key)
+const char *env_get_raw(const struct cf_survey_opts *opts, const char *key)
 {
     size_t klen = strlen(key);
     if (opts && opts->env) {
         for (const char *const *e = opts->env; *e; e++) {
             if (!strncmp(*e, key, klen) && (*e)[klen] == '=')
-                return (*e)[klen + 1] ? *e + klen + 1 : NULL;
+                return *e + klen + 1;
             if (!strcmp(*e, key)) /* "KEY" alone: explicitly unset */
                 return NULL;
         }
     }
-    const char *v = getenv(key);
+    return getenv(key);
+}
+
+const char *env_get(const struct cf_survey_opts *opts, const char *key)
+{
+    const char *v = env_get_raw(opts, key);
     return v && *v ? v : NULL;
 }
 
