@@ -7,6 +7,7 @@
 
 #include "cclforge/arch.h"
 #include "cclforge/nccl_build.h"
+#include "cclforge/survey.h"
 #include "cclforge/term.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
@@ -116,16 +117,43 @@ static void on_event(void *ctx, const struct cf_nccl_event *ev)
     }
 }
 
-/* Fills tag/arch defaults from the survey (this machine, or --survey FILE).
- * Interim until the doctor survey lands: nothing is probed. */
+/* Fills tag/arch defaults from the survey (this machine, or --survey FILE). */
 static int survey_defaults(const char *survey_file, int need_torch, int need_gpus, char **torch_nccl, char **archs)
 {
-    (void)need_torch;
-    (void)need_gpus;
-    (void)torch_nccl;
-    (void)archs;
-    if (survey_file)
-        return cli_usage(CMD " build", "--survey is not available in this build yet");
+    struct cf_survey_opts so;
+    memset(&so, 0, sizeof so);
+    so.survey_file = survey_file;
+    so.skip = CF_SURVEY_SKIP_COMPILERS | CF_SURVEY_SKIP_COMM | CF_SURVEY_SKIP_TOOLKITS;
+    if (!need_torch)
+        so.skip |= CF_SURVEY_SKIP_TORCH;
+    if (!need_gpus)
+        so.skip |= CF_SURVEY_SKIP_GPUS;
+    struct cf_survey s = CF_SURVEY_INIT;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_survey_run(&so, &s, &err) < 0)
+        return cli_fail(CMD, &err);
+    const struct cf_libtorch *t = cf_survey_torch(&s);
+    if (need_torch && t) {
+        const struct cf_comm_lib *lib = t->embedded && t->embedded->version ? t->embedded
+                                        : t->loaded && t->loaded->version   ? t->loaded
+                                                                            : NULL;
+        if (lib)
+            *torch_nccl = cf_strdup(lib->version);
+        else if (t->nccl_built_against)
+            *torch_nccl = cf_strdup(t->nccl_built_against);
+    }
+    if (need_gpus) {
+        struct strvec list = STRVEC_INIT;
+        cf_survey_gpu_archs(&s, 1, &list);
+        struct strbuf joined = STRBUF_INIT;
+        for (size_t i = 0; i < list.n; i++)
+            sb_addf(&joined, "%s%s", i ? ";" : "", list.v[i]);
+        if (joined.len)
+            *archs = sb_detach(&joined);
+        sb_release(&joined);
+        strvec_clear(&list);
+    }
+    cf_survey_release(&s);
     return 0;
 }
 
@@ -521,8 +549,27 @@ static int cmd_env(int argc, char **argv)
     cf_error err = CF_ERROR_INIT;
     struct cf_arch_list host = CF_ARCH_LIST_INIT;
     int have_host = 0;
-    if (a.host_survey)
-        return cli_usage(CMD " env", "--host-survey is not available in this build yet");
+    if (a.host_survey) {
+        struct cf_survey s = CF_SURVEY_INIT;
+        if (cf_survey_load(a.host_survey, &s, &err) < 0)
+            return cli_fail(CMD " env", &err);
+        struct strvec archs = STRVEC_INIT;
+        cf_survey_gpu_archs(&s, 0, &archs);
+        for (size_t i = 0; i < archs.n; i++) {
+            struct cf_arch one;
+            int ptx = 0;
+            if (cf_arch_parse_one(archs.v[i], &one, &ptx, NULL) == 0)
+                cf_arch_list_add(&host, &one);
+            else
+                cli_warn(CMD " env", "%s: GPU arch '%s' is not known to cclforge; not checked", a.host_survey,
+                         archs.v[i]);
+        }
+        strvec_clear(&archs);
+        cf_survey_release(&s);
+        have_host = 1;
+        if (host.n == 0)
+            cli_warn(CMD " env", "%s lists no GPUs: coverage not checked", a.host_survey);
+    }
     char *root = resolve_root(a.root);
     struct cf_nccl_env e;
     int code = EXIT_FINE;

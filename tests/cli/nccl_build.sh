@@ -83,6 +83,22 @@ run "$CCLFORGE" nccl env --root "$ROOT" --format json
 expect_json "d['schema']=='cclforge.nccl-env/1' and d['env']['NCCL_HOME']=='$T'" "env json"
 run "$CCLFORGE" nccl env --root "$ROOT" --format toml
 expect_rc 2 "unknown env format"
+# a worker host's doctor JSON: its GPUs must be covered by SASS or usable PTX
+cat > "$T_TMP/host-ok.json" <<'JSON'
+{ "gpus": [ { "vendor": "nvidia", "name": "Tesla T4", "arch": "sm_75" },
+            { "vendor": "nvidia", "name": "RTX PRO 6000", "compute_capability": "12.0" } ] }
+JSON
+cat > "$T_TMP/host-bad.json" <<'JSON'
+{ "gpus": [ { "vendor": "nvidia", "name": "A10", "arch": "sm_86" }, { "vendor": "nvidia", "name": "H100", "arch": "sm_90" } ] }
+JSON
+run "$CCLFORGE" nccl env --root "$ROOT" --host-survey "$T_TMP/host-ok.json" --format json
+expect_rc 0 "a host with sm_75 + sm_120 is covered (sm_120 through compute_90 PTX)"
+expect_json "d['coverage']['covered'] is True and d['coverage']['ptx_jit_only']==['sm_120'] and d['coverage']['host_archs']==['sm_75','sm_120']" "coverage: sm_120 by PTX JIT only"
+expect_err "runs through PTX JIT" "the JIT-only arch is warned about"
+run "$CCLFORGE" nccl env --root "$ROOT" --host-survey "$T_TMP/host-bad.json"
+expect_rc 1 "a host with sm_86 is not covered"
+expect_err "does not cover the host's sm_86" "the uncovered arch is named"
+expect_out "export LD_PRELOAD=" "the environment is still printed"
 run "$CCLFORGE" nccl activate ../etc --root "$ROOT"
 expect_rc 2 "a path is not a build name"
 
@@ -143,6 +159,15 @@ run B --source "file://$REPO" --tag v2.28.9-2 --archs "7.5" --no-ptx
 expect_rc 0 "builds from a git URL at a tag"
 OUT=$(cat "$BUILDS/v2.28.9-sm75-noptx/manifest.json")
 expect_json "d['source']['kind']=='git' and d['source']['commit']=='$commit' and d['tag']=='v2.28.9-2' and d['ptx'] is False" "manifest records the git commit"
+# no --tag: libtorch's NCCL (from the survey) and the newest -N of it in the repository
+cat > "$T_TMP/torch.json" <<'JSON'
+{ "gpus": [ { "vendor": "nvidia", "name": "T4", "arch": "sm_75" } ],
+  "libtorch": [ { "root": "/opt/libtorch", "version": "2.9.1+cu130", "embedded": { "kind": "nccl", "version": "2.28.9" } } ] }
+JSON
+run B --source "file://$REPO" --survey "$T_TMP/torch.json" --dry-run
+expect_rc 0 "defaults from the survey"
+expect_out "^tag +v2.28.9-2 \(libtorch's NCCL 2.28.9, newest revision in the source\)" "the newest -N of libtorch's NCCL is picked"
+expect_out "^archs +sm_75 \(GPU survey\)" "archs from the survey's GPUs"
 run B --source "file://$REPO" --tag v2.26.2-1 --archs "7.5" --no-ptx
 expect_rc 1 "a tree whose banner differs from the tag is refused"
 expect_err "does not match the tag v2.26.2-1" "the banner mismatch is named"
