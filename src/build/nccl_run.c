@@ -347,10 +347,10 @@ static int fetch_source(const struct cf_nccl_plan *plan, const struct cf_nccl_bu
         if (strstr(tail, "Could not resolve host") || strstr(tail, "unable to access") ||
             strstr(tail, "Connection timed out") || strstr(tail, "Failed to connect"))
             cf_error_prefix(err, "cannot reach %s (no network or a proxy is needed); pass --source DIR|TARBALL "
-                                 "with a copy of the source:",
+                                 "with a copy of the source",
                             plan->source);
         else if (strstr(tail, "not found in upstream") || strstr(tail, "Remote branch"))
-            cf_error_prefix(err, "tag %s does not exist in %s:", plan->tag_text, plan->source);
+            cf_error_prefix(err, "tag %s does not exist in %s", plan->tag_text, plan->source);
         return -1;
     }
     built->source_commit = capture_git_head(plan->src_dir);

@@ -176,6 +176,11 @@ run B --source "file://$REPO" --tag v2.28.9-7 --archs "7.5"
 expect_rc 1 "a tag absent from the repository fails"
 expect_err "v2.28.9-7" "and names the tag"
 
+# an unreachable remote (.invalid never resolves): said plainly
+run B --source https://nccl.invalid/NVIDIA/nccl.git --tag v2.28.9-1 --archs "7.5"
+expect_rc 1 "an unreachable git remote fails"
+expect_err "cannot reach https://nccl.invalid/NVIDIA/nccl.git \(no network or a proxy is needed\)" "and says the network is the problem"
+
 # ---- tarball source ----
 tar -czf "$T_TMP/nccl-2.28.9-1.tar.gz" -C "$CCLFORGE_SOURCE_DIR/tests/fixtures" nccl-mini
 run B --source "$T_TMP/nccl-2.28.9-1.tar.gz" --archs "8.0" --no-ptx

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The time `cclforge nccl build` saves: NCCL built for the rig's arch(s) versus
+# NCCL's default NVCC_GENCODE list (what `make src.build` does when nobody sets
+# it), on the same source and machine, plus the cache-hit time.
+#
+# usage: bench/nccl_build_bench.sh SRC_DIR [ARCHS]
+#   SRC_DIR      an NCCL checkout (e.g. `git clone --branch v2.28.9-1 ...`)
+#   ARCHS        what cclforge builds (default "9.0")
+# environment:
+#   MODE=full    both complete builds (long: the default list is 6+ archs)
+#   MODE=unit    (default) one complete cclforge build, then the same device
+#                translation units compiled with the one-arch and the default
+#                gencode lists: the per-unit cost ratio, measured
+#   ONLY_FUNCS   passed to both builds (default "SendRecv": small device part)
+#   JOBS         parallel jobs (default 2)
+#   UNITS        device sources for MODE=unit (default: onerank.cu and one
+#                symmetric kernel, relative to src/device)
+#   CCLFORGE     the binary (default ./build/cclforge)
+#   WORK         scratch directory (default a fresh mktemp -d)
+set -euo pipefail
+SRC=${1:?usage: nccl_build_bench.sh SRC_DIR [ARCHS]}
+SRC=$(cd "$SRC" && pwd)
+ARCHS=${2:-9.0}
+MODE=${MODE:-unit}
+ONLY_FUNCS=${ONLY_FUNCS-SendRecv}
+JOBS=${JOBS:-2}
+CCLFORGE=${CCLFORGE:-$(pwd)/build/cclforge}
+WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/nccl-bench-XXXXXX")}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=$CUDA_HOME/bin/nvcc
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+echo "# nccl build benchmark: $(basename "$SRC"), archs $ARCHS, ONLY_FUNCS='$ONLY_FUNCS', -j$JOBS, $(nproc) cores, $(date -u +%FT%TZ)"
+echo "# load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# NCCL's own default list, as its makefiles/common.mk computes it for this CUDA.
+DEFAULT_GENCODE=$(make -C "$SRC/src" -n lib BUILDDIR="$WORK/probe" CUDA_HOME="$CUDA_HOME" 2>/dev/null |
+                  sed -n 's/^NVCC_GENCODE is //p' | head -1)
+echo "# NCCL default NVCC_GENCODE: $DEFAULT_GENCODE"
+
+t0=$(now)
+"$CCLFORGE" nccl build --source "$SRC" --archs "$ARCHS" --only-funcs "$ONLY_FUNCS" -j"$JOBS" \
+    --root "$WORK/root" --cuda-home "$CUDA_HOME" >"$WORK/cclforge.out" 2>"$WORK/cclforge.err"
+t1=$(now)
+CF_SECS=$(secs "$t0" "$t1")
+echo "cclforge build ($ARCHS): ${CF_SECS} s"
+
+t0=$(now)
+"$CCLFORGE" nccl build --source "$SRC" --archs "$ARCHS" --only-funcs "$ONLY_FUNCS" -j"$JOBS" \
+    --root "$WORK/root" --cuda-home "$CUDA_HOME" >"$WORK/hit.out"
+t1=$(now)
+HIT=$(secs "$t0" "$t1")
+grep -q '^cached' "$WORK/hit.out" || { echo "expected a cache hit: $(cat "$WORK/hit.out")"; exit 1; }
+echo "cache hit: ${HIT} s"
+
+if [ "$MODE" = full ]; then
+    t0=$(now)
+    make -C "$SRC" src.build BUILDDIR="$WORK/default" CUDA_HOME="$CUDA_HOME" -j"$JOBS" \
+        ${ONLY_FUNCS:+ONLY_FUNCS="$ONLY_FUNCS"} >"$WORK/default.log" 2>&1
+    t1=$(now)
+    echo "make src.build with NCCL's default list: $(secs "$t0" "$t1") s"
+    exit 0
+fi
+
+# MODE=unit: same units, same flags as src/device/Makefile, two gencode lists.
+NAME=$(ls "$WORK/root/nccl/builds" | head -1)
+BUILD="$WORK/root/nccl/work/$NAME/build"
+ONE_GENCODE=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['flags']['NVCC_GENCODE'])" \
+              "$WORK/root/nccl/builds/$NAME/manifest.json")
+UNITS=${UNITS:-"onerank.cu $(cd "$BUILD/obj/device/gensrc/symmetric" 2>/dev/null && ls *.cu | head -1 | sed 's|^|'"$BUILD"'/obj/device/gensrc/symmetric/|')"}
+FLAGS=(-ccbin g++ -std=c++17 --expt-extended-lambda -Xptxas -maxrregcount=96 -Xfatbin -compress-all -O3
+       -DNCCL_OS_LINUX -I. -I.. -I"$BUILD/include" -I../include -I../include/plugin -I"$BUILD/obj/include"
+       --compiler-options "-fPIC -fvisibility=hidden")
+unit_time() { # gencode-string unit
+    local t0 t1
+    t0=$(now)
+    # shellcheck disable=SC2086 # the gencode string is a list of flags
+    (cd "$SRC/src/device" && "$NVCC" "${FLAGS[@]}" $1 -dc "$2" -o "$WORK/unit.o") >>"$WORK/unit.log" 2>&1
+    t1=$(now)
+    secs "$t0" "$t1"
+}
+for u in $UNITS; do
+    one=$(unit_time "$ONE_GENCODE" "$u")
+    all=$(unit_time "$DEFAULT_GENCODE" "$u")
+    echo "unit $(basename "$u"): one-arch ${one} s, default list ${all} s, ratio $(awk -v a="$one" -v b="$all" 'BEGIN { printf "%.1f", b / a }')"
+done
+echo "# work dir: $WORK"
