@@ -159,6 +159,13 @@ run B --source "file://$REPO" --tag v2.28.9-2 --archs "7.5" --no-ptx
 expect_rc 0 "builds from a git URL at a tag"
 OUT=$(cat "$BUILDS/v2.28.9-sm75-noptx/manifest.json")
 expect_json "d['source']['kind']=='git' and d['source']['commit']=='$commit' and d['tag']=='v2.28.9-2' and d['ptx'] is False" "manifest records the git commit"
+# same target name, different source: rebuilt and swapped in atomically (RENAME_EXCHANGE)
+run B --source "$MINI" --archs "7.5" --no-ptx
+expect_out "^installed $BUILDS/v2.28.9-sm75-noptx" "changed inputs are not a cache hit"
+OUT=$(cat "$BUILDS/v2.28.9-sm75-noptx/manifest.json")
+expect_json "d['source']['kind']=='dir' and d['tag']=='v2.28.9-1'" "the new build replaced the old one"
+ls -a "$BUILDS" | grep -q '^\.staging' && bad "the replaced build was left behind" || ok "the replaced build was removed"
+
 # no --tag: libtorch's NCCL (from the survey) and the newest -N of it in the repository
 cat > "$T_TMP/torch.json" <<'JSON'
 { "gpus": [ { "vendor": "nvidia", "name": "T4", "arch": "sm_75" } ],
