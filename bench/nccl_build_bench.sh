@@ -17,6 +17,9 @@
 #                symmetric kernel, relative to src/device)
 #   CCLFORGE     the binary (default ./build/cclforge)
 #   WORK         scratch directory (default a fresh mktemp -d)
+#   REUSE_ROOT   an install root where this very build was already made by
+#                cclforge: its manifest's build_seconds is reported instead of
+#                building again (a long upstream build is then done only once)
 set -euo pipefail
 SRC=${1:?usage: nccl_build_bench.sh SRC_DIR [ARCHS]}
 SRC=$(cd "$SRC" && pwd)
@@ -39,16 +42,21 @@ DEFAULT_GENCODE=$(make -C "$SRC/src" -n lib BUILDDIR="$WORK/probe" CUDA_HOME="$C
                   sed -n 's/^NVCC_GENCODE is //p' | head -1)
 echo "# NCCL default NVCC_GENCODE: $DEFAULT_GENCODE"
 
-t0=$(now)
-"$CCLFORGE" nccl build --source "$SRC" --archs "$ARCHS" --only-funcs "$ONLY_FUNCS" -j"$JOBS" \
-    --root "$WORK/root" --cuda-home "$CUDA_HOME" >"$WORK/cclforge.out" 2>"$WORK/cclforge.err"
-t1=$(now)
-CF_SECS=$(secs "$t0" "$t1")
-echo "cclforge build ($ARCHS): ${CF_SECS} s"
+ROOT=${REUSE_ROOT:-$WORK/root}
+if [ -n "${REUSE_ROOT:-}" ]; then
+    M=$(ls -d "$ROOT"/nccl/builds/*/manifest.json | head -1)
+    echo "cclforge build ($ARCHS): $(python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))['build_seconds'],1))" "$M") s (from $M)"
+else
+    t0=$(now)
+    "$CCLFORGE" nccl build --source "$SRC" --archs "$ARCHS" --only-funcs "$ONLY_FUNCS" -j"$JOBS" \
+        --root "$ROOT" --cuda-home "$CUDA_HOME" >"$WORK/cclforge.out" 2>"$WORK/cclforge.err"
+    t1=$(now)
+    echo "cclforge build ($ARCHS): $(secs "$t0" "$t1") s"
+fi
 
 t0=$(now)
 "$CCLFORGE" nccl build --source "$SRC" --archs "$ARCHS" --only-funcs "$ONLY_FUNCS" -j"$JOBS" \
-    --root "$WORK/root" --cuda-home "$CUDA_HOME" >"$WORK/hit.out"
+    --root "$ROOT" --cuda-home "$CUDA_HOME" >"$WORK/hit.out"
 t1=$(now)
 HIT=$(secs "$t0" "$t1")
 grep -q '^cached' "$WORK/hit.out" || { echo "expected a cache hit: $(cat "$WORK/hit.out")"; exit 1; }
@@ -64,10 +72,10 @@ if [ "$MODE" = full ]; then
 fi
 
 # MODE=unit: same units, same flags as src/device/Makefile, two gencode lists.
-NAME=$(ls "$WORK/root/nccl/builds" | head -1)
-BUILD="$WORK/root/nccl/work/$NAME/build"
+NAME=$(ls "$ROOT/nccl/builds" | head -1)
+BUILD="$ROOT/nccl/work/$NAME/build"
 ONE_GENCODE=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['flags']['NVCC_GENCODE'])" \
-              "$WORK/root/nccl/builds/$NAME/manifest.json")
+              "$ROOT/nccl/builds/$NAME/manifest.json")
 UNITS=${UNITS:-"onerank.cu $(cd "$BUILD/obj/device/gensrc/symmetric" 2>/dev/null && ls *.cu | head -1 | sed 's|^|'"$BUILD"'/obj/device/gensrc/symmetric/|')"}
 FLAGS=(-ccbin g++ -std=c++17 --expt-extended-lambda -Xptxas -maxrregcount=96 -Xfatbin -compress-all -O3
        -DNCCL_OS_LINUX -I. -I.. -I"$BUILD/include" -I../include -I../include/plugin -I"$BUILD/obj/include"

@@ -345,14 +345,16 @@ static void source_identity(struct cf_nccl_plan *plan)
         }
     }
     if (plan->source_kind == CF_SRC_DIR) {
-        const char *argv[] = { "git", "-C", plan->source, "rev-parse", "HEAD", NULL };
-        char *commit = cf_is_dir(plan->source) ? cf_capture(argv, 10) : NULL;
-        if (commit && strlen(commit) == 40) {
-            plan->source_id = cf_asprintf("dir:%s@%s", plan->source, commit);
-            free(commit);
+        /* The committed tree of this directory: unrelated commits elsewhere in
+         * an enclosing repository do not invalidate the cache. */
+        const char *argv[] = { "git", "-C", plan->source, "rev-parse", "HEAD:./", NULL };
+        char *tree = cf_capture(argv, 10);
+        if (tree && strlen(tree) == 40) {
+            plan->source_id = cf_asprintf("dir:%s@tree:%s", plan->source, tree);
+            free(tree);
             return;
         }
-        free(commit);
+        free(tree);
         plan->source_id = cf_asprintf("dir:%s", plan->source);
         return;
     }

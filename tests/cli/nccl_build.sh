@@ -16,6 +16,16 @@ export CUDA_HOME=/usr/local/cuda
 unset CCLFORGE_TEST_FAULT TORCH_CUDA_ARCH_LIST PYTORCH_ROCM_ARCH MAX_JOBS
 B() { "$CCLFORGE" nccl build --root "$ROOT" -j2 "$@"; }
 
+for sub in "" build list activate remove env; do
+    run "$CCLFORGE" nccl $sub --help
+    expect_rc 0 "nccl $sub --help exits 0"
+    expect_out "^usage: cclforge nccl" "nccl $sub --help prints usage"
+done
+run "$CCLFORGE" nccl frobnicate
+expect_rc 2 "an unknown subcommand is a usage error"
+run B --jobs zero --dry-run
+expect_rc 2 "a bad --jobs is a usage error"
+
 # ---- dry run: the exact command, nothing built ----
 run B --source "$MINI" --archs "sm_75,sm_90" --dry-run
 expect_rc 0 "dry run exits 0"
