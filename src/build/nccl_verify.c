@@ -44,7 +44,8 @@ static void check_banner(const struct cf_nccl_plan *plan, struct cf_elf *elf, st
         strvec_pushf(&out->problems, "banner \"%s\" does not match the tag %s", id.banner.text, plan->tag_text);
     if (id.distinct_versions)
         strvec_pushf(&out->problems, "the library carries banners of %zu different versions", id.n_banners);
-    if (plan->vendor == CF_VENDOR_NVIDIA && plan->cuda_version && id.banner.toolkit[0]) {
+    /* In Docker the image's CUDA built it, not the local toolkit. */
+    if (plan->vendor == CF_VENDOR_NVIDIA && !plan->docker && plan->cuda_version && id.banner.toolkit[0]) {
         char built[16];
         snprintf(built, sizeof built, "%u.%u", id.banner.toolkit_major, id.banner.toolkit_minor);
         if (strcmp(built, plan->cuda_version))
