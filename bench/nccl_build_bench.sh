@@ -13,8 +13,10 @@
 #                gencode lists: the per-unit cost ratio, measured
 #   ONLY_FUNCS   passed to both builds (default "SendRecv": small device part)
 #   JOBS         parallel jobs (default 2)
-#   UNITS        device sources for MODE=unit (default: onerank.cu and one
-#                symmetric kernel, relative to src/device)
+#   UNITS        device sources for MODE=unit (default: onerank.cu and the
+#                first kernel NCCL's generate.py writes for ONLY_FUNCS)
+#   Never point SRC_DIR into cclforge's own work directory of the same build:
+#   a source with a different identity is a cache miss and rebuilds there.
 #   CCLFORGE     the binary (default ./build/cclforge)
 #   WORK         scratch directory (default a fresh mktemp -d)
 #   REUSE_ROOT   an install root where this very build was already made by
@@ -43,8 +45,12 @@ DEFAULT_GENCODE=$(make -C "$SRC/src" -n lib BUILDDIR="$WORK/probe" CUDA_HOME="$C
 echo "# NCCL default NVCC_GENCODE: $DEFAULT_GENCODE"
 
 ROOT=${REUSE_ROOT:-$WORK/root}
+HIT_ARGS=(--source "$SRC")
 if [ -n "${REUSE_ROOT:-}" ]; then
     M=$(ls -d "$ROOT"/nccl/builds/*/manifest.json | head -1)
+    # the cache hit must repeat that build's own inputs (source and tag)
+    HIT_ARGS=(--source "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['source']['location'])" "$M")"
+              --tag "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['tag'])" "$M")")
     echo "cclforge build ($ARCHS): $(python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))['build_seconds'],1))" "$M") s (from $M)"
 else
     t0=$(now)
@@ -55,7 +61,7 @@ else
 fi
 
 t0=$(now)
-"$CCLFORGE" nccl build --source "$SRC" --archs "$ARCHS" --only-funcs "$ONLY_FUNCS" -j"$JOBS" \
+"$CCLFORGE" nccl build "${HIT_ARGS[@]}" --archs "$ARCHS" --only-funcs "$ONLY_FUNCS" -j"$JOBS" \
     --root "$ROOT" --cuda-home "$CUDA_HOME" >"$WORK/hit.out"
 t1=$(now)
 HIT=$(secs "$t0" "$t1")
@@ -72,13 +78,17 @@ if [ "$MODE" = full ]; then
 fi
 
 # MODE=unit: same units, same flags as src/device/Makefile, two gencode lists.
+# Headers come from the installed build; kernels from NCCL's own generator.
 NAME=$(ls "$ROOT/nccl/builds" | head -1)
-BUILD="$ROOT/nccl/work/$NAME/build"
+INC="$ROOT/nccl/builds/$NAME/include"
 ONE_GENCODE=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['flags']['NVCC_GENCODE'])" \
               "$ROOT/nccl/builds/$NAME/manifest.json")
-UNITS=${UNITS:-"onerank.cu $(cd "$BUILD/obj/device/gensrc/symmetric" 2>/dev/null && ls *.cu | head -1 | sed 's|^|'"$BUILD"'/obj/device/gensrc/symmetric/|')"}
+if [ -z "${UNITS:-}" ]; then
+    (cd "$SRC/src/device" && python3 ./generate.py "$WORK/gensrc" "$ONLY_FUNCS") >/dev/null
+    UNITS="onerank.cu $(ls "$WORK"/gensrc/*.cu | grep -v device_table | head -1)"
+fi
 FLAGS=(-ccbin g++ -std=c++17 --expt-extended-lambda -Xptxas -maxrregcount=96 -Xfatbin -compress-all -O3
-       -DNCCL_OS_LINUX -I. -I.. -I"$BUILD/include" -I../include -I../include/plugin -I"$BUILD/obj/include"
+       -DNCCL_OS_LINUX -I. -I.. -I"$INC" -I../include -I../include/plugin
        --compiler-options "-fPIC -fvisibility=hidden")
 unit_time() { # gencode-string unit
     local t0 t1

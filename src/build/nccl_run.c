@@ -93,7 +93,10 @@ static int take_lock(const struct cf_nccl_plan *plan, const struct cf_nccl_build
     free(dir);
     if (rc < 0)
         return -1;
-    int fd = open(plan->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    /* Not O_CLOEXEC on purpose: make, git and the compilers inherit the locked
+     * file description, so if cclforge itself is killed the target stays
+     * locked until its orphaned build processes are gone too. */
+    int fd = open(plan->lock_path, O_RDWR | O_CREAT, 0644);
     if (fd < 0)
         return cf_error_set(err, CF_ERR_IO, "%s: cannot open the lock file: %s", plan->lock_path, strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
