@@ -148,6 +148,18 @@ static int is_unit_source(const char *name)
     return cf_ends_with(name, ".cc") || cf_ends_with(name, ".cpp") || cf_ends_with(name, ".cu");
 }
 
+/* Parts of a source tree that the library build does not compile: other
+ * platforms' files and stubs, tests, examples, docs. */
+static const char *const unbuilt_fragments[] = { "windows", "stub", "test", "example", "docs" };
+
+static int looks_unbuilt(const char *name)
+{
+    for (size_t i = 0; i < sizeof unbuilt_fragments / sizeof unbuilt_fragments[0]; i++)
+        if (strcasestr(name, unbuilt_fragments[i]))
+            return 1;
+    return 0;
+}
+
 /* Sources under dir, recursively (bounded depth): the first estimate of units. */
 static long count_sources(const char *dir, int depth)
 {
@@ -159,7 +171,7 @@ static long count_sources(const char *dir, int depth)
     long n = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
+        if (e->d_name[0] == '.' || looks_unbuilt(e->d_name))
             continue;
         char *p = cf_path_join(dir, e->d_name);
         struct stat st;
@@ -175,18 +187,36 @@ static long count_sources(const char *dir, int depth)
     return n;
 }
 
-/* NCCL's generator lists the kernels it wrote in rules.mk (LIB_OBJS_GEN). */
+/* NCCL builds only what is under src/ for src.build; elsewhere the whole tree. */
+static long estimate_units(const char *src_dir)
+{
+    char *src = cf_path_join(src_dir, "src");
+    long n = cf_is_dir(src) ? count_sources(src, 0) : count_sources(src_dir, 0);
+    free(src);
+    return n;
+}
+
+/* NCCL's generator lists the kernels it wrote in rules.mk, on the
+ * "LIB_OBJS_GEN = $(patsubst ...,a.cu b.cc)" line (LIB_OBJS_SYM_GEN for the
+ * symmetric kernels); the per-file rules below it name them again. */
 static long count_generated(const char *rules_mk)
 {
     struct strbuf text = STRBUF_INIT;
     long n = 0;
     if (cf_read_file(rules_mk, 1 << 22, &text, NULL) == 0) {
-        struct strvec words = STRVEC_INIT;
-        strvec_split(&words, sb_str(&text), " \t\n,()", 0);
-        for (size_t i = 0; i < words.n; i++)
-            if (cf_ends_with(words.v[i], ".cu") || cf_ends_with(words.v[i], ".cc"))
-                n++;
-        strvec_clear(&words);
+        struct strvec lines = STRVEC_INIT;
+        strvec_split(&lines, sb_str(&text), "\n", 0);
+        for (size_t l = 0; l < lines.n; l++) {
+            if (!cf_starts_with(lines.v[l], "LIB_OBJS"))
+                continue;
+            struct strvec words = STRVEC_INIT;
+            strvec_split(&words, lines.v[l], " \t,()", 0);
+            for (size_t i = 0; i < words.n; i++)
+                if (cf_ends_with(words.v[i], ".cu") || cf_ends_with(words.v[i], ".cc"))
+                    n++;
+            strvec_clear(&words);
+        }
+        strvec_clear(&lines);
     }
     sb_release(&text);
     return n;
@@ -487,7 +517,7 @@ static int build_locked(const struct cf_nccl_plan *plan, const struct cf_nccl_bu
         memset(&progress, 0, sizeof progress);
         progress.opts = opts;
         progress.plan = plan;
-        progress.total_sources = count_sources(plan->src_dir, 0);
+        progress.total_sources = estimate_units(plan->src_dir);
         for (size_t i = 0; i < steps.n_build; i++) {
             const char *what = plan->vendor == CF_VENDOR_NVIDIA ? "make" : i == 0 ? "cmake configure" : "cmake build";
             if (run_step(plan, opts, &steps.build[i], &progress, &built, result, what, err) < 0)

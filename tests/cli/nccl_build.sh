@@ -47,6 +47,7 @@ expect_rc 0 "mini NCCL builds"
 T="$BUILDS/$(ls "$BUILDS" | grep '^v2.28.9-sm75-sm90-funcs' | head -1)"
 expect_out "installed $T" "the install dir is reported"
 expect_out "banner  NCCL version 2.28.9\+cuda13.0" "the banner was verified"
+expect_err "^\[3/3\] 100% .*SendRecv.cu|^\[3/3\] 100% .*common.cu|^\[3/3\] 100% .*init.cc" "plain progress lines count units out of the estimated total (3)"
 expect_out "code    sm_75 sm_90 compute_90\(PTX\)" "the archs and PTX were found by the inspect engine"
 [ "$(readlink "$T/lib/libnccl.so")" = libnccl.so.2 ] && [ "$(readlink "$T/lib/libnccl.so.2")" = libnccl.so.2.28.9 ] \
     && [ -f "$T/lib/libnccl.so.2.28.9" ] && ok "libnccl.so -> .so.2 -> .so.2.28.9" || bad "library symlinks"
