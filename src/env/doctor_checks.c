@@ -188,22 +188,44 @@ static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *o
 
 /* ---- which NCCL is used ---- */
 
-const struct cf_comm_lib *cf_doctor_active_comm(const struct cf_survey *s)
+static int kind_is(const struct cf_comm_lib *c, const char *kind)
+{
+    return c && (!kind || (c->kind && !strcmp(c->kind, kind)));
+}
+
+static const struct cf_comm_lib *active_of_kind(const struct cf_survey *s, const char *kind)
 {
     const struct cf_libtorch *t = cf_survey_torch(s);
-    if (t && t->embedded)
+    if (t && kind_is(t->embedded, kind))
         return t->embedded;
-    if (t && t->loaded)
+    if (t && kind_is(t->loaded, kind))
         return t->loaded;
     for (size_t i = 0; i < s->n_comm_libs; i++)
-        if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, "loaded"))
+        if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, "loaded") && kind_is(&s->comm_libs[i], kind))
             return &s->comm_libs[i];
-    if (s->n_comm_libs)
-        return &s->comm_libs[0];
+    for (size_t i = 0; i < s->n_comm_libs; i++)
+        if (kind_is(&s->comm_libs[i], kind))
+            return &s->comm_libs[i];
     for (size_t i = 0; i < s->n_toolkits; i++)
-        if (s->toolkits[i].comm && s->toolkits[i].comm->path)
+        if (kind_is(s->toolkits[i].comm, kind) && s->toolkits[i].comm->path)
             return s->toolkits[i].comm;
     return NULL;
+}
+
+const struct cf_comm_lib *cf_doctor_active_comm(const struct cf_survey *s)
+{
+    /* The kind the host needs: libtorch's flavour, else its GPUs' vendor. */
+    const char *kind = NULL;
+    const struct cf_libtorch *t = cf_survey_torch(s);
+    if (t && t->flavour == CF_TORCH_HIP)
+        kind = "rccl";
+    else if (t && t->flavour == CF_TORCH_CUDA)
+        kind = "nccl";
+    for (size_t i = 0; !kind && i < s->n_gpus; i++)
+        if (s->gpus[i].visible)
+            kind = comm_kind_for_gpu(s->gpus[i].vendor);
+    const struct cf_comm_lib *c = kind ? active_of_kind(s, kind) : NULL;
+    return c ? c : active_of_kind(s, NULL);
 }
 
 static void check_nccl_mismatch(const struct cf_survey *s, struct cf_findings *out)

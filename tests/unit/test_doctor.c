@@ -108,6 +108,15 @@ static void test_gpu_arch_not_covered(void **state)
                          "\"comm_libraries\":[{\"kind\":\"rccl\",\"path\":\"/opt/dtk/lib/librccl.so.1\",\"how\":\"loaded\","
                          "\"version\":\"2.18.3\",\"archs\":[\"gfx906\",\"gfx928:xnack-\"]}]}";
     assert_int_equal(diagnose(dcu_ok, "gpu-arch-not-covered", NULL), -1);
+    /* On a DCU host the RCCL is the library in use, even with a CUDA NCCL on the loader path. */
+    const char *dcu_host = "{\"gpus\":[{\"vendor\":\"hygon\",\"arch\":\"gfx928\"}]," SYS_NCCL(NCCL_CU13) ","
+                           "\"toolkits\":[{\"vendor\":\"dtk\",\"root\":\"/opt/dtk\",\"comm\":{\"kind\":\"rccl\","
+                           "\"path\":\"/opt/dtk/lib/librccl.so.1\",\"version\":\"2.18.3\",\"archs\":[\"gfx906\"]}}]}";
+    assert_int_equal(diagnose(dcu_host, "gpu-arch-not-covered", NULL), CF_SEV_ERROR);
+    struct cf_survey s;
+    load(dcu_host, &s);
+    assert_string_equal(cf_doctor_active_comm(&s)->kind, "rccl");
+    cf_survey_release(&s);
     /* An NVIDIA GPU is not judged against an RCCL. */
     const char *mixed = "{\"gpus\":[{\"arch\":\"sm_61\"}],"
                         "\"comm_libraries\":[{\"kind\":\"rccl\",\"path\":\"/r\",\"how\":\"loaded\",\"archs\":[\"gfx90a\"]}]}";
