@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cclforge/elf.h"
+#include "page_advice.h"
 
 /* Allocated read-only sections that never hold the banner: GPU code, module
  * IDs, unwind tables. Skipping them keeps the bytes read small (libnccl's
@@ -64,7 +65,10 @@ int cf_commlib_identify(struct cf_elf *elf, struct cf_commlib_identity *id, cf_e
             return -1;
         id->sections_scanned++;
         id->bytes_scanned += len;
+        /* Read this section and nothing around it. */
+        cf_advise_pages(data, len, CF_PAGES_ALL);
         cf_banner_scan(data, len, s->offset, collect_banner, id);
+        cf_advise_pages(data, len, CF_PAGES_DEFAULT);
     }
     if (id->n_banners == 0)
         return 0;

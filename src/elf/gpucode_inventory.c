@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cclforge/elf.h"
+#include "page_advice.h"
 
 enum section_format { FORMAT_FATBIN, FORMAT_BUNDLE };
 
@@ -147,7 +148,10 @@ int cf_gpucode_inventory(struct cf_elf *elf, struct cf_gpucode_inventory *inv, c
                 return -1;
             }
             char *label = cf_asprintf("%s section %s", cf_elf_path(elf), s->name);
+            /* Only headers are read, one every few kilobytes: no read-around. */
+            cf_advise_pages(data, len, CF_PAGES_SCATTERED);
             scan_buffer(data, len, label, gpu_sections[g].format, inv);
+            cf_advise_pages(data, len, CF_PAGES_DEFAULT);
             free(label);
         }
     }
