@@ -93,7 +93,7 @@ struct cf_comm_lib *comm_lib_examine(const char *path, const char *kind_hint, co
         comm_from_banner(c, &id.banner);
     c->archs_known = gpu_archs_of(elf, &c->archs);
     cf_elf_close(elf);
-    closure_check(path, &c->missing_libs, &c->undefined_symbols);
+    closure_check(path, NULL, NULL, NULL, &c->missing_libs, &c->undefined_symbols);
     return c;
 }
 

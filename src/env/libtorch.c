@@ -253,7 +253,7 @@ static void detect_gpu_lib(struct cf_libtorch *t)
     else if (cf_is_file(cpu))
         t->flavour = CF_TORCH_CPU;
     if (!p) {
-        closure_check(cf_is_file(cpu) ? cpu : t->lib_dir, &t->missing_libs, &t->undefined_symbols);
+        closure_check(cpu, NULL, NULL, NULL, &t->missing_libs, &t->undefined_symbols);
         free(cpu);
         return;
     }
@@ -285,13 +285,13 @@ static void detect_gpu_lib(struct cf_libtorch *t)
     cf_error_clear(&err);
 
     int needed = 0;
-    char *loaded = loader_resolve_in_closure(t->gpu_lib, p->comm_soname, &needed);
+    char *loaded = NULL;
+    closure_check(t->gpu_lib, p->comm_soname, &needed, &loaded, &t->missing_libs, &t->undefined_symbols);
     t->needs_comm_lib = needed;
     if (loaded) {
         t->loaded = comm_lib_examine(loaded, p->comm_kind, "loaded", 0);
         free(loaded);
     }
-    closure_check(t->gpu_lib, &t->missing_libs, &t->undefined_symbols);
     if (!t->nccl_built_against && t->embedded && t->embedded->version)
         t->nccl_built_against = cf_strdup(t->embedded->version);
 }

@@ -81,6 +81,10 @@ run "$CCLFORGE" doctor --no-python --libtorch "$FX/libtorch-broken" --survey "$F
 expect_rc 1 "missing library in the libtorch closure is an error"
 expect_out "libcudnn_gone\.so\.9" "the missing library is named"
 
+run "$CCLFORGE" doctor --no-python --libtorch "$FX/libtorch-undef" --survey "$FX/survey-no-gpu.json"
+expect_rc 1 "a symbol libtorch needs that its NCCL lacks is an error"
+expect_out "undefined symbol: ncclCommRegister" "the symbol is named as ldd -r would"
+
 # ---- bad survey files ----
 echo '{ "gpus": [ { "arch": 61 } ] }' >"$T_TMP/bad.json"
 run "$CCLFORGE" doctor --survey "$T_TMP/bad.json"

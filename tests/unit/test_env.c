@@ -464,6 +464,7 @@ static void test_libtorch_cxx_distribution(void **state)
     assert_string_equal(t->loaded->version, "2.20.3");
     assert_true(cf_ends_with(t->loaded->path, "libtorch-cu124/lib/libnccl.so.2"));
     assert_int_equal(t->missing_libs.n, 0);
+    assert_int_equal(t->undefined_symbols.n, 0);
     if (ts_have("nvcc") || cf_is_file("/usr/local/cuda/bin/nvcc")) {
         assert_true(t->archs_known);
         assert_true(strvec_contains(&t->archs, "sm_80"));
@@ -588,6 +589,17 @@ static void test_libtorch_hip_broken_and_bad(void **state)
     t = cf_survey_torch(&s);
     assert_int_equal(t->flavour, CF_TORCH_CPU);
     assert_true(strvec_contains(&t->missing_libs, "libcudnn_gone.so.9"));
+    cf_survey_release(&s);
+    free(dir);
+
+    dir = fxp("libtorch-undef");
+    o.libtorch = dir;
+    run_survey(&o, &s);
+    t = cf_survey_torch(&s);
+    assert_int_equal(t->missing_libs.n, 0);
+    assert_int_equal(t->undefined_symbols.n, 1);
+    assert_non_null(strstr(t->undefined_symbols.v[0], "undefined symbol: ncclCommRegister"));
+    assert_string_equal(t->loaded->version, "2.20.3");
     cf_survey_release(&s);
     free(dir);
 
