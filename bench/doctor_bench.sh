@@ -31,8 +31,16 @@ const char commlib_banner[] = "NCCL version 2.21.5+cuda12.4";
 const char rodata_filler[16 << 20] = { 1 };
 int torch_cuda_stub(void) { return commlib_banner[0] + rodata_filler[7]; }
 C
+# Its closure is real: the CUDA libraries a libtorch_cuda.so needs, from this toolkit,
+# so the loader emulation and the symbol check walk real symbol tables.
+CUDA_LIB=$(dirname "$(readlink -f "$NCCL")")
+real_libs=()
+for l in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcufft.so.12 libcusparse.so.12 libcurand.so.10 \
+    libcusolver.so.12 libcudnn.so.9 libnvrtc.so.13 libnvJitLink.so.13; do
+    [ -f "$CUDA_LIB/$l" ] && real_libs+=("-l:$l")
+done
 cc -shared -fPIC -o "$W/stub.so" "$W/tc.c" -Wl,-soname,libtorch_cuda.so -Wl,--no-as-needed \
-    -L"$LT/lib" -l:libnccl.so.2 -Wl,-rpath,'$ORIGIN'
+    -L"$LT/lib" -l:libnccl.so.2 -L"$CUDA_LIB" "${real_libs[@]}" -Wl,-rpath,'$ORIGIN':"$CUDA_LIB"
 objcopy -O binary --only-section=.nv_fatbin "$NCCL" "$W/fatbin.one"
 one=$(stat -c %s "$W/fatbin.one")
 copies=$(( (1100 * 1024 * 1024) / one + 1 ))
@@ -59,7 +67,7 @@ timeit() { # label, command...
     done | median | xargs printf "| %-58s | %6.3f s |\n" "$label"
 }
 
-echo "libtorch_cuda.so: $size bytes ($copies copies of NCCL's .nv_fatbin, 16 MB .rodata); median of $RUNS warm runs"
+echo "libtorch_cuda.so: $size bytes ($copies copies of NCCL's .nv_fatbin, 16 MB .rodata), closure: libnccl.so.2 + ${#real_libs[@]} CUDA libraries; median of $RUNS warm runs"
 echo
 echo "| what | time |"
 echo "|---|---|"
@@ -67,9 +75,11 @@ timeit "cclforge doctor --libtorch (whole survey)" "$CCLFORGE" doctor --no-pytho
 timeit "cclforge doctor --libtorch --json" "$CCLFORGE" doctor --no-python --json --libtorch "$LT"
 timeit "strings libtorch_cuda.so | grep 'NCCL version' (banner only)" sh -c "strings '$LT/lib/libtorch_cuda.so' | grep -m1 'NCCL version'"
 timeit "ldd libtorch_cuda.so (which libnccl.so.2; executes the loader)" ldd "$LT/lib/libtorch_cuda.so"
+timeit "ldd -r libtorch_cuda.so (+ undefined symbols)" ldd -r "$LT/lib/libtorch_cuda.so"
 echo
 "$CCLFORGE" doctor --no-python --json --libtorch "$LT" | python3 -c '
 import json, sys
 d = json.load(sys.stdin); t = d["libtorch"][0]
 print("survey_seconds:", round(d["host"]["survey_seconds"], 3))
-print("embedded:", t["embedded"]["version"], "loaded:", t["loaded"]["version"], "archs:", " ".join(t["archs"] or []))'
+print("embedded:", t["embedded"]["version"], "loaded:", t["loaded"]["version"], "archs:", " ".join(t["archs"] or []))
+print("missing libs:", t["missing_libs"], "undefined symbols:", len(t["undefined_symbols"]))'

@@ -109,8 +109,16 @@ void closure_check(const char *path, const char *soname, int *needed, char **res
     struct cf_symcheck_result sc;
     if (cf_symcheck_run(&res, &sc, &err) == 0) {
         for (size_t i = 0; i < sc.n_problems && undefined->n < MAX_UNDEFINED_KEPT; i++)
-            if (sc.problems[i].message && !strvec_contains(undefined, sc.problems[i].message))
-                strvec_push(undefined, sc.problems[i].message);
+            if (sc.problems[i].message) {
+                /* ldd's tab before the path reads badly inside one line */
+                char *m = cf_strdup(sc.problems[i].message);
+                for (char *p = m; *p; p++)
+                    if (*p == '\t')
+                        *p = ' ';
+                if (!strvec_contains(undefined, m))
+                    strvec_push(undefined, m);
+                free(m);
+            }
         cf_symcheck_result_release(&sc);
     }
     cf_error_clear(&err);

@@ -290,7 +290,7 @@ static void report_closure(const char *subject, const struct strvec *missing, co
         cf_findings_add(out, CF_SEV_ERROR, "undefined-symbols", subject,
                         "a library in the closure is older than the one it was linked against: "
                         "`cclforge inspect` names which",
-                        "undefined at load time: %s", list.buf);
+                        "the loader would stop with: %s", list.buf);
         sb_release(&list);
     }
 }
@@ -458,11 +458,12 @@ static void check_gpus_present(const struct cf_survey *s, struct cf_findings *ou
         struct strbuf notes = STRBUF_INIT;
         for (size_t i = 0; i < s->n_probes; i++)
             if (s->probes[i].note)
-                sb_addf(&notes, "%s%s", notes.len ? "; " : "", s->probes[i].note);
+                sb_addf(&notes, "%s%s: %s", notes.len ? "; " : "", s->probes[i].vendor ? s->probes[i].vendor : "?",
+                        s->probes[i].note);
         cf_findings_add(out, CF_SEV_INFO, "no-gpu", "GPUs",
-                        "on a build or login node this is expected; `--survey HOST.json` plans for another host",
-                        "no GPU or DCU found%s%s: archs cannot be checked against GPUs here", notes.len ? ": " : "",
-                        sb_str(&notes));
+                        "expected on a build or login node; `--survey HOST.json` checks against another host's GPUs",
+                        "no GPU or DCU found, so GPU archs are not checked here%s%s%s", notes.len ? " (" : "",
+                        sb_str(&notes), notes.len ? ")" : "");
         sb_release(&notes);
         return;
     }
