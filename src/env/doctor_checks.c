@@ -514,6 +514,35 @@ static void check_comm_present(const struct cf_survey *s, struct cf_findings *ou
                     "no NCCL or RCCL library found (loader search path, NCCL_HOME/RCCL_HOME, toolkits, pip)");
 }
 
+/* Without GPUs nothing can be checked, but the active library's oldest arch tells
+ * which hosts it cannot serve (CUDA 13 NCCL starts at sm_75: no Pascal, no Volta). */
+static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
+{
+    if (s->n_gpus)
+        return;
+    const struct cf_comm_lib *c = cf_doctor_active_comm(s);
+    if (!c || !c->archs_known || !c->path || (c->kind && strcmp(c->kind, "nccl")))
+        return;
+    int oldest = 0, ptx = 0;
+    for (size_t i = 0; i < c->archs.n; i++) {
+        char kind, variant;
+        int n;
+        if (parse_cuda_code(c->archs.v[i], &kind, &n, &variant) < 0 || variant == 'a')
+            continue;
+        if (kind == 's' && (!oldest || n < oldest))
+            oldest = n;
+        ptx |= kind == 'p';
+    }
+    if (!oldest)
+        return;
+    cf_findings_add(out, CF_SEV_INFO, "comm-arch-floor", c->path,
+                    oldest > 61 ? "on a host with such GPUs (e.g. Pascal): cclforge nccl build --archs sm_61" : NULL,
+                    "%s %s has kernels for sm_%d and newer%s; GPUs older than sm_%d (e.g. Pascal sm_61%s) need a "
+                    "source build",
+                    comm_display(c), c->version ? c->version : "", oldest, ptx ? " (PTX lets the driver JIT for newer)" : "",
+                    oldest, oldest > 70 ? ", Volta sm_70" : "");
+}
+
 /* ---- the table ---- */
 
 typedef void (*check_fn)(const struct cf_survey *s, struct cf_findings *out);
@@ -526,6 +555,7 @@ static const struct {
     { "libtorch present", check_torch_present },
     { "comm library present", check_comm_present },
     { "GPU code coverage", check_arch_coverage },
+    { "oldest arch served (no GPU here)", check_arch_floor },
     { "NCCL libtorch was built against vs loaded", check_nccl_mismatch },
     { "two NCCL copies", check_two_copies },
     { "library closure", check_closures },

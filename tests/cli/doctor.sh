@@ -28,6 +28,7 @@ if [ "$HAVE_NCCL" = 1 ] && ! command -v nvidia-smi >/dev/null; then
     expect_out "info +GPUs +\[no-gpu\]" "no GPU is information, not an error"
     expect_out "NCCL 2\.28\.9" "the toolkit's NCCL is found with its version"
     expect_out "sm_75 .*compute_120" "NCCL's archs are listed"
+    expect_out "has kernels for sm_75 and newer" "which GPUs this NCCL cannot serve is said"
 fi
 run "$CCLFORGE" doctor --json
 expect_rc 0 "doctor --json exits 0"

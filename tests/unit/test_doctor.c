@@ -249,6 +249,12 @@ static void test_presence_findings(void **state)
                               "no-comm-library", NULL),
                      CF_SEV_INFO);
     assert_int_equal(diagnose("{" GPUS_AMPERE_HOPPER "," SYS_NCCL(NCCL_CU13) "}", "no-comm-library", NULL), -1);
+    /* No GPU here: say which GPUs the NCCL cannot serve. */
+    char *floor = NULL;
+    assert_int_equal(diagnose("{\"gpus\": []," SYS_NCCL(NCCL_CU13) "}", "comm-arch-floor", &floor), CF_SEV_INFO);
+    assert_non_null(strstr(floor, "sm_75 and newer"));
+    free(floor);
+    assert_int_equal(diagnose("{" GPUS_AMPERE_HOPPER "," SYS_NCCL(NCCL_CU13) "}", "comm-arch-floor", NULL), -1);
     /* A DTK libtorch beside a CPU-only Python torch on a DCU host: build the bridge. */
     const char *dcu = "{\"gpus\":[{\"vendor\":\"hygon\",\"arch\":\"gfx928\"}],\"libtorch\":["
                       "{\"root\":\"/py/torch\",\"flavour\":\"cpu\",\"version\":\"2.1.0+cpu\"},"
