@@ -135,6 +135,8 @@ struct cf_gpucode_inventory {
     size_t compressed_bundles;  /* their targets need decompression: not listed */
     int truncated_lists;        /* more than CF_GPUCODE_MAX_UNIQUE distinct values */
     uint64_t header_bytes_read; /* fatbin/bundle header bytes actually examined */
+    uint64_t file_bytes_read;   /* bytes read from the file (4 KB windows around the
+                                 * headers); 0 when the mapped bytes were used */
     char *problem;              /* NULL, or a corrupt section's message (the rest still counted) */
 };
 

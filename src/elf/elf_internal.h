@@ -12,7 +12,7 @@
 #define CF_ELF_MAX_SECTIONS 65536u
 #define CF_ELF_MAX_SEGMENTS 65536u
 #define CF_ELF_MAX_DYN_ENTRIES (1u << 20)
-#define CF_ELF_MAX_SYMBOLS (1u << 24)
+#define CF_ELF_MAX_SYMBOLS (1u << 22)
 
 /* A run of bytes inside the file: a string table or a section's contents. */
 struct cf_span {

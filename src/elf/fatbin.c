@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpucode_walk.h"
 #include "le_read.h"
 
 enum {
@@ -44,13 +45,17 @@ static char variant_from_flags(uint64_t flags)
 }
 
 /* Parses the entries of one container whose header is at `start`. */
-static int walk_container(const uint8_t *buf, size_t len, size_t start, const char *name,
+static int walk_container(struct cf_byte_source *src, size_t start, const char *name,
                           cf_fatbin_visit_fn visit, void *ctx, size_t *next, int *stopped,
                           cf_error *err)
 {
-    unsigned version = le16(buf + start + 4);
-    unsigned hsize = le16(buf + start + 6);
-    uint64_t fat_size = le64(buf + start + 8);
+    size_t len = src->len;
+    const uint8_t *c = cf_src_get(src, start, CONTAINER_HEADER_MIN);
+    if (!c)
+        return cf_src_read_error(src, name, start, err);
+    unsigned version = le16(c + 4);
+    unsigned hsize = le16(c + 6);
+    uint64_t fat_size = le64(c + 8);
     if (version != 1)
         return cf_error_set(err, CF_ERR_FORMAT,
                             "%s: fatbin container at offset %zu has version %u (only 1 is known)",
@@ -73,7 +78,9 @@ static int walk_container(const uint8_t *buf, size_t len, size_t start, const ch
                                 "%s: fatbin entry at offset %zu is truncated (%zu bytes left, "
                                 "a header needs %d)",
                                 name, pos, end - pos, ENTRY_HEADER_MIN);
-        const uint8_t *h = buf + pos;
+        const uint8_t *h = cf_src_get(src, pos, ENTRY_HEADER_MIN);
+        if (!h)
+            return cf_src_read_error(src, name, pos, err);
         uint32_t ehsize = le32(h + 4);
         uint64_t payload = le64(h + 8);
         if (ehsize < ENTRY_HEADER_MIN || ehsize > end - pos)
@@ -111,11 +118,12 @@ static int walk_container(const uint8_t *buf, size_t len, size_t start, const ch
     return 0;
 }
 
-int cf_fatbin_walk(const uint8_t *buf, size_t len, const char *name, cf_fatbin_visit_fn visit,
-                   void *ctx, size_t *n_containers, cf_error *err)
+int cf_fatbin_walk_source(struct cf_byte_source *src, const char *name, cf_fatbin_visit_fn visit,
+                          void *ctx, size_t *n_containers, cf_error *err)
 {
     size_t count = 0;
     size_t pos = 0;
+    size_t len = src->len;
     int stopped = 0;
     if (!name)
         name = "fatbin";
@@ -123,20 +131,27 @@ int cf_fatbin_walk(const uint8_t *buf, size_t len, const char *name, cf_fatbin_v
         *n_containers = 0;
     while (pos < len && !stopped) {
         /* Containers are laid back to back; the linker may pad with zeros. */
-        while (pos < len && buf[pos] == 0)
-            pos++;
+        pos = cf_src_skip_zeros(src, pos);
+        if (src->io_error) {
+            cf_src_read_error(src, name, pos, err);
+            goto fail;
+        }
         if (pos >= len)
             break;
-        if (len - pos < CONTAINER_HEADER_MIN || le32(buf + pos) != CF_FATBIN_MAGIC) {
-            cf_error_set(err, CF_ERR_FORMAT,
-                         len - pos < CONTAINER_HEADER_MIN
-                             ? "%s: truncated fatbin container header at offset %zu"
-                             : "%s: no fatbin magic (0xBA55ED50) at offset %zu",
-                         name, pos);
+        const uint8_t *m = cf_src_get(src, pos, 4);
+        if (len - pos < CONTAINER_HEADER_MIN || !m || le32(m) != CF_FATBIN_MAGIC) {
+            if (!m && src->io_error)
+                cf_src_read_error(src, name, pos, err);
+            else
+                cf_error_set(err, CF_ERR_FORMAT,
+                             len - pos < CONTAINER_HEADER_MIN
+                                 ? "%s: truncated fatbin container header at offset %zu"
+                                 : "%s: no fatbin magic (0xBA55ED50) at offset %zu",
+                             name, pos);
             goto fail;
         }
         size_t next = pos;
-        if (walk_container(buf, len, pos, name, visit, ctx, &next, &stopped, err) < 0)
+        if (walk_container(src, pos, name, visit, ctx, &next, &stopped, err) < 0)
             goto fail;
         count++;
         pos = next;
@@ -148,6 +163,14 @@ fail:
     if (n_containers)
         *n_containers = count;
     return -1;
+}
+
+int cf_fatbin_walk(const uint8_t *buf, size_t len, const char *name, cf_fatbin_visit_fn visit,
+                   void *ctx, size_t *n_containers, cf_error *err)
+{
+    struct cf_byte_source src;
+    cf_src_init_memory(&src, buf, len);
+    return cf_fatbin_walk_source(&src, name, visit, ctx, n_containers, err);
 }
 
 void cf_fatbin_entry_name(const struct cf_fatbin_entry *entry, char *buf, size_t size)

@@ -5,11 +5,16 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cclforge/elf.h"
+#include "gpucode_walk.h"
 #include "page_advice.h"
 
 enum section_format { FORMAT_FATBIN, FORMAT_BUNDLE };
+
+/* pread window for headers: one entry header, bundle table or ID at a time. */
+enum { HEADER_WINDOW = 4096 };
 
 /* Where toolchains put device code. .nvFatBinSegment only holds wrapper
  * structs whose pointers (relocated at load time) lead into these sections,
@@ -109,21 +114,21 @@ static void note_problem(struct cf_gpucode_inventory *inv, cf_error *section_err
     cf_error_clear(section_err);
 }
 
-static void scan_buffer(const uint8_t *data, size_t len, const char *label,
-                        enum section_format format, struct cf_gpucode_inventory *inv)
+static void scan_source(struct cf_byte_source *src, const char *label, enum section_format format,
+                        struct cf_gpucode_inventory *inv)
 {
     cf_error perr = CF_ERROR_INIT;
     if (format == FORMAT_FATBIN) {
         size_t containers = 0;
         inv->fatbin_sections++;
-        if (cf_fatbin_walk(data, len, label, visit_fatbin_entry, inv, &containers, &perr) < 0)
+        if (cf_fatbin_walk_source(src, label, visit_fatbin_entry, inv, &containers, &perr) < 0)
             note_problem(inv, &perr);
         inv->fatbin_containers += containers;
     } else {
         size_t bundles = 0, compressed = 0;
         inv->bundle_sections++;
-        if (cf_bundle_walk(data, len, label, visit_bundle_entry, visit_ccob, inv, &bundles,
-                           &compressed, &perr) < 0)
+        if (cf_bundle_walk_source(src, label, visit_bundle_entry, visit_ccob, inv, &bundles,
+                                  &compressed, &perr) < 0)
             note_problem(inv, &perr);
         inv->bundles += bundles;
         inv->compressed_bundles += compressed;
@@ -133,6 +138,7 @@ static void scan_buffer(const uint8_t *data, size_t len, const char *label,
 int cf_gpucode_inventory(struct cf_elf *elf, struct cf_gpucode_inventory *inv, cf_error *err)
 {
     memset(inv, 0, sizeof(*inv));
+    int fd = -2;
     size_t n = cf_elf_section_count(elf);
     for (size_t i = 0; i < n; i++) {
         const struct cf_elf_section *s = cf_elf_section_at(elf, i);
@@ -145,16 +151,24 @@ int cf_gpucode_inventory(struct cf_elf *elf, struct cf_gpucode_inventory *inv, c
             size_t len;
             if (cf_elf_section_bytes(elf, s, &data, &len, err) < 0) {
                 cf_gpucode_inventory_release(inv);
+                if (fd >= 0)
+                    close(fd);
                 return -1;
             }
             char *label = cf_asprintf("%s section %s", cf_elf_path(elf), s->name);
+            struct cf_byte_source src;
+            cf_src_init_section(&src, elf, s, data, len, HEADER_WINDOW, 1, &fd);
             /* Only headers are read, one every few kilobytes: no read-around. */
-            cf_advise_pages(data, len, CF_PAGES_SCATTERED);
-            scan_buffer(data, len, label, gpu_sections[g].format, inv);
-            cf_advise_pages(data, len, CF_PAGES_DEFAULT);
+            cf_advise_pages(src.mem, src.mem ? len : 0, CF_PAGES_SCATTERED);
+            scan_source(&src, label, gpu_sections[g].format, inv);
+            cf_advise_pages(src.mem, src.mem ? len : 0, CF_PAGES_DEFAULT);
+            inv->file_bytes_read += src.bytes_read;
+            cf_src_release(&src);
             free(label);
         }
     }
+    if (fd >= 0)
+        close(fd);
     return 0;
 }
 
@@ -172,7 +186,9 @@ int cf_gpucode_inventory_buffer(const uint8_t *buf, size_t len, const char *name
                             "%s: neither a CUDA fatbin (magic 0xBA55ED50) nor a clang offload "
                             "bundle (__CLANG_OFFLOAD_BUNDLE__ or CCOB)",
                             name);
-    scan_buffer(buf, len, name, is_fatbin ? FORMAT_FATBIN : FORMAT_BUNDLE, inv);
+    struct cf_byte_source src;
+    cf_src_init_memory(&src, buf, len);
+    scan_source(&src, name, is_fatbin ? FORMAT_FATBIN : FORMAT_BUNDLE, inv);
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cclforge/strbuf.h"
+#include "gpucode_walk.h"
 #include "le_read.h"
 
 enum {
@@ -77,16 +78,18 @@ static void split_bundle_id(const char *id, struct strbuf *parts, size_t *kind_a
 }
 
 /* Parses the plain bundle at `start`; sets *end to the end of its last code object. */
-static int walk_plain(const uint8_t *buf, size_t len, size_t start, const char *name,
+static int walk_plain(struct cf_byte_source *src, size_t start, const char *name,
                       cf_bundle_visit_fn visit, void *ctx, size_t *end, int *stopped,
                       cf_error *err)
 {
-    size_t avail = len - start;
+    size_t avail = src->len - start;
     if (avail < MAGIC_LEN + 8)
         return cf_error_set(err, CF_ERR_FORMAT,
                             "%s: offload bundle at offset %zu is truncated before its entry count",
                             name, start);
-    const uint8_t *b = buf + start;
+    const uint8_t *b = cf_src_get(src, start, MAGIC_LEN + 8);
+    if (!b)
+        return cf_src_read_error(src, name, start, err);
     uint64_t n = le64(b + MAGIC_LEN);
     if (n > (avail - MAGIC_LEN - 8) / ENTRY_FIXED)
         return cf_error_set(err, CF_ERR_FORMAT,
@@ -98,13 +101,16 @@ static int walk_plain(const uint8_t *buf, size_t len, size_t start, const char *
     struct strbuf idbuf = STRBUF_INIT, parts = STRBUF_INIT;
     int rc = 0;
     for (uint64_t i = 0; i < n; i++) {
-        if (avail - pos < ENTRY_FIXED) {
-            rc = cf_error_set(err, CF_ERR_FORMAT,
-                              "%s: offload bundle at offset %zu: entry %llu is truncated", name,
-                              start, (unsigned long long)i);
+        const uint8_t *e = avail - pos >= ENTRY_FIXED ? cf_src_get(src, start + pos, ENTRY_FIXED) : NULL;
+        if (!e) {
+            rc = src->io_error ? cf_src_read_error(src, name, start + pos, err)
+                               : cf_error_set(err, CF_ERR_FORMAT,
+                                              "%s: offload bundle at offset %zu: entry %llu is "
+                                              "truncated",
+                                              name, start, (unsigned long long)i);
             break;
         }
-        uint64_t off = le64(b + pos), size = le64(b + pos + 8), idlen = le64(b + pos + 16);
+        uint64_t off = le64(e), size = le64(e + 8), idlen = le64(e + 16);
         pos += ENTRY_FIXED;
         if (idlen > MAX_ID_LEN || idlen > avail - pos) {
             rc = cf_error_set(err, CF_ERR_FORMAT,
@@ -121,8 +127,13 @@ static int walk_plain(const uint8_t *buf, size_t len, size_t start, const char *
                               (unsigned long long)size);
             break;
         }
+        const uint8_t *id = idlen ? cf_src_get(src, start + pos, (size_t)idlen) : (const uint8_t *)"";
+        if (!id) {
+            rc = cf_src_read_error(src, name, start + pos, err);
+            break;
+        }
         sb_reset(&idbuf);
-        sb_add(&idbuf, b + pos, (size_t)idlen);
+        sb_add(&idbuf, id, (size_t)idlen);
         pos += (size_t)idlen;
         if (strlen(idbuf.buf) != idbuf.len) {
             rc = cf_error_set(err, CF_ERR_FORMAT,
@@ -134,7 +145,7 @@ static int walk_plain(const uint8_t *buf, size_t len, size_t start, const char *
             max_end = off + size;
         size_t kind_at, triple_at, target_at;
         split_bundle_id(idbuf.buf, &parts, &kind_at, &triple_at, &target_at);
-        struct cf_bundle_entry e = {
+        struct cf_bundle_entry be = {
             .id = idbuf.buf,
             .kind = parts.buf + kind_at,
             .triple = parts.buf + triple_at,
@@ -143,7 +154,7 @@ static int walk_plain(const uint8_t *buf, size_t len, size_t start, const char *
             .code_offset = start + off,
             .code_size = size,
         };
-        if (visit && visit(&e, ctx)) {
+        if (visit && visit(&be, ctx)) {
             *stopped = 1;
             break;
         }
@@ -156,26 +167,35 @@ static int walk_plain(const uint8_t *buf, size_t len, size_t start, const char *
     return rc;
 }
 
-/* Finds the next bundle magic of either kind at an 8-aligned offset in [from, len). */
-static size_t find_next_magic(const uint8_t *buf, size_t len, size_t from)
+static int has_magic_at(struct cf_byte_source *src, size_t p, const char *magic, size_t n)
 {
-    for (size_t p = (from + 7) & ~(size_t)7; p < len && len - p >= CCOB_MAGIC_LEN; p += 8) {
-        if (memcmp(buf + p, CF_CCOB_MAGIC, CCOB_MAGIC_LEN) == 0)
-            return p;
-        if (len - p >= MAGIC_LEN && memcmp(buf + p, CF_BUNDLE_MAGIC, MAGIC_LEN) == 0)
-            return p;
-    }
-    return len;
+    const uint8_t *m = src->len - p >= n ? cf_src_get(src, p, n) : NULL;
+    return m && memcmp(m, magic, n) == 0;
 }
 
-static int walk_ccob(const uint8_t *buf, size_t len, size_t start, const char *name,
+/* Finds the next bundle magic of either kind at an 8-aligned offset in [from, len). */
+static size_t find_next_magic(struct cf_byte_source *src, size_t from)
+{
+    for (size_t p = (from + 7) & ~(size_t)7; p < src->len; p += 8) {
+        if (has_magic_at(src, p, CF_CCOB_MAGIC, CCOB_MAGIC_LEN) ||
+            has_magic_at(src, p, CF_BUNDLE_MAGIC, MAGIC_LEN))
+            return p;
+        if (src->io_error)
+            break;
+    }
+    return src->len;
+}
+
+static int walk_ccob(struct cf_byte_source *src, size_t start, const char *name,
                      cf_ccob_visit_fn visit, void *ctx, size_t *end, int *stopped, cf_error *err)
 {
-    size_t avail = len - start;
-    const uint8_t *b = buf + start;
+    size_t avail = src->len - start;
     if (avail < 8)
         return cf_error_set(err, CF_ERR_FORMAT,
                             "%s: compressed offload bundle at offset %zu is truncated", name, start);
+    const uint8_t *b = cf_src_get(src, start, 8);
+    if (!b)
+        return cf_src_read_error(src, name, start, err);
     struct cf_ccob_info info = { .bundle_offset = start, .version = le16(b + 4),
                                  .method = le16(b + 6) };
     size_t hsize = 0;
@@ -191,6 +211,9 @@ static int walk_ccob(const uint8_t *buf, size_t len, size_t start, const char *n
                             "%s: compressed offload bundle at offset %zu is truncated (header "
                             "needs %zu bytes, %zu remain)",
                             name, start, hsize, avail);
+    b = cf_src_get(src, start, hsize);
+    if (!b)
+        return cf_src_read_error(src, name, start, err);
     switch (info.version) {
     case 1:
         info.uncompressed_size = le32(b + 8);
@@ -213,44 +236,46 @@ static int walk_ccob(const uint8_t *buf, size_t len, size_t start, const char *n
                             "%zu remain (truncated or corrupt)",
                             name, start, (unsigned long long)info.total_size, avail);
     /* v1 does not store its size: it ends where the next bundle starts. */
-    *end = info.version >= 2 ? start + (size_t)info.total_size
-                             : find_next_magic(buf, len, start + hsize);
+    *end = info.version >= 2 ? start + (size_t)info.total_size : find_next_magic(src, start + hsize);
     if (visit && visit(&info, ctx))
         *stopped = 1;
     return 0;
 }
 
-int cf_bundle_walk(const uint8_t *buf, size_t len, const char *name, cf_bundle_visit_fn visit,
-                   cf_ccob_visit_fn visit_ccob, void *ctx, size_t *n_bundles,
-                   size_t *n_compressed, cf_error *err)
+int cf_bundle_walk_source(struct cf_byte_source *src, const char *name, cf_bundle_visit_fn visit,
+                          cf_ccob_visit_fn visit_ccob, void *ctx, size_t *n_bundles,
+                          size_t *n_compressed, cf_error *err)
 {
-    size_t plain = 0, compressed = 0, pos = 0;
+    size_t plain = 0, compressed = 0, pos = 0, len = src->len;
     int stopped = 0, rc = 0;
     if (!name)
         name = "offload bundle";
     while (pos < len && !stopped) {
         /* HIP pads bundles in .hip_fatbin with zeros to their alignment. */
-        while (pos < len && buf[pos] == 0)
-            pos++;
+        pos = cf_src_skip_zeros(src, pos);
+        if (src->io_error) {
+            rc = cf_src_read_error(src, name, pos, err);
+            break;
+        }
         if (pos >= len)
             break;
         size_t end = len;
-        size_t avail = len - pos;
-        if (avail >= MAGIC_LEN && memcmp(buf + pos, CF_BUNDLE_MAGIC, MAGIC_LEN) == 0) {
-            rc = walk_plain(buf, len, pos, name, visit, ctx, &end, &stopped, err);
+        if (has_magic_at(src, pos, CF_BUNDLE_MAGIC, MAGIC_LEN)) {
+            rc = walk_plain(src, pos, name, visit, ctx, &end, &stopped, err);
             if (rc < 0)
                 break;
             plain++;
-        } else if (avail >= CCOB_MAGIC_LEN && memcmp(buf + pos, CF_CCOB_MAGIC, CCOB_MAGIC_LEN) == 0) {
-            rc = walk_ccob(buf, len, pos, name, visit_ccob, ctx, &end, &stopped, err);
+        } else if (has_magic_at(src, pos, CF_CCOB_MAGIC, CCOB_MAGIC_LEN)) {
+            rc = walk_ccob(src, pos, name, visit_ccob, ctx, &end, &stopped, err);
             if (rc < 0)
                 break;
             compressed++;
         } else {
-            rc = cf_error_set(err, CF_ERR_FORMAT,
-                              "%s: no offload bundle magic (__CLANG_OFFLOAD_BUNDLE__ or CCOB) at "
-                              "offset %zu",
-                              name, pos);
+            rc = src->io_error ? cf_src_read_error(src, name, pos, err)
+                               : cf_error_set(err, CF_ERR_FORMAT,
+                                              "%s: no offload bundle magic "
+                                              "(__CLANG_OFFLOAD_BUNDLE__ or CCOB) at offset %zu",
+                                              name, pos);
             break;
         }
         pos = end;
@@ -260,4 +285,13 @@ int cf_bundle_walk(const uint8_t *buf, size_t len, const char *name, cf_bundle_v
     if (n_compressed)
         *n_compressed = compressed;
     return rc;
+}
+
+int cf_bundle_walk(const uint8_t *buf, size_t len, const char *name, cf_bundle_visit_fn visit,
+                   cf_ccob_visit_fn visit_ccob, void *ctx, size_t *n_bundles,
+                   size_t *n_compressed, cf_error *err)
+{
+    struct cf_byte_source src;
+    cf_src_init_memory(&src, buf, len);
+    return cf_bundle_walk_source(&src, name, visit, visit_ccob, ctx, n_bundles, n_compressed, err);
 }

@@ -2,6 +2,7 @@
  * that are, embed, or merely mention an NCCL. */
 #include "testsupport.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +220,35 @@ static void test_fixtures_embed_or_not(void **state)
     free(two);
 }
 
+/* Banners straddling the end of the first 256 KiB window the file is read in
+ * (the one at 262120 runs past byte 262144):
+ * each found whole, none cut into a wrong version. The section holds only
+ * the blob, so the window edge (256 KiB - 256 from its start) is known. */
+static void test_banners_across_window_edges(void **state)
+{
+    char *dir = ts_tmpdir();
+    struct strbuf src = STRBUF_INIT;
+    sb_adds(&src, "__attribute__((section(\"bannertest\"), used))\n"
+                  "const struct { char pad[262030]; char b[8][30]; } blob = { {1}, {\n");
+    for (int k = 0; k < 8; k++)
+        sb_addf(&src, "  \"NCCL version 2.21.%d+cuda12.4\",\n", 10 + k);
+    sb_adds(&src, "} };\n");
+    char *lib = cf_path_join(dir, "libedges.so");
+    ts_cc(dir, lib, src.buf, "-shared", "-fPIC", NULL);
+    struct cf_commlib_identity id;
+    identify(lib, &id);
+    assert_int_equal(id.n_banners, 8);
+    for (int k = 0; k < 8; k++) {
+        char want[40];
+        snprintf(want, sizeof(want), "NCCL version 2.21.%d+cuda12.4", 10 + k);
+        assert_string_equal(id.banners[k].text, want);
+        assert_int_equal(id.banners[k].patch, 10 + k);
+        assert_int_equal(id.banners[k].toolkit_minor, 4);
+    }
+    sb_release(&src);
+    free(lib);
+}
+
 static void test_names(void **state)
 {
     assert_int_equal(cf_commlib_from_name("libnccl.so.2"), CF_COMMLIB_NCCL);
@@ -245,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_scan_buffer),
         cmocka_unit_test(test_real_libnccl),
         cmocka_unit_test_teardown(test_fixtures_embed_or_not, teardown),
+        cmocka_unit_test_teardown(test_banners_across_window_edges, teardown),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

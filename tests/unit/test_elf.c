@@ -5,6 +5,7 @@
 #include "testsupport.h"
 
 #include <elf.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "cclforge/elf.h"
 #include "cclforge/fs.h"
+#include "cclforge/spawn.h"
 #include "cclforge/strbuf.h"
 
 /* Fixtures built once for the whole group. */
@@ -732,6 +734,169 @@ static void test_large_file_is_not_read(void **state)
     free(path);
 }
 
+
+/* ---- the system's libraries against readelf (binutils) ----------------------- */
+
+/* The text between '[' and ']' after `marker` on a readelf -d line. */
+static char *bracketed(const char *line, const char *marker)
+{
+    const char *m = strstr(line, marker);
+    const char *open = m ? strchr(m, '[') : NULL;
+    const char *close = open ? strrchr(open, ']') : NULL;
+    return close ? cf_strndup(open + 1, (size_t)(close - open - 1)) : NULL;
+}
+
+/* What readelf -W prints in the Name column for one of our symbols. */
+static void readelf_name(const struct cf_elf_symbol *sym, struct strbuf *out)
+{
+    sb_reset(out);
+    sb_adds(out, sym->name);
+    /* readelf leaves out the version of the symbol that names a version
+     * definition itself (GLIBC_2.2.5 ABS in GLIBC_2.2.5). */
+    if (sym->version && !(sym->defined && !strcmp(sym->name, sym->version)))
+        sb_addf(out, "%s%s", sym->defined && !sym->version_hidden ? "@@" : "@", sym->version);
+}
+
+/* Compares one file with `readelf -dW --dyn-syms`; returns the symbols compared. */
+static size_t compare_with_readelf(const char *path)
+{
+    const char *argv[] = { "readelf", "-dW", "--dyn-syms", path, NULL };
+    struct cf_spawn_opts o = { 0 };
+    o.capture_stdout = 1;
+    o.null_stdin = 1;
+    o.timeout_s = 60;
+    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
+    struct strvec lines = STRVEC_INIT, needed = STRVEC_INIT, names = STRVEC_INIT;
+    strvec_split(&lines, sb_str(&r.out), "\n", 0);
+    char *soname = NULL, *rpath = NULL, *runpath = NULL;
+    int in_dynsym = 0;
+    for (size_t i = 0; i < lines.n; i++) {
+        const char *l = lines.v[i];
+        char *v;
+        if ((v = bracketed(l, "(NEEDED)")))
+            strvec_push_nodup(&needed, v);
+        else if ((v = bracketed(l, "(SONAME)")))
+            free(soname), soname = v;
+        else if ((v = bracketed(l, "(RPATH)")))
+            free(rpath), rpath = v;
+        else if ((v = bracketed(l, "(RUNPATH)")))
+            free(runpath), runpath = v;
+        else if (strstr(l, "Symbol table '.dynsym'"))
+            in_dynsym = 1;
+        else if (strstr(l, "Symbol table '"))
+            in_dynsym = 0;
+        else if (in_dynsym) {
+            /* "   Num:    Value          Size Type    Bind   Vis      Ndx Name" */
+            struct strvec f = STRVEC_INIT;
+            strvec_split(&f, l, " \t", 0);
+            if (f.n >= 8 && cf_ends_with(f.v[0], ":") && strcmp(f.v[0], "Num:") && strcmp(f.v[0], "0:"))
+                strvec_push(&names, f.v[7]);
+            strvec_clear(&f);
+        }
+    }
+    cf_spawn_result_release(&r);
+
+    struct cf_elf *elf = open_ok(path);
+    const struct cf_elf_dynamic *d = cf_elf_get_dynamic(elf);
+    if (d->n_needed != needed.n)
+        fail_msg("%s: %zu NEEDED, readelf %zu", path, d->n_needed, needed.n);
+    for (size_t i = 0; i < needed.n; i++)
+        assert_string_equal(d->needed[i], needed.v[i]);
+    const char *const pairs[][3] = { { "SONAME", d->soname, soname }, { "RPATH", d->rpath, rpath },
+                                     { "RUNPATH", d->runpath, runpath } };
+    for (size_t i = 0; i < 3; i++)
+        if ((pairs[i][1] == NULL) != (pairs[i][2] == NULL) || (pairs[i][1] && strcmp(pairs[i][1], pairs[i][2])))
+            fail_msg("%s: %s is '%s', readelf '%s'", path, pairs[i][0], pairs[i][1] ? pairs[i][1] : "(none)",
+                     pairs[i][2] ? pairs[i][2] : "(none)");
+    const struct cf_elf_symbol *syms;
+    size_t n;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_elf_dynsyms(elf, &syms, &n, &err) != 0)
+        fail_msg("%s", cf_error_message(&err));
+    if (n != names.n)
+        fail_msg("%s: %zu dynamic symbols, readelf %zu", path, n, names.n);
+    struct strbuf mine = STRBUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        readelf_name(&syms[i], &mine);
+        if (strcmp(sb_str(&mine), names.v[i]) != 0)
+            fail_msg("%s: symbol %zu is %s, readelf says %s", path, i + 1, sb_str(&mine), names.v[i]);
+    }
+    sb_release(&mine);
+    cf_elf_close(elf);
+    free(soname);
+    free(rpath);
+    free(runpath);
+    strvec_clear(&lines);
+    strvec_clear(&needed);
+    strvec_clear(&names);
+    return n;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Regular files named *.so* under 16 MB in dir (not recursive). */
+static void collect_shared_objects(const char *dir, struct strvec *files)
+{
+    DIR *dh = opendir(dir);
+    if (!dh)
+        return;
+    for (struct dirent *de; (de = readdir(dh)) != NULL;) {
+        if (!strstr(de->d_name, ".so"))
+            continue;
+        char *p = cf_path_join(dir, de->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (16 << 20) && st.st_size > 64)
+            strvec_push(files, p);
+        free(p);
+    }
+    closedir(dh);
+}
+
+/* Every 4th regular shared object under 16 MB in the system library directory
+ * and /usr/lib32 (about 140 files here): NEEDED in order, SONAME, RPATH, RUNPATH and every
+ * dynamic symbol with its version decoration equal readelf's. */
+static void test_system_libraries_match_readelf(void **state)
+{
+    static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib" };
+    const char *dir = NULL;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0] && !dir; i++)
+        if (cf_is_dir(dirs[i]))
+            dir = dirs[i];
+    if (!ts_have("readelf") || !dir) {
+        print_message("skipped: needs readelf (binutils) and a system library directory\n");
+        skip();
+    }
+    struct strvec files = STRVEC_INIT;
+    collect_shared_objects(dir, &files);
+    collect_shared_objects("/usr/lib32", &files); /* ELF32 from gcc-multilib, when present */
+    qsort(files.v, files.n, sizeof *files.v, compare_names);
+    size_t checked = 0, symbols = 0;
+    for (size_t i = 0; i < files.n; i += 4) {
+        /* Linker scripts named .so are not ELF; readelf refuses them as well. */
+        struct cf_elf *elf = NULL;
+        if (cf_elf_open(files.v[i], &elf, NULL) != 0)
+            continue;
+        cf_elf_close(elf);
+        symbols += compare_with_readelf(files.v[i]);
+        checked++;
+    }
+    /* The fixtures too: hidden/default versions, weak references, ELF32. */
+    /* And the machine's real NCCL (218 MB) and cuBLASLt (541 MB) when installed. */
+    const char *fixtures[] = { fx.libdemo, fx.exe, fx.librun, fx.lib32, "/usr/local/cuda-13.0/lib/libnccl.so.2",
+                               "/usr/local/cuda/lib64/libcublasLt.so.13" };
+    for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
+        if (fixtures[i] && cf_is_file(fixtures[i]))
+            symbols += compare_with_readelf(fixtures[i]);
+    print_message("%zu libraries in %s, /usr/lib32, the fixtures and the CUDA libraries present, %zu dynamic symbols: same as readelf\n", checked, dir,
+                  symbols);
+    assert_true(checked > 10);
+    strvec_clear(&files);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -748,6 +913,7 @@ int main(void)
         cmocka_unit_test(test_without_section_headers),
         cmocka_unit_test(test_not_elf_inputs),
         cmocka_unit_test(test_large_file_is_not_read),
+        cmocka_unit_test(test_system_libraries_match_readelf),
     };
     return cmocka_run_group_tests(tests, build_fixtures, remove_fixtures);
 }

@@ -691,6 +691,48 @@ static void test_bundle_from_clang_offload_bundler(void **state)
     free(bundler);
 }
 
+/* An in-memory image (read through the mapped bytes, not the file), even when
+ * labelled with the path of a different file. */
+static void test_memory_image_uses_its_own_bytes(void **state)
+{
+    if (!cf_is_file(REAL_NCCL)) {
+        print_message("SKIP: %s not present\n", REAL_NCCL);
+        skip();
+    }
+    char *dir = ts_tmpdir();
+    char *lib = cf_path_join(dir, "libhip.so");
+    /* A small ELF with a fatbin section: bytes of a handmade container. */
+    ts_cc(dir, lib,
+          "__attribute__((section(\".nv_fatbin\"), used, aligned(8)))\n"
+          "const unsigned char fatbin[88] = { 0x50,0xED,0x55,0xBA, 1,0, 16,0, 72,0,0,0,0,0,0,0,\n"
+          "  2,0, 1,1, 64,0,0,0, 8,0,0,0,0,0,0,0, 0,0,0,0, 0,0,0,0, 1,0, 8,0, 37,0,0,0 };\n",
+          "-shared", "-fPIC", NULL);
+    struct strbuf bytes = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_read_file(lib, 1u << 20, &bytes, &err), 0);
+    const char *labels[] = { "in-memory", REAL_NCCL, lib };
+    for (size_t i = 0; i < 3; i++) {
+        struct cf_elf *elf = NULL;
+        assert_int_equal(cf_elf_open_memory(bytes.buf, bytes.len, labels[i], &elf, &err), 0);
+        struct cf_gpucode_inventory inv;
+        assert_int_equal(cf_gpucode_inventory(elf, &inv, &err), 0);
+        char *text = inventory_text(&inv);
+        assert_string_equal(text, "sm_37");
+        free(text);
+        cf_gpucode_inventory_release(&inv);
+        cf_elf_close(elf);
+    }
+    /* Opened from the file, the headers are read with pread, not the mapping. */
+    struct cf_gpucode_inventory inv;
+    char *text = elf_inventory_text(lib, &inv);
+    assert_string_equal(text, "sm_37");
+    assert_true(inv.file_bytes_read > 0);
+    free(text);
+    cf_gpucode_inventory_release(&inv);
+    sb_release(&bytes);
+    free(lib);
+}
+
 /* A file with no GPU code has an empty inventory and no problem. */
 static void test_plain_library_has_no_gpu_code(void **state)
 {
@@ -752,6 +794,7 @@ int main(void)
         cmocka_unit_test_teardown(test_bundle_handmade, teardown),
         cmocka_unit_test_teardown(test_compressed_bundles, teardown),
         cmocka_unit_test_teardown(test_bundle_from_clang_offload_bundler, teardown),
+        cmocka_unit_test_teardown(test_memory_image_uses_its_own_bytes, teardown),
         cmocka_unit_test_teardown(test_plain_library_has_no_gpu_code, teardown),
         cmocka_unit_test_teardown(test_corrupt_section_reports_problem, teardown),
     };

@@ -6,7 +6,7 @@
  * A second pass compares the symbol check with `ldd -r` (undefined symbols and
  * missing versions, as sets per file).
  *
- * Each pass is capped by CCLFORGE_CORPUS_SECONDS (default 60) so the suite stays
+ * Each pass is capped by CCLFORGE_CORPUS_SECONDS (default 15) so the suite stays
  * quick on a shared 2-core machine; files are visited in a fixed (sorted) order
  * and the counts are printed. Set it to 0 for no cap. */
 #include "testsupport.h"
@@ -84,7 +84,7 @@ static void test_corpus_matches_ldd(void **state)
         skip();
     }
     const char *cap_env = getenv("CCLFORGE_CORPUS_SECONDS");
-    double cap = cap_env ? atof(cap_env) : 60.0;
+    double cap = cap_env ? atof(cap_env) : 15.0;
     const char *llp = getenv("LD_LIBRARY_PATH");
     double start = now(), ours_s = 0, ldd_s = 0;
     size_t compared = 0, identical = 0, ldd_refused = 0, different = 0, missing_seen = 0, static_like = 0;
@@ -198,7 +198,7 @@ static void test_corpus_symbols_match_ldd_r(void **state)
     collect("/usr/lib/x86_64-linux-gnu", &files);
     collect("/usr/local/cuda/lib64", &files);
     const char *cap_env = getenv("CCLFORGE_CORPUS_SECONDS");
-    double cap = cap_env ? atof(cap_env) : 60.0;
+    double cap = cap_env ? atof(cap_env) : 15.0;
     const char *llp = getenv("LD_LIBRARY_PATH");
     double start = now(), ours_s = 0, ldd_s = 0;
     size_t compared = 0, identical = 0, problems = 0;
