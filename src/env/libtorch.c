@@ -412,7 +412,7 @@ int probe_libtorch(struct probe_ctx *ctx, struct cf_survey *s, cf_error *err)
     if (opts->libtorch) {
         add_candidate(s, opts->libtorch, "--libtorch");
         /* What the user named must be a libtorch: say so instead of a silent survey. */
-        if (s->n_torches && s->torches[s->n_torches - 1].problem && !cf_path_exists(opts->libtorch))
+        if (s->n_torches && s->torches[s->n_torches - 1].problem)
             return cf_error_set(err, CF_ERR_USAGE, "--libtorch %s: %s", opts->libtorch,
                                 s->torches[s->n_torches - 1].problem);
     }

@@ -78,6 +78,9 @@ expect_json 'd["libtorch"][1]["found_by"].startswith("python") and d["libtorch"]
 run "$CCLFORGE" doctor --libtorch /nonexistent/libtorch
 expect_rc 2 "a --libtorch that does not exist is a usage error"
 expect_err "/nonexistent/libtorch" "and names the path"
+run "$CCLFORGE" doctor --no-python --libtorch "$FX/kfd-none"
+expect_rc 2 "a --libtorch that holds no libtorch is a usage error"
+expect_err "holds no libtorch" "and says why"
 run "$CCLFORGE" doctor --no-python --libtorch "$FX/libtorch-broken" --survey "$FX/survey-no-gpu.json"
 expect_rc 1 "missing library in the libtorch closure is an error"
 expect_out "libcudnn_gone\.so\.9" "the missing library is named"

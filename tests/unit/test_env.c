@@ -411,6 +411,29 @@ static void test_real_cuda_toolkit_and_nccl(void **state)
     cf_survey_release(&s);
 }
 
+/* Debian's hipcc / libamdhip64-dev put HIP under /usr: a ROCm-shaped root found
+ * through hipcc on PATH. Only where those packages are installed. */
+static void test_debian_hip_packages(void **state)
+{
+    if (!cf_is_file("/usr/bin/hipcc") || !cf_is_file("/usr/include/hip/hip_version.h")) {
+        print_message("skipped: Debian's hipcc and libamdhip64-dev are not installed\n");
+        skip();
+    }
+    struct cf_survey_opts o;
+    survey_only(&o, CF_SURVEY_SKIP_TOOLKITS);
+    const char *env[] = { "ROCM_PATH", "ROCM_HOME", "HIP_PATH", "DTK_HOME", NULL };
+    o.env = env;
+    struct cf_survey s;
+    run_survey(&o, &s);
+    const struct cf_toolkit *t = cf_survey_toolkit(&s, "rocm");
+    assert_non_null(t);
+    assert_string_equal(t->root, "/usr");
+    assert_non_null(strstr(t->found_by, "hipcc"));
+    assert_non_null(t->version);
+    assert_null(cf_survey_toolkit(&s, "dtk"));
+    cf_survey_release(&s);
+}
+
 static void test_compilers_and_host_table(void **state)
 {
     struct cf_survey_opts o;
@@ -753,6 +776,7 @@ int main(void)
         cmocka_unit_test(test_toolkit_dtk_and_rocm),
         cmocka_unit_test(test_toolkit_cuda_version_sources),
         cmocka_unit_test(test_real_cuda_toolkit_and_nccl),
+        cmocka_unit_test(test_debian_hip_packages),
         cmocka_unit_test(test_compilers_and_host_table),
         cmocka_unit_test(test_libtorch_cxx_distribution),
         cmocka_unit_test(test_libtorch_python_not_imported),
