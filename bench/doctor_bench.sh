@@ -76,6 +76,15 @@ timeit "cclforge doctor --libtorch --json" "$CCLFORGE" doctor --no-python --json
 timeit "strings libtorch_cuda.so | grep 'NCCL version' (banner only)" sh -c "strings '$LT/lib/libtorch_cuda.so' | grep -m1 'NCCL version'"
 timeit "ldd libtorch_cuda.so (which libnccl.so.2; executes the loader)" ldd "$LT/lib/libtorch_cuda.so"
 timeit "ldd -r libtorch_cuda.so (+ undefined symbols)" ldd -r "$LT/lib/libtorch_cuda.so"
+REAL=${CCLFORGE_TEST_TORCH_DIR:-$(ls -d "$HOME"/.cache/cclforge/torch/site-*/torch 2>/dev/null | head -1)}
+if [ -n "$REAL" ] && [ -f "$REAL/lib/libtorch_cuda.so" ]; then
+    cat "$REAL"/lib/*.so* >/dev/null 2>&1 || true
+    timeit "cclforge doctor --libtorch <real torch wheel, $(du -sh "$REAL/lib" | cut -f1) lib/>" \
+        "$CCLFORGE" doctor --no-python --libtorch "$REAL"
+    timeit "ldd -r <real wheel>/lib/libtorch_cuda.so" ldd -r "$REAL/lib/libtorch_cuda.so"
+    timeit "strings <real wheel>/lib/libtorch_cuda.so | grep 'NCCL version'" \
+        sh -c "strings '$REAL/lib/libtorch_cuda.so' | grep 'NCCL version'"
+fi
 echo
 "$CCLFORGE" doctor --no-python --json --libtorch "$LT" | python3 -c '
 import json, sys

@@ -265,12 +265,15 @@ static void detect_gpu_lib(struct cf_libtorch *t)
     cf_error err = CF_ERROR_INIT;
     if (cf_elf_open(t->gpu_lib, &elf, &err) == 0) {
         struct cf_commlib_identity id;
-        if (cf_commlib_identify(elf, &id, &err) == 0 && id.found) {
+        const struct cf_commlib_banner *banner = NULL;
+        if (cf_commlib_identify(elf, &id, &err) == 0)
+            banner = first_real_banner(&id);
+        if (banner) {
             t->embedded = cf_xcalloc(1, sizeof *t->embedded);
             t->embedded->kind = cf_strdup(p->comm_kind);
             t->embedded->path = cf_strdup(t->gpu_lib);
             t->embedded->how = cf_strdup("embedded");
-            comm_from_banner(t->embedded, &id.banner);
+            comm_from_banner(t->embedded, banner);
         }
         t->archs_known = gpu_archs_of(elf, &t->archs);
         if (t->embedded) {

@@ -645,6 +645,65 @@ static void test_libtorch_hip_broken_and_bad(void **state)
     free(lt);
 }
 
+/* A real torch wheel unpacked by another part of the project (the bridge's
+ * cache), or one named by CCLFORGE_TEST_TORCH_DIR (the torch package dir). */
+static char *find_real_torch(void)
+{
+    const char *given = getenv("CCLFORGE_TEST_TORCH_DIR");
+    if (given && *given)
+        return cf_strdup(given);
+    const char *home = getenv("HOME");
+    if (!home)
+        return NULL;
+    char *pattern = cf_asprintf("%s/.cache/cclforge/torch/site-*/torch/lib/libtorch_cuda.so", home);
+    struct strvec hits = STRVEC_INIT;
+    glob_paths(pattern, &hits);
+    free(pattern);
+    char *dir = NULL;
+    if (hits.n) {
+        char *lib = cf_dirname(hits.v[0]);
+        dir = cf_dirname(lib);
+        free(lib);
+    }
+    strvec_clear(&hits);
+    return dir;
+}
+
+static void test_real_torch_wheel(void **state)
+{
+    char *dir = find_real_torch();
+    if (!dir) {
+        print_message("skipped: no unpacked torch wheel (set CCLFORGE_TEST_TORCH_DIR to a torch package dir)\n");
+        skip();
+    }
+    struct cf_survey_opts o;
+    survey_only(&o, CF_SURVEY_SKIP_TORCH);
+    o.libtorch = dir;
+    const char *env[] = { "LIBTORCH", NULL };
+    o.env = env;
+    struct cf_survey s;
+    run_survey(&o, &s);
+    const struct cf_libtorch *t = cf_survey_torch(&s);
+    assert_null(t->problem);
+    assert_non_null(t->version);
+    assert_string_equal(t->version_source, "torch/version.py");
+    assert_int_equal(t->flavour, CF_TORCH_CUDA);
+    assert_non_null(t->gpu_runtime_version);
+    assert_int_equal(t->cxx11_abi, 1); /* torch >= 2.7 wheels use the new ABI only */
+    /* Wheels load pip's libnccl.so.2; libtorch's own messages about NCCL versions
+     * are not an embedded copy. */
+    assert_null(t->embedded);
+    assert_true(t->needs_comm_lib);
+    assert_non_null(t->loaded);
+    assert_non_null(t->nccl_built_against);
+    assert_string_equal(t->loaded->version, t->nccl_built_against);
+    assert_true(t->archs_known);
+    assert_true(strvec_contains(&t->archs, "sm_80"));
+    assert_int_equal(t->missing_libs.n, 0);
+    cf_survey_release(&s);
+    free(dir);
+}
+
 /* ---- JSON ---- */
 
 static char *print_survey(const struct cf_survey *s)
@@ -782,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_libtorch_python_not_imported),
         cmocka_unit_test(test_libtorch_variants_root),
         cmocka_unit_test(test_libtorch_hip_broken_and_bad),
+        cmocka_unit_test(test_real_torch_wheel),
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_json_injection_partial),
         cmocka_unit_test(test_json_errors_name_the_key),
