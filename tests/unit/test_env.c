@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cclforge/doctor.h"
 #include "cclforge/fs.h"
 #include "cclforge/survey.h"
 #include "cclforge/vendor.h"
@@ -299,6 +300,94 @@ static void test_nvidia_without_driver(void **state)
     assert_int_equal(s.n_gpus, 0);
     cf_survey_release(&s);
     free(root);
+}
+
+/* The driver API path against a fake libcuda.so.1 built by the fixture script,
+ * and the nvidia-smi path against a fake nvidia-smi (no real GPU here). */
+static void test_nvidia_fake_driver_and_smi(void **state)
+{
+    struct cf_survey_opts o;
+    survey_only(&o, CF_SURVEY_SKIP_GPUS);
+    o.no_nvidia_driver = 0;
+    char *kfd = fxp("kfd-none"), *lib = fxp("fake-nvidia/libcuda.so.1"), *bin = fxp("fake-nvidia/bin");
+    o.sysfs_root = kfd;
+    o.nvidia_driver_lib = lib;
+    const char *env[] = { "CUDA_VISIBLE_DEVICES", NULL };
+    o.env = env;
+    char *old_path = cf_strdup(getenv("PATH"));
+    setenv("PATH", "/usr/bin:/bin", 1); /* no nvidia-smi */
+    struct cf_survey s;
+    run_survey(&o, &s);
+    assert_int_equal(s.n_gpus, 2);
+    assert_string_equal(s.gpus[0].arch, "sm_61");
+    assert_string_equal(s.gpus[0].name, "NVIDIA GeForce GTX 1080, rev A");
+    assert_string_equal(s.gpus[1].arch, "sm_120");
+    assert_int_equal(s.gpus[1].cc_major, 12);
+    assert_int_equal(s.gpus[1].memory_bytes, 96ull << 30);
+    assert_string_equal(s.gpus[0].uuid, "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f");
+    assert_true(s.gpus[0].visible && s.gpus[1].visible);
+    assert_int_equal(s.driver.cuda_driver_version, 12040);
+    assert_string_equal(s.probes[0].method, "driver-api");
+    assert_true(s.probes[0].ok);
+    cf_survey_release(&s);
+
+    /* CUDA_VISIBLE_DEVICES hides devices from the driver API: nvidia-smi gives the
+     * physical set and the mask (here by UUID prefix) marks the visible one. */
+    char *path = cf_asprintf("%s:/usr/bin:/bin", bin);
+    setenv("PATH", path, 1);
+    const char *env2[] = { "CUDA_VISIBLE_DEVICES=GPU-1011", NULL };
+    o.env = env2;
+    run_survey(&o, &s);
+    assert_int_equal(s.n_gpus, 2);
+    assert_string_equal(s.probes[0].method, "nvidia-smi");
+    assert_false(s.gpus[0].visible);
+    assert_true(s.gpus[1].visible);
+    assert_int_equal(s.gpus[1].visible_index, 0);
+    assert_string_equal(s.gpus[0].name, "NVIDIA GeForce GTX 1080, rev A"); /* the name keeps its comma */
+    assert_int_equal(s.gpus[0].memory_bytes, 8192ull << 20);
+    assert_string_equal(s.driver.nvidia_version, "550.54.15");
+    cf_survey_release(&s);
+
+    /* No libcuda at all: nvidia-smi alone. */
+    o.nvidia_driver_lib = "libcuda-cclforge-absent.so.1";
+    o.env = env;
+    run_survey(&o, &s);
+    assert_int_equal(s.n_gpus, 2);
+    assert_string_equal(s.probes[0].method, "nvidia-smi");
+    assert_non_null(strstr(s.probes[0].note, "no NVIDIA driver"));
+    assert_int_equal(s.driver.cuda_driver_version, 0);
+    cf_survey_release(&s);
+
+    /* End to end with this machine's CUDA 13 toolkit and NCCL: a driver API of
+     * 12.4 cannot run CUDA 13 libraries, and NCCL has nothing for the GTX 1080. */
+    if (cf_is_file("/usr/local/cuda/include/cuda.h") && cf_is_file("/usr/local/cuda/lib64/libnccl.so.2")) {
+        survey_only(&o, CF_SURVEY_SKIP_GPUS | CF_SURVEY_SKIP_TOOLKITS | CF_SURVEY_SKIP_COMM);
+        o.no_nvidia_driver = 0;
+        o.sysfs_root = kfd;
+        o.nvidia_driver_lib = lib;
+        const char *env3[] = { "CUDA_VISIBLE_DEVICES", "CUDA_HOME=/usr/local/cuda", "ROCM_PATH", "HIP_PATH", NULL };
+        o.env = env3;
+        setenv("PATH", "/usr/bin:/bin", 1);
+        run_survey(&o, &s);
+        struct cf_findings f = CF_FINDINGS_INIT;
+        cf_doctor_diagnose(&s, &f);
+        int driver = 0, arch = 0;
+        for (size_t i = 0; i < f.n; i++) {
+            driver |= !strcmp(f.v[i].id, "driver-too-old") && f.v[i].severity == CF_SEV_ERROR;
+            arch |= !strcmp(f.v[i].id, "gpu-arch-not-covered") && strstr(f.v[i].why, "sm_61") != NULL;
+        }
+        assert_true(driver);
+        assert_true(arch);
+        cf_findings_release(&f);
+        cf_survey_release(&s);
+    }
+
+    setenv("PATH", old_path, 1);
+    free(old_path);
+    free(path);
+    free(kfd);
+    free(lib);
+    free(bin);
 }
 
 /* ---- toolkits ---- */
@@ -832,6 +921,7 @@ int main(void)
         cmocka_unit_test(test_kfd_dcu),
         cmocka_unit_test(test_kfd_amd_and_absent),
         cmocka_unit_test(test_nvidia_without_driver),
+        cmocka_unit_test(test_nvidia_fake_driver_and_smi),
         cmocka_unit_test(test_toolkit_dtk_and_rocm),
         cmocka_unit_test(test_toolkit_cuda_version_sources),
         cmocka_unit_test(test_real_cuda_toolkit_and_nccl),
