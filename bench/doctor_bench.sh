@@ -63,7 +63,7 @@ timeit() { # label, command...
         t0=$(now)
         "$@" >/dev/null 2>&1 || true
         t1=$(now)
-        echo "$t1 - $t0" | bc -l
+        awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }'
     done | median | xargs printf "| %-58s | %6.3f s |\n" "$label"
 }
 
