@@ -8,31 +8,8 @@
 #include "cclforge/fs.h"
 #include "cclforge/ldcache.h"
 #include "cclforge/ldso.h"
+#include "cclforge/symcheck.h"
 #include "env/env_internal.h"
-
-char *loader_resolve_in_closure(const char *path, const char *soname, int *needed)
-{
-    *needed = 0;
-    struct cf_ldso_result res;
-    cf_error err = CF_ERROR_INIT;
-    if (cf_ldso_resolve(path, NULL, &res, &err) < 0) {
-        cf_error_clear(&err);
-        return NULL;
-    }
-    char *found = NULL;
-    for (size_t i = 0; i < res.n_nodes; i++) {
-        const struct cf_ldso_node *n = &res.nodes[i];
-        if (n->depth == 0 || !n->needed || strcmp(cf_basename(n->needed), soname))
-            continue;
-        *needed = 1;
-        if (n->path) {
-            found = cf_strdup(n->path);
-            break;
-        }
-    }
-    cf_ldso_result_release(&res);
-    return found;
-}
 
 /* The machine this program runs as: what a program started here would be. */
 static unsigned host_machine(void)
@@ -100,9 +77,15 @@ char *loader_resolve_default(const struct cf_survey_opts *opts, const char *sona
     return found;
 }
 
-void closure_check(const char *path, struct strvec *missing, struct strvec *undefined)
+enum { MAX_UNDEFINED_KEPT = 50 };
+
+void closure_check(const char *path, const char *soname, int *needed, char **resolved, struct strvec *missing,
+                   struct strvec *undefined)
 {
-    (void)undefined; /* TODO(symcheck): undefined symbols once cclforge/symcheck.h lands */
+    if (needed)
+        *needed = 0;
+    if (resolved)
+        *resolved = NULL;
     if (!cf_is_file(path))
         return;
     struct cf_ldso_result res;
@@ -115,6 +98,29 @@ void closure_check(const char *path, struct strvec *missing, struct strvec *unde
         const struct cf_ldso_node *n = &res.nodes[i];
         if (!n->path && n->needed && !strvec_contains(missing, n->needed))
             strvec_push(missing, n->needed);
+        if (soname && n->depth > 0 && n->needed && !strcmp(cf_basename(n->needed), soname)) {
+            if (needed)
+                *needed = 1;
+            if (resolved && !*resolved && n->path)
+                *resolved = cf_strdup(n->path);
+        }
     }
+    /* ldd -r without running anything: what stays undefined in the whole closure. */
+    struct cf_symcheck_result sc;
+    if (cf_symcheck_run(&res, &sc, &err) == 0) {
+        for (size_t i = 0; i < sc.n_problems && undefined->n < MAX_UNDEFINED_KEPT; i++)
+            if (sc.problems[i].message) {
+                /* ldd's tab before the path reads badly inside one line */
+                char *m = cf_strdup(sc.problems[i].message);
+                for (char *p = m; *p; p++)
+                    if (*p == '\t')
+                        *p = ' ';
+                if (!strvec_contains(undefined, m))
+                    strvec_push(undefined, m);
+                free(m);
+            }
+        cf_symcheck_result_release(&sc);
+    }
+    cf_error_clear(&err);
     cf_ldso_result_release(&res);
 }

@@ -188,22 +188,44 @@ static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *o
 
 /* ---- which NCCL is used ---- */
 
-const struct cf_comm_lib *cf_doctor_active_comm(const struct cf_survey *s)
+static int kind_is(const struct cf_comm_lib *c, const char *kind)
+{
+    return c && (!kind || (c->kind && !strcmp(c->kind, kind)));
+}
+
+static const struct cf_comm_lib *active_of_kind(const struct cf_survey *s, const char *kind)
 {
     const struct cf_libtorch *t = cf_survey_torch(s);
-    if (t && t->embedded)
+    if (t && kind_is(t->embedded, kind))
         return t->embedded;
-    if (t && t->loaded)
+    if (t && kind_is(t->loaded, kind))
         return t->loaded;
     for (size_t i = 0; i < s->n_comm_libs; i++)
-        if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, "loaded"))
+        if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, "loaded") && kind_is(&s->comm_libs[i], kind))
             return &s->comm_libs[i];
-    if (s->n_comm_libs)
-        return &s->comm_libs[0];
+    for (size_t i = 0; i < s->n_comm_libs; i++)
+        if (kind_is(&s->comm_libs[i], kind))
+            return &s->comm_libs[i];
     for (size_t i = 0; i < s->n_toolkits; i++)
-        if (s->toolkits[i].comm && s->toolkits[i].comm->path)
+        if (kind_is(s->toolkits[i].comm, kind) && s->toolkits[i].comm->path)
             return s->toolkits[i].comm;
     return NULL;
+}
+
+const struct cf_comm_lib *cf_doctor_active_comm(const struct cf_survey *s)
+{
+    /* The kind the host needs: libtorch's flavour, else its GPUs' vendor. */
+    const char *kind = NULL;
+    const struct cf_libtorch *t = cf_survey_torch(s);
+    if (t && t->flavour == CF_TORCH_HIP)
+        kind = "rccl";
+    else if (t && t->flavour == CF_TORCH_CUDA)
+        kind = "nccl";
+    for (size_t i = 0; !kind && i < s->n_gpus; i++)
+        if (s->gpus[i].visible)
+            kind = comm_kind_for_gpu(s->gpus[i].vendor);
+    const struct cf_comm_lib *c = kind ? active_of_kind(s, kind) : NULL;
+    return c ? c : active_of_kind(s, NULL);
 }
 
 static void check_nccl_mismatch(const struct cf_survey *s, struct cf_findings *out)
@@ -268,7 +290,7 @@ static void report_closure(const char *subject, const struct strvec *missing, co
         cf_findings_add(out, CF_SEV_ERROR, "undefined-symbols", subject,
                         "a library in the closure is older than the one it was linked against: "
                         "`cclforge inspect` names which",
-                        "undefined at load time: %s", list.buf);
+                        "the loader would stop with: %s", list.buf);
         sb_release(&list);
     }
 }
@@ -436,11 +458,12 @@ static void check_gpus_present(const struct cf_survey *s, struct cf_findings *ou
         struct strbuf notes = STRBUF_INIT;
         for (size_t i = 0; i < s->n_probes; i++)
             if (s->probes[i].note)
-                sb_addf(&notes, "%s%s", notes.len ? "; " : "", s->probes[i].note);
+                sb_addf(&notes, "%s%s: %s", notes.len ? "; " : "", s->probes[i].vendor ? s->probes[i].vendor : "?",
+                        s->probes[i].note);
         cf_findings_add(out, CF_SEV_INFO, "no-gpu", "GPUs",
-                        "on a build or login node this is expected; `--survey HOST.json` plans for another host",
-                        "no GPU or DCU found%s%s: archs cannot be checked against GPUs here", notes.len ? ": " : "",
-                        sb_str(&notes));
+                        "expected on a build or login node; `--survey HOST.json` checks against another host's GPUs",
+                        "no GPU or DCU found, so GPU archs are not checked here%s%s%s", notes.len ? " (" : "",
+                        sb_str(&notes), notes.len ? ")" : "");
         sb_release(&notes);
         return;
     }
@@ -491,6 +514,35 @@ static void check_comm_present(const struct cf_survey *s, struct cf_findings *ou
                     "no NCCL or RCCL library found (loader search path, NCCL_HOME/RCCL_HOME, toolkits, pip)");
 }
 
+/* Without GPUs nothing can be checked, but the active library's oldest arch tells
+ * which hosts it cannot serve (CUDA 13 NCCL starts at sm_75: no Pascal, no Volta). */
+static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
+{
+    if (s->n_gpus)
+        return;
+    const struct cf_comm_lib *c = cf_doctor_active_comm(s);
+    if (!c || !c->archs_known || !c->path || (c->kind && strcmp(c->kind, "nccl")))
+        return;
+    int oldest = 0, ptx = 0;
+    for (size_t i = 0; i < c->archs.n; i++) {
+        char kind, variant;
+        int n;
+        if (parse_cuda_code(c->archs.v[i], &kind, &n, &variant) < 0 || variant == 'a')
+            continue;
+        if (kind == 's' && (!oldest || n < oldest))
+            oldest = n;
+        ptx |= kind == 'p';
+    }
+    if (!oldest)
+        return;
+    cf_findings_add(out, CF_SEV_INFO, "comm-arch-floor", c->path,
+                    oldest > 61 ? "on a host with such GPUs (e.g. Pascal): cclforge nccl build --archs sm_61" : NULL,
+                    "%s %s has kernels for sm_%d and newer%s; GPUs older than sm_%d (e.g. Pascal sm_61%s) need a "
+                    "source build",
+                    comm_display(c), c->version ? c->version : "", oldest, ptx ? " (PTX lets the driver JIT for newer)" : "",
+                    oldest, oldest > 70 ? ", Volta sm_70" : "");
+}
+
 /* ---- the table ---- */
 
 typedef void (*check_fn)(const struct cf_survey *s, struct cf_findings *out);
@@ -503,6 +555,7 @@ static const struct {
     { "libtorch present", check_torch_present },
     { "comm library present", check_comm_present },
     { "GPU code coverage", check_arch_coverage },
+    { "oldest arch served (no GPU here)", check_arch_floor },
     { "NCCL libtorch was built against vs loaded", check_nccl_mismatch },
     { "two NCCL copies", check_two_copies },
     { "library closure", check_closures },

@@ -39,14 +39,19 @@ int probe_libtorch(struct probe_ctx *ctx, struct cf_survey *s, cf_error *err);
 /* The loader emulation (cclforge/ldso.h) as the survey needs it. */
 /* Where `soname` resolves for a program with no RPATH (LD_LIBRARY_PATH, ld.so.cache, defaults). */
 char *loader_resolve_default(const struct cf_survey_opts *opts, const char *soname);
-/* Where `soname` resolves anywhere in the dependency closure of `path` (NULL: not needed / not found).
- * *needed is set to 1 when the closure needs it at all. */
-char *loader_resolve_in_closure(const char *path, const char *soname, int *needed);
-/* Missing DT_NEEDED libraries and undefined symbols in the closure of `path`. */
-void closure_check(const char *path, struct strvec *missing, struct strvec *undefined);
+/* Resolves the closure of `path` as glibc would: DT_NEEDED names not found go to
+ * `missing`, undefined symbols and missing versions (ldd -r wording, capped) to
+ * `undefined`. When `soname` is given, *needed says whether the closure needs it
+ * and *resolved where it resolves (NULL when not found). */
+void closure_check(const char *path, const char *soname, int *needed, char **resolved, struct strvec *missing,
+                   struct strvec *undefined);
 
 struct cf_elf;
 struct cf_commlib_banner;
+struct cf_commlib_identity;
+/* 1 for a real NCCL/RCCL VERSION_STRING, 0 for messages that merely mention a version. */
+int banner_is_real(const struct cf_commlib_banner *b);
+const struct cf_commlib_banner *first_real_banner(const struct cf_commlib_identity *id);
 int gpu_archs_of(struct cf_elf *elf, struct strvec *out);
 void comm_from_banner(struct cf_comm_lib *c, const struct cf_commlib_banner *b);
 

@@ -222,7 +222,6 @@ void probe_gpus_nvidia(const struct cf_survey_opts *opts, struct cf_survey *s)
             p->method = cf_strdup("nvidia-smi");
             free(p->note);
             p->note = note ? cf_asprintf("%s; used nvidia-smi", note) : cf_strdup("physical set from nvidia-smi");
-            note = NULL;
             n = m;
         } else if (n >= 0 && visible) {
             free(p->note);

@@ -253,7 +253,7 @@ static void detect_gpu_lib(struct cf_libtorch *t)
     else if (cf_is_file(cpu))
         t->flavour = CF_TORCH_CPU;
     if (!p) {
-        closure_check(cf_is_file(cpu) ? cpu : t->lib_dir, &t->missing_libs, &t->undefined_symbols);
+        closure_check(cpu, NULL, NULL, NULL, &t->missing_libs, &t->undefined_symbols);
         free(cpu);
         return;
     }
@@ -265,12 +265,15 @@ static void detect_gpu_lib(struct cf_libtorch *t)
     cf_error err = CF_ERROR_INIT;
     if (cf_elf_open(t->gpu_lib, &elf, &err) == 0) {
         struct cf_commlib_identity id;
-        if (cf_commlib_identify(elf, &id, &err) == 0 && id.found) {
+        const struct cf_commlib_banner *banner = NULL;
+        if (cf_commlib_identify(elf, &id, &err) == 0)
+            banner = first_real_banner(&id);
+        if (banner) {
             t->embedded = cf_xcalloc(1, sizeof *t->embedded);
             t->embedded->kind = cf_strdup(p->comm_kind);
             t->embedded->path = cf_strdup(t->gpu_lib);
             t->embedded->how = cf_strdup("embedded");
-            comm_from_banner(t->embedded, &id.banner);
+            comm_from_banner(t->embedded, banner);
         }
         t->archs_known = gpu_archs_of(elf, &t->archs);
         if (t->embedded) {
@@ -285,13 +288,13 @@ static void detect_gpu_lib(struct cf_libtorch *t)
     cf_error_clear(&err);
 
     int needed = 0;
-    char *loaded = loader_resolve_in_closure(t->gpu_lib, p->comm_soname, &needed);
+    char *loaded = NULL;
+    closure_check(t->gpu_lib, p->comm_soname, &needed, &loaded, &t->missing_libs, &t->undefined_symbols);
     t->needs_comm_lib = needed;
     if (loaded) {
         t->loaded = comm_lib_examine(loaded, p->comm_kind, "loaded", 0);
         free(loaded);
     }
-    closure_check(t->gpu_lib, &t->missing_libs, &t->undefined_symbols);
     if (!t->nccl_built_against && t->embedded && t->embedded->version)
         t->nccl_built_against = cf_strdup(t->embedded->version);
 }
@@ -412,7 +415,7 @@ int probe_libtorch(struct probe_ctx *ctx, struct cf_survey *s, cf_error *err)
     if (opts->libtorch) {
         add_candidate(s, opts->libtorch, "--libtorch");
         /* What the user named must be a libtorch: say so instead of a silent survey. */
-        if (s->n_torches && s->torches[s->n_torches - 1].problem && !cf_path_exists(opts->libtorch))
+        if (s->n_torches && s->torches[s->n_torches - 1].problem)
             return cf_error_set(err, CF_ERR_USAGE, "--libtorch %s: %s", opts->libtorch,
                                 s->torches[s->n_torches - 1].problem);
     }

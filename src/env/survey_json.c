@@ -539,11 +539,15 @@ int cf_survey_load(const char *path, struct cf_survey *s, cf_error *err)
         return cf_error_prefix(err, "reading survey %s", path);
     }
     cJSON *doc = cJSON_ParseWithLength(text.buf, text.len);
-    sb_release(&text);
-    if (!doc)
+    if (!doc) {
+        const char *at = cJSON_GetErrorPtr();
+        size_t offset = at && at >= text.buf && at <= text.buf + text.len ? (size_t)(at - text.buf) : 0;
+        sb_release(&text);
         return cf_error_set(err, CF_ERR_FORMAT, "survey %s is not valid JSON (near byte %zu); "
                             "write it with `cclforge doctor --json > FILE`",
-                            path, (size_t)0);
+                            path, offset);
+    }
+    sb_release(&text);
     /* A doctor report nests nothing: its sections are top-level. */
     int rc = cf_survey_from_json(doc, s, err);
     cJSON_Delete(doc);
