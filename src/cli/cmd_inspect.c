@@ -318,14 +318,21 @@ static void print_text(const struct view *v, const struct cf_inspect_result *r)
         if (i)
             fputc('\n', v->f);
         if (t->error) {
-            fprintf(v->f, "%s%s%s\n", col(v, CF_BOLD), t->file, col(v, CF_RESET));
-        } else if (v->flat) {
+            fprintf(v->f, "%snot inspected: %s%s\n", col(v, CF_RED), t->error, col(v, CF_RESET));
+            continue;
+        }
+        if (v->flat) {
             print_flat(v, t);
         } else {
             print_tree(v, t);
         }
         print_problems(v, t);
         print_target_summary(v, t);
+    }
+    if (r->n_targets > 1) {
+        enum cf_color c = r->n_errors ? CF_RED : r->n_warnings ? CF_YELLOW : CF_GREEN;
+        fprintf(v->f, "\n%s%zu files: %zu error%s, %zu warning%s%s\n", col(v, c), r->n_targets, r->n_errors,
+                r->n_errors == 1 ? "" : "s", r->n_warnings, r->n_warnings == 1 ? "" : "s", col(v, CF_RESET));
     }
 }
 

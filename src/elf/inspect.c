@@ -120,7 +120,7 @@ static void scan_object(const struct cf_inspect_opts *opts, struct cf_inspect_ta
         if (f->severity == CF_LINT_INFO)
             continue;
         add_problem(t, CF_INSPECT_LINT, f->severity, i, o->path,
-                    cf_asprintf("%s %s: %s", f->tag, cf_rpath_kind_name(f->kind), f->message));
+                    cf_asprintf("%s: %s", cf_rpath_kind_name(f->kind), f->message));
     }
     cf_elf_close(elf);
 }
