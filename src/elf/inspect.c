@@ -162,17 +162,26 @@ static void copies_problem(struct cf_inspect_target *t)
     if (t->nccl_copies < 2)
         return;
     struct strbuf sb = STRBUF_INIT;
-    sb_addf(&sb, "%zu NCCL/RCCL copies in one process (they share no state and may differ in version):",
-            t->nccl_copies);
+    sb_addf(&sb, "%zu NCCL/RCCL copies in one process:", t->nccl_copies);
+    unsigned first_code = 0;
+    int differ = 0;
+    const char *sep = " ";
     for (size_t i = 0; i < c->n_objects; i++) {
         const struct cf_inspect_object *io = &t->objects[i];
         if (!io->scanned || !io->commlib.found)
             continue;
         char *v = cf_inspect_describe_banner(&io->commlib.banner);
-        sb_addf(&sb, " %s (%s%s)", c->objects[i].path, io->commlib.embeds_copy ? "embeds " : "", v);
+        sb_addf(&sb, "%s%s %s %s", sep, c->objects[i].path, io->commlib.embeds_copy ? "embeds" : "is", v);
         free(v);
+        sep = "; ";
+        if (!first_code)
+            first_code = io->commlib.banner.version_code;
+        differ |= io->commlib.banner.version_code != first_code;
     }
-    sb_adds(&sb, "; load one copy: preload a matching libnccl.so.2 or link the application against it");
+    sb_adds(&sb, differ ? ". They differ in version and share no state"
+                        : ". They share no state (communicators, initialisation)");
+    sb_adds(&sb, "; keep one copy: build the embedding object against the shared library, or preload one"
+                 " matching libnccl.so.2");
     add_problem(t, CF_INSPECT_NCCL_COPIES, CF_LINT_WARNING, -1, NULL, sb_detach(&sb));
 }
 
