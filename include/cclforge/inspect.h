@@ -31,12 +31,14 @@ struct cf_inspect_opts {
     const char *within;          /* lint: entries of objects under this tree must stay in it */
     int explain;                 /* keep every path considered for every node, not only missing ones */
     int no_gpu;                  /* skip the GPU code inventory */
+    int no_banner;               /* skip the NCCL/RCCL banner scan (and the two-copies check) */
 };
 
 /* Facts about one object of a closure (parallel to cf_ldso_result.objects). */
 struct cf_inspect_object {
     int scanned;                        /* facts below were read (0 when the file could not be) */
     char *error;                        /* why it could not be read, else NULL */
+    int commlib_scanned;                /* 0 with no_banner */
     struct cf_commlib_identity commlib;
     int gpu_scanned;                    /* 0 with no_gpu */
     struct cf_gpucode_inventory gpu;

@@ -34,6 +34,7 @@ static const char usage[] =
     "  --depth N                show the tree down to depth N (roots are depth 0)\n"
     "  --flat                   one line per library in load order instead of a tree\n"
     "  --no-gpu                 skip the GPU code scan\n"
+    "  --no-banner              skip the NCCL/RCCL banner scan (and the two-copies check)\n"
     "  --json                   print a cclforge.inspect/1 JSON document\n"
     "  -h, --help               this help\n"
     "\n"
@@ -72,7 +73,7 @@ static void add_arch_list(struct strbuf *sb, const char *label, const struct cf_
 static char *object_facts(const struct cf_inspect_object *io)
 {
     struct strbuf sb = STRBUF_INIT;
-    if (io->scanned && io->commlib.found) {
+    if (io->commlib_scanned && io->commlib.found) {
         char *b = cf_inspect_describe_banner(&io->commlib.banner);
         sb_adds(&sb, b);
         free(b);
@@ -423,17 +424,21 @@ static cJSON *json_object(const struct cf_ldso_object *lo, const struct cf_inspe
     cJSON_AddBoolToObject(o, "is_interp", lo->is_interp);
     cJSON_AddItemToObject(o, "error", json_str_or_null(io->error));
 
-    cJSON *comm = cJSON_CreateObject();
     const struct cf_commlib_identity *id = &io->commlib;
-    cJSON_AddStringToObject(comm, "is_library", cf_commlib_name(id->library));
-    cJSON_AddBoolToObject(comm, "found", io->scanned && id->found);
-    cJSON_AddBoolToObject(comm, "embeds_copy", io->scanned && id->found && id->embeds_copy);
-    cJSON_AddItemToObject(comm, "banner", io->scanned && id->found ? json_banner(&id->banner) : cJSON_CreateNull());
-    cJSON *vers = cJSON_AddArrayToObject(comm, "banners");
-    for (size_t i = 0; io->scanned && i < id->n_banners; i++)
-        cJSON_AddItemToArray(vers, json_banner(&id->banners[i]));
-    cJSON_AddNumberToObject(comm, "bytes_scanned", (double)id->bytes_scanned);
-    cJSON_AddItemToObject(o, "comm", comm);
+    if (io->commlib_scanned) {
+        cJSON *comm = cJSON_CreateObject();
+        cJSON_AddStringToObject(comm, "is_library", cf_commlib_name(id->library));
+        cJSON_AddBoolToObject(comm, "found", id->found);
+        cJSON_AddBoolToObject(comm, "embeds_copy", id->found && id->embeds_copy);
+        cJSON_AddItemToObject(comm, "banner", id->found ? json_banner(&id->banner) : cJSON_CreateNull());
+        cJSON *vers = cJSON_AddArrayToObject(comm, "banners");
+        for (size_t i = 0; i < id->n_banners; i++)
+            cJSON_AddItemToArray(vers, json_banner(&id->banners[i]));
+        cJSON_AddNumberToObject(comm, "bytes_scanned", (double)id->bytes_scanned);
+        cJSON_AddItemToObject(o, "comm", comm);
+    } else {
+        cJSON_AddNullToObject(o, "comm");
+    }
 
     if (io->gpu_scanned) {
         const struct cf_gpucode_inventory *g = &io->gpu;
@@ -546,6 +551,7 @@ static cJSON *json_doc(const struct cf_inspect_opts *opts, const struct cf_inspe
     cJSON_AddItemToObject(o, "within", json_str_or_null(opts->within));
     cJSON_AddBoolToObject(o, "explain", opts->explain);
     cJSON_AddBoolToObject(o, "gpu", !opts->no_gpu);
+    cJSON_AddBoolToObject(o, "banner", !opts->no_banner);
     cJSON *lookups = cJSON_AddArrayToObject(doc, "lookups");
     for (size_t i = 0; i < r->n_lookups; i++) {
         cJSON *n = json_node(NULL, &r->lookups[i].node, -1);
@@ -566,7 +572,7 @@ static cJSON *json_doc(const struct cf_inspect_opts *opts, const struct cf_inspe
 
 /* --- flags ------------------------------------------------------------- */
 
-enum { OPT_ROOT = 256, OPT_LLP, OPT_IGNORE_LLP, OPT_WITHIN, OPT_DEPTH, OPT_FLAT, OPT_NO_GPU, OPT_JSON };
+enum { OPT_ROOT = 256, OPT_LLP, OPT_IGNORE_LLP, OPT_WITHIN, OPT_DEPTH, OPT_FLAT, OPT_NO_GPU, OPT_NO_BANNER, OPT_JSON };
 
 int cmd_inspect(int argc, char **argv)
 {
@@ -581,6 +587,7 @@ int cmd_inspect(int argc, char **argv)
         { "depth", required_argument, NULL, OPT_DEPTH },
         { "flat", no_argument, NULL, OPT_FLAT },
         { "no-gpu", no_argument, NULL, OPT_NO_GPU },
+        { "no-banner", no_argument, NULL, OPT_NO_BANNER },
         { "json", no_argument, NULL, OPT_JSON },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -610,6 +617,7 @@ int cmd_inspect(int argc, char **argv)
         }
         case OPT_FLAT: view.flat = 1; break;
         case OPT_NO_GPU: opts.no_gpu = 1; break;
+        case OPT_NO_BANNER: opts.no_banner = 1; break;
         case OPT_JSON: json = 1; break;
         case 'h': fputs(usage, stdout); return EXIT_FINE;
         default:

@@ -83,10 +83,14 @@ static void scan_object(const struct cf_inspect_opts *opts, struct cf_inspect_ta
         return;
     }
     io->scanned = 1;
-    if (cf_commlib_identify(elf, &io->commlib, &err) != 0) {
+    if (opts->no_banner) {
+        /* nothing read */
+    } else if (cf_commlib_identify(elf, &io->commlib, &err) != 0) {
         add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_WARNING, i, o->path,
                     cf_asprintf("banner scan: %s", cf_error_message(&err)));
         cf_error_clear(&err);
+    } else {
+        io->commlib_scanned = 1;
     }
     if (!opts->no_gpu) {
         if (cf_gpucode_inventory(elf, &io->gpu, &err) != 0) {
@@ -155,7 +159,7 @@ static void copies_problem(struct cf_inspect_target *t)
     const struct cf_commlib_identity **ids = cf_xcalloc(c->n_objects ? c->n_objects : 1, sizeof *ids);
     size_t n = 0;
     for (size_t i = 0; i < c->n_objects; i++)
-        if (t->objects[i].scanned)
+        if (t->objects[i].commlib_scanned)
             ids[n++] = &t->objects[i].commlib;
     t->nccl_copies = cf_commlib_copies(ids, n);
     free(ids);
@@ -168,7 +172,7 @@ static void copies_problem(struct cf_inspect_target *t)
     const char *sep = " ";
     for (size_t i = 0; i < c->n_objects; i++) {
         const struct cf_inspect_object *io = &t->objects[i];
-        if (!io->scanned || !io->commlib.found)
+        if (!io->commlib_scanned || !io->commlib.found)
             continue;
         char *v = cf_inspect_describe_banner(&io->commlib.banner);
         sb_addf(&sb, "%s%s %s %s", sep, c->objects[i].path, io->commlib.embeds_copy ? "embeds" : "is", v);

@@ -80,7 +80,7 @@ run "$CCLFORGE" inspect --ld-library-path /x --ignore-ld-library-path libbad.so
 expect_rc 2 "contradictory LD_LIBRARY_PATH flags exit 2"
 run "$CCLFORGE" inspect --help
 expect_rc 0 "--help exits 0"
-for flag in --root --ld-library-path --ignore-ld-library-path --undefined --within --explain --all --depth --flat --no-gpu --json; do
+for flag in --root --ld-library-path --ignore-ld-library-path --undefined --within --explain --all --depth --flat --no-gpu --no-banner --json; do
     printf '%s' "$OUT" | grep -q -- "$flag" && ok "--help documents $flag" || bad "--help documents $flag"
 done
 

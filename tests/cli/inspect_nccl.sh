@@ -33,6 +33,9 @@ fi
 run "$CCLFORGE" inspect --no-gpu "$NCCL"
 expect_no_out "SASS" "--no-gpu skips the arch scan"
 expect_out "NCCL 2\.28\.9" "--no-gpu still reads the banner"
+run "$CCLFORGE" inspect --no-banner "$NCCL"
+expect_no_out "NCCL 2\.28\.9" "--no-banner skips the banner"
+expect_out "SASS sm_75" "--no-banner still lists archs"
 run "$CCLFORGE" inspect --json "$NCCL"
 expect_json "d['targets'][0]['objects'][0]['comm']['is_library'] == 'NCCL' and d['targets'][0]['objects'][0]['comm']['banner']['version_code'] == 22809" "JSON: is NCCL, code 22809"
 expect_json "d['targets'][0]['objects'][0]['comm']['embeds_copy'] is False" "JSON: the library is not an embedded copy"
@@ -57,6 +60,8 @@ expect_out "0 errors, 2 warnings" "summary: two warnings"
 run "$CCLFORGE" inspect --json libemb.so
 expect_json "d['targets'][0]['summary']['nccl_copies'] == 2 and [p['kind'] for p in d['targets'][0]['problems']] == ['lint', 'nccl-copies']" "JSON: nccl_copies 2"
 expect_json "d['targets'][0]['objects'][0]['comm']['embeds_copy'] is True" "JSON: embeds_copy"
+run "$CCLFORGE" inspect --json --no-banner libemb.so
+expect_json "d['targets'][0]['objects'][0]['comm'] is None and d['targets'][0]['summary']['nccl_copies'] == 0" "--no-banner: no comm facts, no copies check"
 
 # --- no FILE: what a program on this machine would load
 run env -u LD_LIBRARY_PATH "$CCLFORGE" inspect
