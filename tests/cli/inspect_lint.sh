@@ -87,7 +87,7 @@ done
 # --- colour: on a terminal by default, never with NO_COLOR (script gives a pty)
 if command -v script >/dev/null; then
     # shellcheck disable=SC2016
-    OUT=$(TERM=xterm script -qec "\"$CCLFORGE\" inspect libbad.so" /dev/null); RC=0; ERR=
+    OUT=$(env -u NO_COLOR TERM=xterm script -qec "\"$CCLFORGE\" inspect libbad.so" /dev/null); RC=0; ERR=
     printf '%s' "$OUT" | grep -q $'\033\[' && ok "colour on a terminal" || bad "colour on a terminal"
     OUT=$(NO_COLOR=1 TERM=xterm script -qec "\"$CCLFORGE\" inspect libbad.so" /dev/null); RC=0; ERR=
     printf '%s' "$OUT" | grep -q $'\033\[' && bad "NO_COLOR: no escape codes" || ok "NO_COLOR: no escape codes"
