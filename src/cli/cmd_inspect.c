@@ -250,8 +250,6 @@ static void print_flat(const struct view *v, const struct cf_inspect_target *t)
 
 static void print_problems(const struct view *v, const struct cf_inspect_target *t)
 {
-    if (t->n_problems == 0)
-        return;
     fputc('\n', v->f);
     for (size_t i = 0; i < t->n_problems; i++) {
         const struct cf_inspect_problem *p = &t->problems[i];
@@ -598,7 +596,7 @@ int cmd_inspect(int argc, char **argv)
     opterr = 0;
     optind = 1;
     int ch;
-    while ((ch = getopt_long(argc, argv, "+ueah", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "ueah", longopts, NULL)) != -1) {
         switch (ch) {
         case OPT_ROOT: opts.root = optarg; break;
         case OPT_LLP: opts.ld_library_path = optarg; break;

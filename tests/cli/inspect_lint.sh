@@ -78,6 +78,11 @@ run "$CCLFORGE" inspect --root
 expect_rc 2 "--root without its argument exits 2"
 run "$CCLFORGE" inspect --ld-library-path /x --ignore-ld-library-path libbad.so
 expect_rc 2 "contradictory LD_LIBRARY_PATH flags exit 2"
+run "$CCLFORGE" inspect libbad.so --json
+expect_json "d['schema'] == 'cclforge.inspect/1'" "options may follow the files"
+run "$CCLFORGE" inspect -- --json
+expect_rc 1 "after -- a name is a file, even --json"
+expect_err "--json" "and the error names it"
 run "$CCLFORGE" inspect --help
 expect_rc 0 "--help exits 0"
 for flag in --root --ld-library-path --ignore-ld-library-path --undefined --within --explain --all --depth --flat --no-gpu --no-banner --json; do
