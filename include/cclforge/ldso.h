@@ -43,7 +43,7 @@ enum cf_ldso_reject {
 };
 
 struct cf_ldso_candidate {
-    char *path;
+    char *path;                 /* the file tried; for a cache miss, the cache file itself */
     enum cf_ldso_reason source; /* which search step proposed it */
     enum cf_ldso_reject reject;
     char *detail;               /* e.g. "ELF32, need ELF64"; NULL when none */
@@ -52,6 +52,7 @@ struct cf_ldso_candidate {
 /* One DT_NEEDED edge (or a root), in the order the loader processes them. */
 struct cf_ldso_node {
     char *needed;             /* the DT_NEEDED string, or the root path as given */
+    char *expanded;           /* needed after $ORIGIN/$LIB/$PLATFORM expansion; NULL if it had no token */
     char *path;               /* where it resolved; NULL when not found */
     enum cf_ldso_reason reason;
     char *via;                /* CF_LDSO_RPATH: path of the object whose RPATH matched */

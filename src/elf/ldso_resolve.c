@@ -53,6 +53,7 @@ struct ctx {
     struct strvec hwcaps_names;  /* active glibc-hwcaps names, best first */
     struct ldso_cpu cpu;
     struct cf_ldcache *cache;
+    char *cache_path;
     int cache_tried, cache_usable;
     struct cf_ldcache_query query;
     struct strvec llp;
@@ -266,22 +267,27 @@ static void load_cache(struct ctx *c)
     c->cache_tried = 1;
     if (c->opts->ignore_ldcache)
         return;
-    char *path = c->opts->ldcache_path ? cf_strdup(c->opts->ldcache_path) : ldso_rooted(c->root, "/etc/ld.so.cache");
+    c->cache_path = c->opts->ldcache_path ? cf_strdup(c->opts->ldcache_path) : ldso_rooted(c->root, "/etc/ld.so.cache");
     /* A missing or corrupt cache is ignored, as glibc ignores it. */
-    if (cf_ldcache_open(path, &c->cache, NULL) == 0 &&
+    if (cf_ldcache_open(c->cache_path, &c->cache, NULL) == 0 &&
         cf_ldcache_abi_for(c->machine, c->elf_class, &c->query.abi, NULL) == 0)
         c->cache_usable = 1;
-    free(path);
 }
 
 static enum search_outcome search_cache(struct ctx *c, const char *name, long loader, struct found *f)
 {
     load_cache(c);
-    if (!c->cache_usable)
+    if (!c->cache_path)
+        return SEARCH_MISS; /* ignored on request */
+    if (!c->cache_usable) {
+        add_candidate(c, c->cache_path, CF_LDSO_LDCACHE, CF_LDSO_REJ_NOT_FOUND, "no usable ld.so.cache");
         return SEARCH_MISS;
+    }
     const char *hit = cf_ldcache_lookup(c->cache, name, &c->query);
-    if (!hit)
+    if (!hit) {
+        add_candidate(c, c->cache_path, CF_LDSO_LDCACHE, CF_LDSO_REJ_NOT_FOUND, "no entry for this name and ABI");
         return SEARCH_MISS;
+    }
     long l = loader >= 0 ? loader : 0;
     char *path = ldso_rooted(c->root, hit);
     if (c->objs[l].flags_1 & DF_1_NODEFLIB) {
@@ -459,6 +465,7 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
             c->res->n_missing++;
             return;
         }
+        c->res->nodes[node_index].expanded = cf_strdup(name);
     } else {
         name = cf_strdup(needed);
     }
@@ -613,6 +620,7 @@ static void release_ctx(struct ctx *c)
     strvec_clear(&c->llp);
     strvec_clear(&c->missing_names);
     cf_ldcache_free(c->cache);
+    free(c->cache_path);
     free(c->interp_name);
     free(c->interp_soname);
     free_candidates(c->cands, c->n_cands);
@@ -787,6 +795,7 @@ void cf_ldso_result_release(struct cf_ldso_result *res)
     for (size_t i = 0; i < res->n_nodes; i++) {
         struct cf_ldso_node *n = &res->nodes[i];
         free(n->needed);
+        free(n->expanded);
         free(n->path);
         free(n->via);
         free(n->error);

@@ -97,17 +97,19 @@ char *ts_ldd_compare(const struct cf_ldso_result *res, const struct ts_ldd *ldd)
         sb_addf(&ours, "%s\n", res->objects[interp].path);
     for (size_t i = 1; i < res->n_nodes; i++) {
         const struct cf_ldso_node *n = &res->nodes[i];
+        /* ldd names an object by the NEEDED string after token expansion. */
+        const char *name = n->expanded ? n->expanded : n->needed;
         if (n->object < 0) {
-            sb_addf(&ours, "%s => not found\n", n->needed);
+            sb_addf(&ours, "%s => not found\n", name);
             continue;
         }
         const struct cf_ldso_object *o = &res->objects[n->object];
         if (o->node != (long)i || o->is_interp)
             continue;
-        if (strcmp(n->needed, o->path) == 0)
+        if (strcmp(name, o->path) == 0)
             sb_addf(&ours, "%s\n", o->path);
         else
-            sb_addf(&ours, "%s => %s\n", n->needed, o->path);
+            sb_addf(&ours, "%s => %s\n", name, o->path);
         if (n->object == interp_after)
             sb_addf(&ours, "%s\n", res->objects[interp].path);
     }
