@@ -72,6 +72,7 @@ struct cf_inspect_target {
     const char *located_as;      /* default mode: "libnccl.so.2" / "librccl.so.1"; else NULL */
     char *error;                 /* the file cannot be inspected (then nothing below is set) */
     struct cf_ldso_result closure;
+    int is_static;               /* the file has no dynamic section: nothing is loaded */
     struct cf_inspect_object *objects; /* closure.n_objects entries */
     int symcheck_done;
     struct cf_symcheck_result symcheck;

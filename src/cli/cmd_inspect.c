@@ -160,6 +160,9 @@ static void print_subtree(const struct tree *tr, long node, struct strbuf *prefi
     int owns = owns_object(c, node);
     struct strbuf sub = STRBUF_INIT;
     sb_addf(&sub, "%s    ", sb_str(prefix));
+    if (n->reason == CF_LDSO_ROOT && tr->t->is_static)
+        fprintf(tr->v->f, "%s%sstatically linked: no dynamic section, the loader maps nothing else%s\n",
+                sb_str(&sub), col(tr->v, CF_DIM), col(tr->v, CF_RESET));
     if (owns) {
         char *facts = object_facts(&tr->t->objects[n->object]);
         if (*facts)
@@ -478,6 +481,7 @@ static cJSON *json_target(const struct cf_inspect_target *t)
     cJSON_AddStringToObject(o, "file", t->file);
     cJSON_AddItemToObject(o, "located_as", json_str_or_null(t->located_as));
     cJSON_AddItemToObject(o, "error", json_str_or_null(t->error));
+    cJSON_AddBoolToObject(o, "static", t->is_static);
     const struct cf_ldso_result *c = &t->closure;
     if (!t->error) {
         cJSON *loader = cJSON_AddObjectToObject(o, "loader");

@@ -83,6 +83,8 @@ static void scan_object(const struct cf_inspect_opts *opts, struct cf_inspect_ta
         return;
     }
     io->scanned = 1;
+    if (i == 0)
+        t->is_static = !cf_elf_get_dynamic(elf)->has_dynamic;
     if (opts->no_banner) {
         /* nothing read */
     } else if (cf_commlib_identify(elf, &io->commlib, &err) != 0) {

@@ -44,6 +44,18 @@ run "$CCLFORGE" inspect --within nonexistent-dir pkg/lib/libclean.so
 expect_rc 2 "--within a missing directory is a usage error"
 expect_err "--within nonexistent-dir: not a directory" "and says so"
 
+# --- a static executable: nothing to load, said so
+printf 'int main(void){return 0;}\n' >main.c
+if cc -static -o static-app main.c 2>/dev/null; then
+    run "$CCLFORGE" inspect static-app
+    expect_rc 0 "static executable exits 0"
+    expect_out "statically linked" "static executable said so"
+    run "$CCLFORGE" inspect --json static-app
+    expect_json "d['targets'][0]['static'] is True and len(d['targets'][0]['objects']) == 1" "JSON: static, one object"
+else
+    echo "skip - cc -static failed (no libc.a): static executable not tested"
+fi
+
 # --- bad inputs: exit 1 with an error naming the file; the other files are still inspected
 printf 'just text\n' >notelf.txt
 head -c 100 pkg/lib/libclean.so >truncated.so
