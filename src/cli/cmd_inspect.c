@@ -97,11 +97,6 @@ static char *object_facts(const struct cf_inspect_object *io)
             for (size_t i = 0; i < g->amd_targets.n; i++)
                 sb_addf(&sb, " %s", g->amd_targets.v[i]);
         }
-        if (g->compressed_bundles) {
-            if (sb.len)
-                sb_adds(&sb, " · ");
-            sb_addf(&sb, "%zu compressed offload bundle(s), targets not listed", g->compressed_bundles);
-        }
     }
     return sb_detach(&sb);
 }
