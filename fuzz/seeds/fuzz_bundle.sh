@@ -19,3 +19,16 @@ printf 'gfx90a' >"$tmp/a"; printf 'gfx942 code' >"$tmp/b"; printf 'gfx928' >"$tm
 "$bundler" -type=o -bundle-align=64 \
   -targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-,hipv4-amdgcn-amd-amdhsa--gfx942,hipv4-amdgcn-amd-amdhsa--gfx928 \
   -inputs=/dev/null,"$tmp/a","$tmp/b","$tmp/c" -outputs="$out/amd.hipfb"
+# Real compressed bundles (CCOB v2 zlib, v3 zstd) of the bundle above.
+python3 - "$out/amd.hipfb" "$out" <<'PY'
+import os, shutil, struct, subprocess, sys, zlib
+src, out = sys.argv[1], sys.argv[2]
+plain = open(src, 'rb').read()
+z = zlib.compress(plain, 6)
+open(os.path.join(out, 'amd.ccob2'), 'wb').write(
+    b'CCOB' + struct.pack('<HHIIQ', 2, 0, 24 + len(z), len(plain), 0x1234) + z)
+if shutil.which('zstd'):
+    zs = subprocess.run(['zstd', '-q', '-c', src], check=True, stdout=subprocess.PIPE).stdout
+    open(os.path.join(out, 'amd.ccob3'), 'wb').write(
+        b'CCOB' + struct.pack('<HHQQQ', 3, 1, 32 + len(zs), len(plain), 0x1234) + zs)
+PY
