@@ -57,13 +57,17 @@ c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10
     check_arguments(rank, size, timeout_ms);
     if (!store)
         throw py::value_error("make_nccl_backend: store is None; pass a torch.distributed Store");
+    // Asked first so that a host without a GPU gets a plain Python error
+    // without ProcessGroupNCCL being half-constructed.
+    if (c10::cuda::device_count() == 0)
+        throw std::runtime_error("make_nccl_backend: no GPU is visible to this process (vendor " CCLFORGE_STR(
+            CCLFORGE_BRIDGE_VENDOR) "); ProcessGroupNCCL needs at least one device per rank");
     auto options = c10d::ProcessGroupNCCL::Options::create(high_priority_stream);
     if (timeout_ms > 0)
         options->timeout = std::chrono::milliseconds(timeout_ms);
     try {
         // Constructing it touches the device runtime: on a host without a GPU
         // libtorch throws, and the message must reach Python intact.
-        py::gil_scoped_release no_gil;
         return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
     } catch (const std::exception &e) {
         throw std::runtime_error(std::string("make_nccl_backend: ProcessGroupNCCL could not be created "

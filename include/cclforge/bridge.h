@@ -120,6 +120,18 @@ void cf_bridge_build_result_release(struct cf_bridge_build_result *res);
 int cf_bridge_inspect_output(const struct cf_bridge_plan *plan, const char *output,
                              struct cf_bridge_build_result *res, cf_error *err);
 
+/* Packages a finished build (out_dir of cf_bridge_build, with its
+ * cclforge-build.json) as a wheel in wheel_dir. dist_name/version NULL: defaults
+ * ("cclforge-nccl-bridge", "0.1.0"). platform_tag NULL: computed. */
+struct cf_bridge_wheel_opts {
+    const char *build_dir;
+    const char *wheel_dir;
+    const char *dist_name;
+    const char *version;
+    const char *platform_tag;
+};
+int cf_bridge_wheel(const struct cf_bridge_wheel_opts *opts, char **wheel_path, char **platform_tag, cf_error *err);
+
 #ifdef __cplusplus
 }
 #endif

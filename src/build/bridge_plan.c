@@ -203,7 +203,7 @@ static void resolve_torch(const struct cf_bridge_opts *o, struct cf_bridge_plan 
         struct strbuf sb = STRBUF_INIT;
         cf_error err = CF_ERROR_INIT;
         if (cf_read_file(vpy, 1 << 16, &sb, &err) == 0) {
-            const char *at = strstr(sb_str(&sb), "__version__");
+            const char *at = strstr(sb_str(&sb), "\n__version__ =");
             const char *q = at ? strchr(at, '\'') : NULL;
             if (!q && at)
                 q = strchr(at, '"');

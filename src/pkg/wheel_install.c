@@ -3,6 +3,7 @@
  * source tree: isolated mode, cwd in the venv, __file__ checked). Every step is
  * an argv spawn; Python code is fixed text here and takes its inputs as argv. */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -207,29 +208,39 @@ void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct 
                                 opts->system_site_packages ? venv : NULL, NULL };
     if (run_step(res, "install", venv_argv, abs_work, tmo, NULL) < 0)
         goto out;
-    /* dirs given with --site become importable through a .pth file, as a
-     * site-packages of the venv would (e.g. a torch installed elsewhere) */
+    /* each top-level entry of a --site dir is linked into the venv's
+     * site-packages, so the installed layout is what a real install of those
+     * packages (e.g. torch) gives: $ORIGIN/../torch/lib resolves for real */
     if (opts->n_site_dirs) {
         const char *sp_argv[] = { vpy, "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])", NULL };
         if (run_step(res, "install", sp_argv, abs_work, tmo, &out) < 0)
             goto out;
         sb_rtrim(&out);
-        struct strbuf pth = STRBUF_INIT;
+        size_t linked = 0;
         for (size_t i = 0; i < opts->n_site_dirs; i++) {
             char *abs = cf_realpath(opts->site_dirs[i]);
-            sb_addf(&pth, "%s\n", abs ? abs : opts->site_dirs[i]);
+            DIR *d = abs ? opendir(abs) : NULL;
+            struct dirent *de;
+            while (d && (de = readdir(d))) {
+                if (de->d_name[0] == '.' || cf_ends_with(de->d_name, ".dist-info") || !strcmp(de->d_name, "bin"))
+                    continue;
+                char *from = cf_path_join(abs, de->d_name), *to = cf_path_join(out.buf, de->d_name);
+                if (!cf_path_exists(to) && symlink(from, to) == 0)
+                    linked++;
+                free(from);
+                free(to);
+            }
+            if (d)
+                closedir(d);
+            if (!d) {
+                wheel_add_check(res, "install", 0, "--site %s: not a readable directory", opts->site_dirs[i]);
+                free(abs);
+                goto out;
+            }
             free(abs);
         }
-        char *pth_path = cf_asprintf("%s/cclforge-site-dirs.pth", out.buf);
-        int wrc = cf_write_file_atomic(pth_path, pth.buf, pth.len, &err);
-        free(pth_path);
-        sb_release(&pth);
         sb_reset(&out);
-        if (wrc < 0) {
-            wheel_add_check(res, "install", 0, "%s", cf_error_message(&err));
-            cf_error_clear(&err);
-            goto out;
-        }
+        (void)linked;
     }
     const char *pip_argv[] = { vpy,         "-m",        "pip", "install", "--no-index", "--no-deps", "--no-compile",
                                "--disable-pip-version-check", "--no-cache-dir", wheel_abs, NULL };

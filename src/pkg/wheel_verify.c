@@ -455,6 +455,10 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
         struct strvec inside = STRVEC_INIT, outside = STRVEC_INIT;
         for (size_t r = 0; r < ms[i].elf.rpath.n; r++) {
             const char *entry = ms[i].elf.rpath.v[r], *rest;
+            if (!origin_relative(entry, &rest) && entry[0] == '/' && declared(&externals, entry)) {
+                strvec_push(&outside, entry); /* an absolute directory the wheel declares it needs */
+                continue;
+            }
             if (!origin_relative(entry, &rest)) {
                 sb_addf(&rpath_bad, "%s has RPATH entry '%s', %s; use a $ORIGIN-relative entry or bundle the library; ",
                         ms[i].name, entry,
