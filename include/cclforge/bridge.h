@@ -34,6 +34,8 @@ struct cf_bridge_opts {
     const char *const *external_rpath; /* extra absolute dirs the installed target declares, n_external_rpath */
     size_t n_external_rpath;
     const char *const *bundle_libs;    /* vendor libraries to ship in <package>/lib (RPATH $ORIGIN/lib) */
+    const char *const *extra_includes; /* more -isystem roots after the vendor's (--include) */
+    size_t n_extra_includes;
     size_t n_bundle_libs;
 };
 

@@ -474,7 +474,7 @@ static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *
     strvec_clear(&tried);
 }
 
-static void resolve_includes(struct cf_bridge_plan *p, const struct comm_source *cs)
+static void resolve_includes(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, const struct comm_source *cs)
 {
     if (p->torch_dir.value) {
         char *a = cf_path_join(p->torch_dir.value, "include");
@@ -539,6 +539,12 @@ static void resolve_includes(struct cf_bridge_plan *p, const struct comm_source 
                 p->vendor == CF_BRIDGE_DTK ? "DTK" : "ROCm");
     }
     free(tk_from);
+    for (size_t i = 0; i < o->n_extra_includes; i++) {
+        if (!cf_is_dir(o->extra_includes[i]))
+            problem(p, "--include %s: no such directory", o->extra_includes[i]);
+        else
+            item_push(&p->includes, &p->n_includes, o->extra_includes[i], "--include");
+    }
     if (cs->include) {
         int dup = 0;
         for (size_t i = 0; i < p->n_includes; i++)
@@ -735,7 +741,7 @@ int cf_bridge_plan_make(const struct cf_bridge_opts *o, struct cf_bridge_plan *p
     resolve_toolkit_root(o, p);
     resolve_compiler(o, p);
     resolve_comm(o, p, &cs);
-    resolve_includes(p, &cs);
+    resolve_includes(o, p, &cs);
     if (p->torch_dir.value)
         resolve_libs(p, &cs);
     resolve_defines(p);

@@ -38,6 +38,7 @@ static const char usage_text[] =
     "  --source FILE              bridge source (default: CCLFORGE_BRIDGE_SOURCE, then beside cclforge)\n"
     "  --external-rpath DIR       an absolute directory the target hosts provide (repeatable)\n"
     "  --bundle FILE              a vendor library to ship in <package>/lib (repeatable; never libcuda)\n"
+    "  --include DIR              one more include root after the vendor's (repeatable)\n"
     "  -o, --out DIR              build directory (default bridge-build)\n"
     "  --wheel-dir DIR            where the wheel goes (default dist)\n"
     "  --dist-name NAME           wheel distribution name (default cclforge-nccl-bridge)\n"
@@ -50,7 +51,7 @@ static const char usage_text[] =
 
 enum {
     OPT_VENDOR = 256, OPT_LIBTORCH, OPT_PYTHON, OPT_CXX, OPT_TOOLKIT, OPT_NCCL_HOME, OPT_NAME, OPT_PACKAGE, OPT_SOURCE,
-    OPT_EXT_RPATH, OPT_BUNDLE, OPT_WHEEL_DIR, OPT_DIST_NAME, OPT_DIST_VERSION, OPT_PLATFORM_TAG, OPT_JSON
+    OPT_EXT_RPATH, OPT_BUNDLE, OPT_INCLUDE, OPT_WHEEL_DIR, OPT_DIST_NAME, OPT_DIST_VERSION, OPT_PLATFORM_TAG, OPT_JSON
 };
 
 static const struct option long_options[] = {
@@ -65,6 +66,7 @@ static const struct option long_options[] = {
     { "source", required_argument, 0, OPT_SOURCE },
     { "external-rpath", required_argument, 0, OPT_EXT_RPATH },
     { "bundle", required_argument, 0, OPT_BUNDLE },
+    { "include", required_argument, 0, OPT_INCLUDE },
     { "out", required_argument, 0, 'o' },
     { "wheel-dir", required_argument, 0, OPT_WHEEL_DIR },
     { "dist-name", required_argument, 0, OPT_DIST_NAME },
@@ -77,7 +79,7 @@ static const struct option long_options[] = {
 
 struct args {
     struct cf_bridge_opts opts;
-    struct strvec ext_rpath, bundle;
+    struct strvec ext_rpath, bundle, includes;
     const char *out, *wheel_dir, *dist_name, *dist_version, *platform_tag;
     int json;
 };
@@ -267,6 +269,7 @@ static int parse(int argc, char **argv, struct args *a)
         case OPT_SOURCE: a->opts.source = optarg; break;
         case OPT_EXT_RPATH: strvec_push(&a->ext_rpath, optarg); break;
         case OPT_BUNDLE: strvec_push(&a->bundle, optarg); break;
+        case OPT_INCLUDE: strvec_push(&a->includes, optarg); break;
         case 'o': a->out = optarg; break;
         case OPT_WHEEL_DIR: a->wheel_dir = optarg; break;
         case OPT_DIST_NAME: a->dist_name = optarg; break;
@@ -283,6 +286,8 @@ static int parse(int argc, char **argv, struct args *a)
     a->opts.n_external_rpath = a->ext_rpath.n;
     a->opts.bundle_libs = (const char *const *)a->bundle.v;
     a->opts.n_bundle_libs = a->bundle.n;
+    a->opts.extra_includes = (const char *const *)a->includes.v;
+    a->opts.n_extra_includes = a->includes.n;
     return 0;
 }
 
@@ -418,5 +423,6 @@ int cmd_bridge(int argc, char **argv)
 done:
     strvec_clear(&a.ext_rpath);
     strvec_clear(&a.bundle);
+    strvec_clear(&a.includes);
     return rc;
 }
