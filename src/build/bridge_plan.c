@@ -357,14 +357,13 @@ static void resolve_compiler(const struct cf_bridge_opts *o, struct cf_bridge_pl
     if (nl)
         *nl = '\0';
     int is_clang = strstr(out, "clang") != NULL;
-    /* GCC prints the version last on its first line, clang after "version" */
+    /* the first token shaped like N.N: "g++ (GCC) 8.5.0 20210514", "g++ (Debian 12.2.0-14) 12.2.0",
+     * "clang version 14.0.6" */
     const char *ver = NULL;
-    if (is_clang) {
-        const char *at = strstr(out, "version ");
-        ver = at ? at + 8 : NULL;
-    } else {
-        const char *sp = strrchr(out, ' ');
-        ver = sp ? sp + 1 : out;
+    for (const char *c = out; *c && !ver; c++) {
+        int at_token = c == out || *(c - 1) == ' ' || *(c - 1) == '(';
+        if (at_token && *c >= '0' && *c <= '9' && strspn(c, "0123456789") < strcspn(c, " ") && c[strspn(c, "0123456789")] == '.')
+            ver = c;
     }
     int major = ver ? atoi(ver) : 0;
     p->cxx_major = major;
