@@ -32,6 +32,20 @@ struct cf_elf_section {
     uint64_t addr;
     uint64_t offset;    /* file offset */
     uint64_t size;
+    uint32_t link;      /* sh_link */
+    uint32_t info;      /* sh_info */
+    uint64_t entsize;   /* sh_entsize */
+    uint64_t addralign; /* sh_addralign */
+};
+
+/* One program header (segment). */
+struct cf_elf_segment {
+    uint32_t type;      /* PT_* */
+    uint32_t flags;     /* PF_* */
+    uint64_t offset;    /* file offset */
+    uint64_t vaddr;
+    uint64_t filesz;
+    uint64_t memsz;
 };
 
 struct cf_elf_dynamic {
@@ -79,6 +93,9 @@ const struct cf_elf_dynamic *cf_elf_get_dynamic(const struct cf_elf *elf);
 size_t cf_elf_section_count(const struct cf_elf *elf);
 const struct cf_elf_section *cf_elf_section_at(const struct cf_elf *elf, size_t i);
 const struct cf_elf_section *cf_elf_section_by_name(const struct cf_elf *elf, const char *name);
+size_t cf_elf_segment_count(const struct cf_elf *elf);
+const struct cf_elf_segment *cf_elf_segment_at(const struct cf_elf *elf, size_t i);
+
 /* The bytes of a section, bounds-checked against the file; SHT_NOBITS gives len 0.
  * Returns -1 with err set if the section lies outside the file. */
 int cf_elf_section_bytes(const struct cf_elf *elf, const struct cf_elf_section *sec,
@@ -93,6 +110,7 @@ int cf_elf_verneeds(struct cf_elf *elf, const struct cf_elf_verneed **needs, siz
 
 /* Names for display: "x86-64", "AArch64", ...; "ELF64 LSB". */
 const char *cf_elf_machine_name(unsigned machine);
+const char *cf_elf_kind_name(const struct cf_elf_header *header);
 
 #ifdef __cplusplus
 }

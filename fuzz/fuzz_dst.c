@@ -1,0 +1,34 @@
+/* libFuzzer target for $ORIGIN/$LIB/$PLATFORM expansion: the input is
+ * "entry\0origin\0lib\0platform", missing parts are NULL (unknown). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/dst.h"
+#include "cclforge/strbuf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *parts[4] = { NULL, NULL, NULL, NULL };
+    size_t at = 0;
+    for (int i = 0; i < 4 && at <= size; i++) {
+        const uint8_t *end = memchr(data + at, '\0', size - at);
+        size_t len = end ? (size_t)(end - (data + at)) : size - at;
+        parts[i] = cf_strndup((const char *)data + at, len);
+        at += len + 1;
+    }
+    if (!parts[0])
+        return 0;
+    char *out = cf_dst_expand(parts[0], parts[1], parts[2], parts[3]);
+    int has = cf_dst_has_token(parts[0]);
+    /* Without tokens the entry comes back unchanged. */
+    if (!has && (!out || strcmp(out, parts[0]) != 0))
+        abort();
+    /* With every value known, nothing is dropped. */
+    if (parts[1] && parts[2] && parts[3] && !out)
+        abort();
+    free(out);
+    for (int i = 0; i < 4; i++)
+        free(parts[i]);
+    return 0;
+}

@@ -1,0 +1,188 @@
+/* The dynamic section (NEEDED, SONAME, RPATH, RUNPATH, FLAGS, FLAGS_1) and
+ * PT_INTERP. Entries come from the SHT_DYNAMIC section with its linked string
+ * table; an object without section headers falls back to PT_DYNAMIC and DT_STRTAB
+ * translated through the PT_LOAD segments, as the loader itself reads it. */
+#include "elf/elf_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/strbuf.h"
+
+static int range_in_file(uint64_t offset, uint64_t size, size_t len)
+{
+    return offset <= len && size <= len - offset;
+}
+
+/* File bytes backing a virtual address range, through the PT_LOAD segments. */
+static int vaddr_to_span(const struct cf_elf *elf, uint64_t addr, uint64_t max_len, struct cf_span *out)
+{
+    for (size_t i = 0; i < elf->n_segments; i++) {
+        const struct cf_elf_segment *s = &elf->segments[i];
+        if (s->type != PT_LOAD || addr < s->vaddr || addr - s->vaddr >= s->filesz)
+            continue;
+        uint64_t delta = addr - s->vaddr;
+        uint64_t avail = s->filesz - delta;
+        uint64_t off = s->offset + delta;
+        if (off < s->offset || off > elf->len)
+            return -1;
+        if (avail > elf->len - off)
+            avail = elf->len - off;
+        if (avail > max_len)
+            avail = max_len;
+        out->data = elf->data + off;
+        out->len = (size_t)avail;
+        return 0;
+    }
+    return -1;
+}
+
+static int load_interp(struct cf_elf *elf, cf_error *err)
+{
+    for (size_t i = 0; i < elf->n_segments; i++) {
+        const struct cf_elf_segment *s = &elf->segments[i];
+        if (s->type != PT_INTERP)
+            continue;
+        if (!range_in_file(s->offset, s->filesz, elf->len))
+            return cf_elf_fault(elf, err, "PT_INTERP (offset %#llx, size %#llx) lies outside the file (%zu bytes)",
+                                (unsigned long long)s->offset, (unsigned long long)s->filesz, elf->len);
+        struct cf_span span = { elf->data + s->offset, (size_t)s->filesz };
+        elf->dynamic.interp = cf_span_string(&span, 0);
+        if (!elf->dynamic.interp)
+            return cf_elf_fault(elf, err, "PT_INTERP is not a NUL-terminated path within its %zu bytes", span.len);
+        return 0;
+    }
+    return 0;
+}
+
+/* Where the entries are: the SHT_DYNAMIC section, else PT_DYNAMIC. */
+static int find_dynamic_data(struct cf_elf *elf, Elf_Data **data, const struct cf_elf_section **sec, cf_error *err)
+{
+    *data = NULL;
+    *sec = NULL;
+    for (size_t i = 0; i < elf->n_sections; i++) {
+        if (elf->sections[i].type != SHT_DYNAMIC)
+            continue;
+        const uint8_t *bytes;
+        size_t len;
+        if (cf_elf_section_bytes(elf, &elf->sections[i], &bytes, &len, err) != 0)
+            return -1;
+        Elf_Scn *scn = elf_getscn(elf->elf, i);
+        *data = scn ? elf_getdata(scn, NULL) : NULL;
+        if (!*data)
+            return cf_elf_fault(elf, err, "cannot read the dynamic section: %s", elf_errmsg(-1));
+        *sec = &elf->sections[i];
+        return 0;
+    }
+    for (size_t i = 0; i < elf->n_segments; i++) {
+        const struct cf_elf_segment *s = &elf->segments[i];
+        if (s->type != PT_DYNAMIC)
+            continue;
+        if (!range_in_file(s->offset, s->filesz, elf->len))
+            return cf_elf_fault(elf, err, "PT_DYNAMIC (offset %#llx, size %#llx) lies outside the file (%zu bytes)",
+                                (unsigned long long)s->offset, (unsigned long long)s->filesz, elf->len);
+        *data = elf_getdata_rawchunk(elf->elf, (int64_t)s->offset, (size_t)s->filesz, ELF_T_DYN);
+        if (!*data)
+            return cf_elf_fault(elf, err, "cannot read PT_DYNAMIC: %s", elf_errmsg(-1));
+        return 0;
+    }
+    return 0;
+}
+
+/* The string-valued tags, in the order they are stored. */
+struct string_tag {
+    int64_t tag;
+    const char *name;
+};
+static const struct string_tag string_tags[] = {
+    { DT_NEEDED, "DT_NEEDED" },
+    { DT_SONAME, "DT_SONAME" },
+    { DT_RPATH, "DT_RPATH" },
+    { DT_RUNPATH, "DT_RUNPATH" },
+};
+
+static const char *string_tag_name(int64_t tag)
+{
+    for (size_t i = 0; i < sizeof string_tags / sizeof string_tags[0]; i++)
+        if (string_tags[i].tag == tag)
+            return string_tags[i].name;
+    return NULL;
+}
+
+int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err)
+{
+    struct cf_elf_dynamic *d = &elf->dynamic;
+    if (load_interp(elf, err) != 0)
+        return -1;
+    Elf_Data *data;
+    const struct cf_elf_section *sec;
+    if (find_dynamic_data(elf, &data, &sec, err) != 0)
+        return -1;
+    if (!data)
+        return 0;
+    d->has_dynamic = 1;
+
+    size_t entsize = gelf_fsize(elf->elf, ELF_T_DYN, 1, EV_CURRENT);
+    size_t count = data->d_size / entsize;
+    if (count > CF_ELF_MAX_DYN_ENTRIES)
+        count = CF_ELF_MAX_DYN_ENTRIES;
+
+    /* First pass: the scalar tags, the string table address, and how many NEEDED. */
+    uint64_t strtab_addr = 0, strsz = UINT64_MAX;
+    int have_strtab_addr = 0, have_strings = 0;
+    size_t n_needed = 0, used = 0;
+    for (; used < count; used++) {
+        GElf_Dyn dyn;
+        if (!gelf_getdyn(data, (int)used, &dyn))
+            return cf_elf_fault(elf, err, "cannot read dynamic entry %zu: %s", used, elf_errmsg(-1));
+        if (dyn.d_tag == DT_NULL)
+            break;
+        if (dyn.d_tag == DT_NEEDED)
+            n_needed++;
+        if (string_tag_name(dyn.d_tag))
+            have_strings = 1;
+        if (dyn.d_tag == DT_STRTAB) {
+            strtab_addr = dyn.d_un.d_ptr;
+            have_strtab_addr = 1;
+        } else if (dyn.d_tag == DT_STRSZ) {
+            strsz = dyn.d_un.d_val;
+        } else if (dyn.d_tag == DT_FLAGS) {
+            d->flags = dyn.d_un.d_val;
+        } else if (dyn.d_tag == DT_FLAGS_1) {
+            d->flags_1 = dyn.d_un.d_val;
+        }
+    }
+    if (!have_strings)
+        return 0;
+
+    struct cf_span strtab = { NULL, 0 };
+    if (sec) {
+        if (cf_elf_linked_strtab(elf, sec, sec->link, &strtab, err) != 0)
+            return -1;
+    } else if (!have_strtab_addr || vaddr_to_span(elf, strtab_addr, strsz, &strtab) != 0) {
+        return cf_elf_fault(elf, err, "the dynamic section names strings but DT_STRTAB (%#llx) maps to no file bytes",
+                            (unsigned long long)strtab_addr);
+    }
+
+    elf->needed = cf_xcalloc(n_needed + 1, sizeof *elf->needed);
+    for (size_t i = 0; i < used; i++) {
+        GElf_Dyn dyn;
+        gelf_getdyn(data, (int)i, &dyn);
+        const char *tag_name = string_tag_name(dyn.d_tag);
+        if (!tag_name)
+            continue;
+        const char *s = cf_span_string(&strtab, dyn.d_un.d_val);
+        if (!s)
+            return cf_elf_fault(elf, err, "%s string offset %#llx is outside the dynamic string table (%zu bytes)",
+                                tag_name, (unsigned long long)dyn.d_un.d_val, strtab.len);
+        switch (dyn.d_tag) {
+        case DT_NEEDED: elf->needed[d->n_needed++] = s; break;
+        case DT_SONAME: d->soname = s; break;
+        case DT_RPATH: d->rpath = s; break;
+        case DT_RUNPATH: d->runpath = s; break;
+        default: break;
+        }
+    }
+    d->needed = elf->needed;
+    return 0;
+}

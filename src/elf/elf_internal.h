@@ -1,0 +1,71 @@
+/* The opened-file state shared by the ELF reader's source files (not public). */
+#ifndef CCLFORGE_ELF_INTERNAL_H
+#define CCLFORGE_ELF_INTERNAL_H
+
+#include <gelf.h>
+
+#include "cclforge/elf.h"
+#include "cclforge/fs.h"
+
+/* Upper bounds that keep a hostile header from asking for absurd work. Real
+ * files stay far below them (libtorch_cuda.so: ~40 sections, ~60k symbols). */
+#define CF_ELF_MAX_SECTIONS 65536u
+#define CF_ELF_MAX_SEGMENTS 65536u
+#define CF_ELF_MAX_DYN_ENTRIES (1u << 20)
+#define CF_ELF_MAX_SYMBOLS (1u << 22)
+
+/* A run of bytes inside the file: a string table or a section's contents. */
+struct cf_span {
+    const uint8_t *data;
+    size_t len;
+};
+
+struct cf_elf {
+    char *path;               /* label for errors: the path or the memory name */
+    struct cf_mmap map;       /* owned mapping (cf_elf_open) or empty (open_memory) */
+    const uint8_t *data;      /* the whole file */
+    size_t len;
+    Elf *elf;                 /* libelf view over data; kept until close */
+
+    struct cf_elf_header header;
+    struct cf_elf_section *sections;
+    size_t n_sections;
+    struct cf_elf_segment *segments;
+    size_t n_segments;
+
+    struct cf_elf_dynamic dynamic;
+    const char **needed;      /* storage behind dynamic.needed */
+
+    /* Loaded lazily by cf_elf_dynsyms / cf_elf_verdefs / cf_elf_verneeds. */
+    int versions_loaded;
+    const char **verdef_names;  /* excluding the base entry */
+    size_t n_verdefs;
+    struct cf_elf_verneed *verneeds;
+    size_t n_verneeds;
+    /* Version index (vd_ndx / vna_other) to name and file, for symbols. */
+    const char **index_name;
+    const char **index_file;
+    size_t n_index;
+
+    int syms_loaded;
+    struct cf_elf_symbol *syms;
+    size_t n_syms;
+};
+
+/* Sets err to "<file>: <fault>" and returns -1. */
+int cf_elf_fault(const struct cf_elf *elf, cf_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The section with this index, or NULL when out of range. */
+const struct cf_elf_section *cf_elf_section_index(const struct cf_elf *elf, size_t index);
+/* The bytes of a string table section named by another section's sh_link; errors
+ * name `user` (the section whose link it is) when the link is bad. */
+int cf_elf_linked_strtab(const struct cf_elf *elf, const struct cf_elf_section *user, uint32_t link,
+                         struct cf_span *out, cf_error *err);
+/* A NUL-terminated string at offset inside span, or NULL when out of bounds. */
+const char *cf_span_string(const struct cf_span *span, uint64_t offset);
+
+/* Reads the dynamic section and PT_INTERP into elf->dynamic (called by open). */
+int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err);
+
+#endif

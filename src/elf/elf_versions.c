@@ -1,0 +1,312 @@
+/* Dynamic symbols and GNU symbol versioning: .dynsym, .gnu.version (versym),
+ * .gnu.version_d (verdef) and .gnu.version_r (verneed), resolved into a version
+ * name per symbol, with the providing file for undefined ones and the hidden
+ * flag ('@' rather than '@@') for definitions. Loaded on first use only, so
+ * opening a file never touches its symbol table. */
+#include "elf/elf_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/strbuf.h"
+
+#define VERSYM_INDEX_MASK 0x7fffu
+#define VERSYM_HIDDEN 0x8000u
+
+/* One version index (vd_ndx or vna_other) and what it names. */
+struct version_slot {
+    unsigned index;
+    const char *name;
+    const char *file; /* the verneed file, NULL for a definition */
+};
+
+struct slot_list {
+    struct version_slot *v;
+    size_t n, alloc;
+};
+
+static void slot_push(struct slot_list *l, unsigned index, const char *name, const char *file)
+{
+    if (l->n == l->alloc) {
+        l->alloc = l->alloc ? l->alloc * 2 : 16;
+        l->v = cf_xrealloc(l->v, l->alloc * sizeof *l->v);
+    }
+    l->v[l->n++] = (struct version_slot){ index, name, file };
+}
+
+static const struct cf_elf_section *first_section_of_type(const struct cf_elf *elf, uint32_t type, size_t *index)
+{
+    for (size_t i = 0; i < elf->n_sections; i++)
+        if (elf->sections[i].type == type) {
+            if (index)
+                *index = i;
+            return &elf->sections[i];
+        }
+    return NULL;
+}
+
+/* The converted contents of a section, after checking it lies in the file, and
+ * its linked string table when strtab is non-NULL. */
+static int section_data(const struct cf_elf *elf, size_t index, Elf_Data **data, struct cf_span *strtab, cf_error *err)
+{
+    const struct cf_elf_section *sec = &elf->sections[index];
+    const uint8_t *bytes;
+    size_t len;
+    if (cf_elf_section_bytes(elf, sec, &bytes, &len, err) != 0)
+        return -1;
+    if (len > INT_MAX)
+        return cf_elf_fault(elf, err, "section %s is %zu bytes, larger than this reader handles", sec->name, len);
+    Elf_Scn *scn = elf_getscn(elf->elf, index);
+    *data = scn ? elf_getdata(scn, NULL) : NULL;
+    if (!*data)
+        return cf_elf_fault(elf, err, "cannot read section %s: %s", sec->name, elf_errmsg(-1));
+    if (strtab && cf_elf_linked_strtab(elf, sec, sec->link, strtab, err) != 0)
+        return -1;
+    return 0;
+}
+
+static int load_verdefs(struct cf_elf *elf, struct slot_list *slots, cf_error *err)
+{
+    size_t index;
+    const struct cf_elf_section *sec = first_section_of_type(elf, SHT_GNU_verdef, &index);
+    if (!sec)
+        return 0;
+    Elf_Data *data;
+    struct cf_span strtab;
+    if (section_data(elf, index, &data, &strtab, err) != 0)
+        return -1;
+    /* Each entry is at least one Verdef, so the size bounds the count whatever sh_info says. */
+    size_t cap = data->d_size / sizeof(Elf32_Verdef) + 1;
+    size_t off = 0;
+    elf->verdef_names = cf_xcalloc(1, sizeof *elf->verdef_names);
+    for (size_t i = 0; i < sec->info && i < cap; i++) {
+        GElf_Verdef vd;
+        GElf_Verdaux aux;
+        if (off > data->d_size || !gelf_getverdef(data, (int)off, &vd))
+            return cf_elf_fault(elf, err, "%s: version definition %zu at offset %zu lies outside the section (%zu bytes)",
+                                sec->name, i, off, (size_t)data->d_size);
+        size_t aux_off = off + vd.vd_aux;
+        if (vd.vd_cnt == 0 || aux_off > data->d_size || !gelf_getverdaux(data, (int)aux_off, &aux))
+            return cf_elf_fault(elf, err, "%s: version definition %zu has no readable name entry", sec->name, i);
+        const char *name = cf_span_string(&strtab, aux.vda_name);
+        if (!name)
+            return cf_elf_fault(elf, err, "%s: version name offset %#x is outside the string table (%zu bytes)",
+                                sec->name, aux.vda_name, strtab.len);
+        slot_push(slots, vd.vd_ndx & VERSYM_INDEX_MASK, name, NULL);
+        if (!(vd.vd_flags & VER_FLG_BASE)) {
+            elf->verdef_names = cf_xrealloc(elf->verdef_names, (elf->n_verdefs + 2) * sizeof *elf->verdef_names);
+            elf->verdef_names[elf->n_verdefs++] = name;
+        }
+        if (vd.vd_next == 0)
+            break;
+        off += vd.vd_next;
+    }
+    return 0;
+}
+
+static int load_verneeds(struct cf_elf *elf, struct slot_list *slots, cf_error *err)
+{
+    size_t index;
+    const struct cf_elf_section *sec = first_section_of_type(elf, SHT_GNU_verneed, &index);
+    if (!sec)
+        return 0;
+    Elf_Data *data;
+    struct cf_span strtab;
+    if (section_data(elf, index, &data, &strtab, err) != 0)
+        return -1;
+    size_t cap = data->d_size / sizeof(Elf32_Verneed) + 1;
+    size_t aux_cap = data->d_size / sizeof(Elf32_Vernaux) + 1;
+    elf->verneeds = cf_xcalloc(1, sizeof *elf->verneeds);
+    size_t off = 0;
+    for (size_t i = 0; i < sec->info && i < cap; i++) {
+        GElf_Verneed vn;
+        if (off > data->d_size || !gelf_getverneed(data, (int)off, &vn))
+            return cf_elf_fault(elf, err, "%s: version requirement %zu at offset %zu lies outside the section (%zu bytes)",
+                                sec->name, i, off, (size_t)data->d_size);
+        const char *file = cf_span_string(&strtab, vn.vn_file);
+        if (!file)
+            return cf_elf_fault(elf, err, "%s: file name offset %#x is outside the string table (%zu bytes)",
+                                sec->name, vn.vn_file, strtab.len);
+        size_t n_aux = vn.vn_cnt < aux_cap ? vn.vn_cnt : aux_cap;
+        const char **versions = cf_xcalloc(n_aux + 1, sizeof *versions);
+        int *weak = cf_xcalloc(n_aux + 1, sizeof *weak);
+        elf->verneeds = cf_xrealloc(elf->verneeds, (elf->n_verneeds + 1) * sizeof *elf->verneeds);
+        struct cf_elf_verneed *need = &elf->verneeds[elf->n_verneeds++];
+        need->file = file;
+        need->versions = versions;
+        need->weak = weak;
+        need->n_versions = 0;
+        size_t aux_off = off + vn.vn_aux;
+        for (size_t j = 0; j < n_aux; j++) {
+            GElf_Vernaux aux;
+            if (aux_off > data->d_size || !gelf_getvernaux(data, (int)aux_off, &aux))
+                return cf_elf_fault(elf, err, "%s: requirement %zu of %s at offset %zu lies outside the section",
+                                    sec->name, j, file, aux_off);
+            const char *name = cf_span_string(&strtab, aux.vna_name);
+            if (!name)
+                return cf_elf_fault(elf, err, "%s: version name offset %#x (needed from %s) is outside the string table",
+                                    sec->name, aux.vna_name, file);
+            versions[need->n_versions] = name;
+            weak[need->n_versions] = (aux.vna_flags & VER_FLG_WEAK) != 0;
+            need->n_versions++;
+            slot_push(slots, aux.vna_other & VERSYM_INDEX_MASK, name, file);
+            if (aux.vna_next == 0)
+                break;
+            aux_off += aux.vna_next;
+        }
+        if (vn.vn_next == 0)
+            break;
+        off += vn.vn_next;
+    }
+    return 0;
+}
+
+static int load_versions(struct cf_elf *elf, cf_error *err)
+{
+    if (elf->versions_loaded)
+        return elf->versions_loaded > 0 ? 0 : cf_elf_fault(elf, err, "symbol version sections are corrupt (see the first error)");
+    struct slot_list slots = { 0 };
+    elf->versions_loaded = -1;
+    if (load_verdefs(elf, &slots, err) != 0 || load_verneeds(elf, &slots, err) != 0) {
+        free(slots.v);
+        return -1;
+    }
+    unsigned max = 1;
+    for (size_t i = 0; i < slots.n; i++)
+        if (slots.v[i].index > max)
+            max = slots.v[i].index;
+    elf->n_index = (size_t)max + 1;
+    elf->index_name = cf_xcalloc(elf->n_index, sizeof *elf->index_name);
+    elf->index_file = cf_xcalloc(elf->n_index, sizeof *elf->index_file);
+    for (size_t i = 0; i < slots.n; i++) {
+        elf->index_name[slots.v[i].index] = slots.v[i].name;
+        elf->index_file[slots.v[i].index] = slots.v[i].file;
+    }
+    free(slots.v);
+    elf->versions_loaded = 1;
+    return 0;
+}
+
+static enum cf_sym_bind bind_of(unsigned stb)
+{
+    static const struct { unsigned stb; enum cf_sym_bind bind; } table[] = {
+        { STB_LOCAL, CF_BIND_LOCAL },
+        { STB_GLOBAL, CF_BIND_GLOBAL },
+        { STB_WEAK, CF_BIND_WEAK },
+        { STB_GNU_UNIQUE, CF_BIND_GNU_UNIQUE },
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].stb == stb)
+            return table[i].bind;
+    return CF_BIND_OTHER;
+}
+
+/* Fills one symbol's version from its versym entry. */
+static int resolve_version(const struct cf_elf *elf, struct cf_elf_symbol *sym, unsigned versym, cf_error *err)
+{
+    unsigned index = versym & VERSYM_INDEX_MASK;
+    if (index == VER_NDX_LOCAL || index == VER_NDX_GLOBAL)
+        return 0;
+    if (index >= elf->n_index || !elf->index_name[index])
+        return cf_elf_fault(elf, err, "symbol %s has version index %u, which no version definition or requirement declares",
+                            sym->name, index);
+    sym->version = elf->index_name[index];
+    if (!sym->defined)
+        sym->version_file = elf->index_file[index];
+    sym->version_hidden = sym->defined && (versym & VERSYM_HIDDEN) != 0;
+    return 0;
+}
+
+static int load_dynsyms(struct cf_elf *elf, cf_error *err)
+{
+    size_t index;
+    const struct cf_elf_section *sec = first_section_of_type(elf, SHT_DYNSYM, &index);
+    if (!sec)
+        return 0;
+    Elf_Data *data;
+    struct cf_span strtab;
+    if (section_data(elf, index, &data, &strtab, err) != 0)
+        return -1;
+    size_t count = data->d_size / gelf_fsize(elf->elf, ELF_T_SYM, 1, EV_CURRENT);
+    if (count > CF_ELF_MAX_SYMBOLS)
+        return cf_elf_fault(elf, err, "%s holds %zu symbols, more than this reader accepts", sec->name, count);
+
+    Elf_Data *versym = NULL;
+    size_t vs_index;
+    if (first_section_of_type(elf, SHT_GNU_versym, &vs_index)) {
+        if (section_data(elf, vs_index, &versym, NULL, err) != 0)
+            return -1;
+        size_t n_versym = versym->d_size / sizeof(GElf_Versym);
+        if (n_versym < count)
+            return cf_elf_fault(elf, err, "%s has %zu entries for %zu dynamic symbols",
+                                elf->sections[vs_index].name, n_versym, count);
+        if (load_versions(elf, err) != 0)
+            return -1;
+    }
+
+    elf->syms = cf_xcalloc(count ? count : 1, sizeof *elf->syms);
+    /* Entry 0 is the reserved null symbol: left out. */
+    for (size_t i = 1; i < count; i++) {
+        GElf_Sym st;
+        if (!gelf_getsym(data, (int)i, &st))
+            return cf_elf_fault(elf, err, "cannot read dynamic symbol %zu: %s", i, elf_errmsg(-1));
+        struct cf_elf_symbol *sym = &elf->syms[elf->n_syms];
+        sym->name = cf_span_string(&strtab, st.st_name);
+        if (!sym->name)
+            return cf_elf_fault(elf, err, "dynamic symbol %zu: name offset %#x is outside the string table (%zu bytes)",
+                                i, st.st_name, strtab.len);
+        sym->defined = st.st_shndx != SHN_UNDEF;
+        sym->bind = bind_of(GELF_ST_BIND(st.st_info));
+        sym->type = GELF_ST_TYPE(st.st_info);
+        sym->visibility = GELF_ST_VISIBILITY(st.st_other);
+        if (versym) {
+            GElf_Versym vs;
+            if (!gelf_getversym(versym, (int)i, &vs))
+                return cf_elf_fault(elf, err, "cannot read version entry %zu: %s", i, elf_errmsg(-1));
+            if (resolve_version(elf, sym, vs, err) != 0)
+                return -1;
+        }
+        elf->n_syms++;
+    }
+    return 0;
+}
+
+int cf_elf_dynsyms(struct cf_elf *elf, const struct cf_elf_symbol **syms, size_t *n, cf_error *err)
+{
+    *syms = NULL;
+    *n = 0;
+    if (elf->syms_loaded < 0)
+        return cf_elf_fault(elf, err, "the dynamic symbol table is corrupt (see the first error)");
+    if (!elf->syms_loaded) {
+        elf->syms_loaded = -1;
+        if (load_dynsyms(elf, err) != 0)
+            return -1;
+        elf->syms_loaded = 1;
+    }
+    *syms = elf->syms;
+    *n = elf->n_syms;
+    return 0;
+}
+
+int cf_elf_verdefs(struct cf_elf *elf, const char *const **names, size_t *n, cf_error *err)
+{
+    *names = NULL;
+    *n = 0;
+    if (load_versions(elf, err) != 0)
+        return -1;
+    *names = elf->verdef_names;
+    *n = elf->n_verdefs;
+    return 0;
+}
+
+int cf_elf_verneeds(struct cf_elf *elf, const struct cf_elf_verneed **needs, size_t *n, cf_error *err)
+{
+    *needs = NULL;
+    *n = 0;
+    if (load_versions(elf, err) != 0)
+        return -1;
+    *needs = elf->verneeds;
+    *n = elf->n_verneeds;
+    return 0;
+}
