@@ -10,6 +10,8 @@
 // so Store and Backend objects are the ones torch.distributed registered.
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -51,6 +53,63 @@ void check_arguments(int rank, int size, int64_t timeout_ms)
                               std::to_string(timeout_ms));
 }
 
+// The size of ProcessGroupNCCL::Options depends on the nccl.h torch was built
+// with (it embeds ncclConfig_t), and the constructors live in libtorch while
+// make_intrusive allocates sizeof() from *our* headers. torch 2.15.0's wheel,
+// built against a newer nccl.h than the NCCL wheel it pins, writes 16 bytes past
+// an Options sized by that wheel's nccl.h. So torch objects are allocated with
+// slack: the libtorch constructor may use more than we know of, destruction goes
+// through libtorch's own vtable, and we only touch base-class fields (timeout).
+constexpr size_t kLayoutSlack = 1024;
+constexpr unsigned char kCanary = 0xA5;
+
+template <class T, class... Args>
+c10::intrusive_ptr<T> make_with_slack(Args &&...args)
+{
+    void *mem = ::operator new(sizeof(T) + kLayoutSlack);
+    std::memset(mem, 0, sizeof(T) + kLayoutSlack);
+    try {
+        return c10::intrusive_ptr<T>::unsafe_steal_from_new(new (mem) T(std::forward<Args>(args)...));
+    } catch (...) {
+        ::operator delete(mem);
+        throw;
+    }
+}
+
+// How many bytes libtorch's Options constructor initialises: constructed over a
+// canary-filled buffer, the last changed byte says. Equal to sizeof(Options)
+// when the headers match the libtorch build.
+size_t libtorch_options_extent()
+{
+    const size_t n = sizeof(c10d::ProcessGroupNCCL::Options) + kLayoutSlack;
+    auto *mem = static_cast<unsigned char *>(::operator new(n));
+    std::memset(mem, kCanary, n);
+    auto *opts = new (mem) c10d::ProcessGroupNCCL::Options(false);
+    size_t extent = sizeof(c10d::ProcessGroupNCCL::Options);
+    for (size_t i = n; i-- > extent;)
+        if (mem[i] != kCanary) {
+            extent = (i + 8) & ~static_cast<size_t>(7);
+            break;
+        }
+    // Destroyed through a base pointer the compiler cannot see through, so the
+    // call goes to libtorch's destructor (its layout) via the vtable libtorch
+    // installed, never to an inlined one built from our headers.
+    c10d::Backend::Options *volatile base = opts;
+    base->~Options();
+    ::operator delete(mem);
+    return extent;
+}
+
+py::dict abi_info()
+{
+    py::dict d;
+    d["options_size_headers"] = sizeof(c10d::ProcessGroupNCCL::Options);
+    d["options_size_libtorch"] = libtorch_options_extent();
+    d["process_group_size_headers"] = sizeof(c10d::ProcessGroupNCCL);
+    d["slack"] = kLayoutSlack;
+    return d;
+}
+
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store> &store, int rank,
                                                     int size, int64_t timeout_ms, bool high_priority_stream)
 {
@@ -62,13 +121,14 @@ c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10
     if (c10::cuda::device_count() == 0)
         throw std::runtime_error("make_nccl_backend: no GPU is visible to this process (vendor " CCLFORGE_STR(
             CCLFORGE_BRIDGE_VENDOR) "); ProcessGroupNCCL needs at least one device per rank");
-    auto options = c10d::ProcessGroupNCCL::Options::create(high_priority_stream);
+    auto options = make_with_slack<c10d::ProcessGroupNCCL::Options>(high_priority_stream);
     if (timeout_ms > 0)
         options->timeout = std::chrono::milliseconds(timeout_ms);
     try {
-        // Constructing it touches the device runtime: on a host without a GPU
-        // libtorch throws, and the message must reach Python intact.
-        return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
+        // Constructing it touches the device runtime; libtorch's message must
+        // reach Python intact.
+        c10::intrusive_ptr<c10d::Backend> pg = make_with_slack<c10d::ProcessGroupNCCL>(store, rank, size, options);
+        return pg;
     } catch (const std::exception &e) {
         throw std::runtime_error(std::string("make_nccl_backend: ProcessGroupNCCL could not be created "
                                              "(vendor " CCLFORGE_STR(CCLFORGE_BRIDGE_VENDOR) "): ") +
@@ -89,4 +149,6 @@ PYBIND11_MODULE(CCLFORGE_BRIDGE_NAME, m)
           py::arg("timeout_ms") = 0, py::arg("high_priority_stream") = false,
           "Create a c10d ProcessGroupNCCL backend over `store` for `rank` of `size`.\n"
           "timeout_ms > 0 sets the collective timeout; high_priority_stream picks high-priority streams.");
+    m.def("abi_info", &abi_info,
+          "Sizes of ProcessGroupNCCL::Options as this module's headers and the loaded libtorch see them.");
 }

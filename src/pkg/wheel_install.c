@@ -33,6 +33,8 @@ static const char import_script[] =
     "m = importlib.import_module(name)\n"
     "out['file'] = os.path.realpath(m.__file__)\n"
     "out['has_make_nccl_backend'] = callable(getattr(m, 'make_nccl_backend', None))\n"
+    "if bridge and callable(getattr(m, 'abi_info', None)):\n"
+    "    out['abi'] = m.abi_info()\n"
     "if bridge and out['has_make_nccl_backend']:\n"
     "    store = dist.HashStore()\n"
     "    try:\n"
@@ -286,6 +288,27 @@ void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct 
             const cJSON *call = cJSON_GetObjectItemCaseSensitive(doc, "call");
             const cJSON *exc = cJSON_GetObjectItemCaseSensitive(doc, "exception");
             gpus = cJSON_IsNumber(g) ? g->valueint : 0;
+            /* the bridge measures how much of ProcessGroupNCCL::Options libtorch
+             * initialises against what its own headers say (see bridge.md) */
+            const cJSON *abi = cJSON_GetObjectItemCaseSensitive(doc, "abi");
+            const cJSON *hs = cJSON_GetObjectItemCaseSensitive(abi, "options_size_headers");
+            const cJSON *ls = cJSON_GetObjectItemCaseSensitive(abi, "options_size_libtorch");
+            const cJSON *slack = cJSON_GetObjectItemCaseSensitive(abi, "slack");
+            if (cJSON_IsNumber(hs) && cJSON_IsNumber(ls)) {
+                int h = hs->valueint, l = ls->valueint, sl = cJSON_IsNumber(slack) ? slack->valueint : 0;
+                if (l == h)
+                    wheel_add_check(res, "abi", 1, "ProcessGroupNCCL::Options is %d bytes in the bridge's headers and "
+                                                   "in the loaded libtorch",
+                                    h);
+                else
+                    wheel_add_check(res, "abi", l <= h + sl ? 1 : 0,
+                                    "ProcessGroupNCCL::Options is %d bytes in the bridge's headers but libtorch "
+                                    "initialises %d: the nccl.h used differs from the one torch was built with; %s",
+                                    h, l,
+                                    l <= h + sl ? "the bridge allocates with slack and touches no ncclConfig_t field, "
+                                                  "so this is safe; building with torch's own nccl.h removes it"
+                                                : "more than the bridge's slack: rebuild with torch's nccl.h");
+            }
             if (!cJSON_IsTrue(has)) {
                 wheel_add_check(res, "bridge", 0, "%s has no callable make_nccl_backend", mod);
             } else if (cJSON_IsString(call) && !strcmp(call->valuestring, "raised")) {
