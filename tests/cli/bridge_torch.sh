@@ -55,6 +55,7 @@ run "$CCLFORGE" wheel verify "$whl" --install --site "$site" --json
 expect_rc 0 "verify --install: fresh venv, pip install --no-index, import"
 expect_json 'd["module"] == "cclforge_nccl_bridge._cclforge_nccl" and "/venv/" in d["module_file"]' "imported from the venv, not the source tree"
 expect_json 'any(c["name"] == "bridge" and c["status"] == "ok" and "raised RuntimeError" in c["detail"] and "no GPU" in c["detail"] for c in d["checks"])' "make_nccl_backend raises a clear Python exception without a GPU"
+expect_json 'any(c["name"] == "abi" and c["status"] == "ok" and "ProcessGroupNCCL::Options is" in c["detail"] for c in d["checks"])' "the bridge measured libtorch's ProcessGroupNCCL::Options layout"
 expect_json 'd["glibc_ceiling"] is not None and d["tags"]["platform"].startswith("manylinux_2_")' "manylinux tag from the glibc versions used"
 echo "$OUT" | python3 -c 'import json,sys; [print("#   %-5s %-14s %s" % (c["status"], c["name"], c["detail"][:150])) for c in json.load(sys.stdin)["checks"]]' 2>/dev/null
 
