@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake pkg-config clang gcc-multilib
+  build-essential cmake pkg-config clang clang-tools gcc-multilib
   libelf-dev libcjson-dev libzip-dev libssl-dev libcmocka-dev
   openmpi-bin libopenmpi-dev
   libtree python3 python3-venv zip unzip

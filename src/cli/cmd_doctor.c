@@ -1,11 +1,410 @@
-/* Placeholder until the doctor command lands; replaced by its own issue's work. */
+/* cclforge doctor: survey this machine and say what is wrong; doctor compare: the
+ * same across hosts. Parsing and printing only: the work is cf_survey_run,
+ * cf_doctor_diagnose and cf_doctor_compare. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cclforge/doctor.h"
+#include "cclforge/fs.h"
+#include "cclforge/survey.h"
+#include "cclforge/term.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
+static const char doctor_usage[] =
+    "usage: cclforge doctor [--json] [--libtorch DIR] [--survey FILE.json] [--save FILE.json]\n"
+    "                       [--sysfs-root DIR] [--python PY | --no-python] [--no-nvidia]\n"
+    "       cclforge doctor compare [--json] A.json B.json [...]\n"
+    "\n"
+    "Surveys this machine for collective communication: vendor toolkits (CUDA, ROCm,\n"
+    "DTK), GPUs and their archs, libtorch and the NCCL/RCCL it uses, compilers. Then\n"
+    "lists findings with a severity and a remedy. Exit 0 unless a finding is an error.\n"
+    "\n"
+    "  --json             machine-readable report (schema cclforge.doctor/1, docs/schemas/doctor.md);\n"
+    "                     it is also a complete survey for --survey and for compare\n"
+    "  --libtorch DIR     a libtorch root, its lib/, a torch package dir or a variants root (.active)\n"
+    "  --survey FILE      inject a survey: sections present in FILE replace probing (default:\n"
+    "                     $CCLFORGE_SURVEY); e.g. {\"gpus\": [{\"arch\": \"sm_61\"}]} plans for a Pascal host\n"
+    "  --save FILE        also write the survey to FILE (schema cclforge.survey/1)\n"
+    "  --sysfs-root DIR   read the KFD topology under DIR/sys instead of /sys\n"
+    "  --python PY        interpreter used to locate torch (default python3); --no-python skips it\n"
+    "  --no-nvidia        do not load libcuda.so.1 or run nvidia-smi\n"
+    "\n"
+    "compare reads the --json reports of several hosts and reports what stops their ranks\n"
+    "from talking (NCCL version codes, NCCL vs RCCL, torch versions) and the GPU archs a\n"
+    "host's library lacks.\n";
+
+/* ---- text report ---- */
+
+static const char *or_dash(const char *s)
+{
+    return s && *s ? s : "-";
+}
+
+static void print_heading(const char *title)
+{
+    printf("\n%s%s%s\n", cf_term_color(stdout, CF_BOLD), title, cf_term_color(stdout, CF_RESET));
+}
+
+static void print_archs(const char *indent, const struct strvec *archs, int known)
+{
+    if (!known) {
+        printf("%sGPU code: not read\n", indent);
+        return;
+    }
+    if (!archs->n) {
+        printf("%sGPU code: none\n", indent);
+        return;
+    }
+    printf("%sGPU code:", indent);
+    for (size_t i = 0; i < archs->n; i++)
+        printf(" %s", archs->v[i]);
+    printf("\n");
+}
+
+static void print_comm(const char *indent, const char *label, const struct cf_comm_lib *c)
+{
+    printf("%s%s%s %s  %s  %s\n", indent, label, c->kind && !strcmp(c->kind, "rccl") ? "RCCL" : "NCCL",
+           or_dash(c->version), or_dash(c->how), or_dash(c->path));
+    char deeper[64];
+    snprintf(deeper, sizeof deeper, "%s%*s    ", indent, (int)strlen(label), "");
+    if (c->banner)
+        printf("%sbanner: %s\n", deeper, c->banner);
+    if (c->header)
+        printf("%sheader: %s\n", deeper, c->header);
+    if (c->path)
+        print_archs(deeper, &c->archs, c->archs_known);
+}
+
+static void print_toolkits(const struct cf_survey *s)
+{
+    print_heading("Toolkits");
+    if (!s->n_toolkits)
+        printf("  none found (CUDA_HOME, CUDA_PATH, ROCM_PATH, HIP_PATH, nvcc/hipcc on PATH, /usr/local/cuda, /opt/rocm, "
+               "/opt/dtk)\n");
+    for (size_t i = 0; i < s->n_toolkits; i++) {
+        const struct cf_toolkit *t = &s->toolkits[i];
+        printf("  %-5s %-10s %s\n", t->vendor, or_dash(t->version), t->root);
+        printf("        found by %s; version from %s\n", or_dash(t->found_by), or_dash(t->version_source));
+        if (t->compiler)
+            printf("        compiler %s\n", t->compiler);
+        for (size_t k = 0; k < t->include_dirs.n; k++)
+            printf("        include %s\n", t->include_dirs.v[k]);
+        if (t->comm)
+            print_comm("        ", "", t->comm);
+    }
+}
+
+static void print_gpus(const struct cf_survey *s)
+{
+    print_heading("GPUs");
+    if (!s->n_gpus)
+        printf("  none\n");
+    else
+        printf("  %-3s %-7s %-8s %-5s %10s  %-8s %s\n", "#", "vendor", "arch", "cc", "memory", "visible", "name");
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        const struct cf_gpu *g = &s->gpus[i];
+        char cc[16] = "-", mem[32] = "-", vis[16] = "no";
+        if (g->cc_major)
+            snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
+        if (g->memory_bytes)
+            snprintf(mem, sizeof mem, "%.1f GiB", (double)g->memory_bytes / (1024.0 * 1024 * 1024));
+        if (g->visible)
+            snprintf(vis, sizeof vis, "yes (%d)", g->visible_index);
+        printf("  %-3d %-7s %-8s %-5s %10s  %-8s %s\n", g->index, or_dash(g->vendor), or_dash(g->arch), cc, mem, vis,
+               or_dash(g->name));
+    }
+    for (size_t i = 0; i < s->n_probes; i++) {
+        const struct cf_gpu_probe *p = &s->probes[i];
+        printf("  probe %s/%s: %s%s%s\n", or_dash(p->vendor), or_dash(p->method), p->ok ? "ok" : "unavailable",
+               p->note ? ": " : "", p->note ? p->note : "");
+    }
+    if (s->driver.cuda_driver_version || s->driver.nvidia_version)
+        printf("  NVIDIA driver %s, CUDA %d.%d\n", or_dash(s->driver.nvidia_version),
+               s->driver.cuda_driver_version / 1000, (s->driver.cuda_driver_version % 1000) / 10);
+    if (s->driver.amd_version)
+        printf("  amdgpu driver %s\n", s->driver.amd_version);
+}
+
+static void print_torches(const struct cf_survey *s)
+{
+    print_heading("libtorch");
+    if (!s->n_torches)
+        printf("  none found (--libtorch, LIBTORCH, Python's torch package)\n");
+    for (size_t i = 0; i < s->n_torches; i++) {
+        const struct cf_libtorch *t = &s->torches[i];
+        printf("  %s%s %s  %s%s\n", i == 0 ? "* " : "  ", or_dash(t->version), cf_torch_flavour_name(t->flavour),
+               or_dash(t->root), i == 0 ? "  (in use)" : "");
+        printf("      found by %s; version from %s\n", or_dash(t->found_by), or_dash(t->version_source));
+        if (t->problem) {
+            printf("      problem: %s\n", t->problem);
+            continue;
+        }
+        if (t->variant)
+            printf("      variant %s%s\n", t->variant, t->variant_meta.n ? ":" : "");
+        for (size_t k = 0; k < t->variant_meta.n; k++)
+            printf("        %s\n", t->variant_meta.v[k]);
+        if (t->gpu_runtime_version)
+            printf("      built for %s %s\n", t->flavour == CF_TORCH_HIP ? "HIP" : "CUDA", t->gpu_runtime_version);
+        printf("      C++11 ABI: %s%s%s%s\n", t->cxx11_abi < 0 ? "unknown" : t->cxx11_abi ? "yes (1)" : "no (0)",
+               t->abi_source ? " (from " : "", t->abi_source ? t->abi_source : "", t->abi_source ? ")" : "");
+        if (t->gpu_lib) {
+            printf("      %s\n", t->gpu_lib);
+            print_archs("        ", &t->archs, t->archs_known);
+        }
+        if (t->nccl_built_against)
+            printf("      NCCL built against: %s\n", t->nccl_built_against);
+        if (t->embedded)
+            print_comm("      ", "embedded: ", t->embedded);
+        if (t->loaded)
+            print_comm("      ", "loads:    ", t->loaded);
+        else if (t->needs_comm_lib)
+            printf("      loads:    %s NOT FOUND by the loader\n", t->flavour == CF_TORCH_HIP ? "librccl.so.1" : "libnccl.so.2");
+    }
+}
+
+static void print_comm_libs(const struct cf_survey *s)
+{
+    print_heading("Communication libraries");
+    if (!s->n_comm_libs)
+        printf("  none on the loader's search path, NCCL_HOME/RCCL_HOME or pip\n");
+    for (size_t i = 0; i < s->n_comm_libs; i++)
+        print_comm("  ", "", &s->comm_libs[i]);
+}
+
+static void print_compilers(const struct cf_survey *s)
+{
+    print_heading("Compilers");
+    if (!s->n_compilers)
+        printf("  none found on PATH\n");
+    for (size_t i = 0; i < s->n_compilers; i++) {
+        const struct cf_compiler *c = &s->compilers[i];
+        printf("  %-6s %-10s %s\n", c->name, or_dash(c->version), or_dash(c->path));
+        if (c->host_gcc_max)
+            printf("         host compilers: GCC <= %d, clang <= %d (from %s)\n", c->host_gcc_max, c->host_clang_max,
+                   or_dash(c->host_range_source));
+    }
+}
+
+static void print_findings(const struct cf_findings *f)
+{
+    print_heading("Findings");
+    if (!f->n)
+        printf("  none: nothing to fix\n");
+    for (size_t i = 0; i < f->n; i++) {
+        const struct cf_finding *x = &f->v[i];
+        enum cf_color col = x->severity == CF_SEV_ERROR ? CF_RED : x->severity == CF_SEV_WARNING ? CF_YELLOW : CF_CYAN;
+        printf("  %s%-7s%s %s  [%s]\n", cf_term_color(stdout, col), cf_severity_name(x->severity),
+               cf_term_color(stdout, CF_RESET), x->subject, x->id);
+        printf("          %s\n", x->why);
+        if (x->remedy)
+            printf("          remedy: %s\n", x->remedy);
+    }
+    printf("\n%zu error(s), %zu warning(s), %zu note(s)\n", cf_findings_count(f, CF_SEV_ERROR),
+           cf_findings_count(f, CF_SEV_WARNING), cf_findings_count(f, CF_SEV_INFO));
+}
+
+static void print_report(const struct cf_survey *s, const struct cf_findings *f)
+{
+    printf("cclforge doctor: host %s (surveyed in %.2f s)\n", or_dash(s->hostname), s->seconds);
+    if (s->injected_from) {
+        printf("injected from %s:", s->injected_from);
+        for (int i = 0; i < CF_SEC_COUNT; i++)
+            if (s->injected[i])
+                printf(" %s", cf_survey_section_name((enum cf_survey_section)i));
+        printf("\n");
+    }
+    print_toolkits(s);
+    print_gpus(s);
+    print_torches(s);
+    print_comm_libs(s);
+    print_compilers(s);
+    print_findings(f);
+}
+
+static cJSON *report_json(const struct cf_survey *s, const struct cf_findings *f)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "schema", "cclforge.doctor/1");
+    cJSON *sections = cf_survey_to_json(s);
+    for (cJSON *it = sections->child; it;) {
+        cJSON *next = it->next;
+        cJSON_AddItemToObject(doc, it->string, cJSON_DetachItemViaPointer(sections, it));
+        it = next;
+    }
+    cJSON_Delete(sections);
+    cJSON_AddItemToObject(doc, "findings", cf_findings_to_json(f));
+    cJSON *sum = cJSON_AddObjectToObject(doc, "summary");
+    cJSON_AddNumberToObject(sum, "errors", (double)cf_findings_count(f, CF_SEV_ERROR));
+    cJSON_AddNumberToObject(sum, "warnings", (double)cf_findings_count(f, CF_SEV_WARNING));
+    cJSON_AddNumberToObject(sum, "info", (double)cf_findings_count(f, CF_SEV_INFO));
+    return doc;
+}
+
+/* ---- doctor compare ---- */
+
+static int doctor_compare(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'h': fputs(doctor_usage, stdout); return EXIT_FINE;
+        default: return cli_usage("doctor compare", "unknown option");
+        }
+    }
+    size_t n = (size_t)(argc - optind);
+    if (n < 2)
+        return cli_usage("doctor compare", "give at least two reports (cclforge doctor --json > HOST.json on each host)");
+    struct cf_survey *hosts = cf_xcalloc(n, sizeof *hosts);
+    const char **labels = cf_xcalloc(n, sizeof *labels);
+    int rc = EXIT_FINE;
+    for (size_t i = 0; i < n; i++) {
+        cf_error err = CF_ERROR_INIT;
+        if (cf_survey_load(argv[optind + (int)i], &hosts[i], &err) < 0) {
+            rc = cli_fail("doctor compare", &err);
+            for (size_t k = 0; k <= i; k++)
+                cf_survey_release(&hosts[k]);
+            free(hosts);
+            free(labels);
+            return rc == EXIT_PROBLEMS ? EXIT_USAGE : rc;
+        }
+        /* Two reports from one host name still need telling apart. */
+        labels[i] = hosts[i].hostname ? hosts[i].hostname : argv[optind + (int)i];
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(labels[k], labels[i]))
+                labels[i] = argv[optind + (int)i];
+    }
+    struct cf_findings f = CF_FINDINGS_INIT;
+    cf_doctor_compare(hosts, labels, n, &f);
+    if (json) {
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddStringToObject(doc, "schema", "cclforge.doctor-compare/1");
+        cJSON *arr = cJSON_AddArrayToObject(doc, "hosts");
+        for (size_t i = 0; i < n; i++) {
+            cJSON *h = cJSON_CreateObject();
+            const struct cf_comm_lib *cl = cf_doctor_active_comm(&hosts[i]);
+            const struct cf_libtorch *t = cf_survey_torch(&hosts[i]);
+            cJSON_AddStringToObject(h, "label", labels[i]);
+            cJSON_AddStringToObject(h, "file", argv[optind + (int)i]);
+            if (cl && cl->version)
+                cJSON_AddStringToObject(h, "comm", cl->kind ? cl->kind : "nccl");
+            else
+                cJSON_AddNullToObject(h, "comm");
+            cJSON_AddNumberToObject(h, "comm_version_code", cl ? cl->version_code : 0);
+            if (t && t->version)
+                cJSON_AddStringToObject(h, "torch_version", t->version);
+            else
+                cJSON_AddNullToObject(h, "torch_version");
+            struct strvec archs = STRVEC_INIT;
+            cf_survey_gpu_archs(&hosts[i], 1, &archs);
+            cJSON *ga = cJSON_AddArrayToObject(h, "gpu_archs");
+            for (size_t k = 0; k < archs.n; k++)
+                cJSON_AddItemToArray(ga, cJSON_CreateString(archs.v[k]));
+            strvec_clear(&archs);
+            cJSON_AddItemToArray(arr, h);
+        }
+        cJSON_AddItemToObject(doc, "findings", cf_findings_to_json(&f));
+        cli_print_json(doc);
+    } else {
+        printf("%-20s %-22s %-16s %s\n", "host", "comm library", "torch", "GPU archs");
+        for (size_t i = 0; i < n; i++) {
+            const struct cf_comm_lib *cl = cf_doctor_active_comm(&hosts[i]);
+            const struct cf_libtorch *t = cf_survey_torch(&hosts[i]);
+            char comm[64] = "none";
+            if (cl)
+                snprintf(comm, sizeof comm, "%s %s (%d)", cl->kind && !strcmp(cl->kind, "rccl") ? "RCCL" : "NCCL",
+                         or_dash(cl->version), cl->version_code);
+            struct strvec archs = STRVEC_INIT;
+            cf_survey_gpu_archs(&hosts[i], 1, &archs);
+            printf("%-20s %-22s %-16s", labels[i], comm, t && t->version ? t->version : "none");
+            for (size_t k = 0; k < archs.n; k++)
+                printf(" %s", archs.v[k]);
+            printf("%s\n", archs.n ? "" : " none");
+            strvec_clear(&archs);
+        }
+        print_findings(&f);
+    }
+    rc = cf_findings_worst(&f) == CF_SEV_ERROR ? EXIT_PROBLEMS : EXIT_FINE;
+    cf_findings_release(&f);
+    for (size_t i = 0; i < n; i++)
+        cf_survey_release(&hosts[i]);
+    free(hosts);
+    free(labels);
+    return rc;
+}
+
+/* ---- doctor ---- */
+
 int cmd_doctor(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    cli_error("doctor", "not implemented yet");
-    return EXIT_USAGE;
+    if (argc >= 2 && !strcmp(argv[1], "compare"))
+        return doctor_compare(argc - 1, argv + 1);
+    static const struct option longopts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "libtorch", required_argument, NULL, 'l' },
+        { "survey", required_argument, NULL, 's' },
+        { "save", required_argument, NULL, 'o' },
+        { "sysfs-root", required_argument, NULL, 'r' },
+        { "python", required_argument, NULL, 'p' },
+        { "no-python", no_argument, NULL, 'P' },
+        { "no-nvidia", no_argument, NULL, 'N' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct cf_survey_opts opts = { 0 };
+    const char *save = NULL;
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'l': opts.libtorch = optarg; break;
+        case 's': opts.survey_file = optarg; break;
+        case 'o': save = optarg; break;
+        case 'r': opts.sysfs_root = optarg; break;
+        case 'p': opts.python = optarg; break;
+        case 'P': opts.skip |= CF_SURVEY_SKIP_PYTHON; break;
+        case 'N': opts.no_nvidia_driver = 1; break;
+        case 'h': fputs(doctor_usage, stdout); return EXIT_FINE;
+        default: return cli_usage("doctor", "unknown option");
+        }
+    }
+    if (optind < argc)
+        return cli_usage("doctor", "unexpected argument '%s' (subcommand: compare)", argv[optind]);
+    if (opts.sysfs_root && !cf_is_dir(opts.sysfs_root))
+        return cli_usage("doctor", "--sysfs-root %s is not a directory", opts.sysfs_root);
+
+    struct cf_survey s;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_survey_run(&opts, &s, &err) < 0) {
+        /* A survey file the user named that cannot be read is a usage error. */
+        if (err.kind == CF_ERR_IO || err.kind == CF_ERR_FORMAT || err.kind == CF_ERR_NOTFOUND)
+            err.kind = CF_ERR_USAGE;
+        return cli_fail("doctor", &err);
+    }
+    if (save && cf_survey_save(&s, save, &err) < 0) {
+        cf_survey_release(&s);
+        return cli_fail("doctor", &err);
+    }
+    struct cf_findings f = CF_FINDINGS_INIT;
+    cf_doctor_diagnose(&s, &f);
+    if (json)
+        cli_print_json(report_json(&s, &f));
+    else
+        print_report(&s, &f);
+    int rc = cf_findings_worst(&f) == CF_SEV_ERROR ? EXIT_PROBLEMS : EXIT_FINE;
+    cf_findings_release(&f);
+    cf_survey_release(&s);
+    return rc;
 }

@@ -1,0 +1,787 @@
+/* Breadth-first dependency resolution as glibc 2.36's ld.so does it:
+ * _dl_map_object_deps (elf/dl-deps.c) walks objects in load order and maps each
+ * DT_NEEDED with _dl_map_object (elf/dl-load.c), whose search order is:
+ *   1. a name with '/' is a path (after $ORIGIN/$LIB/$PLATFORM expansion);
+ *   2. an already-loaded object whose name, path or SONAME matches;
+ *   3. unless the needing object has DT_RUNPATH: DT_RPATH of the needing object,
+ *      then of its loader, and up the chain, then of the main program;
+ *   4. LD_LIBRARY_PATH;
+ *   5. DT_RUNPATH of the needing object only;
+ *   6. /etc/ld.so.cache (entries in system dirs skipped under DF_1_NODEFLIB);
+ *   7. the system directories, unless the needing object has DF_1_NODEFLIB.
+ * Every directory is tried with each glibc-hwcaps / legacy hwcaps subdirectory
+ * first. Candidates of the wrong class or machine are skipped. A file already
+ * loaded under another name (same device and inode) is the same object. */
+#include "ldso_internal.h"
+
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cclforge/dst.h"
+#include "cclforge/fs.h"
+#include "cclforge/ldcache.h"
+#include "cclforge/strbuf.h"
+
+struct obj {
+    struct strvec names;     /* what _dl_name_match_p compares: l_name, libnames */
+    char *soname;
+    char *origin;            /* absolute directory of the path it was found as */
+    struct strvec needed;
+    char *rpath, *runpath;   /* rpath NULL when runpath present (glibc drops it) */
+    uint64_t flags_1;
+    int have_id;
+    dev_t dev;
+    ino_t ino;
+    long loader;
+    struct strvec rpath_dirs, runpath_dirs;
+    int rpath_done, runpath_done;
+};
+
+struct ctx {
+    const struct cf_ldso_opts *opts;
+    const char *root;            /* NULL when none */
+    int elf_class, big_endian;
+    unsigned machine;
+    struct cf_ldso_platform plat;
+    const char *dst_platform;
+    struct strvec sysdirs;       /* unrooted, with trailing '/' (NODEFLIB comparison) */
+    struct strvec sysdirs_rooted;
+    struct strvec caps;          /* subdirectory prefixes tried in each dir, ending with "" */
+    struct strvec hwcaps_names;  /* active glibc-hwcaps names, best first */
+    struct ldso_cpu cpu;
+    struct cf_ldcache *cache;
+    char *cache_path;
+    int cache_tried, cache_usable;
+    struct cf_ldcache_query query;
+    struct strvec llp;
+    int have_llp;
+    char *interp_name;           /* PT_INTERP or the default, unrooted */
+    char *interp_soname;
+    long interp_obj;
+    struct obj *objs;
+    size_t objs_alloc;
+    struct cf_ldso_result *res;
+    size_t nodes_alloc;
+    struct cf_ldso_candidate *cands;
+    size_t n_cands, cands_alloc;
+    struct strvec missing_names;
+};
+
+/* --- small helpers ----------------------------------------------------- */
+
+static void add_candidate(struct ctx *c, const char *path, enum cf_ldso_reason src, enum cf_ldso_reject rej,
+                          const char *detail)
+{
+    if (c->n_cands == c->cands_alloc) {
+        c->cands_alloc = c->cands_alloc ? c->cands_alloc * 2 : 16;
+        c->cands = cf_xrealloc(c->cands, c->cands_alloc * sizeof *c->cands);
+    }
+    struct cf_ldso_candidate *k = &c->cands[c->n_cands++];
+    k->path = cf_strdup(path);
+    k->source = src;
+    k->reject = rej;
+    k->detail = detail ? cf_strdup(detail) : NULL;
+}
+
+static void free_candidates(struct cf_ldso_candidate *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].path);
+        free(v[i].detail);
+    }
+    free(v);
+}
+
+static struct cf_ldso_node *new_node(struct ctx *c)
+{
+    struct cf_ldso_result *r = c->res;
+    if (r->n_nodes == c->nodes_alloc) {
+        c->nodes_alloc = c->nodes_alloc ? c->nodes_alloc * 2 : 32;
+        r->nodes = cf_xrealloc(r->nodes, c->nodes_alloc * sizeof *r->nodes);
+    }
+    struct cf_ldso_node *n = &r->nodes[r->n_nodes++];
+    memset(n, 0, sizeof *n);
+    n->parent = -1;
+    n->object = -1;
+    return n;
+}
+
+static long new_object(struct ctx *c)
+{
+    struct cf_ldso_result *r = c->res;
+    if (r->n_objects == c->objs_alloc) {
+        c->objs_alloc = c->objs_alloc ? c->objs_alloc * 2 : 32;
+        r->objects = cf_xrealloc(r->objects, c->objs_alloc * sizeof *r->objects);
+        c->objs = cf_xrealloc(c->objs, c->objs_alloc * sizeof *c->objs);
+    }
+    long i = (long)r->n_objects++;
+    memset(&r->objects[i], 0, sizeof r->objects[i]);
+    memset(&c->objs[i], 0, sizeof c->objs[i]);
+    r->objects[i].node = -1;
+    r->objects[i].loader = -1;
+    c->objs[i].loader = -1;
+    return i;
+}
+
+static char *absolute_dir_of(const char *path)
+{
+    char *dir = cf_dirname(path);
+    if (dir[0] == '/')
+        return dir;
+    char cwd[4096];
+    char *abs = getcwd(cwd, sizeof cwd) ? cf_path_join(cwd, dir) : cf_strdup(dir);
+    free(dir);
+    return abs;
+}
+
+/* fillin_rpath: split, expand tokens, drop entries that expand to nothing, strip
+ * trailing '/' and add one, drop duplicates. An empty entry means the current
+ * directory (""). Absolute entries not derived from $ORIGIN go under --root. */
+static void fill_dirs(struct ctx *c, struct strvec *out, const char *list, const char *seps, const char *origin)
+{
+    struct strvec parts = STRVEC_INIT;
+    strvec_split(&parts, list, seps, 1);
+    for (size_t i = 0; i < parts.n; i++) {
+        const char *raw = parts.v[i];
+        char *dir;
+        if (*raw == '\0') {
+            dir = cf_strdup("");
+        } else {
+            char *exp = cf_dst_expand(raw, origin, c->plat.lib, c->dst_platform);
+            if (!exp || !*exp) {
+                free(exp);
+                continue;
+            }
+            size_t len = strlen(exp);
+            while (len > 1 && exp[len - 1] == '/')
+                len--;
+            exp[len] = '\0';
+            char *rooted = (strstr(raw, "$ORIGIN") || strstr(raw, "${ORIGIN}")) ? cf_strdup(exp)
+                                                                                  : ldso_rooted(c->root, exp);
+            dir = strcmp(rooted, "/") == 0 ? cf_strdup("/") : cf_asprintf("%s/", rooted);
+            free(rooted);
+            free(exp);
+        }
+        if (!strvec_contains(out, dir))
+            strvec_push(out, dir);
+        free(dir);
+    }
+    strvec_clear(&parts);
+}
+
+/* --- search ------------------------------------------------------------ */
+
+enum search_outcome { SEARCH_MISS, SEARCH_FOUND, SEARCH_FATAL };
+
+struct found {
+    char *path;
+    enum cf_ldso_reason reason;
+    long via;
+    struct ldso_verdict verdict;
+    char *error;
+};
+
+/* Tries one candidate path; records it. */
+static enum search_outcome try_path(struct ctx *c, const char *path, enum cf_ldso_reason src, long via,
+                                    struct found *f)
+{
+    struct ldso_verdict v;
+    ldso_verify(path, c->elf_class, c->big_endian, c->machine, &v);
+    add_candidate(c, path, src, v.reject, v.detail);
+    if (v.reject == CF_LDSO_REJ_NONE) {
+        f->path = cf_strdup(path);
+        f->reason = src;
+        f->via = via;
+        f->verdict = v;
+        return SEARCH_FOUND;
+    }
+    if (v.reject == CF_LDSO_REJ_FATAL) {
+        f->error = cf_asprintf("%s: %s", path, v.detail ? v.detail : "cannot load");
+        free(v.detail);
+        return SEARCH_FATAL;
+    }
+    free(v.detail);
+    return SEARCH_MISS;
+}
+
+/* open_path: each directory, each capability subdirectory, in order. */
+static enum search_outcome search_dirs(struct ctx *c, const char *name, const struct strvec *dirs,
+                                       enum cf_ldso_reason src, long via, struct found *f)
+{
+    for (size_t d = 0; d < dirs->n; d++) {
+        const char *dir = dirs->v[d];
+        for (size_t k = 0; k < c->caps.n; k++) {
+            const char *cap = c->caps.v[k];
+            char *subdir = cf_asprintf("%s%s", dir, cap);
+            int exists = *subdir == '\0' || cf_is_dir(subdir);
+            free(subdir);
+            char *path = cf_asprintf("%s%s%s", dir, cap, name);
+            if (!exists) {
+                /* glibc marks the directory nonexisting and skips it; we list only the plain one. */
+                if (*cap == '\0')
+                    add_candidate(c, path, src, CF_LDSO_REJ_DIR_MISSING, NULL);
+                free(path);
+                continue;
+            }
+            enum search_outcome o = try_path(c, path, src, via, f);
+            enum cf_ldso_reject last = c->cands[c->n_cands - 1].reject;
+            free(path);
+            if (o != SEARCH_MISS)
+                return o;
+            if (last == CF_LDSO_REJ_OTHER_ERROR)
+                return SEARCH_MISS; /* glibc abandons this list on errors other than ENOENT/EACCES */
+        }
+    }
+    return SEARCH_MISS;
+}
+
+static const struct strvec *rpath_dirs(struct ctx *c, long i)
+{
+    struct obj *o = &c->objs[i];
+    if (!o->rpath_done) {
+        o->rpath_done = 1;
+        if (o->rpath && *o->rpath)
+            fill_dirs(c, &o->rpath_dirs, o->rpath, ":", o->origin);
+    }
+    return &o->rpath_dirs;
+}
+
+static const struct strvec *runpath_dirs(struct ctx *c, long i)
+{
+    struct obj *o = &c->objs[i];
+    if (!o->runpath_done) {
+        o->runpath_done = 1;
+        if (o->runpath && *o->runpath)
+            fill_dirs(c, &o->runpath_dirs, o->runpath, ":", o->origin);
+    }
+    return &o->runpath_dirs;
+}
+
+static void load_cache(struct ctx *c)
+{
+    if (c->cache_tried)
+        return;
+    c->cache_tried = 1;
+    if (c->opts->ignore_ldcache)
+        return;
+    c->cache_path = c->opts->ldcache_path ? cf_strdup(c->opts->ldcache_path) : ldso_rooted(c->root, "/etc/ld.so.cache");
+    /* A missing or corrupt cache is ignored, as glibc ignores it. */
+    if (cf_ldcache_open(c->cache_path, &c->cache, NULL) == 0 &&
+        cf_ldcache_abi_for(c->machine, c->elf_class, &c->query.abi, NULL) == 0)
+        c->cache_usable = 1;
+}
+
+static enum search_outcome search_cache(struct ctx *c, const char *name, long loader, struct found *f)
+{
+    load_cache(c);
+    if (!c->cache_path)
+        return SEARCH_MISS; /* ignored on request */
+    if (!c->cache_usable) {
+        add_candidate(c, c->cache_path, CF_LDSO_LDCACHE, CF_LDSO_REJ_NOT_FOUND, "no usable ld.so.cache");
+        return SEARCH_MISS;
+    }
+    const char *hit = cf_ldcache_lookup(c->cache, name, &c->query);
+    if (!hit) {
+        add_candidate(c, c->cache_path, CF_LDSO_LDCACHE, CF_LDSO_REJ_NOT_FOUND, "no entry for this name and ABI");
+        return SEARCH_MISS;
+    }
+    long l = loader >= 0 ? loader : 0;
+    char *path = ldso_rooted(c->root, hit);
+    if (c->objs[l].flags_1 & DF_1_NODEFLIB) {
+        for (size_t i = 0; i < c->sysdirs.n; i++)
+            if (strncmp(hit, c->sysdirs.v[i], strlen(c->sysdirs.v[i])) == 0) {
+                add_candidate(c, path, CF_LDSO_LDCACHE, CF_LDSO_REJ_NODEFLIB, "system directory, loader has DF_1_NODEFLIB");
+                free(path);
+                return SEARCH_MISS;
+            }
+    }
+    enum search_outcome o = try_path(c, path, CF_LDSO_LDCACHE, -1, f);
+    free(path);
+    return o;
+}
+
+/* _dl_map_object's search for a name without '/'. */
+static enum search_outcome search_name(struct ctx *c, const char *name, long loader, struct found *f)
+{
+    enum search_outcome o;
+    long main_obj = 0;
+    if (loader < 0 || !c->objs[loader].runpath) {
+        int did_main = 0;
+        for (long l = loader; l >= 0; l = c->objs[l].loader) {
+            const struct strvec *dirs = rpath_dirs(c, l);
+            if (dirs->n == 0)
+                continue;
+            if ((o = search_dirs(c, name, dirs, CF_LDSO_RPATH, l, f)) != SEARCH_MISS)
+                return o;
+            did_main |= l == main_obj;
+        }
+        if (!did_main) {
+            const struct strvec *dirs = rpath_dirs(c, main_obj);
+            if (dirs->n && (o = search_dirs(c, name, dirs, CF_LDSO_RPATH, main_obj, f)) != SEARCH_MISS)
+                return o;
+        }
+    }
+    if (c->have_llp && (o = search_dirs(c, name, &c->llp, CF_LDSO_LD_LIBRARY_PATH, -1, f)) != SEARCH_MISS)
+        return o;
+    if (loader >= 0) {
+        const struct strvec *dirs = runpath_dirs(c, loader);
+        if (dirs->n && (o = search_dirs(c, name, dirs, CF_LDSO_RUNPATH, loader, f)) != SEARCH_MISS)
+            return o;
+    }
+    if ((o = search_cache(c, name, loader, f)) != SEARCH_MISS)
+        return o;
+    long l = loader >= 0 ? loader : main_obj;
+    if (!(c->objs[l].flags_1 & DF_1_NODEFLIB))
+        return search_dirs(c, name, &c->sysdirs_rooted, CF_LDSO_DEFAULT_DIRS, -1, f);
+    return SEARCH_MISS;
+}
+
+/* --- objects ----------------------------------------------------------- */
+
+/* Reads what the loader needs from a found file's dynamic section, then closes it:
+ * only one ELF file is open at a time. */
+static int read_object(struct ctx *c, long i, const char *path, cf_error *err)
+{
+    struct cf_elf *elf;
+    if (cf_elf_open(path, &elf, err) != 0)
+        return -1;
+    const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
+    struct obj *o = &c->objs[i];
+    struct cf_ldso_object *pub = &c->res->objects[i];
+    for (size_t k = 0; k < dyn->n_needed; k++)
+        strvec_push(&o->needed, dyn->needed[k]);
+    o->soname = cf_strdup(dyn->soname);
+    o->runpath = cf_strdup(dyn->runpath);
+    /* get-dynamic-info.h: "Don't use RPATH if RUNPATH is present." */
+    o->rpath = dyn->runpath ? NULL : cf_strdup(dyn->rpath);
+    o->flags_1 = dyn->flags_1;
+    pub->soname = cf_strdup(dyn->soname);
+    pub->rpath = cf_strdup(dyn->rpath);
+    pub->runpath = cf_strdup(dyn->runpath);
+    pub->flags_1 = dyn->flags_1;
+    cf_elf_close(elf);
+    return 0;
+}
+
+static long add_object(struct ctx *c, const char *path, const char *name, long loader, long node,
+                       const struct ldso_verdict *v)
+{
+    long i = new_object(c);
+    struct obj *o = &c->objs[i];
+    struct cf_ldso_object *pub = &c->res->objects[i];
+    pub->path = cf_strdup(path);
+    pub->node = node;
+    pub->loader = loader;
+    o->loader = loader;
+    strvec_push(&o->names, path);
+    if (name && strcmp(name, path) != 0)
+        strvec_push(&o->names, name);
+    o->origin = absolute_dir_of(path);
+    if (v) {
+        o->have_id = 1;
+        o->dev = v->dev;
+        o->ino = v->ino;
+    }
+    return i;
+}
+
+static long find_loaded_by_name(struct ctx *c, const char *name)
+{
+    for (size_t i = 0; i < c->res->n_objects; i++) {
+        struct obj *o = &c->objs[i];
+        if (strvec_contains(&o->names, name) || (o->soname && strcmp(o->soname, name) == 0))
+            return (long)i;
+    }
+    return -1;
+}
+
+static long find_loaded_by_id(struct ctx *c, const struct ldso_verdict *v)
+{
+    for (size_t i = 0; i < c->res->n_objects; i++)
+        if (c->objs[i].have_id && c->objs[i].dev == v->dev && c->objs[i].ino == v->ino)
+            return (long)i;
+    return -1;
+}
+
+/* The dynamic loader is in every process from the start (rtld.c) and answers to
+ * its SONAME and PT_INTERP path; it joins the load order where first needed. */
+static long match_interp(struct ctx *c, const char *name, long loader, long node)
+{
+    if (c->interp_obj >= 0 || !c->interp_name)
+        return -1;
+    if (strcmp(name, c->interp_name) != 0 && !(c->interp_soname && strcmp(name, c->interp_soname) == 0))
+        return -1;
+    char *path = ldso_rooted(c->root, c->interp_name);
+    struct ldso_verdict v;
+    ldso_verify(path, c->elf_class, c->big_endian, c->machine, &v);
+    long i = add_object(c, path, c->interp_name, loader, node, v.reject == CF_LDSO_REJ_NONE ? &v : NULL);
+    free(v.detail);
+    c->res->objects[i].is_interp = 1;
+    if (c->interp_soname) {
+        strvec_push(&c->objs[i].names, c->interp_soname);
+        c->objs[i].soname = cf_strdup(c->interp_soname);
+        c->res->objects[i].soname = cf_strdup(c->interp_soname);
+    }
+    c->interp_obj = i;
+    free(path);
+    return i;
+}
+
+static void keep_candidates(struct ctx *c, struct cf_ldso_node *n)
+{
+    if (n->object < 0 || c->opts->explain) {
+        n->considered = c->cands;
+        n->n_considered = c->n_cands;
+        c->cands = NULL;
+        c->cands_alloc = 0;
+    } else {
+        free_candidates(c->cands, c->n_cands);
+        c->cands = NULL;
+        c->cands_alloc = 0;
+    }
+    c->n_cands = 0;
+}
+
+/* Maps one DT_NEEDED of object `loader` (the body of _dl_map_object). */
+static void map_needed(struct ctx *c, const char *needed, long loader)
+{
+    struct cf_ldso_node *n = new_node(c);
+    long node_index = (long)c->res->n_nodes - 1;
+    n->needed = cf_strdup(needed);
+    n->parent = loader;
+    n->depth = loader >= 0 ? c->res->nodes[c->res->objects[loader].node].depth + 1 : 0;
+
+    char *name = NULL;
+    if (cf_dst_has_token(needed)) {
+        name = cf_dst_expand(needed, c->objs[loader].origin, c->plat.lib, c->dst_platform);
+        if (!name || !*name) {
+            n = &c->res->nodes[node_index];
+            n->reason = CF_LDSO_NOT_FOUND;
+            n->error = cf_asprintf("%s: empty dynamic string token substitution", needed);
+            free(name);
+            c->res->n_missing++;
+            return;
+        }
+        c->res->nodes[node_index].expanded = cf_strdup(name);
+    } else {
+        name = cf_strdup(needed);
+    }
+
+    long hit = find_loaded_by_name(c, name);
+    if (hit < 0)
+        hit = match_interp(c, name, loader, node_index);
+    n = &c->res->nodes[node_index];
+    if (hit >= 0) {
+        n->object = hit;
+        n->path = cf_strdup(c->res->objects[hit].path);
+        n->reason = CF_LDSO_ALREADY_LOADED;
+        if (c->res->objects[hit].node < 0)
+            c->res->objects[hit].node = node_index;
+        free(name);
+        return;
+    }
+
+    struct found f;
+    memset(&f, 0, sizeof f);
+    enum search_outcome o;
+    if (strchr(name, '/')) {
+        char *path = ldso_rooted(c->root, name);
+        o = try_path(c, path, CF_LDSO_DIRECT_PATH, -1, &f);
+        free(path);
+    } else {
+        o = search_name(c, name, loader, &f);
+    }
+    n = &c->res->nodes[node_index];
+    if (o == SEARCH_FOUND) {
+        long same = find_loaded_by_id(c, &f.verdict);
+        if (same >= 0) {
+            /* _dl_map_object_from_fd: "The object is already loaded." */
+            strvec_push(&c->objs[same].names, name);
+            n->object = same;
+            n->path = cf_strdup(c->res->objects[same].path);
+            n->reason = CF_LDSO_ALREADY_LOADED;
+        } else {
+            long i = add_object(c, f.path, name, loader, node_index, &f.verdict);
+            n = &c->res->nodes[node_index];
+            n->object = i;
+            n->path = cf_strdup(f.path);
+            n->reason = f.reason;
+            if (f.reason == CF_LDSO_RPATH || f.reason == CF_LDSO_RUNPATH)
+                n->via = cf_strdup(c->res->objects[f.via].path);
+            cf_error e = CF_ERROR_INIT;
+            if (read_object(c, i, f.path, &e) != 0) {
+                n->error = cf_strdup(cf_error_message(&e));
+                cf_error_clear(&e);
+            }
+        }
+    } else {
+        n->reason = CF_LDSO_NOT_FOUND;
+        n->error = f.error;
+        f.error = NULL;
+        /* ldd prints a "not found" line for every NEEDED that misses (faked maps never match). */
+        if (!strvec_contains(&c->missing_names, name))
+            strvec_push(&c->missing_names, name);
+        c->res->n_missing = c->missing_names.n;
+    }
+    free(f.path);
+    free(f.error);
+    free(f.verdict.detail);
+    free(name);
+    keep_candidates(c, &c->res->nodes[node_index]);
+}
+
+/* --- set-up ------------------------------------------------------------ */
+
+/* glibc 2.36 _dl_important_hwcaps: glibc-hwcaps subdirectories, then the power
+ * set of the legacy names (hwcap bits, platform, "tls"), ending with "". */
+static void build_caps(struct ctx *c)
+{
+    const struct cf_ldso_opts *opts = c->opts;
+    int host_x86_64 = 0;
+#if defined(__x86_64__)
+    host_x86_64 = 1;
+#endif
+    int x86_target = host_x86_64 && (c->machine == EM_X86_64 || c->machine == EM_386);
+    if (x86_target)
+        ldso_host_cpu(&c->cpu);
+    if (opts->hwcaps) {
+        for (const char *const *h = opts->hwcaps; *h; h++)
+            strvec_push(&c->hwcaps_names, *h);
+    } else if (x86_target && c->machine == EM_X86_64) {
+        static const char *const levels[] = { "x86-64-v4", "x86-64-v3", "x86-64-v2" };
+        for (int lv = 4; lv >= 2; lv--)
+            if (c->cpu.level >= lv)
+                strvec_push(&c->hwcaps_names, levels[4 - lv]);
+    }
+    for (size_t i = 0; i < c->hwcaps_names.n; i++)
+        strvec_pushf(&c->caps, "glibc-hwcaps/%s/", c->hwcaps_names.v[i]);
+
+    struct strvec legacy = STRVEC_INIT;
+    if (!opts->no_legacy_hwcaps) {
+        if (x86_target && c->machine == EM_X86_64) {
+            strvec_push(&legacy, "x86_64");
+            if (c->cpu.avx512_1)
+                strvec_push(&legacy, "avx512_1");
+            if (c->cpu.haswell)
+                strvec_push(&legacy, "haswell");
+        } else if (x86_target && c->machine == EM_386) {
+            strvec_push(&legacy, "sse2");
+            strvec_push(&legacy, "i686");
+        }
+        strvec_push(&legacy, "tls");
+    }
+    size_t cnt = legacy.n;
+    for (size_t m = cnt ? (1u << cnt) - 1 : 0; cnt; m--) {
+        struct strbuf sb = STRBUF_INIT;
+        for (size_t k = cnt; k-- > 0;)
+            if (m & (1u << k))
+                sb_addf(&sb, "%s/", legacy.v[k]);
+        if (m == 0)
+            break; /* "" is added below */
+        strvec_push(&c->caps, sb_str(&sb));
+        sb_release(&sb);
+    }
+    strvec_push(&c->caps, "");
+    strvec_clear(&legacy);
+
+    c->dst_platform = c->plat.platform;
+    if (x86_target && c->machine == EM_X86_64 && c->cpu.haswell)
+        c->dst_platform = "haswell";
+
+    c->query.hwcaps = (const char *const *)c->hwcaps_names.v;
+    c->query.n_hwcaps = c->hwcaps_names.n;
+    c->query.isa_1 = opts->hwcaps ? 15 : (c->cpu.known ? c->cpu.isa_1 : 1);
+    if (x86_target && c->machine == EM_X86_64)
+        c->query.hwcap_allowed = (1ULL << 1) | (c->cpu.avx512_1 ? 1ULL << 2 : 0) | (3ULL << 48);
+}
+
+static void release_ctx(struct ctx *c)
+{
+    for (size_t i = 0; c->res && i < c->res->n_objects; i++) {
+        struct obj *o = &c->objs[i];
+        strvec_clear(&o->names);
+        strvec_clear(&o->needed);
+        strvec_clear(&o->rpath_dirs);
+        strvec_clear(&o->runpath_dirs);
+        free(o->soname);
+        free(o->origin);
+        free(o->rpath);
+        free(o->runpath);
+    }
+    free(c->objs);
+    cf_ldso_platform_release(&c->plat);
+    strvec_clear(&c->sysdirs);
+    strvec_clear(&c->sysdirs_rooted);
+    strvec_clear(&c->caps);
+    strvec_clear(&c->hwcaps_names);
+    strvec_clear(&c->llp);
+    strvec_clear(&c->missing_names);
+    cf_ldcache_free(c->cache);
+    free(c->cache_path);
+    free(c->interp_name);
+    free(c->interp_soname);
+    free_candidates(c->cands, c->n_cands);
+}
+
+static char *read_soname(const char *path)
+{
+    struct cf_elf *elf;
+    if (cf_elf_open(path, &elf, NULL) != 0)
+        return NULL;
+    char *s = cf_strdup(cf_elf_get_dynamic(elf)->soname);
+    cf_elf_close(elf);
+    return s;
+}
+
+int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct cf_ldso_result *out,
+                    cf_error *err)
+{
+    static const struct cf_ldso_opts no_opts;
+    const struct cf_ldso_opts *opts = opts_in ? opts_in : &no_opts;
+    memset(out, 0, sizeof *out);
+    struct ctx c;
+    memset(&c, 0, sizeof c);
+    c.opts = opts;
+    c.res = out;
+    c.interp_obj = -1;
+    c.root = opts->root && *opts->root && strcmp(opts->root, "/") != 0 ? opts->root : NULL;
+
+    struct cf_elf *elf;
+    if (cf_elf_open(path, &elf, err) != 0)
+        return -1;
+    const struct cf_elf_header *h = cf_elf_get_header(elf);
+    const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
+    c.elf_class = h->elf_class;
+    c.big_endian = h->big_endian;
+    c.machine = h->machine;
+    out->elf_class = h->elf_class;
+    out->machine = h->machine;
+    if (cf_ldso_platform_for(c.machine, c.elf_class, c.root, &c.plat, err) != 0) {
+        cf_elf_close(elf);
+        cf_error_prefix(err, "%s", path);
+        return -1;
+    }
+    c.interp_name = cf_strdup(dyn->interp ? dyn->interp : c.plat.interp);
+    out->interp = ldso_rooted(c.root, c.interp_name);
+    int has_dynamic = dyn->has_dynamic;
+    cf_elf_close(elf);
+
+    /* The root is the main map: its node, its object, its dynamic section. */
+    struct cf_ldso_node *root_node = new_node(&c);
+    root_node->needed = cf_strdup(path);
+    root_node->path = cf_strdup(path);
+    root_node->reason = CF_LDSO_ROOT;
+    root_node->object = 0;
+    struct ldso_verdict rv;
+    ldso_verify(path, c.elf_class, c.big_endian, c.machine, &rv);
+    free(rv.detail);
+    add_object(&c, path, NULL, -1, 0, &rv);
+    if (read_object(&c, 0, path, err) != 0) {
+        release_ctx(&c);
+        cf_ldso_result_release(out);
+        return -1;
+    }
+    if (!has_dynamic) {
+        release_ctx(&c);
+        return 0;
+    }
+
+    build_caps(&c);
+    const char *const *sys = opts->system_dirs ? opts->system_dirs : (const char *const *)c.plat.system_dirs;
+    for (const char *const *d = sys; *d; d++) {
+        strvec_pushf(&c.sysdirs, "%s/", strcmp(*d, "/") == 0 ? "" : *d);
+        char *r = ldso_rooted(c.root, *d);
+        strvec_pushf(&c.sysdirs_rooted, "%s/", strcmp(r, "/") == 0 ? "" : r);
+        free(r);
+    }
+    if (!opts->ignore_ld_library_path) {
+        const char *llp = opts->ld_library_path ? opts->ld_library_path : getenv("LD_LIBRARY_PATH");
+        /* _dl_init_paths: an empty LD_LIBRARY_PATH is no path at all; tokens expand
+         * with the main program's origin. */
+        if (llp && *llp) {
+            fill_dirs(&c, &c.llp, llp, ":;", c.objs[0].origin);
+            c.have_llp = c.llp.n > 0;
+        }
+    }
+    char *interp_path = ldso_rooted(c.root, c.interp_name);
+    c.interp_soname = read_soname(interp_path);
+    free(interp_path);
+
+    /* Breadth first: objects are appended as they are mapped and processed in that order. */
+    for (size_t i = 0; i < out->n_objects; i++)
+        for (size_t k = 0; k < c.objs[i].needed.n; k++)
+            map_needed(&c, c.objs[i].needed.v[k], (long)i);
+
+    release_ctx(&c);
+    return 0;
+}
+
+void cf_ldso_result_release(struct cf_ldso_result *res)
+{
+    if (!res)
+        return;
+    for (size_t i = 0; i < res->n_nodes; i++) {
+        struct cf_ldso_node *n = &res->nodes[i];
+        free(n->needed);
+        free(n->expanded);
+        free(n->path);
+        free(n->via);
+        free(n->error);
+        free_candidates(n->considered, n->n_considered);
+    }
+    free(res->nodes);
+    for (size_t i = 0; i < res->n_objects; i++) {
+        struct cf_ldso_object *o = &res->objects[i];
+        free(o->path);
+        free(o->soname);
+        free(o->rpath);
+        free(o->runpath);
+    }
+    free(res->objects);
+    free(res->interp);
+    memset(res, 0, sizeof *res);
+}
+
+static const char *const reason_names[] = {
+    [CF_LDSO_ROOT] = "root",
+    [CF_LDSO_DIRECT_PATH] = "direct path",
+    [CF_LDSO_RPATH] = "rpath",
+    [CF_LDSO_LD_LIBRARY_PATH] = "LD_LIBRARY_PATH",
+    [CF_LDSO_RUNPATH] = "runpath",
+    [CF_LDSO_LDCACHE] = "ld.so.cache",
+    [CF_LDSO_DEFAULT_DIRS] = "default dirs",
+    [CF_LDSO_ALREADY_LOADED] = "already loaded",
+    [CF_LDSO_NOT_FOUND] = "not found",
+};
+
+static const char *const reject_names[] = {
+    [CF_LDSO_REJ_NONE] = "used",
+    [CF_LDSO_REJ_NOT_FOUND] = "not found",
+    [CF_LDSO_REJ_NO_ACCESS] = "permission denied",
+    [CF_LDSO_REJ_DIR_MISSING] = "directory does not exist",
+    [CF_LDSO_REJ_WRONG_CLASS] = "wrong ELF class",
+    [CF_LDSO_REJ_WRONG_MACHINE] = "wrong machine",
+    [CF_LDSO_REJ_NODEFLIB] = "skipped: DF_1_NODEFLIB",
+    [CF_LDSO_REJ_FATAL] = "loader error",
+    [CF_LDSO_REJ_OTHER_ERROR] = "open error (search list abandoned)",
+};
+
+const char *cf_ldso_reason_name(enum cf_ldso_reason reason)
+{
+    return (unsigned)reason < sizeof reason_names / sizeof reason_names[0] ? reason_names[reason] : "?";
+}
+
+const char *cf_ldso_reject_name(enum cf_ldso_reject reject)
+{
+    return (unsigned)reject < sizeof reject_names / sizeof reject_names[0] ? reject_names[reject] : "?";
+}
+
+char *cf_ldso_describe_reason(const struct cf_ldso_node *node)
+{
+    if ((node->reason == CF_LDSO_RPATH || node->reason == CF_LDSO_RUNPATH) && node->via)
+        return cf_asprintf("%s of %s", cf_ldso_reason_name(node->reason), node->via);
+    return cf_strdup(cf_ldso_reason_name(node->reason));
+}

@@ -1,0 +1,126 @@
+/* The survey's use of the loader emulation (cclforge/ldso.h, cclforge/ldcache.h):
+ * which libnccl.so.2 a library really gets, and what its closure lacks. */
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/elf.h"
+#include "cclforge/fs.h"
+#include "cclforge/ldcache.h"
+#include "cclforge/ldso.h"
+#include "cclforge/symcheck.h"
+#include "env/env_internal.h"
+
+/* The machine this program runs as: what a program started here would be. */
+static unsigned host_machine(void)
+{
+    struct cf_elf *self = NULL;
+    cf_error err = CF_ERROR_INIT;
+    unsigned machine = EM_X86_64;
+    if (cf_elf_open("/proc/self/exe", &self, &err) == 0) {
+        machine = cf_elf_get_header(self)->machine;
+        cf_elf_close(self);
+    }
+    cf_error_clear(&err);
+    return machine;
+}
+
+/* For a program without RPATH/RUNPATH glibc searches LD_LIBRARY_PATH, then
+ * ld.so.cache, then the system directories (elf/dl-load.c _dl_map_object). */
+char *loader_resolve_default(const struct cf_survey_opts *opts, const char *soname)
+{
+    const char *llp = env_get(opts, "LD_LIBRARY_PATH");
+    if (llp) {
+        struct strvec dirs = STRVEC_INIT;
+        strvec_split(&dirs, llp, ":;", 0);
+        for (size_t i = 0; i < dirs.n; i++) {
+            char *cand = cf_path_join(dirs.v[i], soname);
+            if (cf_is_file(cand)) {
+                strvec_clear(&dirs);
+                return cand;
+            }
+            free(cand);
+        }
+        strvec_clear(&dirs);
+    }
+    unsigned machine = host_machine();
+    char *found = NULL;
+    struct cf_ldcache *cache = NULL;
+    cf_error err = CF_ERROR_INIT;
+    struct cf_ldcache_query q;
+    memset(&q, 0, sizeof q);
+    if (cf_ldcache_open("/etc/ld.so.cache", &cache, &err) == 0 &&
+        cf_ldcache_abi_for(machine, 64, &q.abi, &err) == 0) {
+        /* No hwcaps subdirectory preference: the plain entry is what most hosts use. */
+        q.isa_1 = 1;
+        q.hwcap_allowed = ~0ULL;
+        const char *hit = cf_ldcache_lookup(cache, soname, &q);
+        if (hit)
+            found = cf_strdup(hit);
+    }
+    cf_ldcache_free(cache);
+    cf_error_clear(&err);
+    if (found)
+        return found;
+    struct cf_ldso_platform plat;
+    if (cf_ldso_platform_for(machine, 64, NULL, &plat, &err) == 0) {
+        for (char **d = plat.system_dirs; d && *d && !found; d++) {
+            char *cand = cf_path_join(*d, soname);
+            if (cf_is_file(cand))
+                found = cand;
+            else
+                free(cand);
+        }
+        cf_ldso_platform_release(&plat);
+    }
+    cf_error_clear(&err);
+    return found;
+}
+
+enum { MAX_UNDEFINED_KEPT = 50 };
+
+void closure_check(const char *path, const char *soname, int *needed, char **resolved, struct strvec *missing,
+                   struct strvec *undefined)
+{
+    if (needed)
+        *needed = 0;
+    if (resolved)
+        *resolved = NULL;
+    if (!cf_is_file(path))
+        return;
+    struct cf_ldso_result res;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_ldso_resolve(path, NULL, &res, &err) < 0) {
+        cf_error_clear(&err);
+        return;
+    }
+    for (size_t i = 0; i < res.n_nodes; i++) {
+        const struct cf_ldso_node *n = &res.nodes[i];
+        if (!n->path && n->needed && !strvec_contains(missing, n->needed))
+            strvec_push(missing, n->needed);
+        if (soname && n->depth > 0 && n->needed && !strcmp(cf_basename(n->needed), soname)) {
+            if (needed)
+                *needed = 1;
+            if (resolved && !*resolved && n->path)
+                *resolved = cf_strdup(n->path);
+        }
+    }
+    /* ldd -r without running anything: what stays undefined in the whole closure. */
+    struct cf_symcheck_result sc;
+    if (cf_symcheck_run(&res, &sc, &err) == 0) {
+        for (size_t i = 0; i < sc.n_problems && undefined->n < MAX_UNDEFINED_KEPT; i++)
+            if (sc.problems[i].message) {
+                /* ldd's tab before the path reads badly inside one line */
+                char *m = cf_strdup(sc.problems[i].message);
+                for (char *p = m; *p; p++)
+                    if (*p == '\t')
+                        *p = ' ';
+                if (!strvec_contains(undefined, m))
+                    strvec_push(undefined, m);
+                free(m);
+            }
+        cf_symcheck_result_release(&sc);
+    }
+    cf_error_clear(&err);
+    cf_ldso_result_release(&res);
+}

@@ -1,0 +1,345 @@
+/* The survey entry point: inject what a JSON file gives, probe the rest. */
+#include "cclforge/survey.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cclforge/term.h"
+#include "env/env_internal.h"
+
+const char *env_get_raw(const struct cf_survey_opts *opts, const char *key)
+{
+    size_t klen = strlen(key);
+    if (opts && opts->env) {
+        for (const char *const *e = opts->env; *e; e++) {
+            if (!strncmp(*e, key, klen) && (*e)[klen] == '=')
+                return *e + klen + 1;
+            if (!strcmp(*e, key)) /* "KEY" alone: explicitly unset */
+                return NULL;
+        }
+    }
+    return getenv(key);
+}
+
+const char *env_get(const struct cf_survey_opts *opts, const char *key)
+{
+    const char *v = env_get_raw(opts, key);
+    return v && *v ? v : NULL;
+}
+
+/* Grows an array by one zeroed item. */
+static void *grow(void *arr, size_t *n, size_t size)
+{
+    char *p = cf_xrealloc(arr, (*n + 1) * size);
+    memset(p + *n * size, 0, size);
+    (*n)++;
+    return p;
+}
+
+struct cf_gpu *survey_add_gpu(struct cf_survey *s)
+{
+    s->gpus = grow(s->gpus, &s->n_gpus, sizeof *s->gpus);
+    struct cf_gpu *g = &s->gpus[s->n_gpus - 1];
+    g->visible = 1;
+    g->visible_index = -1;
+    return g;
+}
+
+struct cf_gpu_probe *survey_add_probe(struct cf_survey *s, const char *vendor, const char *method)
+{
+    s->probes = grow(s->probes, &s->n_probes, sizeof *s->probes);
+    struct cf_gpu_probe *p = &s->probes[s->n_probes - 1];
+    p->vendor = cf_strdup(vendor);
+    p->method = cf_strdup(method);
+    return p;
+}
+
+struct cf_toolkit *survey_add_toolkit(struct cf_survey *s)
+{
+    s->toolkits = grow(s->toolkits, &s->n_toolkits, sizeof *s->toolkits);
+    return &s->toolkits[s->n_toolkits - 1];
+}
+
+struct cf_compiler *survey_add_compiler(struct cf_survey *s)
+{
+    s->compilers = grow(s->compilers, &s->n_compilers, sizeof *s->compilers);
+    return &s->compilers[s->n_compilers - 1];
+}
+
+struct cf_comm_lib *survey_add_comm_lib(struct cf_survey *s)
+{
+    s->comm_libs = grow(s->comm_libs, &s->n_comm_libs, sizeof *s->comm_libs);
+    return &s->comm_libs[s->n_comm_libs - 1];
+}
+
+struct cf_libtorch *survey_add_torch(struct cf_survey *s)
+{
+    s->torches = grow(s->torches, &s->n_torches, sizeof *s->torches);
+    struct cf_libtorch *t = &s->torches[s->n_torches - 1];
+    t->cxx11_abi = -1;
+    return t;
+}
+
+/* Moves one section from src to dst (dst's is empty: it was not injected). */
+static void move_section(struct cf_survey *dst, struct cf_survey *src, enum cf_survey_section sec)
+{
+#define MOVE(arr, n)              \
+    do {                          \
+        dst->arr = src->arr;      \
+        dst->n = src->n;          \
+        src->arr = NULL;          \
+        src->n = 0;               \
+    } while (0)
+    switch (sec) {
+    case CF_SEC_HOST:
+        dst->hostname = src->hostname;
+        src->hostname = NULL;
+        break;
+    case CF_SEC_TOOLKITS: MOVE(toolkits, n_toolkits); break;
+    case CF_SEC_GPUS: MOVE(gpus, n_gpus); break;
+    case CF_SEC_GPU_PROBES: MOVE(probes, n_probes); break;
+    case CF_SEC_DRIVER:
+        dst->driver = src->driver;
+        memset(&src->driver, 0, sizeof src->driver);
+        break;
+    case CF_SEC_LIBTORCH: MOVE(torches, n_torches); break;
+    case CF_SEC_COMM_LIBS: MOVE(comm_libs, n_comm_libs); break;
+    case CF_SEC_COMPILERS: MOVE(compilers, n_compilers); break;
+    case CF_SEC_COUNT: break;
+    }
+#undef MOVE
+}
+
+int cf_survey_run(const struct cf_survey_opts *opts, struct cf_survey *out, cf_error *err)
+{
+    static const struct cf_survey_opts no_opts;
+    if (!opts)
+        opts = &no_opts;
+    double t0 = cf_now_seconds();
+    memset(out, 0, sizeof *out);
+
+    const char *file = opts->survey_file ? opts->survey_file : env_get(opts, CF_SURVEY_ENV);
+    if (file && *file && cf_survey_load(file, out, err) < 0) {
+        cf_survey_release(out);
+        return -1;
+    }
+
+    struct cf_survey probed = CF_SURVEY_INIT;
+    if (!out->injected[CF_SEC_HOST]) {
+        char host[256] = "";
+        if (gethostname(host, sizeof host - 1) == 0)
+            probed.hostname = cf_strdup(host);
+    }
+    if (!out->injected[CF_SEC_TOOLKITS] && !(opts->skip & CF_SURVEY_SKIP_TOOLKITS))
+        probe_toolkits(opts, &probed);
+    if (!out->injected[CF_SEC_GPUS] && !(opts->skip & CF_SURVEY_SKIP_GPUS)) {
+        probe_gpus_nvidia(opts, &probed);
+        probe_gpus_kfd(opts, &probed);
+    } else if (out->injected[CF_SEC_GPUS] && !out->injected[CF_SEC_GPU_PROBES]) {
+        struct cf_gpu_probe *p = survey_add_probe(&probed, "any", "json");
+        p->ok = 1;
+        p->count = (int)out->n_gpus;
+        p->note = cf_asprintf("GPUs injected from %s", out->injected_from ? out->injected_from : "JSON");
+    }
+    if (!out->injected[CF_SEC_COMPILERS] && !(opts->skip & CF_SURVEY_SKIP_COMPILERS))
+        probe_compilers(opts, &probed);
+    struct probe_ctx ctx = { opts, 0, { 0 } };
+    int rc = 0;
+    if (!out->injected[CF_SEC_COMM_LIBS] && !(opts->skip & CF_SURVEY_SKIP_COMM))
+        probe_comm_libs(&ctx, &probed);
+    if (!out->injected[CF_SEC_LIBTORCH] && !(opts->skip & CF_SURVEY_SKIP_TORCH))
+        rc = probe_libtorch(&ctx, &probed, err);
+    free(ctx.py.python);
+    free(ctx.py.torch_dir);
+    free(ctx.py.nccl_dir);
+    if (rc < 0) {
+        cf_survey_release(&probed);
+        cf_survey_release(out);
+        return -1;
+    }
+
+    for (int i = 0; i < CF_SEC_COUNT; i++)
+        if (!out->injected[i])
+            move_section(out, &probed, (enum cf_survey_section)i);
+    cf_survey_release(&probed);
+    out->seconds = cf_now_seconds() - t0;
+    return 0;
+}
+
+/* ---- queries ---- */
+
+/* Numeric order for "sm_61" < "sm_120" and "gfx906" < "gfx90a" < "gfx1100". */
+static long arch_rank(const char *a)
+{
+    if (cf_starts_with(a, "sm_") || cf_starts_with(a, "compute_")) {
+        const char *p = strchr(a, '_') + 1;
+        return strtol(p, NULL, 10);
+    }
+    if (cf_starts_with(a, "gfx")) {
+        size_t len = strlen(a + 3);
+        if (len < 3)
+            return 0;
+        /* gfx<major><minor hex><stepping hex> */
+        char major[8] = "";
+        size_t mlen = len - 2 < sizeof major - 1 ? len - 2 : sizeof major - 1;
+        memcpy(major, a + 3, mlen);
+        char tail[3] = { a[3 + len - 2], a[3 + len - 1], 0 };
+        return strtol(major, NULL, 10) * 256 + strtol(tail, NULL, 16);
+    }
+    return 0;
+}
+
+static int arch_cmp(const void *pa, const void *pb)
+{
+    const char *a = *(const char *const *)pa, *b = *(const char *const *)pb;
+    long ra = arch_rank(a), rb = arch_rank(b);
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    return strcmp(a, b);
+}
+
+void cf_survey_gpu_archs(const struct cf_survey *s, int visible_only, struct strvec *out)
+{
+    struct strvec tmp = STRVEC_INIT;
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        const struct cf_gpu *g = &s->gpus[i];
+        if (!g->arch || (visible_only && !g->visible) || strvec_contains(&tmp, g->arch))
+            continue;
+        strvec_push(&tmp, g->arch);
+    }
+    if (tmp.n)
+        qsort(tmp.v, tmp.n, sizeof *tmp.v, arch_cmp);
+    for (size_t i = 0; i < tmp.n; i++)
+        strvec_push(out, tmp.v[i]);
+    strvec_clear(&tmp);
+}
+
+const struct cf_toolkit *cf_survey_toolkit(const struct cf_survey *s, const char *vendor)
+{
+    for (size_t i = 0; i < s->n_toolkits; i++)
+        if (s->toolkits[i].vendor && !strcmp(s->toolkits[i].vendor, vendor))
+            return &s->toolkits[i];
+    return NULL;
+}
+
+const struct cf_libtorch *cf_survey_torch(const struct cf_survey *s)
+{
+    return s->n_torches ? &s->torches[0] : NULL;
+}
+
+const struct cf_compiler *cf_survey_compiler(const struct cf_survey *s, const char *name)
+{
+    for (size_t i = 0; i < s->n_compilers; i++)
+        if (s->compilers[i].name && !strcmp(s->compilers[i].name, name))
+            return &s->compilers[i];
+    return NULL;
+}
+
+const char *cf_torch_flavour_name(enum cf_torch_flavour f)
+{
+    static const char *const names[] = { "unknown", "cpu", "cuda", "hip" };
+    return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "unknown";
+}
+
+/* ---- small pure pieces ---- */
+
+/* KFD encodes gfx_target_version as major*10000 + minor*100 + stepping (decimal);
+ * the gfx name prints major in decimal, then minor and stepping as one hex digit
+ * each: 90010 -> 9,0,10 -> "gfx90a"; 90402 -> "gfx942"; 90208 -> "gfx928";
+ * 110000 -> "gfx1100". */
+void cf_gfx_target_name(unsigned v, char *buf, size_t len)
+{
+    if (!v) {
+        snprintf(buf, len, "%s", "");
+        return;
+    }
+    unsigned major = v / 10000, minor = (v / 100) % 100, stepping = v % 100;
+    if (minor > 15 || stepping > 15) {
+        snprintf(buf, len, "gfx?%u", v);
+        return;
+    }
+    snprintf(buf, len, "gfx%u%x%x", major, minor, stepping);
+}
+
+void cf_sm_name(int cc_major, int cc_minor, char *buf, size_t len)
+{
+    snprintf(buf, len, "sm_%d%d", cc_major, cc_minor);
+}
+
+int cf_comm_version_code(const char *version)
+{
+    if (!version)
+        return 0;
+    int major = 0, minor = 0, patch = 0;
+    char tail;
+    int got = sscanf(version, "%d.%d.%d%c", &major, &minor, &patch, &tail);
+    if (got < 3 || major < 0 || minor < 0 || patch < 0 || minor > 99 || patch > 99)
+        return 0;
+    /* nccl.h: NCCL_VERSION(X,Y,Z) is X*10000+Y*100+Z from 2.9 on, X*1000+Y*100+Z before. */
+    if (major > 2 || (major == 2 && minor >= 9))
+        return major * 10000 + minor * 100 + patch;
+    return major * 1000 + minor * 100 + patch;
+}
+
+/* One entry of a *_VISIBLE_DEVICES list matches a GPU by ordinal or by UUID prefix
+ * ("GPU-8f3b..." or the bare hex). Returns the GPU's position or -1. */
+static int match_visible_entry(const struct cf_gpu *gpus, size_t n, const char *vendor, const char *entry)
+{
+    char *end;
+    long idx = strtol(entry, &end, 10);
+    if (end != entry && *end == '\0') {
+        for (size_t i = 0; i < n; i++)
+            if (gpus[i].vendor && !strcmp(gpus[i].vendor, vendor) && gpus[i].index == idx)
+                return (int)i;
+        return -1;
+    }
+    const char *want = entry;
+    if (cf_starts_with(want, "GPU-"))
+        want += 4;
+    if (!*want)
+        return -1;
+    int found = -1;
+    for (size_t i = 0; i < n; i++) {
+        const char *u = gpus[i].uuid;
+        if (!u || !gpus[i].vendor || strcmp(gpus[i].vendor, vendor))
+            continue;
+        if (cf_starts_with(u, "GPU-"))
+            u += 4;
+        if (cf_starts_with(u, want)) {
+            if (found >= 0)
+                return -1; /* ambiguous prefix: the runtime rejects it too */
+            found = (int)i;
+        }
+    }
+    return found;
+}
+
+void cf_apply_visible_devices(struct cf_gpu *gpus, size_t n, const char *vendor, const char *value)
+{
+    int next = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!gpus[i].vendor || strcmp(gpus[i].vendor, vendor))
+            continue;
+        gpus[i].visible = value == NULL;
+        gpus[i].visible_index = value == NULL ? next++ : -1;
+    }
+    if (!value)
+        return;
+    struct strvec entries = STRVEC_INIT;
+    strvec_split(&entries, value, ",", 1);
+    next = 0;
+    for (size_t e = 0; e < entries.n; e++) {
+        char *entry = entries.v[e];
+        while (*entry == ' ')
+            entry++;
+        int pos = match_visible_entry(gpus, n, vendor, entry);
+        /* The runtimes stop at the first entry that names no device (and ignore repeats). */
+        if (pos < 0 || gpus[pos].visible)
+            break;
+        gpus[pos].visible = 1;
+        gpus[pos].visible_index = next++;
+    }
+    strvec_clear(&entries);
+}

@@ -1,0 +1,388 @@
+/* Findings: every check has a survey that triggers it and one where it stays
+ * silent. Surveys are injected as JSON, exactly as `doctor --survey` reads them. */
+#include "testsupport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cclforge/doctor.h"
+#include "cclforge/survey.h"
+
+static void load(const char *json, struct cf_survey *s)
+{
+    memset(s, 0, sizeof *s);
+    cJSON *doc = cJSON_Parse(json);
+    if (!doc)
+        fail_msg("test JSON does not parse: %s", json);
+    cf_error err = CF_ERROR_INIT;
+    if (cf_survey_from_json(doc, s, &err) != 0)
+        fail_msg("%s", cf_error_message(&err));
+    cJSON_Delete(doc);
+}
+
+/* The severity of finding `id` after diagnosing `json`, or -1 when absent. */
+static int diagnose(const char *json, const char *id, char **why)
+{
+    struct cf_survey s;
+    load(json, &s);
+    struct cf_findings f = CF_FINDINGS_INIT;
+    cf_doctor_diagnose(&s, &f);
+    int sev = -1;
+    for (size_t i = 0; i < f.n; i++)
+        if (!strcmp(f.v[i].id, id)) {
+            sev = (int)f.v[i].severity;
+            if (why)
+                *why = cf_asprintf("%s | %s", f.v[i].why, f.v[i].remedy ? f.v[i].remedy : "");
+            break;
+        }
+    /* Findings come errors first. */
+    for (size_t i = 1; i < f.n; i++)
+        assert_true(f.v[i - 1].severity >= f.v[i].severity);
+    cf_findings_release(&f);
+    cf_survey_release(&s);
+    return sev;
+}
+
+#define NCCL_CU13 "\"archs\": [\"sm_75\",\"sm_80\",\"sm_90\",\"sm_100\",\"sm_100f\",\"sm_110\",\"sm_120\",\"compute_120\"]"
+#define SYS_NCCL(archs) \
+    "\"comm_libraries\": [{\"kind\":\"nccl\",\"path\":\"/usr/lib/libnccl.so.2\",\"how\":\"loaded\",\"version\":\"2.28.9\"," archs "}]"
+#define GPUS_PASCAL_BLACKWELL "\"gpus\": [{\"arch\":\"sm_61\"},{\"arch\":\"sm_120\"}]"
+#define GPUS_AMPERE_HOPPER "\"gpus\": [{\"arch\":\"sm_80\"},{\"arch\":\"sm_90\"}]"
+
+static void test_arch_coverage_rules(void **state)
+{
+    struct strvec a = STRVEC_INIT;
+    strvec_split(&a, "sm_80 sm_90a compute_90a sm_100f", " ", 0);
+    assert_true(cf_arch_covered(&a, "sm_80"));
+    assert_true(cf_arch_covered(&a, "sm_86"));  /* same major, higher minor */
+    assert_true(cf_arch_covered(&a, "sm_89"));
+    assert_false(cf_arch_covered(&a, "sm_75")); /* SASS never runs on an older GPU */
+    assert_true(cf_arch_covered(&a, "sm_90"));  /* sm_90a on exactly 9.0 */
+    assert_true(cf_arch_covered(&a, "sm_103")); /* family code sm_100f on 10.3 */
+    assert_false(cf_arch_covered(&a, "sm_120")); /* no PTX that could JIT for it */
+    strvec_clear(&a);
+    strvec_split(&a, "sm_75 compute_75", " ", 0);
+    assert_true(cf_arch_covered(&a, "sm_120")); /* PTX JITs for any newer GPU */
+    assert_false(cf_arch_covered(&a, "sm_61"));
+    strvec_clear(&a);
+    strvec_split(&a, "sm_86", " ", 0);
+    assert_false(cf_arch_covered(&a, "sm_80")); /* 8.6 code on an 8.0 GPU: no */
+    strvec_clear(&a);
+    strvec_split(&a, "gfx90a:xnack- gfx942", " ", 0);
+    assert_true(cf_arch_covered(&a, "gfx90a"));
+    assert_true(cf_arch_covered(&a, "gfx942"));
+    assert_false(cf_arch_covered(&a, "gfx928"));
+    assert_false(cf_arch_covered(&a, "gfx90"));
+    strvec_clear(&a);
+}
+
+static void test_gpu_arch_not_covered(void **state)
+{
+    char *why = NULL;
+    /* Pascal + Blackwell on CUDA 13's NCCL: sm_61 missing, sm_120 present. */
+    assert_int_equal(diagnose("{" GPUS_PASCAL_BLACKWELL "," SYS_NCCL(NCCL_CU13) "}", "gpu-arch-not-covered", &why),
+                     CF_SEV_ERROR);
+    assert_non_null(strstr(why, "sm_61"));
+    assert_null(strstr(why, "for sm_61, sm_120"));
+    assert_non_null(strstr(why, "cclforge nccl build --archs sm_61,sm_120"));
+    free(why);
+    assert_int_equal(diagnose("{" GPUS_AMPERE_HOPPER "," SYS_NCCL(NCCL_CU13) "}", "gpu-arch-not-covered", NULL), -1);
+    /* A hidden Pascal does not count. */
+    assert_int_equal(diagnose("{\"gpus\": [{\"arch\":\"sm_61\",\"visible\":false},{\"arch\":\"sm_120\"}]," SYS_NCCL(
+                                  NCCL_CU13) "}",
+                              "gpu-arch-not-covered", NULL),
+                     -1);
+    /* Archs never read (null) cannot be judged. */
+    assert_int_equal(diagnose("{" GPUS_PASCAL_BLACKWELL "," SYS_NCCL("\"archs\": null") "}", "gpu-arch-not-covered",
+                              NULL),
+                     -1);
+    /* A DCU gfx928 host: the DTK toolkit's RCCL lacks it -> warning (not the active copy); RCCL built for it: silent. */
+    const char *dcu_bad = "{\"gpus\":[{\"vendor\":\"hygon\",\"arch\":\"gfx928\"}],"
+                          "\"comm_libraries\":[{\"kind\":\"rccl\",\"path\":\"/opt/dtk/lib/librccl.so.1\",\"how\":\"loaded\","
+                          "\"version\":\"2.18.3\",\"archs\":[\"gfx906\",\"gfx926\"]}]}";
+    assert_int_equal(diagnose(dcu_bad, "gpu-arch-not-covered", NULL), CF_SEV_ERROR);
+    const char *dcu_ok = "{\"gpus\":[{\"vendor\":\"hygon\",\"arch\":\"gfx928\"}],"
+                         "\"comm_libraries\":[{\"kind\":\"rccl\",\"path\":\"/opt/dtk/lib/librccl.so.1\",\"how\":\"loaded\","
+                         "\"version\":\"2.18.3\",\"archs\":[\"gfx906\",\"gfx928:xnack-\"]}]}";
+    assert_int_equal(diagnose(dcu_ok, "gpu-arch-not-covered", NULL), -1);
+    /* On a DCU host the RCCL is the library in use, even with a CUDA NCCL on the loader path. */
+    const char *dcu_host = "{\"gpus\":[{\"vendor\":\"hygon\",\"arch\":\"gfx928\"}]," SYS_NCCL(NCCL_CU13) ","
+                           "\"toolkits\":[{\"vendor\":\"dtk\",\"root\":\"/opt/dtk\",\"comm\":{\"kind\":\"rccl\","
+                           "\"path\":\"/opt/dtk/lib/librccl.so.1\",\"version\":\"2.18.3\",\"archs\":[\"gfx906\"]}}]}";
+    assert_int_equal(diagnose(dcu_host, "gpu-arch-not-covered", NULL), CF_SEV_ERROR);
+    struct cf_survey s;
+    load(dcu_host, &s);
+    assert_string_equal(cf_doctor_active_comm(&s)->kind, "rccl");
+    cf_survey_release(&s);
+    /* An NVIDIA GPU is not judged against an RCCL. */
+    const char *mixed = "{\"gpus\":[{\"arch\":\"sm_61\"}],"
+                        "\"comm_libraries\":[{\"kind\":\"rccl\",\"path\":\"/r\",\"how\":\"loaded\",\"archs\":[\"gfx90a\"]}]}";
+    assert_int_equal(diagnose(mixed, "gpu-arch-not-covered", NULL), -1);
+    /* No GPU: nothing to check. */
+    assert_int_equal(diagnose("{\"gpus\": []," SYS_NCCL(NCCL_CU13) "}", "gpu-arch-not-covered", NULL), -1);
+}
+
+#define TORCH(extra)                                                                                            \
+    "\"libtorch\":[{\"root\":\"/lt\",\"version\":\"2.5.1+cu124\",\"flavour\":\"cuda\",\"gpu_runtime_version\":\"12.4\"," \
+    "\"gpu_lib\":\"/lt/lib/libtorch_cuda.so\"" extra "}]"
+
+static void test_torch_arch_not_covered(void **state)
+{
+    char *why = NULL;
+    assert_int_equal(diagnose("{" GPUS_PASCAL_BLACKWELL "," TORCH(",\"archs\":[\"sm_80\",\"compute_80\"]") "}",
+                              "torch-arch-not-covered", &why),
+                     CF_SEV_ERROR);
+    assert_non_null(strstr(why, "TORCH_CUDA_ARCH_LIST=\"6.1;12.0\""));
+    assert_null(strstr(why, "for sm_120")); /* compute_80 PTX covers sm_120 */
+    free(why);
+    assert_int_equal(diagnose("{" GPUS_AMPERE_HOPPER "," TORCH(",\"archs\":[\"sm_80\",\"compute_80\"]") "}",
+                              "torch-arch-not-covered", NULL),
+                     -1);
+}
+
+static void test_nccl_mismatch(void **state)
+{
+#define LOADED(v) ",\"nccl_built_against\":\"2.21.5\",\"loaded\":{\"kind\":\"nccl\",\"path\":\"/n/libnccl.so.2\",\"version\":\"" v "\"}"
+    char *why = NULL;
+    assert_int_equal(diagnose("{" TORCH(LOADED("2.20.3")) "}", "nccl-mismatch", &why), CF_SEV_ERROR);
+    assert_non_null(strstr(why, "pip install nvidia-nccl-cu12==2.21.5"));
+    free(why);
+    assert_int_equal(diagnose("{" TORCH(LOADED("2.27.5")) "}", "nccl-mismatch", NULL), CF_SEV_WARNING);
+    assert_int_equal(diagnose("{" TORCH(LOADED("2.21.5")) "}", "nccl-mismatch", NULL), -1);
+    /* No pin known: nothing to compare. */
+    assert_int_equal(diagnose("{" TORCH(",\"loaded\":{\"kind\":\"nccl\",\"path\":\"/n\",\"version\":\"2.20.3\"}") "}",
+                              "nccl-mismatch", NULL),
+                     -1);
+#undef LOADED
+}
+
+static void test_two_nccl_copies(void **state)
+{
+#define EMB ",\"embedded\":{\"kind\":\"nccl\",\"path\":\"/lt/lib/libtorch_cuda.so\",\"how\":\"embedded\",\"version\":\"2.21.5\"}"
+    assert_int_equal(diagnose("{" TORCH(EMB ",\"needs_comm_lib\":true,\"loaded\":{\"kind\":\"nccl\",\"path\":\"/n\","
+                                            "\"version\":\"2.21.5\"}") "}",
+                              "two-nccl-copies", NULL),
+                     CF_SEV_WARNING);
+    assert_int_equal(diagnose("{" TORCH(EMB ",\"needs_comm_lib\":false") "}", "two-nccl-copies", NULL), -1);
+#undef EMB
+}
+
+static void test_closure_findings(void **state)
+{
+    char *why = NULL;
+    assert_int_equal(diagnose("{" TORCH(",\"missing_libs\":[\"libcudnn.so.9\"]") "}", "missing-libraries", &why),
+                     CF_SEV_ERROR);
+    assert_non_null(strstr(why, "libcudnn.so.9"));
+    free(why);
+    assert_int_equal(diagnose("{" TORCH(",\"undefined_symbols\":[\"ncclCommRegister (needed by libtorch_cuda.so)\"]") "}",
+                              "undefined-symbols", &why),
+                     CF_SEV_ERROR);
+    assert_non_null(strstr(why, "ncclCommRegister"));
+    free(why);
+    assert_int_equal(diagnose("{" SYS_NCCL("\"missing_libs\":[\"libcudart.so.13\"]") "}", "missing-libraries", NULL),
+                     CF_SEV_ERROR);
+    assert_int_equal(diagnose("{" TORCH(",\"missing_libs\":[]") "}", "missing-libraries", NULL), -1);
+    assert_int_equal(diagnose("{" TORCH("") "}", "undefined-symbols", NULL), -1);
+}
+
+#define GXX(v) "{\"name\":\"g++\",\"path\":\"/usr/bin/g++\",\"version\":\"" v "\"}"
+#define NVCC_MAX12 "{\"name\":\"nvcc\",\"path\":\"/c/bin/nvcc\",\"version\":\"12.2.140\",\"host_gcc_max\":12}"
+
+static void test_compiler_findings(void **state)
+{
+    assert_int_equal(diagnose("{" TORCH("") ",\"compilers\":[" GXX("8.5.0") "]}", "gcc-too-old", NULL), CF_SEV_ERROR);
+    assert_int_equal(diagnose("{\"libtorch\":[],\"compilers\":[" GXX("8.5.0") "]}", "gcc-too-old", NULL),
+                     CF_SEV_WARNING);
+    assert_int_equal(diagnose("{" TORCH("") ",\"compilers\":[" GXX("9.1.0") "]}", "gcc-too-old", NULL), -1);
+    char *why = NULL;
+    assert_int_equal(diagnose("{\"compilers\":[" GXX("13.2.0") "," NVCC_MAX12 "]}", "host-compiler-unsupported", &why),
+                     CF_SEV_WARNING);
+    assert_non_null(strstr(why, "g++-12"));
+    free(why);
+    assert_int_equal(diagnose("{\"compilers\":[" GXX("12.3.0") "," NVCC_MAX12 "]}", "host-compiler-unsupported", NULL),
+                     -1);
+    assert_int_equal(diagnose("{\"compilers\":[" GXX("13.2.0") "]}", "host-compiler-unsupported", NULL), -1);
+}
+
+static void test_driver_too_old(void **state)
+{
+    /* Driver API says CUDA 12.2; libtorch needs 12.4: minor-version compatibility only. */
+    assert_int_equal(diagnose("{\"driver\":{\"cuda_driver_version\":12020}," TORCH("") "}", "driver-too-old", NULL),
+                     CF_SEV_WARNING);
+    /* An NCCL built for CUDA 13.0 on a 12.x driver cannot run. */
+    char *why = NULL;
+    assert_int_equal(diagnose("{\"driver\":{\"nvidia_version\":\"535.54.03\"},\"comm_libraries\":[{\"kind\":\"nccl\","
+                              "\"path\":\"/n\",\"how\":\"loaded\",\"version\":\"2.28.9\",\"cuda_version\":\"13.0\"}]}",
+                              "driver-too-old", &why),
+                     CF_SEV_ERROR);
+    assert_non_null(strstr(why, "580.65.06"));
+    free(why);
+    assert_int_equal(diagnose("{\"driver\":{\"cuda_driver_version\":13000}," TORCH("") "}", "driver-too-old", NULL), -1);
+    /* No driver (a build box): not judged. */
+    assert_int_equal(diagnose("{\"driver\":{}," TORCH("") "}", "driver-too-old", NULL), -1);
+    assert_int_equal(cf_driver_max_cuda("580.65.06"), 13000);
+    assert_int_equal(cf_driver_max_cuda("550.54.15"), 12040);
+    assert_int_equal(cf_driver_max_cuda("400.1"), 0);
+    assert_string_equal(cf_cuda_min_driver(12, 7), "560.28.03");
+}
+
+static void test_presence_findings(void **state)
+{
+    /* No GPU on a dev box is information, not a problem. */
+    assert_int_equal(diagnose("{\"gpus\":[],\"gpu_probes\":[{\"vendor\":\"nvidia\",\"note\":\"no NVIDIA driver\"}]}",
+                              "no-gpu", NULL),
+                     CF_SEV_INFO);
+    assert_int_equal(diagnose("{" GPUS_AMPERE_HOPPER "}", "no-gpu", NULL), -1);
+    assert_int_equal(diagnose("{\"gpus\":[{\"arch\":\"sm_80\",\"visible\":false}]}", "no-visible-gpu", NULL),
+                     CF_SEV_WARNING);
+    assert_int_equal(diagnose("{" GPUS_AMPERE_HOPPER "}", "no-visible-gpu", NULL), -1);
+    assert_int_equal(diagnose("{\"libtorch\":[]}", "no-libtorch", NULL), CF_SEV_INFO);
+    assert_int_equal(diagnose("{" TORCH("") "}", "no-libtorch", NULL), -1);
+    assert_int_equal(diagnose("{\"libtorch\":[{\"root\":\"/x\",\"found_by\":\"LIBTORCH\",\"problem\":\"no lib\"}]}",
+                              "libtorch-unusable", NULL),
+                     CF_SEV_WARNING);
+    assert_int_equal(diagnose("{" TORCH("") "}", "libtorch-unusable", NULL), -1);
+    assert_int_equal(diagnose("{\"gpus\":[{\"arch\":\"sm_80\"}],\"comm_libraries\":[],\"toolkits\":[],\"libtorch\":[]}",
+                              "no-comm-library", NULL),
+                     CF_SEV_INFO);
+    assert_int_equal(diagnose("{" GPUS_AMPERE_HOPPER "," SYS_NCCL(NCCL_CU13) "}", "no-comm-library", NULL), -1);
+    /* No GPU here: say which GPUs the NCCL cannot serve. */
+    char *floor = NULL;
+    assert_int_equal(diagnose("{\"gpus\": []," SYS_NCCL(NCCL_CU13) "}", "comm-arch-floor", &floor), CF_SEV_INFO);
+    assert_non_null(strstr(floor, "sm_75 and newer"));
+    free(floor);
+    assert_int_equal(diagnose("{" GPUS_AMPERE_HOPPER "," SYS_NCCL(NCCL_CU13) "}", "comm-arch-floor", NULL), -1);
+    /* A DTK libtorch beside a CPU-only Python torch on a DCU host: build the bridge. */
+    const char *dcu = "{\"gpus\":[{\"vendor\":\"hygon\",\"arch\":\"gfx928\"}],\"libtorch\":["
+                      "{\"root\":\"/py/torch\",\"flavour\":\"cpu\",\"version\":\"2.1.0+cpu\"},"
+                      "{\"root\":\"/opt/dtk-torch\",\"flavour\":\"hip\",\"version\":\"2.1.0\"}]}";
+    char *why = NULL;
+    assert_int_equal(diagnose(dcu, "cpu-torch-beside-gpu-libtorch", &why), CF_SEV_WARNING);
+    assert_non_null(strstr(why, "cclforge bridge build --libtorch /opt/dtk-torch"));
+    free(why);
+    assert_int_equal(diagnose("{\"gpus\":[{\"arch\":\"gfx928\",\"vendor\":\"hygon\"}],\"libtorch\":[{\"root\":\"/a\","
+                              "\"flavour\":\"hip\"}]}",
+                              "cpu-torch-beside-gpu-libtorch", NULL),
+                     -1);
+}
+
+/* ---- compare ---- */
+
+static int compare(const char *const *jsons, size_t n, const char *id, char **why)
+{
+    struct cf_survey *hosts = cf_xcalloc(n, sizeof *hosts);
+    const char **labels = cf_xcalloc(n, sizeof *labels);
+    static const char *const names[] = { "host-a", "host-b", "host-c" };
+    for (size_t i = 0; i < n; i++) {
+        load(jsons[i], &hosts[i]);
+        labels[i] = names[i];
+    }
+    struct cf_findings f = CF_FINDINGS_INIT;
+    cf_doctor_compare(hosts, labels, n, &f);
+    int sev = -1;
+    for (size_t i = 0; i < f.n; i++)
+        if (!strcmp(f.v[i].id, id)) {
+            sev = (int)f.v[i].severity;
+            if (why)
+                *why = cf_strdup(f.v[i].why);
+            break;
+        }
+    cf_findings_release(&f);
+    for (size_t i = 0; i < n; i++)
+        cf_survey_release(&hosts[i]);
+    free(hosts);
+    free(labels);
+    return sev;
+}
+
+#define HOST(gpus, comm_kind, ver, archs, torch)                                                                 \
+    "{\"gpus\":[" gpus "],\"comm_libraries\":[{\"kind\":\"" comm_kind "\",\"path\":\"/l\",\"how\":\"loaded\","  \
+    "\"version\":\"" ver "\",\"archs\":[" archs "]}],\"libtorch\":[{\"root\":\"/t\",\"flavour\":\"cuda\",\"version\":\"" torch "\"}]}"
+
+static void test_compare(void **state)
+{
+    const char *same[] = {
+        HOST("{\"arch\":\"sm_80\"}", "nccl", "2.28.9", "\"sm_80\"", "2.9.1"),
+        HOST("{\"arch\":\"sm_80\"}", "nccl", "2.28.9", "\"sm_80\"", "2.9.1"),
+    };
+    assert_int_equal(compare(same, 2, "nccl-version-differs", NULL), -1);
+    assert_int_equal(compare(same, 2, "torch-version-differs", NULL), -1);
+    assert_int_equal(compare(same, 2, "host-lib-lacks-arch", NULL), -1);
+    assert_int_equal(compare(same, 2, "comm-kind-differs", NULL), -1);
+
+    const char *patch[] = {
+        HOST("{\"arch\":\"sm_80\"}", "nccl", "2.28.9", "\"sm_80\"", "2.9.1"),
+        HOST("{\"arch\":\"sm_80\"}", "nccl", "2.28.7", "\"sm_80\"", "2.9.1"),
+    };
+    char *why = NULL;
+    assert_int_equal(compare(patch, 2, "nccl-version-differs", &why), CF_SEV_ERROR);
+    assert_non_null(strstr(why, "host-a: NCCL 2.28.9"));
+    assert_non_null(strstr(why, "host-b: NCCL 2.28.7"));
+    free(why);
+
+    const char *kinds[] = {
+        HOST("{\"arch\":\"sm_80\"}", "nccl", "2.18.3", "\"sm_80\"", "2.1.0"),
+        HOST("{\"vendor\":\"hygon\",\"arch\":\"gfx928\"}", "rccl", "2.18.3", "\"gfx928\"", "2.1.0"),
+    };
+    assert_int_equal(compare(kinds, 2, "comm-kind-differs", NULL), CF_SEV_ERROR);
+    assert_int_equal(compare(kinds, 2, "nccl-version-differs", NULL), -1);
+
+    const char *torch[] = {
+        HOST("{\"arch\":\"sm_80\"}", "nccl", "2.28.9", "\"sm_80\"", "2.9.1"),
+        HOST("{\"arch\":\"sm_80\"}", "nccl", "2.28.9", "\"sm_80\"", "2.8.0"),
+    };
+    assert_int_equal(compare(torch, 2, "torch-version-differs", NULL), CF_SEV_ERROR);
+
+    /* Host a's NCCL has no code for host b's Pascal: a warning for a; b's own lack is an error. */
+    const char *archs[] = {
+        HOST("{\"arch\":\"sm_120\"}", "nccl", "2.28.9", "\"sm_120\",\"compute_120\"", "2.9.1"),
+        HOST("{\"arch\":\"sm_61\"}", "nccl", "2.28.9", "\"sm_120\",\"compute_120\"", "2.9.1"),
+        HOST("{\"arch\":\"sm_120\"}", "nccl", "2.28.9", "\"sm_61\",\"sm_120\"", "2.9.1"),
+    };
+    assert_int_equal(compare(archs, 3, "host-lib-lacks-arch", &why), CF_SEV_WARNING);
+    assert_non_null(strstr(why, "host-a"));
+    assert_non_null(strstr(why, "sm_61"));
+    free(why);
+    assert_int_equal(compare(archs, 3, "gpu-arch-not-covered", &why), CF_SEV_ERROR);
+    assert_non_null(strstr(why, "host-b"));
+    free(why);
+    assert_int_equal(compare(archs + 2, 1, "host-lib-lacks-arch", NULL), -1);
+}
+
+static void test_findings_json(void **state)
+{
+    struct cf_findings f = CF_FINDINGS_INIT;
+    cf_findings_add(&f, CF_SEV_WARNING, "x", "s", NULL, "why %d", 1);
+    cf_findings_add(&f, CF_SEV_WARNING, "x", "s", NULL, "duplicate of the same id+subject");
+    cf_findings_add(&f, CF_SEV_ERROR, "y", "t", "do this", "because");
+    assert_int_equal(f.n, 2);
+    assert_int_equal(cf_findings_worst(&f), CF_SEV_ERROR);
+    cJSON *a = cf_findings_to_json(&f);
+    char *text = cJSON_PrintUnformatted(a);
+    assert_string_equal(text, "[{\"severity\":\"warning\",\"id\":\"x\",\"subject\":\"s\",\"why\":\"why 1\",\"remedy\":null},"
+                              "{\"severity\":\"error\",\"id\":\"y\",\"subject\":\"t\",\"why\":\"because\",\"remedy\":\"do this\"}]");
+    free(text);
+    cJSON_Delete(a);
+    cf_findings_release(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_arch_coverage_rules),
+        cmocka_unit_test(test_gpu_arch_not_covered),
+        cmocka_unit_test(test_torch_arch_not_covered),
+        cmocka_unit_test(test_nccl_mismatch),
+        cmocka_unit_test(test_two_nccl_copies),
+        cmocka_unit_test(test_closure_findings),
+        cmocka_unit_test(test_compiler_findings),
+        cmocka_unit_test(test_driver_too_old),
+        cmocka_unit_test(test_presence_findings),
+        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_findings_json),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,240 @@
+/* Symbol and version check on fixtures built here, each compared with
+ * `ldd -r` on the same files: a library replaced by an older one that lacks a
+ * version, one that lacks a symbol, weak references, and real libraries. */
+#include "testsupport.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cclforge/fs.h"
+#include "cclforge/ldso.h"
+#include "cclforge/spawn.h"
+#include "cclforge/strbuf.h"
+#include "cclforge/symcheck.h"
+
+#define NO_AS_NEEDED "-Wl,--no-as-needed"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void check(const char *path, struct cf_ldso_result *r, struct cf_symcheck_result *s)
+{
+    struct cf_ldso_opts o = { 0 };
+    o.ignore_ld_library_path = 1;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_ldso_resolve(path, &o, r, &err) != 0 || cf_symcheck_run(r, s, &err) != 0)
+        fail_msg("%s", cf_error_message(&err));
+}
+
+/* The problem lines of `ldd -r` (all on stdout). Returns seconds taken. */
+static double ldd_r_problems(const char *path, struct strvec *out)
+{
+    const char *argv[] = { "ldd", "-r", path, NULL };
+    const char *env[] = { "LD_LIBRARY_PATH", NULL };
+    struct cf_spawn_opts o = { 0 };
+    o.capture_stdout = 1;
+    o.merge_stderr = 1;
+    o.null_stdin = 1;
+    o.timeout_s = 120;
+    o.env_set = env;
+    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    double t0 = now();
+    assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
+    double t = now() - t0;
+    struct strvec lines = STRVEC_INIT;
+    strvec_split(&lines, sb_str(&r.out), "\n", 0);
+    for (size_t i = 0; i < lines.n; i++)
+        if (strstr(lines.v[i], "undefined symbol: ") || strstr(lines.v[i], ": version `"))
+            strvec_push(out, lines.v[i]);
+    strvec_clear(&lines);
+    cf_spawn_result_release(&r);
+    return t;
+}
+
+/* Our messages equal ldd's, as sets (ldd's order within an object follows the
+ * relocation table); ldd prefixes version lines with the program name. */
+static void assert_same_as_ldd_r(const char *path, const struct cf_symcheck_result *s)
+{
+    if (!ts_have("ldd")) {
+        print_message("note: ldd not installed, comparison skipped\n");
+        return;
+    }
+    struct strvec theirs = STRVEC_INIT;
+    ldd_r_problems(path, &theirs);
+    struct strbuf why = STRBUF_INIT;
+    for (size_t i = 0; i < theirs.n; i++) {
+        int found = 0;
+        for (size_t k = 0; k < s->n_problems && !found; k++)
+            found = cf_ends_with(theirs.v[i], s->problems[k].message);
+        if (!found)
+            sb_addf(&why, "ldd reports, cclforge does not: %s\n", theirs.v[i]);
+    }
+    if (theirs.n != s->n_problems || why.len) {
+        for (size_t k = 0; k < s->n_problems; k++)
+            sb_addf(&why, "cclforge: %s\n", s->problems[k].message);
+        fail_msg("%s: %zu problems from ldd -r, %zu from cclforge\n%s", path, theirs.n, s->n_problems, sb_str(&why));
+    }
+    sb_release(&why);
+    strvec_clear(&theirs);
+}
+
+static const char *lib_v2_src = "int foo(void){return 1;}\nint bar(void){return 2;}\nint baz(void){return 3;}\n";
+static const char *lib_v1_src = "int foo(void){return 1;}\n";
+static const char *app_src = "int foo(void); int bar(void); int baz(void);\nint main(void){return foo()+bar()+baz();}\n";
+
+/* Linked against v2 of libv (versions V1 and V2), run against v1 (V1 only). */
+static void test_missing_version(void **state)
+{
+    char *t = ts_tmpdir();
+    char *map2 = ts_write(t, "v2.map", "V1 { global: foo; local: *; };\nV2 { global: bar; baz; } V1;\n");
+    char *map1 = ts_write(t, "v1.map", "V1 { global: foo; local: *; };\n");
+    char *lib = cf_path_join(t, "libv_fx.so");
+    char *vs2 = cf_asprintf("-Wl,--version-script,%s", map2), *vs1 = cf_asprintf("-Wl,--version-script,%s", map1);
+    ts_cc(t, lib, lib_v2_src, "-shared", "-fPIC", "-Wl,-soname,libv_fx.so", vs2, NULL);
+    char *app = cf_path_join(t, "app");
+    char *L = cf_asprintf("-L%s", t), *rp = cf_asprintf("-Wl,-rpath,%s", t);
+    ts_cc(t, app, app_src, NO_AS_NEEDED, L, "-lv_fx", rp, NULL);
+
+    struct cf_ldso_result r;
+    struct cf_symcheck_result s;
+    check(app, &r, &s);
+    assert_int_equal(s.n_problems, 0);
+    assert_true(s.n_references > 3);
+    cf_symcheck_result_release(&s);
+    cf_ldso_result_release(&r);
+
+    ts_cc(t, lib, lib_v1_src, "-shared", "-fPIC", "-Wl,-soname,libv_fx.so", vs1, NULL);
+    check(app, &r, &s);
+    assert_int_equal(s.n_versions, 1);
+    assert_int_equal(s.n_undefined, 2); /* bar@V2 and baz@V2 no longer bind */
+    assert_int_equal(s.problems[0].kind, CF_SYMCHECK_VERSION_NOT_FOUND);
+    char *want = cf_asprintf("%s: version `V2' not found (required by %s)", lib, app);
+    assert_string_equal(s.problems[0].message, want);
+    free(want);
+    for (size_t i = 1; i < s.n_problems; i++) {
+        assert_int_equal(s.problems[i].kind, CF_SYMCHECK_UNDEFINED);
+        assert_string_equal(s.problems[i].version, "V2");
+    }
+    assert_same_as_ldd_r(app, &s);
+    cf_symcheck_result_release(&s);
+    cf_ldso_result_release(&r);
+    free(lib); free(vs1); free(vs2); free(app); free(L); free(rp);
+}
+
+/* Linked against a libu with foo and bar, run against one with foo only. A weak
+ * reference to a symbol nobody defines is fine. */
+static void test_undefined_symbol(void **state)
+{
+    char *t = ts_tmpdir();
+    char *lib = cf_path_join(t, "libu_fx.so");
+    ts_cc(t, lib, "int foo(void){return 1;}\nint bar(void){return 2;}\n", "-shared", "-fPIC", "-Wl,-soname,libu_fx.so", NULL);
+    char *app = cf_path_join(t, "app");
+    char *L = cf_asprintf("-L%s", t), *rp = cf_asprintf("-Wl,-rpath,%s", t);
+    ts_cc(t, app,
+          "int foo(void); int bar(void);\nextern int nowhere(void) __attribute__((weak));\n"
+          "int main(void){return foo()+bar()+(nowhere ? nowhere() : 0);}\n",
+          NO_AS_NEEDED, L, "-lu_fx", rp, NULL);
+    struct cf_ldso_result r;
+    struct cf_symcheck_result s;
+    check(app, &r, &s);
+    assert_int_equal(s.n_problems, 0);
+    assert_same_as_ldd_r(app, &s);
+    cf_symcheck_result_release(&s);
+    cf_ldso_result_release(&r);
+
+    ts_cc(t, lib, "int foo(void){return 1;}\n", "-shared", "-fPIC", "-Wl,-soname,libu_fx.so", NULL);
+    check(app, &r, &s);
+    assert_int_equal(s.n_problems, 1);
+    assert_int_equal(s.problems[0].kind, CF_SYMCHECK_UNDEFINED);
+    assert_string_equal(s.problems[0].symbol, "bar");
+    assert_null(s.problems[0].version);
+    char *want = cf_asprintf("undefined symbol: bar\t(%s)", app);
+    assert_string_equal(s.problems[0].message, want);
+    free(want);
+    assert_same_as_ldd_r(app, &s);
+    cf_symcheck_result_release(&s);
+    cf_ldso_result_release(&r);
+    free(lib); free(app); free(L); free(rp);
+}
+
+/* A reference to foo@V1 binds to a non-default (hidden, '@') definition: the
+ * compatibility-symbol case every glibc upgrade relies on. */
+static void test_versioned_reference_binds_to_compat_symbol(void **state)
+{
+    char *t = ts_tmpdir();
+    char *map = ts_write(t, "c.map", "V1 { global: foo; local: *; };\nV2 { global: foo; } V1;\n");
+    char *map1 = ts_write(t, "c1.map", "V1 { global: foo; local: *; };\n");
+    char *lib = cf_path_join(t, "libc_compat_fx.so");
+    char *vs = cf_asprintf("-Wl,--version-script,%s", map), *vs1 = cf_asprintf("-Wl,--version-script,%s", map1);
+    /* Link the app against the V1-only library, so it needs foo@V1 ... */
+    ts_cc(t, lib, "int foo(void){return 1;}\n", "-shared", "-fPIC", "-Wl,-soname,libc_compat_fx.so", vs1, NULL);
+    char *app = cf_path_join(t, "app");
+    char *L = cf_asprintf("-L%s", t), *rp = cf_asprintf("-Wl,-rpath,%s", t);
+    ts_cc(t, app, "int foo(void);\nint main(void){return foo();}\n", NO_AS_NEEDED, L, "-lc_compat_fx", rp, NULL);
+    /* ... then run it against a library where foo@V1 is the old, hidden one. */
+    ts_cc(t, lib,
+          "int foo_old(void){return 1;}\nint foo_new(void){return 2;}\n"
+          "__asm__(\".symver foo_old,foo@V1\");\n__asm__(\".symver foo_new,foo@@V2\");\n",
+          "-shared", "-fPIC", "-Wl,-soname,libc_compat_fx.so", vs, NULL);
+    struct cf_ldso_result r;
+    struct cf_symcheck_result s;
+    check(app, &r, &s);
+    assert_int_equal(s.n_problems, 0);
+    assert_same_as_ldd_r(app, &s);
+    cf_symcheck_result_release(&s);
+    cf_ldso_result_release(&r);
+    free(lib); free(vs); free(vs1); free(app); free(L); free(rp);
+}
+
+/* Real libraries: the machine's NCCL and libelf, clean, and timed against ldd -r. */
+static void test_real_libraries(void **state)
+{
+    const char *candidates[] = { "/usr/local/cuda-13.0/lib/libnccl.so.2", "/usr/lib/x86_64-linux-gnu/libelf.so.1",
+                                 "/usr/lib/x86_64-linux-gnu/libcjson.so.1" };
+    size_t done = 0;
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        if (!cf_is_file(candidates[i])) {
+            print_message("note: %s not present, skipped\n", candidates[i]);
+            continue;
+        }
+        struct cf_ldso_result r;
+        struct cf_symcheck_result s;
+        double t0 = now();
+        check(candidates[i], &r, &s);
+        double ours = now() - t0;
+        struct strvec theirs = STRVEC_INIT;
+        double ldd = ts_have("ldd") ? ldd_r_problems(candidates[i], &theirs) : 0;
+        print_message("%s: %zu objects, %zu references, %zu definitions, %zu problems; cclforge %.3fs, ldd -r %.3fs\n",
+                      candidates[i], r.n_objects, s.n_references, s.n_definitions, s.n_problems, ours, ldd);
+        assert_true(s.n_references > 0);
+        assert_same_as_ldd_r(candidates[i], &s);
+        strvec_clear(&theirs);
+        cf_symcheck_result_release(&s);
+        cf_ldso_result_release(&r);
+        done++;
+    }
+    if (!done)
+        skip();
+}
+
+static int teardown(void **state)
+{
+    ts_cleanup();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_missing_version, teardown),
+        cmocka_unit_test_teardown(test_undefined_symbol, teardown),
+        cmocka_unit_test_teardown(test_versioned_reference_binds_to_compat_symbol, teardown),
+        cmocka_unit_test_teardown(test_real_libraries, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
