@@ -13,6 +13,7 @@
 #include "cclforge/bridge.h"
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
+#include "cclforge/survey.h"
 #include "pkg/elf_facts.h"
 
 static const char *const vendor_names[] = { "nvidia", "rocm", "dtk" };
@@ -257,7 +258,7 @@ static int looks_like_dtk(const char *root)
     return yes;
 }
 
-static void resolve_toolkit_root(const struct cf_bridge_opts *o, struct cf_bridge_plan *p)
+static void resolve_toolkit_root(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, const struct cf_survey *sv)
 {
     const struct vendor_profile *vp = &vendor_profiles[p->vendor];
     if (o->toolkit_root) {
@@ -270,6 +271,15 @@ static void resolve_toolkit_root(const struct cf_bridge_opts *o, struct cf_bridg
             item_set(&p->toolkit_root, v, *e);
             return;
         }
+    }
+    static const char *const toolkit_ids[] = { [CF_BRIDGE_NVIDIA] = "cuda", [CF_BRIDGE_ROCM] = "rocm",
+                                               [CF_BRIDGE_DTK] = "dtk" };
+    const struct cf_toolkit *tk = cf_survey_toolkit(sv, toolkit_ids[p->vendor]);
+    if (tk) {
+        char *from = cf_asprintf("doctor's survey (%s)", tk->found_by ? tk->found_by : "found");
+        item_set(&p->toolkit_root, tk->root, from);
+        free(from);
+        return;
     }
     const char *compiler = p->vendor == CF_BRIDGE_NVIDIA ? "nvcc" : "hipcc";
     char *path = cf_which(compiler);
@@ -284,7 +294,25 @@ static void resolve_toolkit_root(const struct cf_bridge_opts *o, struct cf_bridg
     }
 }
 
-static void resolve_vendor(const struct cf_bridge_opts *o, struct cf_bridge_plan *p)
+/* doctor's survey, toolkits only: which vendor toolkits this host has. */
+static void survey_toolkits(struct cf_survey *sv)
+{
+    struct cf_survey_opts so = { 0 };
+    so.skip = CF_SURVEY_SKIP_GPUS | CF_SURVEY_SKIP_TORCH | CF_SURVEY_SKIP_COMPILERS | CF_SURVEY_SKIP_COMM |
+              CF_SURVEY_SKIP_PYTHON;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_survey_run(&so, sv, &err) < 0)
+        cf_survey_release(sv); /* a broken injected survey file: plan without it */
+    cf_error_clear(&err);
+}
+
+/* doctor's toolkit ids to bridge vendors */
+static const struct {
+    const char *toolkit;
+    enum cf_bridge_vendor vendor;
+} toolkit_vendors[] = { { "dtk", CF_BRIDGE_DTK }, { "rocm", CF_BRIDGE_ROCM }, { "cuda", CF_BRIDGE_NVIDIA } };
+
+static void resolve_vendor(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, const struct cf_survey *sv)
 {
     if (o->vendor) {
         for (int v = 0; v < 3; v++)
@@ -296,15 +324,17 @@ static void resolve_vendor(const struct cf_bridge_opts *o, struct cf_bridge_plan
         problem(p, "unknown vendor '%s': use nvidia, rocm or dtk", o->vendor);
         return;
     }
-    /* the libtorch decides what can be linked; the environment tells DTK from ROCm */
+    /* the libtorch decides what can be linked; doctor's survey tells DTK from ROCm */
     if (p->torch_dir.value) {
         char *hip = cf_asprintf("%s/lib/libtorch_hip.so", p->torch_dir.value);
         char *cuda = cf_asprintf("%s/lib/libtorch_cuda.so", p->torch_dir.value);
         if (cf_is_file(hip)) {
+            const struct cf_toolkit *dtk = cf_survey_toolkit(sv, "dtk");
             const char *root = getenv("ROCM_PATH");
-            p->vendor = root && looks_like_dtk(root) ? CF_BRIDGE_DTK : CF_BRIDGE_ROCM;
-            char *from = cf_asprintf("detected: %s%s", hip,
-                                     p->vendor == CF_BRIDGE_DTK ? " and a DTK layout at ROCM_PATH" : "");
+            p->vendor = dtk || (root && looks_like_dtk(root)) ? CF_BRIDGE_DTK : CF_BRIDGE_ROCM;
+            char *from = cf_asprintf("detected: %s%s%s", hip,
+                                     dtk ? " and doctor's survey found DTK at " : "",
+                                     dtk ? dtk->root : (p->vendor == CF_BRIDGE_DTK ? " and a DTK layout at ROCM_PATH" : ""));
             item_set(&p->vendor_item, vendor_names[p->vendor], from);
             free(from);
         } else if (cf_is_file(cuda)) {
@@ -316,15 +346,19 @@ static void resolve_vendor(const struct cf_bridge_opts *o, struct cf_bridge_plan
         free(hip);
         free(cuda);
     }
+    for (size_t i = 0; !p->vendor_item.value && i < sizeof toolkit_vendors / sizeof toolkit_vendors[0]; i++) {
+        const struct cf_toolkit *tk = cf_survey_toolkit(sv, toolkit_vendors[i].toolkit);
+        if (!tk)
+            continue;
+        p->vendor = toolkit_vendors[i].vendor;
+        char *from = cf_asprintf("doctor's survey: %s toolkit at %s (%s)", tk->vendor, tk->root,
+                                 tk->found_by ? tk->found_by : "found");
+        item_set(&p->vendor_item, vendor_names[p->vendor], from);
+        free(from);
+    }
     if (!p->vendor_item.value) {
-        const char *rocm = getenv("ROCM_PATH");
-        if (rocm && *rocm) {
-            p->vendor = looks_like_dtk(rocm) ? CF_BRIDGE_DTK : CF_BRIDGE_ROCM;
-            item_set(&p->vendor_item, vendor_names[p->vendor], "detected: ROCM_PATH is set");
-        } else {
-            p->vendor = CF_BRIDGE_NVIDIA;
-            item_set(&p->vendor_item, "nvidia", "default (no GPU libtorch or ROCM_PATH found)");
-        }
+        p->vendor = CF_BRIDGE_NVIDIA;
+        item_set(&p->vendor_item, "nvidia", "default (no GPU libtorch and no toolkit found by the survey)");
     }
 }
 
@@ -736,8 +770,11 @@ int cf_bridge_plan_make(const struct cf_bridge_opts *o, struct cf_bridge_plan *p
     probe_python(o, p, &torch_from_python);
     resolve_torch(o, p, torch_from_python);
     free(torch_from_python);
-    resolve_vendor(o, p);
-    resolve_toolkit_root(o, p);
+    struct cf_survey sv = CF_SURVEY_INIT;
+    survey_toolkits(&sv);
+    resolve_vendor(o, p, &sv);
+    resolve_toolkit_root(o, p, &sv);
+    cf_survey_release(&sv);
     resolve_compiler(o, p);
     resolve_comm(o, p, &cs);
     resolve_includes(o, p, &cs);
