@@ -5,6 +5,10 @@
 #include "cclforge/survey.h"
 #include "cclforge/vendor.h"
 
+/* The leading decimal digits of s (after spaces), clamped to max; 0 when none.
+ * Survey files come from elsewhere: no atoi overflow on hostile numbers. */
+int parse_small(const char *s, int max);
+
 /* opts->env first, then the process environment. Empty values count as unset. */
 const char *env_get(const struct cf_survey_opts *opts, const char *key);
 /* The same, but an empty value is returned as "" (CUDA_VISIBLE_DEVICES="" hides every GPU). */
