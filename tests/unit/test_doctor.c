@@ -167,6 +167,11 @@ static void test_two_nccl_copies(void **state)
                               "two-nccl-copies", NULL),
                      CF_SEV_WARNING);
     assert_int_equal(diagnose("{" TORCH(EMB ",\"needs_comm_lib\":false") "}", "two-nccl-copies", NULL), -1);
+    /* Injected surveys may omit any path (found by fuzz_survey_json). */
+    assert_int_equal(diagnose("{\"libtorch\":[{\"flavour\":\"cuda\",\"needs_comm_lib\":true,\"embedded\":{\"kind\":"
+                              "\"nccl\"},\"loaded\":{}}]}",
+                              "two-nccl-copies", NULL),
+                     CF_SEV_WARNING);
 #undef EMB
 }
 

@@ -886,6 +886,9 @@ static void test_json_errors_name_the_key(void **state)
         { "{\"libtorch\": [{\"archs\": [1]}]}", "libtorch[0].archs" },
         { "{\"toolkits\": [{\"root\": \"/x\"}]}", "toolkits[0].vendor" },
         { "[1, 2]", "must be an object" },
+        { "{\"gpus\": [{\"arch\": \"sm_80\", \"memory_bytes\": 1e300}]}", "gpus[0].memory_bytes" },
+        { "{\"driver\": {\"cuda_driver_version\": 1.5}}", "driver.cuda_driver_version" },
+        { "{\"compilers\": [{\"name\": \"gcc\", \"major\": -1e12}]}", "compilers[0].major" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cJSON *doc = cJSON_Parse(cases[i].json);
