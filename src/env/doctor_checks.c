@@ -206,9 +206,12 @@ static const struct cf_comm_lib *active_of_kind(const struct cf_survey *s, const
         return t->embedded;
     if (t && kind_is(t->loaded, kind))
         return t->loaded;
-    for (size_t i = 0; i < s->n_comm_libs; i++)
-        if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, "loaded") && kind_is(&s->comm_libs[i], kind))
-            return &s->comm_libs[i];
+    static const char *const by_priority[] = { "LD_PRELOAD", "loaded" };
+    for (size_t k = 0; k < sizeof by_priority / sizeof by_priority[0]; k++)
+        for (size_t i = 0; i < s->n_comm_libs; i++)
+            if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, by_priority[k]) &&
+                kind_is(&s->comm_libs[i], kind))
+                return &s->comm_libs[i];
     for (size_t i = 0; i < s->n_comm_libs; i++)
         if (kind_is(&s->comm_libs[i], kind))
             return &s->comm_libs[i];

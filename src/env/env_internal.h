@@ -50,6 +50,10 @@ char *loader_resolve_default(const struct cf_survey_opts *opts, const char *sona
 void closure_check(const char *path, const char *soname, int *needed, char **resolved, struct strvec *missing,
                    struct strvec *undefined);
 
+/* The LD_PRELOAD entry that is a `soname` library (libnccl.so.2 -> any
+ * ".../libnccl.so*"), NULL if none. Caller frees. */
+char *preloaded_comm_lib(const struct cf_survey_opts *opts, const char *soname);
+
 struct cf_elf;
 struct cf_commlib_banner;
 struct cf_commlib_identity;

@@ -582,7 +582,34 @@ static void test_libtorch_cxx_distribution(void **state)
         assert_true(strvec_contains(&t->archs, "sm_80"));
         assert_true(strvec_contains(&t->archs, "compute_80"));
     }
+    struct cf_findings f = CF_FINDINGS_INIT;
+    cf_doctor_diagnose(&s, &f);
+    int mismatch = 0;
+    for (size_t i = 0; i < f.n; i++)
+        mismatch |= !strcmp(f.v[i].id, "nccl-mismatch");
+    assert_true(mismatch);
+    cf_findings_release(&f);
     cf_survey_release(&s);
+
+    /* The remedy applied: LD_PRELOAD of the NCCL libtorch was built against wins
+     * over the RUNPATH copy, for libtorch and as the system's active library. */
+    char *pre = fxp("nccl-2.21.5/lib/libnccl.so.2");
+    char *pre_env = cf_asprintf("LD_PRELOAD=/nonexistent/libfoo.so %s", pre);
+    const char *env2[] = { "LIBTORCH", pre_env, NULL };
+    o.env = env2;
+    o.skip &= ~(unsigned)CF_SURVEY_SKIP_COMM;
+    run_survey(&o, &s);
+    t = cf_survey_torch(&s);
+    assert_string_equal(t->loaded->how, "LD_PRELOAD");
+    assert_string_equal(t->loaded->version, "2.21.5");
+    assert_string_equal(s.comm_libs[0].how, "LD_PRELOAD");
+    cf_doctor_diagnose(&s, &f);
+    for (size_t i = 0; i < f.n; i++)
+        assert_string_not_equal(f.v[i].id, "nccl-mismatch");
+    cf_findings_release(&f);
+    cf_survey_release(&s);
+    free(pre_env);
+    free(pre);
     free(dir);
 }
 
