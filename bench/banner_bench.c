@@ -232,7 +232,7 @@ static const struct method methods[] = {
     { "cclforge banner (read-only data only)", "banner", cclforge_banner, 0 },
     { "whole file read + memmem", "banner", whole_read_memmem, 0 },
     { "streamed 1 MiB read + memmem", "banner", stream_scan, 0 },
-    { "strings -a | grep", "banner", strings_grep, 0 },
+    { "strings -a, grep", "banner", strings_grep, 0 },
     { "cclforge archs (fatbin headers only)", "archs", cclforge_archs, 0 },
     { "cuobjdump --list-elf --list-ptx", "archs", cuobjdump_list, 1 },
 };
@@ -357,11 +357,14 @@ int main(int argc, char **argv)
                 best = warm;
         best_warm[i] = best.seconds;
         cold_s[i] = cold.seconds;
-        printf("| %s | %s | %.4f | %.4f | %s%.2f MB (%.2f%%) | %.2f MB (%.3f%%) | %.1f MB | %s |\n",
+        char examined[64] = "n/a (external tool)";
+        if (best.report.logical_bytes)
+            snprintf(examined, sizeof(examined), "%.2f MB (%.3f%%)",
+                     best.report.logical_bytes / 1e6,
+                     100.0 * (double)best.report.logical_bytes / (double)st.st_size);
+        printf("| %s | %s | %.4f | %.4f | %s%.2f MB (%.2f%%) | %s | %.1f MB | %s |\n",
                m->name, m->task, best.seconds, cold.seconds, evicted ? "" : "(not evicted) ",
-               cached / 1e6, 100.0 * (double)cached / (double)st.st_size,
-               best.report.logical_bytes / 1e6,
-               100.0 * (double)best.report.logical_bytes / (double)st.st_size,
+               cached / 1e6, 100.0 * (double)cached / (double)st.st_size, examined,
                best.maxrss_kb / 1024.0, best.report.ok ? best.report.answer : "(not found)");
     }
     printf("\nspeed-up of cclforge banner over: whole read %.0fx warm / %.0fx cold; streamed %.0fx / %.0fx; "

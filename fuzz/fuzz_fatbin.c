@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "cclforge/gpucode.h"
+#include "fuzz_guard.h"
 
 static int touch_entry(const struct cf_fatbin_entry *e, void *ctx)
 {
@@ -15,8 +16,12 @@ static int touch_entry(const struct cf_fatbin_entry *e, void *ctx)
     return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
 {
+    struct fuzz_guarded g;
+    if (fuzz_guard_copy(input, size, &g) != 0)
+        return 0;
+    const uint8_t *data = g.data;
     size_t sum = 0, containers = 0;
     cf_error err = CF_ERROR_INIT;
     cf_fatbin_walk(data, size, "fuzz", touch_entry, &sum, &containers, &err);
@@ -25,5 +30,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (cf_gpucode_inventory_buffer(data, size, "fuzz", &inv, &err) == 0)
         cf_gpucode_inventory_release(&inv);
     cf_error_clear(&err);
+    fuzz_guard_release(&g);
     return 0;
 }

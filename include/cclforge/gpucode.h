@@ -57,8 +57,8 @@ struct cf_fatbin_entry {
 typedef int (*cf_fatbin_visit_fn)(const struct cf_fatbin_entry *entry, void *ctx);
 
 /* Walks fatbin containers laid back to back in buf[0..len) (a .nv_fatbin or
- * __nv_relfatbin section, or a whole .fatbin file). Containers may be separated
- * by zero padding up to 8-byte alignment. Reads only container and entry
+ * __nv_relfatbin section, or a whole .fatbin file). Zero padding between
+ * containers is skipped. Reads only container and entry
  * headers; every offset is checked against len. `name` labels errors.
  * On success returns 0 and, if non-NULL, sets *n_containers. A truncated or
  * corrupt container gives -1 after the entries before it were visited. */
@@ -79,12 +79,17 @@ struct cf_bundle_entry {
     const char *kind;       /* "hipv4", "hip", "host", "openmp", ... */
     const char *triple;     /* "amdgcn-amd-amdhsa-", "x86_64-unknown-linux-gnu-" */
     const char *target_id;  /* "gfx90a:xnack-", "" for host entries */
-    uint64_t bundle_offset; /* offset of the bundle magic in the scanned buffer */
-    uint64_t code_offset;   /* offset of this entry's code object in the scanned buffer */
+    uint64_t bundle_offset; /* offset of the bundle magic (plain or CCOB) in the scanned buffer */
+    uint64_t code_offset;   /* offset of this entry's code object in the scanned buffer;
+                             * for a compressed bundle, in the uncompressed bundle */
     uint64_t code_size;
+    int compressed;         /* the entry comes from a compressed (CCOB) bundle */
 };
 
-/* A compressed ("CCOB") bundle: its header names neither entries nor targets. */
+/* A compressed ("CCOB") bundle's header. Its entries (and targets) are read by
+ * decompressing the start of the payload only (zlib or zstd), at most
+ * CF_CCOB_PREFIX_MAX bytes of output, and reported like plain ones. */
+#define CF_CCOB_PREFIX_MAX (256u * 1024u)
 struct cf_ccob_info {
     uint64_t bundle_offset;
     unsigned version;          /* 1, 2 or 3 */
@@ -99,7 +104,8 @@ typedef int (*cf_ccob_visit_fn)(const struct cf_ccob_info *info, void *ctx);
 
 /* Walks the offload bundles (plain and compressed) in buf[0..len): a .hip_fatbin
  * section or a whole bundle file. Bundles are found back to back, skipping the
- * padding between them. visit_ccob may be NULL. Returns 0 (and the counts) or
+ * padding between them. visit_ccob may be NULL; visit is called for the
+ * entries of compressed bundles too (after visit_ccob), unless it is NULL. Returns 0 (and the counts) or
  * -1 for a truncated or corrupt bundle, after visiting the ones before it. */
 int cf_bundle_walk(const uint8_t *buf, size_t len, const char *name, cf_bundle_visit_fn visit,
                    cf_ccob_visit_fn visit_ccob, void *ctx, size_t *n_bundles,
@@ -132,7 +138,7 @@ struct cf_gpucode_inventory {
     size_t fatbin_compressed_entries;
     size_t bundle_sections;
     size_t bundles;             /* plain and compressed */
-    size_t compressed_bundles;  /* their targets need decompression: not listed */
+    size_t compressed_bundles;  /* their targets come from a decompressed prefix */
     int truncated_lists;        /* more than CF_GPUCODE_MAX_UNIQUE distinct values */
     uint64_t header_bytes_read; /* fatbin/bundle header bytes actually examined */
     uint64_t file_bytes_read;   /* bytes read from the file (4 KB windows around the

@@ -86,6 +86,8 @@ struct cf_ldso_result {
     int elf_class;            /* the root's, which every object must match */
     unsigned machine;
     char *interp;             /* the dynamic loader path (PT_INTERP or the machine default) */
+    char *dst_lib;            /* the $LIB this loader expands ("lib/x86_64-linux-gnu") */
+    char *dst_platform;       /* the $PLATFORM it expands ("haswell" on AVX2 x86-64 hosts) */
 };
 
 struct cf_ldso_opts {
@@ -108,6 +110,15 @@ struct cf_ldso_opts {
 int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts, struct cf_ldso_result *out,
                     cf_error *err);
 void cf_ldso_result_release(struct cf_ldso_result *res);
+
+/* Where the loader would find `name` for a default program of (machine, class):
+ * one with no RPATH, RUNPATH or DF_1_NODEFLIB, run from the current directory
+ * (so LD_LIBRARY_PATH, ld.so.cache and the default directories, in that order).
+ * Fills *out with one node (path NULL when not found, the paths considered kept
+ * as for cf_ldso_resolve); its dependencies are not mapped. */
+int cf_ldso_locate(const char *name, unsigned machine, int elf_class, int big_endian,
+                   const struct cf_ldso_opts *opts, struct cf_ldso_node *out, cf_error *err);
+void cf_ldso_node_release(struct cf_ldso_node *node);
 
 const char *cf_ldso_reason_name(enum cf_ldso_reason reason);   /* "runpath", "ld.so.cache", ... */
 const char *cf_ldso_reject_name(enum cf_ldso_reject reject);   /* "not found", "wrong ELF class", ... */

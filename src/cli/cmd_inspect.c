@@ -1,11 +1,646 @@
-/* Placeholder until the inspect command lands; replaced by its own issue's work. */
+/* cclforge inspect: flags in, one cf_inspect_run call, a tree (or JSON) out. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/inspect.h"
+#include "cclforge/strbuf.h"
+#include "cclforge/term.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
+static const char usage[] =
+    "usage: cclforge inspect [options] [FILE...]\n"
+    "\n"
+    "Static, glibc-exact view of how the loader would link each ELF FILE: the\n"
+    "dependency tree with where and why every library was found, NCCL/RCCL\n"
+    "banners and versions, GPU code archs (CUDA SASS/PTX, AMD targets), RPATH\n"
+    "lint and, with --undefined, the symbol check of `ldd -r`. Nothing inspected\n"
+    "is executed or loaded.\n"
+    "\n"
+    "With no FILE: find libnccl.so.2 and librccl.so.1 as a program on this\n"
+    "machine would (LD_LIBRARY_PATH, ld.so.cache, default directories) and\n"
+    "inspect what is found.\n"
+    "\n"
+    "options:\n"
+    "  --root DIR               resolve inside a sysroot or unpacked package\n"
+    "  --ld-library-path PATH   use PATH instead of the environment's LD_LIBRARY_PATH\n"
+    "  --ignore-ld-library-path behave as if LD_LIBRARY_PATH were unset\n"
+    "  -u, --undefined          check symbols and versions like `ldd -r`\n"
+    "  --within DIR             lint: RPATH/RUNPATH entries must stay inside DIR\n"
+    "  -e, --explain            list every path considered, for every library\n"
+    "  -a, --all                also show libraries already loaded by another object\n"
+    "  --depth N                show the tree down to depth N (roots are depth 0)\n"
+    "  --flat                   one line per library in load order instead of a tree\n"
+    "  --no-gpu                 skip the GPU code scan\n"
+    "  --no-banner              skip the NCCL/RCCL banner scan (and the two-copies check)\n"
+    "  --json                   print a cclforge.inspect/1 JSON document\n"
+    "  -h, --help               this help\n"
+    "\n"
+    "exit status: 0 fine (warnings allowed); 1 a library is missing, a symbol or\n"
+    "version is undefined (with --undefined), an error-severity lint finding, or\n"
+    "a FILE that cannot be inspected (missing, not ELF, truncated, a directory);\n"
+    "2 usage error. Colour only on a terminal, never with NO_COLOR.\n"
+    "Documentation: docs/inspect.md, JSON schema: docs/schemas/inspect.md.\n";
+
+struct view {
+    FILE *f;
+    int explain, all, flat;
+    int max_depth;
+};
+
+static const char *col(const struct view *v, enum cf_color c) { return cf_term_color(v->f, c); }
+
+/* --- text -------------------------------------------------------------- */
+
+static void add_arch_list(struct strbuf *sb, const char *label, const struct cf_cuda_arch *archs, size_t n,
+                          enum cf_fatbin_kind kind)
+{
+    if (n == 0)
+        return;
+    if (sb->len)
+        sb_adds(sb, " · ");
+    sb_adds(sb, label);
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        cf_cuda_arch_name(&archs[i], kind, name, sizeof name);
+        sb_addf(sb, " %s", name);
+    }
+}
+
+/* "NCCL 2.28.9+cuda13.0 (code 22809) · SASS sm_75 ... · PTX compute_120"; "" when nothing. */
+static char *object_facts(const struct cf_inspect_object *io)
+{
+    struct strbuf sb = STRBUF_INIT;
+    if (io->commlib_scanned && io->commlib.found) {
+        char *b = cf_inspect_describe_banner(&io->commlib.banner);
+        sb_adds(&sb, b);
+        free(b);
+        if (io->commlib.embeds_copy)
+            sb_addf(&sb, ", embedded copy");
+        for (size_t i = 1; i < io->commlib.n_banners; i++) {
+            char *o = cf_inspect_describe_banner(&io->commlib.banners[i]);
+            sb_addf(&sb, "; also %s", o);
+            free(o);
+        }
+    }
+    if (io->gpu_scanned) {
+        const struct cf_gpucode_inventory *g = &io->gpu;
+        add_arch_list(&sb, "SASS", g->sass, g->n_sass, CF_FATBIN_SASS);
+        add_arch_list(&sb, "PTX", g->ptx, g->n_ptx, CF_FATBIN_PTX);
+        add_arch_list(&sb, "LTO-IR", g->ltoir, g->n_ltoir, CF_FATBIN_LTOIR);
+        if (g->amd_targets.n) {
+            if (sb.len)
+                sb_adds(&sb, " · ");
+            sb_adds(&sb, "AMD");
+            for (size_t i = 0; i < g->amd_targets.n; i++)
+                sb_addf(&sb, " %s", g->amd_targets.v[i]);
+        }
+    }
+    return sb_detach(&sb);
+}
+
+static void print_considered(const struct view *v, const char *prefix, const struct cf_ldso_node *n)
+{
+    for (size_t i = 0; i < n->n_considered; i++) {
+        const struct cf_ldso_candidate *k = &n->considered[i];
+        fprintf(v->f, "%s%s%s  [%s] %s%s%s%s\n", prefix, col(v, CF_DIM), k->path, cf_ldso_reason_name(k->source),
+                cf_ldso_reject_name(k->reject), k->detail ? ": " : "", k->detail ? k->detail : "",
+                col(v, CF_RESET));
+    }
+}
+
+/* An "already loaded" entry that is where the object joined the load order
+ * (the dynamic loader, mapped from the start) is shown like a found one. */
+static int owns_object(const struct cf_ldso_result *c, long node)
+{
+    const struct cf_ldso_node *n = &c->nodes[node];
+    return n->object >= 0 && c->objects[n->object].node == node;
+}
+
+static int hidden(const struct view *v, const struct cf_ldso_result *c, long node)
+{
+    return !v->all && c->nodes[node].reason == CF_LDSO_ALREADY_LOADED && !owns_object(c, node);
+}
+
+static void print_node_line(const struct view *v, const struct cf_ldso_result *c, const struct cf_ldso_node *n)
+{
+    if (n->object < 0) {
+        fprintf(v->f, "%s%s%s => %s%s\n", col(v, CF_RED), col(v, CF_BOLD), n->needed,
+                n->error ? n->error : "not found", col(v, CF_RESET));
+        return;
+    }
+    int interp = c->objects[n->object].is_interp;
+    char *why = interp && n->reason == CF_LDSO_ALREADY_LOADED ? cf_strdup("the dynamic loader")
+                                                              : cf_ldso_describe_reason(n);
+    const char *label = interp && n->reason != CF_LDSO_ALREADY_LOADED ? ", the dynamic loader" : "";
+    if (n->reason == CF_LDSO_ROOT)
+        fprintf(v->f, "%s%s%s\n", col(v, CF_BOLD), n->path, col(v, CF_RESET));
+    else
+        fprintf(v->f, "%s => %s %s[%s%s]%s\n", n->needed, n->path, col(v, CF_DIM), why, label, col(v, CF_RESET));
+    free(why);
+}
+
+struct tree {
+    const struct view *v;
+    const struct cf_inspect_target *t;
+    long **children; /* per object: child node indices, -1 terminated */
+};
+
+static void print_subtree(const struct tree *tr, long node, struct strbuf *prefix)
+{
+    const struct cf_ldso_result *c = &tr->t->closure;
+    const struct cf_ldso_node *n = &c->nodes[node];
+    int owns = owns_object(c, node);
+    struct strbuf sub = STRBUF_INIT;
+    sb_addf(&sub, "%s    ", sb_str(prefix));
+    if (n->reason == CF_LDSO_ROOT && tr->t->is_static)
+        fprintf(tr->v->f, "%s%sstatically linked: no dynamic section, the loader maps nothing else%s\n",
+                sb_str(&sub), col(tr->v, CF_DIM), col(tr->v, CF_RESET));
+    if (owns) {
+        char *facts = object_facts(&tr->t->objects[n->object]);
+        if (*facts)
+            fprintf(tr->v->f, "%s%s%s%s\n", sb_str(&sub), col(tr->v, CF_CYAN), facts, col(tr->v, CF_RESET));
+        free(facts);
+    }
+    if ((n->object < 0 || tr->v->explain) && n->reason != CF_LDSO_ROOT && n->reason != CF_LDSO_ALREADY_LOADED)
+        print_considered(tr->v, sb_str(&sub), n);
+    sb_release(&sub);
+    if (!owns)
+        return;
+    const long *kids = tr->children[n->object];
+    size_t nk = 0, shown = 0;
+    for (const long *k = kids; *k >= 0; k++)
+        if (!hidden(tr->v, c, *k))
+            nk++;
+    if (nk && tr->v->max_depth >= 0 && n->depth >= tr->v->max_depth) {
+        fprintf(tr->v->f, "%s└── %s… %zu more below --depth %d%s\n", sb_str(prefix), col(tr->v, CF_DIM), nk,
+                tr->v->max_depth, col(tr->v, CF_RESET));
+        return;
+    }
+    for (const long *k = kids; *k >= 0; k++) {
+        const struct cf_ldso_node *kn = &c->nodes[*k];
+        if (hidden(tr->v, c, *k))
+            continue;
+        int last = ++shown == nk;
+        fprintf(tr->v->f, "%s%s", sb_str(prefix), last ? "└── " : "├── ");
+        print_node_line(tr->v, c, kn);
+        size_t len = prefix->len;
+        sb_adds(prefix, last ? "    " : "│   ");
+        print_subtree(tr, *k, prefix);
+        sb_setlen(prefix, len);
+    }
+}
+
+static void print_tree(const struct view *v, const struct cf_inspect_target *t)
+{
+    const struct cf_ldso_result *c = &t->closure;
+    struct tree tr = { v, t, cf_xcalloc(c->n_objects ? c->n_objects : 1, sizeof(long *)) };
+    size_t *count = cf_xcalloc(c->n_objects ? c->n_objects : 1, sizeof *count);
+    for (size_t i = 0; i < c->n_nodes; i++)
+        if (c->nodes[i].parent >= 0)
+            count[c->nodes[i].parent]++;
+    for (size_t o = 0; o < c->n_objects; o++) {
+        tr.children[o] = cf_xmalloc((count[o] + 1) * sizeof(long));
+        count[o] = 0;
+    }
+    for (size_t i = 0; i < c->n_nodes; i++) {
+        long p = c->nodes[i].parent;
+        if (p >= 0)
+            tr.children[p][count[p]++] = (long)i;
+    }
+    for (size_t o = 0; o < c->n_objects; o++)
+        tr.children[o][count[o]] = -1;
+    for (size_t i = 0; i < c->n_nodes; i++)
+        if (c->nodes[i].parent < 0) {
+            struct strbuf prefix = STRBUF_INIT;
+            print_node_line(v, c, &c->nodes[i]);
+            print_subtree(&tr, (long)i, &prefix);
+            sb_release(&prefix);
+        }
+    for (size_t o = 0; o < c->n_objects; o++)
+        free(tr.children[o]);
+    free(tr.children);
+    free(count);
+}
+
+static void print_flat(const struct view *v, const struct cf_inspect_target *t)
+{
+    const struct cf_ldso_result *c = &t->closure;
+    for (size_t i = 0; i < c->n_nodes; i++) {
+        const struct cf_ldso_node *n = &c->nodes[i];
+        if (hidden(v, c, (long)i))
+            continue;
+        if (n->reason != CF_LDSO_ROOT)
+            fputs("    ", v->f);
+        print_node_line(v, c, n);
+        if (n->object >= 0 && c->objects[n->object].node == (long)i) {
+            char *facts = object_facts(&t->objects[n->object]);
+            if (*facts)
+                fprintf(v->f, "        %s%s%s\n", col(v, CF_CYAN), facts, col(v, CF_RESET));
+            free(facts);
+        }
+        if ((n->object < 0 || v->explain) && n->reason != CF_LDSO_ROOT && n->reason != CF_LDSO_ALREADY_LOADED)
+            print_considered(v, "        ", n);
+    }
+}
+
+static void print_problems(const struct view *v, const struct cf_inspect_target *t)
+{
+    fputc('\n', v->f);
+    for (size_t i = 0; i < t->n_problems; i++) {
+        const struct cf_inspect_problem *p = &t->problems[i];
+        enum cf_color c = p->severity == CF_LINT_ERROR ? CF_RED : p->severity == CF_LINT_WARNING ? CF_YELLOW : CF_DIM;
+        int show_path = p->path && p->kind == CF_INSPECT_LINT;
+        fprintf(v->f, "%s%s%s [%s] %s%s%s\n", col(v, c), cf_lint_severity_name(p->severity), col(v, CF_RESET),
+                cf_inspect_problem_kind_name(p->kind), show_path ? p->path : "", show_path ? ": " : "", p->message);
+    }
+}
+
+static size_t count_kind(const struct cf_inspect_target *t, enum cf_inspect_problem_kind kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_problems; i++)
+        n += t->problems[i].kind == kind;
+    return n;
+}
+
+static void print_target_summary(const struct view *v, const struct cf_inspect_target *t)
+{
+    struct strbuf sb = STRBUF_INIT;
+    sb_addf(&sb, "%zu object%s, %zu missing", t->closure.n_objects, t->closure.n_objects == 1 ? "" : "s",
+            count_kind(t, CF_INSPECT_MISSING));
+    if (t->symcheck_done)
+        sb_addf(&sb, ", %zu undefined symbol%s, %zu missing version%s", t->symcheck.n_undefined,
+                t->symcheck.n_undefined == 1 ? "" : "s", t->symcheck.n_versions, t->symcheck.n_versions == 1 ? "" : "s");
+    if (t->nccl_copies)
+        sb_addf(&sb, ", %zu NCCL/RCCL cop%s", t->nccl_copies, t->nccl_copies == 1 ? "y" : "ies");
+    enum cf_color c = t->n_errors ? CF_RED : t->n_warnings ? CF_YELLOW : CF_GREEN;
+    fprintf(v->f, "%s%s: %s; %zu error%s, %zu warning%s%s\n", col(v, c), t->file, sb_str(&sb), t->n_errors,
+            t->n_errors == 1 ? "" : "s", t->n_warnings, t->n_warnings == 1 ? "" : "s", col(v, CF_RESET));
+    sb_release(&sb);
+}
+
+static void print_lookups(const struct view *v, const struct cf_inspect_result *r)
+{
+    fprintf(v->f, "%sComm libraries a program on this machine would load%s (LD_LIBRARY_PATH, ld.so.cache, default dirs):\n",
+            col(v, CF_BOLD), col(v, CF_RESET));
+    for (size_t i = 0; i < r->n_lookups; i++) {
+        const struct cf_ldso_node *n = &r->lookups[i].node;
+        if (n->path) {
+            char *why = cf_ldso_describe_reason(n);
+            fprintf(v->f, "  %s => %s %s[%s]%s\n", r->lookups[i].name, n->path, col(v, CF_DIM), why, col(v, CF_RESET));
+            free(why);
+        } else {
+            fprintf(v->f, "  %s => %snot found%s (%zu paths considered%s)\n", r->lookups[i].name, col(v, CF_YELLOW),
+                    col(v, CF_RESET), n->n_considered, v->explain ? "" : "; --explain lists them");
+        }
+        if (v->explain)
+            print_considered(v, "      ", n);
+    }
+    if (r->n_targets == 0)
+        fprintf(v->f, "No NCCL or RCCL library is visible to the loader here; name files to inspect them.\n");
+}
+
+static void print_text(const struct view *v, const struct cf_inspect_result *r)
+{
+    if (r->default_mode) {
+        print_lookups(v, r);
+        if (r->n_targets)
+            fputc('\n', v->f);
+    }
+    for (size_t i = 0; i < r->n_targets; i++) {
+        const struct cf_inspect_target *t = &r->targets[i];
+        if (i)
+            fputc('\n', v->f);
+        if (t->error) {
+            fprintf(v->f, "%snot inspected: %s%s\n", col(v, CF_RED), t->error, col(v, CF_RESET));
+            continue;
+        }
+        if (v->flat) {
+            print_flat(v, t);
+        } else {
+            print_tree(v, t);
+        }
+        print_problems(v, t);
+        print_target_summary(v, t);
+    }
+    if (r->n_targets > 1) {
+        enum cf_color c = r->n_errors ? CF_RED : r->n_warnings ? CF_YELLOW : CF_GREEN;
+        fprintf(v->f, "\n%s%zu files: %zu error%s, %zu warning%s%s\n", col(v, c), r->n_targets, r->n_errors,
+                r->n_errors == 1 ? "" : "s", r->n_warnings, r->n_warnings == 1 ? "" : "s", col(v, CF_RESET));
+    }
+}
+
+/* --- JSON -------------------------------------------------------------- */
+
+static cJSON *json_str_or_null(const char *s) { return s ? cJSON_CreateString(s) : cJSON_CreateNull(); }
+
+static cJSON *json_considered(const struct cf_ldso_node *n)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < n->n_considered; i++) {
+        const struct cf_ldso_candidate *k = &n->considered[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "path", k->path);
+        cJSON_AddStringToObject(o, "source", cf_ldso_reason_name(k->source));
+        cJSON_AddBoolToObject(o, "used", k->reject == CF_LDSO_REJ_NONE);
+        cJSON_AddItemToObject(o, "result", cJSON_CreateString(cf_ldso_reject_name(k->reject)));
+        cJSON_AddItemToObject(o, "detail", json_str_or_null(k->detail));
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+static cJSON *json_node(const struct cf_ldso_result *c, const struct cf_ldso_node *n, long index)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "index", (double)index);
+    cJSON_AddStringToObject(o, "needed", n->needed);
+    cJSON_AddItemToObject(o, "path", json_str_or_null(n->path));
+    cJSON_AddStringToObject(o, "reason", cf_ldso_reason_name(n->reason));
+    char *why = cf_ldso_describe_reason(n);
+    cJSON_AddStringToObject(o, "why", why);
+    free(why);
+    cJSON_AddItemToObject(o, "via", json_str_or_null(n->via));
+    cJSON_AddNumberToObject(o, "depth", n->depth);
+    cJSON_AddNumberToObject(o, "parent_object", (double)n->parent);
+    cJSON_AddNumberToObject(o, "parent_node", n->parent >= 0 && c ? (double)c->objects[n->parent].node : -1.0);
+    cJSON_AddNumberToObject(o, "object", (double)n->object);
+    cJSON_AddItemToObject(o, "error", json_str_or_null(n->error));
+    cJSON_AddItemToObject(o, "considered", json_considered(n));
+    return o;
+}
+
+static cJSON *json_arch_list(const struct cf_cuda_arch *archs, size_t n, enum cf_fatbin_kind kind)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        cf_cuda_arch_name(&archs[i], kind, name, sizeof name);
+        cJSON_AddItemToArray(arr, cJSON_CreateString(name));
+    }
+    return arr;
+}
+
+static cJSON *json_banner(const struct cf_commlib_banner *b)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "library", cf_commlib_name(b->lib));
+    char version[64];
+    snprintf(version, sizeof version, "%u.%u.%u%s", b->major, b->minor, b->patch, b->suffix);
+    cJSON_AddStringToObject(o, "version", version);
+    cJSON_AddNumberToObject(o, "version_code", b->version_code);
+    cJSON_AddStringToObject(o, "suffix", b->suffix);
+    if (b->toolkit[0]) {
+        char tk[32];
+        snprintf(tk, sizeof tk, "%u.%u", b->toolkit_major, b->toolkit_minor);
+        cJSON_AddStringToObject(o, "toolkit", b->toolkit);
+        cJSON_AddStringToObject(o, "toolkit_version", tk);
+    } else {
+        cJSON_AddNullToObject(o, "toolkit");
+        cJSON_AddNullToObject(o, "toolkit_version");
+    }
+    cJSON_AddStringToObject(o, "text", b->text);
+    cJSON_AddNumberToObject(o, "offset", (double)b->offset);
+    return o;
+}
+
+static cJSON *json_object(const struct cf_ldso_object *lo, const struct cf_inspect_object *io, long index)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "index", (double)index);
+    cJSON_AddStringToObject(o, "path", lo->path);
+    cJSON_AddItemToObject(o, "soname", json_str_or_null(lo->soname));
+    cJSON_AddItemToObject(o, "rpath", json_str_or_null(lo->rpath));
+    cJSON_AddItemToObject(o, "runpath", json_str_or_null(lo->runpath));
+    cJSON_AddNumberToObject(o, "node", (double)lo->node);
+    cJSON_AddNumberToObject(o, "loader", (double)lo->loader);
+    cJSON_AddBoolToObject(o, "is_interp", lo->is_interp);
+    cJSON_AddItemToObject(o, "error", json_str_or_null(io->error));
+
+    const struct cf_commlib_identity *id = &io->commlib;
+    if (io->commlib_scanned) {
+        cJSON *comm = cJSON_CreateObject();
+        cJSON_AddStringToObject(comm, "is_library", cf_commlib_name(id->library));
+        cJSON_AddBoolToObject(comm, "found", id->found);
+        cJSON_AddBoolToObject(comm, "embeds_copy", id->found && id->embeds_copy);
+        cJSON_AddItemToObject(comm, "banner", id->found ? json_banner(&id->banner) : cJSON_CreateNull());
+        cJSON *vers = cJSON_AddArrayToObject(comm, "banners");
+        for (size_t i = 0; i < id->n_banners; i++)
+            cJSON_AddItemToArray(vers, json_banner(&id->banners[i]));
+        cJSON_AddNumberToObject(comm, "bytes_scanned", (double)id->bytes_scanned);
+        cJSON_AddItemToObject(o, "comm", comm);
+    } else {
+        cJSON_AddNullToObject(o, "comm");
+    }
+
+    if (io->gpu_scanned) {
+        const struct cf_gpucode_inventory *g = &io->gpu;
+        cJSON *gpu = cJSON_CreateObject();
+        cJSON_AddItemToObject(gpu, "sass", json_arch_list(g->sass, g->n_sass, CF_FATBIN_SASS));
+        cJSON_AddItemToObject(gpu, "ptx", json_arch_list(g->ptx, g->n_ptx, CF_FATBIN_PTX));
+        cJSON_AddItemToObject(gpu, "ltoir", json_arch_list(g->ltoir, g->n_ltoir, CF_FATBIN_LTOIR));
+        cJSON *amd = cJSON_AddArrayToObject(gpu, "amd_targets");
+        for (size_t i = 0; i < g->amd_targets.n; i++)
+            cJSON_AddItemToArray(amd, cJSON_CreateString(g->amd_targets.v[i]));
+        cJSON_AddNumberToObject(gpu, "fatbin_entries", (double)g->fatbin_entries);
+        cJSON_AddNumberToObject(gpu, "bundles", (double)g->bundles);
+        cJSON_AddNumberToObject(gpu, "compressed_bundles", (double)g->compressed_bundles);
+        cJSON_AddItemToObject(gpu, "problem", json_str_or_null(g->problem));
+        cJSON_AddItemToObject(o, "gpu", gpu);
+    } else {
+        cJSON_AddNullToObject(o, "gpu");
+    }
+
+    cJSON *lint = cJSON_AddArrayToObject(o, "lint");
+    for (size_t i = 0; i < io->lint.n; i++) {
+        const struct cf_rpath_finding *f = &io->lint.findings[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "kind", cf_rpath_kind_name(f->kind));
+        cJSON_AddStringToObject(x, "severity", cf_lint_severity_name(f->severity));
+        cJSON_AddStringToObject(x, "tag", f->tag);
+        cJSON_AddStringToObject(x, "entry", f->entry);
+        cJSON_AddItemToObject(x, "expanded", json_str_or_null(f->expanded));
+        cJSON_AddStringToObject(x, "message", f->message);
+        cJSON_AddItemToArray(lint, x);
+    }
+    cJSON_AddBoolToObject(o, "lint_within", io->lint_within);
+    return o;
+}
+
+static cJSON *json_target(const struct cf_inspect_target *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", t->file);
+    cJSON_AddItemToObject(o, "located_as", json_str_or_null(t->located_as));
+    cJSON_AddItemToObject(o, "error", json_str_or_null(t->error));
+    cJSON_AddBoolToObject(o, "static", t->is_static);
+    const struct cf_ldso_result *c = &t->closure;
+    if (!t->error) {
+        cJSON *loader = cJSON_AddObjectToObject(o, "loader");
+        cJSON_AddNumberToObject(loader, "elf_class", c->elf_class);
+        cJSON_AddNumberToObject(loader, "machine", c->machine);
+        cJSON_AddItemToObject(loader, "interp", json_str_or_null(c->interp));
+        cJSON_AddItemToObject(loader, "lib", json_str_or_null(c->dst_lib));
+        cJSON_AddItemToObject(loader, "platform", json_str_or_null(c->dst_platform));
+    } else {
+        cJSON_AddNullToObject(o, "loader");
+    }
+    cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
+    for (size_t i = 0; i < c->n_nodes; i++)
+        cJSON_AddItemToArray(nodes, json_node(c, &c->nodes[i], (long)i));
+    cJSON *objects = cJSON_AddArrayToObject(o, "objects");
+    for (size_t i = 0; i < c->n_objects; i++)
+        cJSON_AddItemToArray(objects, json_object(&c->objects[i], &t->objects[i], (long)i));
+    if (t->symcheck_done) {
+        cJSON *s = cJSON_AddObjectToObject(o, "symbols");
+        cJSON_AddNumberToObject(s, "undefined", (double)t->symcheck.n_undefined);
+        cJSON_AddNumberToObject(s, "versions_not_found", (double)t->symcheck.n_versions);
+        cJSON_AddNumberToObject(s, "references", (double)t->symcheck.n_references);
+        cJSON_AddNumberToObject(s, "definitions", (double)t->symcheck.n_definitions);
+        cJSON *probs = cJSON_AddArrayToObject(s, "problems");
+        for (size_t i = 0; i < t->symcheck.n_problems; i++) {
+            const struct cf_symcheck_problem *p = &t->symcheck.problems[i];
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "kind", p->kind == CF_SYMCHECK_UNDEFINED ? "undefined-symbol" : "version-not-found");
+            cJSON_AddItemToObject(x, "symbol", json_str_or_null(p->symbol));
+            cJSON_AddItemToObject(x, "version", json_str_or_null(p->version));
+            cJSON_AddItemToObject(x, "object", json_str_or_null(p->object));
+            cJSON_AddItemToObject(x, "provider", json_str_or_null(p->provider));
+            cJSON_AddStringToObject(x, "message", p->message);
+            cJSON_AddItemToArray(probs, x);
+        }
+    } else {
+        cJSON_AddNullToObject(o, "symbols");
+    }
+    cJSON *probs = cJSON_AddArrayToObject(o, "problems");
+    for (size_t i = 0; i < t->n_problems; i++) {
+        const struct cf_inspect_problem *p = &t->problems[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "kind", cf_inspect_problem_kind_name(p->kind));
+        cJSON_AddStringToObject(x, "severity", cf_lint_severity_name(p->severity));
+        cJSON_AddNumberToObject(x, "object", (double)p->object);
+        cJSON_AddItemToObject(x, "path", json_str_or_null(p->path));
+        cJSON_AddStringToObject(x, "message", p->message);
+        cJSON_AddItemToArray(probs, x);
+    }
+    cJSON *sum = cJSON_AddObjectToObject(o, "summary");
+    cJSON_AddNumberToObject(sum, "objects", (double)c->n_objects);
+    cJSON_AddNumberToObject(sum, "missing", (double)count_kind(t, CF_INSPECT_MISSING));
+    cJSON_AddNumberToObject(sum, "nccl_copies", (double)t->nccl_copies);
+    cJSON_AddNumberToObject(sum, "errors", (double)t->n_errors);
+    cJSON_AddNumberToObject(sum, "warnings", (double)t->n_warnings);
+    return o;
+}
+
+static cJSON *json_doc(const struct cf_inspect_opts *opts, const struct cf_inspect_result *r)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "schema", "cclforge.inspect/1");
+    cJSON_AddStringToObject(doc, "mode", r->default_mode ? "default" : "files");
+    cJSON *o = cJSON_AddObjectToObject(doc, "options");
+    cJSON_AddItemToObject(o, "root", json_str_or_null(opts->root));
+    cJSON_AddItemToObject(o, "ld_library_path", json_str_or_null(opts->ld_library_path));
+    cJSON_AddBoolToObject(o, "ignore_ld_library_path", opts->ignore_ld_library_path);
+    cJSON_AddBoolToObject(o, "undefined", opts->undefined);
+    cJSON_AddItemToObject(o, "within", json_str_or_null(opts->within));
+    cJSON_AddBoolToObject(o, "explain", opts->explain);
+    cJSON_AddBoolToObject(o, "gpu", !opts->no_gpu);
+    cJSON_AddBoolToObject(o, "banner", !opts->no_banner);
+    cJSON *lookups = cJSON_AddArrayToObject(doc, "lookups");
+    for (size_t i = 0; i < r->n_lookups; i++) {
+        cJSON *n = json_node(NULL, &r->lookups[i].node, -1);
+        cJSON_DeleteItemFromObject(n, "index");
+        cJSON_AddStringToObject(n, "name", r->lookups[i].name);
+        cJSON_AddItemToArray(lookups, n);
+    }
+    cJSON *targets = cJSON_AddArrayToObject(doc, "targets");
+    for (size_t i = 0; i < r->n_targets; i++)
+        cJSON_AddItemToArray(targets, json_target(&r->targets[i]));
+    cJSON *sum = cJSON_AddObjectToObject(doc, "summary");
+    cJSON_AddNumberToObject(sum, "targets", (double)r->n_targets);
+    cJSON_AddNumberToObject(sum, "errors", (double)r->n_errors);
+    cJSON_AddNumberToObject(sum, "warnings", (double)r->n_warnings);
+    cJSON_AddBoolToObject(sum, "ok", r->n_errors == 0);
+    return doc;
+}
+
+/* --- flags ------------------------------------------------------------- */
+
+enum { OPT_ROOT = 256, OPT_LLP, OPT_IGNORE_LLP, OPT_WITHIN, OPT_DEPTH, OPT_FLAT, OPT_NO_GPU, OPT_NO_BANNER, OPT_JSON };
+
 int cmd_inspect(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    cli_error("inspect", "not implemented yet");
-    return EXIT_USAGE;
+    static const struct option longopts[] = {
+        { "root", required_argument, NULL, OPT_ROOT },
+        { "ld-library-path", required_argument, NULL, OPT_LLP },
+        { "ignore-ld-library-path", no_argument, NULL, OPT_IGNORE_LLP },
+        { "undefined", no_argument, NULL, 'u' },
+        { "within", required_argument, NULL, OPT_WITHIN },
+        { "explain", no_argument, NULL, 'e' },
+        { "all", no_argument, NULL, 'a' },
+        { "depth", required_argument, NULL, OPT_DEPTH },
+        { "flat", no_argument, NULL, OPT_FLAT },
+        { "no-gpu", no_argument, NULL, OPT_NO_GPU },
+        { "no-banner", no_argument, NULL, OPT_NO_BANNER },
+        { "json", no_argument, NULL, OPT_JSON },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct cf_inspect_opts opts = { 0 };
+    struct view view = { stdout, 0, 0, 0, -1 };
+    int json = 0;
+    opterr = 0;
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "ueah", longopts, NULL)) != -1) {
+        switch (ch) {
+        case OPT_ROOT: opts.root = optarg; break;
+        case OPT_LLP: opts.ld_library_path = optarg; break;
+        case OPT_IGNORE_LLP: opts.ignore_ld_library_path = 1; break;
+        case 'u': opts.undefined = 1; break;
+        case OPT_WITHIN: opts.within = optarg; break;
+        case 'e': opts.explain = 1; view.explain = 1; break;
+        case 'a': view.all = 1; break;
+        case OPT_DEPTH: {
+            char *end;
+            long d = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end || d < 0 || d > INT_MAX)
+                return cli_usage("inspect", "--depth wants a number >= 0, not '%s'", optarg);
+            view.max_depth = (int)d;
+            break;
+        }
+        case OPT_FLAT: view.flat = 1; break;
+        case OPT_NO_GPU: opts.no_gpu = 1; break;
+        case OPT_NO_BANNER: opts.no_banner = 1; break;
+        case OPT_JSON: json = 1; break;
+        case 'h': fputs(usage, stdout); return EXIT_FINE;
+        default:
+            if (optopt && optopt < 256)
+                return cli_usage("inspect", "unknown option '-%c'", optopt);
+            return cli_usage("inspect", "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (opts.ld_library_path && opts.ignore_ld_library_path)
+        return cli_usage("inspect", "--ld-library-path and --ignore-ld-library-path exclude each other");
+    opts.files = (const char *const *)(argv + optind);
+    opts.n_files = (size_t)(argc - optind);
+
+    struct cf_inspect_result res;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_inspect_run(&opts, &res, &err) != 0)
+        return cli_fail("inspect", &err);
+    if (json) {
+        cli_print_json(json_doc(&opts, &res));
+    } else {
+        print_text(&view, &res);
+        for (size_t i = 0; i < res.n_targets; i++)
+            if (res.targets[i].error)
+                cli_error("inspect", "%s", res.targets[i].error);
+    }
+    int code = res.n_errors ? EXIT_PROBLEMS : EXIT_FINE;
+    cf_inspect_result_release(&res);
+    return code;
 }

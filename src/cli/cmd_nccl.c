@@ -1,11 +1,655 @@
-/* Placeholder until the nccl command lands; replaced by its own issue's work. */
+/* cclforge nccl build | list | activate | remove | env: parse flags, call the
+ * library (cclforge/nccl_build.h), print text or JSON. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/arch.h"
+#include "cclforge/nccl_build.h"
+#include "cclforge/survey.h"
+#include "cclforge/term.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
+#define CMD "nccl"
+
+static const char nccl_usage[] =
+    "usage: cclforge nccl <subcommand> [options]\n"
+    "\n"
+    "Source builds of NCCL (and RCCL) matched to libtorch's version and the rig's\n"
+    "GPU archs, verified and installed atomically into a cache.\n"
+    "\n"
+    "subcommands:\n"
+    "  build      build, verify and install one NCCL/RCCL (see 'nccl build --help')\n"
+    "  list       the installed builds\n"
+    "  activate   make one build the active one\n"
+    "  remove     delete one build\n"
+    "  env        LD_PRELOAD, LD_LIBRARY_PATH and NCCL_HOME for a worker\n"
+    "\n"
+    "The install root is --root, else $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge,\n"
+    "else ~/.cache/cclforge; builds live in <root>/nccl/builds/v<X.Y.Z>-<archs>/.\n";
+
+static const char build_usage[] =
+    "usage: cclforge nccl build [options]\n"
+    "\n"
+    "  --tag vX.Y.Z-N        NCCL release (default: the active libtorch's NCCL, newest\n"
+    "                        -N revision in a git source; a source dir's version.mk)\n"
+    "  --archs LIST          \"7.5;9.0\", \"sm_61,sm_120\", \"8.6+PTX\", \"gfx90a;gfx942\"\n"
+    "                        (default: this host's GPUs, else TORCH_CUDA_ARCH_LIST /\n"
+    "                        PYTORCH_ROCM_ARCH)\n"
+    "  --ptx / --no-ptx      also embed PTX for the newest arch (default on)\n"
+    "  --source SRC          a directory, a tarball or a git URL (default: upstream\n"
+    "                        " CF_NCCL_UPSTREAM_URL " at the tag)\n"
+    "  --vendor V            nvidia (default), rocm or dtk (RCCL via CMake)\n"
+    "  -j, --jobs N          parallel jobs (default: MAX_JOBS, else the cores)\n"
+    "  --only-funcs EXPR     ONLY_FUNCS for NCCL's kernel generator (smaller builds)\n"
+    "  --root DIR            install root\n"
+    "  --cuda-home DIR       CUDA toolkit (default: CUDA_HOME, CUDA_PATH, /usr/local/cuda)\n"
+    "  --rocm-path DIR       ROCm or DTK root (default: ROCM_PATH, ROCM_HOME, HIP_PATH)\n"
+    "  --survey FILE         take GPUs and libtorch from a doctor JSON instead of probing\n"
+    "  --docker              build in a container (generated Dockerfile, no context sent)\n"
+    "  --docker-image IMG    base image for --docker (default nvidia/cuda:<ver>-devel)\n"
+    "  --force               rebuild even when the same build is cached\n"
+    "  --no-wait             fail instead of waiting when the same target is being built\n"
+    "  --dry-run             print the plan and the exact commands, build nothing\n"
+    "  --json                machine-readable result (schema cclforge.nccl-build/1)\n";
+
+static const char list_usage[] = "usage: cclforge nccl list [--root DIR] [--json]\n";
+static const char activate_usage[] = "usage: cclforge nccl activate <build> [--root DIR]\n";
+static const char remove_usage[] = "usage: cclforge nccl remove <build> [--root DIR]\n";
+static const char env_usage[] =
+    "usage: cclforge nccl env [<build>] [--format shell|yaml|json] [--host-survey FILE] [--root DIR]\n"
+    "\n"
+    "Prints LD_PRELOAD, LD_LIBRARY_PATH and NCCL_HOME for a worker using <build>\n"
+    "(default: the active build). With --host-survey (the worker's `cclforge doctor\n"
+    "--json`), checks the build covers that host's GPU archs; exit 1 when not.\n";
+
+/* Returns 1 and prints usage when --help is asked for. */
+static int want_help(int argc, char **argv, const char *usage)
+{
+    if (!cli_wants_help(argc, argv))
+        return 0;
+    fputs(usage, stdout);
+    return 1;
+}
+
+static char *resolve_root(const char *root)
+{
+    return root ? cf_strdup(root) : cf_nccl_default_root();
+}
+
+/* ---- build ---- */
+
+struct build_ui {
+    struct cf_progress progress;
+    int started;
+    int quiet; /* --json: progress still goes to stderr, steps do not */
+};
+
+static void on_event(void *ctx, const struct cf_nccl_event *ev)
+{
+    struct build_ui *ui = ctx;
+    switch (ev->kind) {
+    case CF_NCCL_EV_UNITS:
+        if (!ui->started) {
+            cf_progress_start(&ui->progress, stderr, ev->total);
+            ui->started = 1;
+        }
+        ui->progress.total = ev->total; /* the estimate grows once the generated kernels are known */
+        ui->progress.plain_every = ev->total > 40 ? (int)(ev->total / 20) : 1;
+        cf_progress_step(&ui->progress, ev->done, ev->text);
+        break;
+    case CF_NCCL_EV_STEP:
+        if (ui->started) {
+            cf_progress_finish(&ui->progress);
+            ui->started = 0;
+        }
+        if (!ui->quiet)
+            fprintf(stderr, "%s==>%s %s\n", cf_term_color(stderr, CF_BLUE), cf_term_color(stderr, CF_RESET),
+                    ev->text);
+        break;
+    case CF_NCCL_EV_WAIT:
+        fprintf(stderr, "%s\n", ev->text);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Fills tag/arch defaults from the survey (this machine, or --survey FILE). */
+static int survey_defaults(const char *survey_file, int need_torch, int need_gpus, char **torch_nccl, char **archs)
+{
+    struct cf_survey_opts so;
+    memset(&so, 0, sizeof so);
+    so.survey_file = survey_file;
+    so.skip = CF_SURVEY_SKIP_COMPILERS | CF_SURVEY_SKIP_COMM | CF_SURVEY_SKIP_TOOLKITS;
+    if (!need_torch)
+        so.skip |= CF_SURVEY_SKIP_TORCH;
+    if (!need_gpus)
+        so.skip |= CF_SURVEY_SKIP_GPUS;
+    struct cf_survey s = CF_SURVEY_INIT;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_survey_run(&so, &s, &err) < 0)
+        return cli_fail(CMD, &err);
+    const struct cf_libtorch *t = cf_survey_torch(&s);
+    if (need_torch && t) {
+        const struct cf_comm_lib *lib = t->embedded && t->embedded->version ? t->embedded
+                                        : t->loaded && t->loaded->version   ? t->loaded
+                                                                            : NULL;
+        if (lib)
+            *torch_nccl = cf_strdup(lib->version);
+        else if (t->nccl_built_against)
+            *torch_nccl = cf_strdup(t->nccl_built_against);
+    }
+    if (need_gpus) {
+        struct strvec list = STRVEC_INIT;
+        cf_survey_gpu_archs(&s, 1, &list);
+        struct strbuf joined = STRBUF_INIT;
+        for (size_t i = 0; i < list.n; i++)
+            sb_addf(&joined, "%s%s", i ? ";" : "", list.v[i]);
+        if (joined.len)
+            *archs = sb_detach(&joined);
+        sb_release(&joined);
+        strvec_clear(&list);
+    }
+    cf_survey_release(&s);
+    return 0;
+}
+
+static cJSON *strvec_json(const struct strvec *sv)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < sv->n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(sv->v[i]));
+    return a;
+}
+
+static cJSON *plan_json(const struct cf_nccl_plan *plan)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "vendor", plan->vendor_word);
+    cJSON_AddStringToObject(p, "tag", plan->tag_text);
+    cJSON_AddStringToObject(p, "tag_origin", plan->tag_origin);
+    cJSON *archs = cJSON_AddArrayToObject(p, "archs");
+    for (size_t i = 0; i < plan->archs.n; i++)
+        cJSON_AddItemToArray(archs, cJSON_CreateString(plan->archs.v[i].name));
+    cJSON_AddStringToObject(p, "archs_origin", plan->archs_origin);
+    cJSON_AddBoolToObject(p, "ptx", plan->ptx);
+    cJSON_AddStringToObject(p, plan->vendor == CF_VENDOR_AMD ? "gpu_targets" : "nvcc_gencode", plan->gencode);
+    cJSON_AddStringToObject(p, "source", plan->source);
+    cJSON_AddNumberToObject(p, "jobs", plan->jobs);
+    if (plan->only_funcs)
+        cJSON_AddStringToObject(p, "only_funcs", plan->only_funcs);
+    if (plan->cuda_version)
+        cJSON_AddStringToObject(p, "cuda_version", plan->cuda_version);
+    cJSON_AddStringToObject(p, "toolkit_home", plan->toolkit_home);
+    cJSON_AddStringToObject(p, "name", plan->target_name);
+    cJSON_AddStringToObject(p, "target", plan->target_dir);
+    cJSON_AddStringToObject(p, "log", plan->log_path);
+    struct strvec cmds = STRVEC_INIT;
+    cf_nccl_plan_commands(plan, &cmds);
+    cJSON_AddItemToObject(p, "commands", strvec_json(&cmds));
+    strvec_clear(&cmds);
+    if (plan->dockerfile)
+        cJSON_AddStringToObject(p, "dockerfile", plan->dockerfile);
+    cJSON_AddItemToObject(p, "warnings", strvec_json(&plan->warnings));
+    return p;
+}
+
+static void print_plan(const struct cf_nccl_plan *plan)
+{
+    printf("tag       %s (%s)\n", plan->tag_text, plan->tag_origin);
+    struct strbuf archs = STRBUF_INIT;
+    cf_arch_list_join(&plan->archs, " ", &archs);
+    printf("archs     %s (%s)%s\n", sb_str(&archs), plan->archs_origin, plan->ptx ? " + PTX of the newest" : "");
+    sb_release(&archs);
+    printf("%s %s\n", plan->vendor == CF_VENDOR_AMD ? "targets  " : "gencode  ", plan->gencode);
+    printf("source    %s\n", plan->source);
+    if (plan->cuda_version)
+        printf("toolkit   %s (CUDA %s)\n", plan->toolkit_home, plan->cuda_version);
+    else
+        printf("toolkit   %s\n", plan->toolkit_home);
+    printf("jobs      %d\n", plan->jobs);
+    printf("install   %s\n", plan->target_dir);
+    printf("log       %s\n", plan->log_path);
+    printf("commands:\n");
+    struct strvec cmds = STRVEC_INIT;
+    cf_nccl_plan_commands(plan, &cmds);
+    for (size_t i = 0; i < cmds.n; i++)
+        printf("  %s\n", cmds.v[i]);
+    strvec_clear(&cmds);
+    if (plan->dockerfile)
+        printf("Dockerfile (written to a private temporary $DOCKER_DIR, removed afterwards):\n%s", plan->dockerfile);
+}
+
+static cJSON *verify_json(const struct cf_nccl_verify *v)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "library", v->library ? v->library : "");
+    cJSON_AddStringToObject(o, "soname", v->soname ? v->soname : "");
+    cJSON_AddStringToObject(o, "banner", v->banner ? v->banner : "");
+    cJSON_AddItemToObject(o, "sass", strvec_json(&v->sass));
+    cJSON_AddItemToObject(o, "ptx", strvec_json(&v->ptx));
+    cJSON_AddItemToObject(o, "missing", strvec_json(&v->missing));
+    cJSON_AddItemToObject(o, "extra", strvec_json(&v->extra));
+    cJSON_AddItemToObject(o, "problems", strvec_json(&v->problems));
+    return o;
+}
+
+static int cmd_build(int argc, char **argv)
+{
+    if (want_help(argc, argv, build_usage))
+        return EXIT_FINE;
+    double started = cf_now_seconds(); /* the user's wait, survey included */
+    enum { O_TAG = 256, O_ARCHS, O_PTX, O_NOPTX, O_SOURCE, O_VENDOR, O_ONLY, O_ROOT, O_CUDA, O_ROCM, O_SURVEY,
+           O_DOCKER, O_IMAGE, O_FORCE, O_NOWAIT, O_DRY, O_JSON };
+    static const struct option longopts[] = {
+        { "tag", required_argument, 0, O_TAG },         { "archs", required_argument, 0, O_ARCHS },
+        { "ptx", no_argument, 0, O_PTX },               { "no-ptx", no_argument, 0, O_NOPTX },
+        { "source", required_argument, 0, O_SOURCE },   { "vendor", required_argument, 0, O_VENDOR },
+        { "jobs", required_argument, 0, 'j' },          { "only-funcs", required_argument, 0, O_ONLY },
+        { "root", required_argument, 0, O_ROOT },       { "cuda-home", required_argument, 0, O_CUDA },
+        { "rocm-path", required_argument, 0, O_ROCM },  { "survey", required_argument, 0, O_SURVEY },
+        { "docker", no_argument, 0, O_DOCKER },         { "docker-image", required_argument, 0, O_IMAGE },
+        { "force", no_argument, 0, O_FORCE },           { "no-wait", no_argument, 0, O_NOWAIT },
+        { "dry-run", no_argument, 0, O_DRY },           { "json", no_argument, 0, O_JSON },
+        { 0, 0, 0, 0 },
+    };
+    struct cf_nccl_build_opts o;
+    memset(&o, 0, sizeof o);
+    o.ptx = 1;
+    const char *survey_file = NULL;
+    int dry_run = 0, json = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_TAG: o.tag = optarg; break;
+        case O_ARCHS: o.archs = optarg; break;
+        case O_PTX: o.ptx = 1; break;
+        case O_NOPTX: o.ptx = 0; break;
+        case O_SOURCE: o.source = optarg; break;
+        case O_VENDOR: o.vendor = optarg; break;
+        case 'j': {
+            char *end = NULL;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n <= 0 || n > 4096)
+                return cli_usage(CMD " build", "--jobs wants a positive number, not '%s'", optarg);
+            o.jobs = (int)n;
+            break;
+        }
+        case O_ONLY: o.only_funcs = optarg; break;
+        case O_ROOT: o.root = optarg; break;
+        case O_CUDA: o.cuda_home = optarg; break;
+        case O_ROCM: o.rocm_path = optarg; break;
+        case O_SURVEY: survey_file = optarg; break;
+        case O_DOCKER: o.docker = 1; break;
+        case O_IMAGE: o.docker_image = optarg; break;
+        case O_FORCE: o.force = 1; break;
+        case O_NOWAIT: o.no_wait = 1; break;
+        case O_DRY: dry_run = 1; break;
+        case O_JSON: json = 1; break;
+        default: return cli_usage(CMD " build", "unknown option");
+        }
+    }
+    if (optind < argc)
+        return cli_usage(CMD " build", "unexpected argument '%s'", argv[optind]);
+
+    /* The survey is only needed for defaults; a cache hit with --tag and --archs stays fast. */
+    char *torch_nccl = NULL, *survey_archs = NULL;
+    int need_torch = !o.tag, need_gpus = !o.archs;
+    if (need_torch || need_gpus || survey_file) {
+        int rc = survey_defaults(survey_file, need_torch || survey_file != NULL, need_gpus, &torch_nccl, &survey_archs);
+        if (rc)
+            return rc;
+    }
+    o.torch_nccl_version = torch_nccl;
+    o.survey_archs = survey_archs;
+
+    struct build_ui ui;
+    memset(&ui, 0, sizeof ui);
+    ui.quiet = json;
+    o.on_event = on_event;
+    o.event_ctx = &ui;
+
+    cf_error err = CF_ERROR_INIT;
+    struct cf_nccl_plan plan;
+    int code = EXIT_FINE;
+    if (cf_nccl_plan_make(&o, &plan, &err) < 0) {
+        code = cli_fail(CMD " build", &err);
+        goto out_free;
+    }
+    for (size_t i = 0; i < plan.warnings.n; i++)
+        cli_warn(CMD " build", "%s", plan.warnings.v[i]);
+    if (dry_run) {
+        if (json) {
+            cJSON *doc = cJSON_CreateObject();
+            cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-build/1");
+            cJSON_AddBoolToObject(doc, "dry_run", 1);
+            cJSON_AddItemToObject(doc, "plan", plan_json(&plan));
+            cli_print_json(doc);
+        } else {
+            print_plan(&plan);
+        }
+        cf_nccl_plan_release(&plan);
+        goto out_free;
+    }
+
+    struct cf_nccl_build_result r;
+    int rc = cf_nccl_build_run(&plan, &o, &r, &err);
+    if (ui.started)
+        cf_progress_finish(&ui.progress);
+    if (json) {
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-build/1");
+        cJSON_AddBoolToObject(doc, "ok", rc == 0);
+        cJSON_AddBoolToObject(doc, "cache_hit", r.cache_hit);
+        cJSON_AddItemToObject(doc, "plan", plan_json(&plan));
+        if (r.target_dir)
+            cJSON_AddStringToObject(doc, "installed", r.target_dir);
+        cJSON_AddNumberToObject(doc, "build_seconds", r.build_seconds);
+        cJSON_AddNumberToObject(doc, "total_seconds", r.total_seconds);
+        if (r.verify.library)
+            cJSON_AddItemToObject(doc, "verify", verify_json(&r.verify));
+        if (rc < 0) {
+            cJSON_AddStringToObject(doc, "error", cf_error_message(&err));
+            cJSON_AddStringToObject(doc, "log_tail", sb_str(&r.log_tail));
+        }
+        cli_print_json(doc);
+        if (rc < 0)
+            code = cli_fail(CMD " build", &err);
+    } else if (rc < 0) {
+        if (r.log_tail.len)
+            fprintf(stderr, "--- last lines of %s ---\n%s\n---\n", r.log_path ? r.log_path : "the log",
+                    sb_str(&r.log_tail));
+        code = cli_fail(CMD " build", &err);
+    } else if (r.cache_hit) {
+        printf("cached %s (same inputs; --force rebuilds) in %.3f s\n", r.target_dir, cf_now_seconds() - started);
+    } else {
+        printf("installed %s (built in %.1f s)\n", r.target_dir, r.build_seconds);
+        printf("  banner  %s\n", r.verify.banner ? r.verify.banner : "");
+        printf("  soname  %s\n", r.verify.soname ? r.verify.soname : "");
+        struct strbuf s = STRBUF_INIT;
+        for (size_t i = 0; i < r.verify.sass.n; i++)
+            sb_addf(&s, "%s%s", i ? " " : "", r.verify.sass.v[i]);
+        for (size_t i = 0; i < r.verify.ptx.n; i++)
+            sb_addf(&s, " %s(PTX)", r.verify.ptx.v[i]);
+        printf("  code    %s\n", sb_str(&s));
+        sb_release(&s);
+        if (r.verify.extra.n) {
+            printf("  extra   ");
+            for (size_t i = 0; i < r.verify.extra.n; i++)
+                printf("%s%s", i ? " " : "", r.verify.extra.v[i]);
+            printf(" (not requested; reported, not an error)\n");
+        }
+    }
+    cf_nccl_build_result_release(&r);
+    cf_nccl_plan_release(&plan);
+out_free:
+    free(torch_nccl);
+    free(survey_archs);
+    return code;
+}
+
+/* ---- list / activate / remove ---- */
+
+/* Parses "[<name>] [--root DIR] [--json]" style arguments shared by the small subcommands. */
+struct small_args {
+    const char *root, *name, *format, *host_survey;
+    int json;
+};
+
+static int parse_small(int argc, char **argv, const char *sub, int want_name, struct small_args *a)
+{
+    enum { O_ROOT = 256, O_JSON, O_FORMAT, O_HOST };
+    static const struct option longopts[] = {
+        { "root", required_argument, 0, O_ROOT },     { "json", no_argument, 0, O_JSON },
+        { "format", required_argument, 0, O_FORMAT }, { "host-survey", required_argument, 0, O_HOST },
+        { 0, 0, 0, 0 },
+    };
+    memset(a, 0, sizeof *a);
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_ROOT: a->root = optarg; break;
+        case O_JSON: a->json = 1; break;
+        case O_FORMAT: a->format = optarg; break;
+        case O_HOST: a->host_survey = optarg; break;
+        default: return cli_usage(sub, "unknown option");
+        }
+    }
+    if (want_name == 1 && optind >= argc)
+        return cli_usage(sub, "name the build (see 'cclforge nccl list')");
+    if (want_name && optind < argc)
+        a->name = argv[optind++];
+    if (optind < argc)
+        return cli_usage(sub, "unexpected argument '%s'", argv[optind]);
+    return 0;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    if (want_help(argc, argv, list_usage))
+        return EXIT_FINE;
+    struct small_args a;
+    int rc = parse_small(argc, argv, CMD " list", 0, &a);
+    if (rc)
+        return rc;
+    char *root = resolve_root(a.root);
+    struct cf_nccl_install_list l;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_nccl_store_list(root, &l, &err) < 0) {
+        free(root);
+        return cli_fail(CMD " list", &err);
+    }
+    if (a.json) {
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-list/1");
+        cJSON_AddStringToObject(doc, "root", root);
+        cJSON *arr = cJSON_AddArrayToObject(doc, "builds");
+        for (size_t i = 0; i < l.n; i++) {
+            cJSON *b = cJSON_CreateObject();
+            cJSON_AddStringToObject(b, "name", l.v[i].name);
+            cJSON_AddStringToObject(b, "dir", l.v[i].dir);
+            cJSON_AddStringToObject(b, "tag", l.v[i].tag);
+            cJSON_AddStringToObject(b, "version", l.v[i].version);
+            cJSON_AddNumberToObject(b, "version_code", l.v[i].version_code);
+            struct strvec archs = STRVEC_INIT;
+            strvec_split(&archs, l.v[i].archs, ";", 0);
+            cJSON_AddItemToObject(b, "archs", strvec_json(&archs));
+            strvec_clear(&archs);
+            cJSON_AddBoolToObject(b, "ptx", l.v[i].ptx);
+            if (l.v[i].cuda_version)
+                cJSON_AddStringToObject(b, "cuda_version", l.v[i].cuda_version);
+            else
+                cJSON_AddNullToObject(b, "cuda_version");
+            cJSON_AddNumberToObject(b, "build_seconds", l.v[i].build_seconds);
+            cJSON_AddBoolToObject(b, "active", l.v[i].active);
+            cJSON_AddItemToArray(arr, b);
+        }
+        cli_print_json(doc);
+    } else if (l.n == 0) {
+        printf("no NCCL builds under %s (cclforge nccl build makes one)\n", root);
+    } else {
+        printf("%-32s %-10s %-8s %-22s %-4s %s\n", "BUILD", "TAG", "CUDA", "ARCHS", "PTX", "ACTIVE");
+        for (size_t i = 0; i < l.n; i++)
+            printf("%-32s %-10s %-8s %-22s %-4s %s\n", l.v[i].name, l.v[i].tag,
+                   l.v[i].cuda_version ? l.v[i].cuda_version : "-", l.v[i].archs, l.v[i].ptx ? "yes" : "no",
+                   l.v[i].active ? "*" : "");
+    }
+    cf_nccl_install_list_release(&l);
+    free(root);
+    return EXIT_FINE;
+}
+
+static int cmd_activate(int argc, char **argv)
+{
+    if (want_help(argc, argv, activate_usage))
+        return EXIT_FINE;
+    struct small_args a;
+    int rc = parse_small(argc, argv, CMD " activate", 1, &a);
+    if (rc)
+        return rc;
+    char *root = resolve_root(a.root);
+    cf_error err = CF_ERROR_INIT;
+    int code = EXIT_FINE;
+    if (cf_nccl_store_activate(root, a.name, &err) < 0)
+        code = cli_fail(CMD " activate", &err);
+    else
+        printf("active NCCL build: %s\n", a.name);
+    free(root);
+    return code;
+}
+
+static int cmd_remove(int argc, char **argv)
+{
+    if (want_help(argc, argv, remove_usage))
+        return EXIT_FINE;
+    struct small_args a;
+    int rc = parse_small(argc, argv, CMD " remove", 1, &a);
+    if (rc)
+        return rc;
+    char *root = resolve_root(a.root);
+    cf_error err = CF_ERROR_INIT;
+    int code = EXIT_FINE;
+    if (cf_nccl_store_remove(root, a.name, &err) < 0)
+        code = cli_fail(CMD " remove", &err);
+    else
+        printf("removed %s\n", a.name);
+    free(root);
+    return code;
+}
+
+/* ---- env ---- */
+
+static void yaml_quoted(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            putchar('\\');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+static int cmd_env(int argc, char **argv)
+{
+    if (want_help(argc, argv, env_usage))
+        return EXIT_FINE;
+    struct small_args a;
+    int rc = parse_small(argc, argv, CMD " env", 2, &a);
+    if (rc)
+        return rc;
+    const char *format = a.format ? a.format : a.json ? "json" : "shell";
+    if (strcmp(format, "shell") && strcmp(format, "yaml") && strcmp(format, "json"))
+        return cli_usage(CMD " env", "--format wants shell, yaml or json, not '%s'", format);
+
+    cf_error err = CF_ERROR_INIT;
+    struct cf_arch_list host = CF_ARCH_LIST_INIT;
+    int have_host = 0;
+    if (a.host_survey) {
+        struct cf_survey s = CF_SURVEY_INIT;
+        if (cf_survey_load(a.host_survey, &s, &err) < 0)
+            return cli_fail(CMD " env", &err);
+        struct strvec archs = STRVEC_INIT;
+        cf_survey_gpu_archs(&s, 0, &archs);
+        for (size_t i = 0; i < archs.n; i++) {
+            struct cf_arch one;
+            int ptx = 0;
+            if (cf_arch_parse_one(archs.v[i], &one, &ptx, NULL) == 0)
+                cf_arch_list_add(&host, &one);
+            else
+                cli_warn(CMD " env", "%s: GPU arch '%s' is not known to cclforge; not checked", a.host_survey,
+                         archs.v[i]);
+        }
+        strvec_clear(&archs);
+        cf_survey_release(&s);
+        have_host = 1;
+        if (host.n == 0)
+            cli_warn(CMD " env", "%s lists no GPUs: coverage not checked", a.host_survey);
+    }
+    char *root = resolve_root(a.root);
+    struct cf_nccl_env e;
+    int code = EXIT_FINE;
+    if (cf_nccl_env_make(root, a.name, have_host ? &host : NULL, &e, &err) < 0) {
+        code = cli_fail(CMD " env", &err);
+        goto out;
+    }
+    if (!strcmp(format, "json")) {
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-env/1");
+        cJSON_AddStringToObject(doc, "build", e.build.name);
+        cJSON *env = cJSON_AddObjectToObject(doc, "env");
+        cJSON_AddStringToObject(env, "NCCL_HOME", e.nccl_home);
+        cJSON_AddStringToObject(env, "LD_LIBRARY_PATH", e.ld_library_path);
+        cJSON_AddStringToObject(env, "LD_PRELOAD", e.ld_preload);
+        if (have_host) {
+            cJSON *cov = cJSON_AddObjectToObject(doc, "coverage");
+            cJSON_AddItemToObject(cov, "host_archs", strvec_json(&e.host_archs));
+            cJSON_AddItemToObject(cov, "uncovered", strvec_json(&e.uncovered));
+            cJSON_AddItemToObject(cov, "ptx_jit_only", strvec_json(&e.jit_only));
+            cJSON_AddBoolToObject(cov, "covered", e.uncovered.n == 0);
+        }
+        cli_print_json(doc);
+    } else if (!strcmp(format, "yaml")) {
+        printf("NCCL_HOME: ");
+        yaml_quoted(e.nccl_home);
+        printf("\nLD_LIBRARY_PATH: ");
+        yaml_quoted(e.ld_library_path);
+        printf("\nLD_PRELOAD: ");
+        yaml_quoted(e.ld_preload);
+        putchar('\n');
+    } else {
+        struct strbuf q = STRBUF_INIT;
+        cf_shell_quote(e.nccl_home, &q);
+        printf("export NCCL_HOME=%s\n", sb_str(&q));
+        sb_reset(&q);
+        cf_shell_quote(e.ld_library_path, &q);
+        printf("export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n", sb_str(&q));
+        sb_reset(&q);
+        cf_shell_quote(e.ld_preload, &q);
+        printf("export LD_PRELOAD=%s${LD_PRELOAD:+:$LD_PRELOAD}\n", sb_str(&q));
+        sb_release(&q);
+    }
+    for (size_t i = 0; i < e.jit_only.n; i++)
+        cli_warn(CMD " env", "%s has no machine code for %s: it runs through PTX JIT (slow first start)", e.build.name,
+                 e.jit_only.v[i]);
+    if (e.uncovered.n) {
+        struct strbuf s = STRBUF_INIT;
+        for (size_t i = 0; i < e.uncovered.n; i++)
+            sb_addf(&s, "%s%s", i ? ", " : "", e.uncovered.v[i]);
+        cli_error(CMD " env",
+                  "%s does not cover the host's %s (no SASS, no usable PTX): build one with --archs including them",
+                  e.build.name, sb_str(&s));
+        sb_release(&s);
+        code = EXIT_PROBLEMS;
+    }
+    cf_nccl_env_release(&e);
+out:
+    cf_arch_list_release(&host);
+    free(root);
+    return code;
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+} subcommands[] = {
+    { "build", cmd_build }, { "list", cmd_list }, { "activate", cmd_activate },
+    { "remove", cmd_remove }, { "env", cmd_env },
+};
+
 int cmd_nccl(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    cli_error("nccl", "not implemented yet");
-    return EXIT_USAGE;
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(nccl_usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_FINE;
+    }
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
+        if (!strcmp(argv[1], subcommands[i].name))
+            return subcommands[i].fn(argc - 1, argv + 1);
+    return cli_usage(CMD, "'%s' is not an nccl subcommand (build, list, activate, remove, env)", argv[1]);
 }

@@ -130,10 +130,18 @@ size_t cf_banner_scan(const uint8_t *buf, size_t len, uint64_t base, cf_banner_v
     const size_t nlen = sizeof(needle) - 1;
     size_t count = 0;
     size_t pos = 1; /* the needle follows the 'N' or 'R' */
+    /* memchr for the needle's 'v' (vectorised, several times faster than
+     * glibc's generic memmem on hundreds of MB of .rodata), then compare. */
+    const size_t v_at = 4; /* needle[4] == 'v' */
     while (pos < len && len - pos >= nlen) {
-        const uint8_t *hit = memmem(buf + pos, len - pos, needle, nlen);
-        if (!hit)
+        const uint8_t *v = memchr(buf + pos + v_at, 'v', len - pos - v_at);
+        if (!v || (size_t)(v - buf) - v_at + nlen > len)
             break;
+        const uint8_t *hit = v - v_at;
+        if (memcmp(hit, needle, nlen) != 0) {
+            pos = (size_t)(hit - buf) + 1;
+            continue;
+        }
         size_t at = (size_t)(hit - buf) - 1;
         struct cf_commlib_banner b;
         if (cf_banner_parse((const char *)buf + at, len - at, &b) == 0) {

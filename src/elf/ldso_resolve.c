@@ -636,6 +636,34 @@ static char *read_soname(const char *path)
     return s;
 }
 
+/* The search state _dl_init_paths sets up once the main map exists. */
+static void prepare_search(struct ctx *c)
+{
+    const struct cf_ldso_opts *opts = c->opts;
+    build_caps(c);
+    c->res->dst_lib = cf_strdup(c->plat.lib);
+    c->res->dst_platform = cf_strdup(c->dst_platform);
+    const char *const *sys = opts->system_dirs ? opts->system_dirs : (const char *const *)c->plat.system_dirs;
+    for (const char *const *d = sys; *d; d++) {
+        strvec_pushf(&c->sysdirs, "%s/", strcmp(*d, "/") == 0 ? "" : *d);
+        char *r = ldso_rooted(c->root, *d);
+        strvec_pushf(&c->sysdirs_rooted, "%s/", strcmp(r, "/") == 0 ? "" : r);
+        free(r);
+    }
+    if (!opts->ignore_ld_library_path) {
+        const char *llp = opts->ld_library_path ? opts->ld_library_path : getenv("LD_LIBRARY_PATH");
+        /* _dl_init_paths: an empty LD_LIBRARY_PATH is no path at all; tokens expand
+         * with the main program's origin. */
+        if (llp && *llp) {
+            fill_dirs(c, &c->llp, llp, ":;", c->objs[0].origin);
+            c->have_llp = c->llp.n > 0;
+        }
+    }
+    char *interp_path = ldso_rooted(c->root, c->interp_name);
+    c->interp_soname = read_soname(interp_path);
+    free(interp_path);
+}
+
 int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct cf_ldso_result *out,
                     cf_error *err)
 {
@@ -689,26 +717,7 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
         return 0;
     }
 
-    build_caps(&c);
-    const char *const *sys = opts->system_dirs ? opts->system_dirs : (const char *const *)c.plat.system_dirs;
-    for (const char *const *d = sys; *d; d++) {
-        strvec_pushf(&c.sysdirs, "%s/", strcmp(*d, "/") == 0 ? "" : *d);
-        char *r = ldso_rooted(c.root, *d);
-        strvec_pushf(&c.sysdirs_rooted, "%s/", strcmp(r, "/") == 0 ? "" : r);
-        free(r);
-    }
-    if (!opts->ignore_ld_library_path) {
-        const char *llp = opts->ld_library_path ? opts->ld_library_path : getenv("LD_LIBRARY_PATH");
-        /* _dl_init_paths: an empty LD_LIBRARY_PATH is no path at all; tokens expand
-         * with the main program's origin. */
-        if (llp && *llp) {
-            fill_dirs(&c, &c.llp, llp, ":;", c.objs[0].origin);
-            c.have_llp = c.llp.n > 0;
-        }
-    }
-    char *interp_path = ldso_rooted(c.root, c.interp_name);
-    c.interp_soname = read_soname(interp_path);
-    free(interp_path);
+    prepare_search(&c);
 
     /* Breadth first: objects are appended as they are mapped and processed in that order. */
     for (size_t i = 0; i < out->n_objects; i++)
@@ -717,6 +726,66 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
 
     release_ctx(&c);
     return 0;
+}
+
+int cf_ldso_locate(const char *name, unsigned machine, int elf_class, int big_endian,
+                   const struct cf_ldso_opts *opts_in, struct cf_ldso_node *out, cf_error *err)
+{
+    static const struct cf_ldso_opts no_opts;
+    const struct cf_ldso_opts *opts = opts_in ? opts_in : &no_opts;
+    memset(out, 0, sizeof *out);
+    out->parent = -1;
+    out->object = -1;
+    struct cf_ldso_result res;
+    memset(&res, 0, sizeof res);
+    struct ctx c;
+    memset(&c, 0, sizeof c);
+    c.opts = opts;
+    c.res = &res;
+    c.interp_obj = -1;
+    c.root = opts->root && *opts->root && strcmp(opts->root, "/") != 0 ? opts->root : NULL;
+    c.elf_class = elf_class;
+    c.big_endian = big_endian;
+    c.machine = machine;
+    res.elf_class = elf_class;
+    res.machine = machine;
+    if (cf_ldso_platform_for(machine, elf_class, c.root, &c.plat, err) != 0)
+        return -1;
+    c.interp_name = cf_strdup(c.plat.interp);
+    /* A program with no RPATH, RUNPATH or flags, started from the current directory. */
+    struct cf_ldso_node *root_node = new_node(&c);
+    root_node->needed = cf_strdup("(program)");
+    root_node->path = cf_strdup("(program)");
+    root_node->reason = CF_LDSO_ROOT;
+    root_node->object = 0;
+    char cwd[4096];
+    char *prog = cf_path_join(getcwd(cwd, sizeof cwd) ? cwd : "/", "(program)");
+    add_object(&c, prog, NULL, -1, 0, NULL);
+    free(prog);
+    prepare_search(&c);
+    map_needed(&c, name, 0);
+    struct cf_ldso_node *n = &res.nodes[1];
+    *out = *n;
+    memset(n, 0, sizeof *n);
+    out->parent = -1;
+    out->depth = 0;
+    if (out->object >= 0)
+        out->object = -1;
+    release_ctx(&c);
+    cf_ldso_result_release(&res);
+    return 0;
+}
+
+void cf_ldso_node_release(struct cf_ldso_node *n)
+{
+    if (!n)
+        return;
+    free(n->needed);
+    free(n->path);
+    free(n->via);
+    free(n->error);
+    free_candidates(n->considered, n->n_considered);
+    memset(n, 0, sizeof *n);
 }
 
 void cf_ldso_result_release(struct cf_ldso_result *res)
@@ -742,6 +811,8 @@ void cf_ldso_result_release(struct cf_ldso_result *res)
     }
     free(res->objects);
     free(res->interp);
+    free(res->dst_lib);
+    free(res->dst_platform);
     memset(res, 0, sizeof *res);
 }
 

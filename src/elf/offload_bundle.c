@@ -8,12 +8,14 @@
  *   "CCOB", u16 version, u16 method (0 zlib, 1 zstd); v1: u32 uncompressed
  *   size, u64 hash; v2: u32 total size, u32 uncompressed size, u64 hash;
  *   v3: u64 total size, u64 uncompressed size, u64 hash; then the compressed
- *   plain bundle. Its entry IDs are inside the compressed data. */
+ *   plain bundle. Its entry IDs are inside the compressed data: only the first
+ *   block(s), up to CF_CCOB_PREFIX_MAX bytes of output, are decompressed. */
 #include "cclforge/gpucode.h"
 
 #include <string.h>
 
 #include "cclforge/strbuf.h"
+#include "ccob_decompress.h"
 #include "gpucode_walk.h"
 #include "le_read.h"
 
@@ -79,10 +81,12 @@ static void split_bundle_id(const char *id, struct strbuf *parts, size_t *kind_a
 
 /* Parses the plain bundle at `start`; sets *end to the end of its last code object. */
 static int walk_plain(struct cf_byte_source *src, size_t start, const char *name,
-                      cf_bundle_visit_fn visit, void *ctx, size_t *end, int *stopped,
-                      cf_error *err)
+                      const struct cf_ccob_info *ccob, cf_bundle_visit_fn visit, void *ctx,
+                      size_t *end, int *stopped, cf_error *err)
 {
     size_t avail = src->len - start;
+    /* A decompressed prefix holds the table; code objects lie beyond it. */
+    uint64_t code_avail = ccob ? ccob->uncompressed_size : avail;
     if (avail < MAGIC_LEN + 8)
         return cf_error_set(err, CF_ERR_FORMAT,
                             "%s: offload bundle at offset %zu is truncated before its entry count",
@@ -119,7 +123,7 @@ static int walk_plain(struct cf_byte_source *src, size_t start, const char *name
                               name, start, (unsigned long long)i, (unsigned long long)idlen);
             break;
         }
-        if (off > avail || size > avail - off) {
+        if (off > code_avail || size > code_avail - off) {
             rc = cf_error_set(err, CF_ERR_FORMAT,
                               "%s: offload bundle at offset %zu: entry %llu's code object "
                               "(offset %llu, %llu bytes) lies past the end (truncated)",
@@ -150,9 +154,10 @@ static int walk_plain(struct cf_byte_source *src, size_t start, const char *name
             .kind = parts.buf + kind_at,
             .triple = parts.buf + triple_at,
             .target_id = parts.buf + target_at,
-            .bundle_offset = start,
-            .code_offset = start + off,
+            .bundle_offset = ccob ? ccob->bundle_offset : start,
+            .code_offset = ccob ? off : start + off,
             .code_size = size,
+            .compressed = ccob != NULL,
         };
         if (visit && visit(&be, ctx)) {
             *stopped = 1;
@@ -187,7 +192,8 @@ static size_t find_next_magic(struct cf_byte_source *src, size_t from)
 }
 
 static int walk_ccob(struct cf_byte_source *src, size_t start, const char *name,
-                     cf_ccob_visit_fn visit, void *ctx, size_t *end, int *stopped, cf_error *err)
+                     cf_bundle_visit_fn visit_entry, cf_ccob_visit_fn visit, void *ctx,
+                     size_t *end, int *stopped, cf_error *err)
 {
     size_t avail = src->len - start;
     if (avail < 8)
@@ -237,9 +243,31 @@ static int walk_ccob(struct cf_byte_source *src, size_t start, const char *name,
                             name, start, (unsigned long long)info.total_size, avail);
     /* v1 does not store its size: it ends where the next bundle starts. */
     *end = info.version >= 2 ? start + (size_t)info.total_size : find_next_magic(src, start + hsize);
-    if (visit && visit(&info, ctx))
+    if (visit && visit(&info, ctx)) {
         *stopped = 1;
-    return 0;
+        return 0;
+    }
+    if (!visit_entry)
+        return 0;
+    /* The entry table is at the start of the compressed plain bundle:
+     * decompress only that far. */
+    struct strbuf prefix = STRBUF_INIT;
+    int rc = cf_ccob_decompress_prefix(src, start + hsize, *end, info.method, CF_CCOB_PREFIX_MAX,
+                                       &prefix, name, err);
+    if (rc == 0) {
+        struct cf_byte_source inner;
+        cf_src_init_memory(&inner, (const uint8_t *)prefix.buf, prefix.len);
+        size_t inner_end = 0;
+        if (prefix.len < MAGIC_LEN || memcmp(prefix.buf, CF_BUNDLE_MAGIC, MAGIC_LEN) != 0)
+            rc = cf_error_set(err, CF_ERR_FORMAT,
+                              "%s: compressed offload bundle at offset %zu does not hold a "
+                              "bundle (no __CLANG_OFFLOAD_BUNDLE__ after decompression)",
+                              name, start);
+        else
+            rc = walk_plain(&inner, 0, name, &info, visit_entry, ctx, &inner_end, stopped, err);
+    }
+    sb_release(&prefix);
+    return rc;
 }
 
 int cf_bundle_walk_source(struct cf_byte_source *src, const char *name, cf_bundle_visit_fn visit,
@@ -261,12 +289,12 @@ int cf_bundle_walk_source(struct cf_byte_source *src, const char *name, cf_bundl
             break;
         size_t end = len;
         if (has_magic_at(src, pos, CF_BUNDLE_MAGIC, MAGIC_LEN)) {
-            rc = walk_plain(src, pos, name, visit, ctx, &end, &stopped, err);
+            rc = walk_plain(src, pos, name, NULL, visit, ctx, &end, &stopped, err);
             if (rc < 0)
                 break;
             plain++;
         } else if (has_magic_at(src, pos, CF_CCOB_MAGIC, CCOB_MAGIC_LEN)) {
-            rc = walk_ccob(src, pos, name, visit_ccob, ctx, &end, &stopped, err);
+            rc = walk_ccob(src, pos, name, visit, visit_ccob, ctx, &end, &stopped, err);
             if (rc < 0)
                 break;
             compressed++;

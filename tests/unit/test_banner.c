@@ -181,6 +181,20 @@ static void test_fixtures_embed_or_not(void **state)
     assert_int_equal(id_embeds.banner.version_code, 22105);
     assert_string_equal(id_embeds.banner.text, "NCCL version 2.21.5+cuda12.4");
 
+    /* The same bytes as an in-memory image: read through the mapped bytes. */
+    struct strbuf bytes = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_read_file(embeds, 1u << 24, &bytes, &err), 0);
+    struct cf_elf *mem = NULL;
+    assert_int_equal(cf_elf_open_memory(bytes.buf, bytes.len, "image", &mem, &err), 0);
+    struct cf_commlib_identity id_mem;
+    assert_int_equal(cf_commlib_identify(mem, &id_mem, &err), 0);
+    assert_true(id_mem.found);
+    assert_true(id_mem.embeds_copy);
+    assert_string_equal(id_mem.banner.text, "NCCL version 2.21.5+cuda12.4");
+    cf_elf_close(mem);
+    sb_release(&bytes);
+
     identify(mentions, &id_mentions);
     assert_false(id_mentions.found);
     assert_false(id_mentions.embeds_copy);

@@ -12,6 +12,9 @@
 #include "cclforge/spawn.h"
 #include "cclforge/strbuf.h"
 
+#include <zlib.h>
+#include <zstd.h>
+
 #define REAL_NCCL "/usr/local/cuda-13.0/lib/libnccl.so.2"
 
 static const char kernel_source[] =
@@ -564,34 +567,72 @@ static int collect_ccob(const struct cf_ccob_info *info, void *ctx)
     return 0;
 }
 
+/* A CCOB bundle the way LLVM's CompressedOffloadBundle::compress writes it:
+ * header, then the whole plain bundle compressed (zlib stream or zstd frame). */
+static size_t make_ccob(uint8_t *b, size_t cap, unsigned version, unsigned method,
+                        const uint8_t *plain, size_t plain_len, int zstd_window_log)
+{
+    static const size_t hsizes[] = { 0, 20, 24, 32 };
+    size_t h = hsizes[version];
+    size_t clen = 0;
+    if (method == 0) {
+        uLongf dl = (uLongf)(cap - h);
+        assert_int_equal(compress2(b + h, &dl, plain, (uLong)plain_len, 6), Z_OK);
+        clen = (size_t)dl;
+    } else {
+        ZSTD_CCtx *cctx = ZSTD_createCCtx();
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+        if (zstd_window_log) {
+            ZSTD_CCtx_setParameter(cctx, ZSTD_c_enableLongDistanceMatching, 1);
+            ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, zstd_window_log);
+        }
+        clen = ZSTD_compress2(cctx, b + h, cap - h, plain, plain_len);
+        assert_false(ZSTD_isError(clen));
+        ZSTD_freeCCtx(cctx);
+    }
+    memcpy(b, "CCOB", 4);
+    put16(b + 4, (uint16_t)version);
+    put16(b + 6, (uint16_t)method);
+    if (version == 1) {
+        put32(b + 8, (uint32_t)plain_len);
+        put64(b + 12, 0x1234);
+    } else if (version == 2) {
+        put32(b + 8, (uint32_t)(h + clen));
+        put32(b + 12, (uint32_t)plain_len);
+        put64(b + 16, 0x1234);
+    } else {
+        put64(b + 8, h + clen);
+        put64(b + 16, plain_len);
+        put64(b + 24, 0x1234);
+    }
+    return h + clen;
+}
+
 static void test_compressed_bundles(void **state)
 {
-    uint8_t b[512];
+    /* A zstd v3 bundle (gfx90a, gfx942), padding, a zlib v2 bundle (gfx928),
+     * padding, then a plain bundle (gfx942 again). */
+    uint8_t plain[4096], b[8192];
     memset(b, 0, sizeof(b));
-    /* v3 (zstd, 48 bytes in all), then 16 bytes of padding, v2 (zlib, 40 bytes),
-     * padding, then a plain bundle. */
-    memcpy(b, "CCOB", 4);
-    put16(b + 4, 3);
-    put16(b + 6, 1);
-    put64(b + 8, 48);
-    put64(b + 16, 12345);
-    put64(b + 24, 0xdeadbeef);
-    memset(b + 32, 0xAB, 16);
-    memcpy(b + 64, "CCOB", 4);
-    put16(b + 68, 2);
-    put16(b + 70, 0);
-    put32(b + 72, 40);
-    put32(b + 76, 777);
-    memset(b + 88, 0xCD, 16);
-    size_t plain = make_bundle(b + 128, sizeof(b) - 128, amd_parts + 2, 1, 8);
-    size_t len = 128 + plain;
+    size_t plen = make_bundle(plain, sizeof(plain), amd_parts, 3, 64);
+    size_t n1 = make_ccob(b, 2048, 3, 1, plain, plen, 0);
+    size_t plen2 = make_bundle(plain, sizeof(plain), amd_parts + 3, 1, 8);
+    size_t n2 = make_ccob(b + 2048, 2048, 2, 0, plain, plen2, 0);
+    size_t n3 = make_bundle(b + 4096, 4096, amd_parts + 2, 1, 8);
+    size_t len = 4096 + n3;
     struct strbuf sb = STRBUF_INIT;
     cf_error err = CF_ERROR_INIT;
     size_t bundles = 0, compressed = 0;
     assert_int_equal(cf_bundle_walk(b, len, "mixed", collect_bundle, collect_ccob, &sb, &bundles,
                                     &compressed, &err), 0);
-    assert_string_equal(sb.buf, "[v3 zstd total=48 raw=12345][v2 zlib total=40 raw=777]"
-                                "[hipv4|amdgcn-amd-amdhsa-|gfx942|16]");
+    char *want = cf_asprintf("[v3 zstd total=%zu raw=%zu][host|x86_64-unknown-linux-gnu-||0]"
+                             "[hipv4|amdgcn-amd-amdhsa-|gfx90a:xnack-|16]"
+                             "[hipv4|amdgcn-amd-amdhsa-|gfx942|16]"
+                             "[v2 zlib total=%zu raw=%zu][hipv4|amdgcn-amd-amdhsa-|gfx928|16]"
+                             "[hipv4|amdgcn-amd-amdhsa-|gfx942|16]",
+                             n1, plen, n2, plen2);
+    assert_string_equal(sb.buf, want);
+    free(want);
     assert_int_equal(bundles, 3);
     assert_int_equal(compressed, 2);
     sb_release(&sb);
@@ -599,8 +640,66 @@ static void test_compressed_bundles(void **state)
     struct cf_gpucode_inventory inv;
     assert_int_equal(cf_gpucode_inventory_buffer(b, len, "mixed", &inv, &err), 0);
     assert_int_equal(inv.compressed_bundles, 2);
-    assert_int_equal(inv.amd_targets.n, 1);
+    char *text = inventory_text(&inv);
+    assert_string_equal(text, "gfx90a:xnack- gfx928 gfx942");
+    free(text);
+    assert_null(inv.problem);
     cf_gpucode_inventory_release(&inv);
+
+    /* Corrupt compressed data: a clean error naming the codec. */
+    uint8_t bad[256];
+    size_t nb = make_ccob(bad, sizeof(bad), 3, 1, plain, plen2, 0);
+    memset(bad + 32 + 6, 0xFF, nb - 32 - 6);
+    assert_int_equal(cf_bundle_walk(bad, nb, "bad", collect_bundle, NULL, &sb, NULL, NULL, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "zstd"));
+    cf_error_clear(&err);
+    sb_release(&sb);
+    nb = make_ccob(bad, sizeof(bad), 2, 0, plain, plen2, 0);
+    memset(bad + 24 + 2, 0x55, nb - 24 - 2);
+    assert_int_equal(cf_bundle_walk(bad, nb, "badz", collect_bundle, NULL, &sb, NULL, NULL, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "zlib"));
+    cf_error_clear(&err);
+    sb_release(&sb);
+    /* Compressed data that is not a bundle. */
+    nb = make_ccob(bad, sizeof(bad), 3, 1, (const uint8_t *)"hello, not a bundle", 19, 0);
+    assert_int_equal(cf_bundle_walk(bad, nb, "nb", collect_bundle, NULL, &sb, NULL, NULL, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "does not hold a bundle"));
+    cf_error_clear(&err);
+    /* Every truncation of a compressed bundle fails cleanly. */
+    for (size_t cut = 1; cut < n1; cut++) {
+        uint8_t *copy = cf_xmalloc(cut);
+        memcpy(copy, b, cut);
+        assert_int_equal(cf_bundle_walk(copy, cut, "cut", collect_bundle, NULL, &sb, NULL, NULL, &err), -1);
+        cf_error_clear(&err);
+        sb_release(&sb);
+        free(copy);
+    }
+
+    /* A large bundle (6 MB of code objects) compressed with zstd long-distance
+     * matching and a 128 MB window, as LLVM does for big inputs: the targets
+     * come from the first block, without the window's memory. */
+    size_t big = 6u << 20;
+    uint8_t *bigplain = cf_xmalloc(big + 4096), *bigc = cf_xmalloc(big + (1u << 20));
+    const struct bundle_part two[] = { { "hipv4-amdgcn-amd-amdhsa--gfx90a", "x" },
+                                       { "hipv4-amdgcn-amd-amdhsa--gfx942", "y" } };
+    size_t tl = make_bundle(bigplain, 4096, two, 2, 64);
+    uint32_t x = 12345;
+    for (size_t i = tl; i < big; i++) {
+        x = x * 1103515245u + 12345u;
+        bigplain[i] = (uint8_t)(x >> 24);
+    }
+    put64(bigplain + 32 + 8, big / 2 - 8192);                      /* gfx90a object size */
+    put64(bigplain + 32 + 24 + 31, big / 2);                       /* gfx942 object offset */
+    put64(bigplain + 32 + 24 + 31 + 8, big - big / 2);             /* and size */
+    size_t nbig = make_ccob(bigc, big + (1u << 20), 3, 1, bigplain, big, 27);
+    assert_int_equal(cf_gpucode_inventory_buffer(bigc, nbig, "big", &inv, &err), 0);
+    text = inventory_text(&inv);
+    assert_string_equal(text, "gfx90a gfx942");
+    assert_null(inv.problem);
+    free(text);
+    cf_gpucode_inventory_release(&inv);
+    free(bigplain);
+    free(bigc);
 
     /* v1 stores no size: it runs to the next bundle magic. */
     uint8_t v1[128];

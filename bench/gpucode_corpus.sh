@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Compares cclforge's SASS and PTX arch sets with cuobjdump's for every shared
+# object in DIR (default: the CUDA 13 library directory), with timings.
+# cuobjdump prints family-specific cubins without their 'f' (sm_120f -> sm_120),
+# so SASS names are folded the same way before comparing.
+#   CUOBJDUMP=/path/to/cuobjdump bash bench/gpucode_corpus.sh [DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+DIR=${1:-/usr/local/cuda-13.0/lib}
+C=${CUOBJDUMP:-$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)}
+[ -x "$C" ] || { echo "cuobjdump not found: set CUOBJDUMP (e.g. from the nvidia-cuda-cuobjdump wheel)" >&2; exit 2; }
+cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude bench/gpucode_list.c "$BUILD_DIR/libcclforge.a" \
+  $(pkg-config --libs libelf libcjson libzip libcrypto) -ldl -lm -o "$BUILD_DIR/gpucode_list"
+same=0 diff=0 t_ours=0 t_theirs=0
+for f in "$DIR"/*.so*; do
+  [ -f "$f" ] && [ ! -L "$f" ] || continue
+  s=$(date +%s.%N); ours=$("$BUILD_DIR/gpucode_list" "$f" | sed 's/^[^:]*://; s/ |.*//'); e=$(date +%s.%N)
+  t_ours=$(awk "BEGIN{print $t_ours + $e - $s}")
+  s=$(date +%s.%N)
+  c_sass=$("$C" --list-elf "$f" 2>/dev/null | grep -o '\.sm_[0-9a-z]*\.' | tr -d . | sort -u | tr '\n' ' ' || true)
+  c_ptx=$("$C" --list-ptx "$f" 2>/dev/null | grep -o '\.sm_[0-9a-z]*\.' | tr -d . | sort -u | tr '\n' ' ' || true)
+  e=$(date +%s.%N); t_theirs=$(awk "BEGIN{print $t_theirs + $e - $s}")
+  o_sass=$(tr ' ' '\n' <<<"$ours" | grep '^sm_' | sed 's/f$//' | sort -u | tr '\n' ' ' || true)
+  o_ptx=$(tr ' ' '\n' <<<"$ours" | grep '^compute_' | sed 's/^compute_/sm_/' | sort -u | tr '\n' ' ' || true)
+  if [ "$o_sass" = "$c_sass" ] && [ "$o_ptx" = "$c_ptx" ]; then
+    same=$((same + 1)); echo "same  $(basename "$f"):$ours"
+  else
+    diff=$((diff + 1)); echo "DIFF  $(basename "$f"): cclforge [$o_sass| $o_ptx] cuobjdump [$c_sass| $c_ptx]"
+  fi
+done
+echo "$same same, $diff different; cclforge ${t_ours}s, cuobjdump ${t_theirs}s (process start included)"
+[ "$diff" -eq 0 ]

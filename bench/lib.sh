@@ -1,0 +1,40 @@
+# Shared helpers for the bench/*.sh scripts: wall-clock medians and ratios.
+# Timings are wall time of the whole command as a user sees it (process start
+# included), output discarded.
+
+# median_ms N CMD...: runs CMD N times, prints the median wall time in ms.
+median_ms() {
+    local n=$1 i s e
+    shift
+    local times=()
+    for ((i = 0; i < n; i++)); do
+        s=$(date +%s%N)
+        "$@" >/dev/null 2>&1
+        e=$(date +%s%N)
+        times+=($(((e - s) / 1000)))
+    done
+    printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR] = $1}
+        END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.1f\n", m / 1000}'
+}
+
+# ratio A B: A/B with one decimal ("n/a" when B is 0).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f\n", a / b; else print "n/a" }'; }
+
+# max_rss_kb CMD...: peak resident set of CMD in KB (GNU time).
+max_rss_kb() { /usr/bin/time -f %M -o /dev/fd/3 "$@" 3>&1 >/dev/null 2>/dev/null; }
+
+# bench_header TITLE: date, machine and load, for the record.
+bench_header() {
+    echo "# $1"
+    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); host: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# cpu_ms N CMD...: mean CPU time (task-clock, ms, children included) over N runs,
+# from perf stat; empty when perf is unavailable. On a shared machine CPU time
+# is steadier than wall time.
+cpu_ms() {
+    local n=$1
+    shift
+    command -v perf >/dev/null || return 0
+    perf stat -x, -r "$n" -e task-clock "$@" 2>&1 >/dev/null | awk -F, '/task-clock/ {printf "%.1f\n", $1}'
+}

@@ -1,0 +1,359 @@
+/* The inspect entry point: loader emulation, then per-object facts (banners,
+ * GPU archs, RPATH lint), the optional symbol check, and the problems they add
+ * up to. Each object of a closure is opened once, one at a time. */
+#include "cclforge/inspect.h"
+
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/elf.h"
+#include "cclforge/fs.h"
+#include "cclforge/strbuf.h"
+
+const char *const cf_inspect_default_libraries[] = { "libnccl.so.2", "librccl.so.1", NULL };
+
+static const char *const problem_kind_names[CF_INSPECT_KIND_COUNT] = {
+    [CF_INSPECT_BAD_INPUT] = "bad-input",
+    [CF_INSPECT_MISSING] = "missing",
+    [CF_INSPECT_LOAD_ERROR] = "load-error",
+    [CF_INSPECT_UNREADABLE] = "unreadable",
+    [CF_INSPECT_UNDEFINED_SYMBOL] = "undefined-symbol",
+    [CF_INSPECT_VERSION_NOT_FOUND] = "version-not-found",
+    [CF_INSPECT_LINT] = "lint",
+    [CF_INSPECT_NCCL_COPIES] = "nccl-copies",
+    [CF_INSPECT_GPU_CODE] = "gpu-code",
+};
+
+const char *cf_inspect_problem_kind_name(enum cf_inspect_problem_kind kind)
+{
+    return (unsigned)kind < CF_INSPECT_KIND_COUNT ? problem_kind_names[kind] : "?";
+}
+
+char *cf_inspect_describe_banner(const struct cf_commlib_banner *b)
+{
+    struct strbuf sb = STRBUF_INIT;
+    sb_addf(&sb, "%s %u.%u.%u%s", cf_commlib_name(b->lib), b->major, b->minor, b->patch, b->suffix);
+    if (b->toolkit[0])
+        sb_addf(&sb, "+%s%u.%u", b->toolkit, b->toolkit_major, b->toolkit_minor);
+    if (b->lib == CF_COMMLIB_NCCL || b->lib == CF_COMMLIB_RCCL)
+        sb_addf(&sb, " (code %u)", b->version_code);
+    return sb_detach(&sb);
+}
+
+static void add_problem(struct cf_inspect_target *t, enum cf_inspect_problem_kind kind,
+                        enum cf_lint_severity severity, long object, const char *path, char *message)
+{
+    t->problems = cf_xrealloc(t->problems, (t->n_problems + 1) * sizeof *t->problems);
+    struct cf_inspect_problem *p = &t->problems[t->n_problems++];
+    p->kind = kind;
+    p->severity = severity;
+    p->object = object;
+    p->path = cf_strdup(path);
+    p->message = message;
+    if (severity == CF_LINT_ERROR)
+        t->n_errors++;
+    else if (severity == CF_LINT_WARNING)
+        t->n_warnings++;
+}
+
+/* 1 when path lies under dir (both canonicalised; a missing path is not under). */
+static int path_is_under(const char *path, const char *dir_real)
+{
+    char *real = cf_realpath(path);
+    if (!real)
+        return 0;
+    size_t n = strlen(dir_real);
+    int under = strncmp(real, dir_real, n) == 0 && (real[n] == '/' || real[n] == '\0' || n == 1);
+    free(real);
+    return under;
+}
+
+/* Banners, GPU archs and lint of one object, from one open of its file. */
+static void scan_object(const struct cf_inspect_opts *opts, struct cf_inspect_target *t, long i,
+                        const char *within_real)
+{
+    const struct cf_ldso_object *o = &t->closure.objects[i];
+    struct cf_inspect_object *io = &t->objects[i];
+    cf_error err = CF_ERROR_INIT;
+    struct cf_elf *elf;
+    if (cf_elf_open(o->path, &elf, &err) != 0) {
+        io->error = cf_strdup(cf_error_message(&err));
+        cf_error_clear(&err);
+        return;
+    }
+    io->scanned = 1;
+    if (i == 0)
+        t->is_static = !cf_elf_get_dynamic(elf)->has_dynamic;
+    if (opts->no_banner) {
+        /* nothing read */
+    } else if (cf_commlib_identify(elf, &io->commlib, &err) != 0) {
+        add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_WARNING, i, o->path,
+                    cf_asprintf("banner scan: %s", cf_error_message(&err)));
+        cf_error_clear(&err);
+    } else {
+        io->commlib_scanned = 1;
+    }
+    if (!opts->no_gpu) {
+        if (cf_gpucode_inventory(elf, &io->gpu, &err) != 0) {
+            add_problem(t, CF_INSPECT_GPU_CODE, CF_LINT_WARNING, i, o->path,
+                        cf_asprintf("GPU code: %s", cf_error_message(&err)));
+            cf_error_clear(&err);
+        } else {
+            io->gpu_scanned = 1;
+            if (io->gpu.problem)
+                add_problem(t, CF_INSPECT_GPU_CODE, CF_LINT_WARNING, i, o->path,
+                            cf_asprintf("GPU code: %s", io->gpu.problem));
+        }
+    }
+    struct cf_rpath_lint_opts lo = {
+        .lib = t->closure.dst_lib,
+        .platform = t->closure.dst_platform,
+        .root = opts->root,
+    };
+    /* Roots are what the user asked about; other objects only when they are part of the tree. */
+    if (within_real && (o->loader < 0 || path_is_under(o->path, within_real))) {
+        lo.within = within_real;
+        io->lint_within = 1;
+    }
+    if (cf_rpath_lint(elf, &lo, &io->lint, &err) != 0) {
+        add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_WARNING, i, o->path,
+                    cf_asprintf("RPATH lint: %s", cf_error_message(&err)));
+        cf_error_clear(&err);
+    }
+    for (size_t k = 0; k < io->lint.n; k++) {
+        const struct cf_rpath_finding *f = &io->lint.findings[k];
+        if (f->severity == CF_LINT_INFO)
+            continue;
+        add_problem(t, CF_INSPECT_LINT, f->severity, i, o->path,
+                    cf_asprintf("%s: %s", cf_rpath_kind_name(f->kind), f->message));
+    }
+    cf_elf_close(elf);
+}
+
+static void closure_problems(struct cf_inspect_target *t)
+{
+    const struct cf_ldso_result *c = &t->closure;
+    struct strvec missing = STRVEC_INIT;
+    for (size_t i = 0; i < c->n_nodes; i++) {
+        const struct cf_ldso_node *n = &c->nodes[i];
+        const char *needer = n->parent >= 0 ? c->objects[n->parent].path : NULL;
+        if (n->object < 0 && n->error) {
+            add_problem(t, CF_INSPECT_LOAD_ERROR, CF_LINT_ERROR, n->parent, needer,
+                        cf_asprintf("%s (needed by %s)", n->error, needer ? needer : "?"));
+        } else if (n->object < 0) {
+            if (strvec_contains(&missing, n->needed))
+                continue;
+            strvec_push(&missing, n->needed);
+            add_problem(t, CF_INSPECT_MISSING, CF_LINT_ERROR, n->parent, needer,
+                        cf_asprintf("%s => not found (needed by %s)", n->needed, needer ? needer : "?"));
+        } else if (n->error) {
+            add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_ERROR, n->object, n->path,
+                        cf_asprintf("%s", n->error));
+        }
+    }
+    strvec_clear(&missing);
+}
+
+static void copies_problem(struct cf_inspect_target *t)
+{
+    const struct cf_ldso_result *c = &t->closure;
+    const struct cf_commlib_identity **ids = cf_xcalloc(c->n_objects ? c->n_objects : 1, sizeof *ids);
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_objects; i++)
+        if (t->objects[i].commlib_scanned)
+            ids[n++] = &t->objects[i].commlib;
+    t->nccl_copies = cf_commlib_copies(ids, n);
+    free(ids);
+    if (t->nccl_copies < 2)
+        return;
+    struct strbuf sb = STRBUF_INIT;
+    sb_addf(&sb, "%zu NCCL/RCCL copies in one process:", t->nccl_copies);
+    unsigned first_code = 0;
+    int differ = 0;
+    const char *sep = " ";
+    for (size_t i = 0; i < c->n_objects; i++) {
+        const struct cf_inspect_object *io = &t->objects[i];
+        if (!io->commlib_scanned || !io->commlib.found)
+            continue;
+        char *v = cf_inspect_describe_banner(&io->commlib.banner);
+        sb_addf(&sb, "%s%s %s %s", sep, c->objects[i].path, io->commlib.embeds_copy ? "embeds" : "is", v);
+        free(v);
+        sep = "; ";
+        if (!first_code)
+            first_code = io->commlib.banner.version_code;
+        differ |= io->commlib.banner.version_code != first_code;
+    }
+    sb_adds(&sb, differ ? ". They differ in version and share no state"
+                        : ". They share no state (communicators, initialisation)");
+    sb_adds(&sb, "; keep one copy: build the embedding object against the shared library, or preload one"
+                 " matching libnccl.so.2");
+    add_problem(t, CF_INSPECT_NCCL_COPIES, CF_LINT_WARNING, -1, NULL, sb_detach(&sb));
+}
+
+static void symbol_problems(struct cf_inspect_target *t)
+{
+    for (size_t i = 0; i < t->symcheck.n_problems; i++) {
+        const struct cf_symcheck_problem *p = &t->symcheck.problems[i];
+        enum cf_inspect_problem_kind kind = p->kind == CF_SYMCHECK_UNDEFINED ? CF_INSPECT_UNDEFINED_SYMBOL
+                                                                            : CF_INSPECT_VERSION_NOT_FOUND;
+        long obj = -1;
+        for (size_t k = 0; k < t->closure.n_objects && p->object; k++)
+            if (strcmp(t->closure.objects[k].path, p->object) == 0) {
+                obj = (long)k;
+                break;
+            }
+        add_problem(t, kind, CF_LINT_ERROR, obj, p->object, cf_strdup(p->message));
+    }
+}
+
+static void inspect_target(const struct cf_inspect_opts *opts, const struct cf_ldso_opts *lo,
+                           const char *within_real, struct cf_inspect_target *t)
+{
+    cf_error err = CF_ERROR_INIT;
+    if (cf_is_dir(t->file)) {
+        t->error = cf_asprintf("%s: is a directory, not an ELF file (name the libraries inside it)", t->file);
+    } else if (cf_ldso_resolve(t->file, lo, &t->closure, &err) != 0) {
+        t->error = cf_strdup(cf_error_message(&err));
+        cf_error_clear(&err);
+    }
+    if (t->error) {
+        add_problem(t, CF_INSPECT_BAD_INPUT, CF_LINT_ERROR, -1, t->file, cf_strdup(t->error));
+        return;
+    }
+    t->objects = cf_xcalloc(t->closure.n_objects ? t->closure.n_objects : 1, sizeof *t->objects);
+    closure_problems(t);
+    for (size_t i = 0; i < t->closure.n_objects; i++)
+        scan_object(opts, t, (long)i, within_real);
+    copies_problem(t);
+    if (opts->undefined) {
+        if (cf_symcheck_run(&t->closure, &t->symcheck, &err) != 0) {
+            add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_ERROR, -1, t->file,
+                        cf_asprintf("symbol check: %s", cf_error_message(&err)));
+            cf_error_clear(&err);
+        } else {
+            t->symcheck_done = 1;
+            symbol_problems(t);
+        }
+    }
+}
+
+static struct cf_inspect_target *new_target(struct cf_inspect_result *r, const char *file)
+{
+    r->targets = cf_xrealloc(r->targets, (r->n_targets + 1) * sizeof *r->targets);
+    struct cf_inspect_target *t = &r->targets[r->n_targets++];
+    memset(t, 0, sizeof *t);
+    t->file = cf_strdup(file);
+    return t;
+}
+
+/* The machine and class of a default program here: those of this very binary. */
+static void host_program_abi(unsigned *machine, int *elf_class, int *big_endian)
+{
+    *machine = EM_X86_64;
+    *elf_class = (int)(sizeof(void *) * 8);
+    *big_endian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+    struct cf_elf *self;
+    if (cf_elf_open("/proc/self/exe", &self, NULL) == 0) {
+        const struct cf_elf_header *h = cf_elf_get_header(self);
+        *machine = h->machine;
+        *elf_class = h->elf_class;
+        *big_endian = h->big_endian;
+        cf_elf_close(self);
+    }
+}
+
+static int locate_defaults(const struct cf_ldso_opts *lo, struct cf_inspect_result *r, cf_error *err)
+{
+    unsigned machine;
+    int elf_class, big_endian;
+    host_program_abi(&machine, &elf_class, &big_endian);
+    size_t n = 0;
+    while (cf_inspect_default_libraries[n])
+        n++;
+    r->lookups = cf_xcalloc(n, sizeof *r->lookups);
+    for (size_t i = 0; i < n; i++) {
+        struct cf_inspect_lookup *l = &r->lookups[r->n_lookups];
+        l->name = cf_inspect_default_libraries[i];
+        if (cf_ldso_locate(l->name, machine, elf_class, big_endian, lo, &l->node, err) != 0)
+            return -1;
+        r->n_lookups++;
+    }
+    return 0;
+}
+
+int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result *out, cf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    char *within_real = NULL;
+    if (opts->within) {
+        if (!cf_is_dir(opts->within))
+            return cf_error_set(err, CF_ERR_USAGE, "--within %s: not a directory", opts->within);
+        within_real = cf_realpath(opts->within);
+    }
+    if (opts->root && !cf_is_dir(opts->root)) {
+        free(within_real);
+        return cf_error_set(err, CF_ERR_USAGE, "--root %s: not a directory", opts->root);
+    }
+    struct cf_ldso_opts lo = {
+        .root = opts->root,
+        .ld_library_path = opts->ld_library_path,
+        .ignore_ld_library_path = opts->ignore_ld_library_path,
+        .explain = opts->explain,
+    };
+    if (opts->n_files == 0) {
+        out->default_mode = 1;
+        if (locate_defaults(&lo, out, err) != 0) {
+            free(within_real);
+            cf_inspect_result_release(out);
+            return -1;
+        }
+        for (size_t i = 0; i < out->n_lookups; i++)
+            if (out->lookups[i].node.path)
+                new_target(out, out->lookups[i].node.path)->located_as = out->lookups[i].name;
+    } else {
+        for (size_t i = 0; i < opts->n_files; i++)
+            new_target(out, opts->files[i]);
+    }
+    for (size_t i = 0; i < out->n_targets; i++) {
+        inspect_target(opts, &lo, within_real, &out->targets[i]);
+        out->n_errors += out->targets[i].n_errors;
+        out->n_warnings += out->targets[i].n_warnings;
+    }
+    free(within_real);
+    return 0;
+}
+
+static void release_target(struct cf_inspect_target *t)
+{
+    for (size_t i = 0; t->objects && i < t->closure.n_objects; i++) {
+        struct cf_inspect_object *io = &t->objects[i];
+        free(io->error);
+        cf_gpucode_inventory_release(&io->gpu);
+        cf_rpath_lint_release(&io->lint);
+    }
+    free(t->objects);
+    cf_ldso_result_release(&t->closure);
+    if (t->symcheck_done)
+        cf_symcheck_result_release(&t->symcheck);
+    for (size_t i = 0; i < t->n_problems; i++) {
+        free(t->problems[i].path);
+        free(t->problems[i].message);
+    }
+    free(t->problems);
+    free(t->file);
+    free(t->error);
+}
+
+void cf_inspect_result_release(struct cf_inspect_result *res)
+{
+    if (!res)
+        return;
+    for (size_t i = 0; i < res->n_targets; i++)
+        release_target(&res->targets[i]);
+    free(res->targets);
+    for (size_t i = 0; i < res->n_lookups; i++)
+        cf_ldso_node_release(&res->lookups[i].node);
+    free(res->lookups);
+    memset(res, 0, sizeof *res);
+}

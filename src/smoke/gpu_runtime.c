@@ -1,0 +1,112 @@
+/* The device runtime (CUDA runtime for NVIDIA, HIP for AMD and Hygon DCU) by dlopen,
+ * so one cclforge binary serves every vendor without their headers. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/fs.h"
+#include "cclforge/strbuf.h"
+#include "smoke/nccl_api.h"
+
+struct runtime_vendor {
+    const char *api;
+    const char *sonames[5];
+};
+
+static const struct runtime_vendor vendors[] = {
+    { "cuda", { "libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", NULL } },
+    { "hip", { "libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", NULL } },
+};
+
+struct runtime_symbol {
+    const char *suffix; /* after the vendor prefix: cuda<suffix>, hip<suffix> */
+    size_t offset;
+};
+#define RSYM(field) { #field, offsetof(struct cf_gpu_runtime, field) }
+static const struct runtime_symbol runtime_symbols[] = {
+    RSYM(GetDeviceCount), RSYM(SetDevice),      RSYM(Malloc),        RSYM(Free),
+    RSYM(Memcpy),         RSYM(Memset),         RSYM(StreamCreate),  RSYM(StreamSynchronize),
+    RSYM(StreamDestroy),  RSYM(GetErrorString), RSYM(RuntimeGetVersion),
+};
+#undef RSYM
+
+static void *open_first(const struct runtime_vendor *v, const char *near_dir, struct strbuf *tried, char **chosen)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0 && !near_dir)
+            continue;
+        for (const char *const *so = v->sonames; *so; so++) {
+            char *cand = pass == 0 ? cf_path_join(near_dir, *so) : cf_strdup(*so);
+            if (pass == 0 && !cf_path_exists(cand)) {
+                free(cand);
+                continue;
+            }
+            void *h = dlopen(cand, RTLD_NOW | RTLD_LOCAL);
+            if (h) {
+                *chosen = cand;
+                return h;
+            }
+            const char *why = dlerror();
+            sb_addf(tried, "\n  %s: %s", cand, why ? why : "failed");
+            free(cand);
+        }
+    }
+    return NULL;
+}
+
+int cf_gpu_runtime_load(struct cf_gpu_runtime *rt, const char *vendor, const char *path, const char *near_dir,
+                        cf_error *err)
+{
+    memset(rt, 0, sizeof *rt);
+    const struct runtime_vendor *v = NULL;
+    for (size_t i = 0; i < sizeof vendors / sizeof vendors[0]; i++)
+        if (!strcmp(vendors[i].api, vendor))
+            v = &vendors[i];
+    if (!v)
+        return cf_error_set(err, CF_ERR_INTERNAL, "unknown device runtime '%s'", vendor);
+    struct strbuf tried = STRBUF_INIT;
+    if (path) {
+        rt->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!rt->handle) {
+            const char *why = dlerror();
+            sb_addf(&tried, "\n  %s: %s", path, why ? why : "failed");
+        } else {
+            rt->path = cf_strdup(path);
+        }
+    } else {
+        rt->handle = open_first(v, near_dir, &tried, &rt->path);
+    }
+    if (!rt->handle) {
+        cf_error_set(err, CF_ERR_NOTFOUND, "no %s runtime could be loaded (give --runtime PATH); tried:%s",
+                     v->api, sb_str(&tried));
+        sb_release(&tried);
+        return -1;
+    }
+    sb_release(&tried);
+    rt->api = v->api;
+    for (size_t i = 0; i < sizeof runtime_symbols / sizeof runtime_symbols[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", v->api, runtime_symbols[i].suffix);
+        void *sym = dlsym(rt->handle, name);
+        if (!sym) {
+            cf_error_set(err, CF_ERR_FORMAT, "%s has no %s: not a %s runtime library", rt->path, name, v->api);
+            cf_gpu_runtime_unload(rt);
+            return -1;
+        }
+        memcpy((char *)rt + runtime_symbols[i].offset, &sym, sizeof sym);
+    }
+    return 0;
+}
+
+void cf_gpu_runtime_unload(struct cf_gpu_runtime *rt)
+{
+    free(rt->path);
+    memset(rt, 0, sizeof *rt);
+}
+
+char *cf_gpu_explain(const struct cf_gpu_runtime *rt, const char *call, int code)
+{
+    const char *words = rt->GetErrorString ? rt->GetErrorString(code) : NULL;
+    return cf_asprintf("%s%s failed: %s (error %d)", rt->api, call, words ? words : "unknown error", code);
+}

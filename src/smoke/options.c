@@ -1,0 +1,65 @@
+/* Defaults (nccl-tests' where they apply) and the test-only fault-injection switch. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/smoke.h"
+
+void cf_smoke_opts_defaults(struct cf_smoke_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->backend = CF_BACKEND_NCCL;
+    o->ops = (1u << CF_OP_COUNT) - 1;
+    o->dtypes = 1u << CF_DT_FLOAT32;
+    o->places = CF_PLACE_OUT | CF_PLACE_IN;
+    o->sweep.min_bytes = 1024;
+    o->sweep.max_bytes = 1 << 20;
+    o->sweep.step_factor = 4;
+    o->warmup_iters = 5;
+    o->iters = 20;
+    o->check = 1;
+    o->op_timeout_s = 60;
+    o->connect_timeout_s = 30;
+    o->mpirun = "mpirun";
+}
+
+int cf_smoke_fault_parse(const char *spec, struct cf_smoke_fault *out, cf_error *err)
+{
+    static const struct { const char *name; enum cf_smoke_fault_action action; } actions[] = {
+        { "abort", CF_FAULT_ABORT }, { "hang", CF_FAULT_HANG }, { "exit", CF_FAULT_EXIT },
+        { "corrupt", CF_FAULT_CORRUPT },
+    };
+    memset(out, 0, sizeof *out);
+    if (!spec || !*spec)
+        return 0;
+    struct strvec parts = STRVEC_INIT;
+    strvec_split(&parts, spec, ":", 1);
+    int rc = -1;
+    char *end;
+    errno = 0;
+    long rank = parts.n == 3 ? strtol(parts.v[0], &end, 10) : -1;
+    if (parts.n != 3 || !*parts.v[0] || *end || errno || rank < 0 || rank > 1 << 24) {
+        cf_error_set(err, CF_ERR_USAGE, "fault '%s': expected RANK:ACTION:OP, e.g. 1:abort:all_gather", spec);
+        goto out;
+    }
+    out->rank = (int)rank;
+    for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++)
+        if (!strcmp(parts.v[1], actions[i].name))
+            out->action = actions[i].action;
+    if (out->action == CF_FAULT_NONE) {
+        cf_error_set(err, CF_ERR_USAGE, "fault '%s': action '%s' is not abort, hang, exit or corrupt", spec,
+                     parts.v[1]);
+        goto out;
+    }
+    if (!strcmp(parts.v[2], "init")) {
+        out->op = CF_OP_COUNT; /* before the backend starts */
+    } else if (cf_smoke_op_parse(parts.v[2], &out->op)) {
+        out->action = CF_FAULT_NONE;
+        cf_error_set(err, CF_ERR_USAGE, "fault '%s': '%s' is not a collective or 'init'", spec, parts.v[2]);
+        goto out;
+    }
+    rc = 0;
+out:
+    strvec_clear(&parts);
+    return rc;
+}

@@ -1,0 +1,112 @@
+# cclforge smoke --backend nccl against the machine's real libnccl.so.2 (no GPU here):
+# dlopen, ncclGetVersion, the unique id carried to every rank over TCP, then a fast
+# init failure in NCCL's own words. Also wrong libraries and bad flags.
+. "$(dirname "$0")/lib.sh"
+command -v pgrep >/dev/null || { echo "pgrep is missing (apt-get install procps): cannot check for leftover processes"; exit 1; }
+
+MARK="33.$$"
+leftovers() { sleep 0.2; pgrep -f -- "--connect-timeout $MARK" >/dev/null && bad "$1: processes left behind" || ok "$1: no processes left behind"; }
+NCCL=/usr/local/cuda-13.0/lib/libnccl.so.2
+
+run "$CCLFORGE" smoke --help
+expect_rc 0 "--help exits 0"
+expect_out "--backend nccl\|rccl\|mpi" "--help lists the backends"
+expect_out "CCLFORGE_SMOKE_FAULT" "--help documents the fault switch"
+
+if [ -r "$NCCL" ]; then
+    # the version NCCL prints in its banner, independent of ncclGetVersion
+    banner=$(grep -a -o -m1 "NCCL version [0-9]*\.[0-9]*\.[0-9]*" "$NCCL" | head -n 1 | awk '{print $3}')
+    IFS=. read -r MAJ MIN PAT <<<"$banner"
+    CODE=$((MAJ * 10000 + MIN * 100 + PAT))
+    T0=$(date +%s.%N)
+    run "$CCLFORGE" smoke -n 4 --lib "$NCCL" --connect-timeout "$MARK"
+    SECS=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+    if printf '%s' "$OUT" | grep -q "^RANK_INFO rank=0 local_rank=0 device_count=\"[1-9]"; then
+        expect_rc 0 "a GPU machine: the 4-rank nccl run passes"
+    else
+        echo "# no GPU here: checking up to ncclCommInitRank"
+        expect_rc 1 "without a GPU the run fails"
+        for r in 0 1 2 3; do
+            expect_out "^RANK_INFO rank=$r local_rank=$r nccl_version=\"$CODE\"" "rank $r: ncclGetVersion = $CODE (banner $banner)"
+        done
+        expect_out "lib_version=\"NCCL $banner \($CODE\)\"" "the version string"
+        expect_out "lib_path=\"$NCCL\"" "the library path"
+        ids=$(printf '%s\n' "$OUT" | sed -n 's/^RANK_INFO rank=\([0-9]\) .*unique_id_fnv1a="\([0-9a-f]*\)"/\1 \2/p' | sort)
+        [ "$(printf '%s\n' "$ids" | wc -l)" -eq 4 ] && [ "$(printf '%s\n' "$ids" | awk '{print $2}' | sort -u | wc -l)" -eq 1 ] \
+            && ok "all 4 ranks hold the same unique id ($(printf '%s\n' "$ids" | head -n1 | awk '{print $2}'))" \
+            || bad "unique id hashes differ: $ids"
+        [ "$(printf '%s\n' "$OUT" | grep -c '^RANK_FAIL rank=[0-3] local_rank=[0-3] reason=".*ncclCommInitRank failed: ')" -eq 4 ] \
+            && ok "every rank reports ncclCommInitRank's failure" || bad "RANK_FAIL per rank"
+        expect_out 'ncclCommInitRank failed: [a-z ]+.*\(ncclResult [0-9]+\); last error: ' "in NCCL's words (ncclGetErrorString + ncclGetLastError)"
+        expect_out 'cudaGetDeviceCount failed: .*\(error [0-9]+\)' "and the CUDA runtime's"
+        expect_err "rank 0 failed while ncclCommInitRank \(4 ranks\)" "stderr names the step"
+        [ "$(printf '%s\n' "$OUT" | tail -n 1)" = "0 passed, 4 failed" ] && ok "verdict line" || bad "verdict line"
+        awk -v s="$SECS" 'BEGIN { exit !(s < 10) }' && ok "fails fast ($SECS s), no hang" || bad "took $SECS s"
+    fi
+    leftovers "nccl run"
+
+    run "$CCLFORGE" smoke -n 2 --lib "$NCCL" --json --connect-timeout "$MARK"
+    expect_json "d['schema'] == 'cclforge.smoke/1' and d['backend'] == 'nccl' and d['launcher'] == 'local'" "JSON names backend and launcher"
+    expect_json "d['ok'] or (len(d['failures']) == 2 and 'ncclCommInitRank' in d['failures'][0]['reason'])" "JSON failures carry NCCL's words"
+    expect_json "d['rank_info']['0']['unique_id_fnv1a'] == d['rank_info']['1']['unique_id_fnv1a']" "JSON: same unique id on both ranks"
+
+    # without --lib: what the loader picks (ld.so.cache here), and the runtime found next to it
+    if ldconfig -p | grep -q "libnccl.so.2 .*=> $NCCL\$"; then
+        run "$CCLFORGE" smoke -n 2 --connect-timeout "$MARK"
+        expect_out "^RANK_INFO rank=1 local_rank=1 lib_path=\"$NCCL\"" "without --lib the loader's libnccl.so.2 is used"
+        expect_out "^RANK_INFO rank=0 local_rank=0 runtime_path=\"$(dirname "$NCCL")/libcudart.so" "the CUDA runtime beside it is used"
+    fi
+    run "$CCLFORGE" smoke -n 2 --lib "$NCCL" --runtime /nonexistent/libcudart.so.13 --connect-timeout "$MARK"
+    expect_rc 1 "a missing --runtime fails"
+    expect_out "no cuda runtime could be loaded \(give --runtime PATH\); tried:.*/nonexistent/libcudart.so.13" "and says what was tried"
+
+    # torchrun's variables: two processes, the id over MASTER_ADDR:MASTER_PORT+1
+    PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1] - 1)')
+    for r in 0 1; do
+        RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT \
+            "$CCLFORGE" smoke --lib "$NCCL" --connect-timeout "$MARK" >"$T_TMP/tr$r.out" 2>&1 &
+    done
+    wait
+    OUT=$(cat "$T_TMP/tr0.out" "$T_TMP/tr1.out")
+    expect_out "launcher torchrun" "torchrun is detected"
+    h0=$(sed -n 's/.*rank=0 .*unique_id_fnv1a="\(.*\)"/\1/p' "$T_TMP/tr0.out")
+    h1=$(sed -n 's/.*rank=1 .*unique_id_fnv1a="\(.*\)"/\1/p' "$T_TMP/tr1.out")
+    [ -n "$h0" ] && [ "$h0" = "$h1" ] && ok "under torchrun's variables both ranks hold the same id" || bad "torchrun ids: '$h0' '$h1'"
+
+    # under mpirun the id goes by MPI_Bcast (needs the MPI plugin)
+    if command -v mpirun >/dev/null && [ -f "$(dirname "$CCLFORGE")/cclforge_smoke_mpi.so" ]; then
+        root=""; [ "$(id -u)" = 0 ] && root="--allow-run-as-root"
+        run env OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_oob_tcp_if_include=lo \
+            mpirun $root --oversubscribe -n 2 "$CCLFORGE" smoke --lib "$NCCL" --connect-timeout "$MARK"
+        h=$(printf '%s\n' "$OUT" | sed -n 's/.*unique_id_fnv1a="\(.*\)"/\1/p' | sort -u)
+        [ "$(printf '%s\n' "$OUT" | grep -c unique_id_fnv1a)" -eq 2 ] && [ "$(printf '%s\n' "$h" | wc -l)" -eq 1 ] \
+            && ok "under mpirun the id travels by MPI_Bcast" || bad "mpirun ids: $h"
+    fi
+    leftovers "launchers"
+else
+    echo "SKIP (real NCCL part): $NCCL is not on this machine"
+fi
+
+# wrong libraries
+run "$CCLFORGE" smoke -n 2 --lib /nonexistent/libnccl.so.2 --connect-timeout "$MARK"
+expect_rc 1 "a missing --lib fails"
+expect_out "cannot load the comm library /nonexistent/libnccl.so.2: .*No such file" "and says which and why"
+ZLIB=$(ldconfig -p | awk '/libz\.so\.1 / {print $NF; exit}')
+run "$CCLFORGE" smoke -n 2 --lib "$ZLIB" --connect-timeout "$MARK"
+expect_rc 1 "a library without the NCCL API fails"
+expect_out "does not provide the NCCL C API \(missing ncclGetVersion" "and says so"
+run "$CCLFORGE" smoke --backend rccl --lib /nonexistent/librccl.so.1
+expect_rc 1 "rccl with a missing library fails"
+expect_err "librccl.so.1" "and names it"
+leftovers "wrong libraries"
+
+# bad flags: usage errors, exit 2, nothing started
+for args in "--backend cuda" "-b 1X" "-b 2M -e 1M" "--ops alltoall" "-d fp8" "-n 0" "-n two" "-c 2" \
+            "--place sideways" "--timeout 0" "extra" "--frobnicate" "-f 0.5" "-e"; do
+    run "$CCLFORGE" smoke $args
+    expect_rc 2 "'$args' is a usage error"
+done
+expect_err "-e needs a value" "a missing value is named"
+run "$CCLFORGE" smoke --ops alltoall
+expect_err "'alltoall' is not a collective" "an unknown collective is named"
+t_end
