@@ -820,6 +820,31 @@ static void test_real_torch_wheel(void **state)
     free(dir);
 }
 
+/* The system's libnccl.so.2 as a program without RPATH gets it: LD_LIBRARY_PATH
+ * first, then ld.so.cache; NCCL_HOME is listed too. */
+static void test_system_comm_libs(void **state)
+{
+    struct cf_survey_opts o;
+    survey_only(&o, CF_SURVEY_SKIP_COMM);
+    char *dir = fxp("nccl-2.20.3/lib"), *home = fxp("nccl-2.21.5");
+    char *llp = cf_asprintf("LD_LIBRARY_PATH=%s", dir), *nh = cf_asprintf("NCCL_HOME=%s", home);
+    const char *env[] = { llp, nh, "LD_PRELOAD", "RCCL_HOME", NULL };
+    o.env = env;
+    struct cf_survey s;
+    run_survey(&o, &s);
+    assert_true(s.n_comm_libs >= 2);
+    assert_string_equal(s.comm_libs[0].how, "loaded");
+    assert_string_equal(s.comm_libs[0].version, "2.20.3");
+    assert_int_equal(s.comm_libs[0].version_code, 22003);
+    assert_string_equal(s.comm_libs[1].how, "NCCL_HOME");
+    assert_string_equal(s.comm_libs[1].version, "2.21.5");
+    cf_survey_release(&s);
+    free(llp);
+    free(nh);
+    free(dir);
+    free(home);
+}
+
 /* ---- JSON ---- */
 
 static char *print_survey(const struct cf_survey *s)
@@ -962,6 +987,7 @@ int main(void)
         cmocka_unit_test(test_libtorch_variants_root),
         cmocka_unit_test(test_libtorch_hip_broken_and_bad),
         cmocka_unit_test(test_real_torch_wheel),
+        cmocka_unit_test(test_system_comm_libs),
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_json_injection_partial),
         cmocka_unit_test(test_json_errors_name_the_key),
