@@ -121,6 +121,29 @@ static int uncovered(const struct cf_survey *s, const char *kind, const struct s
     return missing->n > 0;
 }
 
+/* "cclforge nccl build [--vendor rocm|dtk] [--tag vX.Y.Z-1] --archs a,b": the same
+ * release as `c` (upstream NCCL tags are vX.Y.Z-N, nearly always -1) for `archs`. */
+void nccl_build_command(const struct cf_survey *s, const struct cf_comm_lib *c, const struct strvec *archs,
+                        struct strbuf *out)
+{
+    sb_adds(out, "cclforge nccl build");
+    if (c && c->kind && !strcmp(c->kind, "rccl")) {
+        const char *vendor = "rocm";
+        for (size_t i = 0; s && i < s->n_gpus; i++) {
+            const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(s->gpus[i].vendor);
+            if (p && !strcmp(p->comm_kind, "rccl")) {
+                vendor = p->id;
+                break;
+            }
+        }
+        sb_addf(out, " --vendor %s", vendor);
+    } else if (c && c->version && c->version[strspn(c->version, "0123456789.")] == '\0') {
+        sb_addf(out, " --tag v%s-1", c->version);
+    }
+    sb_adds(out, " --archs ");
+    join(archs, ",", out);
+}
+
 static void check_comm_lib_archs(const struct cf_survey *s, const struct cf_comm_lib *c, enum cf_severity sev,
                                  struct cf_findings *out)
 {
@@ -131,15 +154,16 @@ static void check_comm_lib_archs(const struct cf_survey *s, const struct cf_comm
         struct strbuf remedy = STRBUF_INIT, have = STRBUF_INIT, miss = STRBUF_INIT;
         join(&c->archs, " ", &have);
         join(&missing, ", ", &miss);
-        sb_adds(&remedy, "cclforge nccl build --archs ");
-        join(&want, ",", &remedy);
-        if (c->version)
-            sb_addf(&remedy, " (builds %s %s for these GPUs; then LD_PRELOAD it)", comm_display(c), c->version);
+        int is_rccl = c->kind && !strcmp(c->kind, "rccl");
+        nccl_build_command(s, c, &want, &remedy);
+        sb_adds(&remedy, " (then LD_PRELOAD the result)");
         cf_findings_add(out, sev, "gpu-arch-not-covered", c->path, remedy.buf,
-                        "%s %s has neither SASS nor PTX for %s (it has: %s): collectives fail with "
-                        "\"no kernel image is available\"",
-                        comm_display(c), c->version ? c->version : "(version unknown)", miss.buf,
-                        have.len ? have.buf : "no GPU code");
+                        "%s %s has %s for %s (it has: %s): collectives fail with %s", comm_display(c),
+                        c->version ? c->version : "(version unknown)",
+                        is_rccl ? "no code object" : "neither SASS nor PTX", miss.buf,
+                        have.len ? have.buf : "no GPU code",
+                        is_rccl ? "\"no binary for GPU\" (hipErrorNoBinaryForGpu)"
+                                : "\"no kernel image is available\"");
         sb_release(&remedy);
         sb_release(&have);
         sb_release(&miss);
@@ -546,12 +570,19 @@ static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
     }
     if (!oldest)
         return;
+    struct strvec pascal = STRVEC_INIT;
+    strvec_push(&pascal, "sm_61");
+    struct strbuf floor_remedy = STRBUF_INIT;
+    sb_adds(&floor_remedy, "on a host with such GPUs (e.g. Pascal): ");
+    nccl_build_command(s, c, &pascal, &floor_remedy);
+    strvec_clear(&pascal);
     cf_findings_add(out, CF_SEV_INFO, "comm-arch-floor", c->path,
-                    oldest > 61 ? "on a host with such GPUs (e.g. Pascal): cclforge nccl build --archs sm_61" : NULL,
+                    oldest > 61 ? floor_remedy.buf : NULL,
                     "%s %s has kernels for sm_%d and newer%s; GPUs older than sm_%d (e.g. Pascal sm_61%s) need a "
                     "source build",
                     comm_display(c), c->version ? c->version : "", oldest, ptx ? " (PTX lets the driver JIT for newer)" : "",
                     oldest, oldest > 70 ? ", Volta sm_70" : "");
+    sb_release(&floor_remedy);
 }
 
 /* ---- the table ---- */

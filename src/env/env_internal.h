@@ -85,6 +85,9 @@ int nvcc_host_gcc_max(int cuda_major, int cuda_minor);
 int nvcc_host_clang_max(int cuda_major, int cuda_minor);
 
 struct cf_findings;
+/* The `cclforge nccl build` command that rebuilds comm library `c` for `archs`. */
+void nccl_build_command(const struct cf_survey *s, const struct cf_comm_lib *c, const struct strvec *archs,
+                        struct strbuf *out);
 /* Orders findings errors first, keeping check order within a severity. */
 void sort_findings(struct cf_findings *out);
 
