@@ -299,8 +299,8 @@ static void detect_gpu_lib(const struct cf_survey_opts *opts, struct cf_libtorch
         free(pre);
     } else if (loaded) {
         t->loaded = comm_lib_examine(loaded, p->comm_kind, "loaded", 0);
-        free(loaded);
     }
+    free(loaded);
     if (!t->nccl_built_against && t->embedded && t->embedded->version)
         t->nccl_built_against = cf_strdup(t->embedded->version);
 }
