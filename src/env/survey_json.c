@@ -365,7 +365,7 @@ static void read_gpu(struct reader *r, const cJSON *o, struct cf_gpu *g, int ord
         g->arch = cf_strdup(buf);
     } else if (g->arch && g->cc_major == 0 && cf_starts_with(g->arch, "sm_")) {
         int v = parse_small(g->arch + 3, 100000);
-        if (v > 0) {
+        if (v > 0 && v <= 999) { /* a compute capability "MAJOR.MINOR" with MAJOR <= 99 */
             g->cc_major = v / 10;
             g->cc_minor = v % 10;
         }

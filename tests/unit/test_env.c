@@ -954,6 +954,22 @@ static void test_json_errors_name_the_key(void **state)
         cf_survey_release(&s);
         cJSON_Delete(doc);
     }
+    /* An absurd arch is kept as given but gets no compute capability, so the
+     * document still round-trips (found by fuzz_survey_json). */
+    {
+        cJSON *doc = cJSON_Parse("{\"gpus\": [{\"arch\": \"sm_77777777\"}]}");
+        struct cf_survey odd = CF_SURVEY_INIT;
+        cf_error e = CF_ERROR_INIT;
+        assert_int_equal(cf_survey_from_json(doc, &odd, &e), 0);
+        assert_int_equal(odd.gpus[0].cc_major, 0);
+        cJSON *out = cf_survey_to_json(&odd);
+        struct cf_survey back = CF_SURVEY_INIT;
+        assert_int_equal(cf_survey_from_json(out, &back, &e), 0);
+        cf_survey_release(&back);
+        cf_survey_release(&odd);
+        cJSON_Delete(out);
+        cJSON_Delete(doc);
+    }
     struct cf_survey s = CF_SURVEY_INIT;
     cf_error err = CF_ERROR_INIT;
     char *bad = ts_write(fx, "inject/bad.json", "{ not json");
