@@ -127,6 +127,24 @@ struct cf_comm_lib *comm_lib_examine(const char *path, const char *kind_hint, co
     return c;
 }
 
+char *preloaded_comm_lib(const struct cf_survey_opts *opts, const char *soname)
+{
+    const char *preload = env_get(opts, "LD_PRELOAD");
+    if (!preload)
+        return NULL;
+    /* "libnccl.so.2" -> stem "libnccl.so": a preloaded libnccl.so.2.28.9 counts too. */
+    const char *so = strstr(soname, ".so");
+    size_t stem = so ? (size_t)(so - soname) + 3 : strlen(soname);
+    struct strvec entries = STRVEC_INIT;
+    strvec_split(&entries, preload, ": ", 0); /* ld.so accepts both separators */
+    char *found = NULL;
+    for (size_t i = 0; i < entries.n && !found; i++)
+        if (!strncmp(cf_basename(entries.v[i]), soname, stem) && cf_is_file(entries.v[i]))
+            found = cf_strdup(entries.v[i]);
+    strvec_clear(&entries);
+    return found;
+}
+
 static int have_comm_path(const struct cf_survey *s, const char *path)
 {
     char *real = cf_realpath(path);
@@ -156,6 +174,12 @@ void probe_comm_libs(struct probe_ctx *ctx, struct cf_survey *s)
         if (strvec_contains(&seen_kinds, p->comm_soname))
             continue;
         strvec_push(&seen_kinds, p->comm_soname);
+        /* A preloaded copy is what every process gets first. */
+        char *pre = preloaded_comm_lib(ctx->opts, p->comm_soname);
+        if (pre) {
+            add_comm(s, pre, p->comm_kind, "LD_PRELOAD");
+            free(pre);
+        }
         /* What a program without RPATH gets: LD_LIBRARY_PATH, ld.so.cache, default dirs. */
         char *loaded = loader_resolve_default(ctx->opts, p->comm_soname);
         if (loaded) {
