@@ -39,35 +39,6 @@ int gpu_archs_of(struct cf_elf *elf, struct strvec *out)
     return known;
 }
 
-/* The banner finder also matches messages such as libtorch's "requires NCCL
- * version 2.27.0 or later. Found version: ". A real banner (NCCL's VERSION_STRING)
- * names its toolkit ("+cuda13.0") or ends right after the version and suffix. */
-int banner_is_real(const struct cf_commlib_banner *b)
-{
-    if (b->toolkit[0])
-        return 1;
-    const char *p = strstr(b->text, "version");
-    if (!p)
-        return 0;
-    p += strlen("version");
-    while (*p == ' ' || *p == ':')
-        p++;
-    size_t digits = strspn(p, "0123456789.");
-    if (!digits)
-        return 0;
-    p += digits;
-    p += strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
-    return *p == '\0';
-}
-
-const struct cf_commlib_banner *first_real_banner(const struct cf_commlib_identity *id)
-{
-    for (size_t i = 0; id->found && i < id->n_banners; i++)
-        if (banner_is_real(&id->banners[i]))
-            return &id->banners[i];
-    return NULL;
-}
-
 void comm_from_banner(struct cf_comm_lib *c, const struct cf_commlib_banner *b)
 {
     free(c->kind);
@@ -108,7 +79,7 @@ struct cf_comm_lib *comm_lib_examine(const char *path, const char *kind_hint, co
         cf_error_clear(&err);
         id.found = 0;
     }
-    const struct cf_commlib_banner *banner = first_real_banner(&id);
+    const struct cf_commlib_banner *banner = id.found ? &id.banner : NULL;
     if (!banner && require_banner) {
         cf_elf_close(elf);
         return NULL;

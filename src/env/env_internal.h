@@ -58,8 +58,6 @@ struct cf_elf;
 struct cf_commlib_banner;
 struct cf_commlib_identity;
 /* 1 for a real NCCL/RCCL VERSION_STRING, 0 for messages that merely mention a version. */
-int banner_is_real(const struct cf_commlib_banner *b);
-const struct cf_commlib_banner *first_real_banner(const struct cf_commlib_identity *id);
 int gpu_archs_of(struct cf_elf *elf, struct strvec *out);
 void comm_from_banner(struct cf_comm_lib *c, const struct cf_commlib_banner *b);
 

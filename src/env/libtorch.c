@@ -267,7 +267,7 @@ static void detect_gpu_lib(const struct cf_survey_opts *opts, struct cf_libtorch
         struct cf_commlib_identity id;
         const struct cf_commlib_banner *banner = NULL;
         if (cf_commlib_identify(elf, &id, &err) == 0)
-            banner = first_real_banner(&id);
+            banner = id.found ? &id.banner : NULL;
         if (banner) {
             t->embedded = cf_xcalloc(1, sizeof *t->embedded);
             t->embedded->kind = cf_strdup(p->comm_kind);
