@@ -1,15 +1,15 @@
-/* ELF facts for packaging, read with libelf (elfutils). */
+/* ELF facts for packaging, read through the project's ELF reader (cclforge/elf.h). */
 #include "pkg/elf_facts.h"
 
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cclforge/fs.h"
+#include "cclforge/elf.h"
+#include "cclforge/strbuf.h"
 
 /* The libraries a manylinux system provides (PEP 600 / auditwheel policy): a
  * wheel may need them without bundling. */
@@ -76,113 +76,49 @@ int elf_facts_is_elf(const void *data, size_t len)
     return len >= 4 && !memcmp(data, "\177ELF", 4);
 }
 
-static void split_path_list(struct strvec *out, const char *list)
+static int exported_definition(const struct cf_elf_symbol *sym)
 {
-    strvec_split(out, list, ":", 0);
+    return sym->defined && (sym->bind == CF_BIND_GLOBAL || sym->bind == CF_BIND_WEAK) &&
+           (sym->visibility == STV_DEFAULT || sym->visibility == STV_PROTECTED);
 }
 
-static int read_dynamic(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_facts *f)
+/* Fills f from an opened file through the project's one ELF reader. */
+static int facts_from_elf(struct cf_elf *elf, struct elf_facts *f, cf_error *err)
 {
-    Elf_Data *d = elf_getdata(scn, NULL);
-    if (!d || sh->sh_entsize == 0)
-        return 0;
-    size_t n = sh->sh_size / sh->sh_entsize;
-    for (size_t i = 0; i < n; i++) {
-        GElf_Dyn dyn;
-        if (!gelf_getdyn(d, (int)i, &dyn))
-            break;
-        if (dyn.d_tag == DT_NULL)
-            break;
-        const char *s = NULL;
-        if (dyn.d_tag == DT_NEEDED || dyn.d_tag == DT_SONAME || dyn.d_tag == DT_RPATH || dyn.d_tag == DT_RUNPATH) {
-            s = elf_strptr(e, sh->sh_link, dyn.d_un.d_val);
-            if (!s)
-                continue; /* out-of-bounds string offset: skip rather than trust */
-        }
-        switch (dyn.d_tag) {
-        case DT_NEEDED: strvec_push(&f->needed, s); break;
-        case DT_SONAME: free(f->soname); f->soname = cf_strdup(s); break;
-        case DT_RPATH: split_path_list(&f->rpath, s); break;
-        case DT_RUNPATH: split_path_list(&f->rpath, s); f->has_runpath = 1; break;
-        default: break;
-        }
+    const struct cf_elf_header *h = cf_elf_get_header(elf);
+    f->is_elf = 1;
+    f->machine = h->machine;
+    f->is_64 = h->elf_class == 64;
+
+    const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
+    f->soname = cf_strdup(dyn->soname);
+    for (size_t i = 0; i < dyn->n_needed; i++)
+        strvec_push(&f->needed, dyn->needed[i]);
+    if (dyn->rpath)
+        strvec_split(&f->rpath, dyn->rpath, ":", 0);
+    if (dyn->runpath) {
+        strvec_split(&f->rpath, dyn->runpath, ":", 0);
+        f->has_runpath = 1;
     }
-    return 0;
-}
 
-/* Walks SHT_GNU_verneed records, each bounds-checked against the section. */
-static void read_verneed(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_facts *f)
-{
-    Elf_Data *d = elf_getdata(scn, NULL);
-    if (!d || !d->d_buf)
-        return;
-    size_t off = 0, size = d->d_size;
-    for (size_t rec = 0; rec < sh->sh_info && off + sizeof(GElf_Verneed) <= size; rec++) {
-        GElf_Verneed vn;
-        if (!gelf_getverneed(d, (int)off, &vn))
-            return;
-        size_t aoff = off + vn.vn_aux;
-        for (unsigned a = 0; a < vn.vn_cnt && aoff + sizeof(GElf_Vernaux) <= size; a++) {
-            GElf_Vernaux va;
-            if (!gelf_getvernaux(d, (int)aoff, &va))
-                return;
-            const char *name = elf_strptr(e, sh->sh_link, va.vna_name);
-            int code = elf_glibc_version_code(name);
+    const struct cf_elf_verneed *needs;
+    size_t n_needs;
+    if (cf_elf_verneeds(elf, &needs, &n_needs, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n_needs; i++)
+        for (size_t v = 0; v < needs[i].n_versions; v++) {
+            int code = elf_glibc_version_code(needs[i].versions[v]);
             if (code > f->glibc_max)
                 f->glibc_max = code;
-            if (va.vna_next == 0)
-                break;
-            aoff += va.vna_next;
         }
-        if (vn.vn_next == 0)
-            break;
-        off += vn.vn_next;
-    }
-}
 
-static int exported_definition(const GElf_Sym *sym)
-{
-    int bind = GELF_ST_BIND(sym->st_info), vis = GELF_ST_VISIBILITY(sym->st_other);
-    return sym->st_shndx != SHN_UNDEF && (bind == STB_GLOBAL || bind == STB_WEAK) &&
-           (vis == STV_DEFAULT || vis == STV_PROTECTED);
-}
-
-static void read_pyinit(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_facts *f)
-{
-    Elf_Data *d = elf_getdata(scn, NULL);
-    if (!d || sh->sh_entsize == 0)
-        return;
-    size_t n = sh->sh_size / sh->sh_entsize;
-    for (size_t i = 0; i < n; i++) {
-        GElf_Sym sym;
-        if (!gelf_getsym(d, (int)i, &sym) || !exported_definition(&sym))
-            continue;
-        const char *name = elf_strptr(e, sh->sh_link, sym.st_name);
-        if (name && cf_starts_with(name, "PyInit_"))
-            strvec_push(&f->pyinit, name);
-    }
-}
-
-static int facts_from_elf(Elf *e, const char *name, struct elf_facts *f, cf_error *err)
-{
-    GElf_Ehdr eh;
-    if (!gelf_getehdr(e, &eh))
-        return cf_error_set(err, CF_ERR_FORMAT, "%s: not a readable ELF file (%s)", name, elf_errmsg(-1));
-    f->is_elf = 1;
-    f->machine = eh.e_machine;
-    f->is_64 = gelf_getclass(e) == ELFCLASS64;
-    Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(e, scn))) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh))
-            continue;
-        if (sh.sh_type == SHT_DYNAMIC)
-            read_dynamic(e, scn, &sh, f);
-        else if (sh.sh_type == SHT_GNU_verneed)
-            read_verneed(e, scn, &sh, f);
-        else if (sh.sh_type == SHT_DYNSYM)
-            read_pyinit(e, scn, &sh, f);
-    }
+    const struct cf_elf_symbol *syms;
+    size_t n_syms;
+    if (cf_elf_dynsyms(elf, &syms, &n_syms, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n_syms; i++)
+        if (exported_definition(&syms[i]) && syms[i].name && cf_starts_with(syms[i].name, "PyInit_"))
+            strvec_push(&f->pyinit, syms[i].name);
     return 0;
 }
 
@@ -191,44 +127,37 @@ int elf_facts_read_memory(const void *data, size_t len, const char *name, struct
     memset(f, 0, sizeof *f);
     if (!elf_facts_is_elf(data, len))
         return 0;
-    elf_version(EV_CURRENT);
-    /* libelf wants a mutable buffer; it only reads from it with ELF_C_READ_MMAP-like memory use. */
-    char *copy = cf_xmalloc(len ? len : 1);
-    memcpy(copy, data, len);
-    Elf *e = elf_memory(copy, len);
-    int rc = -1;
-    if (!e)
-        cf_error_set(err, CF_ERR_FORMAT, "%s: cannot parse as ELF (%s)", name, elf_errmsg(-1));
-    else
-        rc = facts_from_elf(e, name, f, err);
-    if (e)
-        elf_end(e);
-    free(copy);
+    struct cf_elf *elf;
+    if (cf_elf_open_memory(data, len, name, &elf, err) < 0)
+        return -1;
+    int rc = facts_from_elf(elf, f, err);
+    cf_elf_close(elf);
     return rc;
 }
 
-int elf_facts_read_file(const char *path, struct elf_facts *f, cf_error *err)
+/* 1 when path starts with the ELF magic, 0 when not, -1 when unreadable. */
+static int file_is_elf(const char *path, cf_error *err)
 {
-    memset(f, 0, sizeof *f);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return cf_error_set(err, CF_ERR_IO, "cannot open %s", path);
     char magic[4] = { 0 };
     ssize_t got = pread(fd, magic, sizeof magic, 0);
-    if (got != 4 || !elf_facts_is_elf(magic, 4)) {
-        close(fd);
-        return 0;
-    }
-    elf_version(EV_CURRENT);
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    int rc;
-    if (!e)
-        rc = cf_error_set(err, CF_ERR_FORMAT, "%s: cannot parse as ELF (%s)", path, elf_errmsg(-1));
-    else
-        rc = facts_from_elf(e, path, f, err);
-    if (e)
-        elf_end(e);
     close(fd);
+    return got == 4 && elf_facts_is_elf(magic, 4);
+}
+
+int elf_facts_read_file(const char *path, struct elf_facts *f, cf_error *err)
+{
+    memset(f, 0, sizeof *f);
+    int is_elf = file_is_elf(path, err);
+    if (is_elf <= 0)
+        return is_elf;
+    struct cf_elf *elf;
+    if (cf_elf_open(path, &elf, err) < 0)
+        return -1;
+    int rc = facts_from_elf(elf, f, err);
+    cf_elf_close(elf);
     return rc;
 }
 
@@ -243,37 +172,20 @@ void elf_facts_release(struct elf_facts *f)
 
 int elf_file_defines_symbol(const char *path, const char *needle, int exact, cf_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return cf_error_set(err, CF_ERR_IO, "cannot open %s", path);
-    elf_version(EV_CURRENT);
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    if (!e || elf_kind(e) != ELF_K_ELF) {
-        if (e)
-            elf_end(e);
-        close(fd);
-        return cf_error_set(err, CF_ERR_FORMAT, "%s: not an ELF file", path);
-    }
-    int found = 0;
-    Elf_Scn *scn = NULL;
-    while (!found && (scn = elf_nextscn(e, scn))) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || sh.sh_entsize == 0)
-            continue;
-        Elf_Data *d = elf_getdata(scn, NULL);
-        if (!d)
-            continue;
-        size_t n = sh.sh_size / sh.sh_entsize;
-        for (size_t i = 0; i < n && !found; i++) {
-            GElf_Sym sym;
-            if (!gelf_getsym(d, (int)i, &sym) || !exported_definition(&sym))
-                continue;
-            const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
-            if (name && (exact ? !strcmp(name, needle) : strstr(name, needle) != NULL))
+    struct cf_elf *elf;
+    if (cf_elf_open(path, &elf, err) < 0)
+        return -1;
+    const struct cf_elf_symbol *syms;
+    size_t n_syms;
+    int found = -1;
+    if (cf_elf_dynsyms(elf, &syms, &n_syms, err) == 0) {
+        found = 0;
+        for (size_t i = 0; i < n_syms && !found; i++) {
+            const char *name = syms[i].name;
+            if (exported_definition(&syms[i]) && name && (exact ? !strcmp(name, needle) : strstr(name, needle) != NULL))
                 found = 1;
         }
     }
-    elf_end(e);
-    close(fd);
+    cf_elf_close(elf);
     return found;
 }

@@ -1,6 +1,7 @@
 /* The few facts about an ELF file that packaging needs (NEEDED, RPATH/RUNPATH,
  * SONAME, the highest GLIBC_ version required, exported symbols), read with
- * libelf without loading or running the file. Internal to src/pkg and src/build. */
+ * the project ELF reader (cclforge/elf.h) without loading or running the file.
+ * Internal to src/pkg and src/build. */
 #ifndef CCLFORGE_PKG_ELF_FACTS_H
 #define CCLFORGE_PKG_ELF_FACTS_H
 
