@@ -31,6 +31,9 @@ char *cf_dirname(const char *path);
 const char *cf_basename(const char *path);
 /* Canonical absolute path, or NULL. Caller frees. */
 char *cf_realpath(const char *path);
+/* "/a/./b//../c/" -> "/a/c" on the string alone (abs is taken as absolute);
+ * *escaped (may be NULL) is set to 1 when a ".." climbed above "/". Caller frees. */
+char *cf_path_normalize(const char *abs, int *escaped);
 
 /* A read-only memory map of a whole file; len 0 files map to data == NULL. */
 struct cf_mmap {

@@ -75,39 +75,12 @@ static void add_finding(struct lint_ctx *ctx, enum cf_rpath_finding_kind kind, c
     f->message = sb_detach(&sb);
 }
 
-/* "/a/./b//../c/" -> "/a/c", lexically; input must be absolute. */
-static char *normalize_lexically(const char *abs)
-{
-    struct strvec parts = STRVEC_INIT, kept = STRVEC_INIT;
-    strvec_split(&parts, abs, "/", 0);
-    for (size_t i = 0; i < parts.n; i++) {
-        if (!strcmp(parts.v[i], "."))
-            continue;
-        if (!strcmp(parts.v[i], "..")) {
-            if (kept.n) {
-                free(kept.v[--kept.n]);
-                kept.v[kept.n] = NULL;
-            }
-            continue;
-        }
-        strvec_push(&kept, parts.v[i]);
-    }
-    struct strbuf sb = STRBUF_INIT;
-    for (size_t i = 0; i < kept.n; i++)
-        sb_addf(&sb, "/%s", kept.v[i]);
-    if (!sb.len)
-        sb_addc(&sb, '/');
-    strvec_clear(&parts);
-    strvec_clear(&kept);
-    return sb_detach(&sb);
-}
-
 /* The canonical form of an absolute path that may not exist: the longest
  * existing ancestor through realpath (so symlinks and ".." follow the kernel),
  * the rest appended lexically. */
 static char *canonical(const char *abs)
 {
-    char *norm = normalize_lexically(abs);
+    char *norm = cf_path_normalize(abs, NULL);
     char *real = cf_realpath(abs);
     if (real) {
         free(norm);

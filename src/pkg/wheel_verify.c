@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <zip.h>
 
+#include "cclforge/dst.h"
 #include "cclforge/fs.h"
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
@@ -74,52 +75,33 @@ static int load_member(zip_t *za, zip_uint64_t idx, struct member *m, cf_error *
  * NULL when it climbs above the archive root (site-packages). "" is the root. */
 static char *resolve_in_root(const char *dir, const char *rel)
 {
-    struct strvec parts = STRVEC_INIT, rel_parts = STRVEC_INIT;
-    strvec_split(&parts, dir, "/", 0);
-    strvec_split(&rel_parts, rel, "/", 0);
+    char *joined = cf_asprintf("/%s/%s", dir, rel); /* "/" stands for the archive root */
     int escaped = 0;
-    for (size_t i = 0; i < rel_parts.n && !escaped; i++) {
-        const char *p = rel_parts.v[i];
-        if (!strcmp(p, "."))
-            continue;
-        if (!strcmp(p, "..")) {
-            if (parts.n == 0)
-                escaped = 1;
-            else {
-                free(parts.v[--parts.n]);
-                parts.v[parts.n] = NULL;
-            }
-            continue;
-        }
-        strvec_push(&parts, p);
-    }
-    char *out = NULL;
-    if (!escaped) {
-        struct strbuf sb = STRBUF_INIT;
-        for (size_t i = 0; i < parts.n; i++) {
-            if (i)
-                sb_addc(&sb, '/');
-            sb_adds(&sb, parts.v[i]);
-        }
-        out = sb_detach(&sb);
-    }
-    strvec_clear(&parts);
-    strvec_clear(&rel_parts);
+    char *norm = cf_path_normalize(joined, &escaped);
+    char *out = escaped ? NULL : cf_strdup(norm + 1);
+    free(norm);
+    free(joined);
     return out;
 }
 
-static int origin_relative(const char *entry, const char **rest)
+/* Where an RPATH entry of member directory `mdir` points inside the archive:
+ * $ORIGIN expanded as the loader does (cclforge/dst.h). NULL when the entry is
+ * not $ORIGIN-relative (*is_origin_relative 0) or climbs above the archive root. */
+static char *origin_target(const char *entry, const char *mdir, int *is_origin_relative)
 {
-    static const char *const forms[] = { "$ORIGIN", "${ORIGIN}" };
-    for (size_t i = 0; i < 2; i++)
-        if (cf_starts_with(entry, forms[i])) {
-            const char *r = entry + strlen(forms[i]);
-            if (*r && *r != '/')
-                return 0;
-            *rest = *r ? r + 1 : r;
-            return 1;
-        }
-    return 0;
+    *is_origin_relative = 0;
+    if (entry[0] == '/')
+        return NULL;
+    char *origin = cf_asprintf("/%s", mdir);
+    char *expanded = cf_dst_expand(entry, origin, NULL, NULL);
+    char *out = NULL;
+    if (expanded && expanded[0] == '/') {
+        *is_origin_relative = 1;
+        out = resolve_in_root("", expanded);
+    }
+    free(expanded);
+    free(origin);
+    return out;
 }
 
 static int has_member(const struct member *ms, size_t n, const char *path)
@@ -454,18 +436,19 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
         const char *mdir = strcmp(dir, ".") ? dir : "";
         struct strvec inside = STRVEC_INIT, outside = STRVEC_INIT;
         for (size_t r = 0; r < ms[i].elf.rpath.n; r++) {
-            const char *entry = ms[i].elf.rpath.v[r], *rest;
-            if (!origin_relative(entry, &rest) && entry[0] == '/' && declared(&externals, entry)) {
+            const char *entry = ms[i].elf.rpath.v[r];
+            int is_origin_relative;
+            char *target = origin_target(entry, mdir, &is_origin_relative);
+            if (!is_origin_relative && entry[0] == '/' && declared(&externals, entry)) {
                 strvec_push(&outside, entry); /* an absolute directory the wheel declares it needs */
                 continue;
             }
-            if (!origin_relative(entry, &rest)) {
+            if (!is_origin_relative) {
                 sb_addf(&rpath_bad, "%s has RPATH entry '%s', %s; use a $ORIGIN-relative entry or bundle the library; ",
                         ms[i].name, entry,
                         entry[0] == '/' ? "an absolute path of the build machine" : "not relative to $ORIGIN");
                 continue;
             }
-            char *target = resolve_in_root(mdir, rest);
             if (!target) {
                 sb_addf(&rpath_bad, "%s: RPATH '%s' climbs above site-packages; ", ms[i].name, entry);
             } else if (has_dir(ms, n, target)) {

@@ -99,6 +99,25 @@ static void test_spawn_line_callback(void **state)
     sb_release(&seen);
 }
 
+static void test_path_normalize(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+        int escaped;
+    } cases[] = {
+        { "/a/./b//../c/", "/a/c", 0 }, { "/", "/", 0 }, { "/a/..", "/", 0 },
+        { "/a/../..", "/", 1 },         { "/../x", "/x", 1 }, { "//a///b", "/a/b", 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int escaped = -1;
+        char *got = cf_path_normalize(cases[i].in, &escaped);
+        assert_string_equal(got, cases[i].out);
+        assert_int_equal(escaped, cases[i].escaped);
+        free(got);
+    }
+}
+
 static void test_fs_atomic_write_and_rm(void **state)
 {
     char *d = ts_tmpdir();
@@ -134,6 +153,7 @@ int main(void)
         cmocka_unit_test(test_spawn_timeout_kills_group),
         cmocka_unit_test(test_spawn_line_callback),
         cmocka_unit_test(test_fs_atomic_write_and_rm),
+        cmocka_unit_test(test_path_normalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,38 @@
+/* Lexical path normalisation: "." and ".." resolved on the string alone, for
+ * paths that need not exist (RPATH targets, archive members). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/fs.h"
+#include "cclforge/strbuf.h"
+
+char *cf_path_normalize(const char *abs, int *escaped)
+{
+    struct strvec parts = STRVEC_INIT, kept = STRVEC_INIT;
+    int climbed_out = 0;
+    strvec_split(&parts, abs, "/", 0);
+    for (size_t i = 0; i < parts.n; i++) {
+        if (!strcmp(parts.v[i], "."))
+            continue;
+        if (!strcmp(parts.v[i], "..")) {
+            if (kept.n) {
+                free(kept.v[--kept.n]);
+                kept.v[kept.n] = NULL;
+            } else {
+                climbed_out = 1; /* "/.." is "/" to the kernel */
+            }
+            continue;
+        }
+        strvec_push(&kept, parts.v[i]);
+    }
+    struct strbuf sb = STRBUF_INIT;
+    for (size_t i = 0; i < kept.n; i++)
+        sb_addf(&sb, "/%s", kept.v[i]);
+    if (!sb.len)
+        sb_addc(&sb, '/');
+    strvec_clear(&parts);
+    strvec_clear(&kept);
+    if (escaped)
+        *escaped = climbed_out;
+    return sb_detach(&sb);
+}
