@@ -26,6 +26,11 @@ static const struct cf_version_source dtk_versions[] = {
     { CF_VER_NONE, NULL },
 };
 
+/* What DTK shares with ROCm: RCCL, the HIP runtime's variables, libtorch_hip. */
+static const char *const rccl_headers[] = { "rccl/rccl.h", "rccl.h", NULL };
+static const char *const hip_visible_env[] = { "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", NULL };
+static const char *const hip_bridge_libs[] = { "c10_hip", "torch_hip", "rccl", NULL };
+
 static const struct cf_vendor_profile profiles[] = {
     {
         .id = "dtk",
@@ -41,12 +46,12 @@ static const struct cf_vendor_profile profiles[] = {
         .lib_dirs = (const char *const[]){ "lib", "lib64", NULL },
         .comm_kind = "rccl",
         .comm_soname = "librccl.so.1",
-        .comm_headers = (const char *const[]){ "rccl/rccl.h", "rccl.h", NULL },
+        .comm_headers = rccl_headers,
         .comm_home_env = "RCCL_HOME",
-        .visible_env = (const char *const[]){ "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", NULL },
+        .visible_env = hip_visible_env,
         .arch_list_env = "PYTORCH_ROCM_ARCH",
         .torch_gpu_lib = "libtorch_hip.so",
-        .bridge_link_libs = (const char *const[]){ "c10_hip", "torch_hip", "rccl", NULL },
+        .bridge_link_libs = hip_bridge_libs,
         .arch_prefix = "gfx",
     },
     {
@@ -62,12 +67,12 @@ static const struct cf_vendor_profile profiles[] = {
         .lib_dirs = (const char *const[]){ "lib", "lib64", NULL },
         .comm_kind = "rccl",
         .comm_soname = "librccl.so.1",
-        .comm_headers = (const char *const[]){ "rccl/rccl.h", "rccl.h", NULL },
+        .comm_headers = rccl_headers,
         .comm_home_env = "RCCL_HOME",
-        .visible_env = (const char *const[]){ "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", NULL },
+        .visible_env = hip_visible_env,
         .arch_list_env = "PYTORCH_ROCM_ARCH",
         .torch_gpu_lib = "libtorch_hip.so",
-        .bridge_link_libs = (const char *const[]){ "c10_hip", "torch_hip", "rccl", NULL },
+        .bridge_link_libs = hip_bridge_libs,
         .arch_prefix = "gfx",
     },
     {

@@ -89,21 +89,27 @@ static int parse_size(const char *s, long long *out)
     return 0;
 }
 
+/* The line starting at pos: *end is where it ends without "\n" or "\r\n";
+ * returns where the next line starts (past len when this is the last). */
+static size_t next_line(const char *text, size_t len, size_t pos, size_t *end)
+{
+    size_t eol = pos;
+    while (eol < len && text[eol] != '\n')
+        eol++;
+    *end = eol > pos && text[eol - 1] == '\r' ? eol - 1 : eol;
+    return eol + 1;
+}
+
 int cf_record_parse(const char *text, size_t len, struct cf_record *rec, cf_error *err)
 {
     memset(rec, 0, sizeof *rec);
     size_t alloc = 0, line_no = 0, pos = 0;
     struct strbuf field = STRBUF_INIT;
     while (pos < len) {
-        size_t eol = pos;
-        while (eol < len && text[eol] != '\n')
-            eol++;
-        size_t end = eol;
-        if (end > pos && text[end - 1] == '\r')
-            end--;
+        size_t end, next = next_line(text, len, pos, &end);
         line_no++;
         if (end == pos) { /* blank line */
-            pos = eol + 1;
+            pos = next;
             continue;
         }
         char *fields[3] = { 0 };
@@ -160,7 +166,7 @@ int cf_record_parse(const char *text, size_t len, struct cf_record *rec, cf_erro
             rec->entries = cf_xrealloc(rec->entries, alloc * sizeof *rec->entries);
         }
         rec->entries[rec->n++] = e;
-        pos = eol + 1;
+        pos = next;
     }
     sb_release(&field);
     return 0;
@@ -201,12 +207,7 @@ int cf_kv_parse(const char *text, size_t len, struct cf_kv *kv, cf_error *err)
     memset(kv, 0, sizeof *kv);
     size_t alloc = 0, pos = 0, line_no = 0;
     while (pos < len) {
-        size_t eol = pos;
-        while (eol < len && text[eol] != '\n')
-            eol++;
-        size_t end = eol;
-        if (end > pos && text[end - 1] == '\r')
-            end--;
+        size_t end, next = next_line(text, len, pos, &end);
         line_no++;
         if (end == pos)
             break; /* the body (description) starts after the first blank line */
@@ -219,7 +220,7 @@ int cf_kv_parse(const char *text, size_t len, struct cf_kv *kv, cf_error *err)
             char *old = kv->values[kv->n - 1];
             kv->values[kv->n - 1] = cf_asprintf("%s\n%.*s", old, (int)(end - pos), text + pos);
             free(old);
-            pos = eol + 1;
+            pos = next;
             continue;
         }
         const char *colon = memchr(text + pos, ':', end - pos);
@@ -238,7 +239,7 @@ int cf_kv_parse(const char *text, size_t len, struct cf_kv *kv, cf_error *err)
         kv->keys[kv->n] = cf_strndup(text + pos, (size_t)(colon - (text + pos)));
         kv->values[kv->n] = cf_strndup(v, (size_t)(text + end - v));
         kv->n++;
-        pos = eol + 1;
+        pos = next;
     }
     return 0;
 }
