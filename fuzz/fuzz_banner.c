@@ -13,16 +13,12 @@ static int check_banner(const struct cf_commlib_banner *b, void *ctx)
     return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
+static void fuzz_one(const uint8_t *data, size_t size)
 {
-    struct fuzz_guarded g;
-    if (fuzz_guard_copy(input, size, &g) != 0)
-        return 0;
-    const uint8_t *data = g.data;
     size_t sum = 0;
     cf_banner_scan(data, size, 0, check_banner, &sum);
     struct cf_commlib_banner b;
     cf_banner_parse((const char *)data, size, &b);
-    fuzz_guard_release(&g);
-    return 0;
 }
+
+FUZZ_GUARDED_TARGET(fuzz_one)

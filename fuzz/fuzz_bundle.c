@@ -30,12 +30,8 @@ static int check_ccob(const struct cf_ccob_info *info, void *ctx)
     return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
+static void fuzz_one(const uint8_t *data, size_t size)
 {
-    struct fuzz_guarded g;
-    if (fuzz_guard_copy(input, size, &g) != 0)
-        return 0;
-    const uint8_t *data = g.data;
     struct bounds b = { data, size, 0 };
     size_t n = 0, compressed = 0;
     cf_error err = CF_ERROR_INIT;
@@ -45,6 +41,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
     if (cf_gpucode_inventory_buffer(data, size, "fuzz", &inv, &err) == 0)
         cf_gpucode_inventory_release(&inv);
     cf_error_clear(&err);
-    fuzz_guard_release(&g);
-    return 0;
 }
+
+FUZZ_GUARDED_TARGET(fuzz_one)

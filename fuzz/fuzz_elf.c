@@ -60,14 +60,11 @@ static size_t walk(struct cf_elf *elf)
     return sum;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void fuzz_one(const uint8_t *data, size_t size)
 {
-    struct fuzz_guarded g;
-    if (fuzz_guard_copy(data, size, &g) != 0)
-        return 0;
     struct cf_elf *elf = NULL;
     cf_error err = CF_ERROR_INIT;
-    if (cf_elf_open_memory(g.data, size, "fuzz-input", &elf, &err) == 0) {
+    if (cf_elf_open_memory(data, size, "fuzz-input", &elf, &err) == 0) {
         volatile size_t sink = walk(elf);
         (void)sink;
         cf_elf_close(elf);
@@ -75,6 +72,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort(); /* every fault must name the file */
     }
     cf_error_clear(&err);
-    fuzz_guard_release(&g);
-    return 0;
 }
+
+FUZZ_GUARDED_TARGET(fuzz_one)

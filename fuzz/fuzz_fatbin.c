@@ -16,12 +16,8 @@ static int touch_entry(const struct cf_fatbin_entry *e, void *ctx)
     return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
+static void fuzz_one(const uint8_t *data, size_t size)
 {
-    struct fuzz_guarded g;
-    if (fuzz_guard_copy(input, size, &g) != 0)
-        return 0;
-    const uint8_t *data = g.data;
     size_t sum = 0, containers = 0;
     cf_error err = CF_ERROR_INIT;
     cf_fatbin_walk(data, size, "fuzz", touch_entry, &sum, &containers, &err);
@@ -30,6 +26,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
     if (cf_gpucode_inventory_buffer(data, size, "fuzz", &inv, &err) == 0)
         cf_gpucode_inventory_release(&inv);
     cf_error_clear(&err);
-    fuzz_guard_release(&g);
-    return 0;
 }
+
+FUZZ_GUARDED_TARGET(fuzz_one)

@@ -8,14 +8,11 @@
 #include "cclforge/gpucode.h"
 #include "fuzz_guard.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
+static void fuzz_one(const uint8_t *data, size_t size)
 {
-    struct fuzz_guarded g;
-    if (fuzz_guard_copy(input, size, &g) != 0)
-        return 0;
     struct cf_elf *elf = NULL;
     cf_error err = CF_ERROR_INIT;
-    if (cf_elf_open_memory(g.data, size, "fuzz", &elf, &err) == 0) {
+    if (cf_elf_open_memory(data, size, "fuzz", &elf, &err) == 0) {
         struct cf_gpucode_inventory inv;
         if (cf_gpucode_inventory(elf, &inv, &err) == 0) {
             size_t sum = inv.problem ? strlen(inv.problem) : 0;
@@ -31,6 +28,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
         cf_elf_close(elf);
     }
     cf_error_clear(&err);
-    fuzz_guard_release(&g);
-    return 0;
 }
+
+FUZZ_GUARDED_TARGET(fuzz_one)

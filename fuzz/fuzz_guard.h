@@ -39,4 +39,17 @@ static inline void fuzz_guard_release(struct fuzz_guarded *g)
     munmap(g->map, g->map_len);
 }
 
+/* Defines the libFuzzer entry point: `one(data, size)` runs over a guarded copy
+ * of the input. */
+#define FUZZ_GUARDED_TARGET(one)                                        \
+    int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)       \
+    {                                                                   \
+        struct fuzz_guarded g;                                          \
+        if (fuzz_guard_copy(input, size, &g) != 0)                      \
+            return 0;                                                   \
+        one(g.data, size);                                              \
+        fuzz_guard_release(&g);                                         \
+        return 0;                                                       \
+    }
+
 #endif
