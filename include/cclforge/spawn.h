@@ -37,6 +37,10 @@ struct cf_spawn_result {
 
 #define CF_SPAWN_RESULT_INIT { 0, 0, 0, 0, 0.0, STRBUF_INIT, STRBUF_INIT }
 
+/* The options of a probe or helper run: stdout and stderr captured, stdin from
+ * /dev/null, the process group killed after timeout_s. Adjust fields after. */
+struct cf_spawn_opts cf_spawn_probe_opts(double timeout_s);
+
 /* Runs argv[0] (searched on PATH when it has no '/') and waits. Returns 0 when
  * the program ran (check result->exited/exit_code), -1 when it could not be
  * started (not found, not executable), with err naming the program. */

@@ -124,11 +124,7 @@ static void probe_python(const struct cf_bridge_opts *o, struct cf_bridge_plan *
     item_set(&p->python, path, o->python ? "--python" : "default (python3 on PATH)");
     free(path);
     const char *argv[] = { p->python.value, "-I", "-c", python_probe, NULL };
-    struct cf_spawn_opts so = { 0 };
-    so.capture_stdout = 1;
-    so.capture_stderr = 1;
-    so.null_stdin = 1;
-    so.timeout_s = 60;
+    struct cf_spawn_opts so = cf_spawn_probe_opts(60);
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
     cf_error err = CF_ERROR_INIT;
     if (cf_spawn_run(argv, &so, &r, &err) < 0 || !cf_spawn_ok(&r)) {

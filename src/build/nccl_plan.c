@@ -214,11 +214,7 @@ static int resolve_archs(const struct cf_nccl_build_opts *opts, const struct ven
 static int tarball_version(const char *tarball, struct cf_nccl_tag *tag, cf_error *err)
 {
     const char *argv[] = { "tar", "-xOf", tarball, "--wildcards", "--no-anchored", "makefiles/version.mk", NULL };
-    struct cf_spawn_opts o = { 0 };
-    o.capture_stdout = 1;
-    o.capture_stderr = 1;
-    o.null_stdin = 1;
-    o.timeout_s = 120;
+    struct cf_spawn_opts o = cf_spawn_probe_opts(120);
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
     if (cf_spawn_run(argv, &o, &r, err) < 0)
         return -1;

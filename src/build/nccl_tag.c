@@ -138,12 +138,8 @@ int cf_git_list_tags(const char *url, struct strvec *names, cf_error *err)
 {
     const char *argv[] = { "git", "ls-remote", "--tags", "--refs", "--", url, NULL };
     const char *const env[] = { "GIT_TERMINAL_PROMPT=0", NULL };
-    struct cf_spawn_opts o = { 0 };
-    o.capture_stdout = 1;
-    o.capture_stderr = 1;
-    o.null_stdin = 1;
+    struct cf_spawn_opts o = cf_spawn_probe_opts(120);
     o.env_set = env;
-    o.timeout_s = 120;
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
     if (cf_spawn_run(argv, &o, &r, err) < 0)
         return cf_error_prefix(err, "listing the tags of %s", url);

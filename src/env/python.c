@@ -35,11 +35,7 @@ const struct py_found *python_locate(struct probe_ctx *ctx)
     if (!exe)
         return NULL;
     const char *argv[] = { exe, "-c", locate_code, "torch", "nvidia.nccl", NULL };
-    struct cf_spawn_opts so = { 0 };
-    so.capture_stdout = 1;
-    so.capture_stderr = 1;
-    so.null_stdin = 1;
-    so.timeout_s = 30;
+    struct cf_spawn_opts so = cf_spawn_probe_opts(30);
     so.env_set = ctx->opts->env; /* PYTHONPATH and friends as the caller sees them */
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
     int ran = cf_spawn_run(argv, &so, &r, NULL) == 0 && cf_spawn_ok(&r);

@@ -79,12 +79,8 @@ static const char smoke_script[] =
 static int run_step(struct cf_wheel_verify_result *res, const char *check, const char *const *argv, const char *cwd,
                     double timeout_s, struct strbuf *out)
 {
-    struct cf_spawn_opts so = { 0 };
+    struct cf_spawn_opts so = cf_spawn_probe_opts(timeout_s);
     so.cwd = cwd;
-    so.capture_stdout = 1;
-    so.capture_stderr = 1;
-    so.null_stdin = 1;
-    so.timeout_s = timeout_s;
     /* the source tree must not leak in: no PYTHONPATH, no user site */
     static const char *const env[] = { "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE=1", NULL };
     so.env_set = env;

@@ -204,6 +204,20 @@ static int try_fetch(const struct addrinfo *a, int rank, int nranks, void *data,
     return rc;
 }
 
+/* Sleeps *backoff (no later than the deadline) and doubles it, up to 1 s;
+ * 0 without sleeping when the deadline has passed. */
+static int backoff_sleep(double deadline, double *backoff)
+{
+    double left = deadline - cf_now_seconds();
+    if (left <= 0)
+        return 0;
+    double nap = *backoff < left ? *backoff : left;
+    struct timespec ts = { (time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9) };
+    nanosleep(&ts, NULL);
+    *backoff = *backoff * 2 < 1.0 ? *backoff * 2 : 1.0;
+    return 1;
+}
+
 static int fetch(const struct smoke_rendezvous *rdv, int rank, int nranks, void *data, size_t len, cf_error *err)
 {
     double deadline = cf_now_seconds() + rdv->timeout_s;
@@ -224,13 +238,8 @@ static int fetch(const struct smoke_rendezvous *rdv, int rank, int nranks, void 
         }
         cf_error_clear(&rerr);
         attempts++;
-        double left = deadline - cf_now_seconds();
-        if (left <= 0)
+        if (!backoff_sleep(deadline, &backoff))
             break;
-        double nap = backoff < left ? backoff : left;
-        struct timespec ts = { (time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9) };
-        nanosleep(&ts, NULL);
-        backoff = backoff * 2 < 1.0 ? backoff * 2 : 1.0;
     }
     return cf_error_set(err, CF_ERR_FAILED,
                         "rank %d could not fetch the unique id from rank 0 at %s:%d within %.0f s (%d attempts, "
@@ -272,13 +281,8 @@ int smoke_tcp_connect(const char *addr, int port, double timeout_s, cf_error *er
             freeaddrinfo(ai);
         }
         cf_error_clear(&rerr);
-        double left = deadline - cf_now_seconds();
-        if (left <= 0)
+        if (!backoff_sleep(deadline, &backoff))
             break;
-        double nap = backoff < left ? backoff : left;
-        struct timespec ts = { (time_t)nap, (long)((nap - (double)(time_t)nap) * 1e9) };
-        nanosleep(&ts, NULL);
-        backoff = backoff * 2 < 1.0 ? backoff * 2 : 1.0;
     }
     return cf_error_set(err, CF_ERR_FAILED, "cannot connect to %s:%d within %.0f s: %s", addr, port, timeout_s,
                         strerror(why));

@@ -268,13 +268,19 @@ char *cf_spawn_describe(const struct cf_spawn_result *res)
     return cf_asprintf("killed by signal %d (%s)", res->term_signal, strsignal(res->term_signal));
 }
 
-char *cf_capture(const char *const *argv, double timeout_s)
+struct cf_spawn_opts cf_spawn_probe_opts(double timeout_s)
 {
     struct cf_spawn_opts o = { 0 };
     o.capture_stdout = 1;
     o.capture_stderr = 1;
     o.null_stdin = 1;
-    o.timeout_s = timeout_s > 0 ? timeout_s : 10;
+    o.timeout_s = timeout_s;
+    return o;
+}
+
+char *cf_capture(const char *const *argv, double timeout_s)
+{
+    struct cf_spawn_opts o = cf_spawn_probe_opts(timeout_s > 0 ? timeout_s : 10);
     o.capture_limit = 1 << 20;
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
     char *out = NULL;
