@@ -118,6 +118,8 @@ struct cf_compiler {
     char *name;            /* "gcc", "g++", "clang", "nvcc", "hipcc" */
     char *path;
     char *version;         /* "12.2.0", "13.0.88" */
+    const char *family;    /* "gcc", "clang", "nvcc", "hipcc" as its --version says; NULL unknown or from JSON */
+    char *banner;          /* the --version line the version came from; NULL unknown or from JSON */
     int major;
     int minor;
     int host_gcc_max;      /* nvcc only: newest GCC major it accepts, 0 unknown */
@@ -196,6 +198,13 @@ const struct cf_toolkit *cf_survey_toolkit(const struct cf_survey *s, const char
 /* The libtorch in use (torches[0]), NULL if none. */
 const struct cf_libtorch *cf_survey_torch(const struct cf_survey *s);
 const struct cf_compiler *cf_survey_compiler(const struct cf_survey *s, const char *name);
+/* Asks the compiler at path (or found on PATH) for its version with --version, as
+ * doctor does, and fills c: name (its file name), path, family, banner, version,
+ * major, minor, and for nvcc the host compiler range. -1 with err set when it
+ * does not run or prints no version (c is filled as far as known either way);
+ * release with cf_compiler_release. */
+int cf_compiler_probe(const char *path, struct cf_compiler *c, cf_error *err);
+void cf_compiler_release(struct cf_compiler *c);
 const char *cf_torch_flavour_name(enum cf_torch_flavour f); /* "cpu", "cuda", "hip", "unknown" */
 const char *cf_survey_section_name(enum cf_survey_section sec); /* the JSON key */
 

@@ -377,30 +377,19 @@ static void resolve_compiler(const struct cf_bridge_opts *o, struct cf_bridge_pl
     }
     item_set(&p->cxx, path, from);
     free(path);
-    const char *argv[] = { p->cxx.value, "--version", NULL };
-    char *out = cf_capture(argv, 30);
-    if (!out) {
-        problem(p, "%s --version failed: is it a working compiler?", p->cxx.value);
+    struct cf_compiler c;
+    cf_error perr = CF_ERROR_INIT;
+    if (cf_compiler_probe(p->cxx.value, &c, &perr) < 0 && !c.banner) {
+        problem(p, "%s", cf_error_message(&perr));
+        cf_error_clear(&perr);
+        cf_compiler_release(&c);
         return;
     }
-    char *nl = strchr(out, '\n');
-    if (nl)
-        *nl = '\0';
-    int is_clang = strstr(out, "clang") != NULL;
-    /* the first token shaped like N.N: "g++ (GCC) 8.5.0 20210514", "g++ (Debian 12.2.0-14) 12.2.0",
-     * "clang version 14.0.6" */
-    const char *ver = NULL;
-    for (const char *c = out; *c && !ver; c++) {
-        int at_token = c == out || *(c - 1) == ' ' || *(c - 1) == '(';
-        if (at_token && *c >= '0' && *c <= '9' && strspn(c, "0123456789") < strcspn(c, " ") && c[strspn(c, "0123456789")] == '.')
-            ver = c;
-    }
-    int major = ver ? atoi(ver) : 0;
+    cf_error_clear(&perr);
+    int is_clang = c.family && !strcmp(c.family, "clang");
+    int major = c.version ? c.major : 0;
     p->cxx_major = major;
-    if (ver) {
-        size_t len = strspn(ver, "0123456789.");
-        p->cxx_version = cf_strndup(ver, len);
-    }
+    p->cxx_version = cf_strdup(c.version);
     int cxx20 = p->cxx_std && !strcmp(p->cxx_std, "c++20");
     int need = is_clang ? (cxx20 ? 10 : 5) : (cxx20 ? CF_BRIDGE_MIN_GCC_CXX20 : CF_BRIDGE_MIN_GCC);
     p->cxx_gate = cf_asprintf("%s >= %d (%s for torch's headers%s)", is_clang ? "clang" : "GCC", need,
@@ -409,8 +398,8 @@ static void resolve_compiler(const struct cf_bridge_opts *o, struct cf_bridge_pl
     if (major < need)
         problem(p, "compiler %s is %s %s (\"%s\"): too old, the bridge needs %s; install a newer one and pass --cxx "
                    "or set CXX",
-                p->cxx.value, is_clang ? "clang" : "GCC", p->cxx_version ? p->cxx_version : "?", out, p->cxx_gate);
-    free(out);
+                p->cxx.value, is_clang ? "clang" : "GCC", p->cxx_version ? p->cxx_version : "?", c.banner, p->cxx_gate);
+    cf_compiler_release(&c);
 }
 
 /* The nccl.h that goes with the NCCL library that will be linked: one source gives both. */

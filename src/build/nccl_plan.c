@@ -12,6 +12,7 @@
 
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
+#include "cclforge/survey.h"
 
 struct vendor_profile {
     const char *word;
@@ -106,29 +107,6 @@ static int classify_source(const char *source, struct cf_nccl_plan *plan, cf_err
                         source);
 }
 
-/* "release 13.0," in `nvcc --version`. */
-static char *nvcc_release(const char *nvcc, char **first_line)
-{
-    const char *argv[] = { nvcc, "--version", NULL };
-    char *out = cf_capture(argv, 30);
-    if (!out)
-        return NULL;
-    char *version = NULL;
-    const char *rel = strstr(out, "release ");
-    if (rel) {
-        rel += strlen("release ");
-        size_t n = strcspn(rel, ", \n");
-        version = cf_strndup(rel, n);
-        const char *line_start = rel;
-        while (line_start > out && line_start[-1] != '\n')
-            line_start--;
-        if (first_line)
-            *first_line = cf_strndup(line_start, strcspn(line_start, "\n"));
-    }
-    free(out);
-    return version;
-}
-
 static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan *plan, char **nvcc_archs,
                            cf_error *err)
 {
@@ -141,14 +119,12 @@ static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl
             rocm = plan->vendor_word && !strcmp(plan->vendor_word, "dtk") ? "/opt/dtk" : "/opt/rocm";
         plan->toolkit_home = absolute_path(rocm);
         char *hipcc = cf_path_join(plan->toolkit_home, "bin/hipcc");
-        const char *argv[] = { hipcc, "--version", NULL };
-        char *out = cf_is_file(hipcc) ? cf_capture(argv, 30) : NULL;
-        if (out) {
-            plan->compiler = cf_strndup(out, strcspn(out, "\n"));
-            free(out);
-        } else {
-            plan->compiler = cf_asprintf("cmake default C++ compiler (no %s)", hipcc);
-        }
+        struct cf_compiler c = { 0 };
+        if (cf_is_file(hipcc) && cf_compiler_probe(hipcc, &c, NULL) == 0)
+            plan->compiler = cf_strdup(c.banner);
+        else
+            plan->compiler = cf_asprintf("cmake default C++ compiler (no working %s)", hipcc);
+        cf_compiler_release(&c);
         free(hipcc);
         return 0;
     }
@@ -161,15 +137,15 @@ static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl
         cuda = "/usr/local/cuda";
     plan->toolkit_home = absolute_path(cuda);
     char *nvcc = cf_path_join(plan->toolkit_home, "bin/nvcc");
-    char *line = NULL;
-    plan->cuda_version = cf_is_file(nvcc) ? nvcc_release(nvcc, &line) : NULL;
-    if (plan->cuda_version) {
-        plan->compiler = line ? line : cf_strdup("nvcc");
+    struct cf_compiler c = { 0 };
+    if (cf_is_file(nvcc) && cf_compiler_probe(nvcc, &c, NULL) == 0 && c.family && !strcmp(c.family, "nvcc")) {
+        plan->cuda_version = cf_asprintf("%d.%d", c.major, c.minor); /* the release: "13.0" of V13.0.88 */
+        plan->compiler = cf_strdup(c.banner);
         const char *argv[] = { nvcc, "--list-gpu-arch", NULL };
         *nvcc_archs = cf_capture(argv, 30);
     } else {
-        free(line);
         if (!opts->docker) {
+            cf_compiler_release(&c);
             int rc = cf_error_set(err, CF_ERR_NOTFOUND,
                                   "nvcc not found or not working at %s: set CUDA_HOME (or --cuda-home) to a CUDA "
                                   "toolkit, or build with --docker",
@@ -179,6 +155,7 @@ static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl
         }
         plan->compiler = cf_strdup("nvcc in the Docker image");
     }
+    cf_compiler_release(&c);
     free(nvcc);
     return 0;
 }

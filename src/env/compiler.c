@@ -1,4 +1,6 @@
-/* Compilers on PATH and in toolkits, with versions; nvcc's accepted host compilers. */
+/* Compilers on PATH and in toolkits, with versions; nvcc's accepted host compilers.
+ * cf_compiler_probe is the one way cclforge asks a compiler for its version
+ * (doctor, the bridge's compiler gate, the NCCL build manifest). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,37 +86,44 @@ static char *dotted_after(const char *text, const char *marker)
     return n ? cf_strndup(p, n) : NULL;
 }
 
-/* How to ask each compiler for its version. */
+/* The whole line of text that contains `at`. */
+static char *line_around(const char *text, const char *at)
+{
+    const char *start = at;
+    while (start > text && start[-1] != '\n')
+        start--;
+    return cf_strndup(start, strcspn(start, "\n"));
+}
+
+/* GNU style: the first token of the line shaped like N.N ("g++ (GCC) 8.5.0 20210514",
+ * "g++ (Debian 12.2.0-14) 12.2.0"). */
+static char *first_dotted_token(const char *line)
+{
+    for (const char *c = line; *c; c++) {
+        int at_token = c == line || c[-1] == ' ' || c[-1] == '(';
+        size_t digits = strspn(c, "0123456789");
+        if (at_token && digits && c[digits] == '.')
+            return dotted_after(c, "");
+    }
+    return NULL;
+}
+
+/* How each family says its version in `--version` output, most specific first:
+ * hipcc prints a clang line as well; GNU compilers have no marker. */
 static const struct {
-    const char *name;
-    const char *arg;
-    const char *marker; /* NULL: the whole output is the version */
-} compiler_table[] = {
-    { "gcc", "-dumpfullversion", NULL },
-    { "g++", "-dumpfullversion", NULL },
-    { "clang", "--version", "clang version" },
-    { "nvcc", "--version", ", V" },
-    { "hipcc", "--version", "HIP version:" },
+    const char *family;
+    const char *marker; /* text just before the version; NULL: first_dotted_token of the first line */
+} version_markers[] = {
+    { "hipcc", "HIP version:" },
+    { "nvcc", ", V" },
+    { "clang", "clang version" },
+    { "gcc", NULL },
 };
 
-static void add_compiler(struct cf_survey *s, const char *name, const char *path, const char *arg, const char *marker)
+/* nvcc: the host compiler range. bin/nvcc -> include/crt/host_config.h, else the table. */
+static void nvcc_host_range(struct cf_compiler *c)
 {
-    for (size_t i = 0; i < s->n_compilers; i++)
-        if (!strcmp(s->compilers[i].name, name))
-            return; /* first one (PATH) is the one a build uses */
-    const char *argv[] = { path, arg, NULL };
-    char *out = cf_capture(argv, 15);
-    struct cf_compiler *c = survey_add_compiler(s);
-    c->name = cf_strdup(name);
-    c->path = cf_strdup(path);
-    if (out)
-        c->version = marker ? dotted_after(out, marker) : dotted_after(out, "");
-    free(out);
-    split_version(c);
-    if (strcmp(name, "nvcc"))
-        return;
-    /* nvcc: the host compiler range. bin/nvcc -> include/crt/host_config.h */
-    char *bin = cf_dirname(path);
+    char *bin = cf_dirname(c->path);
     char *root = cf_dirname(bin);
     char *hc = cf_path_join(root, "include/crt/host_config.h");
     parse_host_config(hc, &c->host_gcc_max, &c->host_clang_max);
@@ -130,13 +139,66 @@ static void add_compiler(struct cf_survey *s, const char *name, const char *path
     free(bin);
 }
 
+int cf_compiler_probe(const char *path, struct cf_compiler *c, cf_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->name = cf_strdup(cf_basename(path));
+    c->path = cf_strdup(path);
+    const char *argv[] = { path, "--version", NULL };
+    char *out = cf_capture(argv, 15);
+    if (!out)
+        return cf_error_set(err, CF_ERR_FAILED, "%s --version failed: is it a working compiler?", path);
+    for (size_t i = 0; i < sizeof version_markers / sizeof version_markers[0]; i++) {
+        const char *marker = version_markers[i].marker;
+        const char *at = marker ? strstr(out, marker) : out;
+        if (!at)
+            continue;
+        c->family = version_markers[i].family;
+        c->banner = line_around(out, at);
+        c->version = marker ? dotted_after(at, marker) : first_dotted_token(c->banner);
+        break;
+    }
+    free(out);
+    split_version(c);
+    if (c->family && !strcmp(c->family, "nvcc"))
+        nvcc_host_range(c);
+    if (!c->version)
+        return cf_error_set(err, CF_ERR_FORMAT, "%s --version printed no version cclforge recognises (\"%s\")", path,
+                            c->banner ? c->banner : "");
+    return 0;
+}
+
+void cf_compiler_release(struct cf_compiler *c)
+{
+    free(c->name);
+    free(c->path);
+    free(c->version);
+    free(c->banner);
+    free(c->host_range_source);
+    memset(c, 0, sizeof *c);
+}
+
+/* The compilers doctor reports, by the names a build looks up. */
+static const char *const surveyed_compilers[] = { "gcc", "g++", "clang", "nvcc", "hipcc" };
+
+static void add_compiler(struct cf_survey *s, const char *name, const char *path)
+{
+    for (size_t i = 0; i < s->n_compilers; i++)
+        if (!strcmp(s->compilers[i].name, name))
+            return; /* first one (PATH) is the one a build uses */
+    struct cf_compiler *c = survey_add_compiler(s);
+    cf_compiler_probe(path, c, NULL); /* one that does not answer is still listed, without a version */
+    free(c->name);
+    c->name = cf_strdup(name);
+}
+
 void probe_compilers(const struct cf_survey_opts *opts, struct cf_survey *s)
 {
     (void)opts;
-    for (size_t i = 0; i < sizeof compiler_table / sizeof compiler_table[0]; i++) {
-        char *path = cf_which(compiler_table[i].name);
+    for (size_t i = 0; i < sizeof surveyed_compilers / sizeof surveyed_compilers[0]; i++) {
+        char *path = cf_which(surveyed_compilers[i]);
         if (path)
-            add_compiler(s, compiler_table[i].name, path, compiler_table[i].arg, compiler_table[i].marker);
+            add_compiler(s, surveyed_compilers[i], path);
         free(path);
     }
     /* A toolkit's compiler that is not on PATH still matters for builds. */
@@ -145,8 +207,8 @@ void probe_compilers(const struct cf_survey_opts *opts, struct cf_survey *s)
         if (!cc)
             continue;
         const char *base = cf_basename(cc);
-        for (size_t i = 0; i < sizeof compiler_table / sizeof compiler_table[0]; i++)
-            if (!strcmp(base, compiler_table[i].name))
-                add_compiler(s, base, cc, compiler_table[i].arg, compiler_table[i].marker);
+        for (size_t i = 0; i < sizeof surveyed_compilers / sizeof surveyed_compilers[0]; i++)
+            if (!strcmp(base, surveyed_compilers[i]))
+                add_compiler(s, base, cc);
     }
 }

@@ -710,12 +710,8 @@ static void free_section(struct cf_survey *s, enum cf_survey_section sec)
         s->n_comm_libs = 0;
         break;
     case CF_SEC_COMPILERS:
-        for (size_t i = 0; i < s->n_compilers; i++) {
-            free(s->compilers[i].name);
-            free(s->compilers[i].path);
-            free(s->compilers[i].version);
-            free(s->compilers[i].host_range_source);
-        }
+        for (size_t i = 0; i < s->n_compilers; i++)
+            cf_compiler_release(&s->compilers[i]);
         free(s->compilers);
         s->compilers = NULL;
         s->n_compilers = 0;

@@ -91,16 +91,13 @@ static char *leading_version(const char *s)
 
 static char *version_nvcc(const char *path)
 {
-    const char *argv[] = { path, "--version", NULL };
-    char *out = cf_capture(argv, 10);
-    if (!out)
-        return NULL;
-    /* "Cuda compilation tools, release 13.0, V13.0.88" */
-    char *v = strstr(out, ", V");
-    char *ver = v ? leading_version(v + 3) : NULL;
-    if (!ver && (v = strstr(out, "release ")))
-        ver = leading_version(v + 8);
-    free(out);
+    struct cf_compiler c;
+    char *ver = NULL;
+    if (cf_compiler_probe(path, &c, NULL) == 0) {
+        ver = c.version; /* "13.0.88" from "Cuda compilation tools, release 13.0, V13.0.88" */
+        c.version = NULL;
+    }
+    cf_compiler_release(&c);
     return ver;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -523,6 +524,57 @@ static void test_debian_hip_packages(void **state)
     cf_survey_release(&s);
 }
 
+/* cf_compiler_probe: each family's --version wording, as real releases print it. */
+static void test_compiler_probe_families(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *output, *family, *version, *banner;
+    } cases[] = {
+        { "g++-8", "g++ (GCC) 8.5.0 20210514 (Red Hat 8.5.0-4)\nCopyright (C) 2018", "gcc", "8.5.0",
+          "g++ (GCC) 8.5.0 20210514 (Red Hat 8.5.0-4)" },
+        { "c++", "c++ (Debian 12.2.0-14) 12.2.0", "gcc", "12.2.0", NULL },
+        { "clang++", "Debian clang version 14.0.6\nTarget: x86_64-pc-linux-gnu", "clang", "14.0.6",
+          "Debian clang version 14.0.6" },
+        { "nvcc", "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88\nBuild x",
+          "nvcc", "13.0.88", "Cuda compilation tools, release 13.0, V13.0.88" },
+        { "hipcc", "HIP version: 6.2.41133-dd7f95766\nAMD clang version 18.0.0git", "hipcc", "6.2.41133",
+          "HIP version: 6.2.41133-dd7f95766" },
+    };
+    char *dir = ts_tmpdir();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *script = cf_asprintf("#!/bin/sh\ncat <<'EOF'\n%s\nEOF\n", cases[i].output);
+        char *path = ts_write(dir, cases[i].file, script);
+        assert_int_equal(chmod(path, 0755), 0);
+        struct cf_compiler c;
+        cf_error err = CF_ERROR_INIT;
+        assert_int_equal(cf_compiler_probe(path, &c, &err), 0);
+        assert_string_equal(c.family, cases[i].family);
+        assert_string_equal(c.version, cases[i].version);
+        assert_string_equal(c.name, cases[i].file);
+        if (cases[i].banner)
+            assert_string_equal(c.banner, cases[i].banner);
+        cf_compiler_release(&c);
+        free(script);
+    }
+    /* one that prints no version, and one that fails, are errors that say so */
+    char *mute = ts_write(dir, "cc-mute", "#!/bin/sh\necho hello\n");
+    char *broken = ts_write(dir, "cc-broken", "#!/bin/sh\nexit 3\n");
+    assert_int_equal(chmod(mute, 0755), 0);
+    assert_int_equal(chmod(broken, 0755), 0);
+    struct cf_compiler c;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_compiler_probe(mute, &c, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "no version"));
+    assert_null(c.version);
+    cf_error_clear(&err);
+    cf_compiler_release(&c);
+    assert_int_equal(cf_compiler_probe(broken, &c, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "--version failed"));
+    cf_error_clear(&err);
+    cf_compiler_release(&c);
+}
+
 static void test_compilers_and_host_table(void **state)
 {
     struct cf_survey_opts o;
@@ -998,6 +1050,7 @@ int main(void)
         cmocka_unit_test(test_real_cuda_toolkit_and_nccl),
         cmocka_unit_test(test_debian_hip_packages),
         cmocka_unit_test(test_compilers_and_host_table),
+        cmocka_unit_test(test_compiler_probe_families),
         cmocka_unit_test(test_libtorch_cxx_distribution),
         cmocka_unit_test(test_libtorch_python_not_imported),
         cmocka_unit_test(test_libtorch_variants_root),
