@@ -198,6 +198,24 @@ const struct cf_toolkit *cf_survey_toolkit(const struct cf_survey *s, const char
 /* The libtorch in use (torches[0]), NULL if none. */
 const struct cf_libtorch *cf_survey_torch(const struct cf_survey *s);
 const struct cf_compiler *cf_survey_compiler(const struct cf_survey *s, const char *name);
+/* What one Python interpreter says about itself, asked without importing any
+ * package: importlib.util.find_spec locates torch without running it (importing
+ * torch takes seconds and may fail on the broken install being diagnosed). */
+struct cf_python_info {
+    char *executable;  /* sys.executable */
+    char *version;     /* "3.11" */
+    char *tag;         /* "cp311" */
+    char *ext_suffix;  /* ".cpython-311-x86_64-linux-gnu.so"; NULL when it reports none */
+    char *include;     /* sysconfig's include dir (where Python.h belongs) */
+    char *torch_dir;   /* the torch package directory, NULL when not installed */
+    char *nccl_dir;    /* nvidia.nccl's directory (site-packages/nvidia/nccl), NULL when absent */
+};
+/* Runs `python` (a path, or a name looked up on PATH) once. env: changes for the
+ * child ("KEY=VALUE" sets, "KEY" unsets; NULL none); isolated: python -I (no
+ * PYTHONPATH, no user site). -1 with err set when it is missing or fails. */
+int cf_python_probe(const char *python, const char *const *env, int isolated, struct cf_python_info *out,
+                    cf_error *err);
+void cf_python_info_release(struct cf_python_info *info);
 /* Asks the compiler at path (or found on PATH) for its version with --version, as
  * doctor does, and fills c: name (its file name), path, family, banner, version,
  * major, minor, and for nvcc the host compiler range. -1 with err set when it

@@ -38,15 +38,6 @@ static const struct vendor_profile {
 static const char *const common_libs[] = { "c10", "torch", "torch_cpu", "torch_python" };
 
 /* Asks the chosen Python about itself (and where its torch is, without importing it). */
-static const char python_probe[] =
-    "import json, sys, sysconfig, importlib.util, os\n"
-    "spec = importlib.util.find_spec('torch')\n"
-    "print(json.dumps({'version': '%d.%d' % sys.version_info[:2],\n"
-    "  'tag': 'cp%d%d' % sys.version_info[:2],\n"
-    "  'ext_suffix': sysconfig.get_config_var('EXT_SUFFIX'),\n"
-    "  'include': sysconfig.get_paths()['include'],\n"
-    "  'torch': os.path.dirname(spec.origin) if spec and spec.origin else None}))\n";
-
 const char *cf_bridge_vendor_name(enum cf_bridge_vendor v)
 {
     return (unsigned)v < 3 ? vendor_names[v] : "unknown";
@@ -115,52 +106,41 @@ static char *header_version(const char *path)
 static void probe_python(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, char **torch_from_python)
 {
     const char *py = o->python ? o->python : "python3";
-    item_set(&p->python, py, o->python ? "--python" : "default (python3 on PATH)");
+    const char *from = o->python ? "--python" : "default (python3 on PATH)";
+    item_set(&p->python, py, from);
     char *path = cf_which(py);
     if (!path) {
         problem(p, "Python '%s' not found; pass --python PATH", py);
         return;
     }
-    item_set(&p->python, path, o->python ? "--python" : "default (python3 on PATH)");
+    item_set(&p->python, path, from);
     free(path);
-    const char *argv[] = { p->python.value, "-I", "-c", python_probe, NULL };
-    struct cf_spawn_opts so = cf_spawn_probe_opts(60);
-    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    /* isolated (-I): the build must not depend on the caller's PYTHONPATH or user site */
+    struct cf_python_info info;
     cf_error err = CF_ERROR_INIT;
-    if (cf_spawn_run(argv, &so, &r, &err) < 0 || !cf_spawn_ok(&r)) {
-        problem(p, "cannot ask %s for its EXT_SUFFIX and include dir: %s%s", p->python.value,
-                err.message ? err.message : "", sb_str(&r.err));
+    if (cf_python_probe(p->python.value, NULL, 1, &info, &err) < 0) {
+        problem(p, "cannot ask %s for its EXT_SUFFIX and include dir: %s", p->python.value, cf_error_message(&err));
         cf_error_clear(&err);
-        cf_spawn_result_release(&r);
+        cf_python_info_release(&info);
         return;
     }
-    cJSON *doc = cJSON_Parse(sb_str(&r.out));
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "version"), *t = cJSON_GetObjectItemCaseSensitive(doc, "tag"),
-                *e = cJSON_GetObjectItemCaseSensitive(doc, "ext_suffix"),
-                *inc = cJSON_GetObjectItemCaseSensitive(doc, "include"),
-                *torch = cJSON_GetObjectItemCaseSensitive(doc, "torch");
-    if (cJSON_IsString(v))
-        p->python_version = cf_strdup(v->valuestring);
-    if (cJSON_IsString(t))
-        p->python_tag = cf_strdup(t->valuestring);
-    if (cJSON_IsString(e))
-        p->ext_suffix = cf_strdup(e->valuestring);
-    if (cJSON_IsString(inc)) {
-        char *from = cf_asprintf("sysconfig of %s", p->python.value);
-        item_set(&p->python_include, inc->valuestring, from);
-        free(from);
-        char *h = cf_path_join(inc->valuestring, "Python.h");
+    p->python_version = cf_strdup(info.version);
+    p->python_tag = cf_strdup(info.tag);
+    p->ext_suffix = cf_strdup(info.ext_suffix);
+    if (info.include) {
+        char *inc_from = cf_asprintf("sysconfig of %s", p->python.value);
+        item_set(&p->python_include, info.include, inc_from);
+        free(inc_from);
+        char *h = cf_path_join(info.include, "Python.h");
         if (!cf_is_file(h))
             problem(p, "%s is missing: install the Python development headers for %s (e.g. python3-dev)", h,
                     p->python.value);
         free(h);
     }
-    if (cJSON_IsString(torch))
-        *torch_from_python = cf_strdup(torch->valuestring);
+    *torch_from_python = cf_strdup(info.torch_dir);
     if (!p->ext_suffix)
         problem(p, "%s reports no EXT_SUFFIX", p->python.value);
-    cJSON_Delete(doc);
-    cf_spawn_result_release(&r);
+    cf_python_info_release(&info);
 }
 
 static void resolve_torch(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, char *torch_from_python)

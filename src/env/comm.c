@@ -166,7 +166,7 @@ void probe_comm_libs(struct probe_ctx *ctx, struct cf_survey *s)
     }
     strvec_clear(&seen_kinds);
     /* pip's nvidia-nccl-cuXX wheel: site-packages/nvidia/nccl/lib/libnccl.so.2 */
-    const struct py_found *py = python_locate(ctx);
+    const struct cf_python_info *py = python_locate(ctx);
     if (py && py->nccl_dir) {
         char *lib = cf_asprintf("%s/lib/libnccl.so.2", py->nccl_dir);
         add_comm(s, lib, "nccl", "pip (nvidia-nccl)");

@@ -14,23 +14,16 @@ const char *env_get(const struct cf_survey_opts *opts, const char *key);
 /* The same, but an empty value is returned as "" (CUDA_VISIBLE_DEVICES="" hides every GPU). */
 const char *env_get_raw(const struct cf_survey_opts *opts, const char *key);
 
-/* What one run of Python found (spawned at most once per survey). */
-struct py_found {
-    char *python;    /* the interpreter's path */
-    char *torch_dir; /* the torch package directory, NULL if none */
-    char *nccl_dir;  /* site-packages/nvidia/nccl, NULL if none */
-};
-
 /* State shared by the probes of one survey run. */
 struct probe_ctx {
     const struct cf_survey_opts *opts;
     int python_tried;
-    struct py_found py;
+    struct cf_python_info py; /* Python is spawned at most once per survey */
 };
 
 /* Locates torch and nvidia.nccl with importlib.util.find_spec (nothing is
  * imported). NULL when Python is absent or skipped. */
-const struct py_found *python_locate(struct probe_ctx *ctx);
+const struct cf_python_info *python_locate(struct probe_ctx *ctx);
 
 /* Each probe fills its section(s) of s; only a bad user-given path fails. */
 void probe_toolkits(const struct cf_survey_opts *opts, struct cf_survey *s);

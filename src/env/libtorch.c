@@ -429,9 +429,9 @@ int probe_libtorch(struct probe_ctx *ctx, struct cf_survey *s, cf_error *err)
     const char *env = env_get(opts, "LIBTORCH");
     if (env)
         add_candidate(opts, s, env, "LIBTORCH");
-    const struct py_found *py = python_locate(ctx);
+    const struct cf_python_info *py = python_locate(ctx);
     if (py && py->torch_dir) {
-        char *how = cf_asprintf("python (%s)", py->python);
+        char *how = cf_asprintf("python (%s)", py->executable);
         add_candidate(opts, s, py->torch_dir, how);
         free(how);
     }

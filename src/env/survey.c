@@ -166,9 +166,7 @@ int cf_survey_run(const struct cf_survey_opts *opts, struct cf_survey *out, cf_e
         probe_comm_libs(&ctx, &probed);
     if (!out->injected[CF_SEC_LIBTORCH] && !(opts->skip & CF_SURVEY_SKIP_TORCH))
         rc = probe_libtorch(&ctx, &probed, err);
-    free(ctx.py.python);
-    free(ctx.py.torch_dir);
-    free(ctx.py.nccl_dir);
+    cf_python_info_release(&ctx.py);
     if (rc < 0) {
         cf_survey_release(&probed);
         cf_survey_release(out);

@@ -575,6 +575,36 @@ static void test_compiler_probe_families(void **state)
     cf_compiler_release(&c);
 }
 
+/* cf_python_probe: one spawn answers the survey (PYTHONPATH honoured) and the
+ * bridge (isolated -I: PYTHONPATH ignored). */
+static void test_python_probe_isolation(void **state)
+{
+    (void)state;
+    if (!ts_have("python3"))
+        skip();
+    char *dir = ts_tmpdir();
+    ts_write(dir, "torch/__init__.py", "raise SystemExit('find_spec must not import torch')\n");
+    char *pythonpath = cf_asprintf("PYTHONPATH=%s", dir);
+    const char *env[] = { pythonpath, NULL };
+    struct cf_python_info info;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_python_probe("python3", env, 0, &info, &err), 0);
+    assert_non_null(info.executable);
+    assert_true(cf_starts_with(info.tag, "cp3"));
+    assert_non_null(info.ext_suffix);
+    char *torch = cf_path_join(dir, "torch");
+    assert_string_equal(info.torch_dir, torch);
+    cf_python_info_release(&info);
+    assert_int_equal(cf_python_probe("python3", env, 1, &info, &err), 0);
+    assert_true(info.torch_dir == NULL || strcmp(info.torch_dir, torch) != 0);
+    cf_python_info_release(&info);
+    assert_int_equal(cf_python_probe("no-such-python-cclforge", NULL, 0, &info, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "not found"));
+    cf_error_clear(&err);
+    free(torch);
+    free(pythonpath);
+}
+
 static void test_compilers_and_host_table(void **state)
 {
     struct cf_survey_opts o;
@@ -1051,6 +1081,7 @@ int main(void)
         cmocka_unit_test(test_debian_hip_packages),
         cmocka_unit_test(test_compilers_and_host_table),
         cmocka_unit_test(test_compiler_probe_families),
+        cmocka_unit_test(test_python_probe_isolation),
         cmocka_unit_test(test_libtorch_cxx_distribution),
         cmocka_unit_test(test_libtorch_python_not_imported),
         cmocka_unit_test(test_libtorch_variants_root),
