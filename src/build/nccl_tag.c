@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/commlib.h"
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
 
@@ -90,10 +91,7 @@ void cf_nccl_version_format(const struct cf_nccl_tag *tag, struct strbuf *out)
 
 int cf_nccl_tag_version_code(const struct cf_nccl_tag *tag)
 {
-    /* nccl.h: NCCL_VERSION(X,Y,Z) ((X) <= 2 && (Y) <= 8) ? X*1000+Y*100+Z : X*10000+Y*100+Z */
-    if (tag->major <= 2 && tag->minor <= 8)
-        return tag->major * 1000 + tag->minor * 100 + tag->patch;
-    return tag->major * 10000 + tag->minor * 100 + tag->patch;
+    return (int)cf_nccl_version_code((unsigned)tag->major, (unsigned)tag->minor, (unsigned)tag->patch);
 }
 
 int cf_nccl_tag_pick_newest(const char *const *names, size_t n, const struct cf_nccl_tag *want,

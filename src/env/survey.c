@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cclforge/commlib.h"
 #include "cclforge/term.h"
 #include "env/env_internal.h"
 
@@ -299,10 +300,7 @@ int cf_comm_version_code(const char *version)
     int major = parts[0], minor = parts[1], patch = parts[2];
     if (minor > 99 || patch > 99 || major > 99)
         return 0;
-    /* nccl.h: NCCL_VERSION(X,Y,Z) is X*10000+Y*100+Z from 2.9 on, X*1000+Y*100+Z before. */
-    if (major > 2 || (major == 2 && minor >= 9))
-        return major * 10000 + minor * 100 + patch;
-    return major * 1000 + minor * 100 + patch;
+    return (int)cf_nccl_version_code((unsigned)major, (unsigned)minor, (unsigned)patch);
 }
 
 /* One entry of a *_VISIBLE_DEVICES list matches a GPU by ordinal or by UUID prefix
