@@ -14,25 +14,30 @@
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
 #include "cclforge/survey.h"
+#include "cclforge/vendor.h"
 #include "pkg/elf_facts.h"
 
 static const char *const vendor_names[] = { "nvidia", "rocm", "dtk" };
 
 /* Per-vendor data: the libraries that carry ProcessGroupNCCL and the comm library. */
-static const struct vendor_profile {
-    const char *gpu_libs[2];   /* c10_cuda torch_cuda | c10_hip torch_hip */
-    const char *comm_lib;      /* nccl | rccl */
-    const char *comm_header;   /* nccl.h | rccl.h */
-    const char *torch_gpu_file;/* the file whose presence marks a GPU libtorch */
-    const char *const *env_roots;
-} vendor_profiles[] = {
-    [CF_BRIDGE_NVIDIA] = { { "c10_cuda", "torch_cuda" }, "nccl", "nccl.h", "libtorch_cuda.so",
-                           (const char *const[]){ "CUDA_HOME", "CUDA_PATH", NULL } },
-    [CF_BRIDGE_ROCM] = { { "c10_hip", "torch_hip" }, "rccl", "rccl.h", "libtorch_hip.so",
-                         (const char *const[]){ "ROCM_PATH", "ROCM_HOME", "HIP_PATH", NULL } },
-    [CF_BRIDGE_DTK] = { { "c10_hip", "torch_hip" }, "rccl", "rccl.h", "libtorch_hip.so",
-                        (const char *const[]){ "ROCM_PATH", "DTK_ROOT", "ROCM_HOME", "HIP_PATH", NULL } },
-};
+/* Each bridge vendor's entry in the project's vendor table (cclforge/vendor.h):
+ * the libraries to link, the comm header, the root's environment variables. */
+static const char *const toolkit_ids[] = { [CF_BRIDGE_NVIDIA] = "cuda", [CF_BRIDGE_ROCM] = "rocm",
+                                           [CF_BRIDGE_DTK] = "dtk" };
+
+static const struct cf_vendor_profile *profile_of(enum cf_bridge_vendor v)
+{
+    return cf_vendor_profile(toolkit_ids[v]);
+}
+
+/* bridge_link_libs is {c10_<gpu>, torch_<gpu>, <comm>}. */
+enum { LINK_C10_GPU, LINK_TORCH_GPU, LINK_COMM };
+
+/* "nccl.h" / "rccl.h": the file name of the profile's comm header. */
+static const char *comm_header_name(const struct cf_vendor_profile *vp)
+{
+    return cf_basename(vp->comm_headers[0]);
+}
 
 /* Linked for every vendor: the CPU half of libtorch and the Python bindings. */
 static const char *const common_libs[] = { "c10", "torch", "torch_cpu", "torch_python" };
@@ -236,20 +241,18 @@ static int looks_like_dtk(const char *root)
 
 static void resolve_toolkit_root(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, const struct cf_survey *sv)
 {
-    const struct vendor_profile *vp = &vendor_profiles[p->vendor];
+    const struct cf_vendor_profile *vp = profile_of(p->vendor);
     if (o->toolkit_root) {
         item_set(&p->toolkit_root, o->toolkit_root, "--toolkit");
         return;
     }
-    for (const char *const *e = vp->env_roots; *e; e++) {
+    for (const char *const *e = vp->root_env; *e; e++) {
         const char *v = getenv(*e);
         if (v && *v) {
             item_set(&p->toolkit_root, v, *e);
             return;
         }
     }
-    static const char *const toolkit_ids[] = { [CF_BRIDGE_NVIDIA] = "cuda", [CF_BRIDGE_ROCM] = "rocm",
-                                               [CF_BRIDGE_DTK] = "dtk" };
     const struct cf_toolkit *tk = cf_survey_toolkit(sv, toolkit_ids[p->vendor]);
     if (tk) {
         char *from = cf_asprintf("doctor's survey (%s)", tk->found_by ? tk->found_by : "found");
@@ -412,7 +415,7 @@ static int comm_candidate(const char *inc, const char *libdir, const char *heade
 
 static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, struct comm_source *cs)
 {
-    const struct vendor_profile *vp = &vendor_profiles[p->vendor];
+    const struct cf_vendor_profile *vp = profile_of(p->vendor);
     struct strvec tried = STRVEC_INIT;
     const char *nccl_home = o->nccl_home ? o->nccl_home : getenv("NCCL_HOME");
     const char *nh_from = o->nccl_home ? "--nccl-home" : "NCCL_HOME";
@@ -435,10 +438,9 @@ static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *
             free(site);
         }
         if (!found && p->toolkit_root.value) {
-            static const char *const libdirs[] = { "lib64", "lib", "targets/x86_64-linux/lib" };
             char *inc = cf_path_join(p->toolkit_root.value, "include");
-            for (size_t i = 0; !found && i < 3; i++) {
-                char *lib = cf_path_join(p->toolkit_root.value, libdirs[i]);
+            for (const char *const *d = vp->lib_dirs; !found && *d; d++) {
+                char *lib = cf_path_join(p->toolkit_root.value, *d);
                 char *from = cf_asprintf("the CUDA toolkit (%s)", p->toolkit_root.from);
                 found = comm_candidate(inc, lib, "nccl.h", "nccl", from, NULL, cs, &tried);
                 free(from);
@@ -456,7 +458,7 @@ static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *
         free(from);
     }
     if (found) {
-        char *h = cf_path_join(cs->include, vp->comm_header);
+        char *h = cf_path_join(cs->include, comm_header_name(vp));
         item_set(&p->nccl_header, h, cs->from);
         p->nccl_header_version = header_version(h);
         free(h);
@@ -464,7 +466,7 @@ static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *
         struct strbuf sb = STRBUF_INIT;
         for (size_t i = 0; i < tried.n; i++)
             sb_addf(&sb, "%s%s", i ? ", " : "", tried.v[i]);
-        problem(p, "no %s with its lib%s found; searched: %s. Set %s", vp->comm_header, vp->comm_lib,
+        problem(p, "no %s with its lib%s found; searched: %s. Set %s", comm_header_name(vp), vp->bridge_link_libs[LINK_COMM],
                 tried.n ? sb.buf : "nothing (no toolkit root)",
                 p->vendor == CF_BRIDGE_NVIDIA ? "NCCL_HOME or CUDA_HOME" : "ROCM_PATH (the ROCm or DTK root)");
         sb_release(&sb);
@@ -583,12 +585,12 @@ static void resolve_lib(struct cf_bridge_plan *p, const char *name, const char *
 
 static void resolve_libs(struct cf_bridge_plan *p, const struct comm_source *cs)
 {
-    const struct vendor_profile *vp = &vendor_profiles[p->vendor];
+    const struct cf_vendor_profile *vp = profile_of(p->vendor);
     char *tlib = p->torch_dir.value ? cf_path_join(p->torch_dir.value, "lib") : NULL;
     char *tfrom = cf_asprintf("torch (%s)", p->torch_dir.from ? p->torch_dir.from : "none");
-    for (size_t i = 0; i < 2; i++)
-        resolve_lib(p, vp->gpu_libs[i], tlib, tfrom);
-    resolve_lib(p, vp->comm_lib, cs->lib_dir, cs->from ? cs->from : "not found");
+    resolve_lib(p, vp->bridge_link_libs[LINK_C10_GPU], tlib, tfrom);
+    resolve_lib(p, vp->bridge_link_libs[LINK_TORCH_GPU], tlib, tfrom);
+    resolve_lib(p, vp->bridge_link_libs[LINK_COMM], cs->lib_dir, cs->from ? cs->from : "not found");
     for (size_t i = 0; i < sizeof common_libs / sizeof common_libs[0]; i++)
         resolve_lib(p, common_libs[i], tlib, tfrom);
     for (size_t i = 0; i < p->n_libs; i++) {
@@ -598,7 +600,7 @@ static void resolve_libs(struct cf_bridge_plan *p, const struct comm_source *cs)
         struct strbuf where = STRBUF_INIT;
         for (size_t k = 0; k < l->searched.n; k++)
             sb_addf(&where, "%s%s", k ? ", " : "", l->searched.v[k]);
-        if (!strcmp(l->name, vp->gpu_libs[1]) && tlib)
+        if (!strcmp(l->name, vp->bridge_link_libs[LINK_TORCH_GPU]) && tlib)
             problem(p, "CPU-only libtorch: lib%s.so is not in %s, so this libtorch has no ProcessGroupNCCL; point "
                        "--libtorch at a %s build",
                     l->name, tlib, p->vendor == CF_BRIDGE_NVIDIA ? "CUDA" : "ROCm/DTK");
