@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char sb_empty[1];
+static const char sb_empty[1]; /* what sb_str gives an empty strbuf: never written */
 
 void *cf_xmalloc(size_t n)
 {
