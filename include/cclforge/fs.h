@@ -34,6 +34,8 @@ char *cf_realpath(const char *path);
 /* "/a/./b//../c/" -> "/a/c" on the string alone (abs is taken as absolute);
  * *escaped (may be NULL) is set to 1 when a ".." climbed above "/". Caller frees. */
 char *cf_path_normalize(const char *abs, int *escaped);
+/* path made absolute against the current directory, symlinks left in place. Caller frees. */
+char *cf_path_absolute(const char *path);
 
 /* A read-only memory map of a whole file; len 0 files map to data == NULL. */
 struct cf_mmap {

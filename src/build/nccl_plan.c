@@ -43,16 +43,6 @@ static const char *env_nonempty(const char *name)
     return v && *v ? v : NULL;
 }
 
-static char *absolute_path(const char *path)
-{
-    if (path[0] == '/')
-        return cf_strdup(path);
-    char *cwd = getcwd(NULL, 0);
-    char *abs = cf_path_join(cwd ? cwd : ".", path);
-    free(cwd);
-    return abs;
-}
-
 static int is_tarball_name(const char *path)
 {
     for (size_t i = 0; i < sizeof tarball_suffixes / sizeof tarball_suffixes[0]; i++)
@@ -117,7 +107,7 @@ static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl
             rocm = env_nonempty(envs[i]);
         if (!rocm)
             rocm = plan->vendor_word && !strcmp(plan->vendor_word, "dtk") ? "/opt/dtk" : "/opt/rocm";
-        plan->toolkit_home = absolute_path(rocm);
+        plan->toolkit_home = cf_path_absolute(rocm);
         char *hipcc = cf_path_join(plan->toolkit_home, "bin/hipcc");
         struct cf_compiler c = { 0 };
         if (cf_is_file(hipcc) && cf_compiler_probe(hipcc, &c, NULL) == 0)
@@ -135,7 +125,7 @@ static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl
         cuda = env_nonempty("CUDA_PATH");
     if (!cuda)
         cuda = "/usr/local/cuda";
-    plan->toolkit_home = absolute_path(cuda);
+    plan->toolkit_home = cf_path_absolute(cuda);
     char *nvcc = cf_path_join(plan->toolkit_home, "bin/nvcc");
     struct cf_compiler c = { 0 };
     if (cf_is_file(nvcc) && cf_compiler_probe(nvcc, &c, NULL) == 0 && c.family && !strcmp(c.family, "nvcc")) {
@@ -494,7 +484,7 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan
     plan->gencode = sb_detach(&gencode);
 
     char *root = opts->root ? cf_strdup(opts->root) : cf_nccl_default_root();
-    plan->root = absolute_path(root);
+    plan->root = cf_path_absolute(root);
     free(root);
     source_identity(plan);
     make_target(plan);

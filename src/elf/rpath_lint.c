@@ -170,22 +170,11 @@ static void lint_list(struct lint_ctx *ctx, const char *tag, const char *value)
     strvec_clear(&entries);
 }
 
-/* path made absolute against the CWD, symlinks left in place. */
-static char *absolute_path(const char *path)
-{
-    if (path[0] == '/')
-        return cf_strdup(path);
-    char *cwd = getcwd(NULL, 0);
-    char *abs = cf_path_join(cwd ? cwd : "/", path);
-    free(cwd);
-    return abs;
-}
-
 /* $ORIGIN as glibc forms it: the directory of the path the object was opened
  * by, made absolute but with symlinks left in place. */
 static char *origin_of(const char *path)
 {
-    char *abs = absolute_path(path);
+    char *abs = cf_path_absolute(path);
     char *dir = cf_dirname(abs);
     free(abs);
     return dir;
@@ -213,7 +202,7 @@ int cf_rpath_lint(const struct cf_elf *elf, const struct cf_rpath_lint_opts *opt
         .out = out,
     };
     if (opts->within) {
-        char *abs = absolute_path(opts->within);
+        char *abs = cf_path_absolute(opts->within);
         ctx.within = canonical(abs);
         free(abs);
     }

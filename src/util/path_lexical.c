@@ -1,7 +1,8 @@
-/* Lexical path normalisation: "." and ".." resolved on the string alone, for
- * paths that need not exist (RPATH targets, archive members). */
+/* Paths as strings: made absolute and normalised without touching the file
+ * system, for paths that need not exist (RPATH targets, archive members). */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
@@ -35,4 +36,14 @@ char *cf_path_normalize(const char *abs, int *escaped)
     if (escaped)
         *escaped = climbed_out;
     return sb_detach(&sb);
+}
+
+char *cf_path_absolute(const char *path)
+{
+    if (path[0] == '/')
+        return cf_strdup(path);
+    char *cwd = getcwd(NULL, 0);
+    char *abs = cf_path_join(cwd ? cwd : "/", path);
+    free(cwd);
+    return abs;
 }
