@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 
 static int copy_file(const char *from, const char *to, mode_t mode, cf_error *err)
 {
@@ -97,13 +98,6 @@ int nccl_copy_tree(const char *from, const char *to, cf_error *err)
     return rc;
 }
 
-static void add_strings(cJSON *obj, const char *key, const struct strvec *sv)
-{
-    cJSON *arr = cJSON_AddArrayToObject(obj, key);
-    for (size_t i = 0; i < sv->n; i++)
-        cJSON_AddItemToArray(arr, cJSON_CreateString(sv->v[i]));
-}
-
 cJSON *nccl_plan_inputs(const struct cf_nccl_plan *plan)
 {
     cJSON *in = cJSON_CreateObject();
@@ -113,14 +107,8 @@ cJSON *nccl_plan_inputs(const struct cf_nccl_plan *plan)
     for (size_t i = 0; i < plan->archs.n; i++)
         cJSON_AddItemToArray(archs, cJSON_CreateString(plan->archs.v[i].name));
     cJSON_AddBoolToObject(in, "ptx", plan->ptx);
-    if (plan->only_funcs)
-        cJSON_AddStringToObject(in, "only_funcs", plan->only_funcs);
-    else
-        cJSON_AddNullToObject(in, "only_funcs");
-    if (plan->cuda_version)
-        cJSON_AddStringToObject(in, "cuda_version", plan->cuda_version);
-    else
-        cJSON_AddNullToObject(in, "cuda_version");
+    cf_json_put_str(in, "only_funcs", plan->only_funcs);
+    cf_json_put_str(in, "cuda_version", plan->cuda_version);
     cJSON_AddStringToObject(in, "source", plan->source_id);
     return in;
 }
@@ -148,10 +136,7 @@ char *nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_buil
     for (size_t i = 0; i < plan->archs.n; i++)
         cJSON_AddItemToArray(archs, cJSON_CreateString(plan->archs.v[i].name));
     cJSON_AddBoolToObject(m, "ptx", plan->ptx);
-    if (plan->cuda_version)
-        cJSON_AddStringToObject(m, "cuda_version", plan->cuda_version);
-    else
-        cJSON_AddNullToObject(m, "cuda_version");
+    cf_json_put_str(m, "cuda_version", plan->cuda_version);
     cJSON_AddStringToObject(m, "toolkit_home", plan->toolkit_home);
     cJSON_AddStringToObject(m, "compiler", plan->compiler ? plan->compiler : "");
     cJSON *src = cJSON_AddObjectToObject(m, "source");
@@ -169,14 +154,14 @@ char *nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_buil
     cJSON_AddBoolToObject(flags, "docker", plan->docker);
     if (plan->docker)
         cJSON_AddStringToObject(flags, "docker_image", plan->docker_image);
-    add_strings(flags, "commands", &built->commands);
+    cf_json_put_strvec(flags, "commands", &built->commands);
     cJSON_AddStringToObject(m, "library", built->library_rel);
     cJSON_AddStringToObject(m, "library_sha256", built->library_sha256);
     cJSON_AddStringToObject(m, "soname", built->verify->soname ? built->verify->soname : "");
     cJSON_AddStringToObject(m, "banner", built->verify->banner ? built->verify->banner : "");
-    add_strings(m, "sass", &built->verify->sass);
-    add_strings(m, "ptx_archs", &built->verify->ptx);
-    add_strings(m, "extra_archs", &built->verify->extra);
+    cf_json_put_strvec(m, "sass", &built->verify->sass);
+    cf_json_put_strvec(m, "ptx_archs", &built->verify->ptx);
+    cf_json_put_strvec(m, "extra_archs", &built->verify->extra);
     cJSON_AddNumberToObject(m, "build_seconds", built->build_seconds);
     char when[32];
     time_t now = time(NULL);

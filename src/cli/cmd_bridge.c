@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cclforge/bridge.h"
+#include "cclforge/json.h"
 #include "cclforge/strbuf.h"
 #include "cclforge/term.h"
 #include "cli/builtin.h"
@@ -103,67 +104,51 @@ static cJSON *items_json(const struct cf_bridge_item *v, size_t n)
     return a;
 }
 
-static cJSON *strvec_json(const struct strvec *sv)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; i < sv->n; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateString(sv->v[i]));
-    return a;
-}
-
-static void add_str(cJSON *o, const char *k, const char *v)
-{
-    if (v)
-        cJSON_AddStringToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
-}
-
 static cJSON *plan_json(const struct cf_bridge_plan *p)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "vendor", item_json(&p->vendor_item));
     cJSON *cxx = item_json(&p->cxx);
-    add_str(cxx, "version", p->cxx_version);
-    add_str(cxx, "std", p->cxx_std);
-    add_str(cxx, "gate", p->cxx_gate);
+    cf_json_put_str(cxx, "version", p->cxx_version);
+    cf_json_put_str(cxx, "std", p->cxx_std);
+    cf_json_put_str(cxx, "gate", p->cxx_gate);
     cJSON_AddItemToObject(o, "compiler", cxx);
     cJSON *py = item_json(&p->python);
-    add_str(py, "version", p->python_version);
-    add_str(py, "tag", p->python_tag);
-    add_str(py, "ext_suffix", p->ext_suffix);
+    cf_json_put_str(py, "version", p->python_version);
+    cf_json_put_str(py, "tag", p->python_tag);
+    cf_json_put_str(py, "ext_suffix", p->ext_suffix);
     cJSON_AddItemToObject(o, "python", py);
     cJSON *torch = item_json(&p->torch_dir);
-    add_str(torch, "version", p->torch_version);
+    cf_json_put_str(torch, "version", p->torch_version);
     if (p->cxx11_abi >= 0)
         cJSON_AddBoolToObject(torch, "cxx11_abi", p->cxx11_abi);
     else
         cJSON_AddNullToObject(torch, "cxx11_abi");
-    add_str(torch, "cxx11_abi_from", p->cxx11_abi_from);
+    cf_json_put_str(torch, "cxx11_abi_from", p->cxx11_abi_from);
     cJSON_AddItemToObject(o, "torch", torch);
     cJSON_AddItemToObject(o, "toolkit_root", item_json(&p->toolkit_root));
     cJSON *nh = item_json(&p->nccl_header);
-    add_str(nh, "version", p->nccl_header_version);
+    cf_json_put_str(nh, "version", p->nccl_header_version);
     cJSON_AddItemToObject(o, "comm_header", nh);
     cJSON_AddItemToObject(o, "includes", items_json(p->includes, p->n_includes));
     cJSON *libs = cJSON_CreateArray();
     for (size_t i = 0; i < p->n_libs; i++) {
         cJSON *l = cJSON_CreateObject();
         cJSON_AddStringToObject(l, "name", p->libs[i].name);
-        add_str(l, "path", p->libs[i].path);
-        add_str(l, "from", p->libs[i].from);
-        cJSON_AddItemToObject(l, "searched", strvec_json(&p->libs[i].searched));
+        cf_json_put_str(l, "path", p->libs[i].path);
+        cf_json_put_str(l, "from", p->libs[i].from);
+        cJSON_AddItemToObject(l, "searched", cf_json_strvec(&p->libs[i].searched));
         cJSON_AddItemToArray(libs, l);
     }
     cJSON_AddItemToObject(o, "libraries", libs);
     cJSON_AddItemToObject(o, "defines", items_json(p->defines, p->n_defines));
     cJSON_AddItemToObject(o, "rpath", items_json(p->rpath, p->n_rpath));
     cJSON_AddItemToObject(o, "source", item_json(&p->source));
-    add_str(o, "module", p->module_name);
-    add_str(o, "package", p->package);
-    add_str(o, "output", p->output_name);
-    cJSON_AddItemToObject(o, "bundle", strvec_json(&p->bundle_libs));
-    cJSON_AddItemToObject(o, "problems", strvec_json(&p->problems));
+    cf_json_put_str(o, "module", p->module_name);
+    cf_json_put_str(o, "package", p->package);
+    cf_json_put_str(o, "output", p->output_name);
+    cJSON_AddItemToObject(o, "bundle", cf_json_strvec(&p->bundle_libs));
+    cJSON_AddItemToObject(o, "problems", cf_json_strvec(&p->problems));
     cJSON_AddBoolToObject(o, "ok", p->problems.n == 0);
     return o;
 }
@@ -232,14 +217,14 @@ static void print_plan(const struct cf_bridge_plan *p)
 static cJSON *build_json(const struct cf_bridge_build_result *r)
 {
     cJSON *o = cJSON_CreateObject();
-    add_str(o, "output", r->output);
-    add_str(o, "log", r->log_path);
+    cf_json_put_str(o, "output", r->output);
+    cf_json_put_str(o, "log", r->log_path);
     cJSON_AddNumberToObject(o, "compile_seconds", r->compile_seconds);
     cJSON_AddNumberToObject(o, "link_seconds", r->link_seconds);
-    cJSON_AddItemToObject(o, "needed", strvec_json(&r->needed));
-    cJSON_AddItemToObject(o, "rpath", strvec_json(&r->rpath));
-    cJSON_AddItemToObject(o, "checks", strvec_json(&r->checks));
-    cJSON_AddItemToObject(o, "problems", strvec_json(&r->problems));
+    cJSON_AddItemToObject(o, "needed", cf_json_strvec(&r->needed));
+    cJSON_AddItemToObject(o, "rpath", cf_json_strvec(&r->rpath));
+    cJSON_AddItemToObject(o, "checks", cf_json_strvec(&r->checks));
+    cJSON_AddItemToObject(o, "problems", cf_json_strvec(&r->problems));
     return o;
 }
 

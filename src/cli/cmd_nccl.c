@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cclforge/arch.h"
+#include "cclforge/json.h"
 #include "cclforge/nccl_build.h"
 #include "cclforge/survey.h"
 #include "cclforge/term.h"
@@ -157,14 +158,6 @@ static int survey_defaults(const char *survey_file, int need_torch, int need_gpu
     return 0;
 }
 
-static cJSON *strvec_json(const struct strvec *sv)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; i < sv->n; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateString(sv->v[i]));
-    return a;
-}
-
 static cJSON *plan_json(const struct cf_nccl_plan *plan)
 {
     cJSON *p = cJSON_CreateObject();
@@ -189,11 +182,11 @@ static cJSON *plan_json(const struct cf_nccl_plan *plan)
     cJSON_AddStringToObject(p, "log", plan->log_path);
     struct strvec cmds = STRVEC_INIT;
     cf_nccl_plan_commands(plan, &cmds);
-    cJSON_AddItemToObject(p, "commands", strvec_json(&cmds));
+    cJSON_AddItemToObject(p, "commands", cf_json_strvec(&cmds));
     strvec_clear(&cmds);
     if (plan->dockerfile)
         cJSON_AddStringToObject(p, "dockerfile", plan->dockerfile);
-    cJSON_AddItemToObject(p, "warnings", strvec_json(&plan->warnings));
+    cJSON_AddItemToObject(p, "warnings", cf_json_strvec(&plan->warnings));
     return p;
 }
 
@@ -229,11 +222,11 @@ static cJSON *verify_json(const struct cf_nccl_verify *v)
     cJSON_AddStringToObject(o, "library", v->library ? v->library : "");
     cJSON_AddStringToObject(o, "soname", v->soname ? v->soname : "");
     cJSON_AddStringToObject(o, "banner", v->banner ? v->banner : "");
-    cJSON_AddItemToObject(o, "sass", strvec_json(&v->sass));
-    cJSON_AddItemToObject(o, "ptx", strvec_json(&v->ptx));
-    cJSON_AddItemToObject(o, "missing", strvec_json(&v->missing));
-    cJSON_AddItemToObject(o, "extra", strvec_json(&v->extra));
-    cJSON_AddItemToObject(o, "problems", strvec_json(&v->problems));
+    cJSON_AddItemToObject(o, "sass", cf_json_strvec(&v->sass));
+    cJSON_AddItemToObject(o, "ptx", cf_json_strvec(&v->ptx));
+    cJSON_AddItemToObject(o, "missing", cf_json_strvec(&v->missing));
+    cJSON_AddItemToObject(o, "extra", cf_json_strvec(&v->extra));
+    cJSON_AddItemToObject(o, "problems", cf_json_strvec(&v->problems));
     return o;
 }
 
@@ -458,13 +451,10 @@ static int cmd_list(int argc, char **argv)
             cJSON_AddNumberToObject(b, "version_code", l.v[i].version_code);
             struct strvec archs = STRVEC_INIT;
             strvec_split(&archs, l.v[i].archs, ";", 0);
-            cJSON_AddItemToObject(b, "archs", strvec_json(&archs));
+            cJSON_AddItemToObject(b, "archs", cf_json_strvec(&archs));
             strvec_clear(&archs);
             cJSON_AddBoolToObject(b, "ptx", l.v[i].ptx);
-            if (l.v[i].cuda_version)
-                cJSON_AddStringToObject(b, "cuda_version", l.v[i].cuda_version);
-            else
-                cJSON_AddNullToObject(b, "cuda_version");
+            cf_json_put_str(b, "cuda_version", l.v[i].cuda_version);
             cJSON_AddNumberToObject(b, "build_seconds", l.v[i].build_seconds);
             cJSON_AddBoolToObject(b, "active", l.v[i].active);
             cJSON_AddItemToArray(arr, b);
@@ -588,9 +578,9 @@ static int cmd_env(int argc, char **argv)
         cJSON_AddStringToObject(env, "LD_PRELOAD", e.ld_preload);
         if (have_host) {
             cJSON *cov = cJSON_AddObjectToObject(doc, "coverage");
-            cJSON_AddItemToObject(cov, "host_archs", strvec_json(&e.host_archs));
-            cJSON_AddItemToObject(cov, "uncovered", strvec_json(&e.uncovered));
-            cJSON_AddItemToObject(cov, "ptx_jit_only", strvec_json(&e.jit_only));
+            cJSON_AddItemToObject(cov, "host_archs", cf_json_strvec(&e.host_archs));
+            cJSON_AddItemToObject(cov, "uncovered", cf_json_strvec(&e.uncovered));
+            cJSON_AddItemToObject(cov, "ptx_jit_only", cf_json_strvec(&e.jit_only));
             cJSON_AddBoolToObject(cov, "covered", e.uncovered.n == 0);
         }
         cli_print_json(doc);

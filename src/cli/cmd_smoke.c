@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 #include "cclforge/smoke.h"
 #include "cclforge/strbuf.h"
 #include "cclforge/term.h"
@@ -183,14 +184,8 @@ static cJSON *report_json(const struct cf_smoke_report *rep, struct smoke_cli *c
     cJSON_AddNumberToObject(doc, "nranks", rep->nranks);
     if (rep->role == CF_ROLE_RANK)
         cJSON_AddNumberToObject(doc, "rank", rep->rank);
-    if (rep->lib_version)
-        cJSON_AddStringToObject(doc, "lib_version", rep->lib_version);
-    else
-        cJSON_AddNullToObject(doc, "lib_version");
-    if (rep->lib_path)
-        cJSON_AddStringToObject(doc, "lib_path", rep->lib_path);
-    else
-        cJSON_AddNullToObject(doc, "lib_path");
+    cf_json_put_str(doc, "lib_version", rep->lib_version);
+    cf_json_put_str(doc, "lib_path", rep->lib_path);
     cJSON_AddBoolToObject(doc, "ok", exit_code == 0);
     cJSON_AddNumberToObject(doc, "passed", (double)rep->passed);
     cJSON_AddNumberToObject(doc, "failed", (double)rep->failed);

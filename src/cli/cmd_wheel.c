@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/json.h"
 #include "cclforge/strbuf.h"
 #include "cclforge/term.h"
 #include "cclforge/wheel.h"
@@ -93,9 +94,7 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r)
         cJSON_AddItemToObject(o, "glibc_needed", glibc_json(r->glibc_needed));
     else
         cJSON_AddNullToObject(o, "glibc_needed");
-    cJSON *ext = cJSON_AddArrayToObject(o, "extensions");
-    for (size_t i = 0; i < r->extensions.n; i++)
-        cJSON_AddItemToArray(ext, cJSON_CreateString(r->extensions.v[i]));
+    cf_json_put_strvec(o, "extensions", &r->extensions);
     cJSON *checks = cJSON_AddArrayToObject(o, "checks");
     for (size_t i = 0; i < r->n_checks; i++) {
         cJSON *c = cJSON_CreateObject();
@@ -110,9 +109,7 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r)
         cJSON_AddStringToObject(o, "module_file", r->module_file);
     if (r->venv)
         cJSON_AddStringToObject(o, "venv", r->venv);
-    cJSON *smoke = cJSON_AddArrayToObject(o, "smoke");
-    for (size_t i = 0; i < r->smoke_lines.n; i++)
-        cJSON_AddItemToArray(smoke, cJSON_CreateString(r->smoke_lines.v[i]));
+    cf_json_put_strvec(o, "smoke", &r->smoke_lines);
     cJSON_AddNumberToObject(o, "failed", r->failed);
     cJSON_AddBoolToObject(o, "ok", r->failed == 0);
     return o;

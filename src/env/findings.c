@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/doctor.h"
+#include "cclforge/json.h"
 
 void cf_findings_add(struct cf_findings *f, enum cf_severity sev, const char *id, const char *subject,
                      const char *remedy, const char *why_fmt, ...)
@@ -74,10 +75,7 @@ void *cf_findings_to_json(const struct cf_findings *f)
         cJSON_AddStringToObject(o, "id", x->id);
         cJSON_AddStringToObject(o, "subject", x->subject);
         cJSON_AddStringToObject(o, "why", x->why);
-        if (x->remedy)
-            cJSON_AddStringToObject(o, "remedy", x->remedy);
-        else
-            cJSON_AddNullToObject(o, "remedy");
+        cf_json_put_str(o, "remedy", x->remedy);
         cJSON_AddItemToArray(a, o);
     }
     return a;

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 #include "env/env_internal.h"
 
 static const char *const section_keys[CF_SEC_COUNT] = {
@@ -25,55 +26,40 @@ const char *cf_survey_section_name(enum cf_survey_section sec)
 
 /* ---- writing ---- */
 
-static void put_str(cJSON *o, const char *key, const char *v)
-{
-    if (v)
-        cJSON_AddStringToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
-}
-
-static void put_strvec(cJSON *o, const char *key, const struct strvec *sv)
-{
-    cJSON *a = cJSON_AddArrayToObject(o, key);
-    for (size_t i = 0; i < sv->n; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateString(sv->v[i]));
-}
-
 static cJSON *comm_to_json(const struct cf_comm_lib *c)
 {
     if (!c)
         return cJSON_CreateNull();
     cJSON *o = cJSON_CreateObject();
-    put_str(o, "kind", c->kind);
-    put_str(o, "path", c->path);
-    put_str(o, "how", c->how);
-    put_str(o, "version", c->version);
+    cf_json_put_str(o, "kind", c->kind);
+    cf_json_put_str(o, "path", c->path);
+    cf_json_put_str(o, "how", c->how);
+    cf_json_put_str(o, "version", c->version);
     cJSON_AddNumberToObject(o, "version_code", c->version_code);
-    put_str(o, "cuda_version", c->cuda_version);
-    put_str(o, "hip_version", c->hip_version);
-    put_str(o, "banner", c->banner);
-    put_str(o, "header", c->header);
+    cf_json_put_str(o, "cuda_version", c->cuda_version);
+    cf_json_put_str(o, "hip_version", c->hip_version);
+    cf_json_put_str(o, "banner", c->banner);
+    cf_json_put_str(o, "header", c->header);
     if (c->archs_known)
-        put_strvec(o, "archs", &c->archs);
+        cf_json_put_strvec(o, "archs", &c->archs);
     else
         cJSON_AddNullToObject(o, "archs");
-    put_strvec(o, "missing_libs", &c->missing_libs);
-    put_strvec(o, "undefined_symbols", &c->undefined_symbols);
+    cf_json_put_strvec(o, "missing_libs", &c->missing_libs);
+    cf_json_put_strvec(o, "undefined_symbols", &c->undefined_symbols);
     return o;
 }
 
 static cJSON *toolkit_to_json(const struct cf_toolkit *t)
 {
     cJSON *o = cJSON_CreateObject();
-    put_str(o, "vendor", t->vendor);
-    put_str(o, "root", t->root);
-    put_str(o, "found_by", t->found_by);
-    put_str(o, "version", t->version);
-    put_str(o, "version_source", t->version_source);
-    put_str(o, "compiler", t->compiler);
-    put_strvec(o, "include_dirs", &t->include_dirs);
-    put_strvec(o, "lib_dirs", &t->lib_dirs);
+    cf_json_put_str(o, "vendor", t->vendor);
+    cf_json_put_str(o, "root", t->root);
+    cf_json_put_str(o, "found_by", t->found_by);
+    cf_json_put_str(o, "version", t->version);
+    cf_json_put_str(o, "version_source", t->version_source);
+    cf_json_put_str(o, "compiler", t->compiler);
+    cf_json_put_strvec(o, "include_dirs", &t->include_dirs);
+    cf_json_put_strvec(o, "lib_dirs", &t->lib_dirs);
     cJSON_AddItemToObject(o, "comm", comm_to_json(t->comm));
     return o;
 }
@@ -82,9 +68,9 @@ static cJSON *gpu_to_json(const struct cf_gpu *g)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "index", g->index);
-    put_str(o, "vendor", g->vendor);
-    put_str(o, "name", g->name);
-    put_str(o, "arch", g->arch);
+    cf_json_put_str(o, "vendor", g->vendor);
+    cf_json_put_str(o, "name", g->name);
+    cf_json_put_str(o, "arch", g->arch);
     if (g->cc_major > 0) {
         char cc[32];
         snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
@@ -93,7 +79,7 @@ static cJSON *gpu_to_json(const struct cf_gpu *g)
         cJSON_AddNullToObject(o, "compute_capability");
     }
     cJSON_AddNumberToObject(o, "memory_bytes", (double)g->memory_bytes);
-    put_str(o, "uuid", g->uuid);
+    cf_json_put_str(o, "uuid", g->uuid);
     cJSON_AddBoolToObject(o, "visible", g->visible);
     cJSON_AddNumberToObject(o, "visible_index", g->visible_index);
     return o;
@@ -102,58 +88,58 @@ static cJSON *gpu_to_json(const struct cf_gpu *g)
 static cJSON *probe_to_json(const struct cf_gpu_probe *p)
 {
     cJSON *o = cJSON_CreateObject();
-    put_str(o, "vendor", p->vendor);
-    put_str(o, "method", p->method);
+    cf_json_put_str(o, "vendor", p->vendor);
+    cf_json_put_str(o, "method", p->method);
     cJSON_AddBoolToObject(o, "ok", p->ok);
     cJSON_AddNumberToObject(o, "count", p->count);
-    put_str(o, "note", p->note);
+    cf_json_put_str(o, "note", p->note);
     return o;
 }
 
 static cJSON *torch_to_json(const struct cf_libtorch *t)
 {
     cJSON *o = cJSON_CreateObject();
-    put_str(o, "root", t->root);
-    put_str(o, "lib_dir", t->lib_dir);
-    put_str(o, "found_by", t->found_by);
-    put_str(o, "variant", t->variant);
-    put_strvec(o, "variant_meta", &t->variant_meta);
-    put_str(o, "version", t->version);
-    put_str(o, "version_source", t->version_source);
+    cf_json_put_str(o, "root", t->root);
+    cf_json_put_str(o, "lib_dir", t->lib_dir);
+    cf_json_put_str(o, "found_by", t->found_by);
+    cf_json_put_str(o, "variant", t->variant);
+    cf_json_put_strvec(o, "variant_meta", &t->variant_meta);
+    cf_json_put_str(o, "version", t->version);
+    cf_json_put_str(o, "version_source", t->version_source);
     cJSON_AddStringToObject(o, "flavour", cf_torch_flavour_name(t->flavour));
-    put_str(o, "gpu_runtime_version", t->gpu_runtime_version);
+    cf_json_put_str(o, "gpu_runtime_version", t->gpu_runtime_version);
     if (t->cxx11_abi < 0)
         cJSON_AddNullToObject(o, "cxx11_abi");
     else
         cJSON_AddBoolToObject(o, "cxx11_abi", t->cxx11_abi);
-    put_str(o, "abi_source", t->abi_source);
-    put_str(o, "gpu_lib", t->gpu_lib);
-    put_str(o, "nccl_built_against", t->nccl_built_against);
+    cf_json_put_str(o, "abi_source", t->abi_source);
+    cf_json_put_str(o, "gpu_lib", t->gpu_lib);
+    cf_json_put_str(o, "nccl_built_against", t->nccl_built_against);
     cJSON_AddBoolToObject(o, "needs_comm_lib", t->needs_comm_lib);
     cJSON_AddItemToObject(o, "embedded", comm_to_json(t->embedded));
     cJSON_AddItemToObject(o, "loaded", comm_to_json(t->loaded));
-    put_strvec(o, "missing_libs", &t->missing_libs);
-    put_strvec(o, "undefined_symbols", &t->undefined_symbols);
+    cf_json_put_strvec(o, "missing_libs", &t->missing_libs);
+    cf_json_put_strvec(o, "undefined_symbols", &t->undefined_symbols);
     if (t->archs_known)
-        put_strvec(o, "archs", &t->archs);
+        cf_json_put_strvec(o, "archs", &t->archs);
     else
         cJSON_AddNullToObject(o, "archs");
-    put_str(o, "problem", t->problem);
+    cf_json_put_str(o, "problem", t->problem);
     return o;
 }
 
 static cJSON *compiler_to_json(const struct cf_compiler *c)
 {
     cJSON *o = cJSON_CreateObject();
-    put_str(o, "name", c->name);
-    put_str(o, "path", c->path);
-    put_str(o, "version", c->version);
+    cf_json_put_str(o, "name", c->name);
+    cf_json_put_str(o, "path", c->path);
+    cf_json_put_str(o, "version", c->version);
     cJSON_AddNumberToObject(o, "major", c->major);
     cJSON_AddNumberToObject(o, "minor", c->minor);
     if (c->host_gcc_max || c->host_clang_max || c->host_range_source) {
         cJSON_AddNumberToObject(o, "host_gcc_max", c->host_gcc_max);
         cJSON_AddNumberToObject(o, "host_clang_max", c->host_clang_max);
-        put_str(o, "host_range_source", c->host_range_source);
+        cf_json_put_str(o, "host_range_source", c->host_range_source);
     }
     return o;
 }
@@ -162,8 +148,8 @@ void *cf_survey_to_json(const struct cf_survey *s)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *host = cJSON_AddObjectToObject(o, "host");
-    put_str(host, "hostname", s->hostname);
-    put_str(host, "injected_from", s->injected_from);
+    cf_json_put_str(host, "hostname", s->hostname);
+    cf_json_put_str(host, "injected_from", s->injected_from);
     cJSON *inj = cJSON_AddArrayToObject(host, "injected_sections");
     for (int i = 0; i < CF_SEC_COUNT; i++)
         if (s->injected[i])
@@ -181,8 +167,8 @@ void *cf_survey_to_json(const struct cf_survey *s)
         cJSON_AddItemToArray(a, probe_to_json(&s->probes[i]));
     cJSON *d = cJSON_AddObjectToObject(o, "driver");
     cJSON_AddNumberToObject(d, "cuda_driver_version", s->driver.cuda_driver_version);
-    put_str(d, "nvidia_version", s->driver.nvidia_version);
-    put_str(d, "amd_version", s->driver.amd_version);
+    cf_json_put_str(d, "nvidia_version", s->driver.nvidia_version);
+    cf_json_put_str(d, "amd_version", s->driver.amd_version);
     a = cJSON_AddArrayToObject(o, "libtorch");
     for (size_t i = 0; i < s->n_torches; i++)
         cJSON_AddItemToArray(a, torch_to_json(&s->torches[i]));
