@@ -13,18 +13,26 @@
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
 #include "cclforge/survey.h"
+#include "cclforge/vendor.h"
 
+/* The --vendor words and their entries in the project's vendor table
+ * (cclforge/vendor.h), which holds each stack's arch-list variable. */
 struct vendor_profile {
     const char *word;
     enum cf_gpu_vendor vendor;
-    const char *arch_env;    /* where PyTorch users keep their arch list */
-    const char *library;     /* file name stem of the built library */
+    const char *toolkit_id;  /* cf_vendor_profile id */
 };
 static const struct vendor_profile vendor_profiles[] = {
-    { "nvidia", CF_VENDOR_NVIDIA, "TORCH_CUDA_ARCH_LIST", "libnccl.so" },
-    { "rocm", CF_VENDOR_AMD, "PYTORCH_ROCM_ARCH", "librccl.so" },
-    { "dtk", CF_VENDOR_AMD, "PYTORCH_ROCM_ARCH", "librccl.so" },
+    { "nvidia", CF_VENDOR_NVIDIA, "cuda" },
+    { "rocm", CF_VENDOR_AMD, "rocm" },
+    { "dtk", CF_VENDOR_AMD, "dtk" },
 };
+
+/* Where PyTorch users keep their arch list: TORCH_CUDA_ARCH_LIST / PYTORCH_ROCM_ARCH. */
+static const char *arch_env_of(const struct vendor_profile *p)
+{
+    return cf_vendor_profile(p->toolkit_id)->arch_list_env;
+}
 
 static const char *const tarball_suffixes[] = { ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2",
                                                 ".tar.zst", ".tar" };
@@ -158,9 +166,9 @@ static int resolve_archs(const struct cf_nccl_build_opts *opts, const struct ven
         text = opts->survey_archs;
         origin = "GPU survey";
     }
-    if (!text && (vendor_given || plan->vendor == CF_VENDOR_NVIDIA) && env_nonempty(profile->arch_env)) {
-        text = getenv(profile->arch_env);
-        origin = profile->arch_env;
+    if (!text && (vendor_given || plan->vendor == CF_VENDOR_NVIDIA) && env_nonempty(arch_env_of(profile))) {
+        text = getenv(arch_env_of(profile));
+        origin = arch_env_of(profile);
     }
     if (!text && !vendor_given && env_nonempty("PYTORCH_ROCM_ARCH")) {
         text = getenv("PYTORCH_ROCM_ARCH");
@@ -170,7 +178,7 @@ static int resolve_archs(const struct cf_nccl_build_opts *opts, const struct ven
         return cf_error_set(err, CF_ERR_USAGE,
                             "no GPU archs: no GPU was found on this host; pass --archs (e.g. \"7.5;9.0\" or "
                             "\"gfx90a\") or set %s",
-                            profile->arch_env);
+                            arch_env_of(profile));
     if (cf_arch_list_parse(&plan->archs, text, err) < 0)
         return cf_error_prefix(err, "%s", origin);
     plan->archs_origin = cf_strdup(origin);
