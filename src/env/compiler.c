@@ -77,13 +77,7 @@ static char *dotted_after(const char *text, const char *marker)
     const char *p = strstr(text, marker);
     if (!p)
         return NULL;
-    p += strlen(marker);
-    while (*p == ' ')
-        p++;
-    size_t n = strspn(p, "0123456789.");
-    while (n && p[n - 1] == '.')
-        n--;
-    return n ? cf_strndup(p, n) : NULL;
+    return version_at(p + strlen(marker));
 }
 
 /* The whole line of text that contains `at`. */
@@ -103,7 +97,7 @@ static char *first_dotted_token(const char *line)
         int at_token = c == line || c[-1] == ' ' || c[-1] == '(';
         size_t digits = strspn(c, "0123456789");
         if (at_token && digits && c[digits] == '.')
-            return dotted_after(c, "");
+            return version_at(c);
     }
     return NULL;
 }

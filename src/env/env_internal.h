@@ -8,6 +8,9 @@
 /* The leading decimal digits of s (after spaces), clamped to max; 0 when none.
  * Survey files come from elsewhere: no atoi overflow on hostile numbers. */
 int parse_small(const char *s, int max);
+/* The dotted version number at s (after spaces), trailing dots dropped:
+ * "13.0.88, ..." -> "13.0.88", "6.2.41133-dd7f" -> "6.2.41133"; NULL when none. */
+char *version_at(const char *s);
 
 /* opts->env first, then the process environment. Empty values count as unset. */
 const char *env_get(const struct cf_survey_opts *opts, const char *key);

@@ -169,12 +169,7 @@ static char *kernel_driver_version(void)
     if (cf_read_file("/proc/driver/nvidia/version", 1 << 16, &sb, NULL) == 0) {
         const char *p = strstr(sb.buf, "Kernel Module");
         if (p) {
-            p += strlen("Kernel Module");
-            while (*p == ' ')
-                p++;
-            size_t n = strspn(p, "0123456789.");
-            if (n)
-                v = cf_strndup(p, n);
+            v = version_at(p + strlen("Kernel Module"));
         }
     }
     sb_release(&sb);

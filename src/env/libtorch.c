@@ -65,9 +65,7 @@ static char *runtime_from_local_version(const char *version)
         return NULL;
     }
     if (cf_starts_with(plus, "+rocm")) {
-        const char *d = plus + 5;
-        size_t n = strspn(d, "0123456789.");
-        return n ? cf_strndup(d, n) : NULL;
+        return version_at(plus + 5);
     }
     return NULL;
 }
@@ -106,11 +104,8 @@ static void read_metadata(const char *dist_info, char **version, char **nccl_pin
             *version = cf_strdup(line + 9);
         if (!*nccl_pin && cf_starts_with(line, "Requires-Dist: nvidia-nccl-")) {
             const char *eqeq = strstr(line, "==");
-            if (eqeq) {
-                size_t n = strspn(eqeq + 2, "0123456789.");
-                if (n)
-                    *nccl_pin = cf_strndup(eqeq + 2, n);
-            }
+            if (eqeq)
+                *nccl_pin = version_at(eqeq + 2);
         }
         line = eol ? eol + 1 : NULL;
     }
@@ -134,7 +129,7 @@ static void detect_version(struct cf_libtorch *t)
         if (cuda)
             t->gpu_runtime_version = cuda;
         else if (hip) /* "6.2.41133-dd7f95766": keep the dotted release */
-            t->gpu_runtime_version = cf_strndup(hip, strspn(hip, "0123456789."));
+            t->gpu_runtime_version = version_at(hip);
         free(hip);
         free(text);
     }

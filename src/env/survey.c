@@ -10,6 +10,18 @@
 #include "cclforge/term.h"
 #include "env/env_internal.h"
 
+char *version_at(const char *s)
+{
+    if (!s)
+        return NULL;
+    while (*s == ' ')
+        s++;
+    size_t n = strspn(s, "0123456789.");
+    while (n && s[n - 1] == '.')
+        n--;
+    return n ? cf_strndup(s, n) : NULL;
+}
+
 int parse_small(const char *s, int max)
 {
     long v = 0;

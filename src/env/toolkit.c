@@ -83,10 +83,7 @@ static char *leading_version(const char *s)
         return NULL;
     while (*s && !(*s >= '0' && *s <= '9'))
         s++;
-    size_t n = strspn(s, "0123456789.");
-    while (n && s[n - 1] == '.')
-        n--;
-    return n ? cf_strndup(s, n) : NULL;
+    return version_at(s);
 }
 
 static char *version_nvcc(const char *path)
