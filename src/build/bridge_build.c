@@ -91,7 +91,7 @@ int cf_bridge_inspect_output(const struct cf_bridge_plan *p, const char *output,
         int declared = 0;
         for (size_t k = 0; k < p->n_rpath; k++)
             declared |= !strcmp(p->rpath[k].value, e);
-        if (cf_starts_with(e, "$ORIGIN") || cf_starts_with(e, "${ORIGIN}"))
+        if (elf_rpath_is_origin_relative(e))
             strvec_pushf(&res->checks, "ok: RPATH %s is $ORIGIN-relative", e);
         else if (e[0] == '/' && declared)
             strvec_pushf(&res->checks, "ok: RPATH %s is a declared external (--external-rpath)", e);

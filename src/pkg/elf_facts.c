@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cclforge/dst.h"
 #include "cclforge/elf.h"
 #include "cclforge/strbuf.h"
 
@@ -57,6 +58,17 @@ const char *elf_machine_wheel_arch(unsigned machine)
         if (wheel_archs[i].machine == machine)
             return wheel_archs[i].arch;
     return NULL;
+}
+
+int elf_rpath_is_origin_relative(const char *entry)
+{
+    if (entry[0] == '/')
+        return 0;
+    /* with "/" for $ORIGIN, exactly the entries that begin with it come out absolute */
+    char *expanded = cf_dst_expand(entry, "/", NULL, NULL);
+    int yes = expanded && expanded[0] == '/';
+    free(expanded);
+    return yes;
 }
 
 int elf_glibc_version_code(const char *v)

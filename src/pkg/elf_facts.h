@@ -31,6 +31,9 @@ void elf_facts_release(struct elf_facts *f);
 /* 1 when a defined, exported (global/weak, default/protected) dynamic symbol's
  * name contains `needle`; 0 when none does; -1 on a read error. */
 int elf_file_defines_symbol(const char *path, const char *needle, int exact, cf_error *err);
+/* 1 when an RPATH/RUNPATH entry starts at $ORIGIN as the loader expands it
+ * (cclforge/dst.h): "$ORIGIN", "${ORIGIN}/../lib"; not "$ORIGINAL", "lib/$ORIGIN". */
+int elf_rpath_is_origin_relative(const char *entry);
 /* "GLIBC_2.28" -> 2028; 0 for anything else. */
 int elf_glibc_version_code(const char *version_name);
 /* "x86_64", "aarch64", ... for wheel platform tags; NULL when unknown. */

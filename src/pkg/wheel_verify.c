@@ -89,16 +89,12 @@ static char *resolve_in_root(const char *dir, const char *rel)
  * not $ORIGIN-relative (*is_origin_relative 0) or climbs above the archive root. */
 static char *origin_target(const char *entry, const char *mdir, int *is_origin_relative)
 {
-    *is_origin_relative = 0;
-    if (entry[0] == '/')
+    *is_origin_relative = elf_rpath_is_origin_relative(entry);
+    if (!*is_origin_relative)
         return NULL;
     char *origin = cf_asprintf("/%s", mdir);
     char *expanded = cf_dst_expand(entry, origin, NULL, NULL);
-    char *out = NULL;
-    if (expanded && expanded[0] == '/') {
-        *is_origin_relative = 1;
-        out = resolve_in_root("", expanded);
-    }
+    char *out = expanded ? resolve_in_root("", expanded) : NULL;
     free(expanded);
     free(origin);
     return out;

@@ -12,6 +12,24 @@
 #include "cclforge/spawn.h"
 #include "cclforge/strbuf.h"
 #include "cclforge/wheel.h"
+#include "pkg/elf_facts.h"
+
+/* The $ORIGIN test that wheel verify and the bridge's output check share. */
+static void test_rpath_origin_relative(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *entry;
+        int yes;
+    } cases[] = {
+        { "$ORIGIN", 1 },      { "${ORIGIN}", 1 },    { "$ORIGIN/../torch/lib", 1 }, { "${ORIGIN}/lib", 1 },
+        { "$ORIGINAL/lib", 0 }, { "lib/$ORIGIN", 0 }, { "/opt/x/lib", 0 },            { "lib", 0 },
+        { "$LIB/x", 0 },       { "", 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (elf_rpath_is_origin_relative(cases[i].entry) != cases[i].yes)
+            fail_msg("%s: expected %d", cases[i].entry, cases[i].yes);
+}
 
 static void test_b64_and_sha256(void **state)
 {
@@ -403,6 +421,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_b64_and_sha256),
+        cmocka_unit_test(test_rpath_origin_relative),
         cmocka_unit_test(test_record_parse),
         cmocka_unit_test(test_kv_and_names),
         cmocka_unit_test(test_writer_is_reproducible_and_verifies),
