@@ -241,6 +241,11 @@ int cf_elf_open(const char *path, struct cf_elf **out, cf_error *err)
     return finish_open(elf, out, err);
 }
 
+int cf_elf_owns_mapping(const struct cf_elf *elf)
+{
+    return elf->map.data != NULL && elf->data == elf->map.data;
+}
+
 int cf_elf_open_memory(const void *data, size_t len, const char *name, struct cf_elf **out, cf_error *err)
 {
     *out = NULL;
