@@ -10,6 +10,7 @@
 #include "cclforge/elf.h"
 #include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
+#include "cclforge/symcheck.h"
 
 const char *const cf_inspect_default_libraries[] = { "libnccl.so.2", "librccl.so.1", NULL };
 
@@ -69,9 +70,11 @@ static int path_is_under(const char *path, const char *dir_real)
     return under;
 }
 
-/* Banners, GPU archs and lint of one object, from one open of its file. */
+/* Banners, GPU archs and lint of one object, from one open of its file. The
+ * open file is handed back in *keep for the symbol check when keep is not
+ * NULL (closed here otherwise). */
 static void scan_object(const struct cf_inspect_opts *opts, struct cf_inspect_target *t, long i,
-                        const char *within_real)
+                        const char *within_real, struct cf_elf **keep)
 {
     const struct cf_ldso_object *o = &t->closure.objects[i];
     struct cf_inspect_object *io = &t->objects[i];
@@ -128,7 +131,10 @@ static void scan_object(const struct cf_inspect_opts *opts, struct cf_inspect_ta
         add_problem(t, CF_INSPECT_LINT, f->severity, i, o->path,
                     cf_asprintf("%s: %s", cf_rpath_kind_name(f->kind), f->message));
     }
-    cf_elf_close(elf);
+    if (keep)
+        *keep = elf;
+    else
+        cf_elf_close(elf);
 }
 
 static void closure_problems(struct cf_inspect_target *t)
@@ -223,11 +229,13 @@ static void inspect_target(const struct cf_inspect_opts *opts, const struct cf_l
     }
     t->objects = cf_xcalloc(t->closure.n_objects ? t->closure.n_objects : 1, sizeof *t->objects);
     closure_problems(t);
+    /* With --undefined the objects stay open for the symbol check: one open each. */
+    struct cf_elf **elves = opts->undefined ? cf_xcalloc(t->closure.n_objects + 1, sizeof *elves) : NULL;
     for (size_t i = 0; i < t->closure.n_objects; i++)
-        scan_object(opts, t, (long)i, within_real);
+        scan_object(opts, t, (long)i, within_real, elves ? &elves[i] : NULL);
     copies_problem(t);
     if (opts->undefined) {
-        if (cf_symcheck_run(&t->closure, &t->symcheck, &err) != 0) {
+        if (cf_symcheck_run_opened(&t->closure, elves, &t->symcheck, &err) != 0) {
             add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_ERROR, -1, t->file,
                         cf_asprintf("symbol check: %s", cf_error_message(&err)));
             cf_error_clear(&err);
@@ -235,6 +243,9 @@ static void inspect_target(const struct cf_inspect_opts *opts, const struct cf_l
             t->symcheck_done = 1;
             symbol_problems(t);
         }
+        for (size_t i = 0; i < t->closure.n_objects; i++)
+            cf_elf_close(elves[i]);
+        free(elves);
     }
 }
 
@@ -295,11 +306,13 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
         free(within_real);
         return cf_error_set(err, CF_ERR_USAGE, "--root %s: not a directory", opts->root);
     }
+    struct cf_ldso_cpu cpu = { 0 };
     struct cf_ldso_opts lo = {
         .root = opts->root,
         .ld_library_path = opts->ld_library_path,
         .ignore_ld_library_path = opts->ignore_ld_library_path,
         .explain = opts->explain,
+        .cpu_cache = &cpu, /* one cpuid probe for all targets */
     };
     if (opts->n_files == 0) {
         out->default_mode = 1;
