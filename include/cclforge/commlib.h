@@ -71,6 +71,11 @@ struct cf_commlib_identity {
  * lies outside the file. */
 int cf_commlib_identify(struct cf_elf *elf, struct cf_commlib_identity *id, cf_error *err);
 
+/* Sets id->library from an object's soname (or file name when it has none) and
+ * what follows from it (embeds_copy); cf_commlib_identify calls it, and a
+ * caller reusing one file's scan under another name calls it again. */
+void cf_commlib_identity_name(struct cf_commlib_identity *id, const char *soname_or_path);
+
 /* Which library a soname or file name ("libnccl.so.2", "librccl.so.1") is. */
 enum cf_commlib cf_commlib_from_name(const char *soname);
 const char *cf_commlib_name(enum cf_commlib lib); /* "NCCL", "RCCL", "" */

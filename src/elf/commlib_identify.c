@@ -208,7 +208,7 @@ int cf_commlib_identify(struct cf_elf *elf, struct cf_commlib_identity *id, cf_e
     memset(id, 0, sizeof(*id));
     const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
     const char *name = dyn && dyn->soname ? dyn->soname : cf_elf_path(elf);
-    id->library = cf_commlib_from_name(name);
+    cf_commlib_identity_name(id, name);
     size_t n = cf_elf_section_count(elf);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
@@ -241,6 +241,12 @@ int cf_commlib_identify(struct cf_elf *elf, struct cf_commlib_identity *id, cf_e
     id->found = 1;
     id->banner = id->banners[0];
     id->distinct_versions = id->n_banners > 1;
-    id->embeds_copy = id->library == CF_COMMLIB_NONE;
+    cf_commlib_identity_name(id, name);
     return 0;
+}
+
+void cf_commlib_identity_name(struct cf_commlib_identity *id, const char *soname_or_path)
+{
+    id->library = cf_commlib_from_name(soname_or_path);
+    id->embeds_copy = id->found && id->library == CF_COMMLIB_NONE;
 }
