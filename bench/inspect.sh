@@ -158,5 +158,23 @@ if [ -f "$NCCL" ]; then
     echo "| ldd -r (for comparison) | $(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}') |"
     kb=$(max_rss_kb bash -c 'grep -c "NCCL version" "$1" >"$2"' _ "$tmp/big.so" "$tmp/grep.out")
     echo "| grep -c 'NCCL version' (for comparison) | $(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}') |"
+    rm -f "$tmp/big.so"
+    # The same size, but the 800 MB section is allocated read-only data, so the
+    # banner scan reads all of it; an NCCL banner sits at its very end.
+    truncate -s 800M "$tmp/pad"
+    printf 'NCCL version 2.99.1+cuda13.0\0' >>"$tmp/pad"
+    objcopy --add-section .bench_ro="$tmp/pad" --set-section-flags .bench_ro=alloc,readonly,contents,data \
+        "$NCCL" "$tmp/big_ro.so" 2>/dev/null
+    rm -f "$tmp/pad"
+    fallocate -d "$tmp/big_ro.so" 2>/dev/null || true
+    kb=$(max_rss_kb "$CCLFORGE" inspect --no-gpu "$tmp/big_ro.so")
+    found=no
+    "$CCLFORGE" inspect --no-gpu "$tmp/big_ro.so" 2>/dev/null | grep -q "NCCL 2\.99\.1" && found=yes
+    echo "| cclforge inspect --no-gpu, 800 MB of it read-only data scanned (banner at its end found: $found) | $(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}') |"
+    lt=$CUDA_LIB/libcublasLt.so.13
+    if [ -f "$lt" ]; then
+        kb=$(max_rss_kb "$CCLFORGE" inspect --undefined "$lt")
+        echo "| cclforge inspect --undefined libcublasLt.so.13 (542 MB; 168 MB read-only data) | $(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}') |"
+    fi
     rm -rf "$tmp"
 fi

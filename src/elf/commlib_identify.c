@@ -83,19 +83,28 @@ static enum candidate candidate_at(const uint8_t *p, size_t len, size_t i)
     return CANDIDATE_NONE;
 }
 
-/* The first position >= i that may start a banner test or a fatbin; len if none. */
+/* Nonzero lanes where p[k] may start a candidate, for 16 positions. */
+static bytes16 hits16(const uint8_t *p)
+{
+    bytes16 a = load16(p);
+    bytes16 n = load16(p + BANNER_N - BANNER_V);
+    bytes16 ba = load16(p + FATBIN_BA);
+    return (bytes16)(((a == 'v') & (n == 'n')) | ((a == 0x50) & (ba == 0xBA)));
+}
+
+/* The first position >= i that may start a banner test or a fatbin; len if none.
+ * 64 positions a step, one test per step (candidates are rare). */
 static size_t next_candidate(const uint8_t *p, size_t len, size_t i, enum candidate *kind)
 {
-    for (; len >= LOOKAHEAD + LANES && i <= len - LOOKAHEAD - LANES; i += LANES) {
-        bytes16 a = load16(p + i);
-        bytes16 n = load16(p + i + BANNER_N - BANNER_V);
-        bytes16 ba = load16(p + i + FATBIN_BA);
-        bytes16 hit = (bytes16)(((a == 'v') & (n == 'n')) | ((a == 0x50) & (ba == 0xBA)));
+    enum { STEP = 4 * LANES };
+    for (; len >= LOOKAHEAD + STEP && i <= len - LOOKAHEAD - STEP; i += STEP) {
+        bytes16 hit = hits16(p + i) | hits16(p + i + LANES) | hits16(p + i + 2 * LANES) |
+                      hits16(p + i + 3 * LANES);
         uint64_t half[2];
         memcpy(half, &hit, sizeof half);
         if (!(half[0] | half[1]))
             continue;
-        for (size_t k = i; k < i + LANES; k++)
+        for (size_t k = i; k < i + STEP; k++)
             if ((*kind = candidate_at(p, len, k)) != CANDIDATE_NONE)
                 return k;
     }
