@@ -131,7 +131,7 @@ print(o['comm']['bytes_scanned'])")
     echo "### library call vs whole-file scan (bench/banner_bench.c)"
     echo
     cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude bench/banner_bench.c "$BUILD_DIR/libcclforge.a" \
-        $(pkg-config --libs libelf libcjson libzip libcrypto) -ldl -lm -o "$BUILD_DIR/banner_bench" &&
+        $(pkg-config --libs libelf libcjson libzip libcrypto zlib libzstd) -ldl -lm -o "$BUILD_DIR/banner_bench" &&
         "$BUILD_DIR/banner_bench" "$NCCL"
     echo
 fi
