@@ -265,31 +265,38 @@ static int dir_exists(struct ctx *c, const char *dir)
 static enum search_outcome search_dirs(struct ctx *c, const char *name, const struct strvec *dirs,
                                        enum cf_ldso_reason src, long via, struct found *f)
 {
-    for (size_t d = 0; d < dirs->n; d++) {
+    /* dir + cap, then + name, in one buffer (no formatting: this runs for
+     * every directory, hwcaps subdirectory and name). */
+    struct strbuf path = STRBUF_INIT;
+    enum search_outcome outcome = SEARCH_MISS;
+    int done = 0;
+    for (size_t d = 0; d < dirs->n && !done; d++) {
         const char *dir = dirs->v[d];
         for (size_t k = 0; k < c->caps.n; k++) {
             const char *cap = c->caps.v[k];
-            char *subdir = cf_asprintf("%s%s", dir, cap);
-            int exists = *subdir == '\0' || dir_exists(c, subdir);
-            free(subdir);
-            char *path = cf_asprintf("%s%s%s", dir, cap, name);
+            sb_reset(&path);
+            sb_adds(&path, dir);
+            sb_adds(&path, cap);
+            int exists = path.len == 0 || dir_exists(c, sb_str(&path));
+            sb_adds(&path, name);
             if (!exists) {
                 /* glibc marks the directory nonexisting and skips it; we list only the plain one. */
                 if (*cap == '\0')
-                    add_candidate(c, path, src, CF_LDSO_REJ_DIR_MISSING, NULL);
-                free(path);
+                    add_candidate(c, sb_str(&path), src, CF_LDSO_REJ_DIR_MISSING, NULL);
                 continue;
             }
-            enum search_outcome o = try_path(c, path, src, via, f);
+            enum search_outcome o = try_path(c, sb_str(&path), src, via, f);
             enum cf_ldso_reject last = c->cands[c->n_cands - 1].reject;
-            free(path);
-            if (o != SEARCH_MISS)
-                return o;
-            if (last == CF_LDSO_REJ_OTHER_ERROR)
-                return SEARCH_MISS; /* glibc abandons this list on errors other than ENOENT/EACCES */
+            if (o != SEARCH_MISS || last == CF_LDSO_REJ_OTHER_ERROR) {
+                /* found, fatal, or glibc abandons this list on errors other than ENOENT/EACCES */
+                outcome = o;
+                done = 1;
+                break;
+            }
         }
     }
-    return SEARCH_MISS;
+    sb_release(&path);
+    return outcome;
 }
 
 static const struct strvec *rpath_dirs(struct ctx *c, long i)

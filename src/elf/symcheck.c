@@ -134,6 +134,12 @@ static int is_definition(const struct cf_elf_symbol *s)
     return 0;
 }
 
+/* An undefined reference the loader must bind (weak ones may stay unresolved). */
+static int is_reference(const struct cf_elf_symbol *s)
+{
+    return !s->defined && s->name[0] != '\0' && s->bind == CF_BIND_GLOBAL;
+}
+
 struct opened {
     struct cf_elf *elf;
     const struct cf_elf_symbol *syms;
@@ -274,6 +280,8 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
     struct opened *objs = cf_xcalloc(c->n_objects ? c->n_objects : 1, sizeof *objs);
     struct defs d;
     memset(&d, 0, sizeof d);
+    enum { REFERENCED_MASK = (1 << 16) - 1 };
+    uint8_t *referenced = cf_xcalloc(REFERENCED_MASK + 1, 1); /* by hash bits: may say yes wrongly, never no */
     int rc = 0;
     for (size_t i = 0; i < c->n_objects && rc == 0; i++) {
         struct opened *o = &objs[i];
@@ -293,15 +301,28 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
         }
         o->first_version = n_names ? names[0] : NULL;
         o->has_verdef = has_section_of_type(o->elf, SHT_GNU_verdef);
+        for (size_t k = 0; k < o->n_syms; k++)
+            if (is_reference(&o->syms[k]))
+                referenced[(name_hash(o->syms[k].name) >> 1) & REFERENCED_MASK] = 1;
+    }
+    /* Only definitions whose hash some reference shares can ever be asked
+     * about: the others (most of libstdc++'s and libc's) stay out of the table. */
+    for (size_t i = 0; i < c->n_objects && rc == 0; i++) {
+        struct opened *o = &objs[i];
         struct gnu_chain gc;
         gnu_chain_of(o->elf, &gc);
-        for (size_t k = 0; k < o->n_syms; k++)
-            if (is_definition(&o->syms[k]))
-                defs_add(&d, &o->syms[k], def_hash(&gc, k, o->syms[k].name), (unsigned)i);
+        for (size_t k = 0; k < o->n_syms; k++) {
+            if (!is_definition(&o->syms[k]))
+                continue;
+            out->n_definitions++;
+            uint32_t hash = def_hash(&gc, k, o->syms[k].name);
+            if (referenced[(hash >> 1) & REFERENCED_MASK])
+                defs_add(&d, &o->syms[k], hash, (unsigned)i);
+        }
     }
+    free(referenced);
     if (rc == 0) {
         defs_index(&d);
-        out->n_definitions = d.n;
         check_versions(c, objs, out);
         /* rtld relocates objects in reverse load order; ldd -r reports in that order. */
         for (size_t i = c->n_objects; i-- > 0;) {
@@ -310,8 +331,8 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
             const struct opened *o = &objs[i];
             for (size_t k = 0; k < o->n_syms; k++) {
                 const struct cf_elf_symbol *s = &o->syms[k];
-                if (s->defined || s->name[0] == '\0' || s->bind != CF_BIND_GLOBAL)
-                    continue; /* weak undefined references may stay unresolved */
+                if (!is_reference(s))
+                    continue;
                 out->n_references++;
                 if (is_defined(&d, objs, c->n_objects, s->name, s->version))
                     continue;
