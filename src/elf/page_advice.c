@@ -27,11 +27,6 @@ void cf_advise_pages(const void *data, size_t len, enum cf_page_access access)
     case CF_PAGES_DEFAULT:
         (void)madvise(p, n, MADV_NORMAL);
         break;
-    case CF_PAGES_POPULATE:
-#ifdef MADV_POPULATE_READ
-        (void)madvise(p, n, MADV_POPULATE_READ); /* Linux 5.14+; else pages fault in */
-#endif
-        break;
     case CF_PAGES_DROP: { /* whole pages inside the range only */
         uintptr_t inner = ((uintptr_t)data + page - 1) & ~(page - 1);
         uintptr_t inner_end = ((uintptr_t)data + len) & ~(page - 1);

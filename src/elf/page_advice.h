@@ -12,7 +12,6 @@ enum cf_page_access {
     CF_PAGES_ALL,       /* every byte, soon: read exactly this range ahead */
     CF_PAGES_SEQUENTIAL,/* every byte, in order, a window at a time: aggressive read-ahead */
     CF_PAGES_DEFAULT,   /* back to the kernel's default */
-    CF_PAGES_POPULATE,  /* map this range now, in one call rather than a fault per 64 KB */
     CF_PAGES_DROP       /* unmap the whole pages inside this range (RSS back down; the page cache keeps
                          * them). ONLY on a read-only file mapping: it would zero anonymous
                          * memory. Re-reading the range maps the same bytes again. */
