@@ -16,8 +16,9 @@ static int check_entry(const struct cf_bundle_entry *e, void *ctx)
 {
     struct bounds *b = ctx;
     b->ids += strlen(e->id) + strlen(e->kind) + strlen(e->triple) + strlen(e->target_id);
-    /* Reported code objects must lie inside the buffer. */
-    if (e->code_size && b->data[e->code_offset + e->code_size - 1] == 0xFF)
+    /* Code objects of plain bundles must lie inside the buffer (those of
+     * compressed bundles are offsets into the uncompressed bundle). */
+    if (!e->compressed && e->code_size && b->data[e->code_offset + e->code_size - 1] == 0xFF)
         b->ids++;
     return 0;
 }

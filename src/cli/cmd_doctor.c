@@ -88,7 +88,7 @@ static void print_toolkits(const struct cf_survey *s)
                "/opt/dtk)\n");
     for (size_t i = 0; i < s->n_toolkits; i++) {
         const struct cf_toolkit *t = &s->toolkits[i];
-        printf("  %-5s %-10s %s\n", t->vendor, or_dash(t->version), t->root);
+        printf("  %-5s %-10s %s\n", or_dash(t->vendor), or_dash(t->version), or_dash(t->root));
         printf("        found by %s; version from %s\n", or_dash(t->found_by), or_dash(t->version_source));
         if (t->compiler)
             printf("        compiler %s\n", t->compiler);

@@ -1,11 +1,208 @@
-/* Placeholder until the wheel command lands; replaced by its own issue's work. */
+/* cclforge wheel verify: integrity, relocatability, install and import of any
+ * wheel with native code. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/strbuf.h"
+#include "cclforge/term.h"
+#include "cclforge/wheel.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
+static const char usage_text[] =
+    "usage: cclforge wheel verify WHEEL [--install] [--smoke N] [options] [--json]\n"
+    "\n"
+    "Checks a wheel with native code (any, not only cclforge's):\n"
+    "  zip      no absolute, '..' or duplicate names, no symlinks escaping the wheel\n"
+    "  record   every file's sha256 and size match RECORD, and every file is listed\n"
+    "  extension  an ELF member exports PyInit_<its module name>\n"
+    "  rpath    every RPATH/RUNPATH entry is $ORIGIN-relative and lands in the wheel or\n"
+    "           on a declared external directory (e.g. torch/lib in site-packages)\n"
+    "  needed   every NEEDED library is a manylinux system library, in the wheel on an\n"
+    "           RPATH directory, or left to a declared external\n"
+    "  glibc    no GLIBC_ symbol version above the platform tag's ceiling\n"
+    "\n"
+    "options:\n"
+    "  --install          make a fresh venv (python -m venv), pip install --no-index --no-deps,\n"
+    "                     import every extension module from the installed location (its\n"
+    "                     __file__ must be inside the venv); for a cclforge bridge also call\n"
+    "                     make_nccl_backend with one rank (without a GPU it must raise)\n"
+    "  --smoke N          after the install, an N-rank all_reduce, broadcast, all_gather and\n"
+    "                     reduce_scatter through the installed bridge; fails with fewer than N GPUs\n"
+    "  --python PY        interpreter for the venv (default python3)\n"
+    "  --site DIR         link DIR's packages (e.g. a torch install) into the venv's\n"
+    "                     site-packages; NEEDED libraries on declared externals are looked up\n"
+    "                     there too (repeatable)\n"
+    "  --system-site-packages   let the venv see the interpreter's own packages\n"
+    "  --external DIR     declare a site-packages-relative directory outside the wheel\n"
+    "                     (repeatable; a cclforge wheel declares its own in .dist-info/cclforge.json)\n"
+    "  --work-dir DIR     put the venv there and keep it (default: a temporary dir, removed)\n"
+    "  --keep             keep the temporary venv\n"
+    "  --json             machine-readable output (schema cclforge.wheel-verify/1)\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Exit status: 0 the wheel passed, 1 a check failed, 2 usage error.\n";
+
+enum { OPT_INSTALL = 256, OPT_SMOKE, OPT_PYTHON, OPT_SITE, OPT_SYSTEM_SITE, OPT_EXTERNAL, OPT_WORK_DIR, OPT_KEEP, OPT_JSON };
+
+static const struct option long_options[] = {
+    { "install", no_argument, 0, OPT_INSTALL },
+    { "smoke", required_argument, 0, OPT_SMOKE },
+    { "python", required_argument, 0, OPT_PYTHON },
+    { "site", required_argument, 0, OPT_SITE },
+    { "system-site-packages", no_argument, 0, OPT_SYSTEM_SITE },
+    { "external", required_argument, 0, OPT_EXTERNAL },
+    { "work-dir", required_argument, 0, OPT_WORK_DIR },
+    { "keep", no_argument, 0, OPT_KEEP },
+    { "json", no_argument, 0, OPT_JSON },
+    { "help", no_argument, 0, 'h' },
+    { 0, 0, 0, 0 },
+};
+
+static const char *status_word(int ok)
+{
+    return ok > 0 ? "ok" : ok == 0 ? "FAIL" : "skip";
+}
+
+static cJSON *glibc_json(int code)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%d.%d", code / 1000, code % 1000);
+    return cJSON_CreateString(buf);
+}
+
+static cJSON *result_json(const struct cf_wheel_verify_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", "cclforge.wheel-verify/1");
+    cJSON_AddStringToObject(o, "wheel", r->wheel ? r->wheel : "");
+    cJSON *tags = cJSON_AddObjectToObject(o, "tags");
+    cJSON_AddStringToObject(tags, "dist", r->dist ? r->dist : "");
+    cJSON_AddStringToObject(tags, "version", r->version ? r->version : "");
+    cJSON_AddStringToObject(tags, "python", r->python_tag ? r->python_tag : "");
+    cJSON_AddStringToObject(tags, "abi", r->abi_tag ? r->abi_tag : "");
+    cJSON_AddStringToObject(tags, "platform", r->platform_tag ? r->platform_tag : "");
+    if (r->glibc_ceiling)
+        cJSON_AddItemToObject(o, "glibc_ceiling",
+                              glibc_json(r->glibc_ceiling));
+    else
+        cJSON_AddNullToObject(o, "glibc_ceiling");
+    if (r->glibc_needed)
+        cJSON_AddItemToObject(o, "glibc_needed", glibc_json(r->glibc_needed));
+    else
+        cJSON_AddNullToObject(o, "glibc_needed");
+    cJSON *ext = cJSON_AddArrayToObject(o, "extensions");
+    for (size_t i = 0; i < r->extensions.n; i++)
+        cJSON_AddItemToArray(ext, cJSON_CreateString(r->extensions.v[i]));
+    cJSON *checks = cJSON_AddArrayToObject(o, "checks");
+    for (size_t i = 0; i < r->n_checks; i++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "name", r->checks[i].name);
+        cJSON_AddStringToObject(c, "status", r->checks[i].ok > 0 ? "ok" : r->checks[i].ok == 0 ? "fail" : "skip");
+        cJSON_AddStringToObject(c, "detail", r->checks[i].detail);
+        cJSON_AddItemToArray(checks, c);
+    }
+    if (r->module)
+        cJSON_AddStringToObject(o, "module", r->module);
+    if (r->module_file)
+        cJSON_AddStringToObject(o, "module_file", r->module_file);
+    if (r->venv)
+        cJSON_AddStringToObject(o, "venv", r->venv);
+    cJSON *smoke = cJSON_AddArrayToObject(o, "smoke");
+    for (size_t i = 0; i < r->smoke_lines.n; i++)
+        cJSON_AddItemToArray(smoke, cJSON_CreateString(r->smoke_lines.v[i]));
+    cJSON_AddNumberToObject(o, "failed", r->failed);
+    cJSON_AddBoolToObject(o, "ok", r->failed == 0);
+    return o;
+}
+
+static void print_result(const struct cf_wheel_verify_result *r)
+{
+    printf("%s%s%s\n  %s %s, tags %s-%s-%s\n", cf_term_color(stdout, CF_BOLD), r->wheel, cf_term_color(stdout, CF_RESET),
+           r->dist, r->version, r->python_tag, r->abi_tag, r->platform_tag);
+    for (size_t i = 0; i < r->n_checks; i++) {
+        const struct cf_wheel_check *c = &r->checks[i];
+        enum cf_color col = c->ok > 0 ? CF_GREEN : c->ok == 0 ? CF_RED : CF_YELLOW;
+        printf("  %s%-4s%s %-14s %s\n", cf_term_color(stdout, col), status_word(c->ok), cf_term_color(stdout, CF_RESET),
+               c->name, c->detail);
+    }
+    for (size_t i = 0; i < r->smoke_lines.n; i++)
+        printf("  %s\n", r->smoke_lines.v[i]);
+    if (r->failed)
+        printf("%s%d check(s) failed%s\n", cf_term_color(stdout, CF_RED), r->failed, cf_term_color(stdout, CF_RESET));
+    else
+        printf("%sthe wheel passed%s\n", cf_term_color(stdout, CF_GREEN), cf_term_color(stdout, CF_RESET));
+}
+
 int cmd_wheel(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    cli_error("wheel", "not implemented yet");
-    return EXIT_USAGE;
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        fputs(usage_text, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_FINE;
+    }
+    if (strcmp(argv[1], "verify"))
+        return cli_usage("wheel", "unknown subcommand '%s' (verify)", argv[1]);
+    if (cli_wants_help(argc - 1, argv + 1)) {
+        fputs(usage_text, stdout);
+        return EXIT_FINE;
+    }
+    struct cf_wheel_verify_opts o = { 0 };
+    struct strvec sites = STRVEC_INIT, externals = STRVEC_INIT;
+    int json = 0, c, rc = EXIT_FINE;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc - 1, argv + 1, "h", long_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_INSTALL: o.install = 1; break;
+        case OPT_SMOKE: {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 1 || n > 1024) {
+                rc = cli_usage("wheel", "--smoke wants a rank count from 1 to 1024, not '%s'", optarg);
+                goto done;
+            }
+            o.smoke_ranks = (int)n;
+            o.install = 1;
+            break;
+        }
+        case OPT_PYTHON: o.python = optarg; break;
+        case OPT_SITE: strvec_push(&sites, optarg); break;
+        case OPT_SYSTEM_SITE: o.system_site_packages = 1; break;
+        case OPT_EXTERNAL: strvec_push(&externals, optarg); break;
+        case OPT_WORK_DIR: o.work_dir = optarg; break;
+        case OPT_KEEP: o.keep = 1; break;
+        case OPT_JSON: json = 1; break;
+        default:
+            rc = cli_usage("wheel", "unknown or incomplete option '%s'", argv[optind]);
+            goto done;
+        }
+    }
+    if (optind + 1 != argc - 1) {
+        rc = cli_usage("wheel", "verify takes exactly one WHEEL");
+        goto done;
+    }
+    o.wheel = argv[optind + 1];
+    o.site_dirs = (const char *const *)sites.v;
+    o.n_site_dirs = sites.n;
+    o.externals = (const char *const *)externals.v;
+    o.n_externals = externals.n;
+    struct cf_wheel_verify_result r;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_wheel_verify(&o, &r, &err) < 0) {
+        cf_wheel_verify_result_release(&r);
+        rc = cli_fail("wheel", &err);
+        goto done;
+    }
+    if (json)
+        cli_print_json(result_json(&r));
+    else
+        print_result(&r);
+    rc = r.failed ? EXIT_PROBLEMS : EXIT_FINE;
+    cf_wheel_verify_result_release(&r);
+done:
+    strvec_clear(&sites);
+    strvec_clear(&externals);
+    return rc;
 }

@@ -115,6 +115,10 @@ int cf_banner_parse(const char *s, size_t len, struct cf_commlib_banner *out)
             out->toolkit_major = out->toolkit_minor = 0;
         }
     }
+    /* NCCL's VERSION_STRING names its toolkit or ends after the suffix; prose
+     * such as libtorch's "requires NCCL version 2.27.0 or later" does neither. */
+    if (toolkit < 0 && pos != len)
+        goto not_banner;
     out->version_code = cf_nccl_version_code(out->major, out->minor, out->patch);
     snprintf(out->text, sizeof(out->text), "%.*s", (int)len, s);
     return 0;

@@ -6,7 +6,6 @@
 
 #include "cclforge/elf.h"
 #include "cclforge/fs.h"
-#include "cclforge/ldcache.h"
 #include "cclforge/ldso.h"
 #include "cclforge/symcheck.h"
 #include "env/env_internal.h"
@@ -26,52 +25,20 @@ static unsigned host_machine(void)
 }
 
 /* For a program without RPATH/RUNPATH glibc searches LD_LIBRARY_PATH, then
- * ld.so.cache, then the system directories (elf/dl-load.c _dl_map_object). */
+ * ld.so.cache, then the system directories: cf_ldso_locate does exactly that. */
 char *loader_resolve_default(const struct cf_survey_opts *opts, const char *soname)
 {
-    const char *llp = env_get(opts, "LD_LIBRARY_PATH");
-    if (llp) {
-        struct strvec dirs = STRVEC_INIT;
-        strvec_split(&dirs, llp, ":;", 0);
-        for (size_t i = 0; i < dirs.n; i++) {
-            char *cand = cf_path_join(dirs.v[i], soname);
-            if (cf_is_file(cand)) {
-                strvec_clear(&dirs);
-                return cand;
-            }
-            free(cand);
-        }
-        strvec_clear(&dirs);
-    }
-    unsigned machine = host_machine();
-    char *found = NULL;
-    struct cf_ldcache *cache = NULL;
+    struct cf_ldso_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.ld_library_path = env_get(opts, "LD_LIBRARY_PATH");
+    lo.ignore_ld_library_path = lo.ld_library_path == NULL;
+    struct cf_ldso_node node;
     cf_error err = CF_ERROR_INIT;
-    struct cf_ldcache_query q;
-    memset(&q, 0, sizeof q);
-    if (cf_ldcache_open("/etc/ld.so.cache", &cache, &err) == 0 &&
-        cf_ldcache_abi_for(machine, 64, &q.abi, &err) == 0) {
-        /* No hwcaps subdirectory preference: the plain entry is what most hosts use. */
-        q.isa_1 = 1;
-        q.hwcap_allowed = ~0ULL;
-        const char *hit = cf_ldcache_lookup(cache, soname, &q);
-        if (hit)
-            found = cf_strdup(hit);
-    }
-    cf_ldcache_free(cache);
-    cf_error_clear(&err);
-    if (found)
-        return found;
-    struct cf_ldso_platform plat;
-    if (cf_ldso_platform_for(machine, 64, NULL, &plat, &err) == 0) {
-        for (char **d = plat.system_dirs; d && *d && !found; d++) {
-            char *cand = cf_path_join(*d, soname);
-            if (cf_is_file(cand))
-                found = cand;
-            else
-                free(cand);
-        }
-        cf_ldso_platform_release(&plat);
+    char *found = NULL;
+    if (cf_ldso_locate(soname, host_machine(), 64, 0, &lo, &node, &err) == 0) {
+        if (node.path)
+            found = cf_strdup(node.path);
+        cf_ldso_node_release(&node);
     }
     cf_error_clear(&err);
     return found;

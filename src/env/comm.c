@@ -39,35 +39,6 @@ int gpu_archs_of(struct cf_elf *elf, struct strvec *out)
     return known;
 }
 
-/* The banner finder also matches messages such as libtorch's "requires NCCL
- * version 2.27.0 or later. Found version: ". A real banner (NCCL's VERSION_STRING)
- * names its toolkit ("+cuda13.0") or ends right after the version and suffix. */
-int banner_is_real(const struct cf_commlib_banner *b)
-{
-    if (b->toolkit[0])
-        return 1;
-    const char *p = strstr(b->text, "version");
-    if (!p)
-        return 0;
-    p += strlen("version");
-    while (*p == ' ' || *p == ':')
-        p++;
-    size_t digits = strspn(p, "0123456789.");
-    if (!digits)
-        return 0;
-    p += digits;
-    p += strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
-    return *p == '\0';
-}
-
-const struct cf_commlib_banner *first_real_banner(const struct cf_commlib_identity *id)
-{
-    for (size_t i = 0; id->found && i < id->n_banners; i++)
-        if (banner_is_real(&id->banners[i]))
-            return &id->banners[i];
-    return NULL;
-}
-
 void comm_from_banner(struct cf_comm_lib *c, const struct cf_commlib_banner *b)
 {
     free(c->kind);
@@ -108,7 +79,7 @@ struct cf_comm_lib *comm_lib_examine(const char *path, const char *kind_hint, co
         cf_error_clear(&err);
         id.found = 0;
     }
-    const struct cf_commlib_banner *banner = first_real_banner(&id);
+    const struct cf_commlib_banner *banner = id.found ? &id.banner : NULL;
     if (!banner && require_banner) {
         cf_elf_close(elf);
         return NULL;
@@ -125,6 +96,24 @@ struct cf_comm_lib *comm_lib_examine(const char *path, const char *kind_hint, co
     cf_elf_close(elf);
     closure_check(path, NULL, NULL, NULL, &c->missing_libs, &c->undefined_symbols);
     return c;
+}
+
+char *preloaded_comm_lib(const struct cf_survey_opts *opts, const char *soname)
+{
+    const char *preload = env_get(opts, "LD_PRELOAD");
+    if (!preload)
+        return NULL;
+    /* "libnccl.so.2" -> stem "libnccl.so": a preloaded libnccl.so.2.28.9 counts too. */
+    const char *so = strstr(soname, ".so");
+    size_t stem = so ? (size_t)(so - soname) + 3 : strlen(soname);
+    struct strvec entries = STRVEC_INIT;
+    strvec_split(&entries, preload, ": ", 0); /* ld.so accepts both separators */
+    char *found = NULL;
+    for (size_t i = 0; i < entries.n && !found; i++)
+        if (!strncmp(cf_basename(entries.v[i]), soname, stem) && cf_is_file(entries.v[i]))
+            found = cf_strdup(entries.v[i]);
+    strvec_clear(&entries);
+    return found;
 }
 
 static int have_comm_path(const struct cf_survey *s, const char *path)
@@ -156,6 +145,12 @@ void probe_comm_libs(struct probe_ctx *ctx, struct cf_survey *s)
         if (strvec_contains(&seen_kinds, p->comm_soname))
             continue;
         strvec_push(&seen_kinds, p->comm_soname);
+        /* A preloaded copy is what every process gets first. */
+        char *pre = preloaded_comm_lib(ctx->opts, p->comm_soname);
+        if (pre) {
+            add_comm(s, pre, p->comm_kind, "LD_PRELOAD");
+            free(pre);
+        }
         /* What a program without RPATH gets: LD_LIBRARY_PATH, ld.so.cache, default dirs. */
         char *loaded = loader_resolve_default(ctx->opts, p->comm_soname);
         if (loaded) {

@@ -53,10 +53,10 @@ static void parse_host_config(const char *path, int *gcc_max, int *clang_max)
     if (cf_read_file(path, 1 << 20, &sb, NULL) == 0) {
         const char *p = strstr(sb.buf, "#if __GNUC__ > ");
         if (p)
-            *gcc_max = atoi(p + strlen("#if __GNUC__ > "));
+            *gcc_max = parse_small(p + strlen("#if __GNUC__ > "), 1000);
         p = strstr(sb.buf, "#if (__clang_major__ >= ");
         if (p)
-            *clang_max = atoi(p + strlen("#if (__clang_major__ >= ")) - 1;
+            *clang_max = parse_small(p + strlen("#if (__clang_major__ >= "), 1000) - 1;
     }
     sb_release(&sb);
 }
@@ -65,9 +65,9 @@ static void split_version(struct cf_compiler *c)
 {
     if (!c->version)
         return;
-    c->major = atoi(c->version);
+    c->major = parse_small(c->version, 100000);
     const char *dot = strchr(c->version, '.');
-    c->minor = dot ? atoi(dot + 1) : 0;
+    c->minor = dot ? parse_small(dot + 1, 100000) : 0;
 }
 
 static char *dotted_after(const char *text, const char *marker)

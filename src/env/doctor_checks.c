@@ -3,10 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/arch.h"
 #include "cclforge/doctor.h"
 #include "cclforge/fs.h"
 #include "cclforge/vendor.h"
 #include "env/env_internal.h"
+
+/* Injected surveys may leave any string null: print a placeholder instead. */
+static const char *str_or(const char *s, const char *fallback)
+{
+    return s ? s : fallback;
+}
 
 /* ---- GPU code coverage ---- */
 
@@ -50,7 +57,7 @@ int cf_arch_covered(const struct strvec *archs, const char *gpu_arch)
     if (!gpu_arch)
         return 0;
     if (cf_starts_with(gpu_arch, "sm_")) {
-        int gpu = atoi(gpu_arch + 3);
+        int gpu = parse_small(gpu_arch + 3, 100000);
         for (size_t i = 0; i < archs->n; i++)
             if (cuda_code_runs_on(archs->v[i], gpu))
                 return 1;
@@ -115,6 +122,43 @@ static int uncovered(const struct cf_survey *s, const char *kind, const struct s
     return missing->n > 0;
 }
 
+/* "cclforge nccl build [--vendor rocm|dtk] [--tag vX.Y.Z-1] --archs a,b": the same
+ * release as `c` (upstream NCCL tags are vX.Y.Z-N, nearly always -1) for `archs`. */
+void nccl_build_command(const struct cf_survey *s, const struct cf_comm_lib *c, const struct strvec *archs,
+                        struct strbuf *out)
+{
+    sb_adds(out, "cclforge nccl build");
+    if (c && c->kind && !strcmp(c->kind, "rccl")) {
+        const char *vendor = "rocm";
+        for (size_t i = 0; s && i < s->n_gpus; i++) {
+            const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(s->gpus[i].vendor);
+            if (p && !strcmp(p->comm_kind, "rccl")) {
+                vendor = p->id;
+                break;
+            }
+        }
+        sb_addf(out, " --vendor %s", vendor);
+    } else if (c && c->version && c->version[strspn(c->version, "0123456789.")] == '\0') {
+        sb_addf(out, " --tag v%s-1", c->version);
+    }
+    sb_adds(out, " --archs ");
+    size_t archs_at = out->len;
+    join(archs, ",", out);
+    /* The remedy must be runnable: CUDA 13 cannot target sm_61, say which toolkit can. */
+    const struct cf_toolkit *cuda = NULL;
+    for (size_t i = 0; s && i < s->n_toolkits && !cuda; i++)
+        if (s->toolkits[i].vendor && !strcmp(s->toolkits[i].vendor, "cuda") && s->toolkits[i].version)
+            cuda = &s->toolkits[i];
+    struct cf_arch_list list = CF_ARCH_LIST_INIT;
+    cf_error err = CF_ERROR_INIT;
+    if (cuda && cf_arch_list_parse(&list, out->buf + archs_at, NULL) == 0 &&
+        cf_arch_list_vendor(&list) == CF_VENDOR_NVIDIA &&
+        cf_arch_check_cuda(&list, cuda->version, NULL, &err) != 0)
+        sb_addf(out, " (with CUDA_HOME at another toolkit: %s)", cf_error_message(&err));
+    cf_error_clear(&err);
+    cf_arch_list_release(&list);
+}
+
 static void check_comm_lib_archs(const struct cf_survey *s, const struct cf_comm_lib *c, enum cf_severity sev,
                                  struct cf_findings *out)
 {
@@ -125,15 +169,16 @@ static void check_comm_lib_archs(const struct cf_survey *s, const struct cf_comm
         struct strbuf remedy = STRBUF_INIT, have = STRBUF_INIT, miss = STRBUF_INIT;
         join(&c->archs, " ", &have);
         join(&missing, ", ", &miss);
-        sb_adds(&remedy, "cclforge nccl build --archs ");
-        join(&want, ",", &remedy);
-        if (c->version)
-            sb_addf(&remedy, " (builds %s %s for these GPUs; then LD_PRELOAD it)", comm_display(c), c->version);
+        int is_rccl = c->kind && !strcmp(c->kind, "rccl");
+        nccl_build_command(s, c, &want, &remedy);
+        sb_adds(&remedy, " (then LD_PRELOAD the result)");
         cf_findings_add(out, sev, "gpu-arch-not-covered", c->path, remedy.buf,
-                        "%s %s has neither SASS nor PTX for %s (it has: %s): collectives fail with "
-                        "\"no kernel image is available\"",
-                        comm_display(c), c->version ? c->version : "(version unknown)", miss.buf,
-                        have.len ? have.buf : "no GPU code");
+                        "%s %s has %s for %s (it has: %s): collectives fail with %s", comm_display(c),
+                        c->version ? c->version : "(version unknown)",
+                        is_rccl ? "no code object" : "neither SASS nor PTX", miss.buf,
+                        have.len ? have.buf : "no GPU code",
+                        is_rccl ? "\"no binary for GPU\" (hipErrorNoBinaryForGpu)"
+                                : "\"no kernel image is available\"");
         sb_release(&remedy);
         sb_release(&have);
         sb_release(&miss);
@@ -156,7 +201,7 @@ static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *o
             sb_addf(&remedy, "use a torch built for these GPUs (%s=\"", p->arch_list_env);
             for (size_t i = 0; i < want.n; i++) {
                 /* TORCH_CUDA_ARCH_LIST spells sm_61 as 6.1; PYTORCH_ROCM_ARCH keeps gfx names. */
-                int sm = cf_starts_with(want.v[i], "sm_") ? atoi(want.v[i] + 3) : 0;
+                int sm = cf_starts_with(want.v[i], "sm_") ? parse_small(want.v[i] + 3, 100000) : 0;
                 if (sm)
                     sb_addf(&remedy, "%s%d.%d", i ? ";" : "", sm / 10, sm % 10);
                 else
@@ -200,9 +245,12 @@ static const struct cf_comm_lib *active_of_kind(const struct cf_survey *s, const
         return t->embedded;
     if (t && kind_is(t->loaded, kind))
         return t->loaded;
-    for (size_t i = 0; i < s->n_comm_libs; i++)
-        if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, "loaded") && kind_is(&s->comm_libs[i], kind))
-            return &s->comm_libs[i];
+    static const char *const by_priority[] = { "LD_PRELOAD", "loaded" };
+    for (size_t k = 0; k < sizeof by_priority / sizeof by_priority[0]; k++)
+        for (size_t i = 0; i < s->n_comm_libs; i++)
+            if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, by_priority[k]) &&
+                kind_is(&s->comm_libs[i], kind))
+                return &s->comm_libs[i];
     for (size_t i = 0; i < s->n_comm_libs; i++)
         if (kind_is(&s->comm_libs[i], kind))
             return &s->comm_libs[i];
@@ -240,7 +288,7 @@ static void check_nccl_mismatch(const struct cf_survey *s, struct cf_findings *o
     struct strbuf remedy = STRBUF_INIT;
     if (t->gpu_runtime_version && t->flavour == CF_TORCH_CUDA)
         sb_addf(&remedy, "pip install nvidia-nccl-cu%d==%s, or put that NCCL first (LD_PRELOAD)",
-                atoi(t->gpu_runtime_version), t->nccl_built_against);
+                parse_small(t->gpu_runtime_version, 1000), t->nccl_built_against);
     else
         sb_addf(&remedy, "make the loader find NCCL %s first (LD_LIBRARY_PATH or LD_PRELOAD)", t->nccl_built_against);
     cf_findings_add(out, loaded < built ? CF_SEV_ERROR : CF_SEV_WARNING, "nccl-mismatch", t->loaded->path,
@@ -257,13 +305,14 @@ static void check_two_copies(const struct cf_survey *s, struct cf_findings *out)
     const struct cf_libtorch *t = cf_survey_torch(s);
     if (!t || !t->embedded || !t->needs_comm_lib)
         return;
-    cf_findings_add(out, CF_SEV_WARNING, "two-nccl-copies", t->gpu_lib,
+    const char *lib = t->gpu_lib ? t->gpu_lib : str_or(t->embedded->path, "libtorch");
+    cf_findings_add(out, CF_SEV_WARNING, "two-nccl-copies", lib,
                     "keep one copy: preload the same version as the embedded one, or remove the DT_NEEDED "
                     "library from the search path",
                     "%s embeds %s %s and its closure also loads %s%s%s: two copies in one process do not "
                     "share state",
-                    cf_basename(t->gpu_lib), comm_display(t->embedded), t->embedded->version ? t->embedded->version : "",
-                    t->loaded ? t->loaded->path : "a separate library", t->loaded && t->loaded->version ? " " : "",
+                    cf_basename(lib), comm_display(t->embedded), t->embedded->version ? t->embedded->version : "",
+                    t->loaded ? str_or(t->loaded->path, "a separate library") : "a separate library", t->loaded && t->loaded->version ? " " : "",
                     t->loaded && t->loaded->version ? t->loaded->version : "");
 }
 
@@ -326,7 +375,7 @@ static void check_gcc_for_torch(const struct cf_survey *s, struct cf_findings *o
     int have_torch = s->n_torches > 0;
     cf_findings_add(out, have_torch ? CF_SEV_ERROR : CF_SEV_WARNING, "gcc-too-old", c->path,
                     "install g++ 9 or newer (e.g. apt-get install g++-12) and point CXX at it",
-                    "%s %s cannot compile the torch C++ headers (they need C++17 and GCC >= %d)%s", c->name,
+                    "%s %s cannot compile the torch C++ headers (they need C++17 and GCC >= %d)%s", str_or(c->name, "gcc"),
                     c->version ? c->version : "", TORCH_MIN_GCC,
                     have_torch ? ": building against this libtorch will fail" : "");
 }
@@ -343,7 +392,8 @@ static void check_nvcc_host(const struct cf_survey *s, struct cf_findings *out)
     cf_findings_add(out, CF_SEV_WARNING, "host-compiler-unsupported", c->path, remedy,
                     "nvcc %s accepts GCC up to %d (%s) but %s is %s: nvcc stops with \"unsupported GNU version\"",
                     nvcc->version ? nvcc->version : "", nvcc->host_gcc_max,
-                    nvcc->host_range_source ? nvcc->host_range_source : "table", c->name, c->version);
+                    nvcc->host_range_source ? nvcc->host_range_source : "table", str_or(c->name, "g++"),
+                    str_or(c->version, "?"));
 }
 
 /* ---- driver vs runtime ---- */
@@ -404,9 +454,9 @@ static int cuda_code_of(const char *version) /* "12.4" -> 12040 */
 {
     if (!version)
         return 0;
-    int ma = atoi(version);
+    int ma = parse_small(version, 1000);
     const char *dot = strchr(version, '.');
-    int mi = dot ? atoi(dot + 1) : 0;
+    int mi = dot ? parse_small(dot + 1, 99) : 0;
     return ma > 0 ? ma * 1000 + mi * 10 : 0;
 }
 
@@ -440,14 +490,14 @@ static void check_driver(const struct cf_survey *s, struct cf_findings *out)
     if (t && t->flavour == CF_TORCH_CUDA) {
         need_driver(s, driver_cuda, t->gpu_lib ? t->gpu_lib : "libtorch", t->gpu_runtime_version, out);
         if (t->loaded)
-            need_driver(s, driver_cuda, t->loaded->path, t->loaded->cuda_version, out);
+            need_driver(s, driver_cuda, str_or(t->loaded->path, "libnccl.so.2"), t->loaded->cuda_version, out);
     }
     const struct cf_comm_lib *active = cf_doctor_active_comm(s);
     if (active && active->path)
         need_driver(s, driver_cuda, active->path, active->cuda_version, out);
     const struct cf_toolkit *cuda = cf_survey_toolkit(s, "cuda");
     if (cuda)
-        need_driver(s, driver_cuda, cuda->root, cuda->version, out);
+        need_driver(s, driver_cuda, str_or(cuda->root, "the CUDA toolkit"), cuda->version, out);
 }
 
 /* ---- what is there at all ---- */
@@ -497,10 +547,10 @@ static void check_torch_present(const struct cf_survey *s, struct cf_findings *o
     }
     if (cpu && gpu && s->n_gpus) {
         char remedy[512];
-        snprintf(remedy, sizeof remedy, "cclforge bridge build --libtorch %s", gpu->root);
+        snprintf(remedy, sizeof remedy, "cclforge bridge build --libtorch %s", str_or(gpu->root, "DIR"));
         cf_findings_add(out, CF_SEV_WARNING, "cpu-torch-beside-gpu-libtorch", cpu->root, remedy,
                         "torch at %s is CPU-only while %s has ProcessGroupNCCL over %s: a bridge exposes it",
-                        cpu->root, gpu->root, gpu->flavour == CF_TORCH_HIP ? "RCCL" : "NCCL");
+                        str_or(cpu->root, "?"), str_or(gpu->root, "?"), gpu->flavour == CF_TORCH_HIP ? "RCCL" : "NCCL");
     }
 }
 
@@ -535,12 +585,19 @@ static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
     }
     if (!oldest)
         return;
+    struct strvec pascal = STRVEC_INIT;
+    strvec_push(&pascal, "sm_61");
+    struct strbuf floor_remedy = STRBUF_INIT;
+    sb_adds(&floor_remedy, "on a host with such GPUs (e.g. Pascal): ");
+    nccl_build_command(s, c, &pascal, &floor_remedy);
+    strvec_clear(&pascal);
     cf_findings_add(out, CF_SEV_INFO, "comm-arch-floor", c->path,
-                    oldest > 61 ? "on a host with such GPUs (e.g. Pascal): cclforge nccl build --archs sm_61" : NULL,
+                    oldest > 61 ? floor_remedy.buf : NULL,
                     "%s %s has kernels for sm_%d and newer%s; GPUs older than sm_%d (e.g. Pascal sm_61%s) need a "
                     "source build",
                     comm_display(c), c->version ? c->version : "", oldest, ptx ? " (PTX lets the driver JIT for newer)" : "",
                     oldest, oldest > 70 ? ", Volta sm_70" : "");
+    sb_release(&floor_remedy);
 }
 
 /* ---- the table ---- */

@@ -122,7 +122,10 @@ static void compare_archs(const struct cf_survey *hosts, const char *const *labe
             struct strbuf list = STRBUF_INIT;
             for (size_t k = 0; k < own.n; k++)
                 sb_addf(&list, "%s%s", k ? "," : "", own.v[k]);
-            char *remedy = cf_asprintf("cclforge nccl build --archs %s (on %s)", list.buf, labels[i]);
+            struct strbuf cmd = STRBUF_INIT;
+            nccl_build_command(&hosts[i], c, &own, &cmd);
+            char *remedy = cf_asprintf("%s (on %s)", cmd.buf, labels[i]);
+            sb_release(&cmd);
             cf_findings_add(out, CF_SEV_ERROR, "gpu-arch-not-covered", subject, remedy,
                             "%s %s on %s has no code for its own GPUs: %s", comm_word(c),
                             c->version ? c->version : "", labels[i], list.buf);
@@ -133,7 +136,19 @@ static void compare_archs(const struct cf_survey *hosts, const char *const *labe
             struct strbuf list = STRBUF_INIT;
             for (size_t k = 0; k < others.n; k++)
                 sb_addf(&list, "%s%s", k ? "," : "", others.v[k]);
-            char *remedy = cf_asprintf("cclforge nccl build --archs %s to share one build across hosts", list.buf);
+            struct strvec all = STRVEC_INIT;
+            for (size_t h = 0; h < n; h++)
+                cf_survey_gpu_archs(&hosts[h], 1, &all);
+            struct strbuf cmd = STRBUF_INIT;
+            struct strvec uniq = STRVEC_INIT;
+            for (size_t k = 0; k < all.n; k++)
+                if (!strvec_contains(&uniq, all.v[k]))
+                    strvec_push(&uniq, all.v[k]);
+            nccl_build_command(&hosts[i], c, &uniq, &cmd);
+            char *remedy = cf_asprintf("%s, to share one build across hosts", cmd.buf);
+            sb_release(&cmd);
+            strvec_clear(&uniq);
+            strvec_clear(&all);
             cf_findings_add(out, CF_SEV_WARNING, "host-lib-lacks-arch", subject, remedy,
                             "%s %s on %s lacks code for GPUs of other hosts (%s): it cannot be shared with them",
                             comm_word(c), c->version ? c->version : "", labels[i], list.buf);

@@ -5,6 +5,10 @@
 #include "cclforge/survey.h"
 #include "cclforge/vendor.h"
 
+/* The leading decimal digits of s (after spaces), clamped to max; 0 when none.
+ * Survey files come from elsewhere: no atoi overflow on hostile numbers. */
+int parse_small(const char *s, int max);
+
 /* opts->env first, then the process environment. Empty values count as unset. */
 const char *env_get(const struct cf_survey_opts *opts, const char *key);
 /* The same, but an empty value is returned as "" (CUDA_VISIBLE_DEVICES="" hides every GPU). */
@@ -46,12 +50,14 @@ char *loader_resolve_default(const struct cf_survey_opts *opts, const char *sona
 void closure_check(const char *path, const char *soname, int *needed, char **resolved, struct strvec *missing,
                    struct strvec *undefined);
 
+/* The LD_PRELOAD entry that is a `soname` library (libnccl.so.2 -> any
+ * ".../libnccl.so*"), NULL if none. Caller frees. */
+char *preloaded_comm_lib(const struct cf_survey_opts *opts, const char *soname);
+
 struct cf_elf;
 struct cf_commlib_banner;
 struct cf_commlib_identity;
 /* 1 for a real NCCL/RCCL VERSION_STRING, 0 for messages that merely mention a version. */
-int banner_is_real(const struct cf_commlib_banner *b);
-const struct cf_commlib_banner *first_real_banner(const struct cf_commlib_identity *id);
 int gpu_archs_of(struct cf_elf *elf, struct strvec *out);
 void comm_from_banner(struct cf_comm_lib *c, const struct cf_commlib_banner *b);
 
@@ -77,6 +83,9 @@ int nvcc_host_gcc_max(int cuda_major, int cuda_minor);
 int nvcc_host_clang_max(int cuda_major, int cuda_minor);
 
 struct cf_findings;
+/* The `cclforge nccl build` command that rebuilds comm library `c` for `archs`. */
+void nccl_build_command(const struct cf_survey *s, const struct cf_comm_lib *c, const struct strvec *archs,
+                        struct strbuf *out);
 /* Orders findings errors first, keeping check order within a severity. */
 void sort_findings(struct cf_findings *out);
 

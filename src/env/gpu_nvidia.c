@@ -141,13 +141,13 @@ static int probe_nvidia_smi(struct cf_survey *s, struct cf_gpu_probe *probe)
             continue;
         fields[5] = p;
         struct cf_gpu *g = survey_add_gpu(s);
-        g->index = atoi(fields[0]);
+        g->index = parse_small(fields[0], 100000);
         g->vendor = cf_strdup("nvidia");
         g->uuid = cf_strdup(fields[1]);
         g->memory_bytes = (uint64_t)strtoull(fields[2], NULL, 10) << 20;
         const char *dot = strchr(fields[3], '.');
-        g->cc_major = atoi(fields[3]);
-        g->cc_minor = dot ? atoi(dot + 1) : 0;
+        g->cc_major = parse_small(fields[3], 1000);
+        g->cc_minor = dot ? parse_small(dot + 1, 1000) : 0;
         char arch[16];
         cf_sm_name(g->cc_major, g->cc_minor, arch, sizeof arch);
         g->arch = cf_strdup(arch);

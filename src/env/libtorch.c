@@ -233,7 +233,7 @@ static void detect_abi(struct cf_libtorch *t)
     free(c10);
 }
 
-static void detect_gpu_lib(struct cf_libtorch *t)
+static void detect_gpu_lib(const struct cf_survey_opts *opts, struct cf_libtorch *t)
 {
     size_t n;
     const struct cf_vendor_profile *profiles = cf_vendor_profiles(&n);
@@ -267,7 +267,7 @@ static void detect_gpu_lib(struct cf_libtorch *t)
         struct cf_commlib_identity id;
         const struct cf_commlib_banner *banner = NULL;
         if (cf_commlib_identify(elf, &id, &err) == 0)
-            banner = first_real_banner(&id);
+            banner = id.found ? &id.banner : NULL;
         if (banner) {
             t->embedded = cf_xcalloc(1, sizeof *t->embedded);
             t->embedded->kind = cf_strdup(p->comm_kind);
@@ -291,10 +291,16 @@ static void detect_gpu_lib(struct cf_libtorch *t)
     char *loaded = NULL;
     closure_check(t->gpu_lib, p->comm_soname, &needed, &loaded, &t->missing_libs, &t->undefined_symbols);
     t->needs_comm_lib = needed;
-    if (loaded) {
+    /* LD_PRELOAD puts its libnccl first in the process: DT_NEEDED lookups by
+     * soname then match it instead of the search path's copy. */
+    char *pre = needed ? preloaded_comm_lib(opts, p->comm_soname) : NULL;
+    if (pre) {
+        t->loaded = comm_lib_examine(pre, p->comm_kind, "LD_PRELOAD", 0);
+        free(pre);
+    } else if (loaded) {
         t->loaded = comm_lib_examine(loaded, p->comm_kind, "loaded", 0);
-        free(loaded);
     }
+    free(loaded);
     if (!t->nccl_built_against && t->embedded && t->embedded->version)
         t->nccl_built_against = cf_strdup(t->embedded->version);
 }
@@ -358,7 +364,8 @@ static int same_root(const struct cf_survey *s, const char *root)
     return 0;
 }
 
-static void add_candidate(struct cf_survey *s, const char *given, const char *found_by)
+static void add_candidate(const struct cf_survey_opts *opts, struct cf_survey *s, const char *given,
+                          const char *found_by)
 {
     struct cf_libtorch *t = survey_add_torch(s);
     t->found_by = cf_strdup(found_by);
@@ -406,14 +413,14 @@ static void add_candidate(struct cf_survey *s, const char *given, const char *fo
     }
     detect_version(t);
     detect_abi(t);
-    detect_gpu_lib(t);
+    detect_gpu_lib(opts, t);
 }
 
 int probe_libtorch(struct probe_ctx *ctx, struct cf_survey *s, cf_error *err)
 {
     const struct cf_survey_opts *opts = ctx->opts;
     if (opts->libtorch) {
-        add_candidate(s, opts->libtorch, "--libtorch");
+        add_candidate(opts, s, opts->libtorch, "--libtorch");
         /* What the user named must be a libtorch: say so instead of a silent survey. */
         if (s->n_torches && s->torches[s->n_torches - 1].problem)
             return cf_error_set(err, CF_ERR_USAGE, "--libtorch %s: %s", opts->libtorch,
@@ -421,11 +428,11 @@ int probe_libtorch(struct probe_ctx *ctx, struct cf_survey *s, cf_error *err)
     }
     const char *env = env_get(opts, "LIBTORCH");
     if (env)
-        add_candidate(s, env, "LIBTORCH");
+        add_candidate(opts, s, env, "LIBTORCH");
     const struct py_found *py = python_locate(ctx);
     if (py && py->torch_dir) {
         char *how = cf_asprintf("python (%s)", py->python);
-        add_candidate(s, py->torch_dir, how);
+        add_candidate(opts, s, py->torch_dir, how);
         free(how);
     }
     return 0;

@@ -9,6 +9,21 @@
 #include "cclforge/term.h"
 #include "env/env_internal.h"
 
+int parse_small(const char *s, int max)
+{
+    long v = 0;
+    if (!s)
+        return 0;
+    while (*s == ' ')
+        s++;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        v = v * 10 + (*s - '0');
+        if (v > max)
+            return max;
+    }
+    return (int)v;
+}
+
 const char *env_get_raw(const struct cf_survey_opts *opts, const char *key)
 {
     size_t klen = strlen(key);
@@ -186,7 +201,7 @@ static long arch_rank(const char *a)
         size_t mlen = len - 2 < sizeof major - 1 ? len - 2 : sizeof major - 1;
         memcpy(major, a + 3, mlen);
         char tail[3] = { a[3 + len - 2], a[3 + len - 1], 0 };
-        return strtol(major, NULL, 10) * 256 + strtol(tail, NULL, 16);
+        return (long)parse_small(major, 1000000) * 256 + strtol(tail, NULL, 16);
     }
     return 0;
 }
@@ -272,10 +287,19 @@ int cf_comm_version_code(const char *version)
 {
     if (!version)
         return 0;
-    int major = 0, minor = 0, patch = 0;
-    char tail;
-    int got = sscanf(version, "%d.%d.%d%c", &major, &minor, &patch, &tail);
-    if (got < 3 || major < 0 || minor < 0 || patch < 0 || minor > 99 || patch > 99)
+    /* "X.Y.Z" followed by nothing or a suffix; each part a small number. */
+    int parts[3];
+    const char *p = version;
+    for (int i = 0; i < 3; i++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        parts[i] = parse_small(p, 1000);
+        p += strspn(p, "0123456789");
+        if (i < 2 && *p++ != '.')
+            return 0;
+    }
+    int major = parts[0], minor = parts[1], patch = parts[2];
+    if (minor > 99 || patch > 99 || major > 99)
         return 0;
     /* nccl.h: NCCL_VERSION(X,Y,Z) is X*10000+Y*100+Z from 2.9 on, X*1000+Y*100+Z before. */
     if (major > 2 || (major == 2 && minor >= 9))

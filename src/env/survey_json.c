@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/fs.h"
+#include "env/env_internal.h"
 
 static const char *const section_keys[CF_SEC_COUNT] = {
     [CF_SEC_HOST] = "host",           [CF_SEC_TOOLKITS] = "toolkits",
@@ -233,6 +234,24 @@ static double get_num(struct reader *r, const cJSON *o, const char *key, double 
     return v->valuedouble;
 }
 
+/* An integer in [lo, hi]; anything else (fractions, huge values) is a format error. */
+static double get_ranged(struct reader *r, const cJSON *o, const char *key, double dflt, double lo, double hi)
+{
+    double v = get_num(r, o, key, dflt);
+    if (v != v || v < lo || v > hi || v != (double)(long long)v) {
+        char what[96];
+        snprintf(what, sizeof what, "an integer from %.0f to %.0f", lo, hi);
+        bad_type(r, key, what);
+        return dflt;
+    }
+    return v;
+}
+
+static int get_int(struct reader *r, const cJSON *o, const char *key, int dflt)
+{
+    return (int)get_ranged(r, o, key, dflt, -1e9, 1e9);
+}
+
 static int get_bool(struct reader *r, const cJSON *o, const char *key, int dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -273,7 +292,7 @@ static void read_comm(struct reader *r, const cJSON *o, struct cf_comm_lib *c)
     c->path = get_str(r, o, "path");
     c->how = get_str(r, o, "how");
     c->version = get_str(r, o, "version");
-    c->version_code = (int)get_num(r, o, "version_code", 0);
+    c->version_code = get_int(r, o, "version_code", 0);
     if (!c->version_code && c->version)
         c->version_code = cf_comm_version_code(c->version);
     c->cuda_version = get_str(r, o, "cuda_version");
@@ -331,7 +350,7 @@ static int parse_cc(const char *s, int *major, int *minor)
 
 static void read_gpu(struct reader *r, const cJSON *o, struct cf_gpu *g, int ordinal)
 {
-    g->index = (int)get_num(r, o, "index", ordinal);
+    g->index = get_int(r, o, "index", ordinal);
     g->vendor = get_str(r, o, "vendor");
     g->name = get_str(r, o, "name");
     g->arch = get_str(r, o, "arch");
@@ -345,8 +364,8 @@ static void read_gpu(struct reader *r, const cJSON *o, struct cf_gpu *g, int ord
         cf_sm_name(g->cc_major, g->cc_minor, buf, sizeof buf);
         g->arch = cf_strdup(buf);
     } else if (g->arch && g->cc_major == 0 && cf_starts_with(g->arch, "sm_")) {
-        int v = atoi(g->arch + 3);
-        if (v > 0) {
+        int v = parse_small(g->arch + 3, 100000);
+        if (v > 0 && v <= 999) { /* a compute capability "MAJOR.MINOR" with MAJOR <= 99 */
             g->cc_major = v / 10;
             g->cc_minor = v % 10;
         }
@@ -355,10 +374,10 @@ static void read_gpu(struct reader *r, const cJSON *o, struct cf_gpu *g, int ord
         g->vendor = cf_strdup(g->arch && cf_starts_with(g->arch, "gfx") ? "amd" : "nvidia");
     if (!g->arch)
         bad_type(r, "arch", "a GPU arch such as \"sm_61\" or \"gfx928\" (or give compute_capability)");
-    g->memory_bytes = (uint64_t)get_num(r, o, "memory_bytes", 0);
+    g->memory_bytes = (uint64_t)get_ranged(r, o, "memory_bytes", 0, 0, 9007199254740992.0); /* 2^53 */
     g->uuid = get_str(r, o, "uuid");
     g->visible = get_bool(r, o, "visible", 1);
-    g->visible_index = (int)get_num(r, o, "visible_index", g->visible ? ordinal : -1);
+    g->visible_index = get_int(r, o, "visible_index", g->visible ? ordinal : -1);
 }
 
 static void read_probe(struct reader *r, const cJSON *o, struct cf_gpu_probe *p)
@@ -366,7 +385,7 @@ static void read_probe(struct reader *r, const cJSON *o, struct cf_gpu_probe *p)
     p->vendor = get_str(r, o, "vendor");
     p->method = get_str(r, o, "method");
     p->ok = get_bool(r, o, "ok", 0);
-    p->count = (int)get_num(r, o, "count", 0);
+    p->count = get_int(r, o, "count", 0);
     p->note = get_str(r, o, "note");
 }
 
@@ -413,15 +432,15 @@ static void read_compiler(struct reader *r, const cJSON *o, struct cf_compiler *
     c->name = get_str(r, o, "name");
     c->path = get_str(r, o, "path");
     c->version = get_str(r, o, "version");
-    c->major = (int)get_num(r, o, "major", 0);
-    c->minor = (int)get_num(r, o, "minor", 0);
+    c->major = get_int(r, o, "major", 0);
+    c->minor = get_int(r, o, "minor", 0);
     if (!c->major && c->version) {
-        c->major = atoi(c->version);
+        c->major = parse_small(c->version, 100000);
         const char *dot = strchr(c->version, '.');
-        c->minor = dot ? atoi(dot + 1) : 0;
+        c->minor = dot ? parse_small(dot + 1, 100000) : 0;
     }
-    c->host_gcc_max = (int)get_num(r, o, "host_gcc_max", 0);
-    c->host_clang_max = (int)get_num(r, o, "host_clang_max", 0);
+    c->host_gcc_max = get_int(r, o, "host_gcc_max", 0);
+    c->host_clang_max = get_int(r, o, "host_clang_max", 0);
     c->host_range_source = get_str(r, o, "host_range_source");
     if (!c->name)
         bad_type(r, "name", "a compiler name (\"gcc\", \"nvcc\", ...)");
@@ -507,7 +526,7 @@ int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err)
         if (!cJSON_IsObject(v)) {
             bad_type(&r, "driver", "an object");
         } else {
-            s->driver.cuda_driver_version = (int)get_num(&r, v, "cuda_driver_version", 0);
+            s->driver.cuda_driver_version = get_int(&r, v, "cuda_driver_version", 0);
             s->driver.nvidia_version = get_str(&r, v, "nvidia_version");
             s->driver.amd_version = get_str(&r, v, "amd_version");
         }

@@ -45,7 +45,7 @@ if [ "$HAVE_NCCL" = 1 ]; then
     run "$CCLFORGE" doctor --no-python --survey "$FX/survey-pascal-blackwell.json"
     expect_rc 1 "Pascal + Blackwell on CUDA 13 NCCL is an error"
     expect_out "sm_61" "the uncovered arch is named"
-    expect_out "cclforge nccl build --archs sm_61,sm_120" "remedy builds for both GPUs"
+    expect_out "cclforge nccl build --tag v2.28.9-1 --archs sm_61,sm_120" "remedy builds the same release for both GPUs"
     expect_out "NVIDIA GeForce GTX 1080, rev A" "a GPU name with a comma survives"
     run env CCLFORGE_SURVEY="$FX/survey-ampere.json" "$CCLFORGE" doctor --no-python --json
     expect_rc 0 "an Ampere host is covered (survey from CCLFORGE_SURVEY)"

@@ -59,6 +59,9 @@ static void test_parse_forms(void **state)
         "NCCL version mismatch with remote peer %s", "NCCL version %s", "NCCL version 2.",
         "NCCL version 2.28", "NCCL version 2.28.", "NCCL version 999999999999.1.1",
         "XCCL version 2.28.9", "NCCL version", "",
+        /* prose in real libtorch_cuda.so (torch 2.15), not NCCL's VERSION_STRING */
+        "NCCL version 2.27.0 or later. Found version: ",
+        "NCCL version 2.28.9 is required",
     };
     for (size_t i = 0; i < sizeof(not_banners) / sizeof(not_banners[0]); i++) {
         struct cf_commlib_banner b;

@@ -582,7 +582,34 @@ static void test_libtorch_cxx_distribution(void **state)
         assert_true(strvec_contains(&t->archs, "sm_80"));
         assert_true(strvec_contains(&t->archs, "compute_80"));
     }
+    struct cf_findings f = CF_FINDINGS_INIT;
+    cf_doctor_diagnose(&s, &f);
+    int mismatch = 0;
+    for (size_t i = 0; i < f.n; i++)
+        mismatch |= !strcmp(f.v[i].id, "nccl-mismatch");
+    assert_true(mismatch);
+    cf_findings_release(&f);
     cf_survey_release(&s);
+
+    /* The remedy applied: LD_PRELOAD of the NCCL libtorch was built against wins
+     * over the RUNPATH copy, for libtorch and as the system's active library. */
+    char *pre = fxp("nccl-2.21.5/lib/libnccl.so.2");
+    char *pre_env = cf_asprintf("LD_PRELOAD=/nonexistent/libfoo.so %s", pre);
+    const char *env2[] = { "LIBTORCH", pre_env, NULL };
+    o.env = env2;
+    o.skip &= ~(unsigned)CF_SURVEY_SKIP_COMM;
+    run_survey(&o, &s);
+    t = cf_survey_torch(&s);
+    assert_string_equal(t->loaded->how, "LD_PRELOAD");
+    assert_string_equal(t->loaded->version, "2.21.5");
+    assert_string_equal(s.comm_libs[0].how, "LD_PRELOAD");
+    cf_doctor_diagnose(&s, &f);
+    for (size_t i = 0; i < f.n; i++)
+        assert_string_not_equal(f.v[i].id, "nccl-mismatch");
+    cf_findings_release(&f);
+    cf_survey_release(&s);
+    free(pre_env);
+    free(pre);
     free(dir);
 }
 
@@ -793,6 +820,31 @@ static void test_real_torch_wheel(void **state)
     free(dir);
 }
 
+/* The system's libnccl.so.2 as a program without RPATH gets it: LD_LIBRARY_PATH
+ * first, then ld.so.cache; NCCL_HOME is listed too. */
+static void test_system_comm_libs(void **state)
+{
+    struct cf_survey_opts o;
+    survey_only(&o, CF_SURVEY_SKIP_COMM);
+    char *dir = fxp("nccl-2.20.3/lib"), *home = fxp("nccl-2.21.5");
+    char *llp = cf_asprintf("LD_LIBRARY_PATH=%s", dir), *nh = cf_asprintf("NCCL_HOME=%s", home);
+    const char *env[] = { llp, nh, "LD_PRELOAD", "RCCL_HOME", NULL };
+    o.env = env;
+    struct cf_survey s;
+    run_survey(&o, &s);
+    assert_true(s.n_comm_libs >= 2);
+    assert_string_equal(s.comm_libs[0].how, "loaded");
+    assert_string_equal(s.comm_libs[0].version, "2.20.3");
+    assert_int_equal(s.comm_libs[0].version_code, 22003);
+    assert_string_equal(s.comm_libs[1].how, "NCCL_HOME");
+    assert_string_equal(s.comm_libs[1].version, "2.21.5");
+    cf_survey_release(&s);
+    free(llp);
+    free(nh);
+    free(dir);
+    free(home);
+}
+
 /* ---- JSON ---- */
 
 static char *print_survey(const struct cf_survey *s)
@@ -886,6 +938,9 @@ static void test_json_errors_name_the_key(void **state)
         { "{\"libtorch\": [{\"archs\": [1]}]}", "libtorch[0].archs" },
         { "{\"toolkits\": [{\"root\": \"/x\"}]}", "toolkits[0].vendor" },
         { "[1, 2]", "must be an object" },
+        { "{\"gpus\": [{\"arch\": \"sm_80\", \"memory_bytes\": 1e300}]}", "gpus[0].memory_bytes" },
+        { "{\"driver\": {\"cuda_driver_version\": 1.5}}", "driver.cuda_driver_version" },
+        { "{\"compilers\": [{\"name\": \"gcc\", \"major\": -1e12}]}", "compilers[0].major" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cJSON *doc = cJSON_Parse(cases[i].json);
@@ -897,6 +952,22 @@ static void test_json_errors_name_the_key(void **state)
             fail_msg("case %zu: \"%s\" lacks \"%s\"", i, cf_error_message(&err), cases[i].needle);
         cf_error_clear(&err);
         cf_survey_release(&s);
+        cJSON_Delete(doc);
+    }
+    /* An absurd arch is kept as given but gets no compute capability, so the
+     * document still round-trips (found by fuzz_survey_json). */
+    {
+        cJSON *doc = cJSON_Parse("{\"gpus\": [{\"arch\": \"sm_77777777\"}]}");
+        struct cf_survey odd = CF_SURVEY_INIT;
+        cf_error e = CF_ERROR_INIT;
+        assert_int_equal(cf_survey_from_json(doc, &odd, &e), 0);
+        assert_int_equal(odd.gpus[0].cc_major, 0);
+        cJSON *out = cf_survey_to_json(&odd);
+        struct cf_survey back = CF_SURVEY_INIT;
+        assert_int_equal(cf_survey_from_json(out, &back, &e), 0);
+        cf_survey_release(&back);
+        cf_survey_release(&odd);
+        cJSON_Delete(out);
         cJSON_Delete(doc);
     }
     struct cf_survey s = CF_SURVEY_INIT;
@@ -932,6 +1003,7 @@ int main(void)
         cmocka_unit_test(test_libtorch_variants_root),
         cmocka_unit_test(test_libtorch_hip_broken_and_bad),
         cmocka_unit_test(test_real_torch_wheel),
+        cmocka_unit_test(test_system_comm_libs),
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_json_injection_partial),
         cmocka_unit_test(test_json_errors_name_the_key),

@@ -1,0 +1,42 @@
+/* The few facts about an ELF file that packaging needs (NEEDED, RPATH/RUNPATH,
+ * SONAME, the highest GLIBC_ version required, exported symbols), read with
+ * libelf without loading or running the file. Internal to src/pkg and src/build. */
+#ifndef CCLFORGE_PKG_ELF_FACTS_H
+#define CCLFORGE_PKG_ELF_FACTS_H
+
+#include <stddef.h>
+
+#include "cclforge/error.h"
+#include "cclforge/strbuf.h"
+
+struct elf_facts {
+    int is_elf;
+    unsigned machine;        /* EM_* */
+    int is_64;
+    char *soname;
+    struct strvec needed;
+    struct strvec rpath;     /* DT_RPATH then DT_RUNPATH entries, split on ':' */
+    int has_runpath;
+    int glibc_max;           /* 2*1000+X of the highest GLIBC_2.X in verneed, 0 none */
+    struct strvec pyinit;    /* exported PyInit_* symbols (a Python extension module's init) */
+};
+
+/* 1 when the bytes start with the ELF magic. */
+int elf_facts_is_elf(const void *data, size_t len);
+/* Reads facts from a buffer (name labels errors). Not-ELF is not an error: is_elf = 0. */
+int elf_facts_read_memory(const void *data, size_t len, const char *name, struct elf_facts *f, cf_error *err);
+int elf_facts_read_file(const char *path, struct elf_facts *f, cf_error *err);
+void elf_facts_release(struct elf_facts *f);
+/* 1 when a defined, exported (global/weak, default/protected) dynamic symbol's
+ * name contains `needle`; 0 when none does; -1 on a read error. */
+int elf_file_defines_symbol(const char *path, const char *needle, int exact, cf_error *err);
+/* "GLIBC_2.28" -> 2028; 0 for anything else. */
+int elf_glibc_version_code(const char *version_name);
+/* "x86_64", "aarch64", ... for wheel platform tags; NULL when unknown. */
+const char *elf_machine_wheel_arch(unsigned machine);
+/* 1 when soname is a library every manylinux system provides (PEP 600 policy list). */
+int elf_is_manylinux_system_lib(const char *soname);
+/* 1 for the GPU driver libraries that must never be bundled (libcuda.so.1, ...). */
+int elf_is_gpu_driver_lib(const char *soname);
+
+#endif

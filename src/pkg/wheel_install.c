@@ -1,0 +1,348 @@
+/* `wheel verify --install / --smoke`: a fresh venv, `pip install --no-index
+ * --no-deps`, then the modules imported from the installed location (never the
+ * source tree: isolated mode, cwd in the venv, __file__ checked). Every step is
+ * an argv spawn; Python code is fixed text here and takes its inputs as argv. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cclforge/fs.h"
+#include "cclforge/spawn.h"
+#include "cclforge/wheel.h"
+#include "pkg/wheel_internal.h"
+
+extern char **environ;
+
+/* argv: module, "1" when it is the cclforge bridge. Prints one JSON line. */
+static const char import_script[] =
+    "import json, os, sys\n"
+    "name, bridge = sys.argv[1], sys.argv[2] == '1'\n"
+    "out = {'module': name}\n"
+    "if bridge:\n"
+    "    import torch, torch.distributed as dist\n"
+    "    out['torch'] = torch.__version__\n"
+    "    out['gpus'] = torch.cuda.device_count()\n"
+    "import importlib\n"
+    "m = importlib.import_module(name)\n"
+    "out['file'] = os.path.realpath(m.__file__)\n"
+    "out['has_make_nccl_backend'] = callable(getattr(m, 'make_nccl_backend', None))\n"
+    "if bridge and callable(getattr(m, 'abi_info', None)):\n"
+    "    out['abi'] = m.abi_info()\n"
+    "if bridge and out['has_make_nccl_backend']:\n"
+    "    store = dist.HashStore()\n"
+    "    try:\n"
+    "        b = m.make_nccl_backend(store, 0, 1, timeout_ms=30000)\n"
+    "        out['call'] = 'returned ' + type(b).__name__\n"
+    "    except Exception as e:\n"
+    "        out['call'] = 'raised'\n"
+    "        out['exception'] = type(e).__name__ + ': ' + str(e).strip().splitlines()[0][:400]\n"
+    "print(json.dumps(out))\n";
+
+/* argv: module. Environment: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT. */
+static const char smoke_script[] =
+    "import os, sys, datetime\n"
+    "import torch, torch.distributed as dist, importlib\n"
+    "m = importlib.import_module(sys.argv[1])\n"
+    "rank, size = int(os.environ['RANK']), int(os.environ['WORLD_SIZE'])\n"
+    "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n"
+    "store = dist.TCPStore(os.environ['MASTER_ADDR'], int(os.environ['MASTER_PORT']), size, rank == 0,\n"
+    "                      timeout=datetime.timedelta(seconds=60))\n"
+    "pg = m.make_nccl_backend(store, rank, size, timeout_ms=60000)\n"
+    "dev = torch.device('cuda', int(os.environ['LOCAL_RANK']))\n"
+    "def check(op, ok):\n"
+    "    print(('RANK_PASS' if ok else 'RANK_FAIL') + ' rank=%d op=%s' % (rank, op), flush=True)\n"
+    "    return ok\n"
+    "good = True\n"
+    "t = torch.full((1024,), float(rank + 1), device=dev)\n"
+    "pg.allreduce([t]).wait(); torch.cuda.synchronize()\n"
+    "good &= check('all_reduce', bool((t == size * (size + 1) / 2).all()))\n"
+    "t = torch.full((1024,), float(rank), device=dev)\n"
+    "pg.broadcast([t]).wait(); torch.cuda.synchronize()\n"
+    "good &= check('broadcast', bool((t == 0).all()))\n"
+    "t = torch.full((16,), float(rank), device=dev)\n"
+    "outs = [torch.empty(16, device=dev) for _ in range(size)]\n"
+    "pg.allgather([outs], [t]).wait(); torch.cuda.synchronize()\n"
+    "good &= check('all_gather', all(bool((o == i).all()) for i, o in enumerate(outs)))\n"
+    "ins = [torch.full((16,), float(i + rank), device=dev) for i in range(size)]\n"
+    "out = torch.empty(16, device=dev)\n"
+    "pg.reduce_scatter([out], [ins]).wait(); torch.cuda.synchronize()\n"
+    "good &= check('reduce_scatter', bool((out == sum(rank + r for r in range(size))).all()))\n"
+    "sys.exit(0 if good else 1)\n";
+
+static int run_step(struct cf_wheel_verify_result *res, const char *check, const char *const *argv, const char *cwd,
+                    double timeout_s, struct strbuf *out)
+{
+    struct cf_spawn_opts so = { 0 };
+    so.cwd = cwd;
+    so.capture_stdout = 1;
+    so.capture_stderr = 1;
+    so.null_stdin = 1;
+    so.timeout_s = timeout_s;
+    /* the source tree must not leak in: no PYTHONPATH, no user site */
+    static const char *const env[] = { "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE=1", NULL };
+    so.env_set = env;
+    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_spawn_run(argv, &so, &r, &err) < 0) {
+        wheel_add_check(res, check, 0, "%s", cf_error_message(&err));
+        cf_error_clear(&err);
+        cf_spawn_result_release(&r);
+        return -1;
+    }
+    int ok = cf_spawn_ok(&r);
+    if (!ok) {
+        char *how = cf_spawn_describe(&r);
+        const char *tail = r.err.len ? r.err.buf : sb_str(&r.out);
+        size_t tl = strlen(tail);
+        wheel_add_check(res, check, 0, "%s %s failed (%s)%s: %s", argv[0], argv[1] ? argv[1] : "", how,
+                        (!r.exited && r.term_signal) ? " - it crashed" : "", tl > 1500 ? tail + tl - 1500 : tail);
+        free(how);
+    } else if (out) {
+        sb_add(out, r.out.buf ? r.out.buf : "", r.out.len);
+    }
+    cf_spawn_result_release(&r);
+    return ok ? 0 : -1;
+}
+
+static char *last_line(const char *text)
+{
+    const char *end = text + strlen(text);
+    while (end > text && (end[-1] == '\n' || end[-1] == '\r'))
+        end--;
+    const char *start = end;
+    while (start > text && start[-1] != '\n')
+        start--;
+    return cf_strndup(start, (size_t)(end - start));
+}
+
+/* N ranks, launched the way `cclforge smoke` launches local ranks: one process
+ * each, RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT in the environment. */
+static void run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, const char *work, const char *module,
+                      int gpus, struct cf_wheel_verify_result *res)
+{
+    int n = opts->smoke_ranks;
+    if (gpus < n) {
+        wheel_add_check(res, "smoke", 0,
+                        "--smoke %d needs %d GPUs, this host has %d visible: the %d-rank run was NOT performed", n, n,
+                        gpus, n);
+        return;
+    }
+    pid_t *pids = cf_xcalloc((size_t)n, sizeof *pids);
+    int port = 29500 + (int)(getpid() % 2000);
+    int failed = 0;
+    for (int r = 0; r < n; r++) {
+        struct strvec env = STRVEC_INIT;
+        for (char **e = environ; *e; e++)
+            if (!cf_starts_with(*e, "RANK=") && !cf_starts_with(*e, "WORLD_SIZE=") &&
+                !cf_starts_with(*e, "LOCAL_RANK=") && !cf_starts_with(*e, "MASTER_ADDR=") &&
+                !cf_starts_with(*e, "MASTER_PORT=") && !cf_starts_with(*e, "PYTHONPATH="))
+                strvec_push(&env, *e);
+        strvec_pushf(&env, "RANK=%d", r);
+        strvec_pushf(&env, "WORLD_SIZE=%d", n);
+        strvec_pushf(&env, "LOCAL_RANK=%d", r);
+        strvec_push(&env, "MASTER_ADDR=127.0.0.1");
+        strvec_pushf(&env, "MASTER_PORT=%d", port);
+        char *log = cf_asprintf("%s/rank%d.log", work, r);
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        posix_spawn_file_actions_adddup2(&fa, 1, 2);
+        posix_spawn_file_actions_addchdir_np(&fa, work);
+        const char *argv[] = { py, "-I", "-c", smoke_script, module, NULL };
+        if (posix_spawn(&pids[r], py, &fa, NULL, (char *const *)argv, strvec_argv(&env)) != 0)
+            pids[r] = -1;
+        posix_spawn_file_actions_destroy(&fa);
+        strvec_clear(&env);
+        free(log);
+    }
+    for (int r = 0; r < n; r++) {
+        int st = 0;
+        if (pids[r] <= 0 || waitpid(pids[r], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            failed++;
+        char *log = cf_asprintf("%s/rank%d.log", work, r);
+        struct strbuf text = STRBUF_INIT;
+        cf_error err = CF_ERROR_INIT;
+        if (cf_read_file(log, 1 << 20, &text, &err) == 0) {
+            struct strvec lines = STRVEC_INIT;
+            strvec_split(&lines, sb_str(&text), "\n", 0);
+            for (size_t i = 0; i < lines.n; i++)
+                if (cf_starts_with(lines.v[i], "RANK_PASS") || cf_starts_with(lines.v[i], "RANK_FAIL"))
+                    strvec_push(&res->smoke_lines, lines.v[i]);
+            strvec_clear(&lines);
+        }
+        cf_error_clear(&err);
+        sb_release(&text);
+        free(log);
+    }
+    free(pids);
+    wheel_add_check(res, "smoke", failed ? 0 : 1, "%d-rank all_reduce, broadcast, all_gather, reduce_scatter: %d rank(s) "
+                                                  "failed (logs in %s)",
+                    n, failed, work);
+}
+
+void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
+                          struct cf_wheel_verify_result *res)
+{
+    cf_error err = CF_ERROR_INIT;
+    double tmo = opts->timeout_s > 0 ? opts->timeout_s : 600;
+    const char *python = opts->python ? opts->python : "python3";
+    char *work = opts->work_dir ? cf_strdup(opts->work_dir) : cf_mkdtemp(NULL, "cclforge-wheel-", &err);
+    if (!work || cf_mkdir_p(work, 0700, &err) < 0) {
+        wheel_add_check(res, "install", 0, "no work directory: %s", cf_error_message(&err));
+        cf_error_clear(&err);
+        free(work);
+        return;
+    }
+    char *abs_work = cf_realpath(work);
+    char *venv = cf_asprintf("%s/venv", abs_work);
+    char *vpy = cf_asprintf("%s/bin/python", venv);
+    char *wheel_abs = cf_realpath(opts->wheel);
+    struct strbuf out = STRBUF_INIT;
+
+    const char *venv_argv[] = { python, "-m", "venv", opts->system_site_packages ? "--system-site-packages" : venv,
+                                opts->system_site_packages ? venv : NULL, NULL };
+    if (run_step(res, "install", venv_argv, abs_work, tmo, NULL) < 0)
+        goto out;
+    /* each top-level entry of a --site dir is linked into the venv's
+     * site-packages, so the installed layout is what a real install of those
+     * packages (e.g. torch) gives: $ORIGIN/../torch/lib resolves for real */
+    if (opts->n_site_dirs) {
+        const char *sp_argv[] = { vpy, "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])", NULL };
+        if (run_step(res, "install", sp_argv, abs_work, tmo, &out) < 0)
+            goto out;
+        sb_rtrim(&out);
+        size_t linked = 0;
+        for (size_t i = 0; i < opts->n_site_dirs; i++) {
+            char *abs = cf_realpath(opts->site_dirs[i]);
+            DIR *d = abs ? opendir(abs) : NULL;
+            struct dirent *de;
+            while (d && (de = readdir(d))) {
+                if (de->d_name[0] == '.' || cf_ends_with(de->d_name, ".dist-info") || !strcmp(de->d_name, "bin"))
+                    continue;
+                char *from = cf_path_join(abs, de->d_name), *to = cf_path_join(out.buf, de->d_name);
+                if (!cf_path_exists(to) && symlink(from, to) == 0)
+                    linked++;
+                free(from);
+                free(to);
+            }
+            if (d)
+                closedir(d);
+            if (!d) {
+                wheel_add_check(res, "install", 0, "--site %s: not a readable directory", opts->site_dirs[i]);
+                free(abs);
+                goto out;
+            }
+            free(abs);
+        }
+        sb_reset(&out);
+        (void)linked;
+    }
+    const char *pip_argv[] = { vpy,         "-m",        "pip", "install", "--no-index", "--no-deps", "--no-compile",
+                               "--disable-pip-version-check", "--no-cache-dir", wheel_abs, NULL };
+    if (run_step(res, "install", pip_argv, abs_work, tmo, NULL) < 0)
+        goto out;
+    wheel_add_check(res, "install", 1, "pip install --no-index --no-deps into a fresh venv at %s%s", venv,
+                    opts->system_site_packages ? " (--system-site-packages)" : "");
+
+    if (!wf->modules.n) {
+        wheel_add_check(res, "import", 0, "nothing to import: the wheel has no extension module");
+        goto out;
+    }
+    int gpus = 0;
+    for (size_t i = 0; i < wf->modules.n; i++) {
+        const char *mod = wf->modules.v[i];
+        int is_bridge = wf->bridge_module && !strcmp(wf->bridge_module, mod);
+        const char *imp_argv[] = { vpy, "-I", "-c", import_script, mod, is_bridge ? "1" : "0", NULL };
+        sb_reset(&out);
+        if (run_step(res, "import", imp_argv, abs_work, tmo, &out) < 0)
+            continue;
+        char *line = last_line(sb_str(&out));
+        cJSON *doc = cJSON_Parse(line);
+        free(line);
+        const cJSON *file = cJSON_GetObjectItemCaseSensitive(doc, "file");
+        const char *f = cJSON_IsString(file) ? file->valuestring : "";
+        char *prefix = cf_asprintf("%s/", venv);
+        int inside = cf_starts_with(f, prefix);
+        free(prefix);
+        if (!inside)
+            wheel_add_check(res, "import", 0, "%s was imported from %s, outside the venv %s: not the installed copy",
+                            mod, f, venv);
+        else
+            wheel_add_check(res, "import", 1, "import %s from %s", mod, f);
+        if (!res->module || is_bridge) {
+            free(res->module);
+            free(res->module_file);
+            res->module = cf_strdup(mod);
+            res->module_file = cf_strdup(f);
+        }
+        if (is_bridge) {
+            const cJSON *has = cJSON_GetObjectItemCaseSensitive(doc, "has_make_nccl_backend");
+            const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "gpus");
+            const cJSON *call = cJSON_GetObjectItemCaseSensitive(doc, "call");
+            const cJSON *exc = cJSON_GetObjectItemCaseSensitive(doc, "exception");
+            gpus = cJSON_IsNumber(g) ? g->valueint : 0;
+            /* the bridge measures how much of ProcessGroupNCCL::Options libtorch
+             * initialises against what its own headers say (see bridge.md) */
+            const cJSON *abi = cJSON_GetObjectItemCaseSensitive(doc, "abi");
+            const cJSON *hs = cJSON_GetObjectItemCaseSensitive(abi, "options_size_headers");
+            const cJSON *ls = cJSON_GetObjectItemCaseSensitive(abi, "options_size_libtorch");
+            const cJSON *slack = cJSON_GetObjectItemCaseSensitive(abi, "slack");
+            if (cJSON_IsNumber(hs) && cJSON_IsNumber(ls)) {
+                int h = hs->valueint, l = ls->valueint, sl = cJSON_IsNumber(slack) ? slack->valueint : 0;
+                if (l == h)
+                    wheel_add_check(res, "abi", 1, "ProcessGroupNCCL::Options is %d bytes in the bridge's headers and "
+                                                   "in the loaded libtorch",
+                                    h);
+                else
+                    wheel_add_check(res, "abi", l <= h + sl ? 1 : 0,
+                                    "ProcessGroupNCCL::Options is %d bytes in the bridge's headers but libtorch "
+                                    "initialises %d: the nccl.h used differs from the one torch was built with; %s",
+                                    h, l,
+                                    l <= h + sl ? "the bridge allocates with slack and touches no ncclConfig_t field, "
+                                                  "so this is safe; building with torch's own nccl.h removes it"
+                                                : "more than the bridge's slack: rebuild with torch's nccl.h");
+            }
+            if (!cJSON_IsTrue(has)) {
+                wheel_add_check(res, "bridge", 0, "%s has no callable make_nccl_backend", mod);
+            } else if (cJSON_IsString(call) && !strcmp(call->valuestring, "raised")) {
+                /* without a GPU a Python exception is the right answer; with one it is a failure */
+                wheel_add_check(res, "bridge", gpus == 0 ? 1 : 0,
+                                "make_nccl_backend present; called with 1 rank on a host with %d GPU(s) it raised %s%s",
+                                gpus, cJSON_IsString(exc) ? exc->valuestring : "an exception",
+                                gpus == 0 ? " (expected without a GPU; no collective ran)" : "");
+            } else {
+                wheel_add_check(res, "bridge", 1, "make_nccl_backend present; with 1 rank it %s (%d GPU(s))",
+                                cJSON_IsString(call) ? call->valuestring : "ran", gpus);
+            }
+        }
+        cJSON_Delete(doc);
+    }
+    if (opts->smoke_ranks > 0) {
+        if (!wf->bridge_module)
+            wheel_add_check(res, "smoke", 0, "--smoke needs a cclforge bridge wheel (its .dist-info/%s names the module)",
+                            CF_WHEEL_MARKER);
+        else
+            run_smoke(opts, vpy, abs_work, wf->bridge_module, gpus, res);
+    }
+out:
+    if (opts->keep || opts->work_dir) {
+        res->venv = venv;
+        venv = NULL;
+    } else {
+        cf_rm_rf(abs_work, &err);
+        cf_error_clear(&err);
+    }
+    sb_release(&out);
+    free(venv);
+    free(vpy);
+    free(wheel_abs);
+    free(abs_work);
+    free(work);
+}

@@ -1,0 +1,23 @@
+/* Shared between the verifier's static checks and its install/import/smoke steps. */
+#ifndef CCLFORGE_PKG_WHEEL_INTERNAL_H
+#define CCLFORGE_PKG_WHEEL_INTERNAL_H
+
+#include "cclforge/wheel.h"
+
+/* The bridge marker a cclforge-built wheel carries in its .dist-info. */
+#define CF_WHEEL_MARKER "cclforge.json"
+
+void wheel_add_check(struct cf_wheel_verify_result *res, const char *name, int ok, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* What the static part learnt that the install part needs. */
+struct wheel_facts {
+    char *bridge_module;          /* dotted module from the marker, NULL when not a cclforge bridge */
+    struct strvec modules;        /* dotted names of every extension module */
+};
+
+/* --install and --smoke: a fresh venv, pip install, import from the installed location. */
+void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
+                          struct cf_wheel_verify_result *res);
+
+#endif

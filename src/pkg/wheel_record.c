@@ -1,0 +1,336 @@
+/* RECORD (CSV), METADATA/WHEEL headers, wheel file names and platform tags.
+ * All input is untrusted: lengths are explicit and every read is bounded. */
+#include <ctype.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cclforge/wheel.h"
+
+void cf_b64_urlsafe_nopad(const unsigned char *data, size_t len, struct strbuf *out)
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t i = 0;
+    for (; i + 3 <= len; i += 3) {
+        unsigned v = (unsigned)data[i] << 16 | (unsigned)data[i + 1] << 8 | data[i + 2];
+        sb_addc(out, alphabet[v >> 18 & 63]);
+        sb_addc(out, alphabet[v >> 12 & 63]);
+        sb_addc(out, alphabet[v >> 6 & 63]);
+        sb_addc(out, alphabet[v & 63]);
+    }
+    if (len - i == 1) {
+        unsigned v = (unsigned)data[i] << 16;
+        sb_addc(out, alphabet[v >> 18 & 63]);
+        sb_addc(out, alphabet[v >> 12 & 63]);
+    } else if (len - i == 2) {
+        unsigned v = (unsigned)data[i] << 16 | (unsigned)data[i + 1] << 8;
+        sb_addc(out, alphabet[v >> 18 & 63]);
+        sb_addc(out, alphabet[v >> 12 & 63]);
+        sb_addc(out, alphabet[v >> 6 & 63]);
+    }
+}
+
+void cf_wheel_sha256_b64(const void *data, size_t len, struct strbuf *out)
+{
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    SHA256(data, len, md);
+    cf_b64_urlsafe_nopad(md, sizeof md, out);
+}
+
+/* One CSV field starting at text[*pos] (RFC 4180 quoting); stops at ',' or end of line. */
+static int csv_field(const char *text, size_t end, size_t *pos, struct strbuf *field)
+{
+    size_t p = *pos;
+    sb_reset(field);
+    if (p < end && text[p] == '"') {
+        p++;
+        for (;;) {
+            if (p >= end)
+                return -1; /* unterminated quote */
+            if (text[p] == '"') {
+                if (p + 1 < end && text[p + 1] == '"') {
+                    sb_addc(field, '"');
+                    p += 2;
+                    continue;
+                }
+                p++;
+                break;
+            }
+            sb_addc(field, text[p++]);
+        }
+        if (p < end && text[p] != ',')
+            return -1; /* junk after a closing quote */
+    } else {
+        while (p < end && text[p] != ',') {
+            if (text[p] == '"')
+                return -1;
+            sb_addc(field, text[p++]);
+        }
+    }
+    *pos = p;
+    return 0;
+}
+
+static int parse_size(const char *s, long long *out)
+{
+    if (!*s) {
+        *out = -1;
+        return 0;
+    }
+    long long v = 0;
+    for (const char *c = s; *c; c++) {
+        if (!isdigit((unsigned char)*c) || v > (long long)1e15)
+            return -1;
+        v = v * 10 + (*c - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+int cf_record_parse(const char *text, size_t len, struct cf_record *rec, cf_error *err)
+{
+    memset(rec, 0, sizeof *rec);
+    size_t alloc = 0, line_no = 0, pos = 0;
+    struct strbuf field = STRBUF_INIT;
+    while (pos < len) {
+        size_t eol = pos;
+        while (eol < len && text[eol] != '\n')
+            eol++;
+        size_t end = eol;
+        if (end > pos && text[end - 1] == '\r')
+            end--;
+        line_no++;
+        if (end == pos) { /* blank line */
+            pos = eol + 1;
+            continue;
+        }
+        char *fields[3] = { 0 };
+        size_t nf = 0, p = pos;
+        int bad = 0;
+        for (;;) {
+            if (nf == 3 || csv_field(text, end, &p, &field) < 0) {
+                bad = 1;
+                break;
+            }
+            if (memchr(field.buf ? field.buf : "", '\0', field.len)) {
+                bad = 1;
+                break;
+            }
+            fields[nf++] = cf_strndup(sb_str(&field), field.len);
+            if (p >= end)
+                break;
+            p++; /* the comma */
+        }
+        if (!bad && nf != 3)
+            bad = 1;
+        struct cf_record_entry e = { 0 };
+        if (!bad && !fields[0][0])
+            bad = 1;
+        if (!bad) {
+            e.path = fields[0];
+            fields[0] = NULL;
+            if (fields[1][0]) {
+                char *eq = strchr(fields[1], '=');
+                if (!eq || eq == fields[1] || !eq[1])
+                    bad = 1;
+                else {
+                    e.algo = cf_strndup(fields[1], (size_t)(eq - fields[1]));
+                    e.digest = cf_strdup(eq + 1);
+                }
+            }
+            if (!bad && parse_size(fields[2], &e.size) < 0)
+                bad = 1;
+        }
+        for (size_t i = 0; i < 3; i++)
+            free(fields[i]);
+        if (bad) {
+            free(e.path);
+            free(e.algo);
+            free(e.digest);
+            sb_release(&field);
+            cf_record_release(rec);
+            return cf_error_set(err, CF_ERR_FORMAT,
+                                "RECORD line %zu is not 'path,algorithm=digest,size' (a CSV line with 3 fields)",
+                                line_no);
+        }
+        if (rec->n == alloc) {
+            alloc = alloc ? alloc * 2 : 16;
+            rec->entries = cf_xrealloc(rec->entries, alloc * sizeof *rec->entries);
+        }
+        rec->entries[rec->n++] = e;
+        pos = eol + 1;
+    }
+    sb_release(&field);
+    return 0;
+}
+
+void cf_record_release(struct cf_record *rec)
+{
+    for (size_t i = 0; i < rec->n; i++) {
+        free(rec->entries[i].path);
+        free(rec->entries[i].algo);
+        free(rec->entries[i].digest);
+    }
+    free(rec->entries);
+    memset(rec, 0, sizeof *rec);
+}
+
+void cf_record_format_line(struct strbuf *out, const char *path, const char *sha256_b64, long long size)
+{
+    if (strpbrk(path, ",\"\r\n")) {
+        sb_addc(out, '"');
+        for (const char *c = path; *c; c++) {
+            if (*c == '"')
+                sb_addc(out, '"');
+            sb_addc(out, *c);
+        }
+        sb_addc(out, '"');
+    } else {
+        sb_adds(out, path);
+    }
+    if (sha256_b64)
+        sb_addf(out, ",sha256=%s,%lld\n", sha256_b64, size);
+    else
+        sb_adds(out, ",,\n");
+}
+
+int cf_kv_parse(const char *text, size_t len, struct cf_kv *kv, cf_error *err)
+{
+    memset(kv, 0, sizeof *kv);
+    size_t alloc = 0, pos = 0, line_no = 0;
+    while (pos < len) {
+        size_t eol = pos;
+        while (eol < len && text[eol] != '\n')
+            eol++;
+        size_t end = eol;
+        if (end > pos && text[end - 1] == '\r')
+            end--;
+        line_no++;
+        if (end == pos)
+            break; /* the body (description) starts after the first blank line */
+        if (text[pos] == ' ' || text[pos] == '\t') {
+            /* continuation of the previous value */
+            if (kv->n == 0) {
+                cf_kv_release(kv);
+                return cf_error_set(err, CF_ERR_FORMAT, "line %zu: continuation line before any header", line_no);
+            }
+            char *old = kv->values[kv->n - 1];
+            kv->values[kv->n - 1] = cf_asprintf("%s\n%.*s", old, (int)(end - pos), text + pos);
+            free(old);
+            pos = eol + 1;
+            continue;
+        }
+        const char *colon = memchr(text + pos, ':', end - pos);
+        if (!colon || colon == text + pos || memchr(text + pos, '\0', end - pos)) {
+            cf_kv_release(kv);
+            return cf_error_set(err, CF_ERR_FORMAT, "line %zu is not a 'Key: value' header", line_no);
+        }
+        const char *v = colon + 1;
+        while (v < text + end && (*v == ' ' || *v == '\t'))
+            v++;
+        if (kv->n == alloc) {
+            alloc = alloc ? alloc * 2 : 16;
+            kv->keys = cf_xrealloc(kv->keys, alloc * sizeof *kv->keys);
+            kv->values = cf_xrealloc(kv->values, alloc * sizeof *kv->values);
+        }
+        kv->keys[kv->n] = cf_strndup(text + pos, (size_t)(colon - (text + pos)));
+        kv->values[kv->n] = cf_strndup(v, (size_t)(text + end - v));
+        kv->n++;
+        pos = eol + 1;
+    }
+    return 0;
+}
+
+void cf_kv_release(struct cf_kv *kv)
+{
+    for (size_t i = 0; i < kv->n; i++) {
+        free(kv->keys[i]);
+        free(kv->values[i]);
+    }
+    free(kv->keys);
+    free(kv->values);
+    memset(kv, 0, sizeof *kv);
+}
+
+const char *cf_kv_get(const struct cf_kv *kv, const char *key)
+{
+    for (size_t i = 0; i < kv->n; i++)
+        if (!strcasecmp(kv->keys[i], key))
+            return kv->values[i];
+    return NULL;
+}
+
+int cf_wheel_name_parse(const char *filename, struct cf_wheel_name *wn, cf_error *err)
+{
+    memset(wn, 0, sizeof *wn);
+    const char *base = strrchr(filename, '/');
+    base = base ? base + 1 : filename;
+    if (!cf_ends_with(base, ".whl"))
+        return cf_error_set(err, CF_ERR_FORMAT, "%s: a wheel's file name ends in .whl", base);
+    struct strvec parts = STRVEC_INIT;
+    char *stem = cf_strndup(base, strlen(base) - 4);
+    strvec_split(&parts, stem, "-", 1);
+    free(stem);
+    if (parts.n != 5 && parts.n != 6) {
+        strvec_clear(&parts);
+        return cf_error_set(err, CF_ERR_FORMAT,
+                            "%s: not a wheel file name (name-version[-build]-python-abi-platform.whl)", base);
+    }
+    for (size_t i = 0; i < parts.n; i++)
+        if (!parts.v[i][0]) {
+            strvec_clear(&parts);
+            return cf_error_set(err, CF_ERR_FORMAT, "%s: empty field in the wheel file name", base);
+        }
+    size_t k = 0;
+    wn->dist = cf_strdup(parts.v[k++]);
+    wn->version = cf_strdup(parts.v[k++]);
+    if (parts.n == 6)
+        wn->build = cf_strdup(parts.v[k++]);
+    wn->python_tag = cf_strdup(parts.v[k++]);
+    wn->abi_tag = cf_strdup(parts.v[k++]);
+    wn->platform_tag = cf_strdup(parts.v[k++]);
+    strvec_clear(&parts);
+    return 0;
+}
+
+void cf_wheel_name_release(struct cf_wheel_name *wn)
+{
+    free(wn->dist);
+    free(wn->version);
+    free(wn->build);
+    free(wn->python_tag);
+    free(wn->abi_tag);
+    free(wn->platform_tag);
+    memset(wn, 0, sizeof *wn);
+}
+
+int cf_platform_glibc_ceiling(const char *tag)
+{
+    static const struct {
+        const char *prefix;
+        int code;
+    } legacy[] = { { "manylinux1_", 2005 }, { "manylinux2010_", 2012 }, { "manylinux2014_", 2017 } };
+    if (!tag)
+        return 0;
+    /* a compressed tag set ("a.b") allows the lowest ceiling of its parts */
+    int best = 0;
+    struct strvec parts = STRVEC_INIT;
+    strvec_split(&parts, tag, ".", 0);
+    for (size_t i = 0; i < parts.n; i++) {
+        int code = 0;
+        unsigned major, minor;
+        char rest[8];
+        for (size_t j = 0; j < sizeof legacy / sizeof legacy[0]; j++)
+            if (cf_starts_with(parts.v[i], legacy[j].prefix))
+                code = legacy[j].code;
+        if (!code && sscanf(parts.v[i], "manylinux_%u_%u_%7s", &major, &minor, rest) == 3 && major < 10 &&
+            minor < 1000)
+            code = (int)(major * 1000 + minor);
+        if (code && (!best || code < best))
+            best = code;
+    }
+    strvec_clear(&parts);
+    return best;
+}

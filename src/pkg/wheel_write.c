@@ -1,0 +1,290 @@
+/* A reproducible wheel writer on libzip: sorted entries, .dist-info last with
+ * RECORD the final entry, fixed timestamps and permissions. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zip.h>
+
+#include "cclforge/fs.h"
+#include "cclforge/wheel.h"
+#include "pkg/elf_facts.h"
+
+/* 1980-01-01T00:00:00Z, the earliest time a zip entry can hold. */
+#define ZIP_EPOCH 315532800L
+#define WHEEL_MAX_MEMBER ((size_t)4 << 30)
+
+struct staged {
+    char *name;
+    struct strbuf data;
+    int executable;
+};
+
+static int cmp_staged(const void *a, const void *b)
+{
+    return strcmp(((const struct staged *)a)->name, ((const struct staged *)b)->name);
+}
+
+/* PEP 503 normalisation with '_' for file names: runs of -_. become one '_'. */
+static char *normalise_dist(const char *name)
+{
+    struct strbuf sb = STRBUF_INIT;
+    int in_sep = 0;
+    for (const char *c = name; *c; c++) {
+        if (*c == '-' || *c == '_' || *c == '.') {
+            if (!in_sep)
+                sb_addc(&sb, '_');
+            in_sep = 1;
+        } else {
+            sb_addc(&sb, (char)tolower((unsigned char)*c));
+            in_sep = 0;
+        }
+    }
+    return sb_detach(&sb);
+}
+
+static int valid_member_name(const char *n)
+{
+    if (!n[0] || n[0] == '/' || strstr(n, "\\"))
+        return 0;
+    struct strvec parts = STRVEC_INIT;
+    strvec_split(&parts, n, "/", 1);
+    int ok = 1;
+    for (size_t i = 0; i < parts.n; i++)
+        if (!strcmp(parts.v[i], "..") || !strcmp(parts.v[i], ".") || !parts.v[i][0])
+            ok = 0;
+    strvec_clear(&parts);
+    return ok;
+}
+
+int cf_wheel_platform_tag(const char *const *elf_paths, const char *const *archive_names, size_t n,
+                          const char *const *declared_externals, size_t n_ext, char **tag, struct strbuf *why,
+                          cf_error *err)
+{
+    int glibc = 0, all_covered = 1;
+    const char *arch = NULL;
+    for (size_t i = 0; i < n; i++) {
+        struct elf_facts f;
+        if (elf_facts_read_file(elf_paths[i], &f, err) < 0)
+            return -1;
+        if (!f.is_elf) {
+            elf_facts_release(&f);
+            continue;
+        }
+        if (!arch)
+            arch = elf_machine_wheel_arch(f.machine);
+        if (f.glibc_max > glibc)
+            glibc = f.glibc_max;
+        for (size_t k = 0; k < f.needed.n; k++) {
+            const char *lib = f.needed.v[k];
+            int covered = elf_is_manylinux_system_lib(lib);
+            for (size_t j = 0; !covered && j < n; j++)
+                covered = !strcmp(cf_basename(archive_names[j]), lib);
+            /* a library from a declared external (torch/lib) is the dependency's to provide */
+            for (size_t r = 0; !covered && r < f.rpath.n; r++)
+                for (size_t e = 0; !covered && e < n_ext; e++)
+                    covered = cf_ends_with(f.rpath.v[r], declared_externals[e]);
+            if (!covered) {
+                if (all_covered && why)
+                    sb_addf(why, "%s needs %s, which is neither a manylinux system library, in the wheel, nor on a "
+                                 "declared external directory; ",
+                            archive_names[i], lib);
+                all_covered = 0;
+            }
+        }
+        elf_facts_release(&f);
+    }
+    if (!arch)
+        arch = "x86_64";
+    if (glibc && glibc < 2017)
+        glibc = 2017;
+    if (!glibc)
+        glibc = 2017;
+    if (all_covered) {
+        *tag = cf_asprintf("manylinux_%d_%d_%s", glibc / 1000, glibc % 1000, arch);
+        if (why)
+            sb_addf(why, "highest symbol version needed is GLIBC_%d.%d and every NEEDED library is covered",
+                    glibc / 1000, glibc % 1000);
+    } else {
+        *tag = cf_asprintf("linux_%s", arch);
+        if (why)
+            sb_adds(why, "so the wheel is tagged for this platform only");
+    }
+    return 0;
+}
+
+static void stage(struct staged **v, size_t *n, size_t *alloc, const char *name, struct strbuf *data, int exec)
+{
+    if (*n == *alloc) {
+        *alloc = *alloc ? *alloc * 2 : 16;
+        *v = cf_xrealloc(*v, *alloc * sizeof **v);
+    }
+    (*v)[*n].name = cf_strdup(name);
+    (*v)[*n].data = *data;
+    (*v)[*n].executable = exec;
+    (*n)++;
+    memset(data, 0, sizeof *data);
+}
+
+static long fixed_mtime(void)
+{
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+    if (sde && *sde) {
+        char *end;
+        long v = strtol(sde, &end, 10);
+        if (!*end && v >= ZIP_EPOCH)
+            return v;
+    }
+    return ZIP_EPOCH;
+}
+
+static int add_entry(zip_t *za, const struct staged *s, time_t mtime, cf_error *err)
+{
+    zip_source_t *src = zip_source_buffer(za, s->data.buf ? s->data.buf : "", s->data.len, 0);
+    if (!src)
+        return cf_error_set(err, CF_ERR_INTERNAL, "zip: %s", zip_strerror(za));
+    zip_int64_t idx = zip_file_add(za, s->name, src, ZIP_FL_ENC_UTF_8);
+    if (idx < 0) {
+        zip_source_free(src);
+        return cf_error_set(err, CF_ERR_IO, "zip: adding %s: %s", s->name, zip_strerror(za));
+    }
+    zip_uint32_t mode = (s->executable ? 0100755u : 0100644u) << 16;
+    if (zip_file_set_external_attributes(za, (zip_uint64_t)idx, 0, ZIP_OPSYS_UNIX, mode) < 0 ||
+        zip_file_set_mtime(za, (zip_uint64_t)idx, mtime, 0) < 0 ||
+        zip_set_file_compression(za, (zip_uint64_t)idx, ZIP_CM_DEFLATE, 9) < 0)
+        return cf_error_set(err, CF_ERR_IO, "zip: setting attributes of %s: %s", s->name, zip_strerror(za));
+    return 0;
+}
+
+int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char **wheel_path,
+                   char **platform_tag_used, cf_error *err)
+{
+    struct staged *files = NULL;
+    size_t n = 0, alloc = 0;
+    int rc = -1;
+    char *dist = normalise_dist(spec->dist_name);
+    char *dist_info = cf_asprintf("%s-%s.dist-info", dist, spec->version);
+    char *tag = NULL, *path = NULL, *tmp_path = NULL;
+    struct strvec elf_paths = STRVEC_INIT, elf_names = STRVEC_INIT;
+    zip_t *za = NULL;
+
+    for (size_t i = 0; i < spec->n_members; i++) {
+        const struct cf_wheel_member *m = &spec->members[i];
+        if (!valid_member_name(m->archive_name) || cf_starts_with(m->archive_name, dist_info)) {
+            cf_error_set(err, CF_ERR_USAGE, "wheel member name '%s' is not a clean relative path", m->archive_name);
+            goto out;
+        }
+        for (size_t j = 0; j < n; j++)
+            if (!strcmp(files[j].name, m->archive_name)) {
+                cf_error_set(err, CF_ERR_USAGE, "wheel member '%s' given twice", m->archive_name);
+                goto out;
+            }
+        struct strbuf data = STRBUF_INIT;
+        int exec = 0;
+        if (m->source_path) {
+            if (cf_read_file(m->source_path, WHEEL_MAX_MEMBER, &data, err) < 0)
+                goto out;
+            struct stat st;
+            exec = stat(m->source_path, &st) == 0 && (st.st_mode & 0111);
+            if (elf_facts_is_elf(data.buf, data.len)) {
+                strvec_push(&elf_paths, m->source_path);
+                strvec_push(&elf_names, m->archive_name);
+            }
+        } else {
+            sb_add(&data, m->data, m->len);
+        }
+        stage(&files, &n, &alloc, m->archive_name, &data, exec);
+    }
+
+    if (spec->platform_tag)
+        tag = cf_strdup(spec->platform_tag);
+    else if (cf_wheel_platform_tag((const char *const *)elf_paths.v, (const char *const *)elf_names.v, elf_paths.n,
+                                   spec->declared_externals, spec->n_declared_externals, &tag, NULL, err) < 0)
+        goto out;
+
+    qsort(files, n, sizeof *files, cmp_staged);
+
+    /* .dist-info, in a fixed order after everything else */
+    struct strbuf meta = STRBUF_INIT, wheel = STRBUF_INIT, record = STRBUF_INIT;
+    sb_addf(&meta, "Metadata-Version: 2.1\nName: %s\nVersion: %s\n", spec->dist_name, spec->version);
+    if (spec->summary)
+        sb_addf(&meta, "Summary: %s\n", spec->summary);
+    for (size_t i = 0; i < spec->n_requires_dist; i++)
+        sb_addf(&meta, "Requires-Dist: %s\n", spec->requires_dist[i]);
+    sb_addf(&wheel, "Wheel-Version: 1.0\nGenerator: cclforge %s\nRoot-Is-Purelib: false\nTag: %s-%s-%s\n",
+            CCLFORGE_VERSION, spec->python_tag, spec->python_tag, tag);
+    char *name = cf_asprintf("%s/METADATA", dist_info);
+    stage(&files, &n, &alloc, name, &meta, 0);
+    free(name);
+    name = cf_asprintf("%s/WHEEL", dist_info);
+    stage(&files, &n, &alloc, name, &wheel, 0);
+    free(name);
+    if (spec->extra_dist_info_name) {
+        struct strbuf extra = STRBUF_INIT;
+        sb_adds(&extra, spec->extra_dist_info_text ? spec->extra_dist_info_text : "");
+        name = cf_asprintf("%s/%s", dist_info, spec->extra_dist_info_name);
+        stage(&files, &n, &alloc, name, &extra, 0);
+        free(name);
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct strbuf b64 = STRBUF_INIT;
+        cf_wheel_sha256_b64(files[i].data.buf ? files[i].data.buf : "", files[i].data.len, &b64);
+        cf_record_format_line(&record, files[i].name, sb_str(&b64), (long long)files[i].data.len);
+        sb_release(&b64);
+    }
+    name = cf_asprintf("%s/RECORD", dist_info);
+    cf_record_format_line(&record, name, NULL, 0);
+    stage(&files, &n, &alloc, name, &record, 0);
+    free(name);
+
+    if (cf_mkdir_p(out_dir, 0755, err) < 0)
+        goto out;
+    path = cf_asprintf("%s/%s-%s-%s-%s-%s.whl", out_dir, dist, spec->version, spec->python_tag, spec->python_tag, tag);
+    tmp_path = cf_asprintf("%s.tmp", path);
+    unlink(tmp_path);
+    int zerr = 0;
+    za = zip_open(tmp_path, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
+    if (!za) {
+        cf_error_set(err, CF_ERR_IO, "cannot create %s (libzip error %d)", tmp_path, zerr);
+        goto out;
+    }
+    time_t mtime = (time_t)fixed_mtime();
+    for (size_t i = 0; i < n; i++)
+        if (add_entry(za, &files[i], mtime, err) < 0)
+            goto out;
+    if (zip_close(za) < 0) {
+        cf_error_set(err, CF_ERR_IO, "writing %s: %s", tmp_path, zip_strerror(za));
+        goto out;
+    }
+    za = NULL;
+    if (rename(tmp_path, path) < 0) {
+        cf_error_set(err, CF_ERR_IO, "cannot rename %s to %s", tmp_path, path);
+        goto out;
+    }
+    *wheel_path = path;
+    path = NULL;
+    if (platform_tag_used) {
+        *platform_tag_used = tag;
+        tag = NULL;
+    }
+    rc = 0;
+out:
+    if (za)
+        zip_discard(za);
+    if (rc < 0 && tmp_path)
+        unlink(tmp_path);
+    for (size_t i = 0; i < n; i++) {
+        free(files[i].name);
+        sb_release(&files[i].data);
+    }
+    free(files);
+    free(dist);
+    free(dist_info);
+    free(tag);
+    free(path);
+    free(tmp_path);
+    strvec_clear(&elf_paths);
+    strvec_clear(&elf_names);
+    return rc;
+}
