@@ -431,6 +431,8 @@ static cJSON *json_object(const struct cf_ldso_object *lo, const struct cf_inspe
         for (size_t i = 0; i < id->n_banners; i++)
             cJSON_AddItemToArray(vers, json_banner(&id->banners[i]));
         cJSON_AddNumberToObject(comm, "bytes_scanned", (double)id->bytes_scanned);
+        cJSON_AddNumberToObject(comm, "fatbins_skipped", (double)id->fatbins_skipped);
+        cJSON_AddNumberToObject(comm, "bytes_skipped", (double)id->bytes_skipped);
         cJSON_AddItemToObject(o, "comm", comm);
     } else {
         cJSON_AddNullToObject(o, "comm");
