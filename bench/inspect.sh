@@ -40,9 +40,12 @@ echo "Wall: median of $RUNS warm runs, ms. CPU: mean task-clock (perf stat) of $
 echo "'cclforge' is \`inspect --undefined --no-gpu\` (it still reads every object's read-only data for NCCL banners);"
 echo "'linkage' adds --no-banner: the same work as ldd -r (closure + symbols + versions) and the lint."
 echo
-echo "| library | MB | objects | cclforge wall | linkage wall | ldd -r wall | libtree wall | ldd -r / cclforge | ldd -r / linkage | cclforge CPU | linkage CPU | ldd -r CPU | ldd -r / linkage CPU | same paths as ldd | same problems as ldd -r |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-sum_c=0 sum_k=0 sum_l=0 sum_t=0 sum_cc=0 sum_kc=0 sum_lc=0
+echo "Wall (perf): mean elapsed time from perf stat over $RUNS runs, fork to exit, without the ~2 ms that the"
+echo "date calls around each run add to 'wall' (median_ms of /bin/true here: $(median_ms 11 true) ms)."
+echo
+echo "| library | MB | objects | cclforge wall | linkage wall | ldd -r wall | libtree wall | ldd -r / cclforge | ldd -r / linkage | cclforge CPU | linkage CPU | ldd -r CPU | ldd -r / cclforge CPU | ldd -r / linkage CPU | cclforge wall (perf) | linkage wall (perf) | ldd -r wall (perf) | ldd -r / cclforge wall (perf) | ldd -r / linkage wall (perf) | same paths as ldd | same problems as ldd -r |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+sum_c=0 sum_k=0 sum_l=0 sum_t=0 sum_cc=0 sum_kc=0 sum_lc=0 sum_ce=0 sum_ke=0 sum_le=0
 add() { awk -v a="$1" -v b="$2" 'BEGIN {print a + b}'; }
 for f in "${libs[@]}"; do
     # warm the page cache for every tool alike
@@ -54,6 +57,9 @@ for f in "${libs[@]}"; do
     cc_=$(cpu_ms "$RUNS" "$CCLFORGE" inspect --undefined --no-gpu "$f")
     kc=$(cpu_ms "$RUNS" "$CCLFORGE" inspect --undefined --no-gpu --no-banner "$f")
     lc=$(cpu_ms "$RUNS" ldd -r "$f")
+    ce=$(elapsed_ms "$RUNS" "$CCLFORGE" inspect --undefined --no-gpu "$f")
+    ke=$(elapsed_ms "$RUNS" "$CCLFORGE" inspect --undefined --no-gpu --no-banner "$f")
+    le=$(elapsed_ms "$RUNS" ldd -r "$f")
     json=$("$CCLFORGE" inspect --json --undefined --no-gpu "$f")
     objects=$(printf '%s' "$json" | python3 -c "import json,sys; print(len(json.load(sys.stdin)['targets'][0]['objects']))")
     # correctness next to speed: resolved paths and ldd -r's problem lines
@@ -70,11 +76,12 @@ print('\n'.join(sorted(p['message'] for p in (t['symbols'] or {}).get('problems'
     theirs_p=$(ldd -r "$f" 2>&1 | grep -E "undefined symbol|not found \(required" | sed "s|^$f: ||; s/^[[:space:]]*//" | sort)
     same_p=no; [ "$ours_p" = "$theirs_p" ] && same_p="yes ($(printf '%s' "$theirs_p" | grep -c .))"
     size=$(awk -v b="$(stat -L -c %s "$f")" 'BEGIN {printf "%.1f", b / 1e6}')
-    echo "| $(basename "$f") | $size | $objects | $c | $k | $l | $t | $(ratio "$l" "$c")x | $(ratio "$l" "$k")x | ${cc_:--} | ${kc:--} | ${lc:--} | $(ratio "${lc:-0}" "${kc:-0}")x | $same_paths | $same_p |"
+    echo "| $(basename "$f") | $size | $objects | $c | $k | $l | $t | $(ratio "$l" "$c")x | $(ratio "$l" "$k")x | ${cc_:--} | ${kc:--} | ${lc:--} | $(ratio "${lc:-0}" "${cc_:-0}")x | $(ratio "${lc:-0}" "${kc:-0}")x | ${ce:--} | ${ke:--} | ${le:--} | $(ratio "${le:-0}" "${ce:-0}")x | $(ratio "${le:-0}" "${ke:-0}")x | $same_paths | $same_p |"
     sum_c=$(add "$sum_c" "$c"); sum_k=$(add "$sum_k" "$k"); sum_l=$(add "$sum_l" "$l"); sum_t=$(add "$sum_t" "$t")
     sum_cc=$(add "$sum_cc" "${cc_:-0}"); sum_kc=$(add "$sum_kc" "${kc:-0}"); sum_lc=$(add "$sum_lc" "${lc:-0}")
+    sum_ce=$(add "$sum_ce" "${ce:-0}"); sum_ke=$(add "$sum_ke" "${ke:-0}"); sum_le=$(add "$sum_le" "${le:-0}")
 done
-echo "| **sum** | | | $sum_c | $sum_k | $sum_l | $sum_t | **$(ratio "$sum_l" "$sum_c")x** | **$(ratio "$sum_l" "$sum_k")x** | $sum_cc | $sum_kc | $sum_lc | **$(ratio "$sum_lc" "$sum_kc")x** | | |"
+echo "| **sum** | | | $sum_c | $sum_k | $sum_l | $sum_t | **$(ratio "$sum_l" "$sum_c")x** | **$(ratio "$sum_l" "$sum_k")x** | $sum_cc | $sum_kc | $sum_lc | **$(ratio "$sum_lc" "$sum_cc")x** | **$(ratio "$sum_lc" "$sum_kc")x** | $sum_ce | $sum_ke | $sum_le | **$(ratio "$sum_le" "$sum_ce")x** | **$(ratio "$sum_le" "$sum_ke")x** | | |"
 echo
 # all libraries in one invocation (one process each tool)
 c=$(median_ms "$RUNS" "$CCLFORGE" inspect --undefined --no-gpu "${libs[@]}")
@@ -82,6 +89,10 @@ k=$(median_ms "$RUNS" "$CCLFORGE" inspect --undefined --no-gpu --no-banner "${li
 l=$(median_ms "$RUNS" ldd -r "${libs[@]}")
 t=$(median_ms "$RUNS" libtree "${libs[@]}")
 echo "all ${#libs[@]} in one invocation (wall ms): cclforge $c, linkage $k, ldd -r $l, libtree $t: ldd -r / cclforge $(ratio "$l" "$c")x, ldd -r / linkage $(ratio "$l" "$k")x"
+ce=$(elapsed_ms "$RUNS" "$CCLFORGE" inspect --undefined --no-gpu "${libs[@]}")
+ke=$(elapsed_ms "$RUNS" "$CCLFORGE" inspect --undefined --no-gpu --no-banner "${libs[@]}")
+le=$(elapsed_ms "$RUNS" ldd -r "${libs[@]}")
+echo "the same, wall (perf): cclforge $ce, linkage $ke, ldd -r $le: ldd -r / cclforge $(ratio "$le" "$ce")x, ldd -r / linkage $(ratio "$le" "$ke")x"
 c=$(median_ms "$RUNS" "$CCLFORGE" inspect --undefined "${libs[@]}")
 echo "the same with the GPU code scan (no --no-gpu): cclforge $c ms"
 k=$(median_ms "$RUNS" "$CCLFORGE" inspect --no-gpu --no-banner "${libs[@]}")
@@ -131,7 +142,7 @@ print(o['comm']['bytes_scanned'])")
     echo "### library call vs whole-file scan (bench/banner_bench.c)"
     echo
     cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude bench/banner_bench.c "$BUILD_DIR/libcclforge.a" \
-        $(pkg-config --libs libelf libcjson libzip libcrypto) -ldl -lm -o "$BUILD_DIR/banner_bench" &&
+        $(pkg-config --libs libelf libcjson libzip libcrypto zlib libzstd) -ldl -lm -o "$BUILD_DIR/banner_bench" &&
         "$BUILD_DIR/banner_bench" "$NCCL"
     echo
 fi
@@ -158,5 +169,23 @@ if [ -f "$NCCL" ]; then
     echo "| ldd -r (for comparison) | $(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}') |"
     kb=$(max_rss_kb bash -c 'grep -c "NCCL version" "$1" >"$2"' _ "$tmp/big.so" "$tmp/grep.out")
     echo "| grep -c 'NCCL version' (for comparison) | $(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}') |"
+    rm -f "$tmp/big.so"
+    # The same size, but the 800 MB section is allocated read-only data, so the
+    # banner scan reads all of it; an NCCL banner sits at its very end.
+    truncate -s 800M "$tmp/pad"
+    printf 'NCCL version 2.99.1+cuda13.0\0' >>"$tmp/pad"
+    objcopy --add-section .bench_ro="$tmp/pad" --set-section-flags .bench_ro=alloc,readonly,contents,data \
+        "$NCCL" "$tmp/big_ro.so" 2>/dev/null
+    rm -f "$tmp/pad"
+    fallocate -d "$tmp/big_ro.so" 2>/dev/null || true
+    kb=$(max_rss_kb "$CCLFORGE" inspect --no-gpu "$tmp/big_ro.so")
+    found=no
+    "$CCLFORGE" inspect --no-gpu "$tmp/big_ro.so" 2>/dev/null | grep -q "NCCL 2\.99\.1" && found=yes
+    echo "| cclforge inspect --no-gpu, 800 MB of it read-only data scanned (banner at its end found: $found) | $(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}') |"
+    lt=$CUDA_LIB/libcublasLt.so.13
+    if [ -f "$lt" ]; then
+        kb=$(max_rss_kb "$CCLFORGE" inspect --undefined "$lt")
+        echo "| cclforge inspect --undefined libcublasLt.so.13 (542 MB; 168 MB read-only data) | $(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}') |"
+    fi
     rm -rf "$tmp"
 fi

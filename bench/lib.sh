@@ -38,3 +38,14 @@ cpu_ms() {
     command -v perf >/dev/null || return 0
     perf stat -x, -r "$n" -e task-clock "$@" 2>&1 >/dev/null | awk -F, '/task-clock/ {printf "%.1f\n", $1}'
 }
+
+# elapsed_ms N CMD...: mean wall time (ms) from perf stat, which times the child
+# from fork to exit; median_ms also counts the `date` processes around the
+# command (~2 ms on this VM: `median_ms 21 true`), which hides the difference
+# between two fast tools. Empty when perf is unavailable.
+elapsed_ms() {
+    local n=$1
+    shift
+    command -v perf >/dev/null || return 0
+    perf stat -r "$n" -e task-clock "$@" 2>&1 >/dev/null | awk '/seconds time elapsed/ {printf "%.1f\n", $1 * 1000}'
+}

@@ -59,13 +59,22 @@ struct cf_commlib_identity {
                                        * itself (e.g. libtorch_cuda.so with static NCCL) */
     size_t sections_scanned;
     uint64_t bytes_scanned;           /* read-only data bytes examined */
+    size_t fatbins_skipped;           /* CUDA fatbin containers found in read-only data and
+                                       * skipped (GPU code holds no host strings) */
+    uint64_t bytes_skipped;           /* their bytes: not examined */
 };
 
 /* Finds the banners of an opened ELF file, reading only its allocated,
  * read-only, non-executable PROGBITS sections other than GPU code and unwind
- * tables (never the whole file). Returns 0 (found or not), -1 when a section
+ * tables (never the whole file), skipping the CUDA fatbin containers found
+ * inside them. Returns 0 (found or not), -1 when a section
  * lies outside the file. */
 int cf_commlib_identify(struct cf_elf *elf, struct cf_commlib_identity *id, cf_error *err);
+
+/* Sets id->library from an object's soname (or file name when it has none) and
+ * what follows from it (embeds_copy); cf_commlib_identify calls it, and a
+ * caller reusing one file's scan under another name calls it again. */
+void cf_commlib_identity_name(struct cf_commlib_identity *id, const char *soname_or_path);
 
 /* Which library a soname or file name ("libnccl.so.2", "librccl.so.1") is. */
 enum cf_commlib cf_commlib_from_name(const char *soname);

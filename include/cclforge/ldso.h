@@ -90,6 +90,17 @@ struct cf_ldso_result {
     char *dst_platform;       /* the $PLATFORM it expands ("haswell" on AVX2 x86-64 hosts) */
 };
 
+/* What the host CPU supports, for glibc-hwcaps (x86 only; filled by probing
+ * cpuid, which traps to the hypervisor in a VM: probe once, reuse). */
+struct cf_ldso_cpu {
+    int probed;     /* filled in */
+    int known;      /* x86 host with cpuid */
+    int level;      /* x86-64 ISA level 1..4 */
+    uint32_t isa_1; /* GNU_PROPERTY_X86_ISA_1 bits supported */
+    int avx512_1;
+    int haswell;
+};
+
 struct cf_ldso_opts {
     const char *root;             /* sysroot: prefixes absolute search dirs, cache paths, PT_INTERP; NULL = none */
     const char *ld_library_path;  /* NULL: the environment's LD_LIBRARY_PATH */
@@ -102,6 +113,9 @@ struct cf_ldso_opts {
     const char *const *hwcaps;
     int no_legacy_hwcaps;         /* don't try glibc 2.36's legacy hwcap subdirs (tls, haswell, ...) */
     int explain;                  /* keep the considered list for every node */
+    /* NULL: cpuid probed on every resolve. Else zero-initialised storage the
+     * first resolve fills and later ones reuse (one probe per process). */
+    struct cf_ldso_cpu *cpu_cache;
 };
 
 /* Resolves the closure of one ELF file as glibc's ld.so would when loading it

@@ -41,6 +41,13 @@ struct cf_symcheck_result {
 /* Checks every object of a closure from cf_ldso_resolve. Objects that cannot be
  * read are an error naming the file. */
 int cf_symcheck_run(const struct cf_ldso_result *closure, struct cf_symcheck_result *out, cf_error *err);
+
+struct cf_elf;
+/* The same over objects the caller already opened: elves[i] is closure object
+ * i, or NULL to have it opened here (and closed again). The caller keeps and
+ * closes its own. Saves an open, mapping and header parse per object. */
+int cf_symcheck_run_opened(const struct cf_ldso_result *closure, struct cf_elf *const *elves,
+                           struct cf_symcheck_result *out, cf_error *err);
 void cf_symcheck_result_release(struct cf_symcheck_result *res);
 
 #ifdef __cplusplus

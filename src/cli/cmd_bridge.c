@@ -48,7 +48,10 @@ static const char usage_text[] =
     "  --json                     machine-readable output (schema cclforge.bridge-<sub>/1)\n"
     "  -h, --help                 this text\n"
     "\n"
-    "Exit status: 0 fine, 1 problems in the plan or a failed build, 2 usage error.\n";
+    "Exit status: 0 fine, 1 problems in the plan or a failed build, 2 usage error.\n"
+    "Examples:\n"
+    "  cclforge bridge plan --libtorch /opt/dtk/libtorch --vendor dtk\n"
+    "  cclforge bridge wheel --python python3.11 -o bridge-build --wheel-dir dist\n";
 
 enum {
     OPT_VENDOR = 256, OPT_LIBTORCH, OPT_PYTHON, OPT_CXX, OPT_TOOLKIT, OPT_NCCL_HOME, OPT_NAME, OPT_PACKAGE, OPT_SOURCE,
@@ -236,7 +239,7 @@ static void print_build(const struct cf_bridge_build_result *r)
         printf("  %s\n", r->checks.v[i]);
 }
 
-static int parse(int argc, char **argv, struct args *a)
+static int parse(int argc, char **argv, const char *cmd, struct args *a)
 {
     optind = 1;
     opterr = 0;
@@ -262,11 +265,11 @@ static int parse(int argc, char **argv, struct args *a)
         case OPT_PLATFORM_TAG: a->platform_tag = optarg; break;
         case OPT_JSON: a->json = 1; break;
         default:
-            return cli_usage("bridge", "unknown or incomplete option '%s'", argv[optind - 1]);
+            return cli_usage(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
-        return cli_usage("bridge", "unexpected argument '%s'", argv[optind]);
+        return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
     a->opts.external_rpath = (const char *const *)a->ext_rpath.v;
     a->opts.n_external_rpath = a->ext_rpath.n;
     a->opts.bundle_libs = (const char *const *)a->bundle.v;
@@ -329,7 +332,9 @@ int cmd_bridge(int argc, char **argv)
         return EXIT_FINE;
     }
     struct args a = { 0 };
-    int rc = parse(argc - 1, argv + 1, &a);
+    char *cmd = cf_asprintf("bridge %s", sub);
+    int rc = parse(argc - 1, argv + 1, cmd, &a);
+    free(cmd);
     if (rc)
         goto done;
     char *schema = cf_asprintf("cclforge.bridge-%s/1", sub);

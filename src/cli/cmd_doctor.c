@@ -22,21 +22,47 @@ static const char doctor_usage[] =
     "\n"
     "Surveys this machine for collective communication: vendor toolkits (CUDA, ROCm,\n"
     "DTK), GPUs and their archs, libtorch and the NCCL/RCCL it uses, compilers. Then\n"
-    "lists findings with a severity and a remedy. Exit 0 unless a finding is an error.\n"
+    "lists findings with a severity and a remedy.\n"
     "\n"
+    "options:\n"
     "  --json             machine-readable report (schema cclforge.doctor/1, docs/schemas/doctor.md);\n"
     "                     it is also a complete survey for --survey and for compare\n"
     "  --libtorch DIR     a libtorch root, its lib/, a torch package dir or a variants root (.active)\n"
+    "                     (default: LIBTORCH, then the Python's torch)\n"
     "  --survey FILE      inject a survey: sections present in FILE replace probing (default:\n"
     "                     $CCLFORGE_SURVEY); e.g. {\"gpus\": [{\"arch\": \"sm_61\"}]} plans for a Pascal host\n"
     "  --save FILE        also write the survey to FILE (schema cclforge.survey/1)\n"
     "  --sysfs-root DIR   read the KFD topology under DIR/sys instead of /sys\n"
-    "  --python PY        interpreter used to locate torch (default python3); --no-python skips it\n"
+    "  --python PY        interpreter used to locate torch (default python3)\n"
+    "  --no-python        do not run Python to locate torch\n"
     "  --no-nvidia        do not load libcuda.so.1 or run nvidia-smi\n"
+    "  -h, --help         this text\n"
     "\n"
     "compare reads the --json reports of several hosts and reports what stops their ranks\n"
     "from talking (NCCL version codes, NCCL vs RCCL, torch versions) and the GPU archs a\n"
-    "host's library lacks.\n";
+    "host's library lacks (see 'cclforge doctor compare --help').\n"
+    "\n"
+    "Exit status: 0 no error-severity finding, 1 an error finding, 2 usage error (also an\n"
+    "unreadable --survey or --libtorch).\n"
+    "Examples:\n"
+    "  cclforge doctor\n"
+    "  cclforge doctor --json --libtorch /opt/libtorch > $(hostname).json\n";
+
+static const char compare_usage[] =
+    "usage: cclforge doctor compare [--json] A.json B.json [...]\n"
+    "\n"
+    "Reads the 'cclforge doctor --json' reports of two or more hosts and reports what\n"
+    "stops their ranks from talking: NCCL version codes that differ, NCCL next to RCCL,\n"
+    "different torch versions, and GPU archs a host's library has no code for.\n"
+    "\n"
+    "options:\n"
+    "  --json             machine-readable result (schema cclforge.doctor-compare/1)\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Exit status: 0 no error-severity finding, 1 an error finding, 2 usage error (fewer\n"
+    "than two reports, or one that cannot be read).\n"
+    "Example:\n"
+    "  cclforge doctor compare node1.json node2.json\n";
 
 /* ---- text report ---- */
 
@@ -256,11 +282,12 @@ static int doctor_compare(int argc, char **argv)
     };
     int json = 0, c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
-        case 'h': fputs(doctor_usage, stdout); return EXIT_FINE;
-        default: return cli_usage("doctor compare", "unknown option");
+        case 'h': fputs(compare_usage, stdout); return EXIT_FINE;
+        default: return cli_usage("doctor compare", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     size_t n = (size_t)(argc - optind);
@@ -366,6 +393,7 @@ int cmd_doctor(int argc, char **argv)
     const char *save = NULL;
     int json = 0, c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
@@ -377,7 +405,7 @@ int cmd_doctor(int argc, char **argv)
         case 'P': opts.skip |= CF_SURVEY_SKIP_PYTHON; break;
         case 'N': opts.no_nvidia_driver = 1; break;
         case 'h': fputs(doctor_usage, stdout); return EXIT_FINE;
-        default: return cli_usage("doctor", "unknown option");
+        default: return cli_usage("doctor", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)

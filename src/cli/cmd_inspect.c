@@ -38,7 +38,12 @@ static const char usage[] =
     "  --json                   print a cclforge.inspect/1 JSON document\n"
     "  -h, --help               this help\n"
     "\n"
-    "exit status: 0 fine (warnings allowed); 1 a library is missing, a symbol or\n"
+    "examples:\n"
+    "  cclforge inspect                                  # the NCCL/RCCL a program here would load\n"
+    "  cclforge inspect -u --explain libtorch_cuda.so    # missing libraries and symbols, every path tried\n"
+    "  cclforge inspect --within wheel/ --json wheel/pkg/_ext.so\n"
+    "\n"
+    "Exit status: 0 fine (warnings allowed); 1 a library is missing, a symbol or\n"
     "version is undefined (with --undefined), an error-severity lint finding, or\n"
     "a FILE that cannot be inspected (missing, not ELF, truncated, a directory);\n"
     "2 usage error. Colour only on a terminal, never with NO_COLOR.\n"
@@ -431,6 +436,8 @@ static cJSON *json_object(const struct cf_ldso_object *lo, const struct cf_inspe
         for (size_t i = 0; i < id->n_banners; i++)
             cJSON_AddItemToArray(vers, json_banner(&id->banners[i]));
         cJSON_AddNumberToObject(comm, "bytes_scanned", (double)id->bytes_scanned);
+        cJSON_AddNumberToObject(comm, "fatbins_skipped", (double)id->fatbins_skipped);
+        cJSON_AddNumberToObject(comm, "bytes_skipped", (double)id->bytes_skipped);
         cJSON_AddItemToObject(o, "comm", comm);
     } else {
         cJSON_AddNullToObject(o, "comm");

@@ -22,18 +22,31 @@ static const char nccl_usage[] =
     "GPU archs, verified and installed atomically into a cache.\n"
     "\n"
     "subcommands:\n"
-    "  build      build, verify and install one NCCL/RCCL (see 'nccl build --help')\n"
+    "  build      build, verify and install one NCCL/RCCL\n"
     "  list       the installed builds\n"
     "  activate   make one build the active one\n"
     "  remove     delete one build\n"
     "  env        LD_PRELOAD, LD_LIBRARY_PATH and NCCL_HOME for a worker\n"
     "\n"
+    "options:\n"
+    "  -h, --help this text; 'cclforge nccl <subcommand> --help' gives its options\n"
+    "\n"
     "The install root is --root, else $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge,\n"
-    "else ~/.cache/cclforge; builds live in <root>/nccl/builds/v<X.Y.Z>-<archs>/.\n";
+    "else ~/.cache/cclforge; builds live in <root>/nccl/builds/v<X.Y.Z>-<archs>/.\n"
+    "\n"
+    "Exit status: 0 fine, 1 the job failed, 2 usage error.\n"
+    "Examples:\n"
+    "  cclforge nccl build --archs \"7.5;9.0\" && cclforge nccl list\n"
+    "  eval \"$(cclforge nccl env)\"\n";
 
 static const char build_usage[] =
     "usage: cclforge nccl build [options]\n"
     "\n"
+    "Builds NCCL (RCCL with --vendor rocm|dtk) from source for exactly the given GPU\n"
+    "archs, checks the library (soname, version banner, SASS/PTX or gfx code objects)\n"
+    "and installs it atomically under <root>/nccl/builds/. Same inputs: a cache hit.\n"
+    "\n"
+    "options:\n"
     "  --tag vX.Y.Z-N        NCCL release (default: the active libtorch's NCCL, newest\n"
     "                        -N revision in a git source; a source dir's version.mk)\n"
     "  --archs LIST          \"7.5;9.0\", \"sm_61,sm_120\", \"8.6+PTX\", \"gfx90a;gfx942\"\n"
@@ -45,7 +58,7 @@ static const char build_usage[] =
     "  --vendor V            nvidia (default), rocm or dtk (RCCL via CMake)\n"
     "  -j, --jobs N          parallel jobs (default: MAX_JOBS, else the cores)\n"
     "  --only-funcs EXPR     ONLY_FUNCS for NCCL's kernel generator (smaller builds)\n"
-    "  --root DIR            install root\n"
+    "  --root DIR            install root (default: see 'cclforge nccl --help')\n"
     "  --cuda-home DIR       CUDA toolkit (default: CUDA_HOME, CUDA_PATH, /usr/local/cuda)\n"
     "  --rocm-path DIR       ROCm or DTK root (default: ROCM_PATH, ROCM_HOME, HIP_PATH)\n"
     "  --survey FILE         take GPUs and libtorch from a doctor JSON instead of probing\n"
@@ -54,17 +67,77 @@ static const char build_usage[] =
     "  --force               rebuild even when the same build is cached\n"
     "  --no-wait             fail instead of waiting when the same target is being built\n"
     "  --dry-run             print the plan and the exact commands, build nothing\n"
-    "  --json                machine-readable result (schema cclforge.nccl-build/1)\n";
+    "  --json                machine-readable result (schema cclforge.nccl-build/1)\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "Exit status: 0 built or cached, 1 the build or its verification failed, 2 usage\n"
+    "error (bad tag or arch, an arch the toolkit cannot target, a vendor mismatch).\n"
+    "Examples:\n"
+    "  cclforge nccl build --dry-run\n"
+    "  cclforge nccl build --tag v2.28.9-1 --archs \"6.1;12.0\" --cuda-home /usr/local/cuda-12.8\n";
 
-static const char list_usage[] = "usage: cclforge nccl list [--root DIR] [--json]\n";
-static const char activate_usage[] = "usage: cclforge nccl activate <build> [--root DIR]\n";
-static const char remove_usage[] = "usage: cclforge nccl remove <build> [--root DIR]\n";
+static const char list_usage[] =
+    "usage: cclforge nccl list [--root DIR] [--json]\n"
+    "\n"
+    "Lists the installed builds: name, tag, CUDA version, archs, PTX, and which is active.\n"
+    "\n"
+    "options:\n"
+    "  --root DIR    install root (default: see 'cclforge nccl --help')\n"
+    "  --json        machine-readable list (schema cclforge.nccl-list/1)\n"
+    "  -h, --help    this text\n"
+    "\n"
+    "Exit status: 0 fine (also when nothing is installed), 1 the root cannot be read,\n"
+    "2 usage error.\n"
+    "Example:\n"
+    "  cclforge nccl list --json\n";
+
+static const char activate_usage[] =
+    "usage: cclforge nccl activate <build> [--root DIR]\n"
+    "\n"
+    "Makes <build> (a name from 'cclforge nccl list') the active build: the one\n"
+    "'cclforge nccl env' uses by default (<root>/nccl/active links to it).\n"
+    "\n"
+    "options:\n"
+    "  --root DIR    install root (default: see 'cclforge nccl --help')\n"
+    "  -h, --help    this text\n"
+    "\n"
+    "Exit status: 0 fine, 1 no such build, 2 usage error.\n"
+    "Example:\n"
+    "  cclforge nccl activate v2.28.9-sm75-sm90\n";
+
+static const char remove_usage[] =
+    "usage: cclforge nccl remove <build> [--root DIR]\n"
+    "\n"
+    "Deletes <build> (a name from 'cclforge nccl list'); refused while a build of\n"
+    "that name is running.\n"
+    "\n"
+    "options:\n"
+    "  --root DIR    install root (default: see 'cclforge nccl --help')\n"
+    "  -h, --help    this text\n"
+    "\n"
+    "Exit status: 0 removed, 1 no such build or it is being built, 2 usage error.\n"
+    "Example:\n"
+    "  cclforge nccl remove v2.28.9-sm75-sm90\n";
+
 static const char env_usage[] =
     "usage: cclforge nccl env [<build>] [--format shell|yaml|json] [--host-survey FILE] [--root DIR]\n"
     "\n"
     "Prints LD_PRELOAD, LD_LIBRARY_PATH and NCCL_HOME for a worker using <build>\n"
     "(default: the active build). With --host-survey (the worker's `cclforge doctor\n"
-    "--json`), checks the build covers that host's GPU archs; exit 1 when not.\n";
+    "--json`), checks the build covers that host's GPU archs.\n"
+    "\n"
+    "options:\n"
+    "  --format F          shell (default: export lines), yaml, or json\n"
+    "                      (schema cclforge.nccl-env/1)\n"
+    "  --json              the same as --format json\n"
+    "  --host-survey FILE  a worker's doctor JSON: check its GPU archs are covered\n"
+    "  --root DIR          install root (default: see 'cclforge nccl --help')\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "Exit status: 0 fine, 1 no such build or a host arch not covered, 2 usage error.\n"
+    "Examples:\n"
+    "  eval \"$(cclforge nccl env)\"\n"
+    "  cclforge nccl env v2.28.9-sm75-sm90 --format yaml --host-survey worker.json\n";
 
 /* Returns 1 and prints usage when --help is asked for. */
 static int want_help(int argc, char **argv, const char *usage)
@@ -255,6 +328,7 @@ static int cmd_build(int argc, char **argv)
     const char *survey_file = NULL;
     int dry_run = 0, json = 0;
     optind = 1;
+    opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
         switch (c) {
@@ -283,7 +357,7 @@ static int cmd_build(int argc, char **argv)
         case O_NOWAIT: o.no_wait = 1; break;
         case O_DRY: dry_run = 1; break;
         case O_JSON: json = 1; break;
-        default: return cli_usage(CMD " build", "unknown option");
+        default: return cli_usage(CMD " build", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
@@ -393,16 +467,30 @@ struct small_args {
     int json;
 };
 
-static int parse_small(int argc, char **argv, const char *sub, int want_name, struct small_args *a)
+enum { O_ROOT = 256, O_JSON, O_FORMAT, O_HOST };
+
+/* Each subcommand accepts only the options its --help lists. */
+static const struct option root_opts[] = {
+    { "root", required_argument, 0, O_ROOT },
+    { 0, 0, 0, 0 },
+};
+static const struct option list_opts[] = {
+    { "root", required_argument, 0, O_ROOT },
+    { "json", no_argument, 0, O_JSON },
+    { 0, 0, 0, 0 },
+};
+static const struct option env_opts[] = {
+    { "root", required_argument, 0, O_ROOT },     { "json", no_argument, 0, O_JSON },
+    { "format", required_argument, 0, O_FORMAT }, { "host-survey", required_argument, 0, O_HOST },
+    { 0, 0, 0, 0 },
+};
+
+static int parse_small(int argc, char **argv, const char *sub, const struct option *longopts, int want_name,
+                       struct small_args *a)
 {
-    enum { O_ROOT = 256, O_JSON, O_FORMAT, O_HOST };
-    static const struct option longopts[] = {
-        { "root", required_argument, 0, O_ROOT },     { "json", no_argument, 0, O_JSON },
-        { "format", required_argument, 0, O_FORMAT }, { "host-survey", required_argument, 0, O_HOST },
-        { 0, 0, 0, 0 },
-    };
     memset(a, 0, sizeof *a);
     optind = 1;
+    opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
@@ -410,7 +498,7 @@ static int parse_small(int argc, char **argv, const char *sub, int want_name, st
         case O_JSON: a->json = 1; break;
         case O_FORMAT: a->format = optarg; break;
         case O_HOST: a->host_survey = optarg; break;
-        default: return cli_usage(sub, "unknown option");
+        default: return cli_usage(sub, "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     if (want_name == 1 && optind >= argc)
@@ -427,7 +515,7 @@ static int cmd_list(int argc, char **argv)
     if (want_help(argc, argv, list_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small(argc, argv, CMD " list", 0, &a);
+    int rc = parse_small(argc, argv, CMD " list", list_opts, 0, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root);
@@ -479,7 +567,7 @@ static int cmd_activate(int argc, char **argv)
     if (want_help(argc, argv, activate_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small(argc, argv, CMD " activate", 1, &a);
+    int rc = parse_small(argc, argv, CMD " activate", root_opts, 1, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root);
@@ -498,7 +586,7 @@ static int cmd_remove(int argc, char **argv)
     if (want_help(argc, argv, remove_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small(argc, argv, CMD " remove", 1, &a);
+    int rc = parse_small(argc, argv, CMD " remove", root_opts, 1, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root);
@@ -530,7 +618,7 @@ static int cmd_env(int argc, char **argv)
     if (want_help(argc, argv, env_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small(argc, argv, CMD " env", 2, &a);
+    int rc = parse_small(argc, argv, CMD " env", env_opts, 2, &a);
     if (rc)
         return rc;
     const char *format = a.format ? a.format : a.json ? "json" : "shell";

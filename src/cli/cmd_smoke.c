@@ -56,7 +56,11 @@ static void usage(FILE *f)
             "Environment: CCLFORGE_PLUGIN_DIR (where cclforge_smoke_mpi.so is looked for first),\n"
             "CCLFORGE_SMOKE_PORT (the unique-id port under a launcher; default MASTER_PORT, +1 under\n"
             "torchrun), CCLFORGE_SMOKE_FAULT=RANK:abort|hang|exit|corrupt:OP (fault injection for tests).\n"
-            "Exit status: 0 all passed, 1 a test or a rank failed, 2 usage error.\n");
+            "Exit status: 0 all passed, 1 a test or a rank failed, 2 usage error.\n"
+            "Examples:\n"
+            "  cclforge smoke -n 2 -b 8 -e 128M -f 2\n"
+            "  cclforge smoke --backend mpi -n 4 --json\n"
+            "  mpirun -np 16 cclforge smoke --lib /opt/nccl/lib/libnccl.so.2 --ops all_reduce\n");
 }
 
 struct smoke_cli {

@@ -44,7 +44,10 @@ static const char usage_text[] =
     "  --json             machine-readable output (schema cclforge.wheel-verify/1)\n"
     "  -h, --help         this text\n"
     "\n"
-    "Exit status: 0 the wheel passed, 1 a check failed, 2 usage error.\n";
+    "Exit status: 0 the wheel passed, 1 a check failed, 2 usage error.\n"
+    "Examples:\n"
+    "  cclforge wheel verify dist/cclforge_nccl_bridge-0.1.0-*.whl\n"
+    "  cclforge wheel verify --install --site ~/venv/lib/python3.11/site-packages --json dist/X.whl\n";
 
 enum { OPT_INSTALL = 256, OPT_SMOKE, OPT_PYTHON, OPT_SITE, OPT_SYSTEM_SITE, OPT_EXTERNAL, OPT_WORK_DIR, OPT_KEEP, OPT_JSON };
 
@@ -157,7 +160,7 @@ int cmd_wheel(int argc, char **argv)
             char *end;
             long n = strtol(optarg, &end, 10);
             if (*end || n < 1 || n > 1024) {
-                rc = cli_usage("wheel", "--smoke wants a rank count from 1 to 1024, not '%s'", optarg);
+                rc = cli_usage("wheel verify", "--smoke wants a rank count from 1 to 1024, not '%s'", optarg);
                 goto done;
             }
             o.smoke_ranks = (int)n;
@@ -172,12 +175,12 @@ int cmd_wheel(int argc, char **argv)
         case OPT_KEEP: o.keep = 1; break;
         case OPT_JSON: json = 1; break;
         default:
-            rc = cli_usage("wheel", "unknown or incomplete option '%s'", argv[optind]);
+            rc = cli_usage("wheel verify", "unknown or incomplete option '%s'", argv[optind]);
             goto done;
         }
     }
     if (optind + 1 != argc - 1) {
-        rc = cli_usage("wheel", "verify takes exactly one WHEEL");
+        rc = cli_usage("wheel verify", "give exactly one WHEEL");
         goto done;
     }
     o.wheel = argv[optind + 1];

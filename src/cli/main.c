@@ -26,7 +26,10 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s  %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nRun 'cclforge <command> --help' for a command's options.\n"
-               "Exit status: 0 fine, 1 problems found or the job failed, 2 usage error.\n");
+               "Exit status: 0 fine, 1 problems found or the job failed, 2 usage error.\n"
+               "Examples:\n"
+               "  cclforge doctor\n"
+               "  cclforge inspect --undefined build/libbridge.so\n");
 }
 
 int main(int argc, char **argv)

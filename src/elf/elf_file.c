@@ -31,7 +31,9 @@ const char *cf_span_string(const struct cf_span *span, uint64_t offset)
     if (!span->data || offset >= span->len)
         return NULL;
     const uint8_t *start = span->data + offset;
-    if (!memchr(start, '\0', span->len - (size_t)offset))
+    /* A table ending in NUL (every linker writes them so) terminates every
+     * string in it: no search per name (~30k symbol names per closure). */
+    if (span->data[span->len - 1] != '\0' && !memchr(start, '\0', span->len - (size_t)offset))
         return NULL;
     return (const char *)start;
 }
@@ -239,6 +241,11 @@ int cf_elf_open(const char *path, struct cf_elf **out, cf_error *err)
     elf->data = elf->map.data;
     elf->len = elf->map.len;
     return finish_open(elf, out, err);
+}
+
+int cf_elf_owns_mapping(const struct cf_elf *elf)
+{
+    return elf->map.data != NULL && elf->data == elf->map.data;
 }
 
 int cf_elf_open_memory(const void *data, size_t len, const char *name, struct cf_elf **out, cf_error *err)

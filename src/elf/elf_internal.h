@@ -65,6 +65,10 @@ int cf_elf_linked_strtab(const struct cf_elf *elf, const struct cf_elf_section *
 /* A NUL-terminated string at offset inside span, or NULL when out of bounds. */
 const char *cf_span_string(const struct cf_span *span, uint64_t offset);
 
+/* 1 when elf's bytes are its own read-only mapping of a file (cf_elf_open),
+ * 0 for a caller's memory image (cf_elf_open_memory). */
+int cf_elf_owns_mapping(const struct cf_elf *elf);
+
 /* Reads the dynamic section and PT_INTERP into elf->dynamic (called by open). */
 int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err);
 

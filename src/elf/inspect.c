@@ -6,10 +6,12 @@
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cclforge/elf.h"
 #include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
+#include "cclforge/symcheck.h"
 
 const char *const cf_inspect_default_libraries[] = { "libnccl.so.2", "librccl.so.1", NULL };
 
@@ -69,9 +71,58 @@ static int path_is_under(const char *path, const char *dir_real)
     return under;
 }
 
-/* Banners, GPU archs and lint of one object, from one open of its file. */
-static void scan_object(const struct cf_inspect_opts *opts, struct cf_inspect_target *t, long i,
-                        const char *within_real)
+/* Banner scans by file, for the whole run: a library in several targets'
+ * closures (libcublasLt.so under libcublas and libcusolver, 168 MB of
+ * read-only data) is scanned once. Keyed by device, inode, size and mtime. */
+struct banner_memo {
+    struct banner_seen {
+        dev_t dev;
+        ino_t ino;
+        off_t size;
+        struct timespec mtime;
+        struct cf_commlib_identity id;
+    } *v;
+    size_t n;
+};
+
+static struct banner_seen *memo_find(const struct banner_memo *m, const struct stat *st)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        const struct banner_seen *b = &m->v[i];
+        if (b->dev == st->st_dev && b->ino == st->st_ino && b->size == st->st_size &&
+            b->mtime.tv_sec == st->st_mtim.tv_sec && b->mtime.tv_nsec == st->st_mtim.tv_nsec)
+            return &m->v[i];
+    }
+    return NULL;
+}
+
+/* The banner facts of an object: remembered, or scanned and remembered. */
+static int identify_once(struct banner_memo *memo, struct cf_elf *elf, const char *path,
+                         struct cf_commlib_identity *id, cf_error *err)
+{
+    struct stat st;
+    int have_id = stat(path, &st) == 0;
+    struct banner_seen *seen = have_id ? memo_find(memo, &st) : NULL;
+    if (seen) {
+        *id = seen->id;
+        const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
+        cf_commlib_identity_name(id, dyn && dyn->soname ? dyn->soname : cf_elf_path(elf));
+        return 0;
+    }
+    if (cf_commlib_identify(elf, id, err) != 0)
+        return -1;
+    if (have_id) {
+        memo->v = cf_xrealloc(memo->v, (memo->n + 1) * sizeof *memo->v);
+        memo->v[memo->n++] = (struct banner_seen){ st.st_dev, st.st_ino, st.st_size, st.st_mtim, *id };
+    }
+    return 0;
+}
+
+/* Banners, GPU archs and lint of one object, from one open of its file. The
+ * open file is handed back in *keep for the symbol check when keep is not
+ * NULL (closed here otherwise). */
+static void scan_object(const struct cf_inspect_opts *opts, struct banner_memo *memo,
+                        struct cf_inspect_target *t, long i, const char *within_real, struct cf_elf **keep)
 {
     const struct cf_ldso_object *o = &t->closure.objects[i];
     struct cf_inspect_object *io = &t->objects[i];
@@ -87,7 +138,7 @@ static void scan_object(const struct cf_inspect_opts *opts, struct cf_inspect_ta
         t->is_static = !cf_elf_get_dynamic(elf)->has_dynamic;
     if (opts->no_banner) {
         /* nothing read */
-    } else if (cf_commlib_identify(elf, &io->commlib, &err) != 0) {
+    } else if (identify_once(memo, elf, o->path, &io->commlib, &err) != 0) {
         add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_WARNING, i, o->path,
                     cf_asprintf("banner scan: %s", cf_error_message(&err)));
         cf_error_clear(&err);
@@ -128,7 +179,10 @@ static void scan_object(const struct cf_inspect_opts *opts, struct cf_inspect_ta
         add_problem(t, CF_INSPECT_LINT, f->severity, i, o->path,
                     cf_asprintf("%s: %s", cf_rpath_kind_name(f->kind), f->message));
     }
-    cf_elf_close(elf);
+    if (keep)
+        *keep = elf;
+    else
+        cf_elf_close(elf);
 }
 
 static void closure_problems(struct cf_inspect_target *t)
@@ -208,7 +262,7 @@ static void symbol_problems(struct cf_inspect_target *t)
 }
 
 static void inspect_target(const struct cf_inspect_opts *opts, const struct cf_ldso_opts *lo,
-                           const char *within_real, struct cf_inspect_target *t)
+                           struct banner_memo *memo, const char *within_real, struct cf_inspect_target *t)
 {
     cf_error err = CF_ERROR_INIT;
     if (cf_is_dir(t->file)) {
@@ -223,11 +277,13 @@ static void inspect_target(const struct cf_inspect_opts *opts, const struct cf_l
     }
     t->objects = cf_xcalloc(t->closure.n_objects ? t->closure.n_objects : 1, sizeof *t->objects);
     closure_problems(t);
+    /* With --undefined the objects stay open for the symbol check: one open each. */
+    struct cf_elf **elves = opts->undefined ? cf_xcalloc(t->closure.n_objects + 1, sizeof *elves) : NULL;
     for (size_t i = 0; i < t->closure.n_objects; i++)
-        scan_object(opts, t, (long)i, within_real);
+        scan_object(opts, memo, t, (long)i, within_real, elves ? &elves[i] : NULL);
     copies_problem(t);
     if (opts->undefined) {
-        if (cf_symcheck_run(&t->closure, &t->symcheck, &err) != 0) {
+        if (cf_symcheck_run_opened(&t->closure, elves, &t->symcheck, &err) != 0) {
             add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_ERROR, -1, t->file,
                         cf_asprintf("symbol check: %s", cf_error_message(&err)));
             cf_error_clear(&err);
@@ -235,6 +291,9 @@ static void inspect_target(const struct cf_inspect_opts *opts, const struct cf_l
             t->symcheck_done = 1;
             symbol_problems(t);
         }
+        for (size_t i = 0; i < t->closure.n_objects; i++)
+            cf_elf_close(elves[i]);
+        free(elves);
     }
 }
 
@@ -295,11 +354,14 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
         free(within_real);
         return cf_error_set(err, CF_ERR_USAGE, "--root %s: not a directory", opts->root);
     }
+    struct cf_ldso_cpu cpu = { 0 };
+    struct banner_memo memo = { 0 };
     struct cf_ldso_opts lo = {
         .root = opts->root,
         .ld_library_path = opts->ld_library_path,
         .ignore_ld_library_path = opts->ignore_ld_library_path,
         .explain = opts->explain,
+        .cpu_cache = &cpu, /* one cpuid probe for all targets */
     };
     if (opts->n_files == 0) {
         out->default_mode = 1;
@@ -316,10 +378,11 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
             new_target(out, opts->files[i]);
     }
     for (size_t i = 0; i < out->n_targets; i++) {
-        inspect_target(opts, &lo, within_real, &out->targets[i]);
+        inspect_target(opts, &lo, &memo, within_real, &out->targets[i]);
         out->n_errors += out->targets[i].n_errors;
         out->n_warnings += out->targets[i].n_warnings;
     }
+    free(memo.v);
     free(within_real);
     return 0;
 }

@@ -67,7 +67,9 @@ static const char *string_at(const struct reader *r, size_t base, uint64_t off)
     if (base > r->len || off >= r->len - base)
         return NULL;
     const char *s = (const char *)r->p + base + off;
-    if (!memchr(s, '\0', r->len - base - off))
+    /* The cache ends with its string table: when its last byte is NUL every
+     * string is terminated inside the image, and no search is needed. */
+    if (r->p[r->len - 1] != '\0' && !memchr(s, '\0', r->len - base - off))
         return NULL;
     return s;
 }

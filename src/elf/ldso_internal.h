@@ -8,15 +8,7 @@
 #include "cclforge/elf.h"
 #include "cclforge/ldso.h"
 
-struct ldso_cpu {
-    int known;      /* x86 host with cpuid */
-    int level;      /* x86-64 ISA level 1..4 */
-    uint32_t isa_1; /* GNU_PROPERTY_X86_ISA_1 bits supported */
-    int avx512_1;
-    int haswell;
-};
-
-void ldso_host_cpu(struct ldso_cpu *cpu);
+void ldso_host_cpu(struct cf_ldso_cpu *cpu);
 
 /* path under root (only when path is absolute and root is not "/"). Caller frees. */
 char *ldso_rooted(const char *root, const char *path);

@@ -126,9 +126,10 @@ void cf_ldso_platform_release(struct cf_ldso_platform *p)
 
 /* What this CPU supports, as glibc 2.36's init_cpu_features sees it (x86 only;
  * other hosts report nothing and get no hwcaps subdirectories). */
-void ldso_host_cpu(struct ldso_cpu *cpu)
+void ldso_host_cpu(struct cf_ldso_cpu *cpu)
 {
     memset(cpu, 0, sizeof *cpu);
+    cpu->probed = 1;
     cpu->isa_1 = 1; /* baseline */
 #if defined(__x86_64__)
     unsigned a, b, c, d;

@@ -51,7 +51,7 @@ struct ctx {
     struct strvec sysdirs_rooted;
     struct strvec caps;          /* subdirectory prefixes tried in each dir, ending with "" */
     struct strvec hwcaps_names;  /* active glibc-hwcaps names, best first */
-    struct ldso_cpu cpu;
+    struct cf_ldso_cpu cpu;
     struct cf_ldcache *cache;
     char *cache_path;
     int cache_tried, cache_usable;
@@ -68,6 +68,10 @@ struct ctx {
     struct cf_ldso_candidate *cands;
     size_t n_cands, cands_alloc;
     struct strvec missing_names;
+    struct dir_memo {            /* search directories stat()ed so far */
+        struct dir_seen { char *path; uint32_t hash; int exists; } *v;
+        size_t n, cap;           /* cap: a power of two, or 0 */
+    } dirs;
 };
 
 /* --- small helpers ----------------------------------------------------- */
@@ -207,35 +211,92 @@ static enum search_outcome try_path(struct ctx *c, const char *path, enum cf_lds
     return SEARCH_MISS;
 }
 
+static uint32_t path_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* glibc stats a search directory once per process and then remembers whether
+ * it exists (r_search_path_elem.status): each directory times each hwcaps
+ * subdirectory is asked about for every name searched, ~700 stat() calls for
+ * a 12-object closure otherwise. An open-addressing set keyed by path. */
+static int dir_exists(struct ctx *c, const char *dir)
+{
+    struct dir_memo *m = &c->dirs;
+    uint32_t h = path_hash(dir);
+    if (m->cap) {
+        for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+            if (!m->v[i].path)
+                break;
+            if (m->v[i].hash == h && strcmp(m->v[i].path, dir) == 0)
+                return m->v[i].exists;
+        }
+    }
+    int exists = cf_is_dir(dir);
+    if ((m->n + 1) * 2 > m->cap) { /* keep the load under a half: rehash into twice the room */
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        struct dir_seen *v = cf_xcalloc(cap, sizeof *v);
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->v[i].path)
+                continue;
+            size_t k = m->v[i].hash & (cap - 1);
+            while (v[k].path)
+                k = (k + 1) & (cap - 1);
+            v[k] = m->v[i];
+        }
+        free(m->v);
+        m->v = v;
+        m->cap = cap;
+    }
+    size_t k = h & (m->cap - 1);
+    while (m->v[k].path)
+        k = (k + 1) & (m->cap - 1);
+    m->v[k].path = cf_strdup(dir);
+    m->v[k].hash = h;
+    m->v[k].exists = exists;
+    m->n++;
+    return exists;
+}
+
 /* open_path: each directory, each capability subdirectory, in order. */
 static enum search_outcome search_dirs(struct ctx *c, const char *name, const struct strvec *dirs,
                                        enum cf_ldso_reason src, long via, struct found *f)
 {
-    for (size_t d = 0; d < dirs->n; d++) {
+    /* dir + cap, then + name, in one buffer (no formatting: this runs for
+     * every directory, hwcaps subdirectory and name). */
+    struct strbuf path = STRBUF_INIT;
+    enum search_outcome outcome = SEARCH_MISS;
+    int done = 0;
+    for (size_t d = 0; d < dirs->n && !done; d++) {
         const char *dir = dirs->v[d];
         for (size_t k = 0; k < c->caps.n; k++) {
             const char *cap = c->caps.v[k];
-            char *subdir = cf_asprintf("%s%s", dir, cap);
-            int exists = *subdir == '\0' || cf_is_dir(subdir);
-            free(subdir);
-            char *path = cf_asprintf("%s%s%s", dir, cap, name);
+            sb_reset(&path);
+            sb_adds(&path, dir);
+            sb_adds(&path, cap);
+            int exists = path.len == 0 || dir_exists(c, sb_str(&path));
+            sb_adds(&path, name);
             if (!exists) {
                 /* glibc marks the directory nonexisting and skips it; we list only the plain one. */
                 if (*cap == '\0')
-                    add_candidate(c, path, src, CF_LDSO_REJ_DIR_MISSING, NULL);
-                free(path);
+                    add_candidate(c, sb_str(&path), src, CF_LDSO_REJ_DIR_MISSING, NULL);
                 continue;
             }
-            enum search_outcome o = try_path(c, path, src, via, f);
+            enum search_outcome o = try_path(c, sb_str(&path), src, via, f);
             enum cf_ldso_reject last = c->cands[c->n_cands - 1].reject;
-            free(path);
-            if (o != SEARCH_MISS)
-                return o;
-            if (last == CF_LDSO_REJ_OTHER_ERROR)
-                return SEARCH_MISS; /* glibc abandons this list on errors other than ENOENT/EACCES */
+            if (o != SEARCH_MISS || last == CF_LDSO_REJ_OTHER_ERROR) {
+                /* found, fatal, or glibc abandons this list on errors other than ENOENT/EACCES */
+                outcome = o;
+                done = 1;
+                break;
+            }
         }
     }
-    return SEARCH_MISS;
+    sb_release(&path);
+    return outcome;
 }
 
 static const struct strvec *rpath_dirs(struct ctx *c, long i)
@@ -545,8 +606,13 @@ static void build_caps(struct ctx *c)
     host_x86_64 = 1;
 #endif
     int x86_target = host_x86_64 && (c->machine == EM_X86_64 || c->machine == EM_386);
-    if (x86_target)
+    if (x86_target && opts->cpu_cache) {
+        if (!opts->cpu_cache->probed)
+            ldso_host_cpu(opts->cpu_cache);
+        c->cpu = *opts->cpu_cache;
+    } else if (x86_target) {
         ldso_host_cpu(&c->cpu);
+    }
     if (opts->hwcaps) {
         for (const char *const *h = opts->hwcaps; *h; h++)
             strvec_push(&c->hwcaps_names, *h);
@@ -624,6 +690,9 @@ static void release_ctx(struct ctx *c)
     free(c->interp_name);
     free(c->interp_soname);
     free_candidates(c->cands, c->n_cands);
+    for (size_t i = 0; i < c->dirs.cap; i++)
+        free(c->dirs.v[i].path);
+    free(c->dirs.v);
 }
 
 static char *read_soname(const char *path)

@@ -21,8 +21,18 @@ void cf_advise_pages(const void *data, size_t len, enum cf_page_access access)
         (void)madvise(p, n, MADV_RANDOM);
         (void)madvise(p, n, MADV_WILLNEED);
         break;
+    case CF_PAGES_SEQUENTIAL:
+        (void)madvise(p, n, MADV_SEQUENTIAL);
+        break;
     case CF_PAGES_DEFAULT:
         (void)madvise(p, n, MADV_NORMAL);
         break;
+    case CF_PAGES_DROP: { /* whole pages inside the range only */
+        uintptr_t inner = ((uintptr_t)data + page - 1) & ~(page - 1);
+        uintptr_t inner_end = ((uintptr_t)data + len) & ~(page - 1);
+        if (inner_end > inner)
+            (void)madvise((void *)inner, inner_end - inner, MADV_DONTNEED);
+        break;
+    }
     }
 }

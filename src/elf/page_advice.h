@@ -10,7 +10,11 @@
 enum cf_page_access {
     CF_PAGES_SCATTERED, /* a few bytes here and there: no read-around */
     CF_PAGES_ALL,       /* every byte, soon: read exactly this range ahead */
-    CF_PAGES_DEFAULT    /* back to the kernel's default */
+    CF_PAGES_SEQUENTIAL,/* every byte, in order, a window at a time: aggressive read-ahead */
+    CF_PAGES_DEFAULT,   /* back to the kernel's default */
+    CF_PAGES_DROP       /* unmap the whole pages inside this range (RSS back down; the page cache keeps
+                         * them). ONLY on a read-only file mapping: it would zero anonymous
+                         * memory. Re-reading the range maps the same bytes again. */
 };
 
 /* Advises the kernel about [data, data+len). A hint only: failures (memory

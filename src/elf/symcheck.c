@@ -27,15 +27,66 @@ struct defs {
     size_t mask;
 };
 
+/* djb2, as DT_GNU_HASH uses, without its low bit: the table's chain words
+ * keep the hash there with bit 0 marking a chain's end, so a definition's hash
+ * can be read from its object's .gnu.hash instead of computed. */
 static uint32_t name_hash(const char *s)
 {
-    uint32_t h = 5381; /* djb2, as DT_GNU_HASH uses */
+    uint32_t h = 5381;
     for (; *s; s++)
         h = h * 33 + (unsigned char)*s;
-    return h;
+    return h & ~1u;
 }
 
-static void defs_add(struct defs *d, const struct cf_elf_symbol *s, unsigned object)
+/* The chain words of an object's .gnu.hash: chain[i - symoffset] holds the hash
+ * of dynamic symbol i (hashed symbols are the table's tail from symoffset). */
+struct gnu_chain {
+    const uint8_t *words;
+    size_t n;
+    uint32_t symoffset;
+    int big_endian;
+};
+
+static uint32_t read_u32(const uint8_t *p, int big_endian)
+{
+    return big_endian ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+                      : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/* 0 and an empty chain when the object has no (well-formed) .gnu.hash. */
+static void gnu_chain_of(struct cf_elf *elf, struct gnu_chain *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct cf_elf_header *h = cf_elf_get_header(elf);
+    for (size_t i = 0; i < cf_elf_section_count(elf); i++) {
+        const struct cf_elf_section *sec = cf_elf_section_at(elf, i);
+        const uint8_t *data;
+        size_t len;
+        if (sec->type != SHT_GNU_HASH || cf_elf_section_bytes(elf, sec, &data, &len, NULL) != 0 || len < 16)
+            continue;
+        uint64_t nbuckets = read_u32(data, h->big_endian), symoffset = read_u32(data + 4, h->big_endian);
+        uint64_t bloom_words = read_u32(data + 8, h->big_endian);
+        uint64_t chain_at = 16 + bloom_words * (h->elf_class == 64 ? 8 : 4) + nbuckets * 4;
+        if (chain_at > len)
+            return;
+        out->words = data + chain_at;
+        out->n = (len - (size_t)chain_at) / 4;
+        out->symoffset = (uint32_t)symoffset;
+        out->big_endian = h->big_endian;
+        return;
+    }
+}
+
+/* The hash of syms[k] (dynamic symbol k + 1: cf_elf_dynsyms leaves out entry 0). */
+static uint32_t def_hash(const struct gnu_chain *gc, size_t k, const char *name)
+{
+    size_t index = k + 1;
+    if (gc->words && index >= gc->symoffset && index - gc->symoffset < gc->n)
+        return read_u32(gc->words + 4 * (index - gc->symoffset), gc->big_endian) & ~1u;
+    return name_hash(name);
+}
+
+static void defs_add(struct defs *d, const struct cf_elf_symbol *s, uint32_t hash, unsigned object)
 {
     if (d->n == d->alloc) {
         d->alloc = d->alloc ? d->alloc * 2 : 1024;
@@ -44,7 +95,7 @@ static void defs_add(struct defs *d, const struct cf_elf_symbol *s, unsigned obj
     struct def *x = &d->v[d->n++];
     x->name = s->name;
     x->version = s->version;
-    x->hash = name_hash(s->name);
+    x->hash = hash;
     x->hidden = s->version_hidden;
     x->object = object;
     x->next = -1;
@@ -61,7 +112,7 @@ static void defs_index(struct defs *d)
         d->buckets[i] = -1;
     /* Insert backwards so each chain lists definitions in load order. */
     for (size_t i = d->n; i-- > 0;) {
-        size_t b = d->v[i].hash & d->mask;
+        size_t b = (d->v[i].hash >> 1) & d->mask;
         d->v[i].next = d->buckets[b];
         d->buckets[b] = (long)i;
     }
@@ -83,12 +134,19 @@ static int is_definition(const struct cf_elf_symbol *s)
     return 0;
 }
 
+/* An undefined reference the loader must bind (weak ones may stay unresolved). */
+static int is_reference(const struct cf_elf_symbol *s)
+{
+    return !s->defined && s->name[0] != '\0' && s->bind == CF_BIND_GLOBAL;
+}
+
 struct opened {
     struct cf_elf *elf;
     const struct cf_elf_symbol *syms;
     size_t n_syms;
     const char *first_version; /* verdef index 2, the "oldest" version */
     int has_verdef;
+    int borrowed; /* the caller's: not closed here */
 };
 
 /* check_match for one object's candidates: does `name@version` bind here? */
@@ -120,7 +178,7 @@ static int is_defined(const struct defs *d, const struct opened *objs, size_t n_
                       const char *version)
 {
     uint32_t hash = name_hash(name);
-    long first = d->buckets[hash & d->mask];
+    long first = d->buckets[(hash >> 1) & d->mask];
     /* The chain is in load order; try each object that has a candidate once. */
     unsigned last = (unsigned)-1;
     for (long i = first; i >= 0; i = d->v[i].next) {
@@ -212,14 +270,25 @@ static int has_section_of_type(const struct cf_elf *elf, uint32_t type)
 
 int cf_symcheck_run(const struct cf_ldso_result *c, struct cf_symcheck_result *out, cf_error *err)
 {
+    return cf_symcheck_run_opened(c, NULL, out, err);
+}
+
+int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const *elves,
+                           struct cf_symcheck_result *out, cf_error *err)
+{
     memset(out, 0, sizeof *out);
     struct opened *objs = cf_xcalloc(c->n_objects ? c->n_objects : 1, sizeof *objs);
     struct defs d;
     memset(&d, 0, sizeof d);
+    enum { REFERENCED_MASK = (1 << 16) - 1 };
+    uint8_t *referenced = cf_xcalloc(REFERENCED_MASK + 1, 1); /* by hash bits: may say yes wrongly, never no */
     int rc = 0;
     for (size_t i = 0; i < c->n_objects && rc == 0; i++) {
         struct opened *o = &objs[i];
-        if (cf_elf_open(c->objects[i].path, &o->elf, err) != 0 ||
+        o->borrowed = elves && elves[i];
+        if (o->borrowed)
+            o->elf = elves[i];
+        if ((!o->borrowed && cf_elf_open(c->objects[i].path, &o->elf, err) != 0) ||
             cf_elf_dynsyms(o->elf, &o->syms, &o->n_syms, err) != 0) {
             rc = -1;
             break;
@@ -233,12 +302,27 @@ int cf_symcheck_run(const struct cf_ldso_result *c, struct cf_symcheck_result *o
         o->first_version = n_names ? names[0] : NULL;
         o->has_verdef = has_section_of_type(o->elf, SHT_GNU_verdef);
         for (size_t k = 0; k < o->n_syms; k++)
-            if (is_definition(&o->syms[k]))
-                defs_add(&d, &o->syms[k], (unsigned)i);
+            if (is_reference(&o->syms[k]))
+                referenced[(name_hash(o->syms[k].name) >> 1) & REFERENCED_MASK] = 1;
     }
+    /* Only definitions whose hash some reference shares can ever be asked
+     * about: the others (most of libstdc++'s and libc's) stay out of the table. */
+    for (size_t i = 0; i < c->n_objects && rc == 0; i++) {
+        struct opened *o = &objs[i];
+        struct gnu_chain gc;
+        gnu_chain_of(o->elf, &gc);
+        for (size_t k = 0; k < o->n_syms; k++) {
+            if (!is_definition(&o->syms[k]))
+                continue;
+            out->n_definitions++;
+            uint32_t hash = def_hash(&gc, k, o->syms[k].name);
+            if (referenced[(hash >> 1) & REFERENCED_MASK])
+                defs_add(&d, &o->syms[k], hash, (unsigned)i);
+        }
+    }
+    free(referenced);
     if (rc == 0) {
         defs_index(&d);
-        out->n_definitions = d.n;
         check_versions(c, objs, out);
         /* rtld relocates objects in reverse load order; ldd -r reports in that order. */
         for (size_t i = c->n_objects; i-- > 0;) {
@@ -247,8 +331,8 @@ int cf_symcheck_run(const struct cf_ldso_result *c, struct cf_symcheck_result *o
             const struct opened *o = &objs[i];
             for (size_t k = 0; k < o->n_syms; k++) {
                 const struct cf_elf_symbol *s = &o->syms[k];
-                if (s->defined || s->name[0] == '\0' || s->bind != CF_BIND_GLOBAL)
-                    continue; /* weak undefined references may stay unresolved */
+                if (!is_reference(s))
+                    continue;
                 out->n_references++;
                 if (is_defined(&d, objs, c->n_objects, s->name, s->version))
                     continue;
@@ -260,7 +344,7 @@ int cf_symcheck_run(const struct cf_ldso_result *c, struct cf_symcheck_result *o
         }
     }
     for (size_t i = 0; i < c->n_objects; i++)
-        if (objs[i].elf)
+        if (objs[i].elf && !objs[i].borrowed)
             cf_elf_close(objs[i].elf);
     free(objs);
     free(d.v);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/arch.h"
 #include "cclforge/doctor.h"
 #include "cclforge/fs.h"
 #include "cclforge/vendor.h"
@@ -141,7 +142,21 @@ void nccl_build_command(const struct cf_survey *s, const struct cf_comm_lib *c, 
         sb_addf(out, " --tag v%s-1", c->version);
     }
     sb_adds(out, " --archs ");
+    size_t archs_at = out->len;
     join(archs, ",", out);
+    /* The remedy must be runnable: CUDA 13 cannot target sm_61, say which toolkit can. */
+    const struct cf_toolkit *cuda = NULL;
+    for (size_t i = 0; s && i < s->n_toolkits && !cuda; i++)
+        if (s->toolkits[i].vendor && !strcmp(s->toolkits[i].vendor, "cuda") && s->toolkits[i].version)
+            cuda = &s->toolkits[i];
+    struct cf_arch_list list = CF_ARCH_LIST_INIT;
+    cf_error err = CF_ERROR_INIT;
+    if (cuda && cf_arch_list_parse(&list, out->buf + archs_at, NULL) == 0 &&
+        cf_arch_list_vendor(&list) == CF_VENDOR_NVIDIA &&
+        cf_arch_check_cuda(&list, cuda->version, NULL, &err) != 0)
+        sb_addf(out, " (with CUDA_HOME at another toolkit: %s)", cf_error_message(&err));
+    cf_error_clear(&err);
+    cf_arch_list_release(&list);
 }
 
 static void check_comm_lib_archs(const struct cf_survey *s, const struct cf_comm_lib *c, enum cf_severity sev,

@@ -485,6 +485,20 @@ int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err)
     struct reader r = { err, 0, "survey" };
     const cJSON *v;
 
+    /* A hand-written subset may omit "schema"; another command's report may not pass. */
+    static const char *const accepted[] = { "cclforge.survey/1", "cclforge.doctor/1" };
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "schema"))) {
+        int ok = 0;
+        for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
+            ok |= cJSON_IsString(v) && !strcmp(v->valuestring, accepted[i]);
+        if (!ok)
+            return cf_error_set(err, CF_ERR_FORMAT,
+                                "survey JSON: schema %s%s%s is not a survey (expected cclforge.survey/1 or "
+                                "cclforge.doctor/1, as written by `cclforge doctor --json`)",
+                                cJSON_IsString(v) ? "'" : "", cJSON_IsString(v) ? v->valuestring : "(not a string)",
+                                cJSON_IsString(v) ? "'" : "");
+    }
+
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "host")) && cJSON_IsObject(v)) {
         free_section(s, CF_SEC_HOST);
         r.where = "host";

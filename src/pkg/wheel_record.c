@@ -1,6 +1,10 @@
 /* RECORD (CSV), METADATA/WHEEL headers, wheel file names and platform tags.
  * All input is untrusted: lengths are explicit and every read is bounded. */
 #include <ctype.h>
+/* The low-level SHA-256 calls, declared without deprecation warnings at the
+ * 1.1.1 API level: SHA256() and EVP would link OpenSSL's provider machinery
+ * into cclforge (3.4 MB, relocated at every start-up; see docs/bench.md). */
+#define OPENSSL_API_COMPAT 10101
 #include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +39,10 @@ void cf_b64_urlsafe_nopad(const unsigned char *data, size_t len, struct strbuf *
 void cf_wheel_sha256_b64(const void *data, size_t len, struct strbuf *out)
 {
     unsigned char md[SHA256_DIGEST_LENGTH];
-    SHA256(data, len, md);
+    SHA256_CTX ctx; /* not SHA256(): OpenSSL 3 routes that through EVP */
+    SHA256_Init(&ctx);
+    SHA256_Update(&ctx, data, len);
+    SHA256_Final(md, &ctx);
     cf_b64_urlsafe_nopad(md, sizeof md, out);
 }
 

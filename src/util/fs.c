@@ -11,7 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+/* The low-level SHA-256 calls (declared without deprecation warnings at the
+ * 1.1.1 API level): with a static libcrypto they pull in the digest alone,
+ * where EVP pulls in the provider machinery, whose relocations cost every
+ * cclforge start-up ~0.3 ms (see docs/bench.md). */
+#define OPENSSL_API_COMPAT 10101
+#include <openssl/sha.h>
 
 int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_error *err)
 {
@@ -253,10 +258,12 @@ static void to_hex(const unsigned char *md, unsigned n, char *hex)
 
 void cf_sha256_hex(const void *data, size_t len, char hex[65])
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned n = 0;
-    EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
-    to_hex(md, n, hex);
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    SHA256_CTX ctx; /* not SHA256(): OpenSSL 3 routes that through EVP */
+    SHA256_Init(&ctx);
+    SHA256_Update(&ctx, data, len);
+    SHA256_Final(md, &ctx);
+    to_hex(md, SHA256_DIGEST_LENGTH, hex);
 }
 
 int cf_sha256_file(const char *path, char hex[65], cf_error *err)
@@ -264,8 +271,8 @@ int cf_sha256_file(const char *path, char hex[65], cf_error *err)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(errno));
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+    SHA256_CTX ctx;
+    SHA256_Init(&ctx);
     unsigned char buf[1 << 16];
     int rc = 0;
     for (;;) {
@@ -278,14 +285,12 @@ int cf_sha256_file(const char *path, char hex[65], cf_error *err)
         }
         if (n == 0)
             break;
-        EVP_DigestUpdate(ctx, buf, (size_t)n);
+        SHA256_Update(&ctx, buf, (size_t)n);
     }
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned n = 0;
-    EVP_DigestFinal_ex(ctx, md, &n);
-    EVP_MD_CTX_free(ctx);
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    SHA256_Final(md, &ctx);
     close(fd);
     if (rc == 0)
-        to_hex(md, n, hex);
+        to_hex(md, SHA256_DIGEST_LENGTH, hex);
     return rc;
 }

@@ -42,6 +42,16 @@ expect_json "d['targets'][0]['objects'][0]['comm']['embeds_copy'] is False" "JSO
 expect_json "set(['sm_75','sm_80','sm_90','sm_100','sm_110','sm_120']) <= set(d['targets'][0]['objects'][0]['gpu']['sass']) and d['targets'][0]['objects'][0]['gpu']['ptx'] == ['compute_120']" "JSON: arch lists"
 expect_json "d['targets'][0]['objects'][0]['comm']['bytes_scanned'] < 0.01 * $(stat -c %s "$(readlink -f "$NCCL")")" "banner scan reads under 1% of the file"
 
+# --- a real CUDA library keeping fatbins inside .rodata: skipped by the banner scan
+CUSPARSE=${CCLFORGE_TEST_CUSPARSE:-/usr/local/cuda/lib64/libcusparse.so.12}
+if [ -f "$CUSPARSE" ]; then
+    run "$CCLFORGE" inspect --json --no-gpu "$CUSPARSE" "$NCCL"
+    expect_json "d['targets'][0]['objects'][0]['comm']['fatbins_skipped'] > 0 and d['targets'][0]['objects'][0]['comm']['bytes_skipped'] > d['targets'][0]['objects'][0]['comm']['bytes_scanned']" "libcusparse: most of .rodata is fatbins, skipped"
+    expect_json "d['targets'][0]['objects'][0]['comm']['found'] is False and d['targets'][1]['objects'][0]['comm']['banner']['version_code'] == 22809" "no banner in libcusparse, NCCL's still found in the same run"
+else
+    echo "skip - $CUSPARSE not present: fatbins in .rodata not checked on a real library"
+fi
+
 # --- a library that embeds its own NCCL and also needs libnccl.so.2: two copies
 cat >emb.c <<'EOF'
 /* Carries an NCCL banner as libtorch_cuda.so does with NCCL linked statically. */

@@ -237,16 +237,16 @@ static void test_fixtures_embed_or_not(void **state)
     free(two);
 }
 
-/* Banners straddling the end of the first 256 KiB window the file is read in
- * (the one at 262120 runs past byte 262144):
+/* Banners straddling the end of the first 1 MiB window the section is scanned
+ * in (the one at 1048552 runs past byte 1048576):
  * each found whole, none cut into a wrong version. The section holds only
- * the blob, so the window edge (256 KiB - 256 from its start) is known. */
+ * the blob, so the window edge (1 MiB - 256 from its start) is known. */
 static void test_banners_across_window_edges(void **state)
 {
     char *dir = ts_tmpdir();
     struct strbuf src = STRBUF_INIT;
     sb_adds(&src, "__attribute__((section(\"bannertest\"), used))\n"
-                  "const struct { char pad[262030]; char b[8][30]; } blob = { {1}, {\n");
+                  "const struct { char pad[1048462]; char b[8][30]; } blob = { {1}, {\n");
     for (int k = 0; k < 8; k++)
         sb_addf(&src, "  \"NCCL version 2.21.%d+cuda12.4\",\n", 10 + k);
     sb_adds(&src, "} };\n");
@@ -262,6 +262,66 @@ static void test_banners_across_window_edges(void **state)
         assert_int_equal(id.banners[k].patch, 10 + k);
         assert_int_equal(id.banners[k].toolkit_minor, 4);
     }
+    sb_release(&src);
+    free(lib);
+}
+
+/* A fatbin container's header and first entry header (kind 2, cubin), with
+ * `payload` bytes of entry after it, as a C initializer. */
+static void add_fatbin(struct strbuf *src, unsigned payload)
+{
+    unsigned fat = 64 + payload;
+    sb_addf(src, "{ 0x50,0xED,0x55,0xBA, 1,0, 16,0, %u,%u,%u,0,0,0,0,0,\n", fat & 255, fat >> 8 & 255, fat >> 16);
+    sb_addf(src, "  2,0, 1,1, 64,0,0,0, %u,%u,%u,0,0,0,0,0 }", payload & 255, payload >> 8 & 255, payload >> 16);
+}
+
+/* CUDA fatbins inside read-only data (libcusparse keeps 11 of its 12.7 MB of
+ * .rodata in them, cuBLAS a 110 MB .cask_resource) are skipped, also when one
+ * runs past a scan window's end; banners before and after them are found,
+ * and bytes that only look like a container (bad version) are scanned. */
+static void test_fatbins_skipped(void **state)
+{
+    char *dir = ts_tmpdir();
+    struct strbuf src = STRBUF_INIT;
+    sb_adds(&src, "__attribute__((section(\"bannertest\"), used))\n"
+                  "const struct {\n"
+                  "  char before[40]; unsigned char fake[80]; char after_fake[40];\n"
+                  "  char pad[1048576 - 300 - 160]; unsigned char fb[80]; char inside[3000];\n"
+                  "  char after[40];\n"
+                  "} blob = {\n"
+                  "  \"NCCL version 2.21.5+cuda12.4\",\n"
+                  "  { 0x50,0xED,0x55,0xBA, 7,0, 16,0, 0,1,0,0,0,0,0,0 },\n"
+                  "  \"NCCL version 2.22.1+cuda12.4\",\n"
+                  "  {1},\n  ");
+    add_fatbin(&src, 3000);
+    sb_adds(&src, ",\n  \"NCCL version 9.9.9+cuda1.0 (GPU code, not a host string)\",\n"
+                  "  \"NCCL version 2.23.4+cuda12.6\",\n};\n");
+    char *lib = cf_path_join(dir, "libfatbins.so");
+    ts_cc(dir, lib, src.buf, "-shared", "-fPIC", NULL);
+
+    struct cf_commlib_identity id;
+    identify(lib, &id);
+    assert_int_equal(id.fatbins_skipped, 1);
+    assert_int_equal(id.bytes_skipped, 16 + 64 + 3000);
+    assert_int_equal(id.n_banners, 3);
+    assert_string_equal(id.banners[0].text, "NCCL version 2.21.5+cuda12.4");
+    assert_string_equal(id.banners[1].text, "NCCL version 2.22.1+cuda12.4");
+    assert_string_equal(id.banners[2].text, "NCCL version 2.23.4+cuda12.6");
+
+    /* The same file as a memory image (scanned whole, not in windows). */
+    struct strbuf bytes = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_read_file(lib, 1u << 24, &bytes, &err), 0);
+    struct cf_elf *mem = NULL;
+    assert_int_equal(cf_elf_open_memory(bytes.buf, bytes.len, "image", &mem, &err), 0);
+    struct cf_commlib_identity id_mem;
+    assert_int_equal(cf_commlib_identify(mem, &id_mem, &err), 0);
+    assert_int_equal(id_mem.fatbins_skipped, 1);
+    assert_int_equal(id_mem.n_banners, 3);
+    assert_string_equal(id_mem.banners[2].text, "NCCL version 2.23.4+cuda12.6");
+    assert_int_equal(id_mem.bytes_scanned, id.bytes_scanned);
+    cf_elf_close(mem);
+    sb_release(&bytes);
     sb_release(&src);
     free(lib);
 }
@@ -293,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_real_libnccl),
         cmocka_unit_test_teardown(test_fixtures_embed_or_not, teardown),
         cmocka_unit_test_teardown(test_banners_across_window_edges, teardown),
+        cmocka_unit_test_teardown(test_fatbins_skipped, teardown),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,6 +88,21 @@ static void test_gpu_arch_not_covered(void **state)
     assert_non_null(strstr(why, "sm_61"));
     assert_null(strstr(why, "for sm_61, sm_120"));
     assert_non_null(strstr(why, "cclforge nccl build --tag v2.28.9-1 --archs sm_61,sm_120"));
+    assert_null(strstr(why, "another toolkit")); /* no CUDA toolkit surveyed: nothing to judge */
+    free(why);
+    /* With CUDA 13 as the local toolkit the remedy says which toolkit can build sm_61. */
+    assert_int_equal(diagnose("{\"toolkits\": [{\"vendor\":\"cuda\",\"root\":\"/usr/local/cuda\",\"version\":\"13.0.88\"}],"
+                              GPUS_PASCAL_BLACKWELL "," SYS_NCCL(NCCL_CU13) "}",
+                              "gpu-arch-not-covered", &why),
+                     CF_SEV_ERROR);
+    assert_non_null(strstr(why, "use a CUDA 12.x toolkit"));
+    free(why);
+    /* Archs CUDA 13 can build need no such note. */
+    assert_int_equal(diagnose("{\"toolkits\": [{\"vendor\":\"cuda\",\"root\":\"/usr/local/cuda\",\"version\":\"13.0.88\"}],"
+                              "\"gpus\": [{\"arch\":\"sm_120\"}]," SYS_NCCL("\"archs\": [\"sm_90\"]") "}",
+                              "gpu-arch-not-covered", &why),
+                     CF_SEV_ERROR);
+    assert_null(strstr(why, "another toolkit"));
     free(why);
     assert_int_equal(diagnose("{" GPUS_AMPERE_HOPPER "," SYS_NCCL(NCCL_CU13) "}", "gpu-arch-not-covered", NULL), -1);
     /* A hidden Pascal does not count. */

@@ -119,6 +119,50 @@ static void read_file_bytes(const char *path, uint8_t **data, size_t *len)
     *data = (uint8_t *)sb_detach(&sb);
 }
 
+/* A dynamic string table whose last byte is not a NUL: its last string ends
+ * outside the table, so a name pointing at it is refused (it is not read on
+ * into the next section). Every name handed out ends inside the table. */
+static void test_unterminated_string_table(void **state)
+{
+    uint8_t *data;
+    size_t len;
+    read_file_bytes(fx.libdemo, &data, &len);
+    struct cf_elf *elf = open_ok(fx.libdemo);
+    const struct cf_elf_section *dynstr = cf_elf_section_by_name(elf, ".dynstr");
+    assert_non_null(dynstr);
+    uint64_t start = dynstr->offset, size = dynstr->size;
+    assert_int_equal(data[start + size - 1], 0);
+    /* the last string of the table: its first byte follows the previous NUL */
+    size_t last = (size_t)(size - 2);
+    while (last > 0 && data[start + last - 1] != 0)
+        last--;
+    const char *last_name = (const char *)data + start + last;
+    const struct cf_elf_symbol *syms;
+    size_t n;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_elf_dynsyms(elf, &syms, &n, &err), 0);
+    int last_is_symbol = find_sym(syms, n, last_name, NULL) != NULL;
+    cf_elf_close(elf);
+
+    data[start + size - 1] = 'X';
+    struct cf_elf *bad = NULL;
+    if (cf_elf_open_memory(data, len, "unterminated", &bad, &err) != 0) {
+        /* the RPATH (libdemo's last string) is refused at open */
+        assert_non_null(strstr(cf_error_message(&err), "string table"));
+        cf_error_clear(&err);
+    } else {
+        /* a symbol name, then: refused when the symbols are read */
+        assert_true(last_is_symbol);
+        assert_int_not_equal(cf_elf_dynsyms(bad, &syms, &n, &err), 0);
+        assert_non_null(strstr(cf_error_message(&err), "string table"));
+        cf_error_clear(&err);
+    }
+    print_message("note: the table's last string '%s' is %sa symbol name; open %s\n", last_name,
+                  last_is_symbol ? "" : "not ", bad ? "succeeded" : "refused");
+    cf_elf_close(bad);
+    free(data);
+}
+
 static void test_shared_library_dynamic(void **state)
 {
     struct cf_elf *elf = open_ok(fx.libdemo);
@@ -910,6 +954,7 @@ int main(void)
         cmocka_unit_test(test_handmade_faults),
         cmocka_unit_test(test_truncated_library),
         cmocka_unit_test(test_corrupted_library),
+        cmocka_unit_test(test_unterminated_string_table),
         cmocka_unit_test(test_without_section_headers),
         cmocka_unit_test(test_not_elf_inputs),
         cmocka_unit_test(test_large_file_is_not_read),

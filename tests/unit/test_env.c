@@ -1023,6 +1023,9 @@ static void test_json_errors_name_the_key(void **state)
         { "{\"gpus\": [{\"arch\": \"sm_80\", \"memory_bytes\": 1e300}]}", "gpus[0].memory_bytes" },
         { "{\"driver\": {\"cuda_driver_version\": 1.5}}", "driver.cuda_driver_version" },
         { "{\"compilers\": [{\"name\": \"gcc\", \"major\": -1e12}]}", "compilers[0].major" },
+        /* another command's report is not a survey */
+        { "{\"schema\": \"cclforge.inspect/1\", \"gpus\": []}", "'cclforge.inspect/1' is not a survey" },
+        { "{\"schema\": 3}", "(not a string) is not a survey" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cJSON *doc = cJSON_Parse(cases[i].json);

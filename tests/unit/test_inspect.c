@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cclforge/fs.h"
 #include "cclforge/inspect.h"
@@ -144,6 +145,42 @@ static void test_inspect_problems(void **state)
     ts_cleanup();
 }
 
+/* One file in several targets is scanned for banners once per run; what
+ * depends on the name it is loaded under is still per object: the same
+ * inode as libemb.so embeds a copy, as libnccl.so.2 (a hard link) it is NCCL. */
+static void test_banner_scan_shared_across_targets(void **state)
+{
+    (void)state;
+    char *dir = ts_tmpdir();
+    char *emb = cf_path_join(dir, "libemb.so");
+    ts_cc(dir, emb, "const char b[] = \"NCCL version 2.21.5+cuda12.4\";\nconst char *f(void) { return b; }\n",
+          "-shared", "-fPIC", NULL);
+    char *sub = cf_path_join(dir, "n");
+    cf_mkdir_p(sub, 0755, NULL);
+    char *nccl = cf_path_join(sub, "libnccl.so.2");
+    assert_int_equal(link(emb, nccl), 0);
+    const char *files[] = { emb, nccl, emb };
+    struct cf_inspect_opts opts = { .files = files, .n_files = 3, .ignore_ld_library_path = 1, .no_gpu = 1 };
+    struct cf_inspect_result r;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_inspect_run(&opts, &r, &err), 0);
+    assert_int_equal(r.n_targets, 3);
+    for (size_t i = 0; i < 3; i++) {
+        const struct cf_inspect_object *o = &r.targets[i].objects[0];
+        assert_true(o->commlib_scanned);
+        assert_true(o->commlib.found);
+        assert_string_equal(o->commlib.banner.text, "NCCL version 2.21.5+cuda12.4");
+        assert_true(o->commlib.bytes_scanned > 0);
+        assert_int_equal(o->commlib.library, i == 1 ? CF_COMMLIB_NCCL : CF_COMMLIB_NONE);
+        assert_int_equal(o->commlib.embeds_copy, i != 1);
+    }
+    cf_inspect_result_release(&r);
+    free(emb);
+    free(sub);
+    free(nccl);
+    ts_cleanup();
+}
+
 /* Bad inputs are targets with an error, not a failed call; bad options are usage errors. */
 static void test_inspect_bad_inputs(void **state)
 {
@@ -190,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_locate_ld_library_path),
         cmocka_unit_test(test_inspect_problems),
         cmocka_unit_test(test_inspect_bad_inputs),
+        cmocka_unit_test(test_banner_scan_shared_across_targets),
         cmocka_unit_test(test_describe_banner),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

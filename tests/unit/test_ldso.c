@@ -419,6 +419,27 @@ static void test_glibc_hwcaps_subdirectory(void **state)
     resolve(app, NULL, &o, &r);
     assert_same_as_ldd(&r, app, NULL);
     cf_ldso_result_release(&r);
+#if defined(__x86_64__)
+    /* A CPU cache: the first resolve probes into it, later ones use what it
+     * holds without probing (a pretend v2-only, then v1-only CPU). */
+    struct cf_ldso_cpu cpu = { 0 };
+    o.cpu_cache = &cpu;
+    resolve(app, NULL, &o, &r);
+    assert_true(cpu.probed && cpu.known && cpu.level >= 1);
+    assert_same_as_ldd(&r, app, NULL);
+    cf_ldso_result_release(&r);
+    struct cf_ldso_cpu pretend = { .probed = 1, .known = 1, .level = 2, .isa_1 = 3 };
+    o.cpu_cache = &pretend;
+    resolve(app, NULL, &o, &r);
+    assert_non_null(strstr(node_for(&r, "libhw_fx.so")->path, "/glibc-hwcaps/x86-64-v2/libhw_fx.so"));
+    cf_ldso_result_release(&r);
+    pretend.level = 1;
+    pretend.isa_1 = 1;
+    resolve(app, NULL, &o, &r);
+    assert_null(strstr(node_for(&r, "libhw_fx.so")->path, "glibc-hwcaps"));
+    cf_ldso_result_release(&r);
+    o.cpu_cache = NULL;
+#endif
 
     /* glibc 2.36's legacy subdirectories (tls, x86_64, haswell/x86_64, ...), in
      * its power-set order, removed one by one; each time the same pick as ldd.

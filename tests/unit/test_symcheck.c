@@ -162,6 +162,49 @@ static void test_undefined_symbol(void **state)
     free(lib); free(app); free(L); free(rp);
 }
 
+/* Definitions' hashes come from each object's .gnu.hash when it has one and
+ * are computed otherwise: the same answers with either table, or both, and
+ * the same as ldd -r. Forty symbols spread over several buckets. */
+static void test_hash_styles(void **state)
+{
+    static const char *const styles[] = { "gnu", "sysv", "both" };
+    char *t = ts_tmpdir();
+    struct strbuf lib_all = STRBUF_INIT, lib_less = STRBUF_INIT, main_src = STRBUF_INIT;
+    sb_adds(&main_src, "int main(void){ int s = 0;\n");
+    for (int i = 0; i < 40; i++) {
+        sb_addf(&lib_all, "int sym_%d(void){return %d;}\n", i, i);
+        if (i != 17)
+            sb_addf(&lib_less, "int sym_%d(void){return %d;}\n", i, i);
+        sb_addf(&main_src, "  extern int sym_%d(void); s += sym_%d();\n", i, i);
+    }
+    sb_adds(&main_src, "  return s; }\n");
+    char *lib = cf_path_join(t, "libh_fx.so"), *app = cf_path_join(t, "app");
+    char *L = cf_asprintf("-L%s", t), *rp = cf_asprintf("-Wl,-rpath,%s", t);
+    for (size_t k = 0; k < sizeof styles / sizeof styles[0]; k++) {
+        char *style = cf_asprintf("-Wl,--hash-style=%s", styles[k]);
+        ts_cc(t, lib, lib_all.buf, "-shared", "-fPIC", "-Wl,-soname,libh_fx.so", style, NULL);
+        ts_cc(t, app, main_src.buf, NO_AS_NEEDED, L, "-lh_fx", rp, style, NULL);
+        struct cf_ldso_result r;
+        struct cf_symcheck_result s;
+        check(app, &r, &s);
+        assert_int_equal(s.n_problems, 0);
+        assert_true(s.n_references >= 40);
+        cf_symcheck_result_release(&s);
+        cf_ldso_result_release(&r);
+
+        ts_cc(t, lib, lib_less.buf, "-shared", "-fPIC", "-Wl,-soname,libh_fx.so", style, NULL);
+        check(app, &r, &s);
+        assert_int_equal(s.n_problems, 1);
+        assert_string_equal(s.problems[0].symbol, "sym_17");
+        assert_same_as_ldd_r(app, &s);
+        cf_symcheck_result_release(&s);
+        cf_ldso_result_release(&r);
+        free(style);
+    }
+    sb_release(&lib_all); sb_release(&lib_less); sb_release(&main_src);
+    free(lib); free(app); free(L); free(rp);
+}
+
 /* A reference to foo@V1 binds to a non-default (hidden, '@') definition: the
  * compatibility-symbol case every glibc upgrade relies on. */
 static void test_versioned_reference_binds_to_compat_symbol(void **state)
@@ -233,6 +276,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_missing_version, teardown),
         cmocka_unit_test_teardown(test_undefined_symbol, teardown),
+        cmocka_unit_test_teardown(test_hash_styles, teardown),
         cmocka_unit_test_teardown(test_versioned_reference_binds_to_compat_symbol, teardown),
         cmocka_unit_test_teardown(test_real_libraries, teardown),
     };

@@ -1,0 +1,93 @@
+/* libzip, loaded the first time a wheel command calls it. Linking it would
+ * make every cclforge start-up load libzip.so.4 and, through it,
+ * libcrypto.so.3 and libbz2: 0.9 ms of loading and relocation, more than
+ * inspecting a whole library closure takes (docs/bench.md), for the two
+ * commands that write or read wheels.
+ *
+ * Each libzip function the wheel code calls is defined here with libzip's own
+ * prototype (from <zip.h>) and forwards to the loaded library. dlopen of a
+ * library already loaded returns the same handle, so nothing is cached here.
+ * Without libzip.so.4, calls fail the way libzip reports failures, and the
+ * error text says what to install. */
+#include <dlfcn.h>
+#include <string.h>
+#include <time.h>
+#include <zip.h>
+
+#define LIBZIP_SONAME "libzip.so.4"
+#define LIBZIP_MISSING LIBZIP_SONAME " cannot be loaded: install libzip4 (Debian/Ubuntu) or libzip"
+
+static void *zip_symbol(const char *name)
+{
+    void *lib = dlopen(LIBZIP_SONAME, RTLD_NOW | RTLD_LOCAL);
+    return lib ? dlsym(lib, name) : NULL;
+}
+
+/* ret name(params) { forward to libzip's name(args), or return fail } */
+#define FORWARD(ret, name, fail, params, args) \
+    ret name params \
+    { \
+        ret(*real) params; \
+        void *sym = zip_symbol(#name); \
+        if (!sym) \
+            return fail; \
+        memcpy(&real, &sym, sizeof real); \
+        return real args; \
+    }
+
+#define FORWARD_VOID(name, missing, params, args) \
+    void name params \
+    { \
+        void(*real) params; \
+        void *sym = zip_symbol(#name); \
+        if (!sym) { \
+            missing; \
+            return; \
+        } \
+        memcpy(&real, &sym, sizeof real); \
+        real args; \
+    }
+
+zip_t *zip_open(const char *path, int flags, int *errorp)
+{
+    zip_t *(*real)(const char *, int, int *);
+    void *sym = zip_symbol("zip_open");
+    if (!sym) {
+        if (errorp)
+            *errorp = ZIP_ER_INTERNAL;
+        return NULL;
+    }
+    memcpy(&real, &sym, sizeof real);
+    return real(path, flags, errorp);
+}
+
+FORWARD(int, zip_close, -1, (zip_t *za), (za))
+FORWARD_VOID(zip_discard, (void)za, (zip_t *za), (za))
+FORWARD(const char *, zip_strerror, LIBZIP_MISSING, (zip_t *za), (za))
+FORWARD_VOID(zip_error_init_with_code, (memset(e, 0, sizeof *e), e->zip_err = code), (zip_error_t *e, int code),
+             (e, code))
+FORWARD(const char *, zip_error_strerror, LIBZIP_MISSING, (zip_error_t *e), (e))
+FORWARD_VOID(zip_error_fini, (void)e, (zip_error_t *e), (e))
+FORWARD(zip_int64_t, zip_get_num_entries, -1, (zip_t *za, zip_flags_t flags), (za, flags))
+FORWARD(const char *, zip_get_name, NULL, (zip_t *za, zip_uint64_t index, zip_flags_t flags), (za, index, flags))
+FORWARD_VOID(zip_stat_init, memset(st, 0, sizeof *st), (zip_stat_t *st), (st))
+FORWARD(int, zip_stat_index, -1, (zip_t *za, zip_uint64_t index, zip_flags_t flags, zip_stat_t *st),
+        (za, index, flags, st))
+FORWARD(zip_file_t *, zip_fopen_index, NULL, (zip_t *za, zip_uint64_t index, zip_flags_t flags), (za, index, flags))
+FORWARD(zip_int64_t, zip_fread, -1, (zip_file_t *zf, void *buf, zip_uint64_t n), (zf, buf, n))
+FORWARD(int, zip_fclose, -1, (zip_file_t *zf), (zf))
+FORWARD(int, zip_file_get_external_attributes, -1,
+        (zip_t *za, zip_uint64_t index, zip_flags_t flags, zip_uint8_t *opsys, zip_uint32_t *attributes),
+        (za, index, flags, opsys, attributes))
+FORWARD(zip_source_t *, zip_source_buffer, NULL, (zip_t *za, const void *data, zip_uint64_t len, int freep),
+        (za, data, len, freep))
+FORWARD_VOID(zip_source_free, (void)src, (zip_source_t *src), (src))
+FORWARD(zip_int64_t, zip_file_add, -1, (zip_t *za, const char *name, zip_source_t *src, zip_flags_t flags),
+        (za, name, src, flags))
+FORWARD(int, zip_file_set_external_attributes, -1,
+        (zip_t *za, zip_uint64_t index, zip_flags_t flags, zip_uint8_t opsys, zip_uint32_t attributes),
+        (za, index, flags, opsys, attributes))
+FORWARD(int, zip_file_set_mtime, -1, (zip_t *za, zip_uint64_t index, time_t mtime, zip_flags_t flags),
+        (za, index, mtime, flags))
+FORWARD(int, zip_set_file_compression, -1, (zip_t *za, zip_uint64_t index, zip_int32_t method, zip_uint32_t level),
+        (za, index, method, level))

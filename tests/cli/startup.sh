@@ -1,0 +1,18 @@
+# What cclforge loads at start-up: libzip (and the libcrypto.so.3 and libbz2 it
+# brings) only once a wheel command opens a wheel (src/pkg/zip_loader.c), so
+# that inspect and the rest start without them (docs/bench.md).
+. "$(dirname "$0")/lib.sh"
+
+cd "$T_TMP" || exit 1
+run env LD_DEBUG=libs "$CCLFORGE" --version
+expect_rc 0 "--version runs"
+expect_err "calling init: .*libc\.so" "the loader's trace is there to read"
+if printf '%s' "$ERR" | grep -q "libzip"; then bad "libzip is not loaded at start-up"; else ok "libzip is not loaded at start-up"; fi
+
+echo "not a zip archive" >pkg-1.0-py3-none-any.whl
+run env LD_DEBUG=libs "$CCLFORGE" wheel verify pkg-1.0-py3-none-any.whl
+expect_err "calling init: .*libzip\.so\.4" "a wheel command loads libzip"
+expect_err "not a readable zip archive" "and libzip's answer reaches the user"
+run "$CCLFORGE" wheel verify pkg-1.0-py3-none-any.whl
+[ "$RC" -ne 0 ] && ok "a broken wheel fails (exit $RC)" || bad "a broken wheel fails"
+t_end
