@@ -432,6 +432,11 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan
     if (opts->only_funcs && *opts->only_funcs)
         plan->only_funcs = cf_strdup(opts->only_funcs);
 
+    /* A malformed --tag is the user's mistake: say so before inferring defaults
+     * (archs from the GPUs) whose absence would hide it. */
+    struct cf_nccl_tag given_tag;
+    if (opts->tag && cf_nccl_tag_parse(opts->tag, &given_tag, err) < 0)
+        goto out;
     if (resolve_archs(opts, profile, vendor_given, plan, err) < 0)
         goto out;
     if (cf_arch_list_vendor(&plan->archs) != plan->vendor) {

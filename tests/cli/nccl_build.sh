@@ -40,6 +40,9 @@ expect_rc 2 "gfx arch with --vendor nvidia is refused"
 run B --source "$MINI" --archs "7.5" --tag v2.28.9 --dry-run
 expect_rc 2 "a tag without -N is refused"
 expect_err "vX.Y.Z-N" "the expected tag form is named"
+run B --source "$MINI" --tag 2.28 --dry-run
+expect_rc 2 "a malformed tag without --archs is refused"
+expect_err "'2.28' is not an NCCL release tag" "the bad tag is named before missing archs"
 
 # ---- build, verify, install ----
 run B --source "$MINI" --archs "7.5;9.0" --only-funcs SendRecv
