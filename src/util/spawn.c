@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -124,6 +125,7 @@ int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
     }
 
     double start = now_s();
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         free(prog);
@@ -131,6 +133,11 @@ int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
     }
     if (pid == 0) {
         setpgid(0, 0); /* its own group, so a timeout can kill what it started */
+        /* Its own group also keeps a terminal's Ctrl-C from reaching it: have it
+         * stopped when cclforge dies instead (make passes SIGTERM on to its jobs). */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(127);
         if (opts->null_stdin) {
             int fd = open("/dev/null", O_RDONLY);
             if (fd >= 0)

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
+#include <signal.h>
 
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
@@ -118,6 +120,48 @@ static void test_path_normalize(void **state)
     }
 }
 
+/* A spawned program is in its own process group (a terminal's Ctrl-C does not
+ * reach it), so it must die with the process that spawned it. */
+static void test_spawn_child_dies_with_parent(void **state)
+{
+    char *d = ts_tmpdir();
+    char *pidfile = cf_path_join(d, "pid");
+    char *script = cf_asprintf("echo $$ > %s; exec sleep 30", pidfile);
+    pid_t middle = fork();
+    assert_true(middle >= 0);
+    if (middle == 0) {
+        const char *argv[] = { "sh", "-c", script, NULL };
+        struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+        cf_spawn_run(argv, NULL, &r, NULL);
+        _exit(0);
+    }
+    struct strbuf sb = STRBUF_INIT;
+    for (int i = 0; i < 500 && (sb_reset(&sb), cf_read_file(pidfile, 64, &sb, NULL) != 0 || sb.len < 2); i++)
+        usleep(10000);
+    long child = strtol(sb_str(&sb), NULL, 10);
+    assert_true(child > 0);
+    kill(middle, SIGKILL);
+    waitpid(middle, NULL, 0);
+    /* Gone, or a zombie waiting for whoever adopted it: either way not sleeping on. */
+    int alive = 1;
+    for (int i = 0; i < 300 && alive; i++) {
+        char *stat_path = cf_asprintf("/proc/%ld/stat", child);
+        struct strbuf st = STRBUF_INIT;
+        alive = cf_read_file(stat_path, 4096, &st, NULL) == 0 && !strstr(sb_str(&st), ") Z ");
+        sb_release(&st);
+        free(stat_path);
+        if (alive)
+            usleep(10000);
+    }
+    if (alive)
+        kill((pid_t)child, SIGKILL);
+    assert_false(alive);
+    sb_release(&sb);
+    free(pidfile);
+    free(script);
+    ts_cleanup();
+}
+
 static void test_fs_atomic_write_and_rm(void **state)
 {
     char *d = ts_tmpdir();
@@ -152,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_spawn_missing_program),
         cmocka_unit_test(test_spawn_timeout_kills_group),
         cmocka_unit_test(test_spawn_line_callback),
+        cmocka_unit_test(test_spawn_child_dies_with_parent),
         cmocka_unit_test(test_fs_atomic_write_and_rm),
         cmocka_unit_test(test_path_normalize),
     };
