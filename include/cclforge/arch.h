@@ -4,6 +4,8 @@
 #ifndef CCLFORGE_ARCH_H
 #define CCLFORGE_ARCH_H
 
+#include <cjson/cJSON.h>
+
 #include <stddef.h>
 
 #include "cclforge/error.h"
@@ -45,6 +47,8 @@ int cf_arch_list_contains(const struct cf_arch_list *list, const char *name);
 const struct cf_arch *cf_arch_list_newest(const struct cf_arch_list *list);
 /* "sm_61;sm_120" (sep between names). */
 void cf_arch_list_join(const struct cf_arch_list *list, const char *sep, struct strbuf *out);
+/* The archs' names as a JSON array. */
+cJSON *cf_arch_list_json(const struct cf_arch_list *list);
 /* The install directory tag: "sm61-sm120", "gfx90a-gfx942". */
 void cf_arch_list_dirname(const struct cf_arch_list *list, struct strbuf *out);
 

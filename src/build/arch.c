@@ -370,3 +370,11 @@ const char *cf_vendor_name(enum cf_gpu_vendor v)
 {
     return v == CF_VENDOR_NVIDIA ? "nvidia" : v == CF_VENDOR_AMD ? "amd" : "none";
 }
+
+cJSON *cf_arch_list_json(const struct cf_arch_list *list)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < list->n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(list->v[i].name));
+    return a;
+}

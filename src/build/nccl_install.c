@@ -103,9 +103,7 @@ cJSON *nccl_plan_inputs(const struct cf_nccl_plan *plan)
     cJSON *in = cJSON_CreateObject();
     cJSON_AddStringToObject(in, "vendor", plan->vendor_word);
     cJSON_AddStringToObject(in, "tag", plan->tag_text);
-    cJSON *archs = cJSON_AddArrayToObject(in, "archs");
-    for (size_t i = 0; i < plan->archs.n; i++)
-        cJSON_AddItemToArray(archs, cJSON_CreateString(plan->archs.v[i].name));
+    cJSON_AddItemToObject(in, "archs", cf_arch_list_json(&plan->archs));
     cJSON_AddBoolToObject(in, "ptx", plan->ptx);
     cf_json_put_str(in, "only_funcs", plan->only_funcs);
     cf_json_put_str(in, "cuda_version", plan->cuda_version);
@@ -132,9 +130,7 @@ char *nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_buil
     cJSON_AddStringToObject(m, "version", sb_str(&v));
     sb_release(&v);
     cJSON_AddNumberToObject(m, "version_code", cf_nccl_tag_version_code(&plan->tag));
-    cJSON *archs = cJSON_AddArrayToObject(m, "archs");
-    for (size_t i = 0; i < plan->archs.n; i++)
-        cJSON_AddItemToArray(archs, cJSON_CreateString(plan->archs.v[i].name));
+    cJSON_AddItemToObject(m, "archs", cf_arch_list_json(&plan->archs));
     cJSON_AddBoolToObject(m, "ptx", plan->ptx);
     cf_json_put_str(m, "cuda_version", plan->cuda_version);
     cJSON_AddStringToObject(m, "toolkit_home", plan->toolkit_home);

@@ -237,9 +237,7 @@ static cJSON *plan_json(const struct cf_nccl_plan *plan)
     cJSON_AddStringToObject(p, "vendor", plan->vendor_word);
     cJSON_AddStringToObject(p, "tag", plan->tag_text);
     cJSON_AddStringToObject(p, "tag_origin", plan->tag_origin);
-    cJSON *archs = cJSON_AddArrayToObject(p, "archs");
-    for (size_t i = 0; i < plan->archs.n; i++)
-        cJSON_AddItemToArray(archs, cJSON_CreateString(plan->archs.v[i].name));
+    cJSON_AddItemToObject(p, "archs", cf_arch_list_json(&plan->archs));
     cJSON_AddStringToObject(p, "archs_origin", plan->archs_origin);
     cJSON_AddBoolToObject(p, "ptx", plan->ptx);
     cJSON_AddStringToObject(p, plan->vendor == CF_VENDOR_AMD ? "gpu_targets" : "nvcc_gencode", plan->gencode);
