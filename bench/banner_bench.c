@@ -80,16 +80,16 @@ static void cclforge_archs(const char *file, struct method_report *r)
     char name[32];
     for (size_t i = 0; i < inv.n_sass; i++) {
         cf_cuda_arch_name(&inv.sass[i], CF_FATBIN_SASS, name, sizeof(name));
-        sb_addf(&sb, "%s%s", sb.len ? " " : "", name);
+        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", name);
     }
     for (size_t i = 0; i < inv.n_ptx; i++) {
         cf_cuda_arch_name(&inv.ptx[i], CF_FATBIN_PTX, name, sizeof(name));
-        sb_addf(&sb, " %s", name);
+        cf_sb_addf(&sb, " %s", name);
     }
     r->ok = inv.n_sass + inv.n_ptx > 0;
     r->logical_bytes = inv.header_bytes_read + headers;
-    snprintf(r->answer, sizeof(r->answer), "%s", sb_str(&sb));
-    sb_release(&sb);
+    snprintf(r->answer, sizeof(r->answer), "%s", cf_sb_str(&sb));
+    cf_sb_release(&sb);
     cf_gpucode_inventory_release(&inv);
 }
 
@@ -216,7 +216,7 @@ static void cuobjdump_list(const char *file, struct method_report *r)
     cf_error err = CF_ERROR_INIT;
     if (cf_spawn_run(argv, &o, &res, &err) == 0 && cf_spawn_ok(&res)) {
         r->ok = 1;
-        snprintf(r->answer, sizeof(r->answer), "%d ELF/PTX lines", count_lines(sb_str(&res.out)));
+        snprintf(r->answer, sizeof(r->answer), "%d ELF/PTX lines", count_lines(cf_sb_str(&res.out)));
     }
     cf_spawn_result_release(&res);
 }

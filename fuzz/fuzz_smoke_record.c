@@ -12,14 +12,14 @@
 static void check_launchers(const char *text)
 {
     struct strvec env = STRVEC_INIT;
-    strvec_split(&env, text, "\n", 0);
+    cf_strvec_split(&env, text, "\n", 0);
     struct cf_smoke_launch_env le;
     cf_error err = CF_ERROR_INIT;
-    int rc = cf_smoke_detect_launcher(strvec_argv(&env), &le, &err);
+    int rc = cf_smoke_detect_launcher(cf_strvec_argv(&env), &le, &err);
     if (rc == 1 && (le.size < 1 || le.rank < 0 || le.rank >= le.size || !le.launcher))
         abort();
     cf_error_clear(&err);
-    strvec_clear(&env);
+    cf_strvec_clear(&env);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -27,24 +27,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *line = cf_strndup((const char *)data, size);
     check_launchers(line);
     struct smoke_record rec = { 0 };
-    if (smoke_record_decode(line, &rec) == 1) {
+    if (cf_smoke_record_decode(line, &rec) == 1) {
         struct strbuf again = STRBUF_INIT;
-        smoke_record_encode(&again, rec.type, &rec.ev, NULL, rec.waits);
+        cf_smoke_record_encode(&again, rec.type, &rec.ev, NULL, rec.waits);
         if (!again.len || again.buf[again.len - 1] != '\n' || memchr(again.buf, '\n', again.len - 1))
             abort();
-        sb_setlen(&again, again.len - 1);
+        cf_sb_setlen(&again, again.len - 1);
         struct smoke_record back = { 0 };
-        if (smoke_record_decode(sb_str(&again), &back) != 1 || back.type != rec.type ||
+        if (cf_smoke_record_decode(cf_sb_str(&again), &back) != 1 || back.type != rec.type ||
             back.ev.rank != rec.ev.rank ||
             /* only a result carries a row */
             (rec.type == REC_RESULT && (back.ev.row.bytes != rec.ev.row.bytes || back.ev.row.op != rec.ev.row.op ||
                                         back.ev.row.wrong != rec.ev.row.wrong)) ||
             (rec.ev.text && (!back.ev.text || strcmp(rec.ev.text, back.ev.text))))
             abort();
-        smoke_record_release(&back);
-        sb_release(&again);
+        cf_smoke_record_release(&back);
+        cf_sb_release(&again);
     }
-    smoke_record_release(&rec);
+    cf_smoke_record_release(&rec);
     free(line);
     return 0;
 }

@@ -26,7 +26,7 @@ static void record_round_trip(const char *text, size_t len)
         /* the writer only writes sha256 digests, which never need quoting */
         if (e->algo && (strcmp(e->algo, "sha256") || strpbrk(e->digest, ",\"\r\n"))) {
             cf_record_release(&rec);
-            sb_release(&out);
+            cf_sb_release(&out);
             return;
         }
         cf_record_format_line(&out, e->path, e->algo ? e->digest : NULL, e->size < 0 ? 0 : e->size);
@@ -36,7 +36,7 @@ static void record_round_trip(const char *text, size_t len)
         abort(); /* what we write, we must read */
     if (!rec.n) {
         cf_record_release(&rec);
-        sb_release(&out);
+        cf_sb_release(&out);
         return;
     }
     if (again.n != rec.n)
@@ -47,7 +47,7 @@ static void record_round_trip(const char *text, size_t len)
             abort();
     cf_record_release(&again);
     cf_record_release(&rec);
-    sb_release(&out);
+    cf_sb_release(&out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

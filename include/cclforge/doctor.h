@@ -1,5 +1,5 @@
 /* Conclusions from a survey (cclforge/survey.h): findings with a severity, one
- * line of why and a remedy. The checks are a table (src/env/doctor_checks.c);
+ * line of why and a remedy. The checks are a table (src/doctor/doctor_checks.c);
  * each finding id is documented in docs/doctor.md. */
 #ifndef CCLFORGE_DOCTOR_H
 #define CCLFORGE_DOCTOR_H

@@ -17,21 +17,21 @@ struct strbuf {
 
 #define STRBUF_INIT { 0, 0, 0 }
 
-void sb_grow(struct strbuf *sb, size_t extra);
-void sb_add(struct strbuf *sb, const void *data, size_t len);
-void sb_adds(struct strbuf *sb, const char *s);
-void sb_addc(struct strbuf *sb, char c);
-void sb_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sb_addvf(struct strbuf *sb, const char *fmt, va_list ap);
-void sb_reset(struct strbuf *sb);
-void sb_setlen(struct strbuf *sb, size_t len);
+void cf_sb_grow(struct strbuf *sb, size_t extra);
+void cf_sb_add(struct strbuf *sb, const void *data, size_t len);
+void cf_sb_adds(struct strbuf *sb, const char *s);
+void cf_sb_addc(struct strbuf *sb, char c);
+void cf_sb_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cf_sb_addvf(struct strbuf *sb, const char *fmt, va_list ap);
+void cf_sb_reset(struct strbuf *sb);
+void cf_sb_setlen(struct strbuf *sb, size_t len);
 /* Removes trailing whitespace. */
-void sb_rtrim(struct strbuf *sb);
+void cf_sb_rtrim(struct strbuf *sb);
 /* Returns the buffer (caller frees) and leaves sb empty. Never NULL. */
-char *sb_detach(struct strbuf *sb);
-void sb_release(struct strbuf *sb);
+char *cf_sb_detach(struct strbuf *sb);
+void cf_sb_release(struct strbuf *sb);
 /* The buffer, or "" when nothing was ever added. */
-const char *sb_str(const struct strbuf *sb);
+const char *cf_sb_str(const struct strbuf *sb);
 
 /* Small string helpers. */
 char *cf_strdup(const char *s);             /* aborts on OOM, NULL stays NULL */
@@ -50,15 +50,15 @@ struct strvec {
     size_t alloc;
 };
 #define STRVEC_INIT { 0, 0, 0 }
-void strvec_push(struct strvec *sv, const char *s);
-void strvec_pushf(struct strvec *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void strvec_push_nodup(struct strvec *sv, char *s);
+void cf_strvec_push(struct strvec *sv, const char *s);
+void cf_strvec_pushf(struct strvec *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cf_strvec_push_nodup(struct strvec *sv, char *s);
 /* Splits s on any of seps, skipping empty pieces unless keep_empty. */
-void strvec_split(struct strvec *sv, const char *s, const char *seps, int keep_empty);
-int strvec_contains(const struct strvec *sv, const char *s);
-void strvec_clear(struct strvec *sv);
+void cf_strvec_split(struct strvec *sv, const char *s, const char *seps, int keep_empty);
+int cf_strvec_contains(const struct strvec *sv, const char *s);
+void cf_strvec_clear(struct strvec *sv);
 /* A NULL-terminated argv view (never NULL). */
-char *const *strvec_argv(struct strvec *sv);
+char *const *cf_strvec_argv(struct strvec *sv);
 
 #ifdef __cplusplus
 }

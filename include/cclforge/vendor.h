@@ -1,5 +1,5 @@
 /* Vendor profiles: everything cclforge knows about a GPU software stack, as data.
- * One table entry per vendor (src/env/vendor.c); a new vendor is one new entry.
+ * One table entry per vendor (src/survey/vendor.c); a new vendor is one new entry.
  * Lists are NULL-terminated. Relative paths are relative to the toolkit root and
  * may hold one '*' glob component (e.g. "cuda/cuda-*\/include"). */
 #ifndef CCLFORGE_VENDOR_H

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cclforge/term.h"
+#include "cli/term.h"
 
 static void vreport(const char *cmd, enum cf_color c, const char *what, const char *fmt, va_list ap)
 {

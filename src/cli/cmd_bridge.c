@@ -7,7 +7,7 @@
 #include "cclforge/bridge.h"
 #include "cclforge/json.h"
 #include "cclforge/strbuf.h"
-#include "cclforge/term.h"
+#include "cli/term.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
@@ -255,9 +255,9 @@ static int parse(int argc, char **argv, const char *cmd, struct args *a)
         case OPT_NAME: a->opts.module_name = optarg; break;
         case OPT_PACKAGE: a->opts.package = optarg; break;
         case OPT_SOURCE: a->opts.source = optarg; break;
-        case OPT_EXT_RPATH: strvec_push(&a->ext_rpath, optarg); break;
-        case OPT_BUNDLE: strvec_push(&a->bundle, optarg); break;
-        case OPT_INCLUDE: strvec_push(&a->includes, optarg); break;
+        case OPT_EXT_RPATH: cf_strvec_push(&a->ext_rpath, optarg); break;
+        case OPT_BUNDLE: cf_strvec_push(&a->bundle, optarg); break;
+        case OPT_INCLUDE: cf_strvec_push(&a->includes, optarg); break;
         case 'o': a->out = optarg; break;
         case OPT_WHEEL_DIR: a->wheel_dir = optarg; break;
         case OPT_DIST_NAME: a->dist_name = optarg; break;
@@ -411,8 +411,8 @@ int cmd_bridge(int argc, char **argv)
     cf_bridge_build_result_release(&br);
     rc = run_wheel(&a, doc);
 done:
-    strvec_clear(&a.ext_rpath);
-    strvec_clear(&a.bundle);
-    strvec_clear(&a.includes);
+    cf_strvec_clear(&a.ext_rpath);
+    cf_strvec_clear(&a.bundle);
+    cf_strvec_clear(&a.includes);
     return rc;
 }

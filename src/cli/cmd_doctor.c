@@ -11,7 +11,7 @@
 #include "cclforge/doctor.h"
 #include "cclforge/fs.h"
 #include "cclforge/survey.h"
-#include "cclforge/term.h"
+#include "cli/term.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
@@ -338,7 +338,7 @@ static int doctor_compare(int argc, char **argv)
             cJSON *ga = cJSON_AddArrayToObject(h, "gpu_archs");
             for (size_t k = 0; k < archs.n; k++)
                 cJSON_AddItemToArray(ga, cJSON_CreateString(archs.v[k]));
-            strvec_clear(&archs);
+            cf_strvec_clear(&archs);
             cJSON_AddItemToArray(arr, h);
         }
         cJSON_AddItemToObject(doc, "findings", cf_findings_to_json(&f));
@@ -358,7 +358,7 @@ static int doctor_compare(int argc, char **argv)
             for (size_t k = 0; k < archs.n; k++)
                 printf(" %s", archs.v[k]);
             printf("%s\n", archs.n ? "" : " none");
-            strvec_clear(&archs);
+            cf_strvec_clear(&archs);
         }
         print_findings(&f);
     }

@@ -6,7 +6,7 @@
 
 #include "cclforge/inspect.h"
 #include "cclforge/strbuf.h"
-#include "cclforge/term.h"
+#include "cli/term.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
@@ -65,12 +65,12 @@ static void add_arch_list(struct strbuf *sb, const char *label, const struct cf_
     if (n == 0)
         return;
     if (sb->len)
-        sb_adds(sb, " · ");
-    sb_adds(sb, label);
+        cf_sb_adds(sb, " · ");
+    cf_sb_adds(sb, label);
     for (size_t i = 0; i < n; i++) {
         char name[32];
         cf_cuda_arch_name(&archs[i], kind, name, sizeof name);
-        sb_addf(sb, " %s", name);
+        cf_sb_addf(sb, " %s", name);
     }
 }
 
@@ -80,13 +80,13 @@ static char *object_facts(const struct cf_inspect_object *io)
     struct strbuf sb = STRBUF_INIT;
     if (io->commlib_scanned && io->commlib.found) {
         char *b = cf_inspect_describe_banner(&io->commlib.banner);
-        sb_adds(&sb, b);
+        cf_sb_adds(&sb, b);
         free(b);
         if (io->commlib.embeds_copy)
-            sb_addf(&sb, ", embedded copy");
+            cf_sb_addf(&sb, ", embedded copy");
         for (size_t i = 1; i < io->commlib.n_banners; i++) {
             char *o = cf_inspect_describe_banner(&io->commlib.banners[i]);
-            sb_addf(&sb, "; also %s", o);
+            cf_sb_addf(&sb, "; also %s", o);
             free(o);
         }
     }
@@ -97,13 +97,13 @@ static char *object_facts(const struct cf_inspect_object *io)
         add_arch_list(&sb, "LTO-IR", g->ltoir, g->n_ltoir, CF_FATBIN_LTOIR);
         if (g->amd_targets.n) {
             if (sb.len)
-                sb_adds(&sb, " · ");
-            sb_adds(&sb, "AMD");
+                cf_sb_adds(&sb, " · ");
+            cf_sb_adds(&sb, "AMD");
             for (size_t i = 0; i < g->amd_targets.n; i++)
-                sb_addf(&sb, " %s", g->amd_targets.v[i]);
+                cf_sb_addf(&sb, " %s", g->amd_targets.v[i]);
         }
     }
-    return sb_detach(&sb);
+    return cf_sb_detach(&sb);
 }
 
 static void print_considered(const struct view *v, const char *prefix, const struct cf_ldso_node *n)
@@ -159,19 +159,19 @@ static void print_subtree(const struct tree *tr, long node, struct strbuf *prefi
     const struct cf_ldso_node *n = &c->nodes[node];
     int owns = owns_object(c, node);
     struct strbuf sub = STRBUF_INIT;
-    sb_addf(&sub, "%s    ", sb_str(prefix));
+    cf_sb_addf(&sub, "%s    ", cf_sb_str(prefix));
     if (n->reason == CF_LDSO_ROOT && tr->t->is_static)
         fprintf(tr->v->f, "%s%sstatically linked: no dynamic section, the loader maps nothing else%s\n",
-                sb_str(&sub), col(tr->v, CF_DIM), col(tr->v, CF_RESET));
+                cf_sb_str(&sub), col(tr->v, CF_DIM), col(tr->v, CF_RESET));
     if (owns) {
         char *facts = object_facts(&tr->t->objects[n->object]);
         if (*facts)
-            fprintf(tr->v->f, "%s%s%s%s\n", sb_str(&sub), col(tr->v, CF_CYAN), facts, col(tr->v, CF_RESET));
+            fprintf(tr->v->f, "%s%s%s%s\n", cf_sb_str(&sub), col(tr->v, CF_CYAN), facts, col(tr->v, CF_RESET));
         free(facts);
     }
     if ((n->object < 0 || tr->v->explain) && n->reason != CF_LDSO_ROOT && n->reason != CF_LDSO_ALREADY_LOADED)
-        print_considered(tr->v, sb_str(&sub), n);
-    sb_release(&sub);
+        print_considered(tr->v, cf_sb_str(&sub), n);
+    cf_sb_release(&sub);
     if (!owns)
         return;
     const long *kids = tr->children[n->object];
@@ -180,7 +180,7 @@ static void print_subtree(const struct tree *tr, long node, struct strbuf *prefi
         if (!hidden(tr->v, c, *k))
             nk++;
     if (nk && tr->v->max_depth >= 0 && n->depth >= tr->v->max_depth) {
-        fprintf(tr->v->f, "%s└── %s… %zu more below --depth %d%s\n", sb_str(prefix), col(tr->v, CF_DIM), nk,
+        fprintf(tr->v->f, "%s└── %s… %zu more below --depth %d%s\n", cf_sb_str(prefix), col(tr->v, CF_DIM), nk,
                 tr->v->max_depth, col(tr->v, CF_RESET));
         return;
     }
@@ -189,12 +189,12 @@ static void print_subtree(const struct tree *tr, long node, struct strbuf *prefi
         if (hidden(tr->v, c, *k))
             continue;
         int last = ++shown == nk;
-        fprintf(tr->v->f, "%s%s", sb_str(prefix), last ? "└── " : "├── ");
+        fprintf(tr->v->f, "%s%s", cf_sb_str(prefix), last ? "└── " : "├── ");
         print_node_line(tr->v, c, kn);
         size_t len = prefix->len;
-        sb_adds(prefix, last ? "    " : "│   ");
+        cf_sb_adds(prefix, last ? "    " : "│   ");
         print_subtree(tr, *k, prefix);
-        sb_setlen(prefix, len);
+        cf_sb_setlen(prefix, len);
     }
 }
 
@@ -222,7 +222,7 @@ static void print_tree(const struct view *v, const struct cf_inspect_target *t)
             struct strbuf prefix = STRBUF_INIT;
             print_node_line(v, c, &c->nodes[i]);
             print_subtree(&tr, (long)i, &prefix);
-            sb_release(&prefix);
+            cf_sb_release(&prefix);
         }
     for (size_t o = 0; o < c->n_objects; o++)
         free(tr.children[o]);
@@ -274,17 +274,17 @@ static size_t count_kind(const struct cf_inspect_target *t, enum cf_inspect_prob
 static void print_target_summary(const struct view *v, const struct cf_inspect_target *t)
 {
     struct strbuf sb = STRBUF_INIT;
-    sb_addf(&sb, "%zu object%s, %zu missing", t->closure.n_objects, t->closure.n_objects == 1 ? "" : "s",
+    cf_sb_addf(&sb, "%zu object%s, %zu missing", t->closure.n_objects, t->closure.n_objects == 1 ? "" : "s",
             count_kind(t, CF_INSPECT_MISSING));
     if (t->symcheck_done)
-        sb_addf(&sb, ", %zu undefined symbol%s, %zu missing version%s", t->symcheck.n_undefined,
+        cf_sb_addf(&sb, ", %zu undefined symbol%s, %zu missing version%s", t->symcheck.n_undefined,
                 t->symcheck.n_undefined == 1 ? "" : "s", t->symcheck.n_versions, t->symcheck.n_versions == 1 ? "" : "s");
     if (t->nccl_copies)
-        sb_addf(&sb, ", %zu NCCL/RCCL cop%s", t->nccl_copies, t->nccl_copies == 1 ? "y" : "ies");
+        cf_sb_addf(&sb, ", %zu NCCL/RCCL cop%s", t->nccl_copies, t->nccl_copies == 1 ? "y" : "ies");
     enum cf_color c = t->n_errors ? CF_RED : t->n_warnings ? CF_YELLOW : CF_GREEN;
-    fprintf(v->f, "%s%s: %s; %zu error%s, %zu warning%s%s\n", col(v, c), t->file, sb_str(&sb), t->n_errors,
+    fprintf(v->f, "%s%s: %s; %zu error%s, %zu warning%s%s\n", col(v, c), t->file, cf_sb_str(&sb), t->n_errors,
             t->n_errors == 1 ? "" : "s", t->n_warnings, t->n_warnings == 1 ? "" : "s", col(v, CF_RESET));
-    sb_release(&sb);
+    cf_sb_release(&sb);
 }
 
 static void print_lookups(const struct view *v, const struct cf_inspect_result *r)

@@ -9,7 +9,8 @@
 #include "cclforge/json.h"
 #include "cclforge/nccl_build.h"
 #include "cclforge/survey.h"
-#include "cclforge/term.h"
+#include "cclforge/clock.h"
+#include "cli/term.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
@@ -221,11 +222,11 @@ static int survey_defaults(const char *survey_file, int need_torch, int need_gpu
         cf_survey_gpu_archs(&s, 1, &list);
         struct strbuf joined = STRBUF_INIT;
         for (size_t i = 0; i < list.n; i++)
-            sb_addf(&joined, "%s%s", i ? ";" : "", list.v[i]);
+            cf_sb_addf(&joined, "%s%s", i ? ";" : "", list.v[i]);
         if (joined.len)
-            *archs = sb_detach(&joined);
-        sb_release(&joined);
-        strvec_clear(&list);
+            *archs = cf_sb_detach(&joined);
+        cf_sb_release(&joined);
+        cf_strvec_clear(&list);
     }
     cf_survey_release(&s);
     return 0;
@@ -254,7 +255,7 @@ static cJSON *plan_json(const struct cf_nccl_plan *plan)
     struct strvec cmds = STRVEC_INIT;
     cf_nccl_plan_commands(plan, &cmds);
     cJSON_AddItemToObject(p, "commands", cf_json_strvec(&cmds));
-    strvec_clear(&cmds);
+    cf_strvec_clear(&cmds);
     if (plan->dockerfile)
         cJSON_AddStringToObject(p, "dockerfile", plan->dockerfile);
     cJSON_AddItemToObject(p, "warnings", cf_json_strvec(&plan->warnings));
@@ -266,8 +267,8 @@ static void print_plan(const struct cf_nccl_plan *plan)
     printf("tag       %s (%s)\n", plan->tag_text, plan->tag_origin);
     struct strbuf archs = STRBUF_INIT;
     cf_arch_list_join(&plan->archs, " ", &archs);
-    printf("archs     %s (%s)%s\n", sb_str(&archs), plan->archs_origin, plan->ptx ? " + PTX of the newest" : "");
-    sb_release(&archs);
+    printf("archs     %s (%s)%s\n", cf_sb_str(&archs), plan->archs_origin, plan->ptx ? " + PTX of the newest" : "");
+    cf_sb_release(&archs);
     printf("%s %s\n", plan->vendor == CF_VENDOR_AMD ? "targets  " : "gencode  ", plan->gencode);
     printf("source    %s\n", plan->source);
     if (plan->cuda_version)
@@ -282,7 +283,7 @@ static void print_plan(const struct cf_nccl_plan *plan)
     cf_nccl_plan_commands(plan, &cmds);
     for (size_t i = 0; i < cmds.n; i++)
         printf("  %s\n", cmds.v[i]);
-    strvec_clear(&cmds);
+    cf_strvec_clear(&cmds);
     if (plan->dockerfile)
         printf("Dockerfile (written to a private temporary $DOCKER_DIR, removed afterwards):\n%s", plan->dockerfile);
 }
@@ -419,7 +420,7 @@ static int cmd_build(int argc, char **argv)
             cJSON_AddItemToObject(doc, "verify", verify_json(&r.verify));
         if (rc < 0) {
             cJSON_AddStringToObject(doc, "error", cf_error_message(&err));
-            cJSON_AddStringToObject(doc, "log_tail", sb_str(&r.log_tail));
+            cJSON_AddStringToObject(doc, "log_tail", cf_sb_str(&r.log_tail));
         }
         cli_print_json(doc);
         if (rc < 0)
@@ -427,7 +428,7 @@ static int cmd_build(int argc, char **argv)
     } else if (rc < 0) {
         if (r.log_tail.len)
             fprintf(stderr, "--- last lines of %s ---\n%s\n---\n", r.log_path ? r.log_path : "the log",
-                    sb_str(&r.log_tail));
+                    cf_sb_str(&r.log_tail));
         code = cli_fail(CMD " build", &err);
     } else if (r.cache_hit) {
         printf("cached %s (same inputs; --force rebuilds) in %.3f s\n", r.target_dir, cf_now_seconds() - started);
@@ -437,11 +438,11 @@ static int cmd_build(int argc, char **argv)
         printf("  soname  %s\n", r.verify.soname ? r.verify.soname : "");
         struct strbuf s = STRBUF_INIT;
         for (size_t i = 0; i < r.verify.sass.n; i++)
-            sb_addf(&s, "%s%s", i ? " " : "", r.verify.sass.v[i]);
+            cf_sb_addf(&s, "%s%s", i ? " " : "", r.verify.sass.v[i]);
         for (size_t i = 0; i < r.verify.ptx.n; i++)
-            sb_addf(&s, " %s(PTX)", r.verify.ptx.v[i]);
-        printf("  code    %s\n", sb_str(&s));
-        sb_release(&s);
+            cf_sb_addf(&s, " %s(PTX)", r.verify.ptx.v[i]);
+        printf("  code    %s\n", cf_sb_str(&s));
+        cf_sb_release(&s);
         if (r.verify.extra.n) {
             printf("  extra   ");
             for (size_t i = 0; i < r.verify.extra.n; i++)
@@ -483,7 +484,7 @@ static const struct option env_opts[] = {
     { 0, 0, 0, 0 },
 };
 
-static int parse_small(int argc, char **argv, const char *sub, const struct option *longopts, int want_name,
+static int cf_parse_small(int argc, char **argv, const char *sub, const struct option *longopts, int want_name,
                        struct small_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -513,7 +514,7 @@ static int cmd_list(int argc, char **argv)
     if (want_help(argc, argv, list_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small(argc, argv, CMD " list", list_opts, 0, &a);
+    int rc = cf_parse_small(argc, argv, CMD " list", list_opts, 0, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root);
@@ -536,9 +537,9 @@ static int cmd_list(int argc, char **argv)
             cJSON_AddStringToObject(b, "version", l.v[i].version);
             cJSON_AddNumberToObject(b, "version_code", l.v[i].version_code);
             struct strvec archs = STRVEC_INIT;
-            strvec_split(&archs, l.v[i].archs, ";", 0);
+            cf_strvec_split(&archs, l.v[i].archs, ";", 0);
             cJSON_AddItemToObject(b, "archs", cf_json_strvec(&archs));
-            strvec_clear(&archs);
+            cf_strvec_clear(&archs);
             cJSON_AddBoolToObject(b, "ptx", l.v[i].ptx);
             cf_json_put_str(b, "cuda_version", l.v[i].cuda_version);
             cJSON_AddNumberToObject(b, "build_seconds", l.v[i].build_seconds);
@@ -565,7 +566,7 @@ static int cmd_activate(int argc, char **argv)
     if (want_help(argc, argv, activate_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small(argc, argv, CMD " activate", root_opts, 1, &a);
+    int rc = cf_parse_small(argc, argv, CMD " activate", root_opts, 1, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root);
@@ -584,7 +585,7 @@ static int cmd_remove(int argc, char **argv)
     if (want_help(argc, argv, remove_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small(argc, argv, CMD " remove", root_opts, 1, &a);
+    int rc = cf_parse_small(argc, argv, CMD " remove", root_opts, 1, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root);
@@ -616,7 +617,7 @@ static int cmd_env(int argc, char **argv)
     if (want_help(argc, argv, env_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small(argc, argv, CMD " env", env_opts, 2, &a);
+    int rc = cf_parse_small(argc, argv, CMD " env", env_opts, 2, &a);
     if (rc)
         return rc;
     const char *format = a.format ? a.format : a.json ? "json" : "shell";
@@ -641,7 +642,7 @@ static int cmd_env(int argc, char **argv)
                 cli_warn(CMD " env", "%s: GPU arch '%s' is not known to cclforge; not checked", a.host_survey,
                          archs.v[i]);
         }
-        strvec_clear(&archs);
+        cf_strvec_clear(&archs);
         cf_survey_release(&s);
         have_host = 1;
         if (host.n == 0)
@@ -681,14 +682,14 @@ static int cmd_env(int argc, char **argv)
     } else {
         struct strbuf q = STRBUF_INIT;
         cf_shell_quote(e.nccl_home, &q);
-        printf("export NCCL_HOME=%s\n", sb_str(&q));
-        sb_reset(&q);
+        printf("export NCCL_HOME=%s\n", cf_sb_str(&q));
+        cf_sb_reset(&q);
         cf_shell_quote(e.ld_library_path, &q);
-        printf("export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n", sb_str(&q));
-        sb_reset(&q);
+        printf("export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n", cf_sb_str(&q));
+        cf_sb_reset(&q);
         cf_shell_quote(e.ld_preload, &q);
-        printf("export LD_PRELOAD=%s${LD_PRELOAD:+:$LD_PRELOAD}\n", sb_str(&q));
-        sb_release(&q);
+        printf("export LD_PRELOAD=%s${LD_PRELOAD:+:$LD_PRELOAD}\n", cf_sb_str(&q));
+        cf_sb_release(&q);
     }
     for (size_t i = 0; i < e.jit_only.n; i++)
         cli_warn(CMD " env", "%s has no machine code for %s: it runs through PTX JIT (slow first start)", e.build.name,
@@ -696,11 +697,11 @@ static int cmd_env(int argc, char **argv)
     if (e.uncovered.n) {
         struct strbuf s = STRBUF_INIT;
         for (size_t i = 0; i < e.uncovered.n; i++)
-            sb_addf(&s, "%s%s", i ? ", " : "", e.uncovered.v[i]);
+            cf_sb_addf(&s, "%s%s", i ? ", " : "", e.uncovered.v[i]);
         cli_error(CMD " env",
                   "%s does not cover the host's %s (no SASS, no usable PTX): build one with --archs including them",
-                  e.build.name, sb_str(&s));
-        sb_release(&s);
+                  e.build.name, cf_sb_str(&s));
+        cf_sb_release(&s);
         code = EXIT_PROBLEMS;
     }
     cf_nccl_env_release(&e);

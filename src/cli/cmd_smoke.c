@@ -10,7 +10,7 @@
 #include "cclforge/json.h"
 #include "cclforge/smoke.h"
 #include "cclforge/strbuf.h"
-#include "cclforge/term.h"
+#include "cli/term.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
@@ -231,7 +231,7 @@ static int parse_list(const char *what, const char *list, unsigned all, int (*pa
                       unsigned *out)
 {
     struct strvec items = STRVEC_INIT;
-    strvec_split(&items, list, ",", 0);
+    cf_strvec_split(&items, list, ",", 0);
     unsigned mask = 0;
     int rc = 0;
     for (size_t i = 0; i < items.n && rc == 0; i++) {
@@ -243,7 +243,7 @@ static int parse_list(const char *what, const char *list, unsigned all, int (*pa
         else
             rc = cli_usage("smoke", "'%s' is not a %s", items.v[i], what);
     }
-    strvec_clear(&items);
+    cf_strvec_clear(&items);
     if (rc == 0 && !mask)
         rc = cli_usage("smoke", "empty %s list", what);
     *out = mask;
@@ -432,16 +432,16 @@ int cmd_smoke(int argc, char **argv)
     /* the ranks mpirun starts get these arguments again, so keep them before getopt permutes */
     struct strvec self_args = STRVEC_INIT;
     for (int i = 0; i < argc; i++)
-        strvec_push(&self_args, argv[i]);
+        cf_strvec_push(&self_args, argv[i]);
     int rc = parse_args(argc, argv, &o, &cli);
     if (rc) {
-        strvec_clear(&self_args);
+        cf_strvec_clear(&self_args);
         return rc < 0 ? EXIT_FINE : rc;
     }
     cf_error err = CF_ERROR_INIT;
     const char *fault = getenv("CCLFORGE_SMOKE_FAULT");
     if (fault && cf_smoke_fault_parse(fault, &o.fault, &err) < 0) {
-        strvec_clear(&self_args);
+        cf_strvec_clear(&self_args);
         return cli_fail("smoke", &err);
     }
     char *self = cf_realpath("/proc/self/exe");
@@ -456,7 +456,7 @@ int cmd_smoke(int argc, char **argv)
 
     struct cf_smoke_report rep;
     rc = cf_smoke_run(&o, on_event, &cli, &rep, &err);
-    strvec_clear(&self_args);
+    cf_strvec_clear(&self_args);
     free(self);
     if (rc < 0) {
         cJSON_Delete(cli.rank_results);

@@ -7,7 +7,7 @@
 
 #include "cclforge/json.h"
 #include "cclforge/strbuf.h"
-#include "cclforge/term.h"
+#include "cli/term.h"
 #include "cclforge/wheel.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
@@ -168,9 +168,9 @@ int cmd_wheel(int argc, char **argv)
             break;
         }
         case OPT_PYTHON: o.python = optarg; break;
-        case OPT_SITE: strvec_push(&sites, optarg); break;
+        case OPT_SITE: cf_strvec_push(&sites, optarg); break;
         case OPT_SYSTEM_SITE: o.system_site_packages = 1; break;
-        case OPT_EXTERNAL: strvec_push(&externals, optarg); break;
+        case OPT_EXTERNAL: cf_strvec_push(&externals, optarg); break;
         case OPT_WORK_DIR: o.work_dir = optarg; break;
         case OPT_KEEP: o.keep = 1; break;
         case OPT_JSON: json = 1; break;
@@ -202,7 +202,7 @@ int cmd_wheel(int argc, char **argv)
     rc = r.failed ? EXIT_PROBLEMS : EXIT_FINE;
     cf_wheel_verify_result_release(&r);
 done:
-    strvec_clear(&sites);
-    strvec_clear(&externals);
+    cf_strvec_clear(&sites);
+    cf_strvec_clear(&externals);
     return rc;
 }

@@ -38,7 +38,7 @@ static int inflate_prefix(struct cf_byte_source *src, size_t from, size_t to, si
     memset(&zs, 0, sizeof(zs));
     if (inflateInit(&zs) != Z_OK)
         return cf_error_set(err, CF_ERR_INTERNAL, "%s: zlib initialisation failed", name);
-    sb_grow(out, max_out);
+    cf_sb_grow(out, max_out);
     int rc = 0, z = Z_OK;
     size_t pos = from;
     while (out->len < max_out && z != Z_STREAM_END) {
@@ -84,7 +84,7 @@ static int zstd_prefix(struct cf_byte_source *src, size_t from, size_t to, size_
         return cf_error_set(err, CF_ERR_INTERNAL, "%s: zstd initialisation failed", name);
     /* Blocks decompress to at most 128 KB each: room for the cap plus one. */
     size_t cap = max_out + ZSTD_BLOCKSIZE_MAX;
-    sb_grow(out, cap);
+    cf_sb_grow(out, cap);
     uint8_t *in = cf_xmalloc(ZSTD_BLOCKSIZE_MAX + ZSTD_FRAMEHEADERSIZE_MAX);
     int rc = 0;
     size_t pos = from;

@@ -67,15 +67,15 @@ char *cf_dst_expand(const char *entry, const char *origin_dir, const char *lib, 
         size_t len = 0;
         int kind = *p == '$' ? match_token(p + 1, &len) : -1;
         if (kind < 0) {
-            sb_addc(&out, *p++);
+            cf_sb_addc(&out, *p++);
             continue;
         }
         if (!values[kind]) {
-            sb_release(&out);
+            cf_sb_release(&out);
             return NULL;
         }
-        sb_adds(&out, values[kind]);
+        cf_sb_adds(&out, values[kind]);
         p += 1 + len;
     }
-    return sb_detach(&out);
+    return cf_sb_detach(&out);
 }

@@ -19,10 +19,10 @@ int cf_elf_fault(const struct cf_elf *elf, cf_error *err, const char *fmt, ...)
     struct strbuf sb = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    sb_addvf(&sb, fmt, ap);
+    cf_sb_addvf(&sb, fmt, ap);
     va_end(ap);
-    cf_error_set(err, CF_ERR_FORMAT, "%s: %s", elf->path, sb_str(&sb));
-    sb_release(&sb);
+    cf_error_set(err, CF_ERR_FORMAT, "%s: %s", elf->path, cf_sb_str(&sb));
+    cf_sb_release(&sb);
     return -1;
 }
 

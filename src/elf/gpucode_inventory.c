@@ -89,13 +89,13 @@ static int visit_bundle_entry(const struct cf_bundle_entry *e, void *ctx)
 {
     struct cf_gpucode_inventory *inv = ctx;
     inv->header_bytes_read += 24 + strlen(e->id);
-    if (!e->target_id[0] || strvec_contains(&inv->amd_targets, e->target_id))
+    if (!e->target_id[0] || cf_strvec_contains(&inv->amd_targets, e->target_id))
         return 0;
     if (inv->amd_targets.n >= CF_GPUCODE_MAX_UNIQUE) {
         inv->truncated_lists = 1;
         return 0;
     }
-    strvec_push(&inv->amd_targets, e->target_id);
+    cf_strvec_push(&inv->amd_targets, e->target_id);
     qsort(inv->amd_targets.v, inv->amd_targets.n, sizeof(char *), str_cmp);
     return 0;
 }
@@ -197,7 +197,7 @@ void cf_gpucode_inventory_release(struct cf_gpucode_inventory *inv)
     free(inv->sass);
     free(inv->ptx);
     free(inv->ltoir);
-    strvec_clear(&inv->amd_targets);
+    cf_strvec_clear(&inv->amd_targets);
     free(inv->problem);
     memset(inv, 0, sizeof(*inv));
 }

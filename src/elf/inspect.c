@@ -35,12 +35,12 @@ const char *cf_inspect_problem_kind_name(enum cf_inspect_problem_kind kind)
 char *cf_inspect_describe_banner(const struct cf_commlib_banner *b)
 {
     struct strbuf sb = STRBUF_INIT;
-    sb_addf(&sb, "%s %u.%u.%u%s", cf_commlib_name(b->lib), b->major, b->minor, b->patch, b->suffix);
+    cf_sb_addf(&sb, "%s %u.%u.%u%s", cf_commlib_name(b->lib), b->major, b->minor, b->patch, b->suffix);
     if (b->toolkit[0])
-        sb_addf(&sb, "+%s%u.%u", b->toolkit, b->toolkit_major, b->toolkit_minor);
+        cf_sb_addf(&sb, "+%s%u.%u", b->toolkit, b->toolkit_major, b->toolkit_minor);
     if (b->lib == CF_COMMLIB_NCCL || b->lib == CF_COMMLIB_RCCL)
-        sb_addf(&sb, " (code %u)", b->version_code);
-    return sb_detach(&sb);
+        cf_sb_addf(&sb, " (code %u)", b->version_code);
+    return cf_sb_detach(&sb);
 }
 
 static void add_problem(struct cf_inspect_target *t, enum cf_inspect_problem_kind kind,
@@ -196,9 +196,9 @@ static void closure_problems(struct cf_inspect_target *t)
             add_problem(t, CF_INSPECT_LOAD_ERROR, CF_LINT_ERROR, n->parent, needer,
                         cf_asprintf("%s (needed by %s)", n->error, needer ? needer : "?"));
         } else if (n->object < 0) {
-            if (strvec_contains(&missing, n->needed))
+            if (cf_strvec_contains(&missing, n->needed))
                 continue;
-            strvec_push(&missing, n->needed);
+            cf_strvec_push(&missing, n->needed);
             add_problem(t, CF_INSPECT_MISSING, CF_LINT_ERROR, n->parent, needer,
                         cf_asprintf("%s => not found (needed by %s)", n->needed, needer ? needer : "?"));
         } else if (n->error) {
@@ -206,7 +206,7 @@ static void closure_problems(struct cf_inspect_target *t)
                         cf_asprintf("%s", n->error));
         }
     }
-    strvec_clear(&missing);
+    cf_strvec_clear(&missing);
 }
 
 static void copies_problem(struct cf_inspect_target *t)
@@ -222,7 +222,7 @@ static void copies_problem(struct cf_inspect_target *t)
     if (t->nccl_copies < 2)
         return;
     struct strbuf sb = STRBUF_INIT;
-    sb_addf(&sb, "%zu NCCL/RCCL copies in one process:", t->nccl_copies);
+    cf_sb_addf(&sb, "%zu NCCL/RCCL copies in one process:", t->nccl_copies);
     unsigned first_code = 0;
     int differ = 0;
     const char *sep = " ";
@@ -231,18 +231,18 @@ static void copies_problem(struct cf_inspect_target *t)
         if (!io->commlib_scanned || !io->commlib.found)
             continue;
         char *v = cf_inspect_describe_banner(&io->commlib.banner);
-        sb_addf(&sb, "%s%s %s %s", sep, c->objects[i].path, io->commlib.embeds_copy ? "embeds" : "is", v);
+        cf_sb_addf(&sb, "%s%s %s %s", sep, c->objects[i].path, io->commlib.embeds_copy ? "embeds" : "is", v);
         free(v);
         sep = "; ";
         if (!first_code)
             first_code = io->commlib.banner.version_code;
         differ |= io->commlib.banner.version_code != first_code;
     }
-    sb_adds(&sb, differ ? ". They differ in version and share no state"
+    cf_sb_adds(&sb, differ ? ". They differ in version and share no state"
                         : ". They share no state (communicators, initialisation)");
-    sb_adds(&sb, "; keep one copy: build the embedding object against the shared library, or preload one"
+    cf_sb_adds(&sb, "; keep one copy: build the embedding object against the shared library, or preload one"
                  " matching libnccl.so.2");
-    add_problem(t, CF_INSPECT_NCCL_COPIES, CF_LINT_WARNING, -1, NULL, sb_detach(&sb));
+    add_problem(t, CF_INSPECT_NCCL_COPIES, CF_LINT_WARNING, -1, NULL, cf_sb_detach(&sb));
 }
 
 static void symbol_problems(struct cf_inspect_target *t)

@@ -244,15 +244,15 @@ int cf_ldcache_open(const char *path, struct cf_ldcache **out, cf_error *err)
     struct strbuf sb = STRBUF_INIT;
     *out = NULL;
     if (!cf_path_exists(path)) {
-        sb_release(&sb);
+        cf_sb_release(&sb);
         return cf_error_set(err, CF_ERR_NOTFOUND, "%s: no ld.so.cache (run `ldconfig` to create it)", path);
     }
     if (cf_read_file(path, MAX_CACHE_BYTES, &sb, err) != 0) {
-        sb_release(&sb);
+        cf_sb_release(&sb);
         return -1;
     }
     int rc = cf_ldcache_parse(sb.buf, sb.len, path, out, err);
-    sb_release(&sb);
+    cf_sb_release(&sb);
     return rc;
 }
 
@@ -462,7 +462,7 @@ char *cf_ldcache_describe(const struct cf_ldcache_entry *e)
 {
     struct strbuf sb = STRBUF_INIT;
     int32_t type = e->flags & CF_LDCACHE_FLAG_TYPE_MASK;
-    sb_adds(&sb, type >= 0 && type <= 3 ? type_names[type] : "unknown");
+    cf_sb_adds(&sb, type >= 0 && type <= 3 ? type_names[type] : "unknown");
     int32_t required = e->flags & CF_LDCACHE_FLAG_REQUIRED_MASK;
     if (required != 0) {
         const char *text = NULL;
@@ -470,13 +470,13 @@ char *cf_ldcache_describe(const struct cf_ldcache_entry *e)
             if (required_names[i].flag == required)
                 text = required_names[i].text;
         if (text)
-            sb_adds(&sb, text);
+            cf_sb_adds(&sb, text);
         else
-            sb_addf(&sb, ",%d", (int)required);
+            cf_sb_addf(&sb, ",%d", (int)required);
     }
     if (e->hwcaps_subdir)
-        sb_addf(&sb, ", hwcap: \"%s\"", e->hwcaps_subdir);
+        cf_sb_addf(&sb, ", hwcap: \"%s\"", e->hwcaps_subdir);
     else if (e->hwcap != 0)
-        sb_addf(&sb, ", hwcap: %#.16llx", (unsigned long long)e->hwcap);
-    return sb_detach(&sb);
+        cf_sb_addf(&sb, ", hwcap: %#.16llx", (unsigned long long)e->hwcap);
+    return cf_sb_detach(&sb);
 }

@@ -8,10 +8,10 @@
 #include "cclforge/elf.h"
 #include "cclforge/ldso.h"
 
-void ldso_host_cpu(struct cf_ldso_cpu *cpu);
+void cf_ldso_host_cpu(struct cf_ldso_cpu *cpu);
 
 /* path under root (only when path is absolute and root is not "/"). Caller frees. */
-char *ldso_rooted(const char *root, const char *path);
+char *cf_ldso_rooted(const char *root, const char *path);
 
 /* What the loader learns from a candidate's ELF header (glibc's open_verify). */
 struct ldso_verdict {
@@ -23,6 +23,6 @@ struct ldso_verdict {
 
 /* Checks one candidate file for a loader of (elf_class, byte order, machine), reading only
  * its ELF header. */
-void ldso_verify(const char *path, int elf_class, int big_endian, unsigned machine, struct ldso_verdict *v);
+void cf_ldso_verify(const char *path, int elf_class, int big_endian, unsigned machine, struct ldso_verdict *v);
 
 #endif

@@ -70,7 +70,7 @@ static const struct layout_row layouts[] = {
       "/lib64/lp64d:/usr/lib64/lp64d" },
 };
 
-char *ldso_rooted(const char *root, const char *path)
+char *cf_ldso_rooted(const char *root, const char *path)
 {
     if (!root || !*root || path[0] != '/')
         return cf_strdup(path);
@@ -95,7 +95,7 @@ int cf_ldso_platform_for(unsigned machine, int elf_class, const char *root, stru
             pick = row;
             break;
         }
-        char *probe = ldso_rooted(root, row->probe);
+        char *probe = cf_ldso_rooted(root, row->probe);
         if (cf_path_exists(probe))
             pick = row;
         free(probe);
@@ -109,7 +109,7 @@ int cf_ldso_platform_for(unsigned machine, int elf_class, const char *root, stru
     p->lib = pick->lib;
     p->platform = pick->platform;
     struct strvec dirs = STRVEC_INIT;
-    strvec_split(&dirs, pick->dirs, ":", 0);
+    cf_strvec_split(&dirs, pick->dirs, ":", 0);
     p->system_dirs = dirs.v;
     return 0;
 }
@@ -126,7 +126,7 @@ void cf_ldso_platform_release(struct cf_ldso_platform *p)
 
 /* What this CPU supports, as glibc 2.36's init_cpu_features sees it (x86 only;
  * other hosts report nothing and get no hwcaps subdirectories). */
-void ldso_host_cpu(struct cf_ldso_cpu *cpu)
+void cf_ldso_host_cpu(struct cf_ldso_cpu *cpu)
 {
     memset(cpu, 0, sizeof *cpu);
     cpu->probed = 1;

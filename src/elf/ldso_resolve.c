@@ -147,7 +147,7 @@ static char *absolute_dir_of(const char *path)
 static void fill_dirs(struct ctx *c, struct strvec *out, const char *list, const char *seps, const char *origin)
 {
     struct strvec parts = STRVEC_INIT;
-    strvec_split(&parts, list, seps, 1);
+    cf_strvec_split(&parts, list, seps, 1);
     for (size_t i = 0; i < parts.n; i++) {
         const char *raw = parts.v[i];
         char *dir;
@@ -164,16 +164,16 @@ static void fill_dirs(struct ctx *c, struct strvec *out, const char *list, const
                 len--;
             exp[len] = '\0';
             char *rooted = (strstr(raw, "$ORIGIN") || strstr(raw, "${ORIGIN}")) ? cf_strdup(exp)
-                                                                                  : ldso_rooted(c->root, exp);
+                                                                                  : cf_ldso_rooted(c->root, exp);
             dir = strcmp(rooted, "/") == 0 ? cf_strdup("/") : cf_asprintf("%s/", rooted);
             free(rooted);
             free(exp);
         }
-        if (!strvec_contains(out, dir))
-            strvec_push(out, dir);
+        if (!cf_strvec_contains(out, dir))
+            cf_strvec_push(out, dir);
         free(dir);
     }
-    strvec_clear(&parts);
+    cf_strvec_clear(&parts);
 }
 
 /* --- search ------------------------------------------------------------ */
@@ -193,7 +193,7 @@ static enum search_outcome try_path(struct ctx *c, const char *path, enum cf_lds
                                     struct found *f)
 {
     struct ldso_verdict v;
-    ldso_verify(path, c->elf_class, c->big_endian, c->machine, &v);
+    cf_ldso_verify(path, c->elf_class, c->big_endian, c->machine, &v);
     add_candidate(c, path, src, v.reject, v.detail);
     if (v.reject == CF_LDSO_REJ_NONE) {
         f->path = cf_strdup(path);
@@ -274,18 +274,18 @@ static enum search_outcome search_dirs(struct ctx *c, const char *name, const st
         const char *dir = dirs->v[d];
         for (size_t k = 0; k < c->caps.n; k++) {
             const char *cap = c->caps.v[k];
-            sb_reset(&path);
-            sb_adds(&path, dir);
-            sb_adds(&path, cap);
-            int exists = path.len == 0 || dir_exists(c, sb_str(&path));
-            sb_adds(&path, name);
+            cf_sb_reset(&path);
+            cf_sb_adds(&path, dir);
+            cf_sb_adds(&path, cap);
+            int exists = path.len == 0 || dir_exists(c, cf_sb_str(&path));
+            cf_sb_adds(&path, name);
             if (!exists) {
                 /* glibc marks the directory nonexisting and skips it; we list only the plain one. */
                 if (*cap == '\0')
-                    add_candidate(c, sb_str(&path), src, CF_LDSO_REJ_DIR_MISSING, NULL);
+                    add_candidate(c, cf_sb_str(&path), src, CF_LDSO_REJ_DIR_MISSING, NULL);
                 continue;
             }
-            enum search_outcome o = try_path(c, sb_str(&path), src, via, f);
+            enum search_outcome o = try_path(c, cf_sb_str(&path), src, via, f);
             enum cf_ldso_reject last = c->cands[c->n_cands - 1].reject;
             if (o != SEARCH_MISS || last == CF_LDSO_REJ_OTHER_ERROR) {
                 /* found, fatal, or glibc abandons this list on errors other than ENOENT/EACCES */
@@ -295,7 +295,7 @@ static enum search_outcome search_dirs(struct ctx *c, const char *name, const st
             }
         }
     }
-    sb_release(&path);
+    cf_sb_release(&path);
     return outcome;
 }
 
@@ -328,7 +328,7 @@ static void load_cache(struct ctx *c)
     c->cache_tried = 1;
     if (c->opts->ignore_ldcache)
         return;
-    c->cache_path = c->opts->ldcache_path ? cf_strdup(c->opts->ldcache_path) : ldso_rooted(c->root, "/etc/ld.so.cache");
+    c->cache_path = c->opts->ldcache_path ? cf_strdup(c->opts->ldcache_path) : cf_ldso_rooted(c->root, "/etc/ld.so.cache");
     /* A missing or corrupt cache is ignored, as glibc ignores it. */
     if (cf_ldcache_open(c->cache_path, &c->cache, NULL) == 0 &&
         cf_ldcache_abi_for(c->machine, c->elf_class, &c->query.abi, NULL) == 0)
@@ -350,7 +350,7 @@ static enum search_outcome search_cache(struct ctx *c, const char *name, long lo
         return SEARCH_MISS;
     }
     long l = loader >= 0 ? loader : 0;
-    char *path = ldso_rooted(c->root, hit);
+    char *path = cf_ldso_rooted(c->root, hit);
     if (c->objs[l].flags_1 & DF_1_NODEFLIB) {
         for (size_t i = 0; i < c->sysdirs.n; i++)
             if (strncmp(hit, c->sysdirs.v[i], strlen(c->sysdirs.v[i])) == 0) {
@@ -413,7 +413,7 @@ static int read_object(struct ctx *c, long i, const char *path, cf_error *err)
     struct obj *o = &c->objs[i];
     struct cf_ldso_object *pub = &c->res->objects[i];
     for (size_t k = 0; k < dyn->n_needed; k++)
-        strvec_push(&o->needed, dyn->needed[k]);
+        cf_strvec_push(&o->needed, dyn->needed[k]);
     o->soname = cf_strdup(dyn->soname);
     o->runpath = cf_strdup(dyn->runpath);
     /* get-dynamic-info.h: "Don't use RPATH if RUNPATH is present." */
@@ -437,9 +437,9 @@ static long add_object(struct ctx *c, const char *path, const char *name, long l
     pub->node = node;
     pub->loader = loader;
     o->loader = loader;
-    strvec_push(&o->names, path);
+    cf_strvec_push(&o->names, path);
     if (name && strcmp(name, path) != 0)
-        strvec_push(&o->names, name);
+        cf_strvec_push(&o->names, name);
     o->origin = absolute_dir_of(path);
     if (v) {
         o->have_id = 1;
@@ -453,7 +453,7 @@ static long find_loaded_by_name(struct ctx *c, const char *name)
 {
     for (size_t i = 0; i < c->res->n_objects; i++) {
         struct obj *o = &c->objs[i];
-        if (strvec_contains(&o->names, name) || (o->soname && strcmp(o->soname, name) == 0))
+        if (cf_strvec_contains(&o->names, name) || (o->soname && strcmp(o->soname, name) == 0))
             return (long)i;
     }
     return -1;
@@ -475,14 +475,14 @@ static long match_interp(struct ctx *c, const char *name, long loader, long node
         return -1;
     if (strcmp(name, c->interp_name) != 0 && !(c->interp_soname && strcmp(name, c->interp_soname) == 0))
         return -1;
-    char *path = ldso_rooted(c->root, c->interp_name);
+    char *path = cf_ldso_rooted(c->root, c->interp_name);
     struct ldso_verdict v;
-    ldso_verify(path, c->elf_class, c->big_endian, c->machine, &v);
+    cf_ldso_verify(path, c->elf_class, c->big_endian, c->machine, &v);
     long i = add_object(c, path, c->interp_name, loader, node, v.reject == CF_LDSO_REJ_NONE ? &v : NULL);
     free(v.detail);
     c->res->objects[i].is_interp = 1;
     if (c->interp_soname) {
-        strvec_push(&c->objs[i].names, c->interp_soname);
+        cf_strvec_push(&c->objs[i].names, c->interp_soname);
         c->objs[i].soname = cf_strdup(c->interp_soname);
         c->res->objects[i].soname = cf_strdup(c->interp_soname);
     }
@@ -549,7 +549,7 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
     memset(&f, 0, sizeof f);
     enum search_outcome o;
     if (strchr(name, '/')) {
-        char *path = ldso_rooted(c->root, name);
+        char *path = cf_ldso_rooted(c->root, name);
         o = try_path(c, path, CF_LDSO_DIRECT_PATH, -1, &f);
         free(path);
     } else {
@@ -560,7 +560,7 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
         long same = find_loaded_by_id(c, &f.verdict);
         if (same >= 0) {
             /* _dl_map_object_from_fd: "The object is already loaded." */
-            strvec_push(&c->objs[same].names, name);
+            cf_strvec_push(&c->objs[same].names, name);
             n->object = same;
             n->path = cf_strdup(c->res->objects[same].path);
             n->reason = CF_LDSO_ALREADY_LOADED;
@@ -583,8 +583,8 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
         n->error = f.error;
         f.error = NULL;
         /* ldd prints a "not found" line for every NEEDED that misses (faked maps never match). */
-        if (!strvec_contains(&c->missing_names, name))
-            strvec_push(&c->missing_names, name);
+        if (!cf_strvec_contains(&c->missing_names, name))
+            cf_strvec_push(&c->missing_names, name);
         c->res->n_missing = c->missing_names.n;
     }
     free(f.path);
@@ -608,50 +608,50 @@ static void build_caps(struct ctx *c)
     int x86_target = host_x86_64 && (c->machine == EM_X86_64 || c->machine == EM_386);
     if (x86_target && opts->cpu_cache) {
         if (!opts->cpu_cache->probed)
-            ldso_host_cpu(opts->cpu_cache);
+            cf_ldso_host_cpu(opts->cpu_cache);
         c->cpu = *opts->cpu_cache;
     } else if (x86_target) {
-        ldso_host_cpu(&c->cpu);
+        cf_ldso_host_cpu(&c->cpu);
     }
     if (opts->hwcaps) {
         for (const char *const *h = opts->hwcaps; *h; h++)
-            strvec_push(&c->hwcaps_names, *h);
+            cf_strvec_push(&c->hwcaps_names, *h);
     } else if (x86_target && c->machine == EM_X86_64) {
         static const char *const levels[] = { "x86-64-v4", "x86-64-v3", "x86-64-v2" };
         for (int lv = 4; lv >= 2; lv--)
             if (c->cpu.level >= lv)
-                strvec_push(&c->hwcaps_names, levels[4 - lv]);
+                cf_strvec_push(&c->hwcaps_names, levels[4 - lv]);
     }
     for (size_t i = 0; i < c->hwcaps_names.n; i++)
-        strvec_pushf(&c->caps, "glibc-hwcaps/%s/", c->hwcaps_names.v[i]);
+        cf_strvec_pushf(&c->caps, "glibc-hwcaps/%s/", c->hwcaps_names.v[i]);
 
     struct strvec legacy = STRVEC_INIT;
     if (!opts->no_legacy_hwcaps) {
         if (x86_target && c->machine == EM_X86_64) {
-            strvec_push(&legacy, "x86_64");
+            cf_strvec_push(&legacy, "x86_64");
             if (c->cpu.avx512_1)
-                strvec_push(&legacy, "avx512_1");
+                cf_strvec_push(&legacy, "avx512_1");
             if (c->cpu.haswell)
-                strvec_push(&legacy, "haswell");
+                cf_strvec_push(&legacy, "haswell");
         } else if (x86_target && c->machine == EM_386) {
-            strvec_push(&legacy, "sse2");
-            strvec_push(&legacy, "i686");
+            cf_strvec_push(&legacy, "sse2");
+            cf_strvec_push(&legacy, "i686");
         }
-        strvec_push(&legacy, "tls");
+        cf_strvec_push(&legacy, "tls");
     }
     size_t cnt = legacy.n;
     for (size_t m = cnt ? (1u << cnt) - 1 : 0; cnt; m--) {
         struct strbuf sb = STRBUF_INIT;
         for (size_t k = cnt; k-- > 0;)
             if (m & (1u << k))
-                sb_addf(&sb, "%s/", legacy.v[k]);
+                cf_sb_addf(&sb, "%s/", legacy.v[k]);
         if (m == 0)
             break; /* "" is added below */
-        strvec_push(&c->caps, sb_str(&sb));
-        sb_release(&sb);
+        cf_strvec_push(&c->caps, cf_sb_str(&sb));
+        cf_sb_release(&sb);
     }
-    strvec_push(&c->caps, "");
-    strvec_clear(&legacy);
+    cf_strvec_push(&c->caps, "");
+    cf_strvec_clear(&legacy);
 
     c->dst_platform = c->plat.platform;
     if (x86_target && c->machine == EM_X86_64 && c->cpu.haswell)
@@ -668,10 +668,10 @@ static void release_ctx(struct ctx *c)
 {
     for (size_t i = 0; c->res && i < c->res->n_objects; i++) {
         struct obj *o = &c->objs[i];
-        strvec_clear(&o->names);
-        strvec_clear(&o->needed);
-        strvec_clear(&o->rpath_dirs);
-        strvec_clear(&o->runpath_dirs);
+        cf_strvec_clear(&o->names);
+        cf_strvec_clear(&o->needed);
+        cf_strvec_clear(&o->rpath_dirs);
+        cf_strvec_clear(&o->runpath_dirs);
         free(o->soname);
         free(o->origin);
         free(o->rpath);
@@ -679,12 +679,12 @@ static void release_ctx(struct ctx *c)
     }
     free(c->objs);
     cf_ldso_platform_release(&c->plat);
-    strvec_clear(&c->sysdirs);
-    strvec_clear(&c->sysdirs_rooted);
-    strvec_clear(&c->caps);
-    strvec_clear(&c->hwcaps_names);
-    strvec_clear(&c->llp);
-    strvec_clear(&c->missing_names);
+    cf_strvec_clear(&c->sysdirs);
+    cf_strvec_clear(&c->sysdirs_rooted);
+    cf_strvec_clear(&c->caps);
+    cf_strvec_clear(&c->hwcaps_names);
+    cf_strvec_clear(&c->llp);
+    cf_strvec_clear(&c->missing_names);
     cf_ldcache_free(c->cache);
     free(c->cache_path);
     free(c->interp_name);
@@ -714,9 +714,9 @@ static void prepare_search(struct ctx *c)
     c->res->dst_platform = cf_strdup(c->dst_platform);
     const char *const *sys = opts->system_dirs ? opts->system_dirs : (const char *const *)c->plat.system_dirs;
     for (const char *const *d = sys; *d; d++) {
-        strvec_pushf(&c->sysdirs, "%s/", strcmp(*d, "/") == 0 ? "" : *d);
-        char *r = ldso_rooted(c->root, *d);
-        strvec_pushf(&c->sysdirs_rooted, "%s/", strcmp(r, "/") == 0 ? "" : r);
+        cf_strvec_pushf(&c->sysdirs, "%s/", strcmp(*d, "/") == 0 ? "" : *d);
+        char *r = cf_ldso_rooted(c->root, *d);
+        cf_strvec_pushf(&c->sysdirs_rooted, "%s/", strcmp(r, "/") == 0 ? "" : r);
         free(r);
     }
     if (!opts->ignore_ld_library_path) {
@@ -728,7 +728,7 @@ static void prepare_search(struct ctx *c)
             c->have_llp = c->llp.n > 0;
         }
     }
-    char *interp_path = ldso_rooted(c->root, c->interp_name);
+    char *interp_path = cf_ldso_rooted(c->root, c->interp_name);
     c->interp_soname = read_soname(interp_path);
     free(interp_path);
 }
@@ -762,7 +762,7 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
         return -1;
     }
     c.interp_name = cf_strdup(dyn->interp ? dyn->interp : c.plat.interp);
-    out->interp = ldso_rooted(c.root, c.interp_name);
+    out->interp = cf_ldso_rooted(c.root, c.interp_name);
     int has_dynamic = dyn->has_dynamic;
     cf_elf_close(elf);
 
@@ -773,7 +773,7 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
     root_node->reason = CF_LDSO_ROOT;
     root_node->object = 0;
     struct ldso_verdict rv;
-    ldso_verify(path, c.elf_class, c.big_endian, c.machine, &rv);
+    cf_ldso_verify(path, c.elf_class, c.big_endian, c.machine, &rv);
     free(rv.detail);
     add_object(&c, path, NULL, -1, 0, &rv);
     if (read_object(&c, 0, path, err) != 0) {

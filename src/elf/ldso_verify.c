@@ -27,7 +27,7 @@ static void fatal(struct ldso_verdict *v, const char *what)
     v->detail = cf_strdup(what);
 }
 
-void ldso_verify(const char *path, int elf_class, int big_endian, unsigned machine, struct ldso_verdict *v)
+void cf_ldso_verify(const char *path, int elf_class, int big_endian, unsigned machine, struct ldso_verdict *v)
 {
     memset(v, 0, sizeof *v);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -61,9 +61,9 @@ void ldso_verify(const char *path, int elf_class, int big_endian, unsigned machi
     if (got < want) {
         if (read_errno) {
             struct strbuf sb = STRBUF_INIT;
-            sb_addf(&sb, "cannot read file data: %s", strerror(read_errno));
+            cf_sb_addf(&sb, "cannot read file data: %s", strerror(read_errno));
             v->reject = CF_LDSO_REJ_FATAL;
-            v->detail = sb_detach(&sb);
+            v->detail = cf_sb_detach(&sb);
         } else {
             fatal(v, "file too short");
         }
@@ -76,9 +76,9 @@ void ldso_verify(const char *path, int elf_class, int big_endian, unsigned machi
     if (file_class != elf_class) {
         /* Not fatal: on biarch systems 32- and 64-bit libraries share search paths. */
         struct strbuf sb = STRBUF_INIT;
-        sb_addf(&sb, "ELFCLASS%d, need ELFCLASS%d", file_class, elf_class);
+        cf_sb_addf(&sb, "ELFCLASS%d, need ELFCLASS%d", file_class, elf_class);
         v->reject = CF_LDSO_REJ_WRONG_CLASS;
-        v->detail = sb_detach(&sb);
+        v->detail = cf_sb_detach(&sb);
         return;
     }
     /* The emulated loader expects the root's byte order. */
@@ -101,9 +101,9 @@ void ldso_verify(const char *path, int elf_class, int big_endian, unsigned machi
         return fatal(v, "ELF file version does not match current one");
     if (file_machine != machine) {
         struct strbuf sb = STRBUF_INIT;
-        sb_addf(&sb, "machine %s, need %s", cf_elf_machine_name(file_machine), cf_elf_machine_name(machine));
+        cf_sb_addf(&sb, "machine %s, need %s", cf_elf_machine_name(file_machine), cf_elf_machine_name(machine));
         v->reject = CF_LDSO_REJ_WRONG_MACHINE;
-        v->detail = sb_detach(&sb);
+        v->detail = cf_sb_detach(&sb);
         return;
     }
     if (type != ET_DYN && type != ET_EXEC)

@@ -68,15 +68,15 @@ static void split_bundle_id(const char *id, struct strbuf *parts, size_t *kind_a
         triple_len = last - 1;
         target_from = last;
     }
-    sb_reset(parts);
+    cf_sb_reset(parts);
     *kind_at = 0;
-    sb_add(parts, id, kind_len);
-    sb_addc(parts, 0);
+    cf_sb_add(parts, id, kind_len);
+    cf_sb_addc(parts, 0);
     *triple_at = parts->len;
-    sb_add(parts, target, triple_len);
-    sb_addc(parts, 0);
+    cf_sb_add(parts, target, triple_len);
+    cf_sb_addc(parts, 0);
     *target_at = parts->len;
-    sb_adds(parts, target + target_from);
+    cf_sb_adds(parts, target + target_from);
 }
 
 /* Parses the plain bundle at `start`; sets *end to the end of its last code object. */
@@ -136,8 +136,8 @@ static int walk_plain(struct cf_byte_source *src, size_t start, const char *name
             rc = cf_src_read_error(src, name, start + pos, err);
             break;
         }
-        sb_reset(&idbuf);
-        sb_add(&idbuf, id, (size_t)idlen);
+        cf_sb_reset(&idbuf);
+        cf_sb_add(&idbuf, id, (size_t)idlen);
         pos += (size_t)idlen;
         if (strlen(idbuf.buf) != idbuf.len) {
             rc = cf_error_set(err, CF_ERR_FORMAT,
@@ -164,8 +164,8 @@ static int walk_plain(struct cf_byte_source *src, size_t start, const char *name
             break;
         }
     }
-    sb_release(&idbuf);
-    sb_release(&parts);
+    cf_sb_release(&idbuf);
+    cf_sb_release(&parts);
     if (max_end < pos)
         max_end = pos;
     *end = start + (size_t)max_end;
@@ -266,7 +266,7 @@ static int walk_ccob(struct cf_byte_source *src, size_t start, const char *name,
         else
             rc = walk_plain(&inner, 0, name, &info, visit_entry, ctx, &inner_end, stopped, err);
     }
-    sb_release(&prefix);
+    cf_sb_release(&prefix);
     return rc;
 }
 

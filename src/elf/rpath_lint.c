@@ -69,10 +69,10 @@ static void add_finding(struct lint_ctx *ctx, enum cf_rpath_finding_kind kind, c
     f->entry = cf_strdup(entry);
     f->expanded = expanded ? cf_strdup(expanded) : NULL;
     struct strbuf sb = STRBUF_INIT;
-    sb_addf(&sb, "%s entry '%s' %s", tag, entry, kinds[kind].explanation);
+    cf_sb_addf(&sb, "%s entry '%s' %s", tag, entry, kinds[kind].explanation);
     if (detail)
-        sb_addf(&sb, " (%s)", detail);
-    f->message = sb_detach(&sb);
+        cf_sb_addf(&sb, " (%s)", detail);
+    f->message = cf_sb_detach(&sb);
 }
 
 /* The canonical form of an absolute path that may not exist: the longest
@@ -164,10 +164,10 @@ static void lint_list(struct lint_ctx *ctx, const char *tag, const char *value)
     if (!value || !*value)
         return;
     struct strvec entries = STRVEC_INIT;
-    strvec_split(&entries, value, ":", 1);
+    cf_strvec_split(&entries, value, ":", 1);
     for (size_t i = 0; i < entries.n; i++)
         lint_entry(ctx, tag, entries.v[i]);
-    strvec_clear(&entries);
+    cf_strvec_clear(&entries);
 }
 
 /* $ORIGIN as glibc forms it: the directory of the path the object was opened

@@ -36,7 +36,7 @@ static const struct {
     { EM_386, "i686" },
 };
 
-int elf_is_manylinux_system_lib(const char *soname)
+int cf_elf_is_manylinux_system_lib(const char *soname)
 {
     for (size_t i = 0; i < sizeof manylinux_system_libs / sizeof manylinux_system_libs[0]; i++)
         if (!strcmp(soname, manylinux_system_libs[i]))
@@ -44,7 +44,7 @@ int elf_is_manylinux_system_lib(const char *soname)
     return 0;
 }
 
-int elf_is_gpu_driver_lib(const char *soname)
+int cf_elf_is_gpu_driver_lib(const char *soname)
 {
     for (size_t i = 0; i < sizeof gpu_driver_libs / sizeof gpu_driver_libs[0]; i++)
         if (!strcmp(soname, gpu_driver_libs[i]))
@@ -52,7 +52,7 @@ int elf_is_gpu_driver_lib(const char *soname)
     return 0;
 }
 
-const char *elf_machine_wheel_arch(unsigned machine)
+const char *cf_elf_machine_wheel_arch(unsigned machine)
 {
     for (size_t i = 0; i < sizeof wheel_archs / sizeof wheel_archs[0]; i++)
         if (wheel_archs[i].machine == machine)
@@ -60,7 +60,7 @@ const char *elf_machine_wheel_arch(unsigned machine)
     return NULL;
 }
 
-int elf_rpath_is_origin_relative(const char *entry)
+int cf_elf_rpath_is_origin_relative(const char *entry)
 {
     if (entry[0] == '/')
         return 0;
@@ -71,7 +71,7 @@ int elf_rpath_is_origin_relative(const char *entry)
     return yes;
 }
 
-int elf_glibc_version_code(const char *v)
+int cf_elf_glibc_version_code(const char *v)
 {
     unsigned major = 0, minor = 0;
     char tail = 0;
@@ -83,7 +83,7 @@ int elf_glibc_version_code(const char *v)
     return (int)(major * 1000 + minor);
 }
 
-int elf_facts_is_elf(const void *data, size_t len)
+int cf_elf_facts_is_elf(const void *data, size_t len)
 {
     return len >= 4 && !memcmp(data, "\177ELF", 4);
 }
@@ -105,11 +105,11 @@ static int facts_from_elf(struct cf_elf *elf, struct elf_facts *f, cf_error *err
     const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
     f->soname = cf_strdup(dyn->soname);
     for (size_t i = 0; i < dyn->n_needed; i++)
-        strvec_push(&f->needed, dyn->needed[i]);
+        cf_strvec_push(&f->needed, dyn->needed[i]);
     if (dyn->rpath)
-        strvec_split(&f->rpath, dyn->rpath, ":", 0);
+        cf_strvec_split(&f->rpath, dyn->rpath, ":", 0);
     if (dyn->runpath) {
-        strvec_split(&f->rpath, dyn->runpath, ":", 0);
+        cf_strvec_split(&f->rpath, dyn->runpath, ":", 0);
         f->has_runpath = 1;
     }
 
@@ -119,7 +119,7 @@ static int facts_from_elf(struct cf_elf *elf, struct elf_facts *f, cf_error *err
         return -1;
     for (size_t i = 0; i < n_needs; i++)
         for (size_t v = 0; v < needs[i].n_versions; v++) {
-            int code = elf_glibc_version_code(needs[i].versions[v]);
+            int code = cf_elf_glibc_version_code(needs[i].versions[v]);
             if (code > f->glibc_max)
                 f->glibc_max = code;
         }
@@ -130,14 +130,14 @@ static int facts_from_elf(struct cf_elf *elf, struct elf_facts *f, cf_error *err
         return -1;
     for (size_t i = 0; i < n_syms; i++)
         if (exported_definition(&syms[i]) && syms[i].name && cf_starts_with(syms[i].name, "PyInit_"))
-            strvec_push(&f->pyinit, syms[i].name);
+            cf_strvec_push(&f->pyinit, syms[i].name);
     return 0;
 }
 
-int elf_facts_read_memory(const void *data, size_t len, const char *name, struct elf_facts *f, cf_error *err)
+int cf_elf_facts_read_memory(const void *data, size_t len, const char *name, struct elf_facts *f, cf_error *err)
 {
     memset(f, 0, sizeof *f);
-    if (!elf_facts_is_elf(data, len))
+    if (!cf_elf_facts_is_elf(data, len))
         return 0;
     struct cf_elf *elf;
     if (cf_elf_open_memory(data, len, name, &elf, err) < 0)
@@ -156,10 +156,10 @@ static int file_is_elf(const char *path, cf_error *err)
     char magic[4] = { 0 };
     ssize_t got = pread(fd, magic, sizeof magic, 0);
     close(fd);
-    return got == 4 && elf_facts_is_elf(magic, 4);
+    return got == 4 && cf_elf_facts_is_elf(magic, 4);
 }
 
-int elf_facts_read_file(const char *path, struct elf_facts *f, cf_error *err)
+int cf_elf_facts_read_file(const char *path, struct elf_facts *f, cf_error *err)
 {
     memset(f, 0, sizeof *f);
     int is_elf = file_is_elf(path, err);
@@ -173,16 +173,16 @@ int elf_facts_read_file(const char *path, struct elf_facts *f, cf_error *err)
     return rc;
 }
 
-void elf_facts_release(struct elf_facts *f)
+void cf_elf_facts_release(struct elf_facts *f)
 {
     free(f->soname);
-    strvec_clear(&f->needed);
-    strvec_clear(&f->rpath);
-    strvec_clear(&f->pyinit);
+    cf_strvec_clear(&f->needed);
+    cf_strvec_clear(&f->rpath);
+    cf_strvec_clear(&f->pyinit);
     memset(f, 0, sizeof *f);
 }
 
-int elf_file_defines_symbol(const char *path, const char *needle, int exact, cf_error *err)
+int cf_elf_file_defines_symbol(const char *path, const char *needle, int exact, cf_error *err)
 {
     struct cf_elf *elf;
     if (cf_elf_open(path, &elf, err) < 0)

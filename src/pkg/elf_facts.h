@@ -1,7 +1,7 @@
 /* The few facts about an ELF file that packaging needs (NEEDED, RPATH/RUNPATH,
  * SONAME, the highest GLIBC_ version required, exported symbols), read with
  * the project ELF reader (cclforge/elf.h) without loading or running the file.
- * Internal to src/pkg and src/build. */
+ * Internal to src/pkg and src/bridge. */
 #ifndef CCLFORGE_PKG_ELF_FACTS_H
 #define CCLFORGE_PKG_ELF_FACTS_H
 
@@ -23,24 +23,24 @@ struct elf_facts {
 };
 
 /* 1 when the bytes start with the ELF magic. */
-int elf_facts_is_elf(const void *data, size_t len);
+int cf_elf_facts_is_elf(const void *data, size_t len);
 /* Reads facts from a buffer (name labels errors). Not-ELF is not an error: is_elf = 0. */
-int elf_facts_read_memory(const void *data, size_t len, const char *name, struct elf_facts *f, cf_error *err);
-int elf_facts_read_file(const char *path, struct elf_facts *f, cf_error *err);
-void elf_facts_release(struct elf_facts *f);
+int cf_elf_facts_read_memory(const void *data, size_t len, const char *name, struct elf_facts *f, cf_error *err);
+int cf_elf_facts_read_file(const char *path, struct elf_facts *f, cf_error *err);
+void cf_elf_facts_release(struct elf_facts *f);
 /* 1 when a defined, exported (global/weak, default/protected) dynamic symbol's
  * name contains `needle`; 0 when none does; -1 on a read error. */
-int elf_file_defines_symbol(const char *path, const char *needle, int exact, cf_error *err);
+int cf_elf_file_defines_symbol(const char *path, const char *needle, int exact, cf_error *err);
 /* 1 when an RPATH/RUNPATH entry starts at $ORIGIN as the loader expands it
  * (cclforge/dst.h): "$ORIGIN", "${ORIGIN}/../lib"; not "$ORIGINAL", "lib/$ORIGIN". */
-int elf_rpath_is_origin_relative(const char *entry);
+int cf_elf_rpath_is_origin_relative(const char *entry);
 /* "GLIBC_2.28" -> 2028; 0 for anything else. */
-int elf_glibc_version_code(const char *version_name);
+int cf_elf_glibc_version_code(const char *version_name);
 /* "x86_64", "aarch64", ... for wheel platform tags; NULL when unknown. */
-const char *elf_machine_wheel_arch(unsigned machine);
+const char *cf_elf_machine_wheel_arch(unsigned machine);
 /* 1 when soname is a library every manylinux system provides (PEP 600 policy list). */
-int elf_is_manylinux_system_lib(const char *soname);
+int cf_elf_is_manylinux_system_lib(const char *soname);
 /* 1 for the GPU driver libraries that must never be bundled (libcuda.so.1, ...). */
-int elf_is_gpu_driver_lib(const char *soname);
+int cf_elf_is_gpu_driver_lib(const char *soname);
 
 #endif

@@ -87,7 +87,7 @@ static int run_step(struct cf_wheel_verify_result *res, const char *check, const
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
     cf_error err = CF_ERROR_INIT;
     if (cf_spawn_run(argv, &so, &r, &err) < 0) {
-        wheel_add_check(res, check, 0, "%s", cf_error_message(&err));
+        cf_wheel_add_check(res, check, 0, "%s", cf_error_message(&err));
         cf_error_clear(&err);
         cf_spawn_result_release(&r);
         return -1;
@@ -95,13 +95,13 @@ static int run_step(struct cf_wheel_verify_result *res, const char *check, const
     int ok = cf_spawn_ok(&r);
     if (!ok) {
         char *how = cf_spawn_describe(&r);
-        const char *tail = r.err.len ? r.err.buf : sb_str(&r.out);
+        const char *tail = r.err.len ? r.err.buf : cf_sb_str(&r.out);
         size_t tl = strlen(tail);
-        wheel_add_check(res, check, 0, "%s %s failed (%s)%s: %s", argv[0], argv[1] ? argv[1] : "", how,
+        cf_wheel_add_check(res, check, 0, "%s %s failed (%s)%s: %s", argv[0], argv[1] ? argv[1] : "", how,
                         (!r.exited && r.term_signal) ? " - it crashed" : "", tl > 1500 ? tail + tl - 1500 : tail);
         free(how);
     } else if (out) {
-        sb_add(out, r.out.buf ? r.out.buf : "", r.out.len);
+        cf_sb_add(out, r.out.buf ? r.out.buf : "", r.out.len);
     }
     cf_spawn_result_release(&r);
     return ok ? 0 : -1;
@@ -125,7 +125,7 @@ static void run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, c
 {
     int n = opts->smoke_ranks;
     if (gpus < n) {
-        wheel_add_check(res, "smoke", 0,
+        cf_wheel_add_check(res, "smoke", 0,
                         "--smoke %d needs %d GPUs, this host has %d visible: the %d-rank run was NOT performed", n, n,
                         gpus, n);
         return;
@@ -139,12 +139,12 @@ static void run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, c
             if (!cf_starts_with(*e, "RANK=") && !cf_starts_with(*e, "WORLD_SIZE=") &&
                 !cf_starts_with(*e, "LOCAL_RANK=") && !cf_starts_with(*e, "MASTER_ADDR=") &&
                 !cf_starts_with(*e, "MASTER_PORT=") && !cf_starts_with(*e, "PYTHONPATH="))
-                strvec_push(&env, *e);
-        strvec_pushf(&env, "RANK=%d", r);
-        strvec_pushf(&env, "WORLD_SIZE=%d", n);
-        strvec_pushf(&env, "LOCAL_RANK=%d", r);
-        strvec_push(&env, "MASTER_ADDR=127.0.0.1");
-        strvec_pushf(&env, "MASTER_PORT=%d", port);
+                cf_strvec_push(&env, *e);
+        cf_strvec_pushf(&env, "RANK=%d", r);
+        cf_strvec_pushf(&env, "WORLD_SIZE=%d", n);
+        cf_strvec_pushf(&env, "LOCAL_RANK=%d", r);
+        cf_strvec_push(&env, "MASTER_ADDR=127.0.0.1");
+        cf_strvec_pushf(&env, "MASTER_PORT=%d", port);
         char *log = cf_asprintf("%s/rank%d.log", work, r);
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
@@ -152,10 +152,10 @@ static void run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, c
         posix_spawn_file_actions_adddup2(&fa, 1, 2);
         posix_spawn_file_actions_addchdir_np(&fa, work);
         const char *argv[] = { py, "-I", "-c", smoke_script, module, NULL };
-        if (posix_spawn(&pids[r], py, &fa, NULL, (char *const *)argv, strvec_argv(&env)) != 0)
+        if (posix_spawn(&pids[r], py, &fa, NULL, (char *const *)argv, cf_strvec_argv(&env)) != 0)
             pids[r] = -1;
         posix_spawn_file_actions_destroy(&fa);
-        strvec_clear(&env);
+        cf_strvec_clear(&env);
         free(log);
     }
     for (int r = 0; r < n; r++) {
@@ -167,23 +167,23 @@ static void run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, c
         cf_error err = CF_ERROR_INIT;
         if (cf_read_file(log, 1 << 20, &text, &err) == 0) {
             struct strvec lines = STRVEC_INIT;
-            strvec_split(&lines, sb_str(&text), "\n", 0);
+            cf_strvec_split(&lines, cf_sb_str(&text), "\n", 0);
             for (size_t i = 0; i < lines.n; i++)
                 if (cf_starts_with(lines.v[i], "RANK_PASS") || cf_starts_with(lines.v[i], "RANK_FAIL"))
-                    strvec_push(&res->smoke_lines, lines.v[i]);
-            strvec_clear(&lines);
+                    cf_strvec_push(&res->smoke_lines, lines.v[i]);
+            cf_strvec_clear(&lines);
         }
         cf_error_clear(&err);
-        sb_release(&text);
+        cf_sb_release(&text);
         free(log);
     }
     free(pids);
-    wheel_add_check(res, "smoke", failed ? 0 : 1, "%d-rank all_reduce, broadcast, all_gather, reduce_scatter: %d rank(s) "
+    cf_wheel_add_check(res, "smoke", failed ? 0 : 1, "%d-rank all_reduce, broadcast, all_gather, reduce_scatter: %d rank(s) "
                                                   "failed (logs in %s)",
                     n, failed, work);
 }
 
-void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
+void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
                           struct cf_wheel_verify_result *res)
 {
     cf_error err = CF_ERROR_INIT;
@@ -191,7 +191,7 @@ void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct 
     const char *python = opts->python ? opts->python : "python3";
     char *work = opts->work_dir ? cf_strdup(opts->work_dir) : cf_mkdtemp(NULL, "cclforge-wheel-", &err);
     if (!work || cf_mkdir_p(work, 0700, &err) < 0) {
-        wheel_add_check(res, "install", 0, "no work directory: %s", cf_error_message(&err));
+        cf_wheel_add_check(res, "install", 0, "no work directory: %s", cf_error_message(&err));
         cf_error_clear(&err);
         free(work);
         return;
@@ -213,7 +213,7 @@ void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct 
         const char *sp_argv[] = { vpy, "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])", NULL };
         if (run_step(res, "install", sp_argv, abs_work, tmo, &out) < 0)
             goto out;
-        sb_rtrim(&out);
+        cf_sb_rtrim(&out);
         size_t linked = 0;
         for (size_t i = 0; i < opts->n_site_dirs; i++) {
             char *abs = cf_realpath(opts->site_dirs[i]);
@@ -231,24 +231,24 @@ void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct 
             if (d)
                 closedir(d);
             if (!d) {
-                wheel_add_check(res, "install", 0, "--site %s: not a readable directory", opts->site_dirs[i]);
+                cf_wheel_add_check(res, "install", 0, "--site %s: not a readable directory", opts->site_dirs[i]);
                 free(abs);
                 goto out;
             }
             free(abs);
         }
-        sb_reset(&out);
+        cf_sb_reset(&out);
         (void)linked;
     }
     const char *pip_argv[] = { vpy,         "-m",        "pip", "install", "--no-index", "--no-deps", "--no-compile",
                                "--disable-pip-version-check", "--no-cache-dir", wheel_abs, NULL };
     if (run_step(res, "install", pip_argv, abs_work, tmo, NULL) < 0)
         goto out;
-    wheel_add_check(res, "install", 1, "pip install --no-index --no-deps into a fresh venv at %s%s", venv,
+    cf_wheel_add_check(res, "install", 1, "pip install --no-index --no-deps into a fresh venv at %s%s", venv,
                     opts->system_site_packages ? " (--system-site-packages)" : "");
 
     if (!wf->modules.n) {
-        wheel_add_check(res, "import", 0, "nothing to import: the wheel has no extension module");
+        cf_wheel_add_check(res, "import", 0, "nothing to import: the wheel has no extension module");
         goto out;
     }
     int gpus = 0;
@@ -256,10 +256,10 @@ void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct 
         const char *mod = wf->modules.v[i];
         int is_bridge = wf->bridge_module && !strcmp(wf->bridge_module, mod);
         const char *imp_argv[] = { vpy, "-I", "-c", import_script, mod, is_bridge ? "1" : "0", NULL };
-        sb_reset(&out);
+        cf_sb_reset(&out);
         if (run_step(res, "import", imp_argv, abs_work, tmo, &out) < 0)
             continue;
-        char *line = last_line(sb_str(&out));
+        char *line = last_line(cf_sb_str(&out));
         cJSON *doc = cJSON_Parse(line);
         free(line);
         const cJSON *file = cJSON_GetObjectItemCaseSensitive(doc, "file");
@@ -268,10 +268,10 @@ void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct 
         int inside = cf_starts_with(f, prefix);
         free(prefix);
         if (!inside)
-            wheel_add_check(res, "import", 0, "%s was imported from %s, outside the venv %s: not the installed copy",
+            cf_wheel_add_check(res, "import", 0, "%s was imported from %s, outside the venv %s: not the installed copy",
                             mod, f, venv);
         else
-            wheel_add_check(res, "import", 1, "import %s from %s", mod, f);
+            cf_wheel_add_check(res, "import", 1, "import %s from %s", mod, f);
         if (!res->module || is_bridge) {
             free(res->module);
             free(res->module_file);
@@ -293,11 +293,11 @@ void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct 
             if (cJSON_IsNumber(hs) && cJSON_IsNumber(ls)) {
                 int h = hs->valueint, l = ls->valueint, sl = cJSON_IsNumber(slack) ? slack->valueint : 0;
                 if (l == h)
-                    wheel_add_check(res, "abi", 1, "ProcessGroupNCCL::Options is %d bytes in the bridge's headers and "
+                    cf_wheel_add_check(res, "abi", 1, "ProcessGroupNCCL::Options is %d bytes in the bridge's headers and "
                                                    "in the loaded libtorch",
                                     h);
                 else
-                    wheel_add_check(res, "abi", l <= h + sl ? 1 : 0,
+                    cf_wheel_add_check(res, "abi", l <= h + sl ? 1 : 0,
                                     "ProcessGroupNCCL::Options is %d bytes in the bridge's headers but libtorch "
                                     "initialises %d: the nccl.h used differs from the one torch was built with; %s",
                                     h, l,
@@ -306,15 +306,15 @@ void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct 
                                                 : "more than the bridge's slack: rebuild with torch's nccl.h");
             }
             if (!cJSON_IsTrue(has)) {
-                wheel_add_check(res, "bridge", 0, "%s has no callable make_nccl_backend", mod);
+                cf_wheel_add_check(res, "bridge", 0, "%s has no callable make_nccl_backend", mod);
             } else if (cJSON_IsString(call) && !strcmp(call->valuestring, "raised")) {
                 /* without a GPU a Python exception is the right answer; with one it is a failure */
-                wheel_add_check(res, "bridge", gpus == 0 ? 1 : 0,
+                cf_wheel_add_check(res, "bridge", gpus == 0 ? 1 : 0,
                                 "make_nccl_backend present; called with 1 rank on a host with %d GPU(s) it raised %s%s",
                                 gpus, cJSON_IsString(exc) ? exc->valuestring : "an exception",
                                 gpus == 0 ? " (expected without a GPU; no collective ran)" : "");
             } else {
-                wheel_add_check(res, "bridge", 1, "make_nccl_backend present; with 1 rank it %s (%d GPU(s))",
+                cf_wheel_add_check(res, "bridge", 1, "make_nccl_backend present; with 1 rank it %s (%d GPU(s))",
                                 cJSON_IsString(call) ? call->valuestring : "ran", gpus);
             }
         }
@@ -322,7 +322,7 @@ void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct 
     }
     if (opts->smoke_ranks > 0) {
         if (!wf->bridge_module)
-            wheel_add_check(res, "smoke", 0, "--smoke needs a cclforge bridge wheel (its .dist-info/%s names the module)",
+            cf_wheel_add_check(res, "smoke", 0, "--smoke needs a cclforge bridge wheel (its .dist-info/%s names the module)",
                             CF_WHEEL_MARKER);
         else
             run_smoke(opts, vpy, abs_work, wf->bridge_module, gpus, res);
@@ -335,7 +335,7 @@ out:
         cf_rm_rf(abs_work, &err);
         cf_error_clear(&err);
     }
-    sb_release(&out);
+    cf_sb_release(&out);
     free(venv);
     free(vpy);
     free(wheel_abs);

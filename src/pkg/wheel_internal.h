@@ -7,7 +7,7 @@
 /* The bridge marker a cclforge-built wheel carries in its .dist-info. */
 #define CF_WHEEL_MARKER "cclforge.json"
 
-void wheel_add_check(struct cf_wheel_verify_result *res, const char *name, int ok, const char *fmt, ...)
+void cf_wheel_add_check(struct cf_wheel_verify_result *res, const char *name, int ok, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* What the static part learnt that the install part needs. */
@@ -17,7 +17,7 @@ struct wheel_facts {
 };
 
 /* --install and --smoke: a fresh venv, pip install, import from the installed location. */
-void wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
+void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
                           struct cf_wheel_verify_result *res);
 
 #endif

@@ -19,20 +19,20 @@ void cf_b64_urlsafe_nopad(const unsigned char *data, size_t len, struct strbuf *
     size_t i = 0;
     for (; i + 3 <= len; i += 3) {
         unsigned v = (unsigned)data[i] << 16 | (unsigned)data[i + 1] << 8 | data[i + 2];
-        sb_addc(out, alphabet[v >> 18 & 63]);
-        sb_addc(out, alphabet[v >> 12 & 63]);
-        sb_addc(out, alphabet[v >> 6 & 63]);
-        sb_addc(out, alphabet[v & 63]);
+        cf_sb_addc(out, alphabet[v >> 18 & 63]);
+        cf_sb_addc(out, alphabet[v >> 12 & 63]);
+        cf_sb_addc(out, alphabet[v >> 6 & 63]);
+        cf_sb_addc(out, alphabet[v & 63]);
     }
     if (len - i == 1) {
         unsigned v = (unsigned)data[i] << 16;
-        sb_addc(out, alphabet[v >> 18 & 63]);
-        sb_addc(out, alphabet[v >> 12 & 63]);
+        cf_sb_addc(out, alphabet[v >> 18 & 63]);
+        cf_sb_addc(out, alphabet[v >> 12 & 63]);
     } else if (len - i == 2) {
         unsigned v = (unsigned)data[i] << 16 | (unsigned)data[i + 1] << 8;
-        sb_addc(out, alphabet[v >> 18 & 63]);
-        sb_addc(out, alphabet[v >> 12 & 63]);
-        sb_addc(out, alphabet[v >> 6 & 63]);
+        cf_sb_addc(out, alphabet[v >> 18 & 63]);
+        cf_sb_addc(out, alphabet[v >> 12 & 63]);
+        cf_sb_addc(out, alphabet[v >> 6 & 63]);
     }
 }
 
@@ -50,7 +50,7 @@ void cf_wheel_sha256_b64(const void *data, size_t len, struct strbuf *out)
 static int csv_field(const char *text, size_t end, size_t *pos, struct strbuf *field)
 {
     size_t p = *pos;
-    sb_reset(field);
+    cf_sb_reset(field);
     if (p < end && text[p] == '"') {
         p++;
         for (;;) {
@@ -58,14 +58,14 @@ static int csv_field(const char *text, size_t end, size_t *pos, struct strbuf *f
                 return -1; /* unterminated quote */
             if (text[p] == '"') {
                 if (p + 1 < end && text[p + 1] == '"') {
-                    sb_addc(field, '"');
+                    cf_sb_addc(field, '"');
                     p += 2;
                     continue;
                 }
                 p++;
                 break;
             }
-            sb_addc(field, text[p++]);
+            cf_sb_addc(field, text[p++]);
         }
         if (p < end && text[p] != ',')
             return -1; /* junk after a closing quote */
@@ -73,7 +73,7 @@ static int csv_field(const char *text, size_t end, size_t *pos, struct strbuf *f
         while (p < end && text[p] != ',') {
             if (text[p] == '"')
                 return -1;
-            sb_addc(field, text[p++]);
+            cf_sb_addc(field, text[p++]);
         }
     }
     *pos = p;
@@ -131,7 +131,7 @@ int cf_record_parse(const char *text, size_t len, struct cf_record *rec, cf_erro
                 bad = 1;
                 break;
             }
-            fields[nf++] = cf_strndup(sb_str(&field), field.len);
+            fields[nf++] = cf_strndup(cf_sb_str(&field), field.len);
             if (p >= end)
                 break;
             p++; /* the comma */
@@ -162,7 +162,7 @@ int cf_record_parse(const char *text, size_t len, struct cf_record *rec, cf_erro
             free(e.path);
             free(e.algo);
             free(e.digest);
-            sb_release(&field);
+            cf_sb_release(&field);
             cf_record_release(rec);
             return cf_error_set(err, CF_ERR_FORMAT,
                                 "RECORD line %zu is not 'path,algorithm=digest,size' (a CSV line with 3 fields)",
@@ -175,7 +175,7 @@ int cf_record_parse(const char *text, size_t len, struct cf_record *rec, cf_erro
         rec->entries[rec->n++] = e;
         pos = next;
     }
-    sb_release(&field);
+    cf_sb_release(&field);
     return 0;
 }
 
@@ -193,20 +193,20 @@ void cf_record_release(struct cf_record *rec)
 void cf_record_format_line(struct strbuf *out, const char *path, const char *sha256_b64, long long size)
 {
     if (strpbrk(path, ",\"\r\n")) {
-        sb_addc(out, '"');
+        cf_sb_addc(out, '"');
         for (const char *c = path; *c; c++) {
             if (*c == '"')
-                sb_addc(out, '"');
-            sb_addc(out, *c);
+                cf_sb_addc(out, '"');
+            cf_sb_addc(out, *c);
         }
-        sb_addc(out, '"');
+        cf_sb_addc(out, '"');
     } else {
-        sb_adds(out, path);
+        cf_sb_adds(out, path);
     }
     if (sha256_b64)
-        sb_addf(out, ",sha256=%s,%lld\n", sha256_b64, size);
+        cf_sb_addf(out, ",sha256=%s,%lld\n", sha256_b64, size);
     else
-        sb_adds(out, ",,\n");
+        cf_sb_adds(out, ",,\n");
 }
 
 int cf_kv_parse(const char *text, size_t len, struct cf_kv *kv, cf_error *err)
@@ -279,16 +279,16 @@ int cf_wheel_name_parse(const char *filename, struct cf_wheel_name *wn, cf_error
         return cf_error_set(err, CF_ERR_FORMAT, "%s: a wheel's file name ends in .whl", base);
     struct strvec parts = STRVEC_INIT;
     char *stem = cf_strndup(base, strlen(base) - 4);
-    strvec_split(&parts, stem, "-", 1);
+    cf_strvec_split(&parts, stem, "-", 1);
     free(stem);
     if (parts.n != 5 && parts.n != 6) {
-        strvec_clear(&parts);
+        cf_strvec_clear(&parts);
         return cf_error_set(err, CF_ERR_FORMAT,
                             "%s: not a wheel file name (name-version[-build]-python-abi-platform.whl)", base);
     }
     for (size_t i = 0; i < parts.n; i++)
         if (!parts.v[i][0]) {
-            strvec_clear(&parts);
+            cf_strvec_clear(&parts);
             return cf_error_set(err, CF_ERR_FORMAT, "%s: empty field in the wheel file name", base);
         }
     size_t k = 0;
@@ -299,7 +299,7 @@ int cf_wheel_name_parse(const char *filename, struct cf_wheel_name *wn, cf_error
     wn->python_tag = cf_strdup(parts.v[k++]);
     wn->abi_tag = cf_strdup(parts.v[k++]);
     wn->platform_tag = cf_strdup(parts.v[k++]);
-    strvec_clear(&parts);
+    cf_strvec_clear(&parts);
     return 0;
 }
 
@@ -325,7 +325,7 @@ int cf_platform_glibc_ceiling(const char *tag)
     /* a compressed tag set ("a.b") allows the lowest ceiling of its parts */
     int best = 0;
     struct strvec parts = STRVEC_INIT;
-    strvec_split(&parts, tag, ".", 0);
+    cf_strvec_split(&parts, tag, ".", 0);
     for (size_t i = 0; i < parts.n; i++) {
         int code = 0;
         unsigned major, minor;
@@ -339,6 +339,6 @@ int cf_platform_glibc_ceiling(const char *tag)
         if (code && (!best || code < best))
             best = code;
     }
-    strvec_clear(&parts);
+    cf_strvec_clear(&parts);
     return best;
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <zip.h>
+#include "pkg/zip_loader.h"
 
 #include "cclforge/dst.h"
 #include "cclforge/fs.h"
@@ -28,18 +28,18 @@ struct member {
     struct elf_facts elf;
 };
 
-void wheel_add_check(struct cf_wheel_verify_result *res, const char *name, int ok, const char *fmt, ...)
+void cf_wheel_add_check(struct cf_wheel_verify_result *res, const char *name, int ok, const char *fmt, ...)
 {
     res->checks = cf_xrealloc(res->checks, (res->n_checks + 1) * sizeof *res->checks);
     struct cf_wheel_check *c = &res->checks[res->n_checks++];
     struct strbuf sb = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    sb_addvf(&sb, fmt, ap);
+    cf_sb_addvf(&sb, fmt, ap);
     va_end(ap);
     c->name = cf_strdup(name);
     c->ok = ok;
-    c->detail = sb_detach(&sb);
+    c->detail = cf_sb_detach(&sb);
     if (ok == 0)
         res->failed++;
 }
@@ -50,23 +50,23 @@ static int load_member(zip_t *za, zip_uint64_t idx, struct member *m, cf_error *
         return 0;
     if (m->size > MEMBER_MAX)
         return cf_error_set(err, CF_ERR_FORMAT, "%s: member larger than 4 GiB", m->name);
-    zip_file_t *zf = zip_fopen_index(za, idx, 0);
+    zip_file_t *zf = cf_zip_fopen_index(za, idx, 0);
     if (!zf)
-        return cf_error_set(err, CF_ERR_FORMAT, "%s: cannot read (%s)", m->name, zip_strerror(za));
-    sb_grow(&m->data, (size_t)m->size);
+        return cf_error_set(err, CF_ERR_FORMAT, "%s: cannot read (%s)", m->name, cf_zip_strerror(za));
+    cf_sb_grow(&m->data, (size_t)m->size);
     char buf[65536];
     zip_int64_t got;
-    while ((got = zip_fread(zf, buf, sizeof buf)) > 0) {
+    while ((got = cf_zip_fread(zf, buf, sizeof buf)) > 0) {
         if (m->data.len + (size_t)got > (size_t)m->size) {
-            zip_fclose(zf);
+            cf_zip_fclose(zf);
             return cf_error_set(err, CF_ERR_FORMAT, "%s: more data than its declared size", m->name);
         }
-        sb_add(&m->data, buf, (size_t)got);
+        cf_sb_add(&m->data, buf, (size_t)got);
     }
     int bad = got < 0;
-    zip_fclose(zf);
+    cf_zip_fclose(zf);
     if (bad)
-        return cf_error_set(err, CF_ERR_FORMAT, "%s: corrupt data (%s)", m->name, zip_strerror(za));
+        return cf_error_set(err, CF_ERR_FORMAT, "%s: corrupt data (%s)", m->name, cf_zip_strerror(za));
     m->loaded = 1;
     return 0;
 }
@@ -89,7 +89,7 @@ static char *resolve_in_root(const char *dir, const char *rel)
  * not $ORIGIN-relative (*is_origin_relative 0) or climbs above the archive root. */
 static char *origin_target(const char *entry, const char *mdir, int *is_origin_relative)
 {
-    *is_origin_relative = elf_rpath_is_origin_relative(entry);
+    *is_origin_relative = cf_elf_rpath_is_origin_relative(entry);
     if (!*is_origin_relative)
         return NULL;
     char *origin = cf_asprintf("/%s", mdir);
@@ -143,12 +143,12 @@ static const char *name_problem(const char *n)
     if (n[1] == ':')
         return "drive letter";
     struct strvec parts = STRVEC_INIT;
-    strvec_split(&parts, n, "/", 1);
+    cf_strvec_split(&parts, n, "/", 1);
     const char *why = NULL;
     for (size_t i = 0; i < parts.n && !why; i++)
         if (!strcmp(parts.v[i], ".."))
             why = "'..' component (zip slip)";
-    strvec_clear(&parts);
+    cf_strvec_clear(&parts);
     return why;
 }
 
@@ -156,8 +156,8 @@ static char *normalise_dist(const char *name)
 {
     struct strbuf sb = STRBUF_INIT;
     for (const char *c = name; *c; c++)
-        sb_addc(&sb, (*c == '-' || *c == '.') ? '_' : (char)((*c >= 'A' && *c <= 'Z') ? *c + 32 : *c));
-    return sb_detach(&sb);
+        cf_sb_addc(&sb, (*c == '-' || *c == '.') ? '_' : (char)((*c >= 'A' && *c <= 'Z') ? *c + 32 : *c));
+    return cf_sb_detach(&sb);
 }
 
 static char *module_of(const char *archive_name)
@@ -193,67 +193,67 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
     res->glibc_ceiling = cf_platform_glibc_ceiling(res->platform_tag);
 
     int zerr = 0;
-    zip_t *za = zip_open(opts->wheel, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+    zip_t *za = cf_zip_open(opts->wheel, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
     if (!za) {
         zip_error_t ze;
-        zip_error_init_with_code(&ze, zerr);
-        cf_error_set(err, CF_ERR_FORMAT, "%s: not a readable zip archive (%s)", opts->wheel, zip_error_strerror(&ze));
-        zip_error_fini(&ze);
+        cf_zip_error_init_with_code(&ze, zerr);
+        cf_error_set(err, CF_ERR_FORMAT, "%s: not a readable zip archive (%s)", opts->wheel, cf_zip_error_strerror(&ze));
+        cf_zip_error_fini(&ze);
         return -1;
     }
 
-    zip_int64_t count = zip_get_num_entries(za, 0);
+    zip_int64_t count = cf_zip_get_num_entries(za, 0);
     size_t n = count > 0 ? (size_t)count : 0;
     struct member *ms = cf_xcalloc(n ? n : 1, sizeof *ms);
     struct strvec externals = STRVEC_INIT;
     struct wheel_facts wf = { 0 };
     for (size_t i = 0; i < opts->n_externals; i++)
-        strvec_push(&externals, opts->externals[i]);
+        cf_strvec_push(&externals, opts->externals[i]);
 
     /* 1. zip sanity */
     struct strbuf zip_problems = STRBUF_INIT;
     for (size_t i = 0; i < n; i++) {
         zip_stat_t st;
-        zip_stat_init(&st);
-        const char *name = zip_get_name(za, i, ZIP_FL_ENC_RAW);
+        cf_zip_stat_init(&st);
+        const char *name = cf_zip_get_name(za, i, ZIP_FL_ENC_RAW);
         ms[i].name = cf_strdup(name ? name : "");
-        if (zip_stat_index(za, i, 0, &st) == 0 && (st.valid & ZIP_STAT_SIZE))
+        if (cf_zip_stat_index(za, i, 0, &st) == 0 && (st.valid & ZIP_STAT_SIZE))
             ms[i].size = st.size;
         ms[i].is_dir = cf_ends_with(ms[i].name, "/");
         zip_uint8_t opsys;
         zip_uint32_t attr;
-        if (zip_file_get_external_attributes(za, i, 0, &opsys, &attr) == 0 && opsys == ZIP_OPSYS_UNIX &&
+        if (cf_zip_file_get_external_attributes(za, i, 0, &opsys, &attr) == 0 && opsys == ZIP_OPSYS_UNIX &&
             S_ISLNK((attr >> 16) & 0170000))
             ms[i].is_symlink = 1;
         const char *why = name_problem(ms[i].name);
         if (why)
-            sb_addf(&zip_problems, "'%s': %s; ", ms[i].name, why);
+            cf_sb_addf(&zip_problems, "'%s': %s; ", ms[i].name, why);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(ms[j].name, ms[i].name)) {
-                sb_addf(&zip_problems, "'%s': duplicate entry; ", ms[i].name);
+                cf_sb_addf(&zip_problems, "'%s': duplicate entry; ", ms[i].name);
                 break;
             }
         if (ms[i].is_symlink) {
             /* a symlink's data is its target; one that points outside the wheel is an escape */
             cf_error lerr = CF_ERROR_INIT;
             if (load_member(za, i, &ms[i], &lerr) < 0) {
-                sb_addf(&zip_problems, "'%s': %s; ", ms[i].name, cf_error_message(&lerr));
+                cf_sb_addf(&zip_problems, "'%s': %s; ", ms[i].name, cf_error_message(&lerr));
                 cf_error_clear(&lerr);
             } else {
                 char *dir = cf_dirname(ms[i].name);
-                char *target = resolve_in_root(strcmp(dir, ".") ? dir : "", sb_str(&ms[i].data));
-                if (sb_str(&ms[i].data)[0] == '/' || !target)
-                    sb_addf(&zip_problems, "'%s': symlink to '%s' escapes the wheel; ", ms[i].name, sb_str(&ms[i].data));
+                char *target = resolve_in_root(strcmp(dir, ".") ? dir : "", cf_sb_str(&ms[i].data));
+                if (cf_sb_str(&ms[i].data)[0] == '/' || !target)
+                    cf_sb_addf(&zip_problems, "'%s': symlink to '%s' escapes the wheel; ", ms[i].name, cf_sb_str(&ms[i].data));
                 free(target);
                 free(dir);
             }
         }
     }
     if (zip_problems.len)
-        wheel_add_check(res, "zip", 0, "unsafe archive: %s", zip_problems.buf);
+        cf_wheel_add_check(res, "zip", 0, "unsafe archive: %s", zip_problems.buf);
     else
-        wheel_add_check(res, "zip", 1, "%zu entries, no absolute, '..' or duplicate names, no escaping symlinks", n);
-    sb_release(&zip_problems);
+        cf_wheel_add_check(res, "zip", 1, "%zu entries, no absolute, '..' or duplicate names, no escaping symlinks", n);
+    cf_sb_release(&zip_problems);
 
     /* 2. the .dist-info and RECORD */
     char *norm = normalise_dist(res->dist);
@@ -272,7 +272,7 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
             midx = (zip_int64_t)i;
     }
     if (ridx < 0) {
-        wheel_add_check(res, "record", 0, "%s is missing: the wheel's file list cannot be checked", record_name);
+        cf_wheel_add_check(res, "record", 0, "%s is missing: the wheel's file list cannot be checked", record_name);
     } else {
         cf_error rerr = CF_ERROR_INIT;
         struct cf_record rec = { 0 };
@@ -280,35 +280,35 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
         size_t checked = 0;
         if (load_member(za, (zip_uint64_t)ridx, &ms[ridx], &rerr) < 0 ||
             cf_record_parse(ms[ridx].data.buf, ms[ridx].data.len, &rec, &rerr) < 0) {
-            sb_addf(&bad, "%s: %s; ", record_name, cf_error_message(&rerr));
+            cf_sb_addf(&bad, "%s: %s; ", record_name, cf_error_message(&rerr));
             cf_error_clear(&rerr);
         }
         for (size_t r = 0; r < rec.n; r++) {
             const struct cf_record_entry *e = &rec.entries[r];
             for (size_t q = 0; q < r; q++)
                 if (!strcmp(rec.entries[q].path, e->path)) {
-                    sb_addf(&bad, "'%s' listed twice; ", e->path);
+                    cf_sb_addf(&bad, "'%s' listed twice; ", e->path);
                     break;
                 }
             size_t i = 0;
             while (i < n && strcmp(ms[i].name, e->path))
                 i++;
             if (i == n) {
-                sb_addf(&bad, "'%s' listed but not in the archive; ", e->path);
+                cf_sb_addf(&bad, "'%s' listed but not in the archive; ", e->path);
                 continue;
             }
             if (!e->algo) {
                 if (strcmp(e->path, record_name))
-                    sb_addf(&bad, "'%s' has no hash; ", e->path);
+                    cf_sb_addf(&bad, "'%s' has no hash; ", e->path);
                 continue;
             }
             if (strcmp(e->algo, "sha256") && strcmp(e->algo, "sha384") && strcmp(e->algo, "sha512")) {
-                sb_addf(&bad, "'%s': hash algorithm '%s' is not allowed (PEP 427 wants sha256 or stronger); ",
+                cf_sb_addf(&bad, "'%s': hash algorithm '%s' is not allowed (PEP 427 wants sha256 or stronger); ",
                         e->path, e->algo);
                 continue;
             }
             if (load_member(za, i, &ms[i], &rerr) < 0) {
-                sb_addf(&bad, "%s; ", cf_error_message(&rerr));
+                cf_sb_addf(&bad, "%s; ", cf_error_message(&rerr));
                 cf_error_clear(&rerr);
                 continue;
             }
@@ -316,12 +316,12 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
                 struct strbuf b64 = STRBUF_INIT;
                 cf_wheel_sha256_b64(ms[i].data.buf ? ms[i].data.buf : "", ms[i].data.len, &b64);
                 if (strcmp(b64.buf, e->digest))
-                    sb_addf(&bad, "'%s': sha256 is %s, RECORD says %s (tampered or stale RECORD); ", e->path, b64.buf,
+                    cf_sb_addf(&bad, "'%s': sha256 is %s, RECORD says %s (tampered or stale RECORD); ", e->path, b64.buf,
                             e->digest);
-                sb_release(&b64);
+                cf_sb_release(&b64);
             }
             if (e->size >= 0 && (size_t)e->size != ms[i].data.len)
-                sb_addf(&bad, "'%s': size is %zu, RECORD says %lld; ", e->path, ms[i].data.len, e->size);
+                cf_sb_addf(&bad, "'%s': size is %zu, RECORD says %lld; ", e->path, ms[i].data.len, e->size);
             checked++;
         }
         for (size_t i = 0; i < n; i++) {
@@ -332,25 +332,25 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
             for (size_t r = 0; r < rec.n && !listed; r++)
                 listed = !strcmp(rec.entries[r].path, ms[i].name);
             if (!listed)
-                sb_addf(&bad, "'%s' is in the archive but not in RECORD; ", ms[i].name);
+                cf_sb_addf(&bad, "'%s' is in the archive but not in RECORD; ", ms[i].name);
         }
         if (bad.len)
-            wheel_add_check(res, "record", 0, "%s", bad.buf);
+            cf_wheel_add_check(res, "record", 0, "%s", bad.buf);
         else
-            wheel_add_check(res, "record", 1, "%zu files match RECORD (sha256 and size)", checked);
-        sb_release(&bad);
+            cf_wheel_add_check(res, "record", 1, "%zu files match RECORD (sha256 and size)", checked);
+        cf_sb_release(&bad);
         cf_record_release(&rec);
     }
 
     /* 3. WHEEL metadata */
     if (widx < 0) {
-        wheel_add_check(res, "wheel-metadata", 0, "%s is missing", wheel_name);
+        cf_wheel_add_check(res, "wheel-metadata", 0, "%s is missing", wheel_name);
     } else {
         cf_error werr = CF_ERROR_INIT;
         struct cf_kv kv = { 0 };
         if (load_member(za, (zip_uint64_t)widx, &ms[widx], &werr) < 0 ||
             cf_kv_parse(ms[widx].data.buf, ms[widx].data.len, &kv, &werr) < 0) {
-            wheel_add_check(res, "wheel-metadata", 0, "%s: %s", wheel_name, cf_error_message(&werr));
+            cf_wheel_add_check(res, "wheel-metadata", 0, "%s: %s", wheel_name, cf_error_message(&werr));
             cf_error_clear(&werr);
         } else {
             char *want = cf_asprintf("%s-%s-%s", res->python_tag, res->abi_tag, res->platform_tag);
@@ -360,12 +360,12 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
                     tag_found = 1;
             const char *purelib = cf_kv_get(&kv, "Root-Is-Purelib");
             if (!cf_kv_get(&kv, "Wheel-Version"))
-                wheel_add_check(res, "wheel-metadata", 0, "%s has no Wheel-Version", wheel_name);
+                cf_wheel_add_check(res, "wheel-metadata", 0, "%s has no Wheel-Version", wheel_name);
             else if (!tag_found && !strchr(res->platform_tag, '.') && !strchr(res->python_tag, '.'))
-                wheel_add_check(res, "wheel-metadata", 0, "%s has no 'Tag: %s' matching the file name", wheel_name,
+                cf_wheel_add_check(res, "wheel-metadata", 0, "%s has no 'Tag: %s' matching the file name", wheel_name,
                                 want);
             else
-                wheel_add_check(res, "wheel-metadata", 1, "Wheel-Version %s, Root-Is-Purelib %s, tag %s",
+                cf_wheel_add_check(res, "wheel-metadata", 1, "Wheel-Version %s, Root-Is-Purelib %s, tag %s",
                                 cf_kv_get(&kv, "Wheel-Version"), purelib ? purelib : "(unset)", want);
             free(want);
         }
@@ -382,7 +382,7 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
             if (cJSON_IsString(mod))
                 wf.bridge_module = cf_strdup(mod->valuestring);
             const cJSON *it;
-            cJSON_ArrayForEach(it, ext) if (cJSON_IsString(it)) strvec_push(&externals, it->valuestring);
+            cJSON_ArrayForEach(it, ext) if (cJSON_IsString(it)) cf_strvec_push(&externals, it->valuestring);
             cJSON_Delete(doc);
         }
         cf_error_clear(&merr);
@@ -399,31 +399,31 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
             cf_error_clear(&eerr);
             continue;
         }
-        if (!elf_facts_is_elf(ms[i].data.buf, ms[i].data.len))
+        if (!cf_elf_facts_is_elf(ms[i].data.buf, ms[i].data.len))
             continue;
-        if (elf_facts_read_memory(ms[i].data.buf, ms[i].data.len, ms[i].name, &ms[i].elf, &eerr) < 0) {
-            sb_addf(&needed_bad, "%s; ", cf_error_message(&eerr));
+        if (cf_elf_facts_read_memory(ms[i].data.buf, ms[i].data.len, ms[i].name, &ms[i].elf, &eerr) < 0) {
+            cf_sb_addf(&needed_bad, "%s; ", cf_error_message(&eerr));
             cf_error_clear(&eerr);
             continue;
         }
-        strvec_push(&res->elf_members, ms[i].name);
+        cf_strvec_push(&res->elf_members, ms[i].name);
         const char *base = cf_basename(ms[i].name);
         char *modname = module_of(ms[i].name);
         const char *leaf = strrchr(modname, '.') ? strrchr(modname, '.') + 1 : modname;
         char *want_init = cf_asprintf("PyInit_%s", leaf);
-        if (strvec_contains(&ms[i].elf.pyinit, want_init)) {
-            strvec_push(&res->extensions, ms[i].name);
-            strvec_push(&wf.modules, modname);
+        if (cf_strvec_contains(&ms[i].elf.pyinit, want_init)) {
+            cf_strvec_push(&res->extensions, ms[i].name);
+            cf_strvec_push(&wf.modules, modname);
         }
         free(want_init);
         free(modname);
-        if (elf_is_gpu_driver_lib(base))
-            sb_addf(&needed_bad, "%s is the GPU driver's library and must come from the host's driver, not a wheel; ",
+        if (cf_elf_is_gpu_driver_lib(base))
+            cf_sb_addf(&needed_bad, "%s is the GPU driver's library and must come from the host's driver, not a wheel; ",
                     ms[i].name);
         if (ms[i].elf.glibc_max > res->glibc_needed)
             res->glibc_needed = ms[i].elf.glibc_max;
         if (res->glibc_ceiling && ms[i].elf.glibc_max > res->glibc_ceiling)
-            sb_addf(&glibc_bad, "%s needs GLIBC_%d.%d but the tag %s promises glibc %d.%d; ", ms[i].name,
+            cf_sb_addf(&glibc_bad, "%s needs GLIBC_%d.%d but the tag %s promises glibc %d.%d; ", ms[i].name,
                     ms[i].elf.glibc_max / 1000, ms[i].elf.glibc_max % 1000, res->platform_tag,
                     res->glibc_ceiling / 1000, res->glibc_ceiling % 1000);
 
@@ -436,23 +436,23 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
             int is_origin_relative;
             char *target = origin_target(entry, mdir, &is_origin_relative);
             if (!is_origin_relative && entry[0] == '/' && declared(&externals, entry)) {
-                strvec_push(&outside, entry); /* an absolute directory the wheel declares it needs */
+                cf_strvec_push(&outside, entry); /* an absolute directory the wheel declares it needs */
                 continue;
             }
             if (!is_origin_relative) {
-                sb_addf(&rpath_bad, "%s has RPATH entry '%s', %s; use a $ORIGIN-relative entry or bundle the library; ",
+                cf_sb_addf(&rpath_bad, "%s has RPATH entry '%s', %s; use a $ORIGIN-relative entry or bundle the library; ",
                         ms[i].name, entry,
                         entry[0] == '/' ? "an absolute path of the build machine" : "not relative to $ORIGIN");
                 continue;
             }
             if (!target) {
-                sb_addf(&rpath_bad, "%s: RPATH '%s' climbs above site-packages; ", ms[i].name, entry);
+                cf_sb_addf(&rpath_bad, "%s: RPATH '%s' climbs above site-packages; ", ms[i].name, entry);
             } else if (has_dir(ms, n, target)) {
-                strvec_push(&inside, target);
+                cf_strvec_push(&inside, target);
             } else if (declared(&externals, target)) {
-                strvec_push(&outside, target);
+                cf_strvec_push(&outside, target);
             } else {
-                sb_addf(&rpath_bad,
+                cf_sb_addf(&rpath_bad,
                         "%s: RPATH '%s' resolves to site-packages/%s, which is neither in the wheel nor a declared "
                         "external (declare it with --external %s if a dependency provides it); ",
                         ms[i].name, entry, target, target);
@@ -461,7 +461,7 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
         }
         for (size_t k = 0; k < ms[i].elf.needed.n; k++) {
             const char *lib = ms[i].elf.needed.v[k];
-            if (elf_is_manylinux_system_lib(lib) || elf_is_gpu_driver_lib(lib))
+            if (cf_elf_is_manylinux_system_lib(lib) || cf_elf_is_gpu_driver_lib(lib))
                 continue;
             int found = 0;
             for (size_t r = 0; r < inside.n && !found; r++) {
@@ -481,61 +481,61 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
                         free(p);
                     }
                 if (opts->n_site_dirs && !seen)
-                    sb_addf(&needed_bad, "%s needs %s: not in the wheel nor under the given site dirs at its declared "
+                    cf_sb_addf(&needed_bad, "%s needs %s: not in the wheel nor under the given site dirs at its declared "
                                          "externals; ",
                             ms[i].name, lib);
                 continue;
             }
             struct strbuf where = STRBUF_INIT;
             for (size_t r = 0; r < inside.n; r++)
-                sb_addf(&where, "%s%s/", r ? ", " : "", inside.v[r]);
-            sb_addf(&needed_bad,
+                cf_sb_addf(&where, "%s%s/", r ? ", " : "", inside.v[r]);
+            cf_sb_addf(&needed_bad,
                     "%s needs %s, which is missing: not a system library, not in the wheel%s%s, and no declared "
                     "external directory is on its RPATH; ",
-                    ms[i].name, lib, where.len ? " at " : "", sb_str(&where));
-            sb_release(&where);
+                    ms[i].name, lib, where.len ? " at " : "", cf_sb_str(&where));
+            cf_sb_release(&where);
         }
-        strvec_clear(&inside);
-        strvec_clear(&outside);
+        cf_strvec_clear(&inside);
+        cf_strvec_clear(&outside);
         free(dir);
     }
     if (res->extensions.n)
-        wheel_add_check(res, "extension", 1, "%zu extension module(s): %s%s", res->extensions.n, res->extensions.v[0],
+        cf_wheel_add_check(res, "extension", 1, "%zu extension module(s): %s%s", res->extensions.n, res->extensions.v[0],
                         res->extensions.n > 1 ? ", ..." : "");
     else
-        wheel_add_check(res, "extension", 0,
+        cf_wheel_add_check(res, "extension", 0,
                         "no extension module: no ELF member exports PyInit_<name> matching its file name");
-    if (wf.bridge_module && !strvec_contains(&wf.modules, wf.bridge_module))
-        wheel_add_check(res, "extension", 0, "the marker names module %s, but the wheel has no such extension",
+    if (wf.bridge_module && !cf_strvec_contains(&wf.modules, wf.bridge_module))
+        cf_wheel_add_check(res, "extension", 0, "the marker names module %s, but the wheel has no such extension",
                         wf.bridge_module);
-    wheel_add_check(res, "rpath", rpath_bad.len ? 0 : 1, "%s",
+    cf_wheel_add_check(res, "rpath", rpath_bad.len ? 0 : 1, "%s",
                     rpath_bad.len ? rpath_bad.buf : "every RPATH entry is $ORIGIN-relative and lands in the wheel or "
                                                     "on a declared external");
     if (needed_bad.len)
-        wheel_add_check(res, "needed", 0, "%s", needed_bad.buf);
+        cf_wheel_add_check(res, "needed", 0, "%s", needed_bad.buf);
     else
-        wheel_add_check(res, "needed", 1,
+        cf_wheel_add_check(res, "needed", 1,
                         "every NEEDED library is a system library or in the wheel%s (%zu left to declared externals%s)",
                         n_external_needed ? ", or on a declared external" : "", n_external_needed,
                         opts->n_site_dirs ? ", found under the site dirs" : "");
     if (glibc_bad.len)
-        wheel_add_check(res, "glibc", 0, "%s", glibc_bad.buf);
+        cf_wheel_add_check(res, "glibc", 0, "%s", glibc_bad.buf);
     else if (res->glibc_ceiling)
-        wheel_add_check(res, "glibc", 1, "highest symbol version GLIBC_%d.%d is within %s", res->glibc_needed / 1000,
+        cf_wheel_add_check(res, "glibc", 1, "highest symbol version GLIBC_%d.%d is within %s", res->glibc_needed / 1000,
                         res->glibc_needed % 1000, res->platform_tag);
     else
-        wheel_add_check(res, "glibc", -1, "tag %s sets no glibc ceiling (highest needed: GLIBC_%d.%d)",
+        cf_wheel_add_check(res, "glibc", -1, "tag %s sets no glibc ceiling (highest needed: GLIBC_%d.%d)",
                         res->platform_tag, res->glibc_needed / 1000, res->glibc_needed % 1000);
-    sb_release(&rpath_bad);
-    sb_release(&needed_bad);
-    sb_release(&glibc_bad);
-    sb_release(&notes);
+    cf_sb_release(&rpath_bad);
+    cf_sb_release(&needed_bad);
+    cf_sb_release(&glibc_bad);
+    cf_sb_release(&notes);
 
-    zip_discard(za);
+    cf_zip_discard(za);
     for (size_t i = 0; i < n; i++) {
         free(ms[i].name);
-        sb_release(&ms[i].data);
-        elf_facts_release(&ms[i].elf);
+        cf_sb_release(&ms[i].data);
+        cf_elf_facts_release(&ms[i].elf);
     }
     free(ms);
     free(dist_info);
@@ -546,13 +546,13 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
     /* 5. install, import, smoke: only for a wheel that passed the static checks */
     if (opts->install || opts->smoke_ranks > 0) {
         if (res->failed)
-            wheel_add_check(res, "install", -1, "not attempted: the static checks above failed");
+            cf_wheel_add_check(res, "install", -1, "not attempted: the static checks above failed");
         else
-            wheel_install_checks(opts, &wf, res);
+            cf_wheel_install_checks(opts, &wf, res);
     }
     free(wf.bridge_module);
-    strvec_clear(&wf.modules);
-    strvec_clear(&externals);
+    cf_strvec_clear(&wf.modules);
+    cf_strvec_clear(&externals);
     return 0;
 }
 
@@ -564,8 +564,8 @@ void cf_wheel_verify_result_release(struct cf_wheel_verify_result *res)
     free(res->python_tag);
     free(res->abi_tag);
     free(res->platform_tag);
-    strvec_clear(&res->extensions);
-    strvec_clear(&res->elf_members);
+    cf_strvec_clear(&res->extensions);
+    cf_strvec_clear(&res->elf_members);
     for (size_t i = 0; i < res->n_checks; i++) {
         free(res->checks[i].name);
         free(res->checks[i].detail);
@@ -574,6 +574,6 @@ void cf_wheel_verify_result_release(struct cf_wheel_verify_result *res)
     free(res->venv);
     free(res->module);
     free(res->module_file);
-    strvec_clear(&res->smoke_lines);
+    cf_strvec_clear(&res->smoke_lines);
     memset(res, 0, sizeof *res);
 }

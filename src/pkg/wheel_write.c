@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zip.h>
+#include "pkg/zip_loader.h"
 
 #include "cclforge/fs.h"
 #include "cclforge/wheel.h"
@@ -34,14 +34,14 @@ static char *normalise_dist(const char *name)
     for (const char *c = name; *c; c++) {
         if (*c == '-' || *c == '_' || *c == '.') {
             if (!in_sep)
-                sb_addc(&sb, '_');
+                cf_sb_addc(&sb, '_');
             in_sep = 1;
         } else {
-            sb_addc(&sb, (char)tolower((unsigned char)*c));
+            cf_sb_addc(&sb, (char)tolower((unsigned char)*c));
             in_sep = 0;
         }
     }
-    return sb_detach(&sb);
+    return cf_sb_detach(&sb);
 }
 
 static int valid_member_name(const char *n)
@@ -49,12 +49,12 @@ static int valid_member_name(const char *n)
     if (!n[0] || n[0] == '/' || strstr(n, "\\"))
         return 0;
     struct strvec parts = STRVEC_INIT;
-    strvec_split(&parts, n, "/", 1);
+    cf_strvec_split(&parts, n, "/", 1);
     int ok = 1;
     for (size_t i = 0; i < parts.n; i++)
         if (!strcmp(parts.v[i], "..") || !strcmp(parts.v[i], ".") || !parts.v[i][0])
             ok = 0;
-    strvec_clear(&parts);
+    cf_strvec_clear(&parts);
     return ok;
 }
 
@@ -66,19 +66,19 @@ int cf_wheel_platform_tag(const char *const *elf_paths, const char *const *archi
     const char *arch = NULL;
     for (size_t i = 0; i < n; i++) {
         struct elf_facts f;
-        if (elf_facts_read_file(elf_paths[i], &f, err) < 0)
+        if (cf_elf_facts_read_file(elf_paths[i], &f, err) < 0)
             return -1;
         if (!f.is_elf) {
-            elf_facts_release(&f);
+            cf_elf_facts_release(&f);
             continue;
         }
         if (!arch)
-            arch = elf_machine_wheel_arch(f.machine);
+            arch = cf_elf_machine_wheel_arch(f.machine);
         if (f.glibc_max > glibc)
             glibc = f.glibc_max;
         for (size_t k = 0; k < f.needed.n; k++) {
             const char *lib = f.needed.v[k];
-            int covered = elf_is_manylinux_system_lib(lib);
+            int covered = cf_elf_is_manylinux_system_lib(lib);
             for (size_t j = 0; !covered && j < n; j++)
                 covered = !strcmp(cf_basename(archive_names[j]), lib);
             /* a library from a declared external (torch/lib) is the dependency's to provide */
@@ -87,13 +87,13 @@ int cf_wheel_platform_tag(const char *const *elf_paths, const char *const *archi
                     covered = cf_ends_with(f.rpath.v[r], declared_externals[e]);
             if (!covered) {
                 if (all_covered && why)
-                    sb_addf(why, "%s needs %s, which is neither a manylinux system library, in the wheel, nor on a "
+                    cf_sb_addf(why, "%s needs %s, which is neither a manylinux system library, in the wheel, nor on a "
                                  "declared external directory; ",
                             archive_names[i], lib);
                 all_covered = 0;
             }
         }
-        elf_facts_release(&f);
+        cf_elf_facts_release(&f);
     }
     if (!arch)
         arch = "x86_64";
@@ -104,12 +104,12 @@ int cf_wheel_platform_tag(const char *const *elf_paths, const char *const *archi
     if (all_covered) {
         *tag = cf_asprintf("manylinux_%d_%d_%s", glibc / 1000, glibc % 1000, arch);
         if (why)
-            sb_addf(why, "highest symbol version needed is GLIBC_%d.%d and every NEEDED library is covered",
+            cf_sb_addf(why, "highest symbol version needed is GLIBC_%d.%d and every NEEDED library is covered",
                     glibc / 1000, glibc % 1000);
     } else {
         *tag = cf_asprintf("linux_%s", arch);
         if (why)
-            sb_adds(why, "so the wheel is tagged for this platform only");
+            cf_sb_adds(why, "so the wheel is tagged for this platform only");
     }
     return 0;
 }
@@ -141,19 +141,19 @@ static long fixed_mtime(void)
 
 static int add_entry(zip_t *za, const struct staged *s, time_t mtime, cf_error *err)
 {
-    zip_source_t *src = zip_source_buffer(za, s->data.buf ? s->data.buf : "", s->data.len, 0);
+    zip_source_t *src = cf_zip_source_buffer(za, s->data.buf ? s->data.buf : "", s->data.len, 0);
     if (!src)
-        return cf_error_set(err, CF_ERR_INTERNAL, "zip: %s", zip_strerror(za));
-    zip_int64_t idx = zip_file_add(za, s->name, src, ZIP_FL_ENC_UTF_8);
+        return cf_error_set(err, CF_ERR_INTERNAL, "zip: %s", cf_zip_strerror(za));
+    zip_int64_t idx = cf_zip_file_add(za, s->name, src, ZIP_FL_ENC_UTF_8);
     if (idx < 0) {
-        zip_source_free(src);
-        return cf_error_set(err, CF_ERR_IO, "zip: adding %s: %s", s->name, zip_strerror(za));
+        cf_zip_source_free(src);
+        return cf_error_set(err, CF_ERR_IO, "zip: adding %s: %s", s->name, cf_zip_strerror(za));
     }
     zip_uint32_t mode = (s->executable ? 0100755u : 0100644u) << 16;
-    if (zip_file_set_external_attributes(za, (zip_uint64_t)idx, 0, ZIP_OPSYS_UNIX, mode) < 0 ||
-        zip_file_set_mtime(za, (zip_uint64_t)idx, mtime, 0) < 0 ||
-        zip_set_file_compression(za, (zip_uint64_t)idx, ZIP_CM_DEFLATE, 9) < 0)
-        return cf_error_set(err, CF_ERR_IO, "zip: setting attributes of %s: %s", s->name, zip_strerror(za));
+    if (cf_zip_file_set_external_attributes(za, (zip_uint64_t)idx, 0, ZIP_OPSYS_UNIX, mode) < 0 ||
+        cf_zip_file_set_mtime(za, (zip_uint64_t)idx, mtime, 0) < 0 ||
+        cf_zip_set_file_compression(za, (zip_uint64_t)idx, ZIP_CM_DEFLATE, 9) < 0)
+        return cf_error_set(err, CF_ERR_IO, "zip: setting attributes of %s: %s", s->name, cf_zip_strerror(za));
     return 0;
 }
 
@@ -187,12 +187,12 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
                 goto out;
             struct stat st;
             exec = stat(m->source_path, &st) == 0 && (st.st_mode & 0111);
-            if (elf_facts_is_elf(data.buf, data.len)) {
-                strvec_push(&elf_paths, m->source_path);
-                strvec_push(&elf_names, m->archive_name);
+            if (cf_elf_facts_is_elf(data.buf, data.len)) {
+                cf_strvec_push(&elf_paths, m->source_path);
+                cf_strvec_push(&elf_names, m->archive_name);
             }
         } else {
-            sb_add(&data, m->data, m->len);
+            cf_sb_add(&data, m->data, m->len);
         }
         stage(&files, &n, &alloc, m->archive_name, &data, exec);
     }
@@ -207,12 +207,12 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
 
     /* .dist-info, in a fixed order after everything else */
     struct strbuf meta = STRBUF_INIT, wheel = STRBUF_INIT, record = STRBUF_INIT;
-    sb_addf(&meta, "Metadata-Version: 2.1\nName: %s\nVersion: %s\n", spec->dist_name, spec->version);
+    cf_sb_addf(&meta, "Metadata-Version: 2.1\nName: %s\nVersion: %s\n", spec->dist_name, spec->version);
     if (spec->summary)
-        sb_addf(&meta, "Summary: %s\n", spec->summary);
+        cf_sb_addf(&meta, "Summary: %s\n", spec->summary);
     for (size_t i = 0; i < spec->n_requires_dist; i++)
-        sb_addf(&meta, "Requires-Dist: %s\n", spec->requires_dist[i]);
-    sb_addf(&wheel, "Wheel-Version: 1.0\nGenerator: cclforge %s\nRoot-Is-Purelib: false\nTag: %s-%s-%s\n",
+        cf_sb_addf(&meta, "Requires-Dist: %s\n", spec->requires_dist[i]);
+    cf_sb_addf(&wheel, "Wheel-Version: 1.0\nGenerator: cclforge %s\nRoot-Is-Purelib: false\nTag: %s-%s-%s\n",
             CCLFORGE_VERSION, spec->python_tag, spec->python_tag, tag);
     char *name = cf_asprintf("%s/METADATA", dist_info);
     stage(&files, &n, &alloc, name, &meta, 0);
@@ -222,7 +222,7 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
     free(name);
     if (spec->extra_dist_info_name) {
         struct strbuf extra = STRBUF_INIT;
-        sb_adds(&extra, spec->extra_dist_info_text ? spec->extra_dist_info_text : "");
+        cf_sb_adds(&extra, spec->extra_dist_info_text ? spec->extra_dist_info_text : "");
         name = cf_asprintf("%s/%s", dist_info, spec->extra_dist_info_name);
         stage(&files, &n, &alloc, name, &extra, 0);
         free(name);
@@ -230,8 +230,8 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
     for (size_t i = 0; i < n; i++) {
         struct strbuf b64 = STRBUF_INIT;
         cf_wheel_sha256_b64(files[i].data.buf ? files[i].data.buf : "", files[i].data.len, &b64);
-        cf_record_format_line(&record, files[i].name, sb_str(&b64), (long long)files[i].data.len);
-        sb_release(&b64);
+        cf_record_format_line(&record, files[i].name, cf_sb_str(&b64), (long long)files[i].data.len);
+        cf_sb_release(&b64);
     }
     name = cf_asprintf("%s/RECORD", dist_info);
     cf_record_format_line(&record, name, NULL, 0);
@@ -244,7 +244,7 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
     tmp_path = cf_asprintf("%s.tmp", path);
     unlink(tmp_path);
     int zerr = 0;
-    za = zip_open(tmp_path, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
+    za = cf_zip_open(tmp_path, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
     if (!za) {
         cf_error_set(err, CF_ERR_IO, "cannot create %s (libzip error %d)", tmp_path, zerr);
         goto out;
@@ -253,8 +253,8 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
     for (size_t i = 0; i < n; i++)
         if (add_entry(za, &files[i], mtime, err) < 0)
             goto out;
-    if (zip_close(za) < 0) {
-        cf_error_set(err, CF_ERR_IO, "writing %s: %s", tmp_path, zip_strerror(za));
+    if (cf_zip_close(za) < 0) {
+        cf_error_set(err, CF_ERR_IO, "writing %s: %s", tmp_path, cf_zip_strerror(za));
         goto out;
     }
     za = NULL;
@@ -271,12 +271,12 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
     rc = 0;
 out:
     if (za)
-        zip_discard(za);
+        cf_zip_discard(za);
     if (rc < 0 && tmp_path)
         unlink(tmp_path);
     for (size_t i = 0; i < n; i++) {
         free(files[i].name);
-        sb_release(&files[i].data);
+        cf_sb_release(&files[i].data);
     }
     free(files);
     free(dist);
@@ -284,7 +284,7 @@ out:
     free(tag);
     free(path);
     free(tmp_path);
-    strvec_clear(&elf_paths);
-    strvec_clear(&elf_names);
+    cf_strvec_clear(&elf_paths);
+    cf_strvec_clear(&elf_names);
     return rc;
 }

@@ -4,15 +4,17 @@
  * inspecting a whole library closure takes (docs/bench.md), for the two
  * commands that write or read wheels.
  *
- * Each libzip function the wheel code calls is defined here with libzip's own
- * prototype (from <zip.h>) and forwards to the loaded library. dlopen of a
+ * Each libzip function the wheel code calls is defined here as cf_<name>
+ * with libzip's own prototype (from <zip.h>; cclforge must not define
+ * libzip's own names, which would clash with a real libzip in the same
+ * program) and forwards to the loaded library. dlopen of a
  * library already loaded returns the same handle, so nothing is cached here.
  * Without libzip.so.4, calls fail the way libzip reports failures, and the
  * error text says what to install. */
 #include <dlfcn.h>
 #include <string.h>
 #include <time.h>
-#include <zip.h>
+#include "pkg/zip_loader.h"
 
 #define LIBZIP_SONAME "libzip.so.4"
 #define LIBZIP_MISSING LIBZIP_SONAME " cannot be loaded: install libzip4 (Debian/Ubuntu) or libzip"
@@ -23,9 +25,9 @@ static void *zip_symbol(const char *name)
     return lib ? dlsym(lib, name) : NULL;
 }
 
-/* ret name(params) { forward to libzip's name(args), or return fail } */
+/* ret cf_name(params) { forward to libzip's name(args), or return fail } */
 #define FORWARD(ret, name, fail, params, args) \
-    ret name params \
+    ret cf_##name params \
     { \
         ret(*real) params; \
         void *sym = zip_symbol(#name); \
@@ -36,7 +38,7 @@ static void *zip_symbol(const char *name)
     }
 
 #define FORWARD_VOID(name, missing, params, args) \
-    void name params \
+    void cf_##name params \
     { \
         void(*real) params; \
         void *sym = zip_symbol(#name); \
@@ -48,7 +50,7 @@ static void *zip_symbol(const char *name)
         real args; \
     }
 
-zip_t *zip_open(const char *path, int flags, int *errorp)
+zip_t *cf_zip_open(const char *path, int flags, int *errorp)
 {
     zip_t *(*real)(const char *, int, int *);
     void *sym = zip_symbol("zip_open");

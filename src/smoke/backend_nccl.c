@@ -63,17 +63,17 @@ static int exchange_unique_id(struct nccl_state *s, cf_nccl_unique_id *id, char 
     cf_error err = CF_ERROR_INIT;
     switch (rdv->transport) {
     case SMOKE_ID_TCP:
-        smoke_sink_begin(s->sink, 1, "unique-id rendezvous over TCP at %s:%d", rdv->addr, rdv->port);
-        if (smoke_tcp_share(rdv, s->rank, s->nranks, id, sizeof *id, &err) < 0) {
+        cf_smoke_sink_begin(s->sink, 1, "unique-id rendezvous over TCP at %s:%d", rdv->addr, rdv->port);
+        if (cf_smoke_tcp_share(rdv, s->rank, s->nranks, id, sizeof *id, &err) < 0) {
             snprintf(errbuf, errlen, "%s", cf_error_message(&err));
             cf_error_clear(&err);
             return -1;
         }
         return 0;
     case SMOKE_ID_MPI: {
-        smoke_sink_begin(s->sink, 1, "unique-id broadcast over MPI");
+        cf_smoke_sink_begin(s->sink, 1, "unique-id broadcast over MPI");
         char *plugin = NULL;
-        if (smoke_mpi_backend_open(&s->mpi, s->setup->opts->envp, &plugin, &err) < 0) {
+        if (cf_smoke_mpi_backend_open(&s->mpi, s->setup->opts->envp, &plugin, &err) < 0) {
             snprintf(errbuf, errlen, "%s", cf_error_message(&err));
             cf_error_clear(&err);
             return -1;
@@ -102,7 +102,7 @@ static int nccl_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx 
     s->nranks = ctx->nranks;
     cf_error err = CF_ERROR_INIT;
 
-    smoke_sink_begin(s->sink, 0, "loading the comm library");
+    cf_smoke_sink_begin(s->sink, 0, "loading the comm library");
     if (cf_nccl_api_load(&s->api, o->lib_path, is_rccl ? "librccl.so.1" : "libnccl.so.2", &err) < 0) {
         snprintf(errbuf, errlen, "%s", cf_error_message(&err));
         cf_error_clear(&err);
@@ -112,9 +112,9 @@ static int nccl_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx 
     cf_nccl_version_string(s->api.version, version, sizeof version);
     snprintf(b->version, sizeof b->version, "%s %s (%d)", is_rccl ? "RCCL" : "NCCL", version, s->api.version);
     char *real = loaded_path(&s->api);
-    smoke_sink_info(s->sink, "lib_path", "%s", real ? real : s->api.path);
-    smoke_sink_info(s->sink, "nccl_version", "%d", s->api.version);
-    smoke_sink_info(s->sink, "lib_version", "%s", b->version);
+    cf_smoke_sink_info(s->sink, "lib_path", "%s", real ? real : s->api.path);
+    cf_smoke_sink_info(s->sink, "nccl_version", "%d", s->api.version);
+    cf_smoke_sink_info(s->sink, "lib_version", "%s", b->version);
 
     char *near = real ? cf_dirname(real) : NULL;
     int rc = cf_gpu_runtime_load(&s->rt, is_rccl ? "hip" : "cuda", o->runtime_path, near, &err);
@@ -125,23 +125,23 @@ static int nccl_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx 
         cf_error_clear(&err);
         return -1;
     }
-    smoke_sink_info(s->sink, "runtime_path", "%s", s->rt.path);
+    cf_smoke_sink_info(s->sink, "runtime_path", "%s", s->rt.path);
 
     cf_nccl_unique_id id;
     memset(&id, 0, sizeof id);
     if (s->rank == 0) {
-        smoke_sink_begin(s->sink, 0, "ncclGetUniqueId");
+        cf_smoke_sink_begin(s->sink, 0, "ncclGetUniqueId");
         rc = s->api.GetUniqueId(&id);
         if (rc != CF_NCCL_SUCCESS)
             return fail_nccl(s, "ncclGetUniqueId", rc, errbuf, errlen);
     }
     if (exchange_unique_id(s, &id, errbuf, errlen) < 0)
         return -1;
-    smoke_sink_info(s->sink, "unique_id_fnv1a", "%016llx", (unsigned long long)cf_smoke_fnv1a(&id, sizeof id));
+    cf_smoke_sink_info(s->sink, "unique_id_fnv1a", "%016llx", (unsigned long long)cf_smoke_fnv1a(&id, sizeof id));
 
     /* The device comes first; when it is missing NCCL's own verdict is still asked
      * for, because its words (ncclGetLastError) are what a user will search for. */
-    smoke_sink_begin(s->sink, 0, "selecting local device %d", ctx->local_rank);
+    cf_smoke_sink_begin(s->sink, 0, "selecting local device %d", ctx->local_rank);
     char *device_problem = NULL;
     int count = 0;
     int count_rc = s->rt.GetDeviceCount(&count);
@@ -155,12 +155,12 @@ static int nccl_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx 
         device_problem = cf_gpu_explain(&s->rt, "SetDevice", rc);
     else if ((rc = s->rt.StreamCreate(&s->stream)) != 0)
         device_problem = cf_gpu_explain(&s->rt, "StreamCreate", rc);
-    smoke_sink_info(s->sink, "device_count", "%d", count_rc == 0 ? count : 0);
+    cf_smoke_sink_info(s->sink, "device_count", "%d", count_rc == 0 ? count : 0);
 
     /* a device this rank cannot have is our problem, not NCCL's: say it without init */
     if (device_problem && count_rc == 0)
         return fail_text(errbuf, errlen, device_problem);
-    smoke_sink_begin(s->sink, 1, "ncclCommInitRank (%d ranks)", s->nranks);
+    cf_smoke_sink_begin(s->sink, 1, "ncclCommInitRank (%d ranks)", s->nranks);
     rc = s->api.CommInitRank(&s->comm, s->nranks, id, s->rank);
     if (rc != CF_NCCL_SUCCESS) {
         char *why = cf_nccl_explain(&s->api, rc, NULL);
@@ -313,7 +313,7 @@ static void nccl_finalize(struct cf_smoke_backend *b)
     b->state = NULL;
 }
 
-int smoke_nccl_backend_open(struct cf_smoke_backend *b, const struct smoke_rank_setup *setup,
+int cf_smoke_nccl_backend_open(struct cf_smoke_backend *b, const struct smoke_rank_setup *setup,
                             struct smoke_sink *sink, cf_error *err)
 {
     memset(b, 0, sizeof *b);

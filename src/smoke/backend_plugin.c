@@ -26,21 +26,21 @@ void cf_smoke_plugin_candidates(char *const *envp, struct strvec *out)
 {
     const char *dir = env_lookup(envp, "CCLFORGE_PLUGIN_DIR");
     if (dir && *dir)
-        strvec_push_nodup(out, cf_path_join(dir, CF_SMOKE_MPI_PLUGIN_NAME));
+        cf_strvec_push_nodup(out, cf_path_join(dir, CF_SMOKE_MPI_PLUGIN_NAME));
     char *exe = cf_realpath("/proc/self/exe");
     if (exe) {
         char *exe_dir = cf_dirname(exe);
-        strvec_push_nodup(out, cf_path_join(exe_dir, CF_SMOKE_MPI_PLUGIN_NAME));
-        strvec_pushf(out, "%s/../lib/cclforge/%s", exe_dir, CF_SMOKE_MPI_PLUGIN_NAME);
+        cf_strvec_push_nodup(out, cf_path_join(exe_dir, CF_SMOKE_MPI_PLUGIN_NAME));
+        cf_strvec_pushf(out, "%s/../lib/cclforge/%s", exe_dir, CF_SMOKE_MPI_PLUGIN_NAME);
         free(exe_dir);
         free(exe);
     }
 #ifdef CCLFORGE_PLUGIN_INSTALL_DIR
-    strvec_pushf(out, "%s/%s", CCLFORGE_PLUGIN_INSTALL_DIR, CF_SMOKE_MPI_PLUGIN_NAME);
+    cf_strvec_pushf(out, "%s/%s", CCLFORGE_PLUGIN_INSTALL_DIR, CF_SMOKE_MPI_PLUGIN_NAME);
 #endif
 }
 
-int smoke_mpi_backend_open(struct cf_smoke_backend *b, char *const *envp, char **plugin_path, cf_error *err)
+int cf_smoke_mpi_backend_open(struct cf_smoke_backend *b, char *const *envp, char **plugin_path, cf_error *err)
 {
     struct strvec cands = STRVEC_INIT;
     cf_smoke_plugin_candidates(envp, &cands);
@@ -48,7 +48,7 @@ int smoke_mpi_backend_open(struct cf_smoke_backend *b, char *const *envp, char *
     void *h = NULL;
     for (size_t i = 0; i < cands.n && !h; i++) {
         if (!cf_path_exists(cands.v[i])) {
-            sb_addf(&tried, "\n  %s: not there", cands.v[i]);
+            cf_sb_addf(&tried, "\n  %s: not there", cands.v[i]);
             continue;
         }
         /* global: Open MPI's own components resolve libmpi's symbols through it */
@@ -57,19 +57,19 @@ int smoke_mpi_backend_open(struct cf_smoke_backend *b, char *const *envp, char *
             *plugin_path = cf_strdup(cands.v[i]);
         } else {
             const char *why = dlerror();
-            sb_addf(&tried, "\n  %s: %s", cands.v[i], why ? why : "dlopen failed");
+            cf_sb_addf(&tried, "\n  %s: %s", cands.v[i], why ? why : "dlopen failed");
         }
     }
-    strvec_clear(&cands);
+    cf_strvec_clear(&cands);
     if (!h) {
         cf_error_set(err, CF_ERR_NOTFOUND,
                      "the MPI backend plugin %s could not be loaded (build it with libopenmpi-dev installed, or "
                      "set CCLFORGE_PLUGIN_DIR); tried:%s",
-                     CF_SMOKE_MPI_PLUGIN_NAME, sb_str(&tried));
-        sb_release(&tried);
+                     CF_SMOKE_MPI_PLUGIN_NAME, cf_sb_str(&tried));
+        cf_sb_release(&tried);
         return -1;
     }
-    sb_release(&tried);
+    cf_sb_release(&tried);
     cf_smoke_plugin_open_fn open_fn;
     void *sym = dlsym(h, CF_SMOKE_PLUGIN_SYMBOL);
     memcpy(&open_fn, &sym, sizeof open_fn);

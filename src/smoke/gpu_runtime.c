@@ -48,7 +48,7 @@ static void *open_first(const struct runtime_vendor *v, const char *near_dir, st
                 return h;
             }
             const char *why = dlerror();
-            sb_addf(tried, "\n  %s: %s", cand, why ? why : "failed");
+            cf_sb_addf(tried, "\n  %s: %s", cand, why ? why : "failed");
             free(cand);
         }
     }
@@ -70,7 +70,7 @@ int cf_gpu_runtime_load(struct cf_gpu_runtime *rt, const char *vendor, const cha
         rt->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!rt->handle) {
             const char *why = dlerror();
-            sb_addf(&tried, "\n  %s: %s", path, why ? why : "failed");
+            cf_sb_addf(&tried, "\n  %s: %s", path, why ? why : "failed");
         } else {
             rt->path = cf_strdup(path);
         }
@@ -79,11 +79,11 @@ int cf_gpu_runtime_load(struct cf_gpu_runtime *rt, const char *vendor, const cha
     }
     if (!rt->handle) {
         cf_error_set(err, CF_ERR_NOTFOUND, "no %s runtime could be loaded (give --runtime PATH); tried:%s",
-                     v->api, sb_str(&tried));
-        sb_release(&tried);
+                     v->api, cf_sb_str(&tried));
+        cf_sb_release(&tried);
         return -1;
     }
-    sb_release(&tried);
+    cf_sb_release(&tried);
     rt->api = v->api;
     for (size_t i = 0; i < sizeof runtime_symbols / sizeof runtime_symbols[0]; i++) {
         char name[64];

@@ -20,7 +20,7 @@ static const struct launcher_vars launchers[] = {
     { "srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", 0 },
 };
 
-static const char *env_get(char *const *envp, const char *key)
+static const char *cf_env_get(char *const *envp, const char *key)
 {
     size_t klen = strlen(key);
     for (; envp && *envp; envp++)
@@ -31,7 +31,7 @@ static const char *env_get(char *const *envp, const char *key)
 
 static int env_int(char *const *envp, const char *key, int *out, cf_error *err)
 {
-    const char *v = env_get(envp, key);
+    const char *v = cf_env_get(envp, key);
     if (!v)
         return 1;
     char *end;
@@ -48,7 +48,7 @@ int cf_smoke_detect_launcher(char *const *envp, struct cf_smoke_launch_env *out,
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++) {
         const struct launcher_vars *l = &launchers[i];
-        if (!env_get(envp, l->rank) || !env_get(envp, l->size))
+        if (!cf_env_get(envp, l->rank) || !cf_env_get(envp, l->size))
             continue;
         int rc = env_int(envp, l->rank, &out->rank, err);
         if (rc == 0)
@@ -62,7 +62,7 @@ int cf_smoke_detect_launcher(char *const *envp, struct cf_smoke_launch_env *out,
             return cf_error_set(err, CF_ERR_USAGE, "%s: rank %d is outside world size %d (%s, %s)", l->launcher,
                                 out->rank, out->size, l->rank, l->size);
         out->launcher = l->launcher;
-        const char *addr = env_get(envp, "MASTER_ADDR");
+        const char *addr = cf_env_get(envp, "MASTER_ADDR");
         if (addr && strlen(addr) < sizeof out->master_addr)
             memcpy(out->master_addr, addr, strlen(addr) + 1);
         int port = 0;

@@ -49,7 +49,7 @@ int cf_nccl_api_load(struct cf_nccl_api *api, const char *path, const char *defa
     for (size_t i = 0; i < sizeof nccl_symbols / sizeof nccl_symbols[0]; i++) {
         void *sym = dlsym(api->handle, nccl_symbols[i].name);
         if (!sym && nccl_symbols[i].required)
-            sb_addf(&missing, "%s%s", missing.len ? ", " : "", nccl_symbols[i].name);
+            cf_sb_addf(&missing, "%s%s", missing.len ? ", " : "", nccl_symbols[i].name);
         /* a function pointer slot filled from dlsym's object pointer, without a cast */
         memcpy((char *)api + nccl_symbols[i].offset, &sym, sizeof sym);
     }
@@ -57,8 +57,8 @@ int cf_nccl_api_load(struct cf_nccl_api *api, const char *path, const char *defa
         cf_error_set(err, CF_ERR_FORMAT,
                      "%s does not provide the NCCL C API (missing %s): give --lib the path of libnccl.so.2 "
                      "or librccl.so.1",
-                     what, sb_str(&missing));
-        sb_release(&missing);
+                     what, cf_sb_str(&missing));
+        cf_sb_release(&missing);
         cf_nccl_api_unload(api);
         return -1;
     }
@@ -84,9 +84,9 @@ char *cf_nccl_explain(const struct cf_nccl_api *api, int result, cf_nccl_comm_t 
 {
     struct strbuf sb = STRBUF_INIT;
     const char *words = api->GetErrorString ? api->GetErrorString(result) : NULL;
-    sb_addf(&sb, "%s (ncclResult %d)", words ? words : "unknown error", result);
+    cf_sb_addf(&sb, "%s (ncclResult %d)", words ? words : "unknown error", result);
     const char *last = api->GetLastError ? api->GetLastError(comm) : NULL;
     if (last && *last)
-        sb_addf(&sb, "; last error: %s", last);
-    return sb_detach(&sb);
+        cf_sb_addf(&sb, "; last error: %s", last);
+    return cf_sb_detach(&sb);
 }

@@ -33,7 +33,7 @@ int cf_smoke_fault_parse(const char *spec, struct cf_smoke_fault *out, cf_error 
     if (!spec || !*spec)
         return 0;
     struct strvec parts = STRVEC_INIT;
-    strvec_split(&parts, spec, ":", 1);
+    cf_strvec_split(&parts, spec, ":", 1);
     int rc = -1;
     char *end;
     errno = 0;
@@ -60,6 +60,6 @@ int cf_smoke_fault_parse(const char *spec, struct cf_smoke_fault *out, cf_error 
     }
     rc = 0;
 out:
-    strvec_clear(&parts);
+    cf_strvec_clear(&parts);
     return rc;
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cclforge/term.h"
+#include "cclforge/clock.h"
 #include "smoke/smoke_internal.h"
 
 #define ERRLEN 1024
@@ -31,7 +31,7 @@ struct layout {
     void *send, *recv;
 };
 
-char *smoke_describe(enum cf_smoke_op op, enum cf_smoke_dtype dt, size_t bytes, int in_place)
+char *cf_smoke_describe(enum cf_smoke_op op, enum cf_smoke_dtype dt, size_t bytes, int in_place)
 {
     return cf_asprintf("%s %s %zu B %s", cf_smoke_op_info(op)->name, cf_smoke_dtype_info(dt)->name, bytes,
                        in_place ? "in-place" : "out-of-place");
@@ -130,7 +130,7 @@ static long verify(struct rank_state *st, enum cf_smoke_op op, enum cf_smoke_dty
         int64_t want = expected_at(st, op, dt, l, j, seed);
         if (got != (double)want) {
             if (!wrong)
-                sb_addf(why, "index %zu: expected %lld, got %.9g", j, (long long)want, got);
+                cf_sb_addf(why, "index %zu: expected %lld, got %.9g", j, (long long)want, got);
             wrong++;
         }
     }
@@ -168,7 +168,7 @@ static int run_one(struct rank_state *st, enum cf_smoke_op op, enum cf_smoke_dty
 
     if (st->o->fault.action == CF_FAULT_HANG)
         fire_fault(st, op); /* hangs before saying what it starts: the others wait in it */
-    char *doing = smoke_describe(op, dt, bytes, in_place);
+    char *doing = cf_smoke_describe(op, dt, bytes, in_place);
     st->sink->begin(st->sink, doing, 1);
     free(doing);
     fire_fault(st, op);
@@ -196,14 +196,14 @@ static int run_one(struct rank_state *st, enum cf_smoke_op op, enum cf_smoke_dty
             b->collective(b, op, l.send, l.recv, l.call_count, dt, st->errbuf, ERRLEN) < 0 ||
             b->sync(b, st->errbuf, ERRLEN) < 0 ||
             b->download(b, st->hrecv, l.recv, l.recv_elems * esize, st->errbuf, ERRLEN) < 0) {
-            sb_release(&why);
+            cf_sb_release(&why);
             return -1;
         }
         wrong = verify(st, op, dt, &l, seed, &why);
     }
     double agree[2] = { time_us, (double)wrong };
     if (b->host_sum(b, agree, 2, st->errbuf, ERRLEN) < 0) {
-        sb_release(&why);
+        cf_sb_release(&why);
         return -1;
     }
     struct cf_smoke_row row = { op, dt, in_place, bytes, count, agree[0] / st->nranks, 0, 0, wrong, wrong == 0 };
@@ -214,16 +214,16 @@ static int run_one(struct rank_state *st, enum cf_smoke_op op, enum cf_smoke_dty
     ev.row = row;
     ev.wrong_all_ranks = (long)agree[1];
     if (wrong)
-        sb_addf(&why, " (%ld wrong element%s on this rank)", wrong, wrong == 1 ? "" : "s");
+        cf_sb_addf(&why, " (%ld wrong element%s on this rank)", wrong, wrong == 1 ? "" : "s");
     else if (ev.wrong_all_ranks)
-        sb_addf(&why, "%ld wrong element(s) on other ranks", ev.wrong_all_ranks);
-    ev.text = why.len ? sb_str(&why) : NULL;
+        cf_sb_addf(&why, "%ld wrong element(s) on other ranks", ev.wrong_all_ranks);
+    ev.text = why.len ? cf_sb_str(&why) : NULL;
     st->sink->event(st->sink, &ev);
-    sb_release(&why);
+    cf_sb_release(&why);
 
     row.wrong = ev.wrong_all_ranks;
     row.ok = row.wrong == 0;
-    smoke_report_add_row(rep, &row);
+    cf_smoke_report_add_row(rep, &row);
     return 0;
 }
 
@@ -267,16 +267,16 @@ static int open_backend(const struct smoke_rank_setup *setup, struct smoke_sink 
                         cf_error *err)
 {
     if (setup->opts->backend != CF_BACKEND_MPI)
-        return smoke_nccl_backend_open(b, setup, sink, err);
+        return cf_smoke_nccl_backend_open(b, setup, sink, err);
     char *plugin = NULL;
-    if (smoke_mpi_backend_open(b, setup->opts->envp, &plugin, err) < 0)
+    if (cf_smoke_mpi_backend_open(b, setup->opts->envp, &plugin, err) < 0)
         return -1;
-    smoke_sink_info(sink, "plugin_path", "%s", plugin);
+    cf_smoke_sink_info(sink, "plugin_path", "%s", plugin);
     free(plugin);
     return 0;
 }
 
-int smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sink, struct cf_smoke_report *rep,
+int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sink, struct cf_smoke_report *rep,
                     cf_error *err)
 {
     struct cf_smoke_backend b;
@@ -290,14 +290,14 @@ int smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sin
     rep->rank = st.rank;
     rep->nranks = st.nranks;
 
-    smoke_sink_begin(sink, 0, "starting the %s backend",
+    cf_smoke_sink_begin(sink, 0, "starting the %s backend",
                      setup->opts->backend == CF_BACKEND_MPI ? "mpi" : "nccl");
     fire_fault(&st, CF_OP_COUNT); /* the fault switch's "init" */
     if (open_backend(setup, sink, &b, err) < 0)
         return -1;
     int rc = -1;
     if (setup->opts->backend == CF_BACKEND_MPI)
-        smoke_sink_begin(sink, 1, "MPI_Init");
+        cf_smoke_sink_begin(sink, 1, "MPI_Init");
     int init_rc = b.init(&b, &setup->ctx, st.errbuf, ERRLEN);
     if (b.version[0]) {
         free(rep->lib_version);
@@ -308,12 +308,12 @@ int smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sin
         goto out;
     }
     if (setup->opts->backend == CF_BACKEND_MPI) /* the nccl backend said it as soon as it knew */
-        smoke_sink_info(sink, "lib_version", "%s", b.version);
+        cf_smoke_sink_info(sink, "lib_version", "%s", b.version);
 
     st.cap = setup->opts->sweep.max_bytes + 64;
     st.hsend = cf_xmalloc(st.cap);
     st.hrecv = cf_xmalloc(st.cap);
-    smoke_sink_begin(sink, 0, "allocating 2 x %zu bytes", st.cap);
+    cf_smoke_sink_begin(sink, 0, "allocating 2 x %zu bytes", st.cap);
     if (!(st.dsend = b.alloc(&b, st.cap, st.errbuf, ERRLEN)) || !(st.drecv = b.alloc(&b, st.cap, st.errbuf, ERRLEN))) {
         cf_error_set(err, CF_ERR_FAILED, "%s", st.errbuf);
         goto out;

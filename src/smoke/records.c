@@ -7,10 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cclforge/term.h"
+#include "cclforge/clock.h"
 #include "smoke/smoke_internal.h"
 
-int smoke_write_all(int fd, const char *data, size_t len)
+int cf_smoke_write_all(int fd, const char *data, size_t len)
 {
     while (len) {
         ssize_t n = write(fd, data, len);
@@ -28,29 +28,29 @@ static void add_escaped(struct strbuf *sb, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
-        case '\t': sb_adds(sb, "\\t"); break;
-        case '\n': sb_adds(sb, "\\n"); break;
-        case '\r': sb_adds(sb, "\\r"); break;
-        case '\\': sb_adds(sb, "\\\\"); break;
-        default: sb_addc(sb, *s);
+        case '\t': cf_sb_adds(sb, "\\t"); break;
+        case '\n': cf_sb_adds(sb, "\\n"); break;
+        case '\r': cf_sb_adds(sb, "\\r"); break;
+        case '\\': cf_sb_adds(sb, "\\\\"); break;
+        default: cf_sb_addc(sb, *s);
         }
     }
 }
 
 static void add_kv(struct strbuf *sb, const char *key, const char *value)
 {
-    sb_addf(sb, "\t%s=", key);
+    cf_sb_addf(sb, "\t%s=", key);
     add_escaped(sb, value);
 }
 
-void smoke_record_encode(struct strbuf *line, enum smoke_record_type type, const struct cf_smoke_event *ev,
+void cf_smoke_record_encode(struct strbuf *line, enum smoke_record_type type, const struct cf_smoke_event *ev,
                          const char *doing, int waits)
 {
-    sb_addf(line, "%s%c\trank=%d\tlocal=%d\tt=%.6f", SMOKE_RECORD_PREFIX, (char)type, ev->rank, ev->local_rank,
+    cf_sb_addf(line, "%s%c\trank=%d\tlocal=%d\tt=%.6f", SMOKE_RECORD_PREFIX, (char)type, ev->rank, ev->local_rank,
             cf_now_seconds());
     if (type == REC_RESULT) {
         const struct cf_smoke_row *r = &ev->row;
-        sb_addf(line, "\top=%d\tdtype=%d\tin_place=%d\tbytes=%zu\tcount=%zu\ttime_us=%.17g\talgbw=%.17g"
+        cf_sb_addf(line, "\top=%d\tdtype=%d\tin_place=%d\tbytes=%zu\tcount=%zu\ttime_us=%.17g\talgbw=%.17g"
                       "\tbusbw=%.17g\twrong=%ld\tok=%d\twrong_all=%ld",
                 (int)r->op, (int)r->dtype, r->in_place, r->bytes, r->count, r->time_us, r->algbw, r->busbw,
                 r->wrong, r->ok, ev->wrong_all_ranks);
@@ -64,8 +64,8 @@ void smoke_record_encode(struct strbuf *line, enum smoke_record_type type, const
     if (doing)
         add_kv(line, "doing", doing);
     if (waits)
-        sb_adds(line, "\twaits=1");
-    sb_addc(line, '\n');
+        cf_sb_adds(line, "\twaits=1");
+    cf_sb_addc(line, '\n');
 }
 
 static void unescape_into(struct strbuf *sb, const char *s, size_t n)
@@ -76,12 +76,12 @@ static void unescape_into(struct strbuf *sb, const char *s, size_t n)
             char c = s[i + 1];
             for (size_t k = 0; k < sizeof escapes / sizeof escapes[0]; k++)
                 if (escapes[k].code == c) {
-                    sb_addc(sb, escapes[k].c);
+                    cf_sb_addc(sb, escapes[k].c);
                     i++;
                     goto next;
                 }
         }
-        sb_addc(sb, s[i]);
+        cf_sb_addc(sb, s[i]);
     next:;
     }
 }
@@ -191,7 +191,7 @@ static int set_field(struct smoke_record *rec, const char *k, size_t klen, const
     return 0;
 }
 
-int smoke_record_decode(const char *line, struct smoke_record *rec)
+int cf_smoke_record_decode(const char *line, struct smoke_record *rec)
 {
     static const char types[] = { REC_BEGIN, REC_RESULT, REC_INFO, REC_FAIL, REC_DONE };
     const char *p = strstr(line, SMOKE_RECORD_PREFIX);
@@ -199,9 +199,9 @@ int smoke_record_decode(const char *line, struct smoke_record *rec)
         return 0;
     p += strlen(SMOKE_RECORD_PREFIX);
     memset(&rec->ev, 0, sizeof rec->ev);
-    sb_reset(&rec->text);
-    sb_reset(&rec->key);
-    sb_reset(&rec->value);
+    cf_sb_reset(&rec->text);
+    cf_sb_reset(&rec->key);
+    cf_sb_reset(&rec->value);
     rec->ev.rank = -1;
     rec->waits = 0;
     if (!*p || (p[1] && p[1] != '\t') || !memchr(types, *p, sizeof types))
@@ -229,17 +229,17 @@ int smoke_record_decode(const char *line, struct smoke_record *rec)
         ['B'] = CF_EV_INFO, ['R'] = CF_EV_RESULT, ['I'] = CF_EV_INFO, ['F'] = CF_EV_FAIL, ['D'] = CF_EV_INFO,
     };
     rec->ev.kind = kinds[(unsigned char)rec->type];
-    rec->ev.text = rec->text.len ? sb_str(&rec->text) : NULL;
-    rec->ev.key = rec->key.len ? sb_str(&rec->key) : NULL;
-    rec->ev.value = rec->value.len ? sb_str(&rec->value) : NULL;
+    rec->ev.text = rec->text.len ? cf_sb_str(&rec->text) : NULL;
+    rec->ev.key = rec->key.len ? cf_sb_str(&rec->key) : NULL;
+    rec->ev.value = rec->value.len ? cf_sb_str(&rec->value) : NULL;
     return 1;
 }
 
-void smoke_record_release(struct smoke_record *rec)
+void cf_smoke_record_release(struct smoke_record *rec)
 {
-    sb_release(&rec->text);
-    sb_release(&rec->key);
-    sb_release(&rec->value);
+    cf_sb_release(&rec->text);
+    cf_sb_release(&rec->key);
+    cf_sb_release(&rec->value);
 }
 
 /* ---- the record sink ---- */
@@ -248,10 +248,10 @@ static void emit(struct smoke_sink *s, enum smoke_record_type type, const struct
                  const char *doing, int waits)
 {
     struct strbuf line = STRBUF_INIT;
-    smoke_record_encode(&line, type, ev, doing, waits);
+    cf_smoke_record_encode(&line, type, ev, doing, waits);
     /* one write per record: a pipe keeps writes up to PIPE_BUF whole */
-    smoke_write_all(*(int *)s->ctx, line.buf, line.len);
-    sb_release(&line);
+    cf_smoke_write_all(*(int *)s->ctx, line.buf, line.len);
+    cf_sb_release(&line);
 }
 
 static void record_begin(struct smoke_sink *s, const char *doing, int waits)
@@ -268,7 +268,7 @@ static void record_event(struct smoke_sink *s, const struct cf_smoke_event *ev)
     emit(s, types[ev->kind], ev, NULL, 0);
 }
 
-void smoke_record_sink(struct smoke_sink *s, int *fd, int rank, int local_rank)
+void cf_smoke_record_sink(struct smoke_sink *s, int *fd, int rank, int local_rank)
 {
     s->begin = record_begin;
     s->event = record_event;
@@ -277,27 +277,27 @@ void smoke_record_sink(struct smoke_sink *s, int *fd, int rank, int local_rank)
     s->local_rank = local_rank;
 }
 
-void smoke_sink_begin(struct smoke_sink *s, int waits, const char *fmt, ...)
+void cf_smoke_sink_begin(struct smoke_sink *s, int waits, const char *fmt, ...)
 {
     struct strbuf sb = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    sb_addvf(&sb, fmt, ap);
+    cf_sb_addvf(&sb, fmt, ap);
     va_end(ap);
-    s->begin(s, sb_str(&sb), waits);
-    sb_release(&sb);
+    s->begin(s, cf_sb_str(&sb), waits);
+    cf_sb_release(&sb);
 }
 
-void smoke_sink_info(struct smoke_sink *s, const char *key, const char *fmt, ...)
+void cf_smoke_sink_info(struct smoke_sink *s, const char *key, const char *fmt, ...)
 {
     struct strbuf sb = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    sb_addvf(&sb, fmt, ap);
+    cf_sb_addvf(&sb, fmt, ap);
     va_end(ap);
     struct cf_smoke_event ev = { .kind = CF_EV_INFO, .rank = s->rank, .local_rank = s->local_rank };
     ev.key = key;
-    ev.value = sb_str(&sb);
+    ev.value = cf_sb_str(&sb);
     s->event(s, &ev);
-    sb_release(&sb);
+    cf_sb_release(&sb);
 }

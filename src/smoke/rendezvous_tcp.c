@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cclforge/term.h"
+#include "cclforge/clock.h"
 #include "smoke/smoke_internal.h"
 
 #define MAGIC "CFSMOKE1"
@@ -69,7 +69,7 @@ static int resolve(const char *addr, int port, int passive, struct addrinfo **ou
     return 0;
 }
 
-int smoke_tcp_listen(const char *addr, int port, int *port_out, cf_error *err)
+int cf_smoke_tcp_listen(const char *addr, int port, int *port_out, cf_error *err)
 {
     struct addrinfo *ai;
     if (resolve(addr, port, 1, &ai, err) < 0)
@@ -119,7 +119,7 @@ static uint32_t get_u32(const unsigned char *p)
 static int serve(const struct smoke_rendezvous *rdv, int nranks, const void *data, size_t len, cf_error *err)
 {
     int fd = rdv->listen_fd;
-    if (fd < 0 && (fd = smoke_tcp_listen(rdv->addr, rdv->port, NULL, err)) < 0)
+    if (fd < 0 && (fd = cf_smoke_tcp_listen(rdv->addr, rdv->port, NULL, err)) < 0)
         return -1;
     double deadline = cf_now_seconds() + rdv->timeout_s;
     unsigned char *seen = cf_xcalloc((size_t)nranks, 1);
@@ -247,7 +247,7 @@ static int fetch(const struct smoke_rendezvous *rdv, int rank, int nranks, void 
                         rank, rdv->addr, rdv->port, rdv->timeout_s, attempts, strerror(why));
 }
 
-int smoke_tcp_share(const struct smoke_rendezvous *rdv, int rank, int nranks, void *data, size_t len, cf_error *err)
+int cf_smoke_tcp_share(const struct smoke_rendezvous *rdv, int rank, int nranks, void *data, size_t len, cf_error *err)
 {
     if (len > MAX_BLOB)
         return cf_error_set(err, CF_ERR_INTERNAL, "rendezvous blob of %zu bytes is too large", len);
@@ -256,7 +256,7 @@ int smoke_tcp_share(const struct smoke_rendezvous *rdv, int rank, int nranks, vo
     return rank == 0 ? serve(rdv, nranks, data, len, err) : fetch(rdv, rank, nranks, data, len, err);
 }
 
-int smoke_tcp_connect(const char *addr, int port, double timeout_s, cf_error *err)
+int cf_smoke_tcp_connect(const char *addr, int port, double timeout_s, cf_error *err)
 {
     double deadline = cf_now_seconds() + timeout_s;
     double backoff = 0.02;

@@ -6,16 +6,16 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "cclforge/term.h"
+#include "cclforge/clock.h"
 #include "smoke/smoke_internal.h"
 
-void smoke_report_add_row(struct cf_smoke_report *rep, const struct cf_smoke_row *row)
+void cf_smoke_report_add_row(struct cf_smoke_report *rep, const struct cf_smoke_row *row)
 {
     rep->rows = cf_xrealloc(rep->rows, (rep->nrows + 1) * sizeof *rep->rows);
     rep->rows[rep->nrows++] = *row;
 }
 
-void smoke_report_add_failure(struct cf_smoke_report *rep, int rank, const char *doing, const char *reason)
+void cf_smoke_report_add_failure(struct cf_smoke_report *rep, int rank, const char *doing, const char *reason)
 {
     rep->failures = cf_xrealloc(rep->failures, (rep->nfailures + 1) * sizeof *rep->failures);
     struct cf_smoke_failure *f = &rep->failures[rep->nfailures++];
@@ -63,22 +63,22 @@ static void direct_begin(struct smoke_sink *s, const char *doing, int waits)
 {
     (void)waits;
     struct direct_sink *d = s->ctx;
-    smoke_watchdog_progress(d->watchdog, doing);
-    sb_reset(&d->doing);
-    sb_adds(&d->doing, doing);
+    cf_smoke_watchdog_progress(d->watchdog, doing);
+    cf_sb_reset(&d->doing);
+    cf_sb_adds(&d->doing, doing);
 }
 
 static void direct_event(struct smoke_sink *s, const struct cf_smoke_event *ev)
 {
     struct direct_sink *d = s->ctx;
     if (ev->kind == CF_EV_RESULT) {
-        char *what = smoke_describe(ev->row.op, ev->row.dtype, ev->row.bytes, ev->row.in_place);
+        char *what = cf_smoke_describe(ev->row.op, ev->row.dtype, ev->row.bytes, ev->row.in_place);
         char *after = cf_asprintf("between tests, after %s", what);
-        smoke_watchdog_progress(d->watchdog, after);
+        cf_smoke_watchdog_progress(d->watchdog, after);
         free(after);
         free(what);
     } else {
-        smoke_watchdog_progress(d->watchdog, NULL);
+        cf_smoke_watchdog_progress(d->watchdog, NULL);
     }
     if (ev->kind == CF_EV_INFO && ev->key && ev->value && !d->rep->lib_path &&
         (!strcmp(ev->key, "lib_path") || !strcmp(ev->key, "plugin_path")))
@@ -140,10 +140,10 @@ static int run_as_rank(const struct cf_smoke_opts *o, const struct cf_smoke_laun
         char host[256];
         memcpy(host, where, (size_t)(colon - where));
         host[colon - where] = 0;
-        out_fd = smoke_tcp_connect(host, atoi(colon + 1), o->connect_timeout_s, err);
+        out_fd = cf_smoke_tcp_connect(host, atoi(colon + 1), o->connect_timeout_s, err);
         if (out_fd < 0)
             return cf_error_prefix(err, "rank %d reaching its supervisor", le->rank);
-        smoke_record_sink(&sink, &out_fd, le->rank, le->local_rank);
+        cf_smoke_record_sink(&sink, &out_fd, le->rank, le->local_rank);
     } else {
         rep->role = CF_ROLE_RANK;
         sink.begin = direct_begin;
@@ -151,35 +151,35 @@ static int run_as_rank(const struct cf_smoke_opts *o, const struct cf_smoke_laun
         sink.ctx = &direct;
         sink.rank = le->rank;
         sink.local_rank = le->local_rank;
-        direct.watchdog = smoke_watchdog_start(o->op_timeout_s, on_event, ctx, le->rank, le->local_rank);
+        direct.watchdog = cf_smoke_watchdog_start(o->op_timeout_s, on_event, ctx, le->rank, le->local_rank);
     }
     cf_error rank_err = CF_ERROR_INIT;
-    int rc = smoke_rank_main(&setup, &sink, rep, &rank_err);
-    smoke_watchdog_stop(direct.watchdog);
+    int rc = cf_smoke_rank_main(&setup, &sink, rep, &rank_err);
+    cf_smoke_watchdog_stop(direct.watchdog);
     direct.watchdog = NULL;
     struct cf_smoke_event ev = { .kind = rc < 0 ? CF_EV_FAIL : CF_EV_INFO, .rank = le->rank,
                                  .local_rank = le->local_rank };
     if (supervised) {
         ev.text = rc < 0 ? cf_error_message(&rank_err) : NULL;
         struct strbuf line = STRBUF_INIT;
-        smoke_record_encode(&line, rc < 0 ? REC_FAIL : REC_DONE, &ev, NULL, 0);
-        smoke_write_all(out_fd, line.buf, line.len);
-        sb_release(&line);
+        cf_smoke_record_encode(&line, rc < 0 ? REC_FAIL : REC_DONE, &ev, NULL, 0);
+        cf_smoke_write_all(out_fd, line.buf, line.len);
+        cf_sb_release(&line);
         close(out_fd);
     } else if (rc < 0) {
         struct strbuf text = STRBUF_INIT;
-        sb_addf(&text, "%s (while %s)", cf_error_message(&rank_err), direct.doing.len ? sb_str(&direct.doing) : "starting");
-        ev.text = sb_str(&text);
+        cf_sb_addf(&text, "%s (while %s)", cf_error_message(&rank_err), direct.doing.len ? cf_sb_str(&direct.doing) : "starting");
+        ev.text = cf_sb_str(&text);
         direct_event(&sink, &ev);
-        sb_release(&text);
+        cf_sb_release(&text);
     }
     if (rc < 0) {
-        smoke_report_add_failure(rep, le->rank, direct.doing.len ? sb_str(&direct.doing) : "",
+        cf_smoke_report_add_failure(rep, le->rank, direct.doing.len ? cf_sb_str(&direct.doing) : "",
                                  cf_error_message(&rank_err));
         rep->aborted = 1;
     }
     cf_error_clear(&rank_err);
-    sb_release(&direct.doing);
+    cf_sb_release(&direct.doing);
     count_verdicts(rep);
     return 0;
 }
@@ -217,8 +217,8 @@ int cf_smoke_run(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void
                             "by mpirun?", SMOKE_SUPERVISED_ENV);
 
     rep->backend = o->backend == CF_BACKEND_MPI ? "mpi" : o->backend == CF_BACKEND_RCCL ? "rccl" : "nccl";
-    int rc = o->backend == CF_BACKEND_MPI ? smoke_supervise_mpirun(o, on_event, ctx, rep, err)
-                                          : smoke_supervise_fork(o, on_event, ctx, rep, err);
+    int rc = o->backend == CF_BACKEND_MPI ? cf_smoke_supervise_mpirun(o, on_event, ctx, rep, err)
+                                          : cf_smoke_supervise_fork(o, on_event, ctx, rep, err);
     if (rc < 0)
         return -1;
     count_verdicts(rep);

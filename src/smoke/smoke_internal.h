@@ -17,8 +17,8 @@ struct smoke_sink {
     void *ctx;
     int rank, local_rank;
 };
-void smoke_sink_begin(struct smoke_sink *s, int waits, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void smoke_sink_info(struct smoke_sink *s, const char *key, const char *fmt, ...)
+void cf_smoke_sink_begin(struct smoke_sink *s, int waits, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void cf_smoke_sink_info(struct smoke_sink *s, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* How rank 0 hands the NCCL unique id to the others. */
@@ -47,50 +47,50 @@ struct smoke_record {
     int waits;                /* BEGIN: the step waits for peers */
     struct strbuf text, key, value;
 };
-void smoke_record_encode(struct strbuf *line, enum smoke_record_type type, const struct cf_smoke_event *ev,
+void cf_smoke_record_encode(struct strbuf *line, enum smoke_record_type type, const struct cf_smoke_event *ev,
                          const char *doing, int waits);
 /* Parses one line (without newline). Returns 1 for a record, 0 for a plain line, -1 malformed. */
-int smoke_record_decode(const char *line, struct smoke_record *rec);
-void smoke_record_release(struct smoke_record *rec);
+int cf_smoke_record_decode(const char *line, struct smoke_record *rec);
+void cf_smoke_record_release(struct smoke_record *rec);
 /* A sink writing records to fd. */
-void smoke_record_sink(struct smoke_sink *s, int *fd, int rank, int local_rank);
-int smoke_write_all(int fd, const char *data, size_t len);
+void cf_smoke_record_sink(struct smoke_sink *s, int *fd, int rank, int local_rank);
+int cf_smoke_write_all(int fd, const char *data, size_t len);
 
 /* ---- backends ---- */
-int smoke_nccl_backend_open(struct cf_smoke_backend *b, const struct smoke_rank_setup *setup,
+int cf_smoke_nccl_backend_open(struct cf_smoke_backend *b, const struct smoke_rank_setup *setup,
                             struct smoke_sink *sink, cf_error *err);
-int smoke_mpi_backend_open(struct cf_smoke_backend *b, char *const *envp, char **plugin_path, cf_error *err);
+int cf_smoke_mpi_backend_open(struct cf_smoke_backend *b, char *const *envp, char **plugin_path, cf_error *err);
 
 /* ---- rendezvous ---- */
-int smoke_tcp_listen(const char *addr, int port, int *port_out, cf_error *err);
+int cf_smoke_tcp_listen(const char *addr, int port, int *port_out, cf_error *err);
 /* A blocking connection, retried with backoff until timeout_s. Returns the fd or -1. */
-int smoke_tcp_connect(const char *addr, int port, double timeout_s, cf_error *err);
+int cf_smoke_tcp_connect(const char *addr, int port, double timeout_s, cf_error *err);
 /* Rank 0 serves `len` bytes to nranks-1 peers; the others fetch them. Bounded by timeout_s. */
-int smoke_tcp_share(const struct smoke_rendezvous *rdv, int rank, int nranks, void *data, size_t len,
+int cf_smoke_tcp_share(const struct smoke_rendezvous *rdv, int rank, int nranks, void *data, size_t len,
                     cf_error *err);
 
 /* ---- a rank's life: backend init, the sweep, finalize ---- */
-int smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sink, struct cf_smoke_report *rep,
+int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sink, struct cf_smoke_report *rep,
                     cf_error *err);
 /* A one-line description of one test: "all_reduce float 4096 B out-of-place". */
-char *smoke_describe(enum cf_smoke_op op, enum cf_smoke_dtype dt, size_t bytes, int in_place);
+char *cf_smoke_describe(enum cf_smoke_op op, enum cf_smoke_dtype dt, size_t bytes, int in_place);
 
 /* ---- the watchdog of a rank under an external launcher ---- */
 struct smoke_watchdog;
 /* NULL when timeout_s <= 0. */
-struct smoke_watchdog *smoke_watchdog_start(double timeout_s, cf_smoke_event_fn fn, void *ctx, int rank,
+struct smoke_watchdog *cf_smoke_watchdog_start(double timeout_s, cf_smoke_event_fn fn, void *ctx, int rank,
                                             int local_rank);
-void smoke_watchdog_progress(struct smoke_watchdog *w, const char *doing);
-void smoke_watchdog_stop(struct smoke_watchdog *w);
+void cf_smoke_watchdog_progress(struct smoke_watchdog *w, const char *doing);
+void cf_smoke_watchdog_stop(struct smoke_watchdog *w);
 
 /* ---- the local supervisor ---- */
-int smoke_supervise_fork(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
+int cf_smoke_supervise_fork(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
                          struct cf_smoke_report *rep, cf_error *err);
-int smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
+int cf_smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
                            struct cf_smoke_report *rep, cf_error *err);
 
-void smoke_report_add_row(struct cf_smoke_report *rep, const struct cf_smoke_row *row);
-void smoke_report_add_failure(struct cf_smoke_report *rep, int rank, const char *doing, const char *reason);
+void cf_smoke_report_add_row(struct cf_smoke_report *rep, const struct cf_smoke_row *row);
+void cf_smoke_report_add_failure(struct cf_smoke_report *rep, int rank, const char *doing, const char *reason);
 
 #define SMOKE_SUPERVISED_ENV "CCLFORGE_SMOKE_SUPERVISED"
 /* "127.0.0.1:PORT": where ranks started through mpirun send their records (one

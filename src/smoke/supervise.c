@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cclforge/spawn.h"
-#include "cclforge/term.h"
+#include "cclforge/clock.h"
 #include "smoke/smoke_internal.h"
 
 /* After the first failure the others may still report their own (an init failure
@@ -75,10 +75,10 @@ static void forward(struct supervisor *sv, const struct cf_smoke_event *ev)
 static char *state_of(const struct rank_slot *s)
 {
     if (s->in_op)
-        return cf_strdup(sb_str(&s->doing));
+        return cf_strdup(cf_sb_str(&s->doing));
     if (s->last_done.len)
-        return cf_asprintf("between tests, after %s", sb_str(&s->last_done));
-    return cf_strdup(s->doing.len ? sb_str(&s->doing) : "starting");
+        return cf_asprintf("between tests, after %s", cf_sb_str(&s->last_done));
+    return cf_strdup(s->doing.len ? cf_sb_str(&s->doing) : "starting");
 }
 
 static void fail_rank(struct supervisor *sv, int rank, const char *reason)
@@ -88,13 +88,13 @@ static void fail_rank(struct supervisor *sv, int rank, const char *reason)
         return;
     s->failed = 1;
     char *doing = state_of(s);
-    smoke_report_add_failure(sv->rep, rank, doing, reason);
+    cf_smoke_report_add_failure(sv->rep, rank, doing, reason);
     struct cf_smoke_event ev = { .kind = CF_EV_FAIL, .rank = rank, .local_rank = rank };
     struct strbuf text = STRBUF_INIT;
-    sb_addf(&text, "%s (while %s)", reason, doing);
-    ev.text = sb_str(&text);
+    cf_sb_addf(&text, "%s (while %s)", reason, doing);
+    ev.text = cf_sb_str(&text);
     forward(sv, &ev);
-    sb_release(&text);
+    cf_sb_release(&text);
     free(doing);
     if (sv->first_failure == 0) {
         sv->first_failure = cf_now_seconds();
@@ -134,23 +134,23 @@ static void handle_record(struct supervisor *sv, struct stream *st, struct smoke
     case REC_BEGIN:
         s->in_op = 1;
         s->waiting = rec->waits;
-        sb_reset(&s->doing);
-        sb_adds(&s->doing, rec->text.len ? sb_str(&rec->text) : "?");
+        cf_sb_reset(&s->doing);
+        cf_sb_adds(&s->doing, rec->text.len ? cf_sb_str(&rec->text) : "?");
         break;
     case REC_RESULT: {
         s->in_op = 0;
         s->waiting = 0;
         const struct cf_smoke_row *row = &rec->ev.row;
-        char *what = smoke_describe(row->op, row->dtype, row->bytes, row->in_place);
-        sb_reset(&s->last_done);
-        sb_adds(&s->last_done, what);
+        char *what = cf_smoke_describe(row->op, row->dtype, row->bytes, row->in_place);
+        cf_sb_reset(&s->last_done);
+        cf_sb_adds(&s->last_done, what);
         free(what);
         forward(sv, &rec->ev);
         if (r == 0) { /* rank 0's rows carry the agreed time and the all-rank verdict */
             struct cf_smoke_row agreed = *row;
             agreed.wrong = rec->ev.wrong_all_ranks;
             agreed.ok = agreed.wrong == 0;
-            smoke_report_add_row(sv->rep, &agreed);
+            cf_smoke_report_add_row(sv->rep, &agreed);
         }
         break;
     }
@@ -165,7 +165,7 @@ static void handle_record(struct supervisor *sv, struct stream *st, struct smoke
         break;
     case REC_FAIL:
         s->in_op = 1; /* the failure belongs to what it was doing */
-        fail_rank(sv, r, rec->text.len ? sb_str(&rec->text) : "failed");
+        fail_rank(sv, r, rec->text.len ? cf_sb_str(&rec->text) : "failed");
         break;
     case REC_DONE:
         s->in_op = 0;
@@ -177,7 +177,7 @@ static void handle_record(struct supervisor *sv, struct stream *st, struct smoke
 static void handle_line(struct supervisor *sv, struct stream *st, const char *line)
 {
     struct smoke_record rec = { 0 };
-    int rc = smoke_record_decode(line, &rec);
+    int rc = cf_smoke_record_decode(line, &rec);
     if (rc == 1) {
         handle_record(sv, st, &rec);
     } else {
@@ -189,7 +189,7 @@ static void handle_line(struct supervisor *sv, struct stream *st, const char *li
         struct cf_smoke_event ev = { .kind = CF_EV_LOG, .rank = st->rank, .local_rank = st->rank, .text = line };
         forward(sv, &ev);
     }
-    smoke_record_release(&rec);
+    cf_smoke_record_release(&rec);
 }
 
 static void read_stream(struct supervisor *sv, struct stream *st)
@@ -200,25 +200,25 @@ static void read_stream(struct supervisor *sv, struct stream *st)
         return;
     if (n <= 0) {
         if (st->partial.len)
-            handle_line(sv, st, sb_str(&st->partial));
-        sb_reset(&st->partial);
+            handle_line(sv, st, cf_sb_str(&st->partial));
+        cf_sb_reset(&st->partial);
         close(st->fd);
         st->fd = -1;
         /* a rank connection that ends without DONE or FAIL: the rank died */
         if (sv->mpirun && !st->is_log && st->rank >= 0 && !sv->stopping && !sv->first_failure) {
             struct strbuf why = STRBUF_INIT;
-            sb_addf(&why, "rank %d died: its connection to the supervisor closed before it finished", st->rank);
-            fail_rank(sv, st->rank, sb_str(&why));
-            sb_release(&why);
+            cf_sb_addf(&why, "rank %d died: its connection to the supervisor closed before it finished", st->rank);
+            fail_rank(sv, st->rank, cf_sb_str(&why));
+            cf_sb_release(&why);
         }
         return;
     }
     for (ssize_t i = 0; i < n; i++) {
         if (buf[i] == '\n') {
-            handle_line(sv, st, sb_str(&st->partial));
-            sb_reset(&st->partial);
+            handle_line(sv, st, cf_sb_str(&st->partial));
+            cf_sb_reset(&st->partial);
         } else if (st->partial.len < 65536) {
-            sb_addc(&st->partial, buf[i]);
+            cf_sb_addc(&st->partial, buf[i]);
         }
     }
 }
@@ -226,11 +226,11 @@ static void read_stream(struct supervisor *sv, struct stream *st)
 static void describe_status(struct strbuf *sb, int status)
 {
     if (WIFEXITED(status))
-        sb_addf(sb, "exited with status %d", WEXITSTATUS(status));
+        cf_sb_addf(sb, "exited with status %d", WEXITSTATUS(status));
     else if (WIFSIGNALED(status))
-        sb_addf(sb, "was killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+        cf_sb_addf(sb, "was killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
     else
-        sb_adds(sb, "stopped");
+        cf_sb_adds(sb, "stopped");
 }
 
 static void stop_all(struct supervisor *sv, int sig)
@@ -274,12 +274,12 @@ static void reap(struct supervisor *sv, int block)
             int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
             if (!s->done && !s->failed) {
                 struct strbuf why = STRBUF_INIT;
-                sb_addf(&why, "rank %d ", st->rank);
+                cf_sb_addf(&why, "rank %d ", st->rank);
                 describe_status(&why, status);
                 if (clean)
-                    sb_adds(&why, " without finishing");
-                fail_rank(sv, st->rank, sb_str(&why));
-                sb_release(&why);
+                    cf_sb_adds(&why, " without finishing");
+                fail_rank(sv, st->rank, cf_sb_str(&why));
+                cf_sb_release(&why);
             }
         }
     }
@@ -315,18 +315,18 @@ static void check_timeouts(struct supervisor *sv, double now)
         return;
     int culprit = hung_culprit(sv);
     struct strbuf why = STRBUF_INIT;
-    sb_addf(&why, "rank %d hung: no progress for %.1f s (per-operation timeout --timeout %g)", culprit,
+    cf_sb_addf(&why, "rank %d hung: no progress for %.1f s (per-operation timeout --timeout %g)", culprit,
             now - sv->ranks[culprit].last_rx, sv->o->op_timeout_s);
     for (int r = 0; r < sv->nranks; r++) {
         struct rank_slot *s = &sv->ranks[r];
         if (r == culprit || s->done || s->failed)
             continue;
         char *st = state_of(s);
-        sb_addf(&why, "; rank %d was %s%s", r, s->waiting ? "waiting in " : "", st);
+        cf_sb_addf(&why, "; rank %d was %s%s", r, s->waiting ? "waiting in " : "", st);
         free(st);
     }
-    fail_rank(sv, culprit, sb_str(&why));
-    sb_release(&why);
+    fail_rank(sv, culprit, cf_sb_str(&why));
+    cf_sb_release(&why);
     sv->hung = 1; /* nothing to wait for: the others are stuck too */
 }
 
@@ -453,13 +453,13 @@ static void supervisor_init(struct supervisor *sv, const struct cf_smoke_opts *o
 static void supervisor_release(struct supervisor *sv)
 {
     for (int r = 0; r < sv->nranks; r++) {
-        sb_release(&sv->ranks[r].doing);
-        sb_release(&sv->ranks[r].last_done);
+        cf_sb_release(&sv->ranks[r].doing);
+        cf_sb_release(&sv->ranks[r].last_done);
     }
     for (int i = 0; i < sv->nstreams; i++) {
         if (sv->streams[i].fd >= 0)
             close(sv->streams[i].fd);
-        sb_release(&sv->streams[i].partial);
+        cf_sb_release(&sv->streams[i].partial);
     }
     if (sv->listen_fd >= 0)
         close(sv->listen_fd);
@@ -486,28 +486,28 @@ static void run_forked_rank(const struct cf_smoke_opts *o, int rank, int nranks,
     if (rank != 0 && listen_fd >= 0)
         close(listen_fd);
     struct smoke_sink sink;
-    smoke_record_sink(&sink, &one, rank, rank);
+    cf_smoke_record_sink(&sink, &one, rank, rank);
     struct cf_smoke_report rep = { 0 };
     cf_error err = CF_ERROR_INIT;
-    int rc = smoke_rank_main(&setup, &sink, &rep, &err);
+    int rc = cf_smoke_rank_main(&setup, &sink, &rep, &err);
     struct cf_smoke_event ev = { .kind = rc < 0 ? CF_EV_FAIL : CF_EV_INFO, .rank = rank, .local_rank = rank };
     ev.text = rc < 0 ? cf_error_message(&err) : NULL;
     struct strbuf line = STRBUF_INIT;
-    smoke_record_encode(&line, rc < 0 ? REC_FAIL : REC_DONE, &ev, NULL, 0);
+    cf_smoke_record_encode(&line, rc < 0 ? REC_FAIL : REC_DONE, &ev, NULL, 0);
     fflush(stdout);
     fflush(stderr);
-    smoke_write_all(1, line.buf, line.len);
+    cf_smoke_write_all(1, line.buf, line.len);
     /* _exit: the supervisor's atexit handlers and stdio buffers are not the rank's */
     _exit(rc < 0 ? 1 : 0);
 }
 
-int smoke_supervise_fork(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
+int cf_smoke_supervise_fork(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
                          struct cf_smoke_report *rep, cf_error *err)
 {
     int n = o->nranks > 0 ? o->nranks : 1;
     int port = 0;
     /* rank 0 inherits an already listening socket: no port race, no retry storm */
-    int listen_fd = n > 1 ? smoke_tcp_listen("127.0.0.1", 0, &port, err) : -1;
+    int listen_fd = n > 1 ? cf_smoke_tcp_listen("127.0.0.1", 0, &port, err) : -1;
     if (n > 1 && listen_fd < 0)
         return -1;
     struct supervisor sv;
@@ -578,7 +578,7 @@ static void set_default_env(const char *key, const char *value)
         setenv(key, value, 1);
 }
 
-int smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
+int cf_smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
                            struct cf_smoke_report *rep, cf_error *err)
 {
     int n = o->nranks > 0 ? o->nranks : 1;
@@ -593,33 +593,33 @@ int smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn on_e
         return cf_error_set(err, CF_ERR_INTERNAL, "cannot re-run cclforge under mpirun: its path is unknown");
     }
     struct strvec argv = STRVEC_INIT;
-    strvec_push(&argv, mpirun);
+    cf_strvec_push(&argv, mpirun);
     if (geteuid() == 0)
-        strvec_push(&argv, "--allow-run-as-root");
-    strvec_push(&argv, "--oversubscribe"); /* more ranks than cores is the point on a small box */
-    strvec_push(&argv, "--bind-to");
-    strvec_push(&argv, "none");
-    strvec_push(&argv, "-n");
-    strvec_pushf(&argv, "%d", n);
-    strvec_push(&argv, "-x");
-    strvec_push(&argv, SMOKE_SUPERVISED_ENV);
-    strvec_push(&argv, "-x");
-    strvec_push(&argv, SMOKE_SUPERVISOR_ENV);
-    strvec_push(&argv, o->self_exe);
+        cf_strvec_push(&argv, "--allow-run-as-root");
+    cf_strvec_push(&argv, "--oversubscribe"); /* more ranks than cores is the point on a small box */
+    cf_strvec_push(&argv, "--bind-to");
+    cf_strvec_push(&argv, "none");
+    cf_strvec_push(&argv, "-n");
+    cf_strvec_pushf(&argv, "%d", n);
+    cf_strvec_push(&argv, "-x");
+    cf_strvec_push(&argv, SMOKE_SUPERVISED_ENV);
+    cf_strvec_push(&argv, "-x");
+    cf_strvec_push(&argv, SMOKE_SUPERVISOR_ENV);
+    cf_strvec_push(&argv, o->self_exe);
     for (char *const *a = o->self_argv; a && *a; a++)
-        strvec_push(&argv, *a);
+        cf_strvec_push(&argv, *a);
 
     int port = 0;
-    int listen_fd = smoke_tcp_listen("127.0.0.1", 0, &port, err);
+    int listen_fd = cf_smoke_tcp_listen("127.0.0.1", 0, &port, err);
     if (listen_fd < 0) {
-        strvec_clear(&argv);
+        cf_strvec_clear(&argv);
         free(mpirun);
         return -1;
     }
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0) {
         close(listen_fd);
-        strvec_clear(&argv);
+        cf_strvec_clear(&argv);
         free(mpirun);
         return cf_error_set(err, CF_ERR_INTERNAL, "pipe: %s", strerror(errno));
     }
@@ -628,7 +628,7 @@ int smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn on_e
         close(listen_fd);
         close(p[0]);
         close(p[1]);
-        strvec_clear(&argv);
+        cf_strvec_clear(&argv);
         free(mpirun);
         return cf_error_set(err, CF_ERR_INTERNAL, "pipe: %s", strerror(errno));
     }
@@ -656,7 +656,7 @@ int smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn on_e
         set_default_env("OMPI_MCA_oob_tcp_if_include", "lo");
         set_default_env("OMPI_MCA_btl_tcp_if_include", "lo");
         set_default_env("OMPI_MCA_rmaps_base_oversubscribe", "1");
-        execv(mpirun, strvec_argv(&argv));
+        execv(mpirun, cf_strvec_argv(&argv));
         int e = errno;
         if (write(exec_pipe[1], &e, sizeof e) < 0) {
         }
@@ -674,11 +674,11 @@ int smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn on_e
         if (pid > 0)
             waitpid(pid, NULL, 0);
         cf_error_set(err, CF_ERR_FAILED, "cannot start %s: %s", mpirun, strerror(e));
-        strvec_clear(&argv);
+        cf_strvec_clear(&argv);
         free(mpirun);
         return -1;
     }
-    strvec_clear(&argv);
+    cf_strvec_clear(&argv);
     free(mpirun);
 
     struct supervisor sv;
@@ -696,25 +696,25 @@ int smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn on_e
     int status = sv.streams[0].status;
     if (!sv.stopping) {
         struct strbuf why = STRBUF_INIT;
-        sb_adds(&why, "mpirun ");
+        cf_sb_adds(&why, "mpirun ");
         describe_status(&why, status);
         int dead = sv.first_failure ? -2 : sv.mpirun_dead_rank; /* -2: already explained */
         if (dead >= 0 && dead < n && !sv.ranks[dead].done && !sv.ranks[dead].failed) {
             struct strbuf w = STRBUF_INIT;
-            sb_addf(&w, "rank %d died (see mpirun's message above); %s", dead, sb_str(&why));
-            fail_rank(&sv, dead, sb_str(&w));
-            sb_release(&w);
+            cf_sb_addf(&w, "rank %d died (see mpirun's message above); %s", dead, cf_sb_str(&why));
+            fail_rank(&sv, dead, cf_sb_str(&w));
+            cf_sb_release(&w);
         }
         for (int r = 0; r < n; r++)
             if (!sv.ranks[r].done && !sv.ranks[r].failed && dead == -1)
-                fail_rank(&sv, r, sb_str(&why));
+                fail_rank(&sv, r, cf_sb_str(&why));
         if (sv.first_failure)
             rep->aborted = 1;
         else if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-            smoke_report_add_failure(rep, -1, "finishing", sb_str(&why));
+            cf_smoke_report_add_failure(rep, -1, "finishing", cf_sb_str(&why));
             rep->aborted = 1;
         }
-        sb_release(&why);
+        cf_sb_release(&why);
     }
     mark_stopped(&sv);
     supervisor_release(&sv);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cclforge/term.h"
+#include "cclforge/clock.h"
 #include "smoke/smoke_internal.h"
 
 struct smoke_watchdog {
@@ -31,15 +31,15 @@ static void *watch(void *arg)
         double now = cf_now_seconds();
         if (now - w->last > w->timeout_s) {
             struct strbuf text = STRBUF_INIT;
-            sb_addf(&text, "rank %d hung: no progress for %.1f s (per-operation timeout --timeout %g) while %s",
-                    w->rank, now - w->last, w->timeout_s, w->doing.len ? sb_str(&w->doing) : "starting");
+            cf_sb_addf(&text, "rank %d hung: no progress for %.1f s (per-operation timeout --timeout %g) while %s",
+                    w->rank, now - w->last, w->timeout_s, w->doing.len ? cf_sb_str(&w->doing) : "starting");
             struct cf_smoke_event ev = { .kind = CF_EV_FAIL, .rank = w->rank, .local_rank = w->local_rank };
-            ev.text = sb_str(&text);
+            ev.text = cf_sb_str(&text);
             ev.fatal = 1;
             pthread_mutex_unlock(&w->lock);
             if (w->fn)
                 w->fn(w->ctx, &ev); /* normally does not return */
-            sb_release(&text);
+            cf_sb_release(&text);
             pthread_mutex_lock(&w->lock);
             break;
         }
@@ -55,7 +55,7 @@ static void *watch(void *arg)
     return NULL;
 }
 
-struct smoke_watchdog *smoke_watchdog_start(double timeout_s, cf_smoke_event_fn fn, void *ctx, int rank,
+struct smoke_watchdog *cf_smoke_watchdog_start(double timeout_s, cf_smoke_event_fn fn, void *ctx, int rank,
                                             int local_rank)
 {
     if (timeout_s <= 0)
@@ -78,20 +78,20 @@ struct smoke_watchdog *smoke_watchdog_start(double timeout_s, cf_smoke_event_fn 
     return w;
 }
 
-void smoke_watchdog_progress(struct smoke_watchdog *w, const char *doing)
+void cf_smoke_watchdog_progress(struct smoke_watchdog *w, const char *doing)
 {
     if (!w)
         return;
     pthread_mutex_lock(&w->lock);
     w->last = cf_now_seconds();
     if (doing) {
-        sb_reset(&w->doing);
-        sb_adds(&w->doing, doing);
+        cf_sb_reset(&w->doing);
+        cf_sb_adds(&w->doing, doing);
     }
     pthread_mutex_unlock(&w->lock);
 }
 
-void smoke_watchdog_stop(struct smoke_watchdog *w)
+void cf_smoke_watchdog_stop(struct smoke_watchdog *w)
 {
     if (!w)
         return;
@@ -102,6 +102,6 @@ void smoke_watchdog_stop(struct smoke_watchdog *w)
     pthread_join(w->thread, NULL);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->wake);
-    sb_release(&w->doing);
+    cf_sb_release(&w->doing);
     free(w);
 }

@@ -12,8 +12,8 @@ int cf_error_setv(cf_error *err, enum cf_error_kind kind, const char *fmt, va_li
     free(err->message);
     err->kind = kind;
     struct strbuf sb = STRBUF_INIT;
-    sb_addvf(&sb, fmt, ap);
-    err->message = sb_detach(&sb);
+    cf_sb_addvf(&sb, fmt, ap);
+    err->message = cf_sb_detach(&sb);
     return -1;
 }
 
@@ -33,16 +33,16 @@ int cf_error_prefix(cf_error *err, const char *fmt, ...)
     struct strbuf sb = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    sb_addvf(&sb, fmt, ap);
+    cf_sb_addvf(&sb, fmt, ap);
     va_end(ap);
     if (err->message) {
-        sb_adds(&sb, ": ");
-        sb_adds(&sb, err->message);
+        cf_sb_adds(&sb, ": ");
+        cf_sb_adds(&sb, err->message);
         free(err->message);
     }
     if (err->kind == CF_OK)
         err->kind = CF_ERR_INTERNAL;
-    err->message = sb_detach(&sb);
+    err->message = cf_sb_detach(&sb);
     return -1;
 }
 

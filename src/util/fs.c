@@ -42,7 +42,7 @@ int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_erro
             close(fd);
             return cf_error_set(err, CF_ERR_FORMAT, "%s: larger than the %zu bytes allowed", path, max_bytes);
         }
-        sb_add(out, buf, (size_t)n);
+        cf_sb_add(out, buf, (size_t)n);
     }
     close(fd);
     return 0;

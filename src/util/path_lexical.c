@@ -11,7 +11,7 @@ char *cf_path_normalize(const char *abs, int *escaped)
 {
     struct strvec parts = STRVEC_INIT, kept = STRVEC_INIT;
     int climbed_out = 0;
-    strvec_split(&parts, abs, "/", 0);
+    cf_strvec_split(&parts, abs, "/", 0);
     for (size_t i = 0; i < parts.n; i++) {
         if (!strcmp(parts.v[i], "."))
             continue;
@@ -24,18 +24,18 @@ char *cf_path_normalize(const char *abs, int *escaped)
             }
             continue;
         }
-        strvec_push(&kept, parts.v[i]);
+        cf_strvec_push(&kept, parts.v[i]);
     }
     struct strbuf sb = STRBUF_INIT;
     for (size_t i = 0; i < kept.n; i++)
-        sb_addf(&sb, "/%s", kept.v[i]);
+        cf_sb_addf(&sb, "/%s", kept.v[i]);
     if (!sb.len)
-        sb_addc(&sb, '/');
-    strvec_clear(&parts);
-    strvec_clear(&kept);
+        cf_sb_addc(&sb, '/');
+    cf_strvec_clear(&parts);
+    cf_strvec_clear(&kept);
     if (escaped)
         *escaped = climbed_out;
-    return sb_detach(&sb);
+    return cf_sb_detach(&sb);
 }
 
 char *cf_path_absolute(const char *path)

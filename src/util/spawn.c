@@ -32,7 +32,7 @@ char *cf_which(const char *name)
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
     struct strvec dirs = STRVEC_INIT;
-    strvec_split(&dirs, path, ":", 0);
+    cf_strvec_split(&dirs, path, ":", 0);
     char *found = NULL;
     for (size_t i = 0; i < dirs.n && !found; i++) {
         char *cand = cf_asprintf("%s/%s", dirs.v[i], name);
@@ -42,18 +42,18 @@ char *cf_which(const char *name)
         else
             free(cand);
     }
-    strvec_clear(&dirs);
+    cf_strvec_clear(&dirs);
     return found;
 }
 
 /* Keeps at most `limit` bytes: when over, the oldest half is dropped so the tail survives. */
 static void keep_tail(struct strbuf *sb, const char *data, size_t n, size_t limit)
 {
-    sb_add(sb, data, n);
+    cf_sb_add(sb, data, n);
     if (sb->len > limit) {
         size_t drop = sb->len - limit / 2;
         memmove(sb->buf, sb->buf + drop, sb->len - drop);
-        sb_setlen(sb, sb->len - drop);
+        cf_sb_setlen(sb, sb->len - drop);
     }
 }
 
@@ -70,10 +70,10 @@ static void split_lines(struct line_splitter *ls, const char *data, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (data[i] == '\n' || data[i] == '\r') {
             if (ls->partial.len)
-                ls->fn(ls->ctx, sb_str(&ls->partial));
-            sb_reset(&ls->partial);
+                ls->fn(ls->ctx, cf_sb_str(&ls->partial));
+            cf_sb_reset(&ls->partial);
         } else if (ls->partial.len < 65536) {
-            sb_addc(&ls->partial, data[i]);
+            cf_sb_addc(&ls->partial, data[i]);
         }
     }
 }
@@ -234,8 +234,8 @@ int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
         if (pfd[i].fd >= 0)
             close(pfd[i].fd);
     if (ls.partial.len && ls.fn)
-        ls.fn(ls.ctx, sb_str(&ls.partial));
-    sb_release(&ls.partial);
+        ls.fn(ls.ctx, cf_sb_str(&ls.partial));
+    cf_sb_release(&ls.partial);
     if (log_fd >= 0)
         close(log_fd);
     res->seconds = now_s() - start;
@@ -257,8 +257,8 @@ int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
 
 void cf_spawn_result_release(struct cf_spawn_result *res)
 {
-    sb_release(&res->out);
-    sb_release(&res->err);
+    cf_sb_release(&res->out);
+    cf_sb_release(&res->err);
 }
 
 int cf_spawn_ok(const struct cf_spawn_result *res)
@@ -292,8 +292,8 @@ char *cf_capture(const char *const *argv, double timeout_s)
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
     char *out = NULL;
     if (cf_spawn_run(argv, &o, &r, NULL) == 0 && cf_spawn_ok(&r)) {
-        sb_rtrim(&r.out);
-        out = sb_detach(&r.out);
+        cf_sb_rtrim(&r.out);
+        out = cf_sb_detach(&r.out);
     }
     cf_spawn_result_release(&r);
     return out;

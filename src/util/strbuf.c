@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char sb_empty[1]; /* what sb_str gives an empty strbuf: never written */
+static const char sb_empty[1]; /* what cf_sb_str gives an empty strbuf: never written */
 
 void *cf_xmalloc(size_t n)
 {
@@ -31,7 +31,7 @@ void *cf_xrealloc(void *p, size_t n)
     return q;
 }
 
-void sb_grow(struct strbuf *sb, size_t extra)
+void cf_sb_grow(struct strbuf *sb, size_t extra)
 {
     size_t need = sb->len + extra + 1;
     if (need < sb->len)
@@ -48,26 +48,26 @@ void sb_grow(struct strbuf *sb, size_t extra)
     sb->alloc = alloc;
 }
 
-void sb_add(struct strbuf *sb, const void *data, size_t len)
+void cf_sb_add(struct strbuf *sb, const void *data, size_t len)
 {
-    sb_grow(sb, len);
+    cf_sb_grow(sb, len);
     if (len)
         memcpy(sb->buf + sb->len, data, len);
     sb->len += len;
     sb->buf[sb->len] = '\0';
 }
 
-void sb_adds(struct strbuf *sb, const char *s)
+void cf_sb_adds(struct strbuf *sb, const char *s)
 {
-    sb_add(sb, s, strlen(s));
+    cf_sb_add(sb, s, strlen(s));
 }
 
-void sb_addc(struct strbuf *sb, char c)
+void cf_sb_addc(struct strbuf *sb, char c)
 {
-    sb_add(sb, &c, 1);
+    cf_sb_add(sb, &c, 1);
 }
 
-void sb_addvf(struct strbuf *sb, const char *fmt, va_list ap)
+void cf_sb_addvf(struct strbuf *sb, const char *fmt, va_list ap)
 {
     va_list cp;
     va_copy(cp, ap);
@@ -75,25 +75,25 @@ void sb_addvf(struct strbuf *sb, const char *fmt, va_list ap)
     va_end(cp);
     if (n < 0)
         return;
-    sb_grow(sb, (size_t)n);
+    cf_sb_grow(sb, (size_t)n);
     vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
     sb->len += (size_t)n;
 }
 
-void sb_addf(struct strbuf *sb, const char *fmt, ...)
+void cf_sb_addf(struct strbuf *sb, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    sb_addvf(sb, fmt, ap);
+    cf_sb_addvf(sb, fmt, ap);
     va_end(ap);
 }
 
-void sb_reset(struct strbuf *sb)
+void cf_sb_reset(struct strbuf *sb)
 {
-    sb_setlen(sb, 0);
+    cf_sb_setlen(sb, 0);
 }
 
-void sb_setlen(struct strbuf *sb, size_t len)
+void cf_sb_setlen(struct strbuf *sb, size_t len)
 {
     if (!sb->alloc) {
         if (len == 0)
@@ -106,7 +106,7 @@ void sb_setlen(struct strbuf *sb, size_t len)
     sb->buf[len] = '\0';
 }
 
-void sb_rtrim(struct strbuf *sb)
+void cf_sb_rtrim(struct strbuf *sb)
 {
     while (sb->len && isspace((unsigned char)sb->buf[sb->len - 1]))
         sb->len--;
@@ -114,7 +114,7 @@ void sb_rtrim(struct strbuf *sb)
         sb->buf[sb->len] = '\0';
 }
 
-char *sb_detach(struct strbuf *sb)
+char *cf_sb_detach(struct strbuf *sb)
 {
     char *s = sb->alloc ? sb->buf : cf_strdup("");
     sb->buf = NULL;
@@ -122,7 +122,7 @@ char *sb_detach(struct strbuf *sb)
     return s;
 }
 
-void sb_release(struct strbuf *sb)
+void cf_sb_release(struct strbuf *sb)
 {
     if (sb->alloc)
         free(sb->buf);
@@ -130,7 +130,7 @@ void sb_release(struct strbuf *sb)
     sb->len = sb->alloc = 0;
 }
 
-const char *sb_str(const struct strbuf *sb)
+const char *cf_sb_str(const struct strbuf *sb)
 {
     return sb->alloc ? sb->buf : sb_empty;
 }
@@ -158,9 +158,9 @@ char *cf_asprintf(const char *fmt, ...)
     struct strbuf sb = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    sb_addvf(&sb, fmt, ap);
+    cf_sb_addvf(&sb, fmt, ap);
     va_end(ap);
-    return sb_detach(&sb);
+    return cf_sb_detach(&sb);
 }
 
 int cf_starts_with(const char *s, const char *prefix)
@@ -182,29 +182,29 @@ static void strvec_reserve(struct strvec *sv)
     }
 }
 
-void strvec_push_nodup(struct strvec *sv, char *s)
+void cf_strvec_push_nodup(struct strvec *sv, char *s)
 {
     strvec_reserve(sv);
     sv->v[sv->n++] = s;
     sv->v[sv->n] = NULL;
 }
 
-void strvec_push(struct strvec *sv, const char *s)
+void cf_strvec_push(struct strvec *sv, const char *s)
 {
-    strvec_push_nodup(sv, cf_strdup(s));
+    cf_strvec_push_nodup(sv, cf_strdup(s));
 }
 
-void strvec_pushf(struct strvec *sv, const char *fmt, ...)
+void cf_strvec_pushf(struct strvec *sv, const char *fmt, ...)
 {
     struct strbuf sb = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    sb_addvf(&sb, fmt, ap);
+    cf_sb_addvf(&sb, fmt, ap);
     va_end(ap);
-    strvec_push_nodup(sv, sb_detach(&sb));
+    cf_strvec_push_nodup(sv, cf_sb_detach(&sb));
 }
 
-void strvec_split(struct strvec *sv, const char *s, const char *seps, int keep_empty)
+void cf_strvec_split(struct strvec *sv, const char *s, const char *seps, int keep_empty)
 {
     if (!s)
         return;
@@ -212,14 +212,14 @@ void strvec_split(struct strvec *sv, const char *s, const char *seps, int keep_e
     for (;;) {
         size_t n = strcspn(p, seps);
         if (n || keep_empty)
-            strvec_push_nodup(sv, cf_strndup(p, n));
+            cf_strvec_push_nodup(sv, cf_strndup(p, n));
         if (!p[n])
             break;
         p += n + 1;
     }
 }
 
-int strvec_contains(const struct strvec *sv, const char *s)
+int cf_strvec_contains(const struct strvec *sv, const char *s)
 {
     for (size_t i = 0; i < sv->n; i++)
         if (strcmp(sv->v[i], s) == 0)
@@ -227,7 +227,7 @@ int strvec_contains(const struct strvec *sv, const char *s)
     return 0;
 }
 
-void strvec_clear(struct strvec *sv)
+void cf_strvec_clear(struct strvec *sv)
 {
     for (size_t i = 0; i < sv->n; i++)
         free(sv->v[i]);
@@ -236,7 +236,7 @@ void strvec_clear(struct strvec *sv)
     sv->n = sv->alloc = 0;
 }
 
-char *const *strvec_argv(struct strvec *sv)
+char *const *cf_strvec_argv(struct strvec *sv)
 {
     if (!sv->v)
         strvec_reserve(sv), sv->v[0] = NULL;

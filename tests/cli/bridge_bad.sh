@@ -76,4 +76,18 @@ expect_json 'd["schema"] == "cclforge.wheel-verify/1"' "JSON schema field"
 run "$CCLFORGE" wheel verify "$T/evil-1.0-py3-none-any.whl" --install
 expect_out 'skip +install +not attempted' "no install of a wheel that failed the static checks"
 
+# The bridge source is found beside the executable by one rule, from any
+# directory the binary is copied to: <exe dir>/share/cclforge, then
+# <exe dir>/../share/cclforge (an installed prefix).
+mkdir -p "$T/oot/bin" "$T/oot/share/cclforge/bridge" "$T/bare"
+cp "$CCLFORGE" "$T/bare/cclforge"
+run "$T/bare/cclforge" bridge plan --libtorch "$T/nowhere"
+expect_out 'bridge source .*not found' "no share/ beside a copied binary: the source is reported missing"
+cp "$CCLFORGE" "$T/oot/bin/cclforge"
+cp "$CCLFORGE_SOURCE_DIR/share/cclforge/bridge/cclforge_nccl_bridge.cpp" "$T/oot/share/cclforge/bridge/"
+run "$T/oot/bin/cclforge" bridge plan --libtorch "$T/nowhere"
+expect_out "source +$T/oot/share/cclforge/bridge/cclforge_nccl_bridge.cpp" "an installed prefix: found in ../share/cclforge"
+run "$CCLFORGE" bridge plan --libtorch "$T/nowhere"
+expect_out "source +$CCLFORGE_BINARY_DIR/share/cclforge/bridge/cclforge_nccl_bridge.cpp" "a build directory: its own copy of share/"
+
 t_end

@@ -17,7 +17,7 @@ char *ts_tmpdir(void)
     char *d = cf_mkdtemp(NULL, "cclforge-test-", &err);
     if (!d)
         fail_msg("%s", cf_error_message(&err));
-    strvec_push_nodup(&tmpdirs, d);
+    cf_strvec_push_nodup(&tmpdirs, d);
     return d;
 }
 
@@ -26,8 +26,8 @@ void ts_cleanup(void)
     if (!getenv("CCLFORGE_KEEP_TMP"))
         for (size_t i = 0; i < tmpdirs.n; i++)
             cf_rm_rf(tmpdirs.v[i], NULL);
-    strvec_clear(&tmpdirs);
-    strvec_clear(&owned);
+    cf_strvec_clear(&tmpdirs);
+    cf_strvec_clear(&owned);
 }
 
 char *ts_write(const char *dir, const char *name, const char *text)
@@ -38,7 +38,7 @@ char *ts_write(const char *dir, const char *name, const char *text)
     if (cf_mkdir_p(parent, 0755, &err) != 0 || cf_write_file_atomic(path, text, strlen(text), &err) != 0)
         fail_msg("%s", cf_error_message(&err));
     free(parent);
-    strvec_push_nodup(&owned, path);
+    cf_strvec_push_nodup(&owned, path);
     return path;
 }
 
@@ -58,7 +58,7 @@ int ts_run(const char *const *argv)
     }
     int rc = cf_spawn_ok(&r) ? 0 : (r.exited ? r.exit_code : -1);
     if (rc != 0)
-        print_message("command %s failed:\n%s\n", argv[0], sb_str(&r.out));
+        print_message("command %s failed:\n%s\n", argv[0], cf_sb_str(&r.out));
     cf_spawn_result_release(&r);
     return rc;
 }
@@ -76,17 +76,17 @@ const char *ts_cc(const char *dir, const char *out, const char *source, ...)
     free(src);
     struct strvec argv = STRVEC_INIT;
     const char *cc = getenv("CC");
-    strvec_push(&argv, cc && *cc ? cc : "cc");
-    strvec_push(&argv, "-o");
-    strvec_push(&argv, out);
-    strvec_push(&argv, srcpath);
+    cf_strvec_push(&argv, cc && *cc ? cc : "cc");
+    cf_strvec_push(&argv, "-o");
+    cf_strvec_push(&argv, out);
+    cf_strvec_push(&argv, srcpath);
     va_list ap;
     va_start(ap, source);
     for (const char *f; (f = va_arg(ap, const char *)) != NULL;)
-        strvec_push(&argv, f);
+        cf_strvec_push(&argv, f);
     va_end(ap);
-    ts_run_ok((const char *const *)strvec_argv(&argv));
-    strvec_clear(&argv);
+    ts_run_ok((const char *const *)cf_strvec_argv(&argv));
+    cf_strvec_clear(&argv);
     return out;
 }
 

@@ -59,13 +59,13 @@ int ts_ldd_run(const char *file, const char *llp, struct ts_ldd *out)
     free(set);
     if (rc != 0)
         return -1;
-    out->raw = cf_asprintf("%s%s", sb_str(&r.out), sb_str(&r.err));
+    out->raw = cf_asprintf("%s%s", cf_sb_str(&r.out), cf_sb_str(&r.err));
     struct strvec lines = STRVEC_INIT;
-    strvec_split(&lines, sb_str(&r.out), "\n", 0);
+    cf_strvec_split(&lines, cf_sb_str(&r.out), "\n", 0);
     for (size_t i = 0; i < lines.n; i++)
         parse_line(out, lines.v[i]);
     out->ran = r.exited && r.exit_code == 0;
-    strvec_clear(&lines);
+    cf_strvec_clear(&lines);
     cf_spawn_result_release(&r);
     return 0;
 }
@@ -94,36 +94,36 @@ char *ts_ldd_compare(const struct cf_ldso_result *res, const struct ts_ldd *ldd)
             interp = (long)i;
     long interp_after = interp > 0 ? interp - 1 : -1;
     if (interp_after == 0) /* right after the main program: ldd lists it first */
-        sb_addf(&ours, "%s\n", res->objects[interp].path);
+        cf_sb_addf(&ours, "%s\n", res->objects[interp].path);
     for (size_t i = 1; i < res->n_nodes; i++) {
         const struct cf_ldso_node *n = &res->nodes[i];
         /* ldd names an object by the NEEDED string after token expansion. */
         const char *name = n->expanded ? n->expanded : n->needed;
         if (n->object < 0) {
-            sb_addf(&ours, "%s => not found\n", name);
+            cf_sb_addf(&ours, "%s => not found\n", name);
             continue;
         }
         const struct cf_ldso_object *o = &res->objects[n->object];
         if (o->node != (long)i || o->is_interp)
             continue;
         if (strcmp(name, o->path) == 0)
-            sb_addf(&ours, "%s\n", o->path);
+            cf_sb_addf(&ours, "%s\n", o->path);
         else
-            sb_addf(&ours, "%s => %s\n", name, o->path);
+            cf_sb_addf(&ours, "%s => %s\n", name, o->path);
         if (n->object == interp_after)
-            sb_addf(&ours, "%s\n", res->objects[interp].path);
+            cf_sb_addf(&ours, "%s\n", res->objects[interp].path);
     }
     for (size_t i = 0; i < ldd->n; i++) {
         const struct ts_ldd_line *l = &ldd->lines[i];
         if (l->path && strcmp(l->name, l->path) == 0)
-            sb_addf(&theirs, "%s\n", l->path);
+            cf_sb_addf(&theirs, "%s\n", l->path);
         else
-            sb_addf(&theirs, "%s => %s\n", l->name, l->path ? l->path : "not found");
+            cf_sb_addf(&theirs, "%s => %s\n", l->name, l->path ? l->path : "not found");
     }
     char *diff = NULL;
-    if (strcmp(sb_str(&ours), sb_str(&theirs)) != 0)
-        diff = cf_asprintf("cclforge:\n%sldd:\n%s", sb_str(&ours), sb_str(&theirs));
-    sb_release(&ours);
-    sb_release(&theirs);
+    if (strcmp(cf_sb_str(&ours), cf_sb_str(&theirs)) != 0)
+        diff = cf_asprintf("cclforge:\n%sldd:\n%s", cf_sb_str(&ours), cf_sb_str(&theirs));
+    cf_sb_release(&ours);
+    cf_sb_release(&theirs);
     return diff;
 }

@@ -21,7 +21,7 @@ static char *parse_joined(const char *text, int *ptx)
     if (ptx)
         *ptx = l.ptx_requested;
     cf_arch_list_release(&l);
-    return sb_detach(&sb);
+    return cf_sb_detach(&sb);
 }
 
 static void test_forms_normalize(void **state)
@@ -152,20 +152,20 @@ static void test_gencode_like_nccl(void **state)
     assert_int_equal(cf_arch_list_parse(&l, "12.0;6.1", &err), 0);
     struct strbuf g = STRBUF_INIT;
     cf_arch_nvcc_gencode(&l, 1, &g);
-    assert_string_equal(sb_str(&g), "-gencode=arch=compute_61,code=sm_61 -gencode=arch=compute_120,code=sm_120 "
+    assert_string_equal(cf_sb_str(&g), "-gencode=arch=compute_61,code=sm_61 -gencode=arch=compute_120,code=sm_120 "
                                     "-gencode=arch=compute_120,code=compute_120");
-    sb_reset(&g);
+    cf_sb_reset(&g);
     cf_arch_nvcc_gencode(&l, 0, &g);
-    assert_string_equal(sb_str(&g), "-gencode=arch=compute_61,code=sm_61 -gencode=arch=compute_120,code=sm_120");
-    sb_reset(&g);
+    assert_string_equal(cf_sb_str(&g), "-gencode=arch=compute_61,code=sm_61 -gencode=arch=compute_120,code=sm_120");
+    cf_sb_reset(&g);
     cf_arch_list_dirname(&l, &g);
-    assert_string_equal(sb_str(&g), "sm61-sm120");
-    sb_release(&g);
+    assert_string_equal(cf_sb_str(&g), "sm61-sm120");
+    cf_sb_release(&g);
     cf_arch_list_release(&l);
     assert_int_equal(cf_arch_list_parse(&l, "gfx942,gfx90a", &err), 0);
     cf_arch_list_dirname(&l, &g);
-    assert_string_equal(sb_str(&g), "gfx90a-gfx942");
-    sb_release(&g);
+    assert_string_equal(cf_sb_str(&g), "gfx90a-gfx942");
+    cf_sb_release(&g);
     cf_arch_list_release(&l);
 }
 

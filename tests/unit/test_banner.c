@@ -77,7 +77,7 @@ static void test_parse_forms(void **state)
 static int count_visit(const struct cf_commlib_banner *b, void *ctx)
 {
     struct strbuf *sb = ctx;
-    sb_addf(sb, "[%s@%llu]", b->text, (unsigned long long)b->offset);
+    cf_sb_addf(sb, "[%s@%llu]", b->text, (unsigned long long)b->offset);
     return 0;
 }
 
@@ -89,7 +89,7 @@ static void test_scan_buffer(void **state)
     size_t n = cf_banner_scan((const uint8_t *)data, sizeof(data) - 1, 1000, count_visit, &sb);
     assert_int_equal(n, 2);
     assert_string_equal(sb.buf, "[NCCL version 2.21.5+cuda12.4@1036][RCCL version 2.18.3+hip6.0@1065]");
-    sb_release(&sb);
+    cf_sb_release(&sb);
     /* A buffer that starts with the needle (no room for the N) and tiny buffers. */
     assert_int_equal(cf_banner_scan((const uint8_t *)"CCL version 2.1.1", 17, 0, NULL, NULL), 0);
     assert_int_equal(cf_banner_scan((const uint8_t *)"N", 1, 0, NULL, NULL), 0);
@@ -196,7 +196,7 @@ static void test_fixtures_embed_or_not(void **state)
     assert_true(id_mem.embeds_copy);
     assert_string_equal(id_mem.banner.text, "NCCL version 2.21.5+cuda12.4");
     cf_elf_close(mem);
-    sb_release(&bytes);
+    cf_sb_release(&bytes);
 
     identify(mentions, &id_mentions);
     assert_false(id_mentions.found);
@@ -245,11 +245,11 @@ static void test_banners_across_window_edges(void **state)
 {
     char *dir = ts_tmpdir();
     struct strbuf src = STRBUF_INIT;
-    sb_adds(&src, "__attribute__((section(\"bannertest\"), used))\n"
+    cf_sb_adds(&src, "__attribute__((section(\"bannertest\"), used))\n"
                   "const struct { char pad[1048462]; char b[8][30]; } blob = { {1}, {\n");
     for (int k = 0; k < 8; k++)
-        sb_addf(&src, "  \"NCCL version 2.21.%d+cuda12.4\",\n", 10 + k);
-    sb_adds(&src, "} };\n");
+        cf_sb_addf(&src, "  \"NCCL version 2.21.%d+cuda12.4\",\n", 10 + k);
+    cf_sb_adds(&src, "} };\n");
     char *lib = cf_path_join(dir, "libedges.so");
     ts_cc(dir, lib, src.buf, "-shared", "-fPIC", NULL);
     struct cf_commlib_identity id;
@@ -262,7 +262,7 @@ static void test_banners_across_window_edges(void **state)
         assert_int_equal(id.banners[k].patch, 10 + k);
         assert_int_equal(id.banners[k].toolkit_minor, 4);
     }
-    sb_release(&src);
+    cf_sb_release(&src);
     free(lib);
 }
 
@@ -271,8 +271,8 @@ static void test_banners_across_window_edges(void **state)
 static void add_fatbin(struct strbuf *src, unsigned payload)
 {
     unsigned fat = 64 + payload;
-    sb_addf(src, "{ 0x50,0xED,0x55,0xBA, 1,0, 16,0, %u,%u,%u,0,0,0,0,0,\n", fat & 255, fat >> 8 & 255, fat >> 16);
-    sb_addf(src, "  2,0, 1,1, 64,0,0,0, %u,%u,%u,0,0,0,0,0 }", payload & 255, payload >> 8 & 255, payload >> 16);
+    cf_sb_addf(src, "{ 0x50,0xED,0x55,0xBA, 1,0, 16,0, %u,%u,%u,0,0,0,0,0,\n", fat & 255, fat >> 8 & 255, fat >> 16);
+    cf_sb_addf(src, "  2,0, 1,1, 64,0,0,0, %u,%u,%u,0,0,0,0,0 }", payload & 255, payload >> 8 & 255, payload >> 16);
 }
 
 /* CUDA fatbins inside read-only data (libcusparse keeps 11 of its 12.7 MB of
@@ -283,7 +283,7 @@ static void test_fatbins_skipped(void **state)
 {
     char *dir = ts_tmpdir();
     struct strbuf src = STRBUF_INIT;
-    sb_adds(&src, "__attribute__((section(\"bannertest\"), used))\n"
+    cf_sb_adds(&src, "__attribute__((section(\"bannertest\"), used))\n"
                   "const struct {\n"
                   "  char before[40]; unsigned char fake[80]; char after_fake[40];\n"
                   "  char pad[1048576 - 300 - 160]; unsigned char fb[80]; char inside[3000];\n"
@@ -294,7 +294,7 @@ static void test_fatbins_skipped(void **state)
                   "  \"NCCL version 2.22.1+cuda12.4\",\n"
                   "  {1},\n  ");
     add_fatbin(&src, 3000);
-    sb_adds(&src, ",\n  \"NCCL version 9.9.9+cuda1.0 (GPU code, not a host string)\",\n"
+    cf_sb_adds(&src, ",\n  \"NCCL version 9.9.9+cuda1.0 (GPU code, not a host string)\",\n"
                   "  \"NCCL version 2.23.4+cuda12.6\",\n};\n");
     char *lib = cf_path_join(dir, "libfatbins.so");
     ts_cc(dir, lib, src.buf, "-shared", "-fPIC", NULL);
@@ -321,8 +321,8 @@ static void test_fatbins_skipped(void **state)
     assert_string_equal(id_mem.banners[2].text, "NCCL version 2.23.4+cuda12.6");
     assert_int_equal(id_mem.bytes_scanned, id.bytes_scanned);
     cf_elf_close(mem);
-    sb_release(&bytes);
-    sb_release(&src);
+    cf_sb_release(&bytes);
+    cf_sb_release(&src);
     free(lib);
 }
 

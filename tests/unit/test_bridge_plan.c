@@ -160,15 +160,15 @@ static void test_nvidia_plan_with_nccl_home(void **state)
 
     struct strvec argv = STRVEC_INIT;
     cf_bridge_compile_argv(&p, "x.o", &argv);
-    assert_true(strvec_contains(&argv, "-std=c++20"));
-    assert_true(strvec_contains(&argv, "-DUSE_C10D_NCCL"));
-    assert_true(strvec_contains(&argv, "-DCCLFORGE_BRIDGE_NAME=mymod"));
-    strvec_clear(&argv);
+    assert_true(cf_strvec_contains(&argv, "-std=c++20"));
+    assert_true(cf_strvec_contains(&argv, "-DUSE_C10D_NCCL"));
+    assert_true(cf_strvec_contains(&argv, "-DCCLFORGE_BRIDGE_NAME=mymod"));
+    cf_strvec_clear(&argv);
     cf_bridge_link_argv(&p, "x.o", "out.so", &argv);
-    assert_true(strvec_contains(&argv, "-l:libnccl.so.2"));
-    assert_true(strvec_contains(&argv, "-l:libtorch_cuda.so"));
-    assert_true(strvec_contains(&argv, "-Wl,-rpath,$ORIGIN/../torch/lib"));
-    strvec_clear(&argv);
+    assert_true(cf_strvec_contains(&argv, "-l:libnccl.so.2"));
+    assert_true(cf_strvec_contains(&argv, "-l:libtorch_cuda.so"));
+    assert_true(cf_strvec_contains(&argv, "-Wl,-rpath,$ORIGIN/../torch/lib"));
+    cf_strvec_clear(&argv);
     cf_bridge_plan_release(&p);
     free(ti);
     free(ci);

@@ -55,7 +55,7 @@ static int diagnose(const char *json, const char *id, char **why)
 static void test_arch_coverage_rules(void **state)
 {
     struct strvec a = STRVEC_INIT;
-    strvec_split(&a, "sm_80 sm_90a compute_90a sm_100f", " ", 0);
+    cf_strvec_split(&a, "sm_80 sm_90a compute_90a sm_100f", " ", 0);
     assert_true(cf_arch_covered(&a, "sm_80"));
     assert_true(cf_arch_covered(&a, "sm_86"));  /* same major, higher minor */
     assert_true(cf_arch_covered(&a, "sm_89"));
@@ -63,20 +63,20 @@ static void test_arch_coverage_rules(void **state)
     assert_true(cf_arch_covered(&a, "sm_90"));  /* sm_90a on exactly 9.0 */
     assert_true(cf_arch_covered(&a, "sm_103")); /* family code sm_100f on 10.3 */
     assert_false(cf_arch_covered(&a, "sm_120")); /* no PTX that could JIT for it */
-    strvec_clear(&a);
-    strvec_split(&a, "sm_75 compute_75", " ", 0);
+    cf_strvec_clear(&a);
+    cf_strvec_split(&a, "sm_75 compute_75", " ", 0);
     assert_true(cf_arch_covered(&a, "sm_120")); /* PTX JITs for any newer GPU */
     assert_false(cf_arch_covered(&a, "sm_61"));
-    strvec_clear(&a);
-    strvec_split(&a, "sm_86", " ", 0);
+    cf_strvec_clear(&a);
+    cf_strvec_split(&a, "sm_86", " ", 0);
     assert_false(cf_arch_covered(&a, "sm_80")); /* 8.6 code on an 8.0 GPU: no */
-    strvec_clear(&a);
-    strvec_split(&a, "gfx90a:xnack- gfx942", " ", 0);
+    cf_strvec_clear(&a);
+    cf_strvec_split(&a, "gfx90a:xnack- gfx942", " ", 0);
     assert_true(cf_arch_covered(&a, "gfx90a"));
     assert_true(cf_arch_covered(&a, "gfx942"));
     assert_false(cf_arch_covered(&a, "gfx928"));
     assert_false(cf_arch_covered(&a, "gfx90"));
-    strvec_clear(&a);
+    cf_strvec_clear(&a);
 }
 
 static void test_gpu_arch_not_covered(void **state)

@@ -116,7 +116,7 @@ static void read_file_bytes(const char *path, uint8_t **data, size_t *len)
     if (cf_read_file(path, 64u << 20, &sb, &err) != 0)
         fail_msg("%s", cf_error_message(&err));
     *len = sb.len;
-    *data = (uint8_t *)sb_detach(&sb);
+    *data = (uint8_t *)cf_sb_detach(&sb);
 }
 
 /* A dynamic string table whose last byte is not a NUL: its last string ends
@@ -736,11 +736,11 @@ static long vm_hwm_kb(void)
     struct strbuf sb = STRBUF_INIT;
     long kb = -1;
     if (cf_read_file("/proc/self/status", 1 << 20, &sb, NULL) == 0) {
-        const char *p = strstr(sb_str(&sb), "VmHWM:");
+        const char *p = strstr(cf_sb_str(&sb), "VmHWM:");
         if (p)
             kb = strtol(p + 6, NULL, 10);
     }
-    sb_release(&sb);
+    cf_sb_release(&sb);
     return kb;
 }
 
@@ -793,12 +793,12 @@ static char *bracketed(const char *line, const char *marker)
 /* What readelf -W prints in the Name column for one of our symbols. */
 static void readelf_name(const struct cf_elf_symbol *sym, struct strbuf *out)
 {
-    sb_reset(out);
-    sb_adds(out, sym->name);
+    cf_sb_reset(out);
+    cf_sb_adds(out, sym->name);
     /* readelf leaves out the version of the symbol that names a version
      * definition itself (GLIBC_2.2.5 ABS in GLIBC_2.2.5). */
     if (sym->version && !(sym->defined && !strcmp(sym->name, sym->version)))
-        sb_addf(out, "%s%s", sym->defined && !sym->version_hidden ? "@@" : "@", sym->version);
+        cf_sb_addf(out, "%s%s", sym->defined && !sym->version_hidden ? "@@" : "@", sym->version);
 }
 
 /* Compares one file with `readelf -dW --dyn-syms`; returns the symbols compared. */
@@ -812,14 +812,14 @@ static size_t compare_with_readelf(const char *path)
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
     assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
     struct strvec lines = STRVEC_INIT, needed = STRVEC_INIT, names = STRVEC_INIT;
-    strvec_split(&lines, sb_str(&r.out), "\n", 0);
+    cf_strvec_split(&lines, cf_sb_str(&r.out), "\n", 0);
     char *soname = NULL, *rpath = NULL, *runpath = NULL;
     int in_dynsym = 0;
     for (size_t i = 0; i < lines.n; i++) {
         const char *l = lines.v[i];
         char *v;
         if ((v = bracketed(l, "(NEEDED)")))
-            strvec_push_nodup(&needed, v);
+            cf_strvec_push_nodup(&needed, v);
         else if ((v = bracketed(l, "(SONAME)")))
             free(soname), soname = v;
         else if ((v = bracketed(l, "(RPATH)")))
@@ -833,10 +833,10 @@ static size_t compare_with_readelf(const char *path)
         else if (in_dynsym) {
             /* "   Num:    Value          Size Type    Bind   Vis      Ndx Name" */
             struct strvec f = STRVEC_INIT;
-            strvec_split(&f, l, " \t", 0);
+            cf_strvec_split(&f, l, " \t", 0);
             if (f.n >= 8 && cf_ends_with(f.v[0], ":") && strcmp(f.v[0], "Num:") && strcmp(f.v[0], "0:"))
-                strvec_push(&names, f.v[7]);
-            strvec_clear(&f);
+                cf_strvec_push(&names, f.v[7]);
+            cf_strvec_clear(&f);
         }
     }
     cf_spawn_result_release(&r);
@@ -863,17 +863,17 @@ static size_t compare_with_readelf(const char *path)
     struct strbuf mine = STRBUF_INIT;
     for (size_t i = 0; i < n; i++) {
         readelf_name(&syms[i], &mine);
-        if (strcmp(sb_str(&mine), names.v[i]) != 0)
-            fail_msg("%s: symbol %zu is %s, readelf says %s", path, i + 1, sb_str(&mine), names.v[i]);
+        if (strcmp(cf_sb_str(&mine), names.v[i]) != 0)
+            fail_msg("%s: symbol %zu is %s, readelf says %s", path, i + 1, cf_sb_str(&mine), names.v[i]);
     }
-    sb_release(&mine);
+    cf_sb_release(&mine);
     cf_elf_close(elf);
     free(soname);
     free(rpath);
     free(runpath);
-    strvec_clear(&lines);
-    strvec_clear(&needed);
-    strvec_clear(&names);
+    cf_strvec_clear(&lines);
+    cf_strvec_clear(&needed);
+    cf_strvec_clear(&names);
     return n;
 }
 
@@ -894,7 +894,7 @@ static void collect_shared_objects(const char *dir, struct strvec *files)
         char *p = cf_path_join(dir, de->d_name);
         struct stat st;
         if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (16 << 20) && st.st_size > 64)
-            strvec_push(files, p);
+            cf_strvec_push(files, p);
         free(p);
     }
     closedir(dh);
@@ -938,7 +938,7 @@ static void test_system_libraries_match_readelf(void **state)
     print_message("%zu libraries in %s, /usr/lib32, the fixtures and the CUDA libraries present, %zu dynamic symbols: same as readelf\n", checked, dir,
                   symbols);
     assert_true(checked > 10);
-    strvec_clear(&files);
+    cf_strvec_clear(&files);
 }
 
 int main(void)

@@ -62,14 +62,14 @@ static void nvcc_build(const char *nvcc, const char *dir, const char *out, const
 {
     char *src = ts_write(dir, "kernel.cu", kernel_source);
     struct strvec argv = STRVEC_INIT;
-    strvec_push(&argv, nvcc);
+    cf_strvec_push(&argv, nvcc);
     for (size_t i = 0; flags[i]; i++)
-        strvec_push(&argv, flags[i]);
-    strvec_push(&argv, "-o");
-    strvec_push(&argv, out);
-    strvec_push(&argv, src);
-    ts_run_ok((const char *const *)strvec_argv(&argv));
-    strvec_clear(&argv);
+        cf_strvec_push(&argv, flags[i]);
+    cf_strvec_push(&argv, "-o");
+    cf_strvec_push(&argv, out);
+    cf_strvec_push(&argv, src);
+    ts_run_ok((const char *const *)cf_strvec_argv(&argv));
+    cf_strvec_clear(&argv);
 }
 
 /* "sm_75 sm_90 | compute_90 | lto_ | gfx..." summary of an inventory. */
@@ -79,19 +79,19 @@ static char *inventory_text(const struct cf_gpucode_inventory *inv)
     char name[32];
     for (size_t i = 0; i < inv->n_sass; i++) {
         cf_cuda_arch_name(&inv->sass[i], CF_FATBIN_SASS, name, sizeof(name));
-        sb_addf(&sb, "%s%s", sb.len ? " " : "", name);
+        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", name);
     }
     for (size_t i = 0; i < inv->n_ptx; i++) {
         cf_cuda_arch_name(&inv->ptx[i], CF_FATBIN_PTX, name, sizeof(name));
-        sb_addf(&sb, "%s%s", sb.len ? " " : "", name);
+        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", name);
     }
     for (size_t i = 0; i < inv->n_ltoir; i++) {
         cf_cuda_arch_name(&inv->ltoir[i], CF_FATBIN_LTOIR, name, sizeof(name));
-        sb_addf(&sb, "%s%s", sb.len ? " " : "", name);
+        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", name);
     }
     for (size_t i = 0; i < inv->amd_targets.n; i++)
-        sb_addf(&sb, "%s%s", sb.len ? " " : "", inv->amd_targets.v[i]);
-    return sb_detach(&sb);
+        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", inv->amd_targets.v[i]);
+    return cf_sb_detach(&sb);
 }
 
 static char *elf_inventory_text(const char *path, struct cf_gpucode_inventory *inv)
@@ -110,7 +110,7 @@ static char *buffer_inventory_text(const char *path, struct cf_gpucode_inventory
                                    struct strbuf *bytes)
 {
     cf_error err = CF_ERROR_INIT;
-    sb_reset(bytes);
+    cf_sb_reset(bytes);
     if (cf_read_file(path, 64u << 20, bytes, &err) != 0)
         fail_msg("%s", cf_error_message(&err));
     if (cf_gpucode_inventory_buffer((const uint8_t *)bytes->buf, bytes->len, path, inv, &err) != 0)
@@ -133,15 +133,15 @@ static char *cuobjdump_archs(const char *cuobjdump, const char *option, const ch
     if (cf_spawn_run(argv, &o, &r, &err) != 0)
         fail_msg("%s", cf_error_message(&err));
     struct strvec lines = STRVEC_INIT, seen = STRVEC_INIT;
-    strvec_split(&lines, sb_str(&r.out), "\n", 0);
+    cf_strvec_split(&lines, cf_sb_str(&r.out), "\n", 0);
     for (size_t i = 0; i < lines.n; i++) {
         const char *sm = strstr(lines.v[i], ".sm_");
         if (!sm)
             continue;
         const char *dot = strchr(sm + 1, '.');
         char *arch = cf_asprintf("%s%.*s", prefix, (int)(dot ? dot - sm - 4 : 0), sm + 4);
-        if (!strvec_contains(&seen, arch))
-            strvec_push(&seen, arch);
+        if (!cf_strvec_contains(&seen, arch))
+            cf_strvec_push(&seen, arch);
         free(arch);
     }
     /* sort by number: sm_75 < sm_100 */
@@ -153,11 +153,11 @@ static char *cuobjdump_archs(const char *cuobjdump, const char *option, const ch
         }
     struct strbuf sb = STRBUF_INIT;
     for (size_t i = 0; i < seen.n; i++)
-        sb_addf(&sb, "%s%s", i ? " " : "", seen.v[i]);
-    strvec_clear(&lines);
-    strvec_clear(&seen);
+        cf_sb_addf(&sb, "%s%s", i ? " " : "", seen.v[i]);
+    cf_strvec_clear(&lines);
+    cf_strvec_clear(&seen);
     cf_spawn_result_release(&r);
-    return sb_detach(&sb);
+    return cf_sb_detach(&sb);
 }
 
 /* Plain arch names without the 'f' variant, which cuobjdump does not print for SASS. */
@@ -168,10 +168,10 @@ static char *base_archs(const struct cf_cuda_arch *a, size_t n, const char *pref
     for (size_t i = 0; i < n; i++) {
         if (a[i].arch == last && a[i].variant != 'a')
             continue;
-        sb_addf(&sb, "%s%s%u%s", sb.len ? " " : "", prefix, a[i].arch, a[i].variant == 'a' ? "a" : "");
+        cf_sb_addf(&sb, "%s%s%u%s", sb.len ? " " : "", prefix, a[i].arch, a[i].variant == 'a' ? "a" : "");
         last = a[i].arch;
     }
-    return sb_detach(&sb);
+    return cf_sb_detach(&sb);
 }
 
 /* ---- CUDA fatbins built by nvcc ---- */
@@ -257,7 +257,7 @@ static void test_nvcc_compressed_fatbin(void **state)
         cf_error_clear(&err);
         free(copy);
     }
-    sb_release(&bytes);
+    cf_sb_release(&bytes);
     free(fb);
     free(nvcc);
 }
@@ -267,7 +267,7 @@ static int collect_entry(const struct cf_fatbin_entry *e, void *ctx)
     struct strbuf *sb = ctx;
     char name[32];
     cf_fatbin_entry_name(e, name, sizeof(name));
-    sb_addf(sb, "%s%s%s", sb->len ? " " : "", name, e->compressed ? "(z)" : "");
+    cf_sb_addf(sb, "%s%s%s", sb->len ? " " : "", name, e->compressed ? "(z)" : "");
     return 0;
 }
 
@@ -311,8 +311,8 @@ static void test_nvcc_arch_and_family_specific(void **state)
         free(ours);
         free(cuobjdump);
     }
-    sb_release(&order);
-    sb_release(&bytes);
+    cf_sb_release(&order);
+    cf_sb_release(&bytes);
     free(text);
     cf_gpucode_inventory_release(&inv);
     free(fb);
@@ -408,13 +408,13 @@ static void test_fatbin_handmade_and_corrupt(void **state)
     assert_int_equal(cf_fatbin_walk(b, 2 * n + 8, "two", collect_entry, &names, &containers, &err), 0);
     assert_int_equal(containers, 2);
     assert_string_equal(names.buf, "sm_61 compute_61(z)");
-    sb_release(&names);
+    cf_sb_release(&names);
 
     /* An unknown kind is reported by number, not dropped. */
     make_fatbin(b, 4, 70, 0);
     assert_int_equal(cf_fatbin_walk(b, n, "k4", collect_entry, &names, NULL, &err), 0);
     assert_string_equal(names.buf, "kind4_70");
-    sb_release(&names);
+    cf_sb_release(&names);
 
     struct {
         size_t at;
@@ -491,7 +491,7 @@ static const struct bundle_part amd_parts[] = {
 static int collect_bundle(const struct cf_bundle_entry *e, void *ctx)
 {
     struct strbuf *sb = ctx;
-    sb_addf(sb, "[%s|%s|%s|%llu]", e->kind, e->triple, e->target_id,
+    cf_sb_addf(sb, "[%s|%s|%s|%llu]", e->kind, e->triple, e->target_id,
             (unsigned long long)e->code_size);
     return 0;
 }
@@ -511,7 +511,7 @@ static void test_bundle_handmade(void **state)
                                 "[hipv4|amdgcn-amd-amdhsa-|gfx90a:xnack-|16]"
                                 "[hipv4|amdgcn-amd-amdhsa-|gfx942|16]"
                                 "[hipv4|amdgcn-amd-amdhsa-|gfx928|16]");
-    sb_release(&sb);
+    cf_sb_release(&sb);
 
     struct cf_gpucode_inventory inv;
     assert_int_equal(cf_gpucode_inventory_buffer(b, n, "hand.hipfb", &inv, &err), 0);
@@ -526,7 +526,7 @@ static void test_bundle_handmade(void **state)
     n = make_bundle(b, sizeof(b), old, 2, 1);
     assert_int_equal(cf_bundle_walk(b, n, "old", collect_bundle, NULL, &sb, NULL, NULL, &err), 0);
     assert_string_equal(sb.buf, "[hip|amdgcn-amd-amdhsa|gfx906|1][openmp|x86_64-pc-linux-gnu||1]");
-    sb_release(&sb);
+    cf_sb_release(&sb);
 
     /* Every prefix: the full one parses, the others fail cleanly. */
     n = make_bundle(b, sizeof(b), amd_parts, 4, 8);
@@ -562,7 +562,7 @@ static void test_bundle_handmade(void **state)
 static int collect_ccob(const struct cf_ccob_info *info, void *ctx)
 {
     struct strbuf *sb = ctx;
-    sb_addf(sb, "[v%u %s total=%llu raw=%llu]", info->version, cf_ccob_method_name(info->method),
+    cf_sb_addf(sb, "[v%u %s total=%llu raw=%llu]", info->version, cf_ccob_method_name(info->method),
             (unsigned long long)info->total_size, (unsigned long long)info->uncompressed_size);
     return 0;
 }
@@ -635,7 +635,7 @@ static void test_compressed_bundles(void **state)
     free(want);
     assert_int_equal(bundles, 3);
     assert_int_equal(compressed, 2);
-    sb_release(&sb);
+    cf_sb_release(&sb);
 
     struct cf_gpucode_inventory inv;
     assert_int_equal(cf_gpucode_inventory_buffer(b, len, "mixed", &inv, &err), 0);
@@ -653,13 +653,13 @@ static void test_compressed_bundles(void **state)
     assert_int_equal(cf_bundle_walk(bad, nb, "bad", collect_bundle, NULL, &sb, NULL, NULL, &err), -1);
     assert_non_null(strstr(cf_error_message(&err), "zstd"));
     cf_error_clear(&err);
-    sb_release(&sb);
+    cf_sb_release(&sb);
     nb = make_ccob(bad, sizeof(bad), 2, 0, plain, plen2, 0);
     memset(bad + 24 + 2, 0x55, nb - 24 - 2);
     assert_int_equal(cf_bundle_walk(bad, nb, "badz", collect_bundle, NULL, &sb, NULL, NULL, &err), -1);
     assert_non_null(strstr(cf_error_message(&err), "zlib"));
     cf_error_clear(&err);
-    sb_release(&sb);
+    cf_sb_release(&sb);
     /* Compressed data that is not a bundle. */
     nb = make_ccob(bad, sizeof(bad), 3, 1, (const uint8_t *)"hello, not a bundle", 19, 0);
     assert_int_equal(cf_bundle_walk(bad, nb, "nb", collect_bundle, NULL, &sb, NULL, NULL, &err), -1);
@@ -671,7 +671,7 @@ static void test_compressed_bundles(void **state)
         memcpy(copy, b, cut);
         assert_int_equal(cf_bundle_walk(copy, cut, "cut", collect_bundle, NULL, &sb, NULL, NULL, &err), -1);
         cf_error_clear(&err);
-        sb_release(&sb);
+        cf_sb_release(&sb);
         free(copy);
     }
 
@@ -714,7 +714,7 @@ static void test_compressed_bundles(void **state)
     assert_int_equal(cf_bundle_walk(v1, 84, "v1", NULL, collect_ccob, &sb, &bundles, &compressed,
                                     &err), 0);
     assert_int_equal(compressed, 2);
-    sb_release(&sb);
+    cf_sb_release(&sb);
 
     /* Faults: unknown version, size past the end, truncated header. */
     put16(b + 4, 7);
@@ -781,7 +781,7 @@ static void test_bundle_from_clang_offload_bundler(void **state)
     free(text);
     cf_gpucode_inventory_release(&inv);
 
-    sb_release(&bytes);
+    cf_sb_release(&bytes);
     free(src);
     free(lib);
     free(inputs);
@@ -828,7 +828,7 @@ static void test_memory_image_uses_its_own_bytes(void **state)
     assert_true(inv.file_bytes_read > 0);
     free(text);
     cf_gpucode_inventory_release(&inv);
-    sb_release(&bytes);
+    cf_sb_release(&bytes);
     free(lib);
 }
 
@@ -857,7 +857,7 @@ static void test_corrupt_section_reports_problem(void **state)
     put64(b + 8, 4096); /* claims more than the section holds */
     struct strbuf arr = STRBUF_INIT;
     for (size_t i = 0; i < sizeof(b); i++)
-        sb_addf(&arr, "%s%u", i ? "," : "", b[i]);
+        cf_sb_addf(&arr, "%s%u", i ? "," : "", b[i]);
     char *src = cf_asprintf("__attribute__((section(\".nv_fatbin\"), used, aligned(8)))\n"
                             "const unsigned char fatbin[] = { %s };\n",
                             arr.buf);
@@ -871,7 +871,7 @@ static void test_corrupt_section_reports_problem(void **state)
     assert_non_null(strstr(inv.problem, "truncated"));
     free(text);
     cf_gpucode_inventory_release(&inv);
-    sb_release(&arr);
+    cf_sb_release(&arr);
     free(src);
     free(lib);
 }

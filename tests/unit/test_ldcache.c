@@ -27,7 +27,7 @@ static void put32(struct strbuf *sb, size_t off, uint32_t v)
     memcpy(sb->buf + off, &v, 4); /* the test machine is little-endian, as the cache is */
 }
 
-static void add32(struct strbuf *sb, uint32_t v) { sb_add(sb, &v, 4); }
+static void add32(struct strbuf *sb, uint32_t v) { cf_sb_add(sb, &v, 4); }
 
 /* Writes a glibc-ld.so.cache1.1 table at the end of sb (string offsets relative
  * to its header), optionally with a glibc-hwcaps extension. */
@@ -35,7 +35,7 @@ static void build_new_table(struct strbuf *sb, const struct fake_entry *e, size_
                             const char *const *hwcaps, size_t n_hwcaps)
 {
     size_t base = sb->len;
-    sb_add(sb, "glibc-ld.so.cache1.1", 20);
+    cf_sb_add(sb, "glibc-ld.so.cache1.1", 20);
     add32(sb, (uint32_t)n);
     add32(sb, 0);                  /* len_strings, patched below */
     uint32_t flags_word = 2;       /* little endian */
@@ -44,15 +44,15 @@ static void build_new_table(struct strbuf *sb, const struct fake_entry *e, size_
     add32(sb, 0); add32(sb, 0); add32(sb, 0);
     size_t entries_at = sb->len;
     for (size_t i = 0; i < n; i++)
-        sb_add(sb, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 24);
+        cf_sb_add(sb, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 24);
     size_t strings_at = sb->len;
     for (size_t i = 0; i < n; i++) {
         size_t at = entries_at + i * 24;
         put32(sb, at, (uint32_t)e[i].flags);
         put32(sb, at + 4, (uint32_t)(sb->len - base));
-        sb_add(sb, e[i].key, strlen(e[i].key) + 1);
+        cf_sb_add(sb, e[i].key, strlen(e[i].key) + 1);
         put32(sb, at + 8, (uint32_t)(sb->len - base));
-        sb_add(sb, e[i].value, strlen(e[i].value) + 1);
+        cf_sb_add(sb, e[i].value, strlen(e[i].value) + 1);
         uint64_t hwcap = 0;
         if (e[i].hwcaps_index >= 0)
             hwcap = CF_LDCACHE_HWCAP_EXTENSION | (uint64_t)e[i].isa_level << 32 | (uint32_t)e[i].hwcaps_index;
@@ -61,11 +61,11 @@ static void build_new_table(struct strbuf *sb, const struct fake_entry *e, size_
     uint32_t hwcaps_names[8];
     for (size_t i = 0; i < n_hwcaps; i++) {
         hwcaps_names[i] = (uint32_t)sb->len; /* offsets from the start of the file */
-        sb_add(sb, hwcaps[i], strlen(hwcaps[i]) + 1);
+        cf_sb_add(sb, hwcaps[i], strlen(hwcaps[i]) + 1);
     }
     put32(sb, base + 24, (uint32_t)(sb->len - strings_at));
     while (sb->len % 4)
-        sb_addc(sb, '\0');
+        cf_sb_addc(sb, '\0');
     if (n_hwcaps) {
         size_t ext = sb->len;
         put32(sb, base + 32, (uint32_t)ext);
@@ -78,9 +78,9 @@ static void build_new_table(struct strbuf *sb, const struct fake_entry *e, size_
         put32(sb, dir, 0);
         put32(sb, dir + 8, (uint32_t)sb->len);
         put32(sb, dir + 12, sizeof gen - 1);
-        sb_add(sb, gen, sizeof gen - 1);
+        cf_sb_add(sb, gen, sizeof gen - 1);
         while (sb->len % 4)
-            sb_addc(sb, '\0');
+            cf_sb_addc(sb, '\0');
         put32(sb, dir + 16, 1);
         put32(sb, dir + 24, (uint32_t)sb->len);
         put32(sb, dir + 28, (uint32_t)(n_hwcaps * 4));
@@ -164,7 +164,7 @@ static void test_new_format_lookup_and_hwcaps(void **state)
     assert_string_equal(d, "libc6");
     free(d);
     cf_ldcache_free(c);
-    sb_release(&sb);
+    cf_sb_release(&sb);
 }
 
 static void test_isa_level_bits_gate_hwcaps_entries(void **state)
@@ -184,14 +184,14 @@ static void test_isa_level_bits_gate_hwcaps_entries(void **state)
     q.isa_1 = 1 | 2 | 4 | 8;
     assert_string_equal(cf_ldcache_lookup(c, "libq.so.1", &q), "/h/v3/libq.so.1");
     cf_ldcache_free(c);
-    sb_release(&sb);
+    cf_sb_release(&sb);
 }
 
 /* The old format with the new one embedded after it, and the old format alone. */
 static void test_old_formats(void **state)
 {
     struct strbuf sb = STRBUF_INIT;
-    sb_add(&sb, "ld.so-1.7.0\0", 12);
+    cf_sb_add(&sb, "ld.so-1.7.0\0", 12);
     add32(&sb, 2);
     size_t e0 = sb.len;
     for (int i = 0; i < 6; i++)
@@ -200,9 +200,9 @@ static void test_old_formats(void **state)
     /* Old entries point into the old string table (starts right after them). */
     put32(&sb, e0, I386);
     put32(&sb, e0 + 4, (uint32_t)(sb.len - strings));
-    sb_add(&sb, "libold.so.1", 12);
+    cf_sb_add(&sb, "libold.so.1", 12);
     put32(&sb, e0 + 8, (uint32_t)(sb.len - strings));
-    sb_add(&sb, "/old/libold.so.1", 17);
+    cf_sb_add(&sb, "/old/libold.so.1", 17);
     put32(&sb, e0 + 12, I386);
     put32(&sb, e0 + 16, 0);
     put32(&sb, e0 + 20, 12);
@@ -220,9 +220,9 @@ static void test_old_formats(void **state)
     /* Old + new: the new table starts 8-byte aligned after the old entries and
      * overlays the old string table, as ldconfig writes it. */
     struct strbuf both = STRBUF_INIT;
-    sb_add(&both, sb.buf, strings);
+    cf_sb_add(&both, sb.buf, strings);
     while (both.len % 8)
-        sb_addc(&both, '\0');
+        cf_sb_addc(&both, '\0');
     build_new_table(&both, sample, 8, NULL, 0);
     c = parse_ok(&both);
     assert_int_equal(cf_ldcache_get_format(c), CF_LDCACHE_OLD_WITH_NEW);
@@ -230,8 +230,8 @@ static void test_old_formats(void **state)
     struct cf_ldcache_query q = x86_64_query(NULL, 0, 1);
     assert_string_equal(cf_ldcache_lookup(c, "libfoo.so.2", &q), "/usr/lib/libfoo.so.2");
     cf_ldcache_free(c);
-    sb_release(&both);
-    sb_release(&sb);
+    cf_sb_release(&both);
+    cf_sb_release(&sb);
 }
 
 static void expect_corrupt(const void *data, size_t len)
@@ -262,26 +262,26 @@ static void test_truncated_and_corrupt(void **state)
     expect_corrupt(sb.buf, 48 + 24 * 3);
     /* A key offset far outside the string table. */
     struct strbuf bad = STRBUF_INIT;
-    sb_add(&bad, sb.buf, sb.len);
+    cf_sb_add(&bad, sb.buf, sb.len);
     put32(&bad, 48 + 4, 0x7fffffff);
     expect_corrupt(bad.buf, bad.len);
     /* Endianness flag says "invalid". */
-    sb_reset(&bad);
-    sb_add(&bad, sb.buf, sb.len);
+    cf_sb_reset(&bad);
+    cf_sb_add(&bad, sb.buf, sb.len);
     bad.buf[28] = 1;
     expect_corrupt(bad.buf, bad.len);
     /* No magic at all. */
     expect_corrupt("hello world, this is not a cache at all.........", 48);
     /* An extension directory pointing past the end is ignored, as glibc does. */
-    sb_reset(&bad);
-    sb_add(&bad, sb.buf, sb.len);
+    cf_sb_reset(&bad);
+    cf_sb_add(&bad, sb.buf, sb.len);
     put32(&bad, 32, 0x7ffffff0);
     struct cf_ldcache *c = parse_ok(&bad);
     assert_null(cf_ldcache_generator(c));
     assert_null(cf_ldcache_entry_at(c, 2)->hwcaps_subdir);
     cf_ldcache_free(c);
-    sb_release(&bad);
-    sb_release(&sb);
+    cf_sb_release(&bad);
+    cf_sb_release(&sb);
 }
 
 static void test_libcmp_orders_numbers(void **state)
@@ -320,7 +320,7 @@ static void test_real_cache_matches_ldconfig(void **state)
     assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
     assert_true(cf_spawn_ok(&r));
     struct strvec lines = STRVEC_INIT;
-    strvec_split(&lines, sb_str(&r.out), "\n", 0);
+    cf_strvec_split(&lines, cf_sb_str(&r.out), "\n", 0);
     assert_true(lines.n >= 2);
     /* "783 libs found in cache `/etc/ld.so.cache'" */
     assert_int_equal(strtoul(lines.v[0], NULL, 10), cf_ldcache_count(c));
@@ -351,7 +351,7 @@ static void test_real_cache_matches_ldconfig(void **state)
     }
     print_message("ld.so.cache: %zu entries equal to ldconfig -p, %zu looked up\n", cf_ldcache_count(c), looked_up);
     assert_true(looked_up > 0);
-    strvec_clear(&lines);
+    cf_strvec_clear(&lines);
     cf_spawn_result_release(&r);
     cf_ldcache_free(c);
     free(ldconfig);

@@ -36,23 +36,23 @@ static void make_lib(const char *dir, const char *file, const char *fn, ...)
     char *soname = cf_asprintf("-Wl,-soname,%s", file);
     struct strvec argv = STRVEC_INIT;
     const char *cc = getenv("CC");
-    strvec_push(&argv, cc && *cc ? cc : "cc");
-    strvec_push(&argv, "-shared");
-    strvec_push(&argv, "-fPIC");
-    strvec_push(&argv, NO_AS_NEEDED);
-    strvec_push(&argv, "-o");
-    strvec_push(&argv, out);
+    cf_strvec_push(&argv, cc && *cc ? cc : "cc");
+    cf_strvec_push(&argv, "-shared");
+    cf_strvec_push(&argv, "-fPIC");
+    cf_strvec_push(&argv, NO_AS_NEEDED);
+    cf_strvec_push(&argv, "-o");
+    cf_strvec_push(&argv, out);
     char *cname = cf_asprintf("%s.c", file);
-    strvec_push(&argv, ts_write(dir, cname, src));
+    cf_strvec_push(&argv, ts_write(dir, cname, src));
     free(cname);
-    strvec_push(&argv, soname);
+    cf_strvec_push(&argv, soname);
     va_list ap;
     va_start(ap, fn);
     for (const char *f; (f = va_arg(ap, const char *)) != NULL;)
-        strvec_push(&argv, f);
+        cf_strvec_push(&argv, f);
     va_end(ap);
-    ts_run_ok((const char *const *)strvec_argv(&argv));
-    strvec_clear(&argv);
+    ts_run_ok((const char *const *)cf_strvec_argv(&argv));
+    cf_strvec_clear(&argv);
     free(soname);
     free(src);
     free(out);
@@ -554,9 +554,9 @@ static void test_platform_dirs_match_ld_so(void **state)
         if (out && strstr(out, "(system search path)")) {
             struct strbuf want = STRBUF_INIT;
             for (char **d = p.system_dirs; *d; d++)
-                sb_addf(&want, "  %s (system search path)\n", *d);
-            assert_non_null(strstr(out, sb_str(&want)));
-            sb_release(&want);
+                cf_sb_addf(&want, "  %s (system search path)\n", *d);
+            assert_non_null(strstr(out, cf_sb_str(&want)));
+            cf_sb_release(&want);
         }
         free(out);
     }

@@ -51,16 +51,16 @@ static void collect(const char *dir, struct strvec *out)
     struct strvec names = STRVEC_INIT;
     for (struct dirent *e; (e = readdir(d)) != NULL;)
         if (strstr(e->d_name, ".so"))
-            strvec_push(&names, e->d_name);
+            cf_strvec_push(&names, e->d_name);
     closedir(d);
     qsort(names.v, names.n, sizeof *names.v, cmp_str);
     for (size_t i = 0; i < names.n; i++) {
         char *p = cf_path_join(dir, names.v[i]);
         if (is_elf_file(p))
-            strvec_push(out, p);
+            cf_strvec_push(out, p);
         free(p);
     }
-    strvec_clear(&names);
+    cf_strvec_clear(&names);
 }
 
 static double now(void)
@@ -118,14 +118,14 @@ static void test_corpus_matches_ldd(void **state)
             if (r.n_nodes == 1)
                 identical++, static_like++;
             else
-                different++, sb_addf(&report, "%s: ldd lists no dependencies, cclforge %zu\n", f, r.n_nodes - 1);
+                different++, cf_sb_addf(&report, "%s: ldd lists no dependencies, cclforge %zu\n", f, r.n_nodes - 1);
             cf_ldso_result_release(&r);
             ts_ldd_release(&l);
             continue;
         }
         if (rc != 0) {
             different++;
-            sb_addf(&report, "%s: cclforge error: %s\n", f, cf_error_message(&err));
+            cf_sb_addf(&report, "%s: cclforge error: %s\n", f, cf_error_message(&err));
             cf_error_clear(&err);
             ts_ldd_release(&l);
             continue;
@@ -135,7 +135,7 @@ static void test_corpus_matches_ldd(void **state)
         if (diff) {
             different++;
             if (different <= 5)
-                sb_addf(&report, "%s:\n%s\n", f, diff);
+                cf_sb_addf(&report, "%s:\n%s\n", f, diff);
             free(diff);
         } else {
             identical++;
@@ -148,10 +148,10 @@ static void test_corpus_matches_ldd(void **state)
                   files.n, compared, identical, static_like, different, ldd_refused, missing_seen, ldd_s, ours_s,
                   compared + ldd_refused < files.n ? " (capped: CCLFORGE_CORPUS_SECONDS)" : "");
     if (different)
-        fail_msg("%zu objects resolve differently from ldd:\n%s", different, sb_str(&report));
+        fail_msg("%zu objects resolve differently from ldd:\n%s", different, cf_sb_str(&report));
     assert_true(compared > 0);
-    sb_release(&report);
-    strvec_clear(&files);
+    cf_sb_release(&report);
+    cf_strvec_clear(&files);
 }
 
 /* ldd -r's problem lines, with the program-name prefix of version lines removed
@@ -172,18 +172,18 @@ static void ldd_r_lines(const char *file, const char *llp, struct strvec *out, d
     assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
     *seconds += now() - t0;
     struct strvec lines = STRVEC_INIT;
-    strvec_split(&lines, sb_str(&r.out), "\n", 0);
+    cf_strvec_split(&lines, cf_sb_str(&r.out), "\n", 0);
     for (size_t i = 0; i < lines.n; i++) {
         const char *l = lines.v[i];
         const char *v = strstr(l, ": version `");
         if (strncmp(l, "undefined symbol: ", 18) == 0) {
-            strvec_push(out, l);
+            cf_strvec_push(out, l);
         } else if (v) {
             const char *path = strstr(l, ": /");
-            strvec_push(out, path && path < v ? path + 2 : l);
+            cf_strvec_push(out, path && path < v ? path + 2 : l);
         }
     }
-    strvec_clear(&lines);
+    cf_strvec_clear(&lines);
     cf_spawn_result_release(&r);
     free(set);
 }
@@ -219,29 +219,29 @@ static void test_corpus_symbols_match_ldd_r(void **state)
         problems += s.n_problems;
         int same = theirs.n == s.n_problems;
         for (size_t k = 0; k < s.n_problems && same; k++)
-            same = strvec_contains(&theirs, s.problems[k].message);
+            same = cf_strvec_contains(&theirs, s.problems[k].message);
         if (same) {
             identical++;
         } else {
-            sb_addf(&report, "%s: ldd -r %zu problems, cclforge %zu\n", files.v[i], theirs.n, s.n_problems);
+            cf_sb_addf(&report, "%s: ldd -r %zu problems, cclforge %zu\n", files.v[i], theirs.n, s.n_problems);
             for (size_t k = 0; k < theirs.n && k < 5; k++)
-                sb_addf(&report, "  ldd: %s\n", theirs.v[k]);
+                cf_sb_addf(&report, "  ldd: %s\n", theirs.v[k]);
             for (size_t k = 0; k < s.n_problems && k < 5; k++)
-                sb_addf(&report, "  cclforge: %s\n", s.problems[k].message);
+                cf_sb_addf(&report, "  cclforge: %s\n", s.problems[k].message);
         }
         cf_symcheck_result_release(&s);
         cf_ldso_result_release(&r);
-        strvec_clear(&theirs);
+        cf_strvec_clear(&theirs);
     }
     print_message("symbols: %zu files, %zu compared, %zu identical to ldd -r, %zu problems reported; "
                   "%.1fs ldd -r, %.2fs cclforge%s\n",
                   files.n, compared, identical, problems, ldd_s, ours_s,
                   compared < files.n ? " (capped: CCLFORGE_CORPUS_SECONDS)" : "");
     if (identical != compared)
-        fail_msg("%zu objects differ from ldd -r:\n%s", compared - identical, sb_str(&report));
+        fail_msg("%zu objects differ from ldd -r:\n%s", compared - identical, cf_sb_str(&report));
     assert_true(compared > 0);
-    sb_release(&report);
-    strvec_clear(&files);
+    cf_sb_release(&report);
+    cf_strvec_clear(&files);
 }
 
 int main(void)

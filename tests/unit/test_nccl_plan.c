@@ -52,8 +52,8 @@ static void test_version_code_and_format(void **state)
     t.rev = 3;
     struct strbuf s = STRBUF_INIT;
     cf_nccl_tag_format(&t, &s);
-    assert_string_equal(sb_str(&s), "v2.28.9-3");
-    sb_release(&s);
+    assert_string_equal(cf_sb_str(&s), "v2.28.9-3");
+    cf_sb_release(&s);
     assert_int_equal(cf_nccl_version_parse("2.8.4", &t, NULL), 0);
     assert_int_equal(cf_nccl_tag_version_code(&t), 2804); /* the pre-2.9 formula */
     assert_int_equal(cf_nccl_version_parse("two", &t, NULL), -1);
@@ -124,7 +124,7 @@ static void test_git_tags_of_local_repo(void **state)
     struct cf_nccl_tag want = { 2, 28, 9, -1 }, got;
     assert_int_equal(cf_nccl_tag_pick_newest((const char *const *)names.v, names.n, &want, &got, &err), 0);
     assert_int_equal(got.rev, 2);
-    strvec_clear(&names);
+    cf_strvec_clear(&names);
     char *missing = cf_path_join(dir, "missing");
     assert_int_equal(cf_git_list_tags(missing, &names, &err), -1);
     assert_non_null(strstr(cf_error_message(&err), "cannot list the tags"));
@@ -173,7 +173,7 @@ static void test_plan_dir_source(void **state)
                              p.source, root);
     assert_string_equal(cmds.v[0], want);
     free(want);
-    strvec_clear(&cmds);
+    cf_strvec_clear(&cmds);
     cf_nccl_plan_release(&p);
 
     /* --no-ptx and --only-funcs give distinct targets, and ONLY_FUNCS is passed through */
@@ -184,7 +184,7 @@ static void test_plan_dir_source(void **state)
     cf_nccl_plan_commands(&p, &cmds);
     assert_non_null(strstr(cmds.v[0], "'ONLY_FUNCS=AllReduce Sum f32 * *|SendRecv'"));
     assert_null(strstr(cmds.v[0], "code=compute_90"));
-    strvec_clear(&cmds);
+    cf_strvec_clear(&cmds);
     cf_nccl_plan_release(&p);
     ts_cleanup();
 }
@@ -329,7 +329,7 @@ static void test_plan_git_newest_revision(void **state)
                              p.src_dir);
     assert_string_equal(cmds.v[0], want);
     free(want);
-    strvec_clear(&cmds);
+    cf_strvec_clear(&cmds);
     cf_nccl_plan_release(&p);
     o.torch_nccl_version = "2.28.3";
     expect_plan_error(&o, CF_ERR_NOTFOUND, "no tag v2.28.3-N");
@@ -411,7 +411,7 @@ static void test_plan_rccl_cmake(void **state)
     assert_string_equal(cmds.v[1], build);
     free(configure);
     free(build);
-    strvec_clear(&cmds);
+    cf_strvec_clear(&cmds);
     cf_nccl_plan_release(&p);
     /* RCCL has no default upstream source here */
     o.source = NULL;
@@ -433,8 +433,8 @@ static void test_shell_quote(void **state)
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         struct strbuf s = STRBUF_INIT;
         cf_shell_quote(rows[i].in, &s);
-        assert_string_equal(sb_str(&s), rows[i].out);
-        sb_release(&s);
+        assert_string_equal(cf_sb_str(&s), rows[i].out);
+        cf_sb_release(&s);
     }
 }
 

@@ -76,8 +76,8 @@ static struct cf_rpath_lint lint_kinds(const char *path, const struct cf_rpath_l
     if (!same) {
         struct strbuf sb = STRBUF_INIT;
         for (size_t i = 0; i < lint.n; i++)
-            sb_addf(&sb, "\n  %s: %s", cf_rpath_kind_name(lint.findings[i].kind), lint.findings[i].message);
-        fail_msg("%s: expected %zu finding(s), got %zu:%s", path, n_expected, lint.n, sb_str(&sb));
+            cf_sb_addf(&sb, "\n  %s: %s", cf_rpath_kind_name(lint.findings[i].kind), lint.findings[i].message);
+        fail_msg("%s: expected %zu finding(s), got %zu:%s", path, n_expected, lint.n, cf_sb_str(&sb));
     }
     for (size_t i = 0; i < lint.n; i++) {
         assert_int_equal(lint.findings[i].severity, cf_rpath_kind_severity(lint.findings[i].kind));
@@ -213,7 +213,7 @@ static void test_rpath_and_runpath(void **state)
     d[spare].d_un.d_val = d[runpath_at].d_un.d_val;
     char *both = cf_path_join(t.lib, "libboth.so");
     assert_int_equal(cf_write_file_atomic(both, bytes.buf, bytes.len, NULL), 0);
-    sb_release(&bytes);
+    cf_sb_release(&bytes);
 
     assert_int_equal(cf_elf_open(both, &elf, NULL), 0);
     assert_string_equal(cf_elf_get_dynamic(elf)->rpath, "$ORIGIN");

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -11,7 +12,7 @@
 
 #include "cclforge/smoke.h"
 #include "cclforge/smoke_half.h"
-#include "cclforge/term.h"
+#include "cclforge/clock.h"
 #include "smoke/nccl_api.h"
 #include "smoke/smoke_internal.h"
 
@@ -201,12 +202,12 @@ static void test_records_roundtrip_with_escapes(void **state)
     ev.wrong_all_ranks = 7;
     ev.text = "index 4:\texpected 1\ngot 2 \\ done";
     struct strbuf line = STRBUF_INIT;
-    smoke_record_encode(&line, REC_RESULT, &ev, NULL, 0);
+    cf_smoke_record_encode(&line, REC_RESULT, &ev, NULL, 0);
     assert_int_equal(line.buf[line.len - 1], '\n');
     assert_null(memchr(line.buf, '\n', line.len - 1)); /* one line, whatever the text */
-    sb_setlen(&line, line.len - 1);
+    cf_sb_setlen(&line, line.len - 1);
     struct smoke_record rec = { 0 };
-    assert_int_equal(smoke_record_decode(sb_str(&line), &rec), 1);
+    assert_int_equal(cf_smoke_record_decode(cf_sb_str(&line), &rec), 1);
     assert_int_equal(rec.type, REC_RESULT);
     assert_int_equal(rec.ev.rank, 3);
     assert_int_equal(rec.ev.local_rank, 1);
@@ -218,22 +219,22 @@ static void test_records_roundtrip_with_escapes(void **state)
     assert_string_equal(rec.ev.text, ev.text);
     assert_true(rec.ev.t > 0);
     /* a library's own output is not a record; a damaged record is refused */
-    assert_int_equal(smoke_record_decode("NCCL INFO Bootstrap", &rec), 0);
-    assert_int_equal(smoke_record_decode(SMOKE_RECORD_PREFIX "R\trank=x", &rec), -1);
-    assert_int_equal(smoke_record_decode(SMOKE_RECORD_PREFIX "R\tbytes=4", &rec), -1);
-    assert_int_equal(smoke_record_decode(SMOKE_RECORD_PREFIX "Z\trank=0", &rec), -1);
-    assert_int_equal(smoke_record_decode(SMOKE_RECORD_PREFIX "R\trank=0\top=99", &rec), -1);
+    assert_int_equal(cf_smoke_record_decode("NCCL INFO Bootstrap", &rec), 0);
+    assert_int_equal(cf_smoke_record_decode(SMOKE_RECORD_PREFIX "R\trank=x", &rec), -1);
+    assert_int_equal(cf_smoke_record_decode(SMOKE_RECORD_PREFIX "R\tbytes=4", &rec), -1);
+    assert_int_equal(cf_smoke_record_decode(SMOKE_RECORD_PREFIX "Z\trank=0", &rec), -1);
+    assert_int_equal(cf_smoke_record_decode(SMOKE_RECORD_PREFIX "R\trank=0\top=99", &rec), -1);
     /* a BEGIN keeps its description and whether it waits for peers */
-    sb_reset(&line);
+    cf_sb_reset(&line);
     ev.text = NULL;
-    smoke_record_encode(&line, REC_BEGIN, &ev, "ncclCommInitRank (4 ranks)", 1);
-    sb_setlen(&line, line.len - 1);
-    assert_int_equal(smoke_record_decode(sb_str(&line), &rec), 1);
+    cf_smoke_record_encode(&line, REC_BEGIN, &ev, "ncclCommInitRank (4 ranks)", 1);
+    cf_sb_setlen(&line, line.len - 1);
+    assert_int_equal(cf_smoke_record_decode(cf_sb_str(&line), &rec), 1);
     assert_int_equal(rec.type, REC_BEGIN);
     assert_true(rec.waits);
     assert_string_equal(rec.ev.text, "ncclCommInitRank (4 ranks)");
-    smoke_record_release(&rec);
-    sb_release(&line);
+    cf_smoke_record_release(&rec);
+    cf_sb_release(&line);
 }
 
 /* Real sockets on loopback: rank 0 serves 128 bytes, three forked ranks fetch them. */
@@ -241,7 +242,7 @@ static void test_tcp_rendezvous_carries_id_to_every_rank(void **state)
 {
     int port = 0;
     cf_error err = CF_ERROR_INIT;
-    int fd = smoke_tcp_listen("127.0.0.1", 0, &port, &err);
+    int fd = cf_smoke_tcp_listen("127.0.0.1", 0, &port, &err);
     assert_true(fd >= 0);
     unsigned char id[128];
     for (size_t i = 0; i < sizeof id; i++)
@@ -255,12 +256,12 @@ static void test_tcp_rendezvous_carries_id_to_every_rank(void **state)
             close(fd);
             unsigned char got[128] = { 0 };
             cf_error e = CF_ERROR_INIT;
-            int rc = smoke_tcp_share(&rdv, r, 4, got, sizeof got, &e);
+            int rc = cf_smoke_tcp_share(&rdv, r, 4, got, sizeof got, &e);
             _exit(rc == 0 && cf_smoke_fnv1a(got, sizeof got) == want ? 0 : 1);
         }
     }
     rdv.listen_fd = fd;
-    assert_int_equal(smoke_tcp_share(&rdv, 0, 4, id, sizeof id, &err), 0);
+    assert_int_equal(cf_smoke_tcp_share(&rdv, 0, 4, id, sizeof id, &err), 0);
     for (int i = 0; i < 3; i++) {
         int status;
         assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
@@ -273,13 +274,13 @@ static void test_tcp_rendezvous_gives_up_in_time(void **state)
     /* a port nobody listens on: grab one, then close it */
     int port = 0;
     cf_error err = CF_ERROR_INIT;
-    int fd = smoke_tcp_listen("127.0.0.1", 0, &port, &err);
+    int fd = cf_smoke_tcp_listen("127.0.0.1", 0, &port, &err);
     assert_true(fd >= 0);
     close(fd);
     unsigned char id[128];
     struct smoke_rendezvous rdv = { SMOKE_ID_TCP, "127.0.0.1", port, -1, 0.5 };
     double t0 = cf_now_seconds();
-    assert_int_equal(smoke_tcp_share(&rdv, 1, 2, id, sizeof id, &err), -1);
+    assert_int_equal(cf_smoke_tcp_share(&rdv, 1, 2, id, sizeof id, &err), -1);
     assert_true(cf_now_seconds() - t0 < 3.0);
     assert_non_null(strstr(cf_error_message(&err), "could not fetch the unique id"));
     cf_error_clear(&err);
@@ -287,7 +288,7 @@ static void test_tcp_rendezvous_gives_up_in_time(void **state)
     t0 = cf_now_seconds();
     rdv.port = 0;
     snprintf(rdv.addr, sizeof rdv.addr, "127.0.0.1");
-    assert_int_equal(smoke_tcp_share(&rdv, 0, 3, id, sizeof id, &err), -1);
+    assert_int_equal(cf_smoke_tcp_share(&rdv, 0, 3, id, sizeof id, &err), -1);
     assert_true(cf_now_seconds() - t0 < 3.0);
     assert_non_null(strstr(cf_error_message(&err), "only 0 of 2 ranks"));
     cf_error_clear(&err);

@@ -47,11 +47,11 @@ static double ldd_r_problems(const char *path, struct strvec *out)
     assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
     double t = now() - t0;
     struct strvec lines = STRVEC_INIT;
-    strvec_split(&lines, sb_str(&r.out), "\n", 0);
+    cf_strvec_split(&lines, cf_sb_str(&r.out), "\n", 0);
     for (size_t i = 0; i < lines.n; i++)
         if (strstr(lines.v[i], "undefined symbol: ") || strstr(lines.v[i], ": version `"))
-            strvec_push(out, lines.v[i]);
-    strvec_clear(&lines);
+            cf_strvec_push(out, lines.v[i]);
+    cf_strvec_clear(&lines);
     cf_spawn_result_release(&r);
     return t;
 }
@@ -72,15 +72,15 @@ static void assert_same_as_ldd_r(const char *path, const struct cf_symcheck_resu
         for (size_t k = 0; k < s->n_problems && !found; k++)
             found = cf_ends_with(theirs.v[i], s->problems[k].message);
         if (!found)
-            sb_addf(&why, "ldd reports, cclforge does not: %s\n", theirs.v[i]);
+            cf_sb_addf(&why, "ldd reports, cclforge does not: %s\n", theirs.v[i]);
     }
     if (theirs.n != s->n_problems || why.len) {
         for (size_t k = 0; k < s->n_problems; k++)
-            sb_addf(&why, "cclforge: %s\n", s->problems[k].message);
-        fail_msg("%s: %zu problems from ldd -r, %zu from cclforge\n%s", path, theirs.n, s->n_problems, sb_str(&why));
+            cf_sb_addf(&why, "cclforge: %s\n", s->problems[k].message);
+        fail_msg("%s: %zu problems from ldd -r, %zu from cclforge\n%s", path, theirs.n, s->n_problems, cf_sb_str(&why));
     }
-    sb_release(&why);
-    strvec_clear(&theirs);
+    cf_sb_release(&why);
+    cf_strvec_clear(&theirs);
 }
 
 static const char *lib_v2_src = "int foo(void){return 1;}\nint bar(void){return 2;}\nint baz(void){return 3;}\n";
@@ -170,14 +170,14 @@ static void test_hash_styles(void **state)
     static const char *const styles[] = { "gnu", "sysv", "both" };
     char *t = ts_tmpdir();
     struct strbuf lib_all = STRBUF_INIT, lib_less = STRBUF_INIT, main_src = STRBUF_INIT;
-    sb_adds(&main_src, "int main(void){ int s = 0;\n");
+    cf_sb_adds(&main_src, "int main(void){ int s = 0;\n");
     for (int i = 0; i < 40; i++) {
-        sb_addf(&lib_all, "int sym_%d(void){return %d;}\n", i, i);
+        cf_sb_addf(&lib_all, "int sym_%d(void){return %d;}\n", i, i);
         if (i != 17)
-            sb_addf(&lib_less, "int sym_%d(void){return %d;}\n", i, i);
-        sb_addf(&main_src, "  extern int sym_%d(void); s += sym_%d();\n", i, i);
+            cf_sb_addf(&lib_less, "int sym_%d(void){return %d;}\n", i, i);
+        cf_sb_addf(&main_src, "  extern int sym_%d(void); s += sym_%d();\n", i, i);
     }
-    sb_adds(&main_src, "  return s; }\n");
+    cf_sb_adds(&main_src, "  return s; }\n");
     char *lib = cf_path_join(t, "libh_fx.so"), *app = cf_path_join(t, "app");
     char *L = cf_asprintf("-L%s", t), *rp = cf_asprintf("-Wl,-rpath,%s", t);
     for (size_t k = 0; k < sizeof styles / sizeof styles[0]; k++) {
@@ -201,7 +201,7 @@ static void test_hash_styles(void **state)
         cf_ldso_result_release(&r);
         free(style);
     }
-    sb_release(&lib_all); sb_release(&lib_less); sb_release(&main_src);
+    cf_sb_release(&lib_all); cf_sb_release(&lib_less); cf_sb_release(&main_src);
     free(lib); free(app); free(L); free(rp);
 }
 
@@ -256,7 +256,7 @@ static void test_real_libraries(void **state)
                       candidates[i], r.n_objects, s.n_references, s.n_definitions, s.n_problems, ours, ldd);
         assert_true(s.n_references > 0);
         assert_same_as_ldd_r(candidates[i], &s);
-        strvec_clear(&theirs);
+        cf_strvec_clear(&theirs);
         cf_symcheck_result_release(&s);
         cf_ldso_result_release(&r);
         done++;

@@ -14,15 +14,15 @@
 static void test_strbuf_grows_and_formats(void **state)
 {
     struct strbuf sb = STRBUF_INIT;
-    assert_string_equal(sb_str(&sb), "");
+    assert_string_equal(cf_sb_str(&sb), "");
     for (int i = 0; i < 1000; i++)
-        sb_addf(&sb, "%d,", i);
+        cf_sb_addf(&sb, "%d,", i);
     assert_true(sb.len > 3000);
     assert_memory_equal(sb.buf, "0,1,2,", 6);
-    sb_adds(&sb, "  \n");
-    sb_rtrim(&sb);
+    cf_sb_adds(&sb, "  \n");
+    cf_sb_rtrim(&sb);
     assert_int_equal(sb.buf[sb.len - 1], ',');
-    char *s = sb_detach(&sb);
+    char *s = cf_sb_detach(&sb);
     assert_int_equal(sb.len, 0);
     free(s);
 }
@@ -30,15 +30,15 @@ static void test_strbuf_grows_and_formats(void **state)
 static void test_strvec_split(void **state)
 {
     struct strvec sv = STRVEC_INIT;
-    strvec_split(&sv, "a::b:c", ":", 0);
+    cf_strvec_split(&sv, "a::b:c", ":", 0);
     assert_int_equal(sv.n, 3);
     assert_string_equal(sv.v[2], "c");
     assert_null(sv.v[3]);
-    strvec_clear(&sv);
-    strvec_split(&sv, "a::b", ":", 1);
+    cf_strvec_clear(&sv);
+    cf_strvec_split(&sv, "a::b", ":", 1);
     assert_int_equal(sv.n, 3);
     assert_string_equal(sv.v[1], "");
-    strvec_clear(&sv);
+    cf_strvec_clear(&sv);
 }
 
 static void test_spawn_captures_and_reports(void **state)
@@ -50,8 +50,8 @@ static void test_spawn_captures_and_reports(void **state)
     assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
     assert_true(r.exited);
     assert_int_equal(r.exit_code, 3);
-    assert_string_equal(sb_str(&r.out), "out\n");
-    assert_string_equal(sb_str(&r.err), "err\n");
+    assert_string_equal(cf_sb_str(&r.out), "out\n");
+    assert_string_equal(cf_sb_str(&r.err), "err\n");
     cf_spawn_result_release(&r);
 }
 
@@ -81,8 +81,8 @@ static void test_spawn_timeout_kills_group(void **state)
 static void count_line(void *ctx, const char *line)
 {
     struct strbuf *seen = ctx;
-    sb_adds(seen, line);
-    sb_addc(seen, '|');
+    cf_sb_adds(seen, line);
+    cf_sb_addc(seen, '|');
 }
 
 static void test_spawn_line_callback(void **state)
@@ -95,10 +95,10 @@ static void test_spawn_line_callback(void **state)
     o.line_ctx = &seen;
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
     assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
-    assert_string_equal(sb_str(&r.out), "a\nb\r\nc");
-    assert_string_equal(sb_str(&seen), "a|b|c|");
+    assert_string_equal(cf_sb_str(&r.out), "a\nb\r\nc");
+    assert_string_equal(cf_sb_str(&seen), "a|b|c|");
     cf_spawn_result_release(&r);
-    sb_release(&seen);
+    cf_sb_release(&seen);
 }
 
 static void test_path_normalize(void **state)
@@ -136,9 +136,9 @@ static void test_spawn_child_dies_with_parent(void **state)
         _exit(0);
     }
     struct strbuf sb = STRBUF_INIT;
-    for (int i = 0; i < 500 && (sb_reset(&sb), cf_read_file(pidfile, 64, &sb, NULL) != 0 || sb.len < 2); i++)
+    for (int i = 0; i < 500 && (cf_sb_reset(&sb), cf_read_file(pidfile, 64, &sb, NULL) != 0 || sb.len < 2); i++)
         usleep(10000);
-    long child = strtol(sb_str(&sb), NULL, 10);
+    long child = strtol(cf_sb_str(&sb), NULL, 10);
     assert_true(child > 0);
     kill(middle, SIGKILL);
     waitpid(middle, NULL, 0);
@@ -147,8 +147,8 @@ static void test_spawn_child_dies_with_parent(void **state)
     for (int i = 0; i < 300 && alive; i++) {
         char *stat_path = cf_asprintf("/proc/%ld/stat", child);
         struct strbuf st = STRBUF_INIT;
-        alive = cf_read_file(stat_path, 4096, &st, NULL) == 0 && !strstr(sb_str(&st), ") Z ");
-        sb_release(&st);
+        alive = cf_read_file(stat_path, 4096, &st, NULL) == 0 && !strstr(cf_sb_str(&st), ") Z ");
+        cf_sb_release(&st);
         free(stat_path);
         if (alive)
             usleep(10000);
@@ -156,7 +156,7 @@ static void test_spawn_child_dies_with_parent(void **state)
     if (alive)
         kill((pid_t)child, SIGKILL);
     assert_false(alive);
-    sb_release(&sb);
+    cf_sb_release(&sb);
     free(pidfile);
     free(script);
     ts_cleanup();
@@ -171,8 +171,8 @@ static void test_fs_atomic_write_and_rm(void **state)
     assert_int_equal(cf_write_file_atomic(f, "hello", 5, NULL), 0);
     struct strbuf sb = STRBUF_INIT;
     assert_int_equal(cf_read_file(f, 100, &sb, NULL), 0);
-    assert_string_equal(sb_str(&sb), "hello");
-    sb_reset(&sb);
+    assert_string_equal(cf_sb_str(&sb), "hello");
+    cf_sb_reset(&sb);
     cf_error err = CF_ERROR_INIT;
     assert_int_equal(cf_read_file(f, 3, &sb, &err), -1);
     cf_error_clear(&err);
@@ -182,7 +182,7 @@ static void test_fs_atomic_write_and_rm(void **state)
     char *x = cf_path_join(d, "x");
     assert_int_equal(cf_rm_rf(x, NULL), 0);
     assert_false(cf_path_exists(x));
-    sb_release(&sb);
+    cf_sb_release(&sb);
     free(sub), free(f), free(x);
     ts_cleanup();
 }

@@ -27,7 +27,7 @@ static void test_rpath_origin_relative(void **state)
         { "$LIB/x", 0 },       { "", 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (elf_rpath_is_origin_relative(cases[i].entry) != cases[i].yes)
+        if (cf_elf_rpath_is_origin_relative(cases[i].entry) != cases[i].yes)
             fail_msg("%s: expected %d", cases[i].entry, cases[i].yes);
 }
 
@@ -36,10 +36,10 @@ static void test_b64_and_sha256(void **state)
     struct strbuf sb = STRBUF_INIT;
     cf_wheel_sha256_b64("", 0, &sb);
     assert_string_equal(sb.buf, "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU");
-    sb_reset(&sb);
+    cf_sb_reset(&sb);
     cf_b64_urlsafe_nopad((const unsigned char *)"\xfb\xff", 2, &sb);
     assert_string_equal(sb.buf, "-_8");
-    sb_release(&sb);
+    cf_sb_release(&sb);
 }
 
 static void test_record_parse(void **state)
@@ -69,7 +69,7 @@ static void test_record_parse(void **state)
     assert_int_equal(cf_record_parse(sb.buf, sb.len, &rec, &err), 0);
     assert_string_equal(rec.entries[0].path, "we\"ird,x");
     cf_record_release(&rec);
-    sb_release(&sb);
+    cf_sb_release(&sb);
 }
 
 static void test_kv_and_names(void **state)
@@ -235,8 +235,8 @@ static void test_writer_is_reproducible_and_verifies(void **state)
     assert_string_equal(zip_get_name(za, 0, 0), "cfdemo/__init__.py");
     zip_discard(za);
 
-    sb_release(&da);
-    sb_release(&db);
+    cf_sb_release(&da);
+    cf_sb_release(&db);
     free(a);
     free(b);
     free(a_dir);
@@ -279,11 +279,11 @@ static char *raw_wheel(const char *dir, const char *file, const char *const *nam
     for (size_t i = 0; i <= n; i++) {
         const char *name = i < n ? names[i] : "x-1.0.dist-info/RECORD";
         if (i == n)
-            sb_adds(&bufs[i], record);
+            cf_sb_adds(&bufs[i], record);
         else if (paths && paths[i])
             assert_int_equal(cf_read_file(paths[i], 1 << 26, &bufs[i], &err), 0);
         else
-            sb_adds(&bufs[i], texts[i]);
+            cf_sb_adds(&bufs[i], texts[i]);
         zip_source_t *src = zip_source_buffer(za, bufs[i].buf ? bufs[i].buf : "", bufs[i].len, 0);
         zip_int64_t idx = zip_file_add(za, name, src, 0);
         assert_true(idx >= 0);
@@ -292,7 +292,7 @@ static char *raw_wheel(const char *dir, const char *file, const char *const *nam
     }
     assert_int_equal(zip_close(za), 0);
     for (size_t i = 0; i <= n; i++)
-        sb_release(&bufs[i]);
+        cf_sb_release(&bufs[i]);
     free(bufs);
     return path;
 }
@@ -306,14 +306,14 @@ static char *record_for(const char *const *names, const char *const *paths, cons
         if (paths && paths[i])
             assert_int_equal(cf_read_file(paths[i], 1 << 26, &data, &err), 0);
         else
-            sb_adds(&data, texts[i]);
+            cf_sb_adds(&data, texts[i]);
         cf_wheel_sha256_b64(data.buf ? data.buf : "", data.len, &b64);
         cf_record_format_line(&rec, names[i], b64.buf, (long long)data.len);
-        sb_release(&data);
-        sb_release(&b64);
+        cf_sb_release(&data);
+        cf_sb_release(&b64);
     }
     cf_record_format_line(&rec, "x-1.0.dist-info/RECORD", NULL, 0);
-    return sb_detach(&rec);
+    return cf_sb_detach(&rec);
 }
 
 static const char wheel_text[] = "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n";
@@ -413,7 +413,7 @@ static void test_platform_tag_linux_when_not_covered(void **state)
     assert_string_equal(tag, "linux_x86_64");
     assert_non_null(strstr(why.buf, "libcfhelper.so"));
     free(tag);
-    sb_release(&why);
+    cf_sb_release(&why);
     free_fixture(&fx);
 }
 

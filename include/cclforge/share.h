@@ -1,0 +1,20 @@
+/* Files cclforge reads beside itself at run time (share/cclforge/ in the
+ * source tree, mirrored into every build directory, installed under
+ * <prefix>/share/cclforge). */
+#ifndef CCLFORGE_SHARE_H
+#define CCLFORGE_SHARE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The real path of share/cclforge/<rel> beside the running executable: the
+ * one lookup rule is <exe dir>/share/cclforge (a build directory) then
+ * <exe dir>/../share/cclforge (an installed prefix). NULL when neither holds a
+ * regular file. Caller frees. */
+char *cf_share_file(const char *rel);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,84 @@
+#include "cli/term.h"
+
+#include "cclforge/clock.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int cf_term_is_tty(FILE *f)
+{
+    return f && isatty(fileno(f));
+}
+
+int cf_term_color_enabled(FILE *f)
+{
+    const char *nc = getenv("NO_COLOR");
+    const char *term = getenv("TERM");
+    if (nc && *nc)
+        return 0;
+    if (term && !strcmp(term, "dumb"))
+        return 0;
+    return cf_term_is_tty(f);
+}
+
+const char *cf_term_color(FILE *f, enum cf_color c)
+{
+    static const char *const codes[] = {
+        [CF_RESET] = "\033[0m", [CF_BOLD] = "\033[1m",   [CF_DIM] = "\033[2m",
+        [CF_RED] = "\033[31m",  [CF_GREEN] = "\033[32m", [CF_YELLOW] = "\033[33m",
+        [CF_BLUE] = "\033[34m", [CF_CYAN] = "\033[36m",
+    };
+    if ((unsigned)c >= sizeof codes / sizeof codes[0] || !cf_term_color_enabled(f))
+        return "";
+    return codes[c];
+}
+
+static void fmt_duration(char *buf, size_t n, double s)
+{
+    if (s < 0)
+        s = 0;
+    long t = (long)(s + 0.5);
+    snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+void cf_progress_start(struct cf_progress *p, FILE *f, long total)
+{
+    memset(p, 0, sizeof *p);
+    p->f = f;
+    p->total = total;
+    p->start = cf_now_seconds();
+    p->tty = cf_term_is_tty(f);
+    p->plain_every = total > 40 ? (int)(total / 20) : 1;
+}
+
+void cf_progress_step(struct cf_progress *p, long done, const char *label)
+{
+    if (!p->f)
+        return;
+    p->done = done;
+    double now = cf_now_seconds();
+    double elapsed = now - p->start;
+    char el[32], eta[32] = "?";
+    fmt_duration(el, sizeof el, elapsed);
+    if (done > 0 && p->total > 0 && done <= p->total)
+        fmt_duration(eta, sizeof eta, elapsed / (double)done * (double)(p->total - done));
+    int pct = p->total > 0 ? (int)(100.0 * (double)done / (double)p->total) : 0;
+    if (p->tty) {
+        if (now - p->last_draw < 0.1 && done < p->total)
+            return;
+        p->last_draw = now;
+        fprintf(p->f, "\r\033[K[%4ld/%ld] %3d%% %s elapsed, ETA %s  %.60s", done, p->total, pct, el, eta,
+                label ? label : "");
+        fflush(p->f);
+    } else if (p->plain_every > 0 && (done % p->plain_every == 0 || done == p->total)) {
+        fprintf(p->f, "[%ld/%ld] %d%% %s elapsed, ETA %s %s\n", done, p->total, pct, el, eta, label ? label : "");
+    }
+}
+
+void cf_progress_finish(struct cf_progress *p)
+{
+    if (p->f && p->tty)
+        fprintf(p->f, "\r\033[K");
+}

@@ -1,0 +1,650 @@
+/* Single-host checks: one function per finding family, run from a table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/arch.h"
+#include "cclforge/doctor.h"
+#include "cclforge/fs.h"
+#include "cclforge/vendor.h"
+#include "cclforge/numparse.h"
+#include "doctor/doctor_internal.h"
+
+/* Injected surveys may leave any string null: print a placeholder instead. */
+static const char *str_or(const char *s, const char *fallback)
+{
+    return s ? s : fallback;
+}
+
+/* ---- GPU code coverage ---- */
+
+/* "sm_90a" -> kind 's', number 90, variant 'a'; "compute_120" -> 'p', 120, 0. */
+static int parse_cuda_code(const char *code, char *kind, int *num, char *variant)
+{
+    const char *p;
+    if (cf_starts_with(code, "sm_")) {
+        *kind = 's';
+        p = code + 3;
+    } else if (cf_starts_with(code, "compute_")) {
+        *kind = 'p';
+        p = code + 8;
+    } else {
+        return -1;
+    }
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v <= 0 || v > 10000)
+        return -1;
+    *num = (int)v;
+    *variant = (*end == 'a' || *end == 'f') ? *end : 0;
+    return 0;
+}
+
+static int cuda_code_runs_on(const char *code, int gpu)
+{
+    char kind, variant;
+    int n;
+    if (parse_cuda_code(code, &kind, &n, &variant) < 0)
+        return 0;
+    if (variant == 'a') /* arch-specific: that exact GPU only */
+        return n == gpu;
+    if (kind == 's' || variant == 'f') /* SASS and family code: same major, minor not above */
+        return n / 10 == gpu / 10 && n % 10 <= gpu % 10;
+    return n <= gpu; /* PTX: the driver JIT-compiles it for any newer GPU */
+}
+
+int cf_arch_covered(const struct strvec *archs, const char *gpu_arch)
+{
+    if (!gpu_arch)
+        return 0;
+    if (cf_starts_with(gpu_arch, "sm_")) {
+        int gpu = cf_parse_small(gpu_arch + 3, 100000);
+        for (size_t i = 0; i < archs->n; i++)
+            if (cuda_code_runs_on(archs->v[i], gpu))
+                return 1;
+        return 0;
+    }
+    /* AMD code objects are per gfx target ("gfx90a:xnack-" is still gfx90a). */
+    size_t glen = strcspn(gpu_arch, ":");
+    for (size_t i = 0; i < archs->n; i++) {
+        size_t alen = strcspn(archs->v[i], ":");
+        if (alen == glen && !strncmp(archs->v[i], gpu_arch, glen))
+            return 1;
+    }
+    return 0;
+}
+
+static const char *comm_kind_for_gpu(const char *gpu_vendor)
+{
+    const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(gpu_vendor);
+    return p ? p->comm_kind : NULL;
+}
+
+static const char *comm_display(const struct cf_comm_lib *c)
+{
+    return c && c->kind && !strcmp(c->kind, "rccl") ? "RCCL" : "NCCL";
+}
+
+/* Sorted archs of the visible GPUs that a library of `kind` ("nccl"/"rccl") serves. */
+static void gpu_archs_for_kind(const struct cf_survey *s, const char *kind, struct strvec *out)
+{
+    struct strvec all = STRVEC_INIT;
+    cf_survey_gpu_archs(s, 1, &all);
+    for (size_t i = 0; i < all.n; i++) {
+        for (size_t g = 0; g < s->n_gpus; g++) {
+            const struct cf_gpu *gpu = &s->gpus[g];
+            const char *k = comm_kind_for_gpu(gpu->vendor);
+            if (gpu->visible && gpu->arch && !strcmp(gpu->arch, all.v[i]) && k && kind && !strcmp(k, kind)) {
+                cf_strvec_push(out, all.v[i]);
+                break;
+            }
+        }
+    }
+    cf_strvec_clear(&all);
+}
+
+static void join(const struct strvec *sv, const char *sep, struct strbuf *out)
+{
+    for (size_t i = 0; i < sv->n; i++) {
+        if (i)
+            cf_sb_adds(out, sep);
+        cf_sb_adds(out, sv->v[i]);
+    }
+}
+
+/* A library of `kind` lacks code for some GPUs: returns the missing archs (and all wanted). */
+static int uncovered(const struct cf_survey *s, const char *kind, const struct strvec *archs, struct strvec *want,
+                     struct strvec *missing)
+{
+    gpu_archs_for_kind(s, kind, want);
+    for (size_t i = 0; i < want->n; i++)
+        if (!cf_arch_covered(archs, want->v[i]))
+            cf_strvec_push(missing, want->v[i]);
+    return missing->n > 0;
+}
+
+/* "cclforge nccl build [--vendor rocm|dtk] [--tag vX.Y.Z-1] --archs a,b": the same
+ * release as `c` (upstream NCCL tags are vX.Y.Z-N, nearly always -1) for `archs`. */
+void cf_nccl_build_command(const struct cf_survey *s, const struct cf_comm_lib *c, const struct strvec *archs,
+                        struct strbuf *out)
+{
+    cf_sb_adds(out, "cclforge nccl build");
+    if (c && c->kind && !strcmp(c->kind, "rccl")) {
+        const char *vendor = "rocm";
+        for (size_t i = 0; s && i < s->n_gpus; i++) {
+            const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(s->gpus[i].vendor);
+            if (p && !strcmp(p->comm_kind, "rccl")) {
+                vendor = p->id;
+                break;
+            }
+        }
+        cf_sb_addf(out, " --vendor %s", vendor);
+    } else if (c && c->version && c->version[strspn(c->version, "0123456789.")] == '\0') {
+        cf_sb_addf(out, " --tag v%s-1", c->version);
+    }
+    cf_sb_adds(out, " --archs ");
+    size_t archs_at = out->len;
+    join(archs, ",", out);
+    /* The remedy must be runnable: CUDA 13 cannot target sm_61, say which toolkit can. */
+    const struct cf_toolkit *cuda = NULL;
+    for (size_t i = 0; s && i < s->n_toolkits && !cuda; i++)
+        if (s->toolkits[i].vendor && !strcmp(s->toolkits[i].vendor, "cuda") && s->toolkits[i].version)
+            cuda = &s->toolkits[i];
+    struct cf_arch_list list = CF_ARCH_LIST_INIT;
+    cf_error err = CF_ERROR_INIT;
+    if (cuda && cf_arch_list_parse(&list, out->buf + archs_at, NULL) == 0 &&
+        cf_arch_list_vendor(&list) == CF_VENDOR_NVIDIA &&
+        cf_arch_check_cuda(&list, cuda->version, NULL, &err) != 0)
+        cf_sb_addf(out, " (with CUDA_HOME at another toolkit: %s)", cf_error_message(&err));
+    cf_error_clear(&err);
+    cf_arch_list_release(&list);
+}
+
+static void check_comm_lib_archs(const struct cf_survey *s, const struct cf_comm_lib *c, enum cf_severity sev,
+                                 struct cf_findings *out)
+{
+    if (!c || !c->archs_known || !c->path)
+        return;
+    struct strvec want = STRVEC_INIT, missing = STRVEC_INIT;
+    if (uncovered(s, c->kind, &c->archs, &want, &missing)) {
+        struct strbuf remedy = STRBUF_INIT, have = STRBUF_INIT, miss = STRBUF_INIT;
+        join(&c->archs, " ", &have);
+        join(&missing, ", ", &miss);
+        int is_rccl = c->kind && !strcmp(c->kind, "rccl");
+        cf_nccl_build_command(s, c, &want, &remedy);
+        cf_sb_adds(&remedy, " (then LD_PRELOAD the result)");
+        cf_findings_add(out, sev, "gpu-arch-not-covered", c->path, remedy.buf,
+                        "%s %s has %s for %s (it has: %s): collectives fail with %s", comm_display(c),
+                        c->version ? c->version : "(version unknown)",
+                        is_rccl ? "no code object" : "neither SASS nor PTX", miss.buf,
+                        have.len ? have.buf : "no GPU code",
+                        is_rccl ? "\"no binary for GPU\" (hipErrorNoBinaryForGpu)"
+                                : "\"no kernel image is available\"");
+        cf_sb_release(&remedy);
+        cf_sb_release(&have);
+        cf_sb_release(&miss);
+    }
+    cf_strvec_clear(&want);
+    cf_strvec_clear(&missing);
+}
+
+static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *out)
+{
+    const struct cf_libtorch *t = cf_survey_torch(s);
+    if (t && t->gpu_lib && t->archs_known) {
+        const char *kind = t->flavour == CF_TORCH_HIP ? "rccl" : "nccl";
+        struct strvec want = STRVEC_INIT, missing = STRVEC_INIT;
+        if (uncovered(s, kind, &t->archs, &want, &missing)) {
+            struct strbuf have = STRBUF_INIT, miss = STRBUF_INIT, remedy = STRBUF_INIT;
+            join(&t->archs, " ", &have);
+            join(&missing, ", ", &miss);
+            const struct cf_vendor_profile *p = cf_vendor_profile(t->flavour == CF_TORCH_HIP ? "rocm" : "cuda");
+            cf_sb_addf(&remedy, "use a torch built for these GPUs (%s=\"", p->arch_list_env);
+            for (size_t i = 0; i < want.n; i++) {
+                /* TORCH_CUDA_ARCH_LIST spells sm_61 as 6.1; PYTORCH_ROCM_ARCH keeps gfx names. */
+                int sm = cf_starts_with(want.v[i], "sm_") ? cf_parse_small(want.v[i] + 3, 100000) : 0;
+                if (sm)
+                    cf_sb_addf(&remedy, "%s%d.%d", i ? ";" : "", sm / 10, sm % 10);
+                else
+                    cf_sb_addf(&remedy, "%s%s", i ? ";" : "", want.v[i]);
+            }
+            cf_sb_adds(&remedy, "\")");
+            cf_findings_add(out, CF_SEV_ERROR, "torch-arch-not-covered", t->gpu_lib, remedy.buf,
+                            "libtorch %s has no kernels (SASS or PTX) for %s (it has: %s)",
+                            t->version ? t->version : "", miss.buf, have.len ? have.buf : "no GPU code");
+            cf_sb_release(&have);
+            cf_sb_release(&miss);
+            cf_sb_release(&remedy);
+        }
+        cf_strvec_clear(&want);
+        cf_strvec_clear(&missing);
+    }
+    /* The libraries collectives will run on are errors; other copies on disk warnings. */
+    if (t) {
+        check_comm_lib_archs(s, t->embedded, CF_SEV_ERROR, out);
+        check_comm_lib_archs(s, t->loaded, CF_SEV_ERROR, out);
+    }
+    const struct cf_comm_lib *active = cf_doctor_active_comm(s);
+    check_comm_lib_archs(s, active, CF_SEV_ERROR, out);
+    for (size_t i = 0; i < s->n_comm_libs; i++)
+        check_comm_lib_archs(s, &s->comm_libs[i], CF_SEV_WARNING, out);
+    for (size_t i = 0; i < s->n_toolkits; i++)
+        check_comm_lib_archs(s, s->toolkits[i].comm, CF_SEV_WARNING, out);
+}
+
+/* ---- which NCCL is used ---- */
+
+static int kind_is(const struct cf_comm_lib *c, const char *kind)
+{
+    return c && (!kind || (c->kind && !strcmp(c->kind, kind)));
+}
+
+static const struct cf_comm_lib *active_of_kind(const struct cf_survey *s, const char *kind)
+{
+    const struct cf_libtorch *t = cf_survey_torch(s);
+    if (t && kind_is(t->embedded, kind))
+        return t->embedded;
+    if (t && kind_is(t->loaded, kind))
+        return t->loaded;
+    static const char *const by_priority[] = { "LD_PRELOAD", "loaded" };
+    for (size_t k = 0; k < sizeof by_priority / sizeof by_priority[0]; k++)
+        for (size_t i = 0; i < s->n_comm_libs; i++)
+            if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, by_priority[k]) &&
+                kind_is(&s->comm_libs[i], kind))
+                return &s->comm_libs[i];
+    for (size_t i = 0; i < s->n_comm_libs; i++)
+        if (kind_is(&s->comm_libs[i], kind))
+            return &s->comm_libs[i];
+    for (size_t i = 0; i < s->n_toolkits; i++)
+        if (kind_is(s->toolkits[i].comm, kind) && s->toolkits[i].comm->path)
+            return s->toolkits[i].comm;
+    return NULL;
+}
+
+const struct cf_comm_lib *cf_doctor_active_comm(const struct cf_survey *s)
+{
+    /* The kind the host needs: libtorch's flavour, else its GPUs' vendor. */
+    const char *kind = NULL;
+    const struct cf_libtorch *t = cf_survey_torch(s);
+    if (t && t->flavour == CF_TORCH_HIP)
+        kind = "rccl";
+    else if (t && t->flavour == CF_TORCH_CUDA)
+        kind = "nccl";
+    for (size_t i = 0; !kind && i < s->n_gpus; i++)
+        if (s->gpus[i].visible)
+            kind = comm_kind_for_gpu(s->gpus[i].vendor);
+    const struct cf_comm_lib *c = kind ? active_of_kind(s, kind) : NULL;
+    return c ? c : active_of_kind(s, NULL);
+}
+
+static void check_nccl_mismatch(const struct cf_survey *s, struct cf_findings *out)
+{
+    const struct cf_libtorch *t = cf_survey_torch(s);
+    if (!t || !t->nccl_built_against || !t->loaded || !t->loaded->version)
+        return;
+    int built = cf_comm_version_code(t->nccl_built_against);
+    int loaded = t->loaded->version_code ? t->loaded->version_code : cf_comm_version_code(t->loaded->version);
+    if (!built || !loaded || built == loaded)
+        return;
+    struct strbuf remedy = STRBUF_INIT;
+    if (t->gpu_runtime_version && t->flavour == CF_TORCH_CUDA)
+        cf_sb_addf(&remedy, "pip install nvidia-nccl-cu%d==%s, or put that NCCL first (LD_PRELOAD)",
+                cf_parse_small(t->gpu_runtime_version, 1000), t->nccl_built_against);
+    else
+        cf_sb_addf(&remedy, "make the loader find NCCL %s first (LD_LIBRARY_PATH or LD_PRELOAD)", t->nccl_built_against);
+    cf_findings_add(out, loaded < built ? CF_SEV_ERROR : CF_SEV_WARNING, "nccl-mismatch", t->loaded->path,
+                    remedy.buf,
+                    "libtorch %s was built against NCCL %s but the loader would load %s %s%s",
+                    t->version ? t->version : "", t->nccl_built_against, comm_display(t->loaded), t->loaded->version,
+                    loaded < built ? ": an older NCCL may lack symbols libtorch calls"
+                                   : ": ranks on other hosts with the pinned NCCL will refuse to connect");
+    cf_sb_release(&remedy);
+}
+
+static void check_two_copies(const struct cf_survey *s, struct cf_findings *out)
+{
+    const struct cf_libtorch *t = cf_survey_torch(s);
+    if (!t || !t->embedded || !t->needs_comm_lib)
+        return;
+    const char *lib = t->gpu_lib ? t->gpu_lib : str_or(t->embedded->path, "libtorch");
+    cf_findings_add(out, CF_SEV_WARNING, "two-nccl-copies", lib,
+                    "keep one copy: preload the same version as the embedded one, or remove the DT_NEEDED "
+                    "library from the search path",
+                    "%s embeds %s %s and its closure also loads %s%s%s: two copies in one process do not "
+                    "share state",
+                    cf_basename(lib), comm_display(t->embedded), t->embedded->version ? t->embedded->version : "",
+                    t->loaded ? str_or(t->loaded->path, "a separate library") : "a separate library", t->loaded && t->loaded->version ? " " : "",
+                    t->loaded && t->loaded->version ? t->loaded->version : "");
+}
+
+/* ---- closure ---- */
+
+static void report_closure(const char *subject, const struct strvec *missing, const struct strvec *undefined,
+                           struct cf_findings *out)
+{
+    if (missing->n) {
+        struct strbuf list = STRBUF_INIT;
+        join(missing, ", ", &list);
+        cf_findings_add(out, CF_SEV_ERROR, "missing-libraries", subject,
+                        "install the package that provides them or add its directory to LD_LIBRARY_PATH; "
+                        "`cclforge inspect` shows the paths considered",
+                        "the loader would not find %s", list.buf);
+        cf_sb_release(&list);
+    }
+    if (undefined->n) {
+        struct strbuf list = STRBUF_INIT;
+        for (size_t i = 0; i < undefined->n && i < 5; i++)
+            cf_sb_addf(&list, "%s%s", i ? ", " : "", undefined->v[i]);
+        if (undefined->n > 5)
+            cf_sb_addf(&list, " and %zu more", undefined->n - 5);
+        cf_findings_add(out, CF_SEV_ERROR, "undefined-symbols", subject,
+                        "a library in the closure is older than the one it was linked against: "
+                        "`cclforge inspect` names which",
+                        "the loader would stop with: %s", list.buf);
+        cf_sb_release(&list);
+    }
+}
+
+static void check_closures(const struct cf_survey *s, struct cf_findings *out)
+{
+    for (size_t i = 0; i < s->n_torches; i++) {
+        const struct cf_libtorch *t = &s->torches[i];
+        report_closure(t->gpu_lib ? t->gpu_lib : t->lib_dir ? t->lib_dir : t->root, &t->missing_libs,
+                       &t->undefined_symbols, out);
+        if (t->loaded)
+            report_closure(t->loaded->path, &t->loaded->missing_libs, &t->loaded->undefined_symbols, out);
+    }
+    for (size_t i = 0; i < s->n_comm_libs; i++)
+        report_closure(s->comm_libs[i].path, &s->comm_libs[i].missing_libs, &s->comm_libs[i].undefined_symbols, out);
+}
+
+/* ---- compilers ---- */
+
+static const struct cf_compiler *host_cxx(const struct cf_survey *s)
+{
+    const struct cf_compiler *c = cf_survey_compiler(s, "g++");
+    return c && c->major ? c : cf_survey_compiler(s, "gcc");
+}
+
+enum { TORCH_MIN_GCC = 9 }; /* C++17 headers of torch >= 2.1 (docs/doctor.md) */
+
+static void check_gcc_for_torch(const struct cf_survey *s, struct cf_findings *out)
+{
+    const struct cf_compiler *c = host_cxx(s);
+    if (!c || !c->major || c->major >= TORCH_MIN_GCC)
+        return;
+    int have_torch = s->n_torches > 0;
+    cf_findings_add(out, have_torch ? CF_SEV_ERROR : CF_SEV_WARNING, "gcc-too-old", c->path,
+                    "install g++ 9 or newer (e.g. apt-get install g++-12) and point CXX at it",
+                    "%s %s cannot compile the torch C++ headers (they need C++17 and GCC >= %d)%s", str_or(c->name, "gcc"),
+                    c->version ? c->version : "", TORCH_MIN_GCC,
+                    have_torch ? ": building against this libtorch will fail" : "");
+}
+
+static void check_nvcc_host(const struct cf_survey *s, struct cf_findings *out)
+{
+    const struct cf_compiler *nvcc = cf_survey_compiler(s, "nvcc");
+    const struct cf_compiler *c = host_cxx(s);
+    if (!nvcc || !c || !c->major || nvcc->host_gcc_max <= 0 || c->major <= nvcc->host_gcc_max)
+        return;
+    char remedy[256];
+    snprintf(remedy, sizeof remedy, "install g++-%d and pass it as the host compiler (nvcc -ccbin g++-%d, "
+             "CUDAHOSTCXX=g++-%d)", nvcc->host_gcc_max, nvcc->host_gcc_max, nvcc->host_gcc_max);
+    cf_findings_add(out, CF_SEV_WARNING, "host-compiler-unsupported", c->path, remedy,
+                    "nvcc %s accepts GCC up to %d (%s) but %s is %s: nvcc stops with \"unsupported GNU version\"",
+                    nvcc->version ? nvcc->version : "", nvcc->host_gcc_max,
+                    nvcc->host_range_source ? nvcc->host_range_source : "table", str_or(c->name, "g++"),
+                    str_or(c->version, "?"));
+}
+
+/* ---- driver vs runtime ---- */
+
+/* Minimum Linux x86_64 driver per CUDA release: CUDA Toolkit Release Notes,
+ * "CUDA Toolkit and Corresponding Driver Versions". */
+static const struct {
+    int major, minor;
+    const char *driver;
+} cuda_driver_table[] = {
+    { 11, 0, "450.36.06" }, { 11, 1, "455.23" },    { 11, 2, "460.27.03" }, { 11, 3, "465.19.01" },
+    { 11, 4, "470.42.01" }, { 11, 5, "495.29.05" }, { 11, 6, "510.39.01" }, { 11, 7, "515.43.04" },
+    { 11, 8, "520.61.05" }, { 12, 0, "525.60.13" }, { 12, 1, "530.30.02" }, { 12, 2, "535.54.03" },
+    { 12, 3, "545.23.06" }, { 12, 4, "550.54.14" }, { 12, 5, "555.42.02" }, { 12, 6, "560.28.03" },
+    { 12, 8, "570.26" },    { 12, 9, "575.51.03" }, { 13, 0, "580.65.06" },
+};
+enum { N_DRIVER_ROWS = sizeof cuda_driver_table / sizeof cuda_driver_table[0] };
+
+/* Compares dotted numbers numerically: "580.65.06" vs "575.51.03". */
+static int dotted_cmp(const char *a, const char *b)
+{
+    while (*a || *b) {
+        long x = strtol(a, (char **)&a, 10), y = strtol(b, (char **)&b, 10);
+        if (x != y)
+            return x < y ? -1 : 1;
+        if (*a == '.')
+            a++;
+        if (*b == '.')
+            b++;
+        if (!*a && !*b)
+            break;
+        if (!*a || !*b)
+            return *a ? 1 : -1;
+    }
+    return 0;
+}
+
+const char *cf_cuda_min_driver(int cuda_major, int cuda_minor)
+{
+    const char *best = NULL;
+    for (int i = 0; i < N_DRIVER_ROWS; i++) {
+        if (cuda_driver_table[i].major == cuda_major && cuda_driver_table[i].minor <= cuda_minor)
+            best = cuda_driver_table[i].driver;
+    }
+    return best;
+}
+
+int cf_driver_max_cuda(const char *driver)
+{
+    int best = 0;
+    for (int i = 0; driver && i < N_DRIVER_ROWS; i++)
+        if (dotted_cmp(driver, cuda_driver_table[i].driver) >= 0)
+            best = cuda_driver_table[i].major * 1000 + cuda_driver_table[i].minor * 10;
+    return best;
+}
+
+static int cuda_code_of(const char *version) /* "12.4" -> 12040 */
+{
+    if (!version)
+        return 0;
+    int ma = cf_parse_small(version, 1000);
+    const char *dot = strchr(version, '.');
+    int mi = dot ? cf_parse_small(dot + 1, 99) : 0;
+    return ma > 0 ? ma * 1000 + mi * 10 : 0;
+}
+
+static void need_driver(const struct cf_survey *s, int driver_cuda, const char *what, const char *cuda_version,
+                        struct cf_findings *out)
+{
+    int need = cuda_code_of(cuda_version);
+    if (!need || driver_cuda >= need)
+        return;
+    int same_major = driver_cuda / 1000 == need / 1000;
+    const char *min = cf_cuda_min_driver(need / 1000, (need % 1000) / 10);
+    char remedy[160];
+    snprintf(remedy, sizeof remedy, "upgrade the NVIDIA driver to %s or newer (CUDA %d.%d)", min ? min : "a release",
+             need / 1000, (need % 1000) / 10);
+    cf_findings_add(out, same_major ? CF_SEV_WARNING : CF_SEV_ERROR, "driver-too-old", what, remedy,
+                    "the driver supports CUDA %d.%d (%s) but %s needs CUDA %s%s", driver_cuda / 1000,
+                    (driver_cuda % 1000) / 10, s->driver.nvidia_version ? s->driver.nvidia_version : "driver API",
+                    what, cuda_version,
+                    same_major ? ": runs only through minor-version compatibility (no PTX JIT, newer APIs fail)"
+                               : ": CUDA calls fail with \"driver version is insufficient\"");
+}
+
+static void check_driver(const struct cf_survey *s, struct cf_findings *out)
+{
+    int driver_cuda = s->driver.cuda_driver_version;
+    if (!driver_cuda)
+        driver_cuda = cf_driver_max_cuda(s->driver.nvidia_version);
+    if (!driver_cuda)
+        return; /* no NVIDIA driver: reported as information elsewhere */
+    const struct cf_libtorch *t = cf_survey_torch(s);
+    if (t && t->flavour == CF_TORCH_CUDA) {
+        need_driver(s, driver_cuda, t->gpu_lib ? t->gpu_lib : "libtorch", t->gpu_runtime_version, out);
+        if (t->loaded)
+            need_driver(s, driver_cuda, str_or(t->loaded->path, "libnccl.so.2"), t->loaded->cuda_version, out);
+    }
+    const struct cf_comm_lib *active = cf_doctor_active_comm(s);
+    if (active && active->path)
+        need_driver(s, driver_cuda, active->path, active->cuda_version, out);
+    const struct cf_toolkit *cuda = cf_survey_toolkit(s, "cuda");
+    if (cuda)
+        need_driver(s, driver_cuda, str_or(cuda->root, "the CUDA toolkit"), cuda->version, out);
+}
+
+/* ---- what is there at all ---- */
+
+static void check_gpus_present(const struct cf_survey *s, struct cf_findings *out)
+{
+    if (s->n_gpus == 0) {
+        struct strbuf notes = STRBUF_INIT;
+        for (size_t i = 0; i < s->n_probes; i++)
+            if (s->probes[i].note)
+                cf_sb_addf(&notes, "%s%s: %s", notes.len ? "; " : "", s->probes[i].vendor ? s->probes[i].vendor : "?",
+                        s->probes[i].note);
+        cf_findings_add(out, CF_SEV_INFO, "no-gpu", "GPUs",
+                        "expected on a build or login node; `--survey HOST.json` checks against another host's GPUs",
+                        "no GPU or DCU found, so GPU archs are not checked here%s%s%s", notes.len ? " (" : "",
+                        cf_sb_str(&notes), notes.len ? ")" : "");
+        cf_sb_release(&notes);
+        return;
+    }
+    size_t visible = 0;
+    for (size_t i = 0; i < s->n_gpus; i++)
+        visible += s->gpus[i].visible;
+    if (!visible)
+        cf_findings_add(out, CF_SEV_WARNING, "no-visible-gpu", "GPUs",
+                        "check CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES",
+                        "%zu GPU(s) present but the *_VISIBLE_DEVICES setting hides all of them", s->n_gpus);
+}
+
+static void check_torch_present(const struct cf_survey *s, struct cf_findings *out)
+{
+    for (size_t i = 0; i < s->n_torches; i++)
+        if (s->torches[i].problem)
+            cf_findings_add(out, CF_SEV_WARNING, "libtorch-unusable", s->torches[i].root,
+                            "point --libtorch or LIBTORCH at a libtorch root (the directory holding lib/)",
+                            "%s: %s", s->torches[i].found_by ? s->torches[i].found_by : "libtorch",
+                            s->torches[i].problem);
+    if (s->n_torches == 0)
+        cf_findings_add(out, CF_SEV_INFO, "no-libtorch", "libtorch", "pass --libtorch DIR or set LIBTORCH",
+                        "no libtorch found (looked at --libtorch, LIBTORCH and Python's torch package)");
+    /* A GPU libtorch beside a CPU-only Python torch: nothing exposes ProcessGroupNCCL. */
+    const struct cf_libtorch *cpu = NULL, *gpu = NULL;
+    for (size_t i = 0; i < s->n_torches; i++) {
+        if (s->torches[i].flavour == CF_TORCH_CPU && !cpu)
+            cpu = &s->torches[i];
+        if ((s->torches[i].flavour == CF_TORCH_HIP || s->torches[i].flavour == CF_TORCH_CUDA) && !gpu)
+            gpu = &s->torches[i];
+    }
+    if (cpu && gpu && s->n_gpus) {
+        char remedy[512];
+        snprintf(remedy, sizeof remedy, "cclforge bridge build --libtorch %s", str_or(gpu->root, "DIR"));
+        cf_findings_add(out, CF_SEV_WARNING, "cpu-torch-beside-gpu-libtorch", cpu->root, remedy,
+                        "torch at %s is CPU-only while %s has ProcessGroupNCCL over %s: a bridge exposes it",
+                        str_or(cpu->root, "?"), str_or(gpu->root, "?"), gpu->flavour == CF_TORCH_HIP ? "RCCL" : "NCCL");
+    }
+}
+
+static void check_comm_present(const struct cf_survey *s, struct cf_findings *out)
+{
+    if (cf_doctor_active_comm(s))
+        return;
+    if (!s->n_toolkits && !s->n_gpus)
+        return;
+    cf_findings_add(out, CF_SEV_INFO, "no-comm-library", "NCCL/RCCL", "cclforge nccl build",
+                    "no NCCL or RCCL library found (loader search path, NCCL_HOME/RCCL_HOME, toolkits, pip)");
+}
+
+/* Without GPUs nothing can be checked, but the active library's oldest arch tells
+ * which hosts it cannot serve (CUDA 13 NCCL starts at sm_75: no Pascal, no Volta). */
+static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
+{
+    if (s->n_gpus)
+        return;
+    const struct cf_comm_lib *c = cf_doctor_active_comm(s);
+    if (!c || !c->archs_known || !c->path || (c->kind && strcmp(c->kind, "nccl")))
+        return;
+    int oldest = 0, ptx = 0;
+    for (size_t i = 0; i < c->archs.n; i++) {
+        char kind, variant;
+        int n;
+        if (parse_cuda_code(c->archs.v[i], &kind, &n, &variant) < 0 || variant == 'a')
+            continue;
+        if (kind == 's' && (!oldest || n < oldest))
+            oldest = n;
+        ptx |= kind == 'p';
+    }
+    if (!oldest)
+        return;
+    struct strvec pascal = STRVEC_INIT;
+    cf_strvec_push(&pascal, "sm_61");
+    struct strbuf floor_remedy = STRBUF_INIT;
+    cf_sb_adds(&floor_remedy, "on a host with such GPUs (e.g. Pascal): ");
+    cf_nccl_build_command(s, c, &pascal, &floor_remedy);
+    cf_strvec_clear(&pascal);
+    cf_findings_add(out, CF_SEV_INFO, "comm-arch-floor", c->path,
+                    oldest > 61 ? floor_remedy.buf : NULL,
+                    "%s %s has kernels for sm_%d and newer%s; GPUs older than sm_%d (e.g. Pascal sm_61%s) need a "
+                    "source build",
+                    comm_display(c), c->version ? c->version : "", oldest, ptx ? " (PTX lets the driver JIT for newer)" : "",
+                    oldest, oldest > 70 ? ", Volta sm_70" : "");
+    cf_sb_release(&floor_remedy);
+}
+
+/* ---- the table ---- */
+
+typedef void (*check_fn)(const struct cf_survey *s, struct cf_findings *out);
+
+static const struct {
+    const char *name;
+    check_fn fn;
+} checks[] = {
+    { "gpus present", check_gpus_present },
+    { "libtorch present", check_torch_present },
+    { "comm library present", check_comm_present },
+    { "GPU code coverage", check_arch_coverage },
+    { "oldest arch served (no GPU here)", check_arch_floor },
+    { "NCCL libtorch was built against vs loaded", check_nccl_mismatch },
+    { "two NCCL copies", check_two_copies },
+    { "library closure", check_closures },
+    { "GCC for torch headers", check_gcc_for_torch },
+    { "nvcc host compiler", check_nvcc_host },
+    { "driver vs CUDA runtime", check_driver },
+};
+
+static int by_severity_desc(const void *a, const void *b)
+{
+    const struct cf_finding *x = a, *y = b;
+    return (int)y->severity - (int)x->severity;
+}
+
+void cf_sort_findings(struct cf_findings *out)
+{
+    /* qsort is not stable: a stable insertion sort keeps check order within a severity. */
+    for (size_t i = 1; i < out->n; i++) {
+        struct cf_finding x = out->v[i];
+        size_t j = i;
+        while (j > 0 && by_severity_desc(&out->v[j - 1], &x) > 0) {
+            out->v[j] = out->v[j - 1];
+            j--;
+        }
+        out->v[j] = x;
+    }
+}
+
+void cf_doctor_diagnose(const struct cf_survey *s, struct cf_findings *out)
+{
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+        checks[i].fn(s, out);
+    cf_sort_findings(out);
+}

@@ -1,0 +1,169 @@
+/* Cross-host checks: what stops ranks on different hosts from talking. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/doctor.h"
+#include "cclforge/vendor.h"
+#include "doctor/doctor_internal.h"
+
+static const char *comm_word(const struct cf_comm_lib *c)
+{
+    return c && c->kind && !strcmp(c->kind, "rccl") ? "RCCL" : "NCCL";
+}
+
+/* "host-a: NCCL 2.28.9, host-b: NCCL 2.27.5" */
+static void describe_comms(const struct cf_survey *hosts, const char *const *labels, size_t n, struct strbuf *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct cf_comm_lib *c = cf_doctor_active_comm(&hosts[i]);
+        cf_sb_addf(out, "%s%s: ", i ? ", " : "", labels[i]);
+        if (c)
+            cf_sb_addf(out, "%s %s", comm_word(c), c->version ? c->version : "(version unknown)");
+        else
+            cf_sb_adds(out, "none");
+    }
+}
+
+static void compare_comm(const struct cf_survey *hosts, const char *const *labels, size_t n, struct cf_findings *out)
+{
+    const struct cf_comm_lib *first = NULL;
+    int kinds_differ = 0, codes_differ = 0, missing = 0, unknown = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct cf_comm_lib *c = cf_doctor_active_comm(&hosts[i]);
+        if (!c) {
+            missing = 1;
+            continue;
+        }
+        if (!c->version_code)
+            unknown = 1;
+        if (!first) {
+            first = c;
+            continue;
+        }
+        if (strcmp(comm_word(c), comm_word(first)))
+            kinds_differ = 1;
+        else if (c->version_code && first->version_code && c->version_code != first->version_code)
+            codes_differ = 1;
+    }
+    struct strbuf desc = STRBUF_INIT;
+    describe_comms(hosts, labels, n, &desc);
+    if (kinds_differ)
+        cf_findings_add(out, CF_SEV_ERROR, "comm-kind-differs", "hosts",
+                        "run one job per vendor, or bridge them outside NCCL/RCCL",
+                        "NCCL and RCCL ranks cannot form one communicator (%s)", desc.buf);
+    if (codes_differ)
+        cf_findings_add(out, CF_SEV_ERROR, "nccl-version-differs", "hosts",
+                        "give every host the same NCCL build: cclforge nccl build on one, then copy or "
+                        "`cclforge nccl activate` it everywhere",
+                        "NCCL compares the full version code at bootstrap: ranks fail with \"Mismatched NCCL "
+                        "version detected\" (%s)",
+                        desc.buf);
+    if (missing)
+        cf_findings_add(out, CF_SEV_WARNING, "comm-missing-on-host", "hosts", "cclforge nccl build",
+                        "some hosts have no NCCL/RCCL at all (%s)", desc.buf);
+    if (unknown && !missing)
+        cf_findings_add(out, CF_SEV_WARNING, "comm-version-unknown", "hosts", NULL,
+                        "the NCCL version of some hosts is unknown, so it cannot be compared (%s)", desc.buf);
+    cf_sb_release(&desc);
+}
+
+static void compare_torch(const struct cf_survey *hosts, const char *const *labels, size_t n, struct cf_findings *out)
+{
+    const char *first = NULL;
+    int differ = 0, missing = 0;
+    struct strbuf desc = STRBUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        const struct cf_libtorch *t = cf_survey_torch(&hosts[i]);
+        const char *v = t ? t->version : NULL;
+        cf_sb_addf(&desc, "%s%s: %s", i ? ", " : "", labels[i], v ? v : "none");
+        if (!v) {
+            missing = 1;
+            continue;
+        }
+        if (!first)
+            first = v;
+        else if (strcmp(first, v))
+            differ = 1;
+    }
+    if (differ)
+        cf_findings_add(out, CF_SEV_ERROR, "torch-version-differs", "hosts",
+                        "install the same torch build on every host",
+                        "different torch versions exchange differently shaped collectives and store keys (%s)",
+                        desc.buf);
+    else if (missing && first)
+        cf_findings_add(out, CF_SEV_WARNING, "torch-missing-on-host", "hosts", NULL,
+                        "some hosts have no libtorch (%s)", desc.buf);
+    cf_sb_release(&desc);
+}
+
+static void compare_archs(const struct cf_survey *hosts, const char *const *labels, size_t n, struct cf_findings *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct cf_comm_lib *c = cf_doctor_active_comm(&hosts[i]);
+        if (!c || !c->archs_known)
+            continue;
+        const char *kind = c->kind ? c->kind : "nccl";
+        struct strvec own = STRVEC_INIT, others = STRVEC_INIT;
+        for (size_t h = 0; h < n; h++) {
+            for (size_t g = 0; g < hosts[h].n_gpus; g++) {
+                const struct cf_gpu *gpu = &hosts[h].gpus[g];
+                const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(gpu->vendor);
+                if (!gpu->arch || !p || strcmp(p->comm_kind, kind) || cf_arch_covered(&c->archs, gpu->arch))
+                    continue;
+                struct strvec *into = h == i ? &own : &others;
+                if (!cf_strvec_contains(into, gpu->arch))
+                    cf_strvec_push(into, gpu->arch);
+            }
+        }
+        char subject[512];
+        snprintf(subject, sizeof subject, "%s: %s", labels[i], c->path ? c->path : comm_word(c));
+        if (own.n) {
+            struct strbuf list = STRBUF_INIT;
+            for (size_t k = 0; k < own.n; k++)
+                cf_sb_addf(&list, "%s%s", k ? "," : "", own.v[k]);
+            struct strbuf cmd = STRBUF_INIT;
+            cf_nccl_build_command(&hosts[i], c, &own, &cmd);
+            char *remedy = cf_asprintf("%s (on %s)", cmd.buf, labels[i]);
+            cf_sb_release(&cmd);
+            cf_findings_add(out, CF_SEV_ERROR, "gpu-arch-not-covered", subject, remedy,
+                            "%s %s on %s has no code for its own GPUs: %s", comm_word(c),
+                            c->version ? c->version : "", labels[i], list.buf);
+            free(remedy);
+            cf_sb_release(&list);
+        }
+        if (others.n) {
+            struct strbuf list = STRBUF_INIT;
+            for (size_t k = 0; k < others.n; k++)
+                cf_sb_addf(&list, "%s%s", k ? "," : "", others.v[k]);
+            struct strvec all = STRVEC_INIT;
+            for (size_t h = 0; h < n; h++)
+                cf_survey_gpu_archs(&hosts[h], 1, &all);
+            struct strbuf cmd = STRBUF_INIT;
+            struct strvec uniq = STRVEC_INIT;
+            for (size_t k = 0; k < all.n; k++)
+                if (!cf_strvec_contains(&uniq, all.v[k]))
+                    cf_strvec_push(&uniq, all.v[k]);
+            cf_nccl_build_command(&hosts[i], c, &uniq, &cmd);
+            char *remedy = cf_asprintf("%s, to share one build across hosts", cmd.buf);
+            cf_sb_release(&cmd);
+            cf_strvec_clear(&uniq);
+            cf_strvec_clear(&all);
+            cf_findings_add(out, CF_SEV_WARNING, "host-lib-lacks-arch", subject, remedy,
+                            "%s %s on %s lacks code for GPUs of other hosts (%s): it cannot be shared with them",
+                            comm_word(c), c->version ? c->version : "", labels[i], list.buf);
+            free(remedy);
+            cf_sb_release(&list);
+        }
+        cf_strvec_clear(&own);
+        cf_strvec_clear(&others);
+    }
+}
+
+void cf_doctor_compare(const struct cf_survey *hosts, const char *const *labels, size_t n, struct cf_findings *out)
+{
+    compare_comm(hosts, labels, n, out);
+    compare_torch(hosts, labels, n, out);
+    compare_archs(hosts, labels, n, out);
+    cf_sort_findings(out);
+}

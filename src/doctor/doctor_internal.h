@@ -1,0 +1,15 @@
+/* Private interface between the doctor's files (src/doctor/). */
+#ifndef CCLFORGE_DOCTOR_INTERNAL_H
+#define CCLFORGE_DOCTOR_INTERNAL_H
+
+#include "cclforge/doctor.h"
+#include "cclforge/strbuf.h"
+#include "cclforge/survey.h"
+
+/* The `cclforge nccl build` command that rebuilds comm library `c` for `archs`. */
+void cf_nccl_build_command(const struct cf_survey *s, const struct cf_comm_lib *c, const struct strvec *archs,
+                        struct strbuf *out);
+/* Orders findings errors first, keeping check order within a severity. */
+void cf_sort_findings(struct cf_findings *out);
+
+#endif

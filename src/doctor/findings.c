@@ -1,0 +1,82 @@
+/* The findings list and its JSON form. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cclforge/doctor.h"
+#include "cclforge/json.h"
+
+void cf_findings_add(struct cf_findings *f, enum cf_severity sev, const char *id, const char *subject,
+                     const char *remedy, const char *why_fmt, ...)
+{
+    /* Same id and subject twice (e.g. one library reached two ways) says nothing new. */
+    for (size_t i = 0; i < f->n; i++)
+        if (!strcmp(f->v[i].id, id) && !strcmp(f->v[i].subject, subject ? subject : ""))
+            return;
+    f->v = cf_xrealloc(f->v, (f->n + 1) * sizeof *f->v);
+    struct cf_finding *x = &f->v[f->n++];
+    x->severity = sev;
+    x->id = cf_strdup(id);
+    x->subject = cf_strdup(subject ? subject : "");
+    x->remedy = remedy ? cf_strdup(remedy) : NULL;
+    struct strbuf sb = STRBUF_INIT;
+    va_list ap;
+    va_start(ap, why_fmt);
+    cf_sb_addvf(&sb, why_fmt, ap);
+    va_end(ap);
+    x->why = cf_sb_detach(&sb);
+}
+
+void cf_findings_release(struct cf_findings *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        free(f->v[i].id);
+        free(f->v[i].subject);
+        free(f->v[i].why);
+        free(f->v[i].remedy);
+    }
+    free(f->v);
+    f->v = NULL;
+    f->n = 0;
+}
+
+enum cf_severity cf_findings_worst(const struct cf_findings *f)
+{
+    enum cf_severity worst = CF_SEV_INFO;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->v[i].severity > worst)
+            worst = f->v[i].severity;
+    return worst;
+}
+
+size_t cf_findings_count(const struct cf_findings *f, enum cf_severity sev)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->n; i++)
+        n += f->v[i].severity == sev;
+    return n;
+}
+
+const char *cf_severity_name(enum cf_severity sev)
+{
+    static const char *const names[] = { "info", "warning", "error" };
+    return (unsigned)sev < 3 ? names[sev] : "?";
+}
+
+void *cf_findings_to_json(const struct cf_findings *f)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < f->n; i++) {
+        const struct cf_finding *x = &f->v[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "severity", cf_severity_name(x->severity));
+        cJSON_AddStringToObject(o, "id", x->id);
+        cJSON_AddStringToObject(o, "subject", x->subject);
+        cJSON_AddStringToObject(o, "why", x->why);
+        cf_json_put_str(o, "remedy", x->remedy);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}

@@ -1,0 +1,93 @@
+/* The survey's use of the loader emulation (cclforge/ldso.h, cclforge/ldcache.h):
+ * which libnccl.so.2 a library really gets, and what its closure lacks. */
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/elf.h"
+#include "cclforge/fs.h"
+#include "cclforge/ldso.h"
+#include "cclforge/symcheck.h"
+#include "survey/survey_internal.h"
+
+/* The machine this program runs as: what a program started here would be. */
+static unsigned host_machine(void)
+{
+    struct cf_elf *self = NULL;
+    cf_error err = CF_ERROR_INIT;
+    unsigned machine = EM_X86_64;
+    if (cf_elf_open("/proc/self/exe", &self, &err) == 0) {
+        machine = cf_elf_get_header(self)->machine;
+        cf_elf_close(self);
+    }
+    cf_error_clear(&err);
+    return machine;
+}
+
+/* For a program without RPATH/RUNPATH glibc searches LD_LIBRARY_PATH, then
+ * ld.so.cache, then the system directories: cf_ldso_locate does exactly that. */
+char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *soname)
+{
+    struct cf_ldso_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.ld_library_path = cf_env_get(opts, "LD_LIBRARY_PATH");
+    lo.ignore_ld_library_path = lo.ld_library_path == NULL;
+    struct cf_ldso_node node;
+    cf_error err = CF_ERROR_INIT;
+    char *found = NULL;
+    if (cf_ldso_locate(soname, host_machine(), 64, 0, &lo, &node, &err) == 0) {
+        if (node.path)
+            found = cf_strdup(node.path);
+        cf_ldso_node_release(&node);
+    }
+    cf_error_clear(&err);
+    return found;
+}
+
+enum { MAX_UNDEFINED_KEPT = 50 };
+
+void cf_closure_check(const char *path, const char *soname, int *needed, char **resolved, struct strvec *missing,
+                   struct strvec *undefined)
+{
+    if (needed)
+        *needed = 0;
+    if (resolved)
+        *resolved = NULL;
+    if (!cf_is_file(path))
+        return;
+    struct cf_ldso_result res;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_ldso_resolve(path, NULL, &res, &err) < 0) {
+        cf_error_clear(&err);
+        return;
+    }
+    for (size_t i = 0; i < res.n_nodes; i++) {
+        const struct cf_ldso_node *n = &res.nodes[i];
+        if (!n->path && n->needed && !cf_strvec_contains(missing, n->needed))
+            cf_strvec_push(missing, n->needed);
+        if (soname && n->depth > 0 && n->needed && !strcmp(cf_basename(n->needed), soname)) {
+            if (needed)
+                *needed = 1;
+            if (resolved && !*resolved && n->path)
+                *resolved = cf_strdup(n->path);
+        }
+    }
+    /* ldd -r without running anything: what stays undefined in the whole closure. */
+    struct cf_symcheck_result sc;
+    if (cf_symcheck_run(&res, &sc, &err) == 0) {
+        for (size_t i = 0; i < sc.n_problems && undefined->n < MAX_UNDEFINED_KEPT; i++)
+            if (sc.problems[i].message) {
+                /* ldd's tab before the path reads badly inside one line */
+                char *m = cf_strdup(sc.problems[i].message);
+                for (char *p = m; *p; p++)
+                    if (*p == '\t')
+                        *p = ' ';
+                if (!cf_strvec_contains(undefined, m))
+                    cf_strvec_push(undefined, m);
+                free(m);
+            }
+        cf_symcheck_result_release(&sc);
+    }
+    cf_error_clear(&err);
+    cf_ldso_result_release(&res);
+}

@@ -1,0 +1,175 @@
+/* NCCL/RCCL libraries: what one file holds (banner, version, GPU code), read with
+ * the inspection engine without loading it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/commlib.h"
+#include "cclforge/elf.h"
+#include "cclforge/fs.h"
+#include "cclforge/gpucode.h"
+#include "survey/survey_internal.h"
+
+/* GPU code of an opened ELF file as arch names; returns 1 when known. */
+int cf_gpu_archs_of(struct cf_elf *elf, struct strvec *out)
+{
+    struct cf_gpucode_inventory inv;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_gpucode_inventory(elf, &inv, &err) < 0) {
+        cf_error_clear(&err);
+        return 0;
+    }
+    char name[64];
+    for (size_t i = 0; i < inv.n_sass; i++) {
+        cf_cuda_arch_name(&inv.sass[i], CF_FATBIN_SASS, name, sizeof name);
+        if (!cf_strvec_contains(out, name))
+            cf_strvec_push(out, name);
+    }
+    for (size_t i = 0; i < inv.n_ptx; i++) {
+        cf_cuda_arch_name(&inv.ptx[i], CF_FATBIN_PTX, name, sizeof name);
+        if (!cf_strvec_contains(out, name))
+            cf_strvec_push(out, name);
+    }
+    for (size_t i = 0; i < inv.amd_targets.n; i++)
+        if (!cf_strvec_contains(out, inv.amd_targets.v[i]))
+            cf_strvec_push(out, inv.amd_targets.v[i]);
+    /* Compressed offload bundles do not name their targets in the header. */
+    int known = !(inv.compressed_bundles > 0 && inv.amd_targets.n == 0);
+    cf_gpucode_inventory_release(&inv);
+    return known;
+}
+
+void cf_comm_from_banner(struct cf_comm_lib *c, const struct cf_commlib_banner *b)
+{
+    free(c->kind);
+    c->kind = cf_strdup(b->lib == CF_COMMLIB_RCCL ? "rccl" : "nccl");
+    free(c->version);
+    c->version = cf_asprintf("%u.%u.%u%s", b->major, b->minor, b->patch, b->suffix);
+    c->version_code = (int)b->version_code;
+    free(c->banner);
+    c->banner = cf_strdup(b->text);
+    if (b->toolkit[0]) {
+        char *tv = cf_asprintf("%u.%u", b->toolkit_major, b->toolkit_minor);
+        if (!strcmp(b->toolkit, "hip")) {
+            free(c->hip_version);
+            c->hip_version = tv;
+        } else {
+            free(c->cuda_version);
+            c->cuda_version = tv;
+        }
+    }
+}
+
+struct cf_comm_lib *cf_comm_lib_examine(const char *path, const char *kind_hint, const char *how, int require_banner)
+{
+    struct cf_elf *elf = NULL;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_elf_open(path, &elf, &err) < 0) {
+        cf_error_clear(&err);
+        if (require_banner)
+            return NULL;
+        struct cf_comm_lib *c = cf_xcalloc(1, sizeof *c);
+        c->kind = cf_strdup(kind_hint);
+        c->path = cf_strdup(path);
+        c->how = cf_strdup(how);
+        return c;
+    }
+    struct cf_commlib_identity id;
+    if (cf_commlib_identify(elf, &id, &err) < 0) {
+        cf_error_clear(&err);
+        id.found = 0;
+    }
+    const struct cf_commlib_banner *banner = id.found ? &id.banner : NULL;
+    if (!banner && require_banner) {
+        cf_elf_close(elf);
+        return NULL;
+    }
+    struct cf_comm_lib *c = cf_xcalloc(1, sizeof *c);
+    c->kind = cf_strdup(kind_hint);
+    c->path = cf_realpath(path);
+    if (!c->path)
+        c->path = cf_strdup(path);
+    c->how = cf_strdup(how);
+    if (banner)
+        cf_comm_from_banner(c, banner);
+    c->archs_known = cf_gpu_archs_of(elf, &c->archs);
+    cf_elf_close(elf);
+    cf_closure_check(path, NULL, NULL, NULL, &c->missing_libs, &c->undefined_symbols);
+    return c;
+}
+
+char *cf_preloaded_comm_lib(const struct cf_survey_opts *opts, const char *soname)
+{
+    const char *preload = cf_env_get(opts, "LD_PRELOAD");
+    if (!preload)
+        return NULL;
+    /* "libnccl.so.2" -> stem "libnccl.so": a preloaded libnccl.so.2.28.9 counts too. */
+    const char *so = strstr(soname, ".so");
+    size_t stem = so ? (size_t)(so - soname) + 3 : strlen(soname);
+    struct strvec entries = STRVEC_INIT;
+    cf_strvec_split(&entries, preload, ": ", 0); /* ld.so accepts both separators */
+    char *found = NULL;
+    for (size_t i = 0; i < entries.n && !found; i++)
+        if (!strncmp(cf_basename(entries.v[i]), soname, stem) && cf_is_file(entries.v[i]))
+            found = cf_strdup(entries.v[i]);
+    cf_strvec_clear(&entries);
+    return found;
+}
+
+static int have_comm_path(const struct cf_survey *s, const char *path)
+{
+    char *real = cf_realpath(path);
+    int found = 0;
+    for (size_t i = 0; real && i < s->n_comm_libs && !found; i++)
+        found = s->comm_libs[i].path && !strcmp(s->comm_libs[i].path, real);
+    free(real);
+    return found;
+}
+
+static void add_comm(struct cf_survey *s, const char *path, const char *kind, const char *how)
+{
+    if (!cf_is_file(path) || have_comm_path(s, path))
+        return;
+    struct cf_comm_lib *c = cf_comm_lib_examine(path, kind, how, 0);
+    *cf_survey_add_comm_lib(s) = *c;
+    free(c);
+}
+
+void cf_probe_comm_libs(struct probe_ctx *ctx, struct cf_survey *s)
+{
+    size_t n;
+    const struct cf_vendor_profile *profiles = cf_vendor_profiles(&n);
+    struct strvec seen_kinds = STRVEC_INIT;
+    for (size_t i = 0; i < n; i++) {
+        const struct cf_vendor_profile *p = &profiles[i];
+        if (cf_strvec_contains(&seen_kinds, p->comm_soname))
+            continue;
+        cf_strvec_push(&seen_kinds, p->comm_soname);
+        /* A preloaded copy is what every process gets first. */
+        char *pre = cf_preloaded_comm_lib(ctx->opts, p->comm_soname);
+        if (pre) {
+            add_comm(s, pre, p->comm_kind, "LD_PRELOAD");
+            free(pre);
+        }
+        /* What a program without RPATH gets: LD_LIBRARY_PATH, ld.so.cache, default dirs. */
+        char *loaded = cf_loader_resolve_default(ctx->opts, p->comm_soname);
+        if (loaded) {
+            add_comm(s, loaded, p->comm_kind, "loaded");
+            free(loaded);
+        }
+        const char *home = cf_env_get(ctx->opts, p->comm_home_env);
+        if (home) {
+            char *lib = cf_asprintf("%s/lib/%s", home, p->comm_soname);
+            add_comm(s, lib, p->comm_kind, p->comm_home_env);
+            free(lib);
+        }
+    }
+    cf_strvec_clear(&seen_kinds);
+    /* pip's nvidia-nccl-cuXX wheel: site-packages/nvidia/nccl/lib/libnccl.so.2 */
+    const struct cf_python_info *py = cf_python_locate(ctx);
+    if (py && py->nccl_dir) {
+        char *lib = cf_asprintf("%s/lib/libnccl.so.2", py->nccl_dir);
+        add_comm(s, lib, "nccl", "pip (nvidia-nccl)");
+        free(lib);
+    }
+}

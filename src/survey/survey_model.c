@@ -1,0 +1,265 @@
+/* The survey's data model: its items, the queries over them, and the
+ * environment the probes read (src/survey/survey.c runs the probes). */
+#include "cclforge/survey.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/commlib.h"
+#include "survey/survey_internal.h"
+
+const char *cf_env_get_raw(const struct cf_survey_opts *opts, const char *key)
+{
+    size_t klen = strlen(key);
+    if (opts && opts->env) {
+        for (const char *const *e = opts->env; *e; e++) {
+            if (!strncmp(*e, key, klen) && (*e)[klen] == '=')
+                return *e + klen + 1;
+            if (!strcmp(*e, key)) /* "KEY" alone: explicitly unset */
+                return NULL;
+        }
+    }
+    return getenv(key);
+}
+
+const char *cf_env_get(const struct cf_survey_opts *opts, const char *key)
+{
+    const char *v = cf_env_get_raw(opts, key);
+    return v && *v ? v : NULL;
+}
+
+/* Grows an array by one zeroed item. */
+static void *grow(void *arr, size_t *n, size_t size)
+{
+    char *p = cf_xrealloc(arr, (*n + 1) * size);
+    memset(p + *n * size, 0, size);
+    (*n)++;
+    return p;
+}
+
+struct cf_gpu *cf_survey_add_gpu(struct cf_survey *s)
+{
+    s->gpus = grow(s->gpus, &s->n_gpus, sizeof *s->gpus);
+    struct cf_gpu *g = &s->gpus[s->n_gpus - 1];
+    g->visible = 1;
+    g->visible_index = -1;
+    return g;
+}
+
+struct cf_gpu_probe *cf_survey_add_probe(struct cf_survey *s, const char *vendor, const char *method)
+{
+    s->probes = grow(s->probes, &s->n_probes, sizeof *s->probes);
+    struct cf_gpu_probe *p = &s->probes[s->n_probes - 1];
+    p->vendor = cf_strdup(vendor);
+    p->method = cf_strdup(method);
+    return p;
+}
+
+struct cf_toolkit *cf_survey_add_toolkit(struct cf_survey *s)
+{
+    s->toolkits = grow(s->toolkits, &s->n_toolkits, sizeof *s->toolkits);
+    return &s->toolkits[s->n_toolkits - 1];
+}
+
+struct cf_compiler *cf_survey_add_compiler(struct cf_survey *s)
+{
+    s->compilers = grow(s->compilers, &s->n_compilers, sizeof *s->compilers);
+    return &s->compilers[s->n_compilers - 1];
+}
+
+struct cf_comm_lib *cf_survey_add_comm_lib(struct cf_survey *s)
+{
+    s->comm_libs = grow(s->comm_libs, &s->n_comm_libs, sizeof *s->comm_libs);
+    return &s->comm_libs[s->n_comm_libs - 1];
+}
+
+struct cf_libtorch *cf_survey_add_torch(struct cf_survey *s)
+{
+    s->torches = grow(s->torches, &s->n_torches, sizeof *s->torches);
+    struct cf_libtorch *t = &s->torches[s->n_torches - 1];
+    t->cxx11_abi = -1;
+    return t;
+}
+
+/* ---- queries ---- */
+
+/* Numeric order for "sm_61" < "sm_120" and "gfx906" < "gfx90a" < "gfx1100". */
+static long arch_rank(const char *a)
+{
+    if (cf_starts_with(a, "sm_") || cf_starts_with(a, "compute_")) {
+        const char *p = strchr(a, '_') + 1;
+        return strtol(p, NULL, 10);
+    }
+    if (cf_starts_with(a, "gfx")) {
+        size_t len = strlen(a + 3);
+        if (len < 3)
+            return 0;
+        /* gfx<major><minor hex><stepping hex> */
+        char major[8] = "";
+        size_t mlen = len - 2 < sizeof major - 1 ? len - 2 : sizeof major - 1;
+        memcpy(major, a + 3, mlen);
+        char tail[3] = { a[3 + len - 2], a[3 + len - 1], 0 };
+        return (long)cf_parse_small(major, 1000000) * 256 + strtol(tail, NULL, 16);
+    }
+    return 0;
+}
+
+static int arch_cmp(const void *pa, const void *pb)
+{
+    const char *a = *(const char *const *)pa, *b = *(const char *const *)pb;
+    long ra = arch_rank(a), rb = arch_rank(b);
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    return strcmp(a, b);
+}
+
+void cf_survey_gpu_archs(const struct cf_survey *s, int visible_only, struct strvec *out)
+{
+    struct strvec tmp = STRVEC_INIT;
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        const struct cf_gpu *g = &s->gpus[i];
+        if (!g->arch || (visible_only && !g->visible) || cf_strvec_contains(&tmp, g->arch))
+            continue;
+        cf_strvec_push(&tmp, g->arch);
+    }
+    if (tmp.n)
+        qsort(tmp.v, tmp.n, sizeof *tmp.v, arch_cmp);
+    for (size_t i = 0; i < tmp.n; i++)
+        cf_strvec_push(out, tmp.v[i]);
+    cf_strvec_clear(&tmp);
+}
+
+const struct cf_toolkit *cf_survey_toolkit(const struct cf_survey *s, const char *vendor)
+{
+    for (size_t i = 0; i < s->n_toolkits; i++)
+        if (s->toolkits[i].vendor && !strcmp(s->toolkits[i].vendor, vendor))
+            return &s->toolkits[i];
+    return NULL;
+}
+
+const struct cf_libtorch *cf_survey_torch(const struct cf_survey *s)
+{
+    return s->n_torches ? &s->torches[0] : NULL;
+}
+
+const struct cf_compiler *cf_survey_compiler(const struct cf_survey *s, const char *name)
+{
+    for (size_t i = 0; i < s->n_compilers; i++)
+        if (s->compilers[i].name && !strcmp(s->compilers[i].name, name))
+            return &s->compilers[i];
+    return NULL;
+}
+
+const char *cf_torch_flavour_name(enum cf_torch_flavour f)
+{
+    static const char *const names[] = { "unknown", "cpu", "cuda", "hip" };
+    return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "unknown";
+}
+
+/* ---- small pure pieces ---- */
+
+/* KFD encodes gfx_target_version as major*10000 + minor*100 + stepping (decimal);
+ * the gfx name prints major in decimal, then minor and stepping as one hex digit
+ * each: 90010 -> 9,0,10 -> "gfx90a"; 90402 -> "gfx942"; 90208 -> "gfx928";
+ * 110000 -> "gfx1100". */
+void cf_gfx_target_name(unsigned v, char *buf, size_t len)
+{
+    if (!v) {
+        snprintf(buf, len, "%s", "");
+        return;
+    }
+    unsigned major = v / 10000, minor = (v / 100) % 100, stepping = v % 100;
+    if (minor > 15 || stepping > 15) {
+        snprintf(buf, len, "gfx?%u", v);
+        return;
+    }
+    snprintf(buf, len, "gfx%u%x%x", major, minor, stepping);
+}
+
+void cf_sm_name(int cc_major, int cc_minor, char *buf, size_t len)
+{
+    snprintf(buf, len, "sm_%d%d", cc_major, cc_minor);
+}
+
+int cf_comm_version_code(const char *version)
+{
+    if (!version)
+        return 0;
+    /* "X.Y.Z" followed by nothing or a suffix; each part a small number. */
+    int parts[3];
+    const char *p = version;
+    for (int i = 0; i < 3; i++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        parts[i] = cf_parse_small(p, 1000);
+        p += strspn(p, "0123456789");
+        if (i < 2 && *p++ != '.')
+            return 0;
+    }
+    int major = parts[0], minor = parts[1], patch = parts[2];
+    if (minor > 99 || patch > 99 || major > 99)
+        return 0;
+    return (int)cf_nccl_version_code((unsigned)major, (unsigned)minor, (unsigned)patch);
+}
+
+/* One entry of a *_VISIBLE_DEVICES list matches a GPU by ordinal or by UUID prefix
+ * ("GPU-8f3b..." or the bare hex). Returns the GPU's position or -1. */
+static int match_visible_entry(const struct cf_gpu *gpus, size_t n, const char *vendor, const char *entry)
+{
+    char *end;
+    long idx = strtol(entry, &end, 10);
+    if (end != entry && *end == '\0') {
+        for (size_t i = 0; i < n; i++)
+            if (gpus[i].vendor && !strcmp(gpus[i].vendor, vendor) && gpus[i].index == idx)
+                return (int)i;
+        return -1;
+    }
+    const char *want = entry;
+    if (cf_starts_with(want, "GPU-"))
+        want += 4;
+    if (!*want)
+        return -1;
+    int found = -1;
+    for (size_t i = 0; i < n; i++) {
+        const char *u = gpus[i].uuid;
+        if (!u || !gpus[i].vendor || strcmp(gpus[i].vendor, vendor))
+            continue;
+        if (cf_starts_with(u, "GPU-"))
+            u += 4;
+        if (cf_starts_with(u, want)) {
+            if (found >= 0)
+                return -1; /* ambiguous prefix: the runtime rejects it too */
+            found = (int)i;
+        }
+    }
+    return found;
+}
+
+void cf_apply_visible_devices(struct cf_gpu *gpus, size_t n, const char *vendor, const char *value)
+{
+    int next = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!gpus[i].vendor || strcmp(gpus[i].vendor, vendor))
+            continue;
+        gpus[i].visible = value == NULL;
+        gpus[i].visible_index = value == NULL ? next++ : -1;
+    }
+    if (!value)
+        return;
+    struct strvec entries = STRVEC_INIT;
+    cf_strvec_split(&entries, value, ",", 1);
+    next = 0;
+    for (size_t e = 0; e < entries.n; e++) {
+        char *entry = entries.v[e];
+        while (*entry == ' ')
+            entry++;
+        int pos = match_visible_entry(gpus, n, vendor, entry);
+        /* The runtimes stop at the first entry that names no device (and ignore repeats). */
+        if (pos < 0 || gpus[pos].visible)
+            break;
+        gpus[pos].visible = 1;
+        gpus[pos].visible_index = next++;
+    }
+    cf_strvec_clear(&entries);
+}

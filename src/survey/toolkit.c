@@ -1,0 +1,348 @@
+/* Vendor toolkits: find roots the way users point at them (environment, the
+ * compiler on PATH, default locations), claim each root for the first profile
+ * whose markers it has, and read its version, include/lib dirs and comm library. */
+#include <dirent.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cclforge/fs.h"
+#include "cclforge/spawn.h"
+#include "survey/survey_internal.h"
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void cf_glob_paths(const char *pattern, struct strvec *out)
+{
+    const char *star = strchr(pattern, '*');
+    if (!star) {
+        if (cf_path_exists(pattern))
+            cf_strvec_push(out, pattern);
+        return;
+    }
+    const char *comp_start = star;
+    while (comp_start > pattern && comp_start[-1] != '/')
+        comp_start--;
+    const char *comp_end = strchr(star, '/');
+    char *parent = comp_start > pattern ? cf_strndup(pattern, (size_t)(comp_start - pattern)) : cf_strdup(".");
+    char *component = comp_end ? cf_strndup(comp_start, (size_t)(comp_end - comp_start)) : cf_strdup(comp_start);
+    DIR *d = opendir(parent);
+    struct strvec found = STRVEC_INIT;
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            if (de->d_name[0] == '.' && component[0] != '.')
+                continue;
+            if (fnmatch(component, de->d_name, 0) == 0) {
+                char *cand = cf_asprintf("%s%s%s", comp_start > pattern ? parent : "", de->d_name, comp_end ? comp_end : "");
+                if (cf_path_exists(cand))
+                    cf_strvec_push_nodup(&found, cand);
+                else
+                    free(cand);
+            }
+        }
+        closedir(d);
+    }
+    if (found.n)
+        qsort(found.v, found.n, sizeof *found.v, str_cmp);
+    for (size_t i = 0; i < found.n; i++)
+        cf_strvec_push(out, found.v[i]);
+    cf_strvec_clear(&found);
+    free(parent);
+    free(component);
+}
+
+/* ---- version parsers (one per enum cf_version_parser) ---- */
+
+static char *first_line(const char *path)
+{
+    struct strbuf sb = STRBUF_INIT;
+    if (cf_read_file(path, 1 << 16, &sb, NULL) < 0) {
+        cf_sb_release(&sb);
+        return NULL;
+    }
+    char *nl = strchr(sb.buf, '\n');
+    if (nl)
+        cf_sb_setlen(&sb, (size_t)(nl - sb.buf));
+    cf_sb_rtrim(&sb);
+    char *s = sb.len ? cf_strdup(sb.buf) : NULL;
+    cf_sb_release(&sb);
+    return s;
+}
+
+/* Keeps the leading dotted number: "6.2.4-120" -> "6.2.4", "DTK-24.04.1" -> "24.04.1". */
+static char *leading_version(const char *s)
+{
+    if (!s)
+        return NULL;
+    while (*s && !(*s >= '0' && *s <= '9'))
+        s++;
+    return cf_version_at(s);
+}
+
+static char *version_nvcc(const char *path)
+{
+    struct cf_compiler c;
+    char *ver = NULL;
+    if (cf_compiler_probe(path, &c, NULL) == 0) {
+        ver = c.version; /* "13.0.88" from "Cuda compilation tools, release 13.0, V13.0.88" */
+        c.version = NULL;
+    }
+    cf_compiler_release(&c);
+    return ver;
+}
+
+static char *version_cuda_json(const char *path)
+{
+    struct strbuf sb = STRBUF_INIT;
+    char *ver = NULL;
+    if (cf_read_file(path, 1 << 20, &sb, NULL) == 0) {
+        cJSON *doc = cJSON_ParseWithLength(sb.buf, sb.len);
+        const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(doc, "cuda");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cuda, "version");
+        if (cJSON_IsString(v))
+            ver = leading_version(v->valuestring);
+        cJSON_Delete(doc);
+    }
+    cf_sb_release(&sb);
+    return ver;
+}
+
+/* Finds "#define NAME <int>" in a header; -1 when absent. */
+static long header_define(const char *text, const char *name)
+{
+    size_t nlen = strlen(name);
+    for (const char *p = strstr(text, "#define"); p; p = strstr(p + 1, "#define")) {
+        const char *q = p + 7;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (!strncmp(q, name, nlen) && (q[nlen] == ' ' || q[nlen] == '\t')) {
+            char *end;
+            long v = strtol(q + nlen, &end, 10);
+            if (end != q + nlen)
+                return v;
+        }
+    }
+    return -1;
+}
+
+static char *version_cuda_h(const char *path)
+{
+    struct strbuf sb = STRBUF_INIT;
+    char *ver = NULL;
+    if (cf_read_file(path, 4 << 20, &sb, NULL) == 0) {
+        long v = header_define(sb.buf, "CUDA_VERSION");
+        if (v > 0)
+            ver = cf_asprintf("%ld.%ld", v / 1000, (v % 1000) / 10);
+    }
+    cf_sb_release(&sb);
+    return ver;
+}
+
+static char *version_hip_h(const char *path)
+{
+    struct strbuf sb = STRBUF_INIT;
+    char *ver = NULL;
+    if (cf_read_file(path, 1 << 20, &sb, NULL) == 0) {
+        long ma = header_define(sb.buf, "HIP_VERSION_MAJOR"), mi = header_define(sb.buf, "HIP_VERSION_MINOR"),
+             pa = header_define(sb.buf, "HIP_VERSION_PATCH");
+        if (ma >= 0 && mi >= 0)
+            ver = pa >= 0 ? cf_asprintf("%ld.%ld.%ld", ma, mi, pa) : cf_asprintf("%ld.%ld", ma, mi);
+    }
+    cf_sb_release(&sb);
+    return ver;
+}
+
+static char *read_version(const struct cf_version_source *src, const char *root)
+{
+    char *path = cf_path_join(root, src->path);
+    char *v = NULL;
+    if (cf_path_exists(path)) {
+        switch (src->parser) {
+        case CF_VER_NVCC: v = version_nvcc(path); break;
+        case CF_VER_CUDA_JSON: v = version_cuda_json(path); break;
+        case CF_VER_CUDA_TXT: /* "CUDA Version 11.0.228" */
+        case CF_VER_PLAIN: {
+            char *line = first_line(path);
+            v = leading_version(line);
+            free(line);
+            break;
+        }
+        case CF_VER_CUDA_H: v = version_cuda_h(path); break;
+        case CF_VER_HIP_H: v = version_hip_h(path); break;
+        case CF_VER_NONE: break;
+        }
+    }
+    free(path);
+    return v;
+}
+
+static const char *version_source_label(const struct cf_version_source *src)
+{
+    return src->parser == CF_VER_NVCC ? "nvcc --version" : src->path;
+}
+
+/* ---- the comm library that ships in the toolkit ---- */
+
+static struct cf_comm_lib *toolkit_comm(const struct cf_vendor_profile *p, const struct cf_toolkit *t)
+{
+    char *header = NULL;
+    for (size_t i = 0; i < t->include_dirs.n && !header; i++)
+        for (const char *const *h = p->comm_headers; *h && !header; h++) {
+            char *cand = cf_path_join(t->include_dirs.v[i], *h);
+            if (cf_is_file(cand))
+                header = cand;
+            else
+                free(cand);
+        }
+    struct cf_comm_lib *c = NULL;
+    for (size_t i = 0; i < t->lib_dirs.n && !c; i++) {
+        char *lib = cf_path_join(t->lib_dirs.v[i], p->comm_soname);
+        if (cf_is_file(lib))
+            c = cf_comm_lib_examine(lib, p->comm_kind, "toolkit", 0);
+        free(lib);
+    }
+    if (!c && !header)
+        return NULL;
+    if (!c) {
+        c = cf_xcalloc(1, sizeof *c);
+        c->kind = cf_strdup(p->comm_kind);
+        c->how = cf_strdup("toolkit (header only)");
+    }
+    c->header = header;
+    /* The header's version fills in when the library has no readable banner. */
+    if (header && !c->version) {
+        struct strbuf sb = STRBUF_INIT;
+        if (cf_read_file(header, 4 << 20, &sb, NULL) == 0) {
+            long ma = header_define(sb.buf, "NCCL_MAJOR"), mi = header_define(sb.buf, "NCCL_MINOR"),
+                 pa = header_define(sb.buf, "NCCL_PATCH");
+            if (ma >= 0 && mi >= 0 && pa >= 0) {
+                c->version = cf_asprintf("%ld.%ld.%ld", ma, mi, pa);
+                c->version_code = cf_comm_version_code(c->version);
+            }
+        }
+        cf_sb_release(&sb);
+    }
+    return c;
+}
+
+/* ---- discovery ---- */
+
+static int root_claimed(const struct cf_survey *s, const char *real)
+{
+    for (size_t i = 0; i < s->n_toolkits; i++)
+        if (s->toolkits[i].root && !strcmp(s->toolkits[i].root, real))
+            return 1;
+    return 0;
+}
+
+static int has_marker(const struct cf_vendor_profile *p, const char *root)
+{
+    for (const char *const *m = p->markers; *m; m++) {
+        char *pat = cf_path_join(root, *m);
+        struct strvec hits = STRVEC_INIT;
+        cf_glob_paths(pat, &hits);
+        int found = hits.n > 0;
+        cf_strvec_clear(&hits);
+        free(pat);
+        if (found)
+            return 1;
+    }
+    return 0;
+}
+
+static void push_existing_dirs(const char *root, const char *const *patterns, struct strvec *out)
+{
+    struct strvec reals = STRVEC_INIT;
+    for (const char *const *pat = patterns; *pat; pat++) {
+        char *full = cf_path_join(root, *pat);
+        struct strvec hits = STRVEC_INIT;
+        cf_glob_paths(full, &hits);
+        for (size_t i = 0; i < hits.n; i++) {
+            char *real = cf_realpath(hits.v[i]);
+            if (real && cf_is_dir(real) && !cf_strvec_contains(&reals, real)) {
+                cf_strvec_push(&reals, real);
+                cf_strvec_push(out, hits.v[i]);
+            }
+            free(real);
+        }
+        cf_strvec_clear(&hits);
+        free(full);
+    }
+    cf_strvec_clear(&reals);
+}
+
+static void add_toolkit(const struct cf_survey_opts *opts, struct cf_survey *s, const struct cf_vendor_profile *p,
+                        const char *root, const char *found_by)
+{
+    (void)opts;
+    char *real = cf_realpath(root);
+    if (!real || !cf_is_dir(real) || root_claimed(s, real) || !has_marker(p, real)) {
+        free(real);
+        return;
+    }
+    struct cf_toolkit *t = cf_survey_add_toolkit(s);
+    t->vendor = cf_strdup(p->id);
+    t->root = real;
+    t->found_by = cf_strdup(found_by);
+    for (const struct cf_version_source *v = p->version_sources; v->parser && !t->version; v++) {
+        t->version = read_version(v, real);
+        if (t->version)
+            t->version_source = cf_strdup(version_source_label(v));
+    }
+    char *cc = cf_asprintf("%s/bin/%s", real, p->compiler);
+    if (cf_is_file(cc))
+        t->compiler = cc;
+    else
+        free(cc);
+    push_existing_dirs(real, p->include_dirs, &t->include_dirs);
+    push_existing_dirs(real, p->lib_dirs, &t->lib_dirs);
+    t->comm = toolkit_comm(p, t);
+}
+
+void cf_probe_toolkits(const struct cf_survey_opts *opts, struct cf_survey *s)
+{
+    size_t n;
+    const struct cf_vendor_profile *profiles = cf_vendor_profiles(&n);
+    /* Pass 1: what the user named (environment, then PATH) for every vendor, so an
+     * explicit CUDA_HOME or ROCM_PATH wins over any default location. */
+    for (size_t i = 0; i < n; i++) {
+        const struct cf_vendor_profile *p = &profiles[i];
+        for (const char *const *e = p->root_env; *e; e++) {
+            const char *v = cf_env_get(opts, *e);
+            if (v)
+                add_toolkit(opts, s, p, v, *e);
+        }
+        char *cc = cf_which(p->compiler);
+        if (cc) {
+            char *bin = cf_dirname(cc);
+            char *root = cf_dirname(bin);
+            char *how = cf_asprintf("PATH (%s)", cc);
+            add_toolkit(opts, s, p, root, how);
+            free(how);
+            free(root);
+            free(bin);
+            free(cc);
+        }
+    }
+    /* Pass 2: default locations. */
+    for (size_t i = 0; i < n && !opts->no_default_roots; i++) {
+        const struct cf_vendor_profile *p = &profiles[i];
+        for (const char *const *d = p->default_roots; *d; d++) {
+            struct strvec hits = STRVEC_INIT;
+            cf_glob_paths(*d, &hits);
+            for (size_t h = 0; h < hits.n; h++) {
+                char *how = cf_asprintf("default %s", hits.v[h]);
+                add_toolkit(opts, s, p, hits.v[h], how);
+                free(how);
+            }
+            cf_strvec_clear(&hits);
+        }
+    }
+}

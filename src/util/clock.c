@@ -1,0 +1,10 @@
+#include "cclforge/clock.h"
+
+#include <time.h>
+
+double cf_now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
