@@ -2,7 +2,7 @@
 # Builds cclforge and runs the whole test suite with CTest. Warnings are errors.
 # With CI=true (or --sanitize) it also runs a short fuzzing pass when clang's
 # libFuzzer is present, and the whole suite again under ASan+UBSan in build-asan/.
-# The last line sums every ctest run: "tests: N passed, N failed".
+# The last line sums every ctest run: "tests: N passed, N failed, N skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitize=0
@@ -34,9 +34,10 @@ if [ "$sanitize" = 1 ]; then
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 
-# ctest prints "100% tests passed, 0 tests failed out of 30" per run.
-awk '/tests passed, [0-9]+ tests? failed out of/ {
-       total += $NF; failed += $(NF-5)
-     }
-     END { printf "tests: %d passed, %d failed\n", total - failed, failed }' "$logs"/*.log
+# ctest prints "100% tests passed, 0 tests failed out of 30" per run, and
+# lists skipped tests as "NN - name (Skipped)"; skipped ones are counted
+# apart, never as passed.
+awk '/tests passed, [0-9]+ tests? failed out of/ { total += $NF; failed += $(NF-5) }
+     /\(Skipped\)$/ { skipped++ }
+     END { printf "tests: %d passed, %d failed, %d skipped\n", total - failed - skipped, failed, skipped }' "$logs"/*.log
 exit "$status"

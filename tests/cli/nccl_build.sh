@@ -6,8 +6,7 @@
 
 NVCC=/usr/local/cuda/bin/nvcc
 if [ ! -x "$NVCC" ]; then
-    echo "SKIP: no nvcc at $NVCC (install the CUDA toolkit); the NCCL build tests need it"
-    exit 0
+    t_skip "no nvcc at $NVCC (install the CUDA toolkit); the NCCL build tests need it"
 fi
 MINI="$CCLFORGE_SOURCE_DIR/tests/fixtures/nccl-mini"
 ROOT="$T_TMP/root"

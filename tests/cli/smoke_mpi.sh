@@ -4,8 +4,7 @@
 command -v pgrep >/dev/null || { echo "pgrep is missing (apt-get install procps): cannot check for leftover processes"; exit 1; }
 
 if ! command -v mpirun >/dev/null || [ ! -f "$(dirname "$CCLFORGE")/cclforge_smoke_mpi.so" ]; then
-    echo "SKIP: mpirun or the MPI plugin is missing (apt-get install openmpi-bin libopenmpi-dev)"
-    exit 0
+    t_skip "mpirun or the MPI plugin is missing (apt-get install openmpi-bin libopenmpi-dev)"
 fi
 MARK="31.$$" # a unique --connect-timeout value: pgrep finds exactly this test's processes
 leftovers() { pgrep -f -- "--connect-timeout $MARK" >/dev/null && bad "$1: processes left behind" || ok "$1: no processes left behind"; }
