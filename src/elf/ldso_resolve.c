@@ -850,6 +850,7 @@ void cf_ldso_node_release(struct cf_ldso_node *n)
     if (!n)
         return;
     free(n->needed);
+    free(n->expanded);
     free(n->path);
     free(n->via);
     free(n->error);
@@ -861,15 +862,8 @@ void cf_ldso_result_release(struct cf_ldso_result *res)
 {
     if (!res)
         return;
-    for (size_t i = 0; i < res->n_nodes; i++) {
-        struct cf_ldso_node *n = &res->nodes[i];
-        free(n->needed);
-        free(n->expanded);
-        free(n->path);
-        free(n->via);
-        free(n->error);
-        free_candidates(n->considered, n->n_considered);
-    }
+    for (size_t i = 0; i < res->n_nodes; i++)
+        cf_ldso_node_release(&res->nodes[i]);
     free(res->nodes);
     for (size_t i = 0; i < res->n_objects; i++) {
         struct cf_ldso_object *o = &res->objects[i];
