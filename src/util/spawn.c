@@ -92,6 +92,20 @@ static void child_apply_env(const char *const *env_set)
     }
 }
 
+/* A failed pipe() or fork(): closes what was opened (-1 is skipped) and says
+ * which call failed with errno. */
+static int setup_failed(const char *call, const int *out_pipe, const int *err_pipe, const int *exec_pipe,
+                        int log_fd, char *prog, cf_error *err)
+{
+    int e = errno;
+    const int fds[] = { out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1], log_fd };
+    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(prog);
+    return cf_error_set(err, CF_ERR_INTERNAL, "%s: %s", call, strerror(e));
+}
+
 int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
                  struct cf_spawn_result *res, cf_error *err)
 {
@@ -117,20 +131,14 @@ int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
         }
     }
     if ((want_out && pipe2(out_pipe, O_CLOEXEC)) || (want_err && pipe2(err_pipe, O_CLOEXEC)) ||
-        pipe2(exec_pipe, O_CLOEXEC)) {
-        free(prog);
-        if (log_fd >= 0)
-            close(log_fd);
-        return cf_error_set(err, CF_ERR_INTERNAL, "pipe: %s", strerror(errno));
-    }
+        pipe2(exec_pipe, O_CLOEXEC))
+        return setup_failed("pipe", out_pipe, err_pipe, exec_pipe, log_fd, prog, err);
 
     double start = now_s();
     pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid < 0) {
-        free(prog);
-        return cf_error_set(err, CF_ERR_INTERNAL, "fork: %s", strerror(errno));
-    }
+    if (pid < 0)
+        return setup_failed("fork", out_pipe, err_pipe, exec_pipe, log_fd, prog, err);
     if (pid == 0) {
         setpgid(0, 0); /* its own group, so a timeout can kill what it started */
         /* Its own group also keeps a terminal's Ctrl-C from reaching it: have it
