@@ -54,13 +54,6 @@ void cf_doctor_compare(const struct cf_survey *hosts, const char *const *labels,
  * the loaded one), else the system one the loader finds, else the toolkit's. */
 const struct cf_comm_lib *cf_doctor_active_comm(const struct cf_survey *s);
 
-/* 1 when the GPU code list `archs` ("sm_75", "compute_120", "sm_90a", "gfx90a:xnack-")
- * can run on a GPU of arch `gpu_arch` ("sm_61", "gfx90a"): SASS of the same
- * major and a minor not above the GPU's; arch-specific ("a") SASS only on that
- * exact arch; family ("f") SASS on the same major; PTX for any GPU at or above
- * it; AMD code objects for the same gfx target only. */
-int cf_arch_covered(const struct strvec *archs, const char *gpu_arch);
-
 /* Minimum Linux driver for a CUDA major.minor (CUDA release notes, table 3), as
  * "580.65.06"; and the newest CUDA a driver version supports (13000 style, 0 unknown). */
 const char *cf_cuda_min_driver(int cuda_major, int cuda_minor);

@@ -80,7 +80,7 @@ struct cf_nccl_build_opts {
 };
 
 struct cf_nccl_plan {
-    enum cf_gpu_vendor vendor;
+    enum cf_arch_family vendor;
     char *vendor_word;               /* "nvidia", "rocm", "dtk" */
     struct cf_nccl_tag tag;
     char *tag_text;                  /* "v2.28.9-1" */

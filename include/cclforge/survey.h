@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cclforge/arch.h" /* GPU arch names: cf_sm_name, cf_gfx_target_name */
 #include "cclforge/error.h"
 #include "cclforge/strbuf.h"
 
@@ -227,10 +228,6 @@ const char *cf_torch_flavour_name(enum cf_torch_flavour f); /* "cpu", "cuda", "h
 const char *cf_survey_section_name(enum cf_survey_section sec); /* the JSON key */
 
 /* Pieces usable on their own (and unit-tested). */
-/* KFD gfx_target_version (e.g. 90010) -> "gfx90a"; writes "" for 0. */
-void cf_gfx_target_name(unsigned gfx_target_version, char *buf, size_t len);
-/* Compute capability -> "sm_61". */
-void cf_sm_name(int cc_major, int cc_minor, char *buf, size_t len);
 /* Applies a *_VISIBLE_DEVICES value to the GPUs of one vendor (indices or UUID
  * prefixes; parsing stops at the first invalid entry as the runtimes do).
  * value NULL = all visible. */

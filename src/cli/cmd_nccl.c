@@ -241,7 +241,7 @@ static cJSON *plan_json(const struct cf_nccl_plan *plan)
     cJSON_AddItemToObject(p, "archs", cf_arch_list_json(&plan->archs));
     cJSON_AddStringToObject(p, "archs_origin", plan->archs_origin);
     cJSON_AddBoolToObject(p, "ptx", plan->ptx);
-    cJSON_AddStringToObject(p, plan->vendor == CF_VENDOR_AMD ? "gpu_targets" : "nvcc_gencode", plan->gencode);
+    cJSON_AddStringToObject(p, plan->vendor == CF_ARCH_AMD ? "gpu_targets" : "nvcc_gencode", plan->gencode);
     cJSON_AddStringToObject(p, "source", plan->source);
     cJSON_AddNumberToObject(p, "jobs", plan->jobs);
     if (plan->only_funcs)
@@ -269,7 +269,7 @@ static void print_plan(const struct cf_nccl_plan *plan)
     cf_arch_list_join(&plan->archs, " ", &archs);
     printf("archs     %s (%s)%s\n", cf_sb_str(&archs), plan->archs_origin, plan->ptx ? " + PTX of the newest" : "");
     cf_sb_release(&archs);
-    printf("%s %s\n", plan->vendor == CF_VENDOR_AMD ? "targets  " : "gencode  ", plan->gencode);
+    printf("%s %s\n", plan->vendor == CF_ARCH_AMD ? "targets  " : "gencode  ", plan->gencode);
     printf("source    %s\n", plan->source);
     if (plan->cuda_version)
         printf("toolkit   %s (CUDA %s)\n", plan->toolkit_home, plan->cuda_version);
@@ -635,8 +635,7 @@ static int cmd_env(int argc, char **argv)
         cf_survey_gpu_archs(&s, 0, &archs);
         for (size_t i = 0; i < archs.n; i++) {
             struct cf_arch one;
-            int ptx = 0;
-            if (cf_arch_parse_one(archs.v[i], &one, &ptx, NULL) == 0)
+            if (cf_arch_parse(archs.v[i], &one, NULL) == 0)
                 cf_arch_list_add(&host, &one);
             else
                 cli_warn(CMD " env", "%s: GPU arch '%s' is not known to cclforge; not checked", a.host_survey,

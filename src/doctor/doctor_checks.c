@@ -18,62 +18,6 @@ static const char *str_or(const char *s, const char *fallback)
 
 /* ---- GPU code coverage ---- */
 
-/* "sm_90a" -> kind 's', number 90, variant 'a'; "compute_120" -> 'p', 120, 0. */
-static int parse_cuda_code(const char *code, char *kind, int *num, char *variant)
-{
-    const char *p;
-    if (cf_starts_with(code, "sm_")) {
-        *kind = 's';
-        p = code + 3;
-    } else if (cf_starts_with(code, "compute_")) {
-        *kind = 'p';
-        p = code + 8;
-    } else {
-        return -1;
-    }
-    char *end;
-    long v = strtol(p, &end, 10);
-    if (end == p || v <= 0 || v > 10000)
-        return -1;
-    *num = (int)v;
-    *variant = (*end == 'a' || *end == 'f') ? *end : 0;
-    return 0;
-}
-
-static int cuda_code_runs_on(const char *code, int gpu)
-{
-    char kind, variant;
-    int n;
-    if (parse_cuda_code(code, &kind, &n, &variant) < 0)
-        return 0;
-    if (variant == 'a') /* arch-specific: that exact GPU only */
-        return n == gpu;
-    if (kind == 's' || variant == 'f') /* SASS and family code: same major, minor not above */
-        return n / 10 == gpu / 10 && n % 10 <= gpu % 10;
-    return n <= gpu; /* PTX: the driver JIT-compiles it for any newer GPU */
-}
-
-int cf_arch_covered(const struct strvec *archs, const char *gpu_arch)
-{
-    if (!gpu_arch)
-        return 0;
-    if (cf_starts_with(gpu_arch, "sm_")) {
-        int gpu = cf_parse_small(gpu_arch + 3, 100000);
-        for (size_t i = 0; i < archs->n; i++)
-            if (cuda_code_runs_on(archs->v[i], gpu))
-                return 1;
-        return 0;
-    }
-    /* AMD code objects are per gfx target ("gfx90a:xnack-" is still gfx90a). */
-    size_t glen = strcspn(gpu_arch, ":");
-    for (size_t i = 0; i < archs->n; i++) {
-        size_t alen = strcspn(archs->v[i], ":");
-        if (alen == glen && !strncmp(archs->v[i], gpu_arch, glen))
-            return 1;
-    }
-    return 0;
-}
-
 static const char *comm_kind_for_gpu(const char *gpu_vendor)
 {
     const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(gpu_vendor);
@@ -153,7 +97,7 @@ void cf_nccl_build_command(const struct cf_survey *s, const struct cf_comm_lib *
     struct cf_arch_list list = CF_ARCH_LIST_INIT;
     cf_error err = CF_ERROR_INIT;
     if (cuda && cf_arch_list_parse(&list, out->buf + archs_at, NULL) == 0 &&
-        cf_arch_list_vendor(&list) == CF_VENDOR_NVIDIA &&
+        cf_arch_list_family(&list) == CF_ARCH_NVIDIA &&
         cf_arch_check_cuda(&list, cuda->version, NULL, &err) != 0)
         cf_sb_addf(out, " (with CUDA_HOME at another toolkit: %s)", cf_error_message(&err));
     cf_error_clear(&err);
@@ -202,9 +146,9 @@ static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *o
             cf_sb_addf(&remedy, "use a torch built for these GPUs (%s=\"", p->arch_list_env);
             for (size_t i = 0; i < want.n; i++) {
                 /* TORCH_CUDA_ARCH_LIST spells sm_61 as 6.1; PYTORCH_ROCM_ARCH keeps gfx names. */
-                int sm = cf_starts_with(want.v[i], "sm_") ? cf_parse_small(want.v[i] + 3, 100000) : 0;
-                if (sm)
-                    cf_sb_addf(&remedy, "%s%d.%d", i ? ";" : "", sm / 10, sm % 10);
+                struct cf_arch a;
+                if (cf_arch_parse(want.v[i], &a, NULL) == 0 && a.family == CF_ARCH_NVIDIA)
+                    cf_sb_addf(&remedy, "%s%u.%u", i ? ";" : "", a.sm / 10, a.sm % 10);
                 else
                     cf_sb_addf(&remedy, "%s%s", i ? ";" : "", want.v[i]);
             }
@@ -451,20 +395,10 @@ int cf_driver_max_cuda(const char *driver)
     return best;
 }
 
-static int cuda_code_of(const char *version) /* "12.4" -> 12040 */
-{
-    if (!version)
-        return 0;
-    int ma = cf_parse_small(version, 1000);
-    const char *dot = strchr(version, '.');
-    int mi = dot ? cf_parse_small(dot + 1, 99) : 0;
-    return ma > 0 ? ma * 1000 + mi * 10 : 0;
-}
-
 static void need_driver(const struct cf_survey *s, int driver_cuda, const char *what, const char *cuda_version,
                         struct cf_findings *out)
 {
-    int need = cuda_code_of(cuda_version);
+    int need = cf_cuda_version_code(cuda_version);
     if (!need || driver_cuda >= need)
         return;
     int same_major = driver_cuda / 1000 == need / 1000;
@@ -574,15 +508,15 @@ static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
     const struct cf_comm_lib *c = cf_doctor_active_comm(s);
     if (!c || !c->archs_known || !c->path || (c->kind && strcmp(c->kind, "nccl")))
         return;
-    int oldest = 0, ptx = 0;
+    unsigned oldest = 0;
+    int ptx = 0;
     for (size_t i = 0; i < c->archs.n; i++) {
-        char kind, variant;
-        int n;
-        if (parse_cuda_code(c->archs.v[i], &kind, &n, &variant) < 0 || variant == 'a')
+        struct cf_arch a;
+        if (cf_arch_parse(c->archs.v[i], &a, NULL) < 0 || a.family != CF_ARCH_NVIDIA || a.variant == 'a')
             continue;
-        if (kind == 's' && (!oldest || n < oldest))
-            oldest = n;
-        ptx |= kind == 'p';
+        if (a.code == CF_CODE_SASS && (!oldest || a.sm < oldest))
+            oldest = a.sm;
+        ptx |= a.code == CF_CODE_PTX;
     }
     if (!oldest)
         return;
@@ -594,7 +528,7 @@ static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
     cf_strvec_clear(&pascal);
     cf_findings_add(out, CF_SEV_INFO, "comm-arch-floor", c->path,
                     oldest > 61 ? floor_remedy.buf : NULL,
-                    "%s %s has kernels for sm_%d and newer%s; GPUs older than sm_%d (e.g. Pascal sm_61%s) need a "
+                    "%s %s has kernels for sm_%u and newer%s; GPUs older than sm_%u (e.g. Pascal sm_61%s) need a "
                     "source build",
                     comm_display(c), c->version ? c->version : "", oldest, ptx ? " (PTX lets the driver JIT for newer)" : "",
                     oldest, oldest > 70 ? ", Volta sm_70" : "");

@@ -122,7 +122,7 @@ char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_b
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "schema", "cclforge.nccl-manifest/1");
     cJSON_AddStringToObject(m, "name", plan->target_name);
-    cJSON_AddStringToObject(m, "library_kind", plan->vendor == CF_VENDOR_AMD ? "rccl" : "nccl");
+    cJSON_AddStringToObject(m, "library_kind", plan->vendor == CF_ARCH_AMD ? "rccl" : "nccl");
     cJSON_AddStringToObject(m, "vendor", plan->vendor_word);
     cJSON_AddStringToObject(m, "tag", plan->tag_text);
     struct strbuf v = STRBUF_INIT;
@@ -143,7 +143,7 @@ char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_b
     if (built->source_sha256)
         cJSON_AddStringToObject(src, "sha256", built->source_sha256);
     cJSON *flags = cJSON_AddObjectToObject(m, "flags");
-    cJSON_AddStringToObject(flags, plan->vendor == CF_VENDOR_AMD ? "GPU_TARGETS" : "NVCC_GENCODE", plan->gencode);
+    cJSON_AddStringToObject(flags, plan->vendor == CF_ARCH_AMD ? "GPU_TARGETS" : "NVCC_GENCODE", plan->gencode);
     if (plan->only_funcs)
         cJSON_AddStringToObject(flags, "ONLY_FUNCS", plan->only_funcs);
     cJSON_AddNumberToObject(flags, "jobs", plan->jobs);
@@ -185,12 +185,12 @@ int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, const char *staging, c
     char *inc_to = cf_path_join(staging, "include");
     char *lib_dir = cf_path_join(staging, "lib");
     char *pc_dir = cf_path_join(lib_dir, "pkgconfig");
-    const char *stem = plan->vendor == CF_VENDOR_AMD ? "librccl.so" : "libnccl.so";
-    const char *major = plan->vendor == CF_VENDOR_AMD ? "1" : "2";
+    const char *stem = plan->vendor == CF_ARCH_AMD ? "librccl.so" : "libnccl.so";
+    const char *major = plan->vendor == CF_ARCH_AMD ? "1" : "2";
     struct strbuf real_name = STRBUF_INIT, soname = STRBUF_INIT;
     cf_sb_addf(&soname, "%s.%s", stem, major);
     cf_sb_addf(&real_name, "%s.%d.%d.%d", stem, plan->tag.major, plan->tag.minor, plan->tag.patch);
-    if (plan->vendor == CF_VENDOR_AMD) {
+    if (plan->vendor == CF_ARCH_AMD) {
         cf_sb_reset(&real_name);
         cf_sb_addf(&real_name, "%s.%s.0", stem, major);
     }
@@ -220,12 +220,12 @@ int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, const char *staging, c
         built->library_rel = cf_asprintf("lib/%s", cf_sb_str(&real_name));
     }
     if (rc == 0) {
-        const char *name = plan->vendor == CF_VENDOR_AMD ? "rccl" : "nccl";
+        const char *name = plan->vendor == CF_ARCH_AMD ? "rccl" : "nccl";
         char *pc = cf_asprintf("prefix=%s\nexec_prefix=${prefix}\nlibdir=${exec_prefix}/lib\nincludedir=${prefix}/include\n\n"
                                "Name: %s\nDescription: %s built by cclforge for %s\nVersion: %d.%d.%d\n"
                                "Libs: -L${libdir} -l%s\nCflags: -I${includedir}\n",
                                plan->target_dir, name,
-                               plan->vendor == CF_VENDOR_AMD ? "RCCL" : "NCCL", plan->target_name, plan->tag.major,
+                               plan->vendor == CF_ARCH_AMD ? "RCCL" : "NCCL", plan->target_name, plan->tag.major,
                                plan->tag.minor, plan->tag.patch, name);
         char *pc_path = cf_asprintf("%s/%s.pc", pc_dir, name);
         rc = write_text(pc_path, pc, err);

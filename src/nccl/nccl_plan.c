@@ -19,13 +19,13 @@
  * (cclforge/vendor.h), which holds each stack's arch-list variable. */
 struct vendor_profile {
     const char *word;
-    enum cf_gpu_vendor vendor;
+    enum cf_arch_family vendor;
     const char *toolkit_id;  /* cf_vendor_profile id */
 };
 static const struct vendor_profile vendor_profiles[] = {
-    { "nvidia", CF_VENDOR_NVIDIA, "cuda" },
-    { "rocm", CF_VENDOR_AMD, "rocm" },
-    { "dtk", CF_VENDOR_AMD, "dtk" },
+    { "nvidia", CF_ARCH_NVIDIA, "cuda" },
+    { "rocm", CF_ARCH_AMD, "rocm" },
+    { "dtk", CF_ARCH_AMD, "dtk" },
 };
 
 /* Where PyTorch users keep their arch list: TORCH_CUDA_ARCH_LIST / PYTORCH_ROCM_ARCH. */
@@ -108,7 +108,7 @@ static int classify_source(const char *source, struct cf_nccl_plan *plan, cf_err
 static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan *plan, char **nvcc_archs,
                            cf_error *err)
 {
-    if (plan->vendor == CF_VENDOR_AMD) {
+    if (plan->vendor == CF_ARCH_AMD) {
         const char *rocm = opts->rocm_path;
         static const char *const envs[] = { "ROCM_PATH", "ROCM_HOME", "HIP_PATH" };
         for (size_t i = 0; !rocm && i < 3; i++)
@@ -166,7 +166,7 @@ static int resolve_archs(const struct cf_nccl_build_opts *opts, const struct ven
         text = opts->survey_archs;
         origin = "GPU survey";
     }
-    if (!text && (vendor_given || plan->vendor == CF_VENDOR_NVIDIA) && env_nonempty(arch_env_of(profile))) {
+    if (!text && (vendor_given || plan->vendor == CF_ARCH_NVIDIA) && env_nonempty(arch_env_of(profile))) {
         text = getenv(arch_env_of(profile));
         origin = arch_env_of(profile);
     }
@@ -339,7 +339,7 @@ static void make_target(struct cf_nccl_plan *plan)
     cf_nccl_version_format(&plan->tag, &name);
     cf_sb_addc(&name, '-');
     cf_arch_list_dirname(&plan->archs, &name);
-    if (plan->vendor == CF_VENDOR_NVIDIA && !plan->ptx)
+    if (plan->vendor == CF_ARCH_NVIDIA && !plan->ptx)
         cf_sb_adds(&name, "-noptx");
     if (plan->only_funcs) {
         char hex[65];
@@ -439,12 +439,12 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan
         goto out;
     if (resolve_archs(opts, profile, vendor_given, plan, err) < 0)
         goto out;
-    if (cf_arch_list_vendor(&plan->archs) != plan->vendor) {
-        if (vendor_given || plan->vendor != CF_VENDOR_NVIDIA) {
+    if (cf_arch_list_family(&plan->archs) != plan->vendor) {
+        if (vendor_given || plan->vendor != CF_ARCH_NVIDIA) {
             cf_error_set(err, CF_ERR_USAGE, "%s archs (%s) cannot be built with --vendor %s: use %s",
-                         cf_arch_list_vendor(&plan->archs) == CF_VENDOR_AMD ? "AMD" : "NVIDIA", plan->archs.v[0].name,
+                         cf_arch_list_family(&plan->archs) == CF_ARCH_AMD ? "AMD" : "NVIDIA", plan->archs.v[0].name,
                          plan->vendor_word,
-                         cf_arch_list_vendor(&plan->archs) == CF_VENDOR_AMD ? "--vendor rocm or dtk" : "--vendor nvidia");
+                         cf_arch_list_family(&plan->archs) == CF_ARCH_AMD ? "--vendor rocm or dtk" : "--vendor nvidia");
             goto out;
         }
         profile = find_profile("rocm");
@@ -452,19 +452,19 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan
         free(plan->vendor_word);
         plan->vendor_word = cf_strdup(profile->word);
     }
-    if (plan->vendor == CF_VENDOR_NVIDIA && plan->archs.ptx_requested)
+    if (plan->vendor == CF_ARCH_NVIDIA && plan->archs.ptx_requested)
         plan->ptx = 1;
-    if (plan->vendor == CF_VENDOR_AMD)
+    if (plan->vendor == CF_ARCH_AMD)
         plan->ptx = 0;
 
     if (classify_source(opts->source, plan, err) < 0)
         goto out;
-    if (plan->vendor == CF_VENDOR_AMD && plan->source_kind == CF_SRC_UPSTREAM) {
+    if (plan->vendor == CF_ARCH_AMD && plan->source_kind == CF_SRC_UPSTREAM) {
         cf_error_set(err, CF_ERR_USAGE, "RCCL builds need --source (a ROCm/rccl checkout, tarball or git URL)");
         goto out;
     }
     if (opts->docker) {
-        if (plan->vendor != CF_VENDOR_NVIDIA) {
+        if (plan->vendor != CF_ARCH_NVIDIA) {
             cf_error_set(err, CF_ERR_USAGE, "--docker builds NCCL only; build RCCL natively against ROCm/DTK");
             goto out;
         }
@@ -483,14 +483,14 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan
     }
     if (resolve_toolkit(opts, plan, &nvcc_archs, err) < 0)
         goto out;
-    if (plan->vendor == CF_VENDOR_NVIDIA &&
+    if (plan->vendor == CF_ARCH_NVIDIA &&
         cf_arch_check_cuda(&plan->archs, plan->cuda_version, nvcc_archs, err) < 0)
         goto out;
     if (resolve_tag(opts, plan, err) < 0 || resolve_jobs(opts, plan, err) < 0)
         goto out;
 
     struct strbuf gencode = STRBUF_INIT;
-    if (plan->vendor == CF_VENDOR_NVIDIA)
+    if (plan->vendor == CF_ARCH_NVIDIA)
         cf_arch_nvcc_gencode(&plan->archs, plan->ptx, &gencode);
     else
         cf_arch_list_join(&plan->archs, ";", &gencode);
@@ -567,7 +567,7 @@ void cf_nccl_plan_steps(const struct cf_nccl_plan *plan, const char *docker_dir,
         for (size_t i = 0; g[i]; i++)
             cf_strvec_push(&steps->fetch, g[i]);
     }
-    if (plan->vendor == CF_VENDOR_NVIDIA) {
+    if (plan->vendor == CF_ARCH_NVIDIA) {
         struct strvec *m = &steps->build[0];
         cf_strvec_push(m, "make");
         cf_strvec_push(m, "-C");

@@ -248,7 +248,7 @@ static void on_build_line(void *ctx, const char *line)
                                    strstr(line, "Building C object")));
     if (!unit)
         return;
-    if (p->plan->vendor == CF_VENDOR_NVIDIA)
+    if (p->plan->vendor == CF_ARCH_NVIDIA)
         check_generated(p);
     p->done++;
     long total = p->total_sources + p->generated;
@@ -433,7 +433,7 @@ static int docker_build(const struct cf_nccl_plan *plan, const struct cf_nccl_bu
 
 static char *find_library(const struct cf_nccl_plan *plan)
 {
-    if (plan->vendor == CF_VENDOR_NVIDIA) {
+    if (plan->vendor == CF_ARCH_NVIDIA) {
         char *p = cf_asprintf("%s/lib/libnccl.so.%d.%d.%d", plan->build_dir, plan->tag.major, plan->tag.minor,
                               plan->tag.patch);
         if (cf_is_file(p))
@@ -519,7 +519,7 @@ static int build_locked(const struct cf_nccl_plan *plan, const struct cf_nccl_bu
         progress.plan = plan;
         progress.total_sources = estimate_units(plan->src_dir);
         for (size_t i = 0; i < steps.n_build; i++) {
-            const char *what = plan->vendor == CF_VENDOR_NVIDIA ? "make" : i == 0 ? "cmake configure" : "cmake build";
+            const char *what = plan->vendor == CF_ARCH_NVIDIA ? "make" : i == 0 ? "cmake configure" : "cmake build";
             if (run_step(plan, opts, &steps.build[i], &progress, &built, result, what, err) < 0)
                 goto out;
         }
@@ -534,7 +534,7 @@ static int build_locked(const struct cf_nccl_plan *plan, const struct cf_nccl_bu
     if (!library) {
         log_tail(plan->log_path, 25, &result->log_tail);
         cf_error_set(err, CF_ERR_FAILED, "the build finished but produced no %s under %s; full log: %s",
-                     plan->vendor == CF_VENDOR_AMD ? "librccl.so.1" : "libnccl.so.2", plan->build_dir, plan->log_path);
+                     plan->vendor == CF_ARCH_AMD ? "librccl.so.1" : "libnccl.so.2", plan->build_dir, plan->log_path);
         goto out;
     }
     emit(opts, CF_NCCL_EV_STEP, "verifying the library", 0, 0);

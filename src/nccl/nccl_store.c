@@ -240,12 +240,6 @@ static void manifest_list(const cJSON *m, const char *key, struct strvec *out)
     }
 }
 
-static int cuda_arch_number(const char *name)
-{
-    const char *us = strchr(name, '_');
-    return us ? atoi(us + 1) : -1;
-}
-
 int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_list *host_archs,
                      struct cf_nccl_env *out, cf_error *err)
 {
@@ -260,31 +254,19 @@ int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_li
     if (!host_archs)
         return 0;
     cJSON *m = cf_nccl_read_manifest(dir);
-    struct strvec sass = STRVEC_INIT, ptx = STRVEC_INIT;
-    manifest_list(m, "sass", &sass);
-    manifest_list(m, "ptx_archs", &ptx);
+    /* The build's code: machine code ("sm_80", "gfx90a:xnack-") and PTX ("compute_90"). */
+    struct strvec code = STRVEC_INIT;
+    manifest_list(m, "sass", &code);
+    manifest_list(m, "ptx_archs", &code);
     cJSON_Delete(m);
     for (size_t i = 0; i < host_archs->n; i++) {
         const struct cf_arch *a = &host_archs->v[i];
         cf_strvec_push(&out->host_archs, a->name);
-        int covered = 0;
-        for (size_t j = 0; j < sass.n && !covered; j++)
-            covered = !strncmp(sass.v[j], a->name, strlen(a->name)) &&
-                      (sass.v[j][strlen(a->name)] == 0 || sass.v[j][strlen(a->name)] == ':');
-        if (covered)
-            continue;
-        /* PTX JIT-compiles for any newer GPU: compute_90 runs on sm_120. */
-        int jit = 0;
-        for (size_t j = 0; a->vendor == CF_VENDOR_NVIDIA && j < ptx.n && !jit; j++) {
-            size_t len = strlen(ptx.v[j]);
-            int p = cuda_arch_number(ptx.v[j]);
-            int variant = len && (ptx.v[j][len - 1] == 'a' || ptx.v[j][len - 1] == 'f');
-            jit = p > 0 && p <= a->sm && !variant;
-        }
-        cf_strvec_push(jit ? &out->jit_only : &out->uncovered, a->name);
+        enum cf_arch_fit fit = cf_arch_best_fit(&code, a->name);
+        if (fit != CF_FIT_NATIVE)
+            cf_strvec_push(fit == CF_FIT_JIT ? &out->jit_only : &out->uncovered, a->name);
     }
-    cf_strvec_clear(&sass);
-    cf_strvec_clear(&ptx);
+    cf_strvec_clear(&code);
     return 0;
 }
 

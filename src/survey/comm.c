@@ -19,17 +19,12 @@ int cf_gpu_archs_of(struct cf_elf *elf, struct strvec *out)
         cf_error_clear(&err);
         return 0;
     }
-    char name[64];
-    for (size_t i = 0; i < inv.n_sass; i++) {
-        cf_cuda_arch_name(&inv.sass[i], CF_FATBIN_SASS, name, sizeof name);
-        if (!cf_strvec_contains(out, name))
-            cf_strvec_push(out, name);
-    }
-    for (size_t i = 0; i < inv.n_ptx; i++) {
-        cf_cuda_arch_name(&inv.ptx[i], CF_FATBIN_PTX, name, sizeof name);
-        if (!cf_strvec_contains(out, name))
-            cf_strvec_push(out, name);
-    }
+    for (size_t i = 0; i < inv.n_sass; i++)
+        if (!cf_strvec_contains(out, inv.sass[i].name))
+            cf_strvec_push(out, inv.sass[i].name);
+    for (size_t i = 0; i < inv.n_ptx; i++)
+        if (!cf_strvec_contains(out, inv.ptx[i].name))
+            cf_strvec_push(out, inv.ptx[i].name);
     for (size_t i = 0; i < inv.amd_targets.n; i++)
         if (!cf_strvec_contains(out, inv.amd_targets.v[i]))
             cf_strvec_push(out, inv.amd_targets.v[i]);

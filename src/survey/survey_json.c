@@ -319,21 +319,6 @@ static void read_toolkit(struct reader *r, const cJSON *o, struct cf_toolkit *t)
         bad_type(r, "vendor", "a vendor id (\"cuda\", \"rocm\", \"dtk\")");
 }
 
-static int parse_cc(const char *s, int *major, int *minor)
-{
-    char *end;
-    long ma = strtol(s, &end, 10);
-    if (end == s || *end != '.')
-        return -1;
-    const char *p = end + 1;
-    long mi = strtol(p, &end, 10);
-    if (end == p || *end || ma <= 0 || ma > 99 || mi < 0 || mi > 9)
-        return -1;
-    *major = (int)ma;
-    *minor = (int)mi;
-    return 0;
-}
-
 static void read_gpu(struct reader *r, const cJSON *o, struct cf_gpu *g, int ordinal)
 {
     g->index = get_int(r, o, "index", ordinal);
@@ -341,20 +326,23 @@ static void read_gpu(struct reader *r, const cJSON *o, struct cf_gpu *g, int ord
     g->name = get_str(r, o, "name");
     g->arch = get_str(r, o, "arch");
     char *cc = get_str(r, o, "compute_capability");
-    if (cc && parse_cc(cc, &g->cc_major, &g->cc_minor) < 0)
+    struct cf_arch a;
+    if (cc && (!strchr(cc, '.') || cf_arch_parse(cc, &a, NULL) < 0 || a.sm > 999)) {
         bad_type(r, "compute_capability", "\"MAJOR.MINOR\" such as \"6.1\"");
+    } else if (cc) {
+        g->cc_major = (int)a.sm / 10;
+        g->cc_minor = (int)a.sm % 10;
+    }
     free(cc);
     /* Either field determines the other for NVIDIA: "sm_61" <-> 6.1. */
     if (!g->arch && g->cc_major > 0) {
         char buf[16];
         cf_sm_name(g->cc_major, g->cc_minor, buf, sizeof buf);
         g->arch = cf_strdup(buf);
-    } else if (g->arch && g->cc_major == 0 && cf_starts_with(g->arch, "sm_")) {
-        int v = cf_parse_small(g->arch + 3, 100000);
-        if (v > 0 && v <= 999) { /* a compute capability "MAJOR.MINOR" with MAJOR <= 99 */
-            g->cc_major = v / 10;
-            g->cc_minor = v % 10;
-        }
+    } else if (g->arch && g->cc_major == 0 && cf_arch_parse(g->arch, &a, NULL) == 0 && a.family == CF_ARCH_NVIDIA &&
+               a.code == CF_CODE_SASS && a.sm <= 999) { /* a compute capability "MAJOR.MINOR" with MAJOR <= 99 */
+        g->cc_major = (int)a.sm / 10;
+        g->cc_minor = (int)a.sm % 10;
     }
     if (!g->vendor)
         g->vendor = cf_strdup(g->arch && cf_starts_with(g->arch, "gfx") ? "amd" : "nvidia");

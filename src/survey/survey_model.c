@@ -84,34 +84,18 @@ struct cf_libtorch *cf_survey_add_torch(struct cf_survey *s)
 
 /* ---- queries ---- */
 
-/* Numeric order for "sm_61" < "sm_120" and "gfx906" < "gfx90a" < "gfx1100". */
-static long arch_rank(const char *a)
-{
-    if (cf_starts_with(a, "sm_") || cf_starts_with(a, "compute_")) {
-        const char *p = strchr(a, '_') + 1;
-        return strtol(p, NULL, 10);
-    }
-    if (cf_starts_with(a, "gfx")) {
-        size_t len = strlen(a + 3);
-        if (len < 3)
-            return 0;
-        /* gfx<major><minor hex><stepping hex> */
-        char major[8] = "";
-        size_t mlen = len - 2 < sizeof major - 1 ? len - 2 : sizeof major - 1;
-        memcpy(major, a + 3, mlen);
-        char tail[3] = { a[3 + len - 2], a[3 + len - 1], 0 };
-        return (long)cf_parse_small(major, 1000000) * 256 + strtol(tail, NULL, 16);
-    }
-    return 0;
-}
-
-static int arch_cmp(const void *pa, const void *pb)
+/* GPU archs in the one arch order (sm_61 < sm_120, gfx906 < gfx90a < gfx1100);
+ * names that do not parse sort first, by name. */
+static int arch_name_cmp(const void *pa, const void *pb)
 {
     const char *a = *(const char *const *)pa, *b = *(const char *const *)pb;
-    long ra = arch_rank(a), rb = arch_rank(b);
-    if (ra != rb)
-        return ra < rb ? -1 : 1;
-    return strcmp(a, b);
+    struct cf_arch x, y;
+    if (cf_arch_parse(a, &x, NULL) < 0)
+        memset(&x, 0, sizeof x);
+    if (cf_arch_parse(b, &y, NULL) < 0)
+        memset(&y, 0, sizeof y);
+    int c = cf_arch_cmp(&x, &y);
+    return c ? c : strcmp(a, b);
 }
 
 void cf_survey_gpu_archs(const struct cf_survey *s, int visible_only, struct strvec *out)
@@ -124,7 +108,7 @@ void cf_survey_gpu_archs(const struct cf_survey *s, int visible_only, struct str
         cf_strvec_push(&tmp, g->arch);
     }
     if (tmp.n)
-        qsort(tmp.v, tmp.n, sizeof *tmp.v, arch_cmp);
+        qsort(tmp.v, tmp.n, sizeof *tmp.v, arch_name_cmp);
     for (size_t i = 0; i < tmp.n; i++)
         cf_strvec_push(out, tmp.v[i]);
     cf_strvec_clear(&tmp);
@@ -158,29 +142,6 @@ const char *cf_torch_flavour_name(enum cf_torch_flavour f)
 }
 
 /* ---- small pure pieces ---- */
-
-/* KFD encodes gfx_target_version as major*10000 + minor*100 + stepping (decimal);
- * the gfx name prints major in decimal, then minor and stepping as one hex digit
- * each: 90010 -> 9,0,10 -> "gfx90a"; 90402 -> "gfx942"; 90208 -> "gfx928";
- * 110000 -> "gfx1100". */
-void cf_gfx_target_name(unsigned v, char *buf, size_t len)
-{
-    if (!v) {
-        snprintf(buf, len, "%s", "");
-        return;
-    }
-    unsigned major = v / 10000, minor = (v / 100) % 100, stepping = v % 100;
-    if (minor > 15 || stepping > 15) {
-        snprintf(buf, len, "gfx?%u", v);
-        return;
-    }
-    snprintf(buf, len, "gfx%u%x%x", major, minor, stepping);
-}
-
-void cf_sm_name(int cc_major, int cc_minor, char *buf, size_t len)
-{
-    snprintf(buf, len, "sm_%d%d", cc_major, cc_minor);
-}
 
 int cf_comm_version_code(const char *version)
 {
