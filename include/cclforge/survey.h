@@ -18,6 +18,7 @@
 
 #include "cclforge/arch.h" /* GPU arch names: cf_sm_name, cf_gfx_target_name */
 #include "cclforge/error.h"
+#include "cclforge/vendor.h"
 #include "cclforge/strbuf.h"
 
 #ifdef __cplusplus
@@ -199,6 +200,15 @@ const struct cf_toolkit *cf_survey_toolkit(const struct cf_survey *s, const char
 /* The libtorch in use (torches[0]), NULL if none. */
 const struct cf_libtorch *cf_survey_torch(const struct cf_survey *s);
 const struct cf_compiler *cf_survey_compiler(const struct cf_survey *s, const char *name);
+/* 1 when root holds one of p's markers (files or globs, e.g. DTK's
+ * cuda/cuda-*\/include): doctor's test of which vendor a root belongs to. */
+int cf_toolkit_has_markers(const struct cf_vendor_profile *p, const char *root);
+/* The first of p's default roots (globs expanded in order, e.g. /opt/dtk then
+ * /opt/dtk-*) that is a directory with one of p's markers, as doctor's survey
+ * finds it; NULL when none. Caller frees. */
+char *cf_toolkit_default_root(const struct cf_vendor_profile *p);
+/* The comm-library profile of c by its kind (NCCL when c or its kind is unknown). */
+const struct cf_comm_profile *cf_comm_lib_profile(const struct cf_comm_lib *c);
 /* What one Python interpreter says about itself, asked without importing any
  * package: importlib.util.find_spec locates torch without running it (importing
  * torch takes seconds and may fail on the broken install being diagnosed). */

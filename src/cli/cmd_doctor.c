@@ -94,7 +94,7 @@ static void print_archs(const char *indent, const struct strvec *archs, int know
 
 static void print_comm(const char *indent, const char *label, const struct cf_comm_lib *c)
 {
-    printf("%s%s%s %s  %s  %s\n", indent, label, c->kind && !strcmp(c->kind, "rccl") ? "RCCL" : "NCCL",
+    printf("%s%s%s %s  %s  %s\n", indent, label, cf_comm_lib_profile(c)->display,
            or_dash(c->version), or_dash(c->how), or_dash(c->path));
     char deeper[64];
     snprintf(deeper, sizeof deeper, "%s%*s    ", indent, (int)strlen(label), "");
@@ -189,7 +189,8 @@ static void print_torches(const struct cf_survey *s)
         if (t->loaded)
             print_comm("      ", "loads:    ", t->loaded);
         else if (t->needs_comm_lib)
-            printf("      loads:    %s NOT FOUND by the loader\n", t->flavour == CF_TORCH_HIP ? "librccl.so.1" : "libnccl.so.2");
+            printf("      loads:    %s NOT FOUND by the loader\n",
+                   cf_comm_profile(t->flavour == CF_TORCH_HIP ? CF_COMMLIB_RCCL : CF_COMMLIB_NCCL)->soname);
     }
 }
 
@@ -325,7 +326,7 @@ static int doctor_compare(int argc, char **argv)
             cJSON_AddStringToObject(h, "label", labels[i]);
             cJSON_AddStringToObject(h, "file", argv[optind + (int)i]);
             if (cl && cl->version)
-                cJSON_AddStringToObject(h, "comm", cl->kind ? cl->kind : "nccl");
+                cJSON_AddStringToObject(h, "comm", cf_comm_lib_profile(cl)->kind);
             else
                 cJSON_AddNullToObject(h, "comm");
             cJSON_AddNumberToObject(h, "comm_version_code", cl ? cl->version_code : 0);
@@ -350,7 +351,7 @@ static int doctor_compare(int argc, char **argv)
             const struct cf_libtorch *t = cf_survey_torch(&hosts[i]);
             char comm[64] = "none";
             if (cl)
-                snprintf(comm, sizeof comm, "%s %s (%d)", cl->kind && !strcmp(cl->kind, "rccl") ? "RCCL" : "NCCL",
+                snprintf(comm, sizeof comm, "%s %s (%d)", cf_comm_lib_profile(cl)->display,
                          or_dash(cl->version), cl->version_code);
             struct strvec archs = STRVEC_INIT;
             cf_survey_gpu_archs(&hosts[i], 1, &archs);

@@ -235,13 +235,13 @@ static int survey_defaults(const char *survey_file, int need_torch, int need_gpu
 static cJSON *plan_json(const struct cf_nccl_plan *plan)
 {
     cJSON *p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "vendor", plan->vendor_word);
+    cJSON_AddStringToObject(p, "vendor", plan->vendor->word);
     cJSON_AddStringToObject(p, "tag", plan->tag_text);
     cJSON_AddStringToObject(p, "tag_origin", plan->tag_origin);
     cJSON_AddItemToObject(p, "archs", cf_arch_list_json(&plan->archs));
     cJSON_AddStringToObject(p, "archs_origin", plan->archs_origin);
     cJSON_AddBoolToObject(p, "ptx", plan->ptx);
-    cJSON_AddStringToObject(p, plan->vendor == CF_ARCH_AMD ? "gpu_targets" : "nvcc_gencode", plan->gencode);
+    cJSON_AddStringToObject(p, plan->vendor->arch_family == CF_ARCH_AMD ? "gpu_targets" : "nvcc_gencode", plan->gencode);
     cJSON_AddStringToObject(p, "source", plan->source);
     cJSON_AddNumberToObject(p, "jobs", plan->jobs);
     if (plan->only_funcs)
@@ -249,6 +249,7 @@ static cJSON *plan_json(const struct cf_nccl_plan *plan)
     if (plan->cuda_version)
         cJSON_AddStringToObject(p, "cuda_version", plan->cuda_version);
     cJSON_AddStringToObject(p, "toolkit_home", plan->toolkit_home);
+    cJSON_AddStringToObject(p, "toolkit_origin", plan->toolkit_origin);
     cJSON_AddStringToObject(p, "name", plan->target_name);
     cJSON_AddStringToObject(p, "target", plan->target_dir);
     cJSON_AddStringToObject(p, "log", plan->log_path);
@@ -269,12 +270,12 @@ static void print_plan(const struct cf_nccl_plan *plan)
     cf_arch_list_join(&plan->archs, " ", &archs);
     printf("archs     %s (%s)%s\n", cf_sb_str(&archs), plan->archs_origin, plan->ptx ? " + PTX of the newest" : "");
     cf_sb_release(&archs);
-    printf("%s %s\n", plan->vendor == CF_ARCH_AMD ? "targets  " : "gencode  ", plan->gencode);
+    printf("%s %s\n", plan->vendor->arch_family == CF_ARCH_AMD ? "targets  " : "gencode  ", plan->gencode);
     printf("source    %s\n", plan->source);
     if (plan->cuda_version)
-        printf("toolkit   %s (CUDA %s)\n", plan->toolkit_home, plan->cuda_version);
+        printf("toolkit   %s (CUDA %s; %s)\n", plan->toolkit_home, plan->cuda_version, plan->toolkit_origin);
     else
-        printf("toolkit   %s\n", plan->toolkit_home);
+        printf("toolkit   %s (%s)\n", plan->toolkit_home, plan->toolkit_origin);
     printf("jobs      %d\n", plan->jobs);
     printf("install   %s\n", plan->target_dir);
     printf("log       %s\n", plan->log_path);

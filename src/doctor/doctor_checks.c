@@ -21,12 +21,7 @@ static const char *str_or(const char *s, const char *fallback)
 static const char *comm_kind_for_gpu(const char *gpu_vendor)
 {
     const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(gpu_vendor);
-    return p ? p->comm_kind : NULL;
-}
-
-static const char *comm_display(const struct cf_comm_lib *c)
-{
-    return c && c->kind && !strcmp(c->kind, "rccl") ? "RCCL" : "NCCL";
+    return p ? p->comm->kind : NULL;
 }
 
 /* Sorted archs of the visible GPUs that a library of `kind` ("nccl"/"rccl") serves. */
@@ -73,12 +68,12 @@ void cf_nccl_build_command(const struct cf_survey *s, const struct cf_comm_lib *
                         struct strbuf *out)
 {
     cf_sb_adds(out, "cclforge nccl build");
-    if (c && c->kind && !strcmp(c->kind, "rccl")) {
-        const char *vendor = "rocm";
+    if (c && cf_comm_lib_profile(c)->lib == CF_COMMLIB_RCCL) {
+        const char *vendor = cf_vendor_get(CF_VENDOR_ROCM)->word;
         for (size_t i = 0; s && i < s->n_gpus; i++) {
             const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(s->gpus[i].vendor);
-            if (p && !strcmp(p->comm_kind, "rccl")) {
-                vendor = p->id;
+            if (p && p->comm->lib == CF_COMMLIB_RCCL) {
+                vendor = p->word;
                 break;
             }
         }
@@ -114,11 +109,11 @@ static void check_comm_lib_archs(const struct cf_survey *s, const struct cf_comm
         struct strbuf remedy = STRBUF_INIT, have = STRBUF_INIT, miss = STRBUF_INIT;
         join(&c->archs, " ", &have);
         join(&missing, ", ", &miss);
-        int is_rccl = c->kind && !strcmp(c->kind, "rccl");
+        int is_rccl = cf_comm_lib_profile(c)->lib == CF_COMMLIB_RCCL;
         cf_nccl_build_command(s, c, &want, &remedy);
         cf_sb_adds(&remedy, " (then LD_PRELOAD the result)");
         cf_findings_add(out, sev, "gpu-arch-not-covered", c->path, remedy.buf,
-                        "%s %s has %s for %s (it has: %s): collectives fail with %s", comm_display(c),
+                        "%s %s has %s for %s (it has: %s): collectives fail with %s", cf_comm_lib_profile(c)->display,
                         c->version ? c->version : "(version unknown)",
                         is_rccl ? "no code object" : "neither SASS nor PTX", miss.buf,
                         have.len ? have.buf : "no GPU code",
@@ -136,7 +131,7 @@ static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *o
 {
     const struct cf_libtorch *t = cf_survey_torch(s);
     if (t && t->gpu_lib && t->archs_known) {
-        const char *kind = t->flavour == CF_TORCH_HIP ? "rccl" : "nccl";
+        const char *kind = cf_comm_profile(t->flavour == CF_TORCH_HIP ? CF_COMMLIB_RCCL : CF_COMMLIB_NCCL)->kind;
         struct strvec want = STRVEC_INIT, missing = STRVEC_INIT;
         if (uncovered(s, kind, &t->archs, &want, &missing)) {
             struct strbuf have = STRBUF_INIT, miss = STRBUF_INIT, remedy = STRBUF_INIT;
@@ -210,10 +205,8 @@ const struct cf_comm_lib *cf_doctor_active_comm(const struct cf_survey *s)
     /* The kind the host needs: libtorch's flavour, else its GPUs' vendor. */
     const char *kind = NULL;
     const struct cf_libtorch *t = cf_survey_torch(s);
-    if (t && t->flavour == CF_TORCH_HIP)
-        kind = "rccl";
-    else if (t && t->flavour == CF_TORCH_CUDA)
-        kind = "nccl";
+    if (t && (t->flavour == CF_TORCH_HIP || t->flavour == CF_TORCH_CUDA))
+        kind = cf_comm_profile(t->flavour == CF_TORCH_HIP ? CF_COMMLIB_RCCL : CF_COMMLIB_NCCL)->kind;
     for (size_t i = 0; !kind && i < s->n_gpus; i++)
         if (s->gpus[i].visible)
             kind = comm_kind_for_gpu(s->gpus[i].vendor);
@@ -239,7 +232,7 @@ static void check_nccl_mismatch(const struct cf_survey *s, struct cf_findings *o
     cf_findings_add(out, loaded < built ? CF_SEV_ERROR : CF_SEV_WARNING, "nccl-mismatch", t->loaded->path,
                     remedy.buf,
                     "libtorch %s was built against NCCL %s but the loader would load %s %s%s",
-                    t->version ? t->version : "", t->nccl_built_against, comm_display(t->loaded), t->loaded->version,
+                    t->version ? t->version : "", t->nccl_built_against, cf_comm_lib_profile(t->loaded)->display, t->loaded->version,
                     loaded < built ? ": an older NCCL may lack symbols libtorch calls"
                                    : ": ranks on other hosts with the pinned NCCL will refuse to connect");
     cf_sb_release(&remedy);
@@ -256,7 +249,7 @@ static void check_two_copies(const struct cf_survey *s, struct cf_findings *out)
                     "library from the search path",
                     "%s embeds %s %s and its closure also loads %s%s%s: two copies in one process do not "
                     "share state",
-                    cf_basename(lib), comm_display(t->embedded), t->embedded->version ? t->embedded->version : "",
+                    cf_basename(lib), cf_comm_lib_profile(t->embedded)->display, t->embedded->version ? t->embedded->version : "",
                     t->loaded ? str_or(t->loaded->path, "a separate library") : "a separate library", t->loaded && t->loaded->version ? " " : "",
                     t->loaded && t->loaded->version ? t->loaded->version : "");
 }
@@ -425,7 +418,7 @@ static void check_driver(const struct cf_survey *s, struct cf_findings *out)
     if (t && t->flavour == CF_TORCH_CUDA) {
         need_driver(s, driver_cuda, t->gpu_lib ? t->gpu_lib : "libtorch", t->gpu_runtime_version, out);
         if (t->loaded)
-            need_driver(s, driver_cuda, str_or(t->loaded->path, "libnccl.so.2"), t->loaded->cuda_version, out);
+            need_driver(s, driver_cuda, str_or(t->loaded->path, cf_comm_profile(CF_COMMLIB_NCCL)->soname), t->loaded->cuda_version, out);
     }
     const struct cf_comm_lib *active = cf_doctor_active_comm(s);
     if (active && active->path)
@@ -506,7 +499,7 @@ static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
     if (s->n_gpus)
         return;
     const struct cf_comm_lib *c = cf_doctor_active_comm(s);
-    if (!c || !c->archs_known || !c->path || (c->kind && strcmp(c->kind, "nccl")))
+    if (!c || !c->archs_known || !c->path || cf_comm_lib_profile(c)->lib != CF_COMMLIB_NCCL)
         return;
     unsigned oldest = 0;
     int ptx = 0;
@@ -530,7 +523,7 @@ static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
                     oldest > 61 ? floor_remedy.buf : NULL,
                     "%s %s has kernels for sm_%u and newer%s; GPUs older than sm_%u (e.g. Pascal sm_61%s) need a "
                     "source build",
-                    comm_display(c), c->version ? c->version : "", oldest, ptx ? " (PTX lets the driver JIT for newer)" : "",
+                    cf_comm_lib_profile(c)->display, c->version ? c->version : "", oldest, ptx ? " (PTX lets the driver JIT for newer)" : "",
                     oldest, oldest > 70 ? ", Volta sm_70" : "");
     cf_sb_release(&floor_remedy);
 }

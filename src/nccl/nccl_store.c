@@ -247,8 +247,11 @@ int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_li
     if (cf_nccl_store_get(root, name, &out->build, err) < 0)
         return -1;
     const char *dir = out->build.dir;
-    int rccl = out->build.library && strstr(out->build.library, "librccl");
-    out->ld_preload = cf_asprintf("%s/lib/%s", dir, rccl ? "librccl.so.1" : "libnccl.so.2");
+    /* the soname of the library the build holds: lib/librccl.so.1.0 -> librccl.so.1 */
+    const struct cf_comm_profile *comm = cf_comm_profile(cf_commlib_from_name(out->build.library));
+    if (!comm)
+        comm = cf_comm_profile(CF_COMMLIB_NCCL);
+    out->ld_preload = cf_asprintf("%s/lib/%s", dir, comm->soname);
     out->ld_library_path = cf_asprintf("%s/lib", dir);
     out->nccl_home = cf_strdup(dir);
     if (!host_archs)

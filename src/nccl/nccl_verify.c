@@ -10,17 +10,12 @@
 #include "cclforge/elf.h"
 #include "cclforge/gpucode.h"
 
-static const char *expected_soname(const struct cf_nccl_plan *plan)
-{
-    return plan->vendor == CF_ARCH_AMD ? "librccl.so.1" : "libnccl.so.2";
-}
-
 static void check_soname(const struct cf_nccl_plan *plan, struct cf_elf *elf, struct cf_nccl_verify *out)
 {
     const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
     out->soname = cf_strdup(dyn && dyn->soname ? dyn->soname : "");
-    if (strcmp(out->soname, expected_soname(plan)))
-        cf_strvec_pushf(&out->problems, "soname is '%s', expected %s", out->soname, expected_soname(plan));
+    if (strcmp(out->soname, plan->vendor->comm->soname))
+        cf_strvec_pushf(&out->problems, "soname is '%s', expected %s", out->soname, plan->vendor->comm->soname);
 }
 
 static void check_banner(const struct cf_nccl_plan *plan, struct cf_elf *elf, struct cf_nccl_verify *out,
@@ -35,7 +30,7 @@ static void check_banner(const struct cf_nccl_plan *plan, struct cf_elf *elf, st
     }
     if (!id.found) {
         cf_strvec_pushf(&out->problems, "no \"%s version\" banner found in the library",
-                     plan->vendor == CF_ARCH_AMD ? "RCCL" : "NCCL");
+                     plan->vendor->comm->display);
         return;
     }
     out->banner = cf_strdup(id.banner.text);
@@ -45,7 +40,7 @@ static void check_banner(const struct cf_nccl_plan *plan, struct cf_elf *elf, st
     if (id.distinct_versions)
         cf_strvec_pushf(&out->problems, "the library carries banners of %zu different versions", id.n_banners);
     /* In Docker the image's CUDA built it, not the local toolkit. */
-    if (plan->vendor == CF_ARCH_NVIDIA && !plan->docker && plan->cuda_version && id.banner.toolkit[0]) {
+    if (plan->vendor->arch_family == CF_ARCH_NVIDIA && !plan->docker && plan->cuda_version && id.banner.toolkit[0]) {
         char built[16];
         snprintf(built, sizeof built, "%u.%u", id.banner.toolkit_major, id.banner.toolkit_minor);
         if (strcmp(built, plan->cuda_version))
@@ -128,7 +123,7 @@ int cf_nccl_verify_library(const struct cf_nccl_plan *plan, const char *library,
     } else {
         if (inv.problem)
             cf_strvec_pushf(&out->problems, "GPU code container problem: %s", inv.problem);
-        if (plan->vendor == CF_ARCH_NVIDIA)
+        if (plan->vendor->arch_family == CF_ARCH_NVIDIA)
             check_nvidia_archs(plan, &inv, out);
         else
             check_amd_archs(plan, &inv, out);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/vendor.h"
 #include "smoke/nccl_api.h"
 #include "smoke/smoke_internal.h"
 
@@ -103,7 +104,8 @@ static int nccl_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx 
     cf_error err = CF_ERROR_INIT;
 
     cf_smoke_sink_begin(s->sink, 0, "loading the comm library");
-    if (cf_nccl_api_load(&s->api, o->lib_path, is_rccl ? "librccl.so.1" : "libnccl.so.2", &err) < 0) {
+    const struct cf_comm_profile *comm = cf_comm_profile(is_rccl ? CF_COMMLIB_RCCL : CF_COMMLIB_NCCL);
+    if (cf_nccl_api_load(&s->api, o->lib_path, comm->soname, &err) < 0) {
         snprintf(errbuf, errlen, "%s", cf_error_message(&err));
         cf_error_clear(&err);
         return -1;

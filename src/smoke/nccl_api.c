@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cclforge/strbuf.h"
+#include "cclforge/vendor.h"
 
 struct api_symbol {
     const char *name;
@@ -40,9 +41,9 @@ int cf_nccl_api_load(struct cf_nccl_api *api, const char *path, const char *defa
     api->handle = dlopen(what, RTLD_NOW | RTLD_LOCAL);
     if (!api->handle) {
         const char *why = dlerror();
-        return cf_error_set(err, CF_ERR_NOTFOUND, "cannot load the comm library %s: %s%s", what,
-                            why ? why : "unknown dlopen error",
-                            path ? "" : " (give --lib PATH, e.g. $NCCL_HOME/lib/libnccl.so.2)");
+        return cf_error_set(err, CF_ERR_NOTFOUND, "cannot load the comm library %s: %s%s%s%s", what,
+                            why ? why : "unknown dlopen error", path ? "" : " (give --lib PATH, e.g. $NCCL_HOME/lib/",
+                            path ? "" : default_soname, path ? "" : ")");
     }
     api->path = cf_strdup(what);
     struct strbuf missing = STRBUF_INIT;
@@ -55,9 +56,9 @@ int cf_nccl_api_load(struct cf_nccl_api *api, const char *path, const char *defa
     }
     if (missing.len) {
         cf_error_set(err, CF_ERR_FORMAT,
-                     "%s does not provide the NCCL C API (missing %s): give --lib the path of libnccl.so.2 "
-                     "or librccl.so.1",
-                     what, cf_sb_str(&missing));
+                     "%s does not provide the NCCL C API (missing %s): give --lib the path of %s or %s", what,
+                     cf_sb_str(&missing), cf_comm_profile(CF_COMMLIB_NCCL)->soname,
+                     cf_comm_profile(CF_COMMLIB_RCCL)->soname);
         cf_sb_release(&missing);
         cf_nccl_api_unload(api);
         return -1;

@@ -135,6 +135,12 @@ const struct cf_compiler *cf_survey_compiler(const struct cf_survey *s, const ch
     return NULL;
 }
 
+const struct cf_comm_profile *cf_comm_lib_profile(const struct cf_comm_lib *c)
+{
+    const struct cf_comm_profile *p = cf_comm_profile_by_kind(c ? c->kind : NULL);
+    return p ? p : cf_comm_profile(CF_COMMLIB_NCCL);
+}
+
 const char *cf_torch_flavour_name(enum cf_torch_flavour f)
 {
     static const char *const names[] = { "unknown", "cpu", "cuda", "hip" };

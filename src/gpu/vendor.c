@@ -1,7 +1,35 @@
-/* The vendor profile table. Sources for each value are in docs/doctor.md. */
+/* The vendor table and the comm-library table (cclforge/vendor.h). Sources
+ * for each value are in docs/doctor.md. */
 #include "cclforge/vendor.h"
 
 #include <string.h>
+#include <strings.h>
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+enum { NCCL, RCCL }; /* positions in comms[] */
+static const struct cf_comm_profile comms[] = {
+    [NCCL] = {
+        .lib = CF_COMMLIB_NCCL,
+        .kind = "nccl",
+        .display = "NCCL",
+        .soname = "libnccl.so.2",
+        .stem = "libnccl.so",
+        .link_name = "nccl",
+        .headers = (const char *const[]){ "nccl.h", NULL },
+        .home_env = "NCCL_HOME",
+    },
+    [RCCL] = {
+        .lib = CF_COMMLIB_RCCL,
+        .kind = "rccl",
+        .display = "RCCL",
+        .soname = "librccl.so.1",
+        .stem = "librccl.so",
+        .link_name = "rccl",
+        .headers = (const char *const[]){ "rccl/rccl.h", "rccl.h", NULL },
+        .home_env = "RCCL_HOME",
+    },
+};
 
 static const struct cf_version_source cuda_versions[] = {
     { CF_VER_CUDA_JSON, "version.json" },     /* CUDA >= 11.1 runfile / .deb installs */
@@ -27,15 +55,17 @@ static const struct cf_version_source dtk_versions[] = {
 };
 
 /* What DTK shares with ROCm: RCCL, the HIP runtime's variables, libtorch_hip. */
-static const char *const rccl_headers[] = { "rccl/rccl.h", "rccl.h", NULL };
 static const char *const hip_visible_env[] = { "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", NULL };
-static const char *const hip_bridge_libs[] = { "c10_hip", "torch_hip", "rccl", NULL };
+static const char *const hip_torch_link[] = { "c10_hip", "torch_hip", NULL };
 
 static const struct cf_vendor_profile profiles[] = {
     {
+        .vendor = CF_VENDOR_DTK,
+        .word = "dtk",
         .id = "dtk",
         .display = "Hygon DTK",
         .gpu_vendor = "hygon",
+        .arch_family = CF_ARCH_AMD,
         .root_env = (const char *const[]){ "DTK_HOME", "ROCM_PATH", "ROCM_HOME", "HIP_PATH", NULL },
         .default_roots = (const char *const[]){ "/opt/dtk", "/opt/dtk-*", NULL },
         /* DTK ships CUDA-compatible headers under cuda/cuda-<major>; plain ROCm does not. */
@@ -44,20 +74,19 @@ static const struct cf_vendor_profile profiles[] = {
         .version_sources = dtk_versions,
         .include_dirs = (const char *const[]){ "include", "include/rccl", "cuda/cuda-*/include", NULL },
         .lib_dirs = (const char *const[]){ "lib", "lib64", NULL },
-        .comm_kind = "rccl",
-        .comm_soname = "librccl.so.1",
-        .comm_headers = rccl_headers,
-        .comm_home_env = "RCCL_HOME",
+        .comm = &comms[RCCL],
         .visible_env = hip_visible_env,
         .arch_list_env = "PYTORCH_ROCM_ARCH",
         .torch_gpu_lib = "libtorch_hip.so",
-        .bridge_link_libs = hip_bridge_libs,
-        .arch_prefix = "gfx",
+        .torch_gpu_link = hip_torch_link,
     },
     {
+        .vendor = CF_VENDOR_ROCM,
+        .word = "rocm",
         .id = "rocm",
         .display = "AMD ROCm",
         .gpu_vendor = "amd",
+        .arch_family = CF_ARCH_AMD,
         .root_env = (const char *const[]){ "ROCM_PATH", "ROCM_HOME", "HIP_PATH", NULL },
         .default_roots = (const char *const[]){ "/opt/rocm", "/opt/rocm-*", NULL },
         .markers = (const char *const[]){ "include/hip/hip_version.h", ".info/version", "bin/hipcc", NULL },
@@ -65,20 +94,19 @@ static const struct cf_vendor_profile profiles[] = {
         .version_sources = rocm_versions,
         .include_dirs = (const char *const[]){ "include", NULL },
         .lib_dirs = (const char *const[]){ "lib", "lib64", NULL },
-        .comm_kind = "rccl",
-        .comm_soname = "librccl.so.1",
-        .comm_headers = rccl_headers,
-        .comm_home_env = "RCCL_HOME",
+        .comm = &comms[RCCL],
         .visible_env = hip_visible_env,
         .arch_list_env = "PYTORCH_ROCM_ARCH",
         .torch_gpu_lib = "libtorch_hip.so",
-        .bridge_link_libs = hip_bridge_libs,
-        .arch_prefix = "gfx",
+        .torch_gpu_link = hip_torch_link,
     },
     {
+        .vendor = CF_VENDOR_NVIDIA,
+        .word = "nvidia",
         .id = "cuda",
         .display = "NVIDIA CUDA",
         .gpu_vendor = "nvidia",
+        .arch_family = CF_ARCH_NVIDIA,
         .root_env = (const char *const[]){ "CUDA_HOME", "CUDA_PATH", NULL },
         .default_roots = (const char *const[]){ "/usr/local/cuda", "/usr/local/cuda-*", "/opt/cuda", NULL },
         .markers = (const char *const[]){ "include/cuda.h", "bin/nvcc", "version.json", NULL },
@@ -86,36 +114,100 @@ static const struct cf_vendor_profile profiles[] = {
         .version_sources = cuda_versions,
         .include_dirs = (const char *const[]){ "include", NULL },
         .lib_dirs = (const char *const[]){ "lib64", "lib", "targets/x86_64-linux/lib", NULL },
-        .comm_kind = "nccl",
-        .comm_soname = "libnccl.so.2",
-        .comm_headers = (const char *const[]){ "nccl.h", NULL },
-        .comm_home_env = "NCCL_HOME",
+        .comm = &comms[NCCL],
         .visible_env = (const char *const[]){ "CUDA_VISIBLE_DEVICES", NULL },
         .arch_list_env = "TORCH_CUDA_ARCH_LIST",
         .torch_gpu_lib = "libtorch_cuda.so",
-        .bridge_link_libs = (const char *const[]){ "c10_cuda", "torch_cuda", "nccl", NULL },
-        .arch_prefix = "sm_",
+        .torch_gpu_link = (const char *const[]){ "c10_cuda", "torch_cuda", NULL },
     },
 };
 
 const struct cf_vendor_profile *cf_vendor_profiles(size_t *n)
 {
-    *n = sizeof profiles / sizeof profiles[0];
+    *n = ARRAY_LEN(profiles);
     return profiles;
+}
+
+const struct cf_vendor_profile *cf_vendor_get(enum cf_vendor v)
+{
+    for (size_t i = 0; i < ARRAY_LEN(profiles); i++)
+        if (profiles[i].vendor == v)
+            return &profiles[i];
+    return NULL;
 }
 
 const struct cf_vendor_profile *cf_vendor_profile(const char *id)
 {
-    for (size_t i = 0; id && i < sizeof profiles / sizeof profiles[0]; i++)
+    for (size_t i = 0; id && i < ARRAY_LEN(profiles); i++)
         if (!strcmp(profiles[i].id, id))
             return &profiles[i];
     return NULL;
 }
 
+const struct cf_vendor_profile *cf_vendor_by_word(const char *word)
+{
+    for (size_t i = 0; word && i < ARRAY_LEN(profiles); i++)
+        if (!strcasecmp(profiles[i].word, word))
+            return &profiles[i];
+    return NULL;
+}
+
+void cf_vendor_words(struct strbuf *out)
+{
+    for (int v = 0; v < CF_VENDOR_COUNT; v++)
+        cf_sb_addf(out, "%s%s", v == 0 ? "" : v == CF_VENDOR_COUNT - 1 ? " or " : ", ",
+                   cf_vendor_get((enum cf_vendor)v)->word);
+}
+
 const struct cf_vendor_profile *cf_vendor_profile_for_gpu(const char *gpu_vendor)
 {
-    for (size_t i = 0; gpu_vendor && i < sizeof profiles / sizeof profiles[0]; i++)
+    for (size_t i = 0; gpu_vendor && i < ARRAY_LEN(profiles); i++)
         if (!strcmp(profiles[i].gpu_vendor, gpu_vendor))
             return &profiles[i];
     return NULL;
+}
+
+/* Enum order: gfx archs alone mean plain ROCm, not DTK. */
+const struct cf_vendor_profile *cf_vendor_for_arch_family(enum cf_arch_family family)
+{
+    for (int v = 0; v < CF_VENDOR_COUNT; v++)
+        if (cf_vendor_get((enum cf_vendor)v)->arch_family == family)
+            return cf_vendor_get((enum cf_vendor)v);
+    return NULL;
+}
+
+const struct cf_comm_profile *cf_comm_profile(enum cf_commlib lib)
+{
+    for (size_t i = 0; i < ARRAY_LEN(comms); i++)
+        if (comms[i].lib == lib)
+            return &comms[i];
+    return NULL;
+}
+
+const struct cf_comm_profile *cf_comm_profile_by_kind(const char *kind)
+{
+    for (size_t i = 0; kind && i < ARRAY_LEN(comms); i++)
+        if (!strcmp(comms[i].kind, kind))
+            return &comms[i];
+    return NULL;
+}
+
+enum cf_commlib cf_commlib_from_name(const char *soname)
+{
+    if (!soname)
+        return CF_COMMLIB_NONE;
+    const char *slash = strrchr(soname, '/');
+    const char *base = slash ? slash + 1 : soname;
+    for (size_t i = 0; i < ARRAY_LEN(comms); i++) {
+        size_t n = strlen(comms[i].stem);
+        if (strncmp(base, comms[i].stem, n) == 0 && (base[n] == 0 || base[n] == '.'))
+            return comms[i].lib;
+    }
+    return CF_COMMLIB_NONE;
+}
+
+const char *cf_commlib_name(enum cf_commlib lib)
+{
+    const struct cf_comm_profile *c = cf_comm_profile(lib);
+    return c ? c->display : "";
 }
