@@ -1,6 +1,7 @@
 /* Turning `nccl build` inputs into a checked plan: vendor, tag, archs, source,
  * toolkit, jobs, install target and the exact commands. Nothing is built here. */
 #include "cclforge/nccl_build.h"
+#include "nccl_internal.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -401,11 +402,13 @@ static void make_dockerfile(struct cf_nccl_plan *plan)
     plan->dockerfile = cf_sb_detach(&df);
 }
 
-int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan *plan, cf_error *err)
+int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts_in, struct cf_nccl_plan *plan, cf_error *err)
 {
     memset(plan, 0, sizeof *plan);
-    char *nvcc_archs = NULL;
+    char *nvcc_archs = NULL, *torch_nccl = NULL, *survey_archs = NULL;
     int rc = -1;
+    struct cf_nccl_build_opts filled = *opts_in; /* plus what the survey supplies */
+    const struct cf_nccl_build_opts *opts = &filled;
 
     /* vendor: given, else inferred from gfx archs, else NVIDIA */
     int vendor_given = opts->vendor != NULL;
@@ -426,6 +429,17 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan
     struct cf_nccl_tag given_tag;
     if (opts->tag && cf_nccl_tag_parse(opts->tag, &given_tag, err) < 0)
         goto out;
+    /* The survey only when a default needs it: a cache hit with --tag and --archs stays fast. */
+    int need_torch = !opts->tag && !opts->torch_nccl_version, need_gpus = !opts->archs && !opts->survey_archs;
+    if (opts->use_survey && (need_torch || need_gpus || opts->survey_file)) {
+        if (cf_nccl_survey_defaults(opts->survey_file, need_torch || opts->survey_file, need_gpus, &torch_nccl,
+                                    &survey_archs, err) < 0)
+            goto out;
+        if (torch_nccl && !filled.torch_nccl_version)
+            filled.torch_nccl_version = torch_nccl;
+        if (survey_archs && !filled.survey_archs)
+            filled.survey_archs = survey_archs;
+    }
     if (resolve_archs(opts, vendor_given, plan, err) < 0)
         goto out;
     enum cf_arch_family family = cf_arch_list_family(&plan->archs);
@@ -511,6 +525,8 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan
     rc = 0;
 out:
     free(nvcc_archs);
+    free(torch_nccl);
+    free(survey_archs);
     if (rc < 0)
         cf_nccl_plan_release(plan);
     return rc;

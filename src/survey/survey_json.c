@@ -198,26 +198,18 @@ static void bad_type(struct reader *r, const char *key, const char *want)
 
 static char *get_str(struct reader *r, const cJSON *o, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
-        return NULL;
-    if (!cJSON_IsString(v)) {
+    const char *v = NULL;
+    if (cf_json_get_str(o, key, &v) < 0)
         bad_type(r, key, "a string or null");
-        return NULL;
-    }
-    return cf_strdup(v->valuestring);
+    return v ? cf_strdup(v) : NULL;
 }
 
 static double get_num(struct reader *r, const cJSON *o, const char *key, double dflt)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
-        return dflt;
-    if (!cJSON_IsNumber(v)) {
+    double v = dflt;
+    if (cf_json_get_num(o, key, &v) < 0)
         bad_type(r, key, "a number");
-        return dflt;
-    }
-    return v->valuedouble;
+    return v;
 }
 
 /* An integer in [lo, hi]; anything else (fractions, huge values) is a format error. */
@@ -240,36 +232,19 @@ static int get_int(struct reader *r, const cJSON *o, const char *key, int dflt)
 
 static int get_bool(struct reader *r, const cJSON *o, const char *key, int dflt)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
-        return dflt;
-    if (!cJSON_IsBool(v)) {
+    int v = dflt;
+    if (cf_json_get_bool(o, key, &v) < 0)
         bad_type(r, key, "true or false");
-        return dflt;
-    }
-    return cJSON_IsTrue(v);
+    return v;
 }
 
 /* Returns 1 when the key held an array (possibly empty), 0 when absent/null. */
 static int get_strvec(struct reader *r, const cJSON *o, const char *key, struct strvec *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
-        return 0;
-    if (!cJSON_IsArray(v)) {
+    int rc = cf_json_get_strvec(o, key, out);
+    if (rc < 0)
         bad_type(r, key, "an array of strings");
-        return 0;
-    }
-    const cJSON *it;
-    cJSON_ArrayForEach(it, v)
-    {
-        if (!cJSON_IsString(it)) {
-            bad_type(r, key, "an array of strings");
-            return 0;
-        }
-        cf_strvec_push(out, it->valuestring);
-    }
-    return 1;
+    return rc > 0;
 }
 
 static void read_comm(struct reader *r, const cJSON *o, struct cf_comm_lib *c)

@@ -21,3 +21,74 @@ void cf_json_put_strvec(cJSON *o, const char *key, const struct strvec *sv)
 {
     cJSON_AddItemToObject(o, key, cf_json_strvec(sv));
 }
+
+/* The value at key: NULL when o is no object, the key is absent, or null. */
+static const cJSON *value_at(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+    return v && !cJSON_IsNull(v) ? v : NULL;
+}
+
+int cf_json_get_str(const cJSON *o, const char *key, const char **out)
+{
+    const cJSON *v = value_at(o, key);
+    if (!v)
+        return 0;
+    if (!cJSON_IsString(v))
+        return -1;
+    *out = v->valuestring;
+    return 1;
+}
+
+int cf_json_get_num(const cJSON *o, const char *key, double *out)
+{
+    const cJSON *v = value_at(o, key);
+    if (!v)
+        return 0;
+    if (!cJSON_IsNumber(v))
+        return -1;
+    *out = v->valuedouble;
+    return 1;
+}
+
+int cf_json_get_bool(const cJSON *o, const char *key, int *out)
+{
+    const cJSON *v = value_at(o, key);
+    if (!v)
+        return 0;
+    if (!cJSON_IsBool(v))
+        return -1;
+    *out = cJSON_IsTrue(v);
+    return 1;
+}
+
+int cf_json_get_strvec(const cJSON *o, const char *key, struct strvec *out)
+{
+    const cJSON *v = value_at(o, key), *it;
+    if (!v)
+        return 0;
+    if (!cJSON_IsArray(v))
+        return -1;
+    cJSON_ArrayForEach(it, v)
+    {
+        if (!cJSON_IsString(it))
+            return -1;
+    }
+    cJSON_ArrayForEach(it, v)
+    {
+        cf_strvec_push(out, it->valuestring);
+    }
+    return 1;
+}
+
+const char *cf_json_str(const cJSON *o, const char *key)
+{
+    const char *s = NULL;
+    return cf_json_get_str(o, key, &s) > 0 ? s : NULL;
+}
+
+double cf_json_num(const cJSON *o, const char *key, double dflt)
+{
+    double d = dflt;
+    return cf_json_get_num(o, key, &d) > 0 ? d : dflt;
+}
