@@ -52,7 +52,7 @@ if command -v mpirun >/dev/null && [ -f "$(dirname "$CCLFORGE")/cclforge_smoke_m
     quick 15 "the external hang ends"
     leftovers "hang under an external mpirun"
 else
-    echo "SKIP (mpi part): mpirun or the MPI plugin is missing"
+    t_skip_part "the mpirun part: mpirun or the MPI plugin is missing"
 fi
 
 # forked ranks: a hang and a kill before the comm library starts

@@ -84,7 +84,7 @@ if [ -r "$NCCL" ]; then
     fi
     leftovers "launchers"
 else
-    echo "SKIP (real NCCL part): $NCCL is not on this machine"
+    t_skip_part "the real-NCCL part: $NCCL is not on this machine"
 fi
 
 # wrong libraries
