@@ -105,12 +105,18 @@ static void resolve_toolkit_home(const struct cf_nccl_build_opts *opts, struct c
     free(found);
 }
 
+/* <toolkit>/bin/<the vendor's compiler>: nvcc, hipcc */
+static char *toolkit_compiler(const struct cf_nccl_plan *plan)
+{
+    return cf_asprintf("%s/bin/%s", plan->toolkit_home, plan->vendor->compiler);
+}
+
 static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan *plan, char **nvcc_archs,
                            cf_error *err)
 {
     resolve_toolkit_home(opts, plan);
     if (plan->vendor->arch_family == CF_ARCH_AMD) {
-        char *hipcc = cf_path_join(plan->toolkit_home, "bin/hipcc");
+        char *hipcc = toolkit_compiler(plan);
         struct cf_compiler c = { 0 };
         if (cf_is_file(hipcc) && cf_compiler_probe(hipcc, &c, NULL) == 0)
             plan->compiler = cf_strdup(c.banner);
@@ -120,9 +126,10 @@ static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl
         free(hipcc);
         return 0;
     }
-    char *nvcc = cf_path_join(plan->toolkit_home, "bin/nvcc");
+    char *nvcc = toolkit_compiler(plan);
     struct cf_compiler c = { 0 };
-    if (cf_is_file(nvcc) && cf_compiler_probe(nvcc, &c, NULL) == 0 && c.family && !strcmp(c.family, "nvcc")) {
+    if (cf_is_file(nvcc) && cf_compiler_probe(nvcc, &c, NULL) == 0 && c.family &&
+        !strcmp(c.family, plan->vendor->compiler)) {
         plan->cuda_version = cf_asprintf("%d.%d", c.major, c.minor); /* the release: "13.0" of V13.0.88 */
         plan->compiler = cf_strdup(c.banner);
         const char *argv[] = { nvcc, "--list-gpu-arch", NULL };
@@ -601,7 +608,7 @@ void cf_nccl_plan_steps(const struct cf_nccl_plan *plan, const char *docker_dir,
     cf_strvec_pushf(c, "-DROCM_PATH=%s", plan->toolkit_home);
     cf_strvec_pushf(c, "-DCMAKE_PREFIX_PATH=%s", plan->toolkit_home);
     cf_strvec_push(c, "-DBUILD_TESTS=OFF");
-    char *hipcc = cf_path_join(plan->toolkit_home, "bin/hipcc");
+    char *hipcc = toolkit_compiler(plan);
     if (cf_is_file(hipcc))
         cf_strvec_pushf(c, "-DCMAKE_CXX_COMPILER=%s", hipcc);
     free(hipcc);
