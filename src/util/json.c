@@ -29,46 +29,47 @@ static const cJSON *value_at(const cJSON *o, const char *key)
     return v && !cJSON_IsNull(v) ? v : NULL;
 }
 
-int cf_json_get_str(const cJSON *o, const char *key, const char **out)
+/* The value at key when it has the type `is` tests; *rc as the getters return. */
+static const cJSON *typed_at(const cJSON *o, const char *key, cJSON_bool (*is)(const cJSON *), int *rc)
 {
     const cJSON *v = value_at(o, key);
-    if (!v)
-        return 0;
-    if (!cJSON_IsString(v))
-        return -1;
-    *out = v->valuestring;
-    return 1;
+    *rc = !v ? 0 : is(v) ? 1 : -1;
+    return *rc > 0 ? v : NULL;
+}
+
+int cf_json_get_str(const cJSON *o, const char *key, const char **out)
+{
+    int rc;
+    const cJSON *v = typed_at(o, key, cJSON_IsString, &rc);
+    if (v)
+        *out = v->valuestring;
+    return rc;
 }
 
 int cf_json_get_num(const cJSON *o, const char *key, double *out)
 {
-    const cJSON *v = value_at(o, key);
-    if (!v)
-        return 0;
-    if (!cJSON_IsNumber(v))
-        return -1;
-    *out = v->valuedouble;
-    return 1;
+    int rc;
+    const cJSON *v = typed_at(o, key, cJSON_IsNumber, &rc);
+    if (v)
+        *out = v->valuedouble;
+    return rc;
 }
 
 int cf_json_get_bool(const cJSON *o, const char *key, int *out)
 {
-    const cJSON *v = value_at(o, key);
-    if (!v)
-        return 0;
-    if (!cJSON_IsBool(v))
-        return -1;
-    *out = cJSON_IsTrue(v);
-    return 1;
+    int rc;
+    const cJSON *v = typed_at(o, key, cJSON_IsBool, &rc);
+    if (v)
+        *out = cJSON_IsTrue(v);
+    return rc;
 }
 
 int cf_json_get_strvec(const cJSON *o, const char *key, struct strvec *out)
 {
-    const cJSON *v = value_at(o, key), *it;
+    int rc;
+    const cJSON *v = typed_at(o, key, cJSON_IsArray, &rc), *it;
     if (!v)
-        return 0;
-    if (!cJSON_IsArray(v))
-        return -1;
+        return rc;
     cJSON_ArrayForEach(it, v)
     {
         if (!cJSON_IsString(it))
