@@ -18,12 +18,9 @@
 #include "cclforge/vendor.h"
 #include "pkg/elf_facts.h"
 
-/* Every vendor fact comes from the vendor table (cclforge/vendor.h): the
- * libraries to link, the comm header and library, the root's variables. */
-static const struct cf_vendor_profile *profile_of(enum cf_vendor v)
-{
-    return cf_vendor_get(v);
-}
+/* Every vendor fact comes from the vendor table (cclforge/vendor.h,
+ * cf_vendor_get): the libraries to link, the comm header and library, the
+ * root's variables. */
 
 /* torch_gpu_link is {c10_<gpu>, torch_<gpu>}; the comm library is comm->link_name. */
 enum { LINK_C10_GPU, LINK_TORCH_GPU };
@@ -236,7 +233,7 @@ static const char *dtk_root_from_env(void)
 
 static void resolve_toolkit_root(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, const struct cf_survey *sv)
 {
-    const struct cf_vendor_profile *vp = profile_of(p->vendor);
+    const struct cf_vendor_profile *vp = cf_vendor_get(p->vendor);
     if (o->toolkit_root) {
         item_set(&p->toolkit_root, o->toolkit_root, "--toolkit");
         return;
@@ -306,12 +303,12 @@ static void resolve_vendor(const struct cf_bridge_opts *o, struct cf_bridge_plan
             char *from = dtk ? cf_asprintf("detected: %s and doctor's survey found DTK at %s", hip, dtk->root)
                          : dtk_var ? cf_asprintf("detected: %s and a DTK layout at %s", hip, dtk_var)
                                    : cf_asprintf("detected: %s", hip);
-            item_set(&p->vendor_item, profile_of(p->vendor)->word, from);
+            item_set(&p->vendor_item, cf_vendor_get(p->vendor)->word, from);
             free(from);
         } else if (cf_is_file(cuda)) {
             p->vendor = CF_VENDOR_NVIDIA;
             char *from = cf_asprintf("detected: %s", cuda);
-            item_set(&p->vendor_item, profile_of(p->vendor)->word, from);
+            item_set(&p->vendor_item, cf_vendor_get(p->vendor)->word, from);
             free(from);
         }
         free(hip);
@@ -332,7 +329,7 @@ static void resolve_vendor(const struct cf_bridge_opts *o, struct cf_bridge_plan
     }
     if (!p->vendor_item.value) {
         p->vendor = CF_VENDOR_NVIDIA;
-        item_set(&p->vendor_item, profile_of(p->vendor)->word,
+        item_set(&p->vendor_item, cf_vendor_get(p->vendor)->word,
                  "default (no GPU libtorch and no toolkit found by the survey)");
     }
 }
@@ -411,7 +408,7 @@ static int comm_candidate(const char *inc, const char *libdir, const struct cf_c
 
 static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, struct comm_source *cs)
 {
-    const struct cf_vendor_profile *vp = profile_of(p->vendor);
+    const struct cf_vendor_profile *vp = cf_vendor_get(p->vendor);
     struct strvec tried = STRVEC_INIT;
     const char *nccl_home = o->nccl_home ? o->nccl_home : getenv("NCCL_HOME");
     const char *nh_from = o->nccl_home ? "--nccl-home" : "NCCL_HOME";
@@ -483,7 +480,7 @@ static void resolve_includes(const struct cf_bridge_opts *o, struct cf_bridge_pl
         free(from);
     }
     const char *root = p->toolkit_root.value;
-    char *tk_from = root ? cf_asprintf("%s root (%s)", p->vendor == CF_VENDOR_NVIDIA ? "CUDA" : profile_of(p->vendor)->word,
+    char *tk_from = root ? cf_asprintf("%s root (%s)", p->vendor == CF_VENDOR_NVIDIA ? "CUDA" : cf_vendor_get(p->vendor)->word,
                                        p->toolkit_root.from)
                          : NULL;
     if (p->vendor == CF_VENDOR_NVIDIA) {
@@ -500,7 +497,7 @@ static void resolve_includes(const struct cf_bridge_opts *o, struct cf_bridge_pl
         char *inc = cf_path_join(root, "include"), *rccl = cf_asprintf("%s/include/rccl", root);
         char *hip = cf_asprintf("%s/hip/hip_runtime.h", inc);
         if (!cf_is_file(hip))
-            problem(p, "%s is missing: %s does not look like a %s root", hip, root, profile_of(p->vendor)->word);
+            problem(p, "%s is missing: %s does not look like a %s root", hip, root, cf_vendor_get(p->vendor)->word);
         item_push(&p->includes, &p->n_includes, inc, tk_from);
         if (cf_is_dir(rccl))
             item_push(&p->includes, &p->n_includes, rccl, tk_from);
@@ -531,7 +528,7 @@ static void resolve_includes(const struct cf_bridge_opts *o, struct cf_bridge_pl
             free(cuda);
         }
     } else {
-        problem(p, "no %s root: set ROCM_PATH (or --toolkit) to the %s installation", profile_of(p->vendor)->word,
+        problem(p, "no %s root: set ROCM_PATH (or --toolkit) to the %s installation", cf_vendor_get(p->vendor)->word,
                 p->vendor == CF_VENDOR_DTK ? "DTK" : "ROCm");
     }
     free(tk_from);
@@ -581,7 +578,7 @@ static void resolve_lib(struct cf_bridge_plan *p, const char *name, const char *
 
 static void resolve_libs(struct cf_bridge_plan *p, const struct comm_source *cs)
 {
-    const struct cf_vendor_profile *vp = profile_of(p->vendor);
+    const struct cf_vendor_profile *vp = cf_vendor_get(p->vendor);
     char *tlib = p->torch_dir.value ? cf_path_join(p->torch_dir.value, "lib") : NULL;
     char *tfrom = cf_asprintf("torch (%s)", p->torch_dir.from ? p->torch_dir.from : "none");
     resolve_lib(p, vp->torch_gpu_link[LINK_C10_GPU], tlib, tfrom);
@@ -644,7 +641,7 @@ static void resolve_defines(struct cf_bridge_plan *p)
     name = cf_asprintf("TORCH_EXTENSION_NAME=%s", p->module_name);
     item_push(&p->defines, &p->n_defines, name, "as torch's cpp_extension sets it");
     free(name);
-    name = cf_asprintf("CCLFORGE_BRIDGE_VENDOR=%s", profile_of(p->vendor)->word);
+    name = cf_asprintf("CCLFORGE_BRIDGE_VENDOR=%s", cf_vendor_get(p->vendor)->word);
     item_push(&p->defines, &p->n_defines, name, "reported by the module");
     free(name);
 }
