@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "cclforge/error.h"
+#include "cclforge/launch.h"
 #include "cclforge/smoke_backend.h"
 #include "cclforge/strbuf.h"
 
@@ -68,17 +69,6 @@ int cf_smoke_parse_size(const char *s, size_t *out, cf_error *err);
 /* Element count for op at `bytes` bytes: rounded down so all_gather / reduce_scatter
  * split evenly over nranks (nccl-tests' rule). 0 means "skip this size". */
 size_t cf_smoke_count_for(enum cf_smoke_op op, size_t bytes, size_t elem_size, int nranks);
-
-/* ---- launchers ---- */
-struct cf_smoke_launch_env {
-    const char *launcher; /* "mpirun", "srun", "torchrun", "pmi"; NULL when none */
-    int rank, size, local_rank;
-    char master_addr[256]; /* empty when not given */
-    int master_port;       /* 0 when not given */
-};
-/* Table-driven: reads the rank variables of known launchers from envp (NULL-terminated
- * "KEY=VALUE"). Returns 1 when a launcher was found, 0 when none, -1 on malformed values. */
-int cf_smoke_detect_launcher(char *const *envp, struct cf_smoke_launch_env *out, cf_error *err);
 
 /* ---- options ---- */
 enum { CF_PLACE_OUT = 1, CF_PLACE_IN = 2 };

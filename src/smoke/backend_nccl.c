@@ -55,6 +55,42 @@ static char *loaded_path(const struct cf_nccl_api *api)
     return NULL;
 }
 
+/* Rank 0 listens on every address of the port and hands the id to every rank that
+ * proves it belongs to the run; each says where the rendezvous was. */
+static int share_over_tcp(struct nccl_state *s, cf_nccl_unique_id *id, char *errbuf, size_t errlen)
+{
+    const struct smoke_rendezvous *rdv = &s->setup->rdv;
+    struct cf_rdv_opts ro = { rdv->addr, rdv->port, rdv->listen_fd, s->rank, s->nranks, &rdv->secret,
+                              SMOKE_RDV_TAG, rdv->timeout_s, sizeof *id };
+    struct cf_rdv *r = NULL;
+    cf_error err = CF_ERROR_INIT;
+    unsigned char *data = (unsigned char *)id;
+    size_t len = sizeof *id;
+    int rc = cf_rdv_open(&ro, &r, &err);
+    if (rc == 0) {
+        if (s->rank == 0) {
+            cf_smoke_sink_info(s->sink, "rendezvous_listen", "%s", cf_rdv_listen_desc(r));
+            cf_smoke_sink_info(s->sink, "rendezvous_advertised", "%s", cf_rdv_advertised(r));
+        } else {
+            cf_smoke_sink_info(s->sink, "rendezvous_reached", "%s", cf_rdv_peer_addr(r, 0));
+        }
+        rc = cf_rdv_bcast(r, &data, &len, &err);
+        if (rc == 0 && s->rank != 0) {
+            if (len == sizeof *id)
+                memcpy(id, data, len);
+            else
+                rc = cf_error_set(&err, CF_ERR_FAILED, "rank 0 sent %zu bytes for a %zu-byte unique id", len,
+                                  sizeof *id);
+            free(data);
+        }
+    }
+    cf_rdv_close(r);
+    if (rc < 0)
+        snprintf(errbuf, errlen, "%s", cf_error_message(&err));
+    cf_error_clear(&err);
+    return rc;
+}
+
 static int exchange_unique_id(struct nccl_state *s, cf_nccl_unique_id *id, char *errbuf, size_t errlen)
 {
     const struct smoke_rendezvous *rdv = &s->setup->rdv;
@@ -64,12 +100,7 @@ static int exchange_unique_id(struct nccl_state *s, cf_nccl_unique_id *id, char 
     switch (rdv->transport) {
     case SMOKE_ID_TCP:
         cf_smoke_sink_begin(s->sink, 1, "unique-id rendezvous over TCP at %s:%d", rdv->addr, rdv->port);
-        if (cf_smoke_tcp_share(rdv, s->rank, s->nranks, id, sizeof *id, &err) < 0) {
-            snprintf(errbuf, errlen, "%s", cf_error_message(&err));
-            cf_error_clear(&err);
-            return -1;
-        }
-        return 0;
+        return share_over_tcp(s, id, errbuf, errlen);
     case SMOKE_ID_MPI: {
         cf_smoke_sink_begin(s->sink, 1, "unique-id broadcast over MPI");
         char *plugin = NULL;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cclforge/clock.h"
+#include "cclforge/envp.h"
 #include "smoke/smoke_internal.h"
 
 void cf_smoke_report_add_row(struct cf_smoke_report *rep, const struct cf_smoke_row *row)
@@ -87,21 +88,14 @@ static void direct_event(struct smoke_sink *s, const struct cf_smoke_event *ev)
         d->fn(d->ctx, ev);
 }
 
-static const char *env_value(char *const *envp, const char *key)
-{
-    size_t klen = strlen(key);
-    for (; envp && *envp; envp++)
-        if (!strncmp(*envp, key, klen) && (*envp)[klen] == '=')
-            return *envp + klen + 1;
-    return NULL;
-}
-
-static void rendezvous_for(const struct cf_smoke_launch_env *le, const struct cf_smoke_opts *o,
-                           struct smoke_rendezvous *rdv)
+static int rendezvous_for(const struct cf_launch_info *le, const struct cf_smoke_opts *o,
+                          struct smoke_rendezvous *rdv, cf_error *err)
 {
     memset(rdv, 0, sizeof *rdv);
     rdv->listen_fd = -1;
     rdv->timeout_s = o->connect_timeout_s;
+    if (cf_launch_secret_for(le, o->envp, &rdv->secret, err) < 0)
+        return -1;
     if (le->master_addr[0] && le->master_port > 0) {
         rdv->transport = SMOKE_ID_TCP;
         memcpy(rdv->addr, le->master_addr, sizeof rdv->addr);
@@ -111,18 +105,20 @@ static void rendezvous_for(const struct cf_smoke_launch_env *le, const struct cf
     } else {
         rdv->transport = SMOKE_ID_NONE;
     }
+    return 0;
 }
 
-static int run_as_rank(const struct cf_smoke_opts *o, const struct cf_smoke_launch_env *le, int supervised,
+static int run_as_rank(const struct cf_smoke_opts *o, const struct cf_launch_info *le, int supervised,
                        cf_smoke_event_fn on_event, void *ctx, struct cf_smoke_report *rep, cf_error *err)
 {
     struct smoke_rank_setup setup;
     memset(&setup, 0, sizeof setup);
     setup.opts = o;
     setup.ctx.rank = le->rank;
-    setup.ctx.nranks = le->size;
+    setup.ctx.nranks = le->world;
     setup.ctx.local_rank = le->local_rank;
-    rendezvous_for(le, o, &setup.rdv);
+    if (rendezvous_for(le, o, &setup.rdv, err) < 0)
+        return -1;
     rep->launcher = le->launcher;
     rep->backend = o->backend == CF_BACKEND_MPI ? "mpi" : o->backend == CF_BACKEND_RCCL ? "rccl" : "nccl";
 
@@ -133,16 +129,20 @@ static int run_as_rank(const struct cf_smoke_opts *o, const struct cf_smoke_laun
         rep->role = CF_ROLE_SUPERVISED_RANK;
         /* the supervisor (through mpirun) may be killed: do not outlive it */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        const char *where = env_value(o->envp, SMOKE_SUPERVISOR_ENV);
+        /* a write to a supervisor that has gone must fail, not kill the rank */
+        signal(SIGPIPE, SIG_IGN);
+        const char *where = cf_envp_get(o->envp, SMOKE_SUPERVISOR_ENV);
         const char *colon = where ? strrchr(where, ':') : NULL;
         if (!colon || colon == where || colon - where >= 256)
             return cf_error_set(err, CF_ERR_USAGE, "%s must be HOST:PORT", SMOKE_SUPERVISOR_ENV);
         char host[256];
         memcpy(host, where, (size_t)(colon - where));
         host[colon - where] = 0;
-        out_fd = cf_smoke_tcp_connect(host, atoi(colon + 1), o->connect_timeout_s, err);
-        if (out_fd < 0)
+        struct cf_launch_peer sup;
+        if (cf_launch_connect(host, atoi(colon + 1), &setup.rdv.secret, SMOKE_RECORDS_TAG, le->rank, le->world,
+                              o->connect_timeout_s, &sup, err) < 0)
             return cf_error_prefix(err, "rank %d reaching its supervisor", le->rank);
+        out_fd = sup.fd;
         cf_smoke_record_sink(&sink, &out_fd, le->rank, le->local_rank);
     } else {
         rep->role = CF_ROLE_RANK;
@@ -198,18 +198,18 @@ int cf_smoke_run(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void
     if (o->iters < 0 || o->warmup_iters < 0)
         return cf_error_set(err, CF_ERR_USAGE, "iteration counts cannot be negative");
 
-    struct cf_smoke_launch_env le;
-    int found = cf_smoke_detect_launcher(o->envp, &le, err);
+    struct cf_launch_info le;
+    int found = cf_launch_detect(o->envp, &le, err);
     if (found < 0)
         return -1;
-    const char *sup = env_value(o->envp, SMOKE_SUPERVISED_ENV);
+    const char *sup = cf_envp_get(o->envp, SMOKE_SUPERVISED_ENV);
     int supervised = sup && !strcmp(sup, "1");
     if (found) {
-        if (!supervised && o->nranks > 0 && o->nranks != le.size)
+        if (!supervised && o->nranks > 0 && o->nranks != le.world)
             return cf_error_set(err, CF_ERR_USAGE,
                                 "-n %d, but %s started %d ranks and this is rank %d of them: drop -n under a "
                                 "launcher",
-                                o->nranks, le.launcher, le.size, le.rank);
+                                o->nranks, le.launcher, le.world, le.rank);
         return run_as_rank(o, &le, supervised, on_event, ctx, rep, err);
     }
     if (supervised)

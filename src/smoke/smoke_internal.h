@@ -29,7 +29,10 @@ struct smoke_rendezvous {
     int port;
     int listen_fd;   /* rank 0 of a local run: the supervisor's listening socket, else -1 */
     double timeout_s;
+    struct cf_launch_secret secret; /* every rendezvous connection proves it knows it */
 };
+#define SMOKE_RDV_TAG "smoke"
+#define SMOKE_RECORDS_TAG "smoke-records"
 
 /* What one rank needs to run. */
 struct smoke_rank_setup {
@@ -61,13 +64,6 @@ int cf_smoke_nccl_backend_open(struct cf_smoke_backend *b, const struct smoke_ra
                             struct smoke_sink *sink, cf_error *err);
 int cf_smoke_mpi_backend_open(struct cf_smoke_backend *b, char *const *envp, char **plugin_path, cf_error *err);
 
-/* ---- rendezvous ---- */
-int cf_smoke_tcp_listen(const char *addr, int port, int *port_out, cf_error *err);
-/* A blocking connection, retried with backoff until timeout_s. Returns the fd or -1. */
-int cf_smoke_tcp_connect(const char *addr, int port, double timeout_s, cf_error *err);
-/* Rank 0 serves `len` bytes to nranks-1 peers; the others fetch them. Bounded by timeout_s. */
-int cf_smoke_tcp_share(const struct smoke_rendezvous *rdv, int rank, int nranks, void *data, size_t len,
-                    cf_error *err);
 
 /* ---- a rank's life: backend init, the sweep, finalize ---- */
 int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sink, struct cf_smoke_report *rep,

@@ -57,6 +57,7 @@ struct supervisor {
     struct stream *streams;
     int nstreams, max_streams;
     int listen_fd;       /* mpirun mode: where the ranks connect, else -1 */
+    struct cf_launch_secret secret; /* what a rank's connection must prove it knows */
     int mpirun;          /* streams[0] is mpirun's output */
     int mpirun_dead_rank; /* parsed from mpirun's "process rank N ... exited" */
     double first_failure;
@@ -355,19 +356,40 @@ static int all_closed(struct supervisor *sv)
     return 1;
 }
 
+/* A connection counts only once it proved it is one of this run's ranks (the secret
+ * in its environment) and is not a rank already connected: a stray costs at most
+ * HANDSHAKE_S and never takes a rank's place. */
+#define HANDSHAKE_S 0.5
 static void accept_rank(struct supervisor *sv)
 {
-    int c = accept4(sv->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    int c = accept4(sv->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0)
         return;
-    if (sv->nstreams >= sv->max_streams) {
+    unsigned char *taken = cf_xcalloc((size_t)sv->nranks, 1);
+    for (int i = 0; i < sv->nstreams; i++)
+        if (!sv->streams[i].is_log && sv->streams[i].rank >= 0)
+            taken[sv->streams[i].rank] = 1;
+    struct cf_launch_peer peer;
+    cf_error err = CF_ERROR_INIT;
+    int ok = sv->nstreams < sv->max_streams &&
+             cf_launch_accept_handshake(c, &sv->secret, SMOKE_RECORDS_TAG, sv->nranks, taken,
+                                        cf_now_seconds() + HANDSHAKE_S, &peer, &err) == 0;
+    free(taken);
+    if (!ok) {
+        struct cf_smoke_event ev = { .kind = CF_EV_LOG, .rank = -1 };
+        char *text = cf_asprintf("ignored a connection to the record port: %s",
+                                 err.message ? cf_error_message(&err) : "too many connections");
+        ev.text = text;
+        forward(sv, &ev);
+        free(text);
+        cf_error_clear(&err);
         close(c);
         return;
     }
     struct stream *st = &sv->streams[sv->nstreams++];
     memset(st, 0, sizeof *st);
     st->fd = c;
-    st->rank = -1;
+    st->rank = peer.rank;
 }
 
 static void supervise_loop(struct supervisor *sv)
@@ -469,7 +491,8 @@ static void supervisor_release(struct supervisor *sv)
 
 /* ---- forked ranks (nccl, rccl) ---- */
 
-static void run_forked_rank(const struct cf_smoke_opts *o, int rank, int nranks, int port, int listen_fd)
+static void run_forked_rank(const struct cf_smoke_opts *o, int rank, int nranks, int port, int listen_fd,
+                            const struct cf_launch_secret *secret)
 {
     int one = 1;
     struct smoke_rank_setup setup;
@@ -483,6 +506,7 @@ static void run_forked_rank(const struct cf_smoke_opts *o, int rank, int nranks,
     setup.rdv.port = port;
     setup.rdv.listen_fd = rank == 0 ? listen_fd : -1;
     setup.rdv.timeout_s = o->connect_timeout_s;
+    setup.rdv.secret = *secret;
     if (rank != 0 && listen_fd >= 0)
         close(listen_fd);
     struct smoke_sink sink;
@@ -507,7 +531,10 @@ int cf_smoke_supervise_fork(const struct cf_smoke_opts *o, cf_smoke_event_fn on_
     int n = o->nranks > 0 ? o->nranks : 1;
     int port = 0;
     /* rank 0 inherits an already listening socket: no port race, no retry storm */
-    int listen_fd = n > 1 ? cf_smoke_tcp_listen("127.0.0.1", 0, &port, err) : -1;
+    struct cf_launch_secret secret;
+    if (cf_launch_secret_random(&secret, NULL, err) < 0)
+        return -1;
+    int listen_fd = n > 1 ? cf_launch_listen(0, 1, &port, NULL, 0, err) : -1;
     if (n > 1 && listen_fd < 0)
         return -1;
     struct supervisor sv;
@@ -543,7 +570,7 @@ int cf_smoke_supervise_fork(const struct cf_smoke_opts *o, cf_smoke_event_fn on_
             dup2(p[1], 1);
             dup2(p[1], 2);
             setvbuf(stdout, NULL, _IOLBF, 0);
-            run_forked_rank(o, r, n, port, listen_fd);
+            run_forked_rank(o, r, n, port, listen_fd, &secret);
         }
         setpgid(pid, pid);
         close(p[1]);
@@ -605,12 +632,17 @@ int cf_smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn o
     cf_strvec_push(&argv, SMOKE_SUPERVISED_ENV);
     cf_strvec_push(&argv, "-x");
     cf_strvec_push(&argv, SMOKE_SUPERVISOR_ENV);
+    cf_strvec_push(&argv, "-x");
+    cf_strvec_push(&argv, CF_LAUNCH_SECRET_ENV);
     cf_strvec_push(&argv, o->self_exe);
     for (char *const *a = o->self_argv; a && *a; a++)
         cf_strvec_push(&argv, *a);
 
     int port = 0;
-    int listen_fd = cf_smoke_tcp_listen("127.0.0.1", 0, &port, err);
+    struct cf_launch_secret secret;
+    char secret_hex[65];
+    int listen_fd = cf_launch_secret_random(&secret, secret_hex, err) < 0 ? -1
+                                                                          : cf_launch_listen(0, 1, &port, NULL, 0, err);
     if (listen_fd < 0) {
         cf_strvec_clear(&argv);
         free(mpirun);
@@ -650,6 +682,7 @@ int cf_smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn o
         char where[64];
         snprintf(where, sizeof where, "127.0.0.1:%d", port);
         setenv(SMOKE_SUPERVISOR_ENV, where, 1);
+        setenv(CF_LAUNCH_SECRET_ENV, secret_hex, 1);
         /* one box, loopback only: shared memory between ranks, TCP only on lo */
         set_default_env("OMPI_MCA_btl", "self,vader");
         set_default_env("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
@@ -686,6 +719,7 @@ int cf_smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn o
     rep->launcher = "mpirun";
     sv.mpirun = 1;
     sv.listen_fd = listen_fd;
+    sv.secret = secret;
     sv.streams[0].fd = p[0];
     sv.streams[0].is_log = 1;
     sv.streams[0].rank = -1;

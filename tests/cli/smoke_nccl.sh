@@ -72,6 +72,24 @@ if [ -r "$NCCL" ]; then
     h0=$(sed -n 's/.*rank=0 .*unique_id_fnv1a="\(.*\)"/\1/p' "$T_TMP/tr0.out")
     h1=$(sed -n 's/.*rank=1 .*unique_id_fnv1a="\(.*\)"/\1/p' "$T_TMP/tr1.out")
     [ -n "$h0" ] && [ "$h0" = "$h1" ] && ok "under torchrun's variables both ranks hold the same id" || bad "torchrun ids: '$h0' '$h1'"
+    expect_out 'rank=0 local_rank=0 rendezvous_listen="\[::\]:[0-9]+ \(all addresses\)"' "rank 0 listens on every address of its port"
+    expect_out 'rank=0 local_rank=0 rendezvous_advertised="127.0.0.1 \(here 127.0.0.1\)"' "and says what it advertised"
+    expect_out 'rank=1 local_rank=1 rendezvous_reached="127.0.0.1"' "rank 1 says where it reached rank 0"
+
+    # one rank started for another world size: named at once on both sides (it was "Protocol error")
+    T0=$(date +%s.%N)
+    RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT \
+        "$CCLFORGE" smoke --lib "$NCCL" --connect-timeout "$MARK" >"$T_TMP/ws0.out" 2>&1 &
+    RANK=1 WORLD_SIZE=3 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT \
+        "$CCLFORGE" smoke --lib "$NCCL" --connect-timeout "$MARK" >"$T_TMP/ws1.out" 2>&1 &
+    wait
+    SECS=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    OUT=$(cat "$T_TMP/ws0.out")
+    expect_out 'world size mismatch: rank 0 runs 2 ranks, but rank 1 \(127.0.0.1\) was started for 3' "rank 0 names the world-size mismatch"
+    OUT=$(cat "$T_TMP/ws1.out")
+    expect_out 'refused by rank 0: world size mismatch' "rank 1 is told why"
+    expect_no_out 'Protocol error' "not as a protocol error"
+    awk -v s="$SECS" 'BEGIN { exit !(s < 10) }' && ok "both end at once ($SECS s)" || bad "world-size mismatch took $SECS s"
 
     # under mpirun the id goes by MPI_Bcast (needs the MPI plugin)
     if command -v mpirun >/dev/null && [ -f "$(dirname "$CCLFORGE")/cclforge_smoke_mpi.so" ]; then

@@ -1,5 +1,5 @@
-/* smoke: data tables, fp16/bf16, exact patterns, sizes, launcher detection, records,
- * the TCP rendezvous on loopback, and the real NCCL / CUDA runtime loaders. */
+/* smoke: data tables, fp16/bf16, exact patterns, sizes, records, and the real NCCL /
+ * CUDA runtime loaders (launchers and the rendezvous: test_launch.c). */
 #include "testsupport.h"
 
 #include <math.h>
@@ -125,53 +125,6 @@ static void test_sizes_and_counts(void **state)
     assert_int_equal(cf_smoke_count_for(CF_OP_REDUCE_SCATTER, 4, 4, 2), 0);
 }
 
-struct launcher_case {
-    const char *env[8];
-    int found;
-    const char *launcher;
-    int rank, size, local_rank, port;
-};
-
-static void test_launcher_detection_table(void **state)
-{
-    static const struct launcher_case cases[] = {
-        { { "PATH=/bin", NULL }, 0, NULL, 0, 0, 0, 0 },
-        { { "OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_RANK=1", NULL }, 1, "mpirun",
-          3, 4, 1, 0 },
-        /* mpirun inside a Slurm allocation: mpirun's variables win */
-        { { "SLURM_PROCID=0", "SLURM_NTASKS=1", "OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=8", NULL }, 1,
-          "mpirun", 2, 8, 2, 0 },
-        { { "RANK=5", "WORLD_SIZE=8", "LOCAL_RANK=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29500", NULL }, 1,
-          "torchrun", 5, 8, 1, 29501 },
-        { { "SLURM_PROCID=7", "SLURM_NTASKS=16", "SLURM_LOCALID=3", "MASTER_ADDR=n1", "MASTER_PORT=6000", NULL }, 1,
-          "srun", 7, 16, 3, 6000 },
-        { { "PMI_RANK=1", "PMI_SIZE=2", NULL }, 1, "pmi", 1, 2, 1, 0 },
-        { { "RANK=0", "WORLD_SIZE=2", "MASTER_PORT=29500", "CCLFORGE_SMOKE_PORT=4242", NULL }, 1, "torchrun", 0, 2,
-          0, 4242 },
-        { { "RANK=abc", "WORLD_SIZE=2", NULL }, -1, NULL, 0, 0, 0, 0 },
-        { { "RANK=2", "WORLD_SIZE=2", NULL }, -1, NULL, 0, 0, 0, 0 },
-        { { "SLURM_PROCID=0", "SLURM_NTASKS=0", NULL }, -1, NULL, 0, 0, 0, 0 },
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const struct launcher_case *c = &cases[i];
-        struct cf_smoke_launch_env le;
-        cf_error err = CF_ERROR_INIT;
-        int rc = cf_smoke_detect_launcher((char *const *)c->env, &le, &err);
-        if (rc != c->found)
-            fail_msg("case %zu: got %d, wanted %d (%s)", i, rc, c->found, cf_error_message(&err));
-        if (rc < 0)
-            assert_non_null(strstr(cf_error_message(&err), c->env[0][0] == 'R' ? "RANK" : "SLURM"));
-        if (rc == 1) {
-            assert_string_equal(le.launcher, c->launcher);
-            assert_int_equal(le.rank, c->rank);
-            assert_int_equal(le.size, c->size);
-            assert_int_equal(le.local_rank, c->local_rank);
-            assert_int_equal(le.master_port, c->port);
-        }
-        cf_error_clear(&err);
-    }
-}
-
 static void test_fault_switch_parsing(void **state)
 {
     struct cf_smoke_fault f;
@@ -235,63 +188,6 @@ static void test_records_roundtrip_with_escapes(void **state)
     assert_string_equal(rec.ev.text, "ncclCommInitRank (4 ranks)");
     cf_smoke_record_release(&rec);
     cf_sb_release(&line);
-}
-
-/* Real sockets on loopback: rank 0 serves 128 bytes, three forked ranks fetch them. */
-static void test_tcp_rendezvous_carries_id_to_every_rank(void **state)
-{
-    int port = 0;
-    cf_error err = CF_ERROR_INIT;
-    int fd = cf_smoke_tcp_listen("127.0.0.1", 0, &port, &err);
-    assert_true(fd >= 0);
-    unsigned char id[128];
-    for (size_t i = 0; i < sizeof id; i++)
-        id[i] = (unsigned char)(i * 37 + 11);
-    uint64_t want = cf_smoke_fnv1a(id, sizeof id);
-    struct smoke_rendezvous rdv = { SMOKE_ID_TCP, "127.0.0.1", port, -1, 5.0 };
-    pid_t kids[3];
-    for (int r = 1; r <= 3; r++) {
-        kids[r - 1] = fork();
-        if (kids[r - 1] == 0) {
-            close(fd);
-            unsigned char got[128] = { 0 };
-            cf_error e = CF_ERROR_INIT;
-            int rc = cf_smoke_tcp_share(&rdv, r, 4, got, sizeof got, &e);
-            _exit(rc == 0 && cf_smoke_fnv1a(got, sizeof got) == want ? 0 : 1);
-        }
-    }
-    rdv.listen_fd = fd;
-    assert_int_equal(cf_smoke_tcp_share(&rdv, 0, 4, id, sizeof id, &err), 0);
-    for (int i = 0; i < 3; i++) {
-        int status;
-        assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
-        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
-}
-
-static void test_tcp_rendezvous_gives_up_in_time(void **state)
-{
-    /* a port nobody listens on: grab one, then close it */
-    int port = 0;
-    cf_error err = CF_ERROR_INIT;
-    int fd = cf_smoke_tcp_listen("127.0.0.1", 0, &port, &err);
-    assert_true(fd >= 0);
-    close(fd);
-    unsigned char id[128];
-    struct smoke_rendezvous rdv = { SMOKE_ID_TCP, "127.0.0.1", port, -1, 0.5 };
-    double t0 = cf_now_seconds();
-    assert_int_equal(cf_smoke_tcp_share(&rdv, 1, 2, id, sizeof id, &err), -1);
-    assert_true(cf_now_seconds() - t0 < 3.0);
-    assert_non_null(strstr(cf_error_message(&err), "could not fetch the unique id"));
-    cf_error_clear(&err);
-    /* rank 0 with nobody coming */
-    t0 = cf_now_seconds();
-    rdv.port = 0;
-    snprintf(rdv.addr, sizeof rdv.addr, "127.0.0.1");
-    assert_int_equal(cf_smoke_tcp_share(&rdv, 0, 3, id, sizeof id, &err), -1);
-    assert_true(cf_now_seconds() - t0 < 3.0);
-    assert_non_null(strstr(cf_error_message(&err), "only 0 of 2 ranks"));
-    cf_error_clear(&err);
 }
 
 static void test_real_nccl_loads_and_reports_version(void **state)
@@ -470,11 +366,8 @@ int main(void)
         cmocka_unit_test(test_patterns_sum_exactly),
         cmocka_unit_test(test_busbw_factors_match_nccl_tests),
         cmocka_unit_test(test_sizes_and_counts),
-        cmocka_unit_test(test_launcher_detection_table),
         cmocka_unit_test(test_fault_switch_parsing),
         cmocka_unit_test(test_records_roundtrip_with_escapes),
-        cmocka_unit_test(test_tcp_rendezvous_carries_id_to_every_rank),
-        cmocka_unit_test(test_tcp_rendezvous_gives_up_in_time),
         cmocka_unit_test(test_real_nccl_loads_and_reports_version),
         cmocka_unit_test(test_library_without_nccl_api_is_refused),
         cmocka_unit_test(test_cuda_runtime_loads_by_dlopen),
