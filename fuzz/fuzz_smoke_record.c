@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct smoke_record rec = { 0 };
     if (cf_smoke_record_decode(line, &rec) == 1) {
         struct strbuf again = STRBUF_INIT;
-        cf_smoke_record_encode(&again, rec.type, &rec.ev, NULL, rec.waits);
+        cf_smoke_record_encode(&again, rec.type, &rec.ev, rec.waits);
         if (!again.len || again.buf[again.len - 1] != '\n' || memchr(again.buf, '\n', again.len - 1))
             abort();
         cf_sb_setlen(&again, again.len - 1);
@@ -24,7 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             back.ev.rank != rec.ev.rank ||
             /* only a result carries a row */
             (rec.type == REC_RESULT && (back.ev.row.bytes != rec.ev.row.bytes || back.ev.row.op != rec.ev.row.op ||
-                                        back.ev.row.wrong != rec.ev.row.wrong)) ||
+                                        back.ev.row.wrong != rec.ev.row.wrong ||
+                                        back.ntimes != rec.ntimes || back.nranks_list != rec.nranks_list)) ||
+            (rec.type == REC_TRANSPORT && strcmp(back.ev.conn.via, rec.ev.conn.via)) ||
             (rec.ev.text && (!back.ev.text || strcmp(rec.ev.text, back.ev.text))))
             abort();
         cf_smoke_record_release(&back);
