@@ -114,6 +114,9 @@ struct cf_smoke_backend {
     int (*split)(struct cf_smoke_backend *b, int color, int key, int *rank, int *nranks, char *errbuf,
                  size_t errlen);
     void (*unsplit)(struct cf_smoke_backend *b);
+    /* A barrier over the world that waits without spinning (NULL: host_sum serves): the
+     * ranks that sit out a round must not take the CPU from those that run it. */
+    int (*idle_barrier)(struct cf_smoke_backend *b, char *errbuf, size_t errlen);
 
     /* Device backends only (NULL otherwise). */
     /* The runtime's last error and a trivial kernel launch through it: a device left

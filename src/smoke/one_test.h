@@ -19,7 +19,6 @@ struct smoke_test_ctx {
     void *dsend, *drecv;    /* backend memory, cap bytes each */
     unsigned char *hsend, *hrecv;
     size_t cap;
-    unsigned long serial;   /* tests run: every test (and check) gets its own seed */
     char errbuf[SMOKE_ERRLEN];
     /* the group's tally */
     double bw_sum;

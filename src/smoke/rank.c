@@ -266,6 +266,9 @@ static int search(struct smoke_test_ctx *t, const struct world *w, struct strvec
         for (int r = 0; r < t->world_rank; r++)
             if (cf_smoke_round_color(&round, w->host_of[r], w->local_index[r]) == my_group)
                 first = 0;
+        /* wait for every group to finish, without spinning, before agreeing */
+        if (rc == 0 && t->b->idle_barrier && o->pattern != CF_PATTERN_ALL)
+            rc = t->b->idle_barrier(t->b, t->errbuf, SMOKE_ERRLEN);
         if (rc == 0)
             rc = agree_round(t, &round, my_group, first, bw, failed, tests);
         if (rc == 0) {
@@ -369,6 +372,14 @@ int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *
     cf_smoke_sink_begin(sink, 1, "exchanging host and device names");
     if (learn_world(&b, setup, &w, t.errbuf, SMOKE_ERRLEN) < 0)
         goto out;
+    /* under a launcher rank 0 prints the table: it knows every rank's host from here */
+    for (int r = 0; r < w.n; r++) {
+        char pid[16];
+        snprintf(pid, sizeof pid, "%d", (int)w.entries[r].pid);
+        cf_smoke_report_set_host(rep, r, "hostname", w.entries[r].host);
+        cf_smoke_report_set_host(rep, r, "device", w.entries[r].device);
+        cf_smoke_report_set_host(rep, r, "pid", pid);
+    }
     if (t.world_rank == 0)
         device_notes(o, &b, sink);
 
