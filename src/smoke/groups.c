@@ -270,7 +270,12 @@ int cf_smoke_search_next(struct smoke_search *s, struct smoke_round *out)
 
 static void bisect_decide(struct smoke_search *s, const struct ran_group *ga, const struct ran_group *gb)
 {
-    double best = ga->bw > gb->bw ? ga->bw : gb->bw;
+    /* a group that failed is no yardstick of speed */
+    double best = 0;
+    if (!ga->failed && ga->bw > best)
+        best = ga->bw;
+    if (!gb->failed && gb->bw > best)
+        best = gb->bw;
     int bad_a = is_bad(s, ga->bw, ga->failed, best), bad_b = is_bad(s, gb->bw, gb->failed, best);
     const struct hostset *a = &s->half[0], *b = &s->half[1];
     struct hostset keep;
