@@ -121,10 +121,11 @@ enum cf_smoke_average { CF_AVG_RANK0, CF_AVG_MEAN, CF_AVG_MIN, CF_AVG_MAX };
 /* --pattern: how the hosts of the world are grouped */
 enum cf_smoke_pattern { CF_PATTERN_ALL, CF_PATTERN_INTRA, CF_PATTERN_INTER, CF_PATTERN_PAIRWISE, CF_PATTERN_BISECT };
 int cf_smoke_pattern_parse(const char *name, enum cf_smoke_pattern *out);
-const char *cf_smoke_pattern_name(enum cf_smoke_pattern p);
+const char *cf_smoke_pattern_name(enum cf_smoke_pattern p); /* NULL past the last */
 /* --expect-transport: what every NCCL connection of its kind must use */
 enum cf_smoke_transport { CF_TRANSPORT_ANY, CF_TRANSPORT_IB, CF_TRANSPORT_SOCKET, CF_TRANSPORT_P2P, CF_TRANSPORT_SHM };
 int cf_smoke_transport_parse(const char *name, enum cf_smoke_transport *out);
+const char *cf_smoke_transport_name(enum cf_smoke_transport t); /* "any" for CF_TRANSPORT_ANY */
 
 /* Fault injection for tests (CCLFORGE_SMOKE_FAULT="RANK:ACTION:OP"): on rank RANK,
  * at the first size of OP, "abort" raises SIGABRT, "hang" sleeps forever, "exit"
@@ -319,7 +320,6 @@ void cf_smoke_nccl_log_release(struct cf_smoke_nccl_log *log);
  * p2p/shm), and if so whether it matches it. */
 int cf_smoke_transport_applies(enum cf_smoke_transport expect, const struct cf_smoke_transport_conn *c);
 int cf_smoke_transport_matches(enum cf_smoke_transport expect, const struct cf_smoke_transport_conn *c);
-const char *cf_smoke_transport_name(enum cf_smoke_transport t);
 
 #ifdef __cplusplus
 }

@@ -540,11 +540,12 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
                                             [CF_BACKEND_MPI] = "mpi" };
     static const char *const placements[] = { [CF_PLACE_OUT] = "out", [CF_PLACE_IN] = "in",
                                               [CF_PLACE_OUT | CF_PLACE_IN] = "both" };
-    static const char *const patterns[] = { [CF_PATTERN_ALL] = "all", [CF_PATTERN_INTRA] = "intra",
-                                            [CF_PATTERN_INTER] = "inter", [CF_PATTERN_PAIRWISE] = "pairwise",
-                                            [CF_PATTERN_BISECT] = "bisect" };
-    static const char *const transports[] = { [CF_TRANSPORT_IB] = "ib", [CF_TRANSPORT_SOCKET] = "socket",
-                                              [CF_TRANSPORT_P2P] = "p2p", [CF_TRANSPORT_SHM] = "shm" };
+    /* the library's own words for patterns and transports, listed when one is wrong */
+    const char *patterns[CF_PATTERN_BISECT + 1], *transports[CF_TRANSPORT_SHM + 1];
+    for (int i = 0; i <= CF_PATTERN_BISECT; i++)
+        patterns[i] = cf_smoke_pattern_name((enum cf_smoke_pattern)i);
+    for (int i = 0; i <= CF_TRANSPORT_SHM; i++)
+        transports[i] = i == CF_TRANSPORT_ANY ? NULL : cf_smoke_transport_name((enum cf_smoke_transport)i);
     long whole;
     int c, word, factor_given = 0, bytes_given = 0;
     opterr = 0;
@@ -656,18 +657,18 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
             o->registration = (int)whole;
             break;
         case OPT_PATTERN:
-            if (parse_word("--pattern", optarg, patterns, 5, &word))
+            if (cf_smoke_pattern_parse(optarg, &o->pattern) &&
+                parse_word("--pattern", optarg, patterns, CF_PATTERN_BISECT + 1, &word))
                 return EXIT_USAGE;
-            o->pattern = (enum cf_smoke_pattern)word;
             break;
         case OPT_MIN_BUSBW:
             if (parse_number("--min-busbw", optarg, 0, 1e6, &o->min_busbw))
                 return EXIT_USAGE;
             break;
         case OPT_EXPECT_TRANSPORT:
-            if (parse_word("--expect-transport", optarg, transports, 5, &word))
+            if (cf_smoke_transport_parse(optarg, &o->expect_transport) &&
+                parse_word("--expect-transport", optarg, transports, CF_TRANSPORT_SHM + 1, &word))
                 return EXIT_USAGE;
-            o->expect_transport = (enum cf_smoke_transport)word;
             break;
         case OPT_JSON: cli->json = 1; break;
         case 'h': usage(stdout); return -1;

@@ -28,44 +28,50 @@ void cf_smoke_opts_defaults(struct cf_smoke_opts *o)
     o->mpirun = "mpirun";
 }
 
+/* the index of name in a table of words, or -1 */
+static int word_index(const char *const *words, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (words[i] && !strcmp(name, words[i]))
+            return (int)i;
+    return -1;
+}
+
 static const char *const pattern_names[] = {
     [CF_PATTERN_ALL] = "all", [CF_PATTERN_INTRA] = "intra", [CF_PATTERN_INTER] = "inter",
     [CF_PATTERN_PAIRWISE] = "pairwise", [CF_PATTERN_BISECT] = "bisect",
 };
+/* "any" is the absence of --expect-transport, not a word it takes */
+static const char *const transport_names[] = {
+    [CF_TRANSPORT_ANY] = NULL, [CF_TRANSPORT_IB] = "ib", [CF_TRANSPORT_SOCKET] = "socket",
+    [CF_TRANSPORT_P2P] = "p2p", [CF_TRANSPORT_SHM] = "shm",
+};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 int cf_smoke_pattern_parse(const char *name, enum cf_smoke_pattern *out)
 {
-    for (size_t i = 0; i < sizeof pattern_names / sizeof pattern_names[0]; i++)
-        if (!strcmp(name, pattern_names[i])) {
-            *out = (enum cf_smoke_pattern)i;
-            return 0;
-        }
-    return -1;
+    int i = word_index(pattern_names, COUNT(pattern_names), name);
+    if (i >= 0)
+        *out = (enum cf_smoke_pattern)i;
+    return i >= 0 ? 0 : -1;
 }
 
 const char *cf_smoke_pattern_name(enum cf_smoke_pattern p)
 {
-    return (unsigned)p < sizeof pattern_names / sizeof pattern_names[0] ? pattern_names[p] : "?";
+    return (unsigned)p < COUNT(pattern_names) ? pattern_names[p] : NULL;
 }
-
-static const char *const transport_names[] = {
-    [CF_TRANSPORT_ANY] = "any", [CF_TRANSPORT_IB] = "ib", [CF_TRANSPORT_SOCKET] = "socket",
-    [CF_TRANSPORT_P2P] = "p2p", [CF_TRANSPORT_SHM] = "shm",
-};
 
 int cf_smoke_transport_parse(const char *name, enum cf_smoke_transport *out)
 {
-    for (size_t i = 1; i < sizeof transport_names / sizeof transport_names[0]; i++)
-        if (!strcmp(name, transport_names[i])) {
-            *out = (enum cf_smoke_transport)i;
-            return 0;
-        }
-    return -1;
+    int i = word_index(transport_names, COUNT(transport_names), name);
+    if (i >= 0)
+        *out = (enum cf_smoke_transport)i;
+    return i >= 0 ? 0 : -1;
 }
 
 const char *cf_smoke_transport_name(enum cf_smoke_transport t)
 {
-    return (unsigned)t < sizeof transport_names / sizeof transport_names[0] ? transport_names[t] : "?";
+    return (unsigned)t < COUNT(transport_names) && transport_names[t] ? transport_names[t] : "any";
 }
 
 int cf_smoke_fault_parse(const char *spec, struct cf_smoke_fault *out, cf_error *err)

@@ -418,31 +418,36 @@ void cf_smoke_sink_begin(struct smoke_sink *s, int waits, const char *fmt, ...)
     cf_sb_release(&sb);
 }
 
-void cf_smoke_sink_info(struct smoke_sink *s, const char *key, const char *fmt, ...)
+/* an event of this rank whose text (or, with a key, value) is the formatted string */
+static void sink_formatted(struct smoke_sink *s, enum cf_smoke_event_kind kind, const char *key, const char *fmt,
+                           va_list ap)
 {
     struct strbuf sb = STRBUF_INIT;
-    va_list ap;
-    va_start(ap, fmt);
     cf_sb_addvf(&sb, fmt, ap);
-    va_end(ap);
-    struct cf_smoke_event ev = { .kind = CF_EV_INFO, .rank = s->rank, .local_rank = s->local_rank };
+    struct cf_smoke_event ev = { .kind = kind, .rank = s->rank, .local_rank = s->local_rank };
     ev.key = key;
-    ev.value = cf_sb_str(&sb);
+    if (key)
+        ev.value = cf_sb_str(&sb);
+    else
+        ev.text = cf_sb_str(&sb);
     s->event(s, &ev);
     cf_sb_release(&sb);
 }
 
-void cf_smoke_sink_text(struct smoke_sink *s, enum cf_smoke_event_kind kind, const char *fmt, ...)
+void cf_smoke_sink_info(struct smoke_sink *s, const char *key, const char *fmt, ...)
 {
-    struct strbuf sb = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    cf_sb_addvf(&sb, fmt, ap);
+    sink_formatted(s, CF_EV_INFO, key, fmt, ap);
     va_end(ap);
-    struct cf_smoke_event ev = { .kind = kind, .rank = s->rank, .local_rank = s->local_rank };
-    ev.text = cf_sb_str(&sb);
-    s->event(s, &ev);
-    cf_sb_release(&sb);
+}
+
+void cf_smoke_sink_text(struct smoke_sink *s, enum cf_smoke_event_kind kind, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sink_formatted(s, kind, NULL, fmt, ap);
+    va_end(ap);
 }
 
 void cf_smoke_sink_progress(void *sink)
