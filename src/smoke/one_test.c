@@ -27,18 +27,6 @@ struct test {
     struct cf_smoke_call call;
 };
 
-char *cf_smoke_describe(const struct cf_smoke_row *row)
-{
-    struct strbuf sb = STRBUF_INIT;
-    cf_sb_addf(&sb, "%s %s", cf_smoke_op_info(row->op)->name, cf_smoke_dtype_info(row->dtype)->name);
-    if (row->redop < CF_RED_COUNT)
-        cf_sb_addf(&sb, " %s", cf_smoke_redop_info(row->redop)->name);
-    if (row->root >= 0)
-        cf_sb_addf(&sb, " root %d", row->root);
-    cf_sb_addf(&sb, " %zu B %s", row->bytes, row->in_place ? "in-place" : "out-of-place");
-    return cf_sb_detach(&sb);
-}
-
 static uint64_t seed_for(const struct test *x, unsigned long serial)
 {
     /* differs between tests and checks, so a stale result of an earlier one cannot

@@ -382,6 +382,8 @@ int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *
     }
     if (t.world_rank == 0)
         device_notes(o, &b, sink);
+    if (t.world_rank == 0 && o->backend == CF_BACKEND_MPI)
+        cf_smoke_sink_info(sink, "transport", "none: the mpi backend does not use NCCL");
 
     t.cap = o->sweep.max_bytes + 64;
     t.hsend = cf_xmalloc(t.cap);
@@ -391,11 +393,15 @@ int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *
         goto out;
     if (search(&t, &w, &skips, &ran) < 0)
         goto out;
-    if (t.world_rank == 0 && skips.n) {
+    if (t.world_rank == 0 && (skips.n || !ran)) {
         struct strbuf sb = STRBUF_INIT;
         for (size_t i = 0; i < skips.n; i++)
             cf_sb_addf(&sb, "%s%s", i ? "; " : "", skips.v[i]);
-        cf_smoke_sink_info(sink, "skipped", "%s", cf_sb_str(&sb));
+        if (skips.n)
+            cf_smoke_sink_info(sink, "skipped", "%s", cf_sb_str(&sb));
+        else /* nothing skipped, nothing ran: the search formed no group */
+            cf_sb_addf(&sb, "--pattern %s formed no group of %d host%s", cf_smoke_pattern_name(o->pattern), w.nhosts,
+                       w.nhosts == 1 ? "" : "s");
         if (!ran)
             cf_smoke_sink_text(sink, CF_EV_PROBLEM, "no test ran: %s", cf_sb_str(&sb));
         cf_sb_release(&sb);

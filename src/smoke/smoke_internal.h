@@ -1,6 +1,7 @@
 /* Internals of the smoke module shared between its files (not a public header).
- * Who calls whom (no circle): smoke.c -> rank.c -> one_test.c, groups.c, backends;
- * smoke.c -> supervise.c -> records.c; everyone -> report.c. */
+ * Who calls whom (no circle): smoke.c -> rank.c -> one_test.c, groups.c, the backends;
+ * smoke.c -> supervise.c -> records.c; everyone -> report.c and records.c's sinks,
+ * which call nothing of smoke's. */
 #ifndef CCLFORGE_SMOKE_INTERNAL_H
 #define CCLFORGE_SMOKE_INTERNAL_H
 
@@ -90,8 +91,6 @@ void cf_smoke_nccl_report_transport(struct cf_smoke_backend *b, int run_ok);
 /* ---- a rank's life: backend init, the groups and their sweeps, finalize ---- */
 int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sink, struct cf_smoke_report *rep,
                        cf_error *err);
-/* A one-line description of one test: "all_reduce float sum 4096 B out-of-place". */
-char *cf_smoke_describe(const struct cf_smoke_row *row);
 
 /* ---- the watchdog of a rank under an external launcher ---- */
 struct smoke_watchdog;
@@ -106,6 +105,8 @@ int cf_smoke_supervise(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event
                        struct cf_smoke_report *rep, cf_error *err);
 
 /* ---- the report ---- */
+/* A one-line description of one test: "all_reduce float sum 4096 B out-of-place". */
+char *cf_smoke_describe(const struct cf_smoke_row *row);
 void cf_smoke_report_add_row(struct cf_smoke_report *rep, const struct cf_smoke_row *row);
 void cf_smoke_report_add_failure(struct cf_smoke_report *rep, int rank, const char *doing, const char *reason);
 void cf_smoke_report_add_problem(struct cf_smoke_report *rep, int rank, const char *reason);

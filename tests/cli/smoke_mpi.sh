@@ -80,6 +80,21 @@ for args in "-b 0 -e 0" "-b 1 -e 1"; do
 done
 run "$CCLFORGE" smoke --backend mpi -n 2 --place in --ops sendrecv -b 1K -e 1K --iters 2 --connect-timeout "$MARK"
 expect_rc 0 "--place in --ops sendrecv runs (in place, unchecked as in nccl-tests)"
+run "$CCLFORGE" smoke --backend mpi -n 2 --pattern pairwise -b 1K -e 1K --iters 2 --connect-timeout "$MARK"
+expect_rc 1 "pairwise on one host runs nothing: exit 1"
+expect_err "no test ran: --pattern pairwise formed no group of 1 host" "and says why"
+
+# the patterns on one host: inter makes one ring per local rank (here of one rank each, split
+# from the world), intra one group (the world)
+run "$CCLFORGE" smoke --backend mpi -n 3 --pattern inter --ops all_reduce,all_gather -b 1K -e 1K --iters 2 --json \
+    --connect-timeout "$MARK"
+expect_rc 0 "--pattern inter on one host"
+expect_json "[g['label'] for g in d['groups']] == ['%s (local rank %d of each)' % (d['ranks'][0]['hostname'], k) for k in range(3)]" "three rings, one per local rank"
+expect_json "all(g['nranks'] == 1 and not g['bad'] for g in d['groups']) and d['verdict'] == 'inter: every group passed'" "each of one rank, none bad"
+run "$CCLFORGE" smoke --backend mpi -n 3 --pattern intra --ops all_reduce -b 1K -e 1K --iters 2 --json --connect-timeout "$MARK"
+expect_rc 0 "--pattern intra on one host"
+expect_json "len(d['groups']) == 1 and d['groups'][0]['nranks'] == 3 and d['rows'][0]['nranks'] == 3" "one group: the host's three ranks"
+expect_json "d['rank_info']['0']['transport'] == 'none: the mpi backend does not use NCCL'" "the mpi backend says it has no NCCL transport"
 
 # -a: the time of a test over the ranks; the JSON keeps every rank's own time
 run "$CCLFORGE" smoke --backend mpi -n 3 --ops all_reduce -b 1K -e 4K --iters 3 -a 3 --json --connect-timeout "$MARK"
