@@ -776,7 +776,10 @@ int cmd_smoke(int argc, char **argv)
         /* the supervisor reports; this rank only says whether it got through */
         code = rep.aborted ? EXIT_PROBLEMS : EXIT_FINE;
     } else if (rep.role == CF_ROLE_RANK && rep.rank != 0) {
-        /* under a launcher, rank 0 prints the agreed table */
+        /* under a launcher rank 0 prints the agreed table and gives the verdict's exit
+         * status; another rank failing the job for a test that failed everywhere would
+         * have the launcher kill rank 0 before it says what failed */
+        code = rep.aborted ? EXIT_PROBLEMS : EXIT_FINE;
     } else if (!cli.json) {
         print_text(&rep);
     } else {

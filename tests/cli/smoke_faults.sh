@@ -7,12 +7,17 @@ command -v pgrep >/dev/null || { echo "pgrep is missing (apt-get install procps)
 
 MARK="32.$$"
 leftovers() { sleep 0.3; pgrep -f -- "--connect-timeout $MARK" >/dev/null && bad "$1: processes left behind" || ok "$1: no processes left behind"; }
-# zombies adopted by PID 1 (it does not reap them here): count ours
-zombies() { ps -eo stat=,ppid=,comm= | awk '$1 ~ /^Z/ && $2 == 1 && $3 ~ /cclforge|mpirun|orted/' | wc -l; }
+# the ranks of the last run (their RANK_INFO pid lines) still in the process table, zombies included
+lingering() {
+    local n=0
+    for p in $(printf '%s\n' "$OUT" | sed -n 's/^RANK_INFO rank=[0-9]* local_rank=[0-9]* pid="\([0-9]*\)"/\1/p'); do
+        [ -e "/proc/$p" ] && n=$((n + 1))
+    done
+    echo "$n"
+}
 timed() { T0=$(date +%s.%N); run "$@"; T1=$(date +%s.%N); SECS=$(awk -v a="$T0" -v b="$T1" 'BEGIN { printf "%.2f", b - a }'); }
 quick() { awk -v s="$SECS" -v l="$1" 'BEGIN { exit !(s < l) }' && ok "$2 within $1 s (took $SECS s)" || bad "$2 took $SECS s"; }
 last_line() { printf '%s\n' "$OUT" | tail -n 1; }
-Z0=$(zombies)
 
 if command -v mpirun >/dev/null && [ -f "$(dirname "$CCLFORGE")/cclforge_smoke_mpi.so" ]; then
     MPI=(smoke --backend mpi -n 4 -b 1K -e 4K --iters 2 -w 1 --timeout 2 --connect-timeout "$MARK")
@@ -53,7 +58,9 @@ if command -v mpirun >/dev/null && [ -f "$(dirname "$CCLFORGE")/cclforge_smoke_m
     expect_out 'rank 0 was waiting in (broadcast float root 0 1024 B out-of-place|warm-up of broadcast)' "and where the others wait"
     quick 16 "the hang is detected and cleaned up"
     leftovers "hang under mpirun"
-    [ "$(zombies)" -le "$Z0" ] && ok "no rank is left a zombie of PID 1 after mpirun was killed" || bad "zombies: $(zombies) (were $Z0)"
+    [ "$(printf '%s\n' "$OUT" | grep -c '^RANK_INFO rank=[0-9]* local_rank=[0-9]* pid=')" -eq 4 ] && ok "all 4 ranks said their pid" || bad "rank pids"
+    [ "$(lingering)" -eq 0 ] && ok "no rank is left behind, not even a zombie of PID 1, after mpirun was killed" \
+        || bad "$(lingering) ranks linger"
 
     # --timeout is per operation: 8 iterations of 0.3 s outlast --timeout 1 and are still progress
     timed env CCLFORGE_SMOKE_FAULT=1:slow:all_reduce "$CCLFORGE" smoke --backend mpi -n 2 --ops all_reduce -b 1K -e 1K \
