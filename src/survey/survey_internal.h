@@ -30,6 +30,10 @@ void cf_probe_gpus_nvidia(const struct cf_survey_opts *opts, struct cf_survey *s
 void cf_probe_gpus_kfd(const struct cf_survey_opts *opts, struct cf_survey *s);
 void cf_probe_comm_libs(struct probe_ctx *ctx, struct cf_survey *s);
 int cf_probe_libtorch(struct probe_ctx *ctx, struct cf_survey *s, cf_error *err);
+/* NCCL's configuration (src/survey/nccl_probe.c) and the fabric (src/survey/fabric.c);
+ * injected sections are in `injected`, probed ones in s. */
+void cf_probe_nccl_config(const struct cf_survey_opts *opts, const struct cf_survey *injected, struct cf_survey *s);
+void cf_probe_fabric(const struct cf_survey_opts *opts, struct cf_survey *s);
 
 /* The loader emulation (cclforge/ldso.h) as the survey needs it. */
 /* Where `soname` resolves for a program with no RPATH (LD_LIBRARY_PATH, ld.so.cache, defaults). */
