@@ -48,12 +48,26 @@ struct cf_nccl_conf_note {
     char *text;     /* what happens, in words */
 };
 
+/* A plugin library NCCL will dlopen (openPluginLib: the value as given, then
+ * libnccl-<kind>-<value>.so; unset: libnccl-<kind>.so), as the loader emulation
+ * resolves it for a program without RPATH, and the entry points it exports. */
+struct cf_nccl_plugin {
+    char *kind;             /* "net", "tuner", "profiler" */
+    char *variable;         /* "NCCL_NET_PLUGIN"; NULL when NCCL's default name was tried */
+    char *requested;        /* the value (one name of a NCCL_NET_PLUGIN list) or the default name */
+    struct strvec tried;    /* names dlopen would get, in order */
+    char *path;             /* where the first one resolves; NULL when none does */
+    struct strvec symbols;  /* its defined ncclNetPlugin_v9, ncclTunerPlugin_v4, ... */
+};
+
 struct cf_nccl_config {
     char *flavour;  /* "nccl" or "rccl": whose file rules were applied */
     char *home;     /* the home directory used for ~/.nccl.conf; NULL unknown */
     struct cf_nccl_conf_file *files;  size_t n_files;
     struct cf_nccl_setting *settings; size_t n_settings; /* sorted by name */
     struct cf_nccl_conf_note *notes;  size_t n_notes;
+    struct cf_nccl_plugin *plugins;   size_t n_plugins;
+    char *topo_file_problem; /* NCCL_TOPO_FILE is set and missing or not NCCL's XML; NULL otherwise */
 };
 
 struct cf_nccl_config_inputs {
@@ -79,6 +93,30 @@ int cf_nccl_config_from_json(const void *json, struct cf_nccl_config *c, cf_erro
  * the fuzz target. */
 typedef void (*cf_nccl_conf_visit_fn)(void *ctx, unsigned line, const char *key, const char *value, int crlf);
 void cf_nccl_conf_parse(const char *text, size_t len, int rccl, cf_nccl_conf_visit_fn visit, void *ctx);
+
+/* 0 when text is a topology NCCL's XML reader loads (a <system> element at the
+ * top), -1 with why otherwise (bounded; fuzzed). */
+int cf_nccl_topo_xml_check(const char *text, size_t len, char *why, size_t why_len);
+
+/* NCCL_SOCKET_IFNAME and NCCL_IB_HCA as NCCL parses them (misc/utils.cc
+ * parseStringList, matchIfList): an optional '^' (exclude), then an optional '='
+ * (exact names instead of prefixes), then names separated by ',', each with an
+ * optional ":port" (HCAs). Empty entries are skipped; NCCL keeps at most `max`
+ * entries (16 interfaces, 32 HCAs) in 64-byte buffers it does not bound. */
+#define CF_NCCL_IF_MAX 32
+struct cf_nccl_if_list {
+    int exclude, exact;
+    size_t n;
+    struct {
+        char name[64];
+        int port;         /* -1: any */
+        int too_long;     /* 64 bytes or more: overflows NCCL's buffer */
+    } v[CF_NCCL_IF_MAX];
+    int truncated;        /* entries past max were dropped */
+};
+void cf_nccl_if_list_parse(const char *value, size_t max, struct cf_nccl_if_list *out);
+/* 1 when NCCL would use interface/HCA `name` (port -1 for interfaces) under the list. */
+int cf_nccl_if_list_match(const struct cf_nccl_if_list *l, const char *name, int port);
 
 /* ---- what the variables are (src/survey/nccl_params.c, documented in docs/doctor.md) ---- */
 

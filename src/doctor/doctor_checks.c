@@ -620,6 +620,8 @@ static const struct {
     { "GCC for torch headers", check_gcc_for_torch },
     { "nvcc host compiler", check_nvcc_host },
     { "driver vs CUDA runtime", check_driver },
+    { "NCCL configuration", cf_check_nccl_config },
+    { "fabric and limits", cf_check_fabric },
 };
 
 static int by_severity_desc(const void *a, const void *b)

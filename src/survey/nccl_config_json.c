@@ -34,12 +34,24 @@ static const struct cf_jf note_fields[] = {
 };
 static const struct cf_jf_table note_table = CF_JF_TABLE(struct cf_nccl_conf_note, note_fields);
 
+static const struct cf_jf plugin_fields[] = {
+    CF_JF(struct cf_nccl_plugin, kind, CF_JF_STR),
+    CF_JF(struct cf_nccl_plugin, variable, CF_JF_STR),
+    CF_JF(struct cf_nccl_plugin, requested, CF_JF_STR),
+    CF_JF(struct cf_nccl_plugin, tried, CF_JF_STRVEC),
+    CF_JF(struct cf_nccl_plugin, path, CF_JF_STR),
+    CF_JF(struct cf_nccl_plugin, symbols, CF_JF_STRVEC),
+};
+static const struct cf_jf_table plugin_table = CF_JF_TABLE(struct cf_nccl_plugin, plugin_fields);
+
 static const struct cf_jf config_fields[] = {
     CF_JF(struct cf_nccl_config, flavour, CF_JF_STR),
     CF_JF(struct cf_nccl_config, home, CF_JF_STR),
     CF_JF_ARR(struct cf_nccl_config, files, n_files, file_table),
     CF_JF_ARR(struct cf_nccl_config, settings, n_settings, setting_table),
     CF_JF_ARR(struct cf_nccl_config, notes, n_notes, note_table),
+    CF_JF_ARR(struct cf_nccl_config, plugins, n_plugins, plugin_table),
+    CF_JF(struct cf_nccl_config, topo_file_problem, CF_JF_STR),
 };
 static const struct cf_jf_table config_table = CF_JF_TABLE(struct cf_nccl_config, config_fields);
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/fs.h"
 #include "cclforge/ncclconf.h"
 #include "survey/survey_internal.h"
 
@@ -47,6 +48,27 @@ static int uses_rccl(const struct cf_survey *a, const struct cf_survey *b)
     return rccl && !nccl;
 }
 
+/* NCCL_TOPO_FILE: there, a regular file, and NCCL's XML */
+static void check_topo_file(struct cf_nccl_config *c)
+{
+    const struct cf_nccl_setting *t = cf_nccl_config_get(c, "NCCL_TOPO_FILE");
+    if (!t || !t->value || !*t->value)
+        return;
+    if (!cf_is_file(t->value)) {
+        c->topo_file_problem = cf_asprintf("%s does not exist or is not a regular file", t->value);
+        return;
+    }
+    struct strbuf text = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    char why[256] = "";
+    if (cf_read_file(t->value, 16u << 20, &text, &err) < 0)
+        c->topo_file_problem = cf_strdup(cf_error_message(&err));
+    else if (cf_nccl_topo_xml_check(cf_sb_str(&text), text.len, why, sizeof why) < 0)
+        c->topo_file_problem = cf_asprintf("%s: %s", t->value, why);
+    cf_error_clear(&err);
+    cf_sb_release(&text);
+}
+
 void cf_probe_nccl_config(const struct cf_survey_opts *opts, const struct cf_survey *injected, struct cf_survey *s)
 {
     struct strvec env = STRVEC_INIT;
@@ -55,4 +77,6 @@ void cf_probe_nccl_config(const struct cf_survey_opts *opts, const struct cf_sur
     s->nccl_config = cf_xcalloc(1, sizeof *s->nccl_config);
     cf_nccl_config_build(&in, s->nccl_config);
     cf_strvec_clear(&env);
+    cf_nccl_config_find_plugins(opts, s->nccl_config);
+    check_topo_file(s->nccl_config);
 }

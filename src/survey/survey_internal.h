@@ -34,6 +34,9 @@ int cf_probe_libtorch(struct probe_ctx *ctx, struct cf_survey *s, cf_error *err)
  * injected sections are in `injected`, probed ones in s. */
 void cf_probe_nccl_config(const struct cf_survey_opts *opts, const struct cf_survey *injected, struct cf_survey *s);
 void cf_probe_fabric(const struct cf_survey_opts *opts, struct cf_survey *s);
+struct cf_nccl_config;
+/* The plugins c's settings make NCCL load (src/survey/nccl_plugins.c). */
+void cf_nccl_config_find_plugins(const struct cf_survey_opts *opts, struct cf_nccl_config *c);
 
 /* The loader emulation (cclforge/ldso.h) as the survey needs it. */
 /* Where `soname` resolves for a program with no RPATH (LD_LIBRARY_PATH, ld.so.cache, defaults). */
