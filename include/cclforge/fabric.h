@@ -119,7 +119,9 @@ struct cf_fabric {
     int nvml_ok;                   /* NVML loaded and initialised */
     char *nvml_note;               /* why not, or its driver version */
     struct cf_nvml_gpu *nvml;      size_t n_nvml;
-    struct strvec kfd_links;       /* "gpu1-gpu2 XGMI weight 15" from io_links */
+    struct strvec kfd_links;       /* "node1-node2 XGMI weight 15" from io_links */
+    char *kernel;                  /* uname -r */
+    char *glibc;                   /* gnu_get_libc_version() of this process */
 };
 
 /* The nvidia-smi legend: the PCI path between two devices. path_a and path_b are

@@ -89,16 +89,16 @@ static void check_names(const struct cf_nccl_config *c, const struct known *k, s
                                 "set it where the job's environment is set instead",
                                 "%s is not an NCCL variable, yet NCCL sets it in every process that loads it "
                                 "(%s)",
-                                x->name, d.buf);
+                                x->name, cf_sb_str(&d));
         } else if (info && info->cls == CF_NCCL_PARAM_FOREIGN) {
-            cf_findings_add(out, CF_SEV_INFO, "nccl-var-foreign", x->name, NULL, "%s: %s", d.buf, info->what);
+            cf_findings_add(out, CF_SEV_INFO, "nccl-var-foreign", x->name, NULL, "%s: %s", cf_sb_str(&d), info->what);
         } else if (have && !cf_strvec_contains(&pp->names, x->name)) {
             const char *near = cf_closest_name(x->name, (const char *const *)pp->names.v, pp->names.n,
                                                strlen(x->name) / 6 + 1);
             char *remedy = near ? cf_asprintf("rename it to %s (%s)", near, x->source)
                                 : remedy_for(x, "remove it");
             cf_findings_add(out, CF_SEV_WARNING, "nccl-var-unknown", x->name, remedy,
-                            "%s is not a variable %s %s reads (%zu names read from %s)%s%s%s", d.buf, word, libname,
+                            "%s is not a variable %s %s reads (%zu names read from %s)%s%s%s", cf_sb_str(&d), word, libname,
                             pp->names.n, lib->path, near ? "; did you mean " : "", near ? near : "", near ? "?" : "");
             free(remedy);
         } else if (!have) {
@@ -106,7 +106,7 @@ static void check_names(const struct cf_nccl_config *c, const struct known *k, s
         }
         if (info && info->cls == CF_NCCL_PARAM_DEBUG && !cf_nccl_param_benign(info, x->value)) {
             char *remedy = remedy_for(x, "remove it for production runs");
-            cf_findings_add(out, CF_SEV_WARNING, "nccl-debug-setting", x->name, remedy, "%s is set: %s", d.buf,
+            cf_findings_add(out, CF_SEV_WARNING, "nccl-debug-setting", x->name, remedy, "%s is set: %s", cf_sb_str(&d),
                             info->what);
             free(remedy);
         }
@@ -145,7 +145,7 @@ static void check_ifname(const struct cf_nccl_config *c, const struct cf_fabric 
     if (strlen(x->value) <= 1) {
         /* ncclFindInterfaces: strlen(env) > 1 */
         cf_findings_add(out, CF_SEV_WARNING, "nccl-ifname-ignored", x->name, "give the interface name or prefix",
-                        "%s: NCCL ignores a value shorter than two characters and picks interfaces itself", d.buf);
+                        "%s: NCCL ignores a value shorter than two characters and picks interfaces itself", cf_sb_str(&d));
         cf_sb_release(&d);
         return;
     }
@@ -154,7 +154,7 @@ static void check_ifname(const struct cf_nccl_config *c, const struct cf_fabric 
     for (size_t i = 0; i < l.n; i++)
         if (l.v[i].too_long)
             cf_findings_add(out, CF_SEV_ERROR, "nccl-ifname-too-long", x->name, "use a shorter prefix",
-                            "%s: an entry of 64 characters or more overflows NCCL's 64-byte buffer", d.buf);
+                            "%s: an entry of 64 characters or more overflows NCCL's 64-byte buffer", cf_sb_str(&d));
     struct strbuf used = STRBUF_INIT, down = STRBUF_INIT, all = STRBUF_INIT;
     int only_loopback = 1, n_used = 0;
     for (size_t i = 0; i < f->n_ifs; i++) {
@@ -176,15 +176,15 @@ static void check_ifname(const struct cf_nccl_config *c, const struct cf_fabric 
                         "set NCCL_SOCKET_IFNAME to an interface that is up with an address (see `ip -br addr`)",
                         "%s matches no interface NCCL can use here%s%s (interfaces: %s): NCCL fails with \"no "
                         "socket interface found\"",
-                        d.buf, down.len ? "; matching but unusable: " : "", down.buf, all.len ? all.buf : "none");
+                        cf_sb_str(&d), down.len ? "; matching but unusable: " : "", cf_sb_str(&down), all.len ? cf_sb_str(&all) : "none");
     else if (only_loopback)
         cf_findings_add(out, CF_SEV_WARNING, "nccl-ifname-loopback", x->name,
                         "name the interface other hosts reach this one on",
                         "%s selects only loopback (%s): fine for ranks on this host, other hosts cannot connect",
-                        d.buf, used.buf);
+                        cf_sb_str(&d), cf_sb_str(&used));
     else if (down.len)
         cf_findings_add(out, CF_SEV_INFO, "nccl-ifname-partly-down", x->name, NULL,
-                        "%s: NCCL uses %s; also matching but unusable: %s", d.buf, used.buf, down.buf);
+                        "%s: NCCL uses %s; also matching but unusable: %s", cf_sb_str(&d), cf_sb_str(&used), cf_sb_str(&down));
     cf_sb_release(&used);
     cf_sb_release(&down);
     cf_sb_release(&all);
@@ -227,16 +227,16 @@ static void check_hca(const struct cf_nccl_config *c, const struct cf_fabric *f,
     if (x && !matched)
         cf_findings_add(out, CF_SEV_ERROR, "nccl-ib-hca-none", x->name,
                         "name HCAs that exist (ls /sys/class/infiniband), or unset NCCL_IB_HCA",
-                        "%s matches no HCA port here (%zu HCA%s): NCCL falls back to sockets", d.buf, f->n_ib,
+                        "%s matches no HCA port here (%zu HCA%s): NCCL falls back to sockets", cf_sb_str(&d), f->n_ib,
                         f->n_ib == 1 ? "" : "s");
     else if (matched && !active)
         cf_findings_add(out, CF_SEV_ERROR, "ib-no-active-port", x ? x->name : "InfiniBand",
                         "bring a port up (ibstat; check the cable and the subnet manager)",
-                        "no HCA port NCCL would use is ACTIVE (%s): NCCL silently falls back to sockets", downs.buf);
+                        "no HCA port NCCL would use is ACTIVE (%s): NCCL silently falls back to sockets", cf_sb_str(&downs));
     else if (downs.len)
         cf_findings_add(out, CF_SEV_WARNING, "ib-port-down", x ? x->name : "InfiniBand",
                         "bring the port up, or exclude it (NCCL_IB_HCA)",
-                        "NCCL uses %s; these ports are not ACTIVE: %s", usable.buf, downs.buf);
+                        "NCCL uses %s; these ports are not ACTIVE: %s", cf_sb_str(&usable), cf_sb_str(&downs));
     cf_sb_release(&d);
     cf_sb_release(&usable);
     cf_sb_release(&downs);
@@ -293,15 +293,15 @@ static void check_gid_index(const struct cf_nccl_config *c, const struct cf_fabr
                          best->type ? best->type : "?", best->gid);
             if (want < 0 || want >= p->gid_table_len || !g)
                 cf_findings_add(out, CF_SEV_ERROR, "nccl-gid-index-empty", subject, best ? hint : "unset it",
-                                "%s: the GID table of %s has no configured entry %d (%d entries)", d.buf, subject,
+                                "%s: the GID table of %s has no configured entry %d (%d entries)", cf_sb_str(&d), subject,
                                 want, p->gid_table_len);
             else if (link_local_gid(g->gid))
                 cf_findings_add(out, CF_SEV_WARNING, "nccl-gid-index-link-local", subject, best ? hint : NULL,
                                 "%s: GID %d of %s is link-local (%s): traffic cannot be routed between subnets",
-                                d.buf, want, subject, g->gid);
+                                cf_sb_str(&d), want, subject, g->gid);
             else if (roce_version(g->type) && roce_version(g->type) != version)
                 cf_findings_add(out, CF_SEV_WARNING, "nccl-gid-index-version", subject, best ? hint : NULL,
-                                "%s: GID %d of %s is %s, not RoCE v%d (NCCL_IB_ROCE_VERSION_NUM)", d.buf, want,
+                                "%s: GID %d of %s is %s, not RoCE v%d (NCCL_IB_ROCE_VERSION_NUM)", cf_sb_str(&d), want,
                                 subject, g->type, version);
         }
     cf_sb_release(&d);
@@ -326,7 +326,7 @@ static void check_topo_and_plugins(const struct cf_nccl_config *c, const struct 
                             pl->variable ? pl->variable : pl->requested,
                             "install the plugin where the loader finds it (LD_LIBRARY_PATH), or unset the variable",
                             "%s=%s: none of %s is found by the loader; NCCL goes on without the %s plugin",
-                            pl->variable ? pl->variable : "default", pl->requested, tried.buf, pl->kind);
+                            pl->variable ? pl->variable : "default", pl->requested, cf_sb_str(&tried), pl->kind);
         } else if (!strcmp(pl->kind, "net") && n_acc) {
             int ok = 0;
             struct strbuf has = STRBUF_INIT, acc = STRBUF_INIT;
@@ -343,8 +343,8 @@ static void check_topo_and_plugins(const struct cf_nccl_config *c, const struct 
                 cf_findings_add(out, CF_SEV_ERROR, "nccl-plugin-abi", pl->path,
                                 "use a plugin built for this NCCL's plugin API",
                                 "%s exports %s but NCCL %s accepts ncclNetPlugin %s: NCCL ignores the plugin",
-                                pl->path, has.len ? has.buf : "no ncclNetPlugin_v* symbol",
-                                lib->version ? lib->version : "", acc.buf);
+                                pl->path, has.len ? cf_sb_str(&has) : "no ncclNetPlugin_v* symbol",
+                                lib->version ? lib->version : "", cf_sb_str(&acc));
             cf_sb_release(&has);
             cf_sb_release(&acc);
         }

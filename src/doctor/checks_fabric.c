@@ -226,7 +226,7 @@ static void check_nvml(const struct cf_survey *s, const struct cf_fabric *f, str
             cf_findings_add(out, CF_SEV_WARNING, "gpu-throttled", subject,
                             "check cooling and power (nvidia-smi -q -d PERFORMANCE)",
                             "clocks are held down: %s (reasons 0x%llx): the slowest GPU sets the pace of every collective",
-                            names.buf, g->throttle);
+                            cf_sb_str(&names), g->throttle);
             cf_sb_release(&names);
         }
         if (g->nvlinks_inactive > 0 && g->nvlinks_active > 0)

@@ -1,6 +1,8 @@
 /* The survey's "fabric" section: interfaces, HCAs, the PCI tree, limits, NVML and
  * KFD links (cclforge/fabric.h), each from its own file. */
 #include <dirent.h>
+#include <gnu/libc-version.h>
+#include <sys/utsname.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,5 +64,9 @@ void cf_probe_fabric(const struct cf_survey_opts *opts, struct cf_survey *s)
     else
         f->nvml_note = cf_strdup("not loaded (--no-nvidia)");
     cf_fabric_probe_kfd_links(root, f);
+    struct utsname u;
+    if (uname(&u) == 0)
+        f->kernel = cf_strdup(u.release);
+    f->glibc = cf_strdup(gnu_get_libc_version());
     s->fabric = f;
 }

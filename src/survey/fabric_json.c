@@ -98,6 +98,8 @@ static const struct cf_jf fabric_fields[] = {
     F(struct cf_fabric, nvml_note, CF_JF_STR),
     CF_JF_ARR(struct cf_fabric, nvml, n_nvml, nvml_table),
     F(struct cf_fabric, kfd_links, CF_JF_STRVEC),
+    F(struct cf_fabric, kernel, CF_JF_STR),
+    F(struct cf_fabric, glibc, CF_JF_STR),
 };
 static const struct cf_jf_table fabric_table = CF_JF_TABLE(struct cf_fabric, fabric_fields);
 
