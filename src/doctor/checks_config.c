@@ -182,7 +182,7 @@ static void check_ifname(const struct cf_nccl_config *c, const struct cf_fabric 
                         "name the interface other hosts reach this one on",
                         "%s selects only loopback (%s): fine for ranks on this host, other hosts cannot connect",
                         cf_sb_str(&d), cf_sb_str(&used));
-    else if (down.len)
+    else if (down.len && !l.exclude) /* an exclusion names what not to use: the rest may be idle */
         cf_findings_add(out, CF_SEV_INFO, "nccl-ifname-partly-down", x->name, NULL,
                         "%s: NCCL uses %s; also matching but unusable: %s", cf_sb_str(&d), cf_sb_str(&used), cf_sb_str(&down));
     cf_sb_release(&used);
