@@ -191,7 +191,9 @@ static void check_limits(const struct cf_survey *s, const struct cf_fabric *f, s
 static void check_nvml(const struct cf_survey *s, const struct cf_fabric *f, struct cf_findings *out)
 {
     int nvidia = 0;
-    for (size_t i = 0; i < s->n_gpus; i++)
+    /* GPUs injected from another host's survey say nothing about NVML here */
+    int same_host = !s->injected[CF_SEC_GPUS] || s->injected[CF_SEC_FABRIC];
+    for (size_t i = 0; same_host && i < s->n_gpus; i++)
         nvidia += s->gpus[i].vendor && !strcmp(s->gpus[i].vendor, "nvidia");
     if (!f->nvml_ok) {
         if (nvidia)
