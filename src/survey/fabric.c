@@ -48,7 +48,8 @@ void cf_dir_entries(const char *dir, struct strvec *out)
         if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
             cf_strvec_push(out, de->d_name);
     closedir(d);
-    qsort(out->v + first, out->n - first, sizeof *out->v, cmp_str);
+    if (out->n > first + 1)
+        qsort(out->v + first, out->n - first, sizeof *out->v, cmp_str);
 }
 
 void cf_probe_fabric(const struct cf_survey_opts *opts, struct cf_survey *s)
