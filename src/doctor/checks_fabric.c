@@ -205,22 +205,30 @@ static void check_nvml(const struct cf_survey *s, const struct cf_fabric *f, str
     }
     for (size_t i = 0; i < f->n_nvml; i++) {
         const struct cf_nvml_gpu *g = &f->nvml[i];
-        char subject[160];
-        snprintf(subject, sizeof subject, "GPU %d%s%s", g->index, g->name ? " " : "", g->name ? g->name : "");
+        char subject[192];
+        snprintf(subject, sizeof subject, "GPU %d%s%s%s%s%s", g->index, g->name ? " " : "", g->name ? g->name : "",
+                 g->bdf ? " (" : "", g->bdf ? g->bdf : "", g->bdf ? ")" : "");
         for (size_t k = 0; k < g->errors.n; k++)
             cf_findings_add(out, CF_SEV_ERROR, "nvml-error", subject, "nvidia-smi -q -i N; a reset or reboot may be needed",
                             "%s", g->errors.v[k]);
         if (g->ecc_uncorrected_volatile > 0)
             cf_findings_add(out, CF_SEV_ERROR, "gpu-ecc-uncorrected", subject, "drain the node and reset the GPU",
                             "%lld uncorrected ECC errors since the driver loaded", g->ecc_uncorrected_volatile);
-        if (g->remap_failure == 1 || g->retired_pending == 1 || g->remap_pending == 1)
+        if (g->remap_failure == 1 || g->retired_pending == 1 || g->remap_pending == 1) {
+            /* only the counters this GPU has: row remapping (Ampere+) or page retirement (older) */
+            struct strbuf counts = STRBUF_INIT;
+            if (g->remapped_corr >= 0)
+                cf_sb_addf(&counts, "; remapped rows: %lld correctable, %lld uncorrectable", g->remapped_corr,
+                           g->remapped_unc);
+            if (g->retired_sbe >= 0)
+                cf_sb_addf(&counts, "; retired pages: %lld single-bit, %lld double-bit", g->retired_sbe, g->retired_dbe);
             cf_findings_add(out, g->remap_failure == 1 ? CF_SEV_ERROR : CF_SEV_WARNING, "gpu-memory-repair", subject,
                             g->remap_failure == 1 ? "replace the GPU (row remapping failed)"
                                                   : "reset the GPU (nvidia-smi -r) to apply the pending repair",
-                            "%s (remapped rows: %lld correctable, %lld uncorrectable; retired pages: %lld single-bit, "
-                            "%lld double-bit)",
-                            g->remap_failure == 1 ? "row remapping failed" : "a memory repair is pending",
-                            g->remapped_corr, g->remapped_unc, g->retired_sbe, g->retired_dbe);
+                            "%s%s", g->remap_failure == 1 ? "row remapping failed" : "a memory repair is pending",
+                            cf_sb_str(&counts));
+            cf_sb_release(&counts);
+        }
         if (g->throttle_names.n) {
             struct strbuf names = STRBUF_INIT;
             for (size_t k = 0; k < g->throttle_names.n; k++)

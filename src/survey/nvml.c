@@ -12,7 +12,19 @@
 
 typedef int nvml_ret;
 typedef void *nvml_dev;
-enum { NVML_OK = 0, NVML_INVALID_ARGUMENT = 2, NVML_NOT_SUPPORTED = 3, MAX_LINKS = 36 };
+enum {
+    NVML_OK = 0, NVML_INVALID_ARGUMENT = 2, NVML_NOT_SUPPORTED = 3, NVML_INSUFFICIENT_SIZE = 7,
+    MAX_LINKS = 36,   /* NVML_NVLINK_MAX_LINKS */
+    MAX_PAGES = 64    /* addresses asked for; a larger count comes back with INSUFFICIENT_SIZE */
+};
+
+/* nvmlPciInfo_t (nvml.h): only busId is read. The test library fills the header's own
+ * struct, so a layout that drifts from this one fails there. */
+struct nvml_pci_info {
+    char bus_id_legacy[16];
+    unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+    char bus_id[32]; /* "00000000:17:00.0" (NVML_DEVICE_PCI_BUS_ID_FMT) */
+};
 
 struct nvml_api {
     nvml_ret (*init)(void);
@@ -23,6 +35,7 @@ struct nvml_api {
     nvml_ret (*handle)(unsigned, nvml_dev *);
     nvml_ret (*name)(nvml_dev, char *, unsigned);
     nvml_ret (*uuid)(nvml_dev, char *, unsigned);
+    nvml_ret (*pci_info)(nvml_dev, struct nvml_pci_info *);
     nvml_ret (*nvlink_state)(nvml_dev, unsigned, int *);
     nvml_ret (*ecc_mode)(nvml_dev, int *, int *);
     nvml_ret (*ecc_total)(nvml_dev, int, int, unsigned long long *);
@@ -47,6 +60,7 @@ static const struct {
     { offsetof(struct nvml_api, handle), { "nvmlDeviceGetHandleByIndex_v2", NULL }, 1 },
     { offsetof(struct nvml_api, name), { "nvmlDeviceGetName", NULL }, 0 },
     { offsetof(struct nvml_api, uuid), { "nvmlDeviceGetUUID", NULL }, 0 },
+    { offsetof(struct nvml_api, pci_info), { "nvmlDeviceGetPciInfo_v3", NULL }, 0 },
     { offsetof(struct nvml_api, nvlink_state), { "nvmlDeviceGetNvLinkState", NULL }, 0 },
     { offsetof(struct nvml_api, ecc_mode), { "nvmlDeviceGetEccMode", NULL }, 0 },
     { offsetof(struct nvml_api, ecc_total), { "nvmlDeviceGetTotalEccErrors", NULL }, 0 },
@@ -80,7 +94,10 @@ static int check(struct probe *p, const char *call, nvml_ret rc)
         return 1;
     if (rc == NVML_NOT_SUPPORTED)
         return 0;
-    cf_strvec_pushf(&p->g->errors, "%s: %s", call, p->api->error_string ? p->api->error_string(rc) : "error");
+    char *e = cf_asprintf("%s: %s", call, p->api->error_string ? p->api->error_string(rc) : "error");
+    if (!cf_strvec_contains(&p->g->errors, e)) /* one line per call that fails, however often it is asked */
+        cf_strvec_push(&p->g->errors, e);
+    free(e);
     return -1;
 }
 
@@ -101,6 +118,12 @@ static void read_gpu(struct nvml_api *api, unsigned index, struct cf_nvml_gpu *g
         g->name = cf_strndup(buf, strnlen(buf, sizeof buf));
     if (api->uuid && check(&p, "nvmlDeviceGetUUID", api->uuid(dev, buf, sizeof buf)) > 0)
         g->uuid = cf_strndup(buf, strnlen(buf, sizeof buf));
+    struct nvml_pci_info pci;
+    memset(&pci, 0, sizeof pci);
+    unsigned dom = 0, bus = 0, slot = 0, fn = 0;
+    if (api->pci_info && check(&p, "nvmlDeviceGetPciInfo_v3", api->pci_info(dev, &pci)) > 0 &&
+        sscanf(pci.bus_id, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) == 4)
+        g->bdf = cf_asprintf("%04x:%02x:%02x.%x", dom, bus, slot, fn); /* as sysfs names it */
     for (unsigned link = 0; api->nvlink_state && link < MAX_LINKS; link++) {
         int active = 0;
         nvml_ret rc = api->nvlink_state(dev, link, &active);
@@ -126,17 +149,15 @@ static void read_gpu(struct nvml_api *api, unsigned index, struct cf_nvml_gpu *g
         if (check(&p, "nvmlDeviceGetTotalEccErrors", api->ecc_total(dev, 0, 0, &v)) > 0)
             g->ecc_corrected_volatile = (long long)v;
     }
-    unsigned count = 0;
-    /* NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0, DOUBLE_BIT_ECC_ERROR = 1;
-     * a zero-sized query returns the count */
-    if (api->retired_pages) {
-        nvml_ret rc = api->retired_pages(dev, 0, &count, NULL);
-        if (check(&p, "nvmlDeviceGetRetiredPages", rc == 7 ? NVML_OK : rc) > 0)
-            g->retired_sbe = count;
-        count = 0;
-        rc = api->retired_pages(dev, 1, &count, NULL);
-        if (check(&p, "nvmlDeviceGetRetiredPages", rc == 7 ? NVML_OK : rc) > 0)
-            g->retired_dbe = count;
+    /* NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0, DOUBLE_BIT_ECC_ERROR = 1. nvml.h
+     * calls a NULL address buffer invalid, so one is given; a larger count comes back with
+     * NVML_ERROR_INSUFFICIENT_SIZE and the number needed. */
+    for (int cause = 0; api->retired_pages && cause < 2; cause++) {
+        unsigned long long addrs[MAX_PAGES];
+        unsigned count = MAX_PAGES;
+        nvml_ret rc = api->retired_pages(dev, cause, &count, addrs);
+        if (check(&p, "nvmlDeviceGetRetiredPages", rc == NVML_INSUFFICIENT_SIZE ? NVML_OK : rc) > 0)
+            *(cause ? &g->retired_dbe : &g->retired_sbe) = count;
     }
     int pending = 0;
     if (api->retired_pending && check(&p, "nvmlDeviceGetRetiredPagesPendingStatus", api->retired_pending(dev, &pending)) > 0)
