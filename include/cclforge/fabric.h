@@ -96,6 +96,24 @@ struct cf_nvml_gpu {
     struct strvec errors;                 /* "nvmlDeviceGetTotalEccErrors: Unknown Error" */
 };
 
+/* An AMD GPU or Hygon DCU node of the KFD topology. */
+struct cf_kfd_gpu {
+    int node;           /* KFD node id (/sys/class/kfd/kfd/topology/nodes/N) */
+    char *name;         /* the node's name file ("gfx942"); NULL */
+    char *hive_id;      /* XGMI hive, the decimal 64-bit id KFD prints; NULL: in none */
+};
+
+/* A link between two GPU nodes, as KFD lists it: io_links holds the direct links
+ * (XGMI between the GPUs of one hive; each GPU's PCIe link to its CPU node, not
+ * kept here), p2p_links (kernel 6.0+, CONFIG_HSA_AMD_P2P) the peer-to-peer paths
+ * between GPUs outside one hive, which go over PCIe through the CPU. */
+struct cf_kfd_link {
+    int from, to;       /* node ids, from < to */
+    char *type;         /* "XGMI", "PCIe" (kfd_sysfs.h IOLINK types 11, 2), "type N" */
+    int weight;         /* KFD's weight: lower is nearer */
+    char *table;        /* "io_links" or "p2p_links" */
+};
+
 struct cf_fabric_limits {
     uint64_t shm_bytes;     /* size of /dev/shm; 0 unknown */
     char *shm_problem;      /* why it is unknown */
@@ -119,7 +137,8 @@ struct cf_fabric {
     int nvml_ok;                   /* NVML loaded and initialised */
     char *nvml_note;               /* why not, or its driver version */
     struct cf_nvml_gpu *nvml;      size_t n_nvml;
-    struct strvec kfd_links;       /* "node1-node2 XGMI weight 15" from io_links */
+    struct cf_kfd_gpu *kfd_gpus;   size_t n_kfd_gpus;
+    struct cf_kfd_link *kfd_links; size_t n_kfd_links;
     char *kernel;                  /* uname -r */
     char *glibc;                   /* gnu_get_libc_version() of this process */
 };

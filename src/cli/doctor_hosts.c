@@ -70,8 +70,11 @@ void doctor_print_fabric(const struct cf_survey *s)
     }
     for (size_t i = 0; i < f->n_pairs; i++)
         printf("  %s %s - %s: %s\n", f->pairs[i].kind, f->pairs[i].a, f->pairs[i].b, f->pairs[i].cls);
-    for (size_t i = 0; i < f->kfd_links.n; i++)
-        printf("  KFD link %s\n", f->kfd_links.v[i]);
+    for (size_t i = 0; i < f->n_kfd_links; i++) {
+        const struct cf_kfd_link *k = &f->kfd_links[i];
+        printf("  KFD node%d - node%d: %s, weight %d (%s)\n", k->from, k->to, k->type ? k->type : "?", k->weight,
+               k->table ? k->table : "?");
+    }
     const struct cf_fabric_limits *l = &f->limits;
     printf("  /dev/shm %.2f GiB, memlock %s, /dev/infiniband %s, local ports %d-%d, IOMMU %s\n",
            (double)l->shm_bytes / (1024.0 * 1024 * 1024),

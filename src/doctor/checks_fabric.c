@@ -251,6 +251,48 @@ static void check_nvml(const struct cf_survey *s, const struct cf_fabric *f, str
     }
 }
 
+static int has_xgmi(const struct cf_fabric *f, int node)
+{
+    for (size_t i = 0; i < f->n_kfd_links; i++)
+        if ((f->kfd_links[i].from == node || f->kfd_links[i].to == node) && !strcmp(f->kfd_links[i].type, "XGMI"))
+            return 1;
+    return 0;
+}
+
+/* Where the GPUs of a host form an XGMI hive, a GPU with no XGMI link reaches the
+ * others over PCIe through the CPU: its bridge or link is missing or down, and
+ * every RCCL ring through it runs at PCIe speed. */
+static void check_kfd_links(const struct cf_fabric *f, struct cf_findings *out)
+{
+    struct strbuf hive = STRBUF_INIT;
+    size_t in_hive = 0;
+    for (size_t i = 0; i < f->n_kfd_gpus; i++)
+        if (has_xgmi(f, f->kfd_gpus[i].node))
+            cf_sb_addf(&hive, "%snode%d", in_hive++ ? ", " : "", f->kfd_gpus[i].node);
+    for (size_t i = 0; in_hive >= 2 && i < f->n_kfd_gpus; i++) {
+        const struct cf_kfd_gpu *g = &f->kfd_gpus[i];
+        if (has_xgmi(f, g->node))
+            continue;
+        struct strbuf paths = STRBUF_INIT;
+        for (size_t k = 0; k < f->n_kfd_links; k++) {
+            const struct cf_kfd_link *l = &f->kfd_links[k];
+            if (l->from == g->node || l->to == g->node)
+                cf_sb_addf(&paths, "%snode%d over %s (weight %d, %s)", paths.len ? ", " : "",
+                           l->from == g->node ? l->to : l->from, l->type, l->weight, l->table);
+        }
+        char subject[96];
+        snprintf(subject, sizeof subject, "KFD node%d%s%s", g->node, g->name ? " " : "", g->name ? g->name : "");
+        cf_findings_add(out, CF_SEV_WARNING, "kfd-xgmi-missing", subject,
+                        "check this GPU's XGMI bridge or links (rocm-smi --showtopo, dmesg | grep -i xgmi)",
+                        "%s are joined by XGMI but node%d has no XGMI link%s; it reaches %s: every RCCL ring "
+                        "through it runs at PCIe speed",
+                        cf_sb_str(&hive), g->node, g->hive_id ? "" : " and is in no hive",
+                        paths.len ? cf_sb_str(&paths) : "the others only through the CPU (KFD lists no peer-to-peer path)");
+        cf_sb_release(&paths);
+    }
+    cf_sb_release(&hive);
+}
+
 void cf_check_fabric(const struct cf_survey *s, struct cf_findings *out)
 {
     const struct cf_fabric *f = s->fabric;
@@ -261,4 +303,5 @@ void cf_check_fabric(const struct cf_survey *s, struct cf_findings *out)
     check_acs(f, out);
     check_limits(s, f, out);
     check_nvml(s, f, out);
+    check_kfd_links(f, out);
 }

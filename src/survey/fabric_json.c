@@ -76,6 +76,19 @@ static const struct cf_jf nvml_fields[] = {
 };
 static const struct cf_jf_table nvml_table = CF_JF_TABLE(struct cf_nvml_gpu, nvml_fields);
 
+static const struct cf_jf kfd_gpu_fields[] = {
+    F(struct cf_kfd_gpu, node, CF_JF_INT), F(struct cf_kfd_gpu, name, CF_JF_STR),
+    F(struct cf_kfd_gpu, hive_id, CF_JF_STR),
+};
+static const struct cf_jf_table kfd_gpu_table = CF_JF_TABLE(struct cf_kfd_gpu, kfd_gpu_fields);
+
+static const struct cf_jf kfd_link_fields[] = {
+    F(struct cf_kfd_link, from, CF_JF_INT), F(struct cf_kfd_link, to, CF_JF_INT),
+    F(struct cf_kfd_link, type, CF_JF_STR), F(struct cf_kfd_link, weight, CF_JF_INT),
+    F(struct cf_kfd_link, table, CF_JF_STR),
+};
+static const struct cf_jf_table kfd_link_table = CF_JF_TABLE(struct cf_kfd_link, kfd_link_fields);
+
 static const struct cf_jf limits_fields[] = {
     F(struct cf_fabric_limits, shm_bytes, CF_JF_U64), F(struct cf_fabric_limits, shm_problem, CF_JF_STR),
     F(struct cf_fabric_limits, memlock_soft, CF_JF_U64), F(struct cf_fabric_limits, memlock_hard, CF_JF_U64),
@@ -97,7 +110,8 @@ static const struct cf_jf fabric_fields[] = {
     F(struct cf_fabric, nvml_ok, CF_JF_BOOL),
     F(struct cf_fabric, nvml_note, CF_JF_STR),
     CF_JF_ARR(struct cf_fabric, nvml, n_nvml, nvml_table),
-    F(struct cf_fabric, kfd_links, CF_JF_STRVEC),
+    CF_JF_ARR(struct cf_fabric, kfd_gpus, n_kfd_gpus, kfd_gpu_table),
+    CF_JF_ARR(struct cf_fabric, kfd_links, n_kfd_links, kfd_link_table),
     F(struct cf_fabric, kernel, CF_JF_STR),
     F(struct cf_fabric, glibc, CF_JF_STR),
 };

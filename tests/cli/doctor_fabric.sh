@@ -36,6 +36,27 @@ expect_json 'd["fabric"]["ib"][0]["ports"][0]["gids"][3]["type"] == "RoCE v2"' "
 run "$CCLFORGE" doctor compare "$T_TMP/fx.json" "$T_TMP/fx.json"
 expect_rc 0 "a report with a fabric loads back for compare"
 
+# ---- AMD: KFD io_links and p2p_links (tests/fixtures/kfd_fixtures.sh) ----
+KFD=$T_TMP/kfd
+bash "$CCLFORGE_SOURCE_DIR/tests/fixtures/kfd_fixtures.sh" "$KFD" >/dev/null || { echo "kfd fixtures failed"; exit 1; }
+run "${D[@]}" --sysfs-root "$KFD" --json --save "$T_TMP/kfd.json"
+expect_json '[(g["node"],g["hive_id"]) for g in d["fabric"]["kfd_gpus"]] == [(1,"5163471638593843241"),(2,"5163471638593843241"),(3,None)]' "three GPU nodes (the CPU node is not one), the 64-bit hive id exact"
+expect_json '[(l["from"],l["to"],l["type"],l["weight"],l["table"]) for l in d["fabric"]["kfd_links"]] == [(1,2,"XGMI",15,"io_links"),(1,3,"PCIe",40,"p2p_links"),(2,3,"PCIe",40,"p2p_links")]' "XGMI from io_links, PCIe peer paths from p2p_links, each pair once, no GPU-CPU link"
+expect_json 'len(d["gpus"])==3 and all(g["arch"]=="gfx942" for g in d["gpus"])' "the same nodes are the survey's GPUs"
+expect_json '[f["subject"] for f in d["findings"] if f["id"]=="kfd-xgmi-missing"] == ["KFD node3 gfx942"]' "only the GPU outside the hive is named"
+expect_json 'any(f["id"]=="kfd-xgmi-missing" and f["severity"]=="warning" and "node1, node2 are joined by XGMI" in f["why"] and "node1 over PCIe (weight 40, p2p_links)" in f["why"] for f in d["findings"])' "with the hive and the PCIe paths it falls back to"
+run "$CCLFORGE" doctor --survey "$T_TMP/kfd.json" --no-python --no-nvidia --json
+expect_json 'd["fabric"]["kfd_links"][0]["type"]=="XGMI" and d["fabric"]["kfd_gpus"][0]["hive_id"]=="5163471638593843241" and any(f["id"]=="kfd-xgmi-missing" for f in d["findings"])' "the links load back from a saved report, with the same finding"
+run "${D[@]}" --sysfs-root "$KFD" --verbose
+expect_out "KFD node1 - node2: XGMI, weight 15 \(io_links\)" "the text report lists the links"
+# node3 joins by XGMI (an io_link of type 11 to node2): nothing to say
+K3=$KFD/sys/class/kfd/kfd/topology/nodes/3
+rm -rf "$K3/p2p_links"/*
+mkdir -p "$K3/io_links/1"
+sed 's/^node_from 1$/node_from 3/' "$KFD/sys/class/kfd/kfd/topology/nodes/1/io_links/1/properties" >"$K3/io_links/1/properties"
+run "${D[@]}" --sysfs-root "$KFD" --json
+expect_json 'not any(f["id"]=="kfd-xgmi-missing" for f in d["findings"]) and ("XGMI" in [l["type"] for l in d["fabric"]["kfd_links"] if (l["from"],l["to"])==(2,3)])' "once node3 has an XGMI link it is no longer named"
+
 # ---- NCCL_SOCKET_IFNAME against real interfaces (this network namespace) ----
 run env NCCL_SOCKET_IFNAME=cf15-none "${D[@]}" --json
 expect_json 'any(f["id"]=="nccl-ifname-none" and f["severity"]=="error" for f in d["findings"])' "an interface that does not exist is an error"
