@@ -92,6 +92,20 @@ void cf_consolidated_to_json(const struct cf_consolidated *c, void *obj);
 /* Reads a "findings" array of a doctor --json report (cJSON, typed void *) into out. */
 void cf_findings_from_json(const void *array, struct cf_findings *out);
 
+/* ---- across ranks (src/doctor/rank_env.c) ---- */
+
+/* One rank's NCCL configuration as it reported it under doctor --gather. */
+struct cf_rank_env {
+    int rank;
+    const char *host;                      /* its host's label */
+    const struct cf_nccl_config *config;   /* NULL: the rank sent none */
+};
+/* NCCL variables whose value differs between the ranks of one host (a variable
+ * set in one rank's environment that the launcher did not pass to the others):
+ * one warning per variable and host, the ranks grouped by value. A variable
+ * that differs only between hosts is the host comparison's (hosts-differ). */
+void cf_doctor_compare_ranks(const struct cf_rank_env *ranks, size_t n, struct cf_findings *out);
+
 /* The comm library ranks of this host would use: libtorch's (embedded copy, else
  * the loaded one), else the system one the loader finds, else the toolkit's. */
 const struct cf_comm_lib *cf_doctor_active_comm(const struct cf_survey *s);

@@ -36,6 +36,13 @@ struct cf_gather_host {
     int surveyed;             /* its local rank 0 answered with a survey */
 };
 
+/* One rank heard from, with the NCCL configuration it reported. */
+struct cf_gather_rank {
+    int rank;
+    size_t host;                     /* index into hosts */
+    struct cf_nccl_config *config;   /* NULL: none in its report */
+};
+
 struct cf_gather_result {
     int is_rank0;
     const char *launcher;     /* static */
@@ -46,6 +53,7 @@ struct cf_gather_result {
     struct cf_survey *surveys; /* [n_hosts]: empty for a host whose local rank 0 did not answer */
     struct cf_findings *per_host;
     struct strvec missing;    /* "rank 2" / "rank 2 (host cf15-h2)" */
+    struct cf_gather_rank *ranks; size_t n_ranks; /* every rank heard, in rank order */
     struct cf_consolidated report;
     /* other ranks: rank 0's verdict */
     int verdict;              /* 0 fine, 1 problems; -1 rank 0 did not answer */

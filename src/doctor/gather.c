@@ -15,6 +15,7 @@
 #include "cclforge/gather.h"
 #include "cclforge/launch.h"
 #include "cclforge/launch_collect.h"
+#include "cclforge/ncclconf.h"
 #include "doctor/doctor_internal.h"
 
 #define MAX_REPORT (64u << 20)
@@ -78,6 +79,22 @@ static void take_blob(struct cf_gather_result *r, int rank, const unsigned char 
     }
     size_t h = host_index(r, host);
     cf_strvec_pushf(&r->hosts[h].ranks, "%d", rank);
+    r->ranks = cf_xrealloc(r->ranks, (r->n_ranks + 1) * sizeof *r->ranks);
+    struct cf_gather_rank *gr = &r->ranks[r->n_ranks++];
+    gr->rank = rank;
+    gr->host = h;
+    gr->config = NULL;
+    const cJSON *nc = cJSON_GetObjectItemCaseSensitive(doc, "nccl_config");
+    if (cJSON_IsObject(nc)) {
+        cf_error cerr = CF_ERROR_INIT;
+        gr->config = cf_xcalloc(1, sizeof *gr->config);
+        if (cf_nccl_config_from_json(nc, gr->config, &cerr) < 0) {
+            cf_nccl_config_release(gr->config);
+            free(gr->config);
+            gr->config = NULL;
+        }
+        cf_error_clear(&cerr);
+    }
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "leader")) && !r->hosts[h].surveyed) {
         cf_error err = CF_ERROR_INIT;
         if (cf_survey_from_json(doc, &r->surveys[h], &err) == 0) {
@@ -131,6 +148,16 @@ static void consolidate(struct cf_gather_result *r, double timeout_s)
         labels[n++] = r->hosts[h].label;
     }
     cf_doctor_consolidate(surveys, labels, per, n, &r->report);
+    /* every rank's NCCL variables, not only each host's local rank 0's */
+    size_t before = r->report.findings.n;
+    struct cf_rank_env *env = cf_xcalloc(r->n_ranks ? r->n_ranks : 1, sizeof *env);
+    for (size_t i = 0; i < r->n_ranks; i++) {
+        env[i].rank = r->ranks[i].rank;
+        env[i].host = r->hosts[r->ranks[i].host].label;
+        env[i].config = r->ranks[i].config;
+    }
+    cf_doctor_compare_ranks(env, r->n_ranks, &r->report.findings);
+    free(env);
     for (size_t h = 0; h < r->n_hosts; h++)
         if (!r->hosts[h].surveyed)
             cf_findings_add(&r->report.findings, CF_SEV_ERROR, "host-no-survey", r->hosts[h].label,
@@ -141,7 +168,7 @@ static void consolidate(struct cf_gather_result *r, double timeout_s)
                         "check that host (is it up, does it reach rank 0's port?), then run again",
                         "did not answer within %.0f s", timeout_s);
     cf_sort_findings(&r->report.findings);
-    if (r->missing.n || !r->report.reason) {
+    if (r->missing.n || !r->report.reason || r->report.findings.n != before) {
         size_t errors = cf_findings_count(&r->report.findings, CF_SEV_ERROR);
         size_t warnings = cf_findings_count(&r->report.findings, CF_SEV_WARNING);
         if (errors || warnings) {
@@ -325,6 +352,11 @@ void cf_gather_result_release(struct cf_gather_result *r)
     free(r->surveys);
     free(r->per_host);
     cf_strvec_clear(&r->missing);
+    for (size_t i = 0; i < r->n_ranks; i++) {
+        cf_nccl_config_release(r->ranks[i].config);
+        free(r->ranks[i].config);
+    }
+    free(r->ranks);
     cf_consolidated_release(&r->report);
     free(r->reason);
     memset(r, 0, sizeof *r);

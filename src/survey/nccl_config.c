@@ -265,7 +265,7 @@ void cf_nccl_config_build(const struct cf_nccl_config_inputs *in, struct cf_nccl
 const struct cf_nccl_setting *cf_nccl_config_get(const struct cf_nccl_config *c, const char *name)
 {
     for (size_t i = 0; c && i < c->n_settings; i++)
-        if (!strcmp(c->settings[i].name, name))
+        if (c->settings[i].name && !strcmp(c->settings[i].name, name)) /* a loaded report may lack one */
             return &c->settings[i];
     return NULL;
 }

@@ -29,6 +29,13 @@ if command -v mpirun >/dev/null; then
     run timeout 120 "${MPI[@]}" "${G[@]}" --timeout 30 --json
     expect_rc 0 "mpirun -n 3 doctor --gather: exit 0"
     expect_json 'd["launcher"]=="mpirun" and d["world"]==3 and sorted(d["hosts"][0]["ranks"])==[0,1,2]' "rank 0 heard all three MPI ranks"
+    expect_json 'not any(f["id"]=="nccl-env-rank-differs" for f in d["findings"])' "ranks started alike: no per-rank difference"
+    # MPMD: a variable given to ranks 0 and 2 only, with different values (no -x)
+    run timeout 120 "${MPI[@]:0:$((${#MPI[@]} - 2))}" -n 1 env NCCL_SOCKET_NTHREADS=4 "${G[@]}" --timeout 30 --json \
+        : -n 1 "${G[@]}" --timeout 30 --json : -n 1 env NCCL_SOCKET_NTHREADS=2 "${G[@]}" --timeout 30 --json
+    expect_rc 0 "a per-rank difference is a warning: exit 0"
+    expect_json 'any(f["id"]=="nccl-env-rank-differs" and f["subject"]=="NCCL_SOCKET_NTHREADS on "+d["hosts"][0]["label"] and "rank 0 NCCL_SOCKET_NTHREADS=4; rank 1 unset; rank 2 NCCL_SOCKET_NTHREADS=2" in f["why"] for f in d["findings"])' "a variable that reached only some MPI ranks is named, with each rank's value"
+    expect_json 'd["reason"] and d["summary"]["warnings"] >= 1' "a warning gives a reason line"
 else
     echo "# mpirun not installed: the Open MPI case did not run"
 fi
