@@ -106,9 +106,6 @@ struct cf_rank_env {
  * that differs only between hosts is the host comparison's (hosts-differ). */
 void cf_doctor_compare_ranks(const struct cf_rank_env *ranks, size_t n, struct cf_findings *out);
 
-/* The comm library ranks of this host would use: libtorch's (embedded copy, else
- * the loaded one), else the system one the loader finds, else the toolkit's. */
-const struct cf_comm_lib *cf_doctor_active_comm(const struct cf_survey *s);
 
 /* 1 when the GPU code list `archs` ("sm_75", "compute_120", "sm_90a", "gfx90a:xnack-")
  * can run on a GPU of arch `gpu_arch` ("sm_61", "gfx90a"): SASS of the same

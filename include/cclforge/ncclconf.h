@@ -50,13 +50,16 @@ struct cf_nccl_conf_note {
 
 /* A plugin library NCCL will dlopen (openPluginLib: the value as given, then
  * libnccl-<kind>-<value>.so; unset: libnccl-<kind>.so), as the loader emulation
- * resolves it for a program without RPATH, and the entry points it exports. */
+ * resolves a dlopen called from the library NCCL is in (its RPATH chain, its
+ * RUNPATH, cclforge/ldso.h cf_ldso_dlopen_from), and the entry points it exports. */
 struct cf_nccl_plugin {
     char *kind;             /* "net", "tuner", "profiler" */
     char *variable;         /* "NCCL_NET_PLUGIN"; NULL when NCCL's default name was tried */
     char *requested;        /* the value (one name of a NCCL_NET_PLUGIN list) or the default name */
     struct strvec tried;    /* names dlopen would get, in order */
+    char *loader;           /* the library whose dlopen it is (libnccl.so.2); NULL: none known here */
     char *path;             /* where the first one resolves; NULL when none does */
+    char *found_by;         /* why there: "runpath of /x/libnccl.so.2", "LD_LIBRARY_PATH", "ld.so.cache" */
     struct strvec symbols;  /* its defined ncclNetPlugin_v9, ncclTunerPlugin_v4, ... */
 };
 

@@ -209,6 +209,10 @@ void cf_survey_gpu_archs(const struct cf_survey *s, int visible_only, struct str
 const struct cf_toolkit *cf_survey_toolkit(const struct cf_survey *s, const char *vendor);
 /* The libtorch in use (torches[0]), NULL if none. */
 const struct cf_libtorch *cf_survey_torch(const struct cf_survey *s);
+/* The comm library ranks of this host would use: libtorch's (embedded copy, else
+ * the loaded one), else the system one the loader finds, else the toolkit's; of
+ * the kind libtorch's flavour, else the visible GPUs' vendor, asks for. */
+const struct cf_comm_lib *cf_survey_active_comm(const struct cf_survey *s);
 const struct cf_compiler *cf_survey_compiler(const struct cf_survey *s, const char *name);
 /* What one Python interpreter says about itself, asked without importing any
  * package: importlib.util.find_spec locates torch without running it (importing

@@ -345,7 +345,7 @@ static int doctor_compare(int argc, char **argv)
         cJSON *arr = cJSON_AddArrayToObject(doc, "hosts");
         for (size_t i = 0; i < n; i++) {
             cJSON *h = cJSON_CreateObject();
-            const struct cf_comm_lib *cl = cf_doctor_active_comm(&hosts[i]);
+            const struct cf_comm_lib *cl = cf_survey_active_comm(&hosts[i]);
             const struct cf_libtorch *t = cf_survey_torch(&hosts[i]);
             cJSON_AddStringToObject(h, "label", labels[i]);
             cJSON_AddStringToObject(h, "file", argv[optind + (int)i]);
@@ -372,7 +372,7 @@ static int doctor_compare(int argc, char **argv)
         doctor_print_consolidated(&cons, labels, n, verbose);
         printf("\n%-20s %-22s %-16s %s\n", "host", "comm library", "torch", "GPU archs");
         for (size_t i = 0; i < n; i++) {
-            const struct cf_comm_lib *cl = cf_doctor_active_comm(&hosts[i]);
+            const struct cf_comm_lib *cl = cf_survey_active_comm(&hosts[i]);
             const struct cf_libtorch *t = cf_survey_torch(&hosts[i]);
             char comm[64] = "none";
             if (cl)

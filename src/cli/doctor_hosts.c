@@ -38,8 +38,9 @@ void doctor_print_nccl_config(const struct cf_survey *s)
             printf("      overrides %s\n", x->overridden.v[k]);
     }
     for (size_t i = 0; i < c->n_plugins; i++)
-        printf("  %s plugin %s -> %s\n", c->plugins[i].kind, c->plugins[i].requested,
-               c->plugins[i].path ? c->plugins[i].path : "not found");
+        printf("  %s plugin %s -> %s%s%s%s\n", c->plugins[i].kind, c->plugins[i].requested,
+               c->plugins[i].path ? c->plugins[i].path : "not found", c->plugins[i].found_by ? " (" : "",
+               c->plugins[i].found_by ? c->plugins[i].found_by : "", c->plugins[i].found_by ? ")" : "");
 }
 
 void doctor_print_fabric(const struct cf_survey *s)

@@ -45,7 +45,7 @@ static void check_files(const struct cf_nccl_config *c, struct cf_findings *out)
 static int library_names(const struct cf_survey *s, struct cf_commlib_params *p, const struct cf_comm_lib **lib)
 {
     memset(p, 0, sizeof *p);
-    *lib = cf_doctor_active_comm(s);
+    *lib = cf_survey_active_comm(s);
     if (!*lib || !(*lib)->path)
         return 0;
     struct cf_elf *elf = NULL;

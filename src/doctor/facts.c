@@ -14,7 +14,7 @@ typedef void (*fact_fn)(const struct cf_survey *s, struct strbuf *out);
 
 static void comm_version(const struct cf_survey *s, struct strbuf *out)
 {
-    const struct cf_comm_lib *c = cf_doctor_active_comm(s);
+    const struct cf_comm_lib *c = cf_survey_active_comm(s);
     if (c && c->version)
         cf_sb_addf(out, "%s %s (%d)", c->kind && !strcmp(c->kind, "rccl") ? "RCCL" : "NCCL", c->version,
                    c->version_code);
@@ -22,7 +22,7 @@ static void comm_version(const struct cf_survey *s, struct strbuf *out)
 
 static void comm_path(const struct cf_survey *s, struct strbuf *out)
 {
-    const struct cf_comm_lib *c = cf_doctor_active_comm(s);
+    const struct cf_comm_lib *c = cf_survey_active_comm(s);
     if (c && c->path)
         cf_sb_adds(out, c->path);
 }
@@ -35,14 +35,14 @@ static void join_into(const struct strvec *v, const char *sep, struct strbuf *ou
 
 static void comm_archs(const struct cf_survey *s, struct strbuf *out)
 {
-    const struct cf_comm_lib *c = cf_doctor_active_comm(s);
+    const struct cf_comm_lib *c = cf_survey_active_comm(s);
     if (c && c->archs_known)
         join_into(&c->archs, " ", out);
 }
 
 static void comm_runtime(const struct cf_survey *s, struct strbuf *out)
 {
-    const struct cf_comm_lib *c = cf_doctor_active_comm(s);
+    const struct cf_comm_lib *c = cf_survey_active_comm(s);
     if (c && c->cuda_version)
         cf_sb_addf(out, "CUDA %s", c->cuda_version);
     else if (c && c->hip_version)

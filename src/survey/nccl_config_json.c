@@ -39,7 +39,9 @@ static const struct cf_jf plugin_fields[] = {
     CF_JF(struct cf_nccl_plugin, variable, CF_JF_STR),
     CF_JF(struct cf_nccl_plugin, requested, CF_JF_STR),
     CF_JF(struct cf_nccl_plugin, tried, CF_JF_STRVEC),
+    CF_JF(struct cf_nccl_plugin, loader, CF_JF_STR),
     CF_JF(struct cf_nccl_plugin, path, CF_JF_STR),
+    CF_JF(struct cf_nccl_plugin, found_by, CF_JF_STR),
     CF_JF(struct cf_nccl_plugin, symbols, CF_JF_STRVEC),
 };
 static const struct cf_jf_table plugin_table = CF_JF_TABLE(struct cf_nccl_plugin, plugin_fields);

@@ -1,7 +1,11 @@
 /* The plugins NCCL will dlopen, found as the loader would find them: for each
  * name, openPluginLib's candidates (the value as given, then libnccl-<kind>-<value>.so
  * unless the value is a path or already "lib*.so"; unset: libnccl-<kind>.so), and
- * the plugin entry points the library that resolves exports. */
+ * the plugin entry points the library that resolves exports. The dlopen is NCCL's
+ * own, so glibc searches from the library NCCL's code is in (libnccl.so.2, or
+ * libtorch_cuda.so when NCCL is linked into it): that library's RPATH and the
+ * RPATHs up the chain of objects that loaded it (unless it has a RUNPATH), then
+ * LD_LIBRARY_PATH, then its RUNPATH, then ld.so.cache and the system dirs. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -41,14 +45,41 @@ static void exported_entries(const char *path, struct strvec *out)
     cf_error_clear(&err);
 }
 
-static char *resolve(const struct cf_survey_opts *opts, const char *name)
+/* Whose dlopen it is: the library NCCL's code is in, and the program whose closure
+ * loads it (libtorch's GPU library stands for the program: it is what pulls
+ * libnccl.so.2 in). Both NULL when no NCCL library is known here. */
+struct caller {
+    const char *root, *lib;
+};
+
+static struct caller caller_of(const struct cf_survey *host)
 {
-    if (strchr(name, '/')) /* dlopen takes a path as it is */
-        return cf_is_file(name) ? cf_strdup(name) : NULL;
-    return cf_loader_resolve_default(opts, name);
+    struct caller c = { NULL, NULL };
+    const struct cf_comm_lib *lib = cf_survey_active_comm(host);
+    if (!lib || !lib->path || !cf_is_file(lib->path))
+        return c;
+    c.lib = c.root = lib->path;
+    const struct cf_libtorch *t = cf_survey_torch(host);
+    if (t && t->gpu_lib && lib == t->loaded && lib->how && !strcmp(lib->how, "loaded"))
+        c.root = t->gpu_lib;
+    return c;
 }
 
-static void add_plugin(const struct cf_survey_opts *opts, struct cf_nccl_config *c, size_t kind, const char *value)
+static char *resolve(const struct cf_survey_opts *opts, const struct caller *from, const char *name, char **why)
+{
+    *why = NULL;
+    if (strchr(name, '/') && !strchr(name, '$')) /* dlopen takes a path as it is */
+        return cf_is_file(name) ? cf_strdup(name) : NULL;
+    if (from->lib)
+        return cf_loader_dlopen_from(opts, from->root, from->lib, name, why);
+    char *path = cf_loader_resolve_default(opts, name);
+    if (path)
+        *why = cf_strdup("a program without RPATH or RUNPATH (no NCCL library known here)");
+    return path;
+}
+
+static void add_plugin(const struct cf_survey_opts *opts, const struct caller *from, struct cf_nccl_config *c,
+                       size_t kind, const char *value)
 {
     const char *prefix = plugin_kinds[kind].prefix;
     struct cf_nccl_plugin p;
@@ -66,13 +97,15 @@ static void add_plugin(const struct cf_survey_opts *opts, struct cf_nccl_config 
         p.requested = cf_asprintf("%s.so", prefix);
         cf_strvec_push(&p.tried, p.requested);
     }
+    p.loader = from->lib ? cf_strdup(from->lib) : NULL;
     for (size_t i = 0; i < p.tried.n && !p.path; i++)
-        p.path = resolve(opts, p.tried.v[i]);
+        p.path = resolve(opts, from, p.tried.v[i], &p.found_by);
     if (p.path)
         exported_entries(p.path, &p.symbols);
     if (!value && !p.path) { /* NCCL's default name, absent: nothing to report */
         free(p.kind);
         free(p.requested);
+        free(p.loader);
         cf_strvec_clear(&p.tried);
         return;
     }
@@ -80,21 +113,23 @@ static void add_plugin(const struct cf_survey_opts *opts, struct cf_nccl_config 
     c->plugins[c->n_plugins++] = p;
 }
 
-void cf_nccl_config_find_plugins(const struct cf_survey_opts *opts, struct cf_nccl_config *c)
+void cf_nccl_config_find_plugins(const struct cf_survey_opts *opts, const struct cf_survey *host,
+                                 struct cf_nccl_config *c)
 {
+    struct caller from = caller_of(host);
     for (size_t k = 0; k < sizeof plugin_kinds / sizeof plugin_kinds[0]; k++) {
         const struct cf_nccl_setting *s = cf_nccl_config_get(c, plugin_kinds[k].variable);
         const char *v = s ? s->value : NULL;
         if (v && !strcasecmp(v, "none"))
             continue;
         if (!v || !plugin_kinds[k].list) {
-            add_plugin(opts, c, k, v);
+            add_plugin(opts, &from, c, k, v);
             continue;
         }
         struct strvec names = STRVEC_INIT;
         cf_strvec_split(&names, v, ",", 0);
         for (size_t i = 0; i < names.n; i++)
-            add_plugin(opts, c, k, names.v[i]);
+            add_plugin(opts, &from, c, k, names.v[i]);
         cf_strvec_clear(&names);
     }
 }

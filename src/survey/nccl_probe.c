@@ -77,6 +77,24 @@ void cf_probe_nccl_config(const struct cf_survey_opts *opts, const struct cf_sur
     s->nccl_config = cf_xcalloc(1, sizeof *s->nccl_config);
     cf_nccl_config_build(&in, s->nccl_config);
     cf_strvec_clear(&env);
-    cf_nccl_config_find_plugins(opts, s->nccl_config);
+    /* this host's libraries: the probed ones, else those injected for tests */
+    struct cf_survey host = *s;
+    if (injected->injected[CF_SEC_LIBTORCH]) {
+        host.torches = injected->torches;
+        host.n_torches = injected->n_torches;
+    }
+    if (injected->injected[CF_SEC_COMM_LIBS]) {
+        host.comm_libs = injected->comm_libs;
+        host.n_comm_libs = injected->n_comm_libs;
+    }
+    if (injected->injected[CF_SEC_TOOLKITS]) {
+        host.toolkits = injected->toolkits;
+        host.n_toolkits = injected->n_toolkits;
+    }
+    if (injected->injected[CF_SEC_GPUS]) {
+        host.gpus = injected->gpus;
+        host.n_gpus = injected->n_gpus;
+    }
+    cf_nccl_config_find_plugins(opts, &host, s->nccl_config);
     check_topo_file(s->nccl_config);
 }

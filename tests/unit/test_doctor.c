@@ -132,7 +132,7 @@ static void test_gpu_arch_not_covered(void **state)
     assert_int_equal(diagnose(dcu_host, "gpu-arch-not-covered", NULL), CF_SEV_ERROR);
     struct cf_survey s;
     load(dcu_host, &s);
-    assert_string_equal(cf_doctor_active_comm(&s)->kind, "rccl");
+    assert_string_equal(cf_survey_active_comm(&s)->kind, "rccl");
     cf_survey_release(&s);
     /* An NVIDIA GPU is not judged against an RCCL. */
     const char *mixed = "{\"gpus\":[{\"arch\":\"sm_61\"}],"
