@@ -816,14 +816,37 @@ static long object_of(struct ctx *c, const char *file)
     return -1;
 }
 
-int cf_ldso_dlopen_from(const char *root, const char *caller, const char *name, const struct cf_ldso_opts *opts_in,
-                        struct cf_ldso_node *out, cf_error *err)
+/* Options or the defaults, and *out emptied: the start of a one-name lookup. */
+static const struct cf_ldso_opts *node_start(const struct cf_ldso_opts *opts, struct cf_ldso_node *out)
 {
     static const struct cf_ldso_opts no_opts;
-    const struct cf_ldso_opts *opts = opts_in ? opts_in : &no_opts;
     memset(out, 0, sizeof *out);
     out->parent = -1;
     out->object = -1;
+    return opts ? opts : &no_opts;
+}
+
+/* Maps name from object `loader` of c's closure into *out (the node alone, not
+ * its dependencies), then releases c and res: the end of cf_ldso_locate and
+ * cf_ldso_dlopen_from. */
+static void map_one(struct ctx *c, struct cf_ldso_result *res, const char *name, long loader,
+                    struct cf_ldso_node *out)
+{
+    map_needed(c, name, loader);
+    struct cf_ldso_node *n = &res->nodes[res->n_nodes - 1];
+    *out = *n;
+    memset(n, 0, sizeof *n);
+    out->parent = -1;
+    out->depth = 0;
+    out->object = -1;
+    release_ctx(c);
+    cf_ldso_result_release(res);
+}
+
+int cf_ldso_dlopen_from(const char *root, const char *caller, const char *name, const struct cf_ldso_opts *opts_in,
+                        struct cf_ldso_node *out, cf_error *err)
+{
+    const struct cf_ldso_opts *opts = node_start(opts_in, out);
     struct cf_ldso_result res;
     struct ctx c;
     if (resolve_closure(&c, root, opts, &res, err) != 0)
@@ -837,26 +860,14 @@ int cf_ldso_dlopen_from(const char *root, const char *caller, const char *name, 
     if (!c.sysdirs.n) /* a root without a dynamic section did not set up the search */
         prepare_search(&c);
     /* dl_open_worker: _dl_map_object with the caller's map as the loader */
-    map_needed(&c, name, loader);
-    struct cf_ldso_node *n = &res.nodes[res.n_nodes - 1];
-    *out = *n;
-    memset(n, 0, sizeof *n);
-    out->parent = -1;
-    out->depth = 0;
-    out->object = -1;
-    release_ctx(&c);
-    cf_ldso_result_release(&res);
+    map_one(&c, &res, name, loader, out);
     return 0;
 }
 
 int cf_ldso_locate(const char *name, unsigned machine, int elf_class, int big_endian,
                    const struct cf_ldso_opts *opts_in, struct cf_ldso_node *out, cf_error *err)
 {
-    static const struct cf_ldso_opts no_opts;
-    const struct cf_ldso_opts *opts = opts_in ? opts_in : &no_opts;
-    memset(out, 0, sizeof *out);
-    out->parent = -1;
-    out->object = -1;
+    const struct cf_ldso_opts *opts = node_start(opts_in, out);
     struct cf_ldso_result res;
     memset(&res, 0, sizeof res);
     struct ctx c;
@@ -884,16 +895,7 @@ int cf_ldso_locate(const char *name, unsigned machine, int elf_class, int big_en
     add_object(&c, prog, NULL, -1, 0, NULL);
     free(prog);
     prepare_search(&c);
-    map_needed(&c, name, 0);
-    struct cf_ldso_node *n = &res.nodes[1];
-    *out = *n;
-    memset(n, 0, sizeof *n);
-    out->parent = -1;
-    out->depth = 0;
-    if (out->object >= 0)
-        out->object = -1;
-    release_ctx(&c);
-    cf_ldso_result_release(&res);
+    map_one(&c, &res, name, 0, out);
     return 0;
 }
 
