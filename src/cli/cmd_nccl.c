@@ -198,7 +198,9 @@ static int survey_defaults(const char *survey_file, int need_torch, int need_gpu
     struct cf_survey_opts so;
     memset(&so, 0, sizeof so);
     so.survey_file = survey_file;
-    so.skip = CF_SURVEY_SKIP_COMPILERS | CF_SURVEY_SKIP_COMM | CF_SURVEY_SKIP_TOOLKITS;
+    /* only libtorch's NCCL version and the GPUs' archs are used here */
+    so.skip = CF_SURVEY_SKIP_COMPILERS | CF_SURVEY_SKIP_COMM | CF_SURVEY_SKIP_TOOLKITS | CF_SURVEY_SKIP_NCCL_CONFIG |
+              CF_SURVEY_SKIP_FABRIC;
     if (!need_torch)
         so.skip |= CF_SURVEY_SKIP_TORCH;
     if (!need_gpus)
