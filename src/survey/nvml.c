@@ -121,9 +121,11 @@ static void read_gpu(struct nvml_api *api, unsigned index, struct cf_nvml_gpu *g
     struct nvml_pci_info pci;
     memset(&pci, 0, sizeof pci);
     unsigned dom = 0, bus = 0, slot = 0, fn = 0;
-    if (api->pci_info && check(&p, "nvmlDeviceGetPciInfo_v3", api->pci_info(dev, &pci)) > 0 &&
-        sscanf(pci.bus_id, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) == 4)
-        g->bdf = cf_asprintf("%04x:%02x:%02x.%x", dom, bus, slot, fn); /* as sysfs names it */
+    if (api->pci_info && check(&p, "nvmlDeviceGetPciInfo_v3", api->pci_info(dev, &pci)) > 0) {
+        pci.bus_id[sizeof pci.bus_id - 1] = 0; /* bounded, whatever the library wrote */
+        if (sscanf(pci.bus_id, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) == 4)
+            g->bdf = cf_asprintf("%04x:%02x:%02x.%x", dom, bus, slot, fn); /* as sysfs names it */
+    }
     for (unsigned link = 0; api->nvlink_state && link < MAX_LINKS; link++) {
         int active = 0;
         nvml_ret rc = api->nvlink_state(dev, link, &active);
