@@ -636,6 +636,10 @@ static int cmd_env(int argc, char **argv)
         cf_shell_quote(e.ld_preload, &q);
         printf("export LD_PRELOAD=%s${LD_PRELOAD:+:$LD_PRELOAD}\n", cf_sb_str(&q));
         cf_sb_release(&q);
+        /* a variable that reaches rank 0 but not the others is a classic failure: the
+         * launchers' forms, as comments so that eval still takes the output */
+        printf("# every rank: mpirun -x NCCL_HOME -x LD_LIBRARY_PATH -x LD_PRELOAD ...\n");
+        printf("# every rank: srun --export=ALL,NCCL_HOME,LD_LIBRARY_PATH,LD_PRELOAD ...\n");
     }
     for (size_t i = 0; i < e.jit_only.n; i++)
         cli_warn(CMD " env", "%s has no machine code for %s: it runs through PTX JIT (slow first start)", e.build.name,

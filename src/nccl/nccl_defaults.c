@@ -30,7 +30,8 @@ int cf_nccl_survey_defaults(const char *survey_file, int need_torch, int need_gp
     memset(&so, 0, sizeof so);
     so.survey_file = survey_file;
     /* Only what the defaults need: no compilers, comm libraries or toolkits. */
-    so.skip = CF_SURVEY_SKIP_COMPILERS | CF_SURVEY_SKIP_COMM | CF_SURVEY_SKIP_TOOLKITS;
+    so.skip = CF_SURVEY_SKIP_COMPILERS | CF_SURVEY_SKIP_COMM | CF_SURVEY_SKIP_TOOLKITS | CF_SURVEY_SKIP_NCCL_CONFIG |
+              CF_SURVEY_SKIP_FABRIC;
     if (!need_torch)
         so.skip |= CF_SURVEY_SKIP_TORCH;
     if (!need_gpus)

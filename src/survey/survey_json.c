@@ -8,8 +8,10 @@
 
 #include <cjson/cJSON.h>
 
+#include "cclforge/fabric.h"
 #include "cclforge/fs.h"
 #include "cclforge/json.h"
+#include "cclforge/ncclconf.h"
 #include "survey/survey_internal.h"
 
 static const char *const section_keys[CF_SEC_COUNT] = {
@@ -17,6 +19,7 @@ static const char *const section_keys[CF_SEC_COUNT] = {
     [CF_SEC_GPUS] = "gpus",           [CF_SEC_GPU_PROBES] = "gpu_probes",
     [CF_SEC_DRIVER] = "driver",       [CF_SEC_LIBTORCH] = "libtorch",
     [CF_SEC_COMM_LIBS] = "comm_libraries", [CF_SEC_COMPILERS] = "compilers",
+    [CF_SEC_NCCL_CONFIG] = "nccl_config", [CF_SEC_FABRIC] = "fabric",
 };
 
 const char *cf_survey_section_name(enum cf_survey_section sec)
@@ -178,6 +181,10 @@ void *cf_survey_to_json(const struct cf_survey *s)
     a = cJSON_AddArrayToObject(o, "compilers");
     for (size_t i = 0; i < s->n_compilers; i++)
         cJSON_AddItemToArray(a, compiler_to_json(&s->compilers[i]));
+    if (s->nccl_config)
+        cJSON_AddItemToObject(o, "nccl_config", cf_nccl_config_to_json(s->nccl_config));
+    if (s->fabric)
+        cJSON_AddItemToObject(o, "fabric", cf_fabric_to_json(s->fabric));
     return o;
 }
 
@@ -510,6 +517,18 @@ int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err)
         s->compilers = read_array(&r, v, "compilers", sizeof *s->compilers, rd_compiler, &s->n_compilers);
         s->injected[CF_SEC_COMPILERS] = 1;
     }
+    if (!r.failed && (v = cJSON_GetObjectItemCaseSensitive(root, "nccl_config")) && !cJSON_IsNull(v)) {
+        free_section(s, CF_SEC_NCCL_CONFIG);
+        s->nccl_config = cf_xcalloc(1, sizeof *s->nccl_config);
+        r.failed = cf_nccl_config_from_json(v, s->nccl_config, err) < 0;
+        s->injected[CF_SEC_NCCL_CONFIG] = 1;
+    }
+    if (!r.failed && (v = cJSON_GetObjectItemCaseSensitive(root, "fabric")) && !cJSON_IsNull(v)) {
+        free_section(s, CF_SEC_FABRIC);
+        s->fabric = cf_xcalloc(1, sizeof *s->fabric);
+        r.failed = cf_fabric_from_json(v, s->fabric, err) < 0;
+        s->injected[CF_SEC_FABRIC] = 1;
+    }
     return r.failed ? -1 : 0;
 }
 
@@ -678,6 +697,16 @@ static void free_section(struct cf_survey *s, enum cf_survey_section sec)
         free(s->compilers);
         s->compilers = NULL;
         s->n_compilers = 0;
+        break;
+    case CF_SEC_NCCL_CONFIG:
+        cf_nccl_config_release(s->nccl_config);
+        free(s->nccl_config);
+        s->nccl_config = NULL;
+        break;
+    case CF_SEC_FABRIC:
+        cf_fabric_release(s->fabric);
+        free(s->fabric);
+        s->fabric = NULL;
         break;
     case CF_SEC_COUNT:
         break;
