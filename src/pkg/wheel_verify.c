@@ -3,7 +3,6 @@
  * declared externals, glibc symbol versions within the platform tag. Any wheel
  * with native code, not only cclforge's. */
 #include <cjson/cJSON.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -27,22 +26,6 @@ struct member {
     int loaded;
     struct elf_facts elf;
 };
-
-void cf_wheel_add_check(struct cf_wheel_verify_result *res, const char *name, int ok, const char *fmt, ...)
-{
-    res->checks = cf_xrealloc(res->checks, (res->n_checks + 1) * sizeof *res->checks);
-    struct cf_wheel_check *c = &res->checks[res->n_checks++];
-    struct strbuf sb = STRBUF_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    cf_sb_addvf(&sb, fmt, ap);
-    va_end(ap);
-    c->name = cf_strdup(name);
-    c->ok = ok;
-    c->detail = cf_sb_detach(&sb);
-    if (ok == 0)
-        res->failed++;
-}
 
 static int load_member(zip_t *za, zip_uint64_t idx, struct member *m, cf_error *err)
 {
@@ -554,26 +537,4 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
     cf_strvec_clear(&wf.modules);
     cf_strvec_clear(&externals);
     return 0;
-}
-
-void cf_wheel_verify_result_release(struct cf_wheel_verify_result *res)
-{
-    free(res->wheel);
-    free(res->dist);
-    free(res->version);
-    free(res->python_tag);
-    free(res->abi_tag);
-    free(res->platform_tag);
-    cf_strvec_clear(&res->extensions);
-    cf_strvec_clear(&res->elf_members);
-    for (size_t i = 0; i < res->n_checks; i++) {
-        free(res->checks[i].name);
-        free(res->checks[i].detail);
-    }
-    free(res->checks);
-    free(res->venv);
-    free(res->module);
-    free(res->module_file);
-    cf_strvec_clear(&res->smoke_lines);
-    memset(res, 0, sizeof *res);
 }

@@ -7,7 +7,10 @@
 #   3. every symbol libcclforge.a exports starts with cf_;
 #   4. no mutable file-scope state (static locals included): no .data, .bss or
 #      thread-local bytes in a library object; constant tables live in .rodata
-#      and .data.rel.ro.
+#      and .data.rel.ro;
+#   5. no circle of calls between library files (a.c calls b.c calls a.c):
+#      a circle means one idea split badly, or a hub; the ELF reader's pair
+#      is the one deliberate exception.
 # Each rule is first run on a seeded object (compiled here) that breaks it, so
 # the test is known to fail when a rule is broken.
 . "$(dirname "$0")/lib.sh"
@@ -23,11 +26,16 @@ ALLOWED_CALLS='
 src/util/strbuf.c abort     out of memory: cf_xmalloc has nothing sane to return
 src/util/spawn.c _exit      the forked child when exec fails (never the caller)
 src/smoke/rank.c _exit      a rank process ending itself (forked or launched)
+src/smoke/one_test.c _exit  an injected fault (--inject R:exit:OP, R:abort:OP) ends the rank on purpose
 src/smoke/supervise.c _exit the forked rank and launcher children
 src/smoke/supervise.c stdout flushed before fork so no child repeats the parent buffer
 src/smoke/supervise.c stderr flushed before fork, and line-buffered in the rank
 '
 FORBIDDEN='printf|fprintf|vprintf|vfprintf|dprintf|vdprintf|puts|fputs|putchar|fputc|putc|putchar_unlocked|fwrite|perror|psignal|exit|_exit|_Exit|quick_exit|abort|err|errx|verr|verrx|warn|warnx|vwarn|vwarnx|__printf_chk|__fprintf_chk|__vprintf_chk|__vfprintf_chk|__dprintf_chk|stdout|stderr'
+# Deliberate exceptions to rule 5: pairs of files allowed to call each other.
+ALLOWED_CIRCLES='
+src/elf/elf_file.c src/elf/elf_dynamic.c the reader opens the dynamic section, which reads through the reader
+'
 # Headers that declare no function (types, inline code): their layer by name.
 TYPE_ONLY_HEADERS='
 smoke_backend.h smoke
@@ -104,6 +112,21 @@ check_links() { # OBJLIST DEFS: every cf_ symbol an object needs is defined at i
               print $1 " (src/" $2 ", layer " layer[$2] ") calls " $3 " of src/" d " (layer " layer[d] ")" }'
 }
 
+check_circles() { # OBJLIST: tsort names the files of each loop of "caller callee" edges
+    while read -r o folder rel; do
+        nm --defined-only -g "$o" | awk -v r="$rel" 'NF >= 3 && $3 ~ /^cf_/ { print "D", $3, r }'
+        nm -u "$o" | awk -v r="$rel" '$NF ~ /^cf_/ { print "U", $NF, r }'
+    done <"$1" | awk -v allowed="$ALLOWED_CIRCLES" '
+        BEGIN { n = split(allowed, l, "\n")
+                for (i = 1; i <= n; i++) if (split(l[i], a, " ") >= 2) ok[a[1] " " a[2]] = ok[a[2] " " a[1]] = 1 }
+        $1 == "D" { def[$2] = $3; next }
+        { use[++m] = $3 " " $2 }
+        END { for (i = 1; i <= m; i++) { split(use[i], a, " "); d = def[a[2]]
+                  if (d != "" && d != a[1] && !ok[a[1] " " d]) print a[1], d } }' |
+        sort -u | tsort 2>&1 >/dev/null | sed -n 's/^tsort: \(src\/.*\)/\1/p' | tr '\n' ' ' |
+        awk 'NF { print "a circle of calls between " $0 ": move what they share into a file of its own" }'
+}
+
 # public header -> the folder(s) that define the functions it declares
 header_owners() { # DEFS
     for h in "$SRC"/include/cclforge/*.h; do
@@ -161,14 +184,18 @@ cat >"$SEED/src/util/seeded.c" <<'EOF'
 #include <stdio.h>
 #include "cclforge/survey.h"
 int seeded_counter;
+void cf_seeded_pair(void);
 void cf_seeded(void)
 {
+    cf_seeded_pair();
     static int calls;
     printf("%d\n", ++calls + seeded_counter);
     cf_survey_release(NULL);
 }
 EOF
-if "${CC:-cc}" -c -I"$SRC/include" -o "$SEED/obj/src/util/seeded.c.o" "$SEED/src/util/seeded.c" 2>"$T_TMP/seed.err"; then
+printf 'void cf_seeded(void);\nvoid cf_seeded_pair(void) { cf_seeded(); }\n' >"$SEED/src/util/seeded_pair.c"
+if "${CC:-cc}" -c -I"$SRC/include" -o "$SEED/obj/src/util/seeded.c.o" "$SEED/src/util/seeded.c" 2>"$T_TMP/seed.err" &&
+    "${CC:-cc}" -c -o "$SEED/obj/src/util/seeded_pair.c.o" "$SEED/src/util/seeded_pair.c" 2>>"$T_TMP/seed.err"; then
     SEEDED=$T_TMP/seeded
     list_objects "$SEED/obj" "$SEED" >"$SEEDED"
     expect_caught "rule 1 catches a seeded printf" "$(check_printing "$SEEDED")" "seeded.c uses printf"
@@ -179,6 +206,7 @@ if "${CC:-cc}" -c -I"$SRC/include" -o "$SEED/obj/src/util/seeded.c.o" "$SEED/src
         "includes cclforge/survey.h of src/survey"
     SRC=$SRC_SAVED
     expect_caught "rule 3 catches a seeded unprefixed export" "$(check_exports "$SEEDED")" "exports seeded_counter"
+    expect_caught "rule 5 catches a seeded circle" "$(check_circles "$SEEDED")" "circle of calls between src/util/seeded"
     expect_caught "rule 4 catches seeded mutable state" "$(check_state "$SEEDED")" "mutable state in .bss"
 else
     RC=1 OUT= ERR=$(cat "$T_TMP/seed.err")
@@ -196,6 +224,7 @@ expect_rule "rule 2: no #include of a higher layer" \
 expect_rule "rule 2: every source folder has a layer" \
     "$(for d in "$SRC"/src/*/; do d=$(basename "$d"); [ "$(layer_of "$d")" = "?" ] && echo "src/$d is not in docs/architecture.md's layer table"; done)"
 expect_rule "rule 3: every exported symbol starts with cf_" "$(check_exports "$OBJS")"
+expect_rule "rule 5: no circle of calls between library files" "$(check_circles "$OBJS")"
 if sanitized "$OBJS"; then
     echo "# rule 4 not checked in this build: sanitizer instrumentation adds .data of its own (the plain build checks it)"
 else
