@@ -210,13 +210,11 @@ void cf_findings_from_json(const void *array, struct cf_findings *out)
     const cJSON *it;
     cJSON_ArrayForEach(it, (const cJSON *)array)
     {
-        const cJSON *sev = cJSON_GetObjectItemCaseSensitive(it, "severity");
-        const char *sv = cJSON_IsString(sev) ? sev->valuestring : "info";
-        enum cf_severity s = !strcmp(sv, "error") ? CF_SEV_ERROR : !strcmp(sv, "warning") ? CF_SEV_WARNING : CF_SEV_INFO;
-        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "id"));
-        const char *subject = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "subject"));
-        const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "why"));
-        const char *remedy = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "remedy"));
+        enum cf_severity s = cf_severity_from_name(cf_json_str(it, "severity"));
+        const char *id = cf_json_str(it, "id");
+        const char *subject = cf_json_str(it, "subject");
+        const char *why = cf_json_str(it, "why");
+        const char *remedy = cf_json_str(it, "remedy");
         cf_findings_add(out, s, id ? id : "?", subject ? subject : "", remedy, "%s", why ? why : "");
     }
 }

@@ -59,10 +59,20 @@ size_t cf_findings_count(const struct cf_findings *f, enum cf_severity sev)
     return n;
 }
 
+static const char *const severity_names[] = { [CF_SEV_INFO] = "info", [CF_SEV_WARNING] = "warning", [CF_SEV_ERROR] = "error" };
+#define N_SEVERITIES (sizeof severity_names / sizeof severity_names[0])
+
 const char *cf_severity_name(enum cf_severity sev)
 {
-    static const char *const names[] = { "info", "warning", "error" };
-    return (unsigned)sev < 3 ? names[sev] : "?";
+    return (unsigned)sev < N_SEVERITIES ? severity_names[sev] : "?";
+}
+
+enum cf_severity cf_severity_from_name(const char *name)
+{
+    for (size_t i = 0; name && i < N_SEVERITIES; i++)
+        if (!strcmp(name, severity_names[i]))
+            return (enum cf_severity)i;
+    return CF_SEV_INFO;
 }
 
 void *cf_findings_to_json(const struct cf_findings *f)
