@@ -42,6 +42,7 @@
 struct rank_slot {
     int in_op;               /* the last record was BEGIN: it is inside that step */
     int waiting;             /* ... and that step waits for the other ranks */
+    unsigned long steps;     /* BEGINs so far: every rank walks the same steps */
     int done, failed;
     double last_rx;          /* when the supervisor last heard from it */
     double last_t;           /* the rank's own clock at its last record */
@@ -163,6 +164,7 @@ static void handle_record(struct supervisor *sv, struct stream *st, struct smoke
     case REC_BEGIN:
         s->in_op = 1;
         s->waiting = rec->waits;
+        s->steps++;
         cf_sb_reset(&s->doing);
         cf_sb_adds(&s->doing, rec->text.len ? cf_sb_str(&rec->text) : "?");
         return;
@@ -321,8 +323,19 @@ static void reap(struct supervisor *sv, int block)
     }
 }
 
-/* Picks the rank that holds the others up: one that is not in a step that waits for
- * peers (the others wait in one for it), else the one silent the longest. */
+/* Whether rank slot a holds the others up more plainly than b: stuck outside a
+ * step that waits for peers (they wait in one for it), else behind in the steps
+ * every rank walks (a hung peer stops the others later in the sequence, and under
+ * load a root that ran ahead can be the one silent the longest), else silent longer. */
+static int holds_up_more(const struct rank_slot *a, const struct rank_slot *b)
+{
+    if (a->waiting != b->waiting)
+        return !a->waiting;
+    if (a->steps != b->steps)
+        return a->steps < b->steps;
+    return a->last_rx < b->last_rx;
+}
+
 static int hung_culprit(struct supervisor *sv)
 {
     int best = -1;
@@ -330,8 +343,7 @@ static int hung_culprit(struct supervisor *sv)
         struct rank_slot *s = &sv->ranks[r];
         if (s->done || s->failed)
             continue;
-        if (best < 0 || (!s->waiting && sv->ranks[best].waiting) ||
-            (s->waiting == sv->ranks[best].waiting && s->last_rx < sv->ranks[best].last_rx))
+        if (best < 0 || holds_up_more(s, &sv->ranks[best]))
             best = r;
     }
     return best;
