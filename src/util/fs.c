@@ -18,12 +18,59 @@
 #define OPENSSL_API_COMPAT 10101
 #include <openssl/sha.h>
 
+/* What a path names when it is not a regular file, for messages. */
+const char *cf_file_kind_name(unsigned mode)
+{
+    static const struct {
+        unsigned type;
+        const char *name;
+    } kinds[] = {
+        { S_IFIFO, "a FIFO (named pipe)" }, { S_IFSOCK, "a socket" },   { S_IFCHR, "a character device" },
+        { S_IFBLK, "a block device" },      { S_IFDIR, "a directory" }, { S_IFLNK, "a symbolic link" },
+        { S_IFREG, "a regular file" },
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if ((mode & S_IFMT) == kinds[i].type)
+            return kinds[i].name;
+    return "not a regular file";
+}
+
+static int not_regular(const char *path, unsigned mode, cf_error *err)
+{
+    return cf_error_set(err, CF_ERR_FORMAT, "%s: is %s, not a regular file; name a regular file", path,
+                        cf_file_kind_name(mode));
+}
+
+int cf_open_regular(const char *path, cf_error *err)
+{
+    /* Opening a FIFO for reading blocks until a writer comes, and opening a
+     * device can act on it: stat first and open only regular files. O_NONBLOCK
+     * covers a path swapped for a FIFO in between; fstat rechecks what was opened. */
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return cf_error_set(err, errno == ENOENT ? CF_ERR_NOTFOUND : CF_ERR_IO, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return not_regular(path, st.st_mode, err);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return cf_error_set(err, errno == ENOENT ? CF_ERR_NOTFOUND : CF_ERR_IO, "%s: %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = errno;
+        close(fd);
+        return S_ISREG(st.st_mode) ? cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e))
+                                   : not_regular(path, st.st_mode, err);
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+        (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    return fd;
+}
+
 int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = cf_open_regular(path, err);
     if (fd < 0)
-        return cf_error_set(err, errno == ENOENT ? CF_ERR_NOTFOUND : CF_ERR_IO,
-                            "%s: %s", path, strerror(errno));
+        return -1;
     size_t total = 0;
     char buf[65536];
     for (;;) {
@@ -210,19 +257,14 @@ int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err)
 {
     map->data = NULL;
     map->len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = cf_open_regular(path, err);
     if (fd < 0)
-        return cf_error_set(err, errno == ENOENT ? CF_ERR_NOTFOUND : CF_ERR_IO,
-                            "%s: %s", path, strerror(errno));
+        return -1;
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
         return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return cf_error_set(err, CF_ERR_FORMAT, "%s: not a regular file", path);
     }
     if (st.st_size == 0) {
         close(fd);
@@ -268,9 +310,9 @@ void cf_sha256_hex(const void *data, size_t len, char hex[65])
 
 int cf_sha256_file(const char *path, char hex[65], cf_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = cf_open_regular(path, err);
     if (fd < 0)
-        return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(errno));
+        return -1;
     SHA256_CTX ctx;
     SHA256_Init(&ctx);
     unsigned char buf[1 << 16];
