@@ -85,6 +85,10 @@ int cf_elf_open(const char *path, struct cf_elf **out, cf_error *err);
 /* Same, over a caller-owned buffer (fuzzing, embedded images). `name` labels errors. */
 int cf_elf_open_memory(const void *data, size_t len, const char *name, struct cf_elf **out, cf_error *err);
 void cf_elf_close(struct cf_elf *elf);
+/* 0 while the mapped file is as it was opened; -1 with err ("<path>: the file
+ * was truncated while it was read ...") once a read found pages gone. The
+ * reads themselves never fault (cf_mmap); check this after using the bytes. */
+int cf_elf_check_intact(const struct cf_elf *elf, cf_error *err);
 
 const char *cf_elf_path(const struct cf_elf *elf);
 const struct cf_elf_header *cf_elf_get_header(const struct cf_elf *elf);

@@ -12,6 +12,14 @@
 extern "C" {
 #endif
 
+/* Opens a regular file for reading (O_RDONLY|O_CLOEXEC) and returns the
+ * descriptor. Anything else (FIFO, socket, device, directory) is refused
+ * before it is opened, with an error naming the path and what it is; every
+ * read of a user-named path goes through here, so none can block or touch a
+ * device. -1 with err set otherwise. */
+int cf_open_regular(const char *path, cf_error *err);
+/* "a FIFO (named pipe)", "a socket", "a character device", ... for st_mode. */
+const char *cf_file_kind_name(unsigned mode);
 /* Reads a whole file, refusing files larger than max_bytes. Appends to out. */
 int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_error *err);
 /* Writes data to path via a temporary file in the same directory, fsync and rename. */
@@ -37,13 +45,25 @@ char *cf_path_normalize(const char *abs, int *escaped);
 /* path made absolute against the current directory, symlinks left in place. Caller frees. */
 char *cf_path_absolute(const char *path);
 
-/* A read-only memory map of a whole file; len 0 files map to data == NULL. */
+/* A read-only memory map of a whole file; len 0 files map to data == NULL.
+ * Reads of it never raise SIGBUS: a page the file no longer backes (it was
+ * truncated while mapped) reads as zeros and the map is marked faulted. */
 struct cf_mmap {
     const uint8_t *data;
     size_t len;
+    int guard; /* slot in the SIGBUS guard (src/util/mmap_guard.c); -1 none */
 };
 int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err);
 void cf_munmap(struct cf_mmap *map);
+/* 1 when a read of the mapping found the file shorter than when it was mapped. */
+int cf_mmap_faulted(const struct cf_mmap *map);
+
+/* The guard itself, for a mapping made elsewhere: returns a slot (or -1 when
+ * none is free, the mapping then being unguarded), the fault flag of a slot,
+ * and the release that must come before the munmap. */
+int cf_mmap_guard_add(const void *start, size_t len);
+int cf_mmap_guard_faulted(int slot);
+void cf_mmap_guard_remove(int slot);
 
 /* Lowercase hex SHA-256 of a file (65 bytes incl. NUL written to hex). */
 int cf_sha256_file(const char *path, char hex[65], cf_error *err);

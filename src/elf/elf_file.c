@@ -243,6 +243,16 @@ int cf_elf_open(const char *path, struct cf_elf **out, cf_error *err)
     return finish_open(elf, out, err);
 }
 
+int cf_elf_check_intact(const struct cf_elf *elf, cf_error *err)
+{
+    if (!cf_mmap_faulted(&elf->map))
+        return 0;
+    return cf_error_set(err, CF_ERR_IO,
+                        "%s: the file was truncated while it was read (shorter than the %zu bytes mapped): "
+                        "what was read is not reliable; inspect it again once it is complete",
+                        elf->path, elf->map.len);
+}
+
 int cf_elf_owns_mapping(const struct cf_elf *elf)
 {
     return elf->map.data != NULL && elf->data == elf->map.data;

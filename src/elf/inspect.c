@@ -179,6 +179,11 @@ static void scan_object(const struct cf_inspect_opts *opts, struct banner_memo *
         add_problem(t, CF_INSPECT_LINT, f->severity, i, o->path,
                     cf_asprintf("%s: %s", cf_rpath_kind_name(f->kind), f->message));
     }
+    if (cf_elf_check_intact(elf, &err) != 0) {
+        io->error = cf_strdup(cf_error_message(&err));
+        add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_ERROR, i, o->path, cf_strdup(io->error));
+        cf_error_clear(&err);
+    }
     if (keep)
         *keep = elf;
     else
@@ -291,8 +296,14 @@ static void inspect_target(const struct cf_inspect_opts *opts, const struct cf_l
             t->symcheck_done = 1;
             symbol_problems(t);
         }
-        for (size_t i = 0; i < t->closure.n_objects; i++)
+        for (size_t i = 0; i < t->closure.n_objects; i++) {
+            if (elves[i] && !t->objects[i].error && cf_elf_check_intact(elves[i], &err) != 0) {
+                add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_ERROR, (long)i, t->closure.objects[i].path,
+                            cf_asprintf("symbol check: %s", cf_error_message(&err)));
+                cf_error_clear(&err);
+            }
             cf_elf_close(elves[i]);
+        }
         free(elves);
     }
 }

@@ -423,8 +423,9 @@ static int read_object(struct ctx *c, long i, const char *path, cf_error *err)
     pub->rpath = cf_strdup(dyn->rpath);
     pub->runpath = cf_strdup(dyn->runpath);
     pub->flags_1 = dyn->flags_1;
+    int rc = cf_elf_check_intact(elf, err);
     cf_elf_close(elf);
-    return 0;
+    return rc;
 }
 
 static long add_object(struct ctx *c, const char *path, const char *name, long loader, long node,

@@ -257,6 +257,7 @@ int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err)
 {
     map->data = NULL;
     map->len = 0;
+    map->guard = -1;
     int fd = cf_open_regular(path, err);
     if (fd < 0)
         return -1;
@@ -277,15 +278,24 @@ int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err)
         return cf_error_set(err, CF_ERR_IO, "%s: mmap failed: %s", path, strerror(e));
     map->data = p;
     map->len = (size_t)st.st_size;
+    map->guard = cf_mmap_guard_add(p, map->len);
     return 0;
 }
 
 void cf_munmap(struct cf_mmap *map)
 {
-    if (map->data)
+    if (map->data) {
+        cf_mmap_guard_remove(map->guard);
         munmap((void *)map->data, map->len);
+    }
     map->data = NULL;
     map->len = 0;
+    map->guard = -1;
+}
+
+int cf_mmap_faulted(const struct cf_mmap *map)
+{
+    return map->data && cf_mmap_guard_faulted(map->guard);
 }
 
 static void to_hex(const unsigned char *md, unsigned n, char *hex)

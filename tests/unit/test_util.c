@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <signal.h>
 
@@ -162,6 +164,33 @@ static void test_spawn_child_dies_with_parent(void **state)
     ts_cleanup();
 }
 
+/* A mapped file truncated under us: reading past its new end yields zeros and
+ * marks the mapping, instead of SIGBUS. */
+static void test_mmap_survives_truncation(void **state)
+{
+    char *d = ts_tmpdir();
+    char *p = cf_path_join(d, "shrinks.bin");
+    size_t len = 1u << 20;
+    char *bytes = cf_xmalloc(len);
+    memset(bytes, 0x5a, len);
+    assert_int_equal(cf_write_file_atomic(p, bytes, len, NULL), 0);
+    struct cf_mmap map;
+    assert_int_equal(cf_mmap_file(p, &map, NULL), 0);
+    assert_int_equal(map.data[len - 1], 0x5a);
+    assert_false(cf_mmap_faulted(&map));
+    assert_int_equal(truncate(p, 4096), 0);
+    assert_int_equal(map.data[100], 0x5a);          /* still backed */
+    assert_false(cf_mmap_faulted(&map));
+    volatile uint8_t past = map.data[len / 2];       /* no longer backed: SIGBUS without the guard */
+    assert_int_equal(past, 0);
+    assert_true(cf_mmap_faulted(&map));
+    cf_munmap(&map);
+    assert_false(cf_mmap_faulted(&map));
+
+    free(bytes);
+    free(p);
+}
+
 static void test_fs_atomic_write_and_rm(void **state)
 {
     char *d = ts_tmpdir();
@@ -198,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_spawn_line_callback),
         cmocka_unit_test(test_spawn_child_dies_with_parent),
         cmocka_unit_test(test_fs_atomic_write_and_rm),
+        cmocka_unit_test(test_mmap_survives_truncation),
         cmocka_unit_test(test_path_normalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
