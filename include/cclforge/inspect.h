@@ -32,6 +32,8 @@ struct cf_inspect_opts {
     int explain;                 /* keep every path considered for every node, not only missing ones */
     int no_gpu;                  /* skip the GPU code inventory */
     int no_banner;               /* skip the NCCL/RCCL banner scan (and the two-copies check) */
+    const char *glibc;           /* plan for this glibc release ("2.31"); NULL: the root's own */
+    const char *cpu;             /* plan for this CPU (cf_cpu_parse spec); NULL: this host's */
 };
 
 /* Facts about one object of a closure (parallel to cf_ldso_result.objects). */

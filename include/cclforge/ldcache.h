@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cclforge/error.h"
+#include "cclforge/glibc.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -95,13 +96,22 @@ struct cf_ldcache_query {
     size_t n_hwcaps;
     /* x86 GNU_PROPERTY_X86_ISA_1 bits the CPU supports (1 baseline, 2 v2, 4 v3, 8 v4). */
     uint32_t isa_1;
-    /* Legacy hwcap bits the loader accepts (dl_hwcap & hwcap_mask, platform, TLS bit 63);
-     * an entry with any other bit set is skipped. */
-    uint64_t hwcap_allowed;
+    /* Legacy hwcap matching: the loader's dl_hwcap & hwcap_mask (an entry with
+     * any other bit below the platform bits, or bit 62, is skipped; TLS bit 63
+     * always passes), the platform bits of this ABI (_DL_HWCAP_PLATFORM), and
+     * the bit of the loader's own platform (~0 when it names none of them):
+     * an entry with platform bits must carry exactly that one. */
+    uint64_t hwcap;
+    uint64_t platform_mask;
+    uint64_t platform;
+    /* The release whose search_cache to follow (glibc.h rules: named hwcaps
+     * from 2.33, legacy entries until 2.39, the older first-entry rule before
+     * 2.33); {0, 0} means the newest. */
+    struct cf_glibc glibc;
 };
 
-/* glibc's _dl_load_cache_lookup: the path for `name`, or NULL. The pointer lives
- * as long as the cache. */
+/* glibc's _dl_load_cache_lookup (search_cache) for the query's release: the
+ * path for `name`, or NULL. The pointer lives as long as the cache. */
 const char *cf_ldcache_lookup(const struct cf_ldcache *cache, const char *name,
                               const struct cf_ldcache_query *query);
 

@@ -365,14 +365,16 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
         free(within_real);
         return cf_error_set(err, CF_ERR_USAGE, "--root %s: not a directory", opts->root);
     }
-    struct cf_ldso_cpu cpu = { 0 };
+    struct cf_ldso_facts facts = { 0 };
     struct banner_memo memo = { 0 };
     struct cf_ldso_opts lo = {
         .root = opts->root,
         .ld_library_path = opts->ld_library_path,
         .ignore_ld_library_path = opts->ignore_ld_library_path,
         .explain = opts->explain,
-        .cpu_cache = &cpu, /* one cpuid probe for all targets */
+        .glibc = opts->glibc,
+        .cpu = opts->cpu,
+        .facts_cache = &facts, /* one glibc read and cpuid probe for all targets */
     };
     if (opts->n_files == 0) {
         out->default_mode = 1;

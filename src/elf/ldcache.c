@@ -380,15 +380,31 @@ static int isa_level_compatible(const struct cf_ldcache_query *q, const struct c
     return level != 0 && (level & q->isa_1) == level;
 }
 
+/* Whether a legacy (non-glibc-hwcaps) entry's hwcap word suits the loader:
+ * no bit it lacks, and if the entry names a platform, the loader's one. */
+static int legacy_hwcap_matches(const struct cf_ldcache_query *q, const struct cf_ldcache_entry *e)
+{
+    uint64_t exclude = ~(q->hwcap | q->platform_mask | (1ULL << 63));
+    if (e->hwcap & exclude)
+        return 0;
+    uint64_t plat = e->hwcap & q->platform_mask;
+    return plat == 0 || plat == q->platform;
+}
+
 /* search_cache from elf/dl-cache.c: binary search on the libcmp order, then walk
- * the run of equal keys; glibc-hwcaps entries come first and the best priority
- * wins, otherwise the first entry with acceptable flags. */
+ * the run of equal keys. From 2.33 glibc-hwcaps entries come first and the
+ * best priority wins, otherwise the first entry with acceptable flags and
+ * hwcaps; before 2.33 the first acceptable entry, unless one with the
+ * default flags follows. */
 const char *cf_ldcache_lookup(const struct cf_ldcache *cache, const char *name,
                               const struct cf_ldcache_query *q)
 {
     const struct cf_ldcache_entry *libs = cache->entries;
     int is_new = cache->format != CF_LDCACHE_OLD;
-    uint64_t hwcap_exclude = ~(q->hwcap_allowed | (1ULL << 63));
+    struct cf_glibc v = q->glibc.major ? q->glibc : CF_GLIBC_NEWEST;
+    int named_ok = cf_glibc_follows(v, CF_GLIBC_HWCAPS_SUBDIRS);
+    int legacy_ok = cf_glibc_follows(v, CF_GLIBC_CACHE_LEGACY_ENTRIES);
+    int first_entry = cf_glibc_follows(v, CF_GLIBC_CACHE_FIRST_ENTRY);
     long left = 0, right = (long)cache->n_entries - 1;
     const char *best = NULL;
     uint32_t best_priority = 0;
@@ -405,15 +421,26 @@ const char *cf_ldcache_lookup(const struct cf_ldcache *cache, const char *name,
                     break;
                 if (!flags_accepted(&q->abi, lib->flags))
                     continue;
+                if (first_entry) {
+                    /* 2.32 and older: no named hwcaps (bit 62 is just an unknown bit). */
+                    if (best != NULL && lib->flags != q->abi.default_id)
+                        continue;
+                    if (is_new && !legacy_hwcap_matches(q, lib))
+                        continue;
+                    best = lib->value;
+                    if (lib->flags == q->abi.default_id)
+                        break;
+                    continue;
+                }
                 int named_hwcap = 0;
                 if (is_new) {
-                    named_hwcap = ((lib->hwcap >> 32) & ~(uint64_t)ISA_LEVEL_MASK) ==
-                                  (CF_LDCACHE_HWCAP_EXTENSION >> 32);
+                    named_hwcap = named_ok && ((lib->hwcap >> 32) & ~(uint64_t)ISA_LEVEL_MASK) ==
+                                                  (CF_LDCACHE_HWCAP_EXTENSION >> 32);
                     if (named_hwcap && !isa_level_compatible(q, lib))
                         continue;
                     if (!named_hwcap && best != NULL)
                         break;
-                    if ((lib->hwcap & hwcap_exclude) && !named_hwcap)
+                    if (!named_hwcap && (legacy_ok ? !legacy_hwcap_matches(q, lib) : lib->hwcap != 0))
                         continue;
                     if (named_hwcap) {
                         uint32_t prio = hwcaps_priority(q, lib->hwcaps_subdir);

@@ -7,8 +7,23 @@
 
 #include "cclforge/elf.h"
 #include "cclforge/ldso.h"
+#include "cclforge/strbuf.h"
 
-void cf_ldso_host_cpu(struct cf_ldso_cpu *cpu);
+/* One release's loader inputs derived from one CPU (ldso_hwcaps.c). */
+struct ldso_view {
+    const char *platform;    /* $PLATFORM and the platform subdirectory; NULL: none */
+    struct strvec hwcaps;    /* glibc-hwcaps names, best first */
+    struct strvec legacy;    /* legacy names in _dl_important_hwcaps order; empty from 2.37 */
+    uint64_t hwcap;          /* dl_hwcap & hwcap_mask, as ld.so.cache entries spell it */
+    uint64_t platform_mask;  /* _DL_HWCAP_PLATFORM */
+    uint64_t platform_bit;   /* the platform's bit, ~0 when it has none */
+    unsigned isa_1;          /* cpu_features->isa_1 (computed before tunables) */
+};
+/* kernel_platform: the AT_PLATFORM the kernel passes ("x86_64", "i686"). */
+void cf_ldso_view_build(struct cf_glibc g, const struct cf_cpu_facts *cpu_before_tunables,
+                        const struct cf_cpu_facts *cpu, unsigned machine, int elf_class,
+                        const char *kernel_platform, struct ldso_view *v);
+void cf_ldso_view_release(struct ldso_view *v);
 
 /* path under root (only when path is absolute and root is not "/"). Caller frees. */
 char *cf_ldso_rooted(const char *root, const char *path);

@@ -51,7 +51,7 @@ struct ctx {
     struct strvec sysdirs_rooted;
     struct strvec caps;          /* subdirectory prefixes tried in each dir, ending with "" */
     struct strvec hwcaps_names;  /* active glibc-hwcaps names, best first */
-    struct cf_ldso_cpu cpu;
+    struct cf_ldso_facts facts;  /* glibc release and CPU */
     struct cf_ldcache *cache;
     char *cache_path;
     int cache_tried, cache_usable;
@@ -597,72 +597,54 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
 
 /* --- set-up ------------------------------------------------------------ */
 
-/* glibc 2.36 _dl_important_hwcaps: glibc-hwcaps subdirectories, then the power
- * set of the legacy names (hwcap bits, platform, "tls"), ending with "". */
+/* _dl_important_hwcaps: the glibc-hwcaps subdirectories (best first), then
+ * the power set of the legacy names in glibc's order (all of them first,
+ * the last name the outermost directory), ending with the directory itself.
+ * Names may repeat (x86_64 as hwcap and as AMD's platform): glibc tries
+ * those twice, and so do we. */
 static void build_caps(struct ctx *c)
 {
     const struct cf_ldso_opts *opts = c->opts;
-    int host_x86_64 = 0;
-#if defined(__x86_64__)
-    host_x86_64 = 1;
-#endif
-    int x86_target = host_x86_64 && (c->machine == EM_X86_64 || c->machine == EM_386);
-    if (x86_target && opts->cpu_cache) {
-        if (!opts->cpu_cache->probed)
-            cf_ldso_host_cpu(opts->cpu_cache);
-        c->cpu = *opts->cpu_cache;
-    } else if (x86_target) {
-        cf_ldso_host_cpu(&c->cpu);
-    }
+    struct ldso_view v;
+    cf_ldso_view_build(c->facts.glibc, &c->facts.cpu_probed, &c->facts.cpu, c->machine, c->elf_class, c->plat.platform,
+                       &v);
     if (opts->hwcaps) {
         for (const char *const *h = opts->hwcaps; *h; h++)
             cf_strvec_push(&c->hwcaps_names, *h);
-    } else if (x86_target && c->machine == EM_X86_64) {
-        static const char *const levels[] = { "x86-64-v4", "x86-64-v3", "x86-64-v2" };
-        for (int lv = 4; lv >= 2; lv--)
-            if (c->cpu.level >= lv)
-                cf_strvec_push(&c->hwcaps_names, levels[4 - lv]);
+    } else {
+        for (size_t i = 0; i < v.hwcaps.n; i++)
+            cf_strvec_push(&c->hwcaps_names, v.hwcaps.v[i]);
     }
     for (size_t i = 0; i < c->hwcaps_names.n; i++)
         cf_strvec_pushf(&c->caps, "glibc-hwcaps/%s/", c->hwcaps_names.v[i]);
-
-    struct strvec legacy = STRVEC_INIT;
-    if (!opts->no_legacy_hwcaps) {
-        if (x86_target && c->machine == EM_X86_64) {
-            cf_strvec_push(&legacy, "x86_64");
-            if (c->cpu.avx512_1)
-                cf_strvec_push(&legacy, "avx512_1");
-            if (c->cpu.haswell)
-                cf_strvec_push(&legacy, "haswell");
-        } else if (x86_target && c->machine == EM_386) {
-            cf_strvec_push(&legacy, "sse2");
-            cf_strvec_push(&legacy, "i686");
-        }
-        cf_strvec_push(&legacy, "tls");
-    }
-    size_t cnt = legacy.n;
-    for (size_t m = cnt ? (1u << cnt) - 1 : 0; cnt; m--) {
+    const struct strvec *legacy = &v.legacy;
+    struct strvec none = STRVEC_INIT;
+    if (opts->no_legacy_hwcaps)
+        legacy = &none;
+    size_t cnt = legacy->n;
+    for (size_t m = cnt ? (1u << cnt) - 1 : 0; m > 0; m--) {
         struct strbuf sb = STRBUF_INIT;
         for (size_t k = cnt; k-- > 0;)
             if (m & (1u << k))
-                cf_sb_addf(&sb, "%s/", legacy.v[k]);
-        if (m == 0)
-            break; /* "" is added below */
+                cf_sb_addf(&sb, "%s/", legacy->v[k]);
         cf_strvec_push(&c->caps, cf_sb_str(&sb));
         cf_sb_release(&sb);
     }
     cf_strvec_push(&c->caps, "");
-    cf_strvec_clear(&legacy);
+    for (size_t i = 0; i < c->hwcaps_names.n; i++)
+        cf_strvec_push(&c->res->hwcaps, c->hwcaps_names.v[i]);
+    for (size_t i = 0; i < legacy->n; i++)
+        cf_strvec_push(&c->res->legacy_hwcaps, legacy->v[i]);
 
-    c->dst_platform = c->plat.platform;
-    if (x86_target && c->machine == EM_X86_64 && c->cpu.haswell)
-        c->dst_platform = "haswell";
-
+    c->dst_platform = v.platform;
     c->query.hwcaps = (const char *const *)c->hwcaps_names.v;
     c->query.n_hwcaps = c->hwcaps_names.n;
-    c->query.isa_1 = opts->hwcaps ? 15 : (c->cpu.known ? c->cpu.isa_1 : 1);
-    if (x86_target && c->machine == EM_X86_64)
-        c->query.hwcap_allowed = (1ULL << 1) | (c->cpu.avx512_1 ? 1ULL << 2 : 0) | (3ULL << 48);
+    c->query.isa_1 = opts->hwcaps ? 15 : v.isa_1;
+    c->query.hwcap = v.hwcap;
+    c->query.platform_mask = v.platform_mask;
+    c->query.platform = v.platform_bit;
+    c->query.glibc = c->facts.glibc;
+    cf_ldso_view_release(&v);
 }
 
 static void release_ctx(struct ctx *c)
@@ -762,6 +744,12 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
         cf_error_prefix(err, "%s", path);
         return -1;
     }
+    if (cf_ldso_facts_get(c.machine, c.elf_class, opts, &c.facts, err) != 0) {
+        cf_elf_close(elf);
+        cf_ldso_platform_release(&c.plat);
+        return -1;
+    }
+    out->facts = c.facts;
     c.interp_name = cf_strdup(dyn->interp ? dyn->interp : c.plat.interp);
     out->interp = cf_ldso_rooted(c.root, c.interp_name);
     int has_dynamic = dyn->has_dynamic;
@@ -777,6 +765,16 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
     cf_ldso_verify(path, c.elf_class, c.big_endian, c.machine, &rv);
     free(rv.detail);
     add_object(&c, path, NULL, -1, 0, &rv);
+    if (cf_glibc_follows(c.facts.glibc, CF_GLIBC_MAIN_REALPATH)) {
+        /* ld.so names the main program by its real path (and takes $ORIGIN from it). */
+        char *real = cf_realpath(path);
+        if (real) {
+            free(c.objs[0].origin);
+            c.objs[0].origin = cf_dirname(real);
+            cf_strvec_push(&c.objs[0].names, real);
+            free(real);
+        }
+    }
     if (read_object(&c, 0, path, err) != 0) {
         release_ctx(&c);
         cf_ldso_result_release(out);
@@ -821,6 +819,10 @@ int cf_ldso_locate(const char *name, unsigned machine, int elf_class, int big_en
     res.machine = machine;
     if (cf_ldso_platform_for(machine, elf_class, c.root, &c.plat, err) != 0)
         return -1;
+    if (cf_ldso_facts_get(machine, elf_class, opts, &c.facts, err) != 0) {
+        cf_ldso_platform_release(&c.plat);
+        return -1;
+    }
     c.interp_name = cf_strdup(c.plat.interp);
     /* A program with no RPATH, RUNPATH or flags, started from the current directory. */
     struct cf_ldso_node *root_node = new_node(&c);
@@ -883,6 +885,8 @@ void cf_ldso_result_release(struct cf_ldso_result *res)
     free(res->interp);
     free(res->dst_lib);
     free(res->dst_platform);
+    cf_strvec_clear(&res->hwcaps);
+    cf_strvec_clear(&res->legacy_hwcaps);
     memset(res, 0, sizeof *res);
 }
 
