@@ -365,6 +365,13 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
         free(within_real);
         return cf_error_set(err, CF_ERR_USAGE, "--root %s: not a directory", opts->root);
     }
+    struct cf_glibc g;
+    struct cf_cpu_facts cpu;
+    if ((opts->glibc && cf_glibc_parse(opts->glibc, &g, err) != 0) ||
+        (opts->cpu && cf_cpu_parse(opts->cpu, NULL, &cpu, err) != 0)) {
+        free(within_real);
+        return -1;
+    }
     struct cf_ldso_facts facts = { 0 };
     struct banner_memo memo = { 0 };
     struct cf_ldso_opts lo = {
