@@ -42,6 +42,11 @@ char *cf_realpath(const char *path);
 /* "/a/./b//../c/" -> "/a/c" on the string alone (abs is taken as absolute);
  * *escaped (may be NULL) is set to 1 when a ".." climbed above "/". Caller frees. */
 char *cf_path_normalize(const char *abs, int *escaped);
+/* The host path of `path` (absolute, as seen inside root) with every symlink
+ * resolved inside root, as chroot(root) would: an absolute link target
+ * starts again at root, ".." stops at it. Components that do not exist are
+ * kept as written. NULL after 40 links (ELOOP). Caller frees. */
+char *cf_path_in_root(const char *root, const char *path);
 /* path made absolute against the current directory, symlinks left in place. Caller frees. */
 char *cf_path_absolute(const char *path);
 

@@ -74,6 +74,8 @@ struct cf_ldso_node {
 /* One loaded object, in load order (the global symbol scope). */
 struct cf_ldso_object {
     char *path;               /* as the loader names it (search dir + name), not a realpath */
+    char *file;               /* the file to read it from: path, with --root its symlinks
+                               * resolved inside the root (an absolute link stays there) */
     char *soname;             /* NULL if none */
     char *rpath, *runpath;    /* raw DT_RPATH / DT_RUNPATH strings as in the file, NULL if absent */
     uint64_t flags_1;

@@ -128,7 +128,7 @@ static void scan_object(const struct cf_inspect_opts *opts, struct banner_memo *
     struct cf_inspect_object *io = &t->objects[i];
     cf_error err = CF_ERROR_INIT;
     struct cf_elf *elf;
-    if (cf_elf_open(o->path, &elf, &err) != 0) {
+    if (cf_elf_open(o->file, &elf, &err) != 0) {
         io->error = cf_strdup(cf_error_message(&err));
         cf_error_clear(&err);
         return;
@@ -138,7 +138,7 @@ static void scan_object(const struct cf_inspect_opts *opts, struct banner_memo *
         t->is_static = !cf_elf_get_dynamic(elf)->has_dynamic;
     if (opts->no_banner) {
         /* nothing read */
-    } else if (identify_once(memo, elf, o->path, &io->commlib, &err) != 0) {
+    } else if (identify_once(memo, elf, o->file, &io->commlib, &err) != 0) {
         add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_WARNING, i, o->path,
                     cf_asprintf("banner scan: %s", cf_error_message(&err)));
         cf_error_clear(&err);

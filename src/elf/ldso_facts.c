@@ -20,11 +20,16 @@ static void detect_glibc(unsigned machine, int elf_class, const char *root, stru
         struct cf_ldso_platform p;
         if (cf_ldso_platform_for(machine, elf_class, roots[r], &p, NULL) != 0)
             continue;
-        char *interp = cf_ldso_rooted(roots[r], p.interp);
+        char *rooted = cf_ldso_rooted(roots[r], p.interp);
+        char *interp = cf_ldso_host_path(roots[r], rooted);
+        free(rooted);
         struct strvec dirs = STRVEC_INIT;
         for (char **d = p.system_dirs; *d; d++) {
             char *rd = cf_ldso_rooted(roots[r], *d);
-            cf_strvec_push(&dirs, rd);
+            char *hd = cf_ldso_host_path(roots[r], rd);
+            if (hd)
+                cf_strvec_push(&dirs, hd);
+            free(hd);
             free(rd);
         }
         char *source = NULL;

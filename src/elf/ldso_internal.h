@@ -27,6 +27,11 @@ void cf_ldso_view_release(struct ldso_view *v);
 
 /* path under root (only when path is absolute and root is not "/"). Caller frees. */
 char *cf_ldso_rooted(const char *root, const char *path);
+/* The host file behind a path under root (one cf_ldso_rooted made, or one
+ * derived from $ORIGIN of a file there): symlinks resolved inside the root,
+ * as the loader in a chroot would see them. Other paths, or no root: a copy.
+ * NULL for a symlink loop. Caller frees. */
+char *cf_ldso_host_path(const char *root, const char *path);
 
 /* What the loader learns from a candidate's ELF header (glibc's open_verify). */
 struct ldso_verdict {

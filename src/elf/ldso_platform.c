@@ -78,6 +78,18 @@ char *cf_ldso_rooted(const char *root, const char *path)
     return cf_asprintf("%.*s%s", (int)n, root, path);
 }
 
+char *cf_ldso_host_path(const char *root, const char *path)
+{
+    if (!root || !*root || strcmp(root, "/") == 0)
+        return cf_strdup(path);
+    size_t n = strlen(root);
+    while (n > 1 && root[n - 1] == '/')
+        n--;
+    if (strncmp(path, root, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+        return cf_strdup(path);
+    return cf_path_in_root(root, path[n] ? path + n : "/");
+}
+
 int cf_ldso_platform_for(unsigned machine, int elf_class, const char *root, struct cf_ldso_platform *p,
                          cf_error *err)
 {
@@ -91,10 +103,12 @@ int cf_ldso_platform_for(unsigned machine, int elf_class, const char *root, stru
             pick = row;
             break;
         }
-        char *probe = cf_ldso_rooted(root, row->probe);
-        if (cf_path_exists(probe))
+        char *rooted = cf_ldso_rooted(root, row->probe);
+        char *probe = cf_ldso_host_path(root, rooted);
+        if (probe && cf_path_exists(probe))
             pick = row;
         free(probe);
+        free(rooted);
     }
     if (!pick)
         return cf_error_set(err, CF_ERR_USAGE,

@@ -15,6 +15,7 @@
 #include "ldso_internal.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -182,26 +183,45 @@ enum search_outcome { SEARCH_MISS, SEARCH_FOUND, SEARCH_FATAL };
 
 struct found {
     char *path;
+    char *file;   /* the host file behind path (see cf_ldso_host_path) */
     enum cf_ldso_reason reason;
     long via;
     struct ldso_verdict verdict;
     char *error;
 };
 
+/* cf_ldso_verify on the file behind a path the loader names; *file gets
+ * that file (NULL for a symlink loop, which fails as glibc's open would). */
+static void verify_named(const struct ctx *c, const char *path, struct ldso_verdict *v, char **file)
+{
+    *file = cf_ldso_host_path(c->root, path);
+    if (!*file) {
+        memset(v, 0, sizeof *v);
+        v->reject = CF_LDSO_REJ_OTHER_ERROR;
+        v->detail = cf_strdup(strerror(ELOOP));
+        return;
+    }
+    cf_ldso_verify(*file, c->elf_class, c->big_endian, c->machine, v);
+}
+
 /* Tries one candidate path; records it. */
 static enum search_outcome try_path(struct ctx *c, const char *path, enum cf_ldso_reason src, long via,
                                     struct found *f)
 {
     struct ldso_verdict v;
-    cf_ldso_verify(path, c->elf_class, c->big_endian, c->machine, &v);
+    char *file;
+    verify_named(c, path, &v, &file);
     add_candidate(c, path, src, v.reject, v.detail);
     if (v.reject == CF_LDSO_REJ_NONE) {
+        free(f->file);
+        f->file = file;
         f->path = cf_strdup(path);
         f->reason = src;
         f->via = via;
         f->verdict = v;
         return SEARCH_FOUND;
     }
+    free(file);
     if (v.reject == CF_LDSO_REJ_FATAL) {
         f->error = cf_asprintf("%s: %s", path, v.detail ? v.detail : "cannot load");
         free(v.detail);
@@ -235,7 +255,9 @@ static int dir_exists(struct ctx *c, const char *dir)
                 return m->v[i].exists;
         }
     }
-    int exists = cf_is_dir(dir);
+    char *host = cf_ldso_host_path(c->root, dir);
+    int exists = host && cf_is_dir(host);
+    free(host);
     if ((m->n + 1) * 2 > m->cap) { /* keep the load under a half: rehash into twice the room */
         size_t cap = m->cap ? m->cap * 2 : 64;
         struct dir_seen *v = cf_xcalloc(cap, sizeof *v);
@@ -330,7 +352,10 @@ static void load_cache(struct ctx *c)
         return;
     c->cache_path = c->opts->ldcache_path ? cf_strdup(c->opts->ldcache_path) : cf_ldso_rooted(c->root, "/etc/ld.so.cache");
     /* A missing or corrupt cache is ignored, as glibc ignores it. */
-    if (cf_ldcache_open(c->cache_path, &c->cache, NULL) == 0 &&
+    char *host = cf_ldso_host_path(c->root, c->cache_path);
+    int opened = host && cf_ldcache_open(host, &c->cache, NULL) == 0;
+    free(host);
+    if (opened &&
         cf_ldcache_abi_for(c->machine, c->elf_class, &c->query.abi, NULL) == 0)
         c->cache_usable = 1;
 }
@@ -404,10 +429,10 @@ static enum search_outcome search_name(struct ctx *c, const char *name, long loa
 
 /* Reads what the loader needs from a found file's dynamic section, then closes it:
  * only one ELF file is open at a time. */
-static int read_object(struct ctx *c, long i, const char *path, cf_error *err)
+static int read_object(struct ctx *c, long i, cf_error *err)
 {
     struct cf_elf *elf;
-    if (cf_elf_open(path, &elf, err) != 0)
+    if (cf_elf_open(c->res->objects[i].file, &elf, err) != 0)
         return -1;
     const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
     struct obj *o = &c->objs[i];
@@ -428,13 +453,14 @@ static int read_object(struct ctx *c, long i, const char *path, cf_error *err)
     return rc;
 }
 
-static long add_object(struct ctx *c, const char *path, const char *name, long loader, long node,
+static long add_object(struct ctx *c, const char *path, const char *file, const char *name, long loader, long node,
                        const struct ldso_verdict *v)
 {
     long i = new_object(c);
     struct obj *o = &c->objs[i];
     struct cf_ldso_object *pub = &c->res->objects[i];
     pub->path = cf_strdup(path);
+    pub->file = cf_strdup(file ? file : path);
     pub->node = node;
     pub->loader = loader;
     o->loader = loader;
@@ -478,8 +504,10 @@ static long match_interp(struct ctx *c, const char *name, long loader, long node
         return -1;
     char *path = cf_ldso_rooted(c->root, c->interp_name);
     struct ldso_verdict v;
-    cf_ldso_verify(path, c->elf_class, c->big_endian, c->machine, &v);
-    long i = add_object(c, path, c->interp_name, loader, node, v.reject == CF_LDSO_REJ_NONE ? &v : NULL);
+    char *file;
+    verify_named(c, path, &v, &file);
+    long i = add_object(c, path, file, c->interp_name, loader, node, v.reject == CF_LDSO_REJ_NONE ? &v : NULL);
+    free(file);
     free(v.detail);
     c->res->objects[i].is_interp = 1;
     if (c->interp_soname) {
@@ -566,7 +594,7 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
             n->path = cf_strdup(c->res->objects[same].path);
             n->reason = CF_LDSO_ALREADY_LOADED;
         } else {
-            long i = add_object(c, f.path, name, loader, node_index, &f.verdict);
+            long i = add_object(c, f.path, f.file, name, loader, node_index, &f.verdict);
             n = &c->res->nodes[node_index];
             n->object = i;
             n->path = cf_strdup(f.path);
@@ -574,7 +602,7 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
             if (f.reason == CF_LDSO_RPATH || f.reason == CF_LDSO_RUNPATH)
                 n->via = cf_strdup(c->res->objects[f.via].path);
             cf_error e = CF_ERROR_INIT;
-            if (read_object(c, i, f.path, &e) != 0) {
+            if (read_object(c, i, &e) != 0) {
                 n->error = cf_strdup(cf_error_message(&e));
                 cf_error_clear(&e);
             }
@@ -589,6 +617,7 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
         c->res->n_missing = c->missing_names.n;
     }
     free(f.path);
+    free(f.file);
     free(f.error);
     free(f.verdict.detail);
     free(name);
@@ -712,7 +741,9 @@ static void prepare_search(struct ctx *c)
         }
     }
     char *interp_path = cf_ldso_rooted(c->root, c->interp_name);
-    c->interp_soname = read_soname(interp_path);
+    char *interp_file = cf_ldso_host_path(c->root, interp_path);
+    c->interp_soname = interp_file ? read_soname(interp_file) : NULL;
+    free(interp_file);
     free(interp_path);
 }
 
@@ -764,7 +795,7 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
     struct ldso_verdict rv;
     cf_ldso_verify(path, c.elf_class, c.big_endian, c.machine, &rv);
     free(rv.detail);
-    add_object(&c, path, NULL, -1, 0, &rv);
+    add_object(&c, path, NULL, NULL, -1, 0, &rv);
     if (cf_glibc_follows(c.facts.glibc, CF_GLIBC_MAIN_REALPATH)) {
         /* ld.so names the main program by its real path (and takes $ORIGIN from it). */
         char *real = cf_realpath(path);
@@ -775,7 +806,7 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
             free(real);
         }
     }
-    if (read_object(&c, 0, path, err) != 0) {
+    if (read_object(&c, 0, err) != 0) {
         release_ctx(&c);
         cf_ldso_result_release(out);
         return -1;
@@ -832,7 +863,7 @@ int cf_ldso_locate(const char *name, unsigned machine, int elf_class, int big_en
     root_node->object = 0;
     char cwd[4096];
     char *prog = cf_path_join(getcwd(cwd, sizeof cwd) ? cwd : "/", "(program)");
-    add_object(&c, prog, NULL, -1, 0, NULL);
+    add_object(&c, prog, NULL, NULL, -1, 0, NULL);
     free(prog);
     prepare_search(&c);
     map_needed(&c, name, 0);
@@ -877,6 +908,7 @@ void cf_ldso_result_release(struct cf_ldso_result *res)
     for (size_t i = 0; i < res->n_objects; i++) {
         struct cf_ldso_object *o = &res->objects[i];
         free(o->path);
+        free(o->file);
         free(o->soname);
         free(o->rpath);
         free(o->runpath);

@@ -288,7 +288,7 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
         o->borrowed = elves && elves[i];
         if (o->borrowed)
             o->elf = elves[i];
-        if ((!o->borrowed && cf_elf_open(c->objects[i].path, &o->elf, err) != 0) ||
+        if ((!o->borrowed && cf_elf_open(c->objects[i].file, &o->elf, err) != 0) ||
             cf_elf_dynsyms(o->elf, &o->syms, &o->n_syms, err) != 0) {
             rc = -1;
             break;

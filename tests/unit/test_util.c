@@ -191,6 +191,47 @@ static void test_mmap_survives_truncation(void **state)
     free(p);
 }
 
+/* Symlinks inside a root resolve there, as in a chroot: an absolute target
+ * starts again at the root (bullseye's /lib64/ld-linux-x86-64.so.2 ->
+ * /lib/x86_64-linux-gnu/ld-2.31.so), ".." stops at it, a loop fails. */
+static void test_path_in_root(void **state)
+{
+    char *root = ts_tmpdir();
+    char *lib = cf_path_join(root, "lib/x86_64-linux-gnu");
+    assert_int_equal(cf_mkdir_p(lib, 0755, NULL), 0);
+    char *ld = ts_write(lib, "ld-2.31.so", "x");
+    char *lib64 = cf_path_join(root, "lib64");
+    assert_int_equal(cf_mkdir_p(lib64, 0755, NULL), 0);
+    char *abs_link = cf_path_join(lib64, "ld-linux-x86-64.so.2");
+    assert_int_equal(symlink("/lib/x86_64-linux-gnu/ld-2.31.so", abs_link), 0);
+    char *usr = cf_path_join(root, "usr");
+    assert_int_equal(cf_mkdir_p(usr, 0755, NULL), 0);
+    char *rel_dir = cf_path_join(usr, "lib");
+    assert_int_equal(symlink("../lib", rel_dir), 0);
+    char *up = cf_path_join(root, "up");
+    assert_int_equal(symlink("../../../../../lib", up), 0);
+    char *loop = cf_path_join(root, "loop");
+    assert_int_equal(symlink("/loop", loop), 0);
+
+    char *p = cf_path_in_root(root, "/lib64/ld-linux-x86-64.so.2");
+    assert_string_equal(p, ld);
+    free(p);
+    p = cf_path_in_root(root, "/usr/lib/x86_64-linux-gnu/ld-2.31.so");
+    assert_string_equal(p, ld);
+    free(p);
+    p = cf_path_in_root(root, "/up/x86_64-linux-gnu/ld-2.31.so"); /* ".." never leaves the root */
+    assert_string_equal(p, ld);
+    free(p);
+    p = cf_path_in_root(root, "/lib/missing/libx.so");
+    char *want = cf_path_join(root, "lib/missing/libx.so");
+    assert_string_equal(p, want);
+    free(p);
+    free(want);
+    assert_null(cf_path_in_root(root, "/loop/x"));
+    free(lib); free(lib64); free(abs_link); free(usr); free(rel_dir); free(up); free(loop);
+    ts_cleanup();
+}
+
 static void test_fs_atomic_write_and_rm(void **state)
 {
     char *d = ts_tmpdir();
@@ -228,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_spawn_child_dies_with_parent),
         cmocka_unit_test(test_fs_atomic_write_and_rm),
         cmocka_unit_test(test_mmap_survives_truncation),
+        cmocka_unit_test(test_path_in_root),
         cmocka_unit_test(test_path_normalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
