@@ -49,9 +49,12 @@ int cf_cpu_parse(const char *spec, const struct cf_cpu_facts *host, struct cf_cp
 
 /* glibc.cpu.hwcaps=-AVX2,-BMI1 in a GLIBC_TUNABLES value clears those usable
  * bits, as the loader does (the "-NAME" form, for the names glibc accepts
- * there; "+NAME" cannot add what the CPU lacks and is ignored). Returns 1
- * when something changed. */
-int cf_cpu_apply_tunables(struct cf_cpu_facts *f, const char *glibc_tunables);
+ * there; "+NAME" cannot add what the CPU lacks and is ignored). `key` is
+ * "glibc.cpu.hwcaps" or (2.26-2.28) "glibc.tune.hwcaps"; `split`: the
+ * release before 2.33 whose platform test reads AVX2_Usable / FMA_Usable,
+ * so those two are cleared by "-AVX2_Usable" / "-FMA_Usable" and not by
+ * "-AVX2" / "-FMA". Returns 1 when something changed. */
+int cf_cpu_apply_tunables(struct cf_cpu_facts *f, const char *glibc_tunables, const char *key, int split);
 
 /* GNU_PROPERTY_X86_ISA_1_* bits (1 baseline, 2 v2, 4 v3, 8 v4) as glibc's
  * get_isa_level computes them, and the highest level (0..4). */

@@ -43,13 +43,20 @@ enum cf_glibc_rule {
      * default flags replace it (before the BZ 27046 rewrite, 2.33). */
     CF_GLIBC_CACHE_FIRST_ENTRY,
     /* GLIBC_TUNABLES glibc.cpu.hwcaps=-FEATURE clears usable CPU features
-     * that the platform and ISA-level decisions read (modelled from 2.33,
-     * where both read one "usable" array; older releases spelled it
-     * glibc.tune.hwcaps and kept separate *_Usable bits). */
+     * that the platform and ISA-level decisions read, one "usable" array. */
     CF_GLIBC_TUNABLE_HWCAPS,
+    /* Before 2.33 the tunable cleared cpuid bits and *_Usable bits apart: the
+     * platform test reads AVX2_Usable and FMA_Usable but the cpuid bits of
+     * the rest; 2.26 to 2.28 spell the tunable glibc.tune.hwcaps. */
+    CF_GLIBC_TUNABLE_HWCAPS_SPLIT,
+    CF_GLIBC_TUNABLE_TUNE_PREFIX,
     /* ld.so PROG (which ldd runs) takes the program's real path as its name
      * and $ORIGIN, as direct execution does (BZ 25263, 2.42). */
     CF_GLIBC_MAIN_REALPATH,
+    /* The dynamic loader stays in the link map (what ldd lists, after the last
+     * object of the search list) even when no DT_NEEDED names it; before 2.41
+     * it was unlinked unless something needed it (rtld_multiple_ref). */
+    CF_GLIBC_INTERP_ALWAYS_LISTED,
     CF_GLIBC_RULE_COUNT
 };
 

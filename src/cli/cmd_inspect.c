@@ -394,6 +394,7 @@ static cJSON *json_node(const struct cf_ldso_result *c, const struct cf_ldso_nod
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "index", (double)index);
     cJSON_AddStringToObject(o, "needed", n->needed);
+    cJSON_AddItemToObject(o, "expanded", json_str_or_null(n->expanded));
     cJSON_AddItemToObject(o, "path", json_str_or_null(n->path));
     cJSON_AddStringToObject(o, "reason", cf_ldso_reason_name(n->reason));
     char *why = cf_ldso_describe_reason(n);

@@ -252,22 +252,39 @@ done:
     return rc;
 }
 
-int cf_cpu_apply_tunables(struct cf_cpu_facts *f, const char *tunables)
+/* Before 2.33: the tunable names that clear a bit the platform test reads. */
+static int split_feature(const char *name, size_t len)
 {
-    static const char key[] = "glibc.cpu.hwcaps=";
+    static const struct {
+        const char *name;
+        enum cf_cpu_feature feature;
+    } usable[] = { { "AVX2_Usable", CF_CPU_AVX2 }, { "FMA_Usable", CF_CPU_FMA }, { "AVX_Usable", CF_CPU_AVX } };
+    for (size_t i = 0; i < sizeof usable / sizeof usable[0]; i++)
+        if (strlen(usable[i].name) == len && memcmp(usable[i].name, name, len) == 0)
+            return (int)usable[i].feature;
+    int f = feature_by_name(name, len, 1);
+    /* The cpuid bits of these three are not what the test reads. */
+    return f == CF_CPU_AVX2 || f == CF_CPU_FMA || f == CF_CPU_AVX || f == CF_CPU_AVX512F ? -1 : f;
+}
+
+int cf_cpu_apply_tunables(struct cf_cpu_facts *f, const char *tunables, const char *key_name, int split)
+{
     if (!tunables || !f->x86)
         return 0;
+    char key[64];
+    snprintf(key, sizeof key, "%s=", key_name);
     uint64_t before = f->usable;
     /* name=value pairs separated by ':'; the value is a ','-separated list. */
     for (const char *p = tunables; *p;) {
         const char *end = strchr(p, ':');
         size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len > sizeof key - 1 && strncmp(p, key, sizeof key - 1) == 0) {
-            const char *v = p + sizeof key - 1, *stop = p + len;
+        size_t klen = strlen(key);
+        if (len > klen && strncmp(p, key, klen) == 0) {
+            const char *v = p + klen, *stop = p + len;
             while (v < stop) {
                 const char *comma = memchr(v, ',', (size_t)(stop - v));
                 size_t n = comma ? (size_t)(comma - v) : (size_t)(stop - v);
-                int feature = n > 1 && v[0] == '-' ? feature_by_name(v + 1, n - 1, 1) : -1;
+                int feature = n < 2 || v[0] != '-' ? -1 : split ? split_feature(v + 1, n - 1) : feature_by_name(v + 1, n - 1, 1);
                 if (feature >= 0)
                     f->usable &= ~BIT(feature);
                 v += n + (comma != NULL);

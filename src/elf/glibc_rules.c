@@ -32,8 +32,14 @@ static const struct cf_glibc_rule_info rules[CF_GLIBC_RULE_COUNT] = {
       "elf/dl-cache.c: best == NULL || flags == dl_correct_cache_id; rewritten by 66db95b6e8 (BZ 27046)" },
     { CF_GLIBC_TUNABLE_HWCAPS, "tunable-hwcaps", V(2, 33), NOW,
       "sysdeps/x86/cpu-tunables.c set_hwcaps over CPU_FEATURE_USABLE (one usable array from 2.33)" },
+    { CF_GLIBC_TUNABLE_HWCAPS_SPLIT, "tunable-hwcaps-split", V(2, 26), V(2, 33),
+      "sysdeps/x86/cpu-tunables.c: cpuid bits and AVX2_Usable / FMA_Usable cleared apart" },
+    { CF_GLIBC_TUNABLE_TUNE_PREFIX, "tunable-glibc.tune", V(2, 26), V(2, 29),
+      "sysdeps/x86/dl-tunables.list: glibc.tune.hwcaps, renamed glibc.cpu.hwcaps in 2.29" },
     { CF_GLIBC_MAIN_REALPATH, "main-realpath", V(2, 42), NOW,
       "elf/dl-load.c _dl_canonicalize for an explicit ld.so invocation (9b646f5dc9, BZ 25263)" },
+    { CF_GLIBC_INTERP_ALWAYS_LISTED, "interp-always-listed", V(2, 41), NOW,
+      "elf/rtld.c: rtld_multiple_ref is always true (8f8dd904c4)" },
 };
 
 const struct cf_glibc_rule_info *cf_glibc_rules(size_t *n)

@@ -163,7 +163,7 @@ static void scan_object(const struct cf_inspect_opts *opts, struct banner_memo *
         .root = opts->root,
     };
     /* Roots are what the user asked about; other objects only when they are part of the tree. */
-    if (within_real && (o->loader < 0 || path_is_under(o->path, within_real))) {
+    if (within_real && (i == 0 || path_is_under(o->path, within_real))) {
         lo.within = within_real;
         io->lint_within = 1;
     }

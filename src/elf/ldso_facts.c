@@ -77,8 +77,13 @@ int cf_ldso_facts_get(unsigned machine, int elf_class, const struct cf_ldso_opts
         out->cpu_probed = host;
     }
     out->cpu = out->cpu_probed;
-    if (cf_glibc_follows(out->glibc, CF_GLIBC_TUNABLE_HWCAPS))
-        cf_cpu_apply_tunables(&out->cpu, opts->tunables ? opts->tunables : getenv("GLIBC_TUNABLES"));
+    const char *tunables = opts->tunables ? opts->tunables : getenv("GLIBC_TUNABLES");
+    int split = cf_glibc_follows(out->glibc, CF_GLIBC_TUNABLE_HWCAPS_SPLIT);
+    if (split || cf_glibc_follows(out->glibc, CF_GLIBC_TUNABLE_HWCAPS))
+        cf_cpu_apply_tunables(&out->cpu, tunables,
+                              cf_glibc_follows(out->glibc, CF_GLIBC_TUNABLE_TUNE_PREFIX) ? "glibc.tune.hwcaps"
+                                                                                          : "glibc.cpu.hwcaps",
+                              split);
     out->filled = 1;
     if (opts->facts_cache)
         *opts->facts_cache = *out;

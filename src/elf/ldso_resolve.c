@@ -822,6 +822,10 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
     for (size_t i = 0; i < out->n_objects; i++)
         for (size_t k = 0; k < c.objs[i].needed.n; k++)
             map_needed(&c, c.objs[i].needed.v[k], (long)i);
+    /* From 2.41 the loader is listed even when nothing needs it: after the
+     * last object, outside the symbol scope (no node loaded it). */
+    if (c.interp_obj < 0 && cf_glibc_follows(c.facts.glibc, CF_GLIBC_INTERP_ALWAYS_LISTED))
+        match_interp(&c, c.interp_name, -1, -1);
 
     release_ctx(&c);
     return 0;

@@ -309,6 +309,8 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
      * about: the others (most of libstdc++'s and libc's) stay out of the table. */
     for (size_t i = 0; i < c->n_objects && rc == 0; i++) {
         struct opened *o = &objs[i];
+        if (c->objects[i].is_interp && c->objects[i].node < 0)
+            continue; /* listed (glibc 2.41+) but in no symbol scope: nothing needed it */
         struct gnu_chain gc;
         gnu_chain_of(o->elf, &gc);
         for (size_t k = 0; k < o->n_syms; k++) {
