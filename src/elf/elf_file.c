@@ -289,6 +289,7 @@ void cf_elf_close(struct cf_elf *elf)
     free(elf->index_name);
     free(elf->index_file);
     free(elf->syms);
+    free(elf->relocated);
     free(elf->path);
     free(elf);
 }

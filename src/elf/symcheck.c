@@ -134,22 +134,33 @@ static int is_definition(const struct cf_elf_symbol *s)
     return 0;
 }
 
-/* An undefined reference the loader must bind (weak ones may stay unresolved). */
-static int is_reference(const struct cf_elf_symbol *s)
-{
-    return !s->defined && s->name[0] != '\0' && s->bind == CF_BIND_GLOBAL;
-}
-
 struct opened {
     struct cf_elf *elf;
     const struct cf_elf_symbol *syms;
     size_t n_syms;
+    const uint8_t *relocated; /* per .dynsym index: a dynamic relocation names it */
+    size_t n_relocated;
+    int relocs_known;
     const char *first_version; /* verdef index 2, the "oldest" version */
     int has_verdef;
     int borrowed; /* the caller's: not closed here */
 };
 
 /* check_match for one object's candidates: does `name@version` bind here? */
+/* An undefined reference the loader must bind: strong (weak ones may stay
+ * unresolved), and named by a dynamic relocation, the only thing glibc looks
+ * symbols up for (without relocation sections, every strong undefined
+ * symbol counts). syms[k] is .dynsym index k + 1. */
+static int is_reference(const struct opened *o, size_t k)
+{
+    const struct cf_elf_symbol *s = &o->syms[k];
+    if (s->defined || s->name[0] == '\0' || s->bind != CF_BIND_GLOBAL)
+        return 0;
+    if (!o->relocs_known)
+        return 1;
+    return k + 1 < o->n_relocated && o->relocated[k + 1];
+}
+
 static int binds_in_object(const struct defs *d, long first, unsigned object, const struct opened *obj,
                            const char *name, uint32_t hash, const char *version)
 {
@@ -300,9 +311,13 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
             break;
         }
         o->first_version = n_names ? names[0] : NULL;
+        if (cf_elf_relocated_symbols(o->elf, &o->relocated, &o->n_relocated, &o->relocs_known, err) != 0) {
+            rc = -1;
+            break;
+        }
         o->has_verdef = has_section_of_type(o->elf, SHT_GNU_verdef);
         for (size_t k = 0; k < o->n_syms; k++)
-            if (is_reference(&o->syms[k]))
+            if (is_reference(o, k))
                 referenced[(name_hash(o->syms[k].name) >> 1) & REFERENCED_MASK] = 1;
     }
     /* Only definitions whose hash some reference shares can ever be asked
@@ -333,7 +348,7 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
             const struct opened *o = &objs[i];
             for (size_t k = 0; k < o->n_syms; k++) {
                 const struct cf_elf_symbol *s = &o->syms[k];
-                if (!is_reference(s))
+                if (!is_reference(o, k))
                     continue;
                 out->n_references++;
                 if (is_defined(&d, objs, c->n_objects, s->name, s->version))
