@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cclforge/commlib.h"
 #include "cclforge/error.h"
 #include "cclforge/strbuf.h"
 
@@ -124,6 +125,16 @@ struct cf_cuda_arch {
 /* Unique lists are capped so memory stays bounded on hostile input. */
 #define CF_GPUCODE_MAX_UNIQUE 256
 
+/* Where GPU code was found: one record per section that holds some. */
+struct cf_gpucode_section {
+    char name[64];              /* ".nv_fatbin", ".hip_fatbin", ".rodata", ... */
+    int embedded;               /* fatbin containers met inside other data (not a GPU code section) */
+    size_t containers;          /* fatbin containers or offload bundles */
+    size_t entries;
+    struct cf_cuda_arch *sass, *ptx, *ltoir; /* sorted, unique: this section's share */
+    size_t n_sass, n_ptx, n_ltoir;
+};
+
 struct cf_gpucode_inventory {
     struct cf_cuda_arch *sass;  /* sorted by arch, then variant (plain, a, f) */
     size_t n_sass;
@@ -144,6 +155,9 @@ struct cf_gpucode_inventory {
     uint64_t file_bytes_read;   /* bytes read from the file (4 KB windows around the
                                  * headers); 0 when the mapped bytes were used */
     char *problem;              /* NULL, or a corrupt section's message (the rest still counted) */
+    struct cf_gpucode_section *sections; /* where the code above was found, in file order */
+    size_t n_sections;
+    size_t embedded_containers; /* fatbin containers found outside the fatbin sections */
 };
 
 /* Scans the fatbin sections (.nv_fatbin, __nv_relfatbin) and offload-bundle
@@ -151,6 +165,12 @@ struct cf_gpucode_inventory {
  * fail the call: what was read is kept and `problem` says what went wrong.
  * Returns -1 only when a section lies outside the file. */
 int cf_gpucode_inventory(struct cf_elf *elf, struct cf_gpucode_inventory *inv, cf_error *err);
+/* Adds the fatbin containers the read-only data scan met outside the fatbin
+ * sections (cf_commlib_scan's sites) to inv: their archs join the lists, and
+ * each section holding some gets a record with embedded set. Reads only the
+ * containers' headers. */
+int cf_gpucode_inventory_add_sites(struct cf_elf *elf, const struct cf_fatbin_sites *sites,
+                                   struct cf_gpucode_inventory *inv, cf_error *err);
 /* The same over a raw buffer holding fatbin containers or offload bundles
  * (a .fatbin / .hipfb file); used for standalone bundles that are not ELF. */
 int cf_gpucode_inventory_buffer(const uint8_t *buf, size_t len, const char *name,

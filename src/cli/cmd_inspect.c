@@ -108,6 +108,15 @@ static char *object_facts(const struct cf_inspect_object *io)
             for (size_t i = 0; i < g->amd_targets.n; i++)
                 cf_sb_addf(&sb, " %s", g->amd_targets.v[i]);
         }
+        /* Where code outside the fatbin sections was, so "no .nv_fatbin" is not read as "no GPU code". */
+        const char *sep = " (fatbins also in ";
+        for (size_t i = 0; i < g->n_sections; i++)
+            if (g->sections[i].embedded) {
+                cf_sb_addf(&sb, "%s%s: %zu", sep, g->sections[i].name, g->sections[i].containers);
+                sep = ", ";
+            }
+        if (*sep == ',')
+            cf_sb_addc(&sb, ')');
     }
     return cf_sb_detach(&sb);
 }
@@ -488,6 +497,20 @@ static cJSON *json_object(const struct cf_ldso_object *lo, const struct cf_inspe
         cJSON_AddNumberToObject(gpu, "bundles", (double)g->bundles);
         cJSON_AddNumberToObject(gpu, "compressed_bundles", (double)g->compressed_bundles);
         cJSON_AddItemToObject(gpu, "problem", json_str_or_null(g->problem));
+        cJSON_AddNumberToObject(gpu, "embedded_containers", (double)g->embedded_containers);
+        cJSON *secs = cJSON_AddArrayToObject(gpu, "sections");
+        for (size_t i = 0; i < g->n_sections; i++) {
+            const struct cf_gpucode_section *gs = &g->sections[i];
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "name", gs->name);
+            cJSON_AddBoolToObject(x, "embedded", gs->embedded);
+            cJSON_AddNumberToObject(x, "containers", (double)gs->containers);
+            cJSON_AddNumberToObject(x, "entries", (double)gs->entries);
+            cJSON_AddItemToObject(x, "sass", json_arch_list(gs->sass, gs->n_sass, CF_FATBIN_SASS));
+            cJSON_AddItemToObject(x, "ptx", json_arch_list(gs->ptx, gs->n_ptx, CF_FATBIN_PTX));
+            cJSON_AddItemToObject(x, "ltoir", json_arch_list(gs->ltoir, gs->n_ltoir, CF_FATBIN_LTOIR));
+            cJSON_AddItemToArray(secs, x);
+        }
         cJSON_AddItemToObject(o, "gpu", gpu);
     } else {
         cJSON_AddNullToObject(o, "gpu");

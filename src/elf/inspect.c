@@ -81,6 +81,7 @@ struct banner_memo {
         off_t size;
         struct timespec mtime;
         struct cf_commlib_identity id;
+        struct cf_fatbin_sites sites; /* fatbin containers the scan met (GPU code) */
     } *v;
     size_t n;
 };
@@ -96,25 +97,33 @@ static struct banner_seen *memo_find(const struct banner_memo *m, const struct s
     return NULL;
 }
 
-/* The banner facts of an object: remembered, or scanned and remembered. */
+/* The read-only data scan of an object (banners, and the fatbin containers
+ * met there): remembered, or scanned and remembered. *sites stays the memo's. */
 static int identify_once(struct banner_memo *memo, struct cf_elf *elf, const char *path,
-                         struct cf_commlib_identity *id, cf_error *err)
+                         struct cf_commlib_identity *id, const struct cf_fatbin_sites **sites, cf_error *err)
 {
     struct stat st;
     int have_id = stat(path, &st) == 0;
     struct banner_seen *seen = have_id ? memo_find(memo, &st) : NULL;
     if (seen) {
         *id = seen->id;
+        *sites = &seen->sites;
         const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
         cf_commlib_identity_name(id, dyn && dyn->soname ? dyn->soname : cf_elf_path(elf));
         return 0;
     }
-    if (cf_commlib_identify(elf, id, err) != 0)
+    struct cf_fatbin_sites found = { 0 };
+    if (cf_commlib_scan(elf, id, &found, err) != 0) {
+        cf_fatbin_sites_release(&found);
         return -1;
-    if (have_id) {
-        memo->v = cf_xrealloc(memo->v, (memo->n + 1) * sizeof *memo->v);
-        memo->v[memo->n++] = (struct banner_seen){ st.st_dev, st.st_ino, st.st_size, st.st_mtim, *id };
     }
+    if (!have_id) {
+        memset(&st, 0, sizeof st); /* remembered under no key: found again by pointer only */
+        st.st_ino = (ino_t)-1;
+    }
+    memo->v = cf_xrealloc(memo->v, (memo->n + 1) * sizeof *memo->v);
+    memo->v[memo->n++] = (struct banner_seen){ st.st_dev, st.st_ino, st.st_size, st.st_mtim, *id, found };
+    *sites = &memo->v[memo->n - 1].sites;
     return 0;
 }
 
@@ -136,17 +145,21 @@ static void scan_object(const struct cf_inspect_opts *opts, struct banner_memo *
     io->scanned = 1;
     if (i == 0)
         t->is_static = !cf_elf_get_dynamic(elf)->has_dynamic;
-    if (opts->no_banner) {
+    /* One scan of the read-only data finds banners and the GPU code kept
+     * there; --no-banner only hides the banners when GPU code is wanted. */
+    const struct cf_fatbin_sites *sites = NULL;
+    if (opts->no_banner && opts->no_gpu) {
         /* nothing read */
-    } else if (identify_once(memo, elf, o->file, &io->commlib, &err) != 0) {
+    } else if (identify_once(memo, elf, o->file, &io->commlib, &sites, &err) != 0) {
         add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_WARNING, i, o->path,
                     cf_asprintf("banner scan: %s", cf_error_message(&err)));
         cf_error_clear(&err);
     } else {
-        io->commlib_scanned = 1;
+        io->commlib_scanned = !opts->no_banner;
     }
     if (!opts->no_gpu) {
-        if (cf_gpucode_inventory(elf, &io->gpu, &err) != 0) {
+        if (cf_gpucode_inventory(elf, &io->gpu, &err) != 0 ||
+            cf_gpucode_inventory_add_sites(elf, sites, &io->gpu, &err) != 0) {
             add_problem(t, CF_INSPECT_GPU_CODE, CF_LINT_WARNING, i, o->path,
                         cf_asprintf("GPU code: %s", cf_error_message(&err)));
             cf_error_clear(&err);
@@ -402,6 +415,8 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
         out->n_errors += out->targets[i].n_errors;
         out->n_warnings += out->targets[i].n_warnings;
     }
+    for (size_t i = 0; i < memo.n; i++)
+        cf_fatbin_sites_release(&memo.v[i].sites);
     free(memo.v);
     free(within_real);
     return 0;
