@@ -44,6 +44,35 @@ char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *s
     return found;
 }
 
+char *cf_loader_resolve_in(const char *const *dirs, const char *soname)
+{
+    struct cf_ldso_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.ignore_ld_library_path = 1;
+    lo.ignore_ldcache = 1;
+    lo.system_dirs = dirs;
+    struct cf_ldso_node node;
+    cf_error err = CF_ERROR_INIT;
+    char *found = NULL;
+    if (cf_ldso_locate(soname, host_machine(), 64, 0, &lo, &node, &err) == 0) {
+        if (node.path)
+            found = cf_strdup(node.path);
+        cf_ldso_node_release(&node);
+    }
+    cf_error_clear(&err);
+    return found;
+}
+
+const char *cf_host_multiarch(void)
+{
+    struct cf_ldso_platform p;
+    if (cf_ldso_platform_for(host_machine(), 64, NULL, &p, NULL) != 0)
+        return NULL;
+    const char *tuple = p.multiarch; /* a string in the layout table */
+    cf_ldso_platform_release(&p);
+    return tuple;
+}
+
 enum { MAX_UNDEFINED_KEPT = 50 };
 
 void cf_closure_check(const char *path, const char *soname, int *needed, char **resolved, struct strvec *missing,

@@ -34,6 +34,12 @@ int cf_probe_libtorch(struct probe_ctx *ctx, struct cf_survey *s, cf_error *err)
 /* The loader emulation (cclforge/ldso.h) as the survey needs it. */
 /* Where `soname` resolves for a program with no RPATH (LD_LIBRARY_PATH, ld.so.cache, defaults). */
 char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *soname);
+/* Where the loader would find soname searching only dirs (NULL-terminated),
+ * with the hwcaps subdirectories and ELF checks it applies: a toolkit's own
+ * library. NULL when none there. */
+char *cf_loader_resolve_in(const char *const *dirs, const char *soname);
+/* This machine's multiarch directory name ("x86_64-linux-gnu"), static. */
+const char *cf_host_multiarch(void);
 /* Resolves the closure of `path` as glibc would: DT_NEEDED names not found go to
  * `missing`, undefined symbols and missing versions (ldd -r wording, capped) to
  * `undefined`. When `soname` is given, *needed says whether the closure needs it

@@ -201,13 +201,14 @@ static struct cf_comm_lib *toolkit_comm(const struct cf_vendor_profile *p, const
             else
                 free(cand);
         }
+    /* The library as the loader would find it in the toolkit's directories
+     * (hwcaps subdirectories, class and machine checks included), as for the
+     * loaded one: a distribution's ROCm has librccl.so.1 in /usr/lib/<multiarch>. */
     struct cf_comm_lib *c = NULL;
-    for (size_t i = 0; i < t->lib_dirs.n && !c; i++) {
-        char *lib = cf_path_join(t->lib_dirs.v[i], p->comm_soname);
-        if (cf_is_file(lib))
-            c = cf_comm_lib_examine(lib, p->comm_kind, "toolkit", 0);
-        free(lib);
-    }
+    char *lib = t->lib_dirs.n ? cf_loader_resolve_in((const char *const *)t->lib_dirs.v, p->comm_soname) : NULL;
+    if (lib)
+        c = cf_comm_lib_examine(lib, p->comm_kind, "toolkit", 0);
+    free(lib);
     if (!c && !header)
         return NULL;
     if (!c) {
@@ -303,6 +304,14 @@ static void add_toolkit(const struct cf_survey_opts *opts, struct cf_survey *s, 
         free(cc);
     push_existing_dirs(real, p->include_dirs, &t->include_dirs);
     push_existing_dirs(real, p->lib_dirs, &t->lib_dirs);
+    /* Debian and Ubuntu packages (ROCm in /usr) keep libraries in lib/<multiarch>. */
+    const char *tuple = cf_host_multiarch();
+    if (tuple) {
+        char *pattern = cf_asprintf("lib/%s", tuple);
+        const char *const multiarch[] = { pattern, NULL };
+        push_existing_dirs(real, multiarch, &t->lib_dirs);
+        free(pattern);
+    }
     t->comm = toolkit_comm(p, t);
 }
 
