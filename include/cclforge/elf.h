@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cclforge/error.h"
+#include "cclforge/fs.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -93,6 +94,10 @@ void cf_elf_close(struct cf_elf *elf);
 int cf_elf_check_intact(const struct cf_elf *elf, cf_error *err);
 
 const char *cf_elf_path(const struct cf_elf *elf);
+/* The opened file's identity (device, inode, size, mtime and ctime in ns)
+ * from the fstat of its open: what a cache of per-file results keys on.
+ * -1 for a memory image. */
+int cf_elf_file_id(const struct cf_elf *elf, struct cf_file_id *id);
 const struct cf_elf_header *cf_elf_get_header(const struct cf_elf *elf);
 const struct cf_elf_dynamic *cf_elf_get_dynamic(const struct cf_elf *elf);
 

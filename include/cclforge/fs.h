@@ -57,6 +57,10 @@ struct cf_mmap {
     const uint8_t *data;
     size_t len;
     int guard; /* slot in the SIGBUS guard (src/util/mmap_guard.c); -1 none */
+    struct cf_file_id {      /* the mapped file as fstat saw it when it was opened */
+        uint64_t dev, ino, size;
+        int64_t mtime_ns, ctime_ns;
+    } id;
 };
 int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err);
 void cf_munmap(struct cf_mmap *map);
@@ -69,6 +73,10 @@ int cf_mmap_faulted(const struct cf_mmap *map);
 int cf_mmap_guard_add(const void *start, size_t len);
 int cf_mmap_guard_faulted(int slot);
 void cf_mmap_guard_remove(int slot);
+
+/* The cache root: $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge, else
+ * ~/.cache/cclforge. Caller frees. */
+char *cf_cache_root(void);
 
 /* Lowercase hex SHA-256 of a file (65 bytes incl. NUL written to hex). */
 int cf_sha256_file(const char *path, char hex[65], cf_error *err);

@@ -40,6 +40,7 @@ static const char usage[] =
     "  --flat                   one line per library in load order instead of a tree\n"
     "  --no-gpu                 skip the GPU code scan\n"
     "  --no-banner              skip the NCCL/RCCL banner scan (and the two-copies check)\n"
+    "  --no-cache               scan every file again; use and keep no scan results on disk\n"
     "  --json                   print a cclforge.inspect/1 JSON document\n"
     "  -h, --help               this help\n"
     "\n"
@@ -529,6 +530,7 @@ static cJSON *json_object(const struct cf_ldso_object *lo, const struct cf_inspe
         cJSON_AddItemToArray(lint, x);
     }
     cJSON_AddBoolToObject(o, "lint_within", io->lint_within);
+    cJSON_AddBoolToObject(o, "from_cache", io->from_cache);
     return o;
 }
 
@@ -654,6 +656,7 @@ static cJSON *json_doc(const struct cf_inspect_opts *opts, const struct cf_inspe
     cJSON_AddBoolToObject(o, "explain", opts->explain);
     cJSON_AddBoolToObject(o, "gpu", !opts->no_gpu);
     cJSON_AddBoolToObject(o, "banner", !opts->no_banner);
+    cJSON_AddBoolToObject(o, "cache", !opts->no_cache);
     cJSON *lookups = cJSON_AddArrayToObject(doc, "lookups");
     for (size_t i = 0; i < r->n_lookups; i++) {
         cJSON *n = json_node(NULL, &r->lookups[i].node, -1);
@@ -664,6 +667,12 @@ static cJSON *json_doc(const struct cf_inspect_opts *opts, const struct cf_inspe
     cJSON *targets = cJSON_AddArrayToObject(doc, "targets");
     for (size_t i = 0; i < r->n_targets; i++)
         cJSON_AddItemToArray(targets, json_target(&r->targets[i]));
+    cJSON *cache = cJSON_AddObjectToObject(doc, "scan_cache");
+    cJSON_AddItemToObject(cache, "dir", json_str_or_null(r->cache_dir));
+    cJSON_AddNumberToObject(cache, "memory_hits", (double)r->cache_memory_hits);
+    cJSON_AddNumberToObject(cache, "disk_hits", (double)r->cache_disk_hits);
+    cJSON_AddNumberToObject(cache, "misses", (double)r->cache_misses);
+    cJSON_AddNumberToObject(cache, "stored", (double)r->cache_stored);
     cJSON *sum = cJSON_AddObjectToObject(doc, "summary");
     cJSON_AddNumberToObject(sum, "targets", (double)r->n_targets);
     cJSON_AddNumberToObject(sum, "errors", (double)r->n_errors);
@@ -674,7 +683,7 @@ static cJSON *json_doc(const struct cf_inspect_opts *opts, const struct cf_inspe
 
 /* --- flags ------------------------------------------------------------- */
 
-enum { OPT_ROOT = 256, OPT_GLIBC, OPT_CPU, OPT_LLP, OPT_IGNORE_LLP, OPT_WITHIN, OPT_DEPTH, OPT_FLAT, OPT_NO_GPU, OPT_NO_BANNER, OPT_JSON };
+enum { OPT_ROOT = 256, OPT_GLIBC, OPT_CPU, OPT_NO_CACHE, OPT_LLP, OPT_IGNORE_LLP, OPT_WITHIN, OPT_DEPTH, OPT_FLAT, OPT_NO_GPU, OPT_NO_BANNER, OPT_JSON };
 
 int cmd_inspect(int argc, char **argv)
 {
@@ -692,6 +701,7 @@ int cmd_inspect(int argc, char **argv)
         { "flat", no_argument, NULL, OPT_FLAT },
         { "no-gpu", no_argument, NULL, OPT_NO_GPU },
         { "no-banner", no_argument, NULL, OPT_NO_BANNER },
+        { "no-cache", no_argument, NULL, OPT_NO_CACHE },
         { "json", no_argument, NULL, OPT_JSON },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -724,6 +734,7 @@ int cmd_inspect(int argc, char **argv)
         case OPT_FLAT: view.flat = 1; break;
         case OPT_NO_GPU: opts.no_gpu = 1; break;
         case OPT_NO_BANNER: opts.no_banner = 1; break;
+        case OPT_NO_CACHE: opts.no_cache = 1; break;
         case OPT_JSON: json = 1; break;
         case 'h': fputs(usage, stdout); return EXIT_FINE;
         default:

@@ -253,6 +253,14 @@ int cf_elf_check_intact(const struct cf_elf *elf, cf_error *err)
                         elf->path, elf->map.len);
 }
 
+int cf_elf_file_id(const struct cf_elf *elf, struct cf_file_id *id)
+{
+    if (!cf_elf_owns_mapping(elf))
+        return -1;
+    *id = elf->map.id;
+    return 0;
+}
+
 int cf_elf_owns_mapping(const struct cf_elf *elf)
 {
     return elf->map.data != NULL && elf->data == elf->map.data;

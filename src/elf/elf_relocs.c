@@ -52,11 +52,21 @@ static int mark_section(const struct cf_elf *elf, const struct cf_elf_section *s
             rc = cf_src_read_error(&src, elf->path, (size_t)sec->offset + off, err);
             break;
         }
-        for (size_t i = 0; i < want; i++) {
-            uint64_t info = get_u(p + i * entsize + (wide ? 8 : 4), wide ? 8 : 4, big);
-            uint64_t sym = wide ? info >> 32 : info >> 8;
-            if (sym && sym < n_marks)
-                marks[sym] = 1;
+        if (wide && !big) {
+            /* r_sym is the high half of r_info: one 32-bit load per entry */
+            for (size_t i = 0; i < want; i++) {
+                const uint8_t *q = p + i * entsize + 12;
+                uint32_t sym = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+                if (sym && sym < n_marks)
+                    marks[sym] = 1;
+            }
+        } else {
+            for (size_t i = 0; i < want; i++) {
+                uint64_t info = get_u(p + i * entsize + (wide ? 8 : 4), wide ? 8 : 4, big);
+                uint64_t sym = wide ? info >> 32 : info >> 8;
+                if (sym && sym < n_marks)
+                    marks[sym] = 1;
+            }
         }
         off += want * entsize;
     }

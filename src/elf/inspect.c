@@ -10,6 +10,7 @@
 
 #include "cclforge/elf.h"
 #include "cclforge/fs.h"
+#include "cclforge/scancache.h"
 #include "cclforge/strbuf.h"
 #include "cclforge/symcheck.h"
 
@@ -71,66 +72,10 @@ static int path_is_under(const char *path, const char *dir_real)
     return under;
 }
 
-/* Banner scans by file, for the whole run: a library in several targets'
- * closures (libcublasLt.so under libcublas and libcusolver, 168 MB of
- * read-only data) is scanned once. Keyed by device, inode, size and mtime. */
-struct banner_memo {
-    struct banner_seen {
-        dev_t dev;
-        ino_t ino;
-        off_t size;
-        struct timespec mtime;
-        struct cf_commlib_identity id;
-        struct cf_fatbin_sites sites; /* fatbin containers the scan met (GPU code) */
-    } *v;
-    size_t n;
-};
-
-static struct banner_seen *memo_find(const struct banner_memo *m, const struct stat *st)
-{
-    for (size_t i = 0; i < m->n; i++) {
-        const struct banner_seen *b = &m->v[i];
-        if (b->dev == st->st_dev && b->ino == st->st_ino && b->size == st->st_size &&
-            b->mtime.tv_sec == st->st_mtim.tv_sec && b->mtime.tv_nsec == st->st_mtim.tv_nsec)
-            return &m->v[i];
-    }
-    return NULL;
-}
-
-/* The read-only data scan of an object (banners, and the fatbin containers
- * met there): remembered, or scanned and remembered. *sites stays the memo's. */
-static int identify_once(struct banner_memo *memo, struct cf_elf *elf, const char *path,
-                         struct cf_commlib_identity *id, const struct cf_fatbin_sites **sites, cf_error *err)
-{
-    struct stat st;
-    int have_id = stat(path, &st) == 0;
-    struct banner_seen *seen = have_id ? memo_find(memo, &st) : NULL;
-    if (seen) {
-        *id = seen->id;
-        *sites = &seen->sites;
-        const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
-        cf_commlib_identity_name(id, dyn && dyn->soname ? dyn->soname : cf_elf_path(elf));
-        return 0;
-    }
-    struct cf_fatbin_sites found = { 0 };
-    if (cf_commlib_scan(elf, id, &found, err) != 0) {
-        cf_fatbin_sites_release(&found);
-        return -1;
-    }
-    if (!have_id) {
-        memset(&st, 0, sizeof st); /* remembered under no key: found again by pointer only */
-        st.st_ino = (ino_t)-1;
-    }
-    memo->v = cf_xrealloc(memo->v, (memo->n + 1) * sizeof *memo->v);
-    memo->v[memo->n++] = (struct banner_seen){ st.st_dev, st.st_ino, st.st_size, st.st_mtim, *id, found };
-    *sites = &memo->v[memo->n - 1].sites;
-    return 0;
-}
-
 /* Banners, GPU archs and lint of one object, from one open of its file. The
  * open file is handed back in *keep for the symbol check when keep is not
  * NULL (closed here otherwise). */
-static void scan_object(const struct cf_inspect_opts *opts, struct banner_memo *memo,
+static void scan_object(const struct cf_inspect_opts *opts, struct cf_scan_cache *cache,
                         struct cf_inspect_target *t, long i, const char *within_real, struct cf_elf **keep)
 {
     const struct cf_ldso_object *o = &t->closure.objects[i];
@@ -146,30 +91,27 @@ static void scan_object(const struct cf_inspect_opts *opts, struct banner_memo *
     if (i == 0)
         t->is_static = !cf_elf_get_dynamic(elf)->has_dynamic;
     /* One scan of the read-only data finds banners and the GPU code kept
-     * there; --no-banner only hides the banners when GPU code is wanted. */
-    const struct cf_fatbin_sites *sites = NULL;
-    if (opts->no_banner && opts->no_gpu) {
-        /* nothing read */
-    } else if (identify_once(memo, elf, o->file, &io->commlib, &sites, &err) != 0) {
+     * there (remembered per file); --no-banner only hides the banners. */
+    unsigned what = (opts->no_banner ? 0u : CF_SCAN_BANNER) | (opts->no_gpu ? 0u : CF_SCAN_GPU);
+    struct cf_scan_facts facts;
+    memset(&facts, 0, sizeof facts);
+    if (what && cf_scan_file(cache, elf, what, &facts, &io->from_cache, &err) != 0) {
         add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_WARNING, i, o->path,
-                    cf_asprintf("banner scan: %s", cf_error_message(&err)));
+                    cf_asprintf("%s: %s", opts->no_banner ? "GPU code" : "banner scan", cf_error_message(&err)));
         cf_error_clear(&err);
-    } else {
+    } else if (what) {
+        io->commlib = facts.id;
         io->commlib_scanned = !opts->no_banner;
-    }
-    if (!opts->no_gpu) {
-        if (cf_gpucode_inventory(elf, &io->gpu, &err) != 0 ||
-            cf_gpucode_inventory_add_sites(elf, sites, &io->gpu, &err) != 0) {
-            add_problem(t, CF_INSPECT_GPU_CODE, CF_LINT_WARNING, i, o->path,
-                        cf_asprintf("GPU code: %s", cf_error_message(&err)));
-            cf_error_clear(&err);
-        } else {
+        if (!opts->no_gpu) {
+            io->gpu = facts.gpu; /* taken over */
+            memset(&facts.gpu, 0, sizeof facts.gpu);
             io->gpu_scanned = 1;
             if (io->gpu.problem)
                 add_problem(t, CF_INSPECT_GPU_CODE, CF_LINT_WARNING, i, o->path,
                             cf_asprintf("GPU code: %s", io->gpu.problem));
         }
     }
+    cf_scan_facts_release(&facts);
     struct cf_rpath_lint_opts lo = {
         .lib = t->closure.dst_lib,
         .platform = t->closure.dst_platform,
@@ -280,7 +222,7 @@ static void symbol_problems(struct cf_inspect_target *t)
 }
 
 static void inspect_target(const struct cf_inspect_opts *opts, const struct cf_ldso_opts *lo,
-                           struct banner_memo *memo, const char *within_real, struct cf_inspect_target *t)
+                           struct cf_scan_cache *cache, const char *within_real, struct cf_inspect_target *t)
 {
     cf_error err = CF_ERROR_INIT;
     if (cf_is_dir(t->file)) {
@@ -298,7 +240,7 @@ static void inspect_target(const struct cf_inspect_opts *opts, const struct cf_l
     /* With --undefined the objects stay open for the symbol check: one open each. */
     struct cf_elf **elves = opts->undefined ? cf_xcalloc(t->closure.n_objects + 1, sizeof *elves) : NULL;
     for (size_t i = 0; i < t->closure.n_objects; i++)
-        scan_object(opts, memo, t, (long)i, within_real, elves ? &elves[i] : NULL);
+        scan_object(opts, cache, t, (long)i, within_real, elves ? &elves[i] : NULL);
     copies_problem(t);
     if (opts->undefined) {
         if (cf_symcheck_run_opened(&t->closure, elves, &t->symcheck, &err) != 0) {
@@ -386,7 +328,7 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
         return -1;
     }
     struct cf_ldso_facts facts = { 0 };
-    struct banner_memo memo = { 0 };
+    struct cf_scan_cache *cache = cf_scan_cache_new(opts->cache_dir, !opts->no_cache, 0);
     struct cf_ldso_opts lo = {
         .root = opts->root,
         .ld_library_path = opts->ld_library_path,
@@ -399,6 +341,7 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
     if (opts->n_files == 0) {
         out->default_mode = 1;
         if (locate_defaults(&lo, out, err) != 0) {
+            cf_scan_cache_free(cache);
             free(within_real);
             cf_inspect_result_release(out);
             return -1;
@@ -411,13 +354,18 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
             new_target(out, opts->files[i]);
     }
     for (size_t i = 0; i < out->n_targets; i++) {
-        inspect_target(opts, &lo, &memo, within_real, &out->targets[i]);
+        inspect_target(opts, &lo, cache, within_real, &out->targets[i]);
         out->n_errors += out->targets[i].n_errors;
         out->n_warnings += out->targets[i].n_warnings;
     }
-    for (size_t i = 0; i < memo.n; i++)
-        cf_fatbin_sites_release(&memo.v[i].sites);
-    free(memo.v);
+    struct cf_scan_cache_stats st;
+    cf_scan_cache_stats(cache, &st);
+    out->cache_dir = cf_strdup(cf_scan_cache_dir(cache));
+    out->cache_memory_hits = st.memory_hits;
+    out->cache_disk_hits = st.disk_hits;
+    out->cache_misses = st.misses;
+    out->cache_stored = st.stored;
+    cf_scan_cache_free(cache);
     free(within_real);
     return 0;
 }
@@ -453,5 +401,6 @@ void cf_inspect_result_release(struct cf_inspect_result *res)
     for (size_t i = 0; i < res->n_lookups; i++)
         cf_ldso_node_release(&res->lookups[i].node);
     free(res->lookups);
+    free(res->cache_dir);
     memset(res, 0, sizeof *res);
 }

@@ -392,10 +392,14 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
         }
         /* A loader listed (glibc 2.41+) but needed by nothing is in no symbol scope. */
         o->in_scope = !(c->objects[i].is_interp && c->objects[i].node < 0);
+        /* .gnu.hash lists exactly the exported definitions, from symoffset on. */
         struct rawsym s;
-        for (size_t k = 1; k < o->n_syms && o->in_scope; k++)
-            if (sym_at(o, k, &s) == 0 && is_definition(&s))
-                out->n_definitions++;
+        if (o->in_scope && o->buckets && o->symoffset <= o->n_syms)
+            out->n_definitions += o->n_syms - o->symoffset;
+        else
+            for (size_t k = 1; k < o->n_syms && o->in_scope; k++)
+                if (sym_at(o, k, &s) == 0 && is_definition(&s))
+                    out->n_definitions++;
     }
     if (rc == 0) {
         check_versions(c, objs, out);

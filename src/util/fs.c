@@ -255,8 +255,7 @@ char *cf_realpath(const char *path)
 
 int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err)
 {
-    map->data = NULL;
-    map->len = 0;
+    memset(map, 0, sizeof *map);
     map->guard = -1;
     int fd = cf_open_regular(path, err);
     if (fd < 0)
@@ -267,6 +266,11 @@ int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err)
         close(fd);
         return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e));
     }
+    map->id.dev = (uint64_t)st.st_dev;
+    map->id.ino = (uint64_t)st.st_ino;
+    map->id.size = (uint64_t)st.st_size;
+    map->id.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    map->id.ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
     if (st.st_size == 0) {
         close(fd);
         return 0;
