@@ -85,6 +85,9 @@ struct cf_elf_verneed {
 
 /* Opens and validates path. The mapping stays valid until cf_elf_close. */
 int cf_elf_open(const char *path, struct cf_elf **out, cf_error *err);
+/* Same over a descriptor open on path (taken over: closed once mapped, or on
+ * failure); fd < 0 opens path. */
+int cf_elf_open_fd(int fd, const char *path, struct cf_elf **out, cf_error *err);
 /* Same, over a caller-owned buffer (fuzzing, embedded images). `name` labels errors. */
 int cf_elf_open_memory(const void *data, size_t len, const char *name, struct cf_elf **out, cf_error *err);
 void cf_elf_close(struct cf_elf *elf);

@@ -63,6 +63,9 @@ struct cf_mmap {
     } id;
 };
 int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err);
+/* The same for a descriptor already open (it is closed here, mapped or not);
+ * path labels errors. */
+int cf_mmap_fd(int fd, const char *path, struct cf_mmap *map, cf_error *err);
 void cf_munmap(struct cf_mmap *map);
 /* 1 when a read of the mapping found the file shorter than when it was mapped. */
 int cf_mmap_faulted(const struct cf_mmap *map);

@@ -107,6 +107,8 @@ struct cf_ldso_result {
     char *dst_lib;            /* the $LIB this loader expands ("lib/x86_64-linux-gnu") */
     char *dst_platform;       /* the $PLATFORM it expands ("haswell" on Intel AVX2 hosts); NULL: none */
     struct cf_ldso_facts facts;
+    struct cf_elf **elves;    /* opts.keep_open: elves[i] is object i opened, NULL when it could not be
+                               * read; closed by cf_ldso_result_release */
     struct strvec hwcaps;     /* glibc-hwcaps subdirectories searched, best first ("x86-64-v3") */
     struct strvec legacy_hwcaps; /* legacy names in glibc's order ("x86_64", "haswell", "tls"); the
                                * subdirectories tried are their power set */
@@ -136,6 +138,10 @@ struct cf_ldso_opts {
      * storage the first resolve fills and later ones reuse (cpuid traps to
      * the hypervisor in a VM, and the glibc banner is a file read). */
     struct cf_ldso_facts *facts_cache;
+    /* Keep every object's cf_elf open in the result (res.elves) instead of
+     * closing it once its dynamic section is read: a caller that reads the
+     * objects next (inspect) saves an open, a mapping and a header parse each. */
+    int keep_open;
 };
 
 /* Works out the facts for (machine, class) under opts: the root's glibc

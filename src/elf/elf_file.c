@@ -231,10 +231,15 @@ static int finish_open(struct cf_elf *elf, struct cf_elf **out, cf_error *err)
 
 int cf_elf_open(const char *path, struct cf_elf **out, cf_error *err)
 {
+    return cf_elf_open_fd(-1, path, out, err);
+}
+
+int cf_elf_open_fd(int fd, const char *path, struct cf_elf **out, cf_error *err)
+{
     *out = NULL;
     struct cf_elf *elf = cf_xcalloc(1, sizeof *elf);
     elf->path = cf_strdup(path);
-    if (cf_mmap_file(path, &elf->map, err) != 0) {
+    if ((fd >= 0 ? cf_mmap_fd(fd, path, &elf->map, err) : cf_mmap_file(path, &elf->map, err)) != 0) {
         cf_elf_close(elf);
         return -1;
     }

@@ -15,7 +15,7 @@
 
 #include "byte_source.h"
 
-enum { RELOC_WINDOW = 64 * 1024 };
+enum { RELOC_WINDOW = 64 * 1024, MAPPED_MAX = 1024 * 1024 };
 
 static uint64_t get_u(const uint8_t *p, int bytes, int big)
 {
@@ -41,8 +41,12 @@ static int mark_section(const struct cf_elf *elf, const struct cf_elf_section *s
     uint64_t lead = rela ? (dyn->rela && dyn->rela == sec->addr ? dyn->relacount : 0)
                          : (dyn->rel && dyn->rel == sec->addr ? dyn->relcount : 0);
     uint64_t start = lead < len / entsize ? lead * entsize : len - len % entsize;
+    /* Small tables from the mapping (no second open); large ones through the window. */
     struct cf_byte_source src;
-    cf_src_init_section(&src, elf, sec, data, len, RELOC_WINDOW, 0, fd);
+    if (len - start <= MAPPED_MAX)
+        cf_src_init_memory(&src, data, len);
+    else
+        cf_src_init_section(&src, elf, sec, data, len, RELOC_WINDOW, 0, fd);
     int rc = 0;
     size_t per_window = (src.mem ? len : RELOC_WINDOW) / entsize;
     for (size_t off = (size_t)start; per_window && off + entsize <= len;) {

@@ -81,8 +81,11 @@ static void scan_object(const struct cf_inspect_opts *opts, struct cf_scan_cache
     const struct cf_ldso_object *o = &t->closure.objects[i];
     struct cf_inspect_object *io = &t->objects[i];
     cf_error err = CF_ERROR_INIT;
-    struct cf_elf *elf;
-    if (cf_elf_open(o->file, &elf, &err) != 0) {
+    /* Opened by the resolution already (lo.keep_open): taken over. */
+    struct cf_elf *elf = t->closure.elves ? t->closure.elves[i] : NULL;
+    if (elf)
+        t->closure.elves[i] = NULL;
+    else if (cf_elf_open(o->file, &elf, &err) != 0) {
         io->error = cf_strdup(cf_error_message(&err));
         cf_error_clear(&err);
         return;
@@ -337,6 +340,7 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
         .glibc = opts->glibc,
         .cpu = opts->cpu,
         .facts_cache = &facts, /* one glibc read and cpuid probe for all targets */
+        .keep_open = 1,        /* each object is read again next: open once */
     };
     if (opts->n_files == 0) {
         out->default_mode = 1;

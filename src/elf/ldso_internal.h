@@ -39,10 +39,12 @@ struct ldso_verdict {
     char *detail;   /* malloc'd or NULL */
     dev_t dev;
     ino_t ino;
+    int fd;         /* with keep_fd and reject NONE: the file, still open (the caller closes it); else -1 */
 };
 
 /* Checks one candidate file for a loader of (elf_class, byte order, machine), reading only
  * its ELF header. */
-void cf_ldso_verify(const char *path, int elf_class, int big_endian, unsigned machine, struct ldso_verdict *v);
+void cf_ldso_verify(const char *path, int elf_class, int big_endian, unsigned machine, int keep_fd,
+                    struct ldso_verdict *v);
 
 #endif

@@ -66,6 +66,7 @@ struct ctx {
     size_t objs_alloc;
     struct cf_ldso_result *res;
     size_t nodes_alloc;
+    size_t elves_alloc;          /* entries of res->elves (opts.keep_open) */
     struct cf_ldso_candidate *cands;
     size_t n_cands, cands_alloc;
     struct strvec missing_names;
@@ -192,16 +193,17 @@ struct found {
 
 /* cf_ldso_verify on the file behind a path the loader names; *file gets
  * that file (NULL for a symlink loop, which fails as glibc's open would). */
-static void verify_named(const struct ctx *c, const char *path, struct ldso_verdict *v, char **file)
+static void verify_named(const struct ctx *c, const char *path, int keep_fd, struct ldso_verdict *v, char **file)
 {
     *file = cf_ldso_host_path(c->root, path);
     if (!*file) {
         memset(v, 0, sizeof *v);
+        v->fd = -1;
         v->reject = CF_LDSO_REJ_OTHER_ERROR;
         v->detail = cf_strdup(strerror(ELOOP));
         return;
     }
-    cf_ldso_verify(*file, c->elf_class, c->big_endian, c->machine, v);
+    cf_ldso_verify(*file, c->elf_class, c->big_endian, c->machine, keep_fd, v);
 }
 
 /* Tries one candidate path; records it. */
@@ -210,7 +212,7 @@ static enum search_outcome try_path(struct ctx *c, const char *path, enum cf_lds
 {
     struct ldso_verdict v;
     char *file;
-    verify_named(c, path, &v, &file);
+    verify_named(c, path, 1, &v, &file); /* the found file stays open for read_object */
     add_candidate(c, path, src, v.reject, v.detail);
     if (v.reject == CF_LDSO_REJ_NONE) {
         free(f->file);
@@ -427,12 +429,12 @@ static enum search_outcome search_name(struct ctx *c, const char *name, long loa
 
 /* --- objects ----------------------------------------------------------- */
 
-/* Reads what the loader needs from a found file's dynamic section, then closes it:
- * only one ELF file is open at a time. */
-static int read_object(struct ctx *c, long i, cf_error *err)
+/* Reads what the loader needs from a found file's dynamic section, then closes it
+ * (one ELF file open at a time) unless opts.keep_open. The file is `elf` when
+ * open already, else the descriptor fd verify left open, else opened here. */
+static int read_object(struct ctx *c, long i, struct cf_elf *elf, int fd, cf_error *err)
 {
-    struct cf_elf *elf;
-    if (cf_elf_open(c->res->objects[i].file, &elf, err) != 0)
+    if (!elf && cf_elf_open_fd(fd, c->res->objects[i].file, &elf, err) != 0)
         return -1;
     const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
     struct obj *o = &c->objs[i];
@@ -449,8 +451,29 @@ static int read_object(struct ctx *c, long i, cf_error *err)
     pub->runpath = cf_strdup(dyn->runpath);
     pub->flags_1 = dyn->flags_1;
     int rc = cf_elf_check_intact(elf, err);
-    cf_elf_close(elf);
+    if (rc == 0 && c->opts->keep_open) {
+        if (c->elves_alloc < c->res->n_objects) {
+            size_t n = c->objs_alloc;
+            c->res->elves = cf_xrealloc(c->res->elves, n * sizeof *c->res->elves);
+            memset(c->res->elves + c->elves_alloc, 0, (n - c->elves_alloc) * sizeof *c->res->elves);
+            c->elves_alloc = n;
+        }
+        c->res->elves[i] = elf;
+    } else {
+        cf_elf_close(elf);
+    }
     return rc;
+}
+
+/* opts.keep_open: one slot per object, NULL for those not opened. */
+static void keep_all(struct ctx *c)
+{
+    if (!c->opts->keep_open || c->elves_alloc >= c->res->n_objects)
+        return;
+    size_t n = c->res->n_objects;
+    c->res->elves = cf_xrealloc(c->res->elves, n * sizeof *c->res->elves);
+    memset(c->res->elves + c->elves_alloc, 0, (n - c->elves_alloc) * sizeof *c->res->elves);
+    c->elves_alloc = n;
 }
 
 static long add_object(struct ctx *c, const char *path, const char *file, const char *name, long loader, long node,
@@ -505,7 +528,7 @@ static long match_interp(struct ctx *c, const char *name, long loader, long node
     char *path = cf_ldso_rooted(c->root, c->interp_name);
     struct ldso_verdict v;
     char *file;
-    verify_named(c, path, &v, &file);
+    verify_named(c, path, 0, &v, &file);
     long i = add_object(c, path, file, c->interp_name, loader, node, v.reject == CF_LDSO_REJ_NONE ? &v : NULL);
     free(file);
     free(v.detail);
@@ -588,6 +611,8 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
     if (o == SEARCH_FOUND) {
         long same = find_loaded_by_id(c, &f.verdict);
         if (same >= 0) {
+            if (f.verdict.fd >= 0)
+                close(f.verdict.fd);
             /* _dl_map_object_from_fd: "The object is already loaded." */
             cf_strvec_push(&c->objs[same].names, name);
             n->object = same;
@@ -602,7 +627,7 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
             if (f.reason == CF_LDSO_RPATH || f.reason == CF_LDSO_RUNPATH)
                 n->via = cf_strdup(c->res->objects[f.via].path);
             cf_error e = CF_ERROR_INIT;
-            if (read_object(c, i, &e) != 0) {
+            if (read_object(c, i, NULL, f.verdict.fd, &e) != 0) {
                 n->error = cf_strdup(cf_error_message(&e));
                 cf_error_clear(&e);
             }
@@ -784,7 +809,6 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
     c.interp_name = cf_strdup(dyn->interp ? dyn->interp : c.plat.interp);
     out->interp = cf_ldso_rooted(c.root, c.interp_name);
     int has_dynamic = dyn->has_dynamic;
-    cf_elf_close(elf);
 
     /* The root is the main map: its node, its object, its dynamic section. */
     struct cf_ldso_node *root_node = new_node(&c);
@@ -792,9 +816,14 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
     root_node->path = cf_strdup(path);
     root_node->reason = CF_LDSO_ROOT;
     root_node->object = 0;
+    /* The main map's identity: the file opened above (it is the loader's main program). */
     struct ldso_verdict rv;
-    cf_ldso_verify(path, c.elf_class, c.big_endian, c.machine, &rv);
-    free(rv.detail);
+    memset(&rv, 0, sizeof rv);
+    struct cf_file_id fid;
+    if (cf_elf_file_id(elf, &fid) == 0) {
+        rv.dev = (dev_t)fid.dev;
+        rv.ino = (ino_t)fid.ino;
+    }
     add_object(&c, path, NULL, NULL, -1, 0, &rv);
     if (cf_glibc_follows(c.facts.glibc, CF_GLIBC_MAIN_REALPATH)) {
         /* ld.so names the main program by its real path (and takes $ORIGIN from it). */
@@ -806,12 +835,13 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
             free(real);
         }
     }
-    if (read_object(&c, 0, err) != 0) {
+    if (read_object(&c, 0, elf, -1, err) != 0) {
         release_ctx(&c);
         cf_ldso_result_release(out);
         return -1;
     }
     if (!has_dynamic) {
+        keep_all(&c);
         release_ctx(&c);
         return 0;
     }
@@ -826,6 +856,7 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
      * last object, outside the symbol scope (no node loaded it). */
     if (c.interp_obj < 0 && cf_glibc_follows(c.facts.glibc, CF_GLIBC_INTERP_ALWAYS_LISTED))
         match_interp(&c, c.interp_name, -1, -1);
+    keep_all(&c);
 
     release_ctx(&c);
     return 0;
@@ -918,6 +949,9 @@ void cf_ldso_result_release(struct cf_ldso_result *res)
         free(o->runpath);
     }
     free(res->objects);
+    for (size_t i = 0; res->elves && i < res->n_objects; i++)
+        cf_elf_close(res->elves[i]);
+    free(res->elves);
     free(res->interp);
     free(res->dst_lib);
     free(res->dst_platform);

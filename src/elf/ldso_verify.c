@@ -120,9 +120,11 @@ static void check_segments(int fd, uint64_t file_size, const uint8_t *h, int elf
     free(ph);
 }
 
-void cf_ldso_verify(const char *path, int elf_class, int big_endian, unsigned machine, struct ldso_verdict *v)
+void cf_ldso_verify(const char *path, int elf_class, int big_endian, unsigned machine, int keep_fd,
+                    struct ldso_verdict *v)
 {
     memset(v, 0, sizeof *v);
+    v->fd = -1;
     /* Never open what is not a regular file: glibc's loader would block on a
      * FIFO, and opening a device may act on it. What glibc would then do
      * decides the verdict: a directory or device fails its read (fatal), a
@@ -193,5 +195,8 @@ void cf_ldso_verify(const char *path, int elf_class, int big_endian, unsigned ma
         if (v->reject == CF_LDSO_REJ_NONE)
             check_segments(fd, (uint64_t)st.st_size, h, elf_class, big_endian, v);
     }
-    close(fd);
+    if (keep_fd && v->reject == CF_LDSO_REJ_NONE)
+        v->fd = fd; /* the loader maps what it verified: so does the caller */
+    else
+        close(fd);
 }

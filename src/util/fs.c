@@ -60,10 +60,7 @@ int cf_open_regular(const char *path, cf_error *err)
         return S_ISREG(st.st_mode) ? cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e))
                                    : not_regular(path, st.st_mode, err);
     }
-    int flags = fcntl(fd, F_GETFL);
-    if (flags >= 0)
-        (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-    return fd;
+    return fd; /* O_NONBLOCK stays: it changes nothing for a regular file */
 }
 
 int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_error *err)
@@ -260,11 +257,19 @@ int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err)
     int fd = cf_open_regular(path, err);
     if (fd < 0)
         return -1;
+    return cf_mmap_fd(fd, path, map, err);
+}
+
+int cf_mmap_fd(int fd, const char *path, struct cf_mmap *map, cf_error *err)
+{
+    memset(map, 0, sizeof *map);
+    map->guard = -1;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         int e = errno;
         close(fd);
-        return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e));
+        return S_ISREG(st.st_mode) ? cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e))
+                                   : not_regular(path, st.st_mode, err);
     }
     map->id.dev = (uint64_t)st.st_dev;
     map->id.ino = (uint64_t)st.st_ino;
