@@ -74,6 +74,10 @@ int cf_mmap_faulted(const struct cf_mmap *map);
  * none is free, the mapping then being unguarded), the fault flag of a slot,
  * and the release that must come before the munmap. */
 int cf_mmap_guard_add(const void *start, size_t len);
+/* The handler is installed at the first mapping; a program (or test harness)
+ * that sets its own SIGBUS handler later calls this to put ours back in
+ * front (it chains to theirs). */
+void cf_mmap_guard_reinstall(void);
 int cf_mmap_guard_faulted(int slot);
 void cf_mmap_guard_remove(int slot);
 

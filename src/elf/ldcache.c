@@ -42,7 +42,7 @@ struct reader {
     int big_endian;
 };
 
-static int rd32(const struct reader *r, size_t off, uint32_t *v)
+static inline int rd32(const struct reader *r, size_t off, uint32_t *v)
 {
     if (off > r->len || r->len - off < 4)
         return -1;
@@ -52,7 +52,7 @@ static int rd32(const struct reader *r, size_t off, uint32_t *v)
     return 0;
 }
 
-static int rd64(const struct reader *r, size_t off, uint64_t *v)
+static inline int rd64(const struct reader *r, size_t off, uint64_t *v)
 {
     uint32_t a, b;
     if (rd32(r, off, &a) != 0 || rd32(r, off + 4, &b) != 0)
@@ -62,7 +62,7 @@ static int rd64(const struct reader *r, size_t off, uint64_t *v)
 }
 
 /* A NUL-terminated string at base+off inside the image, or NULL. */
-static const char *string_at(const struct reader *r, size_t base, uint64_t off)
+static inline const char *string_at(const struct reader *r, size_t base, uint64_t off)
 {
     if (base > r->len || off >= r->len - base)
         return NULL;
@@ -130,7 +130,7 @@ static int parse_new_table(struct cf_ldcache *c, const struct reader *r, size_t 
     for (uint32_t i = 0; i < nlibs; i++) {
         size_t at = base + NEW_HEADER_SIZE + (size_t)i * NEW_ENTRY_SIZE;
         struct cf_ldcache_entry *e = &c->entries[i];
-        uint32_t flags, key, value;
+        uint32_t flags = 0, key = 0, value = 0;
         rd32(r, at, &flags);
         rd32(r, at + 4, &key);
         rd32(r, at + 8, &value);
@@ -163,7 +163,7 @@ static int parse_old_table(struct cf_ldcache *c, const struct reader *r, uint32_
     c->n_entries = nlibs;
     for (uint32_t i = 0; i < nlibs; i++) {
         size_t at = OLD_HEADER_SIZE + (size_t)i * OLD_ENTRY_SIZE;
-        uint32_t flags, key, value;
+        uint32_t flags = 0, key = 0, value = 0;
         rd32(r, at, &flags);
         rd32(r, at + 4, &key);
         rd32(r, at + 8, &value);

@@ -173,10 +173,15 @@ static int binds_in(const struct opened *o, const char *name, uint32_t ghash, co
 {
     struct match m = { name, version, 0, 0 };
     if (o->buckets) {
-        size_t bits = o->wide ? 64 : 32;
-        const uint8_t *w = o->bloom + (o->wide ? 8 : 4) * ((ghash / bits) & (o->bloom_words - 1));
-        uint64_t word = o->wide ? rd64(w, o->big) : rd32(w, o->big);
-        uint64_t mask = (1ull << (ghash % bits)) | (1ull << ((ghash >> o->bloom_shift) % bits));
+        /* The bloom filter: one word, two bits (ELFCLASS bits per word: 64 or 32). */
+        unsigned log2_bits = o->wide ? 6 : 5, low = (1u << log2_bits) - 1;
+        size_t word_index = (ghash >> log2_bits) & (o->bloom_words - 1);
+        uint64_t word;
+        if (o->wide && !o->big)
+            memcpy(&word, o->bloom + 8 * word_index, 8);
+        else
+            word = o->wide ? rd64(o->bloom + 8 * word_index, o->big) : rd32(o->bloom + 4 * word_index, o->big);
+        uint64_t mask = (1ull << (ghash & low)) | (1ull << ((ghash >> (o->bloom_shift & 31)) & low));
         if ((word & mask) != mask)
             return 0;
         uint32_t idx = rd32(o->buckets + 4 * (ghash % o->nbuckets), o->big);
@@ -293,13 +298,61 @@ static int is_reference(const struct opened *o, size_t i, struct rawsym *s)
     return sym_at(o, i, s) == 0 && s->shndx == SHN_UNDEF && s->name[0] && s->bind == STB_GLOBAL;
 }
 
-static int is_defined(const struct opened *objs, size_t n, const char *name, const char *version)
+static int is_defined(const struct opened *objs, size_t n, const char *name, uint32_t h, const char *version)
 {
-    uint32_t h = gnu_hash(name);
     for (size_t i = 0; i < n; i++)
         if (objs[i].in_scope && objs[i].syms && binds_in(&objs[i], name, h, version))
             return 1;
     return 0;
+}
+
+/* The answer for each (name, version) asked once: a closure's objects ask
+ * for the same symbols (malloc, memcpy, the C++ runtime) over and over, and
+ * the global scope answers each the same way. Open addressing on the hash. */
+struct answers {
+    struct answer {
+        const char *name, *version; /* NULL name: empty slot; strings live in the objects */
+        uint32_t hash;
+        int defined;
+    } *v;
+    size_t n, cap;
+};
+
+static int answered(struct answers *a, const char *name, uint32_t h, const char *version, int *defined)
+{
+    for (size_t i = a->cap ? h & (a->cap - 1) : 0; a->cap && a->v[i].name; i = (i + 1) & (a->cap - 1)) {
+        const struct answer *x = &a->v[i];
+        if (x->hash == h && strcmp(x->name, name) == 0 &&
+            (x->version == version || (x->version && version && strcmp(x->version, version) == 0))) {
+            *defined = x->defined;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void remember(struct answers *a, const char *name, uint32_t h, const char *version, int defined)
+{
+    if ((a->n + 1) * 2 > a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 1024;
+        struct answer *v = cf_xcalloc(cap, sizeof *v);
+        for (size_t i = 0; i < a->cap; i++) {
+            if (!a->v[i].name)
+                continue;
+            size_t k = a->v[i].hash & (cap - 1);
+            while (v[k].name)
+                k = (k + 1) & (cap - 1);
+            v[k] = a->v[i];
+        }
+        free(a->v);
+        a->v = v;
+        a->cap = cap;
+    }
+    size_t k = h & (a->cap - 1);
+    while (a->v[k].name)
+        k = (k + 1) & (a->cap - 1);
+    a->v[k] = (struct answer){ name, version, h, defined };
+    a->n++;
 }
 
 static void add_problem(struct cf_symcheck_result *r, enum cf_symcheck_kind kind, const char *symbol,
@@ -401,6 +454,7 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
                 if (sym_at(o, k, &s) == 0 && is_definition(&s))
                     out->n_definitions++;
     }
+    struct answers known = { 0 };
     if (rc == 0) {
         check_versions(c, objs, out);
         /* rtld relocates objects in reverse load order; ldd -r reports in that order. */
@@ -414,7 +468,13 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
                     continue;
                 out->n_references++;
                 const char *version = version_name(o, s.versym);
-                if (is_defined(objs, c->n_objects, s.name, version))
+                uint32_t h = gnu_hash(s.name);
+                int defined;
+                if (!answered(&known, s.name, h, version, &defined)) {
+                    defined = is_defined(objs, c->n_objects, s.name, h, version);
+                    remember(&known, s.name, h, version, defined);
+                }
+                if (defined)
                     continue;
                 char *msg = version ? cf_asprintf("undefined symbol: %s, version %s\t(%s)", s.name, version,
                                                   c->objects[i].path)
@@ -423,6 +483,7 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
             }
         }
     }
+    free(known.v);
     for (size_t i = 0; i < c->n_objects; i++)
         if (objs[i].elf && !objs[i].borrowed)
             cf_elf_close(objs[i].elf);

@@ -11,6 +11,7 @@
  * handler reads it safely from any thread. */
 #include "cclforge/fs.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -73,9 +74,8 @@ static int is_ours(const struct sigaction *sa)
     return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == on_sigbus;
 }
 
-/* Puts our handler in front, chaining to what was there. Done at every new
- * mapping, not once: someone may have set their own handler since (a test
- * harness does, per test). */
+/* Puts our handler in front, chaining to what was there (once per process;
+ * cf_mmap_guard_reinstall again after someone else set theirs). */
 static void install(void)
 {
     page_size = (size_t)sysconf(_SC_PAGESIZE);
@@ -91,11 +91,18 @@ static void install(void)
         previous = old; /* never ourselves: a racing install must not make us chain to us */
 }
 
+static pthread_once_t installed = PTHREAD_ONCE_INIT;
+
+void cf_mmap_guard_reinstall(void)
+{
+    install();
+}
+
 int cf_mmap_guard_add(const void *start, size_t len)
 {
     if (!start || !len)
         return -1;
-    install();
+    pthread_once(&installed, install);
     for (int i = 0; i < GUARD_SLOTS; i++) {
         uintptr_t expect = 0;
         if (!atomic_compare_exchange_strong(&slots[i].start, &expect, CLAIMING))
