@@ -101,7 +101,7 @@ struct cf_inspect_result {
     size_t n_targets;
     size_t n_errors, n_warnings;       /* over all targets */
     char *cache_dir;                   /* the scan cache used, NULL: memory only */
-    size_t cache_memory_hits, cache_disk_hits, cache_misses, cache_stored;
+    size_t cache_memory_hits, cache_disk_hits, cache_misses, cache_stored, cache_evicted;
 };
 
 /* Inspects opts->files (or the default comm libraries). A file that cannot be

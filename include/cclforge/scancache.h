@@ -42,7 +42,8 @@ void cf_scan_facts_release(struct cf_scan_facts *f);
 struct cf_scan_cache; /* opaque */
 
 /* dir: where entries live; NULL: <cf_cache_root()>/scan-v1. persistent 0:
- * memory only (--no-cache). max_bytes: the directory's bound (0: 256 MB).
+ * memory only (--no-cache). max_bytes: the directory's bound (0:
+ * $CCLFORGE_SCAN_CACHE_MAX bytes, else 256 MB).
  * Never fails: a cache that cannot be created just stays in memory. */
 struct cf_scan_cache *cf_scan_cache_new(const char *dir, int persistent, uint64_t max_bytes);
 void cf_scan_cache_free(struct cf_scan_cache *c);

@@ -17,7 +17,7 @@
 
 static const char doctor_usage[] =
     "usage: cclforge doctor [--json] [--libtorch DIR] [--survey FILE.json] [--save FILE.json]\n"
-    "                       [--sysfs-root DIR] [--python PY | --no-python] [--no-nvidia]\n"
+    "                       [--sysfs-root DIR] [--python PY | --no-python] [--no-nvidia] [--no-cache]\n"
     "       cclforge doctor compare [--json] A.json B.json [...]\n"
     "\n"
     "Surveys this machine for collective communication: vendor toolkits (CUDA, ROCm,\n"
@@ -36,6 +36,8 @@ static const char doctor_usage[] =
     "  --python PY        interpreter used to locate torch (default python3)\n"
     "  --no-python        do not run Python to locate torch\n"
     "  --no-nvidia        do not load libcuda.so.1 or run nvidia-smi\n"
+    "  --no-cache         ask Python and the compilers again and scan every library again\n"
+    "                     (answers are kept under the cache root while their files are unchanged)\n"
     "  -h, --help         this text\n"
     "\n"
     "compare reads the --json reports of several hosts and reports what stops their ranks\n"
@@ -386,6 +388,7 @@ int cmd_doctor(int argc, char **argv)
         { "python", required_argument, NULL, 'p' },
         { "no-python", no_argument, NULL, 'P' },
         { "no-nvidia", no_argument, NULL, 'N' },
+        { "no-cache", no_argument, NULL, 'C' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -404,6 +407,7 @@ int cmd_doctor(int argc, char **argv)
         case 'p': opts.python = optarg; break;
         case 'P': opts.skip |= CF_SURVEY_SKIP_PYTHON; break;
         case 'N': opts.no_nvidia_driver = 1; break;
+        case 'C': opts.no_cache = 1; break;
         case 'h': fputs(doctor_usage, stdout); return EXIT_FINE;
         default: return cli_usage("doctor", "unknown or incomplete option '%s'", argv[optind - 1]);
         }

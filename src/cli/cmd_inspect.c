@@ -673,6 +673,7 @@ static cJSON *json_doc(const struct cf_inspect_opts *opts, const struct cf_inspe
     cJSON_AddNumberToObject(cache, "disk_hits", (double)r->cache_disk_hits);
     cJSON_AddNumberToObject(cache, "misses", (double)r->cache_misses);
     cJSON_AddNumberToObject(cache, "stored", (double)r->cache_stored);
+    cJSON_AddNumberToObject(cache, "evicted", (double)r->cache_evicted);
     cJSON *sum = cJSON_AddObjectToObject(doc, "summary");
     cJSON_AddNumberToObject(sum, "targets", (double)r->n_targets);
     cJSON_AddNumberToObject(sum, "errors", (double)r->n_errors);

@@ -369,6 +369,7 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
     out->cache_disk_hits = st.disk_hits;
     out->cache_misses = st.misses;
     out->cache_stored = st.stored;
+    out->cache_evicted = st.evicted;
     cf_scan_cache_free(cache);
     free(within_real);
     return 0;

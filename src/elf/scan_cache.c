@@ -39,7 +39,9 @@ struct cf_scan_cache {
 struct cf_scan_cache *cf_scan_cache_new(const char *dir, int persistent, uint64_t max_bytes)
 {
     struct cf_scan_cache *c = cf_xcalloc(1, sizeof *c);
-    c->max_bytes = max_bytes ? max_bytes : DEFAULT_MAX;
+    const char *env = getenv("CCLFORGE_SCAN_CACHE_MAX"); /* bytes; tests set a tiny bound */
+    uint64_t from_env = env && *env ? strtoull(env, NULL, 10) : 0;
+    c->max_bytes = max_bytes ? max_bytes : from_env ? from_env : DEFAULT_MAX;
     if (persistent) {
         if (dir) {
             c->dir = cf_strdup(dir);
