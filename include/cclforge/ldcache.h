@@ -63,6 +63,13 @@ struct cf_ldcache; /* opaque, owns a copy of the bytes */
 
 /* Reads and validates a cache file. A missing file is CF_ERR_NOTFOUND. */
 int cf_ldcache_open(const char *path, struct cf_ldcache **out, cf_error *err);
+/* For lookups only, as the loader emulation opens it: checks the header and
+ * the table's bounds, and decodes an entry only when a lookup meets it (as
+ * glibc does; ~11 of ~1,000 entries per name), so a run that looks up a few
+ * names does not decode the whole table. cf_ldcache_entry_at returns NULL on
+ * such a cache (the old format alone is still read whole); a lookup that
+ * meets a corrupt entry finds nothing. */
+int cf_ldcache_open_lookup(const char *path, struct cf_ldcache **out, cf_error *err);
 /* Parses a cache image from memory (copied); `name` labels errors. */
 int cf_ldcache_parse(const void *data, size_t len, const char *name, struct cf_ldcache **out,
                      cf_error *err);

@@ -355,7 +355,7 @@ static void load_cache(struct ctx *c)
     c->cache_path = c->opts->ldcache_path ? cf_strdup(c->opts->ldcache_path) : cf_ldso_rooted(c->root, "/etc/ld.so.cache");
     /* A missing or corrupt cache is ignored, as glibc ignores it. */
     char *host = cf_ldso_host_path(c->root, c->cache_path);
-    int opened = host && cf_ldcache_open(host, &c->cache, NULL) == 0;
+    int opened = host && cf_ldcache_open_lookup(host, &c->cache, NULL) == 0;
     free(host);
     if (opened &&
         cf_ldcache_abi_for(c->machine, c->elf_class, &c->query.abi, NULL) == 0)

@@ -8,6 +8,7 @@
 #include "cclforge/symcheck.h"
 
 #include <elf.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -298,12 +299,45 @@ static int is_reference(const struct opened *o, size_t i, struct rawsym *s)
     return sym_at(o, i, s) == 0 && s->shndx == SHN_UNDEF && s->name[0] && s->bind == STB_GLOBAL;
 }
 
-static int is_defined(const struct opened *objs, size_t n, const char *name, uint32_t h, const char *version)
+/* Whether any object of the scope binds the reference. Only that it is
+ * defined matters, not which object glibc would pick first, so the objects
+ * are probed in the order most likely to answer early: the one that answered
+ * the previous miss of this referencing object, its own DT_NEEDED objects,
+ * then the rest (`order`, a permutation of the scope). */
+static int is_defined(const struct opened *objs, const size_t *order, size_t n, size_t *last_hit, const char *name,
+                      uint32_t h, const char *version)
 {
-    for (size_t i = 0; i < n; i++)
-        if (objs[i].in_scope && objs[i].syms && binds_in(&objs[i], name, h, version))
+    if (*last_hit < n && binds_in(&objs[*last_hit], name, h, version))
+        return 1;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = order[k];
+        if (i != *last_hit && binds_in(&objs[i], name, h, version)) {
+            *last_hit = i;
             return 1;
+        }
+    }
     return 0;
+}
+
+/* The scope objects (in scope, with symbols) for referencing object `who`:
+ * its direct dependencies first, then the others in load order. */
+static size_t probe_order(const struct cf_ldso_result *c, const struct opened *objs, size_t who, size_t *order,
+                          unsigned char *taken)
+{
+    size_t n = 0;
+    memset(taken, 0, c->n_objects);
+    for (size_t k = 0; k < c->n_nodes; k++) {
+        const struct cf_ldso_node *nd = &c->nodes[k];
+        if (nd->parent == (long)who && nd->object >= 0 && (size_t)nd->object < c->n_objects &&
+            !taken[nd->object] && objs[nd->object].in_scope && objs[nd->object].syms) {
+            taken[nd->object] = 1;
+            order[n++] = (size_t)nd->object;
+        }
+    }
+    for (size_t i = 0; i < c->n_objects; i++)
+        if (!taken[i] && objs[i].in_scope && objs[i].syms)
+            order[n++] = i;
+    return n;
 }
 
 /* The answer for each (name, version) asked once: a closure's objects ask
@@ -455,6 +489,8 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
                     out->n_definitions++;
     }
     struct answers known = { 0 };
+    size_t *order = cf_xcalloc(c->n_objects ? c->n_objects : 1, sizeof *order);
+    unsigned char *taken = cf_xcalloc(c->n_objects ? c->n_objects : 1, 1);
     if (rc == 0) {
         check_versions(c, objs, out);
         /* rtld relocates objects in reverse load order; ldd -r reports in that order. */
@@ -462,6 +498,7 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
             if (c->objects[i].is_interp)
                 continue; /* the loader relocates itself before anything else */
             const struct opened *o = &objs[i];
+            size_t n_order = 0, last_hit = SIZE_MAX;
             for (size_t k = 1; k < o->n_syms; k++) {
                 struct rawsym s;
                 if (!is_reference(o, k, &s))
@@ -471,7 +508,9 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
                 uint32_t h = gnu_hash(s.name);
                 int defined;
                 if (!answered(&known, s.name, h, version, &defined)) {
-                    defined = is_defined(objs, c->n_objects, s.name, h, version);
+                    if (n_order == 0)
+                        n_order = probe_order(c, objs, i, order, taken);
+                    defined = is_defined(objs, order, n_order, &last_hit, s.name, h, version);
                     remember(&known, s.name, h, version, defined);
                 }
                 if (defined)
@@ -484,6 +523,8 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
         }
     }
     free(known.v);
+    free(order);
+    free(taken);
     for (size_t i = 0; i < c->n_objects; i++)
         if (objs[i].elf && !objs[i].borrowed)
             cf_elf_close(objs[i].elf);

@@ -68,25 +68,34 @@ int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_erro
     int fd = cf_open_regular(path, err);
     if (fd < 0)
         return -1;
-    size_t total = 0;
-    char buf[65536];
+    size_t total = 0, start = out->len;
+    struct stat st;
+    /* Read straight into the buffer, sized by the file when it says. */
+    size_t chunk = fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < max_bytes
+                       ? (size_t)st.st_size + 1 : 65536;
+    cf_sb_grow(out, chunk);
     for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
+        if (out->alloc - out->len - 1 == 0)
+            cf_sb_grow(out, 65536);
+        ssize_t n = read(fd, out->buf + out->len, out->alloc - out->len - 1);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
             int e = errno;
             close(fd);
+            cf_sb_setlen(out, start);
             return cf_error_set(err, CF_ERR_IO, "%s: read failed: %s", path, strerror(e));
         }
         if (n == 0)
             break;
         total += (size_t)n;
+        out->len += (size_t)n;
+        out->buf[out->len] = '\0';
         if (total > max_bytes) {
             close(fd);
+            cf_sb_setlen(out, start);
             return cf_error_set(err, CF_ERR_FORMAT, "%s: larger than the %zu bytes allowed", path, max_bytes);
         }
-        cf_sb_add(out, buf, (size_t)n);
     }
     close(fd);
     return 0;

@@ -421,6 +421,82 @@ static void test_real_cache_matches_ldconfig(void **state)
     free(ldconfig);
 }
 
+/* The loader emulation's lookup-only open (entries decoded when a lookup
+ * meets them) answers as the whole-table parse does, for every key of the
+ * sample and of the real cache, under several queries; and on every
+ * truncation and a corrupt entry it never reads outside the image. */
+static void expect_same_lookups(const char *path, const char *const *keys, size_t n_keys)
+{
+    struct cf_ldcache *whole = NULL, *lazy = NULL;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_ldcache_open(path, &whole, &err) != 0 || cf_ldcache_open_lookup(path, &lazy, &err) != 0)
+        fail_msg("%s", cf_error_message(&err));
+    static const char *const v3[] = { "x86-64-v3", "x86-64-v2" };
+    struct cf_ldcache_query qs[4] = { x86_64_query(v3, 2, 1 | 2 | 4), x86_64_query(v3 + 1, 1, 1 | 2),
+                                      x86_64_query(NULL, 0, 1), x86_64_query(v3, 2, 1 | 2 | 4) };
+    qs[3].glibc = (struct cf_glibc){ 2, 31 };
+    for (size_t k = 0; k < n_keys; k++)
+        for (size_t q = 0; q < 4; q++) {
+            const char *a = cf_ldcache_lookup(whole, keys[k], &qs[q]);
+            const char *b = cf_ldcache_lookup(lazy, keys[k], &qs[q]);
+            if (a == NULL || b == NULL)
+                assert_ptr_equal(a, b);
+            else
+                assert_string_equal(a, b);
+        }
+    assert_int_equal(cf_ldcache_count(whole), cf_ldcache_count(lazy));
+    assert_null(cf_ldcache_entry_at(lazy, 0));
+    cf_ldcache_free(whole);
+    cf_ldcache_free(lazy);
+}
+
+static void test_lookup_only_open_agrees(void **state)
+{
+    char *dir = ts_tmpdir();
+    char *path = cf_path_join(dir, "ld.so.cache");
+    struct strbuf sb = STRBUF_INIT;
+    build_new_table(&sb, sample, 8, sample_hwcaps, 2);
+    assert_int_equal(cf_write_file_atomic(path, sb.buf, sb.len, NULL), 0);
+    const char *keys[] = { "libzz.so.1", "libfoo.so.10", "libfoo.so.2", "libbar.so.1", "liba.so.1", "libnone.so",
+                           "libfoo.so.3", "" };
+    expect_same_lookups(path, keys, sizeof keys / sizeof keys[0]);
+    /* Truncations and a corrupt key offset: no crash, no read outside (ASan). */
+    for (size_t cut = 0; cut <= sb.len; cut++) {
+        assert_int_equal(cf_write_file_atomic(path, sb.buf, cut, NULL), 0);
+        struct cf_ldcache *c = NULL;
+        if (cf_ldcache_open_lookup(path, &c, NULL) == 0) {
+            struct cf_ldcache_query q = x86_64_query(sample_hwcaps, 2, 1 | 2 | 4);
+            for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+                (void)cf_ldcache_lookup(c, keys[k], &q);
+            cf_ldcache_free(c);
+        }
+    }
+    put32(&sb, 48 + 24 * 3 + 4, 0x7fffffff); /* entry 3's key: the middle of the table */
+    assert_int_equal(cf_write_file_atomic(path, sb.buf, sb.len, NULL), 0);
+    struct cf_ldcache *c = NULL;
+    assert_int_equal(cf_ldcache_open_lookup(path, &c, NULL), 0);
+    struct cf_ldcache_query q = x86_64_query(NULL, 0, 1);
+    assert_null(cf_ldcache_lookup(c, "libfoo.so.2", &q)); /* meets the corrupt entry: the cache is not used */
+    cf_ldcache_free(c);
+    cf_sb_release(&sb);
+    /* The real cache, every key. */
+    if (cf_is_file("/etc/ld.so.cache")) {
+        struct cf_ldcache *real = NULL;
+        if (cf_ldcache_open("/etc/ld.so.cache", &real, NULL) == 0) {
+            size_t n = cf_ldcache_count(real);
+            const char **all = cf_xcalloc(n + 1, sizeof *all);
+            for (size_t i = 0; i < n; i++)
+                all[i] = cf_ldcache_entry_at(real, i)->key;
+            all[n] = "libcf11-not-there.so.1";
+            expect_same_lookups("/etc/ld.so.cache", all, n + 1);
+            print_message("lookup-only open: %zu keys of /etc/ld.so.cache agree\n", n);
+            free(all);
+            cf_ldcache_free(real);
+        }
+    }
+    free(path);
+}
+
 static void test_missing_cache_is_notfound(void **state)
 {
     struct cf_ldcache *c = NULL;
@@ -446,6 +522,7 @@ int main(void)
         cmocka_unit_test_teardown(test_truncated_and_corrupt, teardown),
         cmocka_unit_test_teardown(test_libcmp_orders_numbers, teardown),
         cmocka_unit_test_teardown(test_real_cache_matches_ldconfig, teardown),
+        cmocka_unit_test_teardown(test_lookup_only_open_agrees, teardown),
         cmocka_unit_test_teardown(test_missing_cache_is_notfound, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
