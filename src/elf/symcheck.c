@@ -36,13 +36,31 @@ static uint16_t rd16(const uint8_t *p, int big)
     return big ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
 }
 
-/* dl_new_hash (djb2) for .gnu.hash and _dl_elf_hash for .hash. */
-static uint32_t gnu_hash(const char *s)
+/* dl_new_hash (djb2: h = h * 33 + c from 5381) for .gnu.hash, over a string
+ * of known length, four characters per step (h*33^4 + c0*33^3 + c1*33^2 +
+ * c2*33 + c3, modulo 2^32 like the original); _dl_elf_hash for .hash. */
+static uint32_t gnu_hash_n(const char *str, size_t n)
 {
+    const unsigned char *s = (const unsigned char *)str;
     uint32_t h = 5381;
-    for (; *s; s++)
-        h = h * 33 + (unsigned char)*s;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        h = h * 1185921u + s[i] * 35937u + s[i + 1] * 1089u + s[i + 2] * 33u + s[i + 3];
+    for (; i < n; i++)
+        h = h * 33 + s[i];
     return h;
+}
+
+/* A hash for the answer memo only: mixes the length with the first and
+ * last 8 bytes (names of one library share prefixes, rarely both ends). */
+static uint32_t memo_key(const char *s, size_t n)
+{
+    uint64_t a = 0, b = 0;
+    memcpy(&a, s, n < 8 ? n : 8);
+    if (n > 8)
+        memcpy(&b, s + n - 8, 8);
+    uint64_t x = (a ^ (b * 0x9e3779b97f4a7c15ull) ^ n) * 0xff51afd7ed558ccdull;
+    return (uint32_t)(x >> 32) ^ (uint32_t)x;
 }
 
 static uint32_t sysv_hash(const char *s)
@@ -296,7 +314,14 @@ static int is_reference(const struct opened *o, size_t i, struct rawsym *s)
 {
     if (o->relocs_known && (i >= o->n_relocated || !o->relocated[i]))
         return 0;
-    return sym_at(o, i, s) == 0 && s->shndx == SHN_UNDEF && s->name[0] && s->bind == STB_GLOBAL;
+    if (i >= o->n_syms)
+        return 0;
+    /* Most relocated symbols are the object's own definitions: look at the
+     * section index and binding before decoding the rest. */
+    const uint8_t *p = o->syms + i * o->symsize;
+    if (rd16(p + (o->wide ? 6 : 14), o->big) != SHN_UNDEF || (p[o->wide ? 4 : 12] >> 4) != STB_GLOBAL)
+        return 0;
+    return sym_at(o, i, s) == 0 && s->name[0];
 }
 
 /* Whether any object of the scope binds the reference. Only that it is
@@ -505,12 +530,16 @@ int cf_symcheck_run_opened(const struct cf_ldso_result *c, struct cf_elf *const 
                     continue;
                 out->n_references++;
                 const char *version = version_name(o, s.versym);
-                uint32_t h = gnu_hash(s.name);
+                /* The answer memo is keyed by a cheap hash of the name (its
+                 * length and first and last 8 bytes); the loader's hash is
+                 * computed only for names not answered yet. */
+                size_t name_len = strlen(s.name);
+                uint32_t h = memo_key(s.name, name_len);
                 int defined;
                 if (!answered(&known, s.name, h, version, &defined)) {
                     if (n_order == 0)
                         n_order = probe_order(c, objs, i, order, taken);
-                    defined = is_defined(objs, order, n_order, &last_hit, s.name, h, version);
+                    defined = is_defined(objs, order, n_order, &last_hit, s.name, gnu_hash_n(s.name, name_len), version);
                     remember(&known, s.name, h, version, defined);
                 }
                 if (defined)
