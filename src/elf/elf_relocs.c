@@ -94,7 +94,12 @@ int cf_elf_relocated_symbols(struct cf_elf *elf, const uint8_t **marks, size_t *
         if (dynsym) {
             const struct cf_elf_section *ds = &elf->sections[dynsym];
             size_t symsize = elf->header.elf_class == 64 ? 24 : 16;
-            elf->n_relocated = (size_t)(ds->size / symsize);
+            /* Sized by the bytes .dynsym has in the file, never by sh_size alone. */
+            const uint8_t *syms;
+            size_t syms_len;
+            if (cf_elf_section_bytes(elf, ds, &syms, &syms_len, err) != 0)
+                return -1;
+            elf->n_relocated = syms_len / symsize;
             elf->relocated = cf_xcalloc(elf->n_relocated ? elf->n_relocated : 1, 1);
             int fd = -2;
             for (size_t i = 0; i < elf->n_sections; i++) {

@@ -134,6 +134,48 @@ static void read_file_bytes(const char *path, uint8_t **data, size_t *len)
 /* A dynamic string table whose last byte is not a NUL: its last string ends
  * outside the table, so a name pointing at it is refused (it is not read on
  * into the next section). Every name handed out ends inside the table. */
+/* A .dynsym whose sh_size runs far past the end of the file (found by
+ * fuzz_elf: 824 bytes claiming 0xfffffffa0048) sizes nothing: the relocation
+ * marks are sized by the bytes the section has in the file, and a section
+ * outside the file is a fault naming it. */
+static void test_relocation_marks_sized_by_the_file(void **state)
+{
+    uint8_t *data;
+    size_t len;
+    read_file_bytes(fx.libdemo, &data, &len);
+    struct cf_elf *elf = open_ok(fx.libdemo);
+    const struct cf_elf_section *dynsym = cf_elf_section_by_name(elf, ".dynsym");
+    assert_non_null(dynsym);
+    size_t index = 0;
+    for (size_t i = 0; i < cf_elf_section_count(elf); i++)
+        if (cf_elf_section_at(elf, i) == dynsym)
+            index = i;
+    cf_elf_close(elf);
+    Elf64_Ehdr eh;
+    memcpy(&eh, data, sizeof eh);
+    uint64_t shoff = eh.e_shoff;
+    unsigned shentsize = eh.e_shentsize;
+    Elf64_Shdr sh;
+    memcpy(&sh, data + shoff + (size_t)index * shentsize, sizeof sh);
+    sh.sh_size = 0xfffffffa0048ull;
+    memcpy(data + shoff + (size_t)index * shentsize, &sh, sizeof sh);
+    struct cf_elf *bad = NULL;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_elf_open_memory(data, len, "dynsym-past-eof.so", &bad, &err) == 0) {
+        const uint8_t *marks;
+        size_t n;
+        int known;
+        assert_int_equal(cf_elf_relocated_symbols(bad, &marks, &n, &known, &err), -1);
+        assert_non_null(strstr(cf_error_message(&err), "dynsym-past-eof.so"));
+        assert_non_null(strstr(cf_error_message(&err), ".dynsym"));
+        cf_elf_close(bad);
+    } else {
+        assert_non_null(strstr(cf_error_message(&err), "dynsym-past-eof.so"));
+    }
+    cf_error_clear(&err);
+    free(data);
+}
+
 static void test_unterminated_string_table(void **state)
 {
     uint8_t *data;
@@ -1084,6 +1126,7 @@ int main(void)
         cmocka_unit_test(test_truncated_while_mapped),
         cmocka_unit_test(test_corrupted_library),
         cmocka_unit_test(test_unterminated_string_table),
+        cmocka_unit_test(test_relocation_marks_sized_by_the_file),
         cmocka_unit_test(test_without_section_headers),
         cmocka_unit_test(test_not_elf_inputs),
         cmocka_unit_test(test_large_file_is_not_read),
