@@ -24,6 +24,22 @@ static unsigned host_machine(void)
     return machine;
 }
 
+/* Where a default 64-bit program of this machine would find soname under lo,
+ * or NULL. */
+static char *located_path(const char *soname, const struct cf_ldso_opts *lo)
+{
+    struct cf_ldso_node node;
+    cf_error err = CF_ERROR_INIT;
+    char *found = NULL;
+    if (cf_ldso_locate(soname, host_machine(), 64, 0, lo, &node, &err) == 0) {
+        if (node.path)
+            found = cf_strdup(node.path);
+        cf_ldso_node_release(&node);
+    }
+    cf_error_clear(&err);
+    return found;
+}
+
 /* For a program without RPATH/RUNPATH glibc searches LD_LIBRARY_PATH, then
  * ld.so.cache, then the system directories: cf_ldso_locate does exactly that. */
 char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *soname)
@@ -32,16 +48,7 @@ char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *s
     memset(&lo, 0, sizeof lo);
     lo.ld_library_path = cf_env_get(opts, "LD_LIBRARY_PATH");
     lo.ignore_ld_library_path = lo.ld_library_path == NULL;
-    struct cf_ldso_node node;
-    cf_error err = CF_ERROR_INIT;
-    char *found = NULL;
-    if (cf_ldso_locate(soname, host_machine(), 64, 0, &lo, &node, &err) == 0) {
-        if (node.path)
-            found = cf_strdup(node.path);
-        cf_ldso_node_release(&node);
-    }
-    cf_error_clear(&err);
-    return found;
+    return located_path(soname, &lo);
 }
 
 char *cf_loader_resolve_in(const char *const *dirs, const char *soname)
@@ -51,16 +58,7 @@ char *cf_loader_resolve_in(const char *const *dirs, const char *soname)
     lo.ignore_ld_library_path = 1;
     lo.ignore_ldcache = 1;
     lo.system_dirs = dirs;
-    struct cf_ldso_node node;
-    cf_error err = CF_ERROR_INIT;
-    char *found = NULL;
-    if (cf_ldso_locate(soname, host_machine(), 64, 0, &lo, &node, &err) == 0) {
-        if (node.path)
-            found = cf_strdup(node.path);
-        cf_ldso_node_release(&node);
-    }
-    cf_error_clear(&err);
-    return found;
+    return located_path(soname, &lo);
 }
 
 const char *cf_host_multiarch(void)
