@@ -70,6 +70,9 @@ int cf_ldcache_open(const char *path, struct cf_ldcache **out, cf_error *err);
  * such a cache (the old format alone is still read whole); a lookup that
  * meets a corrupt entry finds nothing. */
 int cf_ldcache_open_lookup(const char *path, struct cf_ldcache **out, cf_error *err);
+/* The same over an image in memory (copied): for the fuzz target. */
+int cf_ldcache_parse_lookup(const void *data, size_t len, const char *name, struct cf_ldcache **out,
+                            cf_error *err);
 /* Parses a cache image from memory (copied); `name` labels errors. */
 int cf_ldcache_parse(const void *data, size_t len, const char *name, struct cf_ldcache **out,
                      cf_error *err);

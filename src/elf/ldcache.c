@@ -269,6 +269,15 @@ int cf_ldcache_parse(const void *data, size_t len, const char *name, struct cf_l
     return parse_owned(bytes, len, name, 0, out, err);
 }
 
+int cf_ldcache_parse_lookup(const void *data, size_t len, const char *name, struct cf_ldcache **out,
+                            cf_error *err)
+{
+    uint8_t *bytes = cf_xmalloc(len ? len : 1);
+    if (len)
+        memcpy(bytes, data, len);
+    return parse_owned(bytes, len, name, 1, out, err);
+}
+
 static int open_cache(const char *path, int lazy, struct cf_ldcache **out, cf_error *err)
 {
     struct strbuf sb = STRBUF_INIT;
