@@ -62,10 +62,10 @@ for ((r = 0; r < RUNS; r++)); do
         f=${files[$i]}
         for k in "${!tools[@]}"; do
             t=${tools[$(((k + i + r) % ${#tools[@]}))]}
-            s=$(date +%s%N)
+            s=${EPOCHREALTIME/./}
             run_tool "$t" "$f"
-            e=$(date +%s%N)
-            sum[$t]=$((sum[$t] + (e - s) / 1000))
+            e=${EPOCHREALTIME/./}
+            sum[$t]=$((sum[$t] + e - s))
         done
     done
     for t in "${tools[@]}"; do totals[$t]+="${sum[$t]} "; done
