@@ -4,7 +4,8 @@
 # on PYTHONPATH, found through the python3 on PATH (a pyenv shim on the
 # development VM, as in the issue's measurement). Paired rounds: in each
 # round every variant runs once, in an order that rotates per round; the
-# table shows medians of wall time (fork to exit, `date` around it) and the
+# table shows medians of wall time (fork to exit, bash's $EPOCHREALTIME
+# around it) and the
 # mean CPU time (perf task-clock, children included: the Python probe is a
 # child process when it runs).
 #   bash bench/doctor_warm.sh   (after scripts/build.sh). Results: docs/bench.md.
@@ -12,7 +13,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
 BUILD_DIR=${BUILD_DIR:-build}
-CCLFORGE=$PWD/$BUILD_DIR/cclforge
+CCLFORGE=${CCLFORGE:-$PWD/$BUILD_DIR/cclforge}
 RUNS=${RUNS:-11}
 [ -x "$CCLFORGE" ] || { echo "build first: bash scripts/build.sh" >&2; exit 2; }
 site=$(ls -d "${CCLFORGE_TORCH_CACHE:-$HOME/.cache/cclforge/torch}"/site-* 2>/dev/null | head -n 1)
@@ -33,17 +34,17 @@ run_variant() {
     esac >/dev/null 2>&1
 }
 "$CCLFORGE" doctor >"$tmp/first" 2>&1
-grep -m1 -i "torch" "$tmp/first" | sed 's/^/first run: /'
+grep -A1 "^libtorch" "$tmp/first" | tail -n 1 | sed 's/^ */doctor sees: /'
 sleep 3 # entries of files changed in the last two seconds are not stored
 for v in "${variants[@]}"; do run_variant "$v"; done
 declare -A times
 for ((r = 0; r < RUNS; r++)); do
     for k in "${!variants[@]}"; do
         v=${variants[$(((k + r) % ${#variants[@]}))]}
-        s=$(date +%s%N)
+        s=${EPOCHREALTIME/./}
         run_variant "$v"
-        e=$(date +%s%N)
-        times[$v]+="$(((e - s) / 1000)) "
+        e=${EPOCHREALTIME/./}
+        times[$v]+="$((e - s)) "
     done
 done
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.1f\n", m / 1000}'; }

@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
 BUILD_DIR=${BUILD_DIR:-build}
-CCLFORGE=$PWD/$BUILD_DIR/cclforge
+CCLFORGE=${CCLFORGE:-$PWD/$BUILD_DIR/cclforge}
 RUNS=${RUNS:-7}
 SAMPLE=${SAMPLE:-12}
 SYSLIB=${SYSLIB:-/usr/lib/x86_64-linux-gnu}
