@@ -11,19 +11,14 @@
 
 static void print_archs(const struct cf_gpucode_inventory *inv, int embedded)
 {
-    char name[32];
     for (size_t s = 0; s < inv->n_sections; s++) {
         const struct cf_gpucode_section *g = &inv->sections[s];
         if (g->embedded != embedded)
             continue;
-        for (size_t k = 0; k < g->n_sass; k++) {
-            cf_cuda_arch_name(&g->sass[k], CF_FATBIN_SASS, name, sizeof(name));
-            printf(" %s", name);
-        }
-        for (size_t k = 0; k < g->n_ptx; k++) {
-            cf_cuda_arch_name(&g->ptx[k], CF_FATBIN_PTX, name, sizeof(name));
-            printf(" %s", name);
-        }
+        for (size_t k = 0; k < g->n_sass; k++)
+            printf(" %s", g->sass[k].name);
+        for (size_t k = 0; k < g->n_ptx; k++)
+            printf(" %s", g->ptx[k].name);
     }
 }
 

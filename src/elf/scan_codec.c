@@ -33,11 +33,12 @@ static void put_str(struct strbuf *b, const char *s)
     cf_sb_add(b, s ? s : "", n);
 }
 
-static void put_archs(struct strbuf *b, const struct cf_cuda_arch *a, size_t n)
+/* NVIDIA archs as their sm and variant; the list they are in says the code form. */
+static void put_archs(struct strbuf *b, const struct cf_arch *a, size_t n)
 {
     put(b, n, 4);
     for (size_t i = 0; i < n; i++) {
-        put(b, a[i].arch, 4);
+        put(b, a[i].sm, 4);
         put(b, (unsigned char)a[i].variant, 1);
     }
 }
@@ -138,13 +139,14 @@ static char *get_str(struct cursor *c)
     return s;
 }
 
-static void get_archs(struct cursor *c, struct cf_cuda_arch **out, size_t *n)
+static void get_archs(struct cursor *c, enum cf_arch_code code, struct cf_arch **out, size_t *n)
 {
     *n = get_count(c, 5, CF_GPUCODE_MAX_UNIQUE);
     *out = *n ? cf_xcalloc(*n, sizeof **out) : NULL;
     for (size_t i = 0; i < *n && !c->bad; i++) {
-        (*out)[i].arch = (unsigned)get(c, 4);
-        (*out)[i].variant = (char)get(c, 1);
+        unsigned sm = (unsigned)get(c, 4);
+        char variant = (char)get(c, 1);
+        cf_arch_nvidia(sm, variant, code, &(*out)[i]);
     }
 }
 
@@ -208,9 +210,9 @@ int cf_scan_entry_decode(const uint8_t *data, size_t len, const struct cf_file_i
     }
     if (have & CF_SCAN_GPU) {
         struct cf_gpucode_inventory *g = &f->gpu;
-        get_archs(&c, &g->sass, &g->n_sass);
-        get_archs(&c, &g->ptx, &g->n_ptx);
-        get_archs(&c, &g->ltoir, &g->n_ltoir);
+        get_archs(&c, CF_CODE_SASS, &g->sass, &g->n_sass);
+        get_archs(&c, CF_CODE_PTX, &g->ptx, &g->n_ptx);
+        get_archs(&c, CF_CODE_LTOIR, &g->ltoir, &g->n_ltoir);
         size_t n_amd = get_count(&c, 2, CF_GPUCODE_MAX_UNIQUE);
         for (size_t i = 0; i < n_amd && !c.bad; i++) {
             char *t = get_str(&c);
@@ -247,9 +249,9 @@ int cf_scan_entry_decode(const uint8_t *data, size_t len, const struct cf_file_i
             s->embedded = (int)get(&c, 1);
             s->containers = (size_t)get(&c, 8);
             s->entries = (size_t)get(&c, 8);
-            get_archs(&c, &s->sass, &s->n_sass);
-            get_archs(&c, &s->ptx, &s->n_ptx);
-            get_archs(&c, &s->ltoir, &s->n_ltoir);
+            get_archs(&c, CF_CODE_SASS, &s->sass, &s->n_sass);
+            get_archs(&c, CF_CODE_PTX, &s->ptx, &s->n_ptx);
+            get_archs(&c, CF_CODE_LTOIR, &s->ltoir, &s->n_ltoir);
         }
     }
     if (c.bad || c.left != 0) {

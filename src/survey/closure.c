@@ -24,6 +24,14 @@ static unsigned host_machine(void)
     return machine;
 }
 
+/* The loader as the survey's environment sets it up (LD_LIBRARY_PATH). */
+static void survey_ldso_opts(const struct cf_survey_opts *opts, struct cf_ldso_opts *lo)
+{
+    memset(lo, 0, sizeof *lo);
+    lo->ld_library_path = cf_env_get(opts, "LD_LIBRARY_PATH");
+    lo->ignore_ld_library_path = lo->ld_library_path == NULL;
+}
+
 /* Where a default 64-bit program of this machine would find soname under lo,
  * or NULL. */
 static char *located_path(const char *soname, const struct cf_ldso_opts *lo)
@@ -45,9 +53,7 @@ static char *located_path(const char *soname, const struct cf_ldso_opts *lo)
 char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *soname)
 {
     struct cf_ldso_opts lo;
-    memset(&lo, 0, sizeof lo);
-    lo.ld_library_path = cf_env_get(opts, "LD_LIBRARY_PATH");
-    lo.ignore_ld_library_path = lo.ld_library_path == NULL;
+    survey_ldso_opts(opts, &lo);
     return located_path(soname, &lo);
 }
 
@@ -69,6 +75,31 @@ const char *cf_host_multiarch(void)
     const char *tuple = p.multiarch; /* a string in the layout table */
     cf_ldso_platform_release(&p);
     return tuple;
+}
+
+char *cf_loader_dlopen_from(const struct cf_survey_opts *opts, const char *root, const char *caller,
+                            const char *name, char **why)
+{
+    struct cf_ldso_opts lo;
+    survey_ldso_opts(opts, &lo);
+    struct cf_ldso_node node;
+    cf_error err = CF_ERROR_INIT;
+    char *found = NULL;
+    *why = NULL;
+    int rc = cf_ldso_dlopen_from(root, caller, name, &lo, &node, &err);
+    if (rc != 0 && caller) { /* not in root's closure: loaded on its own (LD_PRELOAD), below the program */
+        cf_error_clear(&err);
+        rc = cf_ldso_dlopen_from(caller, NULL, name, &lo, &node, &err);
+    }
+    if (rc == 0) {
+        if (node.path) {
+            found = cf_strdup(node.path);
+            *why = cf_ldso_describe_reason(&node);
+        }
+        cf_ldso_node_release(&node);
+    }
+    cf_error_clear(&err);
+    return found;
 }
 
 enum { MAX_UNDEFINED_KEPT = 50 };

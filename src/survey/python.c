@@ -12,6 +12,7 @@
 
 #include "cclforge/depcache.h"
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 #include "cclforge/spawn.h"
 #include "survey/survey_internal.h"
 
@@ -81,14 +82,14 @@ static int parse_probe(const char *exe, const struct strbuf *json, struct cf_pyt
 {
     cJSON *doc = cJSON_ParseWithLength(cf_sb_str(json), json->len);
     for (size_t i = 0; i < sizeof info_fields / sizeof info_fields[0]; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, info_fields[i].key);
-        if (cJSON_IsString(v) && v->valuestring[0])
-            *(char **)((char *)out + info_fields[i].field) = cf_strdup(v->valuestring);
+        const char *v = cf_json_str(doc, info_fields[i].key);
+        if (v && v[0])
+            *(char **)((char *)out + info_fields[i].field) = cf_strdup(v);
     }
     if (deps) {
-        const cJSON *real = cJSON_GetObjectItemCaseSensitive(doc, "real_executable");
-        if (cJSON_IsString(real))
-            cf_strvec_push(deps, real->valuestring);
+        const char *real = cf_json_str(doc, "real_executable");
+        if (real)
+            cf_strvec_push(deps, real);
         const cJSON *p;
         cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(doc, "path"))
             if (cJSON_IsString(p) && p->valuestring[0] == '/' && !cf_strvec_contains(deps, p->valuestring))
