@@ -45,6 +45,9 @@ run env LD_LIBRARY_PATH="$T_TMP/llp" $TO "$CCLFORGE" doctor --no-python --no-nvi
 [ "$RC" -ne 124 ] && ok "doctor with FIFO comm libraries on LD_LIBRARY_PATH finishes" || bad "doctor hung on a FIFO"
 run $TO "$CCLFORGE" doctor --no-python --no-nvidia --sysfs-root "$T_TMP"
 [ "$RC" -ne 124 ] && ok "doctor --sysfs-root with FIFO topology files finishes" || bad "doctor hung on a FIFO in sysfs"
+run env NCCL_CONF_FILE="$T_TMP/fifo.so" $TO "$CCLFORGE" doctor --no-python --no-nvidia
+[ "$RC" -ne 124 ] && ok "doctor with a FIFO NCCL_CONF_FILE finishes" || bad "doctor hung on a FIFO NCCL_CONF_FILE"
+expect_out "fifo\.so is not a regular file" "the FIFO configuration file is named"
 run $TO "$CCLFORGE" doctor --survey fifo.so
 expect_rc 2 "doctor --survey FIFO is a usage error"
 expect_err "fifo\.so: is a FIFO" "doctor names the FIFO survey"
