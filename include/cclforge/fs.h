@@ -84,6 +84,15 @@ void cf_mmap_guard_remove(int slot);
 /* The cache root: $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge, else
  * ~/.cache/cclforge. Caller frees. */
 char *cf_cache_root(void);
+/* 1 when the file changed less than two seconds ago: a second change within
+ * the same timestamp tick would not show, so no cache may store it yet. */
+int cf_file_id_racy(const struct cf_file_id *id);
+/* Keeps a cache directory bounded: removes the oldest regular files (by
+ * mtime) `depth` levels below dir (1: its own files, 2: those of its
+ * subdirectories) until at most max_files remain and their sizes sum to at
+ * most max_bytes. Names starting with '.' (stamps, temporaries) stay.
+ * Returns how many files were removed. */
+size_t cf_cache_prune(const char *dir, int depth, size_t max_files, uint64_t max_bytes);
 
 /* Lowercase hex SHA-256 of a file (65 bytes incl. NUL written to hex). */
 int cf_sha256_file(const char *path, char hex[65], cf_error *err);

@@ -14,16 +14,9 @@
 #include <unistd.h>
 
 #include "byte_source.h"
+#include "elf/ord_read.h"
 
 enum { RELOC_WINDOW = 64 * 1024, MAPPED_MAX = 1024 * 1024 };
-
-static uint64_t get_u(const uint8_t *p, int bytes, int big)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; i++)
-        v = big ? v << 8 | p[i] : v | (uint64_t)p[i] << (8 * i);
-    return v;
-}
 
 /* One SHT_REL / SHT_RELA section linked to .dynsym: marks every r_sym. */
 static int mark_section(const struct cf_elf *elf, const struct cf_elf_section *sec, uint8_t *marks, size_t n_marks,
@@ -66,7 +59,7 @@ static int mark_section(const struct cf_elf *elf, const struct cf_elf_section *s
             }
         } else {
             for (size_t i = 0; i < want; i++) {
-                uint64_t info = get_u(p + i * entsize + (wide ? 8 : 4), wide ? 8 : 4, big);
+                uint64_t info = ord_u(p + i * entsize + (wide ? 8 : 4), wide ? 8 : 4, big);
                 uint64_t sym = wide ? info >> 32 : info >> 8;
                 if (sym && sym < n_marks)
                     marks[sym] = 1;

@@ -13,21 +13,9 @@
 
 #include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
+#include "elf/ord_read.h"
 
 #define LIBC_ABI_MAX 4 /* DEFAULT, UNIQUE, IFUNC, ABSOLUTE (libc-abis) */
-
-static uint16_t get16(const uint8_t *p, int big) { return big ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]); }
-static uint32_t get32(const uint8_t *p, int big)
-{
-    return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
-               : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
-static uint64_t get64(const uint8_t *p, int big)
-{
-    uint64_t a = get32(p, big), b = get32(p + 4, big);
-    return big ? a << 32 | b : b << 32 | a;
-}
 
 static void fatal(struct ldso_verdict *v, const char *what)
 {
@@ -62,9 +50,9 @@ static void check_header(const uint8_t *h, int elf_class, int want_big, unsigned
     for (size_t i = EI_PAD; i < EI_NIDENT; i++)
         if (h[i] != 0)
             return fatal(v, "nonzero padding in e_ident");
-    uint16_t type = get16(h + 16, want_big);
-    uint16_t file_machine = get16(h + 18, want_big);
-    uint32_t version = get32(h + 20, want_big);
+    uint16_t type = ord16(h + 16, want_big);
+    uint16_t file_machine = ord16(h + 18, want_big);
+    uint32_t version = ord32(h + 20, want_big);
     if (version != EV_CURRENT)
         return fatal(v, "ELF file version does not match current one");
     if (file_machine != machine) {
@@ -76,7 +64,7 @@ static void check_header(const uint8_t *h, int elf_class, int want_big, unsigned
     }
     if (type != ET_DYN && type != ET_EXEC)
         return fatal(v, "only ET_DYN and ET_EXEC can be loaded");
-    uint16_t phentsize = get16(h + (elf_class == 64 ? 54 : 42), want_big);
+    uint16_t phentsize = ord16(h + (elf_class == 64 ? 54 : 42), want_big);
     if (phentsize != (elf_class == 64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
         return fatal(v, "ELF file's phentsize not the expected size");
     v->reject = CF_LDSO_REJ_NONE;
@@ -91,8 +79,8 @@ static void check_segments(int fd, uint64_t file_size, const uint8_t *h, int elf
                            struct ldso_verdict *v)
 {
     int wide = elf_class == 64;
-    uint64_t phoff = wide ? get64(h + 32, big) : get32(h + 28, big);
-    uint16_t phnum = get16(h + (wide ? 56 : 44), big);
+    uint64_t phoff = wide ? ord64(h + 32, big) : ord32(h + 28, big);
+    uint16_t phnum = ord16(h + (wide ? 56 : 44), big);
     size_t entsize = wide ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
     size_t maplength = (size_t)phnum * entsize;
     if (phoff > file_size || maplength > file_size - phoff)
@@ -104,10 +92,10 @@ static void check_segments(int fd, uint64_t file_size, const uint8_t *h, int elf
     }
     for (uint16_t i = 0; i < phnum; i++) {
         const uint8_t *p = ph + (size_t)i * entsize;
-        if (get32(p, big) != PT_LOAD)
+        if (ord32(p, big) != PT_LOAD)
             continue;
-        uint64_t off = wide ? get64(p + 8, big) : get32(p + 4, big);
-        uint64_t filesz = wide ? get64(p + 32, big) : get32(p + 16, big);
+        uint64_t off = wide ? ord64(p + 8, big) : ord32(p + 4, big);
+        uint64_t filesz = wide ? ord64(p + 32, big) : ord32(p + 16, big);
         if (off > file_size || filesz > file_size - off) {
             v->reject = CF_LDSO_REJ_FATAL;
             v->detail = cf_asprintf("file too short: segment %u (offset %#llx, %llu bytes) ends past the end of the "

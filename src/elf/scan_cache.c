@@ -3,7 +3,7 @@
  * key. */
 #include "cclforge/scancache.h"
 
-#include <dirent.h>
+#include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,7 +17,6 @@
 #include "cclforge/strbuf.h"
 
 enum { MAX_ENTRY = 8 << 20 };      /* an entry is kilobytes; anything this large is not ours */
-#define RACY_NS (2LL * 1000000000) /* changed this recently: a tick could hide a second change */
 #define DEFAULT_MAX ((uint64_t)256 << 20)
 
 /* Entries are kept encoded, as on disk: a disk hit is kept as read, a miss
@@ -138,13 +137,6 @@ static int disk_find(struct cf_scan_cache *c, const struct cf_file_id *id, struc
     return rc;
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Keeps the directory under its bound: oldest entries (by mtime) out. Run
  * at most every EVICT_EVERY seconds (a ".evicted" stamp), not per store: a
  * listing per store would make a cold run over hundreds of files quadratic;
@@ -166,65 +158,12 @@ static void evict(struct cf_scan_cache *c)
     free(stamp);
     if (!due)
         return;
-    struct entry {
-        char *path;
-        int64_t mtime;
-        uint64_t size;
-    } *v = NULL;
-    size_t n = 0, cap = 0;
-    uint64_t total = 0;
-    DIR *top = opendir(c->dir);
-    if (!top)
-        return;
-    struct dirent *d;
-    while ((d = readdir(top))) {
-        if (d->d_name[0] == '.')
-            continue;
-        char *sub = cf_path_join(c->dir, d->d_name);
-        DIR *sd = opendir(sub);
-        struct dirent *e;
-        while (sd && (e = readdir(sd))) {
-            if (e->d_name[0] == '.')
-                continue;
-            char *p = cf_path_join(sub, e->d_name);
-            struct stat st;
-            if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
-                if (n == cap) {
-                    cap = cap ? cap * 2 : 64;
-                    v = cf_xrealloc(v, cap * sizeof *v);
-                }
-                v[n++] = (struct entry){ p, (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-                                         (uint64_t)st.st_size };
-                total += (uint64_t)st.st_size;
-                p = NULL;
-            }
-            free(p);
-        }
-        if (sd)
-            closedir(sd);
-        free(sub);
-    }
-    closedir(top);
-    while (total > c->max_bytes && n) {
-        size_t oldest = 0;
-        for (size_t i = 1; i < n; i++)
-            if (v[i].mtime < v[oldest].mtime)
-                oldest = i;
-        if (unlink(v[oldest].path) == 0)
-            c->stats.evicted++;
-        total -= v[oldest].size;
-        free(v[oldest].path);
-        v[oldest] = v[--n];
-    }
-    for (size_t i = 0; i < n; i++)
-        free(v[i].path);
-    free(v);
+    c->stats.evicted += cf_cache_prune(c->dir, 2, SIZE_MAX, c->max_bytes);
 }
 
 static void disk_store(struct cf_scan_cache *c, const struct cf_file_id *id, const struct strbuf *b)
 {
-    int64_t now = now_ns();
-    if (now - id->mtime_ns < RACY_NS || now - id->ctime_ns < RACY_NS)
+    if (cf_file_id_racy(id))
         return; /* racily clean: a change within the same tick would not show */
     char *sub;
     char *path = entry_path(c, id, &sub);

@@ -15,26 +15,10 @@
 #include "cclforge/elf.h"
 #include "cclforge/strbuf.h"
 #include "elf/elf_internal.h"
+#include "elf/ord_read.h"
 
 #define VERSYM_INDEX 0x7fffu
 #define VERSYM_HIDDEN 0x8000u
-
-static uint32_t rd32(const uint8_t *p, int big)
-{
-    return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
-               : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
-
-static uint64_t rd64(const uint8_t *p, int big)
-{
-    uint64_t a = rd32(p, big), b = rd32(p + 4, big);
-    return big ? a << 32 | b : b << 32 | a;
-}
-
-static uint16_t rd16(const uint8_t *p, int big)
-{
-    return big ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
-}
 
 /* dl_new_hash (djb2: h = h * 33 + c from 5381) for .gnu.hash, over a string
  * of known length, four characters per step (h*33^4 + c0*33^3 + c1*33^2 +
@@ -113,18 +97,18 @@ static int sym_at(const struct opened *o, size_t i, struct rawsym *s)
     if (i >= o->n_syms)
         return -1;
     const uint8_t *p = o->syms + i * o->symsize;
-    uint32_t name = rd32(p, o->big);
+    uint32_t name = ord32(p, o->big);
     unsigned info, other;
     if (o->wide) {
         info = p[4];
         other = p[5];
-        s->shndx = rd16(p + 6, o->big);
-        s->value = rd64(p + 8, o->big);
+        s->shndx = ord16(p + 6, o->big);
+        s->value = ord64(p + 8, o->big);
     } else {
-        s->value = rd32(p + 4, o->big);
+        s->value = ord32(p + 4, o->big);
         info = p[12];
         other = p[13];
-        s->shndx = rd16(p + 14, o->big);
+        s->shndx = ord16(p + 14, o->big);
     }
     s->name = cf_span_string(&o->names, name);
     if (!s->name)
@@ -132,7 +116,7 @@ static int sym_at(const struct opened *o, size_t i, struct rawsym *s)
     s->bind = info >> 4;
     s->type = info & 0xf;
     s->visibility = other & 3;
-    s->versym = o->versym ? rd16(o->versym + 2 * i, o->big) : 1;
+    s->versym = o->versym ? ord16(o->versym + 2 * i, o->big) : 1;
     return 0;
 }
 
@@ -199,18 +183,18 @@ static int binds_in(const struct opened *o, const char *name, uint32_t ghash, co
         if (o->wide && !o->big)
             memcpy(&word, o->bloom + 8 * word_index, 8);
         else
-            word = o->wide ? rd64(o->bloom + 8 * word_index, o->big) : rd32(o->bloom + 4 * word_index, o->big);
+            word = o->wide ? ord64(o->bloom + 8 * word_index, o->big) : ord32(o->bloom + 4 * word_index, o->big);
         uint64_t mask = (1ull << (ghash & low)) | (1ull << ((ghash >> (o->bloom_shift & 31)) & low));
         if ((word & mask) != mask)
             return 0;
-        uint32_t idx = rd32(o->buckets + 4 * (ghash % o->nbuckets), o->big);
+        uint32_t idx = ord32(o->buckets + 4 * (ghash % o->nbuckets), o->big);
         if (idx < o->symoffset)
             return 0;
         for (;; idx++) {
             size_t c = idx - o->symoffset;
             if (c >= o->n_chain)
                 break;
-            uint32_t h = rd32(o->chain + 4 * c, o->big);
+            uint32_t h = ord32(o->chain + 4 * c, o->big);
             if (((h ^ ghash) >> 1) == 0)
                 consider(o, idx, &m);
             if (m.found || (h & 1))
@@ -219,8 +203,8 @@ static int binds_in(const struct opened *o, const char *name, uint32_t ghash, co
     } else if (o->sbuckets) {
         uint32_t h = sysv_hash(name);
         size_t steps = 0;
-        for (uint32_t idx = rd32(o->sbuckets + 4 * (h % o->nbucket), o->big); idx && idx < o->nchain && !m.found;
-             idx = rd32(o->schain + 4 * idx, o->big)) {
+        for (uint32_t idx = ord32(o->sbuckets + 4 * (h % o->nbucket), o->big); idx && idx < o->nchain && !m.found;
+             idx = ord32(o->schain + 4 * idx, o->big)) {
             if (++steps > o->nchain)
                 break; /* a chain that loops */
             consider(o, idx, &m);
@@ -243,7 +227,7 @@ static void load_hash_tables(struct opened *o)
             cf_elf_section_bytes(o->elf, sec, &d, &len, NULL) != 0)
             continue;
         if (sec->type == SHT_GNU_HASH && !o->buckets && len >= 16) {
-            uint32_t nb = rd32(d, o->big), off = rd32(d + 4, o->big), bw = rd32(d + 8, o->big);
+            uint32_t nb = ord32(d, o->big), off = ord32(d + 4, o->big), bw = ord32(d + 8, o->big);
             uint64_t chain_at = 16 + (uint64_t)bw * (o->wide ? 8 : 4) + (uint64_t)nb * 4;
             /* the bloom size is a power of two (dl-lookup masks with it) */
             if (nb == 0 || bw == 0 || (bw & (bw - 1)) || chain_at > len)
@@ -251,13 +235,13 @@ static void load_hash_tables(struct opened *o)
             o->nbuckets = nb;
             o->symoffset = off;
             o->bloom_words = bw;
-            o->bloom_shift = rd32(d + 12, o->big);
+            o->bloom_shift = ord32(d + 12, o->big);
             o->bloom = d + 16;
             o->buckets = o->bloom + (size_t)bw * (o->wide ? 8 : 4);
             o->chain = d + chain_at;
             o->n_chain = (len - (size_t)chain_at) / 4;
         } else if (sec->type == SHT_HASH && !o->sbuckets && len >= 8) {
-            uint32_t nb = rd32(d, o->big), nc = rd32(d + 4, o->big);
+            uint32_t nb = ord32(d, o->big), nc = ord32(d + 4, o->big);
             if (nb == 0 || (uint64_t)(2 + nb + nc) * 4 > len)
                 continue;
             o->nbucket = nb;
@@ -319,7 +303,7 @@ static int is_reference(const struct opened *o, size_t i, struct rawsym *s)
     /* Most relocated symbols are the object's own definitions: look at the
      * section index and binding before decoding the rest. */
     const uint8_t *p = o->syms + i * o->symsize;
-    if (rd16(p + (o->wide ? 6 : 14), o->big) != SHN_UNDEF || (p[o->wide ? 4 : 12] >> 4) != STB_GLOBAL)
+    if (ord16(p + (o->wide ? 6 : 14), o->big) != SHN_UNDEF || (p[o->wide ? 4 : 12] >> 4) != STB_GLOBAL)
         return 0;
     return sym_at(o, i, s) == 0 && s->name[0];
 }

@@ -8,7 +8,7 @@
  * the entry's directory, then rename. At most MAX_ENTRIES per kind. */
 #include "cclforge/depcache.h"
 
-#include <dirent.h>
+#include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,7 +22,6 @@
 
 #define MAGIC "CFDEP1\n"
 enum { MAX_ENTRY = 1 << 20, MAX_DEPS = 4096, MAX_ENTRIES = 256 };
-#define RACY_NS (2LL * 1000000000)
 
 static int file_id(const char *path, struct cf_file_id *id)
 {
@@ -131,53 +130,6 @@ done:
     return ok;
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* At most MAX_ENTRIES per kind: the oldest go when a new one is stored. */
-static void prune(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct { char *path; int64_t mtime; } *v = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *p = cf_path_join(dir, e->d_name);
-        struct stat st;
-        if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
-            if (n == cap) {
-                cap = cap ? cap * 2 : 64;
-                v = cf_xrealloc(v, cap * sizeof *v);
-            }
-            v[n].path = p;
-            v[n++].mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-            p = NULL;
-        }
-        free(p);
-    }
-    closedir(d);
-    while (n > MAX_ENTRIES) {
-        size_t oldest = 0;
-        for (size_t i = 1; i < n; i++)
-            if (v[i].mtime < v[oldest].mtime)
-                oldest = i;
-        unlink(v[oldest].path);
-        free(v[oldest].path);
-        v[oldest] = v[--n];
-    }
-    for (size_t i = 0; i < n; i++)
-        free(v[i].path);
-    free(v);
-}
-
 void cf_depcache_put(const char *kind, const char *key, size_t key_len, const char *value, size_t value_len,
                      const char *const *deps)
 {
@@ -191,7 +143,6 @@ void cf_depcache_put(const char *kind, const char *key, size_t key_len, const ch
     while (deps && deps[n])
         n++;
     cf_sb_addf(&b, "\n%zu\n", n);
-    int64_t now = now_ns();
     for (size_t i = 0; i < n; i++) {
         struct cf_file_id id = { 0 };
         int optional = deps[i][0] == '?';
@@ -202,7 +153,7 @@ void cf_depcache_put(const char *kind, const char *key, size_t key_len, const ch
                 return;
             }
             memset(&id, 0, sizeof id); /* absent, and must stay so */
-        } else if (now - id.mtime_ns < RACY_NS || now - id.ctime_ns < RACY_NS) {
+        } else if (cf_file_id_racy(&id)) {
             cf_sb_release(&b); /* changed just now: a tick could hide a second change */
             return;
         }
@@ -227,7 +178,7 @@ void cf_depcache_put(const char *kind, const char *key, size_t key_len, const ch
         if (close(fd) != 0 || done != b.len || rename(tmp, path) != 0)
             unlink(tmp);
         else
-            prune(dir);
+            cf_cache_prune(dir, 1, MAX_ENTRIES, UINT64_MAX);
     }
     free(tmp);
     free(path);

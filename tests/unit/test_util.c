@@ -6,7 +6,10 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <stdint.h>
 #include <signal.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -256,6 +259,59 @@ static void test_spawn_child_dies_with_parent(void **state)
     ts_cleanup();
 }
 
+/* One file of `size` bytes aged `age` seconds, in dir. */
+static void aged_file(const char *dir, const char *name, size_t size, int age)
+{
+    char *text = cf_xcalloc(1, size + 1);
+    memset(text, 'x', size);
+    char *path = ts_write(dir, name, text);
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= age;
+    t[1] = t[0];
+    assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+    free(text);
+}
+
+/* A cache directory is bounded by count and by bytes, the oldest files go
+ * first, files two levels down count with depth 2, and dot files (stamps,
+ * temporaries being written) stay. */
+static void test_cache_prune_oldest_first(void **state)
+{
+    (void)state;
+    char *d = ts_tmpdir();
+    aged_file(d, "old", 10, 300);
+    aged_file(d, "mid", 10, 200);
+    aged_file(d, "new", 10, 100);
+    aged_file(d, ".stamp", 10, 900);
+    assert_int_equal(cf_cache_prune(d, 1, 2, UINT64_MAX), 1);
+    char *old = cf_path_join(d, "old"), *mid = cf_path_join(d, "mid"), *stamp = cf_path_join(d, ".stamp");
+    assert_false(cf_is_file(old));
+    assert_true(cf_is_file(mid));
+    assert_true(cf_is_file(stamp));
+    assert_int_equal(cf_cache_prune(d, 1, SIZE_MAX, 10), 1); /* 20 bytes left, bound 10 */
+    assert_false(cf_is_file(mid));
+    assert_int_equal(cf_cache_prune(d, 1, SIZE_MAX, 10), 0);
+
+    char *sub = cf_path_join(d, "ab");
+    assert_int_equal(cf_mkdir_p(sub, 0700, NULL), 0);
+    aged_file(sub, "e1", 100, 50);
+    aged_file(sub, "e2", 100, 40);
+    assert_int_equal(cf_cache_prune(d, 2, SIZE_MAX, 150), 1); /* "new" is not an entry at depth 2 */
+    char *e1 = cf_path_join(sub, "e1"), *e2 = cf_path_join(sub, "e2"), *newer = cf_path_join(d, "new");
+    assert_false(cf_is_file(e1));
+    assert_true(cf_is_file(e2));
+    assert_true(cf_is_file(newer));
+    free(old);
+    free(mid);
+    free(stamp);
+    free(sub);
+    free(e1);
+    free(e2);
+    free(newer);
+    ts_cleanup();
+}
+
 /* A mapped file truncated under us: reading past its new end yields zeros and
  * marks the mapping, instead of SIGBUS. */
 static void test_mmap_survives_truncation(void **state)
@@ -366,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_mmap_survives_truncation),
         cmocka_unit_test(test_path_in_root),
         cmocka_unit_test(test_path_normalize),
+        cmocka_unit_test(test_cache_prune_oldest_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
