@@ -7,6 +7,7 @@
 #include "cclforge/cpufacts.h"
 #include "cclforge/glibc.h"
 #include "cclforge/inspect.h"
+#include "cclforge/json.h"
 #include "cclforge/strbuf.h"
 #include "cli/term.h"
 #include "cli/builtin.h"
@@ -527,14 +528,6 @@ static cJSON *json_object(const struct cf_ldso_object *lo, const struct cf_inspe
     return o;
 }
 
-static cJSON *json_strvec(const struct strvec *v)
-{
-    cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; i < v->n; i++)
-        cJSON_AddItemToArray(arr, cJSON_CreateString(v->v[i]));
-    return arr;
-}
-
 static cJSON *json_cpu(const struct cf_cpu_facts *f)
 {
     cJSON *o = cJSON_CreateObject();
@@ -562,8 +555,8 @@ static cJSON *json_loader_facts(const struct cf_ldso_result *c)
         if (cf_glibc_follows(c->facts.glibc, (enum cf_glibc_rule)r))
             cJSON_AddItemToArray(rules, cJSON_CreateString(cf_glibc_rule_name((enum cf_glibc_rule)r)));
     cJSON_AddItemToObject(o, "cpu", json_cpu(&c->facts.cpu));
-    cJSON_AddItemToObject(o, "hwcaps", json_strvec(&c->hwcaps));
-    cJSON_AddItemToObject(o, "legacy_hwcaps", json_strvec(&c->legacy_hwcaps));
+    cf_json_put_strvec(o, "hwcaps", &c->hwcaps);
+    cf_json_put_strvec(o, "legacy_hwcaps", &c->legacy_hwcaps);
     return o;
 }
 
