@@ -1,5 +1,6 @@
 /* libFuzzer target for the ELF reader: open_memory, then every accessor, the
- * dynamic symbols with their versions, verdefs and verneeds. */
+ * dynamic symbols with their versions, verdefs and verneeds, the symbols the
+ * dynamic relocations name. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,12 @@ static size_t walk(struct cf_elf *elf)
             for (size_t j = 0; j < needs[i].n_versions; j++)
                 sum += touch(needs[i].versions[j]) + (size_t)needs[i].weak[j];
         }
+    cf_error_clear(&err);
+    const uint8_t *marks;
+    int known;
+    if (cf_elf_relocated_symbols(elf, &marks, &n, &known, &err) == 0)
+        for (size_t i = 0; i < n; i++)
+            sum += marks[i];
     cf_error_clear(&err);
     return sum;
 }

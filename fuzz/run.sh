@@ -6,8 +6,17 @@
 #   fuzz/corpus/<target>/      small committed inputs
 #   fuzz/seeds/<target>.sh DIR a script that writes generated seeds into DIR
 #   generated ELF files        compiled here on the fly (every target gets them)
+#   real files                 copies of this machine's libraries up to MAX_LEN
+#                              (fuzz/seeds/real_files.sh; every target gets them)
 #   fuzz/<target>.dict         a libFuzzer dictionary
 # New inputs and crash artifacts go to $FUZZ_OUT (default: a temp dir, kept on failure).
+# Limits: inputs up to $FUZZ_MAX_LEN bytes (default 4 MB, real library sizes);
+# one allocation over $FUZZ_MALLOC_LIMIT_MB (default 64: sixteen times the
+# largest input, so a count that sizes memory out of proportion to the file,
+# the .gnu.version_r case, fails) or a process over $FUZZ_RSS_LIMIT_MB
+# (default 2048) is a finding.
+# $FUZZ_TARGETS (space-separated names) runs only those; $FUZZ_NICE runs
+# each under nice -n that value.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -ne 2 ]; then
@@ -30,22 +39,34 @@ out=${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/cclforge-fuzz.XXXXXX")}
 mkdir -p "$out"
 elf_seeds=$out/elf-seeds
 bash fuzz/seeds/elf_files.sh "$elf_seeds"
+max_len=${FUZZ_MAX_LEN:-4194304}
+MAX_SEED=$max_len bash fuzz/seeds/real_files.sh "$elf_seeds"
+# Seed scripts that need the tool itself (real cache entries) find it here.
+export CCLFORGE_BIN=${CCLFORGE_BIN:-$build_dir/cclforge}
+nice_cmd=()
+[ -n "${FUZZ_NICE:-}" ] && nice_cmd=(nice -n "$FUZZ_NICE")
 
 failed=()
+ran=0
 for bin in "${targets[@]}"; do
   name=$(basename "$bin")
+  if [ -n "${FUZZ_TARGETS:-}" ] && [[ " $FUZZ_TARGETS " != *" $name "* ]]; then
+    continue
+  fi
+  ran=$((ran + 1))
   corpus=$out/$name/corpus      # grows during the run; the repo is never written
   artifacts=$out/$name/artifacts
   seeds=$out/$name/seeds
   mkdir -p "$corpus" "$artifacts" "$seeds"
   [ -d "fuzz/corpus/$name" ] && cp -r "fuzz/corpus/$name/." "$seeds/"
   [ -f "fuzz/seeds/$name.sh" ] && bash "fuzz/seeds/$name.sh" "$seeds"
-  args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=1048576
+  args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb="${FUZZ_RSS_LIMIT_MB:-2048}"
+        -malloc_limit_mb="${FUZZ_MALLOC_LIMIT_MB:-64}" -max_len="$max_len"
         -print_final_stats=1 -artifact_prefix="$artifacts/")
   [ -f "fuzz/$name.dict" ] && args+=(-dict="fuzz/$name.dict")
   echo "== $name: ${seconds}s, seeds: $(ls "$seeds" | wc -l) own + $(ls "$elf_seeds" | wc -l) ELF"
   log=$out/$name/log
-  if "$bin" "${args[@]}" "$corpus" "$seeds" "$elf_seeds" >"$log" 2>&1; then
+  if "${nice_cmd[@]}" "$bin" "${args[@]}" "$corpus" "$seeds" "$elf_seeds" >"$log" 2>&1; then
     grep -E "^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)|cov: .* ft: " "$log" \
       | grep -E "stat::|DONE" | sed "s/^/   /" || true
     tail -n 20 "$log" | grep -E "^#[0-9]+.*DONE" | sed "s/^/   /" || true
@@ -61,4 +82,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   exit 1
 fi
 [ -z "${FUZZ_OUT:-}" ] && rm -rf "$out"
-echo "fuzz: ${#targets[@]} target(s) ran ${seconds}s each without findings"
+echo "fuzz: $ran target(s) ran ${seconds}s each without findings"

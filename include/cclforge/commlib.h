@@ -63,6 +63,23 @@ struct cf_commlib_identity {
     uint64_t bytes_skipped;           /* their bytes: not examined */
 };
 
+/* Where the read-only data scan met a CUDA fatbin container: GPU code kept
+ * outside the fatbin sections (cuBLASLt's, CUPTI's, cuSPARSE's .rodata). */
+struct cf_fatbin_site {
+    uint32_t section;  /* section index */
+    uint64_t offset;   /* from the section's start */
+    uint64_t size;     /* header and entries */
+};
+struct cf_fatbin_sites {
+    struct cf_fatbin_site *v;
+    size_t n, cap;
+};
+void cf_fatbin_sites_release(struct cf_fatbin_sites *sites);
+
+/* cf_commlib_identify, also handing back every fatbin container the scan
+ * skipped (sites may be NULL): one pass finds both. */
+int cf_commlib_scan(struct cf_elf *elf, struct cf_commlib_identity *id, struct cf_fatbin_sites *sites, cf_error *err);
+
 /* Finds the banners of an opened ELF file, reading only its allocated,
  * read-only, non-executable PROGBITS sections other than GPU code and unwind
  * tables (never the whole file), skipping the CUDA fatbin containers found

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cclforge/error.h"
+#include "cclforge/fs.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,6 +58,8 @@ struct cf_elf_dynamic {
     uint64_t flags;              /* DT_FLAGS */
     uint64_t flags_1;            /* DT_FLAGS_1 (DF_1_NODEFLIB, ...) */
     int has_dynamic;             /* 0 for static executables and non-dynamic objects */
+    uint64_t rela, relacount;    /* DT_RELA and DT_RELACOUNT: that many RELATIVE relocations lead the table */
+    uint64_t rel, relcount;      /* DT_REL and DT_RELCOUNT, the same for REL tables */
     const char *interp;          /* PT_INTERP path, NULL if absent */
 };
 
@@ -82,11 +85,22 @@ struct cf_elf_verneed {
 
 /* Opens and validates path. The mapping stays valid until cf_elf_close. */
 int cf_elf_open(const char *path, struct cf_elf **out, cf_error *err);
+/* Same over a descriptor open on path (taken over: closed once mapped, or on
+ * failure); fd < 0 opens path. */
+int cf_elf_open_fd(int fd, const char *path, struct cf_elf **out, cf_error *err);
 /* Same, over a caller-owned buffer (fuzzing, embedded images). `name` labels errors. */
 int cf_elf_open_memory(const void *data, size_t len, const char *name, struct cf_elf **out, cf_error *err);
 void cf_elf_close(struct cf_elf *elf);
+/* 0 while the mapped file is as it was opened; -1 with err ("<path>: the file
+ * was truncated while it was read ...") once a read found pages gone. The
+ * reads themselves never fault (cf_mmap); check this after using the bytes. */
+int cf_elf_check_intact(const struct cf_elf *elf, cf_error *err);
 
 const char *cf_elf_path(const struct cf_elf *elf);
+/* The opened file's identity (device, inode, size, mtime and ctime in ns)
+ * from the fstat of its open: what a cache of per-file results keys on.
+ * -1 for a memory image. */
+int cf_elf_file_id(const struct cf_elf *elf, struct cf_file_id *id);
 const struct cf_elf_header *cf_elf_get_header(const struct cf_elf *elf);
 const struct cf_elf_dynamic *cf_elf_get_dynamic(const struct cf_elf *elf);
 
@@ -103,6 +117,14 @@ int cf_elf_section_bytes(const struct cf_elf *elf, const struct cf_elf_section *
 
 /* Dynamic symbols (.dynsym) with versions resolved. Loaded lazily on first call. */
 int cf_elf_dynsyms(struct cf_elf *elf, const struct cf_elf_symbol **syms, size_t *n, cf_error *err);
+/* Which dynamic symbols the object's dynamic relocations (.rela.dyn,
+ * .rela.plt, .rel.*) name: glibc looks a symbol up only while processing a
+ * relocation that refers to it, so an undefined symbol no relocation names
+ * is never looked up and never "undefined" (ldd -r). *marks[i] is 1 for
+ * .dynsym index i (0 is the null symbol; cf_elf_dynsyms' entry k is index
+ * k + 1). *known is 0 when the file has no such sections (no section
+ * headers): then the marks say nothing. */
+int cf_elf_relocated_symbols(struct cf_elf *elf, const uint8_t **marks, size_t *n, int *known, cf_error *err);
 /* Version definitions this object provides (verdef names, excluding the base/file entry). */
 int cf_elf_verdefs(struct cf_elf *elf, const char *const **names, size_t *n, cf_error *err);
 /* Version requirements (verneed). */

@@ -12,6 +12,14 @@
 extern "C" {
 #endif
 
+/* Opens a regular file for reading (O_RDONLY|O_CLOEXEC) and returns the
+ * descriptor. Anything else (FIFO, socket, device, directory) is refused
+ * before it is opened, with an error naming the path and what it is; every
+ * read of a user-named path goes through here, so none can block or touch a
+ * device. -1 with err set otherwise. */
+int cf_open_regular(const char *path, cf_error *err);
+/* "a FIFO (named pipe)", "a socket", "a character device", ... for st_mode. */
+const char *cf_file_kind_name(unsigned mode);
 /* Reads a whole file, refusing files larger than max_bytes. Appends to out. */
 int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_error *err);
 /* Writes data to path via a temporary file in the same directory, fsync and rename. */
@@ -34,16 +42,57 @@ char *cf_realpath(const char *path);
 /* "/a/./b//../c/" -> "/a/c" on the string alone (abs is taken as absolute);
  * *escaped (may be NULL) is set to 1 when a ".." climbed above "/". Caller frees. */
 char *cf_path_normalize(const char *abs, int *escaped);
+/* The host path of `path` (absolute, as seen inside root) with every symlink
+ * resolved inside root, as chroot(root) would: an absolute link target
+ * starts again at root, ".." stops at it. Components that do not exist are
+ * kept as written. NULL after 40 links (ELOOP). Caller frees. */
+char *cf_path_in_root(const char *root, const char *path);
 /* path made absolute against the current directory, symlinks left in place. Caller frees. */
 char *cf_path_absolute(const char *path);
 
-/* A read-only memory map of a whole file; len 0 files map to data == NULL. */
+/* A read-only memory map of a whole file; len 0 files map to data == NULL.
+ * Reads of it never raise SIGBUS: a page the file no longer backes (it was
+ * truncated while mapped) reads as zeros and the map is marked faulted. */
 struct cf_mmap {
     const uint8_t *data;
     size_t len;
+    int guard; /* slot in the SIGBUS guard (src/util/mmap_guard.c); -1 none */
+    struct cf_file_id {      /* the mapped file as fstat saw it when it was opened */
+        uint64_t dev, ino, size;
+        int64_t mtime_ns, ctime_ns;
+    } id;
 };
 int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err);
+/* The same for a descriptor already open (it is closed here, mapped or not);
+ * path labels errors. */
+int cf_mmap_fd(int fd, const char *path, struct cf_mmap *map, cf_error *err);
 void cf_munmap(struct cf_mmap *map);
+/* 1 when a read of the mapping found the file shorter than when it was mapped. */
+int cf_mmap_faulted(const struct cf_mmap *map);
+
+/* The guard itself, for a mapping made elsewhere: returns a slot (or -1 when
+ * none is free, the mapping then being unguarded), the fault flag of a slot,
+ * and the release that must come before the munmap. */
+int cf_mmap_guard_add(const void *start, size_t len);
+/* The handler is installed at the first mapping; a program (or test harness)
+ * that sets its own SIGBUS handler later calls this to put ours back in
+ * front (it chains to theirs). */
+void cf_mmap_guard_reinstall(void);
+int cf_mmap_guard_faulted(int slot);
+void cf_mmap_guard_remove(int slot);
+
+/* The cache root: $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge, else
+ * ~/.cache/cclforge. Caller frees. */
+char *cf_cache_root(void);
+/* 1 when the file changed less than two seconds ago: a second change within
+ * the same timestamp tick would not show, so no cache may store it yet. */
+int cf_file_id_racy(const struct cf_file_id *id);
+/* Keeps a cache directory bounded: removes the oldest regular files (by
+ * mtime) `depth` levels below dir (1: its own files, 2: those of its
+ * subdirectories) until at most max_files remain and their sizes sum to at
+ * most max_bytes. Names starting with '.' (stamps, temporaries) stay.
+ * Returns how many files were removed. */
+size_t cf_cache_prune(const char *dir, int depth, size_t max_files, uint64_t max_bytes);
 
 /* Lowercase hex SHA-256 of a file (65 bytes incl. NUL written to hex). */
 int cf_sha256_file(const char *path, char hex[65], cf_error *err);

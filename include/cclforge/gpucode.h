@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "cclforge/arch.h"
+#include "cclforge/commlib.h"
 #include "cclforge/error.h"
 #include "cclforge/strbuf.h"
 
@@ -122,6 +123,16 @@ const char *cf_ccob_method_name(unsigned method);
 /* Unique lists are capped so memory stays bounded on hostile input. */
 #define CF_GPUCODE_MAX_UNIQUE 256
 
+/* Where GPU code was found: one record per section that holds some. */
+struct cf_gpucode_section {
+    char name[64];              /* ".nv_fatbin", ".hip_fatbin", ".rodata", ... */
+    int embedded;               /* fatbin containers met inside other data (not a GPU code section) */
+    size_t containers;          /* fatbin containers or offload bundles */
+    size_t entries;
+    struct cf_arch *sass, *ptx, *ltoir; /* unique, in cf_arch_cmp order: this section's share */
+    size_t n_sass, n_ptx, n_ltoir;
+};
+
 struct cf_gpucode_inventory {
     struct cf_arch *sass;       /* unique, in cf_arch_cmp order: "sm_75", "sm_90a" */
     size_t n_sass;
@@ -142,6 +153,9 @@ struct cf_gpucode_inventory {
     uint64_t file_bytes_read;   /* bytes read from the file (4 KB windows around the
                                  * headers); 0 when the mapped bytes were used */
     char *problem;              /* NULL, or a corrupt section's message (the rest still counted) */
+    struct cf_gpucode_section *sections; /* where the code above was found, in file order */
+    size_t n_sections;
+    size_t embedded_containers; /* fatbin containers found outside the fatbin sections */
 };
 
 /* Scans the fatbin sections (.nv_fatbin, __nv_relfatbin) and offload-bundle
@@ -149,6 +163,12 @@ struct cf_gpucode_inventory {
  * fail the call: what was read is kept and `problem` says what went wrong.
  * Returns -1 only when a section lies outside the file. */
 int cf_gpucode_inventory(struct cf_elf *elf, struct cf_gpucode_inventory *inv, cf_error *err);
+/* Adds the fatbin containers the read-only data scan met outside the fatbin
+ * sections (cf_commlib_scan's sites) to inv: their archs join the lists, and
+ * each section holding some gets a record with embedded set. Reads only the
+ * containers' headers. */
+int cf_gpucode_inventory_add_sites(struct cf_elf *elf, const struct cf_fatbin_sites *sites,
+                                   struct cf_gpucode_inventory *inv, cf_error *err);
 /* The same over a raw buffer holding fatbin containers or offload bundles
  * (a .fatbin / .hipfb file); used for standalone bundles that are not ELF. */
 int cf_gpucode_inventory_buffer(const uint8_t *buf, size_t len, const char *name,

@@ -32,6 +32,10 @@ struct cf_inspect_opts {
     int explain;                 /* keep every path considered for every node, not only missing ones */
     int no_gpu;                  /* skip the GPU code inventory */
     int no_banner;               /* skip the NCCL/RCCL banner scan (and the two-copies check) */
+    const char *glibc;           /* plan for this glibc release ("2.31"); NULL: the root's own */
+    const char *cpu;             /* plan for this CPU (cf_cpu_parse spec); NULL: this host's */
+    int no_cache;                /* scan every file again; keep nothing on disk (memory only) */
+    const char *cache_dir;       /* the scan cache's directory; NULL: <cache root>/scan-v1 */
 };
 
 /* Facts about one object of a closure (parallel to cf_ldso_result.objects). */
@@ -44,6 +48,7 @@ struct cf_inspect_object {
     struct cf_gpucode_inventory gpu;
     struct cf_rpath_lint lint;
     int lint_within;                    /* the object lies under opts.within: outside-tree checked */
+    int from_cache;                     /* banner and GPU facts came from the scan cache */
 };
 
 enum cf_inspect_problem_kind {
@@ -95,6 +100,8 @@ struct cf_inspect_result {
     struct cf_inspect_target *targets;
     size_t n_targets;
     size_t n_errors, n_warnings;       /* over all targets */
+    char *cache_dir;                   /* the scan cache used, NULL: memory only */
+    size_t cache_memory_hits, cache_disk_hits, cache_misses, cache_stored, cache_evicted;
 };
 
 /* Inspects opts->files (or the default comm libraries). A file that cannot be

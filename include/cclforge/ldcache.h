@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cclforge/error.h"
+#include "cclforge/glibc.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +63,16 @@ struct cf_ldcache; /* opaque, owns a copy of the bytes */
 
 /* Reads and validates a cache file. A missing file is CF_ERR_NOTFOUND. */
 int cf_ldcache_open(const char *path, struct cf_ldcache **out, cf_error *err);
+/* For lookups only, as the loader emulation opens it: checks the header and
+ * the table's bounds, and decodes an entry only when a lookup meets it (as
+ * glibc does; ~11 of ~1,000 entries per name), so a run that looks up a few
+ * names does not decode the whole table. cf_ldcache_entry_at returns NULL on
+ * such a cache (the old format alone is still read whole); a lookup that
+ * meets a corrupt entry finds nothing. */
+int cf_ldcache_open_lookup(const char *path, struct cf_ldcache **out, cf_error *err);
+/* The same over an image in memory (copied): for the fuzz target. */
+int cf_ldcache_parse_lookup(const void *data, size_t len, const char *name, struct cf_ldcache **out,
+                            cf_error *err);
 /* Parses a cache image from memory (copied); `name` labels errors. */
 int cf_ldcache_parse(const void *data, size_t len, const char *name, struct cf_ldcache **out,
                      cf_error *err);
@@ -95,13 +106,22 @@ struct cf_ldcache_query {
     size_t n_hwcaps;
     /* x86 GNU_PROPERTY_X86_ISA_1 bits the CPU supports (1 baseline, 2 v2, 4 v3, 8 v4). */
     uint32_t isa_1;
-    /* Legacy hwcap bits the loader accepts (dl_hwcap & hwcap_mask, platform, TLS bit 63);
-     * an entry with any other bit set is skipped. */
-    uint64_t hwcap_allowed;
+    /* Legacy hwcap matching: the loader's dl_hwcap & hwcap_mask (an entry with
+     * any other bit below the platform bits, or bit 62, is skipped; TLS bit 63
+     * always passes), the platform bits of this ABI (_DL_HWCAP_PLATFORM), and
+     * the bit of the loader's own platform (~0 when it names none of them):
+     * an entry with platform bits must carry exactly that one. */
+    uint64_t hwcap;
+    uint64_t platform_mask;
+    uint64_t platform;
+    /* The release whose search_cache to follow (glibc.h rules: named hwcaps
+     * from 2.33, legacy entries until 2.39, the older first-entry rule before
+     * 2.33); {0, 0} means the newest. */
+    struct cf_glibc glibc;
 };
 
-/* glibc's _dl_load_cache_lookup: the path for `name`, or NULL. The pointer lives
- * as long as the cache. */
+/* glibc's _dl_load_cache_lookup (search_cache) for the query's release: the
+ * path for `name`, or NULL. The pointer lives as long as the cache. */
 const char *cf_ldcache_lookup(const struct cf_ldcache *cache, const char *name,
                               const struct cf_ldcache_query *query);
 

@@ -1,8 +1,10 @@
-/* Static emulation of glibc's dynamic loader (ld.so, glibc 2.36 elf/dl-load.c,
- * elf/dl-deps.c): which file each DT_NEEDED resolves to, in breadth-first load
- * order, and why; for a library not found, every path considered and why it was
- * rejected. Nothing inspected is ever executed, loaded or dlopen'ed: candidates
- * are checked by reading their ELF header, found objects by reading their
+/* Static emulation of glibc's dynamic loader (ld.so: elf/dl-load.c,
+ * elf/dl-deps.c, elf/dl-hwcaps.c, elf/dl-cache.c) of the target's own
+ * release, 2.17 to 2.42, whose differences are the rules of glibc.h: which
+ * file each DT_NEEDED resolves to, in breadth-first load order, and why; for a
+ * library not found, every path considered and why it was rejected. Nothing
+ * inspected is ever executed, loaded or dlopen'ed: candidates are checked by
+ * reading their ELF and program headers, found objects by reading their
  * dynamic section, one file at a time. See docs/ldso.md. */
 #ifndef CCLFORGE_LDSO_H
 #define CCLFORGE_LDSO_H
@@ -10,7 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cclforge/cpufacts.h"
 #include "cclforge/error.h"
+#include "cclforge/glibc.h"
+#include "cclforge/strbuf.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,12 +74,25 @@ struct cf_ldso_node {
 /* One loaded object, in load order (the global symbol scope). */
 struct cf_ldso_object {
     char *path;               /* as the loader names it (search dir + name), not a realpath */
+    char *file;               /* the file to read it from: path, with --root its symlinks
+                               * resolved inside the root (an absolute link stays there) */
     char *soname;             /* NULL if none */
     char *rpath, *runpath;    /* raw DT_RPATH / DT_RUNPATH strings as in the file, NULL if absent */
     uint64_t flags_1;
     long node;                /* the node that loaded it */
     long loader;              /* the object that first needed it (-1 for roots) */
     int is_interp;            /* the dynamic loader itself (resolved from PT_INTERP) */
+};
+
+/* The facts a resolution was made under: the glibc release whose rules it
+ * followed and the CPU whose features decided the hwcaps. */
+struct cf_ldso_facts {
+    int filled;
+    struct cf_glibc glibc;
+    char glibc_source[256];        /* the ld.so or libc.so.6 it was read from, "--glibc", or
+                                    * "assumed: ..." when the root holds none */
+    struct cf_cpu_facts cpu;       /* what the loader uses: after GLIBC_TUNABLES */
+    struct cf_cpu_facts cpu_probed;/* cpuid's (or --cpu's), before GLIBC_TUNABLES */
 };
 
 struct cf_ldso_result {
@@ -87,18 +105,13 @@ struct cf_ldso_result {
     unsigned machine;
     char *interp;             /* the dynamic loader path (PT_INTERP or the machine default) */
     char *dst_lib;            /* the $LIB this loader expands ("lib/x86_64-linux-gnu") */
-    char *dst_platform;       /* the $PLATFORM it expands ("haswell" on AVX2 x86-64 hosts) */
-};
-
-/* What the host CPU supports, for glibc-hwcaps (x86 only; filled by probing
- * cpuid, which traps to the hypervisor in a VM: probe once, reuse). */
-struct cf_ldso_cpu {
-    int probed;     /* filled in */
-    int known;      /* x86 host with cpuid */
-    int level;      /* x86-64 ISA level 1..4 */
-    uint32_t isa_1; /* GNU_PROPERTY_X86_ISA_1 bits supported */
-    int avx512_1;
-    int haswell;
+    char *dst_platform;       /* the $PLATFORM it expands ("haswell" on Intel AVX2 hosts); NULL: none */
+    struct cf_ldso_facts facts;
+    struct cf_elf **elves;    /* opts.keep_open: elves[i] is object i opened, NULL when it could not be
+                               * read; closed by cf_ldso_result_release */
+    struct strvec hwcaps;     /* glibc-hwcaps subdirectories searched, best first ("x86-64-v3") */
+    struct strvec legacy_hwcaps; /* legacy names in glibc's order ("x86_64", "haswell", "tls"); the
+                               * subdirectories tried are their power set */
 };
 
 struct cf_ldso_opts {
@@ -111,12 +124,31 @@ struct cf_ldso_opts {
     /* glibc-hwcaps subdirectory names, best first; NULL: derived from this CPU
      * when the machine matches the host, else none. Empty list (first NULL): none. */
     const char *const *hwcaps;
-    int no_legacy_hwcaps;         /* don't try glibc 2.36's legacy hwcap subdirs (tls, haswell, ...) */
+    int no_legacy_hwcaps;         /* don't try the legacy hwcap subdirs (tls, haswell, ...) */
     int explain;                  /* keep the considered list for every node */
-    /* NULL: cpuid probed on every resolve. Else zero-initialised storage the
-     * first resolve fills and later ones reuse (one probe per process). */
-    struct cf_ldso_cpu *cpu_cache;
+    /* The target's glibc release ("2.31", cf_glibc_parse) to plan for another
+     * host; NULL: read from the root's own ld.so / libc.so.6. */
+    const char *glibc;
+    /* The CPU to plan for (cf_cpu_parse spec: "amd", "intel,x86-64-v3"); NULL:
+     * this host's, from cpuid. */
+    const char *cpu;
+    /* GLIBC_TUNABLES as the loader would see it; NULL: the environment's. */
+    const char *tunables;
+    /* NULL: the facts are worked out on every resolve. Else zero-initialised
+     * storage the first resolve fills and later ones reuse (cpuid traps to
+     * the hypervisor in a VM, and the glibc banner is a file read). */
+    struct cf_ldso_facts *facts_cache;
+    /* Keep every object's cf_elf open in the result (res.elves) instead of
+     * closing it once its dynamic section is read: a caller that reads the
+     * objects next (inspect) saves an open, a mapping and a header parse each. */
+    int keep_open;
 };
+
+/* Works out the facts for (machine, class) under opts: the root's glibc
+ * release (or opts->glibc), the CPU (or opts->cpu) and GLIBC_TUNABLES. -1
+ * with CF_ERR_USAGE for a bad --glibc or --cpu. */
+int cf_ldso_facts_get(unsigned machine, int elf_class, const struct cf_ldso_opts *opts, struct cf_ldso_facts *out,
+                      cf_error *err);
 
 /* Resolves the closure of one ELF file as glibc's ld.so would when loading it
  * as the main program (like `ld.so FILE` / ldd). A missing dependency is not an

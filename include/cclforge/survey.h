@@ -184,6 +184,7 @@ struct cf_survey_opts {
     const char *nvml_lib;     /* library to dlopen for NVML; NULL = "libnvidia-ml.so.1" */
     int no_default_roots;     /* only roots named by the environment / PATH / options (tests) */
     unsigned skip;            /* CF_SURVEY_SKIP_* */
+    int no_cache;             /* ask every probe again, scan every file again; remember nothing on disk */
 };
 
 /* Probes this machine (plus injection, see above). Returns -1 only for errors the
@@ -249,6 +250,9 @@ void cf_python_info_release(struct cf_python_info *info);
  * does not run or prints no version (c is filled as far as known either way);
  * release with cf_compiler_release. */
 int cf_compiler_probe(const char *path, struct cf_compiler *c, cf_error *err);
+/* The same, answering from the probe cache (cclforge/depcache.h: valid while
+ * the compiler's binary is unchanged) when use_cache. */
+int cf_compiler_probe_cached(const char *path, int use_cache, struct cf_compiler *c, cf_error *err);
 void cf_compiler_release(struct cf_compiler *c);
 const char *cf_torch_flavour_name(enum cf_torch_flavour f); /* "cpu", "cuda", "hip", "unknown" */
 const char *cf_survey_section_name(enum cf_survey_section sec); /* the JSON key */

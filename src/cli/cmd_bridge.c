@@ -312,11 +312,9 @@ static int run_wheel(struct args *a, cJSON *doc)
 static int has_build(const char *dir)
 {
     char *p = cf_asprintf("%s/cclforge-build.json", dir);
-    FILE *f = fopen(p, "r");
+    int found = cf_is_file(p);
     free(p);
-    if (f)
-        fclose(f);
-    return f != NULL;
+    return found;
 }
 
 int cmd_bridge(int argc, char **argv)

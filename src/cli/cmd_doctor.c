@@ -21,6 +21,7 @@
 static const char doctor_usage[] =
     "usage: cclforge doctor [--json] [--libtorch DIR] [--survey FILE.json] [--save FILE.json]\n"
     "                       [--sysfs-root DIR] [--python PY | --no-python] [--no-nvidia] [--quick]\n"
+    "                       [--no-cache]\n"
     "       cclforge doctor --gather [-n N] [--timeout S] [--verbose] [--json] [options above]\n"
     "       cclforge doctor compare [--json] [--verbose] A.json B.json [...]\n"
     "\n"
@@ -42,6 +43,8 @@ static const char doctor_usage[] =
     "  --python PY        interpreter used to locate torch (default python3)\n"
     "  --no-python        do not run Python to locate torch\n"
     "  --no-nvidia        do not load libcuda.so.1 or NVML, or run nvidia-smi\n"
+    "  --no-cache         ask Python and the compilers again and scan every library again\n"
+    "                     (answers are kept under the cache root while their files are unchanged)\n"
     "  --quick            seconds, for a Slurm prolog: no Python, libtorch or compilers; text is\n"
     "                     silent when nothing is wrong, else one reason line first\n"
     "  --gather           one process per rank under srun, mpirun or torchrun: each host's local\n"
@@ -509,6 +512,7 @@ int cmd_doctor(int argc, char **argv)
         { "python", required_argument, NULL, 'p' },
         { "no-python", no_argument, NULL, 'P' },
         { "no-nvidia", no_argument, NULL, 'N' },
+        { "no-cache", no_argument, NULL, 'C' },
         { "quick", no_argument, NULL, 'q' },
         { "gather", no_argument, NULL, 'g' },
         { "timeout", required_argument, NULL, 't' },
@@ -532,6 +536,7 @@ int cmd_doctor(int argc, char **argv)
         case 'p': opts.python = optarg; break;
         case 'P': opts.skip |= CF_SURVEY_SKIP_PYTHON; break;
         case 'N': opts.no_nvidia_driver = 1; break;
+        case 'C': opts.no_cache = 1; break;
         case 'q': quick = 1; break;
         case 'g': gather = 1; break;
         case 'v': verbose = 1; break;

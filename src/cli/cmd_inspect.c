@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/cpufacts.h"
+#include "cclforge/glibc.h"
 #include "cclforge/inspect.h"
+#include "cclforge/json.h"
 #include "cclforge/strbuf.h"
 #include "cli/term.h"
 #include "cli/builtin.h"
@@ -24,7 +27,10 @@ static const char usage[] =
     "inspect what is found.\n"
     "\n"
     "options:\n"
-    "  --root DIR               resolve inside a sysroot or unpacked package\n"
+    "  --root DIR               resolve inside a sysroot or unpacked package (its own glibc's rules)\n"
+    "  --glibc X.Y              follow glibc X.Y's loader rules (plan for another host)\n"
+    "  --cpu SPEC               plan for another CPU: intel|amd|hygon|other|host[,x86-64-vN|,xeon-phi]\n"
+    "                           [,+FEATURE|,-FEATURE] (default: this CPU, from cpuid)\n"
     "  --ld-library-path PATH   use PATH instead of the environment's LD_LIBRARY_PATH\n"
     "  --ignore-ld-library-path behave as if LD_LIBRARY_PATH were unset\n"
     "  -u, --undefined          check symbols and versions like `ldd -r`\n"
@@ -35,6 +41,7 @@ static const char usage[] =
     "  --flat                   one line per library in load order instead of a tree\n"
     "  --no-gpu                 skip the GPU code scan\n"
     "  --no-banner              skip the NCCL/RCCL banner scan (and the two-copies check)\n"
+    "  --no-cache               scan every file again; use and keep no scan results on disk\n"
     "  --json                   print a cclforge.inspect/1 JSON document\n"
     "  -h, --help               this help\n"
     "\n"
@@ -53,6 +60,7 @@ struct view {
     FILE *f;
     int explain, all, flat;
     int max_depth;
+    int facts; /* print the glibc and CPU facts first (--explain, --glibc, --cpu) */
 };
 
 static const char *col(const struct view *v, enum cf_color c) { return cf_term_color(v->f, c); }
@@ -98,6 +106,15 @@ static char *object_facts(const struct cf_inspect_object *io)
             for (size_t i = 0; i < g->amd_targets.n; i++)
                 cf_sb_addf(&sb, " %s", g->amd_targets.v[i]);
         }
+        /* Where code outside the fatbin sections was, so "no .nv_fatbin" is not read as "no GPU code". */
+        const char *sep = " (fatbins also in ";
+        for (size_t i = 0; i < g->n_sections; i++)
+            if (g->sections[i].embedded) {
+                cf_sb_addf(&sb, "%s%s: %zu", sep, g->sections[i].name, g->sections[i].containers);
+                sep = ", ";
+            }
+        if (*sep == ',')
+            cf_sb_addc(&sb, ')');
     }
     return cf_sb_detach(&sb);
 }
@@ -304,8 +321,33 @@ static void print_lookups(const struct view *v, const struct cf_inspect_result *
         fprintf(v->f, "No NCCL or RCCL library is visible to the loader here; name files to inspect them.\n");
 }
 
+/* "glibc 2.36 (/lib64/ld-linux-x86-64.so.2) · CPU intel x86-64-v4 (cpuid) · hwcaps x86-64-v4 x86-64-v3 ..." */
+static void print_facts(const struct view *v, const struct cf_ldso_result *c)
+{
+    const struct cf_ldso_facts *f = &c->facts;
+    fprintf(v->f, "%sglibc %u.%u (%s) · CPU %s x86-64-v%d (%s)", col(v, CF_DIM), f->glibc.major, f->glibc.minor,
+            f->glibc_source, cf_cpu_vendor_name(f->cpu.vendor), cf_cpu_isa_level(&f->cpu), f->cpu.source);
+    fprintf(v->f, " · $PLATFORM %s", c->dst_platform ? c->dst_platform : "(none)");
+    if (c->hwcaps.n) {
+        fputs(" · glibc-hwcaps", v->f);
+        for (size_t i = 0; i < c->hwcaps.n; i++)
+            fprintf(v->f, " %s", c->hwcaps.v[i]);
+    }
+    if (c->legacy_hwcaps.n) {
+        fputs(" · legacy", v->f);
+        for (size_t i = 0; i < c->legacy_hwcaps.n; i++)
+            fprintf(v->f, " %s", c->legacy_hwcaps.v[i]);
+    }
+    fprintf(v->f, "%s\n", col(v, CF_RESET));
+}
+
 static void print_text(const struct view *v, const struct cf_inspect_result *r)
 {
+    for (size_t i = 0; v->facts && i < r->n_targets; i++)
+        if (!r->targets[i].error) {
+            print_facts(v, &r->targets[i].closure);
+            break;
+        }
     if (r->default_mode) {
         print_lookups(v, r);
         if (r->n_targets)
@@ -359,6 +401,7 @@ static cJSON *json_node(const struct cf_ldso_result *c, const struct cf_ldso_nod
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "index", (double)index);
     cJSON_AddStringToObject(o, "needed", n->needed);
+    cJSON_AddItemToObject(o, "expanded", json_str_or_null(n->expanded));
     cJSON_AddItemToObject(o, "path", json_str_or_null(n->path));
     cJSON_AddStringToObject(o, "reason", cf_ldso_reason_name(n->reason));
     char *why = cf_ldso_describe_reason(n);
@@ -449,6 +492,20 @@ static cJSON *json_object(const struct cf_ldso_object *lo, const struct cf_inspe
         cJSON_AddNumberToObject(gpu, "bundles", (double)g->bundles);
         cJSON_AddNumberToObject(gpu, "compressed_bundles", (double)g->compressed_bundles);
         cJSON_AddItemToObject(gpu, "problem", json_str_or_null(g->problem));
+        cJSON_AddNumberToObject(gpu, "embedded_containers", (double)g->embedded_containers);
+        cJSON *secs = cJSON_AddArrayToObject(gpu, "sections");
+        for (size_t i = 0; i < g->n_sections; i++) {
+            const struct cf_gpucode_section *gs = &g->sections[i];
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "name", gs->name);
+            cJSON_AddBoolToObject(x, "embedded", gs->embedded);
+            cJSON_AddNumberToObject(x, "containers", (double)gs->containers);
+            cJSON_AddNumberToObject(x, "entries", (double)gs->entries);
+            cJSON_AddItemToObject(x, "sass", json_arch_list(gs->sass, gs->n_sass));
+            cJSON_AddItemToObject(x, "ptx", json_arch_list(gs->ptx, gs->n_ptx));
+            cJSON_AddItemToObject(x, "ltoir", json_arch_list(gs->ltoir, gs->n_ltoir));
+            cJSON_AddItemToArray(secs, x);
+        }
         cJSON_AddItemToObject(o, "gpu", gpu);
     } else {
         cJSON_AddNullToObject(o, "gpu");
@@ -467,6 +524,39 @@ static cJSON *json_object(const struct cf_ldso_object *lo, const struct cf_inspe
         cJSON_AddItemToArray(lint, x);
     }
     cJSON_AddBoolToObject(o, "lint_within", io->lint_within);
+    cJSON_AddBoolToObject(o, "from_cache", io->from_cache);
+    return o;
+}
+
+static cJSON *json_cpu(const struct cf_cpu_facts *f)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "x86", f->x86);
+    cJSON_AddStringToObject(o, "vendor", cf_cpu_vendor_name(f->vendor));
+    cJSON_AddNumberToObject(o, "isa_level", cf_cpu_isa_level(f));
+    cJSON *usable = cJSON_AddArrayToObject(o, "usable");
+    for (int k = 0; k < CF_CPU_FEATURE_COUNT; k++)
+        if (cf_cpu_has(f, (enum cf_cpu_feature)k))
+            cJSON_AddItemToArray(usable, cJSON_CreateString(cf_cpu_feature_name((enum cf_cpu_feature)k)));
+    cJSON_AddStringToObject(o, "source", f->source);
+    return o;
+}
+
+/* Which glibc release and CPU the resolution followed, and what they made of it. */
+static cJSON *json_loader_facts(const struct cf_ldso_result *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    char v[32];
+    snprintf(v, sizeof v, "%u.%u", c->facts.glibc.major, c->facts.glibc.minor);
+    cJSON_AddStringToObject(o, "glibc", v);
+    cJSON_AddStringToObject(o, "glibc_source", c->facts.glibc_source);
+    cJSON *rules = cJSON_AddArrayToObject(o, "glibc_rules");
+    for (int r = 0; r < CF_GLIBC_RULE_COUNT; r++)
+        if (cf_glibc_follows(c->facts.glibc, (enum cf_glibc_rule)r))
+            cJSON_AddItemToArray(rules, cJSON_CreateString(cf_glibc_rule_name((enum cf_glibc_rule)r)));
+    cJSON_AddItemToObject(o, "cpu", json_cpu(&c->facts.cpu));
+    cf_json_put_strvec(o, "hwcaps", &c->hwcaps);
+    cf_json_put_strvec(o, "legacy_hwcaps", &c->legacy_hwcaps);
     return o;
 }
 
@@ -485,6 +575,7 @@ static cJSON *json_target(const struct cf_inspect_target *t)
         cJSON_AddItemToObject(loader, "interp", json_str_or_null(c->interp));
         cJSON_AddItemToObject(loader, "lib", json_str_or_null(c->dst_lib));
         cJSON_AddItemToObject(loader, "platform", json_str_or_null(c->dst_platform));
+        cJSON_AddItemToObject(loader, "facts", json_loader_facts(c));
     } else {
         cJSON_AddNullToObject(o, "loader");
     }
@@ -542,6 +633,8 @@ static cJSON *json_doc(const struct cf_inspect_opts *opts, const struct cf_inspe
     cJSON_AddStringToObject(doc, "mode", r->default_mode ? "default" : "files");
     cJSON *o = cJSON_AddObjectToObject(doc, "options");
     cJSON_AddItemToObject(o, "root", json_str_or_null(opts->root));
+    cJSON_AddItemToObject(o, "glibc", json_str_or_null(opts->glibc));
+    cJSON_AddItemToObject(o, "cpu", json_str_or_null(opts->cpu));
     cJSON_AddItemToObject(o, "ld_library_path", json_str_or_null(opts->ld_library_path));
     cJSON_AddBoolToObject(o, "ignore_ld_library_path", opts->ignore_ld_library_path);
     cJSON_AddBoolToObject(o, "undefined", opts->undefined);
@@ -549,6 +642,7 @@ static cJSON *json_doc(const struct cf_inspect_opts *opts, const struct cf_inspe
     cJSON_AddBoolToObject(o, "explain", opts->explain);
     cJSON_AddBoolToObject(o, "gpu", !opts->no_gpu);
     cJSON_AddBoolToObject(o, "banner", !opts->no_banner);
+    cJSON_AddBoolToObject(o, "cache", !opts->no_cache);
     cJSON *lookups = cJSON_AddArrayToObject(doc, "lookups");
     for (size_t i = 0; i < r->n_lookups; i++) {
         cJSON *n = json_node(NULL, &r->lookups[i].node, -1);
@@ -559,6 +653,13 @@ static cJSON *json_doc(const struct cf_inspect_opts *opts, const struct cf_inspe
     cJSON *targets = cJSON_AddArrayToObject(doc, "targets");
     for (size_t i = 0; i < r->n_targets; i++)
         cJSON_AddItemToArray(targets, json_target(&r->targets[i]));
+    cJSON *cache = cJSON_AddObjectToObject(doc, "scan_cache");
+    cJSON_AddItemToObject(cache, "dir", json_str_or_null(r->cache_dir));
+    cJSON_AddNumberToObject(cache, "memory_hits", (double)r->cache_memory_hits);
+    cJSON_AddNumberToObject(cache, "disk_hits", (double)r->cache_disk_hits);
+    cJSON_AddNumberToObject(cache, "misses", (double)r->cache_misses);
+    cJSON_AddNumberToObject(cache, "stored", (double)r->cache_stored);
+    cJSON_AddNumberToObject(cache, "evicted", (double)r->cache_evicted);
     cJSON *sum = cJSON_AddObjectToObject(doc, "summary");
     cJSON_AddNumberToObject(sum, "targets", (double)r->n_targets);
     cJSON_AddNumberToObject(sum, "errors", (double)r->n_errors);
@@ -569,12 +670,14 @@ static cJSON *json_doc(const struct cf_inspect_opts *opts, const struct cf_inspe
 
 /* --- flags ------------------------------------------------------------- */
 
-enum { OPT_ROOT = 256, OPT_LLP, OPT_IGNORE_LLP, OPT_WITHIN, OPT_DEPTH, OPT_FLAT, OPT_NO_GPU, OPT_NO_BANNER, OPT_JSON };
+enum { OPT_ROOT = 256, OPT_GLIBC, OPT_CPU, OPT_NO_CACHE, OPT_LLP, OPT_IGNORE_LLP, OPT_WITHIN, OPT_DEPTH, OPT_FLAT, OPT_NO_GPU, OPT_NO_BANNER, OPT_JSON };
 
 int cmd_inspect(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "root", required_argument, NULL, OPT_ROOT },
+        { "glibc", required_argument, NULL, OPT_GLIBC },
+        { "cpu", required_argument, NULL, OPT_CPU },
         { "ld-library-path", required_argument, NULL, OPT_LLP },
         { "ignore-ld-library-path", no_argument, NULL, OPT_IGNORE_LLP },
         { "undefined", no_argument, NULL, 'u' },
@@ -585,12 +688,13 @@ int cmd_inspect(int argc, char **argv)
         { "flat", no_argument, NULL, OPT_FLAT },
         { "no-gpu", no_argument, NULL, OPT_NO_GPU },
         { "no-banner", no_argument, NULL, OPT_NO_BANNER },
+        { "no-cache", no_argument, NULL, OPT_NO_CACHE },
         { "json", no_argument, NULL, OPT_JSON },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     struct cf_inspect_opts opts = { 0 };
-    struct view view = { stdout, 0, 0, 0, -1 };
+    struct view view = { stdout, 0, 0, 0, -1, 0 };
     int json = 0;
     opterr = 0;
     optind = 1;
@@ -598,6 +702,8 @@ int cmd_inspect(int argc, char **argv)
     while ((ch = getopt_long(argc, argv, "ueah", longopts, NULL)) != -1) {
         switch (ch) {
         case OPT_ROOT: opts.root = optarg; break;
+        case OPT_GLIBC: opts.glibc = optarg; break;
+        case OPT_CPU: opts.cpu = optarg; break;
         case OPT_LLP: opts.ld_library_path = optarg; break;
         case OPT_IGNORE_LLP: opts.ignore_ld_library_path = 1; break;
         case 'u': opts.undefined = 1; break;
@@ -615,6 +721,7 @@ int cmd_inspect(int argc, char **argv)
         case OPT_FLAT: view.flat = 1; break;
         case OPT_NO_GPU: opts.no_gpu = 1; break;
         case OPT_NO_BANNER: opts.no_banner = 1; break;
+        case OPT_NO_CACHE: opts.no_cache = 1; break;
         case OPT_JSON: json = 1; break;
         case 'h': fputs(usage, stdout); return EXIT_FINE;
         default:
@@ -625,6 +732,7 @@ int cmd_inspect(int argc, char **argv)
     }
     if (opts.ld_library_path && opts.ignore_ld_library_path)
         return cli_usage("inspect", "--ld-library-path and --ignore-ld-library-path exclude each other");
+    view.facts = view.explain || opts.glibc || opts.cpu;
     opts.files = (const char *const *)(argv + optind);
     opts.n_files = (size_t)(argc - optind);
 

@@ -14,13 +14,16 @@ int cf_term_is_tty(FILE *f)
 
 int cf_term_color_enabled(FILE *f)
 {
+    /* Asked for every colour code printed: decided once per stream. */
+    static FILE *last;
+    static int enabled;
+    if (f && f == last)
+        return enabled;
     const char *nc = getenv("NO_COLOR");
     const char *term = getenv("TERM");
-    if (nc && *nc)
-        return 0;
-    if (term && !strcmp(term, "dumb"))
-        return 0;
-    return cf_term_is_tty(f);
+    enabled = !(nc && *nc) && !(term && !strcmp(term, "dumb")) && cf_term_is_tty(f);
+    last = f;
+    return enabled;
 }
 
 const char *cf_term_color(FILE *f, enum cf_color c)

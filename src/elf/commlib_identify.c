@@ -2,6 +2,7 @@
 #include "cclforge/commlib.h"
 
 #include <elf.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -146,8 +147,26 @@ static uint64_t fatbin_extent(const uint8_t *p, size_t avail, uint64_t section_l
  * containers) starting in the overlap belong to the next window. Fatbin
  * containers (GPU code, e.g. cuBLAS's 110 MB .cask_resource or the fatbins
  * libcusparse keeps in .rodata) are skipped: host strings are not in them. */
-static int scan_section(struct cf_byte_source *src, int windowed, const struct cf_elf_section *sec,
-                        struct cf_commlib_identity *id, const char *path, cf_error *err)
+static void add_site(struct cf_fatbin_sites *sites, size_t section, uint64_t offset, uint64_t size)
+{
+    if (!sites)
+        return;
+    if (sites->n == sites->cap) {
+        sites->cap = sites->cap ? sites->cap * 2 : 16;
+        sites->v = cf_xrealloc(sites->v, sites->cap * sizeof *sites->v);
+    }
+    sites->v[sites->n++] = (struct cf_fatbin_site){ (uint32_t)section, offset, size };
+}
+
+void cf_fatbin_sites_release(struct cf_fatbin_sites *sites)
+{
+    free(sites->v);
+    memset(sites, 0, sizeof *sites);
+}
+
+static int scan_section(struct cf_byte_source *src, int windowed, const struct cf_elf_section *sec, size_t index,
+                        struct cf_commlib_identity *id, struct cf_fatbin_sites *sites, const char *path,
+                        cf_error *err)
 {
     static const char needle[] = "CCL version ";
     const size_t nlen = sizeof(needle) - 1;
@@ -197,6 +216,7 @@ static int scan_section(struct cf_byte_source *src, int windowed, const struct c
                 continue;
             id->fatbins_skipped++;
             id->bytes_skipped += skip;
+            add_site(sites, index, pos + i, skip);
             if (i + skip < owned) {
                 i += (size_t)skip - 1;
                 continue;
@@ -214,6 +234,11 @@ static int scan_section(struct cf_byte_source *src, int windowed, const struct c
 }
 
 int cf_commlib_identify(struct cf_elf *elf, struct cf_commlib_identity *id, cf_error *err)
+{
+    return cf_commlib_scan(elf, id, NULL, err);
+}
+
+int cf_commlib_scan(struct cf_elf *elf, struct cf_commlib_identity *id, struct cf_fatbin_sites *sites, cf_error *err)
 {
     memset(id, 0, sizeof(*id));
     const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
@@ -239,7 +264,7 @@ int cf_commlib_identify(struct cf_elf *elf, struct cf_commlib_identity *id, cf_e
          * memory image: scanned as it is (dropping its pages would zero them). */
         int windowed = cf_elf_owns_mapping(elf);
         cf_advise_pages(data, len, windowed ? CF_PAGES_SEQUENTIAL : CF_PAGES_ALL);
-        rc = scan_section(&src, windowed, s, id, cf_elf_path(elf), err);
+        rc = scan_section(&src, windowed, s, i, id, sites, cf_elf_path(elf), err);
         id->bytes_scanned += len - (id->bytes_skipped - skipped_before);
         cf_advise_pages(data, len, CF_PAGES_DEFAULT);
         cf_src_release(&src);

@@ -150,6 +150,14 @@ int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err)
             d->flags = dyn.d_un.d_val;
         } else if (dyn.d_tag == DT_FLAGS_1) {
             d->flags_1 = dyn.d_un.d_val;
+        } else if (dyn.d_tag == DT_RELA) {
+            d->rela = dyn.d_un.d_ptr;
+        } else if (dyn.d_tag == DT_RELACOUNT) {
+            d->relacount = dyn.d_un.d_val;
+        } else if (dyn.d_tag == DT_REL) {
+            d->rel = dyn.d_un.d_ptr;
+        } else if (dyn.d_tag == DT_RELCOUNT) {
+            d->relcount = dyn.d_un.d_val;
         }
     }
     if (!have_strings)

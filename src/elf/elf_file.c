@@ -231,16 +231,39 @@ static int finish_open(struct cf_elf *elf, struct cf_elf **out, cf_error *err)
 
 int cf_elf_open(const char *path, struct cf_elf **out, cf_error *err)
 {
+    return cf_elf_open_fd(-1, path, out, err);
+}
+
+int cf_elf_open_fd(int fd, const char *path, struct cf_elf **out, cf_error *err)
+{
     *out = NULL;
     struct cf_elf *elf = cf_xcalloc(1, sizeof *elf);
     elf->path = cf_strdup(path);
-    if (cf_mmap_file(path, &elf->map, err) != 0) {
+    if ((fd >= 0 ? cf_mmap_fd(fd, path, &elf->map, err) : cf_mmap_file(path, &elf->map, err)) != 0) {
         cf_elf_close(elf);
         return -1;
     }
     elf->data = elf->map.data;
     elf->len = elf->map.len;
     return finish_open(elf, out, err);
+}
+
+int cf_elf_check_intact(const struct cf_elf *elf, cf_error *err)
+{
+    if (!cf_mmap_faulted(&elf->map))
+        return 0;
+    return cf_error_set(err, CF_ERR_IO,
+                        "%s: the file was truncated while it was read (shorter than the %zu bytes mapped): "
+                        "what was read is not reliable; inspect it again once it is complete",
+                        elf->path, elf->map.len);
+}
+
+int cf_elf_file_id(const struct cf_elf *elf, struct cf_file_id *id)
+{
+    if (!cf_elf_owns_mapping(elf))
+        return -1;
+    *id = elf->map.id;
+    return 0;
 }
 
 int cf_elf_owns_mapping(const struct cf_elf *elf)
@@ -279,6 +302,7 @@ void cf_elf_close(struct cf_elf *elf)
     free(elf->index_name);
     free(elf->index_file);
     free(elf->syms);
+    free(elf->relocated);
     free(elf->path);
     free(elf);
 }

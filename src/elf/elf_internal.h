@@ -50,6 +50,11 @@ struct cf_elf {
     int syms_loaded;
     struct cf_elf_symbol *syms;
     size_t n_syms;
+
+    int relocs_loaded;        /* 1 done, -1 failed (elf_relocs.c) */
+    uint8_t *relocated;       /* per .dynsym index: a dynamic relocation names it */
+    size_t n_relocated;
+    int relocs_known;         /* the file has dynamic relocation sections */
 };
 
 /* Sets err to "<file>: <fault>" and returns -1. */

@@ -115,12 +115,19 @@ static int load_verneeds(struct cf_elf *elf, struct slot_list *slots, cf_error *
     struct cf_span strtab;
     if (section_data(elf, index, &data, &strtab, err) != 0)
         return -1;
-    size_t cap = data->d_size / sizeof(Elf32_Verneed) + 1;
-    size_t aux_cap = data->d_size / sizeof(Elf32_Vernaux) + 1;
-    elf->verneeds = cf_xcalloc(1, sizeof *elf->verneeds);
+    /* Counts in the file are claims, not sizes: arrays grow as the chains are
+     * walked, and the whole section pays for every entry read from it (each
+     * Verneed and Vernaux takes 16 bytes of it), so memory and work stay in
+     * proportion to the section however large vn_cnt or sh_info say they are. */
+    size_t budget = data->d_size / sizeof(Elf32_Vernaux);
+    size_t needs_alloc = 0;
     size_t off = 0;
-    for (size_t i = 0; i < sec->info && i < cap; i++) {
+    for (size_t i = 0; i < sec->info; i++) {
         GElf_Verneed vn;
+        if (budget == 0)
+            return cf_elf_fault(elf, err, "%s: more version requirements than its %zu bytes can hold",
+                                sec->name, (size_t)data->d_size);
+        budget--;
         if (off > data->d_size || !gelf_getverneed(data, (int)off, &vn))
             return cf_elf_fault(elf, err, "%s: version requirement %zu at offset %zu lies outside the section (%zu bytes)",
                                 sec->name, i, off, (size_t)data->d_size);
@@ -128,18 +135,23 @@ static int load_verneeds(struct cf_elf *elf, struct slot_list *slots, cf_error *
         if (!file)
             return cf_elf_fault(elf, err, "%s: file name offset %#x is outside the string table (%zu bytes)",
                                 sec->name, vn.vn_file, strtab.len);
-        size_t n_aux = vn.vn_cnt < aux_cap ? vn.vn_cnt : aux_cap;
-        const char **versions = cf_xcalloc(n_aux + 1, sizeof *versions);
-        int *weak = cf_xcalloc(n_aux + 1, sizeof *weak);
-        elf->verneeds = cf_xrealloc(elf->verneeds, (elf->n_verneeds + 1) * sizeof *elf->verneeds);
+        if (elf->n_verneeds == needs_alloc) {
+            needs_alloc = needs_alloc ? needs_alloc * 2 : 8;
+            elf->verneeds = cf_xrealloc(elf->verneeds, needs_alloc * sizeof *elf->verneeds);
+        }
         struct cf_elf_verneed *need = &elf->verneeds[elf->n_verneeds++];
+        memset(need, 0, sizeof *need);
         need->file = file;
-        need->versions = versions;
-        need->weak = weak;
-        need->n_versions = 0;
+        const char **versions = NULL;
+        int *weak = NULL;
+        size_t alloc = 0;
         size_t aux_off = off + vn.vn_aux;
-        for (size_t j = 0; j < n_aux; j++) {
+        for (size_t j = 0; j < vn.vn_cnt; j++) {
             GElf_Vernaux aux;
+            if (budget == 0)
+                return cf_elf_fault(elf, err, "%s: %s claims %u version requirements, more than the section's %zu bytes hold",
+                                    sec->name, file, (unsigned)vn.vn_cnt, (size_t)data->d_size);
+            budget--;
             if (aux_off > data->d_size || !gelf_getvernaux(data, (int)aux_off, &aux))
                 return cf_elf_fault(elf, err, "%s: requirement %zu of %s at offset %zu lies outside the section",
                                     sec->name, j, file, aux_off);
@@ -147,6 +159,13 @@ static int load_verneeds(struct cf_elf *elf, struct slot_list *slots, cf_error *
             if (!name)
                 return cf_elf_fault(elf, err, "%s: version name offset %#x (needed from %s) is outside the string table",
                                     sec->name, aux.vna_name, file);
+            if (need->n_versions == alloc) {
+                alloc = alloc ? alloc * 2 : 4;
+                versions = cf_xrealloc(versions, alloc * sizeof *versions);
+                weak = cf_xrealloc(weak, alloc * sizeof *weak);
+                need->versions = versions;
+                need->weak = weak;
+            }
             versions[need->n_versions] = name;
             weak[need->n_versions] = (aux.vna_flags & VER_FLG_WEAK) != 0;
             need->n_versions++;

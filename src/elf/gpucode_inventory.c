@@ -3,6 +3,7 @@
  * distinct values (capped), never by the file size. */
 #include "cclforge/gpucode.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,11 +46,20 @@ static int arch_insert(struct cf_arch **items, size_t *n, struct cf_arch a)
     return 0;
 }
 
-static int visit_fatbin_entry(const struct cf_fatbin_entry *e, void *ctx)
+/* What a walk adds to: the whole inventory and the current section's record. */
+struct walk_ctx {
+    struct cf_gpucode_inventory *inv;
+    struct cf_gpucode_section *sec;
+};
+
+static int visit_fatbin_entry(const struct cf_fatbin_entry *e, void *ctxp)
 {
-    struct cf_gpucode_inventory *inv = ctx;
+    struct walk_ctx *ctx = ctxp;
+    struct cf_gpucode_inventory *inv = ctx->inv;
+    struct cf_gpucode_section *sec = ctx->sec;
     struct cf_arch a;
     cf_fatbin_entry_arch(e, &a);
+    sec->entries++;
     inv->fatbin_entries++;
     inv->header_bytes_read += e->payload_offset - e->header_offset;
     if (e->header_offset == e->container_offset + 16)
@@ -59,13 +69,13 @@ static int visit_fatbin_entry(const struct cf_fatbin_entry *e, void *ctx)
     int capped = 0;
     switch (e->kind) {
     case CF_FATBIN_SASS:
-        capped = arch_insert(&inv->sass, &inv->n_sass, a);
+        capped = arch_insert(&inv->sass, &inv->n_sass, a) | arch_insert(&sec->sass, &sec->n_sass, a);
         break;
     case CF_FATBIN_PTX:
-        capped = arch_insert(&inv->ptx, &inv->n_ptx, a);
+        capped = arch_insert(&inv->ptx, &inv->n_ptx, a) | arch_insert(&sec->ptx, &sec->n_ptx, a);
         break;
     case CF_FATBIN_LTOIR:
-        capped = arch_insert(&inv->ltoir, &inv->n_ltoir, a);
+        capped = arch_insert(&inv->ltoir, &inv->n_ltoir, a) | arch_insert(&sec->ltoir, &sec->n_ltoir, a);
         break;
     default:
         break;
@@ -79,9 +89,11 @@ static int str_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int visit_bundle_entry(const struct cf_bundle_entry *e, void *ctx)
+static int visit_bundle_entry(const struct cf_bundle_entry *e, void *ctxp)
 {
-    struct cf_gpucode_inventory *inv = ctx;
+    struct walk_ctx *ctx = ctxp;
+    struct cf_gpucode_inventory *inv = ctx->inv;
+    ctx->sec->entries++;
     inv->header_bytes_read += 24 + strlen(e->id);
     if (!e->target_id[0] || cf_strvec_contains(&inv->amd_targets, e->target_id))
         return 0;
@@ -94,9 +106,9 @@ static int visit_bundle_entry(const struct cf_bundle_entry *e, void *ctx)
     return 0;
 }
 
-static int visit_ccob(const struct cf_ccob_info *info, void *ctx)
+static int visit_ccob(const struct cf_ccob_info *info, void *ctxp)
 {
-    struct cf_gpucode_inventory *inv = ctx;
+    struct cf_gpucode_inventory *inv = ((struct walk_ctx *)ctxp)->inv;
     inv->header_bytes_read += info->version == 1 ? 20 : info->version == 2 ? 24 : 32;
     return 0;
 }
@@ -108,24 +120,44 @@ static void note_problem(struct cf_gpucode_inventory *inv, cf_error *section_err
     cf_error_clear(section_err);
 }
 
+/* The record for a section name (the last one when it repeats in a row). */
+static struct cf_gpucode_section *section_record(struct cf_gpucode_inventory *inv, const char *name, int embedded)
+{
+    if (inv->n_sections && strcmp(inv->sections[inv->n_sections - 1].name, name) == 0 &&
+        inv->sections[inv->n_sections - 1].embedded == embedded)
+        return &inv->sections[inv->n_sections - 1];
+    inv->sections = cf_xrealloc(inv->sections, (inv->n_sections + 1) * sizeof *inv->sections);
+    struct cf_gpucode_section *sec = &inv->sections[inv->n_sections++];
+    memset(sec, 0, sizeof *sec);
+    snprintf(sec->name, sizeof sec->name, "%s", name);
+    sec->embedded = embedded;
+    return sec;
+}
+
 static void scan_source(struct cf_byte_source *src, const char *label, enum section_format format,
-                        struct cf_gpucode_inventory *inv)
+                        struct cf_gpucode_inventory *inv, struct cf_gpucode_section *sec)
 {
     cf_error perr = CF_ERROR_INIT;
+    struct walk_ctx ctx = { inv, sec };
     if (format == FORMAT_FATBIN) {
         size_t containers = 0;
-        inv->fatbin_sections++;
-        if (cf_fatbin_walk_source(src, label, visit_fatbin_entry, inv, &containers, &perr) < 0)
+        if (!sec->embedded)
+            inv->fatbin_sections++;
+        if (cf_fatbin_walk_source(src, label, visit_fatbin_entry, &ctx, &containers, &perr) < 0)
             note_problem(inv, &perr);
         inv->fatbin_containers += containers;
+        sec->containers += containers;
+        if (sec->embedded)
+            inv->embedded_containers += containers;
     } else {
         size_t bundles = 0, compressed = 0;
         inv->bundle_sections++;
-        if (cf_bundle_walk_source(src, label, visit_bundle_entry, visit_ccob, inv, &bundles,
+        if (cf_bundle_walk_source(src, label, visit_bundle_entry, visit_ccob, &ctx, &bundles,
                                   &compressed, &perr) < 0)
             note_problem(inv, &perr);
         inv->bundles += bundles;
         inv->compressed_bundles += compressed;
+        sec->containers += bundles;
     }
 }
 
@@ -154,7 +186,7 @@ int cf_gpucode_inventory(struct cf_elf *elf, struct cf_gpucode_inventory *inv, c
             cf_src_init_section(&src, elf, s, data, len, HEADER_WINDOW, 1, &fd);
             /* Only headers are read, one every few kilobytes: no read-around. */
             cf_advise_pages(src.mem, src.mem ? len : 0, CF_PAGES_SCATTERED);
-            scan_source(&src, label, gpu_sections[g].format, inv);
+            scan_source(&src, label, gpu_sections[g].format, inv, section_record(inv, s->name, 0));
             cf_advise_pages(src.mem, src.mem ? len : 0, CF_PAGES_DEFAULT);
             inv->file_bytes_read += src.bytes_read;
             cf_src_release(&src);
@@ -182,12 +214,63 @@ int cf_gpucode_inventory_buffer(const uint8_t *buf, size_t len, const char *name
                             name);
     struct cf_byte_source src;
     cf_src_init_memory(&src, buf, len);
-    scan_source(&src, name, is_fatbin ? FORMAT_FATBIN : FORMAT_BUNDLE, inv);
+    scan_source(&src, name, is_fatbin ? FORMAT_FATBIN : FORMAT_BUNDLE, inv,
+                section_record(inv, is_fatbin ? "(fatbin file)" : "(offload bundle file)", 0));
     return 0;
+}
+
+int cf_gpucode_inventory_add_sites(struct cf_elf *elf, const struct cf_fatbin_sites *sites,
+                                   struct cf_gpucode_inventory *inv, cf_error *err)
+{
+    int fd = -2;
+    int rc = 0;
+    int use_fd = -1; /* decided at the first site: the file matches the mapping (then pread only) */
+    for (size_t k = 0; sites && k < sites->n && rc == 0; k++) {
+        const struct cf_fatbin_site *site = &sites->v[k];
+        const struct cf_elf_section *s = cf_elf_section_at(elf, site->section);
+        const uint8_t *data;
+        size_t len;
+        if (!s || cf_elf_section_bytes(elf, s, &data, &len, err) < 0) {
+            rc = -1;
+            break;
+        }
+        if (site->offset > len || site->size > len - site->offset)
+            continue; /* not from this file's scan */
+        /* The container alone, as a section of its own. */
+        struct cf_elf_section part = *s;
+        part.offset += site->offset;
+        part.size = site->size;
+        char *label = cf_asprintf("%s section %s offset %#llx", cf_elf_path(elf), s->name,
+                                  (unsigned long long)site->offset);
+        struct cf_byte_source src;
+        /* Deciding compares mapped bytes (a page fault and its read-around):
+         * once per file, not for each of cuBLASLt's 383 containers. */
+        if (use_fd == 1)
+            cf_src_init_fd(&src, fd, part.offset, (size_t)part.size, HEADER_WINDOW);
+        else if (use_fd == 0)
+            cf_src_init_memory(&src, data + site->offset, (size_t)site->size);
+        else {
+            cf_src_init_section(&src, elf, &part, data + site->offset, (size_t)site->size, HEADER_WINDOW, 1, &fd);
+            use_fd = src.mem == NULL;
+        }
+        scan_source(&src, label, FORMAT_FATBIN, inv, section_record(inv, s->name, 1));
+        inv->file_bytes_read += src.bytes_read;
+        cf_src_release(&src);
+        free(label);
+    }
+    if (fd >= 0)
+        close(fd);
+    return rc;
 }
 
 void cf_gpucode_inventory_release(struct cf_gpucode_inventory *inv)
 {
+    for (size_t i = 0; i < inv->n_sections; i++) {
+        free(inv->sections[i].sass);
+        free(inv->sections[i].ptx);
+        free(inv->sections[i].ltoir);
+    }
+    free(inv->sections);
     free(inv->sass);
     free(inv->ptx);
     free(inv->ltoir);

@@ -10,6 +10,7 @@
 
 #include "cclforge/elf.h"
 #include "cclforge/fs.h"
+#include "cclforge/scancache.h"
 #include "cclforge/strbuf.h"
 #include "cclforge/symcheck.h"
 
@@ -70,64 +71,20 @@ static int path_is_under(const char *path, const char *dir_real)
     return under;
 }
 
-/* Banner scans by file, for the whole run: a library in several targets'
- * closures (libcublasLt.so under libcublas and libcusolver, 168 MB of
- * read-only data) is scanned once. Keyed by device, inode, size and mtime. */
-struct banner_memo {
-    struct banner_seen {
-        dev_t dev;
-        ino_t ino;
-        off_t size;
-        struct timespec mtime;
-        struct cf_commlib_identity id;
-    } *v;
-    size_t n;
-};
-
-static struct banner_seen *memo_find(const struct banner_memo *m, const struct stat *st)
-{
-    for (size_t i = 0; i < m->n; i++) {
-        const struct banner_seen *b = &m->v[i];
-        if (b->dev == st->st_dev && b->ino == st->st_ino && b->size == st->st_size &&
-            b->mtime.tv_sec == st->st_mtim.tv_sec && b->mtime.tv_nsec == st->st_mtim.tv_nsec)
-            return &m->v[i];
-    }
-    return NULL;
-}
-
-/* The banner facts of an object: remembered, or scanned and remembered. */
-static int identify_once(struct banner_memo *memo, struct cf_elf *elf, const char *path,
-                         struct cf_commlib_identity *id, cf_error *err)
-{
-    struct stat st;
-    int have_id = stat(path, &st) == 0;
-    struct banner_seen *seen = have_id ? memo_find(memo, &st) : NULL;
-    if (seen) {
-        *id = seen->id;
-        const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
-        cf_commlib_identity_name(id, dyn && dyn->soname ? dyn->soname : cf_elf_path(elf));
-        return 0;
-    }
-    if (cf_commlib_identify(elf, id, err) != 0)
-        return -1;
-    if (have_id) {
-        memo->v = cf_xrealloc(memo->v, (memo->n + 1) * sizeof *memo->v);
-        memo->v[memo->n++] = (struct banner_seen){ st.st_dev, st.st_ino, st.st_size, st.st_mtim, *id };
-    }
-    return 0;
-}
-
 /* Banners, GPU archs and lint of one object, from one open of its file. The
  * open file is handed back in *keep for the symbol check when keep is not
  * NULL (closed here otherwise). */
-static void scan_object(const struct cf_inspect_opts *opts, struct banner_memo *memo,
+static void scan_object(const struct cf_inspect_opts *opts, struct cf_scan_cache *cache,
                         struct cf_inspect_target *t, long i, const char *within_real, struct cf_elf **keep)
 {
     const struct cf_ldso_object *o = &t->closure.objects[i];
     struct cf_inspect_object *io = &t->objects[i];
     cf_error err = CF_ERROR_INIT;
-    struct cf_elf *elf;
-    if (cf_elf_open(o->path, &elf, &err) != 0) {
+    /* Opened by the resolution already (lo.keep_open): taken over. */
+    struct cf_elf *elf = t->closure.elves ? t->closure.elves[i] : NULL;
+    if (elf)
+        t->closure.elves[i] = NULL;
+    else if (cf_elf_open(o->file, &elf, &err) != 0) {
         io->error = cf_strdup(cf_error_message(&err));
         cf_error_clear(&err);
         return;
@@ -135,34 +92,35 @@ static void scan_object(const struct cf_inspect_opts *opts, struct banner_memo *
     io->scanned = 1;
     if (i == 0)
         t->is_static = !cf_elf_get_dynamic(elf)->has_dynamic;
-    if (opts->no_banner) {
-        /* nothing read */
-    } else if (identify_once(memo, elf, o->path, &io->commlib, &err) != 0) {
+    /* One scan of the read-only data finds banners and the GPU code kept
+     * there (remembered per file); --no-banner only hides the banners. */
+    unsigned what = (opts->no_banner ? 0u : CF_SCAN_BANNER) | (opts->no_gpu ? 0u : CF_SCAN_GPU);
+    struct cf_scan_facts facts;
+    memset(&facts, 0, sizeof facts);
+    if (what && cf_scan_file(cache, elf, what, &facts, &io->from_cache, &err) != 0) {
         add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_WARNING, i, o->path,
-                    cf_asprintf("banner scan: %s", cf_error_message(&err)));
+                    cf_asprintf("%s: %s", opts->no_banner ? "GPU code" : "banner scan", cf_error_message(&err)));
         cf_error_clear(&err);
-    } else {
-        io->commlib_scanned = 1;
-    }
-    if (!opts->no_gpu) {
-        if (cf_gpucode_inventory(elf, &io->gpu, &err) != 0) {
-            add_problem(t, CF_INSPECT_GPU_CODE, CF_LINT_WARNING, i, o->path,
-                        cf_asprintf("GPU code: %s", cf_error_message(&err)));
-            cf_error_clear(&err);
-        } else {
+    } else if (what) {
+        io->commlib = facts.id;
+        io->commlib_scanned = !opts->no_banner;
+        if (!opts->no_gpu) {
+            io->gpu = facts.gpu; /* taken over */
+            memset(&facts.gpu, 0, sizeof facts.gpu);
             io->gpu_scanned = 1;
             if (io->gpu.problem)
                 add_problem(t, CF_INSPECT_GPU_CODE, CF_LINT_WARNING, i, o->path,
                             cf_asprintf("GPU code: %s", io->gpu.problem));
         }
     }
+    cf_scan_facts_release(&facts);
     struct cf_rpath_lint_opts lo = {
         .lib = t->closure.dst_lib,
         .platform = t->closure.dst_platform,
         .root = opts->root,
     };
     /* Roots are what the user asked about; other objects only when they are part of the tree. */
-    if (within_real && (o->loader < 0 || path_is_under(o->path, within_real))) {
+    if (within_real && (i == 0 || path_is_under(o->path, within_real))) {
         lo.within = within_real;
         io->lint_within = 1;
     }
@@ -177,6 +135,11 @@ static void scan_object(const struct cf_inspect_opts *opts, struct banner_memo *
             continue;
         add_problem(t, CF_INSPECT_LINT, f->severity, i, o->path,
                     cf_asprintf("%s: %s", cf_rpath_kind_name(f->kind), f->message));
+    }
+    if (cf_elf_check_intact(elf, &err) != 0) {
+        io->error = cf_strdup(cf_error_message(&err));
+        add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_ERROR, i, o->path, cf_strdup(io->error));
+        cf_error_clear(&err);
     }
     if (keep)
         *keep = elf;
@@ -261,7 +224,7 @@ static void symbol_problems(struct cf_inspect_target *t)
 }
 
 static void inspect_target(const struct cf_inspect_opts *opts, const struct cf_ldso_opts *lo,
-                           struct banner_memo *memo, const char *within_real, struct cf_inspect_target *t)
+                           struct cf_scan_cache *cache, const char *within_real, struct cf_inspect_target *t)
 {
     cf_error err = CF_ERROR_INIT;
     if (cf_is_dir(t->file)) {
@@ -279,7 +242,7 @@ static void inspect_target(const struct cf_inspect_opts *opts, const struct cf_l
     /* With --undefined the objects stay open for the symbol check: one open each. */
     struct cf_elf **elves = opts->undefined ? cf_xcalloc(t->closure.n_objects + 1, sizeof *elves) : NULL;
     for (size_t i = 0; i < t->closure.n_objects; i++)
-        scan_object(opts, memo, t, (long)i, within_real, elves ? &elves[i] : NULL);
+        scan_object(opts, cache, t, (long)i, within_real, elves ? &elves[i] : NULL);
     copies_problem(t);
     if (opts->undefined) {
         if (cf_symcheck_run_opened(&t->closure, elves, &t->symcheck, &err) != 0) {
@@ -290,8 +253,14 @@ static void inspect_target(const struct cf_inspect_opts *opts, const struct cf_l
             t->symcheck_done = 1;
             symbol_problems(t);
         }
-        for (size_t i = 0; i < t->closure.n_objects; i++)
+        for (size_t i = 0; i < t->closure.n_objects; i++) {
+            if (elves[i] && !t->objects[i].error && cf_elf_check_intact(elves[i], &err) != 0) {
+                add_problem(t, CF_INSPECT_UNREADABLE, CF_LINT_ERROR, (long)i, t->closure.objects[i].path,
+                            cf_asprintf("symbol check: %s", cf_error_message(&err)));
+                cf_error_clear(&err);
+            }
             cf_elf_close(elves[i]);
+        }
         free(elves);
     }
 }
@@ -353,18 +322,29 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
         free(within_real);
         return cf_error_set(err, CF_ERR_USAGE, "--root %s: not a directory", opts->root);
     }
-    struct cf_ldso_cpu cpu = { 0 };
-    struct banner_memo memo = { 0 };
+    struct cf_glibc g;
+    struct cf_cpu_facts cpu;
+    if ((opts->glibc && cf_glibc_parse(opts->glibc, &g, err) != 0) ||
+        (opts->cpu && cf_cpu_parse(opts->cpu, NULL, &cpu, err) != 0)) {
+        free(within_real);
+        return -1;
+    }
+    struct cf_ldso_facts facts = { 0 };
+    struct cf_scan_cache *cache = cf_scan_cache_new(opts->cache_dir, !opts->no_cache, 0);
     struct cf_ldso_opts lo = {
         .root = opts->root,
         .ld_library_path = opts->ld_library_path,
         .ignore_ld_library_path = opts->ignore_ld_library_path,
         .explain = opts->explain,
-        .cpu_cache = &cpu, /* one cpuid probe for all targets */
+        .glibc = opts->glibc,
+        .cpu = opts->cpu,
+        .facts_cache = &facts, /* one glibc read and cpuid probe for all targets */
+        .keep_open = 1,        /* each object is read again next: open once */
     };
     if (opts->n_files == 0) {
         out->default_mode = 1;
         if (locate_defaults(&lo, out, err) != 0) {
+            cf_scan_cache_free(cache);
             free(within_real);
             cf_inspect_result_release(out);
             return -1;
@@ -377,11 +357,19 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
             new_target(out, opts->files[i]);
     }
     for (size_t i = 0; i < out->n_targets; i++) {
-        inspect_target(opts, &lo, &memo, within_real, &out->targets[i]);
+        inspect_target(opts, &lo, cache, within_real, &out->targets[i]);
         out->n_errors += out->targets[i].n_errors;
         out->n_warnings += out->targets[i].n_warnings;
     }
-    free(memo.v);
+    struct cf_scan_cache_stats st;
+    cf_scan_cache_stats(cache, &st);
+    out->cache_dir = cf_strdup(cf_scan_cache_dir(cache));
+    out->cache_memory_hits = st.memory_hits;
+    out->cache_disk_hits = st.disk_hits;
+    out->cache_misses = st.misses;
+    out->cache_stored = st.stored;
+    out->cache_evicted = st.evicted;
+    cf_scan_cache_free(cache);
     free(within_real);
     return 0;
 }
@@ -417,5 +405,6 @@ void cf_inspect_result_release(struct cf_inspect_result *res)
     for (size_t i = 0; i < res->n_lookups; i++)
         cf_ldso_node_release(&res->lookups[i].node);
     free(res->lookups);
+    free(res->cache_dir);
     memset(res, 0, sizeof *res);
 }

@@ -30,9 +30,14 @@ struct cf_ldcache {
     size_t len;
     char *name;
     enum cf_ldcache_format format;
-    struct cf_ldcache_entry *entries;
+    struct cf_ldcache_entry *entries; /* NULL in a lookup-only cache: decoded on demand */
     size_t n_entries;
     char *generator;
+    /* Lookup-only (cf_ldcache_open_lookup): where the new table lies. */
+    int lazy;
+    size_t new_base;
+    int big_endian;
+    size_t hwcaps_off, n_hwcaps;
 };
 
 /* Bounds-checked readers over the image in the cache's byte order. */
@@ -42,7 +47,7 @@ struct reader {
     int big_endian;
 };
 
-static int rd32(const struct reader *r, size_t off, uint32_t *v)
+static inline int rd32(const struct reader *r, size_t off, uint32_t *v)
 {
     if (off > r->len || r->len - off < 4)
         return -1;
@@ -52,7 +57,7 @@ static int rd32(const struct reader *r, size_t off, uint32_t *v)
     return 0;
 }
 
-static int rd64(const struct reader *r, size_t off, uint64_t *v)
+static inline int rd64(const struct reader *r, size_t off, uint64_t *v)
 {
     uint32_t a, b;
     if (rd32(r, off, &a) != 0 || rd32(r, off + 4, &b) != 0)
@@ -62,7 +67,7 @@ static int rd64(const struct reader *r, size_t off, uint64_t *v)
 }
 
 /* A NUL-terminated string at base+off inside the image, or NULL. */
-static const char *string_at(const struct reader *r, size_t base, uint64_t off)
+static inline const char *string_at(const struct reader *r, size_t base, uint64_t off)
 {
     if (base > r->len || off >= r->len - base)
         return NULL;
@@ -116,6 +121,34 @@ static void load_extensions(struct cf_ldcache *c, const struct reader *r, size_t
     }
 }
 
+/* Entry i of the new table at `base`: -1 when a string lies outside the image. */
+static int decode_new_entry(const struct reader *r, size_t base, size_t hwcaps_off, size_t n_hwcaps, uint32_t i,
+                            struct cf_ldcache_entry *e)
+{
+    size_t at = base + NEW_HEADER_SIZE + (size_t)i * NEW_ENTRY_SIZE;
+    uint32_t flags = 0, key = 0, value = 0;
+    memset(e, 0, sizeof *e);
+    rd32(r, at, &flags);
+    rd32(r, at + 4, &key);
+    rd32(r, at + 8, &value);
+    rd32(r, at + 12, &e->osversion);
+    rd64(r, at + 16, &e->hwcap);
+    e->flags = (int32_t)flags;
+    /* String offsets of the new table count from its header. */
+    e->key = string_at(r, base, key);
+    e->value = string_at(r, base, value);
+    if (!e->key || !e->value)
+        return -1;
+    if (((e->hwcap >> 32) & ~(uint64_t)ISA_LEVEL_MASK) == (CF_LDCACHE_HWCAP_EXTENSION >> 32)) {
+        e->isa_level = (unsigned)((e->hwcap >> 32) & ISA_LEVEL_MASK);
+        uint32_t idx = (uint32_t)e->hwcap, str;
+        /* The hwcaps name offsets count from the start of the file. */
+        if (idx < n_hwcaps && rd32(r, hwcaps_off + (size_t)idx * 4, &str) == 0)
+            e->hwcaps_subdir = string_at(r, 0, str);
+    }
+    return 0;
+}
+
 static int parse_new_table(struct cf_ldcache *c, const struct reader *r, size_t base, cf_error *err)
 {
     uint32_t nlibs;
@@ -125,32 +158,19 @@ static int parse_new_table(struct cf_ldcache *c, const struct reader *r, size_t 
         return corrupt(c, err, "more entries than the file holds");
     struct extensions ext;
     load_extensions(c, r, base, &ext);
-    c->entries = cf_xcalloc(nlibs ? nlibs : 1, sizeof *c->entries);
     c->n_entries = nlibs;
+    c->new_base = base;
+    c->big_endian = r->big_endian;
+    c->hwcaps_off = ext.hwcaps_off;
+    c->n_hwcaps = ext.n_hwcaps;
+    if (c->lazy)
+        return 0; /* entries are decoded, and checked, as a lookup meets them (glibc's way) */
+    c->entries = cf_xcalloc(nlibs ? nlibs : 1, sizeof *c->entries);
     for (uint32_t i = 0; i < nlibs; i++) {
-        size_t at = base + NEW_HEADER_SIZE + (size_t)i * NEW_ENTRY_SIZE;
-        struct cf_ldcache_entry *e = &c->entries[i];
-        uint32_t flags, key, value;
-        rd32(r, at, &flags);
-        rd32(r, at + 4, &key);
-        rd32(r, at + 8, &value);
-        rd32(r, at + 12, &e->osversion);
-        rd64(r, at + 16, &e->hwcap);
-        e->flags = (int32_t)flags;
-        /* String offsets of the new table count from its header. */
-        e->key = string_at(r, base, key);
-        e->value = string_at(r, base, value);
-        if (!e->key || !e->value) {
+        if (decode_new_entry(r, base, ext.hwcaps_off, ext.n_hwcaps, i, &c->entries[i]) != 0) {
             char what[96];
             snprintf(what, sizeof what, "entry %u points outside the string table", i);
             return corrupt(c, err, what);
-        }
-        if (((e->hwcap >> 32) & ~(uint64_t)ISA_LEVEL_MASK) == (CF_LDCACHE_HWCAP_EXTENSION >> 32)) {
-            e->isa_level = (unsigned)((e->hwcap >> 32) & ISA_LEVEL_MASK);
-            uint32_t idx = (uint32_t)e->hwcap, str;
-            /* The hwcaps name offsets count from the start of the file. */
-            if (idx < ext.n_hwcaps && rd32(r, ext.hwcaps_off + (size_t)idx * 4, &str) == 0)
-                e->hwcaps_subdir = string_at(r, 0, str);
         }
     }
     return 0;
@@ -163,7 +183,7 @@ static int parse_old_table(struct cf_ldcache *c, const struct reader *r, uint32_
     c->n_entries = nlibs;
     for (uint32_t i = 0; i < nlibs; i++) {
         size_t at = OLD_HEADER_SIZE + (size_t)i * OLD_ENTRY_SIZE;
-        uint32_t flags, key, value;
+        uint32_t flags = 0, key = 0, value = 0;
         rd32(r, at, &flags);
         rd32(r, at + 4, &key);
         rd32(r, at + 8, &value);
@@ -191,16 +211,16 @@ static int new_table_byte_order(struct cf_ldcache *c, const uint8_t *hdr, int *b
     }
 }
 
-int cf_ldcache_parse(const void *data, size_t len, const char *name, struct cf_ldcache **out,
-                     cf_error *err)
+/* Parses bytes it takes ownership of (malloc'd). */
+static int parse_owned(uint8_t *bytes, size_t len, const char *name, int lazy, struct cf_ldcache **out,
+                       cf_error *err)
 {
     *out = NULL;
     struct cf_ldcache *c = cf_xcalloc(1, sizeof *c);
     c->name = cf_strdup(name ? name : "ld.so.cache");
-    c->bytes = cf_xmalloc(len ? len : 1);
-    if (len)
-        memcpy(c->bytes, data, len);
+    c->bytes = bytes;
     c->len = len;
+    c->lazy = lazy;
     struct reader r = { c->bytes, len, 0 };
     int rc;
     if (len > NEW_HEADER_SIZE && memcmp(c->bytes, NEW_MAGIC, strlen(NEW_MAGIC)) == 0) {
@@ -223,6 +243,7 @@ int cf_ldcache_parse(const void *data, size_t len, const char *name, struct cf_l
                     rc = parse_new_table(c, &r, off, err);
             } else {
                 c->format = CF_LDCACHE_OLD;
+                c->lazy = 0; /* the old format alone is read whole */
                 rc = parse_old_table(c, &r, nlibs, err);
             }
         }
@@ -239,21 +260,46 @@ int cf_ldcache_parse(const void *data, size_t len, const char *name, struct cf_l
     return 0;
 }
 
-int cf_ldcache_open(const char *path, struct cf_ldcache **out, cf_error *err)
+int cf_ldcache_parse(const void *data, size_t len, const char *name, struct cf_ldcache **out,
+                     cf_error *err)
+{
+    uint8_t *bytes = cf_xmalloc(len ? len : 1);
+    if (len)
+        memcpy(bytes, data, len);
+    return parse_owned(bytes, len, name, 0, out, err);
+}
+
+int cf_ldcache_parse_lookup(const void *data, size_t len, const char *name, struct cf_ldcache **out,
+                            cf_error *err)
+{
+    uint8_t *bytes = cf_xmalloc(len ? len : 1);
+    if (len)
+        memcpy(bytes, data, len);
+    return parse_owned(bytes, len, name, 1, out, err);
+}
+
+static int open_cache(const char *path, int lazy, struct cf_ldcache **out, cf_error *err)
 {
     struct strbuf sb = STRBUF_INIT;
     *out = NULL;
-    if (!cf_path_exists(path)) {
-        cf_sb_release(&sb);
+    if (!cf_path_exists(path))
         return cf_error_set(err, CF_ERR_NOTFOUND, "%s: no ld.so.cache (run `ldconfig` to create it)", path);
-    }
     if (cf_read_file(path, MAX_CACHE_BYTES, &sb, err) != 0) {
         cf_sb_release(&sb);
         return -1;
     }
-    int rc = cf_ldcache_parse(sb.buf, sb.len, path, out, err);
-    cf_sb_release(&sb);
-    return rc;
+    size_t len = sb.len;
+    return parse_owned((uint8_t *)cf_sb_detach(&sb), len, path, lazy, out, err);
+}
+
+int cf_ldcache_open(const char *path, struct cf_ldcache **out, cf_error *err)
+{
+    return open_cache(path, 0, out, err);
+}
+
+int cf_ldcache_open_lookup(const char *path, struct cf_ldcache **out, cf_error *err)
+{
+    return open_cache(path, 1, out, err);
 }
 
 void cf_ldcache_free(struct cf_ldcache *cache)
@@ -271,9 +317,20 @@ enum cf_ldcache_format cf_ldcache_get_format(const struct cf_ldcache *cache) { r
 size_t cf_ldcache_count(const struct cf_ldcache *cache) { return cache->n_entries; }
 const char *cf_ldcache_generator(const struct cf_ldcache *cache) { return cache->generator; }
 
+/* The entry a lookup looks at: from the table, or decoded now (lookup-only
+ * cache) into *tmp; NULL when it points outside the image. */
+static const struct cf_ldcache_entry *entry_for_lookup(const struct cf_ldcache *c, size_t i,
+                                                       struct cf_ldcache_entry *tmp)
+{
+    if (c->entries)
+        return &c->entries[i];
+    struct reader r = { c->bytes, c->len, c->big_endian };
+    return decode_new_entry(&r, c->new_base, c->hwcaps_off, c->n_hwcaps, (uint32_t)i, tmp) == 0 ? tmp : NULL;
+}
+
 const struct cf_ldcache_entry *cf_ldcache_entry_at(const struct cf_ldcache *cache, size_t i)
 {
-    return i < cache->n_entries ? &cache->entries[i] : NULL;
+    return i < cache->n_entries && cache->entries ? &cache->entries[i] : NULL;
 }
 
 /* _DL_CACHE_DEFAULT_ID and _dl_cache_check_flags per ABI, from
@@ -380,40 +437,77 @@ static int isa_level_compatible(const struct cf_ldcache_query *q, const struct c
     return level != 0 && (level & q->isa_1) == level;
 }
 
+/* Whether a legacy (non-glibc-hwcaps) entry's hwcap word suits the loader:
+ * no bit it lacks, and if the entry names a platform, the loader's one. */
+static int legacy_hwcap_matches(const struct cf_ldcache_query *q, const struct cf_ldcache_entry *e)
+{
+    uint64_t exclude = ~(q->hwcap | q->platform_mask | (1ULL << 63));
+    if (e->hwcap & exclude)
+        return 0;
+    uint64_t plat = e->hwcap & q->platform_mask;
+    return plat == 0 || plat == q->platform;
+}
+
 /* search_cache from elf/dl-cache.c: binary search on the libcmp order, then walk
- * the run of equal keys; glibc-hwcaps entries come first and the best priority
- * wins, otherwise the first entry with acceptable flags. */
+ * the run of equal keys. From 2.33 glibc-hwcaps entries come first and the
+ * best priority wins, otherwise the first entry with acceptable flags and
+ * hwcaps; before 2.33 the first acceptable entry, unless one with the
+ * default flags follows. */
 const char *cf_ldcache_lookup(const struct cf_ldcache *cache, const char *name,
                               const struct cf_ldcache_query *q)
 {
-    const struct cf_ldcache_entry *libs = cache->entries;
     int is_new = cache->format != CF_LDCACHE_OLD;
-    uint64_t hwcap_exclude = ~(q->hwcap_allowed | (1ULL << 63));
+    struct cf_glibc v = q->glibc.major ? q->glibc : CF_GLIBC_NEWEST;
+    int named_ok = cf_glibc_follows(v, CF_GLIBC_HWCAPS_SUBDIRS);
+    int legacy_ok = cf_glibc_follows(v, CF_GLIBC_CACHE_LEGACY_ENTRIES);
+    int first_entry = cf_glibc_follows(v, CF_GLIBC_CACHE_FIRST_ENTRY);
     long left = 0, right = (long)cache->n_entries - 1;
     const char *best = NULL;
     uint32_t best_priority = 0;
+    struct cf_ldcache_entry tmp;
+    const struct cf_ldcache_entry *lib;
+#define ENTRY(i) (lib = entry_for_lookup(cache, (size_t)(i), &tmp))
     while (left <= right) {
         long middle = (left + right) / 2;
-        int cmpres = cf_ldcache_libcmp(name, libs[middle].key);
+        if (!ENTRY(middle))
+            return NULL; /* a corrupt entry: the cache is not used */
+        int cmpres = cf_ldcache_libcmp(name, lib->key);
         if (cmpres == 0) {
             left = middle;
-            while (middle > 0 && cf_ldcache_libcmp(name, libs[middle - 1].key) == 0)
+            while (middle > 0) {
+                if (!ENTRY(middle - 1))
+                    return NULL;
+                if (cf_ldcache_libcmp(name, lib->key) != 0)
+                    break;
                 --middle;
+            }
             do {
-                const struct cf_ldcache_entry *lib = &libs[middle];
+                if (!ENTRY(middle))
+                    return NULL;
                 if (middle > left && cf_ldcache_libcmp(name, lib->key) != 0)
                     break;
                 if (!flags_accepted(&q->abi, lib->flags))
                     continue;
+                if (first_entry) {
+                    /* 2.32 and older: no named hwcaps (bit 62 is just an unknown bit). */
+                    if (best != NULL && lib->flags != q->abi.default_id)
+                        continue;
+                    if (is_new && !legacy_hwcap_matches(q, lib))
+                        continue;
+                    best = lib->value;
+                    if (lib->flags == q->abi.default_id)
+                        break;
+                    continue;
+                }
                 int named_hwcap = 0;
                 if (is_new) {
-                    named_hwcap = ((lib->hwcap >> 32) & ~(uint64_t)ISA_LEVEL_MASK) ==
-                                  (CF_LDCACHE_HWCAP_EXTENSION >> 32);
+                    named_hwcap = named_ok && ((lib->hwcap >> 32) & ~(uint64_t)ISA_LEVEL_MASK) ==
+                                                  (CF_LDCACHE_HWCAP_EXTENSION >> 32);
                     if (named_hwcap && !isa_level_compatible(q, lib))
                         continue;
                     if (!named_hwcap && best != NULL)
                         break;
-                    if ((lib->hwcap & hwcap_exclude) && !named_hwcap)
+                    if (!named_hwcap && (legacy_ok ? !legacy_hwcap_matches(q, lib) : lib->hwcap != 0))
                         continue;
                     if (named_hwcap) {
                         uint32_t prio = hwcaps_priority(q, lib->hwcaps_subdir);
@@ -436,6 +530,7 @@ const char *cf_ldcache_lookup(const struct cf_ldcache *cache, const char *name,
         else
             right = middle - 1;
     }
+#undef ENTRY
     return best;
 }
 

@@ -1,15 +1,11 @@
 /* The loader's per-machine facts as tables: interpreter, $LIB, $PLATFORM and
  * the built-in system directories (glibc's SYSTEM_DIRS, from slibdir/libdir and
- * Debian's multiarch patch), plus the glibc-hwcaps levels of this CPU. */
+ * Debian's multiarch patch). */
 #include "ldso_internal.h"
 
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 #include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
@@ -82,6 +78,18 @@ char *cf_ldso_rooted(const char *root, const char *path)
     return cf_asprintf("%.*s%s", (int)n, root, path);
 }
 
+char *cf_ldso_host_path(const char *root, const char *path)
+{
+    if (!root || !*root || strcmp(root, "/") == 0)
+        return cf_strdup(path);
+    size_t n = strlen(root);
+    while (n > 1 && root[n - 1] == '/')
+        n--;
+    if (strncmp(path, root, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+        return cf_strdup(path);
+    return cf_path_in_root(root, path[n] ? path + n : "/");
+}
+
 int cf_ldso_platform_for(unsigned machine, int elf_class, const char *root, struct cf_ldso_platform *p,
                          cf_error *err)
 {
@@ -95,10 +103,12 @@ int cf_ldso_platform_for(unsigned machine, int elf_class, const char *root, stru
             pick = row;
             break;
         }
-        char *probe = cf_ldso_rooted(root, row->probe);
-        if (cf_path_exists(probe))
+        char *rooted = cf_ldso_rooted(root, row->probe);
+        char *probe = cf_ldso_host_path(root, rooted);
+        if (probe && cf_path_exists(probe))
             pick = row;
         free(probe);
+        free(rooted);
     }
     if (!pick)
         return cf_error_set(err, CF_ERR_USAGE,
@@ -122,47 +132,4 @@ void cf_ldso_platform_release(struct cf_ldso_platform *p)
         free(p->system_dirs);
     }
     memset(p, 0, sizeof *p);
-}
-
-/* What this CPU supports, as glibc 2.36's init_cpu_features sees it (x86 only;
- * other hosts report nothing and get no hwcaps subdirectories). */
-void cf_ldso_host_cpu(struct cf_ldso_cpu *cpu)
-{
-    memset(cpu, 0, sizeof *cpu);
-    cpu->probed = 1;
-    cpu->isa_1 = 1; /* baseline */
-#if defined(__x86_64__)
-    unsigned a, b, c, d;
-    unsigned c1 = 0, b7 = 0, cext = 0, dext = 0;
-    if (__get_cpuid(1, &a, &b, &c, &d))
-        c1 = c;
-    if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
-        b7 = b;
-    if (__get_cpuid(0x80000001, &a, &b, &c, &d)) {
-        cext = c;
-        dext = d;
-    }
-    (void)dext;
-    unsigned long long xcr0 = 0;
-    if (c1 & (1u << 27)) { /* OSXSAVE */
-        unsigned lo, hi;
-        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-        xcr0 = (unsigned long long)hi << 32 | lo;
-    }
-    int ymm = (xcr0 & 6) == 6, zmm = ymm && (xcr0 & 0xe0) == 0xe0;
-#define BIT(x, n) (((x) >> (n)) & 1u)
-    int popcnt = BIT(c1, 23), movbe = BIT(c1, 22), lzcnt = BIT(cext, 5);
-    int avx2 = ymm && BIT(b7, 5), bmi1 = BIT(b7, 3), bmi2 = BIT(b7, 8);
-    int v2 = BIT(c1, 13) && BIT(cext, 0) && popcnt && BIT(c1, 0) && BIT(c1, 19) && BIT(c1, 20) && BIT(c1, 9);
-    int v3 = v2 && ymm && BIT(c1, 28) && avx2 && bmi1 && bmi2 && BIT(c1, 29) && BIT(c1, 12) && lzcnt && movbe;
-    int avx512_1 = zmm && BIT(b7, 16) && BIT(b7, 17) && BIT(b7, 28) && BIT(b7, 30) && BIT(b7, 31);
-    int v4 = v3 && avx512_1;
-#undef BIT
-    cpu->known = 1;
-    cpu->level = v4 ? 4 : v3 ? 3 : v2 ? 2 : 1;
-    cpu->isa_1 = v4 ? 15 : v3 ? 7 : v2 ? 3 : 1;
-    cpu->avx512_1 = avx512_1;
-    /* glibc sets AT_PLATFORM to "haswell" for these features (xeon_phi needs AVX512ER, gone from current CPUs). */
-    cpu->haswell = avx2 && bmi1 && bmi2 && lzcnt && movbe && popcnt;
-#endif
 }

@@ -15,6 +15,7 @@
 #include "ldso_internal.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -51,7 +52,7 @@ struct ctx {
     struct strvec sysdirs_rooted;
     struct strvec caps;          /* subdirectory prefixes tried in each dir, ending with "" */
     struct strvec hwcaps_names;  /* active glibc-hwcaps names, best first */
-    struct cf_ldso_cpu cpu;
+    struct cf_ldso_facts facts;  /* glibc release and CPU */
     struct cf_ldcache *cache;
     char *cache_path;
     int cache_tried, cache_usable;
@@ -65,6 +66,7 @@ struct ctx {
     size_t objs_alloc;
     struct cf_ldso_result *res;
     size_t nodes_alloc;
+    size_t elves_alloc;          /* entries of res->elves (opts.keep_open) */
     struct cf_ldso_candidate *cands;
     size_t n_cands, cands_alloc;
     struct strvec missing_names;
@@ -182,26 +184,46 @@ enum search_outcome { SEARCH_MISS, SEARCH_FOUND, SEARCH_FATAL };
 
 struct found {
     char *path;
+    char *file;   /* the host file behind path (see cf_ldso_host_path) */
     enum cf_ldso_reason reason;
     long via;
     struct ldso_verdict verdict;
     char *error;
 };
 
+/* cf_ldso_verify on the file behind a path the loader names; *file gets
+ * that file (NULL for a symlink loop, which fails as glibc's open would). */
+static void verify_named(const struct ctx *c, const char *path, int keep_fd, struct ldso_verdict *v, char **file)
+{
+    *file = cf_ldso_host_path(c->root, path);
+    if (!*file) {
+        memset(v, 0, sizeof *v);
+        v->fd = -1;
+        v->reject = CF_LDSO_REJ_OTHER_ERROR;
+        v->detail = cf_strdup(strerror(ELOOP));
+        return;
+    }
+    cf_ldso_verify(*file, c->elf_class, c->big_endian, c->machine, keep_fd, v);
+}
+
 /* Tries one candidate path; records it. */
 static enum search_outcome try_path(struct ctx *c, const char *path, enum cf_ldso_reason src, long via,
                                     struct found *f)
 {
     struct ldso_verdict v;
-    cf_ldso_verify(path, c->elf_class, c->big_endian, c->machine, &v);
+    char *file;
+    verify_named(c, path, 1, &v, &file); /* the found file stays open for read_object */
     add_candidate(c, path, src, v.reject, v.detail);
     if (v.reject == CF_LDSO_REJ_NONE) {
+        free(f->file);
+        f->file = file;
         f->path = cf_strdup(path);
         f->reason = src;
         f->via = via;
         f->verdict = v;
         return SEARCH_FOUND;
     }
+    free(file);
     if (v.reject == CF_LDSO_REJ_FATAL) {
         f->error = cf_asprintf("%s: %s", path, v.detail ? v.detail : "cannot load");
         free(v.detail);
@@ -235,7 +257,9 @@ static int dir_exists(struct ctx *c, const char *dir)
                 return m->v[i].exists;
         }
     }
-    int exists = cf_is_dir(dir);
+    char *host = cf_ldso_host_path(c->root, dir);
+    int exists = host && cf_is_dir(host);
+    free(host);
     if ((m->n + 1) * 2 > m->cap) { /* keep the load under a half: rehash into twice the room */
         size_t cap = m->cap ? m->cap * 2 : 64;
         struct dir_seen *v = cf_xcalloc(cap, sizeof *v);
@@ -330,7 +354,10 @@ static void load_cache(struct ctx *c)
         return;
     c->cache_path = c->opts->ldcache_path ? cf_strdup(c->opts->ldcache_path) : cf_ldso_rooted(c->root, "/etc/ld.so.cache");
     /* A missing or corrupt cache is ignored, as glibc ignores it. */
-    if (cf_ldcache_open(c->cache_path, &c->cache, NULL) == 0 &&
+    char *host = cf_ldso_host_path(c->root, c->cache_path);
+    int opened = host && cf_ldcache_open_lookup(host, &c->cache, NULL) == 0;
+    free(host);
+    if (opened &&
         cf_ldcache_abi_for(c->machine, c->elf_class, &c->query.abi, NULL) == 0)
         c->cache_usable = 1;
 }
@@ -402,12 +429,12 @@ static enum search_outcome search_name(struct ctx *c, const char *name, long loa
 
 /* --- objects ----------------------------------------------------------- */
 
-/* Reads what the loader needs from a found file's dynamic section, then closes it:
- * only one ELF file is open at a time. */
-static int read_object(struct ctx *c, long i, const char *path, cf_error *err)
+/* Reads what the loader needs from a found file's dynamic section, then closes it
+ * (one ELF file open at a time) unless opts.keep_open. The file is `elf` when
+ * open already, else the descriptor fd verify left open, else opened here. */
+static int read_object(struct ctx *c, long i, struct cf_elf *elf, int fd, cf_error *err)
 {
-    struct cf_elf *elf;
-    if (cf_elf_open(path, &elf, err) != 0)
+    if (!elf && cf_elf_open_fd(fd, c->res->objects[i].file, &elf, err) != 0)
         return -1;
     const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
     struct obj *o = &c->objs[i];
@@ -423,17 +450,40 @@ static int read_object(struct ctx *c, long i, const char *path, cf_error *err)
     pub->rpath = cf_strdup(dyn->rpath);
     pub->runpath = cf_strdup(dyn->runpath);
     pub->flags_1 = dyn->flags_1;
-    cf_elf_close(elf);
-    return 0;
+    int rc = cf_elf_check_intact(elf, err);
+    if (rc == 0 && c->opts->keep_open) {
+        if (c->elves_alloc < c->res->n_objects) {
+            size_t n = c->objs_alloc;
+            c->res->elves = cf_xrealloc(c->res->elves, n * sizeof *c->res->elves);
+            memset(c->res->elves + c->elves_alloc, 0, (n - c->elves_alloc) * sizeof *c->res->elves);
+            c->elves_alloc = n;
+        }
+        c->res->elves[i] = elf;
+    } else {
+        cf_elf_close(elf);
+    }
+    return rc;
 }
 
-static long add_object(struct ctx *c, const char *path, const char *name, long loader, long node,
+/* opts.keep_open: one slot per object, NULL for those not opened. */
+static void keep_all(struct ctx *c)
+{
+    if (!c->opts->keep_open || c->elves_alloc >= c->res->n_objects)
+        return;
+    size_t n = c->res->n_objects;
+    c->res->elves = cf_xrealloc(c->res->elves, n * sizeof *c->res->elves);
+    memset(c->res->elves + c->elves_alloc, 0, (n - c->elves_alloc) * sizeof *c->res->elves);
+    c->elves_alloc = n;
+}
+
+static long add_object(struct ctx *c, const char *path, const char *file, const char *name, long loader, long node,
                        const struct ldso_verdict *v)
 {
     long i = new_object(c);
     struct obj *o = &c->objs[i];
     struct cf_ldso_object *pub = &c->res->objects[i];
     pub->path = cf_strdup(path);
+    pub->file = cf_strdup(file ? file : path);
     pub->node = node;
     pub->loader = loader;
     o->loader = loader;
@@ -477,8 +527,10 @@ static long match_interp(struct ctx *c, const char *name, long loader, long node
         return -1;
     char *path = cf_ldso_rooted(c->root, c->interp_name);
     struct ldso_verdict v;
-    cf_ldso_verify(path, c->elf_class, c->big_endian, c->machine, &v);
-    long i = add_object(c, path, c->interp_name, loader, node, v.reject == CF_LDSO_REJ_NONE ? &v : NULL);
+    char *file;
+    verify_named(c, path, 0, &v, &file);
+    long i = add_object(c, path, file, c->interp_name, loader, node, v.reject == CF_LDSO_REJ_NONE ? &v : NULL);
+    free(file);
     free(v.detail);
     c->res->objects[i].is_interp = 1;
     if (c->interp_soname) {
@@ -559,13 +611,15 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
     if (o == SEARCH_FOUND) {
         long same = find_loaded_by_id(c, &f.verdict);
         if (same >= 0) {
+            if (f.verdict.fd >= 0)
+                close(f.verdict.fd);
             /* _dl_map_object_from_fd: "The object is already loaded." */
             cf_strvec_push(&c->objs[same].names, name);
             n->object = same;
             n->path = cf_strdup(c->res->objects[same].path);
             n->reason = CF_LDSO_ALREADY_LOADED;
         } else {
-            long i = add_object(c, f.path, name, loader, node_index, &f.verdict);
+            long i = add_object(c, f.path, f.file, name, loader, node_index, &f.verdict);
             n = &c->res->nodes[node_index];
             n->object = i;
             n->path = cf_strdup(f.path);
@@ -573,7 +627,7 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
             if (f.reason == CF_LDSO_RPATH || f.reason == CF_LDSO_RUNPATH)
                 n->via = cf_strdup(c->res->objects[f.via].path);
             cf_error e = CF_ERROR_INIT;
-            if (read_object(c, i, f.path, &e) != 0) {
+            if (read_object(c, i, NULL, f.verdict.fd, &e) != 0) {
                 n->error = cf_strdup(cf_error_message(&e));
                 cf_error_clear(&e);
             }
@@ -588,6 +642,7 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
         c->res->n_missing = c->missing_names.n;
     }
     free(f.path);
+    free(f.file);
     free(f.error);
     free(f.verdict.detail);
     free(name);
@@ -596,72 +651,54 @@ static void map_needed(struct ctx *c, const char *needed, long loader)
 
 /* --- set-up ------------------------------------------------------------ */
 
-/* glibc 2.36 _dl_important_hwcaps: glibc-hwcaps subdirectories, then the power
- * set of the legacy names (hwcap bits, platform, "tls"), ending with "". */
+/* _dl_important_hwcaps: the glibc-hwcaps subdirectories (best first), then
+ * the power set of the legacy names in glibc's order (all of them first,
+ * the last name the outermost directory), ending with the directory itself.
+ * Names may repeat (x86_64 as hwcap and as AMD's platform): glibc tries
+ * those twice, and so do we. */
 static void build_caps(struct ctx *c)
 {
     const struct cf_ldso_opts *opts = c->opts;
-    int host_x86_64 = 0;
-#if defined(__x86_64__)
-    host_x86_64 = 1;
-#endif
-    int x86_target = host_x86_64 && (c->machine == EM_X86_64 || c->machine == EM_386);
-    if (x86_target && opts->cpu_cache) {
-        if (!opts->cpu_cache->probed)
-            cf_ldso_host_cpu(opts->cpu_cache);
-        c->cpu = *opts->cpu_cache;
-    } else if (x86_target) {
-        cf_ldso_host_cpu(&c->cpu);
-    }
+    struct ldso_view v;
+    cf_ldso_view_build(c->facts.glibc, &c->facts.cpu_probed, &c->facts.cpu, c->machine, c->elf_class, c->plat.platform,
+                       &v);
     if (opts->hwcaps) {
         for (const char *const *h = opts->hwcaps; *h; h++)
             cf_strvec_push(&c->hwcaps_names, *h);
-    } else if (x86_target && c->machine == EM_X86_64) {
-        static const char *const levels[] = { "x86-64-v4", "x86-64-v3", "x86-64-v2" };
-        for (int lv = 4; lv >= 2; lv--)
-            if (c->cpu.level >= lv)
-                cf_strvec_push(&c->hwcaps_names, levels[4 - lv]);
+    } else {
+        for (size_t i = 0; i < v.hwcaps.n; i++)
+            cf_strvec_push(&c->hwcaps_names, v.hwcaps.v[i]);
     }
     for (size_t i = 0; i < c->hwcaps_names.n; i++)
         cf_strvec_pushf(&c->caps, "glibc-hwcaps/%s/", c->hwcaps_names.v[i]);
-
-    struct strvec legacy = STRVEC_INIT;
-    if (!opts->no_legacy_hwcaps) {
-        if (x86_target && c->machine == EM_X86_64) {
-            cf_strvec_push(&legacy, "x86_64");
-            if (c->cpu.avx512_1)
-                cf_strvec_push(&legacy, "avx512_1");
-            if (c->cpu.haswell)
-                cf_strvec_push(&legacy, "haswell");
-        } else if (x86_target && c->machine == EM_386) {
-            cf_strvec_push(&legacy, "sse2");
-            cf_strvec_push(&legacy, "i686");
-        }
-        cf_strvec_push(&legacy, "tls");
-    }
-    size_t cnt = legacy.n;
-    for (size_t m = cnt ? (1u << cnt) - 1 : 0; cnt; m--) {
+    const struct strvec *legacy = &v.legacy;
+    struct strvec none = STRVEC_INIT;
+    if (opts->no_legacy_hwcaps)
+        legacy = &none;
+    size_t cnt = legacy->n;
+    for (size_t m = cnt ? (1u << cnt) - 1 : 0; m > 0; m--) {
         struct strbuf sb = STRBUF_INIT;
         for (size_t k = cnt; k-- > 0;)
             if (m & (1u << k))
-                cf_sb_addf(&sb, "%s/", legacy.v[k]);
-        if (m == 0)
-            break; /* "" is added below */
+                cf_sb_addf(&sb, "%s/", legacy->v[k]);
         cf_strvec_push(&c->caps, cf_sb_str(&sb));
         cf_sb_release(&sb);
     }
     cf_strvec_push(&c->caps, "");
-    cf_strvec_clear(&legacy);
+    for (size_t i = 0; i < c->hwcaps_names.n; i++)
+        cf_strvec_push(&c->res->hwcaps, c->hwcaps_names.v[i]);
+    for (size_t i = 0; i < legacy->n; i++)
+        cf_strvec_push(&c->res->legacy_hwcaps, legacy->v[i]);
 
-    c->dst_platform = c->plat.platform;
-    if (x86_target && c->machine == EM_X86_64 && c->cpu.haswell)
-        c->dst_platform = "haswell";
-
+    c->dst_platform = v.platform;
     c->query.hwcaps = (const char *const *)c->hwcaps_names.v;
     c->query.n_hwcaps = c->hwcaps_names.n;
-    c->query.isa_1 = opts->hwcaps ? 15 : (c->cpu.known ? c->cpu.isa_1 : 1);
-    if (x86_target && c->machine == EM_X86_64)
-        c->query.hwcap_allowed = (1ULL << 1) | (c->cpu.avx512_1 ? 1ULL << 2 : 0) | (3ULL << 48);
+    c->query.isa_1 = opts->hwcaps ? 15 : v.isa_1;
+    c->query.hwcap = v.hwcap;
+    c->query.platform_mask = v.platform_mask;
+    c->query.platform = v.platform_bit;
+    c->query.glibc = c->facts.glibc;
+    cf_ldso_view_release(&v);
 }
 
 static void release_ctx(struct ctx *c)
@@ -729,7 +766,9 @@ static void prepare_search(struct ctx *c)
         }
     }
     char *interp_path = cf_ldso_rooted(c->root, c->interp_name);
-    c->interp_soname = read_soname(interp_path);
+    char *interp_file = cf_ldso_host_path(c->root, interp_path);
+    c->interp_soname = interp_file ? read_soname(interp_file) : NULL;
+    free(interp_file);
     free(interp_path);
 }
 
@@ -760,10 +799,15 @@ static int resolve_closure(struct ctx *c, const char *path, const struct cf_ldso
         cf_error_prefix(err, "%s", path);
         return -1;
     }
+    if (cf_ldso_facts_get(c->machine, c->elf_class, opts, &c->facts, err) != 0) {
+        cf_elf_close(elf);
+        cf_ldso_platform_release(&c->plat);
+        return -1;
+    }
+    out->facts = c->facts;
     c->interp_name = cf_strdup(dyn->interp ? dyn->interp : c->plat.interp);
     out->interp = cf_ldso_rooted(c->root, c->interp_name);
     int has_dynamic = dyn->has_dynamic;
-    cf_elf_close(elf);
 
     /* The root is the main map: its node, its object, its dynamic section. */
     struct cf_ldso_node *root_node = new_node(c);
@@ -771,17 +815,34 @@ static int resolve_closure(struct ctx *c, const char *path, const struct cf_ldso
     root_node->path = cf_strdup(path);
     root_node->reason = CF_LDSO_ROOT;
     root_node->object = 0;
+    /* The main map's identity: the file opened above (it is the loader's main program). */
     struct ldso_verdict rv;
-    cf_ldso_verify(path, c->elf_class, c->big_endian, c->machine, &rv);
-    free(rv.detail);
-    add_object(c, path, NULL, -1, 0, &rv);
-    if (read_object(c, 0, path, err) != 0) {
+    memset(&rv, 0, sizeof rv);
+    struct cf_file_id fid;
+    if (cf_elf_file_id(elf, &fid) == 0) {
+        rv.dev = (dev_t)fid.dev;
+        rv.ino = (ino_t)fid.ino;
+    }
+    add_object(c, path, NULL, NULL, -1, 0, &rv);
+    if (cf_glibc_follows(c->facts.glibc, CF_GLIBC_MAIN_REALPATH)) {
+        /* ld.so names the main program by its real path (and takes $ORIGIN from it). */
+        char *real = cf_realpath(path);
+        if (real) {
+            free(c->objs[0].origin);
+            c->objs[0].origin = cf_dirname(real);
+            cf_strvec_push(&c->objs[0].names, real);
+            free(real);
+        }
+    }
+    if (read_object(c, 0, elf, -1, err) != 0) {
         release_ctx(c);
         cf_ldso_result_release(out);
         return -1;
     }
-    if (!has_dynamic)
+    if (!has_dynamic) {
+        keep_all(c);
         return 0;
+    }
 
     prepare_search(c);
 
@@ -789,6 +850,11 @@ static int resolve_closure(struct ctx *c, const char *path, const struct cf_ldso
     for (size_t i = 0; i < out->n_objects; i++)
         for (size_t k = 0; k < c->objs[i].needed.n; k++)
             map_needed(c, c->objs[i].needed.v[k], (long)i);
+    /* From 2.41 the loader is listed even when nothing needs it: after the
+     * last object, outside the symbol scope (no node loaded it). */
+    if (c->interp_obj < 0 && cf_glibc_follows(c->facts.glibc, CF_GLIBC_INTERP_ALWAYS_LISTED))
+        match_interp(c, c->interp_name, -1, -1);
+    keep_all(c);
     return 0;
 }
 
@@ -883,6 +949,10 @@ int cf_ldso_locate(const char *name, unsigned machine, int elf_class, int big_en
     res.machine = machine;
     if (cf_ldso_platform_for(machine, elf_class, c.root, &c.plat, err) != 0)
         return -1;
+    if (cf_ldso_facts_get(machine, elf_class, opts, &c.facts, err) != 0) {
+        cf_ldso_platform_release(&c.plat);
+        return -1;
+    }
     c.interp_name = cf_strdup(c.plat.interp);
     /* A program with no RPATH, RUNPATH or flags, started from the current directory. */
     struct cf_ldso_node *root_node = new_node(&c);
@@ -892,7 +962,7 @@ int cf_ldso_locate(const char *name, unsigned machine, int elf_class, int big_en
     root_node->object = 0;
     char cwd[4096];
     char *prog = cf_path_join(getcwd(cwd, sizeof cwd) ? cwd : "/", "(program)");
-    add_object(&c, prog, NULL, -1, 0, NULL);
+    add_object(&c, prog, NULL, NULL, -1, 0, NULL);
     free(prog);
     prepare_search(&c);
     map_one(&c, &res, name, 0, out);
@@ -922,14 +992,20 @@ void cf_ldso_result_release(struct cf_ldso_result *res)
     for (size_t i = 0; i < res->n_objects; i++) {
         struct cf_ldso_object *o = &res->objects[i];
         free(o->path);
+        free(o->file);
         free(o->soname);
         free(o->rpath);
         free(o->runpath);
     }
     free(res->objects);
+    for (size_t i = 0; res->elves && i < res->n_objects; i++)
+        cf_elf_close(res->elves[i]);
+    free(res->elves);
     free(res->interp);
     free(res->dst_lib);
     free(res->dst_platform);
+    cf_strvec_clear(&res->hwcaps);
+    cf_strvec_clear(&res->legacy_hwcaps);
     memset(res, 0, sizeof *res);
 }
 

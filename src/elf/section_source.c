@@ -8,13 +8,14 @@
 #include <unistd.h>
 
 #include "cclforge/elf.h"
+#include "cclforge/fs.h"
 
 enum { CHECK_BYTES = 16 };
 
 static int open_same_file(const struct cf_elf *elf, int scattered)
 {
     const struct cf_elf_header *h = cf_elf_get_header(elf);
-    int fd = open(cf_elf_path(elf), O_RDONLY | O_CLOEXEC);
+    int fd = cf_open_regular(cf_elf_path(elf), NULL);
     struct stat st;
     if (fd < 0)
         return -1;

@@ -19,9 +19,9 @@
 
 static int copy_file(const char *from, const char *to, mode_t mode, cf_error *err)
 {
-    int in = open(from, O_RDONLY | O_CLOEXEC);
+    int in = cf_open_regular(from, err);
     if (in < 0)
-        return cf_error_set(err, CF_ERR_IO, "%s: %s", from, strerror(errno));
+        return -1;
     int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode & 0777);
     if (out < 0) {
         close(in);

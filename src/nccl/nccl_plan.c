@@ -694,12 +694,5 @@ void cf_nccl_plan_release(struct cf_nccl_plan *plan)
 
 char *cf_nccl_default_root(void)
 {
-    const char *home = env_nonempty("CCLFORGE_HOME");
-    if (home)
-        return cf_strdup(home);
-    const char *xdg = env_nonempty("XDG_CACHE_HOME");
-    if (xdg)
-        return cf_path_join(xdg, "cclforge");
-    const char *user_home = env_nonempty("HOME");
-    return cf_asprintf("%s/.cache/cclforge", user_home ? user_home : "/tmp");
+    return cf_cache_root();
 }

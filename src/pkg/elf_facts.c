@@ -10,6 +10,7 @@
 
 #include "cclforge/dst.h"
 #include "cclforge/elf.h"
+#include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
 
 /* The libraries a manylinux system provides (PEP 600 / auditwheel policy): a
@@ -150,9 +151,9 @@ int cf_elf_facts_read_memory(const void *data, size_t len, const char *name, str
 /* 1 when path starts with the ELF magic, 0 when not, -1 when unreadable. */
 static int file_is_elf(const char *path, cf_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = cf_open_regular(path, err);
     if (fd < 0)
-        return cf_error_set(err, CF_ERR_IO, "cannot open %s", path);
+        return -1;
     char magic[4] = { 0 };
     ssize_t got = pread(fd, magic, sizeof magic, 0);
     close(fd);

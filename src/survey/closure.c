@@ -32,22 +32,49 @@ static void survey_ldso_opts(const struct cf_survey_opts *opts, struct cf_ldso_o
     lo->ignore_ld_library_path = lo->ld_library_path == NULL;
 }
 
-/* For a program without RPATH/RUNPATH glibc searches LD_LIBRARY_PATH, then
- * ld.so.cache, then the system directories: cf_ldso_locate does exactly that. */
-char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *soname)
+/* Where a default 64-bit program of this machine would find soname under lo,
+ * or NULL. */
+static char *located_path(const char *soname, const struct cf_ldso_opts *lo)
 {
-    struct cf_ldso_opts lo;
-    survey_ldso_opts(opts, &lo);
     struct cf_ldso_node node;
     cf_error err = CF_ERROR_INIT;
     char *found = NULL;
-    if (cf_ldso_locate(soname, host_machine(), 64, 0, &lo, &node, &err) == 0) {
+    if (cf_ldso_locate(soname, host_machine(), 64, 0, lo, &node, &err) == 0) {
         if (node.path)
             found = cf_strdup(node.path);
         cf_ldso_node_release(&node);
     }
     cf_error_clear(&err);
     return found;
+}
+
+/* For a program without RPATH/RUNPATH glibc searches LD_LIBRARY_PATH, then
+ * ld.so.cache, then the system directories: cf_ldso_locate does exactly that. */
+char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *soname)
+{
+    struct cf_ldso_opts lo;
+    survey_ldso_opts(opts, &lo);
+    return located_path(soname, &lo);
+}
+
+char *cf_loader_resolve_in(const char *const *dirs, const char *soname)
+{
+    struct cf_ldso_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.ignore_ld_library_path = 1;
+    lo.ignore_ldcache = 1;
+    lo.system_dirs = dirs;
+    return located_path(soname, &lo);
+}
+
+const char *cf_host_multiarch(void)
+{
+    struct cf_ldso_platform p;
+    if (cf_ldso_platform_for(host_machine(), 64, NULL, &p, NULL) != 0)
+        return NULL;
+    const char *tuple = p.multiarch; /* a string in the layout table */
+    cf_ldso_platform_release(&p);
+    return tuple;
 }
 
 char *cf_loader_dlopen_from(const struct cf_survey_opts *opts, const char *root, const char *caller,

@@ -8,30 +8,33 @@
 #include "cclforge/elf.h"
 #include "cclforge/fs.h"
 #include "cclforge/gpucode.h"
+#include "cclforge/scancache.h"
 #include "survey/survey_internal.h"
 
-/* GPU code of an opened ELF file as arch names; returns 1 when known. */
-int cf_gpu_archs_of(struct cf_elf *elf, struct strvec *out)
+int cf_survey_scan(const struct cf_survey_opts *opts, struct cf_elf *elf, struct cf_scan_facts *out)
 {
-    struct cf_gpucode_inventory inv;
+    struct cf_scan_cache *cache = cf_scan_cache_new(NULL, !opts->no_cache, 0);
     cf_error err = CF_ERROR_INIT;
-    if (cf_gpucode_inventory(elf, &inv, &err) < 0) {
-        cf_error_clear(&err);
-        return 0;
-    }
-    for (size_t i = 0; i < inv.n_sass; i++)
-        if (!cf_strvec_contains(out, inv.sass[i].name))
-            cf_strvec_push(out, inv.sass[i].name);
-    for (size_t i = 0; i < inv.n_ptx; i++)
-        if (!cf_strvec_contains(out, inv.ptx[i].name))
-            cf_strvec_push(out, inv.ptx[i].name);
-    for (size_t i = 0; i < inv.amd_targets.n; i++)
-        if (!cf_strvec_contains(out, inv.amd_targets.v[i]))
-            cf_strvec_push(out, inv.amd_targets.v[i]);
+    int hit;
+    int rc = cf_scan_file(cache, elf, CF_SCAN_BANNER | CF_SCAN_GPU, out, &hit, &err);
+    cf_error_clear(&err);
+    cf_scan_cache_free(cache);
+    return rc;
+}
+
+int cf_gpu_archs_of(const struct cf_gpucode_inventory *inv, struct strvec *out)
+{
+    for (size_t i = 0; i < inv->n_sass; i++)
+        if (!cf_strvec_contains(out, inv->sass[i].name))
+            cf_strvec_push(out, inv->sass[i].name);
+    for (size_t i = 0; i < inv->n_ptx; i++)
+        if (!cf_strvec_contains(out, inv->ptx[i].name))
+            cf_strvec_push(out, inv->ptx[i].name);
+    for (size_t i = 0; i < inv->amd_targets.n; i++)
+        if (!cf_strvec_contains(out, inv->amd_targets.v[i]))
+            cf_strvec_push(out, inv->amd_targets.v[i]);
     /* Compressed offload bundles do not name their targets in the header. */
-    int known = !(inv.compressed_bundles > 0 && inv.amd_targets.n == 0);
-    cf_gpucode_inventory_release(&inv);
-    return known;
+    return !(inv->compressed_bundles > 0 && inv->amd_targets.n == 0);
 }
 
 void cf_comm_from_banner(struct cf_comm_lib *c, const struct cf_commlib_banner *b)
@@ -55,7 +58,8 @@ void cf_comm_from_banner(struct cf_comm_lib *c, const struct cf_commlib_banner *
     }
 }
 
-struct cf_comm_lib *cf_comm_lib_examine(const char *path, const char *kind_hint, const char *how, int require_banner)
+struct cf_comm_lib *cf_comm_lib_examine(const struct cf_survey_opts *opts, const char *path, const char *kind_hint,
+                                        const char *how, int require_banner)
 {
     struct cf_elf *elf = NULL;
     cf_error err = CF_ERROR_INIT;
@@ -69,13 +73,12 @@ struct cf_comm_lib *cf_comm_lib_examine(const char *path, const char *kind_hint,
         c->how = cf_strdup(how);
         return c;
     }
-    struct cf_commlib_identity id;
-    if (cf_commlib_identify(elf, &id, &err) < 0) {
-        cf_error_clear(&err);
-        id.found = 0;
-    }
-    const struct cf_commlib_banner *banner = id.found ? &id.banner : NULL;
+    struct cf_scan_facts facts;
+    int scanned = cf_survey_scan(opts, elf, &facts) == 0;
+    const struct cf_commlib_banner *banner = scanned && facts.id.found ? &facts.id.banner : NULL;
     if (!banner && require_banner) {
+        if (scanned)
+            cf_scan_facts_release(&facts);
         cf_elf_close(elf);
         return NULL;
     }
@@ -87,7 +90,9 @@ struct cf_comm_lib *cf_comm_lib_examine(const char *path, const char *kind_hint,
     c->how = cf_strdup(how);
     if (banner)
         cf_comm_from_banner(c, banner);
-    c->archs_known = cf_gpu_archs_of(elf, &c->archs);
+    c->archs_known = scanned && cf_gpu_archs_of(&facts.gpu, &c->archs);
+    if (scanned)
+        cf_scan_facts_release(&facts);
     cf_elf_close(elf);
     cf_closure_check(path, NULL, NULL, NULL, &c->missing_libs, &c->undefined_symbols);
     return c;
@@ -121,11 +126,12 @@ static int have_comm_path(const struct cf_survey *s, const char *path)
     return found;
 }
 
-static void add_comm(struct cf_survey *s, const char *path, const char *kind, const char *how)
+static void add_comm(const struct cf_survey_opts *opts, struct cf_survey *s, const char *path, const char *kind,
+                     const char *how)
 {
     if (!cf_is_file(path) || have_comm_path(s, path))
         return;
-    struct cf_comm_lib *c = cf_comm_lib_examine(path, kind, how, 0);
+    struct cf_comm_lib *c = cf_comm_lib_examine(opts, path, kind, how, 0);
     *cf_survey_add_comm_lib(s) = *c;
     free(c);
 }
@@ -143,19 +149,19 @@ void cf_probe_comm_libs(struct probe_ctx *ctx, struct cf_survey *s)
         /* A preloaded copy is what every process gets first. */
         char *pre = cf_preloaded_comm_lib(ctx->opts, p->comm->soname);
         if (pre) {
-            add_comm(s, pre, p->comm->kind, "LD_PRELOAD");
+            add_comm(ctx->opts, s, pre, p->comm->kind, "LD_PRELOAD");
             free(pre);
         }
         /* What a program without RPATH gets: LD_LIBRARY_PATH, ld.so.cache, default dirs. */
         char *loaded = cf_loader_resolve_default(ctx->opts, p->comm->soname);
         if (loaded) {
-            add_comm(s, loaded, p->comm->kind, "loaded");
+            add_comm(ctx->opts, s, loaded, p->comm->kind, "loaded");
             free(loaded);
         }
         const char *home = cf_env_get(ctx->opts, p->comm->home_env);
         if (home) {
             char *lib = cf_asprintf("%s/lib/%s", home, p->comm->soname);
-            add_comm(s, lib, p->comm->kind, p->comm->home_env);
+            add_comm(ctx->opts, s, lib, p->comm->kind, p->comm->home_env);
             free(lib);
         }
     }
@@ -165,7 +171,7 @@ void cf_probe_comm_libs(struct probe_ctx *ctx, struct cf_survey *s)
     if (py && py->nccl_dir) {
         const struct cf_comm_profile *nccl = cf_comm_profile(CF_COMMLIB_NCCL);
         char *lib = cf_asprintf("%s/lib/%s", py->nccl_dir, nccl->soname);
-        add_comm(s, lib, nccl->kind, "pip (nvidia-nccl)");
+        add_comm(ctx->opts, s, lib, nccl->kind, "pip (nvidia-nccl)");
         free(lib);
     }
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/depcache.h"
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
 #include "survey/survey_internal.h"
@@ -133,13 +134,38 @@ static void nvcc_host_range(struct cf_compiler *c)
     free(bin);
 }
 
+/* `path --version`, remembered per binary when use_cache (its output is a
+ * function of the binary: the entry depends on the file itself). */
+static char *version_output(const char *path, int use_cache)
+{
+    const char *argv[] = { path, "--version", NULL };
+    char *real = use_cache ? cf_realpath(path) : NULL;
+    if (!real)
+        return cf_capture(argv, 15);
+    struct strbuf sb = STRBUF_INIT;
+    char *out = NULL;
+    if (cf_depcache_get("compiler", real, strlen(real), &sb)) {
+        out = cf_sb_detach(&sb);
+    } else if ((out = cf_capture(argv, 15)) != NULL) {
+        const char *deps[] = { real, NULL };
+        cf_depcache_put("compiler", real, strlen(real), out, strlen(out), deps);
+    }
+    cf_sb_release(&sb);
+    free(real);
+    return out;
+}
+
 int cf_compiler_probe(const char *path, struct cf_compiler *c, cf_error *err)
+{
+    return cf_compiler_probe_cached(path, 0, c, err);
+}
+
+int cf_compiler_probe_cached(const char *path, int use_cache, struct cf_compiler *c, cf_error *err)
 {
     memset(c, 0, sizeof *c);
     c->name = cf_strdup(cf_basename(path));
     c->path = cf_strdup(path);
-    const char *argv[] = { path, "--version", NULL };
-    char *out = cf_capture(argv, 15);
+    char *out = version_output(path, use_cache);
     if (!out)
         return cf_error_set(err, CF_ERR_FAILED, "%s --version failed: is it a working compiler?", path);
     for (size_t i = 0; i < sizeof version_markers / sizeof version_markers[0]; i++) {
@@ -175,24 +201,24 @@ void cf_compiler_release(struct cf_compiler *c)
 /* The compilers doctor reports, by the names a build looks up. */
 static const char *const surveyed_compilers[] = { "gcc", "g++", "clang", "nvcc", "hipcc" };
 
-static void add_compiler(struct cf_survey *s, const char *name, const char *path)
+static void add_compiler(const struct cf_survey_opts *opts, struct cf_survey *s, const char *name, const char *path)
 {
     for (size_t i = 0; i < s->n_compilers; i++)
         if (!strcmp(s->compilers[i].name, name))
             return; /* first one (PATH) is the one a build uses */
     struct cf_compiler *c = cf_survey_add_compiler(s);
-    cf_compiler_probe(path, c, NULL); /* one that does not answer is still listed, without a version */
+    /* one that does not answer is still listed, without a version */
+    cf_compiler_probe_cached(path, !opts->no_cache, c, NULL);
     free(c->name);
     c->name = cf_strdup(name);
 }
 
 void cf_probe_compilers(const struct cf_survey_opts *opts, struct cf_survey *s)
 {
-    (void)opts;
     for (size_t i = 0; i < sizeof surveyed_compilers / sizeof surveyed_compilers[0]; i++) {
         char *path = cf_which(surveyed_compilers[i]);
         if (path)
-            add_compiler(s, surveyed_compilers[i], path);
+            add_compiler(opts, s, surveyed_compilers[i], path);
         free(path);
     }
     /* A toolkit's compiler that is not on PATH still matters for builds. */
@@ -203,6 +229,6 @@ void cf_probe_compilers(const struct cf_survey_opts *opts, struct cf_survey *s)
         const char *base = cf_basename(cc);
         for (size_t i = 0; i < sizeof surveyed_compilers / sizeof surveyed_compilers[0]; i++)
             if (!strcmp(base, surveyed_compilers[i]))
-                add_compiler(s, base, cc);
+                add_compiler(opts, s, base, cc);
     }
 }

@@ -9,6 +9,7 @@
 #include "cclforge/commlib.h"
 #include "cclforge/elf.h"
 #include "cclforge/fs.h"
+#include "cclforge/scancache.h"
 #include "survey/survey_internal.h"
 
 /* ---- small readers ---- */
@@ -259,10 +260,9 @@ static void detect_gpu_lib(const struct cf_survey_opts *opts, struct cf_libtorch
     struct cf_elf *elf = NULL;
     cf_error err = CF_ERROR_INIT;
     if (cf_elf_open(t->gpu_lib, &elf, &err) == 0) {
-        struct cf_commlib_identity id;
-        const struct cf_commlib_banner *banner = NULL;
-        if (cf_commlib_identify(elf, &id, &err) == 0)
-            banner = id.found ? &id.banner : NULL;
+        struct cf_scan_facts facts;
+        int scanned = cf_survey_scan(opts, elf, &facts) == 0;
+        const struct cf_commlib_banner *banner = scanned && facts.id.found ? &facts.id.banner : NULL;
         if (banner) {
             t->embedded = cf_xcalloc(1, sizeof *t->embedded);
             t->embedded->kind = cf_strdup(p->comm->kind);
@@ -270,7 +270,9 @@ static void detect_gpu_lib(const struct cf_survey_opts *opts, struct cf_libtorch
             t->embedded->how = cf_strdup("embedded");
             cf_comm_from_banner(t->embedded, banner);
         }
-        t->archs_known = cf_gpu_archs_of(elf, &t->archs);
+        t->archs_known = scanned && cf_gpu_archs_of(&facts.gpu, &t->archs);
+        if (scanned)
+            cf_scan_facts_release(&facts);
         if (t->embedded) {
             t->embedded->archs_known = t->archs_known;
             for (size_t i = 0; i < t->archs.n; i++)
@@ -290,10 +292,10 @@ static void detect_gpu_lib(const struct cf_survey_opts *opts, struct cf_libtorch
      * soname then match it instead of the search path's copy. */
     char *pre = needed ? cf_preloaded_comm_lib(opts, p->comm->soname) : NULL;
     if (pre) {
-        t->loaded = cf_comm_lib_examine(pre, p->comm->kind, "LD_PRELOAD", 0);
+        t->loaded = cf_comm_lib_examine(opts, pre, p->comm->kind, "LD_PRELOAD", 0);
         free(pre);
     } else if (loaded) {
-        t->loaded = cf_comm_lib_examine(loaded, p->comm->kind, "loaded", 0);
+        t->loaded = cf_comm_lib_examine(opts, loaded, p->comm->kind, "loaded", 0);
     }
     free(loaded);
     if (!t->nccl_built_against && t->embedded && t->embedded->version)

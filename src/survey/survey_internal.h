@@ -44,6 +44,12 @@ void cf_nccl_config_find_plugins(const struct cf_survey_opts *opts, const struct
 /* The loader emulation (cclforge/ldso.h) as the survey needs it. */
 /* Where `soname` resolves for a program with no RPATH (LD_LIBRARY_PATH, ld.so.cache, defaults). */
 char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *soname);
+/* Where the loader would find soname searching only dirs (NULL-terminated),
+ * with the hwcaps subdirectories and ELF checks it applies: a toolkit's own
+ * library. NULL when none there. */
+char *cf_loader_resolve_in(const char *const *dirs, const char *soname);
+/* This machine's multiarch directory name ("x86_64-linux-gnu"), static. */
+const char *cf_host_multiarch(void);
 /* Where dlopen(name) called from `caller` finds name in a process whose main program
  * is `root` (cf_ldso_dlopen_from; a caller outside root's closure is taken as the
  * main program itself). NULL when not found; *why: "runpath of /x/libnccl.so.2". */
@@ -64,7 +70,13 @@ struct cf_elf;
 struct cf_commlib_banner;
 struct cf_commlib_identity;
 /* 1 for a real NCCL/RCCL VERSION_STRING, 0 for messages that merely mention a version. */
-int cf_gpu_archs_of(struct cf_elf *elf, struct strvec *out);
+struct cf_gpucode_inventory;
+struct cf_scan_facts;
+/* Arch names of an inventory into out; 1 when known (compressed bundles do not name theirs). */
+int cf_gpu_archs_of(const struct cf_gpucode_inventory *inv, struct strvec *out);
+/* The banner and GPU code facts of an opened file, through the scan cache
+ * (cclforge/scancache.h) unless opts->no_cache. -1 when unreadable. */
+int cf_survey_scan(const struct cf_survey_opts *opts, struct cf_elf *elf, struct cf_scan_facts *out);
 void cf_comm_from_banner(struct cf_comm_lib *c, const struct cf_commlib_banner *b);
 
 /* Appends a zeroed item to a survey array and returns it. */
@@ -78,8 +90,8 @@ struct cf_libtorch *cf_survey_add_torch(struct cf_survey *s);
 /* Reads a comm library's facts (banner, version, GPU archs, closure) from a file.
  * how: "loaded", "toolkit", ... Returns NULL when the file has no banner and
  * `require_banner` is set (a libtorch without an embedded copy). */
-struct cf_comm_lib *cf_comm_lib_examine(const char *path, const char *kind_hint, const char *how,
-                                     int require_banner);
+struct cf_comm_lib *cf_comm_lib_examine(const struct cf_survey_opts *opts, const char *path, const char *kind_hint,
+                                        const char *how, int require_banner);
 
 /* Expands one path with at most one '*' component into existing paths (sorted). */
 void cf_glob_paths(const char *pattern, struct strvec *out);

@@ -87,11 +87,11 @@ static char *leading_version(const char *s)
     return cf_version_at(s);
 }
 
-static char *version_nvcc(const char *path)
+static char *version_nvcc(const char *path, int use_cache)
 {
     struct cf_compiler c;
     char *ver = NULL;
-    if (cf_compiler_probe(path, &c, NULL) == 0) {
+    if (cf_compiler_probe_cached(path, use_cache, &c, NULL) == 0) {
         ver = c.version; /* "13.0.88" from "Cuda compilation tools, release 13.0, V13.0.88" */
         c.version = NULL;
     }
@@ -159,13 +159,13 @@ static char *version_hip_h(const char *path)
     return ver;
 }
 
-static char *read_version(const struct cf_version_source *src, const char *root)
+static char *read_version(const struct cf_version_source *src, const char *root, int use_cache)
 {
     char *path = cf_path_join(root, src->path);
     char *v = NULL;
     if (cf_path_exists(path)) {
         switch (src->parser) {
-        case CF_VER_NVCC: v = version_nvcc(path); break;
+        case CF_VER_NVCC: v = version_nvcc(path, use_cache); break;
         case CF_VER_CUDA_JSON: v = version_cuda_json(path); break;
         case CF_VER_CUDA_TXT: /* "CUDA Version 11.0.228" */
         case CF_VER_PLAIN: {
@@ -190,7 +190,8 @@ static const char *version_source_label(const struct cf_version_source *src)
 
 /* ---- the comm library that ships in the toolkit ---- */
 
-static struct cf_comm_lib *toolkit_comm(const struct cf_vendor_profile *p, const struct cf_toolkit *t)
+static struct cf_comm_lib *toolkit_comm(const struct cf_survey_opts *opts, const struct cf_vendor_profile *p,
+                                        const struct cf_toolkit *t)
 {
     char *header = NULL;
     for (size_t i = 0; i < t->include_dirs.n && !header; i++)
@@ -201,13 +202,14 @@ static struct cf_comm_lib *toolkit_comm(const struct cf_vendor_profile *p, const
             else
                 free(cand);
         }
+    /* The library as the loader would find it in the toolkit's directories
+     * (hwcaps subdirectories, class and machine checks included), as for the
+     * loaded one: a distribution's ROCm has librccl.so.1 in /usr/lib/<multiarch>. */
     struct cf_comm_lib *c = NULL;
-    for (size_t i = 0; i < t->lib_dirs.n && !c; i++) {
-        char *lib = cf_path_join(t->lib_dirs.v[i], p->comm->soname);
-        if (cf_is_file(lib))
-            c = cf_comm_lib_examine(lib, p->comm->kind, "toolkit", 0);
-        free(lib);
-    }
+    char *lib = t->lib_dirs.n ? cf_loader_resolve_in((const char *const *)t->lib_dirs.v, p->comm->soname) : NULL;
+    if (lib)
+        c = cf_comm_lib_examine(opts, lib, p->comm->kind, "toolkit", 0);
+    free(lib);
     if (!c && !header)
         return NULL;
     if (!c) {
@@ -295,7 +297,6 @@ static void push_existing_dirs(const char *root, const char *const *patterns, st
 static void add_toolkit(const struct cf_survey_opts *opts, struct cf_survey *s, const struct cf_vendor_profile *p,
                         const char *root, const char *found_by)
 {
-    (void)opts;
     char *real = cf_realpath(root);
     if (!real || !cf_is_dir(real) || root_claimed(s, real) || !cf_toolkit_has_markers(p, real)) {
         free(real);
@@ -306,7 +307,7 @@ static void add_toolkit(const struct cf_survey_opts *opts, struct cf_survey *s, 
     t->root = real;
     t->found_by = cf_strdup(found_by);
     for (const struct cf_version_source *v = p->version_sources; v->parser && !t->version; v++) {
-        t->version = read_version(v, real);
+        t->version = read_version(v, real, !opts->no_cache);
         if (t->version)
             t->version_source = cf_strdup(version_source_label(v));
     }
@@ -317,7 +318,15 @@ static void add_toolkit(const struct cf_survey_opts *opts, struct cf_survey *s, 
         free(cc);
     push_existing_dirs(real, p->include_dirs, &t->include_dirs);
     push_existing_dirs(real, p->lib_dirs, &t->lib_dirs);
-    t->comm = toolkit_comm(p, t);
+    /* Debian and Ubuntu packages (ROCm in /usr) keep libraries in lib/<multiarch>. */
+    const char *tuple = cf_host_multiarch();
+    if (tuple) {
+        char *pattern = cf_asprintf("lib/%s", tuple);
+        const char *const multiarch[] = { pattern, NULL };
+        push_existing_dirs(real, multiarch, &t->lib_dirs);
+        free(pattern);
+    }
+    t->comm = toolkit_comm(opts, p, t);
 }
 
 void cf_probe_toolkits(const struct cf_survey_opts *opts, struct cf_survey *s)

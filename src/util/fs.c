@@ -18,31 +18,84 @@
 #define OPENSSL_API_COMPAT 10101
 #include <openssl/sha.h>
 
+/* What a path names when it is not a regular file, for messages. */
+const char *cf_file_kind_name(unsigned mode)
+{
+    static const struct {
+        unsigned type;
+        const char *name;
+    } kinds[] = {
+        { S_IFIFO, "a FIFO (named pipe)" }, { S_IFSOCK, "a socket" },   { S_IFCHR, "a character device" },
+        { S_IFBLK, "a block device" },      { S_IFDIR, "a directory" }, { S_IFLNK, "a symbolic link" },
+        { S_IFREG, "a regular file" },
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if ((mode & S_IFMT) == kinds[i].type)
+            return kinds[i].name;
+    return "not a regular file";
+}
+
+static int not_regular(const char *path, unsigned mode, cf_error *err)
+{
+    return cf_error_set(err, CF_ERR_FORMAT, "%s: is %s, not a regular file; name a regular file", path,
+                        cf_file_kind_name(mode));
+}
+
+int cf_open_regular(const char *path, cf_error *err)
+{
+    /* Opening a FIFO for reading blocks until a writer comes, and opening a
+     * device can act on it: stat first and open only regular files. O_NONBLOCK
+     * covers a path swapped for a FIFO in between; fstat rechecks what was opened. */
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return cf_error_set(err, errno == ENOENT ? CF_ERR_NOTFOUND : CF_ERR_IO, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return not_regular(path, st.st_mode, err);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return cf_error_set(err, errno == ENOENT ? CF_ERR_NOTFOUND : CF_ERR_IO, "%s: %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = errno;
+        close(fd);
+        return S_ISREG(st.st_mode) ? cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e))
+                                   : not_regular(path, st.st_mode, err);
+    }
+    return fd; /* O_NONBLOCK stays: it changes nothing for a regular file */
+}
+
 int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = cf_open_regular(path, err);
     if (fd < 0)
-        return cf_error_set(err, errno == ENOENT ? CF_ERR_NOTFOUND : CF_ERR_IO,
-                            "%s: %s", path, strerror(errno));
-    size_t total = 0;
-    char buf[65536];
+        return -1;
+    size_t total = 0, start = out->len;
+    struct stat st;
+    /* Read straight into the buffer, sized by the file when it says. */
+    size_t chunk = fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < max_bytes
+                       ? (size_t)st.st_size + 1 : 65536;
+    cf_sb_grow(out, chunk);
     for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
+        if (out->alloc - out->len - 1 == 0)
+            cf_sb_grow(out, 65536);
+        ssize_t n = read(fd, out->buf + out->len, out->alloc - out->len - 1);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
             int e = errno;
             close(fd);
+            cf_sb_setlen(out, start);
             return cf_error_set(err, CF_ERR_IO, "%s: read failed: %s", path, strerror(e));
         }
         if (n == 0)
             break;
         total += (size_t)n;
+        out->len += (size_t)n;
+        out->buf[out->len] = '\0';
         if (total > max_bytes) {
             close(fd);
+            cf_sb_setlen(out, start);
             return cf_error_set(err, CF_ERR_FORMAT, "%s: larger than the %zu bytes allowed", path, max_bytes);
         }
-        cf_sb_add(out, buf, (size_t)n);
     }
     close(fd);
     return 0;
@@ -208,22 +261,30 @@ char *cf_realpath(const char *path)
 
 int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err)
 {
-    map->data = NULL;
-    map->len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    memset(map, 0, sizeof *map);
+    map->guard = -1;
+    int fd = cf_open_regular(path, err);
     if (fd < 0)
-        return cf_error_set(err, errno == ENOENT ? CF_ERR_NOTFOUND : CF_ERR_IO,
-                            "%s: %s", path, strerror(errno));
+        return -1;
+    return cf_mmap_fd(fd, path, map, err);
+}
+
+int cf_mmap_fd(int fd, const char *path, struct cf_mmap *map, cf_error *err)
+{
+    memset(map, 0, sizeof *map);
+    map->guard = -1;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         int e = errno;
         close(fd);
-        return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e));
+        return S_ISREG(st.st_mode) ? cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e))
+                                   : not_regular(path, st.st_mode, err);
     }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return cf_error_set(err, CF_ERR_FORMAT, "%s: not a regular file", path);
-    }
+    map->id.dev = (uint64_t)st.st_dev;
+    map->id.ino = (uint64_t)st.st_ino;
+    map->id.size = (uint64_t)st.st_size;
+    map->id.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    map->id.ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
     if (st.st_size == 0) {
         close(fd);
         return 0;
@@ -235,15 +296,24 @@ int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err)
         return cf_error_set(err, CF_ERR_IO, "%s: mmap failed: %s", path, strerror(e));
     map->data = p;
     map->len = (size_t)st.st_size;
+    map->guard = cf_mmap_guard_add(p, map->len);
     return 0;
 }
 
 void cf_munmap(struct cf_mmap *map)
 {
-    if (map->data)
+    if (map->data) {
+        cf_mmap_guard_remove(map->guard);
         munmap((void *)map->data, map->len);
+    }
     map->data = NULL;
     map->len = 0;
+    map->guard = -1;
+}
+
+int cf_mmap_faulted(const struct cf_mmap *map)
+{
+    return map->data && cf_mmap_guard_faulted(map->guard);
 }
 
 static void to_hex(const unsigned char *md, unsigned n, char *hex)
@@ -268,9 +338,9 @@ void cf_sha256_hex(const void *data, size_t len, char hex[65])
 
 int cf_sha256_file(const char *path, char hex[65], cf_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = cf_open_regular(path, err);
     if (fd < 0)
-        return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(errno));
+        return -1;
     SHA256_CTX ctx;
     SHA256_Init(&ctx);
     unsigned char buf[1 << 16];

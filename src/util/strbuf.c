@@ -69,14 +69,22 @@ void cf_sb_addc(struct strbuf *sb, char c)
 
 void cf_sb_addvf(struct strbuf *sb, const char *fmt, va_list ap)
 {
+    /* Format into the room there is (most strings fit in 128 bytes), and a
+     * second time only when it was too small. */
+    cf_sb_grow(sb, 128);
+    size_t room = sb->alloc - sb->len;
     va_list cp;
     va_copy(cp, ap);
-    int n = vsnprintf(NULL, 0, fmt, cp);
+    int n = vsnprintf(sb->buf + sb->len, room, fmt, cp);
     va_end(cp);
-    if (n < 0)
+    if (n < 0) {
+        sb->buf[sb->len] = '\0';
         return;
-    cf_sb_grow(sb, (size_t)n);
-    vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+    }
+    if ((size_t)n >= room) {
+        cf_sb_grow(sb, (size_t)n);
+        vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+    }
     sb->len += (size_t)n;
 }
 

@@ -10,9 +10,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CF_TEST_HAS_ASAN 1
+#endif
+#endif
+#ifndef CF_TEST_HAS_ASAN
+#define CF_TEST_HAS_ASAN 0
+#endif
+
+#include "cclforge/commlib.h"
 #include "cclforge/elf.h"
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
@@ -122,6 +134,48 @@ static void read_file_bytes(const char *path, uint8_t **data, size_t *len)
 /* A dynamic string table whose last byte is not a NUL: its last string ends
  * outside the table, so a name pointing at it is refused (it is not read on
  * into the next section). Every name handed out ends inside the table. */
+/* A .dynsym whose sh_size runs far past the end of the file (found by
+ * fuzz_elf: 824 bytes claiming 0xfffffffa0048) sizes nothing: the relocation
+ * marks are sized by the bytes the section has in the file, and a section
+ * outside the file is a fault naming it. */
+static void test_relocation_marks_sized_by_the_file(void **state)
+{
+    uint8_t *data;
+    size_t len;
+    read_file_bytes(fx.libdemo, &data, &len);
+    struct cf_elf *elf = open_ok(fx.libdemo);
+    const struct cf_elf_section *dynsym = cf_elf_section_by_name(elf, ".dynsym");
+    assert_non_null(dynsym);
+    size_t index = 0;
+    for (size_t i = 0; i < cf_elf_section_count(elf); i++)
+        if (cf_elf_section_at(elf, i) == dynsym)
+            index = i;
+    cf_elf_close(elf);
+    Elf64_Ehdr eh;
+    memcpy(&eh, data, sizeof eh);
+    uint64_t shoff = eh.e_shoff;
+    unsigned shentsize = eh.e_shentsize;
+    Elf64_Shdr sh;
+    memcpy(&sh, data + shoff + (size_t)index * shentsize, sizeof sh);
+    sh.sh_size = 0xfffffffa0048ull;
+    memcpy(data + shoff + (size_t)index * shentsize, &sh, sizeof sh);
+    struct cf_elf *bad = NULL;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_elf_open_memory(data, len, "dynsym-past-eof.so", &bad, &err) == 0) {
+        const uint8_t *marks;
+        size_t n;
+        int known;
+        assert_int_equal(cf_elf_relocated_symbols(bad, &marks, &n, &known, &err), -1);
+        assert_non_null(strstr(cf_error_message(&err), "dynsym-past-eof.so"));
+        assert_non_null(strstr(cf_error_message(&err), ".dynsym"));
+        cf_elf_close(bad);
+    } else {
+        assert_non_null(strstr(cf_error_message(&err), "dynsym-past-eof.so"));
+    }
+    cf_error_clear(&err);
+    free(data);
+}
+
 static void test_unterminated_string_table(void **state)
 {
     uint8_t *data;
@@ -597,6 +651,121 @@ static void test_handmade_faults(void **state)
     }
 }
 
+/* A version-requirements section of n Verneed entries that each claim 65,535
+ * Vernaux entries, all pointing at one shared two-entry chain (the crafted
+ * input the issue tracker reported: 262 KB asking for 2.4 GB). */
+static struct image make_verneed_bomb(size_t n)
+{
+    enum { HDR = 64, STR = 0x40, VR = 0x80 };
+    static const char dynstr[] = "\0libx.so.1\0V_1";
+    static const char shstr[] = "\0.dynstr\0.gnu.version_r\0.shstrtab";
+    size_t vr_size = n * 16 + 32;
+    size_t shoff = VR + vr_size;
+    size_t len = shoff + 4 * 64;
+    struct image im = { cf_xcalloc(1, len), len, 0 };
+    memcpy(im.b, "\177ELF", 4);
+    im.b[EI_CLASS] = ELFCLASS64;
+    im.b[EI_DATA] = ELFDATA2LSB;
+    im.b[EI_VERSION] = EV_CURRENT;
+    put(&im, 16, ET_DYN, 2);
+    put(&im, 18, EM_X86_64, 2);
+    put(&im, 20, EV_CURRENT, 4);
+    put(&im, 40, shoff, 8);
+    put(&im, 52, HDR, 2);
+    put(&im, 58, 64, 2);
+    put(&im, 60, 4, 2);
+    put(&im, 62, 3, 2);
+    memcpy(im.b + STR, dynstr, sizeof dynstr);
+    memcpy(im.b + STR + 0x20, shstr, sizeof shstr);
+    size_t chain = VR + n * 16; /* two Vernaux, the second ends the chain */
+    for (size_t i = 0; i < n; i++) {
+        size_t at = VR + i * 16;
+        put(&im, at, 1, 2);                       /* vn_version */
+        put(&im, at + 2, 65535, 2);               /* vn_cnt */
+        put(&im, at + 4, 1, 4);                   /* vn_file "libx.so.1" */
+        put(&im, at + 8, chain - at, 4);          /* vn_aux */
+        put(&im, at + 12, i + 1 < n ? 16 : 0, 4); /* vn_next */
+    }
+    put(&im, chain + 6, 2, 2);    /* vna_other */
+    put(&im, chain + 8, 11, 4);   /* vna_name "V_1" */
+    put(&im, chain + 12, 16, 4);  /* vna_next */
+    put(&im, chain + 16 + 6, 3, 2);
+    put(&im, chain + 16 + 8, 11, 4);
+    struct image t = { im.b + shoff, 4 * 64, 0 };
+    put_shdr(&t, 0, 1, 1, SHT_STRTAB, STR, sizeof dynstr, 0, 0, 0);
+    put_shdr(&t, 0, 2, 9, SHT_GNU_verneed, VR, vr_size, 1, (uint32_t)n, 0);
+    put_shdr(&t, 0, 3, 24, SHT_STRTAB, STR + 0x20, sizeof shstr, 0, 0, 0);
+    return im;
+}
+
+/* Memory follows the section's size, not the counts it claims: the claims run
+ * out of section first and that is a fault naming it. Checked in a child under
+ * a 256 MB address-space limit (the old reader needed ~3 GB here); sanitizer
+ * builds reserve terabytes of shadow, so there the limit is left out. */
+static void test_verneed_counts_do_not_size_memory(void **state)
+{
+    struct image im = make_verneed_bomb(16384); /* 262 KB */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+#if !defined(__SANITIZE_ADDRESS__) && !CF_TEST_HAS_ASAN
+        struct rlimit lim = { 256u << 20, 256u << 20 };
+        setrlimit(RLIMIT_AS, &lim);
+#endif
+        struct cf_elf *elf = NULL;
+        cf_error err = CF_ERROR_INIT;
+        if (cf_elf_open_memory(im.b, im.len, "bomb.so", &elf, &err) != 0)
+            _exit(3);
+        const struct cf_elf_verneed *needs;
+        size_t n;
+        int rc = cf_elf_verneeds(elf, &needs, &n, &err);
+        int named = rc != 0 && strstr(cf_error_message(&err), "bomb.so") &&
+                    strstr(cf_error_message(&err), ".gnu.version_r");
+        _exit(named ? 0 : 4);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("reading the crafted .gnu.version_r: child %s %d", WIFEXITED(status) ? "exited" : "killed by signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    free(im.b);
+}
+
+/* A library truncated while it is open (mapped): reading its symbols and
+ * scanning its read-only data neither crashes (SIGBUS) nor passes quietly:
+ * cf_elf_check_intact names the file. */
+static void test_truncated_while_mapped(void **state)
+{
+    const char *real = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+    if (!cf_is_file(real))
+        skip();
+    uint8_t *data;
+    size_t len;
+    read_file_bytes(real, &data, &len);
+    char *copy = cf_path_join(fx.dir, "shrinking.so");
+    assert_int_equal(cf_write_file_atomic(copy, data, len, NULL), 0);
+    free(data);
+    struct cf_elf *elf;
+    cf_error err = CF_ERROR_INIT;
+    cf_mmap_guard_reinstall(); /* cmocka sets its own SIGBUS handler for every test */
+    assert_int_equal(cf_elf_open(copy, &elf, &err), 0);
+    assert_int_equal(cf_elf_check_intact(elf, &err), 0);
+    assert_int_equal(truncate(copy, 8192), 0);
+    const struct cf_elf_symbol *syms;
+    size_t n;
+    (void)cf_elf_dynsyms(elf, &syms, &n, &err); /* reads zeros past 8 KB: may fail, must not crash */
+    cf_error_clear(&err);
+    struct cf_commlib_identity id;
+    (void)cf_commlib_identify(elf, &id, &err);
+    cf_error_clear(&err);
+    assert_int_equal(cf_elf_check_intact(elf, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "shrinking.so"));
+    assert_non_null(strstr(cf_error_message(&err), "truncated while it was read"));
+    cf_error_clear(&err);
+    cf_elf_close(elf);
+    free(copy);
+}
+
 /* Every prefix of a real library fails cleanly (the section table is at the
  * end, so nothing shorter than the file opens) and none crashes. Each prefix is
  * its own allocation so ASan sees any read past it. */
@@ -952,9 +1121,12 @@ int main(void)
         cmocka_unit_test(test_elf32_library),
         cmocka_unit_test(test_handmade_big_endian),
         cmocka_unit_test(test_handmade_faults),
+        cmocka_unit_test(test_verneed_counts_do_not_size_memory),
         cmocka_unit_test(test_truncated_library),
+        cmocka_unit_test(test_truncated_while_mapped),
         cmocka_unit_test(test_corrupted_library),
         cmocka_unit_test(test_unterminated_string_table),
+        cmocka_unit_test(test_relocation_marks_sized_by_the_file),
         cmocka_unit_test(test_without_section_headers),
         cmocka_unit_test(test_not_elf_inputs),
         cmocka_unit_test(test_large_file_is_not_read),

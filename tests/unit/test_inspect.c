@@ -25,7 +25,7 @@ static void test_locate_from_cache(void **state)
         skip();
     struct cf_ldcache_abi abi;
     assert_int_equal(cf_ldcache_abi_for(EM_X86_64, 64, &abi, NULL), 0);
-    struct cf_ldcache_query q = { .abi = abi, .isa_1 = 1, .hwcap_allowed = ~0ull };
+    struct cf_ldcache_query q = { .abi = abi, .isa_1 = 1, .hwcap = ~0ull };
     const char *want = cf_ldcache_lookup(cache, "libc.so.6", &q);
     assert_non_null(want);
 

@@ -20,6 +20,7 @@ struct fake_entry {
     int32_t flags;
     int hwcaps_index; /* -1: plain entry */
     unsigned isa_level;
+    uint64_t legacy_hwcap; /* a plain entry's hwcap word (ldconfig before 2.37 wrote these) */
 };
 
 static void put32(struct strbuf *sb, size_t off, uint32_t v)
@@ -53,7 +54,7 @@ static void build_new_table(struct strbuf *sb, const struct fake_entry *e, size_
         cf_sb_add(sb, e[i].key, strlen(e[i].key) + 1);
         put32(sb, at + 8, (uint32_t)(sb->len - base));
         cf_sb_add(sb, e[i].value, strlen(e[i].value) + 1);
-        uint64_t hwcap = 0;
+        uint64_t hwcap = e[i].legacy_hwcap;
         if (e[i].hwcaps_index >= 0)
             hwcap = CF_LDCACHE_HWCAP_EXTENSION | (uint64_t)e[i].isa_level << 32 | (uint32_t)e[i].hwcaps_index;
         memcpy(sb->buf + at + 16, &hwcap, 8);
@@ -103,14 +104,14 @@ static struct cf_ldcache_query x86_64_query(const char *const *hwcaps, size_t n,
 /* Entries sorted as ldconfig sorts them: descending _dl_cache_libcmp, hwcaps first
  * within equal keys. */
 static const struct fake_entry sample[] = {
-    { "libzz.so.1", "/lib64/libzz.so.1", X64, -1, 0 },
-    { "libfoo.so.10", "/opt/foo10/libfoo.so.10", X64, -1, 0 },
-    { "libfoo.so.2", "/usr/lib/glibc-hwcaps/x86-64-v3/libfoo.so.2", X64, 1, 0 },
-    { "libfoo.so.2", "/usr/lib/glibc-hwcaps/x86-64-v2/libfoo.so.2", X64, 0, 0 },
-    { "libfoo.so.2", "/usr/lib32/libfoo.so.2", I386, -1, 0 },
-    { "libfoo.so.2", "/usr/lib/libfoo.so.2", X64, -1, 0 },
-    { "libbar.so.1", "/usr/lib32/libbar.so.1", I386, -1, 0 },
-    { "liba.so.1", "/lib/liba.so.1", X64, -1, 0 },
+    { "libzz.so.1", "/lib64/libzz.so.1", X64, -1, 0, 0 },
+    { "libfoo.so.10", "/opt/foo10/libfoo.so.10", X64, -1, 0, 0 },
+    { "libfoo.so.2", "/usr/lib/glibc-hwcaps/x86-64-v3/libfoo.so.2", X64, 1, 0, 0 },
+    { "libfoo.so.2", "/usr/lib/glibc-hwcaps/x86-64-v2/libfoo.so.2", X64, 0, 0, 0 },
+    { "libfoo.so.2", "/usr/lib32/libfoo.so.2", I386, -1, 0, 0 },
+    { "libfoo.so.2", "/usr/lib/libfoo.so.2", X64, -1, 0, 0 },
+    { "libbar.so.1", "/usr/lib32/libbar.so.1", I386, -1, 0, 0 },
+    { "liba.so.1", "/lib/liba.so.1", X64, -1, 0, 0 },
 };
 static const char *const sample_hwcaps[] = { "x86-64-v2", "x86-64-v3" };
 
@@ -172,8 +173,8 @@ static void test_isa_level_bits_gate_hwcaps_entries(void **state)
     /* An x86-64-v3 entry also marked ISA level 3 is unusable on a v2-only CPU
      * even if the caller (wrongly) lists x86-64-v3 as active. */
     const struct fake_entry e[] = {
-        { "libq.so.1", "/h/v3/libq.so.1", X64, 0, 3 },
-        { "libq.so.1", "/plain/libq.so.1", X64, -1, 0 },
+        { "libq.so.1", "/h/v3/libq.so.1", X64, 0, 3, 0 },
+        { "libq.so.1", "/plain/libq.so.1", X64, -1, 0, 0 },
     };
     const char *names[] = { "x86-64-v3" };
     struct strbuf sb = STRBUF_INIT;
@@ -183,6 +184,69 @@ static void test_isa_level_bits_gate_hwcaps_entries(void **state)
     assert_string_equal(cf_ldcache_lookup(c, "libq.so.1", &q), "/plain/libq.so.1");
     q.isa_1 = 1 | 2 | 4 | 8;
     assert_string_equal(cf_ldcache_lookup(c, "libq.so.1", &q), "/h/v3/libq.so.1");
+    cf_ldcache_free(c);
+    cf_sb_release(&sb);
+}
+
+/* search_cache as each release has it (glibc.h rules). The hwcap words are
+ * what ldconfig wrote for /usr/lib/<subdir>: haswell = platform bit 50,
+ * x86_64 = hwcap bit 1, tls = bit 63. */
+static void test_lookup_follows_the_release(void **state)
+{
+    const uint64_t haswell = 1ULL << 50, x86_64 = 1ULL << 1, tls = 1ULL << 63;
+    const struct fake_entry e[] = {
+        { "libv.so.1", "/usr/lib/glibc-hwcaps/x86-64-v3/libv.so.1", X64, 0, 0, 0 },
+        { "libv.so.1", "/usr/lib/libv.so.1", X64, -1, 0, 0 },
+        { "libl.so.1", "/usr/lib/tls/haswell/x86_64/libl.so.1", X64, -1, 0, tls | haswell | x86_64 },
+        { "libl.so.1", "/usr/lib/haswell/libl.so.1", X64, -1, 0, haswell },
+        { "libl.so.1", "/usr/lib/x86_64/libl.so.1", X64, -1, 0, x86_64 },
+        { "libl.so.1", "/usr/lib/libl.so.1", X64, -1, 0, 0 },
+    };
+    const char *names[] = { "x86-64-v3" };
+    struct strbuf sb = STRBUF_INIT;
+    build_new_table(&sb, e, 6, names, 1);
+    struct cf_ldcache *c = parse_ok(&sb);
+    struct cf_ldcache_query q = x86_64_query(names, 1, 1 | 2 | 4);
+    /* An Intel Haswell under 2.36: glibc-hwcaps first, then the best legacy entry. */
+    q.glibc = (struct cf_glibc){ 2, 36 };
+    q.hwcap = x86_64;
+    q.platform_mask = 0xfULL << 48;
+    q.platform = haswell;
+    assert_string_equal(cf_ldcache_lookup(c, "libv.so.1", &q), "/usr/lib/glibc-hwcaps/x86-64-v3/libv.so.1");
+    assert_string_equal(cf_ldcache_lookup(c, "libl.so.1", &q), "/usr/lib/tls/haswell/x86_64/libl.so.1");
+    /* An AMD CPU names no platform: haswell entries are not for it. */
+    q.platform = ~0ULL;
+    assert_string_equal(cf_ldcache_lookup(c, "libl.so.1", &q), "/usr/lib/x86_64/libl.so.1");
+    /* 2.32: no named hwcaps yet (bit 62 is an unknown bit), legacy entries as before. */
+    q.glibc = (struct cf_glibc){ 2, 32 };
+    q.platform = haswell;
+    assert_string_equal(cf_ldcache_lookup(c, "libv.so.1", &q), "/usr/lib/libv.so.1");
+    assert_string_equal(cf_ldcache_lookup(c, "libl.so.1", &q), "/usr/lib/tls/haswell/x86_64/libl.so.1");
+    /* 2.39 still takes legacy entries; 2.40 skips every entry with hwcap bits. */
+    q.glibc = (struct cf_glibc){ 2, 39 };
+    assert_string_equal(cf_ldcache_lookup(c, "libl.so.1", &q), "/usr/lib/tls/haswell/x86_64/libl.so.1");
+    q.glibc = (struct cf_glibc){ 2, 40 };
+    assert_string_equal(cf_ldcache_lookup(c, "libl.so.1", &q), "/usr/lib/libl.so.1");
+    assert_string_equal(cf_ldcache_lookup(c, "libv.so.1", &q), "/usr/lib/glibc-hwcaps/x86-64-v3/libv.so.1");
+    cf_ldcache_free(c);
+    cf_sb_release(&sb);
+
+    /* i386 accepts flags 1 (ELF) and 3 (libc6, the default). Before the BZ
+     * 27046 rewrite (2.33) a later default-flags entry replaces the first
+     * one; after it the first acceptable plain entry is kept. */
+    const struct fake_entry f[] = {
+        { "libi.so.1", "/a/libi.so.1", CF_LDCACHE_FLAG_ELF, -1, 0, 0 },
+        { "libi.so.1", "/b/libi.so.1", I386, -1, 0, 0 },
+    };
+    build_new_table(&sb, f, 2, NULL, 0);
+    c = parse_ok(&sb);
+    struct cf_ldcache_query q32;
+    memset(&q32, 0, sizeof q32);
+    assert_int_equal(cf_ldcache_abi_for(EM_386, 32, &q32.abi, NULL), 0);
+    q32.glibc = (struct cf_glibc){ 2, 31 };
+    assert_string_equal(cf_ldcache_lookup(c, "libi.so.1", &q32), "/b/libi.so.1");
+    q32.glibc = (struct cf_glibc){ 2, 36 };
+    assert_string_equal(cf_ldcache_lookup(c, "libi.so.1", &q32), "/a/libi.so.1");
     cf_ldcache_free(c);
     cf_sb_release(&sb);
 }
@@ -357,6 +421,82 @@ static void test_real_cache_matches_ldconfig(void **state)
     free(ldconfig);
 }
 
+/* The loader emulation's lookup-only open (entries decoded when a lookup
+ * meets them) answers as the whole-table parse does, for every key of the
+ * sample and of the real cache, under several queries; and on every
+ * truncation and a corrupt entry it never reads outside the image. */
+static void expect_same_lookups(const char *path, const char *const *keys, size_t n_keys)
+{
+    struct cf_ldcache *whole = NULL, *lazy = NULL;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_ldcache_open(path, &whole, &err) != 0 || cf_ldcache_open_lookup(path, &lazy, &err) != 0)
+        fail_msg("%s", cf_error_message(&err));
+    static const char *const v3[] = { "x86-64-v3", "x86-64-v2" };
+    struct cf_ldcache_query qs[4] = { x86_64_query(v3, 2, 1 | 2 | 4), x86_64_query(v3 + 1, 1, 1 | 2),
+                                      x86_64_query(NULL, 0, 1), x86_64_query(v3, 2, 1 | 2 | 4) };
+    qs[3].glibc = (struct cf_glibc){ 2, 31 };
+    for (size_t k = 0; k < n_keys; k++)
+        for (size_t q = 0; q < 4; q++) {
+            const char *a = cf_ldcache_lookup(whole, keys[k], &qs[q]);
+            const char *b = cf_ldcache_lookup(lazy, keys[k], &qs[q]);
+            if (a == NULL || b == NULL)
+                assert_ptr_equal(a, b);
+            else
+                assert_string_equal(a, b);
+        }
+    assert_int_equal(cf_ldcache_count(whole), cf_ldcache_count(lazy));
+    assert_null(cf_ldcache_entry_at(lazy, 0));
+    cf_ldcache_free(whole);
+    cf_ldcache_free(lazy);
+}
+
+static void test_lookup_only_open_agrees(void **state)
+{
+    char *dir = ts_tmpdir();
+    char *path = cf_path_join(dir, "ld.so.cache");
+    struct strbuf sb = STRBUF_INIT;
+    build_new_table(&sb, sample, 8, sample_hwcaps, 2);
+    assert_int_equal(cf_write_file_atomic(path, sb.buf, sb.len, NULL), 0);
+    const char *keys[] = { "libzz.so.1", "libfoo.so.10", "libfoo.so.2", "libbar.so.1", "liba.so.1", "libnone.so",
+                           "libfoo.so.3", "" };
+    expect_same_lookups(path, keys, sizeof keys / sizeof keys[0]);
+    /* Truncations and a corrupt key offset: no crash, no read outside (ASan). */
+    for (size_t cut = 0; cut <= sb.len; cut++) {
+        assert_int_equal(cf_write_file_atomic(path, sb.buf, cut, NULL), 0);
+        struct cf_ldcache *c = NULL;
+        if (cf_ldcache_open_lookup(path, &c, NULL) == 0) {
+            struct cf_ldcache_query q = x86_64_query(sample_hwcaps, 2, 1 | 2 | 4);
+            for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+                (void)cf_ldcache_lookup(c, keys[k], &q);
+            cf_ldcache_free(c);
+        }
+    }
+    put32(&sb, 48 + 24 * 3 + 4, 0x7fffffff); /* entry 3's key: the middle of the table */
+    assert_int_equal(cf_write_file_atomic(path, sb.buf, sb.len, NULL), 0);
+    struct cf_ldcache *c = NULL;
+    assert_int_equal(cf_ldcache_open_lookup(path, &c, NULL), 0);
+    struct cf_ldcache_query q = x86_64_query(NULL, 0, 1);
+    assert_null(cf_ldcache_lookup(c, "libfoo.so.2", &q)); /* meets the corrupt entry: the cache is not used */
+    cf_ldcache_free(c);
+    cf_sb_release(&sb);
+    /* The real cache, every key. */
+    if (cf_is_file("/etc/ld.so.cache")) {
+        struct cf_ldcache *real = NULL;
+        if (cf_ldcache_open("/etc/ld.so.cache", &real, NULL) == 0) {
+            size_t n = cf_ldcache_count(real);
+            const char **all = cf_xcalloc(n + 1, sizeof *all);
+            for (size_t i = 0; i < n; i++)
+                all[i] = cf_ldcache_entry_at(real, i)->key;
+            all[n] = "libcf11-not-there.so.1";
+            expect_same_lookups("/etc/ld.so.cache", all, n + 1);
+            print_message("lookup-only open: %zu keys of /etc/ld.so.cache agree\n", n);
+            free(all);
+            cf_ldcache_free(real);
+        }
+    }
+    free(path);
+}
+
 static void test_missing_cache_is_notfound(void **state)
 {
     struct cf_ldcache *c = NULL;
@@ -377,10 +517,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_new_format_lookup_and_hwcaps, teardown),
         cmocka_unit_test_teardown(test_isa_level_bits_gate_hwcaps_entries, teardown),
+        cmocka_unit_test_teardown(test_lookup_follows_the_release, teardown),
         cmocka_unit_test_teardown(test_old_formats, teardown),
         cmocka_unit_test_teardown(test_truncated_and_corrupt, teardown),
         cmocka_unit_test_teardown(test_libcmp_orders_numbers, teardown),
         cmocka_unit_test_teardown(test_real_cache_matches_ldconfig, teardown),
+        cmocka_unit_test_teardown(test_lookup_only_open_agrees, teardown),
         cmocka_unit_test_teardown(test_missing_cache_is_notfound, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

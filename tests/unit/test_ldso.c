@@ -419,56 +419,290 @@ static void test_glibc_hwcaps_subdirectory(void **state)
     resolve(app, NULL, &o, &r);
     assert_same_as_ldd(&r, app, NULL);
     cf_ldso_result_release(&r);
-#if defined(__x86_64__)
-    /* A CPU cache: the first resolve probes into it, later ones use what it
-     * holds without probing (a pretend v2-only, then v1-only CPU). */
-    struct cf_ldso_cpu cpu = { 0 };
-    o.cpu_cache = &cpu;
-    resolve(app, NULL, &o, &r);
-    assert_true(cpu.probed && cpu.known && cpu.level >= 1);
-    assert_same_as_ldd(&r, app, NULL);
-    cf_ldso_result_release(&r);
-    struct cf_ldso_cpu pretend = { .probed = 1, .known = 1, .level = 2, .isa_1 = 3 };
-    o.cpu_cache = &pretend;
+    /* Planned for other CPUs: a v2-only Intel takes the v2 copy, a baseline AMD the plain one. */
+    o.glibc = "2.36";
+    o.cpu = "intel,x86-64-v2";
     resolve(app, NULL, &o, &r);
     assert_non_null(strstr(node_for(&r, "libhw_fx.so")->path, "/glibc-hwcaps/x86-64-v2/libhw_fx.so"));
+    assert_int_equal(r.facts.cpu.vendor, CF_CPU_VENDOR_INTEL);
+    assert_int_equal(cf_cpu_isa_level(&r.facts.cpu), 2);
     cf_ldso_result_release(&r);
-    pretend.level = 1;
-    pretend.isa_1 = 1;
+    o.cpu = "amd,x86-64-v1";
     resolve(app, NULL, &o, &r);
     assert_null(strstr(node_for(&r, "libhw_fx.so")->path, "glibc-hwcaps"));
     cf_ldso_result_release(&r);
-    o.cpu_cache = NULL;
-#endif
+    /* A facts cache: filled by the first resolve, reused (not re-probed) by the next. */
+    o.glibc = NULL;
+    o.cpu = NULL;
+    struct cf_ldso_facts facts = { 0 };
+    o.facts_cache = &facts;
+    resolve(app, NULL, &o, &r);
+    assert_true(facts.filled);
+    cf_ldso_result_release(&r);
+    facts.cpu.usable = 0; /* a pretend baseline CPU: the cache is what the next resolve uses */
+    resolve(app, NULL, &o, &r);
+    assert_null(strstr(node_for(&r, "libhw_fx.so")->path, "glibc-hwcaps"));
+    cf_ldso_result_release(&r);
+    o.facts_cache = NULL;
+    free(d); free(dv2); free(L); free(rp); free(app);
+}
 
-    /* glibc 2.36's legacy subdirectories (tls, x86_64, haswell/x86_64, ...), in
-     * its power-set order, removed one by one; each time the same pick as ldd.
-     * glibc >= 2.37 dropped them, so this part needs a loader that lists them. */
-    const char *ldso_argv[] = { "/lib64/ld-linux-x86-64.so.2", "--help", NULL };
-    char *help = cf_is_file(ldso_argv[0]) ? cf_capture(ldso_argv, 10) : NULL;
-    if (!help || !strstr(help, "Legacy HWCAP subdirectories")) {
-        print_message("note: this loader has no legacy hwcaps subdirectories; that part is skipped\n");
-    } else {
-        cf_rm_rf(dv2, NULL);
-        const char *legacy[] = { "tls/x86_64", "tls", "haswell/x86_64", "x86_64", "haswell" };
-        for (size_t i = 0; i < sizeof legacy / sizeof legacy[0]; i++) {
-            char *ld = sub(d, legacy[i]);
-            make_lib(ld, "libhw_fx.so", "h_fn", NULL);
-            free(ld);
-        }
-        for (size_t i = 0; i < sizeof legacy / sizeof legacy[0]; i++) {
-            resolve(app, NULL, &o, &r);
-            assert_same_as_ldd(&r, app, NULL);
-            cf_ldso_result_release(&r);
-            char *ld = cf_path_join(d, legacy[i]);
-            char *lib = cf_path_join(ld, "libhw_fx.so");
-            assert_int_equal(unlink(lib), 0);
-            free(lib);
-            free(ld);
+/* Every subdirectory any glibc from 2.17 to 2.42 may try, on any x86-64 CPU:
+ * the glibc-hwcaps levels and the legacy power sets of (x86_64, avx512_1,
+ * a platform, tls) for each platform glibc names. */
+static void subdirectory_set(struct strvec *out)
+{
+    static const char *const platforms[] = { "haswell", "x86_64", "xeon_phi" };
+    for (int lv = 4; lv >= 2; lv--)
+        cf_strvec_pushf(out, "glibc-hwcaps/x86-64-v%d", lv);
+    for (size_t p = 0; p < 3; p++) {
+        const char *names[] = { "x86_64", "avx512_1", platforms[p], "tls" };
+        for (unsigned m = 15; m > 0; m--) {
+            struct strbuf sb = STRBUF_INIT;
+            for (int k = 3; k >= 0; k--)
+                if (m & (1u << k))
+                    cf_sb_addf(&sb, "%s%s", sb.len ? "/" : "", names[k]);
+            cf_strvec_push_nodup(out, cf_sb_detach(&sb));
         }
     }
-    free(help);
-    free(d); free(dv2); free(L); free(rp); free(app);
+}
+
+/* The subdirectory (relative to base, "" for base itself) a path is in. */
+static const char *subdir_of(const char *path, const char *base)
+{
+    size_t n = strlen(base);
+    assert_true(strncmp(path, base, n) == 0 && path[n] == '/');
+    static char buf[256];
+    snprintf(buf, sizeof buf, "%s", path + n + 1);
+    char *slash = strrchr(buf, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
+struct hw_fixture {
+    char *dir, *app;
+    struct strvec subdirs;
+};
+
+/* libhw_fx.so in every subdirectory of the set (and in the directory itself),
+ * and a program that finds it through its RPATH. */
+static void hw_fixture_make(struct hw_fixture *fx)
+{
+    char *t = ts_tmpdir();
+    fx->dir = sub(t, "l");
+    memset(&fx->subdirs, 0, sizeof fx->subdirs);
+    subdirectory_set(&fx->subdirs);
+    make_lib(fx->dir, "libhw_fx.so", "h_fn", NULL);
+    char *lib = cf_path_join(fx->dir, "libhw_fx.so");
+    for (size_t i = 0; i < fx->subdirs.n; i++) {
+        char *sd = sub(fx->dir, fx->subdirs.v[i]);
+        char *copy = cf_path_join(sd, "libhw_fx.so");
+        const char *cp[] = { "cp", lib, copy, NULL };
+        ts_run_ok(cp);
+        free(copy);
+        free(sd);
+    }
+    free(lib);
+    char *L = cf_asprintf("-L%s", fx->dir), *rp = cf_asprintf("-Wl,-rpath,%s", fx->dir);
+    fx->app = cf_path_join(t, "app");
+    ts_cc(t, fx->app, main_src, NO_AS_NEEDED, L, "-lhw_fx", rp, NULL);
+    free(L);
+    free(rp);
+}
+
+static void hw_fixture_release(struct hw_fixture *fx)
+{
+    free(fx->dir);
+    free(fx->app);
+    cf_strvec_clear(&fx->subdirs);
+}
+
+/* The subdirectory the loader picks under opts. */
+static const char *hw_pick(const struct hw_fixture *fx, struct cf_ldso_opts *o)
+{
+    struct cf_ldso_result r;
+    resolve(fx->app, NULL, o, &r);
+    static char pick[256];
+    snprintf(pick, sizeof pick, "%s", subdir_of(node_for(&r, "libhw_fx.so")->path, fx->dir));
+    cf_ldso_result_release(&r);
+    return pick;
+}
+
+/* Against the real loader: the library in every subdirectory, and after each
+ * pick that copy removed, until the directory itself; every pick is ldd's.
+ * Run as the CPU is and, with the host's glibc 2.33 or newer, again with AVX2
+ * and AVX-512 masked by GLIBC_TUNABLES, which makes an Intel CPU name no
+ * platform (the kernel's "x86_64", as on AMD) and lowers its level: both
+ * CPU paths of glibc's rules are checked against ldd on any x86-64 host. */
+static void every_subdirectory_case(const char *tunables)
+{
+    struct hw_fixture fx;
+    hw_fixture_make(&fx);
+    struct cf_ldso_opts o = { 0 };
+    size_t picks = 0;
+    for (;;) {
+        const char *pick = hw_pick(&fx, &o);
+        struct cf_ldso_result r;
+        resolve(fx.app, NULL, &o, &r);
+        assert_same_as_ldd(&r, fx.app, NULL);
+        cf_ldso_result_release(&r);
+        picks++;
+        if (!*pick)
+            break;
+        char *sd = cf_path_join(fx.dir, pick);
+        char *lib = cf_path_join(sd, "libhw_fx.so");
+        assert_int_equal(unlink(lib), 0);
+        free(lib);
+        free(sd);
+    }
+    print_message("%s: %zu picks, each the same as ldd's\n", tunables ? tunables : "this CPU as it is", picks);
+    hw_fixture_release(&fx);
+}
+
+static void test_every_subdirectory_like_ldd(void **state)
+{
+#if !defined(__x86_64__)
+    skip();
+#endif
+    every_subdirectory_case(NULL);
+    struct cf_ldso_facts f;
+    struct cf_ldso_opts o = { 0 };
+    assert_int_equal(cf_ldso_facts_get(EM_X86_64, 64, &o, &f, NULL), 0);
+    if (!cf_glibc_follows(f.glibc, CF_GLIBC_TUNABLE_HWCAPS)) {
+        print_message("note: this glibc (%u.%u) predates the modelled tunables; masked run skipped\n", f.glibc.major,
+                      f.glibc.minor);
+        return;
+    }
+    const char *mask = "glibc.cpu.hwcaps=-AVX2,-AVX512F";
+    setenv("GLIBC_TUNABLES", mask, 1);
+    every_subdirectory_case(mask);
+    unsetenv("GLIBC_TUNABLES");
+}
+
+/* Each versioned rule with planned-for facts (--glibc, --cpu): the first
+ * subdirectory each release takes, worked out from its source (docs/ldso.md). */
+static void test_versioned_rules(void **state)
+{
+    static const struct {
+        const char *glibc, *cpu, *pick, *platform, *legacy;
+    } cases[] = {
+        /* 2.17-2.25: no x86 procinfo; AT_PLATFORM x86_64 and tls */
+        { "2.17", "intel,x86-64-v4", "tls/x86_64", "x86_64", "x86_64 tls" },
+        /* 2.26: the Intel names, AT_PLATFORM cleared on others, no x86_64 hwcap */
+        { "2.26", "intel,x86-64-v4", "tls/haswell/avx512_1", "haswell", "avx512_1 haswell tls" },
+        { "2.26", "amd,x86-64-v4", "tls", NULL, "tls" },
+        /* 2.27-2.32: x86_64 hwcap; AMD keeps AT_PLATFORM x86_64 (twice in the set) */
+        { "2.31", "intel,x86-64-v4", "tls/haswell/avx512_1/x86_64", "haswell", "x86_64 avx512_1 haswell tls" },
+        { "2.31", "intel,x86-64-v2", "tls/x86_64/x86_64", "x86_64", "x86_64 x86_64 tls" },
+        { "2.31", "intel,xeon-phi", "tls/xeon_phi/x86_64", "xeon_phi", "x86_64 xeon_phi tls" },
+        { "2.31", "amd,x86-64-v4", "tls/x86_64/x86_64", "x86_64", "x86_64 x86_64 tls" },
+        { "2.31", "hygon,x86-64-v3", "tls/x86_64/x86_64", "x86_64", "x86_64 x86_64 tls" },
+        /* 2.33-2.36: glibc-hwcaps first, then the legacy set */
+        { "2.33", "amd,x86-64-v3", "glibc-hwcaps/x86-64-v3", "x86_64", "x86_64 x86_64 tls" },
+        { "2.36", "intel,x86-64-v4", "glibc-hwcaps/x86-64-v4", "haswell", "x86_64 avx512_1 haswell tls" },
+        { "2.36", "amd,x86-64-v1", "tls/x86_64/x86_64", "x86_64", "x86_64 x86_64 tls" },
+        /* 2.37-: glibc-hwcaps only */
+        { "2.37", "intel,x86-64-v4", "glibc-hwcaps/x86-64-v4", "haswell", "" },
+        { "2.37", "amd,x86-64-v2", "glibc-hwcaps/x86-64-v2", "x86_64", "" },
+        { "2.41", "intel,x86-64-v1", "", "x86_64", "" },
+        { "2.41", "amd,x86-64-v1", "", "x86_64", "" },
+    };
+    struct hw_fixture fx;
+    hw_fixture_make(&fx);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct cf_ldso_opts o = { .glibc = cases[i].glibc, .cpu = cases[i].cpu, .tunables = "" };
+        const char *pick = hw_pick(&fx, &o);
+        if (strcmp(pick, cases[i].pick) != 0)
+            fail_msg("glibc %s, --cpu %s: picked '%s', glibc picks '%s'", cases[i].glibc, cases[i].cpu, pick,
+                     cases[i].pick);
+        struct cf_ldso_result r;
+        resolve(fx.app, NULL, &o, &r);
+        if (cases[i].platform)
+            assert_string_equal(r.dst_platform, cases[i].platform);
+        else
+            assert_null(r.dst_platform);
+        struct strbuf names = STRBUF_INIT;
+        for (size_t k = 0; k < r.legacy_hwcaps.n; k++)
+            cf_sb_addf(&names, "%s%s", k ? " " : "", r.legacy_hwcaps.v[k]);
+        assert_string_equal(cf_sb_str(&names), cases[i].legacy);
+        cf_sb_release(&names);
+        assert_true(cf_starts_with(r.facts.glibc_source, "--glibc "));
+        cf_ldso_result_release(&r);
+    }
+    hw_fixture_release(&fx);
+}
+
+/* ld.so PROG (as ldd runs it) took $ORIGIN from the path as given until 2.41;
+ * 2.42 takes the program's real path, as running it does. The host's ldd
+ * settles the older rule. */
+static void test_origin_of_a_symlinked_program(void **state)
+{
+    char *t = ts_tmpdir();
+    char *real = sub(t, "real"), *lib = sub(t, "real/lib"), *bin = sub(t, "bin");
+    make_lib(lib, "liborig_fx.so", "o_fn", NULL);
+    char *L = cf_asprintf("-L%s", lib);
+    char *app = cf_path_join(real, "app");
+    ts_cc(real, app, main_src, NO_AS_NEEDED, L, "-lorig_fx", "-Wl,-rpath,$ORIGIN/lib", NULL);
+    char *link = cf_path_join(bin, "app");
+    assert_int_equal(symlink(app, link), 0);
+    struct cf_ldso_opts o = { .hwcaps = no_hwcaps };
+    struct cf_ldso_result r;
+    o.glibc = "2.41";
+    resolve(link, NULL, &o, &r);
+    assert_null(node_for(&r, "liborig_fx.so")->path);
+    cf_ldso_result_release(&r);
+    o.glibc = "2.42";
+    resolve(link, NULL, &o, &r);
+    char *want = cf_path_join(lib, "liborig_fx.so");
+    assert_string_equal(node_for(&r, "liborig_fx.so")->path, want);
+    free(want);
+    cf_ldso_result_release(&r);
+    o.glibc = NULL;
+    resolve(link, NULL, &o, &r);
+    if (!cf_glibc_follows(r.facts.glibc, CF_GLIBC_MAIN_REALPATH))
+        assert_same_as_ldd(&r, link, NULL);
+    cf_ldso_result_release(&r);
+    free(real); free(lib); free(bin); free(L); free(app); free(link);
+}
+
+/* The glibc the resolution followed is the host's own (what ldd --version says). */
+static void test_glibc_read_from_the_loader(void **state)
+{
+    const char *argv[] = { "ldd", "--version", NULL };
+    char *out = ts_have("ldd") ? cf_capture(argv, 10) : NULL;
+    if (!out) {
+        print_message("note: no ldd to ask for the glibc version\n");
+        return;
+    }
+    const char *nl = strchr(out, '\n');
+    const char *sp = nl ? nl : out + strlen(out);
+    while (sp > out && sp[-1] != ' ')
+        sp--;
+    struct cf_glibc want;
+    assert_int_equal(cf_glibc_parse(sp, &want, NULL), 0);
+    struct cf_ldso_facts f;
+    struct cf_ldso_opts o = { 0 };
+    assert_int_equal(cf_ldso_facts_get(EM_X86_64, 64, &o, &f, NULL), 0);
+    assert_int_equal(f.glibc.major, want.major);
+    assert_int_equal(f.glibc.minor, want.minor);
+    assert_non_null(strstr(f.glibc_source, "ld-linux-x86-64.so.2"));
+    o.glibc = "2.31";
+    assert_int_equal(cf_ldso_facts_get(EM_X86_64, 64, &o, &f, NULL), 0);
+    assert_int_equal(f.glibc.minor, 31);
+    cf_error err = CF_ERROR_INIT;
+    o.glibc = "3.x";
+    assert_int_equal(cf_ldso_facts_get(EM_X86_64, 64, &o, &f, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "3.x"));
+    cf_error_clear(&err);
+    o.glibc = NULL;
+    o.cpu = "via";
+    assert_int_equal(cf_ldso_facts_get(EM_X86_64, 64, &o, &f, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "via"));
+    cf_error_clear(&err);
+    free(out);
 }
 
 /* $LIB and ${PLATFORM} in RUNPATH, and a NEEDED entry that itself holds $ORIGIN
@@ -595,6 +829,10 @@ int main(void)
         cmocka_unit_test_teardown(test_cycle_terminates, teardown),
         cmocka_unit_test_teardown(test_wrong_class_skipped, teardown),
         cmocka_unit_test_teardown(test_glibc_hwcaps_subdirectory, teardown),
+        cmocka_unit_test_teardown(test_every_subdirectory_like_ldd, teardown),
+        cmocka_unit_test_teardown(test_versioned_rules, teardown),
+        cmocka_unit_test_teardown(test_origin_of_a_symlinked_program, teardown),
+        cmocka_unit_test_teardown(test_glibc_read_from_the_loader, teardown),
         cmocka_unit_test_teardown(test_lib_platform_and_needed_tokens, teardown),
         cmocka_unit_test_teardown(test_sysroot, teardown),
         cmocka_unit_test_teardown(test_platform_dirs_match_ld_so, teardown),

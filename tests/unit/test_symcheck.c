@@ -235,6 +235,103 @@ static void test_versioned_reference_binds_to_compat_symbol(void **state)
 }
 
 /* Real libraries: the machine's NCCL and libelf, clean, and timed against ldd -r. */
+/* Problem messages as a set (ldd -r reports a symbol once per relocation
+ * table that names it; we report it once). */
+static void push_unique(struct strvec *v, const char *s)
+{
+    if (!cf_strvec_contains(v, s))
+        cf_strvec_push(v, s);
+}
+
+static void problem_set(const struct cf_symcheck_result *s, struct strvec *out)
+{
+    for (size_t k = 0; k < s->n_problems; k++)
+        push_unique(out, s->problems[k].message);
+}
+
+/* An undefined dynamic symbol that no dynamic relocation names (here, only a
+ * non-allocated note refers to it) is never looked up by glibc: not an
+ * "undefined symbol", while one a GOT relocation names is. */
+static void test_only_relocated_symbols_count(void **state)
+{
+    char *t = ts_tmpdir();
+    char *s = ts_write(t, "ref.s",
+                       "\t.text\n\t.globl cfx_uses\n\t.type cfx_uses, @function\ncfx_uses:\n"
+                       "\tmovq cfx_real_ref@GOTPCREL(%rip), %rax\n\tret\n"
+                       "\t.section .note.cfx,\"\",@note\n\t.quad cfx_nonalloc_ref\n"
+                       "\t.section .note.GNU-stack,\"\",@progbits\n");
+    char *lib = cf_path_join(t, "libnoreloc_fx.so");
+    const char *cc = getenv("CC");
+    const char *argv[] = { cc && *cc ? cc : "cc", "-shared", "-o", lib, s, NO_AS_NEEDED, "-lc", NULL };
+    ts_run_ok(argv);
+    struct cf_ldso_result r;
+    struct cf_symcheck_result sc;
+    check(lib, &r, &sc);
+    assert_int_equal(sc.n_undefined, 1);
+    assert_string_equal(sc.problems[0].symbol, "cfx_real_ref");
+    assert_same_as_ldd_r(lib, &sc);
+    cf_symcheck_result_release(&sc);
+    cf_ldso_result_release(&r);
+    free(lib);
+}
+
+/* torch 2.15's libtorch_python.so and _C: PyExc_FutureWarning is in .dynsym
+ * but no relocation names it, so ldd -r does not report it (the issue's false
+ * "undefined symbol"); the rest are the interpreter's symbols, the same set. */
+static void test_torch_python_like_ldd_r(void **state)
+{
+    const char *home = getenv("HOME");
+    char *site = cf_asprintf("%s/.cache/cclforge/torch/site-2.15.0-cp311/torch", home ? home : "/root");
+    char *lib = cf_path_join(site, "lib/libtorch_python.so");
+    if (!cf_is_file(lib) || !ts_have("ldd")) {
+        print_message("skipped: no torch 2.15 wheel in the cache (bash scripts/torch-cache.sh)\n");
+        free(site);
+        free(lib);
+        skip();
+    }
+    char *libdir = cf_path_join(site, "lib");
+    char *llp = cf_asprintf("%s:/usr/local/cuda/lib64", libdir);
+    setenv("LD_LIBRARY_PATH", llp, 1);
+    struct cf_ldso_opts o = { 0 };
+    struct cf_ldso_result r;
+    struct cf_symcheck_result s;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_ldso_resolve(lib, &o, &r, &err), 0);
+    assert_int_equal(cf_symcheck_run(&r, &s, &err), 0);
+    for (size_t i = 0; i < s.n_problems; i++)
+        if (s.problems[i].symbol && strcmp(s.problems[i].symbol, "PyExc_FutureWarning") == 0)
+            fail_msg("PyExc_FutureWarning reported undefined; no relocation names it");
+    assert_true(s.n_undefined > 100); /* the interpreter's symbols */
+    /* ldd -r with the same LD_LIBRARY_PATH (the helper clears it: call ldd directly). */
+    const char *argv[] = { "ldd", "-r", lib, NULL };
+    struct cf_spawn_opts so = { 0 };
+    so.capture_stdout = 1;
+    so.merge_stderr = 1;
+    so.null_stdin = 1;
+    so.timeout_s = 300;
+    struct cf_spawn_result sr = CF_SPAWN_RESULT_INIT;
+    assert_int_equal(cf_spawn_run(argv, &so, &sr, NULL), 0);
+    struct strvec theirs = STRVEC_INIT, ours = STRVEC_INIT;
+    struct strvec lines = STRVEC_INIT;
+    cf_strvec_split(&lines, cf_sb_str(&sr.out), "\n", 0);
+    for (size_t i = 0; i < lines.n; i++)
+        if (strstr(lines.v[i], "undefined symbol: "))
+            push_unique(&theirs, strstr(lines.v[i], "undefined symbol: "));
+    problem_set(&s, &ours);
+    assert_int_equal(theirs.n, ours.n);
+    for (size_t k = 0; k < ours.n; k++)
+        assert_true(cf_strvec_contains(&theirs, ours.v[k]));
+    print_message("libtorch_python.so: %zu undefined symbols, the same set as ldd -r\n", ours.n);
+    cf_strvec_clear(&lines);
+    cf_strvec_clear(&theirs);
+    cf_strvec_clear(&ours);
+    cf_spawn_result_release(&sr);
+    cf_symcheck_result_release(&s);
+    cf_ldso_result_release(&r);
+    unsetenv("LD_LIBRARY_PATH");
+    free(site); free(lib); free(libdir); free(llp);
+}
+
 static void test_real_libraries(void **state)
 {
     const char *candidates[] = { "/usr/local/cuda-13.0/lib/libnccl.so.2", "/usr/lib/x86_64-linux-gnu/libelf.so.1",
@@ -279,6 +376,8 @@ int main(void)
         cmocka_unit_test_teardown(test_hash_styles, teardown),
         cmocka_unit_test_teardown(test_versioned_reference_binds_to_compat_symbol, teardown),
         cmocka_unit_test_teardown(test_real_libraries, teardown),
+        cmocka_unit_test_teardown(test_only_relocated_symbols_count, teardown),
+        cmocka_unit_test_teardown(test_torch_python_like_ldd_r, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,8 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <stdint.h>
 #include <signal.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -255,6 +259,128 @@ static void test_spawn_child_dies_with_parent(void **state)
     ts_cleanup();
 }
 
+/* One file of `size` bytes aged `age` seconds, in dir. */
+static void aged_file(const char *dir, const char *name, size_t size, int age)
+{
+    char *text = cf_xcalloc(1, size + 1);
+    memset(text, 'x', size);
+    char *path = ts_write(dir, name, text);
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= age;
+    t[1] = t[0];
+    assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+    free(text);
+}
+
+/* A cache directory is bounded by count and by bytes, the oldest files go
+ * first, files two levels down count with depth 2, and dot files (stamps,
+ * temporaries being written) stay. */
+static void test_cache_prune_oldest_first(void **state)
+{
+    (void)state;
+    char *d = ts_tmpdir();
+    aged_file(d, "old", 10, 300);
+    aged_file(d, "mid", 10, 200);
+    aged_file(d, "new", 10, 100);
+    aged_file(d, ".stamp", 10, 900);
+    assert_int_equal(cf_cache_prune(d, 1, 2, UINT64_MAX), 1);
+    char *old = cf_path_join(d, "old"), *mid = cf_path_join(d, "mid"), *stamp = cf_path_join(d, ".stamp");
+    assert_false(cf_is_file(old));
+    assert_true(cf_is_file(mid));
+    assert_true(cf_is_file(stamp));
+    assert_int_equal(cf_cache_prune(d, 1, SIZE_MAX, 10), 1); /* 20 bytes left, bound 10 */
+    assert_false(cf_is_file(mid));
+    assert_int_equal(cf_cache_prune(d, 1, SIZE_MAX, 10), 0);
+
+    char *sub = cf_path_join(d, "ab");
+    assert_int_equal(cf_mkdir_p(sub, 0700, NULL), 0);
+    aged_file(sub, "e1", 100, 50);
+    aged_file(sub, "e2", 100, 40);
+    assert_int_equal(cf_cache_prune(d, 2, SIZE_MAX, 150), 1); /* "new" is not an entry at depth 2 */
+    char *e1 = cf_path_join(sub, "e1"), *e2 = cf_path_join(sub, "e2"), *newer = cf_path_join(d, "new");
+    assert_false(cf_is_file(e1));
+    assert_true(cf_is_file(e2));
+    assert_true(cf_is_file(newer));
+    free(old);
+    free(mid);
+    free(stamp);
+    free(sub);
+    free(e1);
+    free(e2);
+    free(newer);
+    ts_cleanup();
+}
+
+/* A mapped file truncated under us: reading past its new end yields zeros and
+ * marks the mapping, instead of SIGBUS. */
+static void test_mmap_survives_truncation(void **state)
+{
+    char *d = ts_tmpdir();
+    char *p = cf_path_join(d, "shrinks.bin");
+    size_t len = 1u << 20;
+    char *bytes = cf_xmalloc(len);
+    memset(bytes, 0x5a, len);
+    assert_int_equal(cf_write_file_atomic(p, bytes, len, NULL), 0);
+    struct cf_mmap map;
+    cf_mmap_guard_reinstall(); /* cmocka sets its own SIGBUS handler for every test */
+    assert_int_equal(cf_mmap_file(p, &map, NULL), 0);
+    assert_int_equal(map.data[len - 1], 0x5a);
+    assert_false(cf_mmap_faulted(&map));
+    assert_int_equal(truncate(p, 4096), 0);
+    assert_int_equal(map.data[100], 0x5a);          /* still backed */
+    assert_false(cf_mmap_faulted(&map));
+    volatile uint8_t past = map.data[len / 2];       /* no longer backed: SIGBUS without the guard */
+    assert_int_equal(past, 0);
+    assert_true(cf_mmap_faulted(&map));
+    cf_munmap(&map);
+    assert_false(cf_mmap_faulted(&map));
+
+    free(bytes);
+    free(p);
+}
+
+/* Symlinks inside a root resolve there, as in a chroot: an absolute target
+ * starts again at the root (bullseye's /lib64/ld-linux-x86-64.so.2 ->
+ * /lib/x86_64-linux-gnu/ld-2.31.so), ".." stops at it, a loop fails. */
+static void test_path_in_root(void **state)
+{
+    char *root = ts_tmpdir();
+    char *lib = cf_path_join(root, "lib/x86_64-linux-gnu");
+    assert_int_equal(cf_mkdir_p(lib, 0755, NULL), 0);
+    char *ld = ts_write(lib, "ld-2.31.so", "x");
+    char *lib64 = cf_path_join(root, "lib64");
+    assert_int_equal(cf_mkdir_p(lib64, 0755, NULL), 0);
+    char *abs_link = cf_path_join(lib64, "ld-linux-x86-64.so.2");
+    assert_int_equal(symlink("/lib/x86_64-linux-gnu/ld-2.31.so", abs_link), 0);
+    char *usr = cf_path_join(root, "usr");
+    assert_int_equal(cf_mkdir_p(usr, 0755, NULL), 0);
+    char *rel_dir = cf_path_join(usr, "lib");
+    assert_int_equal(symlink("../lib", rel_dir), 0);
+    char *up = cf_path_join(root, "up");
+    assert_int_equal(symlink("../../../../../lib", up), 0);
+    char *loop = cf_path_join(root, "loop");
+    assert_int_equal(symlink("/loop", loop), 0);
+
+    char *p = cf_path_in_root(root, "/lib64/ld-linux-x86-64.so.2");
+    assert_string_equal(p, ld);
+    free(p);
+    p = cf_path_in_root(root, "/usr/lib/x86_64-linux-gnu/ld-2.31.so");
+    assert_string_equal(p, ld);
+    free(p);
+    p = cf_path_in_root(root, "/up/x86_64-linux-gnu/ld-2.31.so"); /* ".." never leaves the root */
+    assert_string_equal(p, ld);
+    free(p);
+    p = cf_path_in_root(root, "/lib/missing/libx.so");
+    char *want = cf_path_join(root, "lib/missing/libx.so");
+    assert_string_equal(p, want);
+    free(p);
+    free(want);
+    assert_null(cf_path_in_root(root, "/loop/x"));
+    free(lib); free(lib64); free(abs_link); free(usr); free(rel_dir); free(up); free(loop);
+    ts_cleanup();
+}
+
 static void test_fs_atomic_write_and_rm(void **state)
 {
     char *d = ts_tmpdir();
@@ -293,7 +419,10 @@ int main(void)
         cmocka_unit_test(test_spawn_line_callback),
         cmocka_unit_test(test_spawn_child_dies_with_parent),
         cmocka_unit_test(test_fs_atomic_write_and_rm),
+        cmocka_unit_test(test_mmap_survives_truncation),
+        cmocka_unit_test(test_path_in_root),
         cmocka_unit_test(test_path_normalize),
+        cmocka_unit_test(test_cache_prune_oldest_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

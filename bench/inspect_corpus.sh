@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The issue's corpus, one process per file, the tools side by side in one run:
+# every 15th entry of `ls /usr/lib/x86_64-linux-gnu/*.so*` (names as users
+# type them, symlinks included) plus the regular files of the CUDA library
+# directory. For each of $RUNS rounds every file is run once by each tool, in
+# an order that rotates per file (paired runs: a load spike hits all tools
+# alike); the table shows the median over rounds of each tool's corpus total.
+# Machine-load-independent columns: CPU time (perf task-clock over the whole
+# corpus loop, the loop's own shell included for every tool alike) and
+# instructions (valgrind callgrind on a sample of $SAMPLE files, child
+# processes included: ldd is a shell script running ld.so).
+#   bash bench/inspect_corpus.sh   (after scripts/build.sh). Results: docs/bench.md.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+. bench/lib.sh
+BUILD_DIR=${BUILD_DIR:-build}
+CCLFORGE=${CCLFORGE:-$PWD/$BUILD_DIR/cclforge}
+RUNS=${RUNS:-7}
+SAMPLE=${SAMPLE:-12}
+SYSLIB=${SYSLIB:-/usr/lib/x86_64-linux-gnu}
+CUDA_LIB=${CUDA_LIB:-/usr/local/cuda-13.0/lib}
+[ -x "$CCLFORGE" ] || { echo "build first: bash scripts/build.sh" >&2; exit 2; }
+for tool in ldd libtree; do
+    command -v "$tool" >/dev/null || { echo "missing $tool: bash scripts/deps.sh" >&2; exit 2; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# A scan cache of the bench's own, warmed once (the state of any second run).
+export CCLFORGE_HOME=$tmp/home
+ls -d "$SYSLIB"/*.so* | sort | awk 'NR % 15 == 1' >"$tmp/corpus"
+for f in "$CUDA_LIB"/*.so*; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done >>"$tmp/corpus"
+mapfile -t files <"$tmp/corpus"
+
+bench_header "inspect over a corpus, one process per file"
+echo "corpus: ${#files[@]} files (every 15th of $SYSLIB/*.so*, plus the regular files of $CUDA_LIB)"
+echo
+
+tools=(cclforge nocache linkage ldd libtree)
+declare -A label=([cclforge]="cclforge inspect --undefined (default, warm scan cache)"
+    [nocache]="cclforge inspect --undefined --no-cache"
+    [linkage]="cclforge inspect --undefined --no-gpu --no-banner"
+    [ldd]="ldd -r" [libtree]="libtree")
+run_tool() {
+    case $1 in
+    cclforge) "$CCLFORGE" inspect --undefined "$2" ;;
+    nocache) "$CCLFORGE" inspect --undefined --no-cache "$2" ;;
+    linkage) "$CCLFORGE" inspect --undefined --no-gpu --no-banner "$2" ;;
+    ldd) ldd -r "$2" ;;
+    libtree) libtree "$2" ;;
+    esac >/dev/null 2>&1
+}
+# warm: page cache for every tool alike, and the scan cache
+for f in "${files[@]}"; do for t in "${tools[@]}"; do run_tool "$t" "$f"; done; done
+sleep 3 # entries of files changed just now are not stored; nothing here changed, but be safe
+for f in "${files[@]}"; do run_tool cclforge "$f"; done
+
+declare -A totals
+for ((r = 0; r < RUNS; r++)); do
+    declare -A sum=()
+    for t in "${tools[@]}"; do sum[$t]=0; done
+    for i in "${!files[@]}"; do
+        f=${files[$i]}
+        for k in "${!tools[@]}"; do
+            t=${tools[$(((k + i + r) % ${#tools[@]}))]}
+            s=${EPOCHREALTIME/./}
+            run_tool "$t" "$f"
+            e=${EPOCHREALTIME/./}
+            sum[$t]=$((sum[$t] + e - s))
+        done
+    done
+    for t in "${tools[@]}"; do totals[$t]+="${sum[$t]} "; done
+    unset sum
+done
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.0f\n", m / 1000}'; }
+cpu_corpus() { # task-clock ms of the whole corpus loop for one tool
+    command -v perf >/dev/null || return 0
+    perf stat -x, -e task-clock bash -c 'for f in "${@:2}"; do '"$(declare -f run_tool)"'; CCLFORGE='"$CCLFORGE"' run_tool "$1" "$f"; done' _ "$1" "${files[@]}" \
+        2>&1 >/dev/null | awk -F, '/task-clock/ {printf "%.0f\n", $1}'
+}
+instr_sample() { # callgrind instructions over the first $SAMPLE files, children included
+    command -v valgrind >/dev/null || return 0
+    local total=0 f n
+    for f in "${files[@]:0:$SAMPLE}"; do
+        rm -f "$tmp"/cg.*
+        case $1 in
+        cclforge) valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$tmp/cg.%p" "$CCLFORGE" inspect --undefined "$f" ;;
+        ldd) valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$tmp/cg.%p" ldd -r "$f" ;;
+        libtree) valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$tmp/cg.%p" libtree "$f" ;;
+        esac >/dev/null 2>&1
+        n=$(cat "$tmp"/cg.* 2>/dev/null | awk '/^summary:/ {s += $2} END {print s + 0}')
+        total=$((total + n))
+    done
+    echo "$total"
+}
+echo "| tool | corpus wall, median of $RUNS paired rounds (ms) | CPU, task-clock of the corpus loop (ms) |"
+echo "|---|---|---|"
+declare -A med cpu
+for t in "${tools[@]}"; do
+    med[$t]=$(median "${totals[$t]}")
+    cpu[$t]=$(cpu_corpus "$t")
+    echo "| ${label[$t]} | ${med[$t]} | ${cpu[$t]:--} |"
+done
+echo
+echo "ratios (wall): ldd -r / cclforge $(ratio "${med[ldd]}" "${med[cclforge]}")x; cclforge / libtree $(ratio "${med[cclforge]}" "${med[libtree]}")x;" \
+    "ldd -r / --no-cache $(ratio "${med[ldd]}" "${med[nocache]}")x; ldd -r / linkage $(ratio "${med[ldd]}" "${med[linkage]}")x"
+[ -n "${cpu[ldd]}" ] && echo "ratios (CPU): ldd -r / cclforge $(ratio "${cpu[ldd]}" "${cpu[cclforge]}")x; cclforge / libtree $(ratio "${cpu[cclforge]}" "${cpu[libtree]}")x"
+if command -v valgrind >/dev/null; then
+    ic=$(instr_sample cclforge); il=$(instr_sample ldd); it=$(instr_sample libtree)
+    echo "instructions over the first $SAMPLE files (callgrind, children included): cclforge $ic, ldd -r $il, libtree $it:" \
+        "ldd -r / cclforge $(ratio "$il" "$ic")x; cclforge / libtree $(ratio "$ic" "$it")x"
+fi
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
