@@ -45,18 +45,23 @@ static struct cf_name_slot *probe(struct cf_name_slot *slots, size_t cap, const 
 {
     for (size_t i = (size_t)mix(raw) & (cap - 1);; i = (i + 1) & (cap - 1)) {
         struct cf_name_slot *s = &slots[i];
-        if (!s->key || (s->hash == raw && s->len == len && memcmp(s->key, key, len) == 0))
+        if (!s->key || (s->len == len && memcmp(s->key, key, len) == 0))
             return s;
     }
 }
 
+/* The hashes are not kept (16-byte slots): growing recomputes them, which
+ * costs the keys' length once per doubling, linear overall. */
 static void grow(struct cf_name_index *ix)
 {
     size_t cap = ix->cap ? ix->cap * 2 : 64;
     struct cf_name_slot *slots = cf_xcalloc(cap, sizeof *slots);
+    uint64_t start = cf_name_hash_start(ix);
     for (size_t i = 0; i < ix->cap; i++)
-        if (ix->slots[i].key)
-            *probe(slots, cap, ix->slots[i].key, ix->slots[i].len, ix->slots[i].hash) = ix->slots[i];
+        if (ix->slots[i].key) {
+            const struct cf_name_slot *s = &ix->slots[i];
+            *probe(slots, cap, s->key, s->len, cf_name_hash_more(start, s->key, s->len)) = *s;
+        }
     free(ix->slots);
     ix->slots = slots;
     ix->cap = cap;
@@ -73,7 +78,7 @@ int cf_name_index_add_raw(struct cf_name_index *ix, const char *key, size_t len,
             *existing = s->value;
         return 0;
     }
-    *s = (struct cf_name_slot){ key, len, raw, value };
+    *s = (struct cf_name_slot){ key, (uint32_t)len, (uint32_t)value };
     ix->n++;
     return 1;
 }

@@ -13,11 +13,10 @@
 #include <stdint.h>
 
 struct cf_name_index {
-    struct cf_name_slot {
-        const char *key; /* NULL: empty */
-        size_t len;
-        uint64_t hash;   /* the raw hash of the key */
-        size_t value;
+    struct cf_name_slot { /* 16 bytes: an index of 200,000 names is 8 MB at most */
+        const char *key;  /* NULL: empty */
+        uint32_t len;
+        uint32_t value;
     } *slots;
     size_t cap; /* a power of two, or 0 */
     size_t n;

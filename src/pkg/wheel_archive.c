@@ -1,12 +1,11 @@
 /* The archive itself: the file, its name, and the zip check, which reads the
  * structure (zip_scan.c), the names, the symlinks, and then every member's
- * data once, streaming: each member is hashed in RECORD's algorithm as it is
- * decompressed, and the ELF members are copied into the installed layout for
- * the native checks. Memory stays at the member table and a 64 KiB buffer
- * whatever the wheel holds. */
+ * data once, streaming (zip_read.c): each member is hashed in RECORD's
+ * algorithm as it is decompressed, and the ELF members are copied into the
+ * installed layout for the native checks. Memory stays at the member table
+ * and a 64 KiB buffer whatever the wheel holds. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,17 +14,13 @@
 #include "cclforge/fs.h"
 #include "pkg/wheel_digest.h"
 #include "pkg/wheel_verify_internal.h"
-#include "pkg/zip_loader.h"
 
-#define MAX_MEMBERS 200000            /* 70,000 is a very large wheel; each costs ~150 bytes here */
+#define MAX_MEMBERS 200000            /* 70,000 is a very large wheel; each costs ~250 bytes here */
 #define MAX_NAME 4096                 /* PATH_MAX: pip could not create a longer path */
 #define MAX_LINK 4096                 /* a symlink target longer than PATH_MAX is no path */
 #define MAX_METADATA ((size_t)16 << 20) /* WHEEL, METADATA, the marker */
 #define LIBRARY_HEAD 4096             /* what is placed of a non-ELF file named like a library */
-
-
-
-
+#define CHUNK (64 * 1024)
 
 void cf_wheel_check_file(struct verify_ctx *c)
 {
@@ -69,21 +64,6 @@ void cf_wheel_check_name(struct verify_ctx *c)
                        r->platform_tag);
 }
 
-static int read_at(void *ctx, uint64_t off, void *buf, size_t n)
-{
-    int fd = *(const int *)ctx;
-    for (size_t got = 0; got < n;) {
-        ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
-        if (r <= 0) {
-            if (r < 0 && errno == EINTR)
-                continue;
-            return -1;
-        }
-        got += (size_t)r;
-    }
-    return 0;
-}
-
 /* A member name must be a clean relative path; the problem in words, or NULL. */
 static const char *name_problem(const struct cf_zip_entry *z)
 {
@@ -110,7 +90,8 @@ static const char *name_problem(const struct cf_zip_entry *z)
 
 /* Every directory above an installed path, into c->dirs. Prefix hashes come
  * out of one pass over the path, and the walk stops at the first directory
- * already known (all above it are): linear in the names' total length. */
+ * already known (all above it are): linear in the names' total length. The
+ * new directories' keys all point into one copy of the path. */
 static void index_dirs(struct verify_ctx *c, const char *path)
 {
     size_t len = strlen(path), n_cuts = 0;
@@ -124,41 +105,27 @@ static void index_dirs(struct verify_ctx *c, const char *path)
             cuts[n_cuts] = i;
             hashes[n_cuts++] = raw;
         }
-    for (size_t k = n_cuts; k-- > 0;)
-        if (!cf_name_index_add_raw(&c->dirs, path, cuts[k], hashes[k], 1, NULL))
+    const char *copy = NULL;
+    for (size_t k = n_cuts; k-- > 0;) {
+        if (cf_name_index_find_raw(&c->dirs, path, cuts[k], hashes[k], NULL))
             break;
-}
-
-/* Reads a small member whole into out (at most cap bytes). */
-static int read_small(struct verify_ctx *c, size_t i, size_t cap, struct strbuf *out, cf_error *err)
-{
-    const struct cf_zip_entry *z = c->m[i].z;
-    if (z->usize > cap)
-        return cf_error_set(err, CF_ERR_FORMAT, "%llu bytes, more than %zu", (unsigned long long)z->usize, cap);
-    zip_file_t *zf = cf_zip_fopen_index(c->za, i, 0);
-    if (!zf)
-        return cf_error_set(err, CF_ERR_FORMAT, "cannot be read (%s)", cf_zip_strerror(c->za));
-    char buf[4096];
-    zip_int64_t got;
-    while ((got = cf_zip_fread(zf, buf, sizeof buf)) > 0 && out->len + (size_t)got <= cap)
-        cf_sb_add(out, buf, (size_t)got);
-    int bad = got != 0;
-    if (bad)
-        cf_error_set(err, CF_ERR_FORMAT, "%s", got < 0 ? cf_zip_file_strerror(zf) : "more data than declared");
-    cf_zip_fclose(zf);
-    return bad ? -1 : 0;
+        if (!copy) {
+            cf_strvec_push_nodup(&c->dir_names, cf_strndup(path, cuts[k]));
+            copy = c->dir_names.v[c->dir_names.n - 1];
+        }
+        cf_name_index_add_raw(&c->dirs, copy, cuts[k], hashes[k], 1, NULL);
+    }
 }
 
 static void read_link_targets(struct verify_ctx *c, struct cf_wheel_problems *p)
 {
-    struct strbuf name = STRBUF_INIT;
     for (size_t i = 0; i < c->n; i++) {
         struct vmember *m = &c->m[i];
         if (!m->z->is_symlink)
             continue;
         struct strbuf target = STRBUF_INIT;
         cf_error err = CF_ERROR_INIT;
-        if (read_small(c, i, MAX_LINK, &target, &err) < 0) {
+        if (cf_wheel_member_read_all(c, i, MAX_LINK, &target, &err) < 0) {
             cf_wheel_problem(p, "'%s': symlink target unreadable: %s", m->shown, cf_error_message(&err));
             cf_error_clear(&err);
         } else if (memchr(cf_sb_str(&target), '\0', target.len)) {
@@ -168,7 +135,6 @@ static void read_link_targets(struct verify_ctx *c, struct cf_wheel_problems *p)
         }
         cf_sb_release(&target);
     }
-    cf_sb_release(&name);
 }
 
 static int write_all(int fd, const void *data, size_t n)
@@ -204,33 +170,44 @@ static void open_sink(struct verify_ctx *c, size_t i, const unsigned char *head,
 {
     struct vmember *m = &c->m[i];
     m->is_elf = cf_elf_facts_is_elf(head, n);
-    if (!m->installed || m->problem || m->z->is_symlink || (!m->is_elf && !looks_like_library(m->z->name)))
+    if (!m->installable || m->z->is_symlink || (!m->is_elf && !looks_like_library(m->z->name)))
         return;
     cf_error err = CF_ERROR_INIT;
-    s->fd = cf_wheel_layout_open(c, i, &err);
+    char *installed = cf_wheel_installed_path(c->stem, m->z->name);
+    s->fd = installed ? cf_wheel_layout_open(c, i, installed, &err) : -1;
     s->fd_cap = m->is_elf ? UINT64_MAX : LIBRARY_HEAD;
-    if (s->fd < 0) {
+    if (installed && s->fd < 0) {
         cf_wheel_problem(p, "%s", cf_error_message(&err));
         cf_error_clear(&err);
     }
+    free(installed);
+}
+
+/* Compares the digest of member m's bytes with its RECORD entry's, keeping it only when they differ. */
+static void settle_digest(struct verify_ctx *c, struct vmember *m, struct cf_digest *d, int have_algo)
+{
+    struct strbuf b64 = STRBUF_INIT;
+    cf_digest_final_b64(d, &b64);
+    const struct cf_record_entry *e = m->record_line >= 0 ? &c->rec.entries[m->record_line] : NULL;
+    if (have_algo && e && e->digest && strcmp(e->digest, b64.buf))
+        m->bad_digest = cf_sb_detach(&b64);
+    cf_sb_release(&b64);
 }
 
 /* Streams member i once: digest, layout copy, kept text, and its size and CRC checked. */
-static void stream_member(struct verify_ctx *c, size_t i, struct cf_wheel_problems *p)
+static void stream_member(struct verify_ctx *c, size_t i, unsigned char *buf, struct cf_wheel_problems *p)
 {
     struct vmember *m = &c->m[i];
-    struct strbuf name = STRBUF_INIT;
     if (m->z->is_dir) {
         m->data = DATA_OK;
         if (m->z->usize)
             cf_wheel_problem(p, "'%s': a directory entry holding %llu bytes of data", m->shown,
-                    (unsigned long long)m->z->usize);
-        cf_sb_release(&name);
+                             (unsigned long long)m->z->usize);
         return;
     }
     enum cf_digest_algo algo = CF_DIGEST_SHA256;
-    if (m->record_line >= 0 && c->rec.entries[m->record_line].algo)
-        cf_digest_algo_named(c->rec.entries[m->record_line].algo, &algo);
+    int have_algo = m->record_line >= 0 && c->rec.entries[m->record_line].algo &&
+                    cf_digest_algo_named(c->rec.entries[m->record_line].algo, &algo) == 0;
     struct cf_digest d;
     cf_digest_init(&d, algo);
     struct sink s = { -1, 0, NULL };
@@ -242,31 +219,24 @@ static void stream_member(struct verify_ctx *c, size_t i, struct cf_wheel_proble
         s.keep = &c->marker_text;
     if (s.keep && m->z->usize > MAX_METADATA) {
         cf_wheel_problem(p, "'%s': %llu bytes, too large for a metadata file (16 MiB at most)", m->shown,
-                (unsigned long long)m->z->usize);
+                         (unsigned long long)m->z->usize);
         s.keep = NULL;
     }
-
-    zip_file_t *zf = cf_zip_fopen_index(c->za, i, 0);
-    if (!zf) {
-        cf_wheel_problem(p, "'%s': cannot be read (%s)", m->shown, cf_zip_strerror(c->za));
+    struct cf_wheel_stream *st = cf_xmalloc(sizeof *st);
+    cf_error err = CF_ERROR_INIT;
+    if (cf_wheel_member_open(c, i, st, &err) < 0) {
+        cf_wheel_problem(p, "'%s': %s", m->shown, cf_error_message(&err));
+        cf_error_clear(&err);
         m->data = DATA_BAD;
-        cf_sb_release(&name);
+        free(st);
         return;
     }
-    static const size_t chunk = 64 * 1024;
-    unsigned char *buf = cf_xmalloc(chunk);
     unsigned char head[4];
     size_t head_n = 0;
-    int decided = 0, bad = 0, write_failed = 0;
-    zip_int64_t got;
-    while ((got = cf_zip_fread(zf, buf, chunk)) > 0) {
+    int decided = 0, write_failed = 0;
+    ssize_t got;
+    while ((got = cf_wheel_member_read(st, buf, CHUNK, &err)) > 0) {
         size_t n = (size_t)got;
-        if (m->size_read + n > m->z->usize) {
-            cf_wheel_problem(p, "'%s': more data than the %llu bytes the archive declares", m->shown,
-                    (unsigned long long)m->z->usize);
-            bad = 1;
-            break;
-        }
         cf_digest_update(&d, buf, n);
         if (!decided) {
             size_t before = head_n, take = n < sizeof head - head_n ? n : sizeof head - head_n;
@@ -294,28 +264,20 @@ static void stream_member(struct verify_ctx *c, size_t i, struct cf_wheel_proble
     if (!decided)
         open_sink(c, i, head, head_n, &s, p);
     if (got < 0) {
-        cf_wheel_problem(p, "'%s': corrupt data (%s)", m->shown, cf_zip_file_strerror(zf));
-        bad = 1;
-    } else if (!bad && m->size_read != m->z->usize) {
-        cf_wheel_problem(p, "'%s': the data ends after %llu of the %llu bytes the archive declares", m->shown,
-                (unsigned long long)m->size_read, (unsigned long long)m->z->usize);
-        bad = 1;
+        cf_wheel_problem(p, "'%s': %s", m->shown, cf_error_message(&err));
+        cf_error_clear(&err);
     }
-    cf_zip_fclose(zf);
-    free(buf);
+    cf_wheel_member_close(st);
+    free(st);
     if (s.fd >= 0)
         close(s.fd);
-    struct strbuf b64 = STRBUF_INIT;
-    cf_digest_final_b64(&d, &b64);
-    m->digest = cf_sb_detach(&b64);
-    m->data = bad ? DATA_BAD : DATA_OK;
-    cf_sb_release(&name);
+    settle_digest(c, m, &d, have_algo);
+    m->data = got < 0 ? DATA_BAD : DATA_OK;
 }
 
-/* Names, installed paths and directories; problems with the names. */
+/* Where each member installs, the directories that makes, and what is wrong with the names. */
 static void index_members(struct verify_ctx *c, struct cf_wheel_problems *p)
 {
-    struct strbuf name = STRBUF_INIT;
     c->n = c->scan.n;
     c->m = cf_xcalloc(c->n ? c->n : 1, sizeof *c->m);
     for (size_t i = 0; i < c->n; i++) {
@@ -324,42 +286,53 @@ static void index_members(struct verify_ctx *c, struct cf_wheel_problems *p)
         m->record_line = -1;
         struct strbuf shown = STRBUF_INIT;
         cf_zip_name_display(&shown, m->z->name, m->z->name_len);
-        m->shown = cf_sb_detach(&shown);
+        if (strcmp(shown.buf ? shown.buf : "", m->z->name) || shown.len != m->z->name_len)
+            m->shown = cf_sb_detach(&shown);
+        else
+            m->shown = m->z->name;
+        cf_sb_release(&shown);
         m->problem = name_problem(m->z);
         if (m->problem)
             cf_wheel_problem(p, "'%s': %s", m->shown, m->problem);
         cf_name_index_add(&c->by_name, m->z->name, m->z->name_len, i, NULL);
     }
     cf_wheel_find_dist_info(c);
-    char *stem = c->dist_info ? cf_strndup(c->dist_info, strlen(c->dist_info) - strlen(".dist-info")) : NULL;
+    c->stem = c->dist_info ? cf_strndup(c->dist_info, strlen(c->dist_info) - strlen(".dist-info")) : NULL;
+    static const char site[] = CF_WHEEL_SITE_REL "/";
     for (size_t i = 0; i < c->n; i++) {
         struct vmember *m = &c->m[i];
         if (m->problem)
             continue;
-        m->installed = cf_wheel_installed_path(stem, m->z->name);
-        if (!m->installed) {
+        char *installed = cf_wheel_installed_path(c->stem, m->z->name);
+        if (!installed) {
             if (!m->z->is_dir)
-                cf_wheel_problem(p, "'%s': not in a .data scheme pip knows (purelib, platlib, scripts, headers, data): pip "
-                           "refuses the wheel",
-                        m->shown);
+                cf_wheel_problem(p, "'%s': not in a .data scheme pip knows (purelib, platlib, scripts, headers, "
+                                    "data): pip refuses the wheel",
+                                 m->shown);
             continue;
         }
-        size_t len = strlen(m->installed), other;
-        while (len && m->installed[len - 1] == '/')
-            m->installed[--len] = '\0';
-        index_dirs(c, m->installed);
-        if (m->z->is_dir)
-            continue;
-        if (!cf_name_index_add(&c->installed, m->installed, len, i, &other)) {
-            struct strbuf o = STRBUF_INIT;
-            char *where = cf_wheel_layout_display(m->installed);
-            cf_wheel_problem(p, "'%s' and '%s' both install to %s", c->m[other].shown, m->shown, where);
-            free(where);
-            cf_sb_release(&o);
+        m->installable = 1;
+        index_dirs(c, installed);
+        /* a .data member landing where another member does: pip keeps one */
+        int from_data = !cf_starts_with(installed, site) || strcmp(installed + sizeof site - 1, m->z->name);
+        if (from_data && !m->z->is_dir) {
+            const char *rel = installed + sizeof site - 1;
+            size_t other = 0, prev;
+            int clash = cf_starts_with(installed, site) && cf_name_index_find(&c->by_name, rel, strlen(rel), &other);
+            cf_strvec_push(&c->data_names, installed);
+            const char *key = c->data_names.v[c->data_names.n - 1];
+            if (!cf_name_index_add(&c->data_paths, key, strlen(key), i, &prev)) {
+                clash = 1;
+                other = prev;
+            }
+            if (clash) {
+                char *where = cf_wheel_layout_display(installed);
+                cf_wheel_problem(p, "'%s' and '%s' both install to %s", c->m[other].shown, m->shown, where);
+                free(where);
+            }
         }
+        free(installed);
     }
-    free(stem);
-    cf_sb_release(&name);
 }
 
 void cf_wheel_check_zip(struct verify_ctx *c)
@@ -367,7 +340,7 @@ void cf_wheel_check_zip(struct verify_ctx *c)
     struct cf_wheel_verify_result *r = c->res;
     struct cf_zip_limits lim = { MAX_MEMBERS, c->max_size, CF_WHEEL_SHOWN };
     cf_error err = CF_ERROR_INIT;
-    if (cf_zip_scan(read_at, &c->fd, c->file_size, &lim, &c->scan, &err) < 0) {
+    if (cf_zip_scan(cf_wheel_read_at, &c->fd, c->file_size, &lim, &c->scan, &err) < 0) {
         cf_wheel_add_check(r, "zip", 0, "not a readable zip archive: %s", cf_error_message(&err));
         cf_error_clear(&err);
         return;
@@ -385,22 +358,6 @@ void cf_wheel_check_zip(struct verify_ctx *c)
         cf_sb_release(&p.text);
         return;
     }
-
-    /* the descriptor libzip reads is the one scanned: the same file, whatever happens to the path */
-    int zfd = dup(c->fd), zerr = 0;
-    c->za = zfd >= 0 ? cf_zip_fdopen(zfd, ZIP_RDONLY | ZIP_CHECKCONS, &zerr) : NULL;
-    if (!c->za) {
-        if (zfd >= 0)
-            close(zfd);
-        zip_error_t ze;
-        cf_zip_error_init_with_code(&ze, zerr);
-        cf_wheel_problem(&p, "libzip cannot open it: %s", cf_zip_error_strerror(&ze));
-        cf_zip_error_fini(&ze);
-        cf_wheel_problems_finish(&p);
-        cf_wheel_add_check(r, "zip", 0, "%s", p.text.buf);
-        cf_sb_release(&p.text);
-        return;
-    }
     c->readable = 1;
     read_link_targets(c, &p);
     struct strvec links = STRVEC_INIT;
@@ -413,8 +370,10 @@ void cf_wheel_check_zip(struct verify_ctx *c)
         cf_wheel_problem(&p, "no installed layout to check the native code in: %s", cf_error_message(&err));
         cf_error_clear(&err);
     } else {
+        unsigned char *buf = cf_xmalloc(CHUNK);
         for (size_t i = 0; i < c->n; i++)
-            stream_member(c, i, &p);
+            stream_member(c, i, buf, &p);
+        free(buf);
         c->content_read = 1;
         cf_wheel_read_elf_facts(c);
     }

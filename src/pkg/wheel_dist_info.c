@@ -11,7 +11,6 @@
 #include "pkg/name_index.h"
 #include "pkg/wheel_digest.h"
 #include "pkg/wheel_verify_internal.h"
-#include "pkg/zip_loader.h"
 
 #define MAX_RECORD ((size_t)32 << 20) /* torch's RECORD is 1.6 MB; 40,000 lines are 4 MB */
 #define MAX_TAGS 4096
@@ -78,30 +77,13 @@ void cf_wheel_read_record(struct verify_ctx *c)
 {
     if (c->record < 0)
         return;
-    const struct cf_zip_entry *z = c->m[c->record].z;
-    if (z->usize > MAX_RECORD) {
-        cf_sb_addf(&c->record_error, "%s/RECORD is %llu bytes, more than the %zu this reads", c->dist_info,
-                   (unsigned long long)z->usize, MAX_RECORD);
-        return;
-    }
     struct strbuf text = STRBUF_INIT;
-    zip_file_t *zf = cf_zip_fopen_index(c->za, (zip_uint64_t)c->record, 0);
-    zip_int64_t got = -1;
-    if (zf) {
-        char buf[65536];
-        while ((got = cf_zip_fread(zf, buf, sizeof buf)) > 0 && text.len + (size_t)got <= MAX_RECORD)
-            cf_sb_add(&text, buf, (size_t)got);
-        if (got < 0)
-            cf_sb_addf(&c->record_error, "%s/RECORD: corrupt data (%s)", c->dist_info, cf_zip_file_strerror(zf));
-        cf_zip_fclose(zf);
-    } else {
-        cf_sb_addf(&c->record_error, "%s/RECORD cannot be read (%s)", c->dist_info, cf_zip_strerror(c->za));
-    }
     cf_error err = CF_ERROR_INIT;
-    if (got == 0 && cf_record_parse(text.buf ? text.buf : "", text.len, &c->rec, &err) < 0) {
+    if (cf_wheel_member_read_all(c, (size_t)c->record, MAX_RECORD, &text, &err) < 0) {
+        cf_sb_addf(&c->record_error, "%s/RECORD cannot be read: %s", c->dist_info, cf_error_message(&err));
+    } else if (cf_record_parse(text.buf ? text.buf : "", text.len, &c->rec, &err) < 0) {
         cf_sb_addf(&c->record_error, "%s/RECORD: %s", c->dist_info, cf_error_message(&err));
-        cf_error_clear(&err);
-    } else if (got == 0) {
+    } else {
         c->rec_parsed = 1;
         for (size_t r = 0; r < c->rec.n; r++) {
             long i = member_named(c, c->rec.entries[r].path);
@@ -109,6 +91,7 @@ void cf_wheel_read_record(struct verify_ctx *c)
                 c->m[i].record_line = (long)r;
         }
     }
+    cf_error_clear(&err);
     cf_sb_release(&text);
 }
 
@@ -170,9 +153,9 @@ void cf_wheel_check_record(struct verify_ctx *c)
             cf_wheel_problem(&bad, "'%s' is a directory, yet listed with a hash", name.buf);
             continue;
         }
-        if (strcmp(m->digest, e->digest))
-            cf_wheel_problem(&bad, "'%s': %s is %s, RECORD says %s (tampered or stale RECORD)", name.buf, e->algo, m->digest,
-                e->digest);
+        if (m->bad_digest)
+            cf_wheel_problem(&bad, "'%s': %s is %s, RECORD says %s (tampered or stale RECORD)", name.buf, e->algo,
+                             m->bad_digest, e->digest);
         if (e->size >= 0 && (uint64_t)e->size != m->size_read)
             cf_wheel_problem(&bad, "'%s': size is %llu, RECORD says %lld", name.buf, (unsigned long long)m->size_read, e->size);
         checked++;

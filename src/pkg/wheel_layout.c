@@ -59,10 +59,15 @@ int cf_wheel_layout_create(struct verify_ctx *c, cf_error *err)
     return rc;
 }
 
-int cf_wheel_layout_open(struct verify_ctx *c, size_t i, cf_error *err)
+const char *cf_wheel_installed_of(const struct verify_ctx *c, const struct vmember *m)
+{
+    return m->placed ? m->placed + strlen(c->prefix) + 1 : NULL;
+}
+
+int cf_wheel_layout_open(struct verify_ctx *c, size_t i, const char *installed, cf_error *err)
 {
     struct vmember *m = &c->m[i];
-    char *path = cf_path_join(c->prefix, m->installed);
+    char *path = cf_path_join(c->prefix, installed);
     char *dir = cf_dirname(path);
     int fd = -1;
     /* the installed paths are clean (no '..', no absolute, nothing through a

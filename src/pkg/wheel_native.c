@@ -41,20 +41,23 @@ void cf_wheel_read_elf_facts(struct verify_ctx *c)
             continue;
         cf_name_index_add(&c->placed, m->placed, strlen(m->placed), i, NULL);
         cf_error err = CF_ERROR_INIT;
-        if (cf_elf_facts_read_file(m->placed, &m->elf, &err) < 0 || !m->elf.is_elf) {
+        struct elf_facts *f = cf_xcalloc(1, sizeof *f);
+        if (cf_elf_facts_read_file(m->placed, f, &err) < 0 || !f->is_elf) {
             m->elf_error = cf_strdup(err.kind != CF_OK ? cf_error_message(&err) : "not an ELF file");
             cf_error_clear(&err);
-            cf_elf_facts_release(&m->elf);
+            cf_elf_facts_release(f);
+            free(f);
             continue;
         }
+        m->elf = f;
         c->n_elf++;
         cf_strvec_push(&c->res->elf_members, m->shown);
-        if (m->elf.glibc_max > c->res->glibc_needed)
-            c->res->glibc_needed = m->elf.glibc_max;
-        char *mod = module_of(m->installed);
+        if (f->glibc_max > c->res->glibc_needed)
+            c->res->glibc_needed = f->glibc_max;
+        char *mod = module_of(cf_wheel_installed_of(c, m));
         const char *leaf = mod ? (strrchr(mod, '.') ? strrchr(mod, '.') + 1 : mod) : NULL;
         char *want = leaf ? cf_asprintf("PyInit_%s", leaf) : NULL;
-        if (want && cf_strvec_contains(&m->elf.pyinit, want)) {
+        if (want && cf_strvec_contains(&f->pyinit, want)) {
             m->is_extension = 1;
             cf_strvec_push(&c->res->extensions, m->shown);
             cf_strvec_push(&c->wf.modules, mod);
@@ -74,14 +77,14 @@ void cf_wheel_check_extension(struct verify_ctx *c)
         const struct vmember *m = &c->m[i];
         if (m->elf_error)
             cf_wheel_problem(&bad, "%s: %s", m->shown, m->elf_error);
-        if (!m->elf.is_elf)
+        if (!m->elf)
             continue;
-        const char *arch = cf_elf_machine_wheel_arch(m->elf.machine, m->elf.big_endian);
+        const char *arch = cf_elf_machine_wheel_arch(m->elf->machine, m->elf->big_endian);
         if (c->arch && (!arch || strcmp(arch, c->arch)))
             cf_wheel_problem(&bad, "%s is %s code in a wheel tagged for %s", m->shown, arch ? arch : "unknown-machine", c->arch);
         if (m->is_extension)
             continue;
-        if (m->elf.type == ET_DYN && m->elf.soname) {
+        if (m->elf->type == ET_DYN && m->elf->soname) {
             n_libs++;
             first_lib = first_lib ? first_lib : m->shown;
         } else {
@@ -138,13 +141,14 @@ static void check_entry(struct verify_ctx *c, const struct vmember *m, const cha
         return;
     }
     /* $ORIGIN expanded in the layout, "/" standing for the prefix */
-    char *dir = cf_dirname(m->installed);
+    const char *installed = cf_wheel_installed_of(c, m);
+    char *dir = cf_dirname(installed);
     char *origin = cf_asprintf("/%s", dir);
     char *expanded = cf_dst_expand(entry, origin, NULL, NULL);
     int escaped = 0;
     char *target = expanded ? cf_path_normalize(expanded, &escaped) : NULL;
     const char *rel = target ? target + 1 : "";
-    int in_site = !strncmp(m->installed, site, sizeof site - 1);
+    int in_site = !strncmp(installed, site, sizeof site - 1);
     int target_in_site = !strncmp(rel, site, sizeof site - 1) && (rel[sizeof site - 1] == '/' || !rel[sizeof site - 1]);
     const char *site_rel = target_in_site ? rel + sizeof site - 1 + (rel[sizeof site - 1] == '/') : NULL;
     if (!target || escaped || (in_site && !target_in_site)) {
@@ -170,8 +174,8 @@ void cf_wheel_check_rpath(struct verify_ctx *c)
     size_t entries = 0;
     for (size_t i = 0; i < c->n; i++) {
         const struct vmember *m = &c->m[i];
-        for (size_t k = 0; m->elf.is_elf && k < m->elf.rpath.n; k++, entries++)
-            check_entry(c, m, m->elf.rpath.v[k], &bad);
+        for (size_t k = 0; m->elf && k < m->elf->rpath.n; k++, entries++)
+            check_entry(c, m, m->elf->rpath.v[k], &bad);
     }
     cf_wheel_problems_finish(&bad);
     if (bad.n)
@@ -190,16 +194,16 @@ void cf_wheel_check_glibc(struct verify_ctx *c)
     struct cf_wheel_problems bad = { STRBUF_INIT, 0 };
     for (size_t i = 0; r->glibc_ceiling && i < c->n; i++) {
         const struct vmember *m = &c->m[i];
-        if (!m->elf.is_elf || m->elf.glibc_max <= r->glibc_ceiling)
+        if (!m->elf || m->elf->glibc_max <= r->glibc_ceiling)
             continue;
-        char *version = cf_asprintf("GLIBC_%d.%d", m->elf.glibc_max / 1000, m->elf.glibc_max % 1000);
+        char *version = cf_asprintf("GLIBC_%d.%d", m->elf->glibc_max / 1000, m->elf->glibc_max % 1000);
         struct strbuf syms = STRBUF_INIT;
         cf_error err = CF_ERROR_INIT;
         cf_elf_symbols_needing(m->placed, version, 3, &syms, &err);
         cf_error_clear(&err);
         cf_wheel_problem(&bad, "%s needs %s%s%s%s, but the tag %s promises glibc %d.%d: it needs manylinux_%d_%d", m->shown,
             version, syms.len ? " (" : "", cf_sb_str(&syms), syms.len ? ")" : "", r->platform_tag,
-            r->glibc_ceiling / 1000, r->glibc_ceiling % 1000, m->elf.glibc_max / 1000, m->elf.glibc_max % 1000);
+            r->glibc_ceiling / 1000, r->glibc_ceiling % 1000, m->elf->glibc_max / 1000, m->elf->glibc_max % 1000);
         cf_sb_release(&syms);
         free(version);
     }

@@ -155,7 +155,7 @@ void cf_wheel_check_needed(struct verify_ctx *c)
     memset(&t, 0, sizeof t);
     for (size_t i = 0; i < c->n; i++) {
         const struct vmember *m = &c->m[i];
-        if (m->elf.is_elf && cf_elf_is_gpu_driver_lib(cf_basename(m->z->name)))
+        if (m->elf && cf_elf_is_gpu_driver_lib(cf_basename(m->z->name)))
             cf_wheel_problem(&t.bad, "%s is the GPU driver's library: it must come from the host's driver, not a wheel",
                              m->shown);
     }
@@ -164,7 +164,7 @@ void cf_wheel_check_needed(struct verify_ctx *c)
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < c->n; i++) {
             struct vmember *m = &c->m[i];
-            if (m->elf.is_elf && m->is_extension == !pass && !m->reached)
+            if (m->elf && m->is_extension == !pass && !m->reached)
                 resolve_root(c, m, &lo, &t, cf_sb_str(&hint));
         }
     cf_wheel_problems_finish(&t.bad);

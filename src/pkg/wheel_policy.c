@@ -12,7 +12,7 @@
 
 static const char *member_arch(const struct verify_ctx *c, const struct vmember *m)
 {
-    const char *a = cf_elf_machine_wheel_arch(m->elf.machine, m->elf.big_endian);
+    const char *a = cf_elf_machine_wheel_arch(m->elf->machine, m->elf->big_endian);
     return a ? a : c->arch;
 }
 
@@ -24,12 +24,12 @@ static void policy_needed(struct verify_ctx *c)
     const char *arch = c->arch;
     for (size_t i = 0; i < c->n; i++) {
         const struct vmember *m = &c->m[i];
-        for (size_t k = 0; m->elf.is_elf && k < m->elf.versions.n; k++) {
-            int v = cf_policy_version_minor(member_arch(c, m), m->elf.versions.v[k]);
+        for (size_t k = 0; m->elf && k < m->elf->versions.n; k++) {
+            int v = cf_policy_version_minor(member_arch(c, m), m->elf->versions.v[k]);
             none |= v == 0;
             need = v > need ? v : need;
         }
-        if (m->elf.is_elf && !arch)
+        if (m->elf && !arch)
             arch = member_arch(c, m);
     }
     if (!c->n_elf || !arch)
@@ -64,8 +64,8 @@ void cf_wheel_check_policy(struct verify_ctx *c)
     size_t checked = 0;
     for (size_t i = 0; i < c->n; i++) {
         const struct vmember *m = &c->m[i];
-        for (size_t k = 0; m->elf.is_elf && k < m->elf.versions.n; k++) {
-            const char *version = m->elf.versions.v[k];
+        for (size_t k = 0; m->elf && k < m->elf->versions.n; k++) {
+            const char *version = m->elf->versions.v[k];
             if (cf_starts_with(version, "GLIBC_"))
                 continue;
             int first = cf_policy_version_minor(member_arch(c, m), version);

@@ -57,18 +57,23 @@ static void release_ctx(struct verify_ctx *c)
         close(c->fd);
     for (size_t i = 0; i < c->n; i++) {
         struct vmember *m = &c->m[i];
-        free(m->shown);
-        free(m->installed);
+        if (m->shown != m->z->name)
+            free((char *)m->shown);
         free(m->link_target);
-        free(m->digest);
+        free(m->bad_digest);
         free(m->placed);
         free(m->elf_error);
-        cf_elf_facts_release(&m->elf);
+        if (m->elf)
+            cf_elf_facts_release(m->elf);
+        free(m->elf);
     }
     free(c->m);
     cf_name_index_release(&c->by_name);
     cf_name_index_release(&c->dirs);
-    cf_name_index_release(&c->installed);
+    cf_name_index_release(&c->data_paths);
+    cf_strvec_clear(&c->data_names);
+    cf_strvec_clear(&c->dir_names);
+    free(c->stem);
     cf_name_index_release(&c->placed);
     cf_name_index_release(&c->syslib_ix);
     cf_strvec_clear(&c->syslibs);

@@ -10,6 +10,7 @@
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
 #include "pkg/name_index.h"
+#include "pkg/zip_read.h"
 #include "pkg/zip_scan.h"
 
 /* The bridge marker a cclforge-built wheel carries in its .dist-info. */
@@ -42,24 +43,31 @@ struct wheel_facts {
 void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
                              struct cf_wheel_verify_result *res);
 
-/* One member of the archive, as the checks see it. */
+struct verify_ctx;
+
+/* One member of the archive, as the checks see it (~100 bytes: a wheel may
+ * have 200,000 members, and memory must not grow with its contents). */
+enum { DATA_UNREAD, DATA_OK, DATA_BAD };
 struct vmember {
     const struct cf_zip_entry *z; /* its central directory entry */
-    char *shown;                  /* its name as messages show it (cf_zip_name_display) */
+    const char *shown;            /* its name as messages show it: z->name unless it needs escaping */
     const char *problem;          /* why its name is unsafe (zip slip, ...); NULL when clean */
-    char *installed;              /* where pip puts it, relative to the layout's prefix; NULL: nowhere */
     char *link_target;            /* a symlink's target, as stored */
     long record_line;             /* its RECORD entry (index), -1 when not listed */
-    enum { DATA_UNREAD, DATA_OK, DATA_BAD } data;
-    char *digest;                 /* urlsafe base64 of its bytes, in its RECORD entry's algorithm */
     uint64_t size_read;
-    int is_elf;
     char *placed;                 /* its copy in the layout (absolute), NULL when not placed */
-    struct elf_facts elf;         /* read from the copy */
+    char *bad_digest;             /* the digest of its bytes, kept only when RECORD says otherwise */
+    struct elf_facts *elf;        /* read from the copy; NULL when not an ELF file */
     char *elf_error;              /* ELF magic, but not a file the loader could map */
-    int is_extension;             /* exports PyInit_<its module name> */
-    int reached;                  /* loaded as a dependency of an extension module (wheel_needed.c) */
+    unsigned char data;           /* DATA_* */
+    unsigned char installable;    /* pip installs it somewhere (cf_wheel_installed_path) */
+    unsigned char is_elf;         /* starts with the ELF magic */
+    unsigned char is_extension;   /* exports PyInit_<its module name> */
+    unsigned char reached;        /* loaded as a dependency of an extension module (wheel_needed.c) */
 };
+
+/* The installed path of a placed member, relative to the layout's prefix. */
+const char *cf_wheel_installed_of(const struct verify_ctx *c, const struct vmember *m);
 
 struct verify_ctx {
     const struct cf_wheel_verify_opts *opts;
@@ -76,8 +84,11 @@ struct verify_ctx {
     struct vmember *m;
     size_t n;
     struct cf_name_index by_name; /* archive name -> member */
-    struct cf_name_index dirs;    /* installed directories (keys point into m[].installed) */
-    struct cf_name_index installed; /* installed path -> member */
+    struct cf_name_index dirs;    /* installed directories, prefix relative (keys into dir_names) */
+    struct strvec dir_names;      /* one path per member that brought new directories */
+    struct cf_name_index data_paths; /* where .data members install, site-packages relative */
+    struct strvec data_names;
+    char *stem;                   /* dist_info without ".dist-info" */
     char *dist_info;              /* the one top-level "<name>-<ver>.dist-info", as found */
     struct strbuf dist_info_problems; /* none, several, or not this distribution's */
     long record, wheel, metadata, marker; /* member indices, -1 when absent */
@@ -99,6 +110,19 @@ struct verify_ctx {
     struct strvec syslib_users;   /* ... and the first member needing it */
     struct cf_name_index syslib_ix;
 };
+
+/* Reading members (wheel_member_io.c): one at a time, streaming. */
+struct cf_wheel_stream {
+    struct cf_zip_member zm;      /* stored and deflated members */
+    zip_file_t *zf;               /* others, through libzip */
+};
+int cf_wheel_read_at(void *fd_ptr, uint64_t off, void *buf, size_t n); /* pread, for cf_zip_read_fn */
+int cf_wheel_member_open(struct verify_ctx *c, size_t i, struct cf_wheel_stream *s, cf_error *err);
+/* Bytes read, 0 at the end (size and CRC checked), -1 with err. */
+ssize_t cf_wheel_member_read(struct cf_wheel_stream *s, void *buf, size_t n, cf_error *err);
+void cf_wheel_member_close(struct cf_wheel_stream *s);
+/* A small member whole (at most cap bytes: symlink targets, RECORD) into out. */
+int cf_wheel_member_read_all(struct verify_ctx *c, size_t i, size_t cap, struct strbuf *out, cf_error *err);
 
 /* The archive (wheel_archive.c) */
 void cf_wheel_check_file(struct verify_ctx *c);
@@ -133,9 +157,9 @@ void cf_wheel_symlink_problems(struct verify_ctx *c, struct strvec *problems);
 char *cf_wheel_installed_path(const char *dist_info_stem, const char *name);
 /* Makes tmp/prefix (site-packages inside) and tmp/sysroot. */
 int cf_wheel_layout_create(struct verify_ctx *c, cf_error *err);
-/* Opens the layout file for member i (creating its directories); -1 when it
- * cannot be created, with err. */
-int cf_wheel_layout_open(struct verify_ctx *c, size_t i, cf_error *err);
+/* Opens the layout file for member i at its installed path (creating its
+ * directories); -1 when it cannot be created, with err. */
+int cf_wheel_layout_open(struct verify_ctx *c, size_t i, const char *installed, cf_error *err);
 /* Makes each declared external found under a --site directory appear at its
  * place in the layout's site-packages (a symlink); the ones found, in *found. */
 void cf_wheel_layout_link_externals(struct verify_ctx *c, struct strvec *found);
