@@ -136,7 +136,7 @@ static void check_entry(struct verify_ctx *c, const struct vmember *m, const cha
         return;
     }
     if (!cf_elf_rpath_is_origin_relative(entry)) {
-        cf_wheel_problem(bad, "%s has RPATH entry '%s', %s; use a $ORIGIN-relative entry or bundle the library", name, entry,
+        cf_wheel_problem(bad, "%s has RPATH entry '%s', %s (use a $ORIGIN-relative entry, or bundle the library)", name, entry,
             entry[0] == '/' ? "an absolute path of the build machine" : "relative to the current directory, not $ORIGIN");
         return;
     }
