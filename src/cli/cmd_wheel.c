@@ -153,11 +153,11 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r, const char *er
     if (error)
         cJSON_AddStringToObject(o, "error", error);
     cJSON *tags = cJSON_AddObjectToObject(o, "tags");
-    cJSON_AddStringToObject(tags, "dist", r->dist ? r->dist : "");
-    cJSON_AddStringToObject(tags, "version", r->version ? r->version : "");
-    cJSON_AddStringToObject(tags, "python", r->python_tag ? r->python_tag : "");
-    cJSON_AddStringToObject(tags, "abi", r->abi_tag ? r->abi_tag : "");
-    cJSON_AddStringToObject(tags, "platform", r->platform_tag ? r->platform_tag : "");
+    cf_json_put_str(tags, "dist", r->dist);
+    cf_json_put_str(tags, "version", r->version);
+    cf_json_put_str(tags, "python", r->python_tag);
+    cf_json_put_str(tags, "abi", r->abi_tag);
+    cf_json_put_str(tags, "platform", r->platform_tag);
     if (r->glibc_ceiling)
         cJSON_AddItemToObject(o, "glibc_ceiling",
                               glibc_json(r->glibc_ceiling));
