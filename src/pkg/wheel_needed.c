@@ -103,6 +103,9 @@ static void resolve_root(struct verify_ctx *c, struct vmember *root, const struc
         if (n->reason != CF_LDSO_NOT_FOUND)
             continue;
         const char *lib = n->expanded ? n->expanded : n->needed;
+        /* a library of a declared external needing what it needs is that package's business */
+        if (n->parent > 0 && !member_at(c, res.objects[n->parent].path))
+            continue;
         const char *user = n->parent >= 0 ? shown_name(c, res.objects[n->parent].path) : root->shown;
         if (!n->error && cf_policy_lib_minor(lib) > 0) {
             note_system_lib(c, lib, user);
