@@ -377,13 +377,8 @@ void cf_wheel_check_zip(struct verify_ctx *c)
         c->content_read = 1;
         cf_wheel_read_elf_facts(c);
     }
-    cf_wheel_problems_finish(&p);
-    if (p.n)
-        cf_wheel_add_check(r, "zip", 0, "%s", p.text.buf);
-    else
-        cf_wheel_add_check(r, "zip", 1,
-                           "%zu members, %llu bytes uncompressed (limit %llu); no unsafe, duplicate or overlapping "
-                           "names, no escaping symlinks; every member's data matches its CRC and size",
-                           c->n, (unsigned long long)c->scan.total_usize, (unsigned long long)c->max_size);
-    cf_sb_release(&p.text);
+    cf_wheel_report(r, "zip", &p,
+                    "%zu members, %llu bytes uncompressed (limit %llu); no unsafe, duplicate or overlapping names, no "
+                    "escaping symlinks; every member's data matches its CRC and size",
+                    c->n, (unsigned long long)c->scan.total_usize, (unsigned long long)c->max_size);
 }

@@ -166,12 +166,7 @@ void cf_wheel_check_record(struct verify_ctx *c)
             continue;
         cf_wheel_problem(&bad, "'%s' is in the archive but not in RECORD", m->shown);
     }
-    cf_wheel_problems_finish(&bad);
-    if (bad.n)
-        cf_wheel_add_check(r, "record", 0, "%s", bad.text.buf);
-    else
-        cf_wheel_add_check(r, "record", 1, "%zu files match RECORD (digest and size), none unlisted", checked);
-    cf_sb_release(&bad.text);
+    cf_wheel_report(r, "record", &bad, "%zu files match RECORD (digest and size), none unlisted", checked);
     cf_sb_release(&name);
 }
 

@@ -177,15 +177,9 @@ void cf_wheel_check_rpath(struct verify_ctx *c)
         for (size_t k = 0; m->elf && k < m->elf->rpath.n; k++, entries++)
             check_entry(c, m, m->elf->rpath.v[k], &bad);
     }
-    cf_wheel_problems_finish(&bad);
-    if (bad.n)
-        cf_wheel_add_check(c->res, "rpath", 0, "%s", bad.text.buf);
-    else
-        cf_wheel_add_check(c->res, "rpath", 1,
-                           "%zu RPATH/RUNPATH entries, each $ORIGIN-relative, landing in the wheel or on a declared "
-                           "external",
-                           entries);
-    cf_sb_release(&bad.text);
+    cf_wheel_report(c->res, "rpath", &bad,
+                    "%zu RPATH/RUNPATH entries, each $ORIGIN-relative, landing in the wheel or on a declared external",
+                    entries);
 }
 
 void cf_wheel_check_glibc(struct verify_ctx *c)

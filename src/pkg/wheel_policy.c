@@ -95,13 +95,8 @@ void cf_wheel_check_policy(struct verify_ctx *c)
                                    "manylinux_2_%d)",
                              c->syslib_users.v[i], c->syslibs.v[i], first, tag_policy);
     }
-    cf_wheel_problems_finish(&bad);
-    if (bad.n)
-        cf_wheel_add_check(r, "policy", 0, "%s", bad.text.buf);
-    else
-        cf_wheel_add_check(r, "policy", 1,
-                           "%zu C++ runtime and library symbol versions and %zu system libraries within the policy of "
-                           "manylinux_2_%d (auditwheel's table); the symbol versions fit %s",
-                           checked, c->syslibs.n, tag_policy, r->policy_needed ? r->policy_needed : "any");
-    cf_sb_release(&bad.text);
+    cf_wheel_report(r, "policy", &bad,
+                    "%zu C++ runtime and library symbol versions and %zu system libraries within the policy of "
+                    "manylinux_2_%d (auditwheel's table); the symbol versions fit %s",
+                    checked, c->syslibs.n, tag_policy, r->policy_needed ? r->policy_needed : "any");
 }

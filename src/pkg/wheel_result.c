@@ -39,6 +39,25 @@ void cf_wheel_problems_finish(struct cf_wheel_problems *p)
         cf_sb_addf(&p->text, "... and %zu more", p->n - CF_WHEEL_SHOWN);
 }
 
+void cf_wheel_report(struct cf_wheel_verify_result *res, const char *check, struct cf_wheel_problems *p,
+                     const char *ok_fmt, ...)
+{
+    cf_wheel_problems_finish(p);
+    if (p->n) {
+        cf_wheel_add_check(res, check, 0, "%s", p->text.buf);
+    } else {
+        struct strbuf sb = STRBUF_INIT;
+        va_list ap;
+        va_start(ap, ok_fmt);
+        cf_sb_addvf(&sb, ok_fmt, ap);
+        va_end(ap);
+        cf_wheel_add_check(res, check, 1, "%s", sb.buf);
+        cf_sb_release(&sb);
+    }
+    cf_sb_release(&p->text);
+    p->n = 0;
+}
+
 void cf_wheel_verify_result_release(struct cf_wheel_verify_result *res)
 {
     free(res->wheel);

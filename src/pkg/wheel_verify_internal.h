@@ -32,6 +32,10 @@ struct cf_wheel_problems {
 void cf_wheel_problem(struct cf_wheel_problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Adds "... and N more" when some were left out. */
 void cf_wheel_problems_finish(struct cf_wheel_problems *p);
+/* The verdict of a check from its problems: failed with them when there are
+ * any, else ok with the formatted detail; p is released. */
+void cf_wheel_report(struct cf_wheel_verify_result *res, const char *check, struct cf_wheel_problems *p,
+                     const char *ok_fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* What the static part learnt that the install part needs. */
 struct wheel_facts {

@@ -30,19 +30,11 @@ static int cmp_staged(const void *a, const void *b)
 /* PEP 503 normalisation with '_' for file names: runs of -_. become one '_'. */
 static char *normalise_dist(const char *name)
 {
-    struct strbuf sb = STRBUF_INIT;
-    int in_sep = 0;
-    for (const char *c = name; *c; c++) {
-        if (*c == '-' || *c == '_' || *c == '.') {
-            if (!in_sep)
-                cf_sb_addc(&sb, '_');
-            in_sep = 1;
-        } else {
-            cf_sb_addc(&sb, (char)tolower((unsigned char)*c));
-            in_sep = 0;
-        }
-    }
-    return cf_sb_detach(&sb);
+    char *s = cf_dist_canonical(name);
+    for (char *p = s; *p; p++)
+        if (*p == '-')
+            *p = '_';
+    return s;
 }
 
 static int valid_member_name(const char *n)
