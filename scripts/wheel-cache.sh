@@ -33,6 +33,11 @@ venv="$root/venv-auditwheel-$AUDITWHEEL_VERSION"
 stamp="$dir/.cclforge-complete"
 pin_list=$(printf '%s\n' "${WHEELS[@]}")
 
+"$PYTHON" -m pip --version >/dev/null 2>&1 || {
+    echo "wheel-cache: $PYTHON has no pip: install python3-pip (or use a Python that has it)" >&2
+    exit 77
+}
+
 offline() {
     echo "wheel-cache: $1: the network (PyPI) cannot be reached and nothing is cached in $root" >&2
     exit 77
