@@ -45,6 +45,7 @@ offline() {
 
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$pin_list" ]; then
     mkdir -p "$dir"
+    rm -rf "$dir/auditwheel-show" # answers kept by tests/cli/wheel_real.sh for the old pins
     echo "wheel-cache: downloading ${WHEELS[*]} into $dir" >&2
     "$PYTHON" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
         --python-version 3.11 --implementation cp --abi cp311 --abi abi3 --abi none \
@@ -58,7 +59,7 @@ fi
 # auditwheel is installed last: its script existing means the venv is whole
 if [ ! -x "$venv/bin/auditwheel" ]; then
     echo "wheel-cache: installing auditwheel $AUDITWHEEL_VERSION into $venv" >&2
-    rm -rf "$venv"
+    rm -rf "$venv" "$dir/auditwheel-show"
     "$PYTHON" -m venv "$venv" >&2
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "auditwheel==$AUDITWHEEL_VERSION" >&2 ||
         { rm -rf "$venv"; offline "pip install auditwheel"; }
