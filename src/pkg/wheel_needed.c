@@ -75,8 +75,7 @@ struct tally {
     size_t roots;
 };
 
-static void resolve_root(struct verify_ctx *c, struct vmember *root, const struct cf_ldso_opts *lo, struct tally *t,
-                         const char *externals_hint)
+static void resolve_root(struct verify_ctx *c, struct vmember *root, const struct cf_ldso_opts *lo, struct tally *t)
 {
     struct cf_ldso_result res;
     cf_error err = CF_ERROR_INIT;
@@ -124,9 +123,8 @@ static void resolve_root(struct verify_ctx *c, struct vmember *root, const struc
             else
                 cf_wheel_problem(&t->bad,
                                  "%s needs %s, which is missing: not a system library of the manylinux policy, not in "
-                                 "the wheel where the loader looks (%s)%s",
-                                 user, lib, dirs.len ? dirs.buf : "no RPATH or RUNPATH of its own or its loaders",
-                                 externals_hint);
+                                 "the wheel where the loader looks (%s)",
+                                 user, lib, dirs.len ? dirs.buf : "no RPATH or RUNPATH of its own or its loaders");
             cf_sb_release(&dirs);
         } else {
             free(key);
@@ -141,7 +139,7 @@ void cf_wheel_check_needed(struct verify_ctx *c)
     cf_wheel_layout_link_externals(c, &linked);
     struct strbuf hint = STRBUF_INIT;
     if (c->externals.n && linked.n < c->externals.n)
-        cf_sb_addf(&hint, "; %zu declared external(s) not found under any --site directory, so not looked in",
+        cf_sb_addf(&hint, "%zu declared external(s) not found under any --site directory, so not looked in",
                    c->externals.n - linked.n);
     struct cf_ldso_opts lo;
     memset(&lo, 0, sizeof lo);
@@ -168,9 +166,11 @@ void cf_wheel_check_needed(struct verify_ctx *c)
         for (size_t i = 0; i < c->n; i++) {
             struct vmember *m = &c->m[i];
             if (m->elf && m->is_extension == !pass && !m->reached)
-                resolve_root(c, m, &lo, &t, cf_sb_str(&hint));
+                resolve_root(c, m, &lo, &t);
         }
     cf_wheel_problems_finish(&t.bad);
+    if (t.bad.n && hint.len)
+        cf_sb_addf(&t.bad.text, "%s%s", cf_ends_with(cf_sb_str(&t.bad.text), "; ") ? "" : "; ", hint.buf);
     if (t.bad.n)
         cf_wheel_add_check(c->res, "needed", 0, "%s", t.bad.text.buf);
     else if (!c->n_elf)
