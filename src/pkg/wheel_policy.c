@@ -1,8 +1,9 @@
 /* The manylinux policy of the tag, as auditwheel holds wheels to it
  * (manylinux_policy.h): every symbol version of the C++ runtime and friends
  * (GLIBCXX_, CXXABI_, GCC_, ZLIB_, LIBATOMIC_) allowed by the tag's policy,
- * and every system library needed on its whitelist. GLIBC_ itself is the
- * glibc check's (PEP 600: manylinux_2_X allows GLIBC_2.X). Also the oldest
+ * and every system library needed on its whitelist. GLIBC_2.X itself is the
+ * glibc check's (PEP 600: manylinux_2_X allows GLIBC_2.X); GLIBC_PRIVATE,
+ * which no policy allows, and GLIBC_ABI_DT_RELR (from manylinux_2_36) are here. Also the oldest
  * policy the symbol versions allow at all, auditwheel's "sym_tag". */
 #include <stdlib.h>
 #include <string.h>
@@ -66,8 +67,8 @@ void cf_wheel_check_policy(struct verify_ctx *c)
         const struct vmember *m = &c->m[i];
         for (size_t k = 0; m->elf && k < m->elf->versions.n; k++) {
             const char *version = m->elf->versions.v[k];
-            if (cf_starts_with(version, "GLIBC_"))
-                continue;
+            if (cf_elf_glibc_version_code(version))
+                continue; /* GLIBC_2.X: the glibc check's; GLIBC_PRIVATE and GLIBC_ABI_DT_RELR are the table's */
             int first = cf_policy_version_minor(member_arch(c, m), version);
             if (first < 0)
                 continue; /* a family no policy constrains (a bundled library's own) */
