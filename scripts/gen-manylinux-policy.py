@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Writes src/pkg/manylinux_policy_data.c from auditwheel's manylinux policy.
 
-    python3 scripts/gen-manylinux-policy.py PATH/TO/manylinux-policy.json > src/pkg/manylinux_policy_data.c
+    python3 scripts/gen-manylinux-policy.py POLICY_DIR > src/pkg/manylinux_policy_data.c
+
+POLICY_DIR holds auditwheel's manylinux-policy.json and musllinux-policy.json
+(auditwheel/policy/ in its wheel; `pip download --no-deps auditwheel` and
+unzip it). From the musllinux policies only the system-library whitelist is
+kept (musl has no symbol versions to check).
 
 The policy file is auditwheel's (auditwheel/policy/manylinux-policy.json in its
 wheel; `pip download --no-deps auditwheel` and unzip it). What is kept, as data:
@@ -13,12 +18,16 @@ tests/cli/wheel_real.sh regenerates the file from the auditwheel it installs
 and fails when the committed copy differs.
 """
 import json
+import os
 import sys
 
 
-def main(path):
-    with open(path) as f:
+def main(policy_dir):
+    with open(os.path.join(policy_dir, "manylinux-policy.json")) as f:
         policies = [p for p in json.load(f) if p["name"].startswith("manylinux_2_")]
+    with open(os.path.join(policy_dir, "musllinux-policy.json")) as f:
+        musl_libs = sorted({lib for p in json.load(f) if p["name"].startswith("musllinux_") for lib in p["lib_whitelist"]},
+                           key=lambda s: s.encode())
     policies.sort(key=lambda p: int(p["name"].split("_")[2]))
 
     first_version = {}  # (arch, "GLIBCXX_3.4.21") -> glibc minor
@@ -64,7 +73,9 @@ def main(path):
         minor = int(p["name"].split("_")[2])
         alias = p["aliases"][0] if p.get("aliases") else ""
         out.write('    { %d, "%s", "%s" },\n' % (minor, alias, " ".join(sorted(p["symbol_versions"]))))
-    out.write("};\nconst size_t cf_n_policies = sizeof cf_policies / sizeof cf_policies[0];\n")
+    out.write("};\nconst size_t cf_n_policies = sizeof cf_policies / sizeof cf_policies[0];\n\n")
+    out.write("/* The system libraries every musllinux policy whitelists; sorted. */\n")
+    out.write("const char *const cf_musl_policy_libs[] = { %s, NULL };\n" % ", ".join('"%s"' % l for l in musl_libs))
 
 
 if __name__ == "__main__":

@@ -69,3 +69,13 @@ int cf_policy_newest(const char *arch)
 {
     return cf_policy_for_tag(1 << 30, arch);
 }
+
+int cf_policy_musl_lib(const char *soname)
+{
+    if (cf_starts_with(soname, "ld-musl-"))
+        return 1;
+    for (const char *const *l = cf_musl_policy_libs; *l; l++)
+        if (!strcmp(*l, soname))
+            return 1;
+    return 0;
+}

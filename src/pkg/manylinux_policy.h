@@ -31,6 +31,7 @@ extern const size_t cf_n_policy_libs;
 extern const char *const cf_policy_families[];
 extern const struct cf_policy cf_policies[];
 extern const size_t cf_n_policies;
+extern const char *const cf_musl_policy_libs[];
 
 /* What the policies say about a symbol version needed on arch:
  *   > 0  the oldest policy allowing it (its glibc minor);
@@ -47,5 +48,7 @@ int cf_policy_lib_minor(const char *soname);
 int cf_policy_for_tag(int tag_minor, const char *arch);
 /* The newest policy covering arch (0 none): what a linux_<arch> tag is held to. */
 int cf_policy_newest(const char *arch);
+/* 1 when a musllinux policy whitelists soname ("libc.so", the musl loader, libz.so.1). */
+int cf_policy_musl_lib(const char *soname);
 
 #endif

@@ -1066,3 +1066,6 @@ const struct cf_policy cf_policies[] = {
     { 41, "", "aarch64 armv7l i686 loongarch64 ppc64le riscv64 s390x x86_64" },
 };
 const size_t cf_n_policies = sizeof cf_policies / sizeof cf_policies[0];
+
+/* The system libraries every musllinux policy whitelists; sorted. */
+const char *const cf_musl_policy_libs[] = { "libc.so", "libz.so.1", NULL };

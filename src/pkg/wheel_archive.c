@@ -59,6 +59,7 @@ void cf_wheel_check_name(struct verify_ctx *c)
     r->glibc_ceiling = cf_platform_glibc_ceiling(r->platform_tag);
     c->tag_minor = r->glibc_ceiling ? r->glibc_ceiling % 1000 : 0;
     c->arch = cf_platform_arch(r->platform_tag);
+    c->musl = cf_starts_with(r->platform_tag, "musllinux_");
     c->have_name = 1;
     cf_wheel_add_check(r, "name", 1, "%s %s, tags %s-%s-%s", r->dist, r->version, r->python_tag, r->abi_tag,
                        r->platform_tag);

@@ -5,7 +5,8 @@
  * `pip install`. The host's own libraries are out of the picture: no
  * LD_LIBRARY_PATH, no ld.so.cache, no system directories (absolute entries
  * land in an empty sysroot). What is left unresolved is a system library of
- * the manylinux policy, the GPU driver's, or missing. A declared external
+ * the manylinux (or, for a musllinux tag, musllinux) policy, the GPU driver's,
+ * or missing. A declared external
  * only adds a place to look: it is looked up under each --site directory. */
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +107,7 @@ static void resolve_root(struct verify_ctx *c, struct vmember *root, const struc
         if (n->parent > 0 && !member_at(c, res.objects[n->parent].path))
             continue;
         const char *user = n->parent >= 0 ? shown_name(c, res.objects[n->parent].path) : root->shown;
-        if (!n->error && cf_policy_lib_minor(lib) > 0) {
+        if (!n->error && (c->musl ? cf_policy_musl_lib(lib) : cf_policy_lib_minor(lib) > 0)) {
             note_system_lib(c, lib, user);
             continue;
         }

@@ -108,6 +108,7 @@ struct verify_ctx {
     struct wheel_facts wf;
     char *arch;                   /* the platform tag's ("x86_64"), NULL for "any" */
     int tag_minor;                /* manylinux_2_<minor> of the tag (lowest of a set), 0 none */
+    int musl;                     /* a musllinux tag: musl's system libraries, no glibc policy */
     size_t n_elf;
     struct cf_name_index placed;  /* layout path -> member */
     struct strvec syslibs;        /* system libraries needed, each once ... */

@@ -64,7 +64,7 @@ done
 [ "$n" -eq 9 ] && ok "all 9 pinned wheels verified" || bad "all 9 pinned wheels verified (found $n)"
 
 # The policy table is auditwheel's: regenerated from the auditwheel installed here, it is the committed one.
-policy=$("$(dirname "$AW")/python" -c 'import auditwheel, os; print(os.path.join(os.path.dirname(auditwheel.__file__), "policy", "manylinux-policy.json"))')
+policy=$("$(dirname "$AW")/python" -c 'import auditwheel, os; print(os.path.join(os.path.dirname(auditwheel.__file__), "policy"))')
 python3 "$SRC/scripts/gen-manylinux-policy.py" "$policy" >"$T_TMP/policy.c"
 cmp -s "$T_TMP/policy.c" "$SRC/src/pkg/manylinux_policy_data.c" && ok "src/pkg/manylinux_policy_data.c is generated from this auditwheel's policy" ||
     bad "src/pkg/manylinux_policy_data.c is generated from this auditwheel's policy (regenerate with scripts/gen-manylinux-policy.py)"
