@@ -101,7 +101,7 @@ int cf_nccl_copy_tree(const char *from, const char *to, cf_error *err)
 cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan)
 {
     cJSON *in = cJSON_CreateObject();
-    cJSON_AddStringToObject(in, "vendor", plan->vendor_word);
+    cJSON_AddStringToObject(in, "vendor", plan->vendor->word);
     cJSON_AddStringToObject(in, "tag", plan->tag_text);
     cJSON_AddItemToObject(in, "archs", cf_arch_list_json(&plan->archs));
     cJSON_AddBoolToObject(in, "ptx", plan->ptx);
@@ -122,8 +122,8 @@ char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_b
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "schema", "cclforge.nccl-manifest/1");
     cJSON_AddStringToObject(m, "name", plan->target_name);
-    cJSON_AddStringToObject(m, "library_kind", plan->vendor == CF_VENDOR_AMD ? "rccl" : "nccl");
-    cJSON_AddStringToObject(m, "vendor", plan->vendor_word);
+    cJSON_AddStringToObject(m, "library_kind", plan->vendor->comm->kind);
+    cJSON_AddStringToObject(m, "vendor", plan->vendor->word);
     cJSON_AddStringToObject(m, "tag", plan->tag_text);
     struct strbuf v = STRBUF_INIT;
     cf_nccl_version_format(&plan->tag, &v);
@@ -143,7 +143,7 @@ char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_b
     if (built->source_sha256)
         cJSON_AddStringToObject(src, "sha256", built->source_sha256);
     cJSON *flags = cJSON_AddObjectToObject(m, "flags");
-    cJSON_AddStringToObject(flags, plan->vendor == CF_VENDOR_AMD ? "GPU_TARGETS" : "NVCC_GENCODE", plan->gencode);
+    cJSON_AddStringToObject(flags, plan->vendor->arch_family == CF_ARCH_AMD ? "GPU_TARGETS" : "NVCC_GENCODE", plan->gencode);
     if (plan->only_funcs)
         cJSON_AddStringToObject(flags, "ONLY_FUNCS", plan->only_funcs);
     cJSON_AddNumberToObject(flags, "jobs", plan->jobs);
@@ -185,15 +185,15 @@ int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, const char *staging, c
     char *inc_to = cf_path_join(staging, "include");
     char *lib_dir = cf_path_join(staging, "lib");
     char *pc_dir = cf_path_join(lib_dir, "pkgconfig");
-    const char *stem = plan->vendor == CF_VENDOR_AMD ? "librccl.so" : "libnccl.so";
-    const char *major = plan->vendor == CF_VENDOR_AMD ? "1" : "2";
+    const struct cf_comm_profile *comm = plan->vendor->comm;
+    const char *stem = comm->stem;
     struct strbuf real_name = STRBUF_INIT, soname = STRBUF_INIT;
-    cf_sb_addf(&soname, "%s.%s", stem, major);
-    cf_sb_addf(&real_name, "%s.%d.%d.%d", stem, plan->tag.major, plan->tag.minor, plan->tag.patch);
-    if (plan->vendor == CF_VENDOR_AMD) {
-        cf_sb_reset(&real_name);
-        cf_sb_addf(&real_name, "%s.%s.0", stem, major);
-    }
+    cf_sb_adds(&soname, comm->soname);
+    /* NCCL names its file after the release (libnccl.so.2.28.9), RCCL librccl.so.1.0 */
+    if (comm->lib == CF_COMMLIB_RCCL)
+        cf_sb_addf(&real_name, "%s.0", comm->soname);
+    else
+        cf_sb_addf(&real_name, "%s.%d.%d.%d", stem, plan->tag.major, plan->tag.minor, plan->tag.patch);
 
     if (cf_is_dir(inc_from))
         rc = cf_nccl_copy_tree(inc_from, inc_to, err);
@@ -220,12 +220,12 @@ int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, const char *staging, c
         built->library_rel = cf_asprintf("lib/%s", cf_sb_str(&real_name));
     }
     if (rc == 0) {
-        const char *name = plan->vendor == CF_VENDOR_AMD ? "rccl" : "nccl";
+        const char *name = comm->link_name;
         char *pc = cf_asprintf("prefix=%s\nexec_prefix=${prefix}\nlibdir=${exec_prefix}/lib\nincludedir=${prefix}/include\n\n"
                                "Name: %s\nDescription: %s built by cclforge for %s\nVersion: %d.%d.%d\n"
                                "Libs: -L${libdir} -l%s\nCflags: -I${includedir}\n",
                                plan->target_dir, name,
-                               plan->vendor == CF_VENDOR_AMD ? "RCCL" : "NCCL", plan->target_name, plan->tag.major,
+                               comm->display, plan->target_name, plan->tag.major,
                                plan->tag.minor, plan->tag.patch, name);
         char *pc_path = cf_asprintf("%s/%s.pc", pc_dir, name);
         rc = write_text(pc_path, pc, err);

@@ -115,8 +115,8 @@ static char *last_line(const char *text)
     return cf_strndup(start, (size_t)(end - start));
 }
 
-/* N ranks, launched the way `cclforge smoke` launches local ranks: one process
- * each, RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT in the environment,
+/* N ranks, one process each, with torchrun's variables (RANK/WORLD_SIZE/
+ * LOCAL_RANK/MASTER_ADDR/MASTER_PORT: what the script and torch read),
  * supervised with a deadline (wheel_ranks.c): a hung bridge is killed, never
  * waited for. */
 static void run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, const char *work, const char *module,
