@@ -116,7 +116,9 @@ struct end_record {
     uint64_t end_pos; /* where the (ZIP64) end record starts: the directory must end there */
 };
 
-/* The end of central directory record: the last signature whose comment fits the file. */
+/* The end of central directory record: the last signature whose comment ends
+ * the file. Bytes after the comment are refused: a reader that takes the last
+ * signature anywhere in them could find another archive there. */
 static int find_end(struct window *w, struct end_record *end, cf_error *err)
 {
     uint64_t size = w->file_size;
@@ -126,10 +128,16 @@ static int find_end(struct window *w, struct end_record *end, cf_error *err)
     const uint8_t *tail = win_get(w, lowest, (size_t)(size - lowest));
     if (!tail)
         return cf_error_set(err, CF_ERR_IO, "cannot read the end of the archive");
+    uint64_t appended = 0;
     for (uint64_t pos = size - EOCD_LEN + 1; pos-- > lowest;) {
         const uint8_t *p = tail + (pos - lowest);
         if (le32(p) != SIG_EOCD || pos + EOCD_LEN + le16(p + 20) > size)
             continue;
+        if (pos + EOCD_LEN + le16(p + 20) < size) {
+            if (!appended)
+                appended = size - (pos + EOCD_LEN + le16(p + 20));
+            continue;
+        }
         if (le16(p + 4) != 0 || le16(p + 6) != 0)
             return cf_error_set(err, CF_ERR_FORMAT, "a multi-disk (split) zip archive: not a wheel");
         end->n_entries = le16(p + 10);
@@ -150,6 +158,9 @@ static int find_end(struct window *w, struct end_record *end, cf_error *err)
         }
         return 0;
     }
+    if (appended)
+        return cf_error_set(err, CF_ERR_FORMAT, "%llu bytes after the end of central directory record: data appended to the archive",
+                            (unsigned long long)appended);
     return cf_error_set(err, CF_ERR_FORMAT, "no end of central directory record: not a zip archive, or truncated");
 }
 
