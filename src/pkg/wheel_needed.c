@@ -123,9 +123,10 @@ static void resolve_root(struct verify_ctx *c, struct vmember *root, const struc
                 cf_wheel_problem(&t->bad, "%s needs %s: the loader stops at %s", user, lib, n->error);
             else
                 cf_wheel_problem(&t->bad,
-                                 "%s needs %s, which is missing: not a system library of the manylinux policy, not in "
+                                 "%s needs %s, which is missing: not a system library of the %s policy, not in "
                                  "the wheel where the loader looks (%s)",
-                                 user, lib, dirs.len ? dirs.buf : "no RPATH or RUNPATH of its own or its loaders");
+                                 user, lib, c->musl ? "musllinux" : "manylinux",
+                                 dirs.len ? dirs.buf : "no RPATH or RUNPATH of its own or its loaders");
             cf_sb_release(&dirs);
         } else {
             free(key);
