@@ -196,8 +196,14 @@ static void print_result(const struct cf_wheel_verify_result *r)
     printf("%s", cf_term_color(stdout, CF_BOLD));
     put_clean(r->wheel);
     printf("%s\n", cf_term_color(stdout, CF_RESET));
-    if (r->dist)
-        printf("  %s %s, tags %s-%s-%s\n", r->dist, r->version, r->python_tag, r->abi_tag, r->platform_tag);
+    if (r->dist) {
+        char *line = cf_asprintf("%s %s, tags %s-%s-%s", r->dist, r->version, r->python_tag, r->abi_tag,
+                                 r->platform_tag);
+        printf("  ");
+        put_clean(line);
+        putchar('\n');
+        free(line);
+    }
     for (size_t i = 0; i < r->n_checks; i++) {
         const struct cf_wheel_check *c = &r->checks[i];
         enum cf_color col = c->ok > 0 ? CF_GREEN : c->ok == 0 ? CF_RED : CF_YELLOW;

@@ -260,11 +260,20 @@ int cf_wheel_name_parse(const char *filename, struct cf_wheel_name *wn, cf_error
         return cf_error_set(err, CF_ERR_FORMAT,
                             "%s: not a wheel file name (name-version[-build]-python-abi-platform.whl)", base);
     }
-    for (size_t i = 0; i < parts.n; i++)
-        if (!parts.v[i][0]) {
+    for (size_t i = 0; i < parts.n; i++) {
+        const char *why = !parts.v[i][0] ? "an empty field" : NULL;
+        for (const unsigned char *b = (const unsigned char *)parts.v[i]; *b && !why; b++)
+            if (*b <= ' ' || *b == 0x7f)
+                why = "a space or control byte";
+        if (!why && i == 2 && parts.n == 6 && !isdigit((unsigned char)parts.v[i][0]))
+            why = "a build tag not starting with a digit";
+        if (why) {
             cf_strvec_clear(&parts);
-            return cf_error_set(err, CF_ERR_FORMAT, "%s: empty field in the wheel file name", base);
+            return cf_error_set(err, CF_ERR_FORMAT,
+                                "%s: %s in the wheel file name (packaging.utils.parse_wheel_filename refuses it)", base,
+                                why);
         }
+    }
     size_t k = 0;
     wn->dist = cf_strdup(parts.v[k++]);
     wn->version = cf_strdup(parts.v[k++]);

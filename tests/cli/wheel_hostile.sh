@@ -88,6 +88,8 @@ PY
 # Text output: what came from the archive never reaches the terminal raw.
 run "$CCLFORGE" wheel verify "$W/esc-1.0-py3-none-any.whl"
 if printf '%s' "$OUT" | grep -q $'\x1b'; then bad "no raw escape byte in the text output"; else ok "no raw escape byte in the text output"; fi
+run "$CCLFORGE" wheel verify "$W/hw"$'\x1b'"[2J-1.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+if printf '%s' "$OUT" | grep -q $'\x1b'; then bad "no raw escape byte from the file name in the text output"; else ok "no raw escape byte from the file name in the text output"; fi
 
 # The oracle for the empty RPATH entry: the same library, loaded by glibc from
 # a directory holding a stranger's libhelper.so, takes that one.

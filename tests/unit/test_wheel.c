@@ -99,6 +99,15 @@ static void test_kv_and_names(void **state)
     cf_wheel_name_release(&wn);
     assert_int_equal(cf_wheel_name_parse("pkg-1.0-cp311.whl", &wn, &err), -1);
     cf_error_clear(&err);
+    /* what packaging.utils.parse_wheel_filename refuses (checked against it) */
+    static const char *const refused[] = { "p\x1b-1.0-py3-none-any.whl", "p q-1.0-py3-none-any.whl",
+                                           "p-1.0-x1-py3-none-any.whl", "p--1.0-py3-none-any.whl" };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        assert_int_equal(cf_wheel_name_parse(refused[i], &wn, &err), -1);
+        cf_error_clear(&err);
+    }
+    assert_int_equal(cf_wheel_name_parse("p-1.0-1x-py3-none-any.whl", &wn, &err), 0);
+    cf_wheel_name_release(&wn);
     assert_int_equal(cf_platform_glibc_ceiling("manylinux_2_28_x86_64"), 2028);
     assert_int_equal(cf_platform_glibc_ceiling("manylinux2014_x86_64"), 2017);
     assert_int_equal(cf_platform_glibc_ceiling("manylinux_2_17_x86_64.manylinux_2_28_x86_64"), 2017);
