@@ -15,9 +15,6 @@
 #define MAX_RECORD ((size_t)32 << 20) /* torch's RECORD is 1.6 MB; 40,000 lines are 4 MB */
 #define MAX_TAGS 4096
 
-
-
-
 static long member_named(struct verify_ctx *c, const char *name)
 {
     size_t i;

@@ -11,10 +11,6 @@
 #include "cclforge/fs.h"
 #include "pkg/wheel_verify_internal.h"
 
-
-
-
-
 /* The dotted module an installed file would be imported as, or NULL when it
  * is not under site-packages: pkg/sub/_m.cpython-311-x86_64-linux-gnu.so -> pkg.sub._m */
 static char *module_of(const char *installed)
