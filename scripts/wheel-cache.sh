@@ -52,7 +52,15 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$pin_list" ]; then
         --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64 \
         --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_12_x86_64 \
         --platform manylinux2010_x86_64 \
-        -d "$dir" "${WHEELS[@]}" >&2 || offline "pip download"
+        -d "$dir" "${WHEELS[@]}" 2>"$dir/.pip-download.log" >&2 || {
+        cat "$dir/.pip-download.log" >&2
+        # an index that answered lists the versions it has: then a pin is wrong, not the network
+        if grep -q 'from versions: [^n)]' "$dir/.pip-download.log"; then
+            echo "wheel-cache: a pinned version is not on the index (see pip's versions above): fix WHEELS in $0" >&2
+            exit 1
+        fi
+        offline "pip download"
+    }
     printf '%s' "$pin_list" >"$stamp"
 fi
 
