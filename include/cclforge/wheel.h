@@ -57,6 +57,17 @@ void cf_wheel_name_release(struct cf_wheel_name *wn);
 /* The glibc ceiling of a platform tag: "manylinux_2_28_x86_64" -> 2.28 as 2*1000+28;
  * legacy manylinux1/2010/2014 map to 2.5/2.12/2.17. 0 when the tag has none (linux_x86_64). */
 int cf_platform_glibc_ceiling(const char *platform_tag);
+/* The tags a file name stands for: its python, abi and platform parts may each
+ * be a compressed set ("cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64"
+ * is two tags); every combination, in order. -1 when there would be more than max. */
+int cf_wheel_tags_expand(const struct cf_wheel_name *wn, size_t max, struct strvec *out);
+/* The architecture of a platform tag ("x86_64" of manylinux_2_17_x86_64 or
+ * linux_x86_64; of a compressed set, its first tag's); NULL when it has none
+ * (any). Caller frees. */
+char *cf_platform_arch(const char *platform_tag);
+/* PEP 503's canonical form of a distribution name: lower case, each run of
+ * '-', '_' and '.' one '-'. Caller frees. */
+char *cf_dist_canonical(const char *name);
 
 /* ---- writing ---- */
 
@@ -106,8 +117,12 @@ struct cf_wheel_verify_opts {
     const char *const *externals; size_t n_externals;       /* extra declared external dirs, site-packages relative */
     const char *work_dir;       /* where the venv goes (NULL: a fresh temp dir, removed after) */
     int keep;                   /* keep the work dir */
-    double timeout_s;           /* per spawned step (0: 600) */
+    double timeout_s;           /* per spawned step, and the whole --smoke run (0: 600) */
+    uint64_t max_size;          /* the most bytes the members may hold uncompressed (0: CF_WHEEL_MAX_SIZE) */
 };
+
+/* The default total-uncompressed cap: 4 GiB (torch's CUDA wheel holds 1.1 GB). */
+#define CF_WHEEL_MAX_SIZE ((uint64_t)4 << 30)
 
 struct cf_wheel_check {
     char *name;   /* "zip", "record", "rpath", "needed", "glibc", "install", "import", ... */
@@ -120,6 +135,10 @@ struct cf_wheel_verify_result {
     char *dist, *version, *python_tag, *abi_tag, *platform_tag;
     int glibc_ceiling;               /* 2*1000+X, 0 none */
     int glibc_needed;                /* highest GLIBC_2.X needed by the ELF members, 0 none */
+    char *policy_needed;             /* the oldest manylinux policy every symbol version fits
+                                        ("manylinux_2_27_x86_64", auditwheel's sym_tag), "linux_<arch>"
+                                        when none does, NULL without native code */
+    uint64_t members, uncompressed;  /* the archive's member count and declared uncompressed bytes */
     struct strvec extensions;        /* archive names of extension modules */
     struct strvec elf_members;
     struct cf_wheel_check *checks;
@@ -131,8 +150,12 @@ struct cf_wheel_verify_result {
     struct strvec smoke_lines;       /* RANK_PASS / RANK_FAIL lines */
 };
 
-/* Runs every check; returns 0 when it ran (result->failed says whether the wheel
- * passed), -1 when the wheel could not be read at all. */
+/* Runs every check, in order, each adding one or more entries to
+ * result->checks (a check whose input is missing is there as skipped).
+ * Everything wrong with the wheel itself (a missing file, a bad file name, an
+ * unreadable archive) is a failed check: the return is 0 and
+ * result->failed > 0. -1 only when the verifier itself cannot work (no
+ * temporary directory), with err. */
 int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_verify_result *res, cf_error *err);
 void cf_wheel_verify_result_release(struct cf_wheel_verify_result *res);
 

@@ -1,6 +1,10 @@
 /* cclforge wheel verify: integrity, relocatability, install and import of any
  * wheel with native code. */
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +19,25 @@
 static const char usage_text[] =
     "usage: cclforge wheel verify WHEEL [--install] [--smoke N] [options] [--json]\n"
     "\n"
-    "Checks a wheel with native code (any, not only cclforge's):\n"
-    "  zip      no absolute, '..' or duplicate names, no symlinks escaping the wheel\n"
-    "  record   every file's sha256 and size match RECORD, and every file is listed\n"
-    "  extension  an ELF member exports PyInit_<its module name>\n"
-    "  rpath    every RPATH/RUNPATH entry is $ORIGIN-relative and lands in the wheel or\n"
-    "           on a declared external directory (e.g. torch/lib in site-packages)\n"
-    "  needed   every NEEDED library is a manylinux system library, in the wheel on an\n"
-    "           RPATH directory, or left to a declared external\n"
+    "Checks a wheel with native code (any, not only cclforge's), reading it once,\n"
+    "streaming, in bounded memory:\n"
+    "  file, name  a regular file named name-version[-build]-python-abi-platform.whl\n"
+    "  zip      a sound archive: central directory and local headers agree, no duplicate\n"
+    "           or overlapping members, no absolute or '..' names, no symlink that leaves\n"
+    "           the wheel (followed through the other links), every CRC and size right,\n"
+    "           at most --max-size bytes uncompressed\n"
+    "  record   every file's digest and size match RECORD, and every file is listed\n"
+    "  wheel-metadata  one .dist-info; WHEEL's Tag lines are exactly the file name's tags\n"
+    "  extension  ELF members export PyInit_<module>, or are shared libraries (a\n"
+    "           library-only wheel); each of the tag's architecture\n"
+    "  rpath    every RPATH/RUNPATH entry is $ORIGIN-relative, not empty (an empty entry\n"
+    "           is the current directory), and lands in the wheel or on a declared external\n"
+    "  needed   every NEEDED resolves, as glibc's loader would after pip install (RPATH\n"
+    "           inheritance included), in the wheel or on a declared external, or is a\n"
+    "           system library of the manylinux policy\n"
     "  glibc    no GLIBC_ symbol version above the platform tag's ceiling\n"
+    "  policy   GLIBCXX_, CXXABI_, GCC_ versions and system libraries within the tag's\n"
+    "           manylinux policy (auditwheel's table); names the symbol and the tag it needs\n"
     "\n"
     "options:\n"
     "  --install          make a fresh venv (python -m venv), pip install --no-index --no-deps,\n"
@@ -37,19 +51,36 @@ static const char usage_text[] =
     "                     site-packages; NEEDED libraries on declared externals are looked up\n"
     "                     there too (repeatable)\n"
     "  --system-site-packages   let the venv see the interpreter's own packages\n"
-    "  --external DIR     declare a site-packages-relative directory outside the wheel\n"
-    "                     (repeatable; a cclforge wheel declares its own in .dist-info/cclforge.json)\n"
+    "  --external DIR     declare a site-packages-relative directory outside the wheel that\n"
+    "                     RPATH entries may point at; NEEDED libraries are looked up there\n"
+    "                     under each --site DIR (repeatable; a cclforge wheel declares its own\n"
+    "                     in .dist-info/cclforge.json)\n"
+    "  --max-size SIZE    the most the members may hold uncompressed (default 4G; K, M, G)\n"
     "  --work-dir DIR     put the venv there and keep it (default: a temporary dir, removed)\n"
     "  --keep             keep the temporary venv\n"
+    "  --timeout SECONDS  limit for each install step, and for the whole --smoke run (default 600)\n"
     "  --json             machine-readable output (schema cclforge.wheel-verify/1)\n"
     "  -h, --help         this text\n"
     "\n"
-    "Exit status: 0 the wheel passed, 1 a check failed, 2 usage error.\n"
+    "Exit status: 0 the wheel passed, 1 a check failed (a missing or unreadable wheel\n"
+    "included), 2 usage error.\n"
     "Examples:\n"
     "  cclforge wheel verify dist/cclforge_nccl_bridge-0.1.0-*.whl\n"
     "  cclforge wheel verify --install --site ~/venv/lib/python3.11/site-packages --json dist/X.whl\n";
 
-enum { OPT_INSTALL = 256, OPT_SMOKE, OPT_PYTHON, OPT_SITE, OPT_SYSTEM_SITE, OPT_EXTERNAL, OPT_WORK_DIR, OPT_KEEP, OPT_JSON };
+enum {
+    OPT_INSTALL = 256,
+    OPT_SMOKE,
+    OPT_PYTHON,
+    OPT_SITE,
+    OPT_SYSTEM_SITE,
+    OPT_EXTERNAL,
+    OPT_MAX_SIZE,
+    OPT_WORK_DIR,
+    OPT_KEEP,
+    OPT_TIMEOUT,
+    OPT_JSON
+};
 
 static const struct option long_options[] = {
     { "install", no_argument, 0, OPT_INSTALL },
@@ -58,12 +89,49 @@ static const struct option long_options[] = {
     { "site", required_argument, 0, OPT_SITE },
     { "system-site-packages", no_argument, 0, OPT_SYSTEM_SITE },
     { "external", required_argument, 0, OPT_EXTERNAL },
+    { "max-size", required_argument, 0, OPT_MAX_SIZE },
     { "work-dir", required_argument, 0, OPT_WORK_DIR },
     { "keep", no_argument, 0, OPT_KEEP },
+    { "timeout", required_argument, 0, OPT_TIMEOUT },
     { "json", no_argument, 0, OPT_JSON },
     { "help", no_argument, 0, 'h' },
     { 0, 0, 0, 0 },
 };
+
+/* "4G", "512M", "100K", "123456" -> bytes; 0 when it is none of those. */
+static uint64_t parse_size(const char *s)
+{
+    static const struct {
+        char unit;
+        int shift;
+    } units[] = { { 'K', 10 }, { 'M', 20 }, { 'G', 30 }, { 'T', 40 } };
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return 0;
+    int shift = 0;
+    for (size_t i = 0; *end && i < sizeof units / sizeof units[0]; i++)
+        if (toupper((unsigned char)*end) == units[i].unit) {
+            shift = units[i].shift;
+            end++;
+            if (toupper((unsigned char)*end) == 'I' && toupper((unsigned char)end[1]) == 'B')
+                end += 2;
+            else if (toupper((unsigned char)*end) == 'B')
+                end++;
+        }
+    if (*end || v > (UINT64_MAX >> shift))
+        return 0;
+    return (uint64_t)v << shift;
+}
+
+/* Text that came from the wheel (member names, RECORD paths) never reaches
+ * the terminal raw: control bytes show as '?'. */
+static void put_clean(const char *s)
+{
+    for (; *s; s++)
+        putchar(((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f ? '?' : *s);
+}
 
 static const char *status_word(int ok)
 {
@@ -77,17 +145,19 @@ static cJSON *glibc_json(int code)
     return cJSON_CreateString(buf);
 }
 
-static cJSON *result_json(const struct cf_wheel_verify_result *r)
+static cJSON *result_json(const struct cf_wheel_verify_result *r, const char *error)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "schema", "cclforge.wheel-verify/1");
     cJSON_AddStringToObject(o, "wheel", r->wheel ? r->wheel : "");
+    if (error)
+        cJSON_AddStringToObject(o, "error", error);
     cJSON *tags = cJSON_AddObjectToObject(o, "tags");
-    cJSON_AddStringToObject(tags, "dist", r->dist ? r->dist : "");
-    cJSON_AddStringToObject(tags, "version", r->version ? r->version : "");
-    cJSON_AddStringToObject(tags, "python", r->python_tag ? r->python_tag : "");
-    cJSON_AddStringToObject(tags, "abi", r->abi_tag ? r->abi_tag : "");
-    cJSON_AddStringToObject(tags, "platform", r->platform_tag ? r->platform_tag : "");
+    cf_json_put_str(tags, "dist", r->dist);
+    cf_json_put_str(tags, "version", r->version);
+    cf_json_put_str(tags, "python", r->python_tag);
+    cf_json_put_str(tags, "abi", r->abi_tag);
+    cf_json_put_str(tags, "platform", r->platform_tag);
     if (r->glibc_ceiling)
         cJSON_AddItemToObject(o, "glibc_ceiling",
                               glibc_json(r->glibc_ceiling));
@@ -97,6 +167,9 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r)
         cJSON_AddItemToObject(o, "glibc_needed", glibc_json(r->glibc_needed));
     else
         cJSON_AddNullToObject(o, "glibc_needed");
+    cf_json_put_str(o, "policy_needed", r->policy_needed);
+    cJSON_AddNumberToObject(o, "members", (double)r->members);
+    cJSON_AddNumberToObject(o, "uncompressed_bytes", (double)r->uncompressed);
     cf_json_put_strvec(o, "extensions", &r->extensions);
     cJSON *checks = cJSON_AddArrayToObject(o, "checks");
     for (size_t i = 0; i < r->n_checks; i++) {
@@ -113,27 +186,63 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r)
     if (r->venv)
         cJSON_AddStringToObject(o, "venv", r->venv);
     cf_json_put_strvec(o, "smoke", &r->smoke_lines);
-    cJSON_AddNumberToObject(o, "failed", r->failed);
-    cJSON_AddBoolToObject(o, "ok", r->failed == 0);
+    cJSON_AddNumberToObject(o, "failed", r->failed + (error != NULL));
+    cJSON_AddBoolToObject(o, "ok", r->failed == 0 && !error);
     return o;
 }
 
 static void print_result(const struct cf_wheel_verify_result *r)
 {
-    printf("%s%s%s\n  %s %s, tags %s-%s-%s\n", cf_term_color(stdout, CF_BOLD), r->wheel, cf_term_color(stdout, CF_RESET),
-           r->dist, r->version, r->python_tag, r->abi_tag, r->platform_tag);
+    printf("%s", cf_term_color(stdout, CF_BOLD));
+    put_clean(r->wheel);
+    printf("%s\n", cf_term_color(stdout, CF_RESET));
+    if (r->dist) {
+        char *line = cf_asprintf("%s %s, tags %s-%s-%s", r->dist, r->version, r->python_tag, r->abi_tag,
+                                 r->platform_tag);
+        printf("  ");
+        put_clean(line);
+        putchar('\n');
+        free(line);
+    }
     for (size_t i = 0; i < r->n_checks; i++) {
         const struct cf_wheel_check *c = &r->checks[i];
         enum cf_color col = c->ok > 0 ? CF_GREEN : c->ok == 0 ? CF_RED : CF_YELLOW;
-        printf("  %s%-4s%s %-14s %s\n", cf_term_color(stdout, col), status_word(c->ok), cf_term_color(stdout, CF_RESET),
-               c->name, c->detail);
+        printf("  %s%-4s%s %-14s ", cf_term_color(stdout, col), status_word(c->ok), cf_term_color(stdout, CF_RESET),
+               c->name);
+        put_clean(c->detail);
+        putchar('\n');
     }
-    for (size_t i = 0; i < r->smoke_lines.n; i++)
-        printf("  %s\n", r->smoke_lines.v[i]);
+    for (size_t i = 0; i < r->smoke_lines.n; i++) {
+        printf("  ");
+        put_clean(r->smoke_lines.v[i]);
+        putchar('\n');
+    }
     if (r->failed)
         printf("%s%d check(s) failed%s\n", cf_term_color(stdout, CF_RED), r->failed, cf_term_color(stdout, CF_RESET));
     else
         printf("%sthe wheel passed%s\n", cf_term_color(stdout, CF_GREEN), cf_term_color(stdout, CF_RESET));
+}
+
+/* A usage error: with --json anywhere on the line, also one JSON document on stdout. */
+static int usage_error(int json, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(int json, const char *fmt, ...)
+{
+    struct strbuf msg = STRBUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    cf_sb_addvf(&msg, fmt, ap);
+    va_end(ap);
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "schema", "cclforge.wheel-verify/1");
+        cJSON_AddStringToObject(o, "error", msg.buf);
+        cJSON_AddBoolToObject(o, "usage_error", 1);
+        cJSON_AddBoolToObject(o, "ok", 0);
+        cli_print_json(o);
+    }
+    int rc = cli_usage("wheel verify", "%s", msg.buf);
+    cf_sb_release(&msg);
+    return rc;
 }
 
 int cmd_wheel(int argc, char **argv)
@@ -151,6 +260,8 @@ int cmd_wheel(int argc, char **argv)
     struct cf_wheel_verify_opts o = { 0 };
     struct strvec sites = STRVEC_INIT, externals = STRVEC_INIT;
     int json = 0, c, rc = EXIT_FINE;
+    for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+        json |= !strcmp(argv[i], "--json");
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc - 1, argv + 1, "h", long_options, NULL)) != -1) {
@@ -160,7 +271,7 @@ int cmd_wheel(int argc, char **argv)
             char *end;
             long n = strtol(optarg, &end, 10);
             if (*end || n < 1 || n > 1024) {
-                rc = cli_usage("wheel verify", "--smoke wants a rank count from 1 to 1024, not '%s'", optarg);
+                rc = usage_error(json, "--smoke wants a rank count from 1 to 1024, not '%s'", optarg);
                 goto done;
             }
             o.smoke_ranks = (int)n;
@@ -171,16 +282,33 @@ int cmd_wheel(int argc, char **argv)
         case OPT_SITE: cf_strvec_push(&sites, optarg); break;
         case OPT_SYSTEM_SITE: o.system_site_packages = 1; break;
         case OPT_EXTERNAL: cf_strvec_push(&externals, optarg); break;
+        case OPT_MAX_SIZE:
+            o.max_size = parse_size(optarg);
+            if (!o.max_size) {
+                rc = usage_error(json, "--max-size wants a size such as 4G, 512M or 1000000, not '%s'", optarg);
+                goto done;
+            }
+            break;
+        case OPT_TIMEOUT: {
+            char *end;
+            double t = strtod(optarg, &end);
+            if (*end || !(t > 0) || t > 86400) {
+                rc = usage_error(json, "--timeout wants seconds from 1 to 86400, not '%s'", optarg);
+                goto done;
+            }
+            o.timeout_s = t;
+            break;
+        }
         case OPT_WORK_DIR: o.work_dir = optarg; break;
         case OPT_KEEP: o.keep = 1; break;
         case OPT_JSON: json = 1; break;
         default:
-            rc = cli_usage("wheel verify", "unknown or incomplete option '%s'", argv[optind]);
+            rc = usage_error(json, "unknown or incomplete option '%s'", argv[optind]);
             goto done;
         }
     }
     if (optind + 1 != argc - 1) {
-        rc = cli_usage("wheel verify", "give exactly one WHEEL");
+        rc = usage_error(json, "give exactly one WHEEL");
         goto done;
     }
     o.wheel = argv[optind + 1];
@@ -191,12 +319,15 @@ int cmd_wheel(int argc, char **argv)
     struct cf_wheel_verify_result r;
     cf_error err = CF_ERROR_INIT;
     if (cf_wheel_verify(&o, &r, &err) < 0) {
+        /* the verifier could not work at all: still one JSON document */
+        if (json)
+            cli_print_json(result_json(&r, cf_error_message(&err)));
         cf_wheel_verify_result_release(&r);
         rc = cli_fail("wheel", &err);
         goto done;
     }
     if (json)
-        cli_print_json(result_json(&r));
+        cli_print_json(result_json(&r, NULL));
     else
         print_result(&r);
     rc = r.failed ? EXIT_PROBLEMS : EXIT_FINE;

@@ -12,16 +12,8 @@
 #include "cclforge/elf.h"
 #include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
-
-/* The libraries a manylinux system provides (PEP 600 / auditwheel policy): a
- * wheel may need them without bundling. */
-static const char *const manylinux_system_libs[] = {
-    "libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1", "libpthread.so.0", "libgcc_s.so.1",
-    "libstdc++.so.6", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "libutil.so.1", "libnsl.so.1",
-    "libcrypt.so.1", "libresolv.so.2", "libX11.so.6", "libXext.so.6", "libXrender.so.1", "libICE.so.6",
-    "libSM.so.6", "libGL.so.1", "libgobject-2.0.so.0", "libgthread-2.0.so.0", "libglib-2.0.so.0",
-    "libz.so.1", "libexpat.so.1",
-};
+#include "pkg/manylinux_policy.h"
+#include "pkg/name_index.h"
 
 /* GPU driver libraries come with the driver on the target host, never in a wheel. */
 static const char *const gpu_driver_libs[] = {
@@ -31,18 +23,17 @@ static const char *const gpu_driver_libs[] = {
 
 static const struct {
     unsigned machine;
+    int big_endian;
     const char *arch;
 } wheel_archs[] = {
-    { EM_X86_64, "x86_64" }, { EM_AARCH64, "aarch64" }, { EM_PPC64, "ppc64le" }, { EM_S390, "s390x" },
-    { EM_386, "i686" },
+    { EM_X86_64, 0, "x86_64" }, { EM_AARCH64, 0, "aarch64" }, { EM_PPC64, 0, "ppc64le" }, { EM_PPC64, 1, "ppc64" },
+    { EM_S390, 1, "s390x" },    { EM_386, 0, "i686" },         { EM_ARM, 0, "armv7l" },    { EM_RISCV, 0, "riscv64" },
+    { 258 /* EM_LOONGARCH */, 0, "loongarch64" },
 };
 
 int cf_elf_is_manylinux_system_lib(const char *soname)
 {
-    for (size_t i = 0; i < sizeof manylinux_system_libs / sizeof manylinux_system_libs[0]; i++)
-        if (!strcmp(soname, manylinux_system_libs[i]))
-            return 1;
-    return 0;
+    return cf_policy_lib_minor(soname) > 0;
 }
 
 int cf_elf_is_gpu_driver_lib(const char *soname)
@@ -53,10 +44,10 @@ int cf_elf_is_gpu_driver_lib(const char *soname)
     return 0;
 }
 
-const char *cf_elf_machine_wheel_arch(unsigned machine)
+const char *cf_elf_machine_wheel_arch(unsigned machine, int big_endian)
 {
     for (size_t i = 0; i < sizeof wheel_archs / sizeof wheel_archs[0]; i++)
-        if (wheel_archs[i].machine == machine)
+        if (wheel_archs[i].machine == machine && wheel_archs[i].big_endian == big_endian)
             return wheel_archs[i].arch;
     return NULL;
 }
@@ -101,16 +92,21 @@ static int facts_from_elf(struct cf_elf *elf, struct elf_facts *f, cf_error *err
     const struct cf_elf_header *h = cf_elf_get_header(elf);
     f->is_elf = 1;
     f->machine = h->machine;
+    f->type = h->type;
     f->is_64 = h->elf_class == 64;
+    f->big_endian = h->big_endian;
 
     const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
     f->soname = cf_strdup(dyn->soname);
     for (size_t i = 0; i < dyn->n_needed; i++)
         cf_strvec_push(&f->needed, dyn->needed[i]);
-    if (dyn->rpath)
-        cf_strvec_split(&f->rpath, dyn->rpath, ":", 0);
+    /* empty elements kept: to glibc an empty element is the current
+     * directory (fillin_rpath); a wholly empty string is no path at all */
+    if (dyn->rpath && *dyn->rpath)
+        cf_strvec_split(&f->rpath, dyn->rpath, ":", 1);
     if (dyn->runpath) {
-        cf_strvec_split(&f->rpath, dyn->runpath, ":", 0);
+        if (*dyn->runpath)
+            cf_strvec_split(&f->rpath, dyn->runpath, ":", 1);
         f->has_runpath = 1;
     }
 
@@ -118,12 +114,20 @@ static int facts_from_elf(struct cf_elf *elf, struct elf_facts *f, cf_error *err
     size_t n_needs;
     if (cf_elf_verneeds(elf, &needs, &n_needs, err) < 0)
         return -1;
-    for (size_t i = 0; i < n_needs; i++)
+    struct cf_name_index seen = CF_NAME_INDEX_INIT; /* a hostile file may repeat a version 100,000 times */
+    for (size_t i = 0; i < n_needs; i++) {
+        const char *file = needs[i].file ? needs[i].file : "";
+        int is_loader = cf_starts_with(file, "ld-linux") || cf_starts_with(file, "ld64.so.");
         for (size_t v = 0; v < needs[i].n_versions; v++) {
             int code = cf_elf_glibc_version_code(needs[i].versions[v]);
             if (code > f->glibc_max)
                 f->glibc_max = code;
+            const char *name = needs[i].versions[v];
+            if (!is_loader && name && cf_name_index_add(&seen, name, strlen(name), 0, NULL))
+                cf_strvec_push(&f->versions, name);
         }
+    }
+    cf_name_index_release(&seen);
 
     const struct cf_elf_symbol *syms;
     size_t n_syms;
@@ -180,6 +184,7 @@ void cf_elf_facts_release(struct elf_facts *f)
     cf_strvec_clear(&f->needed);
     cf_strvec_clear(&f->rpath);
     cf_strvec_clear(&f->pyinit);
+    cf_strvec_clear(&f->versions);
     memset(f, 0, sizeof *f);
 }
 
@@ -201,4 +206,19 @@ int cf_elf_file_defines_symbol(const char *path, const char *needle, int exact, 
     }
     cf_elf_close(elf);
     return found;
+}
+
+int cf_elf_symbols_needing(const char *path, const char *version, size_t max, struct strbuf *out, cf_error *err)
+{
+    struct cf_elf *elf;
+    if (cf_elf_open(path, &elf, err) < 0)
+        return -1;
+    const struct cf_elf_symbol *syms;
+    size_t n_syms, shown = 0;
+    int rc = cf_elf_dynsyms(elf, &syms, &n_syms, err);
+    for (size_t i = 0; rc == 0 && i < n_syms && shown < max; i++)
+        if (!syms[i].defined && syms[i].name && syms[i].version && !strcmp(syms[i].version, version))
+            cf_sb_addf(out, "%s%s", shown++ ? ", " : "", syms[i].name);
+    cf_elf_close(elf);
+    return rc;
 }

@@ -4,19 +4,16 @@
  * an argv spawn; Python code is fixed text here and takes its inputs as argv. */
 #include <cjson/cJSON.h>
 #include <dirent.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
 #include "cclforge/wheel.h"
-#include "pkg/wheel_internal.h"
+#include "pkg/wheel_ranks.h"
+#include "pkg/wheel_verify_internal.h"
 
 extern char **environ;
 
@@ -118,54 +115,53 @@ static char *last_line(const char *text)
     return cf_strndup(start, (size_t)(end - start));
 }
 
-/* N ranks, launched the way `cclforge smoke` launches local ranks: one process
- * each, RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT in the environment. */
+/* N ranks, one process each, with torchrun's variables (RANK/WORLD_SIZE/
+ * LOCAL_RANK/MASTER_ADDR/MASTER_PORT: what the script and torch read),
+ * supervised with a deadline (wheel_ranks.c): a hung bridge is killed, never
+ * waited for. */
 static void run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, const char *work, const char *module,
                       int gpus, struct cf_wheel_verify_result *res)
 {
     int n = opts->smoke_ranks;
+    double timeout = opts->timeout_s > 0 ? opts->timeout_s : 600;
     if (gpus < n) {
         cf_wheel_add_check(res, "smoke", 0,
                         "--smoke %d needs %d GPUs, this host has %d visible: the %d-rank run was NOT performed", n, n,
                         gpus, n);
         return;
     }
-    pid_t *pids = cf_xcalloc((size_t)n, sizeof *pids);
+    struct cf_rank_spec *ranks = cf_xcalloc((size_t)n, sizeof *ranks);
+    struct cf_rank_outcome *outs = cf_xcalloc((size_t)n, sizeof *outs);
+    struct strvec *envs = cf_xcalloc((size_t)n, sizeof *envs);
+    struct strvec logs = STRVEC_INIT;
     int port = 29500 + (int)(getpid() % 2000);
-    int failed = 0;
+    const char *argv[] = { py, "-I", "-c", smoke_script, module, NULL };
     for (int r = 0; r < n; r++) {
-        struct strvec env = STRVEC_INIT;
         for (char **e = environ; *e; e++)
             if (!cf_starts_with(*e, "RANK=") && !cf_starts_with(*e, "WORLD_SIZE=") &&
                 !cf_starts_with(*e, "LOCAL_RANK=") && !cf_starts_with(*e, "MASTER_ADDR=") &&
                 !cf_starts_with(*e, "MASTER_PORT=") && !cf_starts_with(*e, "PYTHONPATH="))
-                cf_strvec_push(&env, *e);
-        cf_strvec_pushf(&env, "RANK=%d", r);
-        cf_strvec_pushf(&env, "WORLD_SIZE=%d", n);
-        cf_strvec_pushf(&env, "LOCAL_RANK=%d", r);
-        cf_strvec_push(&env, "MASTER_ADDR=127.0.0.1");
-        cf_strvec_pushf(&env, "MASTER_PORT=%d", port);
-        char *log = cf_asprintf("%s/rank%d.log", work, r);
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        posix_spawn_file_actions_adddup2(&fa, 1, 2);
-        posix_spawn_file_actions_addchdir_np(&fa, work);
-        const char *argv[] = { py, "-I", "-c", smoke_script, module, NULL };
-        if (posix_spawn(&pids[r], py, &fa, NULL, (char *const *)argv, cf_strvec_argv(&env)) != 0)
-            pids[r] = -1;
-        posix_spawn_file_actions_destroy(&fa);
-        cf_strvec_clear(&env);
-        free(log);
+                cf_strvec_push(&envs[r], *e);
+        cf_strvec_pushf(&envs[r], "RANK=%d", r);
+        cf_strvec_pushf(&envs[r], "WORLD_SIZE=%d", n);
+        cf_strvec_pushf(&envs[r], "LOCAL_RANK=%d", r);
+        cf_strvec_push(&envs[r], "MASTER_ADDR=127.0.0.1");
+        cf_strvec_pushf(&envs[r], "MASTER_PORT=%d", port);
+        cf_strvec_pushf(&logs, "%s/rank%d.log", work, r);
+        ranks[r] = (struct cf_rank_spec){ argv, cf_strvec_argv(&envs[r]), work, logs.v[r] };
     }
+    cf_wheel_run_ranks(ranks, n, timeout, 15.0, outs);
+    struct strbuf failures = STRBUF_INIT;
+    int failed = 0;
     for (int r = 0; r < n; r++) {
-        int st = 0;
-        if (pids[r] <= 0 || waitpid(pids[r], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-            failed++;
-        char *log = cf_asprintf("%s/rank%d.log", work, r);
+        if (outs[r].end != CF_RANK_EXITED || outs[r].code != 0) {
+            char *how = cf_rank_describe(&outs[r], timeout);
+            cf_sb_addf(&failures, "%srank %d %s", failed++ ? ", " : ": ", r, how);
+            free(how);
+        }
         struct strbuf text = STRBUF_INIT;
         cf_error err = CF_ERROR_INIT;
-        if (cf_read_file(log, 1 << 20, &text, &err) == 0) {
+        if (cf_read_file(logs.v[r], 1 << 20, &text, &err) == 0) {
             struct strvec lines = STRVEC_INIT;
             cf_strvec_split(&lines, cf_sb_str(&text), "\n", 0);
             for (size_t i = 0; i < lines.n; i++)
@@ -175,12 +171,16 @@ static void run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, c
         }
         cf_error_clear(&err);
         cf_sb_release(&text);
-        free(log);
+        cf_strvec_clear(&envs[r]);
     }
-    free(pids);
-    cf_wheel_add_check(res, "smoke", failed ? 0 : 1, "%d-rank all_reduce, broadcast, all_gather, reduce_scatter: %d rank(s) "
-                                                  "failed (logs in %s)",
-                    n, failed, work);
+    cf_wheel_add_check(res, "smoke", failed ? 0 : 1,
+                       "%d-rank all_reduce, broadcast, all_gather, reduce_scatter: %d rank(s) failed%s (logs in %s)", n,
+                       failed, cf_sb_str(&failures), work);
+    cf_sb_release(&failures);
+    cf_strvec_clear(&logs);
+    free(envs);
+    free(outs);
+    free(ranks);
 }
 
 void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
@@ -248,7 +248,7 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
                     opts->system_site_packages ? " (--system-site-packages)" : "");
 
     if (!wf->modules.n) {
-        cf_wheel_add_check(res, "import", 0, "nothing to import: the wheel has no extension module");
+        cf_wheel_add_check(res, "import", -1, "nothing to import: a library-only wheel, installed");
         goto out;
     }
     int gpus = 0;

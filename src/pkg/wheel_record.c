@@ -1,50 +1,12 @@
 /* RECORD (CSV), METADATA/WHEEL headers, wheel file names and platform tags.
  * All input is untrusted: lengths are explicit and every read is bounded. */
 #include <ctype.h>
-/* The low-level SHA-256 calls, declared without deprecation warnings at the
- * 1.1.1 API level: SHA256() and EVP would link OpenSSL's provider machinery
- * into cclforge (3.4 MB, relocated at every start-up; see docs/bench.md). */
-#define OPENSSL_API_COMPAT 10101
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "cclforge/wheel.h"
-
-void cf_b64_urlsafe_nopad(const unsigned char *data, size_t len, struct strbuf *out)
-{
-    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    size_t i = 0;
-    for (; i + 3 <= len; i += 3) {
-        unsigned v = (unsigned)data[i] << 16 | (unsigned)data[i + 1] << 8 | data[i + 2];
-        cf_sb_addc(out, alphabet[v >> 18 & 63]);
-        cf_sb_addc(out, alphabet[v >> 12 & 63]);
-        cf_sb_addc(out, alphabet[v >> 6 & 63]);
-        cf_sb_addc(out, alphabet[v & 63]);
-    }
-    if (len - i == 1) {
-        unsigned v = (unsigned)data[i] << 16;
-        cf_sb_addc(out, alphabet[v >> 18 & 63]);
-        cf_sb_addc(out, alphabet[v >> 12 & 63]);
-    } else if (len - i == 2) {
-        unsigned v = (unsigned)data[i] << 16 | (unsigned)data[i + 1] << 8;
-        cf_sb_addc(out, alphabet[v >> 18 & 63]);
-        cf_sb_addc(out, alphabet[v >> 12 & 63]);
-        cf_sb_addc(out, alphabet[v >> 6 & 63]);
-    }
-}
-
-void cf_wheel_sha256_b64(const void *data, size_t len, struct strbuf *out)
-{
-    unsigned char md[SHA256_DIGEST_LENGTH];
-    SHA256_CTX ctx; /* not SHA256(): OpenSSL 3 routes that through EVP */
-    SHA256_Init(&ctx);
-    SHA256_Update(&ctx, data, len);
-    SHA256_Final(md, &ctx);
-    cf_b64_urlsafe_nopad(md, sizeof md, out);
-}
 
 /* One CSV field starting at text[*pos] (RFC 4180 quoting); stops at ',' or end of line. */
 static int csv_field(const char *text, size_t end, size_t *pos, struct strbuf *field)
@@ -209,32 +171,41 @@ void cf_record_format_line(struct strbuf *out, const char *path, const char *sha
         cf_sb_adds(out, ",,\n");
 }
 
+/* Continuation lines are appended to one growing buffer per value (not a
+ * fresh copy of the value per line): 200,000 of them stay linear. */
 int cf_kv_parse(const char *text, size_t len, struct cf_kv *kv, cf_error *err)
 {
     memset(kv, 0, sizeof *kv);
     size_t alloc = 0, pos = 0, line_no = 0;
+    struct strbuf value = STRBUF_INIT; /* the value of the last header, still open to continuations */
     while (pos < len) {
         size_t end, next = next_line(text, len, pos, &end);
         line_no++;
         if (end == pos)
             break; /* the body (description) starts after the first blank line */
+        if (memchr(text + pos, '\0', end - pos)) {
+            cf_sb_release(&value);
+            cf_kv_release(kv);
+            return cf_error_set(err, CF_ERR_FORMAT, "line %zu holds a NUL byte", line_no);
+        }
         if (text[pos] == ' ' || text[pos] == '\t') {
-            /* continuation of the previous value */
             if (kv->n == 0) {
                 cf_kv_release(kv);
                 return cf_error_set(err, CF_ERR_FORMAT, "line %zu: continuation line before any header", line_no);
             }
-            char *old = kv->values[kv->n - 1];
-            kv->values[kv->n - 1] = cf_asprintf("%s\n%.*s", old, (int)(end - pos), text + pos);
-            free(old);
+            cf_sb_addc(&value, '\n');
+            cf_sb_add(&value, text + pos, end - pos);
             pos = next;
             continue;
         }
         const char *colon = memchr(text + pos, ':', end - pos);
-        if (!colon || colon == text + pos || memchr(text + pos, '\0', end - pos)) {
+        if (!colon || colon == text + pos) {
+            cf_sb_release(&value);
             cf_kv_release(kv);
             return cf_error_set(err, CF_ERR_FORMAT, "line %zu is not a 'Key: value' header", line_no);
         }
+        if (kv->n)
+            kv->values[kv->n - 1] = cf_sb_detach(&value);
         const char *v = colon + 1;
         while (v < text + end && (*v == ' ' || *v == '\t'))
             v++;
@@ -244,10 +215,13 @@ int cf_kv_parse(const char *text, size_t len, struct cf_kv *kv, cf_error *err)
             kv->values = cf_xrealloc(kv->values, alloc * sizeof *kv->values);
         }
         kv->keys[kv->n] = cf_strndup(text + pos, (size_t)(colon - (text + pos)));
-        kv->values[kv->n] = cf_strndup(v, (size_t)(text + end - v));
+        kv->values[kv->n] = NULL;
         kv->n++;
+        cf_sb_add(&value, v, (size_t)(text + end - v));
         pos = next;
     }
+    if (kv->n)
+        kv->values[kv->n - 1] = cf_sb_detach(&value);
     return 0;
 }
 
@@ -286,11 +260,20 @@ int cf_wheel_name_parse(const char *filename, struct cf_wheel_name *wn, cf_error
         return cf_error_set(err, CF_ERR_FORMAT,
                             "%s: not a wheel file name (name-version[-build]-python-abi-platform.whl)", base);
     }
-    for (size_t i = 0; i < parts.n; i++)
-        if (!parts.v[i][0]) {
+    for (size_t i = 0; i < parts.n; i++) {
+        const char *why = !parts.v[i][0] ? "an empty field" : NULL;
+        for (const unsigned char *b = (const unsigned char *)parts.v[i]; *b && !why; b++)
+            if (*b <= ' ' || *b == 0x7f)
+                why = "a space or control byte";
+        if (!why && i == 2 && parts.n == 6 && !isdigit((unsigned char)parts.v[i][0]))
+            why = "a build tag not starting with a digit";
+        if (why) {
             cf_strvec_clear(&parts);
-            return cf_error_set(err, CF_ERR_FORMAT, "%s: empty field in the wheel file name", base);
+            return cf_error_set(err, CF_ERR_FORMAT,
+                                "%s: %s in the wheel file name (packaging.utils.parse_wheel_filename refuses it)", base,
+                                why);
         }
+    }
     size_t k = 0;
     wn->dist = cf_strdup(parts.v[k++]);
     wn->version = cf_strdup(parts.v[k++]);
@@ -341,4 +324,65 @@ int cf_platform_glibc_ceiling(const char *tag)
     }
     cf_strvec_clear(&parts);
     return best;
+}
+
+int cf_wheel_tags_expand(const struct cf_wheel_name *wn, size_t max, struct strvec *out)
+{
+    struct strvec py = STRVEC_INIT, abi = STRVEC_INIT, plat = STRVEC_INIT;
+    cf_strvec_split(&py, wn->python_tag, ".", 1);
+    cf_strvec_split(&abi, wn->abi_tag, ".", 1);
+    cf_strvec_split(&plat, wn->platform_tag, ".", 1);
+    int rc = 0;
+    if (py.n * abi.n * plat.n > max) {
+        rc = -1;
+    } else {
+        for (size_t i = 0; i < py.n; i++)
+            for (size_t j = 0; j < abi.n; j++)
+                for (size_t k = 0; k < plat.n; k++)
+                    cf_strvec_pushf(out, "%s-%s-%s", py.v[i], abi.v[j], plat.v[k]);
+    }
+    cf_strvec_clear(&py);
+    cf_strvec_clear(&abi);
+    cf_strvec_clear(&plat);
+    return rc;
+}
+
+char *cf_platform_arch(const char *tag)
+{
+    /* manylinux_2_17_x86_64, manylinux2014_x86_64, linux_x86_64: the arch
+     * follows the policy words; of a compressed set, the first tag's */
+    static const char *const prefixes[] = { "manylinux1_", "manylinux2010_", "manylinux2014_", "linux_",
+                                            "musllinux_" };
+    const char *end = strchr(tag, '.');
+    size_t len = end ? (size_t)(end - tag) : strlen(tag);
+    const char *arch = NULL;
+    unsigned a, b;
+    int used = 0;
+    if (sscanf(tag, "manylinux_%u_%u_%n", &a, &b, &used) == 2 && used > 0)
+        arch = tag + used;
+    for (size_t i = 0; !arch && i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (cf_starts_with(tag, prefixes[i]))
+            arch = tag + strlen(prefixes[i]);
+    if (arch && cf_starts_with(tag, "musllinux_") && sscanf(arch, "%u_%u_%n", &a, &b, &used) == 2 && used > 0)
+        arch += used;
+    if (!arch || (size_t)(arch - tag) >= len)
+        return NULL;
+    return cf_strndup(arch, len - (size_t)(arch - tag));
+}
+
+char *cf_dist_canonical(const char *name)
+{
+    struct strbuf sb = STRBUF_INIT;
+    int in_sep = 0;
+    for (const char *c = name; *c; c++) {
+        if (*c == '-' || *c == '_' || *c == '.') {
+            if (!in_sep)
+                cf_sb_addc(&sb, '-');
+            in_sep = 1;
+        } else {
+            cf_sb_addc(&sb, (char)tolower((unsigned char)*c));
+            in_sep = 0;
+        }
+    }
+    return cf_sb_detach(&sb);
 }

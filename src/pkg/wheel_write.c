@@ -10,6 +10,7 @@
 #include "cclforge/fs.h"
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
+#include "pkg/manylinux_policy.h"
 
 /* 1980-01-01T00:00:00Z, the earliest time a zip entry can hold. */
 #define ZIP_EPOCH 315532800L
@@ -29,19 +30,11 @@ static int cmp_staged(const void *a, const void *b)
 /* PEP 503 normalisation with '_' for file names: runs of -_. become one '_'. */
 static char *normalise_dist(const char *name)
 {
-    struct strbuf sb = STRBUF_INIT;
-    int in_sep = 0;
-    for (const char *c = name; *c; c++) {
-        if (*c == '-' || *c == '_' || *c == '.') {
-            if (!in_sep)
-                cf_sb_addc(&sb, '_');
-            in_sep = 1;
-        } else {
-            cf_sb_addc(&sb, (char)tolower((unsigned char)*c));
-            in_sep = 0;
-        }
-    }
-    return cf_sb_detach(&sb);
+    char *s = cf_dist_canonical(name);
+    for (char *p = s; *p; p++)
+        if (*p == '-')
+            *p = '_';
+    return s;
 }
 
 static int valid_member_name(const char *n)
@@ -58,12 +51,16 @@ static int valid_member_name(const char *n)
     return ok;
 }
 
+/* manylinux_2_X with X the newest of: 17, the highest GLIBC_2.X needed, the
+ * oldest policy allowing every other symbol version (GLIBCXX_3.4.30 needs
+ * manylinux_2_35) and every system library needed (libmvec.so.1 needs
+ * manylinux_2_24): what `wheel verify` then holds the wheel to. */
 int cf_wheel_platform_tag(const char *const *elf_paths, const char *const *archive_names, size_t n,
                           const char *const *declared_externals, size_t n_ext, char **tag, struct strbuf *why,
                           cf_error *err)
 {
-    int glibc = 0, all_covered = 1;
-    const char *arch = NULL;
+    int minor = 17, all_covered = 1, no_policy = 0;
+    const char *arch = NULL, *reason = "GLIBC_2.17 at least";
     for (size_t i = 0; i < n; i++) {
         struct elf_facts f;
         if (cf_elf_facts_read_file(elf_paths[i], &f, err) < 0)
@@ -72,13 +69,28 @@ int cf_wheel_platform_tag(const char *const *elf_paths, const char *const *archi
             cf_elf_facts_release(&f);
             continue;
         }
+        const char *a = cf_elf_machine_wheel_arch(f.machine, f.big_endian);
         if (!arch)
-            arch = cf_elf_machine_wheel_arch(f.machine);
-        if (f.glibc_max > glibc)
-            glibc = f.glibc_max;
+            arch = a;
+        if (f.glibc_max % 1000 > minor && f.glibc_max / 1000 == 2) {
+            minor = f.glibc_max % 1000;
+            reason = "the highest GLIBC_ version needed";
+        }
+        for (size_t k = 0; k < f.versions.n; k++) {
+            int v = cf_starts_with(f.versions.v[k], "GLIBC_") ? -1 : cf_policy_version_minor(a, f.versions.v[k]);
+            no_policy |= v == 0;
+            if (v > minor) {
+                minor = v;
+                reason = "the oldest manylinux policy allowing every symbol version";
+            }
+        }
         for (size_t k = 0; k < f.needed.n; k++) {
             const char *lib = f.needed.v[k];
-            int covered = cf_elf_is_manylinux_system_lib(lib);
+            int lib_minor = cf_policy_lib_minor(lib), covered = lib_minor > 0;
+            if (lib_minor > minor) {
+                minor = lib_minor;
+                reason = "the oldest manylinux policy whitelisting every system library needed";
+            }
             for (size_t j = 0; !covered && j < n; j++)
                 covered = !strcmp(cf_basename(archive_names[j]), lib);
             /* a library from a declared external (torch/lib) is the dependency's to provide */
@@ -97,15 +109,12 @@ int cf_wheel_platform_tag(const char *const *elf_paths, const char *const *archi
     }
     if (!arch)
         arch = "x86_64";
-    if (glibc && glibc < 2017)
-        glibc = 2017;
-    if (!glibc)
-        glibc = 2017;
-    if (all_covered) {
-        *tag = cf_asprintf("manylinux_%d_%d_%s", glibc / 1000, glibc % 1000, arch);
+    if (no_policy && all_covered && why)
+        cf_sb_adds(why, "a symbol version no manylinux policy allows is needed; ");
+    if (all_covered && !no_policy) {
+        *tag = cf_asprintf("manylinux_2_%d_%s", minor, arch);
         if (why)
-            cf_sb_addf(why, "highest symbol version needed is GLIBC_%d.%d and every NEEDED library is covered",
-                    glibc / 1000, glibc % 1000);
+            cf_sb_addf(why, "glibc 2.%d from %s, and every NEEDED library is covered", minor, reason);
     } else {
         *tag = cf_asprintf("linux_%s", arch);
         if (why)

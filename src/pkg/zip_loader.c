@@ -63,7 +63,22 @@ zip_t *cf_zip_open(const char *path, int flags, int *errorp)
     return real(path, flags, errorp);
 }
 
+/* zip_fdopen owns fd on success; on failure the caller keeps it. */
+zip_t *cf_zip_fdopen(int fd, int flags, int *errorp)
+{
+    zip_t *(*real)(int, int, int *);
+    void *sym = zip_symbol("zip_fdopen");
+    if (!sym) {
+        if (errorp)
+            *errorp = ZIP_ER_INTERNAL;
+        return NULL;
+    }
+    memcpy(&real, &sym, sizeof real);
+    return real(fd, flags, errorp);
+}
+
 FORWARD(int, zip_close, -1, (zip_t *za), (za))
+FORWARD(const char *, zip_file_strerror, LIBZIP_MISSING, (zip_file_t *zf), (zf))
 FORWARD_VOID(zip_discard, (void)za, (zip_t *za), (za))
 FORWARD(const char *, zip_strerror, LIBZIP_MISSING, (zip_t *za), (za))
 FORWARD_VOID(zip_error_init_with_code, (memset(e, 0, sizeof *e), e->zip_err = code), (zip_error_t *e, int code),

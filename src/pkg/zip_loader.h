@@ -8,6 +8,9 @@
 #include <zip.h>
 
 zip_t *cf_zip_open(const char *path, int flags, int *errorp);
+/* Owns fd on success only (libzip's rule): close it yourself when it fails. */
+zip_t *cf_zip_fdopen(int fd, int flags, int *errorp);
+const char *cf_zip_file_strerror(zip_file_t *zf);
 int cf_zip_close(zip_t *za);
 const char *cf_zip_strerror(zip_t *za);
 const char *cf_zip_error_strerror(zip_error_t *e);

@@ -9,35 +9,43 @@
 #include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
 
+/* One pass over the input into one output buffer no longer than it: a
+ * component is appended as "/name"; ".." cuts the output back to its last
+ * '/'. Every output byte is written once and cut at most once, so the work is
+ * linear in the length whatever the path (a hostile symlink target may be
+ * hundreds of megabytes of "a/../"), and no string is made per component. */
 char *cf_path_normalize(const char *abs, int *escaped)
 {
-    struct strvec parts = STRVEC_INIT, kept = STRVEC_INIT;
+    size_t len = strlen(abs);
+    char *out = cf_xmalloc(len + 2);
+    size_t o = 0;
     int climbed_out = 0;
-    cf_strvec_split(&parts, abs, "/", 0);
-    for (size_t i = 0; i < parts.n; i++) {
-        if (!strcmp(parts.v[i], "."))
+    for (size_t i = 0; i < len;) {
+        while (i < len && abs[i] == '/')
+            i++;
+        size_t start = i;
+        while (i < len && abs[i] != '/')
+            i++;
+        size_t n = i - start;
+        if (n == 0 || (n == 1 && abs[start] == '.'))
             continue;
-        if (!strcmp(parts.v[i], "..")) {
-            if (kept.n) {
-                free(kept.v[--kept.n]);
-                kept.v[kept.n] = NULL;
-            } else {
+        if (n == 2 && abs[start] == '.' && abs[start + 1] == '.') {
+            if (o == 0)
                 climbed_out = 1; /* "/.." is "/" to the kernel */
-            }
+            while (o > 0 && out[--o] != '/')
+                ;
             continue;
         }
-        cf_strvec_push(&kept, parts.v[i]);
+        out[o++] = '/';
+        memcpy(out + o, abs + start, n);
+        o += n;
     }
-    struct strbuf sb = STRBUF_INIT;
-    for (size_t i = 0; i < kept.n; i++)
-        cf_sb_addf(&sb, "/%s", kept.v[i]);
-    if (!sb.len)
-        cf_sb_addc(&sb, '/');
-    cf_strvec_clear(&parts);
-    cf_strvec_clear(&kept);
+    if (o == 0)
+        out[o++] = '/';
+    out[o] = '\0';
     if (escaped)
         *escaped = climbed_out;
-    return cf_sb_detach(&sb);
+    return out;
 }
 
 char *cf_path_absolute(const char *path)

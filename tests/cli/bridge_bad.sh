@@ -48,11 +48,11 @@ run "$CCLFORGE" wheel verify
 expect_rc 2 "wheel verify without a wheel is a usage error"
 run "$CCLFORGE" wheel verify "$T/none.whl"
 expect_rc 1 "a missing wheel: exit 1"
-expect_err 'no such file' "and says so"
+expect_out 'FAIL file +.*no such file' "and says so"
 echo 'not a zip' > "$T/junk-1.0-py3-none-any.whl"
 run "$CCLFORGE" wheel verify "$T/junk-1.0-py3-none-any.whl"
 expect_rc 1 "a file that is not a zip: exit 1"
-expect_err 'not a readable zip archive' "and says so"
+expect_out 'FAIL zip +not a readable zip archive' "and says so"
 run "$CCLFORGE" wheel verify "$T/junk-1.0-py3-none-any.whl" --smoke 0
 expect_rc 2 "--smoke 0 is a usage error"
 

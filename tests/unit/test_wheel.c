@@ -13,6 +13,11 @@
 #include "cclforge/strbuf.h"
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
+#include "pkg/manylinux_policy.h"
+#include "pkg/name_index.h"
+#include "pkg/wheel_ranks.h"
+#include "pkg/zip_read.h"
+#include "pkg/zip_scan.h"
 
 /* The $ORIGIN test that wheel verify and the bridge's output check share. */
 static void test_rpath_origin_relative(void **state)
@@ -94,6 +99,15 @@ static void test_kv_and_names(void **state)
     cf_wheel_name_release(&wn);
     assert_int_equal(cf_wheel_name_parse("pkg-1.0-cp311.whl", &wn, &err), -1);
     cf_error_clear(&err);
+    /* what packaging.utils.parse_wheel_filename refuses (checked against it) */
+    static const char *const refused[] = { "p\x1b-1.0-py3-none-any.whl", "p q-1.0-py3-none-any.whl",
+                                           "p-1.0-x1-py3-none-any.whl", "p--1.0-py3-none-any.whl" };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        assert_int_equal(cf_wheel_name_parse(refused[i], &wn, &err), -1);
+        cf_error_clear(&err);
+    }
+    assert_int_equal(cf_wheel_name_parse("p-1.0-1x-py3-none-any.whl", &wn, &err), 0);
+    cf_wheel_name_release(&wn);
     assert_int_equal(cf_platform_glibc_ceiling("manylinux_2_28_x86_64"), 2028);
     assert_int_equal(cf_platform_glibc_ceiling("manylinux2014_x86_64"), 2017);
     assert_int_equal(cf_platform_glibc_ceiling("manylinux_2_17_x86_64.manylinux_2_28_x86_64"), 2017);
@@ -350,7 +364,7 @@ static void test_verify_rejects_zip_slip_and_escaping_symlink(void **state)
     const struct cf_wheel_check *c = find_check(&r, "zip", 0);
     assert_non_null(c);
     assert_non_null(strstr(c->detail, "'../evil.py': '..' component (zip slip)"));
-    assert_non_null(strstr(c->detail, "'x/link': symlink to '/etc/passwd' escapes the wheel"));
+    assert_non_null(strstr(c->detail, "'x/link': symlink to '/etc/passwd' reaches an absolute path"));
     cf_wheel_verify_result_release(&r);
     free(rec);
     free(w);
@@ -417,6 +431,248 @@ static void test_platform_tag_linux_when_not_covered(void **state)
     free_fixture(&fx);
 }
 
+/* ---- the zip reader, on archives written by libzip (an independent writer) ---- */
+
+static char *libzip_archive(const char *dir, const char *file, const char *const *names, const char *const *texts,
+                            size_t n, int store)
+{
+    char *path = cf_path_join(dir, file);
+    zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, NULL);
+    assert_non_null(za);
+    for (size_t i = 0; i < n; i++) {
+        zip_source_t *src = zip_source_buffer(za, texts[i], strlen(texts[i]), 0);
+        zip_int64_t idx = zip_file_add(za, names[i], src, 0);
+        assert_true(idx >= 0);
+        zip_set_file_compression(za, (zip_uint64_t)idx, store ? ZIP_CM_STORE : ZIP_CM_DEFLATE, 9);
+    }
+    assert_int_equal(zip_close(za), 0);
+    return path;
+}
+
+static int read_buf(void *ctx, uint64_t off, void *buf, size_t n)
+{
+    const struct strbuf *sb = ctx;
+    if (off > sb->len || n > sb->len - off)
+        return -1;
+    memcpy(buf, sb->buf + off, n);
+    return 0;
+}
+
+/* Reads member i of the archive in sb whole; -1 (err set) on a fault. */
+static int read_whole(struct strbuf *sb, const struct cf_zip_entry *e, struct strbuf *out, cf_error *err)
+{
+    struct cf_zip_member *m = malloc(sizeof *m);
+    int rc = cf_zip_member_open(m, read_buf, sb, e, err);
+    char buf[7]; /* small reads: the chunking must not matter */
+    ssize_t got;
+    while (rc == 0 && (got = cf_zip_member_read(m, buf, sizeof buf, err)) != 0) {
+        if (got < 0) {
+            rc = -1;
+            break;
+        }
+        cf_sb_add(out, buf, (size_t)got);
+    }
+    cf_zip_member_close(m);
+    free(m);
+    return rc;
+}
+
+static void test_zip_scan_and_read(void **state)
+{
+    char *dir = ts_tmpdir();
+    const char *names[] = { "a/one.txt", "a/two.txt" };
+    const char *texts[] = { "the first member, long enough to be deflated: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+                            "second\n" };
+    cf_error err = CF_ERROR_INIT;
+    for (int store = 0; store < 2; store++) {
+        char *path = libzip_archive(dir, store ? "s.zip" : "d.zip", names, texts, 2, store);
+        struct strbuf sb = STRBUF_INIT;
+        assert_int_equal(cf_read_file(path, 1 << 20, &sb, &err), 0);
+        struct cf_zip_limits lim = { 100, 1 << 20, 10 };
+        struct cf_zip_scan scan;
+        assert_int_equal(cf_zip_scan(read_buf, &sb, sb.len, &lim, &scan, &err), 0);
+        assert_int_equal(scan.n, 2);
+        assert_int_equal(scan.n_faults, 0);
+        assert_string_equal(scan.entries[1].name, "a/two.txt");
+        for (size_t i = 0; i < 2; i++) {
+            struct strbuf out = STRBUF_INIT;
+            assert_int_equal(read_whole(&sb, &scan.entries[i], &out, &err), 0);
+            assert_string_equal(out.buf, texts[i]);
+            cf_sb_release(&out);
+        }
+        /* a flipped data byte: the CRC says so */
+        sb.buf[scan.entries[1].data_offset] ^= 0x01;
+        struct strbuf out = STRBUF_INIT;
+        assert_int_equal(read_whole(&sb, &scan.entries[1], &out, &err), -1);
+        if (store)
+            assert_non_null(strstr(cf_error_message(&err), "CRC-32 is"));
+        cf_error_clear(&err);
+        cf_sb_release(&out);
+        /* a member declaring more than it holds */
+        struct cf_zip_entry lying = scan.entries[0];
+        lying.usize += 1000;
+        if (!store) {
+            assert_int_equal(read_whole(&sb, &lying, &out, &err), -1);
+            assert_non_null(strstr(cf_error_message(&err), "the data ends after"));
+            cf_error_clear(&err);
+        }
+        cf_sb_release(&out);
+        /* ... or less: never more than declared comes out */
+        lying = scan.entries[0];
+        lying.usize -= 10;
+        if (!store) {
+            assert_int_equal(read_whole(&sb, &lying, &out, &err), -1);
+            assert_non_null(strstr(cf_error_message(&err), "more data than"));
+            assert_true(out.len <= lying.usize);
+            cf_error_clear(&err);
+        }
+        cf_sb_release(&out);
+        cf_zip_scan_release(&scan);
+        /* cut short: no end record */
+        assert_int_equal(cf_zip_scan(read_buf, &sb, sb.len - 30, &lim, &scan, &err), -1);
+        assert_non_null(strstr(cf_error_message(&err), "end of central directory"));
+        cf_error_clear(&err);
+        cf_sb_release(&sb);
+        free(path);
+    }
+}
+
+static void test_name_index(void **state)
+{
+    struct cf_name_index ix = CF_NAME_INDEX_INIT;
+    struct strvec keys = STRVEC_INIT;
+    for (size_t i = 0; i < 100000; i++)
+        cf_strvec_pushf(&keys, "pkg/sub/m%06zu.py", i);
+    for (size_t i = 0; i < keys.n; i++)
+        assert_int_equal(cf_name_index_add(&ix, keys.v[i], strlen(keys.v[i]), i, NULL), 1);
+    size_t v, first;
+    for (size_t i = 0; i < keys.n; i += 997) {
+        assert_int_equal(cf_name_index_find(&ix, keys.v[i], strlen(keys.v[i]), &v), 1);
+        assert_int_equal(v, i);
+    }
+    assert_int_equal(cf_name_index_add(&ix, keys.v[5], strlen(keys.v[5]), 99, &first), 0);
+    assert_int_equal(first, 5);
+    assert_int_equal(cf_name_index_find(&ix, "pkg/sub", 7, NULL), 0);
+    /* prefixes by the incremental hash find what whole-key hashing added */
+    uint64_t raw = cf_name_hash_more(cf_name_hash_start(&ix), "pkg/sub/", 8);
+    raw = cf_name_hash_more(raw, "m000042.py", 10);
+    assert_int_equal(cf_name_index_find_raw(&ix, keys.v[42], strlen(keys.v[42]), raw, &v), 1);
+    assert_int_equal(v, 42);
+    cf_name_index_release(&ix);
+    cf_strvec_clear(&keys);
+}
+
+/* The policy table against facts read off auditwheel's manylinux-policy.json by hand. */
+static void test_manylinux_policy(void **state)
+{
+    assert_int_equal(cf_policy_version_minor("x86_64", "GLIBCXX_3.4.21"), 24);
+    assert_int_equal(cf_policy_version_minor("x86_64", "GLIBCXX_3.4.23"), 27);
+    assert_int_equal(cf_policy_version_minor("aarch64", "GLIBCXX_3.4.23"), 26);
+    assert_int_equal(cf_policy_version_minor("x86_64", "CXXABI_1.3.9"), 24);
+    assert_int_equal(cf_policy_version_minor("x86_64", "GCC_7.0.0"), 27);
+    assert_int_equal(cf_policy_version_minor("x86_64", "GLIBC_2.2.5"), 5);
+    assert_int_equal(cf_policy_version_minor("x86_64", "GLIBC_PRIVATE"), 0);
+    assert_int_equal(cf_policy_version_minor("x86_64", "GLIBCXX_3.4.99"), 0);
+    assert_int_equal(cf_policy_version_minor("x86_64", "GFORTRAN_8"), -1);
+    assert_int_equal(cf_policy_lib_minor("libmvec.so.1"), 24);
+    assert_int_equal(cf_policy_lib_minor("libexpat.so.1"), 12);
+    assert_int_equal(cf_policy_lib_minor("libc.so.6"), 5);
+    assert_int_equal(cf_policy_lib_minor("ld-linux-x86-64.so.2"), 5);
+    assert_int_equal(cf_policy_lib_minor("libcrypt.so.1"), 0);
+    assert_int_equal(cf_policy_for_tag(29, "x86_64"), 28);
+    assert_int_equal(cf_policy_for_tag(17, "aarch64"), 17);
+    assert_int_equal(cf_policy_for_tag(12, "aarch64"), 0);
+    assert_int_equal(cf_policy_for_tag(30, "riscv64"), 0);
+}
+
+static void test_tags_and_arch(void **state)
+{
+    struct cf_wheel_name wn;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(
+        cf_wheel_name_parse("x-1.0-cp311.cp312-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl", &wn, &err), 0);
+    struct strvec tags = STRVEC_INIT;
+    assert_int_equal(cf_wheel_tags_expand(&wn, 100, &tags), 0);
+    assert_int_equal(tags.n, 4);
+    assert_string_equal(tags.v[0], "cp311-abi3-manylinux_2_17_x86_64");
+    assert_string_equal(tags.v[3], "cp312-abi3-manylinux2014_x86_64");
+    cf_strvec_clear(&tags);
+    assert_int_equal(cf_wheel_tags_expand(&wn, 3, &tags), -1);
+    cf_wheel_name_release(&wn);
+    static const struct {
+        const char *tag, *arch;
+    } archs[] = { { "manylinux_2_17_x86_64", "x86_64" }, { "manylinux2014_aarch64.manylinux_2_17_aarch64", "aarch64" },
+                  { "linux_x86_64", "x86_64" },          { "musllinux_1_2_x86_64", "x86_64" },
+                  { "any", NULL },                       { "manylinux_2_28_ppc64le", "ppc64le" } };
+    for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++) {
+        char *a = cf_platform_arch(archs[i].tag);
+        if (archs[i].arch)
+            assert_string_equal(a, archs[i].arch);
+        else
+            assert_null(a);
+        free(a);
+    }
+    char *canon = cf_dist_canonical("Foo__Bar.baz-Qux");
+    assert_string_equal(canon, "foo-bar-baz-qux");
+    free(canon);
+}
+
+/* Continuation lines and the path normaliser on input shaped to be quadratic. */
+static void test_linear_parsers(void **state)
+{
+    struct strbuf text = STRBUF_INIT;
+    cf_sb_adds(&text, "Wheel-Version: 1.0\nGenerator: x\n");
+    for (int i = 0; i < 200000; i++)
+        cf_sb_adds(&text, " y\n");
+    cf_sb_adds(&text, "Tag: py3-none-any\n");
+    struct cf_kv kv;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_kv_parse(text.buf, text.len, &kv, &err), 0);
+    assert_int_equal(kv.n, 3);
+    assert_int_equal(strlen(cf_kv_get(&kv, "Generator")), 1 + 200000 * 3);
+    assert_string_equal(cf_kv_get(&kv, "Tag"), "py3-none-any");
+    cf_kv_release(&kv);
+    cf_sb_reset(&text);
+    cf_sb_adds(&text, "/x/");
+    for (int i = 0; i < 400000; i++)
+        cf_sb_adds(&text, "a/../");
+    cf_sb_adds(&text, "../../b");
+    int escaped = 0;
+    char *norm = cf_path_normalize(text.buf, &escaped);
+    assert_string_equal(norm, "/b");
+    assert_int_equal(escaped, 1);
+    free(norm);
+    cf_sb_release(&text);
+}
+
+/* --smoke's supervisor on real processes: a hung rank is killed at the
+ * deadline; after one rank fails the others are killed after the grace. */
+static void test_ranks_supervised(void **state)
+{
+    static const char *const ok_argv[] = { "/bin/sh", "-c", "exit 0", NULL };
+    static const char *const hang_argv[] = { "/bin/sh", "-c", "sleep 1000 & wait", NULL };
+    static const char *const fail_argv[] = { "/bin/sh", "-c", "exit 3", NULL };
+    extern char **environ;
+    char *dir = ts_tmpdir();
+    char *log = cf_path_join(dir, "rank.log");
+    struct cf_rank_spec hung[2] = { { ok_argv, environ, dir, log }, { hang_argv, environ, dir, NULL } };
+    struct cf_rank_outcome out[2];
+    cf_wheel_run_ranks(hung, 2, 1.0, 60.0, out);
+    assert_int_equal(out[0].end, CF_RANK_EXITED);
+    assert_int_equal(out[0].code, 0);
+    assert_int_equal(out[1].end, CF_RANK_KILLED_TIMEOUT);
+    char *how = cf_rank_describe(&out[1], 1.0);
+    assert_non_null(strstr(how, "hung"));
+    free(how);
+    struct cf_rank_spec peer[2] = { { fail_argv, environ, dir, NULL }, { hang_argv, environ, dir, NULL } };
+    cf_wheel_run_ranks(peer, 2, 600.0, 0.5, out);
+    assert_int_equal(out[0].end, CF_RANK_EXITED);
+    assert_int_equal(out[0].code, 3);
+    assert_int_equal(out[1].end, CF_RANK_KILLED_PEER);
+    assert_true(out[1].seconds < 60); /* the grace, not the 600 s deadline */
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -431,6 +687,12 @@ int main(void)
         cmocka_unit_test(test_verify_rejects_absolute_rpath),
         cmocka_unit_test(test_verify_rejects_missing_library),
         cmocka_unit_test(test_platform_tag_linux_when_not_covered),
+        cmocka_unit_test(test_zip_scan_and_read),
+        cmocka_unit_test(test_name_index),
+        cmocka_unit_test(test_manylinux_policy),
+        cmocka_unit_test(test_tags_and_arch),
+        cmocka_unit_test(test_linear_parsers),
+        cmocka_unit_test(test_ranks_supervised),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     ts_cleanup();

@@ -1,0 +1,174 @@
+/* Private interface between the files of `wheel verify` (src/pkg/wheel_*.c):
+ * the state the checks share, and the checks themselves, which
+ * wheel_verify.c runs from a table. */
+#ifndef CCLFORGE_PKG_WHEEL_VERIFY_INTERNAL_H
+#define CCLFORGE_PKG_WHEEL_VERIFY_INTERNAL_H
+
+#include <stdint.h>
+#include <zip.h>
+
+#include "cclforge/wheel.h"
+#include "pkg/elf_facts.h"
+#include "pkg/name_index.h"
+#include "pkg/zip_read.h"
+#include "pkg/zip_scan.h"
+
+/* The bridge marker a cclforge-built wheel carries in its .dist-info. */
+#define CF_WHEEL_MARKER "cclforge.json"
+/* Where the installed layout puts site-packages, relative to its prefix
+ * (the depth of lib/pythonX.Y/site-packages, for $ORIGIN/../.. climbs). */
+#define CF_WHEEL_SITE_REL "lib/python3/site-packages"
+
+void cf_wheel_add_check(struct cf_wheel_verify_result *res, const char *name, int ok, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The problems one check found: the first CF_WHEEL_SHOWN word for word
+ * ("a; b; "), the rest counted (a hostile wheel can have 70,000). */
+#define CF_WHEEL_SHOWN 50
+struct cf_wheel_problems {
+    struct strbuf text;
+    size_t n;
+};
+void cf_wheel_problem(struct cf_wheel_problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Adds "... and N more" when some were left out. */
+void cf_wheel_problems_finish(struct cf_wheel_problems *p);
+/* The verdict of a check from its problems: failed with them when there are
+ * any, else ok with the formatted detail; p is released. */
+void cf_wheel_report(struct cf_wheel_verify_result *res, const char *check, struct cf_wheel_problems *p,
+                     const char *ok_fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* What the static part learnt that the install part needs. */
+struct wheel_facts {
+    char *bridge_module;          /* dotted module from the marker, NULL when not a cclforge bridge */
+    struct strvec modules;        /* dotted names of every extension module */
+};
+
+/* --install and --smoke: a fresh venv, pip install, import from the installed location. */
+void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
+                             struct cf_wheel_verify_result *res);
+
+struct verify_ctx;
+
+/* One member of the archive, as the checks see it (~100 bytes: a wheel may
+ * have 200,000 members, and memory must not grow with its contents). */
+enum { DATA_UNREAD, DATA_OK, DATA_BAD };
+struct vmember {
+    const struct cf_zip_entry *z; /* its central directory entry */
+    const char *shown;            /* its name as messages show it: z->name unless it needs escaping */
+    const char *problem;          /* why its name is unsafe (zip slip, ...); NULL when clean */
+    char *link_target;            /* a symlink's target, as stored */
+    long record_line;             /* its RECORD entry (index), -1 when not listed */
+    uint64_t size_read;
+    char *placed;                 /* its copy in the layout (absolute), NULL when not placed */
+    char *bad_digest;             /* the digest of its bytes, kept only when RECORD says otherwise */
+    struct elf_facts *elf;        /* read from the copy; NULL when not an ELF file */
+    char *elf_error;              /* ELF magic, but not a file the loader could map */
+    unsigned char data;           /* DATA_* */
+    unsigned char installable;    /* pip installs it somewhere (cf_wheel_installed_path) */
+    unsigned char is_elf;         /* starts with the ELF magic */
+    unsigned char is_extension;   /* exports PyInit_<its module name> */
+    unsigned char reached;        /* loaded as a dependency of an extension module (wheel_needed.c) */
+};
+
+/* The installed path of a placed member, relative to the layout's prefix. */
+const char *cf_wheel_installed_of(const struct verify_ctx *c, const struct vmember *m);
+
+struct verify_ctx {
+    const struct cf_wheel_verify_opts *opts;
+    struct cf_wheel_verify_result *res;
+    uint64_t max_size;
+    int fd;                       /* the wheel, opened once: every read is of the same file */
+    uint64_t file_size;
+    struct cf_wheel_name wn;
+    int have_name;
+    struct cf_zip_scan scan;
+    int have_scan;                /* the central directory was read */
+    int readable;                 /* no structural fault: members may be decompressed */
+    zip_t *za;
+    struct vmember *m;
+    size_t n;
+    struct cf_name_index by_name; /* archive name -> member */
+    struct cf_name_index dirs;    /* installed directories, prefix relative (keys into dir_names) */
+    struct strvec dir_names;      /* one path per member that brought new directories */
+    struct cf_name_index data_paths; /* where .data members install, site-packages relative */
+    struct strvec data_names;
+    char *stem;                   /* dist_info without ".dist-info" */
+    char *dist_info;              /* the one top-level "<name>-<ver>.dist-info", as found */
+    struct strbuf dist_info_problems; /* none, several, or not this distribution's */
+    long record, wheel, metadata, marker; /* member indices, -1 when absent */
+    struct cf_record rec;
+    int rec_parsed;
+    struct strbuf record_error;   /* why RECORD could not be read or parsed */
+    struct strbuf wheel_text, metadata_text, marker_text;
+    int content_read;             /* every member was streamed */
+    char *tmp;                    /* the private work directory */
+    char *prefix;                 /* tmp/prefix: the installed layout */
+    char *sysroot;                /* tmp/sysroot, empty: absolute RPATH entries and system dirs land there */
+    struct strvec externals;      /* declared external directories, site-packages relative */
+    struct wheel_facts wf;
+    char *arch;                   /* the platform tag's ("x86_64"), NULL for "any" */
+    int tag_minor;                /* manylinux_2_<minor> of the tag (lowest of a set), 0 none */
+    int musl;                     /* a musllinux tag: musl's system libraries, no glibc policy */
+    size_t n_elf;
+    struct cf_name_index placed;  /* layout path -> member */
+    struct strvec syslibs;        /* system libraries needed, each once ... */
+    struct strvec syslib_users;   /* ... and the first member needing it */
+    struct cf_name_index syslib_ix;
+};
+
+/* Reading members (wheel_member_io.c): one at a time, streaming. */
+struct cf_wheel_stream {
+    struct cf_zip_member zm;      /* stored and deflated members */
+    zip_file_t *zf;               /* others, through libzip */
+};
+int cf_wheel_read_at(void *fd_ptr, uint64_t off, void *buf, size_t n); /* pread, for cf_zip_read_fn */
+int cf_wheel_member_open(struct verify_ctx *c, size_t i, struct cf_wheel_stream *s, cf_error *err);
+/* Bytes read, 0 at the end (size and CRC checked), -1 with err. */
+ssize_t cf_wheel_member_read(struct cf_wheel_stream *s, void *buf, size_t n, cf_error *err);
+void cf_wheel_member_close(struct cf_wheel_stream *s);
+/* A small member whole (at most cap bytes: symlink targets, RECORD) into out. */
+int cf_wheel_member_read_all(struct verify_ctx *c, size_t i, size_t cap, struct strbuf *out, cf_error *err);
+
+/* The archive (wheel_archive.c) */
+void cf_wheel_check_file(struct verify_ctx *c);
+void cf_wheel_check_name(struct verify_ctx *c);
+void cf_wheel_check_zip(struct verify_ctx *c);
+/* .dist-info (wheel_dist_info.c) */
+/* Finds the one .dist-info directory (problems into c->dist_info_problems)
+ * and its RECORD, WHEEL, METADATA and marker members. */
+void cf_wheel_find_dist_info(struct verify_ctx *c);
+/* Reads and parses RECORD (whole: it is the index of everything else) and
+ * ties each entry to its member; failures into c->record_error. */
+void cf_wheel_read_record(struct verify_ctx *c);
+void cf_wheel_check_record(struct verify_ctx *c);
+void cf_wheel_check_metadata(struct verify_ctx *c);
+/* Native code in the installed layout (wheel_native.c, wheel_needed.c, wheel_policy.c) */
+/* Reads the ELF facts of every member copied into the layout. */
+void cf_wheel_read_elf_facts(struct verify_ctx *c);
+void cf_wheel_check_extension(struct verify_ctx *c);
+void cf_wheel_check_rpath(struct verify_ctx *c);
+void cf_wheel_check_needed(struct verify_ctx *c);
+void cf_wheel_check_glibc(struct verify_ctx *c);
+void cf_wheel_check_policy(struct verify_ctx *c);
+
+/* Symlinks (wheel_symlinks.c): the links that, followed through the other
+ * links, leave the wheel, and the members written through a link; one
+ * sentence each into problems. */
+void cf_wheel_symlink_problems(struct verify_ctx *c, struct strvec *problems);
+
+/* The installed layout (wheel_layout.c) */
+/* Where pip installs an archive name, relative to the prefix; NULL when it
+ * installs nowhere (a .data scheme pip does not know). Caller frees. */
+char *cf_wheel_installed_path(const char *dist_info_stem, const char *name);
+/* Makes tmp/prefix (site-packages inside) and tmp/sysroot. */
+int cf_wheel_layout_create(struct verify_ctx *c, cf_error *err);
+/* Opens the layout file for member i at its installed path (creating its
+ * directories); -1 when it cannot be created, with err. */
+int cf_wheel_layout_open(struct verify_ctx *c, size_t i, const char *installed, cf_error *err);
+/* Makes each declared external found under a --site directory appear at its
+ * place in the layout's site-packages (a symlink); the ones found, in *found. */
+void cf_wheel_layout_link_externals(struct verify_ctx *c, struct strvec *found);
+/* "site-packages/x/y" for a prefix-relative path under site-packages, else the path. Caller frees. */
+char *cf_wheel_layout_display(const char *prefix_rel);
+
+#endif

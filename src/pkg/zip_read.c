@@ -1,0 +1,128 @@
+/* Streaming member data (APPNOTE 4.4.5: method 0 stored, 8 deflate, as raw
+ * deflate without a zlib header). The compressed bytes read are bounded by
+ * the central directory's size, the bytes produced by the declared size: a
+ * deflate stream that would inflate further is stopped, not followed. */
+#include "pkg/zip_read.h"
+
+#include <string.h>
+
+#define METHOD_STORED 0
+#define METHOD_DEFLATE 8
+
+int cf_zip_member_supported(const struct cf_zip_entry *e)
+{
+    return e->method == METHOD_STORED || e->method == METHOD_DEFLATE;
+}
+
+int cf_zip_member_open(struct cf_zip_member *m, cf_zip_read_fn read, void *ctx, const struct cf_zip_entry *e,
+                       cf_error *err)
+{
+    memset(m, 0, offsetof(struct cf_zip_member, in));
+    m->read = read;
+    m->ctx = ctx;
+    m->e = e;
+    m->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+    if (!cf_zip_member_supported(e))
+        return cf_error_set(err, CF_ERR_FORMAT, "compression method %u is not read here", e->method);
+    if (e->method == METHOD_DEFLATE) {
+        if (inflateInit2(&m->zs, -MAX_WBITS) != Z_OK)
+            return cf_error_set(err, CF_ERR_INTERNAL, "zlib: %s", m->zs.msg ? m->zs.msg : "cannot start inflate");
+        m->inflating = 1;
+    }
+    return 0;
+}
+
+/* The next compressed bytes into m->in; how many (0 when the member's are all read), -1 on a read error. */
+static ssize_t fill(struct cf_zip_member *m, cf_error *err)
+{
+    uint64_t left = m->e->csize - m->in_pos;
+    size_t want = left < sizeof m->in ? (size_t)left : sizeof m->in;
+    if (want && m->read(m->ctx, m->e->data_offset + m->in_pos, m->in, want) < 0)
+        return cf_error_set(err, CF_ERR_IO, "cannot read %zu bytes at offset %llu", want,
+                            (unsigned long long)(m->e->data_offset + m->in_pos));
+    m->in_pos += want;
+    return (ssize_t)want;
+}
+
+static ssize_t finish(struct cf_zip_member *m, cf_error *err)
+{
+    if (m->out != m->e->usize)
+        return cf_error_set(err, CF_ERR_FORMAT, "the data ends after %llu of the %llu bytes the archive declares",
+                            (unsigned long long)m->out, (unsigned long long)m->e->usize);
+    if (m->crc != m->e->crc)
+        return cf_error_set(err, CF_ERR_FORMAT, "CRC-32 is %08x, the archive says %08x", m->crc, m->e->crc);
+    m->done = 1;
+    return 0;
+}
+
+/* Inflates into out[0..cap): bytes produced (0 once the stream has ended), or
+ * -1. cap 0 means every declared byte is out: one byte of room then tells
+ * whether the stream really ends there or would go on. */
+static ssize_t inflate_some(struct cf_zip_member *m, unsigned char *out, size_t cap, cf_error *err)
+{
+    unsigned char extra;
+    m->zs.next_out = cap ? out : &extra;
+    m->zs.avail_out = cap ? (uInt)cap : 1;
+    for (;;) {
+        if (m->zs.avail_in == 0 && m->in_pos < m->e->csize) {
+            ssize_t f = fill(m, err);
+            if (f < 0)
+                return -1;
+            m->zs.next_in = m->in;
+            m->zs.avail_in = (uInt)f;
+        }
+        int rc = inflate(&m->zs, Z_NO_FLUSH);
+        size_t got = cap ? (size_t)(m->zs.next_out - out) : 0;
+        if (!cap && m->zs.avail_out == 0)
+            return cf_error_set(err, CF_ERR_FORMAT, "more data than the %llu bytes the archive declares",
+                                (unsigned long long)m->e->usize);
+        if (rc == Z_STREAM_END) {
+            m->ended = 1;
+            return (ssize_t)got;
+        }
+        if (rc != Z_OK && !(rc == Z_BUF_ERROR && m->zs.avail_in == 0))
+            return cf_error_set(err, CF_ERR_FORMAT, "corrupt deflate data (%s)", m->zs.msg ? m->zs.msg : "zlib error");
+        if (cap && m->zs.avail_out == 0)
+            return (ssize_t)got;
+        if (m->zs.avail_in == 0 && m->in_pos == m->e->csize) {
+            if (got)
+                return (ssize_t)got;
+            return cf_error_set(err, CF_ERR_FORMAT, "the deflate stream is cut off after %llu of the %llu bytes "
+                                                    "the archive declares",
+                                (unsigned long long)(m->out + got), (unsigned long long)m->e->usize);
+        }
+    }
+}
+
+ssize_t cf_zip_member_read(struct cf_zip_member *m, void *buf, size_t n, cf_error *err)
+{
+    if (m->done || n == 0)
+        return 0;
+    /* never more than the declared size: what would follow is reported, not produced */
+    uint64_t room = m->e->usize - m->out;
+    size_t cap = room < n ? (size_t)room : n;
+    ssize_t got;
+    if (!m->inflating) {
+        if (cap == 0)
+            return finish(m, err);
+        if (m->read(m->ctx, m->e->data_offset + m->in_pos, buf, cap) < 0)
+            return cf_error_set(err, CF_ERR_IO, "cannot read %zu bytes at offset %llu", cap,
+                                (unsigned long long)(m->e->data_offset + m->in_pos));
+        m->in_pos += cap;
+        got = (ssize_t)cap;
+    } else if (m->ended) {
+        return finish(m, err); /* the stream ended: right only if every declared byte came out */
+    } else if ((got = inflate_some(m, buf, cap, err)) < 0) {
+        return -1;
+    }
+    m->crc = (uint32_t)crc32(m->crc, buf, (uInt)got);
+    m->out += (uint64_t)got;
+    return got ? got : finish(m, err);
+}
+
+void cf_zip_member_close(struct cf_zip_member *m)
+{
+    if (m->inflating)
+        inflateEnd(&m->zs);
+    m->inflating = 0;
+}
