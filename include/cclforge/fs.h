@@ -14,7 +14,7 @@ extern "C" {
 
 /* Reads a whole file, refusing files larger than max_bytes. Appends to out. */
 int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_error *err);
-/* Writes data to path via a temporary file in the same directory, fsync and rename. */
+/* Writes data to path (0644) with the safe atomic writer, cclforge/atomic_file.h. */
 int cf_write_file_atomic(const char *path, const void *data, size_t len, cf_error *err);
 int cf_mkdir_p(const char *path, unsigned mode, cf_error *err);
 /* Removes a file or a directory tree; missing is not an error. Never follows symlinks. */

@@ -148,7 +148,7 @@ static void run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, c
         char *log = cf_asprintf("%s/rank%d.log", work, r);
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
         posix_spawn_file_actions_adddup2(&fa, 1, 2);
         posix_spawn_file_actions_addchdir_np(&fa, work);
         const char *argv[] = { py, "-I", "-c", smoke_script, module, NULL };

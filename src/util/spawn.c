@@ -1,5 +1,7 @@
 #include "cclforge/spawn.h"
 
+#include "cclforge/atomic_file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -110,10 +112,10 @@ int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
     int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
     int log_fd = -1;
     if (opts->log_path) {
-        log_fd = open(opts->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        log_fd = cf_open_log(opts->log_path, 1, err);
         if (log_fd < 0) {
             free(prog);
-            return cf_error_set(err, CF_ERR_IO, "%s: cannot open log: %s", opts->log_path, strerror(errno));
+            return -1;
         }
     }
     if ((want_out && pipe2(out_pipe, O_CLOEXEC)) || (want_err && pipe2(err_pipe, O_CLOEXEC)) ||
