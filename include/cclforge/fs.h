@@ -48,6 +48,8 @@ void cf_munmap(struct cf_mmap *map);
 /* Lowercase hex SHA-256 of a file (65 bytes incl. NUL written to hex). */
 int cf_sha256_file(const char *path, char hex[65], cf_error *err);
 void cf_sha256_hex(const void *data, size_t len, char hex[65]);
+/* The same for an open file from offset 0 (name for messages); src/util/sha256_fd.c. */
+int cf_sha256_fd(int fd, const char *name, char hex[65], cf_error *err);
 
 #ifdef __cplusplus
 }

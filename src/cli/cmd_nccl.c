@@ -149,9 +149,14 @@ static int want_help(int argc, char **argv, const char *usage)
     return 1;
 }
 
-static char *resolve_root(const char *root)
+/* --root, else the default; NULL after printing why there is none (exit 2). */
+static char *resolve_root(const char *root, const char *sub)
 {
-    return root ? cf_strdup(root) : cf_nccl_default_root();
+    cf_error err = CF_ERROR_INIT;
+    char *r = root ? cf_strdup(root) : cf_nccl_default_root(&err);
+    if (!r)
+        cli_fail(sub, &err);
+    return r;
 }
 
 /* ---- build ---- */
@@ -308,7 +313,7 @@ static int cmd_build(int argc, char **argv)
         return EXIT_FINE;
     double started = cf_now_seconds(); /* the user's wait, survey included */
     enum { O_TAG = 256, O_ARCHS, O_PTX, O_NOPTX, O_SOURCE, O_VENDOR, O_ONLY, O_ROOT, O_CUDA, O_ROCM, O_SURVEY,
-           O_DOCKER, O_IMAGE, O_FORCE, O_NOWAIT, O_DRY, O_JSON };
+           O_DOCKER, O_IMAGE, O_FORCE, O_VERIFY_B, O_NOWAIT, O_DRY, O_JSON };
     static const struct option longopts[] = {
         { "tag", required_argument, 0, O_TAG },         { "archs", required_argument, 0, O_ARCHS },
         { "ptx", no_argument, 0, O_PTX },               { "no-ptx", no_argument, 0, O_NOPTX },
@@ -318,6 +323,7 @@ static int cmd_build(int argc, char **argv)
         { "rocm-path", required_argument, 0, O_ROCM },  { "survey", required_argument, 0, O_SURVEY },
         { "docker", no_argument, 0, O_DOCKER },         { "docker-image", required_argument, 0, O_IMAGE },
         { "force", no_argument, 0, O_FORCE },           { "no-wait", no_argument, 0, O_NOWAIT },
+        { "verify", no_argument, 0, O_VERIFY_B },
         { "dry-run", no_argument, 0, O_DRY },           { "json", no_argument, 0, O_JSON },
         { 0, 0, 0, 0 },
     };
@@ -353,6 +359,7 @@ static int cmd_build(int argc, char **argv)
         case O_DOCKER: o.docker = 1; break;
         case O_IMAGE: o.docker_image = optarg; break;
         case O_FORCE: o.force = 1; break;
+        case O_VERIFY_B: o.verify = 1; break;
         case O_NOWAIT: o.no_wait = 1; break;
         case O_DRY: dry_run = 1; break;
         case O_JSON: json = 1; break;
@@ -406,11 +413,15 @@ static int cmd_build(int argc, char **argv)
     int rc = cf_nccl_build_run(&plan, &o, &r, &err);
     if (ui.started)
         cf_progress_finish(&ui.progress);
+    if (r.damage)
+        cli_warn(CMD " build", "the cached %s was damaged (%s): it was rebuilt, not served", plan.target_name,
+                 r.damage);
     if (json) {
         cJSON *doc = cJSON_CreateObject();
         cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-build/1");
         cJSON_AddBoolToObject(doc, "ok", rc == 0);
         cJSON_AddBoolToObject(doc, "cache_hit", r.cache_hit);
+        cf_json_put_str(doc, "damaged_cache", r.damage);
         cJSON_AddItemToObject(doc, "plan", plan_json(&plan));
         if (r.target_dir)
             cJSON_AddStringToObject(doc, "installed", r.target_dir);
@@ -463,10 +474,10 @@ out_free:
 /* Parses "[<name>] [--root DIR] [--json]" style arguments shared by the small subcommands. */
 struct small_args {
     const char *root, *name, *format, *host_survey;
-    int json;
+    int json, verify;
 };
 
-enum { O_ROOT = 256, O_JSON, O_FORMAT, O_HOST };
+enum { O_ROOT = 256, O_JSON, O_FORMAT, O_HOST, O_VERIFY };
 
 /* Each subcommand accepts only the options its --help lists. */
 static const struct option root_opts[] = {
@@ -476,6 +487,7 @@ static const struct option root_opts[] = {
 static const struct option list_opts[] = {
     { "root", required_argument, 0, O_ROOT },
     { "json", no_argument, 0, O_JSON },
+    { "verify", no_argument, 0, O_VERIFY },
     { 0, 0, 0, 0 },
 };
 static const struct option env_opts[] = {
@@ -497,6 +509,7 @@ static int cf_parse_small(int argc, char **argv, const char *sub, const struct o
         case O_JSON: a->json = 1; break;
         case O_FORMAT: a->format = optarg; break;
         case O_HOST: a->host_survey = optarg; break;
+        case O_VERIFY: a->verify = 1; break;
         default: return cli_usage(sub, "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -517,10 +530,12 @@ static int cmd_list(int argc, char **argv)
     int rc = cf_parse_small(argc, argv, CMD " list", list_opts, 0, &a);
     if (rc)
         return rc;
-    char *root = resolve_root(a.root);
+    char *root = resolve_root(a.root, CMD " list");
+    if (!root)
+        return EXIT_USAGE;
     struct cf_nccl_install_list l;
     cf_error err = CF_ERROR_INIT;
-    if (cf_nccl_store_list(root, &l, &err) < 0) {
+    if (cf_nccl_store_list(root, a.verify, &l, &err) < 0) {
         free(root);
         return cli_fail(CMD " list", &err);
     }
@@ -544,21 +559,31 @@ static int cmd_list(int argc, char **argv)
             cf_json_put_str(b, "cuda_version", l.v[i].cuda_version);
             cJSON_AddNumberToObject(b, "build_seconds", l.v[i].build_seconds);
             cJSON_AddBoolToObject(b, "active", l.v[i].active);
+            cf_json_put_str(b, "damage", l.v[i].damage);
             cJSON_AddItemToArray(arr, b);
         }
         cli_print_json(doc);
     } else if (l.n == 0) {
         printf("no NCCL builds under %s (cclforge nccl build makes one)\n", root);
     } else {
-        printf("%-32s %-10s %-8s %-22s %-4s %s\n", "BUILD", "TAG", "CUDA", "ARCHS", "PTX", "ACTIVE");
+        printf("%-32s %-10s %-8s %-22s %-4s %-6s %s\n", "BUILD", "TAG", "CUDA", "ARCHS", "PTX", "ACTIVE", "STATE");
         for (size_t i = 0; i < l.n; i++)
-            printf("%-32s %-10s %-8s %-22s %-4s %s\n", l.v[i].name, l.v[i].tag,
-                   l.v[i].cuda_version ? l.v[i].cuda_version : "-", l.v[i].archs, l.v[i].ptx ? "yes" : "no",
-                   l.v[i].active ? "*" : "");
+            printf("%-32s %-10s %-8s %-22s %-4s %-6s %s\n", l.v[i].name, l.v[i].tag ? l.v[i].tag : "-",
+                   l.v[i].cuda_version ? l.v[i].cuda_version : "-", l.v[i].archs ? l.v[i].archs : "-",
+                   l.v[i].ptx ? "yes" : "no", l.v[i].active ? "*" : "", l.v[i].damage ? "DAMAGED" : "ok");
     }
+    int code = EXIT_FINE;
+    for (size_t i = 0; i < l.n; i++)
+        if (l.v[i].damage) {
+            if (!a.json)
+                cli_error(CMD " list", "%s is damaged: %s; build it again (the same 'cclforge nccl build' repairs it) "
+                                       "or 'cclforge nccl remove %s'",
+                          l.v[i].name, l.v[i].damage, l.v[i].name);
+            code = EXIT_PROBLEMS;
+        }
     cf_nccl_install_list_release(&l);
     free(root);
-    return EXIT_FINE;
+    return code;
 }
 
 static int cmd_activate(int argc, char **argv)
@@ -569,7 +594,9 @@ static int cmd_activate(int argc, char **argv)
     int rc = cf_parse_small(argc, argv, CMD " activate", root_opts, 1, &a);
     if (rc)
         return rc;
-    char *root = resolve_root(a.root);
+    char *root = resolve_root(a.root, CMD " activate");
+    if (!root)
+        return EXIT_USAGE;
     cf_error err = CF_ERROR_INIT;
     int code = EXIT_FINE;
     if (cf_nccl_store_activate(root, a.name, &err) < 0)
@@ -588,7 +615,9 @@ static int cmd_remove(int argc, char **argv)
     int rc = cf_parse_small(argc, argv, CMD " remove", root_opts, 1, &a);
     if (rc)
         return rc;
-    char *root = resolve_root(a.root);
+    char *root = resolve_root(a.root, CMD " remove");
+    if (!root)
+        return EXIT_USAGE;
     cf_error err = CF_ERROR_INIT;
     int code = EXIT_FINE;
     if (cf_nccl_store_remove(root, a.name, &err) < 0)
@@ -629,8 +658,10 @@ static int cmd_env(int argc, char **argv)
     int have_host = 0;
     if (a.host_survey) {
         struct cf_survey s = CF_SURVEY_INIT;
-        if (cf_survey_load(a.host_survey, &s, &err) < 0)
+        if (cf_survey_load(a.host_survey, &s, &err) < 0) {
+            cf_survey_release(&s); /* a rejected file may have filled part of s */
             return cli_fail(CMD " env", &err);
+        }
         struct strvec archs = STRVEC_INIT;
         cf_survey_gpu_archs(&s, 0, &archs);
         for (size_t i = 0; i < archs.n; i++) {
@@ -648,9 +679,13 @@ static int cmd_env(int argc, char **argv)
         if (host.n == 0)
             cli_warn(CMD " env", "%s lists no GPUs: coverage not checked", a.host_survey);
     }
-    char *root = resolve_root(a.root);
+    char *root = resolve_root(a.root, CMD " env");
     struct cf_nccl_env e;
     int code = EXIT_FINE;
+    if (!root) {
+        code = EXIT_USAGE;
+        goto out;
+    }
     if (cf_nccl_env_make(root, a.name, have_host ? &host : NULL, &e, &err) < 0) {
         code = cli_fail(CMD " env", &err);
         goto out;
