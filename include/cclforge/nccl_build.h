@@ -158,7 +158,8 @@ void cf_nccl_build_result_release(struct cf_nccl_build_result *r);
  * installed files against the manifest: a damaged build is rebuilt, never
  * served), lock, fetch, build, verify, staged tree checked, atomic install.
  * Test-only: CCLFORGE_TEST_FAULT=<point> kills the process with SIGKILL at that
- * point (after-build, staged, before-rename) to prove recovery. */
+ * point (after-build, staged, before-rename) to prove recovery;
+ * CCLFORGE_TEST_STOP=<point> stops it there (SIGSTOP) to interleave another build. */
 int cf_nccl_build_run(const struct cf_nccl_plan *plan, const struct cf_nccl_build_opts *opts,
                       struct cf_nccl_build_result *result, cf_error *err);
 

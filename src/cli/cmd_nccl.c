@@ -33,7 +33,9 @@ static const char nccl_usage[] =
     "  -h, --help this text; 'cclforge nccl <subcommand> --help' gives its options\n"
     "\n"
     "The install root is --root, else $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge,\n"
-    "else ~/.cache/cclforge; builds live in <root>/nccl/builds/v<X.Y.Z>-<archs>/.\n"
+    "else $HOME/.cache/cclforge (none of them set: refused); builds live in\n"
+    "<root>/nccl/builds/v<X.Y.Z>-<archs>/. A root (or a build) owned by another user\n"
+    "or writable by others is refused, as ssh refuses such keys.\n"
     "\n"
     "Exit status: 0 fine, 1 the job failed, 2 usage error.\n"
     "Examples:\n"
@@ -58,37 +60,44 @@ static const char build_usage[] =
     "                        " CF_NCCL_UPSTREAM_URL " at the tag)\n"
     "  --vendor V            nvidia (default), rocm or dtk (RCCL via CMake)\n"
     "  -j, --jobs N          parallel jobs (default: MAX_JOBS, else the cores)\n"
-    "  --only-funcs EXPR     ONLY_FUNCS for NCCL's kernel generator (smaller builds)\n"
-    "  --root DIR            install root (default: see 'cclforge nccl --help')\n"
+    "  --only-funcs EXPR     ONLY_FUNCS for NCCL's kernel generator (smaller builds):\n"
+    "                        words, '*', '(...)' and '|' only, e.g. \"AllReduce Sum f32 * *\"\n"
+    "  --root DIR            install root (default: see 'cclforge nccl --help'); letters,\n"
+    "                        digits and / . _ + @ - only (make and sh receive it)\n"
     "  --cuda-home DIR       CUDA toolkit (default: CUDA_HOME, CUDA_PATH, /usr/local/cuda)\n"
     "  --rocm-path DIR       ROCm or DTK root (default: ROCM_PATH, ROCM_HOME, HIP_PATH)\n"
     "  --survey FILE         take GPUs and libtorch from a doctor JSON instead of probing\n"
     "  --docker              build in a container (generated Dockerfile, no context sent)\n"
     "  --docker-image IMG    base image for --docker (default nvidia/cuda:<ver>-devel)\n"
     "  --force               rebuild even when the same build is cached\n"
+    "  --verify              on a cache hit re-hash every installed file (default: the\n"
+    "                        files whose size or stat stamp changed); damage is rebuilt\n"
     "  --no-wait             fail instead of waiting when the same target is being built\n"
     "  --dry-run             print the plan and the exact commands, build nothing\n"
     "  --json                machine-readable result (schema cclforge.nccl-build/1)\n"
     "  -h, --help            this text\n"
     "\n"
     "Exit status: 0 built or cached, 1 the build or its verification failed, 2 usage\n"
-    "error (bad tag or arch, an arch the toolkit cannot target, a vendor mismatch).\n"
+    "error (bad tag or arch, an arch the toolkit cannot target, a vendor mismatch, a\n"
+    "character make or sh would interpret).\n"
     "Examples:\n"
     "  cclforge nccl build --dry-run\n"
     "  cclforge nccl build --tag v2.28.9-1 --archs \"6.1;12.0\" --cuda-home /usr/local/cuda-12.8\n";
 
 static const char list_usage[] =
-    "usage: cclforge nccl list [--root DIR] [--json]\n"
+    "usage: cclforge nccl list [--root DIR] [--verify] [--json]\n"
     "\n"
-    "Lists the installed builds: name, tag, CUDA version, archs, PTX, and which is active.\n"
+    "Lists the installed builds: name, tag, CUDA version, archs, PTX, which is active,\n"
+    "and whether the files are what the manifest recorded (STATE ok or DAMAGED).\n"
     "\n"
     "options:\n"
     "  --root DIR    install root (default: see 'cclforge nccl --help')\n"
+    "  --verify      re-hash every file (default: those whose size or stat stamp changed)\n"
     "  --json        machine-readable list (schema cclforge.nccl-list/1)\n"
     "  -h, --help    this text\n"
     "\n"
-    "Exit status: 0 fine (also when nothing is installed), 1 the root cannot be read,\n"
-    "2 usage error.\n"
+    "Exit status: 0 fine (also when nothing is installed), 1 a build is damaged or the\n"
+    "root cannot be read or is not yours, 2 usage error.\n"
     "Example:\n"
     "  cclforge nccl list --json\n";
 
@@ -109,8 +118,8 @@ static const char activate_usage[] =
 static const char remove_usage[] =
     "usage: cclforge nccl remove <build> [--root DIR]\n"
     "\n"
-    "Deletes <build> (a name from 'cclforge nccl list'); refused while a build of\n"
-    "that name is running.\n"
+    "Deletes <build> (a name from 'cclforge nccl list'), with or without its manifest;\n"
+    "refused while a build of that name is running.\n"
     "\n"
     "options:\n"
     "  --root DIR    install root (default: see 'cclforge nccl --help')\n"
@@ -125,7 +134,8 @@ static const char env_usage[] =
     "\n"
     "Prints LD_PRELOAD, LD_LIBRARY_PATH and NCCL_HOME for a worker using <build>\n"
     "(default: the active build). With --host-survey (the worker's `cclforge doctor\n"
-    "--json`), checks the build covers that host's GPU archs.\n"
+    "--json`), checks the build covers that host's GPU archs. A damaged build, or one\n"
+    "whose path ld.so would split (a space, ':' or ';'), is refused.\n"
     "\n"
     "options:\n"
     "  --format F          shell (default: export lines), yaml, or json\n"
@@ -135,7 +145,8 @@ static const char env_usage[] =
     "  --root DIR          install root (default: see 'cclforge nccl --help')\n"
     "  -h, --help          this text\n"
     "\n"
-    "Exit status: 0 fine, 1 no such build or a host arch not covered, 2 usage error.\n"
+    "Exit status: 0 fine, 1 no such build, a damaged one, or a host arch not covered,\n"
+    "2 usage error.\n"
     "Examples:\n"
     "  eval \"$(cclforge nccl env)\"\n"
     "  cclforge nccl env v2.28.9-sm75-sm90 --format yaml --host-survey worker.json\n";
@@ -187,10 +198,10 @@ static void on_event(void *ctx, const struct cf_nccl_event *ev)
         }
         if (!ui->quiet)
             fprintf(stderr, "%s==>%s %s\n", cf_term_color(stderr, CF_BLUE), cf_term_color(stderr, CF_RESET),
-                    ev->text);
+                    cli_safe(ev->text));
         break;
     case CF_NCCL_EV_WAIT:
-        fprintf(stderr, "%s\n", ev->text);
+        fprintf(stderr, "%s\n", cli_safe(ev->text));
         break;
     default:
         break;
@@ -269,28 +280,29 @@ static cJSON *plan_json(const struct cf_nccl_plan *plan)
 
 static void print_plan(const struct cf_nccl_plan *plan)
 {
-    printf("tag       %s (%s)\n", plan->tag_text, plan->tag_origin);
+    printf("tag       %s (%s)\n", plan->tag_text, cli_safe(plan->tag_origin));
     struct strbuf archs = STRBUF_INIT;
     cf_arch_list_join(&plan->archs, " ", &archs);
     printf("archs     %s (%s)%s\n", cf_sb_str(&archs), plan->archs_origin, plan->ptx ? " + PTX of the newest" : "");
     cf_sb_release(&archs);
     printf("%s %s\n", plan->vendor == CF_VENDOR_AMD ? "targets  " : "gencode  ", plan->gencode);
-    printf("source    %s\n", plan->source);
+    printf("source    %s\n", cli_safe(plan->source));
     if (plan->cuda_version)
-        printf("toolkit   %s (CUDA %s)\n", plan->toolkit_home, plan->cuda_version);
+        printf("toolkit   %s (CUDA %s)\n", cli_safe(plan->toolkit_home), cli_safe(plan->cuda_version));
     else
-        printf("toolkit   %s\n", plan->toolkit_home);
+        printf("toolkit   %s\n", cli_safe(plan->toolkit_home));
     printf("jobs      %d\n", plan->jobs);
-    printf("install   %s\n", plan->target_dir);
-    printf("log       %s\n", plan->log_path);
+    printf("install   %s\n", cli_safe(plan->target_dir));
+    printf("log       %s\n", cli_safe(plan->log_path));
     printf("commands:\n");
     struct strvec cmds = STRVEC_INIT;
     cf_nccl_plan_commands(plan, &cmds);
     for (size_t i = 0; i < cmds.n; i++)
-        printf("  %s\n", cmds.v[i]);
+        printf("  %s\n", cli_safe(cmds.v[i]));
     cf_strvec_clear(&cmds);
     if (plan->dockerfile)
-        printf("Dockerfile (written to a private temporary $DOCKER_DIR, removed afterwards):\n%s", plan->dockerfile);
+        printf("Dockerfile (written to a private temporary $DOCKER_DIR, removed afterwards):\n%s\n",
+               cli_safe_lines(plan->dockerfile));
 }
 
 static cJSON *verify_json(const struct cf_nccl_verify *v)
@@ -438,26 +450,26 @@ static int cmd_build(int argc, char **argv)
             code = cli_fail(CMD " build", &err);
     } else if (rc < 0) {
         if (r.log_tail.len)
-            fprintf(stderr, "--- last lines of %s ---\n%s\n---\n", r.log_path ? r.log_path : "the log",
-                    cf_sb_str(&r.log_tail));
+            fprintf(stderr, "--- last lines of %s ---\n%s\n---\n", r.log_path ? cli_safe(r.log_path) : "the log",
+                    cli_safe_lines(cf_sb_str(&r.log_tail)));
         code = cli_fail(CMD " build", &err);
     } else if (r.cache_hit) {
-        printf("cached %s (same inputs; --force rebuilds) in %.3f s\n", r.target_dir, cf_now_seconds() - started);
+        printf("cached %s (same inputs; --force rebuilds) in %.3f s\n", cli_safe(r.target_dir), cf_now_seconds() - started);
     } else {
-        printf("installed %s (built in %.1f s)\n", r.target_dir, r.build_seconds);
-        printf("  banner  %s\n", r.verify.banner ? r.verify.banner : "");
-        printf("  soname  %s\n", r.verify.soname ? r.verify.soname : "");
+        printf("installed %s (built in %.1f s)\n", cli_safe(r.target_dir), r.build_seconds);
+        printf("  banner  %s\n", cli_safe(r.verify.banner));
+        printf("  soname  %s\n", cli_safe(r.verify.soname));
         struct strbuf s = STRBUF_INIT;
         for (size_t i = 0; i < r.verify.sass.n; i++)
             cf_sb_addf(&s, "%s%s", i ? " " : "", r.verify.sass.v[i]);
         for (size_t i = 0; i < r.verify.ptx.n; i++)
             cf_sb_addf(&s, " %s(PTX)", r.verify.ptx.v[i]);
-        printf("  code    %s\n", cf_sb_str(&s));
+        printf("  code    %s\n", cli_safe(cf_sb_str(&s)));
         cf_sb_release(&s);
         if (r.verify.extra.n) {
             printf("  extra   ");
             for (size_t i = 0; i < r.verify.extra.n; i++)
-                printf("%s%s", i ? " " : "", r.verify.extra.v[i]);
+                printf("%s%s", i ? " " : "", cli_safe(r.verify.extra.v[i]));
             printf(" (not requested; reported, not an error)\n");
         }
     }
@@ -564,12 +576,12 @@ static int cmd_list(int argc, char **argv)
         }
         cli_print_json(doc);
     } else if (l.n == 0) {
-        printf("no NCCL builds under %s (cclforge nccl build makes one)\n", root);
+        printf("no NCCL builds under %s (cclforge nccl build makes one)\n", cli_safe(root));
     } else {
         printf("%-32s %-10s %-8s %-22s %-4s %-6s %s\n", "BUILD", "TAG", "CUDA", "ARCHS", "PTX", "ACTIVE", "STATE");
         for (size_t i = 0; i < l.n; i++)
-            printf("%-32s %-10s %-8s %-22s %-4s %-6s %s\n", l.v[i].name, l.v[i].tag ? l.v[i].tag : "-",
-                   l.v[i].cuda_version ? l.v[i].cuda_version : "-", l.v[i].archs ? l.v[i].archs : "-",
+            printf("%-32s %-10s %-8s %-22s %-4s %-6s %s\n", cli_safe(l.v[i].name), l.v[i].tag ? cli_safe(l.v[i].tag) : "-",
+                   l.v[i].cuda_version ? cli_safe(l.v[i].cuda_version) : "-", l.v[i].archs ? cli_safe(l.v[i].archs) : "-",
                    l.v[i].ptx ? "yes" : "no", l.v[i].active ? "*" : "", l.v[i].damage ? "DAMAGED" : "ok");
     }
     int code = EXIT_FINE;
@@ -602,7 +614,7 @@ static int cmd_activate(int argc, char **argv)
     if (cf_nccl_store_activate(root, a.name, &err) < 0)
         code = cli_fail(CMD " activate", &err);
     else
-        printf("active NCCL build: %s\n", a.name);
+        printf("active NCCL build: %s\n", cli_safe(a.name));
     free(root);
     return code;
 }
@@ -623,7 +635,7 @@ static int cmd_remove(int argc, char **argv)
     if (cf_nccl_store_remove(root, a.name, &err) < 0)
         code = cli_fail(CMD " remove", &err);
     else
-        printf("removed %s\n", a.name);
+        printf("removed %s\n", cli_safe(a.name));
     free(root);
     return code;
 }

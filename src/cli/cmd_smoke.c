@@ -71,15 +71,17 @@ struct smoke_cli {
     cJSON *rank_failures;
 };
 
+/* "text" with \" and \\, newlines as spaces, control characters escaped (cli_escape). */
 static void print_quoted(FILE *f, const char *s)
 {
-    fputc('"', f);
+    struct strbuf q = STRBUF_INIT;
     for (; s && *s; s++) {
         if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        fputc(*s == '\n' ? ' ' : *s, f);
+            cf_sb_addc(&q, '\\');
+        cf_sb_addc(&q, *s == '\n' ? ' ' : *s);
     }
-    fputc('"', f);
+    fprintf(f, "\"%s\"", cli_safe(cf_sb_str(&q)));
+    cf_sb_release(&q);
 }
 
 static void on_event(void *ctx, const struct cf_smoke_event *ev)
@@ -89,9 +91,9 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
     switch (ev->kind) {
     case CF_EV_LOG:
         if (ev->rank >= 0)
-            fprintf(stderr, "[rank %d] %s\n", ev->rank, ev->text ? ev->text : "");
+            fprintf(stderr, "[rank %d] %s\n", ev->rank, cli_safe(ev->text));
         else
-            fprintf(stderr, "[mpirun] %s\n", ev->text ? ev->text : "");
+            fprintf(stderr, "[mpirun] %s\n", cli_safe(ev->text));
         return;
     case CF_EV_INFO:
         if (!ev->key)
@@ -105,7 +107,7 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
             cJSON_DeleteItemFromObjectCaseSensitive(r, ev->key);
             cJSON_AddStringToObject(r, ev->key, ev->value ? ev->value : "");
         } else {
-            printf("RANK_INFO rank=%d local_rank=%d %s=", ev->rank, ev->local_rank, ev->key);
+            printf("RANK_INFO rank=%d local_rank=%d %s=", ev->rank, ev->local_rank, cli_safe(ev->key));
             print_quoted(stdout, ev->value);
             putchar('\n');
         }
@@ -162,9 +164,9 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
 
 static void print_table(const struct cf_smoke_report *rep)
 {
-    printf("# cclforge smoke: %s backend (%s), %d rank%s, launcher %s\n", rep->backend,
-           rep->lib_version ? rep->lib_version : "version unknown", rep->nranks, rep->nranks == 1 ? "" : "s",
-           rep->launcher ? rep->launcher : "none");
+    printf("# cclforge smoke: %s backend (%s), %d rank%s, launcher %s\n", cli_safe(rep->backend),
+           rep->lib_version ? cli_safe(rep->lib_version) : "version unknown", rep->nranks, rep->nranks == 1 ? "" : "s",
+           rep->launcher ? cli_safe(rep->launcher) : "none");
     if (!rep->nrows)
         return;
     printf("# %12s %12s %9s %15s %6s %11s %11s %11s %8s %6s\n", "size(B)", "count", "type", "op", "place",

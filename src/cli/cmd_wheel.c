@@ -120,16 +120,17 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r)
 
 static void print_result(const struct cf_wheel_verify_result *r)
 {
-    printf("%s%s%s\n  %s %s, tags %s-%s-%s\n", cf_term_color(stdout, CF_BOLD), r->wheel, cf_term_color(stdout, CF_RESET),
-           r->dist, r->version, r->python_tag, r->abi_tag, r->platform_tag);
+    printf("%s%s%s\n  %s %s, tags %s-%s-%s\n", cf_term_color(stdout, CF_BOLD), cli_safe(r->wheel),
+           cf_term_color(stdout, CF_RESET), cli_safe(r->dist), cli_safe(r->version), cli_safe(r->python_tag),
+           cli_safe(r->abi_tag), cli_safe(r->platform_tag));
     for (size_t i = 0; i < r->n_checks; i++) {
         const struct cf_wheel_check *c = &r->checks[i];
         enum cf_color col = c->ok > 0 ? CF_GREEN : c->ok == 0 ? CF_RED : CF_YELLOW;
         printf("  %s%-4s%s %-14s %s\n", cf_term_color(stdout, col), status_word(c->ok), cf_term_color(stdout, CF_RESET),
-               c->name, c->detail);
+               cli_safe(c->name), cli_safe(c->detail));
     }
     for (size_t i = 0; i < r->smoke_lines.n; i++)
-        printf("  %s\n", r->smoke_lines.v[i]);
+        printf("  %s\n", cli_safe(r->smoke_lines.v[i]));
     if (r->failed)
         printf("%s%d check(s) failed%s\n", cf_term_color(stdout, CF_RED), r->failed, cf_term_color(stdout, CF_RESET));
     else

@@ -32,12 +32,16 @@ static void emit(const struct cf_nccl_build_opts *opts, int kind, const char *te
 }
 
 /* Test-only fault injection (documented in docs/nccl-build.md): the process
- * dies by SIGKILL at the named point, as a crash or `kill -9` would. */
+ * dies by SIGKILL at the named point (CCLFORGE_TEST_FAULT), as a crash or
+ * `kill -9` would, or stops there (CCLFORGE_TEST_STOP, SIGSTOP) so a test can
+ * run another build in between and then continue this one. */
 static void fault_point(const char *name)
 {
-    const char *want = getenv("CCLFORGE_TEST_FAULT");
-    if (want && !strcmp(want, name))
+    const char *kill_at = getenv("CCLFORGE_TEST_FAULT"), *stop_at = getenv("CCLFORGE_TEST_STOP");
+    if (kill_at && !strcmp(kill_at, name))
         raise(SIGKILL);
+    if (stop_at && !strcmp(stop_at, name))
+        raise(SIGSTOP);
 }
 
 /* ---- cache ---- */
