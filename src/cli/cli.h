@@ -24,7 +24,7 @@ int cli_wants_help(int argc, char **argv);
 
 struct strbuf;
 /* Untrusted text made safe for a terminal (src/cli/safe_text.c): control
- * characters and invalid UTF-8 shown escaped (\e, \n, \x01, \u009b). With
+ * characters but tab and invalid UTF-8 shown escaped (\e, \n, \x01, \u009b). With
  * keep_newlines, '\n' stays and the next line is indented. */
 void cli_escape(const char *s, int keep_newlines, struct strbuf *out);
 /* The same on one line, in a ring of buffers valid for the next 15 calls

@@ -1,6 +1,6 @@
 /* The one sanitiser for untrusted text on the way to a terminal or a log a
  * person reads: paths, sonames, banners, hostnames, GPU names, .active
- * contents, build output. Control characters (C0, DEL, the C1 range that
+ * contents, build output. Control characters (C0 but tab, DEL, the C1 range that
  * 8-bit terminals take as CSI) and bytes that are not UTF-8 are shown
  * escaped, so such text cannot move the cursor, retitle the window, clear the
  * screen or forge a line. JSON output needs none of this (cJSON escapes). */
@@ -40,7 +40,7 @@ void cli_escape(const char *s, int keep_newlines, struct strbuf *out)
     static const struct {
         char c;
         const char *shown;
-    } named[] = { { '\n', "\\n" }, { '\t', "\\t" }, { '\r', "\\r" }, { '\033', "\\e" } };
+    } named[] = { { '\n', "\\n" }, { '\r', "\\r" }, { '\033', "\\e" } };
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
         if (*p == '\n' && keep_newlines) {
             /* A continuation line never starts at column 0, where it could pass for cclforge's own. */
@@ -48,7 +48,7 @@ void cli_escape(const char *s, int keep_newlines, struct strbuf *out)
             p++;
             continue;
         }
-        if (*p >= 0x20 && *p < 0x7f) {
+        if ((*p >= 0x20 && *p < 0x7f) || *p == '\t') { /* a tab moves to a tab stop, nothing more */
             cf_sb_addc(out, (char)*p++);
             continue;
         }

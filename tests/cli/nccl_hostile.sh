@@ -37,6 +37,7 @@ no_canary() {
         ok "$1: no canary, no payload program spawned"
     fi
     rm -f "$CANARY"
+    find "$T_TMP" "$MINI" -name 'cf13canary*' -delete 2>/dev/null
 }
 spawned_make() { grep -q 'execve("[^"]*/make"' "$T_TMP/trace"; }
 
