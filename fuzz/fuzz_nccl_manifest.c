@@ -59,7 +59,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     cf_sb_release(&why);
     cJSON_Delete(m);
     close(fd);
-    if (cf_arch_list_parse(&host, "sm_75;sm_120;gfx90a", NULL) < 0)
+    if (cf_arch_list_parse(&host, "sm_75;sm_90;sm_120", NULL) < 0)
         abort();
     return 0;
 }
