@@ -580,8 +580,8 @@ static int cmd_list(int argc, char **argv)
     } else {
         printf("%-32s %-10s %-8s %-22s %-4s %-6s %s\n", "BUILD", "TAG", "CUDA", "ARCHS", "PTX", "ACTIVE", "STATE");
         for (size_t i = 0; i < l.n; i++)
-            printf("%-32s %-10s %-8s %-22s %-4s %-6s %s\n", cli_safe(l.v[i].name), l.v[i].tag ? cli_safe(l.v[i].tag) : "-",
-                   l.v[i].cuda_version ? cli_safe(l.v[i].cuda_version) : "-", l.v[i].archs ? cli_safe(l.v[i].archs) : "-",
+            printf("%-32s %-10s %-8s %-22s %-4s %-6s %s\n", cli_safe(l.v[i].name), *l.v[i].tag ? cli_safe(l.v[i].tag) : "-",
+                   l.v[i].cuda_version ? cli_safe(l.v[i].cuda_version) : "-", *l.v[i].archs ? cli_safe(l.v[i].archs) : "-",
                    l.v[i].ptx ? "yes" : "no", l.v[i].active ? "*" : "", l.v[i].damage ? "DAMAGED" : "ok");
     }
     int code = EXIT_FINE;

@@ -102,6 +102,9 @@ static int fill_install(int fd, const char *dir, const char *name, const char *a
     out->active = active && !strcmp(active, name);
     cJSON *m = cf_nccl_read_manifest_at(fd);
     if (!m) {
+        out->tag = cf_strdup("");
+        out->version = cf_strdup("");
+        out->archs = cf_strdup("");
         out->damage = cf_strdup("manifest.json is missing or not JSON");
         return cf_error_set(err, CF_ERR_FORMAT, "%s/manifest.json is missing or not JSON: remove the build with "
                                                 "'cclforge nccl remove %s' and build it again",

@@ -207,6 +207,8 @@ expect_out "^cached" "--verify: every hash checked, intact, cached"
 
 # ---- remove works without a manifest ----
 rm "$T8/manifest.json"
+run "$CCLFORGE" nccl list --root "$ROOT" --json
+expect_json "[b['damage'] for b in d['builds'] if b['name']=='v2.28.9-sm80-noptx'] == ['manifest.json is missing or not JSON']" "list --json names a build without a manifest as damaged"
 run "$CCLFORGE" nccl remove v2.28.9-sm80-noptx --root "$ROOT"
 expect_rc 0 "remove of a build without a manifest"
 [ ! -e "$T8" ] && ok "it is gone" || bad "it is still there"
