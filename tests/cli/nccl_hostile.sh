@@ -141,6 +141,13 @@ expect_rc 1 "env for a root with a space fails"
 expect_err "contains a space, which ld.so takes as a separator" "and says ld.so would split it"
 expect_no_out "LD_PRELOAD" "no LD_PRELOAD line is printed"
 
+# a host survey rejected after part of it was read: an error, nothing leaked
+# (the ASan run's LeakSanitizer aborts otherwise)
+printf '{ "gpus": [ { "vendor": "nvidia", "name": "T4", "arch": "sm_75" } ], "compilers": [ 5 ] }' > "$T_TMP/half.json"
+run "$CCLFORGE" nccl env "$(basename "$T1")" --root "$ROOT" --host-survey "$T_TMP/half.json"
+expect_rc 1 "a half-valid host survey is an error"
+expect_err "compilers\[0\] must be an object" "naming the bad part"
+
 # ---- two targets with a common prefix install at once ----
 # The first stops (SIGSTOP) with its tree staged; the second, v2.28.9-sm75, runs
 # its stale cleanup and installs meanwhile; then the first continues.
