@@ -77,15 +77,10 @@ static void cclforge_archs(const char *file, struct method_report *r)
     size_t headers = cf_elf_section_count(elf) * 64 + 64;
     cf_elf_close(elf);
     struct strbuf sb = STRBUF_INIT;
-    char name[32];
-    for (size_t i = 0; i < inv.n_sass; i++) {
-        cf_cuda_arch_name(&inv.sass[i], CF_FATBIN_SASS, name, sizeof(name));
-        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", name);
-    }
-    for (size_t i = 0; i < inv.n_ptx; i++) {
-        cf_cuda_arch_name(&inv.ptx[i], CF_FATBIN_PTX, name, sizeof(name));
-        cf_sb_addf(&sb, " %s", name);
-    }
+    for (size_t i = 0; i < inv.n_sass; i++)
+        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", inv.sass[i].name);
+    for (size_t i = 0; i < inv.n_ptx; i++)
+        cf_sb_addf(&sb, " %s", inv.ptx[i].name);
     r->ok = inv.n_sass + inv.n_ptx > 0;
     r->logical_bytes = inv.header_bytes_read + headers;
     snprintf(r->answer, sizeof(r->answer), "%s", cf_sb_str(&sb));

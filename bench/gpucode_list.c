@@ -21,15 +21,10 @@ int main(int argc, char **argv)
             continue;
         }
         printf("%s:", argv[i]);
-        char name[32];
-        for (size_t k = 0; k < inv.n_sass; k++) {
-            cf_cuda_arch_name(&inv.sass[k], CF_FATBIN_SASS, name, sizeof(name));
-            printf(" %s", name);
-        }
-        for (size_t k = 0; k < inv.n_ptx; k++) {
-            cf_cuda_arch_name(&inv.ptx[k], CF_FATBIN_PTX, name, sizeof(name));
-            printf(" %s", name);
-        }
+        for (size_t k = 0; k < inv.n_sass; k++)
+            printf(" %s", inv.sass[k].name);
+        for (size_t k = 0; k < inv.n_ptx; k++)
+            printf(" %s", inv.ptx[k].name);
         for (size_t k = 0; k < inv.amd_targets.n; k++)
             printf(" %s", inv.amd_targets.v[k]);
         if (cf_commlib_identify(elf, &id, &err) == 0 && id.found)

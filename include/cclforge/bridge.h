@@ -8,6 +8,7 @@
 
 #include "cclforge/error.h"
 #include "cclforge/strbuf.h"
+#include "cclforge/vendor.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,14 +20,14 @@ extern "C" {
 #define CF_BRIDGE_MIN_GCC 9
 #define CF_BRIDGE_MIN_GCC_CXX20 10
 
-enum cf_bridge_vendor { CF_BRIDGE_NVIDIA = 0, CF_BRIDGE_ROCM, CF_BRIDGE_DTK };
-
 struct cf_bridge_opts {
-    const char *vendor;         /* "nvidia", "rocm", "dtk"; NULL: from the libtorch and the environment */
+    const char *vendor;         /* a --vendor word (cf_vendor_by_word): "nvidia", "rocm", "dtk"; NULL: from the
+                                 * libtorch and the environment */
     const char *libtorch;       /* a dir with include/ and lib/ (libtorch root or site-packages/torch); NULL: LIBTORCH, then the python */
     const char *python;         /* NULL: "python3" */
     const char *cxx;            /* NULL: $CXX, then g++ */
-    const char *toolkit_root;   /* NULL: CUDA_HOME/CUDA_PATH (nvidia), ROCM_PATH/ROCM_HOME/HIP_PATH (rocm, dtk) */
+    const char *toolkit_root;   /* NULL: the vendor's root variables (cclforge/vendor.h: CUDA_HOME, CUDA_PATH;
+                                 * ROCM_PATH, ...; DTK_HOME first for dtk), then doctor's survey */
     const char *nccl_home;      /* NULL: NCCL_HOME */
     const char *module_name;    /* NULL: CF_BRIDGE_DEFAULT_MODULE */
     const char *package;        /* NULL: CF_BRIDGE_DEFAULT_PACKAGE: the extension lives in <package>/ */
@@ -54,7 +55,7 @@ struct cf_bridge_lib {
 };
 
 struct cf_bridge_plan {
-    enum cf_bridge_vendor vendor;
+    enum cf_vendor vendor;               /* cf_vendor_get(vendor) is its vendor-table entry */
     struct cf_bridge_item vendor_item;   /* "nvidia" + why */
     struct cf_bridge_item cxx;           /* compiler path */
     char *cxx_version;                   /* "12.2.0" */
@@ -93,7 +94,6 @@ struct cf_bridge_plan {
  * (the plan says what is wrong); -1 only when nothing could be planned. */
 int cf_bridge_plan_make(const struct cf_bridge_opts *opts, struct cf_bridge_plan *plan, cf_error *err);
 void cf_bridge_plan_release(struct cf_bridge_plan *plan);
-const char *cf_bridge_vendor_name(enum cf_bridge_vendor v);
 
 /* The compiler and linker command lines the plan implies (argv vectors). */
 void cf_bridge_compile_argv(const struct cf_bridge_plan *plan, const char *object, struct strvec *argv);

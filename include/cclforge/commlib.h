@@ -9,14 +9,13 @@
 #include <stdint.h>
 
 #include "cclforge/error.h"
+#include "cclforge/vendor.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 struct cf_elf;
-
-enum cf_commlib { CF_COMMLIB_NONE = 0, CF_COMMLIB_NCCL, CF_COMMLIB_RCCL };
 
 struct cf_commlib_banner {
     enum cf_commlib lib;
@@ -76,9 +75,8 @@ int cf_commlib_identify(struct cf_elf *elf, struct cf_commlib_identity *id, cf_e
  * caller reusing one file's scan under another name calls it again. */
 void cf_commlib_identity_name(struct cf_commlib_identity *id, const char *soname_or_path);
 
-/* Which library a soname or file name ("libnccl.so.2", "librccl.so.1") is. */
-enum cf_commlib cf_commlib_from_name(const char *soname);
-const char *cf_commlib_name(enum cf_commlib lib); /* "NCCL", "RCCL", "" */
+/* enum cf_commlib, cf_commlib_from_name and cf_commlib_name (which library a
+ * soname is, its display name) are in cclforge/vendor.h with the sonames. */
 
 /* For the objects one process loads: the number of NCCL/RCCL copies (objects
  * that are the library or embed one). More than one is a conflict to warn

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cclforge/arch.h"
 #include "cclforge/error.h"
 #include "cclforge/strbuf.h"
 
@@ -67,6 +68,8 @@ int cf_fatbin_walk(const uint8_t *buf, size_t len, const char *name, cf_fatbin_v
 
 /* "sm_90a", "compute_120", "lto_90", or "kind7_90" for other kinds. */
 void cf_fatbin_entry_name(const struct cf_fatbin_entry *entry, char *buf, size_t size);
+/* The entry's arch and code form (an OTHER kind reads as SASS). */
+void cf_fatbin_entry_arch(const struct cf_fatbin_entry *entry, struct cf_arch *out);
 
 /* ---- clang offload bundles (AMD/HIP) ---- */
 
@@ -116,20 +119,15 @@ const char *cf_ccob_method_name(unsigned method);
 
 /* ---- per-file inventory ---- */
 
-struct cf_cuda_arch {
-    unsigned arch;
-    char variant; /* 0, 'a', 'f' */
-};
-
 /* Unique lists are capped so memory stays bounded on hostile input. */
 #define CF_GPUCODE_MAX_UNIQUE 256
 
 struct cf_gpucode_inventory {
-    struct cf_cuda_arch *sass;  /* sorted by arch, then variant (plain, a, f) */
+    struct cf_arch *sass;       /* unique, in cf_arch_cmp order: "sm_75", "sm_90a" */
     size_t n_sass;
-    struct cf_cuda_arch *ptx;
+    struct cf_arch *ptx;        /* "compute_120" */
     size_t n_ptx;
-    struct cf_cuda_arch *ltoir;
+    struct cf_arch *ltoir;      /* "lto_90" */
     size_t n_ltoir;
     struct strvec amd_targets;  /* unique target IDs, sorted: "gfx90a:xnack-", "gfx942" */
     size_t fatbin_sections;     /* sections scanned for fatbins */
@@ -156,10 +154,6 @@ int cf_gpucode_inventory(struct cf_elf *elf, struct cf_gpucode_inventory *inv, c
 int cf_gpucode_inventory_buffer(const uint8_t *buf, size_t len, const char *name,
                                 struct cf_gpucode_inventory *inv, cf_error *err);
 void cf_gpucode_inventory_release(struct cf_gpucode_inventory *inv);
-
-/* "sm_90a" / "compute_90a" / "lto_90" into buf. */
-void cf_cuda_arch_name(const struct cf_cuda_arch *arch, enum cf_fatbin_kind kind, char *buf,
-                       size_t size);
 
 #ifdef __cplusplus
 }

@@ -84,7 +84,7 @@ struct cf_inspect_target {
 
 /* Default mode: where one comm library was looked for. */
 struct cf_inspect_lookup {
-    const char *name;            /* "libnccl.so.2" */
+    const char *name;            /* a comm library's soname (cclforge/vendor.h): "libnccl.so.2" */
     struct cf_ldso_node node;    /* path NULL when not found; considered lists every path tried */
 };
 
@@ -103,9 +103,6 @@ struct cf_inspect_result {
  * not a directory, ...) or an internal error. */
 int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result *out, cf_error *err);
 void cf_inspect_result_release(struct cf_inspect_result *res);
-
-/* The names the default mode looks for, NULL-terminated. */
-extern const char *const cf_inspect_default_libraries[];
 
 /* Stable names for JSON and text: "bad-input", "missing", "load-error",
  * "unreadable", "undefined-symbol", "version-not-found", "lint", "nccl-copies",

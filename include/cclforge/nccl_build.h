@@ -11,6 +11,7 @@
 #include "cclforge/arch.h"
 #include "cclforge/error.h"
 #include "cclforge/strbuf.h"
+#include "cclforge/vendor.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,18 +60,31 @@ struct cf_nccl_event {
 typedef void (*cf_nccl_event_fn)(void *ctx, const struct cf_nccl_event *ev);
 
 struct cf_nccl_build_opts {
-    const char *vendor;             /* "nvidia" (default), "rocm", "dtk" */
+    const char *vendor;             /* a --vendor word (cf_vendor_by_word): "nvidia" (default), "rocm", "dtk" */
     const char *tag;                /* --tag; NULL: from the source or libtorch */
-    const char *torch_nccl_version; /* the active libtorch's NCCL ("2.28.9"), from the survey */
-    const char *archs;              /* --archs; NULL: survey_archs, then the environment */
-    const char *survey_archs;       /* the GPUs' archs from the survey ("sm_75;sm_90") */
+    const char *archs;              /* --archs; NULL: the survey's GPUs, then the environment */
+    /* Defaults from doctor's survey: with use_survey set, a missing --tag takes
+     * the active libtorch's NCCL and missing --archs the visible GPUs' archs,
+     * from this host or from survey_file (a doctor --json of another host;
+     * NULL: $CCLFORGE_SURVEY, else probe here). The survey runs only when one
+     * of these is needed or survey_file is given. */
+    int use_survey;
+    const char *survey_file;
+    /* Or the same facts given directly (tests, callers with a survey of their own). */
+    const char *torch_nccl_version; /* the active libtorch's NCCL ("2.28.9") */
+    const char *survey_archs;       /* the GPUs' archs ("sm_75;sm_90") */
     int ptx;                        /* PTX for the newest arch (CLI default 1) */
     const char *source;             /* DIR | TARBALL | GIT-URL; NULL: upstream at the tag */
     int jobs;                       /* 0: MAX_JOBS or the number of cores */
     const char *only_funcs;         /* ONLY_FUNCS for NCCL's kernel generator */
     const char *root;               /* NULL: $CCLFORGE_HOME or ~/.cache/cclforge */
-    const char *cuda_home;          /* NULL: CUDA_HOME, CUDA_PATH, /usr/local/cuda */
-    const char *rocm_path;          /* NULL: ROCM_PATH, ROCM_HOME, HIP_PATH, /opt/rocm */
+    /* The toolkit root (--cuda-home for NVIDIA, --rocm-path for ROCm and DTK);
+     * NULL: the vendor table's root variables in order (CUDA_HOME, CUDA_PATH;
+     * DTK_HOME, ROCM_PATH, ROCM_HOME, HIP_PATH for DTK), then its first default
+     * root holding the toolkit's files (/usr/local/cuda, /usr/local/cuda-*;
+     * /opt/dtk, /opt/dtk-*), as doctor finds them. */
+    const char *cuda_home;
+    const char *rocm_path;
     const char *docker_image;       /* --docker base image; NULL: nvidia/cuda:<cuda>-devel */
     int docker;
     int force;                      /* rebuild even when the target is cached */
@@ -81,8 +95,7 @@ struct cf_nccl_build_opts {
 };
 
 struct cf_nccl_plan {
-    enum cf_gpu_vendor vendor;
-    char *vendor_word;               /* "nvidia", "rocm", "dtk" */
+    const struct cf_vendor_profile *vendor; /* the vendor table's entry: word, comm library, arch family */
     struct cf_nccl_tag tag;
     char *tag_text;                  /* "v2.28.9-1" */
     char *tag_origin;                /* "--tag", "source version.mk", "libtorch NCCL 2.28.9 + newest revision" */
@@ -96,7 +109,8 @@ struct cf_nccl_plan {
     int jobs;
     char *only_funcs;
     char *root, *target_name, *target_dir, *work_dir, *build_dir, *src_dir, *log_path, *lock_path;
-    char *toolkit_home;              /* CUDA_HOME or ROCM_PATH */
+    char *toolkit_home;              /* the CUDA, ROCm or DTK root */
+    char *toolkit_origin;            /* "--cuda-home", "DTK_HOME", "default /opt/dtk-24.04" */
     char *cuda_version;              /* "13.0" (NVIDIA) */
     char *compiler;                  /* nvcc / hipcc version line */
     int docker;

@@ -7,7 +7,7 @@
  * opts.survey_file or, when that is NULL, by the environment variable
  * CCLFORGE_SURVEY. Every top-level section present in that file ("host",
  * "toolkits", "gpus", "gpu_probes", "driver", "libtorch", "comm_libraries",
- * "compilers") replaces probing of that area; absent sections are probed on this
+ * "compilers", "nccl_config", "fabric") replaces probing of that area; absent sections are probed on this
  * machine. The output of `cclforge doctor --json` is a complete survey file.
  * Schema: docs/schemas/doctor.md. */
 #ifndef CCLFORGE_SURVEY_H
@@ -16,7 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cclforge/arch.h" /* GPU arch names: cf_sm_name, cf_gfx_target_name */
 #include "cclforge/error.h"
+#include "cclforge/vendor.h"
 #include "cclforge/strbuf.h"
 
 #ifdef __cplusplus
@@ -130,8 +132,14 @@ struct cf_compiler {
 /* Where each section came from: probed here or injected from JSON. */
 enum cf_survey_section {
     CF_SEC_HOST, CF_SEC_TOOLKITS, CF_SEC_GPUS, CF_SEC_GPU_PROBES, CF_SEC_DRIVER,
-    CF_SEC_LIBTORCH, CF_SEC_COMM_LIBS, CF_SEC_COMPILERS, CF_SEC_COUNT
+    CF_SEC_LIBTORCH, CF_SEC_COMM_LIBS, CF_SEC_COMPILERS,
+    CF_SEC_NCCL_CONFIG, /* cclforge/ncclconf.h */
+    CF_SEC_FABRIC,      /* cclforge/fabric.h */
+    CF_SEC_COUNT
 };
+
+struct cf_nccl_config;
+struct cf_fabric;
 
 struct cf_survey {
     char *hostname;
@@ -145,6 +153,8 @@ struct cf_survey {
     struct cf_libtorch *torches;     size_t n_torches;  /* [0] is the one in use (first by priority) */
     struct cf_comm_lib *comm_libs;   size_t n_comm_libs; /* system-wide: ldconfig / LD_LIBRARY_PATH / NCCL_HOME / pip */
     struct cf_compiler *compilers;   size_t n_compilers;
+    struct cf_nccl_config *nccl_config; /* NCCL's effective configuration here; NULL when skipped */
+    struct cf_fabric *fabric;        /* interfaces, HCAs, PCI topology, limits, NVML; NULL when skipped */
     double seconds;                  /* wall time of the survey */
 };
 
@@ -158,6 +168,9 @@ enum {
     CF_SURVEY_SKIP_COMPILERS = 1u << 3,
     CF_SURVEY_SKIP_COMM = 1u << 4,
     CF_SURVEY_SKIP_PYTHON = 1u << 5, /* do not spawn python to find torch */
+    CF_SURVEY_SKIP_NCCL_CONFIG = 1u << 6,
+    CF_SURVEY_SKIP_FABRIC = 1u << 7,
+    CF_SURVEY_SKIP_NVML = 1u << 8,   /* do not load NVML (the rest of the fabric is still read) */
 };
 
 struct cf_survey_opts {
@@ -168,6 +181,7 @@ struct cf_survey_opts {
     const char *const *env;   /* "KEY=VALUE" entries consulted before getenv(); NULL = process environment only */
     int no_nvidia_driver;     /* do not dlopen libcuda / run nvidia-smi (tests: "no GPU" hosts) */
     const char *nvidia_driver_lib; /* library to dlopen for the driver API; NULL = "libcuda.so.1" */
+    const char *nvml_lib;     /* library to dlopen for NVML; NULL = "libnvidia-ml.so.1" */
     int no_default_roots;     /* only roots named by the environment / PATH / options (tests) */
     unsigned skip;            /* CF_SURVEY_SKIP_* */
 };
@@ -197,7 +211,20 @@ void cf_survey_gpu_archs(const struct cf_survey *s, int visible_only, struct str
 const struct cf_toolkit *cf_survey_toolkit(const struct cf_survey *s, const char *vendor);
 /* The libtorch in use (torches[0]), NULL if none. */
 const struct cf_libtorch *cf_survey_torch(const struct cf_survey *s);
+/* The comm library ranks of this host would use: libtorch's (embedded copy, else
+ * the loaded one), else the system one the loader finds, else the toolkit's; of
+ * the kind libtorch's flavour, else the visible GPUs' vendor, asks for. */
+const struct cf_comm_lib *cf_survey_active_comm(const struct cf_survey *s);
 const struct cf_compiler *cf_survey_compiler(const struct cf_survey *s, const char *name);
+/* 1 when root holds one of p's markers (files or globs, e.g. DTK's
+ * cuda/cuda-*\/include): doctor's test of which vendor a root belongs to. */
+int cf_toolkit_has_markers(const struct cf_vendor_profile *p, const char *root);
+/* The first of p's default roots (globs expanded in order, e.g. /opt/dtk then
+ * /opt/dtk-*) that is a directory with one of p's markers, as doctor's survey
+ * finds it; NULL when none. Caller frees. */
+char *cf_toolkit_default_root(const struct cf_vendor_profile *p);
+/* The comm-library profile of c by its kind (NCCL when c or its kind is unknown). */
+const struct cf_comm_profile *cf_comm_lib_profile(const struct cf_comm_lib *c);
 /* What one Python interpreter says about itself, asked without importing any
  * package: importlib.util.find_spec locates torch without running it (importing
  * torch takes seconds and may fail on the broken install being diagnosed). */
@@ -227,10 +254,6 @@ const char *cf_torch_flavour_name(enum cf_torch_flavour f); /* "cpu", "cuda", "h
 const char *cf_survey_section_name(enum cf_survey_section sec); /* the JSON key */
 
 /* Pieces usable on their own (and unit-tested). */
-/* KFD gfx_target_version (e.g. 90010) -> "gfx90a"; writes "" for 0. */
-void cf_gfx_target_name(unsigned gfx_target_version, char *buf, size_t len);
-/* Compute capability -> "sm_61". */
-void cf_sm_name(int cc_major, int cc_minor, char *buf, size_t len);
 /* Applies a *_VISIBLE_DEVICES value to the GPUs of one vendor (indices or UUID
  * prefixes; parsing stops at the first invalid entry as the runtimes do).
  * value NULL = all visible. */

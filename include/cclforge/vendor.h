@@ -1,5 +1,9 @@
-/* Vendor profiles: everything cclforge knows about a GPU software stack, as data.
- * One table entry per vendor (src/survey/vendor.c); a new vendor is one new entry.
+/* The vendor table (src/gpu/vendor.c): everything cclforge knows about a GPU
+ * software stack, as data, and the one place each vendor fact is spelled:
+ * the --vendor word, the GPU vendor, root variables and default roots,
+ * markers, the arch-list variable, library stems and sonames. One entry per
+ * vendor; a new vendor is one new entry. The communication libraries (NCCL,
+ * RCCL) have a table of their own that vendor entries point into.
  * Lists are NULL-terminated. Relative paths are relative to the toolkit root and
  * may hold one '*' glob component (e.g. "cuda/cuda-*\/include"). */
 #ifndef CCLFORGE_VENDOR_H
@@ -7,9 +11,30 @@
 
 #include <stddef.h>
 
+#include "cclforge/arch.h"
+#include "cclforge/strbuf.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The one vendor enum: a GPU software stack cclforge builds and checks for. */
+enum cf_vendor { CF_VENDOR_NVIDIA = 0, CF_VENDOR_ROCM, CF_VENDOR_DTK };
+#define CF_VENDOR_COUNT 3
+
+/* A library with the NCCL C API. */
+enum cf_commlib { CF_COMMLIB_NONE = 0, CF_COMMLIB_NCCL, CF_COMMLIB_RCCL };
+
+struct cf_comm_profile {
+    enum cf_commlib lib;
+    const char *kind;             /* "nccl" / "rccl": the word surveys and manifests use */
+    const char *display;          /* "NCCL" / "RCCL" */
+    const char *soname;           /* "libnccl.so.2" / "librccl.so.1" */
+    const char *stem;             /* "libnccl.so": the soname without its major version */
+    const char *link_name;        /* "nccl": -l<link_name> */
+    const char *const *headers;   /* relative to an include root: "nccl.h"; "rccl/rccl.h", "rccl.h" */
+    const char *home_env;         /* "NCCL_HOME" / "RCCL_HOME" */
+};
 
 /* How to read a version out of a file or program. */
 enum cf_version_parser {
@@ -28,9 +53,12 @@ struct cf_version_source {
 };
 
 struct cf_vendor_profile {
-    const char *id;                 /* "cuda", "rocm", "dtk": the survey's toolkit vendor */
+    enum cf_vendor vendor;
+    const char *word;               /* the --vendor word: "nvidia", "rocm", "dtk" */
+    const char *id;                 /* the survey's toolkit vendor: "cuda", "rocm", "dtk" */
     const char *display;            /* "NVIDIA CUDA" */
     const char *gpu_vendor;         /* "nvidia", "amd", "hygon": matches cf_gpu.vendor */
+    enum cf_arch_family arch_family; /* the archs its GPUs have: sm or gfx */
     const char *const *root_env;    /* environment variables naming a root, by priority */
     const char *const *default_roots; /* absolute paths / globs tried after the environment */
     const char *const *markers;     /* a root belongs to this vendor if any of these exists in it */
@@ -38,25 +66,37 @@ struct cf_vendor_profile {
     const struct cf_version_source *version_sources; /* tried in order; terminated by parser 0 */
     const char *const *include_dirs; /* include roots a build against this toolkit needs */
     const char *const *lib_dirs;
-    /* Communication library. */
-    const char *comm_kind;          /* "nccl" / "rccl" */
-    const char *comm_soname;        /* "libnccl.so.2" / "librccl.so.1" */
-    const char *const *comm_headers; /* relative to an include root: "nccl.h", "rccl/rccl.h" */
-    const char *comm_home_env;      /* "NCCL_HOME" / "RCCL_HOME" */
+    const struct cf_comm_profile *comm; /* its communication library */
     /* Runtime and torch. */
     const char *const *visible_env; /* CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES */
     const char *arch_list_env;      /* TORCH_CUDA_ARCH_LIST / PYTORCH_ROCM_ARCH */
     const char *torch_gpu_lib;      /* "libtorch_cuda.so" / "libtorch_hip.so" */
-    const char *const *bridge_link_libs; /* {"c10_cuda", "torch_cuda", "nccl"} / {"c10_hip", "torch_hip", "rccl"} */
-    const char *arch_prefix;        /* "sm_" / "gfx" */
+    const char *const *torch_gpu_link; /* {"c10_cuda", "torch_cuda"} / {"c10_hip", "torch_hip"}:
+                                        * what a native extension links besides comm->link_name */
 };
 
 /* The table, most specific first (DTK before ROCm: a DTK root is also ROCm-shaped). */
 const struct cf_vendor_profile *cf_vendor_profiles(size_t *n);
-/* By id ("cuda", "rocm", "dtk"), NULL if unknown. */
+/* By enum. */
+const struct cf_vendor_profile *cf_vendor_get(enum cf_vendor v);
+/* By toolkit id ("cuda", "rocm", "dtk"), NULL if unknown. */
 const struct cf_vendor_profile *cf_vendor_profile(const char *id);
-/* The profile whose comm library is `kind` ("nccl", "rccl") and GPU vendor matches; first match. */
+/* By --vendor word ("nvidia", "rocm", "dtk", any case), NULL if unknown. */
+const struct cf_vendor_profile *cf_vendor_by_word(const char *word);
+/* "nvidia, rocm or dtk": the --vendor words, for messages. */
+void cf_vendor_words(struct strbuf *out);
+/* The first profile (enum order) whose GPU vendor ("nvidia", "amd", "hygon") /
+ * arch family matches, NULL if none. */
 const struct cf_vendor_profile *cf_vendor_profile_for_gpu(const char *gpu_vendor);
+const struct cf_vendor_profile *cf_vendor_for_arch_family(enum cf_arch_family family);
+
+/* The communication libraries. */
+const struct cf_comm_profile *cf_comm_profile(enum cf_commlib lib); /* NULL for NONE */
+const struct cf_comm_profile *cf_comm_profile_by_kind(const char *kind); /* "nccl", "rccl" */
+/* Which library a soname or file name is: "libnccl.so.2", ".../librccl.so.1.0",
+ * "libnccl.so" (its stem, then nothing or a '.'). */
+enum cf_commlib cf_commlib_from_name(const char *soname_or_path);
+const char *cf_commlib_name(enum cf_commlib lib); /* "NCCL", "RCCL", "" */
 
 #ifdef __cplusplus
 }

@@ -220,7 +220,7 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
     char *init = cf_asprintf("\"\"\"cclforge bridge (%s): c10d::ProcessGroupNCCL of the vendor libtorch.\"\"\"\n"
                              "import torch.distributed  # registers Store and Backend before the extension loads\n"
                              "from .%s import make_nccl_backend  # noqa: F401\n",
-                             cf_bridge_vendor_name(p->vendor), p->module_name);
+                             cf_vendor_get(p->vendor)->word, p->module_name);
     char *init_path = cf_path_join(pkg_dir, "__init__.py");
     int wrc = write_text(init_path, init, err);
     free(init);
@@ -242,7 +242,7 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
     cJSON_AddStringToObject(doc, "schema", "cclforge.bridge-build/1");
     cJSON_AddStringToObject(doc, "module", p->module_name);
     cJSON_AddStringToObject(doc, "package", p->package);
-    cJSON_AddStringToObject(doc, "vendor", cf_bridge_vendor_name(p->vendor));
+    cJSON_AddStringToObject(doc, "vendor", cf_vendor_get(p->vendor)->word);
     cJSON_AddStringToObject(doc, "python_tag", p->python_tag ? p->python_tag : "");
     cJSON_AddStringToObject(doc, "extension", p->output_name);
     if (p->torch_version)

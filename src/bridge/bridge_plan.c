@@ -18,36 +18,21 @@
 #include "cclforge/vendor.h"
 #include "pkg/elf_facts.h"
 
-static const char *const vendor_names[] = { "nvidia", "rocm", "dtk" };
+/* Every vendor fact comes from the vendor table (cclforge/vendor.h,
+ * cf_vendor_get): the libraries to link, the comm header and library, the
+ * root's variables. */
 
-/* Per-vendor data: the libraries that carry ProcessGroupNCCL and the comm library. */
-/* Each bridge vendor's entry in the project's vendor table (cclforge/vendor.h):
- * the libraries to link, the comm header, the root's environment variables. */
-static const char *const toolkit_ids[] = { [CF_BRIDGE_NVIDIA] = "cuda", [CF_BRIDGE_ROCM] = "rocm",
-                                           [CF_BRIDGE_DTK] = "dtk" };
-
-static const struct cf_vendor_profile *profile_of(enum cf_bridge_vendor v)
-{
-    return cf_vendor_profile(toolkit_ids[v]);
-}
-
-/* bridge_link_libs is {c10_<gpu>, torch_<gpu>, <comm>}. */
-enum { LINK_C10_GPU, LINK_TORCH_GPU, LINK_COMM };
+/* torch_gpu_link is {c10_<gpu>, torch_<gpu>}; the comm library is comm->link_name. */
+enum { LINK_C10_GPU, LINK_TORCH_GPU };
 
 /* "nccl.h" / "rccl.h": the file name of the profile's comm header. */
 static const char *comm_header_name(const struct cf_vendor_profile *vp)
 {
-    return cf_basename(vp->comm_headers[0]);
+    return cf_basename(vp->comm->headers[0]);
 }
 
 /* Linked for every vendor: the CPU half of libtorch and the Python bindings. */
 static const char *const common_libs[] = { "c10", "torch", "torch_cpu", "torch_python" };
-
-/* Asks the chosen Python about itself (and where its torch is, without importing it). */
-const char *cf_bridge_vendor_name(enum cf_bridge_vendor v)
-{
-    return (unsigned)v < 3 ? vendor_names[v] : "unknown";
-}
 
 static void item_set(struct cf_bridge_item *it, const char *value, const char *from)
 {
@@ -109,6 +94,7 @@ static char *header_version(const char *path)
     return v[2] >= 0 ? cf_asprintf("%d.%d.%d", v[0], v[1], v[2]) : cf_asprintf("%d.%d", v[0], v[1]);
 }
 
+/* Asks the chosen Python about itself (and where its torch is, without importing it). */
 static void probe_python(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, char **torch_from_python)
 {
     const char *py = o->python ? o->python : "python3";
@@ -232,17 +218,22 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int looks_like_dtk(const char *root)
+/* The first of the DTK profile's root variables (DTK_HOME, ROCM_PATH, ...)
+ * naming a root with DTK's markers, NULL when none. */
+static const char *dtk_root_from_env(void)
 {
-    char *cuda = cf_path_join(root, "cuda");
-    int yes = cf_is_dir(cuda) || strstr(cf_basename(root), "dtk") != NULL;
-    free(cuda);
-    return yes;
+    const struct cf_vendor_profile *dtk = cf_vendor_get(CF_VENDOR_DTK);
+    for (const char *const *e = dtk->root_env; *e; e++) {
+        const char *v = getenv(*e);
+        if (v && *v && cf_toolkit_has_markers(dtk, v))
+            return *e;
+    }
+    return NULL;
 }
 
 static void resolve_toolkit_root(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, const struct cf_survey *sv)
 {
-    const struct cf_vendor_profile *vp = profile_of(p->vendor);
+    const struct cf_vendor_profile *vp = cf_vendor_get(p->vendor);
     if (o->toolkit_root) {
         item_set(&p->toolkit_root, o->toolkit_root, "--toolkit");
         return;
@@ -254,14 +245,14 @@ static void resolve_toolkit_root(const struct cf_bridge_opts *o, struct cf_bridg
             return;
         }
     }
-    const struct cf_toolkit *tk = cf_survey_toolkit(sv, toolkit_ids[p->vendor]);
+    const struct cf_toolkit *tk = cf_survey_toolkit(sv, vp->id);
     if (tk) {
         char *from = cf_asprintf("doctor's survey (%s)", tk->found_by ? tk->found_by : "found");
         item_set(&p->toolkit_root, tk->root, from);
         free(from);
         return;
     }
-    const char *compiler = p->vendor == CF_BRIDGE_NVIDIA ? "nvcc" : "hipcc";
+    const char *compiler = vp->compiler;
     char *path = cf_which(compiler);
     if (path) {
         char *bin = cf_dirname(path), *root = cf_dirname(bin);
@@ -279,66 +270,67 @@ static void survey_toolkits(struct cf_survey *sv)
 {
     struct cf_survey_opts so = { 0 };
     so.skip = CF_SURVEY_SKIP_GPUS | CF_SURVEY_SKIP_TORCH | CF_SURVEY_SKIP_COMPILERS | CF_SURVEY_SKIP_COMM |
-              CF_SURVEY_SKIP_PYTHON;
+              CF_SURVEY_SKIP_PYTHON | CF_SURVEY_SKIP_NCCL_CONFIG | CF_SURVEY_SKIP_FABRIC;
     cf_error err = CF_ERROR_INIT;
     if (cf_survey_run(&so, sv, &err) < 0)
         cf_survey_release(sv); /* a broken injected survey file: plan without it */
     cf_error_clear(&err);
 }
 
-/* doctor's toolkit ids to bridge vendors */
-static const struct {
-    const char *toolkit;
-    enum cf_bridge_vendor vendor;
-} toolkit_vendors[] = { { "dtk", CF_BRIDGE_DTK }, { "rocm", CF_BRIDGE_ROCM }, { "cuda", CF_BRIDGE_NVIDIA } };
-
 static void resolve_vendor(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, const struct cf_survey *sv)
 {
     if (o->vendor) {
-        for (int v = 0; v < 3; v++)
-            if (!strcmp(o->vendor, vendor_names[v])) {
-                p->vendor = (enum cf_bridge_vendor)v;
-                item_set(&p->vendor_item, vendor_names[v], "--vendor");
-                return;
-            }
-        problem(p, "unknown vendor '%s': use nvidia, rocm or dtk", o->vendor);
+        const struct cf_vendor_profile *vp = cf_vendor_by_word(o->vendor);
+        if (vp) {
+            p->vendor = vp->vendor;
+            item_set(&p->vendor_item, vp->word, "--vendor");
+            return;
+        }
+        struct strbuf words = STRBUF_INIT;
+        cf_vendor_words(&words);
+        problem(p, "unknown vendor '%s': use %s", o->vendor, cf_sb_str(&words));
+        cf_sb_release(&words);
         return;
     }
     /* the libtorch decides what can be linked; doctor's survey tells DTK from ROCm */
     if (p->torch_dir.value) {
-        char *hip = cf_asprintf("%s/lib/libtorch_hip.so", p->torch_dir.value);
-        char *cuda = cf_asprintf("%s/lib/libtorch_cuda.so", p->torch_dir.value);
+        char *hip = cf_asprintf("%s/lib/%s", p->torch_dir.value, cf_vendor_get(CF_VENDOR_ROCM)->torch_gpu_lib);
+        char *cuda = cf_asprintf("%s/lib/%s", p->torch_dir.value, cf_vendor_get(CF_VENDOR_NVIDIA)->torch_gpu_lib);
         if (cf_is_file(hip)) {
-            const struct cf_toolkit *dtk = cf_survey_toolkit(sv, "dtk");
-            const char *root = getenv("ROCM_PATH");
-            p->vendor = dtk || (root && looks_like_dtk(root)) ? CF_BRIDGE_DTK : CF_BRIDGE_ROCM;
-            char *from = cf_asprintf("detected: %s%s%s", hip,
-                                     dtk ? " and doctor's survey found DTK at " : "",
-                                     dtk ? dtk->root : (p->vendor == CF_BRIDGE_DTK ? " and a DTK layout at ROCM_PATH" : ""));
-            item_set(&p->vendor_item, vendor_names[p->vendor], from);
+            const struct cf_toolkit *dtk = cf_survey_toolkit(sv, cf_vendor_get(CF_VENDOR_DTK)->id);
+            const char *dtk_var = dtk ? NULL : dtk_root_from_env();
+            p->vendor = dtk || dtk_var ? CF_VENDOR_DTK : CF_VENDOR_ROCM;
+            char *from = dtk ? cf_asprintf("detected: %s and doctor's survey found DTK at %s", hip, dtk->root)
+                         : dtk_var ? cf_asprintf("detected: %s and a DTK layout at %s", hip, dtk_var)
+                                   : cf_asprintf("detected: %s", hip);
+            item_set(&p->vendor_item, cf_vendor_get(p->vendor)->word, from);
             free(from);
         } else if (cf_is_file(cuda)) {
-            p->vendor = CF_BRIDGE_NVIDIA;
+            p->vendor = CF_VENDOR_NVIDIA;
             char *from = cf_asprintf("detected: %s", cuda);
-            item_set(&p->vendor_item, "nvidia", from);
+            item_set(&p->vendor_item, cf_vendor_get(p->vendor)->word, from);
             free(from);
         }
         free(hip);
         free(cuda);
     }
-    for (size_t i = 0; !p->vendor_item.value && i < sizeof toolkit_vendors / sizeof toolkit_vendors[0]; i++) {
-        const struct cf_toolkit *tk = cf_survey_toolkit(sv, toolkit_vendors[i].toolkit);
+    /* the table's order: DTK before ROCm (a DTK root is ROCm-shaped too), then CUDA */
+    size_t n;
+    const struct cf_vendor_profile *profiles = cf_vendor_profiles(&n);
+    for (size_t i = 0; !p->vendor_item.value && i < n; i++) {
+        const struct cf_toolkit *tk = cf_survey_toolkit(sv, profiles[i].id);
         if (!tk)
             continue;
-        p->vendor = toolkit_vendors[i].vendor;
+        p->vendor = profiles[i].vendor;
         char *from = cf_asprintf("doctor's survey: %s toolkit at %s (%s)", tk->vendor, tk->root,
                                  tk->found_by ? tk->found_by : "found");
-        item_set(&p->vendor_item, vendor_names[p->vendor], from);
+        item_set(&p->vendor_item, profiles[i].word, from);
         free(from);
     }
     if (!p->vendor_item.value) {
-        p->vendor = CF_BRIDGE_NVIDIA;
-        item_set(&p->vendor_item, "nvidia", "default (no GPU libtorch and no toolkit found by the survey)");
+        p->vendor = CF_VENDOR_NVIDIA;
+        item_set(&p->vendor_item, cf_vendor_get(p->vendor)->word,
+                 "default (no GPU libtorch and no toolkit found by the survey)");
     }
 }
 
@@ -394,12 +386,12 @@ struct comm_source {
     char *rpath; /* $ORIGIN-relative when the installed layout has it, else NULL */
 };
 
-static int comm_candidate(const char *inc, const char *libdir, const char *header, const char *lib, const char *from,
+static int comm_candidate(const char *inc, const char *libdir, const struct cf_comm_profile *comm, const char *from,
                           const char *rpath, struct comm_source *out, struct strvec *tried)
 {
-    char *h = cf_path_join(inc, header);
-    char *so = cf_asprintf("%s/lib%s.so", libdir, lib);
-    char *so_major = cf_asprintf("%s/lib%s.so.%s", libdir, lib, !strcmp(lib, "nccl") ? "2" : "1");
+    char *h = cf_path_join(inc, cf_basename(comm->headers[0]));
+    char *so = cf_path_join(libdir, comm->stem);
+    char *so_major = cf_path_join(libdir, comm->soname);
     int ok = cf_is_file(h) && (cf_is_file(so) || cf_is_file(so_major));
     cf_strvec_pushf(tried, "%s (%s)", inc, from);
     if (ok) {
@@ -416,15 +408,15 @@ static int comm_candidate(const char *inc, const char *libdir, const char *heade
 
 static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, struct comm_source *cs)
 {
-    const struct cf_vendor_profile *vp = profile_of(p->vendor);
+    const struct cf_vendor_profile *vp = cf_vendor_get(p->vendor);
     struct strvec tried = STRVEC_INIT;
     const char *nccl_home = o->nccl_home ? o->nccl_home : getenv("NCCL_HOME");
     const char *nh_from = o->nccl_home ? "--nccl-home" : "NCCL_HOME";
     int found = 0;
-    if (p->vendor == CF_BRIDGE_NVIDIA) {
+    if (p->vendor == CF_VENDOR_NVIDIA) {
         if (nccl_home && *nccl_home) {
             char *inc = cf_path_join(nccl_home, "include"), *lib = cf_path_join(nccl_home, "lib");
-            found = comm_candidate(inc, lib, "nccl.h", "nccl", nh_from, NULL, cs, &tried);
+            found = comm_candidate(inc, lib, vp->comm, nh_from, NULL, cs, &tried);
             free(inc);
             free(lib);
         }
@@ -432,7 +424,7 @@ static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *
         if (!found && p->torch_dir.value) {
             char *site = cf_dirname(p->torch_dir.value);
             char *inc = cf_asprintf("%s/nvidia/nccl/include", site), *lib = cf_asprintf("%s/nvidia/nccl/lib", site);
-            found = comm_candidate(inc, lib, "nccl.h", "nccl", "pip's nvidia/nccl beside torch",
+            found = comm_candidate(inc, lib, vp->comm, "pip's nvidia/nccl beside torch",
                                    "$ORIGIN/../nvidia/nccl/lib", cs, &tried);
             free(inc);
             free(lib);
@@ -443,7 +435,7 @@ static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *
             for (const char *const *d = vp->lib_dirs; !found && *d; d++) {
                 char *lib = cf_path_join(p->toolkit_root.value, *d);
                 char *from = cf_asprintf("the CUDA toolkit (%s)", p->toolkit_root.from);
-                found = comm_candidate(inc, lib, "nccl.h", "nccl", from, NULL, cs, &tried);
+                found = comm_candidate(inc, lib, vp->comm, from, NULL, cs, &tried);
                 free(from);
                 free(lib);
             }
@@ -452,8 +444,8 @@ static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *
     } else if (p->toolkit_root.value) {
         char *inc = cf_asprintf("%s/include/rccl", p->toolkit_root.value);
         char *lib = cf_path_join(p->toolkit_root.value, "lib");
-        char *from = cf_asprintf("%s's rccl (%s)", vendor_names[p->vendor], p->toolkit_root.from);
-        found = comm_candidate(inc, lib, "rccl.h", "rccl", from, NULL, cs, &tried);
+        char *from = cf_asprintf("%s's rccl (%s)", vp->word, p->toolkit_root.from);
+        found = comm_candidate(inc, lib, vp->comm, from, NULL, cs, &tried);
         free(inc);
         free(lib);
         free(from);
@@ -467,9 +459,9 @@ static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *
         struct strbuf sb = STRBUF_INIT;
         for (size_t i = 0; i < tried.n; i++)
             cf_sb_addf(&sb, "%s%s", i ? ", " : "", tried.v[i]);
-        problem(p, "no %s with its lib%s found; searched: %s. Set %s", comm_header_name(vp), vp->bridge_link_libs[LINK_COMM],
+        problem(p, "no %s with its %s found; searched: %s. Set %s", comm_header_name(vp), vp->comm->stem,
                 tried.n ? sb.buf : "nothing (no toolkit root)",
-                p->vendor == CF_BRIDGE_NVIDIA ? "NCCL_HOME or CUDA_HOME" : "ROCM_PATH (the ROCm or DTK root)");
+                p->vendor == CF_VENDOR_NVIDIA ? "NCCL_HOME or CUDA_HOME" : "ROCM_PATH (the ROCm or DTK root)");
         cf_sb_release(&sb);
     }
     cf_strvec_clear(&tried);
@@ -488,10 +480,10 @@ static void resolve_includes(const struct cf_bridge_opts *o, struct cf_bridge_pl
         free(from);
     }
     const char *root = p->toolkit_root.value;
-    char *tk_from = root ? cf_asprintf("%s root (%s)", p->vendor == CF_BRIDGE_NVIDIA ? "CUDA" : vendor_names[p->vendor],
+    char *tk_from = root ? cf_asprintf("%s root (%s)", p->vendor == CF_VENDOR_NVIDIA ? "CUDA" : cf_vendor_get(p->vendor)->word,
                                        p->toolkit_root.from)
                          : NULL;
-    if (p->vendor == CF_BRIDGE_NVIDIA) {
+    if (p->vendor == CF_VENDOR_NVIDIA) {
         char *inc = root ? cf_path_join(root, "include") : NULL;
         char *rt = inc ? cf_path_join(inc, "cuda_runtime_api.h") : NULL;
         if (rt && cf_is_file(rt))
@@ -505,7 +497,7 @@ static void resolve_includes(const struct cf_bridge_opts *o, struct cf_bridge_pl
         char *inc = cf_path_join(root, "include"), *rccl = cf_asprintf("%s/include/rccl", root);
         char *hip = cf_asprintf("%s/hip/hip_runtime.h", inc);
         if (!cf_is_file(hip))
-            problem(p, "%s is missing: %s does not look like a %s root", hip, root, vendor_names[p->vendor]);
+            problem(p, "%s is missing: %s does not look like a %s root", hip, root, cf_vendor_get(p->vendor)->word);
         item_push(&p->includes, &p->n_includes, inc, tk_from);
         if (cf_is_dir(rccl))
             item_push(&p->includes, &p->n_includes, rccl, tk_from);
@@ -513,7 +505,7 @@ static void resolve_includes(const struct cf_bridge_opts *o, struct cf_bridge_pl
         free(inc);
         free(rccl);
         /* DTK ships CUDA-compatible headers in <root>/cuda/cuda-<ver>/include */
-        if (p->vendor == CF_BRIDGE_DTK) {
+        if (p->vendor == CF_VENDOR_DTK) {
             char *cuda = cf_path_join(root, "cuda");
             DIR *d = opendir(cuda);
             struct strvec found = STRVEC_INIT;
@@ -536,8 +528,8 @@ static void resolve_includes(const struct cf_bridge_opts *o, struct cf_bridge_pl
             free(cuda);
         }
     } else {
-        problem(p, "no %s root: set ROCM_PATH (or --toolkit) to the %s installation", vendor_names[p->vendor],
-                p->vendor == CF_BRIDGE_DTK ? "DTK" : "ROCm");
+        problem(p, "no %s root: set ROCM_PATH (or --toolkit) to the %s installation", cf_vendor_get(p->vendor)->word,
+                p->vendor == CF_VENDOR_DTK ? "DTK" : "ROCm");
     }
     free(tk_from);
     for (size_t i = 0; i < o->n_extra_includes; i++) {
@@ -586,12 +578,12 @@ static void resolve_lib(struct cf_bridge_plan *p, const char *name, const char *
 
 static void resolve_libs(struct cf_bridge_plan *p, const struct comm_source *cs)
 {
-    const struct cf_vendor_profile *vp = profile_of(p->vendor);
+    const struct cf_vendor_profile *vp = cf_vendor_get(p->vendor);
     char *tlib = p->torch_dir.value ? cf_path_join(p->torch_dir.value, "lib") : NULL;
     char *tfrom = cf_asprintf("torch (%s)", p->torch_dir.from ? p->torch_dir.from : "none");
-    resolve_lib(p, vp->bridge_link_libs[LINK_C10_GPU], tlib, tfrom);
-    resolve_lib(p, vp->bridge_link_libs[LINK_TORCH_GPU], tlib, tfrom);
-    resolve_lib(p, vp->bridge_link_libs[LINK_COMM], cs->lib_dir, cs->from ? cs->from : "not found");
+    resolve_lib(p, vp->torch_gpu_link[LINK_C10_GPU], tlib, tfrom);
+    resolve_lib(p, vp->torch_gpu_link[LINK_TORCH_GPU], tlib, tfrom);
+    resolve_lib(p, vp->comm->link_name, cs->lib_dir, cs->from ? cs->from : "not found");
     for (size_t i = 0; i < sizeof common_libs / sizeof common_libs[0]; i++)
         resolve_lib(p, common_libs[i], tlib, tfrom);
     for (size_t i = 0; i < p->n_libs; i++) {
@@ -601,10 +593,10 @@ static void resolve_libs(struct cf_bridge_plan *p, const struct comm_source *cs)
         struct strbuf where = STRBUF_INIT;
         for (size_t k = 0; k < l->searched.n; k++)
             cf_sb_addf(&where, "%s%s", k ? ", " : "", l->searched.v[k]);
-        if (!strcmp(l->name, vp->bridge_link_libs[LINK_TORCH_GPU]) && tlib)
+        if (!strcmp(l->name, vp->torch_gpu_link[LINK_TORCH_GPU]) && tlib)
             problem(p, "CPU-only libtorch: lib%s.so is not in %s, so this libtorch has no ProcessGroupNCCL; point "
                        "--libtorch at a %s build",
-                    l->name, tlib, p->vendor == CF_BRIDGE_NVIDIA ? "CUDA" : "ROCm/DTK");
+                    l->name, tlib, p->vendor == CF_VENDOR_NVIDIA ? "CUDA" : "ROCm/DTK");
         else
             problem(p, "library %s not found; searched: %s", l->name, where.len ? where.buf : "nothing");
         cf_sb_release(&where);
@@ -634,10 +626,10 @@ static void resolve_defines(struct cf_bridge_plan *p)
     };
     for (size_t i = 0; i < 2; i++)
         item_push(&p->defines, &p->n_defines, always[i][0], always[i][1]);
-    if (p->vendor != CF_BRIDGE_NVIDIA) {
+    if (p->vendor != CF_VENDOR_NVIDIA) {
         item_push(&p->defines, &p->n_defines, "USE_ROCM", "HIP build of torch's headers");
         item_push(&p->defines, &p->n_defines, "__HIP_PLATFORM_AMD__=1", "HIP platform: AMD (ROCm, DTK)");
-        if (p->vendor == CF_BRIDGE_DTK)
+        if (p->vendor == CF_VENDOR_DTK)
             item_push(&p->defines, &p->n_defines, "__HIP_PLATFORM_HCC__=1", "older DTK HIP headers test this name");
     }
     char *abi = cf_asprintf("_GLIBCXX_USE_CXX11_ABI=%d", p->cxx11_abi == 0 ? 0 : 1);
@@ -649,7 +641,7 @@ static void resolve_defines(struct cf_bridge_plan *p)
     name = cf_asprintf("TORCH_EXTENSION_NAME=%s", p->module_name);
     item_push(&p->defines, &p->n_defines, name, "as torch's cpp_extension sets it");
     free(name);
-    name = cf_asprintf("CCLFORGE_BRIDGE_VENDOR=%s", vendor_names[p->vendor]);
+    name = cf_asprintf("CCLFORGE_BRIDGE_VENDOR=%s", cf_vendor_get(p->vendor)->word);
     item_push(&p->defines, &p->n_defines, name, "reported by the module");
     free(name);
 }

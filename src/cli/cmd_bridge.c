@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cclforge/bridge.h"
+#include "cclforge/fs.h"
 #include "cclforge/json.h"
 #include "cclforge/strbuf.h"
 #include "cli/term.h"
@@ -167,7 +168,7 @@ static void row(const char *label, const char *value, const char *from)
 static void print_plan(const struct cf_bridge_plan *p)
 {
     printf("%sbridge plan%s: vendor %s, module %s.%s\n", cf_term_color(stdout, CF_BOLD),
-           cf_term_color(stdout, CF_RESET), cf_bridge_vendor_name(p->vendor), cli_safe(p->package),
+           cf_term_color(stdout, CF_RESET), cf_vendor_get(p->vendor)->word, cli_safe(p->package),
            cli_safe(p->module_name));
     row("vendor", p->vendor_item.value, p->vendor_item.from);
     if (p->cxx.value) {
@@ -190,7 +191,7 @@ static void print_plan(const struct cf_bridge_plan *p)
     row("toolkit", p->toolkit_root.value, p->toolkit_root.from);
     char *hdr = cf_asprintf("%s (%s)", p->nccl_header.value ? p->nccl_header.value : "-",
                             p->nccl_header_version ? p->nccl_header_version : "version ?");
-    row(p->vendor == CF_BRIDGE_NVIDIA ? "nccl.h" : "rccl.h", p->nccl_header.value ? hdr : NULL, p->nccl_header.from);
+    row(cf_basename(cf_vendor_get(p->vendor)->comm->headers[0]), p->nccl_header.value ? hdr : NULL, p->nccl_header.from);
     free(hdr);
     for (size_t i = 0; i < p->n_includes; i++)
         row("include", p->includes[i].value, p->includes[i].from);

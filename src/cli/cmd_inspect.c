@@ -59,19 +59,15 @@ static const char *col(const struct view *v, enum cf_color c) { return cf_term_c
 
 /* --- text -------------------------------------------------------------- */
 
-static void add_arch_list(struct strbuf *sb, const char *label, const struct cf_cuda_arch *archs, size_t n,
-                          enum cf_fatbin_kind kind)
+static void add_arch_list(struct strbuf *sb, const char *label, const struct cf_arch *archs, size_t n)
 {
     if (n == 0)
         return;
     if (sb->len)
         cf_sb_adds(sb, " · ");
     cf_sb_adds(sb, label);
-    for (size_t i = 0; i < n; i++) {
-        char name[32];
-        cf_cuda_arch_name(&archs[i], kind, name, sizeof name);
-        cf_sb_addf(sb, " %s", name);
-    }
+    for (size_t i = 0; i < n; i++)
+        cf_sb_addf(sb, " %s", archs[i].name);
 }
 
 /* "NCCL 2.28.9+cuda13.0 (code 22809) · SASS sm_75 ... · PTX compute_120"; "" when nothing. */
@@ -92,9 +88,9 @@ static char *object_facts(const struct cf_inspect_object *io)
     }
     if (io->gpu_scanned) {
         const struct cf_gpucode_inventory *g = &io->gpu;
-        add_arch_list(&sb, "SASS", g->sass, g->n_sass, CF_FATBIN_SASS);
-        add_arch_list(&sb, "PTX", g->ptx, g->n_ptx, CF_FATBIN_PTX);
-        add_arch_list(&sb, "LTO-IR", g->ltoir, g->n_ltoir, CF_FATBIN_LTOIR);
+        add_arch_list(&sb, "SASS", g->sass, g->n_sass);
+        add_arch_list(&sb, "PTX", g->ptx, g->n_ptx);
+        add_arch_list(&sb, "LTO-IR", g->ltoir, g->n_ltoir);
         if (g->amd_targets.n) {
             if (sb.len)
                 cf_sb_adds(&sb, " · ");
@@ -381,14 +377,11 @@ static cJSON *json_node(const struct cf_ldso_result *c, const struct cf_ldso_nod
     return o;
 }
 
-static cJSON *json_arch_list(const struct cf_cuda_arch *archs, size_t n, enum cf_fatbin_kind kind)
+static cJSON *json_arch_list(const struct cf_arch *archs, size_t n)
 {
     cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; i < n; i++) {
-        char name[32];
-        cf_cuda_arch_name(&archs[i], kind, name, sizeof name);
-        cJSON_AddItemToArray(arr, cJSON_CreateString(name));
-    }
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, cJSON_CreateString(archs[i].name));
     return arr;
 }
 
@@ -449,9 +442,9 @@ static cJSON *json_object(const struct cf_ldso_object *lo, const struct cf_inspe
     if (io->gpu_scanned) {
         const struct cf_gpucode_inventory *g = &io->gpu;
         cJSON *gpu = cJSON_CreateObject();
-        cJSON_AddItemToObject(gpu, "sass", json_arch_list(g->sass, g->n_sass, CF_FATBIN_SASS));
-        cJSON_AddItemToObject(gpu, "ptx", json_arch_list(g->ptx, g->n_ptx, CF_FATBIN_PTX));
-        cJSON_AddItemToObject(gpu, "ltoir", json_arch_list(g->ltoir, g->n_ltoir, CF_FATBIN_LTOIR));
+        cJSON_AddItemToObject(gpu, "sass", json_arch_list(g->sass, g->n_sass));
+        cJSON_AddItemToObject(gpu, "ptx", json_arch_list(g->ptx, g->n_ptx));
+        cJSON_AddItemToObject(gpu, "ltoir", json_arch_list(g->ltoir, g->n_ltoir));
         cJSON *amd = cJSON_AddArrayToObject(gpu, "amd_targets");
         for (size_t i = 0; i < g->amd_targets.n; i++)
             cJSON_AddItemToArray(amd, cJSON_CreateString(g->amd_targets.v[i]));

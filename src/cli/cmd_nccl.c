@@ -64,8 +64,9 @@ static const char build_usage[] =
     "                        words, '*', '(...)' and '|' only, e.g. \"AllReduce Sum f32 * *\"\n"
     "  --root DIR            install root (default: see 'cclforge nccl --help'); letters,\n"
     "                        digits and / . _ + @ - only (make and sh receive it)\n"
-    "  --cuda-home DIR       CUDA toolkit (default: CUDA_HOME, CUDA_PATH, /usr/local/cuda)\n"
-    "  --rocm-path DIR       ROCm or DTK root (default: ROCM_PATH, ROCM_HOME, HIP_PATH)\n"
+    "  --cuda-home DIR       CUDA toolkit (default: CUDA_HOME, CUDA_PATH, /usr/local/cuda*)\n"
+    "  --rocm-path DIR       ROCm or DTK root (default: ROCM_PATH, ROCM_HOME, HIP_PATH,\n"
+    "                        /opt/rocm*; DTK_HOME first and /opt/dtk* for --vendor dtk)\n"
     "  --survey FILE         take GPUs and libtorch from a doctor JSON instead of probing\n"
     "  --docker              build in a container (generated Dockerfile, no context sent)\n"
     "  --docker-image IMG    base image for --docker (default nvidia/cuda:<ver>-devel)\n"
@@ -208,56 +209,16 @@ static void on_event(void *ctx, const struct cf_nccl_event *ev)
     }
 }
 
-/* Fills tag/arch defaults from the survey (this machine, or --survey FILE). */
-static int survey_defaults(const char *survey_file, int need_torch, int need_gpus, char **torch_nccl, char **archs)
-{
-    struct cf_survey_opts so;
-    memset(&so, 0, sizeof so);
-    so.survey_file = survey_file;
-    so.skip = CF_SURVEY_SKIP_COMPILERS | CF_SURVEY_SKIP_COMM | CF_SURVEY_SKIP_TOOLKITS;
-    if (!need_torch)
-        so.skip |= CF_SURVEY_SKIP_TORCH;
-    if (!need_gpus)
-        so.skip |= CF_SURVEY_SKIP_GPUS;
-    struct cf_survey s = CF_SURVEY_INIT;
-    cf_error err = CF_ERROR_INIT;
-    if (cf_survey_run(&so, &s, &err) < 0)
-        return cli_fail(CMD, &err);
-    const struct cf_libtorch *t = cf_survey_torch(&s);
-    if (need_torch && t) {
-        const struct cf_comm_lib *lib = t->embedded && t->embedded->version ? t->embedded
-                                        : t->loaded && t->loaded->version   ? t->loaded
-                                                                            : NULL;
-        if (lib)
-            *torch_nccl = cf_strdup(lib->version);
-        else if (t->nccl_built_against)
-            *torch_nccl = cf_strdup(t->nccl_built_against);
-    }
-    if (need_gpus) {
-        struct strvec list = STRVEC_INIT;
-        cf_survey_gpu_archs(&s, 1, &list);
-        struct strbuf joined = STRBUF_INIT;
-        for (size_t i = 0; i < list.n; i++)
-            cf_sb_addf(&joined, "%s%s", i ? ";" : "", list.v[i]);
-        if (joined.len)
-            *archs = cf_sb_detach(&joined);
-        cf_sb_release(&joined);
-        cf_strvec_clear(&list);
-    }
-    cf_survey_release(&s);
-    return 0;
-}
-
 static cJSON *plan_json(const struct cf_nccl_plan *plan)
 {
     cJSON *p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "vendor", plan->vendor_word);
+    cJSON_AddStringToObject(p, "vendor", plan->vendor->word);
     cJSON_AddStringToObject(p, "tag", plan->tag_text);
     cJSON_AddStringToObject(p, "tag_origin", plan->tag_origin);
     cJSON_AddItemToObject(p, "archs", cf_arch_list_json(&plan->archs));
     cJSON_AddStringToObject(p, "archs_origin", plan->archs_origin);
     cJSON_AddBoolToObject(p, "ptx", plan->ptx);
-    cJSON_AddStringToObject(p, plan->vendor == CF_VENDOR_AMD ? "gpu_targets" : "nvcc_gencode", plan->gencode);
+    cJSON_AddStringToObject(p, plan->vendor->arch_family == CF_ARCH_AMD ? "gpu_targets" : "nvcc_gencode", plan->gencode);
     cJSON_AddStringToObject(p, "source", plan->source);
     cJSON_AddNumberToObject(p, "jobs", plan->jobs);
     if (plan->only_funcs)
@@ -265,6 +226,7 @@ static cJSON *plan_json(const struct cf_nccl_plan *plan)
     if (plan->cuda_version)
         cJSON_AddStringToObject(p, "cuda_version", plan->cuda_version);
     cJSON_AddStringToObject(p, "toolkit_home", plan->toolkit_home);
+    cJSON_AddStringToObject(p, "toolkit_origin", plan->toolkit_origin);
     cJSON_AddStringToObject(p, "name", plan->target_name);
     cJSON_AddStringToObject(p, "target", plan->target_dir);
     cJSON_AddStringToObject(p, "log", plan->log_path);
@@ -285,12 +247,13 @@ static void print_plan(const struct cf_nccl_plan *plan)
     cf_arch_list_join(&plan->archs, " ", &archs);
     printf("archs     %s (%s)%s\n", cf_sb_str(&archs), plan->archs_origin, plan->ptx ? " + PTX of the newest" : "");
     cf_sb_release(&archs);
-    printf("%s %s\n", plan->vendor == CF_VENDOR_AMD ? "targets  " : "gencode  ", plan->gencode);
+    printf("%s %s\n", plan->vendor->arch_family == CF_ARCH_AMD ? "targets  " : "gencode  ", plan->gencode);
     printf("source    %s\n", cli_safe(plan->source));
     if (plan->cuda_version)
-        printf("toolkit   %s (CUDA %s)\n", cli_safe(plan->toolkit_home), cli_safe(plan->cuda_version));
+        printf("toolkit   %s (CUDA %s; %s)\n", cli_safe(plan->toolkit_home), cli_safe(plan->cuda_version),
+               plan->toolkit_origin);
     else
-        printf("toolkit   %s\n", cli_safe(plan->toolkit_home));
+        printf("toolkit   %s (%s)\n", cli_safe(plan->toolkit_home), plan->toolkit_origin);
     printf("jobs      %d\n", plan->jobs);
     printf("install   %s\n", cli_safe(plan->target_dir));
     printf("log       %s\n", cli_safe(plan->log_path));
@@ -342,7 +305,6 @@ static int cmd_build(int argc, char **argv)
     struct cf_nccl_build_opts o;
     memset(&o, 0, sizeof o);
     o.ptx = 1;
-    const char *survey_file = NULL;
     int dry_run = 0, json = 0;
     optind = 1;
     opterr = 0;
@@ -367,7 +329,7 @@ static int cmd_build(int argc, char **argv)
         case O_ROOT: o.root = optarg; break;
         case O_CUDA: o.cuda_home = optarg; break;
         case O_ROCM: o.rocm_path = optarg; break;
-        case O_SURVEY: survey_file = optarg; break;
+        case O_SURVEY: o.survey_file = optarg; break;
         case O_DOCKER: o.docker = 1; break;
         case O_IMAGE: o.docker_image = optarg; break;
         case O_FORCE: o.force = 1; break;
@@ -381,16 +343,7 @@ static int cmd_build(int argc, char **argv)
     if (optind < argc)
         return cli_usage(CMD " build", "unexpected argument '%s'", argv[optind]);
 
-    /* The survey is only needed for defaults; a cache hit with --tag and --archs stays fast. */
-    char *torch_nccl = NULL, *survey_archs = NULL;
-    int need_torch = !o.tag, need_gpus = !o.archs;
-    if (need_torch || need_gpus || survey_file) {
-        int rc = survey_defaults(survey_file, need_torch || survey_file != NULL, need_gpus, &torch_nccl, &survey_archs);
-        if (rc)
-            return rc;
-    }
-    o.torch_nccl_version = torch_nccl;
-    o.survey_archs = survey_archs;
+    o.use_survey = 1; /* defaults (tag, archs) from this host's or --survey's GPUs and libtorch */
 
     struct build_ui ui;
     memset(&ui, 0, sizeof ui);
@@ -401,10 +354,8 @@ static int cmd_build(int argc, char **argv)
     cf_error err = CF_ERROR_INIT;
     struct cf_nccl_plan plan;
     int code = EXIT_FINE;
-    if (cf_nccl_plan_make(&o, &plan, &err) < 0) {
-        code = cli_fail(CMD " build", &err);
-        goto out_free;
-    }
+    if (cf_nccl_plan_make(&o, &plan, &err) < 0)
+        return cli_fail(CMD " build", &err);
     for (size_t i = 0; i < plan.warnings.n; i++)
         cli_warn(CMD " build", "%s", plan.warnings.v[i]);
     if (dry_run) {
@@ -418,7 +369,7 @@ static int cmd_build(int argc, char **argv)
             print_plan(&plan);
         }
         cf_nccl_plan_release(&plan);
-        goto out_free;
+        return code;
     }
 
     struct cf_nccl_build_result r;
@@ -475,9 +426,6 @@ static int cmd_build(int argc, char **argv)
     }
     cf_nccl_build_result_release(&r);
     cf_nccl_plan_release(&plan);
-out_free:
-    free(torch_nccl);
-    free(survey_archs);
     return code;
 }
 
@@ -678,8 +626,7 @@ static int cmd_env(int argc, char **argv)
         cf_survey_gpu_archs(&s, 0, &archs);
         for (size_t i = 0; i < archs.n; i++) {
             struct cf_arch one;
-            int ptx = 0;
-            if (cf_arch_parse_one(archs.v[i], &one, &ptx, NULL) == 0)
+            if (cf_arch_parse(archs.v[i], &one, NULL) == 0)
                 cf_arch_list_add(&host, &one);
             else
                 cli_warn(CMD " env", "%s: GPU arch '%s' is not known to cclforge; not checked", a.host_survey,
@@ -737,6 +684,10 @@ static int cmd_env(int argc, char **argv)
         cf_shell_quote(e.ld_preload, &q);
         printf("export LD_PRELOAD=%s${LD_PRELOAD:+:$LD_PRELOAD}\n", cf_sb_str(&q));
         cf_sb_release(&q);
+        /* a variable that reaches rank 0 but not the others is a classic failure: the
+         * launchers' forms, as comments so that eval still takes the output */
+        printf("# every rank: mpirun -x NCCL_HOME -x LD_LIBRARY_PATH -x LD_PRELOAD ...\n");
+        printf("# every rank: srun --export=ALL,NCCL_HOME,LD_LIBRARY_PATH,LD_PRELOAD ...\n");
     }
     for (size_t i = 0; i < e.jit_only.n; i++)
         cli_warn(CMD " env", "%s has no machine code for %s: it runs through PTX JIT (slow first start)", e.build.name,

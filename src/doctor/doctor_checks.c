@@ -18,71 +18,10 @@ static const char *str_or(const char *s, const char *fallback)
 
 /* ---- GPU code coverage ---- */
 
-/* "sm_90a" -> kind 's', number 90, variant 'a'; "compute_120" -> 'p', 120, 0. */
-static int parse_cuda_code(const char *code, char *kind, int *num, char *variant)
-{
-    const char *p;
-    if (cf_starts_with(code, "sm_")) {
-        *kind = 's';
-        p = code + 3;
-    } else if (cf_starts_with(code, "compute_")) {
-        *kind = 'p';
-        p = code + 8;
-    } else {
-        return -1;
-    }
-    char *end;
-    long v = strtol(p, &end, 10);
-    if (end == p || v <= 0 || v > 10000)
-        return -1;
-    *num = (int)v;
-    *variant = (*end == 'a' || *end == 'f') ? *end : 0;
-    return 0;
-}
-
-static int cuda_code_runs_on(const char *code, int gpu)
-{
-    char kind, variant;
-    int n;
-    if (parse_cuda_code(code, &kind, &n, &variant) < 0)
-        return 0;
-    if (variant == 'a') /* arch-specific: that exact GPU only */
-        return n == gpu;
-    if (kind == 's' || variant == 'f') /* SASS and family code: same major, minor not above */
-        return n / 10 == gpu / 10 && n % 10 <= gpu % 10;
-    return n <= gpu; /* PTX: the driver JIT-compiles it for any newer GPU */
-}
-
-int cf_arch_covered(const struct strvec *archs, const char *gpu_arch)
-{
-    if (!gpu_arch)
-        return 0;
-    if (cf_starts_with(gpu_arch, "sm_")) {
-        int gpu = cf_parse_small(gpu_arch + 3, 100000);
-        for (size_t i = 0; i < archs->n; i++)
-            if (cuda_code_runs_on(archs->v[i], gpu))
-                return 1;
-        return 0;
-    }
-    /* AMD code objects are per gfx target ("gfx90a:xnack-" is still gfx90a). */
-    size_t glen = strcspn(gpu_arch, ":");
-    for (size_t i = 0; i < archs->n; i++) {
-        size_t alen = strcspn(archs->v[i], ":");
-        if (alen == glen && !strncmp(archs->v[i], gpu_arch, glen))
-            return 1;
-    }
-    return 0;
-}
-
 static const char *comm_kind_for_gpu(const char *gpu_vendor)
 {
     const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(gpu_vendor);
-    return p ? p->comm_kind : NULL;
-}
-
-static const char *comm_display(const struct cf_comm_lib *c)
-{
-    return c && c->kind && !strcmp(c->kind, "rccl") ? "RCCL" : "NCCL";
+    return p ? p->comm->kind : NULL;
 }
 
 /* Sorted archs of the visible GPUs that a library of `kind` ("nccl"/"rccl") serves. */
@@ -134,12 +73,12 @@ void cf_nccl_build_command(const struct cf_survey *s, const struct cf_comm_lib *
                         struct strbuf *out)
 {
     cf_sb_adds(out, "cclforge nccl build");
-    if (c && c->kind && !strcmp(c->kind, "rccl")) {
-        const char *vendor = "rocm";
+    if (c && cf_comm_lib_profile(c)->lib == CF_COMMLIB_RCCL) {
+        const char *vendor = cf_vendor_get(CF_VENDOR_ROCM)->word;
         for (size_t i = 0; s && i < s->n_gpus; i++) {
             const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(s->gpus[i].vendor);
-            if (p && !strcmp(p->comm_kind, "rccl")) {
-                vendor = p->id;
+            if (p && p->comm->lib == CF_COMMLIB_RCCL) {
+                vendor = p->word;
                 break;
             }
         }
@@ -158,7 +97,7 @@ void cf_nccl_build_command(const struct cf_survey *s, const struct cf_comm_lib *
     struct cf_arch_list list = CF_ARCH_LIST_INIT;
     cf_error err = CF_ERROR_INIT;
     if (cuda && cf_arch_list_parse(&list, out->buf + archs_at, NULL) == 0 &&
-        cf_arch_list_vendor(&list) == CF_VENDOR_NVIDIA &&
+        cf_arch_list_family(&list) == CF_ARCH_NVIDIA &&
         cf_arch_check_cuda(&list, cuda->version, NULL, &err) != 0)
         cf_sb_addf(out, " (with CUDA_HOME at another toolkit: %s)", cf_error_message(&err));
     cf_error_clear(&err);
@@ -175,11 +114,11 @@ static void check_comm_lib_archs(const struct cf_survey *s, const struct cf_comm
         struct strbuf remedy = STRBUF_INIT, have = STRBUF_INIT, miss = STRBUF_INIT;
         join(&c->archs, " ", &have);
         join(&missing, ", ", &miss);
-        int is_rccl = c->kind && !strcmp(c->kind, "rccl");
+        int is_rccl = cf_comm_lib_profile(c)->lib == CF_COMMLIB_RCCL;
         cf_nccl_build_command(s, c, &want, &remedy);
         cf_sb_adds(&remedy, " (then LD_PRELOAD the result)");
         cf_findings_add(out, sev, "gpu-arch-not-covered", c->path, remedy.buf,
-                        "%s %s has %s for %s (it has: %s): collectives fail with %s", comm_display(c),
+                        "%s %s has %s for %s (it has: %s): collectives fail with %s", cf_comm_lib_profile(c)->display,
                         c->version ? c->version : "(version unknown)",
                         is_rccl ? "no code object" : "neither SASS nor PTX", miss.buf,
                         have.len ? have.buf : "no GPU code",
@@ -197,7 +136,7 @@ static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *o
 {
     const struct cf_libtorch *t = cf_survey_torch(s);
     if (t && t->gpu_lib && t->archs_known) {
-        const char *kind = t->flavour == CF_TORCH_HIP ? "rccl" : "nccl";
+        const char *kind = cf_comm_profile(t->flavour == CF_TORCH_HIP ? CF_COMMLIB_RCCL : CF_COMMLIB_NCCL)->kind;
         struct strvec want = STRVEC_INIT, missing = STRVEC_INIT;
         if (uncovered(s, kind, &t->archs, &want, &missing)) {
             struct strbuf have = STRBUF_INIT, miss = STRBUF_INIT, remedy = STRBUF_INIT;
@@ -207,9 +146,9 @@ static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *o
             cf_sb_addf(&remedy, "use a torch built for these GPUs (%s=\"", p->arch_list_env);
             for (size_t i = 0; i < want.n; i++) {
                 /* TORCH_CUDA_ARCH_LIST spells sm_61 as 6.1; PYTORCH_ROCM_ARCH keeps gfx names. */
-                int sm = cf_starts_with(want.v[i], "sm_") ? cf_parse_small(want.v[i] + 3, 100000) : 0;
-                if (sm)
-                    cf_sb_addf(&remedy, "%s%d.%d", i ? ";" : "", sm / 10, sm % 10);
+                struct cf_arch a;
+                if (cf_arch_parse(want.v[i], &a, NULL) == 0 && a.family == CF_ARCH_NVIDIA)
+                    cf_sb_addf(&remedy, "%s%u.%u", i ? ";" : "", a.sm / 10, a.sm % 10);
                 else
                     cf_sb_addf(&remedy, "%s%s", i ? ";" : "", want.v[i]);
             }
@@ -229,7 +168,7 @@ static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *o
         check_comm_lib_archs(s, t->embedded, CF_SEV_ERROR, out);
         check_comm_lib_archs(s, t->loaded, CF_SEV_ERROR, out);
     }
-    const struct cf_comm_lib *active = cf_doctor_active_comm(s);
+    const struct cf_comm_lib *active = cf_survey_active_comm(s);
     check_comm_lib_archs(s, active, CF_SEV_ERROR, out);
     for (size_t i = 0; i < s->n_comm_libs; i++)
         check_comm_lib_archs(s, &s->comm_libs[i], CF_SEV_WARNING, out);
@@ -238,49 +177,6 @@ static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *o
 }
 
 /* ---- which NCCL is used ---- */
-
-static int kind_is(const struct cf_comm_lib *c, const char *kind)
-{
-    return c && (!kind || (c->kind && !strcmp(c->kind, kind)));
-}
-
-static const struct cf_comm_lib *active_of_kind(const struct cf_survey *s, const char *kind)
-{
-    const struct cf_libtorch *t = cf_survey_torch(s);
-    if (t && kind_is(t->embedded, kind))
-        return t->embedded;
-    if (t && kind_is(t->loaded, kind))
-        return t->loaded;
-    static const char *const by_priority[] = { "LD_PRELOAD", "loaded" };
-    for (size_t k = 0; k < sizeof by_priority / sizeof by_priority[0]; k++)
-        for (size_t i = 0; i < s->n_comm_libs; i++)
-            if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, by_priority[k]) &&
-                kind_is(&s->comm_libs[i], kind))
-                return &s->comm_libs[i];
-    for (size_t i = 0; i < s->n_comm_libs; i++)
-        if (kind_is(&s->comm_libs[i], kind))
-            return &s->comm_libs[i];
-    for (size_t i = 0; i < s->n_toolkits; i++)
-        if (kind_is(s->toolkits[i].comm, kind) && s->toolkits[i].comm->path)
-            return s->toolkits[i].comm;
-    return NULL;
-}
-
-const struct cf_comm_lib *cf_doctor_active_comm(const struct cf_survey *s)
-{
-    /* The kind the host needs: libtorch's flavour, else its GPUs' vendor. */
-    const char *kind = NULL;
-    const struct cf_libtorch *t = cf_survey_torch(s);
-    if (t && t->flavour == CF_TORCH_HIP)
-        kind = "rccl";
-    else if (t && t->flavour == CF_TORCH_CUDA)
-        kind = "nccl";
-    for (size_t i = 0; !kind && i < s->n_gpus; i++)
-        if (s->gpus[i].visible)
-            kind = comm_kind_for_gpu(s->gpus[i].vendor);
-    const struct cf_comm_lib *c = kind ? active_of_kind(s, kind) : NULL;
-    return c ? c : active_of_kind(s, NULL);
-}
 
 static void check_nccl_mismatch(const struct cf_survey *s, struct cf_findings *out)
 {
@@ -300,7 +196,7 @@ static void check_nccl_mismatch(const struct cf_survey *s, struct cf_findings *o
     cf_findings_add(out, loaded < built ? CF_SEV_ERROR : CF_SEV_WARNING, "nccl-mismatch", t->loaded->path,
                     remedy.buf,
                     "libtorch %s was built against NCCL %s but the loader would load %s %s%s",
-                    t->version ? t->version : "", t->nccl_built_against, comm_display(t->loaded), t->loaded->version,
+                    t->version ? t->version : "", t->nccl_built_against, cf_comm_lib_profile(t->loaded)->display, t->loaded->version,
                     loaded < built ? ": an older NCCL may lack symbols libtorch calls"
                                    : ": ranks on other hosts with the pinned NCCL will refuse to connect");
     cf_sb_release(&remedy);
@@ -317,7 +213,7 @@ static void check_two_copies(const struct cf_survey *s, struct cf_findings *out)
                     "library from the search path",
                     "%s embeds %s %s and its closure also loads %s%s%s: two copies in one process do not "
                     "share state",
-                    cf_basename(lib), comm_display(t->embedded), t->embedded->version ? t->embedded->version : "",
+                    cf_basename(lib), cf_comm_lib_profile(t->embedded)->display, t->embedded->version ? t->embedded->version : "",
                     t->loaded ? str_or(t->loaded->path, "a separate library") : "a separate library", t->loaded && t->loaded->version ? " " : "",
                     t->loaded && t->loaded->version ? t->loaded->version : "");
 }
@@ -456,20 +352,10 @@ int cf_driver_max_cuda(const char *driver)
     return best;
 }
 
-static int cuda_code_of(const char *version) /* "12.4" -> 12040 */
-{
-    if (!version)
-        return 0;
-    int ma = cf_parse_small(version, 1000);
-    const char *dot = strchr(version, '.');
-    int mi = dot ? cf_parse_small(dot + 1, 99) : 0;
-    return ma > 0 ? ma * 1000 + mi * 10 : 0;
-}
-
 static void need_driver(const struct cf_survey *s, int driver_cuda, const char *what, const char *cuda_version,
                         struct cf_findings *out)
 {
-    int need = cuda_code_of(cuda_version);
+    int need = cf_cuda_version_code(cuda_version);
     if (!need || driver_cuda >= need)
         return;
     int same_major = driver_cuda / 1000 == need / 1000;
@@ -496,9 +382,9 @@ static void check_driver(const struct cf_survey *s, struct cf_findings *out)
     if (t && t->flavour == CF_TORCH_CUDA) {
         need_driver(s, driver_cuda, t->gpu_lib ? t->gpu_lib : "libtorch", t->gpu_runtime_version, out);
         if (t->loaded)
-            need_driver(s, driver_cuda, str_or(t->loaded->path, "libnccl.so.2"), t->loaded->cuda_version, out);
+            need_driver(s, driver_cuda, str_or(t->loaded->path, cf_comm_profile(CF_COMMLIB_NCCL)->soname), t->loaded->cuda_version, out);
     }
-    const struct cf_comm_lib *active = cf_doctor_active_comm(s);
+    const struct cf_comm_lib *active = cf_survey_active_comm(s);
     if (active && active->path)
         need_driver(s, driver_cuda, active->path, active->cuda_version, out);
     const struct cf_toolkit *cuda = cf_survey_toolkit(s, "cuda");
@@ -562,7 +448,7 @@ static void check_torch_present(const struct cf_survey *s, struct cf_findings *o
 
 static void check_comm_present(const struct cf_survey *s, struct cf_findings *out)
 {
-    if (cf_doctor_active_comm(s))
+    if (cf_survey_active_comm(s))
         return;
     if (!s->n_toolkits && !s->n_gpus)
         return;
@@ -576,18 +462,18 @@ static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
 {
     if (s->n_gpus)
         return;
-    const struct cf_comm_lib *c = cf_doctor_active_comm(s);
-    if (!c || !c->archs_known || !c->path || (c->kind && strcmp(c->kind, "nccl")))
+    const struct cf_comm_lib *c = cf_survey_active_comm(s);
+    if (!c || !c->archs_known || !c->path || cf_comm_lib_profile(c)->lib != CF_COMMLIB_NCCL)
         return;
-    int oldest = 0, ptx = 0;
+    unsigned oldest = 0;
+    int ptx = 0;
     for (size_t i = 0; i < c->archs.n; i++) {
-        char kind, variant;
-        int n;
-        if (parse_cuda_code(c->archs.v[i], &kind, &n, &variant) < 0 || variant == 'a')
+        struct cf_arch a;
+        if (cf_arch_parse(c->archs.v[i], &a, NULL) < 0 || a.family != CF_ARCH_NVIDIA || a.variant == 'a')
             continue;
-        if (kind == 's' && (!oldest || n < oldest))
-            oldest = n;
-        ptx |= kind == 'p';
+        if (a.code == CF_CODE_SASS && (!oldest || a.sm < oldest))
+            oldest = a.sm;
+        ptx |= a.code == CF_CODE_PTX;
     }
     if (!oldest)
         return;
@@ -599,9 +485,9 @@ static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
     cf_strvec_clear(&pascal);
     cf_findings_add(out, CF_SEV_INFO, "comm-arch-floor", c->path,
                     oldest > 61 ? floor_remedy.buf : NULL,
-                    "%s %s has kernels for sm_%d and newer%s; GPUs older than sm_%d (e.g. Pascal sm_61%s) need a "
+                    "%s %s has kernels for sm_%u and newer%s; GPUs older than sm_%u (e.g. Pascal sm_61%s) need a "
                     "source build",
-                    comm_display(c), c->version ? c->version : "", oldest, ptx ? " (PTX lets the driver JIT for newer)" : "",
+                    cf_comm_lib_profile(c)->display, c->version ? c->version : "", oldest, ptx ? " (PTX lets the driver JIT for newer)" : "",
                     oldest, oldest > 70 ? ", Volta sm_70" : "");
     cf_sb_release(&floor_remedy);
 }
@@ -625,6 +511,8 @@ static const struct {
     { "GCC for torch headers", check_gcc_for_torch },
     { "nvcc host compiler", check_nvcc_host },
     { "driver vs CUDA runtime", check_driver },
+    { "NCCL configuration", cf_check_nccl_config },
+    { "fabric and limits", cf_check_fabric },
 };
 
 static int by_severity_desc(const void *a, const void *b)

@@ -7,19 +7,14 @@
 #include "cclforge/vendor.h"
 #include "doctor/doctor_internal.h"
 
-static const char *comm_word(const struct cf_comm_lib *c)
-{
-    return c && c->kind && !strcmp(c->kind, "rccl") ? "RCCL" : "NCCL";
-}
-
 /* "host-a: NCCL 2.28.9, host-b: NCCL 2.27.5" */
 static void describe_comms(const struct cf_survey *hosts, const char *const *labels, size_t n, struct strbuf *out)
 {
     for (size_t i = 0; i < n; i++) {
-        const struct cf_comm_lib *c = cf_doctor_active_comm(&hosts[i]);
+        const struct cf_comm_lib *c = cf_survey_active_comm(&hosts[i]);
         cf_sb_addf(out, "%s%s: ", i ? ", " : "", labels[i]);
         if (c)
-            cf_sb_addf(out, "%s %s", comm_word(c), c->version ? c->version : "(version unknown)");
+            cf_sb_addf(out, "%s %s", cf_comm_lib_profile(c)->display, c->version ? c->version : "(version unknown)");
         else
             cf_sb_adds(out, "none");
     }
@@ -30,7 +25,7 @@ static void compare_comm(const struct cf_survey *hosts, const char *const *label
     const struct cf_comm_lib *first = NULL;
     int kinds_differ = 0, codes_differ = 0, missing = 0, unknown = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct cf_comm_lib *c = cf_doctor_active_comm(&hosts[i]);
+        const struct cf_comm_lib *c = cf_survey_active_comm(&hosts[i]);
         if (!c) {
             missing = 1;
             continue;
@@ -41,7 +36,7 @@ static void compare_comm(const struct cf_survey *hosts, const char *const *label
             first = c;
             continue;
         }
-        if (strcmp(comm_word(c), comm_word(first)))
+        if (cf_comm_lib_profile(c) != cf_comm_lib_profile(first))
             kinds_differ = 1;
         else if (c->version_code && first->version_code && c->version_code != first->version_code)
             codes_differ = 1;
@@ -100,16 +95,16 @@ static void compare_torch(const struct cf_survey *hosts, const char *const *labe
 static void compare_archs(const struct cf_survey *hosts, const char *const *labels, size_t n, struct cf_findings *out)
 {
     for (size_t i = 0; i < n; i++) {
-        const struct cf_comm_lib *c = cf_doctor_active_comm(&hosts[i]);
+        const struct cf_comm_lib *c = cf_survey_active_comm(&hosts[i]);
         if (!c || !c->archs_known)
             continue;
-        const char *kind = c->kind ? c->kind : "nccl";
+        const char *kind = cf_comm_lib_profile(c)->kind;
         struct strvec own = STRVEC_INIT, others = STRVEC_INIT;
         for (size_t h = 0; h < n; h++) {
             for (size_t g = 0; g < hosts[h].n_gpus; g++) {
                 const struct cf_gpu *gpu = &hosts[h].gpus[g];
                 const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(gpu->vendor);
-                if (!gpu->arch || !p || strcmp(p->comm_kind, kind) || cf_arch_covered(&c->archs, gpu->arch))
+                if (!gpu->arch || !p || strcmp(p->comm->kind, kind) || cf_arch_covered(&c->archs, gpu->arch))
                     continue;
                 struct strvec *into = h == i ? &own : &others;
                 if (!cf_strvec_contains(into, gpu->arch))
@@ -117,7 +112,7 @@ static void compare_archs(const struct cf_survey *hosts, const char *const *labe
             }
         }
         char subject[512];
-        snprintf(subject, sizeof subject, "%s: %s", labels[i], c->path ? c->path : comm_word(c));
+        snprintf(subject, sizeof subject, "%s: %s", labels[i], c->path ? c->path : cf_comm_lib_profile(c)->display);
         if (own.n) {
             struct strbuf list = STRBUF_INIT;
             for (size_t k = 0; k < own.n; k++)
@@ -127,7 +122,7 @@ static void compare_archs(const struct cf_survey *hosts, const char *const *labe
             char *remedy = cf_asprintf("%s (on %s)", cmd.buf, labels[i]);
             cf_sb_release(&cmd);
             cf_findings_add(out, CF_SEV_ERROR, "gpu-arch-not-covered", subject, remedy,
-                            "%s %s on %s has no code for its own GPUs: %s", comm_word(c),
+                            "%s %s on %s has no code for its own GPUs: %s", cf_comm_lib_profile(c)->display,
                             c->version ? c->version : "", labels[i], list.buf);
             free(remedy);
             cf_sb_release(&list);
@@ -151,7 +146,7 @@ static void compare_archs(const struct cf_survey *hosts, const char *const *labe
             cf_strvec_clear(&all);
             cf_findings_add(out, CF_SEV_WARNING, "host-lib-lacks-arch", subject, remedy,
                             "%s %s on %s lacks code for GPUs of other hosts (%s): it cannot be shared with them",
-                            comm_word(c), c->version ? c->version : "", labels[i], list.buf);
+                            cf_comm_lib_profile(c)->display, c->version ? c->version : "", labels[i], list.buf);
             free(remedy);
             cf_sb_release(&list);
         }

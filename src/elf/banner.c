@@ -159,33 +159,6 @@ size_t cf_banner_scan(const uint8_t *buf, size_t len, uint64_t base, cf_banner_v
     return count;
 }
 
-enum cf_commlib cf_commlib_from_name(const char *soname)
-{
-    static const struct {
-        const char *prefix;
-        enum cf_commlib lib;
-    } names[] = {
-        { "libnccl.so", CF_COMMLIB_NCCL },
-        { "librccl.so", CF_COMMLIB_RCCL },
-    };
-    if (!soname)
-        return CF_COMMLIB_NONE;
-    const char *slash = strrchr(soname, '/');
-    const char *base = slash ? slash + 1 : soname;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        size_t n = strlen(names[i].prefix);
-        if (strncmp(base, names[i].prefix, n) == 0 && (base[n] == 0 || base[n] == '.'))
-            return names[i].lib;
-    }
-    return CF_COMMLIB_NONE;
-}
-
-const char *cf_commlib_name(enum cf_commlib lib)
-{
-    static const char *const names[] = { "", "NCCL", "RCCL" };
-    return (unsigned)lib < sizeof(names) / sizeof(names[0]) ? names[lib] : "";
-}
-
 size_t cf_commlib_copies(const struct cf_commlib_identity *const *ids, size_t n)
 {
     size_t copies = 0;

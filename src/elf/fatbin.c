@@ -179,27 +179,15 @@ void cf_fatbin_entry_name(const struct cf_fatbin_entry *entry, char *buf, size_t
         snprintf(buf, size, "kind%u_%u", entry->raw_kind, entry->arch);
         return;
     }
-    struct cf_cuda_arch a = { entry->arch, entry->variant };
-    cf_cuda_arch_name(&a, entry->kind, buf, size);
+    struct cf_arch a;
+    cf_fatbin_entry_arch(entry, &a);
+    snprintf(buf, size, "%s", a.name);
 }
 
-void cf_cuda_arch_name(const struct cf_cuda_arch *arch, enum cf_fatbin_kind kind, char *buf,
-                       size_t size)
+void cf_fatbin_entry_arch(const struct cf_fatbin_entry *entry, struct cf_arch *out)
 {
-    static const struct {
-        enum cf_fatbin_kind kind;
-        const char *prefix;
-    } prefixes[] = {
-        { CF_FATBIN_SASS, "sm_" },
-        { CF_FATBIN_PTX, "compute_" },
-        { CF_FATBIN_LTOIR, "lto_" },
-    };
-    const char *prefix = "arch_";
-    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-        if (prefixes[i].kind == kind)
-            prefix = prefixes[i].prefix;
-    if (arch->variant)
-        snprintf(buf, size, "%s%u%c", prefix, arch->arch, arch->variant);
-    else
-        snprintf(buf, size, "%s%u", prefix, arch->arch);
+    enum cf_arch_code code = entry->kind == CF_FATBIN_PTX     ? CF_CODE_PTX
+                             : entry->kind == CF_FATBIN_LTOIR ? CF_CODE_LTOIR
+                                                              : CF_CODE_SASS;
+    cf_arch_nvidia(entry->arch, entry->variant, code, out);
 }

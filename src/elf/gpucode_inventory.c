@@ -28,20 +28,13 @@ static const struct {
     { ".hip_fatbin", FORMAT_BUNDLE },
 };
 
-static int arch_cmp(const struct cf_cuda_arch *a, const struct cf_cuda_arch *b)
-{
-    if (a->arch != b->arch)
-        return a->arch < b->arch ? -1 : 1;
-    return (unsigned char)a->variant - (unsigned char)b->variant;
-}
-
 /* Inserts keeping the list sorted and unique; 1 if the cap was hit. */
-static int arch_insert(struct cf_cuda_arch **items, size_t *n, struct cf_cuda_arch a)
+static int arch_insert(struct cf_arch **items, size_t *n, struct cf_arch a)
 {
     size_t i = 0;
-    while (i < *n && arch_cmp(&(*items)[i], &a) < 0)
+    while (i < *n && cf_arch_cmp(&(*items)[i], &a) < 0)
         i++;
-    if (i < *n && arch_cmp(&(*items)[i], &a) == 0)
+    if (i < *n && cf_arch_cmp(&(*items)[i], &a) == 0)
         return 0;
     if (*n >= CF_GPUCODE_MAX_UNIQUE)
         return 1;
@@ -55,7 +48,8 @@ static int arch_insert(struct cf_cuda_arch **items, size_t *n, struct cf_cuda_ar
 static int visit_fatbin_entry(const struct cf_fatbin_entry *e, void *ctx)
 {
     struct cf_gpucode_inventory *inv = ctx;
-    struct cf_cuda_arch a = { e->arch, e->variant };
+    struct cf_arch a;
+    cf_fatbin_entry_arch(e, &a);
     inv->fatbin_entries++;
     inv->header_bytes_read += e->payload_offset - e->header_offset;
     if (e->header_offset == e->container_offset + 16)

@@ -13,7 +13,6 @@
 #include "cclforge/strbuf.h"
 #include "cclforge/symcheck.h"
 
-const char *const cf_inspect_default_libraries[] = { "libnccl.so.2", "librccl.so.1", NULL };
 
 static const char *const problem_kind_names[CF_INSPECT_KIND_COUNT] = {
     [CF_INSPECT_BAD_INPUT] = "bad-input",
@@ -240,8 +239,8 @@ static void copies_problem(struct cf_inspect_target *t)
     }
     cf_sb_adds(&sb, differ ? ". They differ in version and share no state"
                         : ". They share no state (communicators, initialisation)");
-    cf_sb_adds(&sb, "; keep one copy: build the embedding object against the shared library, or preload one"
-                 " matching libnccl.so.2");
+    cf_sb_addf(&sb, "; keep one copy: build the embedding object against the shared library, or preload one"
+                    " matching %s", cf_comm_profile(CF_COMMLIB_NCCL)->soname);
     add_problem(t, CF_INSPECT_NCCL_COPIES, CF_LINT_WARNING, -1, NULL, cf_sb_detach(&sb));
 }
 
@@ -327,13 +326,13 @@ static int locate_defaults(const struct cf_ldso_opts *lo, struct cf_inspect_resu
     unsigned machine;
     int elf_class, big_endian;
     host_program_abi(&machine, &elf_class, &big_endian);
-    size_t n = 0;
-    while (cf_inspect_default_libraries[n])
-        n++;
+    /* every comm library's soname: libnccl.so.2, librccl.so.1 */
+    static const enum cf_commlib libs[] = { CF_COMMLIB_NCCL, CF_COMMLIB_RCCL };
+    size_t n = sizeof libs / sizeof libs[0];
     r->lookups = cf_xcalloc(n, sizeof *r->lookups);
     for (size_t i = 0; i < n; i++) {
         struct cf_inspect_lookup *l = &r->lookups[r->n_lookups];
-        l->name = cf_inspect_default_libraries[i];
+        l->name = cf_comm_profile(libs[i])->soname;
         if (cf_ldso_locate(l->name, machine, elf_class, big_endian, lo, &l->node, err) != 0)
             return -1;
         r->n_lookups++;

@@ -119,7 +119,7 @@ static int copy_tree_at(const char *from, int to_fd, const char *to, int depth, 
 cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan)
 {
     cJSON *in = cJSON_CreateObject();
-    cJSON_AddStringToObject(in, "vendor", plan->vendor_word);
+    cJSON_AddStringToObject(in, "vendor", plan->vendor->word);
     cJSON_AddStringToObject(in, "tag", plan->tag_text);
     cJSON_AddItemToObject(in, "archs", cf_arch_list_json(&plan->archs));
     cJSON_AddBoolToObject(in, "ptx", plan->ptx);
@@ -135,18 +135,13 @@ static const char *source_kind_name(enum cf_nccl_source_kind k)
     return names[k];
 }
 
-const struct cf_nccl_layout *cf_nccl_plan_layout(const struct cf_nccl_plan *plan)
-{
-    return cf_nccl_layout_of(plan->vendor == CF_VENDOR_AMD ? "rccl" : "nccl");
-}
-
 char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_built *built)
 {
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "schema", "cclforge.nccl-manifest/1");
     cJSON_AddStringToObject(m, "name", plan->target_name);
-    cJSON_AddStringToObject(m, "library_kind", cf_nccl_plan_layout(plan)->kind);
-    cJSON_AddStringToObject(m, "vendor", plan->vendor_word);
+    cJSON_AddStringToObject(m, "library_kind", plan->vendor->comm->kind);
+    cJSON_AddStringToObject(m, "vendor", plan->vendor->word);
     cJSON_AddStringToObject(m, "tag", plan->tag_text);
     struct strbuf v = STRBUF_INIT;
     cf_nccl_version_format(&plan->tag, &v);
@@ -166,7 +161,7 @@ char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_b
     if (built->source_sha256)
         cJSON_AddStringToObject(src, "sha256", built->source_sha256);
     cJSON *flags = cJSON_AddObjectToObject(m, "flags");
-    cJSON_AddStringToObject(flags, plan->vendor == CF_VENDOR_AMD ? "GPU_TARGETS" : "NVCC_GENCODE", plan->gencode);
+    cJSON_AddStringToObject(flags, plan->vendor->arch_family == CF_ARCH_AMD ? "GPU_TARGETS" : "NVCC_GENCODE", plan->gencode);
     if (plan->only_funcs)
         cJSON_AddStringToObject(flags, "ONLY_FUNCS", plan->only_funcs);
     cJSON_AddNumberToObject(flags, "jobs", plan->jobs);
@@ -236,28 +231,27 @@ void cf_nccl_stage_end(struct nccl_stage *st, int remove)
     st->parent_fd = st->fd = -1;
 }
 
-static char *pkgconfig_text(const struct cf_nccl_plan *plan, const struct cf_nccl_layout *l)
+static char *pkgconfig_text(const struct cf_nccl_plan *plan, const struct cf_comm_profile *comm)
 {
     return cf_asprintf("prefix=%s\nexec_prefix=${prefix}\nlibdir=${exec_prefix}/lib\nincludedir=${prefix}/include\n\n"
                        "Name: %s\nDescription: %s built by cclforge for %s\nVersion: %d.%d.%d\n"
                        "Libs: -L${libdir} -l%s\nCflags: -I${includedir}\n",
-                       plan->target_dir, l->kind, plan->vendor == CF_VENDOR_AMD ? "RCCL" : "NCCL", plan->target_name,
-                       plan->tag.major, plan->tag.minor, plan->tag.patch, l->kind);
+                       plan->target_dir, comm->link_name, comm->display, plan->target_name, plan->tag.major,
+                       plan->tag.minor, plan->tag.patch, comm->link_name);
 }
 
 int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, struct nccl_stage *st, const char *library,
                          struct nccl_built *built, cf_error *err)
 {
-    const struct cf_nccl_layout *l = cf_nccl_plan_layout(plan);
+    const struct cf_comm_profile *comm = plan->vendor->comm;
     char *inc_from = cf_path_join(plan->build_dir, "include");
-    /* RCCL's real file is librccl.so.1.0; NCCL's libnccl.so.X.Y.Z. */
-    char *real_name = plan->vendor == CF_VENDOR_AMD
-                          ? cf_asprintf("%s.%s.0", l->stem, l->major)
-                          : cf_asprintf("%s.%d.%d.%d", l->stem, plan->tag.major, plan->tag.minor, plan->tag.patch);
-    char *soname = cf_asprintf("%s.%s", l->stem, l->major);
+    /* NCCL names its file after the release (libnccl.so.2.28.9), RCCL librccl.so.1.0 */
+    char *real_name = comm->lib == CF_COMMLIB_RCCL
+                          ? cf_asprintf("%s.0", comm->soname)
+                          : cf_asprintf("%s.%d.%d.%d", comm->stem, plan->tag.major, plan->tag.minor, plan->tag.patch);
     char *lib_to = cf_asprintf("lib/%s", real_name);
-    char *so_link = cf_asprintf("lib/%s", soname), *dev_link = cf_asprintf("lib/%s", l->stem);
-    char *pc_path = cf_asprintf("lib/pkgconfig/%s.pc", l->kind);
+    char *so_link = cf_asprintf("lib/%s", comm->soname), *dev_link = cf_asprintf("lib/%s", comm->stem);
+    char *pc_path = cf_asprintf("lib/pkgconfig/%s.pc", comm->link_name);
     char *resolved = cf_realpath(library);
     int rc = 0;
 
@@ -270,10 +264,10 @@ int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, struct nccl_stage *st,
     if (rc == 0)
         rc = resolved ? copy_tree_at(resolved, st->fd, lib_to, 0, err)
                       : cf_error_set(err, CF_ERR_IO, "%s: cannot resolve the built library", library);
-    if (rc == 0 && (symlinkat(real_name, st->fd, so_link) < 0 || symlinkat(soname, st->fd, dev_link) < 0))
+    if (rc == 0 && (symlinkat(real_name, st->fd, so_link) < 0 || symlinkat(comm->soname, st->fd, dev_link) < 0))
         rc = cf_error_set(err, CF_ERR_IO, "%s/lib: cannot create the library links: %s", st->path, strerror(errno));
     if (rc == 0) {
-        char *pc = pkgconfig_text(plan, l);
+        char *pc = pkgconfig_text(plan, comm);
         rc = cf_write_file_at(st->fd, pc_path, pc, strlen(pc), 0644, err);
         free(pc);
     }
@@ -296,7 +290,6 @@ int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, struct nccl_stage *st,
     }
     free(inc_from);
     free(real_name);
-    free(soname);
     free(lib_to);
     free(so_link);
     free(dev_link);

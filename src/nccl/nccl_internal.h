@@ -43,13 +43,6 @@ int cf_nccl_lock_open(const char *root, const char *name, int cloexec, cf_error 
 
 /* ---- nccl_tree.c: an installed tree and its record in the manifest ---- */
 
-struct cf_nccl_layout {
-    const char *kind;       /* "nccl", "rccl": manifest library_kind, pkg-config name */
-    const char *stem;       /* "libnccl.so" */
-    const char *major;      /* soname = stem.major */
-    const char *headers[2]; /* one of them must be installed */
-};
-const struct cf_nccl_layout *cf_nccl_layout_of(const char *kind);
 /* Reads dir_fd/manifest.json (never through a link); NULL when absent or malformed. */
 cJSON *cf_nccl_read_manifest_at(int dir_fd);
 /* The same for the build directory dir (never through a link). */
@@ -81,9 +74,15 @@ struct nccl_stage {
     int parent_fd, fd;
 };
 
+/* The defaults nccl build takes from a survey (this host's, or survey_file):
+ * the active libtorch's NCCL version (need_torch; NULL when none) and the
+ * visible GPUs' archs joined by ';' (need_gpus; NULL when none). -1 only
+ * for a survey file that cannot be read. */
+int cf_nccl_survey_defaults(const char *survey_file, int need_torch, int need_gpus, char **torch_nccl,
+                            char **archs, cf_error *err);
+
 /* The cache key of a plan: what must match for a cache hit. */
 cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan);
-const struct cf_nccl_layout *cf_nccl_plan_layout(const struct cf_nccl_plan *plan);
 char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_built *built);
 int cf_nccl_stage_begin(const struct cf_nccl_plan *plan, struct nccl_stage *st, cf_error *err);
 /* Fills the stage with include/, lib/ (file + soname + dev links), pkgconfig,

@@ -1,5 +1,6 @@
 /* Turning `nccl build` inputs into a checked plan: vendor, tag, archs, source,
  * toolkit, jobs, install target and the exact commands. Nothing is built here. */
+#include "cclforge/nccl_build.h"
 #include "nccl_internal.h"
 
 #include <ctype.h>
@@ -15,35 +16,8 @@
 #include "cclforge/survey.h"
 #include "cclforge/vendor.h"
 
-/* The --vendor words and their entries in the project's vendor table
- * (cclforge/vendor.h), which holds each stack's arch-list variable. */
-struct vendor_profile {
-    const char *word;
-    enum cf_gpu_vendor vendor;
-    const char *toolkit_id;  /* cf_vendor_profile id */
-};
-static const struct vendor_profile vendor_profiles[] = {
-    { "nvidia", CF_VENDOR_NVIDIA, "cuda" },
-    { "rocm", CF_VENDOR_AMD, "rocm" },
-    { "dtk", CF_VENDOR_AMD, "dtk" },
-};
-
-/* Where PyTorch users keep their arch list: TORCH_CUDA_ARCH_LIST / PYTORCH_ROCM_ARCH. */
-static const char *arch_env_of(const struct vendor_profile *p)
-{
-    return cf_vendor_profile(p->toolkit_id)->arch_list_env;
-}
-
 static const char *const tarball_suffixes[] = { ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2",
                                                 ".tar.zst", ".tar" };
-
-static const struct vendor_profile *find_profile(const char *word)
-{
-    for (size_t i = 0; i < sizeof vendor_profiles / sizeof vendor_profiles[0]; i++)
-        if (!strcasecmp(vendor_profiles[i].word, word))
-            return &vendor_profiles[i];
-    return NULL;
-}
 
 static const char *env_nonempty(const char *name)
 {
@@ -107,18 +81,44 @@ static int classify_source(const char *source, struct cf_nccl_plan *plan, cf_err
                         source);
 }
 
+/* The toolkit root as the vendor table says to find it, the way doctor does:
+ * the flag, the vendor's root variables in order (DTK_HOME, ROCM_PATH, ...),
+ * the first default root holding the vendor's markers (/opt/dtk, /opt/dtk-*),
+ * else the first default root, where the compiler is then looked for. */
+static void resolve_toolkit_home(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan *plan)
+{
+    const struct cf_vendor_profile *p = plan->vendor;
+    const char *given = p->arch_family == CF_ARCH_AMD ? opts->rocm_path : opts->cuda_home;
+    if (given) {
+        plan->toolkit_home = cf_path_absolute(given);
+        plan->toolkit_origin = cf_strdup(p->arch_family == CF_ARCH_AMD ? "--rocm-path" : "--cuda-home");
+        return;
+    }
+    for (const char *const *e = p->root_env; *e; e++)
+        if (env_nonempty(*e)) {
+            plan->toolkit_home = cf_path_absolute(getenv(*e));
+            plan->toolkit_origin = cf_strdup(*e);
+            return;
+        }
+    char *found = cf_toolkit_default_root(p);
+    plan->toolkit_home = cf_path_absolute(found ? found : p->default_roots[0]);
+    plan->toolkit_origin = cf_asprintf("default %s%s", found ? found : p->default_roots[0],
+                                       found ? "" : " (no root with the toolkit's files found)");
+    free(found);
+}
+
+/* <toolkit>/bin/<the vendor's compiler>: nvcc, hipcc */
+static char *toolkit_compiler(const struct cf_nccl_plan *plan)
+{
+    return cf_asprintf("%s/bin/%s", plan->toolkit_home, plan->vendor->compiler);
+}
+
 static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan *plan, char **nvcc_archs,
                            cf_error *err)
 {
-    if (plan->vendor == CF_VENDOR_AMD) {
-        const char *rocm = opts->rocm_path;
-        static const char *const envs[] = { "ROCM_PATH", "ROCM_HOME", "HIP_PATH" };
-        for (size_t i = 0; !rocm && i < 3; i++)
-            rocm = env_nonempty(envs[i]);
-        if (!rocm)
-            rocm = plan->vendor_word && !strcmp(plan->vendor_word, "dtk") ? "/opt/dtk" : "/opt/rocm";
-        plan->toolkit_home = cf_path_absolute(rocm);
-        char *hipcc = cf_path_join(plan->toolkit_home, "bin/hipcc");
+    resolve_toolkit_home(opts, plan);
+    if (plan->vendor->arch_family == CF_ARCH_AMD) {
+        char *hipcc = toolkit_compiler(plan);
         struct cf_compiler c = { 0 };
         if (cf_is_file(hipcc) && cf_compiler_probe(hipcc, &c, NULL) == 0)
             plan->compiler = cf_strdup(c.banner);
@@ -128,17 +128,10 @@ static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl
         free(hipcc);
         return 0;
     }
-    const char *cuda = opts->cuda_home;
-    if (!cuda)
-        cuda = env_nonempty("CUDA_HOME");
-    if (!cuda)
-        cuda = env_nonempty("CUDA_PATH");
-    if (!cuda)
-        cuda = "/usr/local/cuda";
-    plan->toolkit_home = cf_path_absolute(cuda);
-    char *nvcc = cf_path_join(plan->toolkit_home, "bin/nvcc");
+    char *nvcc = toolkit_compiler(plan);
     struct cf_compiler c = { 0 };
-    if (cf_is_file(nvcc) && cf_compiler_probe(nvcc, &c, NULL) == 0 && c.family && !strcmp(c.family, "nvcc")) {
+    if (cf_is_file(nvcc) && cf_compiler_probe(nvcc, &c, NULL) == 0 && c.family &&
+        !strcmp(c.family, plan->vendor->compiler)) {
         plan->cuda_version = cf_asprintf("%d.%d", c.major, c.minor); /* the release: "13.0" of V13.0.88 */
         plan->compiler = cf_strdup(c.banner);
         const char *argv[] = { nvcc, "--list-gpu-arch", NULL };
@@ -160,27 +153,30 @@ static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl
     return 0;
 }
 
-static int resolve_archs(const struct cf_nccl_build_opts *opts, const struct vendor_profile *profile,
-                         int vendor_given, struct cf_nccl_plan *plan, cf_error *err)
+static int resolve_archs(const struct cf_nccl_build_opts *opts, int vendor_given, struct cf_nccl_plan *plan,
+                         cf_error *err)
 {
     const char *text = opts->archs, *origin = "--archs";
     if (!text && opts->survey_archs && *opts->survey_archs) {
         text = opts->survey_archs;
         origin = "GPU survey";
     }
-    if (!text && (vendor_given || plan->vendor == CF_VENDOR_NVIDIA) && env_nonempty(arch_env_of(profile))) {
-        text = getenv(arch_env_of(profile));
-        origin = arch_env_of(profile);
-    }
-    if (!text && !vendor_given && env_nonempty("PYTORCH_ROCM_ARCH")) {
-        text = getenv("PYTORCH_ROCM_ARCH");
-        origin = "PYTORCH_ROCM_ARCH";
+    /* Where PyTorch users keep their arch list: the vendor's variable
+     * (TORCH_CUDA_ARCH_LIST, PYTORCH_ROCM_ARCH); with no --vendor, any vendor's. */
+    for (int v = 0; !text && v < CF_VENDOR_COUNT; v++) {
+        const struct cf_vendor_profile *p = vendor_given ? plan->vendor : cf_vendor_get((enum cf_vendor)v);
+        if (env_nonempty(p->arch_list_env)) {
+            text = getenv(p->arch_list_env);
+            origin = p->arch_list_env;
+        }
+        if (vendor_given)
+            break;
     }
     if (!text)
         return cf_error_set(err, CF_ERR_USAGE,
                             "no GPU archs: no GPU was found on this host; pass --archs (e.g. \"7.5;9.0\" or "
                             "\"gfx90a\") or set %s",
-                            arch_env_of(profile));
+                            plan->vendor->arch_list_env);
     if (cf_arch_list_parse(&plan->archs, text, err) < 0)
         return cf_error_prefix(err, "%s", origin);
     plan->archs_origin = cf_strdup(origin);
@@ -341,7 +337,7 @@ static void make_target(struct cf_nccl_plan *plan)
     cf_nccl_version_format(&plan->tag, &name);
     cf_sb_addc(&name, '-');
     cf_arch_list_dirname(&plan->archs, &name);
-    if (plan->vendor == CF_VENDOR_NVIDIA && !plan->ptx)
+    if (plan->vendor->arch_family == CF_ARCH_NVIDIA && !plan->ptx)
         cf_sb_adds(&name, "-noptx");
     if (plan->only_funcs) {
         char hex[65];
@@ -436,7 +432,7 @@ static int check_build_paths(const struct cf_nccl_plan *plan, int docker, cf_err
         err);
     free(src);
     if (rc == 0)
-        rc = cf_nccl_check_make_path(plan->vendor == CF_VENDOR_AMD ? "the ROCm/DTK root" : "the CUDA toolkit",
+        rc = cf_nccl_check_make_path(plan->vendor->arch_family == CF_ARCH_AMD ? "the ROCm/DTK root" : "the CUDA toolkit",
                                      plan->toolkit_home,
                                      "use a toolkit path without them (a symlink to it works: only the path you give "
                                      "is passed on)",
@@ -444,21 +440,24 @@ static int check_build_paths(const struct cf_nccl_plan *plan, int docker, cf_err
     return rc;
 }
 
-int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan *plan, cf_error *err)
+int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts_in, struct cf_nccl_plan *plan, cf_error *err)
 {
     memset(plan, 0, sizeof *plan);
-    char *nvcc_archs = NULL;
+    char *nvcc_archs = NULL, *torch_nccl = NULL, *survey_archs = NULL;
     int rc = -1;
+    struct cf_nccl_build_opts filled = *opts_in; /* plus what the survey supplies */
+    const struct cf_nccl_build_opts *opts = &filled;
 
     /* vendor: given, else inferred from gfx archs, else NVIDIA */
     int vendor_given = opts->vendor != NULL;
-    const struct vendor_profile *profile = find_profile(opts->vendor ? opts->vendor : "nvidia");
-    if (!profile) {
-        cf_error_set(err, CF_ERR_USAGE, "unknown --vendor '%s': use nvidia, rocm or dtk", opts->vendor);
+    plan->vendor = vendor_given ? cf_vendor_by_word(opts->vendor) : cf_vendor_get(CF_VENDOR_NVIDIA);
+    if (!plan->vendor) {
+        struct strbuf words = STRBUF_INIT;
+        cf_vendor_words(&words);
+        cf_error_set(err, CF_ERR_USAGE, "unknown --vendor '%s': use %s", opts->vendor, cf_sb_str(&words));
+        cf_sb_release(&words);
         goto out;
     }
-    plan->vendor = profile->vendor;
-    plan->vendor_word = cf_strdup(profile->word);
     plan->ptx = opts->ptx;
     if (opts->only_funcs && *opts->only_funcs) {
         if (cf_nccl_check_only_funcs(opts->only_funcs, err) < 0)
@@ -473,34 +472,47 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan
     struct cf_nccl_tag given_tag;
     if (opts->tag && cf_nccl_tag_parse(opts->tag, &given_tag, err) < 0)
         goto out;
-    if (resolve_archs(opts, profile, vendor_given, plan, err) < 0)
+    /* The survey only when a default needs it: a cache hit with --tag and --archs stays fast. */
+    int need_torch = !opts->tag && !opts->torch_nccl_version, need_gpus = !opts->archs && !opts->survey_archs;
+    if (opts->use_survey && (need_torch || need_gpus || opts->survey_file)) {
+        if (cf_nccl_survey_defaults(opts->survey_file, need_torch || opts->survey_file, need_gpus, &torch_nccl,
+                                    &survey_archs, err) < 0)
+            goto out;
+        if (torch_nccl && !filled.torch_nccl_version)
+            filled.torch_nccl_version = torch_nccl;
+        if (survey_archs && !filled.survey_archs)
+            filled.survey_archs = survey_archs;
+    }
+    if (resolve_archs(opts, vendor_given, plan, err) < 0)
         goto out;
-    if (cf_arch_list_vendor(&plan->archs) != plan->vendor) {
-        if (vendor_given || plan->vendor != CF_VENDOR_NVIDIA) {
+    enum cf_arch_family family = cf_arch_list_family(&plan->archs);
+    if (family != plan->vendor->arch_family) {
+        if (vendor_given) {
+            struct strbuf fits = STRBUF_INIT;
+            for (int v = 0; v < CF_VENDOR_COUNT; v++)
+                if (cf_vendor_get((enum cf_vendor)v)->arch_family == family)
+                    cf_sb_addf(&fits, "%s%s", fits.len ? " or " : "--vendor ", cf_vendor_get((enum cf_vendor)v)->word);
             cf_error_set(err, CF_ERR_USAGE, "%s archs (%s) cannot be built with --vendor %s: use %s",
-                         cf_arch_list_vendor(&plan->archs) == CF_VENDOR_AMD ? "AMD" : "NVIDIA", plan->archs.v[0].name,
-                         plan->vendor_word,
-                         cf_arch_list_vendor(&plan->archs) == CF_VENDOR_AMD ? "--vendor rocm or dtk" : "--vendor nvidia");
+                         family == CF_ARCH_AMD ? "AMD" : "NVIDIA", plan->archs.v[0].name, plan->vendor->word,
+                         cf_sb_str(&fits));
+            cf_sb_release(&fits);
             goto out;
         }
-        profile = find_profile("rocm");
-        plan->vendor = profile->vendor;
-        free(plan->vendor_word);
-        plan->vendor_word = cf_strdup(profile->word);
+        plan->vendor = cf_vendor_for_arch_family(family); /* gfx archs alone: ROCm */
     }
-    if (plan->vendor == CF_VENDOR_NVIDIA && plan->archs.ptx_requested)
+    if (plan->vendor->arch_family == CF_ARCH_NVIDIA && plan->archs.ptx_requested)
         plan->ptx = 1;
-    if (plan->vendor == CF_VENDOR_AMD)
+    if (plan->vendor->arch_family == CF_ARCH_AMD)
         plan->ptx = 0;
 
     if (classify_source(opts->source, plan, err) < 0)
         goto out;
-    if (plan->vendor == CF_VENDOR_AMD && plan->source_kind == CF_SRC_UPSTREAM) {
+    if (plan->vendor->comm->lib == CF_COMMLIB_RCCL && plan->source_kind == CF_SRC_UPSTREAM) {
         cf_error_set(err, CF_ERR_USAGE, "RCCL builds need --source (a ROCm/rccl checkout, tarball or git URL)");
         goto out;
     }
     if (opts->docker) {
-        if (plan->vendor != CF_VENDOR_NVIDIA) {
+        if (plan->vendor->comm->lib != CF_COMMLIB_NCCL) {
             cf_error_set(err, CF_ERR_USAGE, "--docker builds NCCL only; build RCCL natively against ROCm/DTK");
             goto out;
         }
@@ -519,14 +531,14 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan
     }
     if (resolve_toolkit(opts, plan, &nvcc_archs, err) < 0)
         goto out;
-    if (plan->vendor == CF_VENDOR_NVIDIA &&
+    if (plan->vendor->arch_family == CF_ARCH_NVIDIA &&
         cf_arch_check_cuda(&plan->archs, plan->cuda_version, nvcc_archs, err) < 0)
         goto out;
     if (resolve_tag(opts, plan, err) < 0 || resolve_jobs(opts, plan, err) < 0)
         goto out;
 
     struct strbuf gencode = STRBUF_INIT;
-    if (plan->vendor == CF_VENDOR_NVIDIA)
+    if (plan->vendor->arch_family == CF_ARCH_NVIDIA)
         cf_arch_nvcc_gencode(&plan->archs, plan->ptx, &gencode);
     else
         cf_arch_list_join(&plan->archs, ";", &gencode);
@@ -560,6 +572,8 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan
     rc = 0;
 out:
     free(nvcc_archs);
+    free(torch_nccl);
+    free(survey_archs);
     if (rc < 0)
         cf_nccl_plan_release(plan);
     return rc;
@@ -607,7 +621,7 @@ void cf_nccl_plan_steps(const struct cf_nccl_plan *plan, const char *docker_dir,
         for (size_t i = 0; g[i]; i++)
             cf_strvec_push(&steps->fetch, g[i]);
     }
-    if (plan->vendor == CF_VENDOR_NVIDIA) {
+    if (plan->vendor->comm->lib == CF_COMMLIB_NCCL) { /* NCCL's makefiles; RCCL below builds with CMake */
         struct strvec *m = &steps->build[0];
         cf_strvec_push(m, "make");
         cf_strvec_push(m, "-C");
@@ -634,7 +648,7 @@ void cf_nccl_plan_steps(const struct cf_nccl_plan *plan, const char *docker_dir,
     cf_strvec_pushf(c, "-DROCM_PATH=%s", plan->toolkit_home);
     cf_strvec_pushf(c, "-DCMAKE_PREFIX_PATH=%s", plan->toolkit_home);
     cf_strvec_push(c, "-DBUILD_TESTS=OFF");
-    char *hipcc = cf_path_join(plan->toolkit_home, "bin/hipcc");
+    char *hipcc = toolkit_compiler(plan);
     if (cf_is_file(hipcc))
         cf_strvec_pushf(c, "-DCMAKE_CXX_COMPILER=%s", hipcc);
     free(hipcc);
@@ -705,7 +719,7 @@ void cf_nccl_plan_commands(const struct cf_nccl_plan *plan, struct strvec *lines
 
 void cf_nccl_plan_release(struct cf_nccl_plan *plan)
 {
-    char **strings[] = { &plan->vendor_word, &plan->tag_text, &plan->tag_origin, &plan->archs_origin, &plan->gencode,
+    char **strings[] = { &plan->toolkit_origin, &plan->tag_text, &plan->tag_origin, &plan->archs_origin, &plan->gencode,
                          &plan->source, &plan->source_id, &plan->only_funcs, &plan->root, &plan->target_name,
                          &plan->target_dir, &plan->work_dir, &plan->build_dir, &plan->src_dir, &plan->log_path,
                          &plan->lock_path, &plan->toolkit_home, &plan->cuda_version, &plan->compiler,

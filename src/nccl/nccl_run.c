@@ -240,7 +240,7 @@ static void on_build_line(void *ctx, const char *line)
                                    strstr(line, "Building C object")));
     if (!unit)
         return;
-    if (p->plan->vendor == CF_VENDOR_NVIDIA)
+    if (p->plan->vendor->comm->lib == CF_COMMLIB_NCCL) /* NCCL generates kernel sources as it builds */
         check_generated(p);
     p->done++;
     long total = p->total_sources + p->generated;
@@ -422,28 +422,31 @@ static int docker_build(const struct cf_nccl_plan *plan, const struct cf_nccl_bu
 
 /* ---- locating the built library ---- */
 
+/* NCCL's make puts lib/libnccl.so.X.Y.Z (and its soname link) in BUILDDIR;
+ * RCCL's CMake build puts librccl.so.1 at the top of the build tree or in lib/. */
 static char *find_library(const struct cf_nccl_plan *plan)
 {
-    if (plan->vendor == CF_VENDOR_NVIDIA) {
-        char *p = cf_asprintf("%s/lib/libnccl.so.%d.%d.%d", plan->build_dir, plan->tag.major, plan->tag.minor,
-                              plan->tag.patch);
-        if (cf_is_file(p))
-            return p;
-        free(p);
-        p = cf_asprintf("%s/lib/libnccl.so.2", plan->build_dir);
-        if (cf_is_file(p))
-            return p;
-        free(p);
-        return NULL;
+    const struct cf_comm_profile *comm = plan->vendor->comm;
+    struct strvec places = STRVEC_INIT;
+    if (comm->lib == CF_COMMLIB_NCCL) {
+        cf_strvec_pushf(&places, "lib/%s.%d.%d.%d", comm->stem, plan->tag.major, plan->tag.minor, plan->tag.patch);
+        cf_strvec_pushf(&places, "lib/%s", comm->soname);
+    } else {
+        cf_strvec_push(&places, comm->soname);
+        cf_strvec_pushf(&places, "lib/%s", comm->soname);
+        cf_strvec_push(&places, comm->stem);
+        cf_strvec_pushf(&places, "lib/%s", comm->stem);
     }
-    static const char *const places[] = { "librccl.so.1", "lib/librccl.so.1", "librccl.so", "lib/librccl.so" };
-    for (size_t i = 0; i < sizeof places / sizeof places[0]; i++) {
-        char *p = cf_path_join(plan->build_dir, places[i]);
+    char *found = NULL;
+    for (size_t i = 0; i < places.n && !found; i++) {
+        char *p = cf_path_join(plan->build_dir, places.v[i]);
         if (cf_is_file(p))
-            return p;
-        free(p);
+            found = p;
+        else
+            free(p);
     }
-    return NULL;
+    cf_strvec_clear(&places);
+    return found;
 }
 
 /* ---- install ---- */
@@ -497,7 +500,7 @@ static int build_locked(const struct cf_nccl_plan *plan, const struct cf_nccl_bu
         progress.plan = plan;
         progress.total_sources = estimate_units(plan->src_dir);
         for (size_t i = 0; i < steps.n_build; i++) {
-            const char *what = plan->vendor == CF_VENDOR_NVIDIA ? "make" : i == 0 ? "cmake configure" : "cmake build";
+            const char *what = plan->vendor->comm->lib == CF_COMMLIB_NCCL ? "make" : i == 0 ? "cmake configure" : "cmake build";
             if (run_step(plan, opts, &steps.build[i], &progress, &built, result, what, err) < 0)
                 goto out;
         }
@@ -512,7 +515,7 @@ static int build_locked(const struct cf_nccl_plan *plan, const struct cf_nccl_bu
     if (!library) {
         log_tail(plan->log_path, 25, &result->log_tail);
         cf_error_set(err, CF_ERR_FAILED, "the build finished but produced no %s under %s; full log: %s",
-                     plan->vendor == CF_VENDOR_AMD ? "librccl.so.1" : "libnccl.so.2", plan->build_dir, plan->log_path);
+                     plan->vendor->comm->soname, plan->build_dir, plan->log_path);
         goto out;
     }
     emit(opts, CF_NCCL_EV_STEP, "verifying the library", 0, 0);

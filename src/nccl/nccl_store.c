@@ -14,6 +14,7 @@
 
 #include "cclforge/atomic_file.h"
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 
 static char *active_link(const char *root)
 {
@@ -74,21 +75,11 @@ static int open_build(const char *root, const char *name, char **dir, cf_error *
     return -1;
 }
 
-static const char *jstr(const cJSON *obj, const char *key)
+/* A manifest field as a string: "" when absent or of another type. */
+static char *manifest_str(const cJSON *m, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static void join_array(const cJSON *arr, struct strbuf *out)
-{
-    const cJSON *it;
-    cJSON_ArrayForEach(it, arr)
-    {
-        if (cJSON_IsString(it))
-            cf_sb_addf(out, "%s%s", out->len ? ";" : "", it->valuestring);
-    }
-    cf_sb_adds(out, "");
+    const char *v = cf_json_str(m, key);
+    return cf_strdup(v ? v : "");
 }
 
 /* Fills out from the manifest and checks the files against it (out->damage).
@@ -110,18 +101,25 @@ static int fill_install(int fd, const char *dir, const char *name, const char *a
                                                 "'cclforge nccl remove %s' and build it again",
                             dir, name);
     }
-    out->tag = cf_strdup(jstr(m, "tag") ? jstr(m, "tag") : "");
-    out->version = cf_strdup(jstr(m, "version") ? jstr(m, "version") : "");
-    const cJSON *code = cJSON_GetObjectItemCaseSensitive(m, "version_code");
-    out->version_code = cJSON_IsNumber(code) && code->valuedouble >= 0 && code->valuedouble < 1e9 ? code->valueint : 0;
-    struct strbuf archs = STRBUF_INIT;
-    join_array(cJSON_GetObjectItemCaseSensitive(m, "archs"), &archs);
-    out->archs = cf_sb_detach(&archs);
-    out->ptx = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "ptx"));
-    out->cuda_version = jstr(m, "cuda_version") ? cf_strdup(jstr(m, "cuda_version")) : NULL;
-    out->library = jstr(m, "library") ? cf_path_join(dir, jstr(m, "library")) : NULL;
-    const cJSON *secs = cJSON_GetObjectItemCaseSensitive(m, "build_seconds");
-    out->build_seconds = cJSON_IsNumber(secs) ? secs->valuedouble : 0;
+    out->tag = manifest_str(m, "tag");
+    out->version = manifest_str(m, "version");
+    double code = cf_json_num(m, "version_code", 0);
+    out->version_code = code > 0 && code < 1e9 ? (int)code : 0;
+    struct strvec archs = STRVEC_INIT;
+    cf_json_get_strvec(m, "archs", &archs);
+    struct strbuf joined = STRBUF_INIT;
+    for (size_t i = 0; i < archs.n; i++)
+        cf_sb_addf(&joined, "%s%s", i ? ";" : "", archs.v[i]);
+    cf_sb_adds(&joined, "");
+    out->archs = cf_sb_detach(&joined);
+    cf_strvec_clear(&archs);
+    int ptx = 0;
+    cf_json_get_bool(m, "ptx", &ptx);
+    out->ptx = ptx;
+    const char *cuda = cf_json_str(m, "cuda_version"), *lib = cf_json_str(m, "library");
+    out->cuda_version = cuda ? cf_strdup(cuda) : NULL;
+    out->library = lib ? cf_path_join(dir, lib) : NULL;
+    out->build_seconds = cf_json_num(m, "build_seconds", 0);
     struct strbuf why = STRBUF_INIT;
     if (cf_nccl_tree_check(fd, m, verify, &why))
         out->damage = cf_sb_detach(&why);
@@ -324,23 +322,6 @@ static int env_safe_path(const char *path, cf_error *err)
     return 0;
 }
 
-/* Arch lists from the manifest ("sass", "ptx_archs"). */
-static void manifest_list(const cJSON *m, const char *key, struct strvec *out)
-{
-    const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(m, key))
-    {
-        if (cJSON_IsString(it))
-            cf_strvec_push(out, it->valuestring);
-    }
-}
-
-static int cuda_arch_number(const char *name)
-{
-    const char *us = strchr(name, '_');
-    return us ? atoi(us + 1) : -1;
-}
-
 int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_list *host_archs,
                      struct cf_nccl_env *out, cf_error *err)
 {
@@ -352,38 +333,29 @@ int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_li
         cf_nccl_env_release(out);
         return -1;
     }
-    int rccl = out->build.library && strstr(out->build.library, "librccl");
-    out->ld_preload = cf_asprintf("%s/lib/%s", dir, rccl ? "librccl.so.1" : "libnccl.so.2");
+    /* the soname of the library the build holds: lib/librccl.so.1.0 -> librccl.so.1 */
+    const struct cf_comm_profile *comm = cf_comm_profile(cf_commlib_from_name(out->build.library));
+    if (!comm)
+        comm = cf_comm_profile(CF_COMMLIB_NCCL);
+    out->ld_preload = cf_asprintf("%s/lib/%s", dir, comm->soname);
     out->ld_library_path = cf_asprintf("%s/lib", dir);
     out->nccl_home = cf_strdup(dir);
     if (!host_archs)
         return 0;
     cJSON *m = cf_nccl_read_manifest(dir);
-    struct strvec sass = STRVEC_INIT, ptx = STRVEC_INIT;
-    manifest_list(m, "sass", &sass);
-    manifest_list(m, "ptx_archs", &ptx);
+    /* The build's code: machine code ("sm_80", "gfx90a:xnack-") and PTX ("compute_90"). */
+    struct strvec code = STRVEC_INIT;
+    cf_json_get_strvec(m, "sass", &code);
+    cf_json_get_strvec(m, "ptx_archs", &code);
     cJSON_Delete(m);
     for (size_t i = 0; i < host_archs->n; i++) {
         const struct cf_arch *a = &host_archs->v[i];
         cf_strvec_push(&out->host_archs, a->name);
-        int covered = 0;
-        for (size_t j = 0; j < sass.n && !covered; j++)
-            covered = !strncmp(sass.v[j], a->name, strlen(a->name)) &&
-                      (sass.v[j][strlen(a->name)] == 0 || sass.v[j][strlen(a->name)] == ':');
-        if (covered)
-            continue;
-        /* PTX JIT-compiles for any newer GPU: compute_90 runs on sm_120. */
-        int jit = 0;
-        for (size_t j = 0; a->vendor == CF_VENDOR_NVIDIA && j < ptx.n && !jit; j++) {
-            size_t len = strlen(ptx.v[j]);
-            int p = cuda_arch_number(ptx.v[j]);
-            int variant = len && (ptx.v[j][len - 1] == 'a' || ptx.v[j][len - 1] == 'f');
-            jit = p > 0 && p <= a->sm && !variant;
-        }
-        cf_strvec_push(jit ? &out->jit_only : &out->uncovered, a->name);
+        enum cf_arch_fit fit = cf_arch_best_fit(&code, a->name);
+        if (fit != CF_FIT_NATIVE)
+            cf_strvec_push(fit == CF_FIT_JIT ? &out->jit_only : &out->uncovered, a->name);
     }
-    cf_strvec_clear(&sass);
-    cf_strvec_clear(&ptx);
+    cf_strvec_clear(&code);
     return 0;
 }
 

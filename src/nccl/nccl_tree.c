@@ -17,20 +17,7 @@
 
 #include "cclforge/fs.h"
 #include "cclforge/trust.h"
-
-/* What NCCL's and RCCL's layouts promise (NCCL: src/Makefile's lib target). */
-static const struct cf_nccl_layout layouts[] = {
-    { "nccl", "libnccl.so", "2", { "include/nccl.h", NULL } },
-    { "rccl", "librccl.so", "1", { "include/rccl/rccl.h", "include/rccl.h" } },
-};
-
-const struct cf_nccl_layout *cf_nccl_layout_of(const char *kind)
-{
-    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
-        if (kind && !strcmp(layouts[i].kind, kind))
-            return &layouts[i];
-    return NULL;
-}
+#include "cclforge/vendor.h"
 
 /* The subtrees a build holds besides manifest.json and build.log. */
 static const char *const recorded_dirs[] = { "include", "lib" };
@@ -237,28 +224,32 @@ static int check_file(int dir_fd, const char *rel, const cJSON *want, int full, 
     return 0;
 }
 
-/* Everything the layout promises is in the record: the library, its soname
- * and development links, a header, the pkg-config file. */
+/* Everything the layout promises (the vendor table's comm library: NCCL's
+ * src/Makefile lib target) is in the record: the library, its soname and
+ * development links, a header, the pkg-config file. */
 static int check_promised(const cJSON *manifest, const cJSON *files, struct strbuf *why)
 {
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(manifest, "library_kind");
     const cJSON *library = cJSON_GetObjectItemCaseSensitive(manifest, "library");
-    const struct cf_nccl_layout *l = cf_nccl_layout_of(cJSON_IsString(kind) ? kind->valuestring : "nccl");
-    if (!l || !cJSON_IsString(library))
+    const struct cf_comm_profile *comm = cf_comm_profile_by_kind(cJSON_IsString(kind) ? kind->valuestring : "nccl");
+    if (!comm || !cJSON_IsString(library))
         return damaged(why, "the manifest names no library or an unknown library kind");
-    char *soname = cf_asprintf("lib/%s.%s", l->stem, l->major);
-    char *dev = cf_asprintf("lib/%s", l->stem);
-    char *pc = cf_asprintf("lib/pkgconfig/%s.pc", l->kind);
+    char *soname = cf_asprintf("lib/%s", comm->soname);
+    char *dev = cf_asprintf("lib/%s", comm->stem);
+    char *pc = cf_asprintf("lib/pkgconfig/%s.pc", comm->link_name);
     const char *need[] = { library->valuestring, soname, dev, pc };
     int bad = 0;
     for (size_t i = 0; !bad && i < sizeof need / sizeof need[0]; i++)
         if (!cJSON_GetObjectItemCaseSensitive(files, need[i]))
             bad = damaged(why, "%s is not part of the build", need[i]);
     int header = 0;
-    for (size_t i = 0; i < 2 && l->headers[i]; i++)
-        header |= cJSON_GetObjectItemCaseSensitive(files, l->headers[i]) != NULL;
+    for (size_t i = 0; !header && comm->headers[i]; i++) {
+        char *h = cf_asprintf("include/%s", comm->headers[i]);
+        header = cJSON_GetObjectItemCaseSensitive(files, h) != NULL;
+        free(h);
+    }
     if (!bad && !header)
-        bad = damaged(why, "%s is not part of the build", l->headers[0]);
+        bad = damaged(why, "include/%s is not part of the build", comm->headers[0]);
     free(soname);
     free(dev);
     free(pc);

@@ -10,17 +10,12 @@
 #include "cclforge/elf.h"
 #include "cclforge/gpucode.h"
 
-static const char *expected_soname(const struct cf_nccl_plan *plan)
-{
-    return plan->vendor == CF_VENDOR_AMD ? "librccl.so.1" : "libnccl.so.2";
-}
-
 static void check_soname(const struct cf_nccl_plan *plan, struct cf_elf *elf, struct cf_nccl_verify *out)
 {
     const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
     out->soname = cf_strdup(dyn && dyn->soname ? dyn->soname : "");
-    if (strcmp(out->soname, expected_soname(plan)))
-        cf_strvec_pushf(&out->problems, "soname is '%s', expected %s", out->soname, expected_soname(plan));
+    if (strcmp(out->soname, plan->vendor->comm->soname))
+        cf_strvec_pushf(&out->problems, "soname is '%s', expected %s", out->soname, plan->vendor->comm->soname);
 }
 
 static void check_banner(const struct cf_nccl_plan *plan, struct cf_elf *elf, struct cf_nccl_verify *out,
@@ -35,7 +30,7 @@ static void check_banner(const struct cf_nccl_plan *plan, struct cf_elf *elf, st
     }
     if (!id.found) {
         cf_strvec_pushf(&out->problems, "no \"%s version\" banner found in the library",
-                     plan->vendor == CF_VENDOR_AMD ? "RCCL" : "NCCL");
+                     plan->vendor->comm->display);
         return;
     }
     out->banner = cf_strdup(id.banner.text);
@@ -45,7 +40,7 @@ static void check_banner(const struct cf_nccl_plan *plan, struct cf_elf *elf, st
     if (id.distinct_versions)
         cf_strvec_pushf(&out->problems, "the library carries banners of %zu different versions", id.n_banners);
     /* In Docker the image's CUDA built it, not the local toolkit. */
-    if (plan->vendor == CF_VENDOR_NVIDIA && !plan->docker && plan->cuda_version && id.banner.toolkit[0]) {
+    if (plan->vendor->arch_family == CF_ARCH_NVIDIA && !plan->docker && plan->cuda_version && id.banner.toolkit[0]) {
         char built[16];
         snprintf(built, sizeof built, "%u.%u", id.banner.toolkit_major, id.banner.toolkit_minor);
         if (strcmp(built, plan->cuda_version))
@@ -54,10 +49,10 @@ static void check_banner(const struct cf_nccl_plan *plan, struct cf_elf *elf, st
 }
 
 /* Plain archs only: sm_100a/sm_100f from NCCL's FP8 kernels are extras. */
-static int has_plain(const struct cf_cuda_arch *v, size_t n, unsigned arch)
+static int has_plain(const struct cf_arch *v, size_t n, unsigned sm)
 {
     for (size_t i = 0; i < n; i++)
-        if (v[i].arch == arch && v[i].variant == 0)
+        if (v[i].sm == sm && v[i].variant == 0)
             return 1;
     return 0;
 }
@@ -65,28 +60,27 @@ static int has_plain(const struct cf_cuda_arch *v, size_t n, unsigned arch)
 static void check_nvidia_archs(const struct cf_nccl_plan *plan, const struct cf_gpucode_inventory *inv,
                                struct cf_nccl_verify *out)
 {
-    char name[32];
     for (size_t i = 0; i < inv->n_sass; i++) {
-        cf_cuda_arch_name(&inv->sass[i], CF_FATBIN_SASS, name, sizeof name);
+        const char *name = inv->sass[i].name;
         cf_strvec_push(&out->sass, name);
         if (inv->sass[i].variant || !cf_arch_list_contains(&plan->archs, name))
             cf_strvec_push(&out->extra, name);
     }
     const struct cf_arch *newest = cf_arch_list_newest(&plan->archs);
     for (size_t i = 0; i < inv->n_ptx; i++) {
-        cf_cuda_arch_name(&inv->ptx[i], CF_FATBIN_PTX, name, sizeof name);
+        const char *name = inv->ptx[i].name;
         cf_strvec_push(&out->ptx, name);
-        if (!plan->ptx || !newest || inv->ptx[i].variant || inv->ptx[i].arch != (unsigned)newest->sm)
+        if (!plan->ptx || !newest || inv->ptx[i].variant || inv->ptx[i].sm != newest->sm)
             cf_strvec_pushf(&out->extra, "%s (PTX)", name);
     }
     for (size_t i = 0; i < plan->archs.n; i++)
-        if (!has_plain(inv->sass, inv->n_sass, (unsigned)plan->archs.v[i].sm)) {
+        if (!has_plain(inv->sass, inv->n_sass, plan->archs.v[i].sm)) {
             cf_strvec_push(&out->missing, plan->archs.v[i].name);
             cf_strvec_pushf(&out->problems, "no %s machine code in the library's fatbins", plan->archs.v[i].name);
         }
-    if (plan->ptx && newest && !has_plain(inv->ptx, inv->n_ptx, (unsigned)newest->sm)) {
-        cf_strvec_pushf(&out->missing, "compute_%d (PTX)", newest->sm);
-        cf_strvec_pushf(&out->problems, "no compute_%d PTX in the library's fatbins (asked for by --ptx)", newest->sm);
+    if (plan->ptx && newest && !has_plain(inv->ptx, inv->n_ptx, newest->sm)) {
+        cf_strvec_pushf(&out->missing, "compute_%u (PTX)", newest->sm);
+        cf_strvec_pushf(&out->problems, "no compute_%u PTX in the library's fatbins (asked for by --ptx)", newest->sm);
     }
 }
 
@@ -129,7 +123,7 @@ int cf_nccl_verify_library(const struct cf_nccl_plan *plan, const char *library,
     } else {
         if (inv.problem)
             cf_strvec_pushf(&out->problems, "GPU code container problem: %s", inv.problem);
-        if (plan->vendor == CF_VENDOR_NVIDIA)
+        if (plan->vendor->arch_family == CF_ARCH_NVIDIA)
             check_nvidia_archs(plan, &inv, out);
         else
             check_amd_archs(plan, &inv, out);

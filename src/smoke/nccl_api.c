@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cclforge/strbuf.h"
+#include "cclforge/vendor.h"
 
 struct api_symbol {
     const char *name;
@@ -21,6 +22,8 @@ static const struct api_symbol nccl_symbols[] = {
     SYM(CommAbort, 0),     SYM(CommGetAsyncError, 0), SYM(GetErrorString, 1), SYM(GetLastError, 0),
     SYM(AllReduce, 1),     SYM(Broadcast, 1),   SYM(AllGather, 1),    SYM(ReduceScatter, 1),
     SYM(Send, 1),          SYM(Recv, 1),        SYM(GroupStart, 1),   SYM(GroupEnd, 1),
+    SYM(Reduce, 1),        SYM(CommUserRank, 1), SYM(CommCount, 1),   SYM(CommSplit, 0),
+    SYM(CommRegister, 0),  SYM(CommDeregister, 0), SYM(MemAlloc, 0),  SYM(MemFree, 0),
 };
 #undef SYM
 
@@ -40,9 +43,9 @@ int cf_nccl_api_load(struct cf_nccl_api *api, const char *path, const char *defa
     api->handle = dlopen(what, RTLD_NOW | RTLD_LOCAL);
     if (!api->handle) {
         const char *why = dlerror();
-        return cf_error_set(err, CF_ERR_NOTFOUND, "cannot load the comm library %s: %s%s", what,
-                            why ? why : "unknown dlopen error",
-                            path ? "" : " (give --lib PATH, e.g. $NCCL_HOME/lib/libnccl.so.2)");
+        return cf_error_set(err, CF_ERR_NOTFOUND, "cannot load the comm library %s: %s%s%s%s", what,
+                            why ? why : "unknown dlopen error", path ? "" : " (give --lib PATH, e.g. $NCCL_HOME/lib/",
+                            path ? "" : default_soname, path ? "" : ")");
     }
     api->path = cf_strdup(what);
     struct strbuf missing = STRBUF_INIT;
@@ -55,9 +58,9 @@ int cf_nccl_api_load(struct cf_nccl_api *api, const char *path, const char *defa
     }
     if (missing.len) {
         cf_error_set(err, CF_ERR_FORMAT,
-                     "%s does not provide the NCCL C API (missing %s): give --lib the path of libnccl.so.2 "
-                     "or librccl.so.1",
-                     what, cf_sb_str(&missing));
+                     "%s does not provide the NCCL C API (missing %s): give --lib the path of %s or %s", what,
+                     cf_sb_str(&missing), cf_comm_profile(CF_COMMLIB_NCCL)->soname,
+                     cf_comm_profile(CF_COMMLIB_RCCL)->soname);
         cf_sb_release(&missing);
         cf_nccl_api_unload(api);
         return -1;

@@ -19,17 +19,12 @@ int cf_gpu_archs_of(struct cf_elf *elf, struct strvec *out)
         cf_error_clear(&err);
         return 0;
     }
-    char name[64];
-    for (size_t i = 0; i < inv.n_sass; i++) {
-        cf_cuda_arch_name(&inv.sass[i], CF_FATBIN_SASS, name, sizeof name);
-        if (!cf_strvec_contains(out, name))
-            cf_strvec_push(out, name);
-    }
-    for (size_t i = 0; i < inv.n_ptx; i++) {
-        cf_cuda_arch_name(&inv.ptx[i], CF_FATBIN_PTX, name, sizeof name);
-        if (!cf_strvec_contains(out, name))
-            cf_strvec_push(out, name);
-    }
+    for (size_t i = 0; i < inv.n_sass; i++)
+        if (!cf_strvec_contains(out, inv.sass[i].name))
+            cf_strvec_push(out, inv.sass[i].name);
+    for (size_t i = 0; i < inv.n_ptx; i++)
+        if (!cf_strvec_contains(out, inv.ptx[i].name))
+            cf_strvec_push(out, inv.ptx[i].name);
     for (size_t i = 0; i < inv.amd_targets.n; i++)
         if (!cf_strvec_contains(out, inv.amd_targets.v[i]))
             cf_strvec_push(out, inv.amd_targets.v[i]);
@@ -42,7 +37,7 @@ int cf_gpu_archs_of(struct cf_elf *elf, struct strvec *out)
 void cf_comm_from_banner(struct cf_comm_lib *c, const struct cf_commlib_banner *b)
 {
     free(c->kind);
-    c->kind = cf_strdup(b->lib == CF_COMMLIB_RCCL ? "rccl" : "nccl");
+    c->kind = cf_strdup(cf_comm_profile(b->lib == CF_COMMLIB_RCCL ? CF_COMMLIB_RCCL : CF_COMMLIB_NCCL)->kind);
     free(c->version);
     c->version = cf_asprintf("%u.%u.%u%s", b->major, b->minor, b->patch, b->suffix);
     c->version_code = (int)b->version_code;
@@ -142,25 +137,25 @@ void cf_probe_comm_libs(struct probe_ctx *ctx, struct cf_survey *s)
     struct strvec seen_kinds = STRVEC_INIT;
     for (size_t i = 0; i < n; i++) {
         const struct cf_vendor_profile *p = &profiles[i];
-        if (cf_strvec_contains(&seen_kinds, p->comm_soname))
+        if (cf_strvec_contains(&seen_kinds, p->comm->soname))
             continue;
-        cf_strvec_push(&seen_kinds, p->comm_soname);
+        cf_strvec_push(&seen_kinds, p->comm->soname);
         /* A preloaded copy is what every process gets first. */
-        char *pre = cf_preloaded_comm_lib(ctx->opts, p->comm_soname);
+        char *pre = cf_preloaded_comm_lib(ctx->opts, p->comm->soname);
         if (pre) {
-            add_comm(s, pre, p->comm_kind, "LD_PRELOAD");
+            add_comm(s, pre, p->comm->kind, "LD_PRELOAD");
             free(pre);
         }
         /* What a program without RPATH gets: LD_LIBRARY_PATH, ld.so.cache, default dirs. */
-        char *loaded = cf_loader_resolve_default(ctx->opts, p->comm_soname);
+        char *loaded = cf_loader_resolve_default(ctx->opts, p->comm->soname);
         if (loaded) {
-            add_comm(s, loaded, p->comm_kind, "loaded");
+            add_comm(s, loaded, p->comm->kind, "loaded");
             free(loaded);
         }
-        const char *home = cf_env_get(ctx->opts, p->comm_home_env);
+        const char *home = cf_env_get(ctx->opts, p->comm->home_env);
         if (home) {
-            char *lib = cf_asprintf("%s/lib/%s", home, p->comm_soname);
-            add_comm(s, lib, p->comm_kind, p->comm_home_env);
+            char *lib = cf_asprintf("%s/lib/%s", home, p->comm->soname);
+            add_comm(s, lib, p->comm->kind, p->comm->home_env);
             free(lib);
         }
     }
@@ -168,8 +163,9 @@ void cf_probe_comm_libs(struct probe_ctx *ctx, struct cf_survey *s)
     /* pip's nvidia-nccl-cuXX wheel: site-packages/nvidia/nccl/lib/libnccl.so.2 */
     const struct cf_python_info *py = cf_python_locate(ctx);
     if (py && py->nccl_dir) {
-        char *lib = cf_asprintf("%s/lib/libnccl.so.2", py->nccl_dir);
-        add_comm(s, lib, "nccl", "pip (nvidia-nccl)");
+        const struct cf_comm_profile *nccl = cf_comm_profile(CF_COMMLIB_NCCL);
+        char *lib = cf_asprintf("%s/lib/%s", py->nccl_dir, nccl->soname);
+        add_comm(s, lib, nccl->kind, "pip (nvidia-nccl)");
         free(lib);
     }
 }

@@ -244,7 +244,7 @@ static void detect_gpu_lib(const struct cf_survey_opts *opts, struct cf_libtorch
     }
     char *cpu = cf_path_join(t->lib_dir, "libtorch_cpu.so");
     if (p)
-        t->flavour = !strcmp(p->comm_kind, "rccl") ? CF_TORCH_HIP : CF_TORCH_CUDA;
+        t->flavour = p->comm->lib == CF_COMMLIB_RCCL ? CF_TORCH_HIP : CF_TORCH_CUDA;
     else if (cf_is_file(cpu))
         t->flavour = CF_TORCH_CPU;
     if (!p) {
@@ -265,7 +265,7 @@ static void detect_gpu_lib(const struct cf_survey_opts *opts, struct cf_libtorch
             banner = id.found ? &id.banner : NULL;
         if (banner) {
             t->embedded = cf_xcalloc(1, sizeof *t->embedded);
-            t->embedded->kind = cf_strdup(p->comm_kind);
+            t->embedded->kind = cf_strdup(p->comm->kind);
             t->embedded->path = cf_strdup(t->gpu_lib);
             t->embedded->how = cf_strdup("embedded");
             cf_comm_from_banner(t->embedded, banner);
@@ -284,16 +284,16 @@ static void detect_gpu_lib(const struct cf_survey_opts *opts, struct cf_libtorch
 
     int needed = 0;
     char *loaded = NULL;
-    cf_closure_check(t->gpu_lib, p->comm_soname, &needed, &loaded, &t->missing_libs, &t->undefined_symbols);
+    cf_closure_check(t->gpu_lib, p->comm->soname, &needed, &loaded, &t->missing_libs, &t->undefined_symbols);
     t->needs_comm_lib = needed;
     /* LD_PRELOAD puts its libnccl first in the process: DT_NEEDED lookups by
      * soname then match it instead of the search path's copy. */
-    char *pre = needed ? cf_preloaded_comm_lib(opts, p->comm_soname) : NULL;
+    char *pre = needed ? cf_preloaded_comm_lib(opts, p->comm->soname) : NULL;
     if (pre) {
-        t->loaded = cf_comm_lib_examine(pre, p->comm_kind, "LD_PRELOAD", 0);
+        t->loaded = cf_comm_lib_examine(pre, p->comm->kind, "LD_PRELOAD", 0);
         free(pre);
     } else if (loaded) {
-        t->loaded = cf_comm_lib_examine(loaded, p->comm_kind, "loaded", 0);
+        t->loaded = cf_comm_lib_examine(loaded, p->comm->kind, "loaded", 0);
     }
     free(loaded);
     if (!t->nccl_built_against && t->embedded && t->embedded->version)

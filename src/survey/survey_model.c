@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cclforge/commlib.h"
+#include "cclforge/vendor.h"
 #include "survey/survey_internal.h"
 
 const char *cf_env_get_raw(const struct cf_survey_opts *opts, const char *key)
@@ -84,34 +85,18 @@ struct cf_libtorch *cf_survey_add_torch(struct cf_survey *s)
 
 /* ---- queries ---- */
 
-/* Numeric order for "sm_61" < "sm_120" and "gfx906" < "gfx90a" < "gfx1100". */
-static long arch_rank(const char *a)
-{
-    if (cf_starts_with(a, "sm_") || cf_starts_with(a, "compute_")) {
-        const char *p = strchr(a, '_') + 1;
-        return strtol(p, NULL, 10);
-    }
-    if (cf_starts_with(a, "gfx")) {
-        size_t len = strlen(a + 3);
-        if (len < 3)
-            return 0;
-        /* gfx<major><minor hex><stepping hex> */
-        char major[8] = "";
-        size_t mlen = len - 2 < sizeof major - 1 ? len - 2 : sizeof major - 1;
-        memcpy(major, a + 3, mlen);
-        char tail[3] = { a[3 + len - 2], a[3 + len - 1], 0 };
-        return (long)cf_parse_small(major, 1000000) * 256 + strtol(tail, NULL, 16);
-    }
-    return 0;
-}
-
-static int arch_cmp(const void *pa, const void *pb)
+/* GPU archs in the one arch order (sm_61 < sm_120, gfx906 < gfx90a < gfx1100);
+ * names that do not parse sort first, by name. */
+static int arch_name_cmp(const void *pa, const void *pb)
 {
     const char *a = *(const char *const *)pa, *b = *(const char *const *)pb;
-    long ra = arch_rank(a), rb = arch_rank(b);
-    if (ra != rb)
-        return ra < rb ? -1 : 1;
-    return strcmp(a, b);
+    struct cf_arch x, y;
+    if (cf_arch_parse(a, &x, NULL) < 0)
+        memset(&x, 0, sizeof x);
+    if (cf_arch_parse(b, &y, NULL) < 0)
+        memset(&y, 0, sizeof y);
+    int c = cf_arch_cmp(&x, &y);
+    return c ? c : strcmp(a, b);
 }
 
 void cf_survey_gpu_archs(const struct cf_survey *s, int visible_only, struct strvec *out)
@@ -125,7 +110,7 @@ void cf_survey_gpu_archs(const struct cf_survey *s, int visible_only, struct str
             tmp[n++] = g->arch;
     }
     if (n)
-        qsort(tmp, n, sizeof *tmp, arch_cmp);
+        qsort(tmp, n, sizeof *tmp, arch_name_cmp);
     for (size_t i = 0; i < n; i++)
         if (i == 0 || strcmp(tmp[i], tmp[i - 1]))
             cf_strvec_push(out, tmp[i]);
@@ -145,12 +130,60 @@ const struct cf_libtorch *cf_survey_torch(const struct cf_survey *s)
     return s->n_torches ? &s->torches[0] : NULL;
 }
 
+static int kind_is(const struct cf_comm_lib *c, const char *kind)
+{
+    return c && (!kind || (c->kind && !strcmp(c->kind, kind)));
+}
+
+static const struct cf_comm_lib *active_of_kind(const struct cf_survey *s, const char *kind)
+{
+    const struct cf_libtorch *t = cf_survey_torch(s);
+    if (t && kind_is(t->embedded, kind))
+        return t->embedded;
+    if (t && kind_is(t->loaded, kind))
+        return t->loaded;
+    static const char *const by_priority[] = { "LD_PRELOAD", "loaded" };
+    for (size_t k = 0; k < sizeof by_priority / sizeof by_priority[0]; k++)
+        for (size_t i = 0; i < s->n_comm_libs; i++)
+            if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, by_priority[k]) &&
+                kind_is(&s->comm_libs[i], kind))
+                return &s->comm_libs[i];
+    for (size_t i = 0; i < s->n_comm_libs; i++)
+        if (kind_is(&s->comm_libs[i], kind))
+            return &s->comm_libs[i];
+    for (size_t i = 0; i < s->n_toolkits; i++)
+        if (kind_is(s->toolkits[i].comm, kind) && s->toolkits[i].comm->path)
+            return s->toolkits[i].comm;
+    return NULL;
+}
+
+const struct cf_comm_lib *cf_survey_active_comm(const struct cf_survey *s)
+{
+    /* The kind the host needs: libtorch's flavour, else its GPUs' vendor. */
+    const char *kind = NULL;
+    const struct cf_libtorch *t = cf_survey_torch(s);
+    if (t && (t->flavour == CF_TORCH_HIP || t->flavour == CF_TORCH_CUDA))
+        kind = cf_comm_profile(t->flavour == CF_TORCH_HIP ? CF_COMMLIB_RCCL : CF_COMMLIB_NCCL)->kind;
+    for (size_t i = 0; !kind && i < s->n_gpus; i++) {
+        const struct cf_vendor_profile *p = s->gpus[i].visible ? cf_vendor_profile_for_gpu(s->gpus[i].vendor) : NULL;
+        kind = p ? p->comm->kind : NULL;
+    }
+    const struct cf_comm_lib *c = kind ? active_of_kind(s, kind) : NULL;
+    return c ? c : active_of_kind(s, NULL);
+}
+
 const struct cf_compiler *cf_survey_compiler(const struct cf_survey *s, const char *name)
 {
     for (size_t i = 0; i < s->n_compilers; i++)
         if (s->compilers[i].name && !strcmp(s->compilers[i].name, name))
             return &s->compilers[i];
     return NULL;
+}
+
+const struct cf_comm_profile *cf_comm_lib_profile(const struct cf_comm_lib *c)
+{
+    const struct cf_comm_profile *p = cf_comm_profile_by_kind(c ? c->kind : NULL);
+    return p ? p : cf_comm_profile(CF_COMMLIB_NCCL);
 }
 
 const char *cf_torch_flavour_name(enum cf_torch_flavour f)
@@ -160,29 +193,6 @@ const char *cf_torch_flavour_name(enum cf_torch_flavour f)
 }
 
 /* ---- small pure pieces ---- */
-
-/* KFD encodes gfx_target_version as major*10000 + minor*100 + stepping (decimal);
- * the gfx name prints major in decimal, then minor and stepping as one hex digit
- * each: 90010 -> 9,0,10 -> "gfx90a"; 90402 -> "gfx942"; 90208 -> "gfx928";
- * 110000 -> "gfx1100". */
-void cf_gfx_target_name(unsigned v, char *buf, size_t len)
-{
-    if (!v) {
-        snprintf(buf, len, "%s", "");
-        return;
-    }
-    unsigned major = v / 10000, minor = (v / 100) % 100, stepping = v % 100;
-    if (minor > 15 || stepping > 15) {
-        snprintf(buf, len, "gfx?%u", v);
-        return;
-    }
-    snprintf(buf, len, "gfx%u%x%x", major, minor, stepping);
-}
-
-void cf_sm_name(int cc_major, int cc_minor, char *buf, size_t len)
-{
-    snprintf(buf, len, "sm_%d%d", cc_major, cc_minor);
-}
 
 int cf_comm_version_code(const char *version)
 {

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 #include "cclforge/spawn.h"
 #include "survey/survey_internal.h"
 
@@ -104,10 +105,9 @@ static char *version_cuda_json(const char *path)
     char *ver = NULL;
     if (cf_read_file(path, 1 << 20, &sb, NULL) == 0) {
         cJSON *doc = cJSON_ParseWithLength(sb.buf, sb.len);
-        const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(doc, "cuda");
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cuda, "version");
-        if (cJSON_IsString(v))
-            ver = leading_version(v->valuestring);
+        const char *v = cf_json_str(cJSON_GetObjectItemCaseSensitive(doc, "cuda"), "version");
+        if (v)
+            ver = leading_version(v);
         cJSON_Delete(doc);
     }
     cf_sb_release(&sb);
@@ -194,7 +194,7 @@ static struct cf_comm_lib *toolkit_comm(const struct cf_vendor_profile *p, const
 {
     char *header = NULL;
     for (size_t i = 0; i < t->include_dirs.n && !header; i++)
-        for (const char *const *h = p->comm_headers; *h && !header; h++) {
+        for (const char *const *h = p->comm->headers; *h && !header; h++) {
             char *cand = cf_path_join(t->include_dirs.v[i], *h);
             if (cf_is_file(cand))
                 header = cand;
@@ -203,16 +203,16 @@ static struct cf_comm_lib *toolkit_comm(const struct cf_vendor_profile *p, const
         }
     struct cf_comm_lib *c = NULL;
     for (size_t i = 0; i < t->lib_dirs.n && !c; i++) {
-        char *lib = cf_path_join(t->lib_dirs.v[i], p->comm_soname);
+        char *lib = cf_path_join(t->lib_dirs.v[i], p->comm->soname);
         if (cf_is_file(lib))
-            c = cf_comm_lib_examine(lib, p->comm_kind, "toolkit", 0);
+            c = cf_comm_lib_examine(lib, p->comm->kind, "toolkit", 0);
         free(lib);
     }
     if (!c && !header)
         return NULL;
     if (!c) {
         c = cf_xcalloc(1, sizeof *c);
-        c->kind = cf_strdup(p->comm_kind);
+        c->kind = cf_strdup(p->comm->kind);
         c->how = cf_strdup("toolkit (header only)");
     }
     c->header = header;
@@ -242,7 +242,7 @@ static int root_claimed(const struct cf_survey *s, const char *real)
     return 0;
 }
 
-static int has_marker(const struct cf_vendor_profile *p, const char *root)
+int cf_toolkit_has_markers(const struct cf_vendor_profile *p, const char *root)
 {
     for (const char *const *m = p->markers; *m; m++) {
         char *pat = cf_path_join(root, *m);
@@ -255,6 +255,20 @@ static int has_marker(const struct cf_vendor_profile *p, const char *root)
             return 1;
     }
     return 0;
+}
+
+char *cf_toolkit_default_root(const struct cf_vendor_profile *p)
+{
+    char *found = NULL;
+    for (const char *const *d = p->default_roots; *d && !found; d++) {
+        struct strvec hits = STRVEC_INIT;
+        cf_glob_paths(*d, &hits);
+        for (size_t h = 0; h < hits.n && !found; h++)
+            if (cf_is_dir(hits.v[h]) && cf_toolkit_has_markers(p, hits.v[h]))
+                found = cf_strdup(hits.v[h]);
+        cf_strvec_clear(&hits);
+    }
+    return found;
 }
 
 static void push_existing_dirs(const char *root, const char *const *patterns, struct strvec *out)
@@ -283,7 +297,7 @@ static void add_toolkit(const struct cf_survey_opts *opts, struct cf_survey *s, 
 {
     (void)opts;
     char *real = cf_realpath(root);
-    if (!real || !cf_is_dir(real) || root_claimed(s, real) || !has_marker(p, real)) {
+    if (!real || !cf_is_dir(real) || root_claimed(s, real) || !cf_toolkit_has_markers(p, real)) {
         free(real);
         return;
     }

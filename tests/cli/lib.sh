@@ -4,6 +4,7 @@ set -u
 : "${CCLFORGE:?CCLFORGE must point at the built binary}"
 T_PASS=0
 T_FAIL=0
+T_SKIPPED_PARTS=""
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cclforge-cli-XXXXXX")
 trap '[ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"' EXIT
 
@@ -29,7 +30,16 @@ t_skip() {
     echo "SKIP: $1"
     exit 77
 }
+# t_skip_part REASON: one part of the script cannot run here (an optional
+# cross-check's tool, a real library this machine lacks); the rest goes on and
+# t_end names every part that did not run. A script whose main prerequisite is
+# missing uses t_skip instead.
+t_skip_part() {
+    echo "SKIP (part): $1"
+    T_SKIPPED_PARTS="$T_SKIPPED_PARTS
+  skipped part: $1"
+}
 t_end() {
-    echo "$T_PASS passed, $T_FAIL failed"
+    echo "$T_PASS passed, $T_FAIL failed${T_SKIPPED_PARTS:+; parts that did not run:}$T_SKIPPED_PARTS"
     [ "$T_FAIL" -eq 0 ]
 }

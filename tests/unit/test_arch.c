@@ -1,10 +1,13 @@
-/* GPU arch parsing, normalization, toolkit tables and NVCC_GENCODE. */
+/* The GPU arch module: parsing, order, the coverage rule (checked against
+ * nvcc's own compatibility checks), toolkit tables and NVCC_GENCODE. */
 #include "testsupport.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cclforge/arch.h"
+#include "cclforge/fs.h"
 #include "cclforge/spawn.h"
 
 static char *parse_joined(const char *text, int *ptx)
@@ -60,6 +63,7 @@ static void test_rejects_with_reason(void **state)
         { "6.15", "unknown GPU arch" },  { "sm_65", "unknown GPU arch" },   { "gfx9999", "unknown GPU arch" },
         { "banana", "sm_61,sm_120" },    { "", "no GPU archs" },            { "sm_75;gfx90a", "mixes NVIDIA and AMD" },
         { "gfx90a+PTX", "NVIDIA archs only" }, { "1.0", "unknown GPU arch" },
+        { "sm_90a", "give the plain arch (sm_90)" }, { "lto_90", "unknown GPU arch" },
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         struct cf_arch_list l = CF_ARCH_LIST_INIT;
@@ -174,8 +178,174 @@ static void test_cuda_version_code(void **state)
     assert_int_equal(cf_cuda_version_code("13.0"), 13000);
     assert_int_equal(cf_cuda_version_code("12.8"), 12080);
     assert_int_equal(cf_cuda_version_code("11"), 11000);
-    assert_int_equal(cf_cuda_version_code("x"), -1);
-    assert_int_equal(cf_cuda_version_code(NULL), -1);
+    assert_int_equal(cf_cuda_version_code("12.4.1"), 12040);
+    assert_int_equal(cf_cuda_version_code("x"), 0);
+    assert_int_equal(cf_cuda_version_code(NULL), 0);
+}
+
+/* Every form names one arch; the canonical name, family, code kind, number and
+ * variant come out the same whoever wrote it. */
+static void test_parse_every_form(void **state)
+{
+    static const struct {
+        const char *in, *name;
+        enum cf_arch_family family;
+        enum cf_arch_code code;
+        unsigned number;
+        char variant;
+    } rows[] = {
+        { "6.1", "sm_61", CF_ARCH_NVIDIA, CF_CODE_SASS, 61, 0 },
+        { "12.0", "sm_120", CF_ARCH_NVIDIA, CF_CODE_SASS, 120, 0 },
+        { "61", "sm_61", CF_ARCH_NVIDIA, CF_CODE_SASS, 61, 0 },
+        { "SM_90A", "sm_90a", CF_ARCH_NVIDIA, CF_CODE_SASS, 90, 'a' },
+        { "sm90", "sm_90", CF_ARCH_NVIDIA, CF_CODE_SASS, 90, 0 },
+        { "compute_120f", "compute_120f", CF_ARCH_NVIDIA, CF_CODE_PTX, 120, 'f' },
+        { "lto_90", "lto_90", CF_ARCH_NVIDIA, CF_CODE_LTOIR, 90, 0 },
+        { "sm_130", "sm_130", CF_ARCH_NVIDIA, CF_CODE_SASS, 130, 0 }, /* unknown to the tables, still an arch */
+        { " gfx90a:xnack- ", "gfx90a", CF_ARCH_AMD, CF_CODE_SASS, 0x90a, 0 },
+        { "gfx1100", "gfx1100", CF_ARCH_AMD, CF_CODE_SASS, 0xb00, 0 },
+        { "gfx9-generic", "gfx9-generic", CF_ARCH_AMD, CF_CODE_SASS, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct cf_arch a;
+        cf_error err = CF_ERROR_INIT;
+        if (cf_arch_parse(rows[i].in, &a, &err) < 0)
+            fail_msg("'%s' rejected: %s", rows[i].in, cf_error_message(&err));
+        assert_string_equal(a.name, rows[i].name);
+        assert_int_equal(a.family, rows[i].family);
+        assert_int_equal(a.code, rows[i].code);
+        assert_int_equal(rows[i].family == CF_ARCH_AMD ? a.gfx : a.sm, rows[i].number);
+        assert_int_equal(a.variant, rows[i].variant);
+    }
+    static const char *const bad[] = { "", "sm_", "sm_9", "sm_90b", "90a", "6.15", "compute_x", "gfxzz", "gfx90a1x",
+                                       "banana", "sm_123456" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct cf_arch a;
+        cf_error err = CF_ERROR_INIT;
+        if (cf_arch_parse(bad[i], &a, &err) == 0)
+            fail_msg("'%s' parsed as %s", bad[i], a.name);
+        assert_int_equal(err.kind, CF_ERR_USAGE);
+        assert_non_null(strstr(cf_error_message(&err), "unknown GPU arch"));
+        cf_error_clear(&err);
+    }
+}
+
+static int cmp_names(const void *pa, const void *pb)
+{
+    struct cf_arch a, b;
+    assert_int_equal(cf_arch_parse(*(const char *const *)pa, &a, NULL), 0);
+    assert_int_equal(cf_arch_parse(*(const char *const *)pb, &b, NULL), 0);
+    return cf_arch_cmp(&a, &b);
+}
+
+static void test_one_order(void **state)
+{
+    const char *v[] = { "gfx1100", "sm_90a", "compute_90", "sm_120", "gfx90a", "sm_61", "sm_90", "gfx906", "sm_100f",
+                        "lto_90", "gfx942" };
+    const char *want[] = { "sm_61", "sm_90", "compute_90", "lto_90", "sm_90a", "sm_100f", "sm_120",
+                           "gfx906", "gfx90a", "gfx942", "gfx1100" };
+    qsort(v, sizeof v / sizeof v[0], sizeof v[0], cmp_names);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        assert_string_equal(v[i], want[i]);
+}
+
+/* The coverage rule, case by case (CUDA Programming Guide; docs/gpucode.md). */
+static void test_fit_rule(void **state)
+{
+    static const struct {
+        const char *code, *gpu;
+        enum cf_arch_fit fit;
+    } rows[] = {
+        { "sm_80", "sm_86", CF_FIT_NATIVE },    /* same major, minor not below */
+        { "sm_86", "sm_80", CF_FIT_NONE },      /* never backwards */
+        { "sm_86", "sm_89", CF_FIT_NATIVE },
+        { "sm_80", "sm_90", CF_FIT_NONE },      /* never across majors */
+        { "sm_120", "sm_121", CF_FIT_NATIVE },
+        { "sm_121", "sm_120", CF_FIT_NONE },
+        { "sm_90a", "sm_90", CF_FIT_NATIVE },   /* arch-specific: that arch only */
+        { "sm_100a", "sm_103", CF_FIT_NONE },
+        { "sm_100f", "sm_100", CF_FIT_NATIVE }, /* family: same major, minor not below */
+        { "sm_100f", "sm_103", CF_FIT_NATIVE },
+        { "sm_103f", "sm_100", CF_FIT_NONE },
+        { "sm_100f", "sm_110", CF_FIT_NONE },
+        { "sm_120f", "sm_121", CF_FIT_NATIVE },
+        { "compute_90", "sm_120", CF_FIT_JIT }, /* PTX: every GPU at or above */
+        { "compute_80", "sm_86", CF_FIT_JIT },
+        { "compute_90", "sm_86", CF_FIT_NONE },
+        { "compute_90a", "sm_90", CF_FIT_JIT },
+        { "compute_90a", "sm_100", CF_FIT_NONE },
+        { "compute_100f", "sm_103", CF_FIT_JIT },
+        { "compute_100f", "sm_110", CF_FIT_NONE },
+        { "compute_120f", "sm_121", CF_FIT_JIT },
+        { "lto_90", "sm_90", CF_FIT_NONE },     /* nvJitLink's input, not the driver's */
+        { "gfx90a:xnack-", "gfx90a", CF_FIT_NATIVE },
+        { "gfx90a", "gfx942", CF_FIT_NONE },
+        { "sm_90", "gfx90a", CF_FIT_NONE },
+        { "gfx906", "sm_61", CF_FIT_NONE },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct cf_arch c, g;
+        assert_int_equal(cf_arch_parse(rows[i].code, &c, NULL), 0);
+        assert_int_equal(cf_arch_parse(rows[i].gpu, &g, NULL), 0);
+        if (cf_arch_fit(&c, &g) != rows[i].fit)
+            fail_msg("%s on %s: fit %d, expected %d", rows[i].code, rows[i].gpu, cf_arch_fit(&c, &g), rows[i].fit);
+    }
+    struct strvec code = STRVEC_INIT;
+    cf_strvec_push(&code, "sm_80");
+    cf_strvec_push(&code, "compute_90");
+    cf_strvec_push(&code, "not-an-arch");
+    assert_int_equal(cf_arch_best_fit(&code, "sm_86"), CF_FIT_NATIVE);
+    assert_int_equal(cf_arch_best_fit(&code, "sm_120"), CF_FIT_JIT);
+    assert_int_equal(cf_arch_best_fit(&code, "sm_75"), CF_FIT_NONE);
+    assert_int_equal(cf_arch_covered(&code, "sm_75"), 0);
+    assert_int_equal(cf_arch_covered(&code, "banana"), 0);
+    cf_strvec_clear(&code);
+}
+
+/* The PTX half of the rule against an independent oracle: nvcc refuses to
+ * compile PTX of one arch into machine code for a GPU it cannot serve
+ * ("Incompatible code generation requested"). Plain and family PTX only: nvcc
+ * also assembles compute_90a for sm_100a, which the Programming Guide rules out
+ * for running ('a' code runs on that arch alone). */
+static void test_real_nvcc_agrees_on_ptx(void **state)
+{
+    const char *nvcc = "/usr/local/cuda/bin/nvcc";
+    if (!ts_have(nvcc))
+        skip();
+    char *dir = ts_tmpdir();
+    char *src = cf_path_join(dir, "k.cu");
+    ts_write(dir, "k.cu", "__global__ void k(void) {}\n");
+    static const char *const gpus[] = { "75", "80", "86", "89", "90", "100", "103", "110", "120", "121" };
+    static const char *const ptx[] = { "compute_75", "compute_86", "compute_90", "compute_100", "compute_100f",
+                                       "compute_103f", "compute_110f", "compute_120", "compute_120f", "compute_121f" };
+    size_t checked = 0;
+    for (size_t p = 0; p < sizeof ptx / sizeof ptx[0]; p++)
+        for (size_t g = 0; g < sizeof gpus / sizeof gpus[0]; g++) {
+            char *gencode = cf_asprintf("arch=%s,code=sm_%s", ptx[p], gpus[g]);
+            const char *argv[] = { nvcc, "--dryrun", "-c", src, "-o", "/dev/null", "-gencode", gencode, NULL };
+            struct cf_spawn_opts o = cf_spawn_probe_opts(30);
+            struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+            assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
+            int nvcc_ok = cf_spawn_ok(&r);
+            int unknown = strstr(cf_sb_str(&r.err), "Unsupported gpu architecture") != NULL;
+            cf_spawn_result_release(&r);
+            free(gencode);
+            if (unknown)
+                continue; /* an older nvcc: not this arch */
+            struct cf_arch c, gpu;
+            char gname[16];
+            snprintf(gname, sizeof gname, "sm_%s", gpus[g]);
+            assert_int_equal(cf_arch_parse(ptx[p], &c, NULL), 0);
+            assert_int_equal(cf_arch_parse(gname, &gpu, NULL), 0);
+            int ours = cf_arch_fit(&c, &gpu) == CF_FIT_JIT;
+            if (ours != nvcc_ok)
+                fail_msg("%s for %s: nvcc %s it, cclforge says %s", ptx[p], gname, nvcc_ok ? "accepts" : "refuses",
+                         ours ? "it runs (JIT)" : "it cannot run");
+            checked++;
+        }
+    assert_true(checked > 50);
+    free(src);
+    ts_cleanup();
 }
 
 int main(void)
@@ -184,7 +354,9 @@ int main(void)
         cmocka_unit_test(test_forms_normalize),      cmocka_unit_test(test_rejects_with_reason),
         cmocka_unit_test(test_toolkit_table),        cmocka_unit_test(test_nvcc_list_is_authority),
         cmocka_unit_test(test_real_nvcc_rejects_pascal), cmocka_unit_test(test_gencode_like_nccl),
-        cmocka_unit_test(test_cuda_version_code),
+        cmocka_unit_test(test_cuda_version_code),    cmocka_unit_test(test_parse_every_form),
+        cmocka_unit_test(test_one_order),            cmocka_unit_test(test_fit_rule),
+        cmocka_unit_test(test_real_nvcc_agrees_on_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

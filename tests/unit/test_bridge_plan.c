@@ -128,7 +128,7 @@ static void test_nvidia_plan_with_nccl_home(void **state)
     plan(&o, &p);
     print_problems(&p);
     assert_int_equal(p.problems.n, 0);
-    assert_int_equal(p.vendor, CF_BRIDGE_NVIDIA);
+    assert_int_equal(p.vendor, CF_VENDOR_NVIDIA);
     assert_non_null(strstr(p.vendor_item.from, "libtorch_cuda.so"));
     assert_string_equal(p.cxx_std, "c++20");
     assert_int_equal(p.cxx11_abi, 1);
@@ -224,7 +224,7 @@ static void test_dtk_plan_from_rocm_path(void **state)
     unsetenv("ROCM_PATH");
     print_problems(&p);
     assert_int_equal(p.problems.n, 0);
-    assert_int_equal(p.vendor, CF_BRIDGE_DTK);
+    assert_int_equal(p.vendor, CF_VENDOR_DTK);
     assert_non_null(strstr(p.vendor_item.from, "DTK"));
     assert_string_equal(p.toolkit_root.from, "ROCM_PATH");
     char *inc = cf_path_join(dtk, "include"), *rinc = cf_asprintf("%s/include/rccl", dtk),
@@ -271,7 +271,7 @@ static void test_rocm_plan(void **state)
     plan(&o, &p);
     print_problems(&p);
     assert_int_equal(p.problems.n, 0);
-    assert_int_equal(p.vendor, CF_BRIDGE_ROCM);
+    assert_int_equal(p.vendor, CF_VENDOR_ROCM);
     assert_null(find_item(p.defines, p.n_defines, "__HIP_PLATFORM_HCC__=1"));
     assert_non_null(find_item(p.defines, p.n_defines, "USE_ROCM"));
     const struct cf_bridge_item *e = find_item(p.rpath, p.n_rpath, "/opt/site-rocm/lib");
@@ -321,7 +321,7 @@ static void test_cpu_only_libtorch(void **state)
     o.nccl_home = nccl;
     struct cf_bridge_plan p;
     plan(&o, &p);
-    assert_int_equal(p.vendor, CF_BRIDGE_NVIDIA);
+    assert_int_equal(p.vendor, CF_VENDOR_NVIDIA);
     assert_true(has_problem(&p, "CPU-only libtorch: libtorch_cuda.so is not in"));
     cf_bridge_plan_release(&p);
 

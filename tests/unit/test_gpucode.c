@@ -76,19 +76,12 @@ static void nvcc_build(const char *nvcc, const char *dir, const char *out, const
 static char *inventory_text(const struct cf_gpucode_inventory *inv)
 {
     struct strbuf sb = STRBUF_INIT;
-    char name[32];
-    for (size_t i = 0; i < inv->n_sass; i++) {
-        cf_cuda_arch_name(&inv->sass[i], CF_FATBIN_SASS, name, sizeof(name));
-        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", name);
-    }
-    for (size_t i = 0; i < inv->n_ptx; i++) {
-        cf_cuda_arch_name(&inv->ptx[i], CF_FATBIN_PTX, name, sizeof(name));
-        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", name);
-    }
-    for (size_t i = 0; i < inv->n_ltoir; i++) {
-        cf_cuda_arch_name(&inv->ltoir[i], CF_FATBIN_LTOIR, name, sizeof(name));
-        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", name);
-    }
+    for (size_t i = 0; i < inv->n_sass; i++)
+        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", inv->sass[i].name);
+    for (size_t i = 0; i < inv->n_ptx; i++)
+        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", inv->ptx[i].name);
+    for (size_t i = 0; i < inv->n_ltoir; i++)
+        cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", inv->ltoir[i].name);
     for (size_t i = 0; i < inv->amd_targets.n; i++)
         cf_sb_addf(&sb, "%s%s", sb.len ? " " : "", inv->amd_targets.v[i]);
     return cf_sb_detach(&sb);
@@ -161,15 +154,15 @@ static char *cuobjdump_archs(const char *cuobjdump, const char *option, const ch
 }
 
 /* Plain arch names without the 'f' variant, which cuobjdump does not print for SASS. */
-static char *base_archs(const struct cf_cuda_arch *a, size_t n, const char *prefix)
+static char *base_archs(const struct cf_arch *a, size_t n, const char *prefix)
 {
     struct strbuf sb = STRBUF_INIT;
     unsigned last = 0;
     for (size_t i = 0; i < n; i++) {
-        if (a[i].arch == last && a[i].variant != 'a')
+        if (a[i].sm == last && a[i].variant != 'a')
             continue;
-        cf_sb_addf(&sb, "%s%s%u%s", sb.len ? " " : "", prefix, a[i].arch, a[i].variant == 'a' ? "a" : "");
-        last = a[i].arch;
+        cf_sb_addf(&sb, "%s%s%u%s", sb.len ? " " : "", prefix, a[i].sm, a[i].variant == 'a' ? "a" : "");
+        last = a[i].sm;
     }
     return cf_sb_detach(&sb);
 }

@@ -90,6 +90,22 @@ static void test_locate_ld_library_path(void **state)
     ts_cleanup();
 }
 
+/* A name with a dynamic string token keeps its expansion in the node; releasing
+ * the node frees it (LeakSanitizer in the sanitizer run checks). */
+static void test_locate_expanded_name_released(void **state)
+{
+    (void)state;
+    struct cf_ldso_opts opts = { .ignore_ld_library_path = 1, .hwcaps = no_hwcaps, .no_legacy_hwcaps = 1 };
+    struct cf_ldso_node n;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_ldso_locate("/cclforge-none/$LIB/libz.so.1", EM_X86_64, 64, 0, &opts, &n, &err), 0);
+    assert_non_null(n.expanded);
+    assert_true(strncmp(n.expanded, "/cclforge-none/", 15) == 0 && !strstr(n.expanded, "$LIB"));
+    assert_int_equal(n.reason, CF_LDSO_NOT_FOUND);
+    cf_ldso_node_release(&n);
+    assert_null(n.expanded);
+}
+
 static size_t count_kind(const struct cf_inspect_target *t, enum cf_inspect_problem_kind kind)
 {
     size_t n = 0;
@@ -225,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_locate_from_cache),
         cmocka_unit_test(test_locate_missing_lists_defaults),
         cmocka_unit_test(test_locate_ld_library_path),
+        cmocka_unit_test(test_locate_expanded_name_released),
         cmocka_unit_test(test_inspect_problems),
         cmocka_unit_test(test_inspect_bad_inputs),
         cmocka_unit_test(test_banner_scan_shared_across_targets),

@@ -179,13 +179,61 @@ static void test_vendor_table(void **state)
     assert_string_equal(p[0].id, "dtk"); /* most specific first */
     for (size_t i = 0; i < n; i++) {
         assert_non_null(p[i].compiler);
-        assert_non_null(p[i].comm_soname);
+        assert_non_null(p[i].comm->soname);
         assert_non_null(p[i].version_sources[0].path);
         assert_ptr_equal(cf_vendor_profile(p[i].id), &p[i]);
+        assert_ptr_equal(cf_vendor_get(p[i].vendor), &p[i]);
+        assert_ptr_equal(cf_vendor_by_word(p[i].word), &p[i]);
     }
+    for (int v = 0; v < CF_VENDOR_COUNT; v++) /* one entry per vendor */
+        assert_non_null(cf_vendor_get((enum cf_vendor)v));
     assert_string_equal(cf_vendor_profile_for_gpu("hygon")->id, "dtk");
-    assert_string_equal(cf_vendor_profile_for_gpu("nvidia")->comm_kind, "nccl");
+    assert_string_equal(cf_vendor_profile_for_gpu("nvidia")->comm->kind, "nccl");
+    assert_ptr_equal(cf_vendor_by_word("NVIDIA"), cf_vendor_profile("cuda"));
+    assert_null(cf_vendor_by_word("cuda")); /* the --vendor word, not the toolkit id */
     assert_null(cf_vendor_profile("metal"));
+    assert_ptr_equal(cf_vendor_for_arch_family(CF_ARCH_AMD), cf_vendor_profile("rocm")); /* gfx alone: ROCm */
+    struct strbuf words = STRBUF_INIT;
+    cf_vendor_words(&words);
+    assert_string_equal(cf_sb_str(&words), "nvidia, rocm or dtk");
+    cf_sb_release(&words);
+    /* the sonames, spelled once, and what names they recognise */
+    assert_string_equal(cf_comm_profile(CF_COMMLIB_NCCL)->soname, "libnccl.so.2");
+    assert_string_equal(cf_comm_profile(CF_COMMLIB_RCCL)->soname, "librccl.so.1");
+    assert_ptr_equal(cf_vendor_profile("dtk")->comm, cf_comm_profile(CF_COMMLIB_RCCL));
+    assert_int_equal(cf_commlib_from_name("/x/lib/libnccl.so.2.28.9"), CF_COMMLIB_NCCL);
+    assert_int_equal(cf_commlib_from_name("librccl.so"), CF_COMMLIB_RCCL);
+    assert_int_equal(cf_commlib_from_name("libnccl-net.so"), CF_COMMLIB_NONE);
+    assert_string_equal(cf_commlib_name(CF_COMMLIB_RCCL), "RCCL");
+}
+
+/* A vendor's default roots are globbed in order and the first with the
+ * vendor's markers wins (what nccl build takes when no variable names a root):
+ * the DTK profile with its /opt/dtk, /opt/dtk-* moved under a temp dir. */
+static void test_toolkit_default_root_globs(void **state)
+{
+    char *dir = ts_tmpdir();
+    struct cf_vendor_profile dtk = *cf_vendor_profile("dtk");
+    char *plain = cf_asprintf("%s/opt/dtk", dir), *glob = cf_asprintf("%s/opt/dtk-*", dir);
+    const char *roots[] = { plain, glob, NULL };
+    dtk.default_roots = roots;
+    assert_null(cf_toolkit_default_root(&dtk));
+    ts_write(dir, "opt/dtk-23.10/include/hip/hip_version.h", "#define HIP_VERSION_MAJOR 5\n"); /* ROCm-shaped, not DTK */
+    ts_write(dir, "opt/dtk-24.04/.info/version-dtk", "24.04\n");
+    ts_write(dir, "opt/dtk-25.04/cuda/cuda-12/include/cuda.h", "\n");
+    char *found = cf_toolkit_default_root(&dtk);
+    char *want = cf_asprintf("%s/opt/dtk-24.04", dir);
+    assert_non_null(found);
+    assert_string_equal(found, want);
+    free(found);
+    free(want);
+    ts_write(dir, "opt/dtk/.info/version-dtk", "24.10\n"); /* the plain /opt/dtk comes first */
+    found = cf_toolkit_default_root(&dtk);
+    assert_string_equal(found, plain);
+    free(found);
+    free(plain);
+    free(glob);
+    cf_rm_rf(dir, NULL); /* not ts_cleanup: the group's fixtures live on */
 }
 
 /* ---- GPUs ---- */
@@ -1074,6 +1122,7 @@ int main(void)
         cmocka_unit_test(test_visible_devices),
         cmocka_unit_test(test_arch_order),
         cmocka_unit_test(test_vendor_table),
+        cmocka_unit_test(test_toolkit_default_root_globs),
         cmocka_unit_test(test_kfd_dcu),
         cmocka_unit_test(test_kfd_amd_and_absent),
         cmocka_unit_test(test_nvidia_without_driver),

@@ -6,12 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <signal.h>
+#include <dirent.h>
+#include <fcntl.h>
 
 #include "cclforge/atomic_file.h"
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 #include "cclforge/spawn.h"
 #include "cclforge/strbuf.h"
 
@@ -67,6 +71,95 @@ static void test_spawn_missing_program(void **state)
     assert_int_equal(cf_spawn_run(argv, NULL, &r, &err), -1);
     assert_non_null(strstr(cf_error_message(&err), "cclforge-no-such-program"));
     cf_error_clear(&err);
+}
+
+static int open_fd_count(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    if (!d)
+        return -1;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+/* A pipe() that fails half-way (too many open files) closes the log and the
+ * pipes it had already opened. Run in a child: it lowers its own fd limit. */
+static void test_spawn_setup_failure_closes_fds(void **state)
+{
+    char *dir = ts_tmpdir();
+    char *log = cf_path_join(dir, "spawn.log");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int before = open_fd_count(); /* includes the directory's own descriptor */
+        struct rlimit rl;
+        getrlimit(RLIMIT_NOFILE, &rl);
+        /* room for exactly three more descriptors: the log and the stdout
+         * pipe, not the stderr pipe (new descriptors take the lowest free numbers) */
+        int limit = 0, free_below = 0;
+        while (free_below < 3 && limit < 4096)
+            free_below += fcntl(limit++, F_GETFD) < 0;
+        rl.rlim_cur = (rlim_t)limit;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            _exit(3);
+        const char *argv[] = { "true", NULL };
+        struct cf_spawn_opts o = { 0 };
+        o.capture_stdout = o.capture_stderr = 1;
+        o.log_path = log;
+        struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+        cf_error err = CF_ERROR_INIT;
+        int rc = cf_spawn_run(argv, &o, &r, &err);
+        int failed_in_pipe = rc < 0 && strstr(cf_error_message(&err), "pipe") != NULL;
+        int after = open_fd_count();
+        _exit(!failed_in_pipe ? 4 : after != before ? 5 : 0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 5)
+        fail_msg("cf_spawn_run left descriptors open after pipe() failed");
+    assert_int_equal(WEXITSTATUS(status), 0);
+    free(log);
+    ts_cleanup();
+}
+
+/* The typed getters: 1 with the value, 0 for absent or null, -1 for another type. */
+static void test_json_typed_getters(void **state)
+{
+    cJSON *o = cJSON_Parse("{\"s\":\"x\",\"n\":4.5,\"b\":true,\"z\":null,\"a\":[\"p\",\"q\"],"
+                           "\"mixed\":[\"p\",3]}");
+    assert_non_null(o);
+    const char *s = "unset";
+    double d = -1;
+    int b = -1;
+    assert_int_equal(cf_json_get_str(o, "s", &s), 1);
+    assert_string_equal(s, "x");
+    assert_int_equal(cf_json_get_str(o, "missing", &s), 0);
+    assert_int_equal(cf_json_get_str(o, "z", &s), 0);
+    assert_int_equal(cf_json_get_str(o, "n", &s), -1);
+    assert_string_equal(s, "x"); /* untouched on 0 and -1 */
+    assert_int_equal(cf_json_get_num(o, "n", &d), 1);
+    assert_true(d == 4.5);
+    assert_int_equal(cf_json_get_num(o, "s", &d), -1);
+    assert_int_equal(cf_json_get_bool(o, "b", &b), 1);
+    assert_int_equal(b, 1);
+    assert_int_equal(cf_json_get_bool(o, "n", &b), -1);
+    struct strvec sv = STRVEC_INIT;
+    assert_int_equal(cf_json_get_strvec(o, "a", &sv), 1);
+    assert_int_equal(sv.n, 2);
+    assert_int_equal(cf_json_get_strvec(o, "mixed", &sv), -1);
+    assert_int_equal(sv.n, 2); /* nothing appended from a mixed array */
+    assert_int_equal(cf_json_get_strvec(o, "s", &sv), -1);
+    assert_int_equal(cf_json_get_strvec(o, "missing", &sv), 0);
+    cf_strvec_clear(&sv);
+    assert_null(cf_json_str(o, "n"));
+    assert_true(cf_json_num(o, "s", 7) == 7);
+    assert_null(cf_json_str(NULL, "s"));
+    assert_int_equal(cf_json_get_str(cJSON_GetObjectItemCaseSensitive(o, "a"), "s", &s), 0); /* an array is no object */
+    cJSON_Delete(o);
 }
 
 static void test_spawn_timeout_kills_group(void **state)
@@ -254,6 +347,8 @@ int main(void)
         cmocka_unit_test(test_strvec_split),
         cmocka_unit_test(test_spawn_captures_and_reports),
         cmocka_unit_test(test_spawn_missing_program),
+        cmocka_unit_test(test_spawn_setup_failure_closes_fds),
+        cmocka_unit_test(test_json_typed_getters),
         cmocka_unit_test(test_spawn_timeout_kills_group),
         cmocka_unit_test(test_spawn_line_callback),
         cmocka_unit_test(test_spawn_child_dies_with_parent),
