@@ -404,12 +404,12 @@ static void print_quick(const struct cf_findings *f)
     size_t errors = cf_findings_count(f, CF_SEV_ERROR), warnings = cf_findings_count(f, CF_SEV_WARNING);
     if (!errors && !warnings)
         return;
-    printf("cclforge doctor: %zu error(s), %zu warning(s); first: %s: %s\n", errors, warnings, f->v[0].subject,
-           f->v[0].why);
+    printf("cclforge doctor: %zu error(s), %zu warning(s); first: %s: %s\n", errors, warnings,
+           cli_safe(f->v[0].subject), cli_safe(f->v[0].why));
     for (size_t i = 0; i < f->n; i++)
         if (f->v[i].severity != CF_SEV_INFO)
-            printf("  %-7s %s  [%s]: %s\n", cf_severity_name(f->v[i].severity), f->v[i].subject, f->v[i].id,
-                   f->v[i].why);
+            printf("  %-7s %s  [%s]: %s\n", cf_severity_name(f->v[i].severity), cli_safe(f->v[i].subject),
+                   cli_safe(f->v[i].id), cli_safe(f->v[i].why));
 }
 
 /* ---- doctor --gather ---- */

@@ -703,7 +703,7 @@ static void print_text(const struct cf_smoke_report *rep)
     for (size_t i = 0; i < rep->nproblems; i++)
         cli_error("smoke", "%s", rep->problems[i].reason);
     if (rep->verdict)
-        printf("verdict: %s\n", rep->verdict);
+        printf("verdict: %s\n", cli_safe(rep->verdict));
     printf("%ld passed, %ld failed\n", rep->passed, rep->failed);
 }
 

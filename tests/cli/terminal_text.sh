@@ -27,6 +27,25 @@ expect_out 'H100\\e\[2J\\e\[H\\u009b31m' "the GPU name with ESC and the C1 CSI e
 run "$CCLFORGE" doctor --no-python --survey "$T/host.json" --json
 expect_json "d['gpus'][0]['name'] == 'H100' + '$CLEAR' + '\u009b31m'" "--json keeps the exact name (JSON escapes it)"
 
+# NCCL's configuration and the fabric (doctor's own sections): a variable's
+# value, a file path, an interface and an InfiniBand device name
+python3 - "$T/conf.json" "$TITLE" "$CLEAR" <<'PY'
+import json, sys
+path, title, clear = sys.argv[1:]
+json.dump({"host": {"hostname": "node1"},
+           "nccl_config": {"flavour": "nccl", "files": [{"path": "/etc/nccl" + clear + ".conf", "role": "system",
+                                                        "present": True, "read": True, "settings": 1}],
+                           "settings": [{"name": "NCCL_SOCKET_IFNAME", "value": "eth0" + title,
+                                         "source": "/etc/nccl.conf", "overridden": ["x" + clear]}]},
+           "fabric": {"ifs": [{"name": "eth" + clear, "up": True, "addrs": ["10.0.0.1" + title]}],
+                      "ib": [{"name": "mlx5" + title, "ports": [{"port": 1, "state_name": "ACTIVE" + clear}]}]}},
+          open(path, "w"))
+PY
+run "$CCLFORGE" doctor --no-python --survey "$T/conf.json"
+expect_clean "doctor: a hostile NCCL configuration and fabric"
+expect_out '^  NCCL_SOCKET_IFNAME=eth0\\e\]0;pwned\\e\\  \(' "the configuration's line shows the value escaped"
+expect_out '^  mlx5\\e\]0;pwned\\e\\:1 ACTIVE\\e\[2J' "the fabric's line shows the device and port state escaped"
+
 # libtorch's variants root: .active holds a terminal title sequence
 mkdir -p "$T/variants"
 printf '%s' "cu124${TITLE}" > "$T/variants/.active"
