@@ -65,14 +65,24 @@ expect_json "len(d['library_sha256'])==64 and d['flags']['ONLY_FUNCS']=='SendRec
 expect_json "d['library_sha256']=='$(sha256sum "$T/lib/libnccl.so.2.28.9" | cut -d' ' -f1)'" "manifest sha256 matches the file"
 [ -s "$T/build.log" ] && [ -s "$ROOT/nccl/work/$(basename "$T")/build.log" ] && ok "full log kept" || bad "build log"
 
-# ---- cache hit under a second ----
-t0=$(date +%s%N)
-run B --source "$MINI" --archs "7.5;9.0" --only-funcs SendRecv
-t1=$(date +%s%N)
+# ---- cache hit: proven by what did not happen, not by a stopwatch ----
+# nothing rebuilt or reinstalled: no make spawned (strace), the work log and
+# the installed files (inode, mtime, ctime) untouched, no staging left
+snapshot() { stat -c '%n %i %Y %Z %s' "$T/lib/libnccl.so.2.28.9" "$T/manifest.json" "$T/include/nccl.h" \
+                 "$ROOT/nccl/work/$(basename "$T")/build.log"; }
+before=$(snapshot)
+traced "$CCLFORGE" nccl build --root "$ROOT" -j2 --source "$MINI" --archs "7.5;9.0" --only-funcs SendRecv
 expect_rc 0 "same inputs again"
 expect_out "^cached $T" "reported as a cache hit"
-ms=$(( (t1 - t0) / 1000000 ))
-[ "$ms" -lt 1000 ] && ok "cache hit in ${ms} ms (< 1 s)" || bad "cache hit took ${ms} ms"
+[ "$(snapshot)" = "$before" ] && ok "the cache hit rewrote nothing (library, manifest, header, work log)" \
+    || bad "the cache hit changed files: $before / $(snapshot)"
+staged && bad "the cache hit left a staging directory" || ok "the cache hit staged nothing"
+if [ "$T_TRACE" = 1 ]; then
+    grep -q 'execve("[^"]*/make"' "$T_TMP/trace" && bad "the cache hit spawned make: $(grep make "$T_TMP/trace" | head -2)" \
+        || ok "the cache hit spawned no make"
+else
+    t_skip_part "strace cannot trace here: the cache hit's spawned programs are not checked"
+fi
 run B --source "$MINI" --archs "7.5;9.0" --only-funcs SendRecv --json
 expect_json "d['schema']=='cclforge.nccl-build/1' and d['cache_hit'] is True and d['ok'] is True" "--json cache hit"
 

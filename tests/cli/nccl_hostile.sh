@@ -20,19 +20,9 @@ CANARY="$T_TMP/canary"
 VICTIM="$T_TMP/victim"
 echo precious > "$VICTIM"
 
-# traced CMD...: `run` under strace (every execve of cclforge and its children
-# in $T_TMP/trace) when strace works here, else plain `run`.
-if strace -f -qq -e trace=execve -o /dev/null true 2>/dev/null; then TRACE=1; else TRACE=0; echo "# strace cannot trace here: canary files only"; fi
-traced() {
-    : > "$T_TMP/trace"
-    # LeakSanitizer stops the world with ptrace, which a traced process cannot: off
-    # under strace (test_nccl_plan covers these refusals for leaks).
-    if [ "$TRACE" = 1 ]; then
-        run env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=execve -o "$T_TMP/trace" "$@"
-    else
-        run "$@"
-    fi
-}
+# traced (lib.sh) runs under strace when it works here
+traced true
+[ "$T_TRACE" = 1 ] || echo "# strace cannot trace here: canary files only"
 # no_canary DESC: no canary file anywhere it could land, and no payload program ran
 no_canary() {
     if [ -e "$CANARY" ] || find "$T_TMP" "$MINI" -name 'cf13canary*' 2>/dev/null | grep -q .; then
