@@ -14,7 +14,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct cf_smoke_fault f;
     cf_error err = CF_ERROR_INIT;
     int rc = cf_smoke_fault_parse(spec, &f, &err);
-    if (rc == 0 && (f.action > CF_FAULT_CORRUPT || f.rank < 0 || (int)f.op < 0 || f.op > CF_OP_COUNT))
+    /* CF_FAULT_SLOW is the last action (cclforge/smoke.h); a non-empty spec that parses names one */
+    if (rc == 0 && (f.action > CF_FAULT_SLOW || (spec[0] && f.action == CF_FAULT_NONE) || f.rank < 0 ||
+                    (int)f.op < 0 || f.op > CF_OP_COUNT))
         abort();
     if (rc < 0 && !cf_error_message(&err)[0])
         abort();
