@@ -22,7 +22,7 @@ int cf_open_regular(const char *path, cf_error *err);
 const char *cf_file_kind_name(unsigned mode);
 /* Reads a whole file, refusing files larger than max_bytes. Appends to out. */
 int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_error *err);
-/* Writes data to path via a temporary file in the same directory, fsync and rename. */
+/* Writes data to path (0644) with the safe atomic writer, cclforge/atomic_file.h. */
 int cf_write_file_atomic(const char *path, const void *data, size_t len, cf_error *err);
 int cf_mkdir_p(const char *path, unsigned mode, cf_error *err);
 /* Removes a file or a directory tree; missing is not an error. Never follows symlinks. */
@@ -81,8 +81,9 @@ void cf_mmap_guard_reinstall(void);
 int cf_mmap_guard_faulted(int slot);
 void cf_mmap_guard_remove(int slot);
 
-/* The cache root: $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge, else
- * ~/.cache/cclforge. Caller frees. */
+/* The cache root: $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge (absolute),
+ * else $HOME/.cache/cclforge (absolute); NULL when none is set (cron, systemd
+ * units): never a shared directory. Caller frees. */
 char *cf_cache_root(void);
 /* 1 when the file changed less than two seconds ago: a second change within
  * the same timestamp tick would not show, so no cache may store it yet. */
@@ -97,6 +98,8 @@ size_t cf_cache_prune(const char *dir, int depth, size_t max_files, uint64_t max
 /* Lowercase hex SHA-256 of a file (65 bytes incl. NUL written to hex). */
 int cf_sha256_file(const char *path, char hex[65], cf_error *err);
 void cf_sha256_hex(const void *data, size_t len, char hex[65]);
+/* The same for an open file from offset 0 (name for messages); src/util/sha256_fd.c. */
+int cf_sha256_fd(int fd, const char *name, char hex[65], cf_error *err);
 
 #ifdef __cplusplus
 }

@@ -88,6 +88,7 @@ struct cf_nccl_build_opts {
     const char *docker_image;       /* --docker base image; NULL: nvidia/cuda:<cuda>-devel */
     int docker;
     int force;                      /* rebuild even when the target is cached */
+    int verify;                     /* a cache hit re-hashes every file (else only changed ones) */
     int no_wait;                    /* fail instead of waiting for another build's lock */
     cf_nccl_event_fn on_event;
     void *event_ctx;
@@ -157,6 +158,7 @@ int cf_nccl_verify_library(const struct cf_nccl_plan *plan, const char *library,
 
 struct cf_nccl_build_result {
     int cache_hit;
+    char *damage;             /* why the cached build was rebuilt (NULL: it was not damaged) */
     char *target_dir;
     char *log_path;
     double build_seconds;     /* of this run's build step (0 on a cache hit) */
@@ -166,16 +168,20 @@ struct cf_nccl_build_result {
 };
 void cf_nccl_build_result_release(struct cf_nccl_build_result *r);
 
-/* Runs the plan: cache check, lock, fetch, build, verify, atomic install.
+/* Runs the plan: root check, stale staging removal, cache check (the
+ * installed files against the manifest: a damaged build is rebuilt, never
+ * served), lock, fetch, build, verify, staged tree checked, atomic install.
  * Test-only: CCLFORGE_TEST_FAULT=<point> kills the process with SIGKILL at that
- * point (after-build, staged, before-rename) to prove recovery. */
+ * point (after-build, staged, before-rename) to prove recovery;
+ * CCLFORGE_TEST_STOP=<point> stops it there (SIGSTOP) to interleave another build. */
 int cf_nccl_build_run(const struct cf_nccl_plan *plan, const struct cf_nccl_build_opts *opts,
                       struct cf_nccl_build_result *result, cf_error *err);
 
 /* ---- the install tree ---- */
 
-/* $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge, else ~/.cache/cclforge. */
-char *cf_nccl_default_root(void);
+/* $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge, else $HOME/.cache/cclforge;
+ * NULL (a usage error) when none is set: never a shared directory like /tmp. */
+char *cf_nccl_default_root(cf_error *err);
 
 struct cf_nccl_install {
     char *name;          /* "v2.28.9-sm75-sm90" */
@@ -189,17 +195,20 @@ struct cf_nccl_install {
     char *library;       /* <dir>/lib/libnccl.so.X.Y.Z */
     double build_seconds;
     int active;
+    char *damage;        /* NULL, or why the files differ from the manifest */
 };
 struct cf_nccl_install_list {
     struct cf_nccl_install *v;
     size_t n;
 };
-int cf_nccl_store_list(const char *root, struct cf_nccl_install_list *out, cf_error *err);
+/* verify: re-hash every file (else only files whose size or stamp changed). */
+int cf_nccl_store_list(const char *root, int verify, struct cf_nccl_install_list *out, cf_error *err);
 void cf_nccl_install_list_release(struct cf_nccl_install_list *l);
-/* Reads one installed build's manifest (name as in list, or a path). */
+/* Reads one installed build's manifest and checks its files (name as in list). */
 int cf_nccl_store_get(const char *root, const char *name, struct cf_nccl_install *out, cf_error *err);
 void cf_nccl_install_release(struct cf_nccl_install *i);
 int cf_nccl_store_activate(const char *root, const char *name, cf_error *err);
+/* Removes a build, with or without a manifest; refused while it is being built. */
 int cf_nccl_store_remove(const char *root, const char *name, cf_error *err);
 
 struct cf_nccl_env {
@@ -209,7 +218,8 @@ struct cf_nccl_env {
     struct strvec uncovered;       /* host archs the build lacks (no SASS, no usable PTX) */
     struct strvec jit_only;        /* host archs only covered by PTX JIT */
 };
-/* The environment a worker needs for `name` (NULL: the active build). host_archs
+/* The environment a worker needs for `name` (NULL: the active build); refused
+ * for a damaged build or a path ld.so would split (space, ':'). host_archs
  * (may be NULL) are checked for coverage. */
 int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_list *host_archs,
                      struct cf_nccl_env *out, cf_error *err);

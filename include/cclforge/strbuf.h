@@ -56,6 +56,8 @@ void cf_strvec_push_nodup(struct strvec *sv, char *s);
 /* Splits s on any of seps, skipping empty pieces unless keep_empty. */
 void cf_strvec_split(struct strvec *sv, const char *s, const char *seps, int keep_empty);
 int cf_strvec_contains(const struct strvec *sv, const char *s);
+/* strcmp for qsort/bsearch over arrays of strings (char * or const char *). */
+int cf_str_ptr_cmp(const void *a, const void *b);
 void cf_strvec_clear(struct strvec *sv);
 /* A NULL-terminated argv view (never NULL). */
 char *const *cf_strvec_argv(struct strvec *sv);

@@ -2,12 +2,14 @@
  * will be installed (<package>/<module><EXT_SUFFIX>, bundled libraries in
  * <package>/lib), then inspect the result without loading it. */
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cclforge/atomic_file.h"
 #include "cclforge/bridge.h"
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
@@ -143,9 +145,7 @@ static int copy_file(const char *from, const char *to, unsigned mode, cf_error *
     struct strbuf sb = STRBUF_INIT;
     int rc = cf_read_file(from, (size_t)4 << 30, &sb, err);
     if (rc == 0)
-        rc = cf_write_file_atomic(to, sb.buf ? sb.buf : "", sb.len, err);
-    if (rc == 0)
-        chmod(to, mode);
+        rc = cf_write_file_at(AT_FDCWD, to, sb.buf ? sb.buf : "", sb.len, mode, err);
     cf_sb_release(&sb);
     return rc;
 }
@@ -192,26 +192,28 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
     char *abs_out = cf_realpath(out_dir);
     char *pkg_dir = cf_path_join(abs_out, p->package);
     char *lib_dir = cf_path_join(pkg_dir, "lib");
-    char *object = cf_asprintf("%s/%s.o", abs_out, p->module_name);
+    char *object_name = cf_asprintf("%s/%s.o", abs_out, p->module_name);
     char *output = cf_path_join(pkg_dir, p->output_name);
-    char *tmp_output = cf_asprintf("%s.tmp", output);
+    /* The compiler and the linker write to unpredictable temporaries (nothing
+     * planted at a known name is written through); only the linked output is
+     * renamed into place. */
+    struct cf_atomic_file object = { .fd = -1, .dir_fd = -1 }, linked = { .fd = -1, .dir_fd = -1 };
     res->log_path = cf_path_join(abs_out, "build.log");
     struct strvec cargv = STRVEC_INIT, largv = STRVEC_INIT;
     int rc = -1;
     unlink(res->log_path);
-    if (cf_mkdir_p(pkg_dir, 0755, err) < 0)
+    if (cf_mkdir_p(pkg_dir, 0755, err) < 0 || cf_atomic_begin(&object, AT_FDCWD, object_name, 0644, err) < 0 ||
+        cf_atomic_begin(&linked, AT_FDCWD, output, 0755, err) < 0)
         goto out;
 
-    cf_bridge_compile_argv(p, object, &cargv);
+    cf_bridge_compile_argv(p, object.tmp_path, &cargv);
     if (run_logged(&cargv, res->log_path, &res->compile_seconds, "compiling the bridge", err) < 0)
         goto out;
-    cf_bridge_link_argv(p, object, tmp_output, &largv);
+    cf_bridge_link_argv(p, object.tmp_path, linked.tmp_path, &largv);
     if (run_logged(&largv, res->log_path, &res->link_seconds, "linking the bridge", err) < 0)
         goto out;
-    if (rename(tmp_output, output) < 0) {
-        cf_error_set(err, CF_ERR_IO, "cannot rename %s to %s", tmp_output, output);
+    if (cf_atomic_commit(&linked, err) < 0)
         goto out;
-    }
     res->output = cf_strdup(output);
 
     /* the package around it, as it will be installed */
@@ -277,16 +279,15 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
     }
     rc = 0;
 out:
-    unlink(tmp_output);
-    unlink(object);
+    cf_atomic_abort(&linked);
+    cf_atomic_abort(&object);
     cf_strvec_clear(&cargv);
     cf_strvec_clear(&largv);
     free(abs_out);
     free(pkg_dir);
     free(lib_dir);
-    free(object);
+    free(object_name);
     free(output);
-    free(tmp_output);
     return rc;
 }
 

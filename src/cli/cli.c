@@ -4,14 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/strbuf.h"
 #include "cli/term.h"
 
+/* Messages carry paths and names from files and other hosts: escaped
+ * (cli_escape) so they cannot drive the terminal; their own line breaks stay. */
 static void vreport(const char *cmd, enum cf_color c, const char *what, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "%scclforge%s%s: %s%s", cf_term_color(stderr, c), cmd ? " " : "", cmd ? cmd : "", what,
-            cf_term_color(stderr, CF_RESET));
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    struct strbuf msg = STRBUF_INIT, safe = STRBUF_INIT;
+    cf_sb_addvf(&msg, fmt, ap);
+    cli_escape(cf_sb_str(&msg), 1, &safe);
+    fprintf(stderr, "%scclforge%s%s: %s%s%s\n", cf_term_color(stderr, c), cmd ? " " : "", cmd ? cmd : "", what,
+            cf_term_color(stderr, CF_RESET), cf_sb_str(&safe));
+    cf_sb_release(&msg);
+    cf_sb_release(&safe);
 }
 
 void cli_error(const char *cmd, const char *fmt, ...)

@@ -22,4 +22,15 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 /* 1 when argv[i] is -h or --help anywhere before a "--". */
 int cli_wants_help(int argc, char **argv);
 
+struct strbuf;
+/* Untrusted text made safe for a terminal (src/cli/safe_text.c): control
+ * characters but tab and invalid UTF-8 shown escaped (\e, \n, \x01, \u009b). With
+ * keep_newlines, '\n' stays and the next line is indented. */
+void cli_escape(const char *s, int keep_newlines, struct strbuf *out);
+/* The same on one line, in a ring of buffers valid for the next 15 calls
+ * (several per printf are fine); NULL prints as "". */
+const char *cli_safe(const char *s);
+/* The same keeping line breaks (a log tail, a Dockerfile). */
+const char *cli_safe_lines(const char *s);
+
 #endif

@@ -159,16 +159,17 @@ static cJSON *plan_json(const struct cf_bridge_plan *p)
 
 static void row(const char *label, const char *value, const char *from)
 {
-    printf("  %-10s %s", label, value ? value : "(none)");
+    printf("  %-10s %s", label, value ? cli_safe(value) : "(none)");
     if (from && *from)
-        printf("  %s[%s]%s", cf_term_color(stdout, CF_DIM), from, cf_term_color(stdout, CF_RESET));
+        printf("  %s[%s]%s", cf_term_color(stdout, CF_DIM), cli_safe(from), cf_term_color(stdout, CF_RESET));
     putchar('\n');
 }
 
 static void print_plan(const struct cf_bridge_plan *p)
 {
     printf("%sbridge plan%s: vendor %s, module %s.%s\n", cf_term_color(stdout, CF_BOLD),
-           cf_term_color(stdout, CF_RESET), cf_vendor_get(p->vendor)->word, p->package, p->module_name);
+           cf_term_color(stdout, CF_RESET), cf_vendor_get(p->vendor)->word, cli_safe(p->package),
+           cli_safe(p->module_name));
     row("vendor", p->vendor_item.value, p->vendor_item.from);
     if (p->cxx.value) {
         char *v = cf_asprintf("%s %s, -std=%s, gate %s", p->cxx.value, p->cxx_version ? p->cxx_version : "?",
@@ -212,7 +213,7 @@ static void print_plan(const struct cf_bridge_plan *p)
     if (p->problems.n) {
         printf("%sproblems%s (%zu):\n", cf_term_color(stdout, CF_RED), cf_term_color(stdout, CF_RESET), p->problems.n);
         for (size_t i = 0; i < p->problems.n; i++)
-            printf("  - %s\n", p->problems.v[i]);
+            printf("  - %s\n", cli_safe(p->problems.v[i]));
     } else {
         printf("%sok%s: nothing missing\n", cf_term_color(stdout, CF_GREEN), cf_term_color(stdout, CF_RESET));
     }
@@ -234,10 +235,10 @@ static cJSON *build_json(const struct cf_bridge_build_result *r)
 
 static void print_build(const struct cf_bridge_build_result *r)
 {
-    printf("built %s (compile %.1fs, link %.1fs; log %s)\n", r->output, r->compile_seconds, r->link_seconds,
-           r->log_path);
+    printf("built %s (compile %.1fs, link %.1fs; log %s)\n", cli_safe(r->output), r->compile_seconds, r->link_seconds,
+           cli_safe(r->log_path));
     for (size_t i = 0; i < r->checks.n; i++)
-        printf("  %s\n", r->checks.v[i]);
+        printf("  %s\n", cli_safe(r->checks.v[i]));
 }
 
 static int parse(int argc, char **argv, const char *cmd, struct args *a)
@@ -302,7 +303,7 @@ static int run_wheel(struct args *a, cJSON *doc)
         cli_print_json(doc);
     } else {
         cJSON_Delete(doc);
-        printf("wheel %s (platform tag %s)\n", path, tag);
+        printf("wheel %s (platform tag %s)\n", cli_safe(path), cli_safe(tag));
     }
     free(path);
     free(tag);
@@ -380,8 +381,8 @@ int cmd_bridge(int argc, char **argv)
     }
     struct cf_bridge_build_result br;
     if (!a.json && cf_term_is_tty(stderr))
-        fprintf(stderr, "compiling %s against %s (this takes a minute or more)...\n", plan.source.value,
-                plan.torch_dir.value);
+        fprintf(stderr, "compiling %s against %s (this takes a minute or more)...\n", cli_safe(plan.source.value),
+                cli_safe(plan.torch_dir.value));
     int brc = cf_bridge_build(&plan, a.out ? a.out : "bridge-build", &br, &err);
     cJSON_AddItemToObject(doc, "build", build_json(&br));
     cf_bridge_plan_release(&plan);

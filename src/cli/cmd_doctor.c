@@ -91,7 +91,7 @@ static const char compare_usage[] =
 
 static const char *or_dash(const char *s)
 {
-    return s && *s ? s : "-";
+    return s && *s ? cli_safe(s) : "-";
 }
 
 static void print_heading(const char *title)
@@ -111,7 +111,7 @@ static void print_archs(const char *indent, const struct strvec *archs, int know
     }
     printf("%sGPU code:", indent);
     for (size_t i = 0; i < archs->n; i++)
-        printf(" %s", archs->v[i]);
+        printf(" %s", cli_safe(archs->v[i]));
     printf("\n");
 }
 
@@ -122,9 +122,9 @@ static void print_comm(const char *indent, const char *label, const struct cf_co
     char deeper[64];
     snprintf(deeper, sizeof deeper, "%s%*s    ", indent, (int)strlen(label), "");
     if (c->banner)
-        printf("%sbanner: %s\n", deeper, c->banner);
+        printf("%sbanner: %s\n", deeper, cli_safe(c->banner));
     if (c->header)
-        printf("%sheader: %s\n", deeper, c->header);
+        printf("%sheader: %s\n", deeper, cli_safe(c->header));
     if (c->path)
         print_archs(deeper, &c->archs, c->archs_known);
 }
@@ -140,9 +140,9 @@ static void print_toolkits(const struct cf_survey *s)
         printf("  %-5s %-10s %s\n", or_dash(t->vendor), or_dash(t->version), or_dash(t->root));
         printf("        found by %s; version from %s\n", or_dash(t->found_by), or_dash(t->version_source));
         if (t->compiler)
-            printf("        compiler %s\n", t->compiler);
+            printf("        compiler %s\n", cli_safe(t->compiler));
         for (size_t k = 0; k < t->include_dirs.n; k++)
-            printf("        include %s\n", t->include_dirs.v[k]);
+            printf("        include %s\n", cli_safe(t->include_dirs.v[k]));
         if (t->comm)
             print_comm("        ", "", t->comm);
     }
@@ -170,13 +170,13 @@ static void print_gpus(const struct cf_survey *s)
     for (size_t i = 0; i < s->n_probes; i++) {
         const struct cf_gpu_probe *p = &s->probes[i];
         printf("  probe %s/%s: %s%s%s\n", or_dash(p->vendor), or_dash(p->method), p->ok ? "ok" : "unavailable",
-               p->note ? ": " : "", p->note ? p->note : "");
+               p->note ? ": " : "", cli_safe(p->note));
     }
     if (s->driver.cuda_driver_version || s->driver.nvidia_version)
         printf("  NVIDIA driver %s, CUDA %d.%d\n", or_dash(s->driver.nvidia_version),
                s->driver.cuda_driver_version / 1000, (s->driver.cuda_driver_version % 1000) / 10);
     if (s->driver.amd_version)
-        printf("  amdgpu driver %s\n", s->driver.amd_version);
+        printf("  amdgpu driver %s\n", cli_safe(s->driver.amd_version));
 }
 
 static void print_torches(const struct cf_survey *s)
@@ -190,23 +190,23 @@ static void print_torches(const struct cf_survey *s)
                or_dash(t->root), i == 0 ? "  (in use)" : "");
         printf("      found by %s; version from %s\n", or_dash(t->found_by), or_dash(t->version_source));
         if (t->problem) {
-            printf("      problem: %s\n", t->problem);
+            printf("      problem: %s\n", cli_safe(t->problem));
             continue;
         }
         if (t->variant)
-            printf("      variant %s%s\n", t->variant, t->variant_meta.n ? ":" : "");
+            printf("      variant %s%s\n", cli_safe(t->variant), t->variant_meta.n ? ":" : "");
         for (size_t k = 0; k < t->variant_meta.n; k++)
-            printf("        %s\n", t->variant_meta.v[k]);
+            printf("        %s\n", cli_safe(t->variant_meta.v[k]));
         if (t->gpu_runtime_version)
-            printf("      built for %s %s\n", t->flavour == CF_TORCH_HIP ? "HIP" : "CUDA", t->gpu_runtime_version);
+            printf("      built for %s %s\n", t->flavour == CF_TORCH_HIP ? "HIP" : "CUDA", cli_safe(t->gpu_runtime_version));
         printf("      C++11 ABI: %s%s%s%s\n", t->cxx11_abi < 0 ? "unknown" : t->cxx11_abi ? "yes (1)" : "no (0)",
-               t->abi_source ? " (from " : "", t->abi_source ? t->abi_source : "", t->abi_source ? ")" : "");
+               t->abi_source ? " (from " : "", cli_safe(t->abi_source), t->abi_source ? ")" : "");
         if (t->gpu_lib) {
-            printf("      %s\n", t->gpu_lib);
+            printf("      %s\n", cli_safe(t->gpu_lib));
             print_archs("        ", &t->archs, t->archs_known);
         }
         if (t->nccl_built_against)
-            printf("      NCCL built against: %s\n", t->nccl_built_against);
+            printf("      NCCL built against: %s\n", cli_safe(t->nccl_built_against));
         if (t->embedded)
             print_comm("      ", "embedded: ", t->embedded);
         if (t->loaded)
@@ -233,7 +233,7 @@ static void print_compilers(const struct cf_survey *s)
         printf("  none found on PATH\n");
     for (size_t i = 0; i < s->n_compilers; i++) {
         const struct cf_compiler *c = &s->compilers[i];
-        printf("  %-6s %-10s %s\n", c->name, or_dash(c->version), or_dash(c->path));
+        printf("  %-6s %-10s %s\n", or_dash(c->name), or_dash(c->version), or_dash(c->path));
         if (c->host_gcc_max)
             printf("         host compilers: GCC <= %d, clang <= %d (from %s)\n", c->host_gcc_max, c->host_clang_max,
                    or_dash(c->host_range_source));
@@ -249,10 +249,10 @@ static void print_findings(const struct cf_findings *f)
         const struct cf_finding *x = &f->v[i];
         enum cf_color col = x->severity == CF_SEV_ERROR ? CF_RED : x->severity == CF_SEV_WARNING ? CF_YELLOW : CF_CYAN;
         printf("  %s%-7s%s %s  [%s]\n", cf_term_color(stdout, col), cf_severity_name(x->severity),
-               cf_term_color(stdout, CF_RESET), x->subject, x->id);
-        printf("          %s\n", x->why);
+               cf_term_color(stdout, CF_RESET), cli_safe(x->subject), cli_safe(x->id));
+        printf("          %s\n", cli_safe(x->why));
         if (x->remedy)
-            printf("          remedy: %s\n", x->remedy);
+            printf("          remedy: %s\n", cli_safe(x->remedy));
     }
     printf("\n%zu error(s), %zu warning(s), %zu note(s)\n", cf_findings_count(f, CF_SEV_ERROR),
            cf_findings_count(f, CF_SEV_WARNING), cf_findings_count(f, CF_SEV_INFO));
@@ -262,7 +262,7 @@ static void print_report(const struct cf_survey *s, const struct cf_findings *f)
 {
     printf("cclforge doctor: host %s (surveyed in %.2f s)\n", or_dash(s->hostname), s->seconds);
     if (s->injected_from) {
-        printf("injected from %s:", s->injected_from);
+        printf("injected from %s:", cli_safe(s->injected_from));
         for (int i = 0; i < CF_SEC_COUNT; i++)
             if (s->injected[i])
                 printf(" %s", cf_survey_section_name((enum cf_survey_section)i));
@@ -384,9 +384,9 @@ static int doctor_compare(int argc, char **argv)
                          or_dash(cl->version), cl->version_code);
             struct strvec archs = STRVEC_INIT;
             cf_survey_gpu_archs(&hosts[i], 1, &archs);
-            printf("%-20s %-22s %-16s", labels[i], comm, t && t->version ? t->version : "none");
+            printf("%-20s %-22s %-16s", cli_safe(labels[i]), comm, t && t->version ? cli_safe(t->version) : "none");
             for (size_t k = 0; k < archs.n; k++)
-                printf(" %s", archs.v[k]);
+                printf(" %s", cli_safe(archs.v[k]));
             printf("%s\n", archs.n ? "" : " none");
             cf_strvec_clear(&archs);
         }
@@ -407,12 +407,12 @@ static void print_quick(const struct cf_findings *f)
     size_t errors = cf_findings_count(f, CF_SEV_ERROR), warnings = cf_findings_count(f, CF_SEV_WARNING);
     if (!errors && !warnings)
         return;
-    printf("cclforge doctor: %zu error(s), %zu warning(s); first: %s: %s\n", errors, warnings, f->v[0].subject,
-           f->v[0].why);
+    printf("cclforge doctor: %zu error(s), %zu warning(s); first: %s: %s\n", errors, warnings,
+           cli_safe(f->v[0].subject), cli_safe(f->v[0].why));
     for (size_t i = 0; i < f->n; i++)
         if (f->v[i].severity != CF_SEV_INFO)
-            printf("  %-7s %s  [%s]: %s\n", cf_severity_name(f->v[i].severity), f->v[i].subject, f->v[i].id,
-                   f->v[i].why);
+            printf("  %-7s %s  [%s]: %s\n", cf_severity_name(f->v[i].severity), cli_safe(f->v[i].subject),
+                   cli_safe(f->v[i].id), cli_safe(f->v[i].why));
 }
 
 /* ---- doctor --gather ---- */

@@ -123,8 +123,8 @@ static void print_considered(const struct view *v, const char *prefix, const str
 {
     for (size_t i = 0; i < n->n_considered; i++) {
         const struct cf_ldso_candidate *k = &n->considered[i];
-        fprintf(v->f, "%s%s%s  [%s] %s%s%s%s\n", prefix, col(v, CF_DIM), k->path, cf_ldso_reason_name(k->source),
-                cf_ldso_reject_name(k->reject), k->detail ? ": " : "", k->detail ? k->detail : "",
+        fprintf(v->f, "%s%s%s  [%s] %s%s%s%s\n", prefix, col(v, CF_DIM), cli_safe(k->path),
+                cf_ldso_reason_name(k->source), cf_ldso_reject_name(k->reject), k->detail ? ": " : "", cli_safe(k->detail),
                 col(v, CF_RESET));
     }
 }
@@ -145,8 +145,8 @@ static int hidden(const struct view *v, const struct cf_ldso_result *c, long nod
 static void print_node_line(const struct view *v, const struct cf_ldso_result *c, const struct cf_ldso_node *n)
 {
     if (n->object < 0) {
-        fprintf(v->f, "%s%s%s => %s%s\n", col(v, CF_RED), col(v, CF_BOLD), n->needed,
-                n->error ? n->error : "not found", col(v, CF_RESET));
+        fprintf(v->f, "%s%s%s => %s%s\n", col(v, CF_RED), col(v, CF_BOLD), cli_safe(n->needed),
+                n->error ? cli_safe(n->error) : "not found", col(v, CF_RESET));
         return;
     }
     int interp = c->objects[n->object].is_interp;
@@ -154,9 +154,10 @@ static void print_node_line(const struct view *v, const struct cf_ldso_result *c
                                                               : cf_ldso_describe_reason(n);
     const char *label = interp && n->reason != CF_LDSO_ALREADY_LOADED ? ", the dynamic loader" : "";
     if (n->reason == CF_LDSO_ROOT)
-        fprintf(v->f, "%s%s%s\n", col(v, CF_BOLD), n->path, col(v, CF_RESET));
+        fprintf(v->f, "%s%s%s\n", col(v, CF_BOLD), cli_safe(n->path), col(v, CF_RESET));
     else
-        fprintf(v->f, "%s => %s %s[%s%s]%s\n", n->needed, n->path, col(v, CF_DIM), why, label, col(v, CF_RESET));
+        fprintf(v->f, "%s => %s %s[%s%s]%s\n", cli_safe(n->needed), cli_safe(n->path), col(v, CF_DIM), cli_safe(why),
+                label, col(v, CF_RESET));
     free(why);
 }
 
@@ -179,7 +180,7 @@ static void print_subtree(const struct tree *tr, long node, struct strbuf *prefi
     if (owns) {
         char *facts = object_facts(&tr->t->objects[n->object]);
         if (*facts)
-            fprintf(tr->v->f, "%s%s%s%s\n", cf_sb_str(&sub), col(tr->v, CF_CYAN), facts, col(tr->v, CF_RESET));
+            fprintf(tr->v->f, "%s%s%s%s\n", cf_sb_str(&sub), col(tr->v, CF_CYAN), cli_safe(facts), col(tr->v, CF_RESET));
         free(facts);
     }
     if ((n->object < 0 || tr->v->explain) && n->reason != CF_LDSO_ROOT && n->reason != CF_LDSO_ALREADY_LOADED)
@@ -256,7 +257,7 @@ static void print_flat(const struct view *v, const struct cf_inspect_target *t)
         if (n->object >= 0 && c->objects[n->object].node == (long)i) {
             char *facts = object_facts(&t->objects[n->object]);
             if (*facts)
-                fprintf(v->f, "        %s%s%s\n", col(v, CF_CYAN), facts, col(v, CF_RESET));
+                fprintf(v->f, "        %s%s%s\n", col(v, CF_CYAN), cli_safe(facts), col(v, CF_RESET));
             free(facts);
         }
         if ((n->object < 0 || v->explain) && n->reason != CF_LDSO_ROOT && n->reason != CF_LDSO_ALREADY_LOADED)
@@ -272,7 +273,8 @@ static void print_problems(const struct view *v, const struct cf_inspect_target 
         enum cf_color c = p->severity == CF_LINT_ERROR ? CF_RED : p->severity == CF_LINT_WARNING ? CF_YELLOW : CF_DIM;
         int show_path = p->path && p->kind == CF_INSPECT_LINT;
         fprintf(v->f, "%s%s%s [%s] %s%s%s\n", col(v, c), cf_lint_severity_name(p->severity), col(v, CF_RESET),
-                cf_inspect_problem_kind_name(p->kind), show_path ? p->path : "", show_path ? ": " : "", p->message);
+                cf_inspect_problem_kind_name(p->kind), show_path ? cli_safe(p->path) : "", show_path ? ": " : "",
+                cli_safe(p->message));
     }
 }
 
@@ -295,7 +297,7 @@ static void print_target_summary(const struct view *v, const struct cf_inspect_t
     if (t->nccl_copies)
         cf_sb_addf(&sb, ", %zu NCCL/RCCL cop%s", t->nccl_copies, t->nccl_copies == 1 ? "y" : "ies");
     enum cf_color c = t->n_errors ? CF_RED : t->n_warnings ? CF_YELLOW : CF_GREEN;
-    fprintf(v->f, "%s%s: %s; %zu error%s, %zu warning%s%s\n", col(v, c), t->file, cf_sb_str(&sb), t->n_errors,
+    fprintf(v->f, "%s%s: %s; %zu error%s, %zu warning%s%s\n", col(v, c), cli_safe(t->file), cf_sb_str(&sb), t->n_errors,
             t->n_errors == 1 ? "" : "s", t->n_warnings, t->n_warnings == 1 ? "" : "s", col(v, CF_RESET));
     cf_sb_release(&sb);
 }
@@ -308,10 +310,11 @@ static void print_lookups(const struct view *v, const struct cf_inspect_result *
         const struct cf_ldso_node *n = &r->lookups[i].node;
         if (n->path) {
             char *why = cf_ldso_describe_reason(n);
-            fprintf(v->f, "  %s => %s %s[%s]%s\n", r->lookups[i].name, n->path, col(v, CF_DIM), why, col(v, CF_RESET));
+            fprintf(v->f, "  %s => %s %s[%s]%s\n", cli_safe(r->lookups[i].name), cli_safe(n->path), col(v, CF_DIM),
+                    cli_safe(why), col(v, CF_RESET));
             free(why);
         } else {
-            fprintf(v->f, "  %s => %snot found%s (%zu paths considered%s)\n", r->lookups[i].name, col(v, CF_YELLOW),
+            fprintf(v->f, "  %s => %snot found%s (%zu paths considered%s)\n", cli_safe(r->lookups[i].name), col(v, CF_YELLOW),
                     col(v, CF_RESET), n->n_considered, v->explain ? "" : "; --explain lists them");
         }
         if (v->explain)
@@ -358,7 +361,7 @@ static void print_text(const struct view *v, const struct cf_inspect_result *r)
         if (i)
             fputc('\n', v->f);
         if (t->error) {
-            fprintf(v->f, "%snot inspected: %s%s\n", col(v, CF_RED), t->error, col(v, CF_RESET));
+            fprintf(v->f, "%snot inspected: %s%s\n", col(v, CF_RED), cli_safe(t->error), col(v, CF_RESET));
             continue;
         }
         if (v->flat) {

@@ -33,7 +33,9 @@ static const char nccl_usage[] =
     "  -h, --help this text; 'cclforge nccl <subcommand> --help' gives its options\n"
     "\n"
     "The install root is --root, else $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge,\n"
-    "else ~/.cache/cclforge; builds live in <root>/nccl/builds/v<X.Y.Z>-<archs>/.\n"
+    "else $HOME/.cache/cclforge (none of them set: refused); builds live in\n"
+    "<root>/nccl/builds/v<X.Y.Z>-<archs>/. A root (or a build) owned by another user\n"
+    "or writable by others is refused, as ssh refuses such keys.\n"
     "\n"
     "Exit status: 0 fine, 1 the job failed, 2 usage error.\n"
     "Examples:\n"
@@ -58,8 +60,10 @@ static const char build_usage[] =
     "                        " CF_NCCL_UPSTREAM_URL " at the tag)\n"
     "  --vendor V            nvidia (default), rocm or dtk (RCCL via CMake)\n"
     "  -j, --jobs N          parallel jobs (default: MAX_JOBS, else the cores)\n"
-    "  --only-funcs EXPR     ONLY_FUNCS for NCCL's kernel generator (smaller builds)\n"
-    "  --root DIR            install root (default: see 'cclforge nccl --help')\n"
+    "  --only-funcs EXPR     ONLY_FUNCS for NCCL's kernel generator (smaller builds):\n"
+    "                        words, '*', '(...)' and '|' only, e.g. \"AllReduce Sum f32 * *\"\n"
+    "  --root DIR            install root (default: see 'cclforge nccl --help'); letters,\n"
+    "                        digits and / . _ + @ - only (make and sh receive it)\n"
     "  --cuda-home DIR       CUDA toolkit (default: CUDA_HOME, CUDA_PATH, /usr/local/cuda*)\n"
     "  --rocm-path DIR       ROCm or DTK root (default: ROCM_PATH, ROCM_HOME, HIP_PATH,\n"
     "                        /opt/rocm*; DTK_HOME first and /opt/dtk* for --vendor dtk)\n"
@@ -67,29 +71,34 @@ static const char build_usage[] =
     "  --docker              build in a container (generated Dockerfile, no context sent)\n"
     "  --docker-image IMG    base image for --docker (default nvidia/cuda:<ver>-devel)\n"
     "  --force               rebuild even when the same build is cached\n"
+    "  --verify              on a cache hit re-hash every installed file (default: the\n"
+    "                        files whose size or stat stamp changed); damage is rebuilt\n"
     "  --no-wait             fail instead of waiting when the same target is being built\n"
     "  --dry-run             print the plan and the exact commands, build nothing\n"
     "  --json                machine-readable result (schema cclforge.nccl-build/1)\n"
     "  -h, --help            this text\n"
     "\n"
     "Exit status: 0 built or cached, 1 the build or its verification failed, 2 usage\n"
-    "error (bad tag or arch, an arch the toolkit cannot target, a vendor mismatch).\n"
+    "error (bad tag or arch, an arch the toolkit cannot target, a vendor mismatch, a\n"
+    "character make or sh would interpret).\n"
     "Examples:\n"
     "  cclforge nccl build --dry-run\n"
     "  cclforge nccl build --tag v2.28.9-1 --archs \"6.1;12.0\" --cuda-home /usr/local/cuda-12.8\n";
 
 static const char list_usage[] =
-    "usage: cclforge nccl list [--root DIR] [--json]\n"
+    "usage: cclforge nccl list [--root DIR] [--verify] [--json]\n"
     "\n"
-    "Lists the installed builds: name, tag, CUDA version, archs, PTX, and which is active.\n"
+    "Lists the installed builds: name, tag, CUDA version, archs, PTX, which is active,\n"
+    "and whether the files are what the manifest recorded (STATE ok or DAMAGED).\n"
     "\n"
     "options:\n"
     "  --root DIR    install root (default: see 'cclforge nccl --help')\n"
+    "  --verify      re-hash every file (default: those whose size or stat stamp changed)\n"
     "  --json        machine-readable list (schema cclforge.nccl-list/1)\n"
     "  -h, --help    this text\n"
     "\n"
-    "Exit status: 0 fine (also when nothing is installed), 1 the root cannot be read,\n"
-    "2 usage error.\n"
+    "Exit status: 0 fine (also when nothing is installed), 1 a build is damaged or the\n"
+    "root cannot be read or is not yours, 2 usage error.\n"
     "Example:\n"
     "  cclforge nccl list --json\n";
 
@@ -110,8 +119,8 @@ static const char activate_usage[] =
 static const char remove_usage[] =
     "usage: cclforge nccl remove <build> [--root DIR]\n"
     "\n"
-    "Deletes <build> (a name from 'cclforge nccl list'); refused while a build of\n"
-    "that name is running.\n"
+    "Deletes <build> (a name from 'cclforge nccl list'), with or without its manifest;\n"
+    "refused while a build of that name is running.\n"
     "\n"
     "options:\n"
     "  --root DIR    install root (default: see 'cclforge nccl --help')\n"
@@ -126,7 +135,8 @@ static const char env_usage[] =
     "\n"
     "Prints LD_PRELOAD, LD_LIBRARY_PATH and NCCL_HOME for a worker using <build>\n"
     "(default: the active build). With --host-survey (the worker's `cclforge doctor\n"
-    "--json`), checks the build covers that host's GPU archs.\n"
+    "--json`), checks the build covers that host's GPU archs. A damaged build, or one\n"
+    "whose path ld.so would split (a space, ':' or ';'), is refused.\n"
     "\n"
     "options:\n"
     "  --format F          shell (default: export lines), yaml, or json\n"
@@ -136,7 +146,8 @@ static const char env_usage[] =
     "  --root DIR          install root (default: see 'cclforge nccl --help')\n"
     "  -h, --help          this text\n"
     "\n"
-    "Exit status: 0 fine, 1 no such build or a host arch not covered, 2 usage error.\n"
+    "Exit status: 0 fine, 1 no such build, a damaged one, or a host arch not covered,\n"
+    "2 usage error.\n"
     "Examples:\n"
     "  eval \"$(cclforge nccl env)\"\n"
     "  cclforge nccl env v2.28.9-sm75-sm90 --format yaml --host-survey worker.json\n";
@@ -150,9 +161,14 @@ static int want_help(int argc, char **argv, const char *usage)
     return 1;
 }
 
-static char *resolve_root(const char *root)
+/* --root, else the default; NULL after printing why there is none (exit 2). */
+static char *resolve_root(const char *root, const char *sub)
 {
-    return root ? cf_strdup(root) : cf_nccl_default_root();
+    cf_error err = CF_ERROR_INIT;
+    char *r = root ? cf_strdup(root) : cf_nccl_default_root(&err);
+    if (!r)
+        cli_fail(sub, &err);
+    return r;
 }
 
 /* ---- build ---- */
@@ -183,10 +199,10 @@ static void on_event(void *ctx, const struct cf_nccl_event *ev)
         }
         if (!ui->quiet)
             fprintf(stderr, "%s==>%s %s\n", cf_term_color(stderr, CF_BLUE), cf_term_color(stderr, CF_RESET),
-                    ev->text);
+                    cli_safe(ev->text));
         break;
     case CF_NCCL_EV_WAIT:
-        fprintf(stderr, "%s\n", ev->text);
+        fprintf(stderr, "%s\n", cli_safe(ev->text));
         break;
     default:
         break;
@@ -226,28 +242,30 @@ static cJSON *plan_json(const struct cf_nccl_plan *plan)
 
 static void print_plan(const struct cf_nccl_plan *plan)
 {
-    printf("tag       %s (%s)\n", plan->tag_text, plan->tag_origin);
+    printf("tag       %s (%s)\n", plan->tag_text, cli_safe(plan->tag_origin));
     struct strbuf archs = STRBUF_INIT;
     cf_arch_list_join(&plan->archs, " ", &archs);
     printf("archs     %s (%s)%s\n", cf_sb_str(&archs), plan->archs_origin, plan->ptx ? " + PTX of the newest" : "");
     cf_sb_release(&archs);
     printf("%s %s\n", plan->vendor->arch_family == CF_ARCH_AMD ? "targets  " : "gencode  ", plan->gencode);
-    printf("source    %s\n", plan->source);
+    printf("source    %s\n", cli_safe(plan->source));
     if (plan->cuda_version)
-        printf("toolkit   %s (CUDA %s; %s)\n", plan->toolkit_home, plan->cuda_version, plan->toolkit_origin);
+        printf("toolkit   %s (CUDA %s; %s)\n", cli_safe(plan->toolkit_home), cli_safe(plan->cuda_version),
+               plan->toolkit_origin);
     else
-        printf("toolkit   %s (%s)\n", plan->toolkit_home, plan->toolkit_origin);
+        printf("toolkit   %s (%s)\n", cli_safe(plan->toolkit_home), plan->toolkit_origin);
     printf("jobs      %d\n", plan->jobs);
-    printf("install   %s\n", plan->target_dir);
-    printf("log       %s\n", plan->log_path);
+    printf("install   %s\n", cli_safe(plan->target_dir));
+    printf("log       %s\n", cli_safe(plan->log_path));
     printf("commands:\n");
     struct strvec cmds = STRVEC_INIT;
     cf_nccl_plan_commands(plan, &cmds);
     for (size_t i = 0; i < cmds.n; i++)
-        printf("  %s\n", cmds.v[i]);
+        printf("  %s\n", cli_safe(cmds.v[i]));
     cf_strvec_clear(&cmds);
     if (plan->dockerfile)
-        printf("Dockerfile (written to a private temporary $DOCKER_DIR, removed afterwards):\n%s", plan->dockerfile);
+        printf("Dockerfile (written to a private temporary $DOCKER_DIR, removed afterwards):\n%s\n",
+               cli_safe_lines(plan->dockerfile));
 }
 
 static cJSON *verify_json(const struct cf_nccl_verify *v)
@@ -270,7 +288,7 @@ static int cmd_build(int argc, char **argv)
         return EXIT_FINE;
     double started = cf_now_seconds(); /* the user's wait, survey included */
     enum { O_TAG = 256, O_ARCHS, O_PTX, O_NOPTX, O_SOURCE, O_VENDOR, O_ONLY, O_ROOT, O_CUDA, O_ROCM, O_SURVEY,
-           O_DOCKER, O_IMAGE, O_FORCE, O_NOWAIT, O_DRY, O_JSON };
+           O_DOCKER, O_IMAGE, O_FORCE, O_VERIFY_B, O_NOWAIT, O_DRY, O_JSON };
     static const struct option longopts[] = {
         { "tag", required_argument, 0, O_TAG },         { "archs", required_argument, 0, O_ARCHS },
         { "ptx", no_argument, 0, O_PTX },               { "no-ptx", no_argument, 0, O_NOPTX },
@@ -280,6 +298,7 @@ static int cmd_build(int argc, char **argv)
         { "rocm-path", required_argument, 0, O_ROCM },  { "survey", required_argument, 0, O_SURVEY },
         { "docker", no_argument, 0, O_DOCKER },         { "docker-image", required_argument, 0, O_IMAGE },
         { "force", no_argument, 0, O_FORCE },           { "no-wait", no_argument, 0, O_NOWAIT },
+        { "verify", no_argument, 0, O_VERIFY_B },
         { "dry-run", no_argument, 0, O_DRY },           { "json", no_argument, 0, O_JSON },
         { 0, 0, 0, 0 },
     };
@@ -314,6 +333,7 @@ static int cmd_build(int argc, char **argv)
         case O_DOCKER: o.docker = 1; break;
         case O_IMAGE: o.docker_image = optarg; break;
         case O_FORCE: o.force = 1; break;
+        case O_VERIFY_B: o.verify = 1; break;
         case O_NOWAIT: o.no_wait = 1; break;
         case O_DRY: dry_run = 1; break;
         case O_JSON: json = 1; break;
@@ -356,11 +376,15 @@ static int cmd_build(int argc, char **argv)
     int rc = cf_nccl_build_run(&plan, &o, &r, &err);
     if (ui.started)
         cf_progress_finish(&ui.progress);
+    if (r.damage)
+        cli_warn(CMD " build", "the cached %s was damaged (%s): it was rebuilt, not served", plan.target_name,
+                 r.damage);
     if (json) {
         cJSON *doc = cJSON_CreateObject();
         cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-build/1");
         cJSON_AddBoolToObject(doc, "ok", rc == 0);
         cJSON_AddBoolToObject(doc, "cache_hit", r.cache_hit);
+        cf_json_put_str(doc, "damaged_cache", r.damage);
         cJSON_AddItemToObject(doc, "plan", plan_json(&plan));
         if (r.target_dir)
             cJSON_AddStringToObject(doc, "installed", r.target_dir);
@@ -377,26 +401,26 @@ static int cmd_build(int argc, char **argv)
             code = cli_fail(CMD " build", &err);
     } else if (rc < 0) {
         if (r.log_tail.len)
-            fprintf(stderr, "--- last lines of %s ---\n%s\n---\n", r.log_path ? r.log_path : "the log",
-                    cf_sb_str(&r.log_tail));
+            fprintf(stderr, "--- last lines of %s ---\n%s\n---\n", r.log_path ? cli_safe(r.log_path) : "the log",
+                    cli_safe_lines(cf_sb_str(&r.log_tail)));
         code = cli_fail(CMD " build", &err);
     } else if (r.cache_hit) {
-        printf("cached %s (same inputs; --force rebuilds) in %.3f s\n", r.target_dir, cf_now_seconds() - started);
+        printf("cached %s (same inputs; --force rebuilds) in %.3f s\n", cli_safe(r.target_dir), cf_now_seconds() - started);
     } else {
-        printf("installed %s (built in %.1f s)\n", r.target_dir, r.build_seconds);
-        printf("  banner  %s\n", r.verify.banner ? r.verify.banner : "");
-        printf("  soname  %s\n", r.verify.soname ? r.verify.soname : "");
+        printf("installed %s (built in %.1f s)\n", cli_safe(r.target_dir), r.build_seconds);
+        printf("  banner  %s\n", cli_safe(r.verify.banner));
+        printf("  soname  %s\n", cli_safe(r.verify.soname));
         struct strbuf s = STRBUF_INIT;
         for (size_t i = 0; i < r.verify.sass.n; i++)
             cf_sb_addf(&s, "%s%s", i ? " " : "", r.verify.sass.v[i]);
         for (size_t i = 0; i < r.verify.ptx.n; i++)
             cf_sb_addf(&s, " %s(PTX)", r.verify.ptx.v[i]);
-        printf("  code    %s\n", cf_sb_str(&s));
+        printf("  code    %s\n", cli_safe(cf_sb_str(&s)));
         cf_sb_release(&s);
         if (r.verify.extra.n) {
             printf("  extra   ");
             for (size_t i = 0; i < r.verify.extra.n; i++)
-                printf("%s%s", i ? " " : "", r.verify.extra.v[i]);
+                printf("%s%s", i ? " " : "", cli_safe(r.verify.extra.v[i]));
             printf(" (not requested; reported, not an error)\n");
         }
     }
@@ -410,10 +434,10 @@ static int cmd_build(int argc, char **argv)
 /* Parses "[<name>] [--root DIR] [--json]" style arguments shared by the small subcommands. */
 struct small_args {
     const char *root, *name, *format, *host_survey;
-    int json;
+    int json, verify;
 };
 
-enum { O_ROOT = 256, O_JSON, O_FORMAT, O_HOST };
+enum { O_ROOT = 256, O_JSON, O_FORMAT, O_HOST, O_VERIFY };
 
 /* Each subcommand accepts only the options its --help lists. */
 static const struct option root_opts[] = {
@@ -423,6 +447,7 @@ static const struct option root_opts[] = {
 static const struct option list_opts[] = {
     { "root", required_argument, 0, O_ROOT },
     { "json", no_argument, 0, O_JSON },
+    { "verify", no_argument, 0, O_VERIFY },
     { 0, 0, 0, 0 },
 };
 static const struct option env_opts[] = {
@@ -444,6 +469,7 @@ static int cf_parse_small(int argc, char **argv, const char *sub, const struct o
         case O_JSON: a->json = 1; break;
         case O_FORMAT: a->format = optarg; break;
         case O_HOST: a->host_survey = optarg; break;
+        case O_VERIFY: a->verify = 1; break;
         default: return cli_usage(sub, "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -464,10 +490,12 @@ static int cmd_list(int argc, char **argv)
     int rc = cf_parse_small(argc, argv, CMD " list", list_opts, 0, &a);
     if (rc)
         return rc;
-    char *root = resolve_root(a.root);
+    char *root = resolve_root(a.root, CMD " list");
+    if (!root)
+        return EXIT_USAGE;
     struct cf_nccl_install_list l;
     cf_error err = CF_ERROR_INIT;
-    if (cf_nccl_store_list(root, &l, &err) < 0) {
+    if (cf_nccl_store_list(root, a.verify, &l, &err) < 0) {
         free(root);
         return cli_fail(CMD " list", &err);
     }
@@ -491,21 +519,31 @@ static int cmd_list(int argc, char **argv)
             cf_json_put_str(b, "cuda_version", l.v[i].cuda_version);
             cJSON_AddNumberToObject(b, "build_seconds", l.v[i].build_seconds);
             cJSON_AddBoolToObject(b, "active", l.v[i].active);
+            cf_json_put_str(b, "damage", l.v[i].damage);
             cJSON_AddItemToArray(arr, b);
         }
         cli_print_json(doc);
     } else if (l.n == 0) {
-        printf("no NCCL builds under %s (cclforge nccl build makes one)\n", root);
+        printf("no NCCL builds under %s (cclforge nccl build makes one)\n", cli_safe(root));
     } else {
-        printf("%-32s %-10s %-8s %-22s %-4s %s\n", "BUILD", "TAG", "CUDA", "ARCHS", "PTX", "ACTIVE");
+        printf("%-32s %-10s %-8s %-22s %-4s %-6s %s\n", "BUILD", "TAG", "CUDA", "ARCHS", "PTX", "ACTIVE", "STATE");
         for (size_t i = 0; i < l.n; i++)
-            printf("%-32s %-10s %-8s %-22s %-4s %s\n", l.v[i].name, l.v[i].tag,
-                   l.v[i].cuda_version ? l.v[i].cuda_version : "-", l.v[i].archs, l.v[i].ptx ? "yes" : "no",
-                   l.v[i].active ? "*" : "");
+            printf("%-32s %-10s %-8s %-22s %-4s %-6s %s\n", cli_safe(l.v[i].name), *l.v[i].tag ? cli_safe(l.v[i].tag) : "-",
+                   l.v[i].cuda_version ? cli_safe(l.v[i].cuda_version) : "-", *l.v[i].archs ? cli_safe(l.v[i].archs) : "-",
+                   l.v[i].ptx ? "yes" : "no", l.v[i].active ? "*" : "", l.v[i].damage ? "DAMAGED" : "ok");
     }
+    int code = EXIT_FINE;
+    for (size_t i = 0; i < l.n; i++)
+        if (l.v[i].damage) {
+            if (!a.json)
+                cli_error(CMD " list", "%s is damaged: %s; build it again (the same 'cclforge nccl build' repairs it) "
+                                       "or 'cclforge nccl remove %s'",
+                          l.v[i].name, l.v[i].damage, l.v[i].name);
+            code = EXIT_PROBLEMS;
+        }
     cf_nccl_install_list_release(&l);
     free(root);
-    return EXIT_FINE;
+    return code;
 }
 
 static int cmd_activate(int argc, char **argv)
@@ -516,13 +554,15 @@ static int cmd_activate(int argc, char **argv)
     int rc = cf_parse_small(argc, argv, CMD " activate", root_opts, 1, &a);
     if (rc)
         return rc;
-    char *root = resolve_root(a.root);
+    char *root = resolve_root(a.root, CMD " activate");
+    if (!root)
+        return EXIT_USAGE;
     cf_error err = CF_ERROR_INIT;
     int code = EXIT_FINE;
     if (cf_nccl_store_activate(root, a.name, &err) < 0)
         code = cli_fail(CMD " activate", &err);
     else
-        printf("active NCCL build: %s\n", a.name);
+        printf("active NCCL build: %s\n", cli_safe(a.name));
     free(root);
     return code;
 }
@@ -535,13 +575,15 @@ static int cmd_remove(int argc, char **argv)
     int rc = cf_parse_small(argc, argv, CMD " remove", root_opts, 1, &a);
     if (rc)
         return rc;
-    char *root = resolve_root(a.root);
+    char *root = resolve_root(a.root, CMD " remove");
+    if (!root)
+        return EXIT_USAGE;
     cf_error err = CF_ERROR_INIT;
     int code = EXIT_FINE;
     if (cf_nccl_store_remove(root, a.name, &err) < 0)
         code = cli_fail(CMD " remove", &err);
     else
-        printf("removed %s\n", a.name);
+        printf("removed %s\n", cli_safe(a.name));
     free(root);
     return code;
 }
@@ -576,8 +618,10 @@ static int cmd_env(int argc, char **argv)
     int have_host = 0;
     if (a.host_survey) {
         struct cf_survey s = CF_SURVEY_INIT;
-        if (cf_survey_load(a.host_survey, &s, &err) < 0)
+        if (cf_survey_load(a.host_survey, &s, &err) < 0) {
+            cf_survey_release(&s); /* a rejected file may have filled part of s */
             return cli_fail(CMD " env", &err);
+        }
         struct strvec archs = STRVEC_INIT;
         cf_survey_gpu_archs(&s, 0, &archs);
         for (size_t i = 0; i < archs.n; i++) {
@@ -594,9 +638,13 @@ static int cmd_env(int argc, char **argv)
         if (host.n == 0)
             cli_warn(CMD " env", "%s lists no GPUs: coverage not checked", a.host_survey);
     }
-    char *root = resolve_root(a.root);
+    char *root = resolve_root(a.root, CMD " env");
     struct cf_nccl_env e;
     int code = EXIT_FINE;
+    if (!root) {
+        code = EXIT_USAGE;
+        goto out;
+    }
     if (cf_nccl_env_make(root, a.name, have_host ? &host : NULL, &e, &err) < 0) {
         code = cli_fail(CMD " env", &err);
         goto out;

@@ -95,7 +95,7 @@ struct smoke_cli {
     cJSON *rank_failures;
 };
 
-/* the CLI's one piece of mutable global state: the signal that asks the supervisor to stop */
+/* the signal that asks the supervisor to stop */
 static volatile sig_atomic_t stop_signal;
 
 static void on_stop_signal(int sig)
@@ -103,15 +103,17 @@ static void on_stop_signal(int sig)
     stop_signal = sig;
 }
 
+/* "text" with \" and \\, newlines as spaces, control characters escaped (cli_escape). */
 static void print_quoted(FILE *f, const char *s)
 {
-    fputc('"', f);
+    struct strbuf q = STRBUF_INIT;
     for (; s && *s; s++) {
         if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        fputc(*s == '\n' ? ' ' : *s, f);
+            cf_sb_addc(&q, '\\');
+        cf_sb_addc(&q, *s == '\n' ? ' ' : *s);
     }
-    fputc('"', f);
+    fprintf(f, "\"%s\"", cli_safe(cf_sb_str(&q)));
+    cf_sb_release(&q);
 }
 
 static const char *redop_name(enum cf_smoke_redop r)
@@ -177,9 +179,9 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
     switch (ev->kind) {
     case CF_EV_LOG:
         if (ev->rank >= 0)
-            fprintf(stderr, "[rank %d] %s\n", ev->rank, ev->text ? ev->text : "");
+            fprintf(stderr, "[rank %d] %s\n", ev->rank, cli_safe(ev->text));
         else
-            fprintf(stderr, "[supervisor] %s\n", ev->text ? ev->text : "");
+            fprintf(stderr, "[supervisor] %s\n", cli_safe(ev->text));
         return;
     case CF_EV_INFO:
         if (!ev->key)
@@ -187,7 +189,7 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
         if (cli->json) {
             json_info(cli, ev);
         } else {
-            printf("RANK_INFO rank=%d local_rank=%d %s=", ev->rank, ev->local_rank, ev->key);
+            printf("RANK_INFO rank=%d local_rank=%d %s=", ev->rank, ev->local_rank, cli_safe(ev->key));
             print_quoted(stdout, ev->value);
             putchar('\n');
         }
@@ -227,13 +229,13 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
 
 static void print_table(const struct cf_smoke_report *rep)
 {
-    printf("# cclforge smoke: %s backend (%s), %d rank%s, launcher %s\n", rep->backend,
-           rep->lib_version ? rep->lib_version : "version unknown", rep->nranks, rep->nranks == 1 ? "" : "s",
-           rep->launcher ? rep->launcher : "none");
+    printf("# cclforge smoke: %s backend (%s), %d rank%s, launcher %s\n", cli_safe(rep->backend),
+           rep->lib_version ? cli_safe(rep->lib_version) : "version unknown", rep->nranks, rep->nranks == 1 ? "" : "s",
+           rep->launcher ? cli_safe(rep->launcher) : "none");
     for (int r = 0; rep->hosts && r < rep->nranks; r++)
         if (rep->hosts[r].hostname)
-            printf("#  rank %2d pid %6d on %s device %s\n", r, rep->hosts[r].pid, rep->hosts[r].hostname,
-                   rep->hosts[r].device ? rep->hosts[r].device : "?");
+            printf("#  rank %2d pid %6d on %s device %s\n", r, rep->hosts[r].pid, cli_safe(rep->hosts[r].hostname),
+                   rep->hosts[r].device ? cli_safe(rep->hosts[r].device) : "?");
     if (!rep->nrows)
         return;
     int groups = rep->ngroups > 0;
@@ -251,7 +253,7 @@ static void print_table(const struct cf_smoke_report *rep)
         printf("  %10zu %12zu %8s %6s %4s %14s %5s %9.2f %8.3f %8.3f %7s %6s  %d %s %.2fx", r->bytes, r->count,
                cf_smoke_dtype_info(r->dtype)->name, redop_name(r->redop), root, cf_smoke_op_info(r->op)->name,
                r->in_place ? "in" : "out", r->time_us, r->algbw, r->busbw, wrong, r->ok ? "ok" : "FAIL",
-               r->slowest_rank, host, r->median_us > 0 ? r->slowest_us / r->median_us : 0.0);
+               r->slowest_rank, cli_safe(host), r->median_us > 0 ? r->slowest_us / r->median_us : 0.0);
         if (groups)
             printf("  group %d", r->group);
         putchar('\n');
@@ -264,18 +266,18 @@ static void print_footer(const struct cf_smoke_report *rep)
     printf("# %-20s : %ld %s\n", "Out of bounds values", rep->out_of_bounds, rep->out_of_bounds ? "FAILED" : "OK");
     printf("# %-20s : %g\n", "Avg bus bandwidth", rep->avg_busbw);
     if (rep->skipped)
-        printf("# skipped: %s\n", rep->skipped);
+        printf("# skipped: %s\n", cli_safe(rep->skipped));
     for (size_t i = 0; i < rep->ngroups; i++) {
         const struct cf_smoke_group *g = &rep->groups[i];
         printf("# group %d (round %d): %s, %d ranks on %d host%s: %ld tests, avg busbw %.3f GB/s%s%s%s\n", g->id,
-               g->round, g->label, g->nranks, g->nhosts, g->nhosts == 1 ? "" : "s", g->tests, g->avg_busbw,
-               g->bad ? " BAD" : "", g->why[0] ? ": " : "", g->why);
+               g->round, cli_safe(g->label), g->nranks, g->nhosts, g->nhosts == 1 ? "" : "s", g->tests, g->avg_busbw,
+               g->bad ? " BAD" : "", g->why[0] ? ": " : "", cli_safe(g->why));
     }
     if (rep->net_plugin)
-        printf("# network: %s\n", rep->net_plugin);
+        printf("# network: %s\n", cli_safe(rep->net_plugin));
     for (size_t i = 0; i < rep->nconns; i++)
         printf("# transport: rank %d -> %d via %s (%d channel%s)\n", rep->conns[i].rank, rep->conns[i].peer,
-               rep->conns[i].via, rep->conns[i].channels, rep->conns[i].channels == 1 ? "" : "s");
+               cli_safe(rep->conns[i].via), rep->conns[i].channels, rep->conns[i].channels == 1 ? "" : "s");
 }
 
 static cJSON *row_json(const struct cf_smoke_report *rep, const struct cf_smoke_row *r)
@@ -701,7 +703,7 @@ static void print_text(const struct cf_smoke_report *rep)
     for (size_t i = 0; i < rep->nproblems; i++)
         cli_error("smoke", "%s", rep->problems[i].reason);
     if (rep->verdict)
-        printf("verdict: %s\n", rep->verdict);
+        printf("verdict: %s\n", cli_safe(rep->verdict));
     printf("%ld passed, %ld failed\n", rep->passed, rep->failed);
 }
 

@@ -127,12 +127,6 @@ static uint64_t parse_size(const char *s)
 
 /* Text that came from the wheel (member names, RECORD paths) never reaches
  * the terminal raw: control bytes show as '?'. */
-static void put_clean(const char *s)
-{
-    for (; *s; s++)
-        putchar(((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f ? '?' : *s);
-}
-
 static const char *status_word(int ok)
 {
     return ok > 0 ? "ok" : ok == 0 ? "FAIL" : "skip";
@@ -193,30 +187,18 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r, const char *er
 
 static void print_result(const struct cf_wheel_verify_result *r)
 {
-    printf("%s", cf_term_color(stdout, CF_BOLD));
-    put_clean(r->wheel);
-    printf("%s\n", cf_term_color(stdout, CF_RESET));
-    if (r->dist) {
-        char *line = cf_asprintf("%s %s, tags %s-%s-%s", r->dist, r->version, r->python_tag, r->abi_tag,
-                                 r->platform_tag);
-        printf("  ");
-        put_clean(line);
-        putchar('\n');
-        free(line);
-    }
+    printf("%s%s%s\n", cf_term_color(stdout, CF_BOLD), cli_safe(r->wheel), cf_term_color(stdout, CF_RESET));
+    if (r->dist)
+        printf("  %s %s, tags %s-%s-%s\n", cli_safe(r->dist), cli_safe(r->version), cli_safe(r->python_tag),
+               cli_safe(r->abi_tag), cli_safe(r->platform_tag));
     for (size_t i = 0; i < r->n_checks; i++) {
         const struct cf_wheel_check *c = &r->checks[i];
         enum cf_color col = c->ok > 0 ? CF_GREEN : c->ok == 0 ? CF_RED : CF_YELLOW;
-        printf("  %s%-4s%s %-14s ", cf_term_color(stdout, col), status_word(c->ok), cf_term_color(stdout, CF_RESET),
-               c->name);
-        put_clean(c->detail);
-        putchar('\n');
+        printf("  %s%-4s%s %-14s %s\n", cf_term_color(stdout, col), status_word(c->ok), cf_term_color(stdout, CF_RESET),
+               cli_safe(c->name), cli_safe(c->detail));
     }
-    for (size_t i = 0; i < r->smoke_lines.n; i++) {
-        printf("  ");
-        put_clean(r->smoke_lines.v[i]);
-        putchar('\n');
-    }
+    for (size_t i = 0; i < r->smoke_lines.n; i++)
+        printf("  %s\n", cli_safe(r->smoke_lines.v[i]));
     if (r->failed)
         printf("%s%d check(s) failed%s\n", cf_term_color(stdout, CF_RED), r->failed, cf_term_color(stdout, CF_RESET));
     else

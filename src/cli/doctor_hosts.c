@@ -8,8 +8,15 @@
 
 #include "cclforge/fabric.h"
 #include "cclforge/ncclconf.h"
+#include "cli/cli.h"
 #include "cli/doctor_hosts.h"
 #include "cli/term.h"
+
+/* untrusted text for the terminal (cli_safe), "?" when unknown */
+static const char *or_what(const char *s)
+{
+    return s ? cli_safe(s) : "?";
+}
 
 static void heading(const char *title)
 {
@@ -23,8 +30,8 @@ void doctor_print_nccl_config(const struct cf_survey *s)
         return;
     heading(!strcmp(c->flavour, "rccl") ? "RCCL configuration" : "NCCL configuration");
     for (size_t i = 0; i < c->n_files; i++)
-        printf("  %-16s %s  %s\n", c->files[i].role, c->files[i].path,
-               c->files[i].problem ? c->files[i].problem
+        printf("  %-16s %s  %s\n", c->files[i].role, cli_safe(c->files[i].path),
+               c->files[i].problem ? cli_safe(c->files[i].problem)
                : c->files[i].read  ? "read"
                                    : "absent");
     if (!c->n_settings)
@@ -32,15 +39,15 @@ void doctor_print_nccl_config(const struct cf_survey *s)
     for (size_t i = 0; i < c->n_settings; i++) {
         const struct cf_nccl_setting *x = &c->settings[i];
         const struct cf_nccl_param_info *info = cf_nccl_param_info(x->name);
-        printf("  %s=%s  (%s%s%s)\n", x->name, x->hidden ? "(hidden)" : x->value ? x->value : "", x->source,
+        printf("  %s=%s  (%s%s%s)\n", cli_safe(x->name), x->hidden ? "(hidden)" : cli_safe(x->value), cli_safe(x->source),
                info ? ", " : "", info ? cf_nccl_param_class_name(info->cls) : "");
         for (size_t k = 0; k < x->overridden.n; k++)
-            printf("      overrides %s\n", x->overridden.v[k]);
+            printf("      overrides %s\n", cli_safe(x->overridden.v[k]));
     }
     for (size_t i = 0; i < c->n_plugins; i++)
-        printf("  %s plugin %s -> %s%s%s%s\n", c->plugins[i].kind, c->plugins[i].requested,
-               c->plugins[i].path ? c->plugins[i].path : "not found", c->plugins[i].found_by ? " (" : "",
-               c->plugins[i].found_by ? c->plugins[i].found_by : "", c->plugins[i].found_by ? ")" : "");
+        printf("  %s plugin %s -> %s%s%s%s\n", c->plugins[i].kind, cli_safe(c->plugins[i].requested),
+               c->plugins[i].path ? cli_safe(c->plugins[i].path) : "not found", c->plugins[i].found_by ? " (" : "",
+               cli_safe(c->plugins[i].found_by), c->plugins[i].found_by ? ")" : "");
 }
 
 void doctor_print_fabric(const struct cf_survey *s)
@@ -51,38 +58,38 @@ void doctor_print_fabric(const struct cf_survey *s)
     heading("Fabric");
     for (size_t i = 0; i < f->n_ifs; i++) {
         const struct cf_net_if *x = &f->ifs[i];
-        printf("  %-10s %-7s", x->name, !x->up ? "down" : x->running ? "running" : "up");
+        printf("  %-10s %-7s", cli_safe(x->name), !x->up ? "down" : x->running ? "running" : "up");
         for (size_t k = 0; k < x->addrs.n; k++)
-            printf(" %s", x->addrs.v[k]);
+            printf(" %s", cli_safe(x->addrs.v[k]));
         printf("\n");
     }
     for (size_t i = 0; i < f->n_ib; i++)
         for (size_t k = 0; k < f->ib[i].n_ports; k++) {
             const struct cf_ib_port *p = &f->ib[i].ports[k];
-            printf("  %s:%d %s/%s %s %s, %zu GIDs\n", f->ib[i].name, p->port, p->state_name ? p->state_name : "?",
-                   p->phys_state_name ? p->phys_state_name : "?", p->rate ? p->rate : "?",
-                   p->link_layer ? p->link_layer : "?", p->n_gids);
+            printf("  %s:%d %s/%s %s %s, %zu GIDs\n", cli_safe(f->ib[i].name), p->port, or_what(p->state_name),
+                   or_what(p->phys_state_name), or_what(p->rate), or_what(p->link_layer), p->n_gids);
         }
     for (size_t i = 0; i < f->n_pci; i++) {
         const struct cf_pci_dev *d = &f->pci[i];
-        printf("  %-4s %s %s NUMA %d, PCIe %s x%d (max %s x%d)%s%s\n", d->role, d->bdf, d->label ? d->label : "",
-               d->numa, d->cur_speed ? d->cur_speed : "?", d->cur_width, d->max_speed ? d->max_speed : "?",
-               d->max_width, d->iommu_type ? ", IOMMU " : "", d->iommu_type ? d->iommu_type : "");
+        printf("  %-4s %s %s NUMA %d, PCIe %s x%d (max %s x%d)%s%s\n", cli_safe(d->role), cli_safe(d->bdf),
+               cli_safe(d->label), d->numa, or_what(d->cur_speed), d->cur_width, or_what(d->max_speed), d->max_width,
+               d->iommu_type ? ", IOMMU " : "", cli_safe(d->iommu_type));
     }
     for (size_t i = 0; i < f->n_pairs; i++)
-        printf("  %s %s - %s: %s\n", f->pairs[i].kind, f->pairs[i].a, f->pairs[i].b, f->pairs[i].cls);
+        printf("  %s %s - %s: %s\n", cli_safe(f->pairs[i].kind), cli_safe(f->pairs[i].a), cli_safe(f->pairs[i].b),
+               cli_safe(f->pairs[i].cls));
     for (size_t i = 0; i < f->n_kfd_links; i++) {
         const struct cf_kfd_link *k = &f->kfd_links[i];
-        printf("  KFD node%d - node%d: %s, weight %d (%s)\n", k->from, k->to, k->type ? k->type : "?", k->weight,
-               k->table ? k->table : "?");
+        printf("  KFD node%d - node%d: %s, weight %d (%s)\n", k->from, k->to, or_what(k->type), k->weight,
+               or_what(k->table));
     }
     const struct cf_fabric_limits *l = &f->limits;
     printf("  /dev/shm %.2f GiB, memlock %s, /dev/infiniband %s, local ports %d-%d, IOMMU %s\n",
            (double)l->shm_bytes / (1024.0 * 1024 * 1024),
            l->memlock_soft == UINT64_MAX ? "unlimited" : "limited", l->dev_infiniband ? "present" : "absent",
-           l->port_lo, l->port_hi, f->iommu ? f->iommu : "?");
+           l->port_lo, l->port_hi, or_what(f->iommu));
     printf("  NVML: %s%s%s\n", f->nvml_ok ? "ok" : "unavailable", f->nvml_note ? ": " : "",
-           f->nvml_note ? f->nvml_note : "");
+           cli_safe(f->nvml_note));
 }
 
 static void print_findings(const struct cf_findings *f)
@@ -91,9 +98,10 @@ static void print_findings(const struct cf_findings *f)
         const struct cf_finding *x = &f->v[i];
         if (x->severity == CF_SEV_INFO)
             continue;
-        printf("  %-7s %s  [%s]\n          %s\n", cf_severity_name(x->severity), x->subject, x->id, x->why);
+        printf("  %-7s %s  [%s]\n          %s\n", cf_severity_name(x->severity), cli_safe(x->subject), cli_safe(x->id),
+               cli_safe(x->why));
         if (x->remedy)
-            printf("          remedy: %s\n", x->remedy);
+            printf("          remedy: %s\n", cli_safe(x->remedy));
     }
 }
 
@@ -101,11 +109,12 @@ void doctor_print_consolidated(const struct cf_consolidated *c, const char *cons
 {
     if (!c->reason && !verbose)
         return; /* all is well: say nothing */
-    printf("cclforge doctor: %s\n", c->reason ? c->reason : "no problem");
+    printf("cclforge doctor: %s\n", c->reason ? cli_safe(c->reason) : "no problem");
     if (c->n_diffs) {
         heading("Differences");
         for (size_t i = 0; i < c->n_diffs; i++)
-            printf("  %-7s %s: %s\n", cf_severity_name(c->diffs[i].sev), c->diffs[i].label, c->diffs[i].summary);
+            printf("  %-7s %s: %s\n", cf_severity_name(c->diffs[i].sev), cli_safe(c->diffs[i].label),
+                   cli_safe(c->diffs[i].summary));
     }
     if (c->findings.n) {
         heading("Findings");
@@ -114,10 +123,10 @@ void doctor_print_consolidated(const struct cf_consolidated *c, const char *cons
     heading("Shared by every host");
     printf("  hosts:");
     for (size_t i = 0; i < n; i++)
-        printf(" %s", labels[i]);
+        printf(" %s", cli_safe(labels[i]));
     printf("\n");
     for (size_t i = 0; i < c->n_shared; i++)
-        printf("  %s: %s\n", c->shared[i].label, c->shared[i].value);
+        printf("  %s: %s\n", cli_safe(c->shared[i].label), cli_safe(c->shared[i].value));
 }
 
 void doctor_print_gather(const struct cf_gather_result *r, int verbose)
@@ -128,7 +137,7 @@ void doctor_print_gather(const struct cf_gather_result *r, int verbose)
     doctor_print_consolidated(&r->report, labels, r->n_hosts, verbose);
     if (r->report.reason || verbose)
         printf("  (%d rank%s under %s, rank 0 at %s)\n", r->world, r->world == 1 ? "" : "s",
-               r->launcher ? r->launcher : "?", r->where);
+               or_what(r->launcher), cli_safe(r->where));
     free(labels);
 }
 

@@ -50,7 +50,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(name, commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "cclforge: '%s' is not a command.\n\n", name);
+    fprintf(stderr, "cclforge: '%s' is not a command.\n\n", cli_safe(name));
     usage(stderr);
     return EXIT_USAGE;
 }

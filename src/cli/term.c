@@ -1,5 +1,7 @@
 #include "cli/term.h"
 
+#include "cli/cli.h"
+
 #include "cclforge/clock.h"
 
 #include <stdlib.h>
@@ -73,10 +75,10 @@ void cf_progress_step(struct cf_progress *p, long done, const char *label)
             return;
         p->last_draw = now;
         fprintf(p->f, "\r\033[K[%4ld/%ld] %3d%% %s elapsed, ETA %s  %.60s", done, p->total, pct, el, eta,
-                label ? label : "");
+                cli_safe(label));
         fflush(p->f);
     } else if (p->plain_every > 0 && (done % p->plain_every == 0 || done == p->total)) {
-        fprintf(p->f, "[%ld/%ld] %d%% %s elapsed, ETA %s %s\n", done, p->total, pct, el, eta, label ? label : "");
+        fprintf(p->f, "[%ld/%ld] %d%% %s elapsed, ETA %s %s\n", done, p->total, pct, el, eta, cli_safe(label));
     }
 }
 

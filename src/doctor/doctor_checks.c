@@ -27,19 +27,24 @@ static const char *comm_kind_for_gpu(const char *gpu_vendor)
 /* Sorted archs of the visible GPUs that a library of `kind` ("nccl"/"rccl") serves. */
 static void gpu_archs_for_kind(const struct cf_survey *s, const char *kind, struct strvec *out)
 {
+    /* The archs of this kind's GPUs, sorted for bsearch: linear-logarithmic in the GPUs. */
+    const char **mine = cf_xcalloc(s->n_gpus ? s->n_gpus : 1, sizeof *mine);
+    size_t n = 0;
+    for (size_t g = 0; g < s->n_gpus; g++) {
+        const struct cf_gpu *gpu = &s->gpus[g];
+        const char *k = gpu->visible && gpu->arch ? comm_kind_for_gpu(gpu->vendor) : NULL;
+        if (k && kind && !strcmp(k, kind))
+            mine[n++] = gpu->arch;
+    }
+    if (n)
+        qsort(mine, n, sizeof *mine, cf_str_ptr_cmp);
     struct strvec all = STRVEC_INIT;
     cf_survey_gpu_archs(s, 1, &all);
-    for (size_t i = 0; i < all.n; i++) {
-        for (size_t g = 0; g < s->n_gpus; g++) {
-            const struct cf_gpu *gpu = &s->gpus[g];
-            const char *k = comm_kind_for_gpu(gpu->vendor);
-            if (gpu->visible && gpu->arch && !strcmp(gpu->arch, all.v[i]) && k && kind && !strcmp(k, kind)) {
-                cf_strvec_push(out, all.v[i]);
-                break;
-            }
-        }
-    }
+    for (size_t i = 0; n && i < all.n; i++)
+        if (bsearch(&all.v[i], mine, n, sizeof *mine, cf_str_ptr_cmp))
+            cf_strvec_push(out, all.v[i]);
     cf_strvec_clear(&all);
+    free(mine);
 }
 
 static void join(const struct strvec *sv, const char *sep, struct strbuf *out)

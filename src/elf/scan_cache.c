@@ -45,8 +45,8 @@ struct cf_scan_cache *cf_scan_cache_new(const char *dir, int persistent, uint64_
         if (dir) {
             c->dir = cf_strdup(dir);
         } else {
-            char *root = cf_cache_root();
-            c->dir = cf_path_join(root, "scan-v1");
+            char *root = cf_cache_root(); /* none: kept in memory only */
+            c->dir = root ? cf_path_join(root, "scan-v1") : NULL;
             free(root);
         }
     }

@@ -1,5 +1,8 @@
-/* The install side of an NCCL build: a staging directory inside the root that
- * gets NCCL's layout and a manifest, then one rename puts it in place. */
+/* The install side of an NCCL build. The tree is assembled in a fresh
+ * directory under <root>/nccl/staging/<target>/ (a parent no other target's
+ * build touches), written through that directory's descriptor, recorded in
+ * the manifest, checked complete against it, and one rename puts it in place.
+ * Removals go the same way backwards. */
 #include "nccl_internal.h"
 
 #include <dirent.h>
@@ -8,24 +11,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "cclforge/atomic_file.h"
 #include "cclforge/fs.h"
 #include "cclforge/json.h"
+#include "cclforge/trust.h"
 
-static int copy_file(const char *from, const char *to, mode_t mode, cf_error *err)
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+#define MAX_TREE_DEPTH 16
+
+static int copy_file_at(const char *from, int to_fd, const char *to, mode_t mode, cf_error *err)
 {
     int in = cf_open_regular(from, err);
     if (in < 0)
         return -1;
-    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode & 0777);
-    if (out < 0) {
+    struct cf_atomic_file out;
+    if (cf_atomic_begin(&out, to_fd, to, mode & 0777, err) < 0) {
         close(in);
-        return cf_error_set(err, CF_ERR_IO, "%s: %s", to, strerror(errno));
+        return -1;
     }
     char buf[1 << 16];
     int rc = 0;
@@ -39,28 +54,29 @@ static int copy_file(const char *from, const char *to, mode_t mode, cf_error *er
             rc = cf_error_set(err, CF_ERR_IO, "%s: %s", from, strerror(errno));
             break;
         }
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
+        for (ssize_t off = 0; rc == 0 && off < n;) {
+            ssize_t w = write(out.fd, buf + off, (size_t)(n - off));
             if (w < 0 && errno == EINTR)
                 continue;
-            if (w < 0) {
-                rc = cf_error_set(err, CF_ERR_IO, "%s: %s", to, strerror(errno));
-                break;
-            }
-            off += w;
+            if (w <= 0)
+                rc = cf_error_set(err, CF_ERR_IO, "%s: %s", to, w < 0 ? strerror(errno) : "no space");
+            else
+                off += w;
         }
         if (rc)
             break;
     }
-    if (rc == 0 && fsync(out) < 0)
-        rc = cf_error_set(err, CF_ERR_IO, "%s: %s", to, strerror(errno));
     close(in);
-    if (close(out) < 0 && rc == 0)
-        rc = cf_error_set(err, CF_ERR_IO, "%s: %s", to, strerror(errno));
-    return rc;
+    if (rc < 0) {
+        cf_atomic_abort(&out);
+        return rc;
+    }
+    return cf_atomic_commit(&out, err);
 }
 
-int cf_nccl_copy_tree(const char *from, const char *to, cf_error *err)
+/* Copies from (a path) to `to` inside to_fd; links stay links, other kinds of
+ * file are skipped (nothing a build installs). */
+static int copy_tree_at(const char *from, int to_fd, const char *to, int depth, cf_error *err)
 {
     struct stat st;
     if (lstat(from, &st) < 0)
@@ -71,15 +87,17 @@ int cf_nccl_copy_tree(const char *from, const char *to, cf_error *err)
         if (n < 0)
             return cf_error_set(err, CF_ERR_IO, "%s: %s", from, strerror(errno));
         target[n] = 0;
-        if (symlink(target, to) < 0)
+        if (symlinkat(target, to_fd, to) < 0)
             return cf_error_set(err, CF_ERR_IO, "%s: %s", to, strerror(errno));
         return 0;
     }
     if (S_ISREG(st.st_mode))
-        return copy_file(from, to, st.st_mode, err);
+        return copy_file_at(from, to_fd, to, st.st_mode, err);
     if (!S_ISDIR(st.st_mode))
-        return 0; /* sockets, fifos: nothing a build installs */
-    if (mkdir(to, 0755) < 0 && errno != EEXIST)
+        return 0;
+    if (depth > MAX_TREE_DEPTH)
+        return cf_error_set(err, CF_ERR_FORMAT, "%s: nested deeper than %d directories", from, MAX_TREE_DEPTH);
+    if (mkdirat(to_fd, to, 0755) < 0 && errno != EEXIST)
         return cf_error_set(err, CF_ERR_IO, "%s: %s", to, strerror(errno));
     DIR *d = opendir(from);
     if (!d)
@@ -89,8 +107,8 @@ int cf_nccl_copy_tree(const char *from, const char *to, cf_error *err)
     while (rc == 0 && (e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
-        char *a = cf_path_join(from, e->d_name), *b = cf_path_join(to, e->d_name);
-        rc = cf_nccl_copy_tree(a, b, err);
+        char *a = cf_path_join(from, e->d_name), *b = cf_asprintf("%s/%s", to, e->d_name);
+        rc = copy_tree_at(a, to_fd, b, depth + 1, err);
         free(a);
         free(b);
     }
@@ -152,7 +170,7 @@ char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_b
         cJSON_AddStringToObject(flags, "docker_image", plan->docker_image);
     cf_json_put_strvec(flags, "commands", &built->commands);
     cJSON_AddStringToObject(m, "library", built->library_rel);
-    cJSON_AddStringToObject(m, "library_sha256", built->library_sha256);
+    cJSON_AddStringToObject(m, "library_sha256", built->library_sha256 ? built->library_sha256 : "");
     cJSON_AddStringToObject(m, "soname", built->verify->soname ? built->verify->soname : "");
     cJSON_AddStringToObject(m, "banner", built->verify->banner ? built->verify->banner : "");
     cf_json_put_strvec(m, "sass", &built->verify->sass);
@@ -167,111 +185,235 @@ char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_b
     cJSON_AddStringToObject(m, "built_at", when);
     cJSON_AddStringToObject(m, "cclforge_version", CCLFORGE_VERSION);
     cJSON_AddItemToObject(m, "inputs", cf_nccl_plan_inputs(plan));
+    if (built->files)
+        cJSON_AddItemReferenceToObject(m, "files", built->files);
     char *text = cJSON_Print(m);
     cJSON_Delete(m);
     return text;
 }
 
-static int write_text(const char *path, const char *text, cf_error *err)
+/* ---- staging ---- */
+
+int cf_nccl_stage_begin(const struct cf_nccl_plan *plan, struct nccl_stage *st, cf_error *err)
 {
-    return cf_write_file_atomic(path, text, strlen(text), err);
+    memset(st, 0, sizeof *st);
+    st->parent_fd = st->fd = -1;
+    st->parent = cf_nccl_root_path(plan->root, "staging", plan->target_name);
+    if (mkdir(st->parent, 0755) < 0 && errno != EEXIST)
+        return cf_error_set(err, CF_ERR_IO, "cannot create %s: %s", st->parent, strerror(errno));
+    st->parent_fd = open(st->parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (st->parent_fd < 0)
+        return cf_error_set(err, CF_ERR_IO, "%s: %s", st->parent, strerror(errno));
+    if (cf_path_trusted(st->parent, 0, err) < 0)
+        return -1;
+    st->path = cf_mkdtemp(st->parent, "", err);
+    if (!st->path)
+        return -1;
+    st->name = cf_strdup(cf_basename(st->path));
+    st->fd = openat(st->parent_fd, st->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (st->fd < 0)
+        return cf_error_set(err, CF_ERR_IO, "%s: %s", st->path, strerror(errno));
+    return 0;
 }
 
-int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, const char *staging, const char *library,
-                      struct nccl_built *built, cf_error *err)
+void cf_nccl_stage_end(struct nccl_stage *st, int remove)
 {
-    int rc = 0;
-    char *inc_from = cf_path_join(plan->build_dir, "include");
-    char *inc_to = cf_path_join(staging, "include");
-    char *lib_dir = cf_path_join(staging, "lib");
-    char *pc_dir = cf_path_join(lib_dir, "pkgconfig");
+    if (remove && st->path)
+        cf_rm_rf(st->path, NULL);
+    if (st->fd >= 0)
+        close(st->fd);
+    if (st->parent_fd >= 0)
+        close(st->parent_fd);
+    free(st->parent);
+    free(st->path);
+    free(st->name);
+    memset(st, 0, sizeof *st);
+    st->parent_fd = st->fd = -1;
+}
+
+static char *pkgconfig_text(const struct cf_nccl_plan *plan, const struct cf_comm_profile *comm)
+{
+    return cf_asprintf("prefix=%s\nexec_prefix=${prefix}\nlibdir=${exec_prefix}/lib\nincludedir=${prefix}/include\n\n"
+                       "Name: %s\nDescription: %s built by cclforge for %s\nVersion: %d.%d.%d\n"
+                       "Libs: -L${libdir} -l%s\nCflags: -I${includedir}\n",
+                       plan->target_dir, comm->link_name, comm->display, plan->target_name, plan->tag.major,
+                       plan->tag.minor, plan->tag.patch, comm->link_name);
+}
+
+int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, struct nccl_stage *st, const char *library,
+                         struct nccl_built *built, cf_error *err)
+{
     const struct cf_comm_profile *comm = plan->vendor->comm;
-    const char *stem = comm->stem;
-    struct strbuf real_name = STRBUF_INIT, soname = STRBUF_INIT;
-    cf_sb_adds(&soname, comm->soname);
+    char *inc_from = cf_path_join(plan->build_dir, "include");
     /* NCCL names its file after the release (libnccl.so.2.28.9), RCCL librccl.so.1.0 */
-    if (comm->lib == CF_COMMLIB_RCCL)
-        cf_sb_addf(&real_name, "%s.0", comm->soname);
-    else
-        cf_sb_addf(&real_name, "%s.%d.%d.%d", stem, plan->tag.major, plan->tag.minor, plan->tag.patch);
+    char *real_name = comm->lib == CF_COMMLIB_RCCL
+                          ? cf_asprintf("%s.0", comm->soname)
+                          : cf_asprintf("%s.%d.%d.%d", comm->stem, plan->tag.major, plan->tag.minor, plan->tag.patch);
+    char *lib_to = cf_asprintf("lib/%s", real_name);
+    char *so_link = cf_asprintf("lib/%s", comm->soname), *dev_link = cf_asprintf("lib/%s", comm->stem);
+    char *pc_path = cf_asprintf("lib/pkgconfig/%s.pc", comm->link_name);
+    char *resolved = cf_realpath(library);
+    int rc = 0;
 
     if (cf_is_dir(inc_from))
-        rc = cf_nccl_copy_tree(inc_from, inc_to, err);
-    else
-        rc = cf_mkdir_p(inc_to, 0755, err);
+        rc = copy_tree_at(inc_from, st->fd, "include", 0, err);
+    else if (mkdirat(st->fd, "include", 0755) < 0)
+        rc = cf_error_set(err, CF_ERR_IO, "%s/include: %s", st->path, strerror(errno));
+    if (rc == 0 && (mkdirat(st->fd, "lib", 0755) < 0 || mkdirat(st->fd, "lib/pkgconfig", 0755) < 0))
+        rc = cf_error_set(err, CF_ERR_IO, "%s/lib: %s", st->path, strerror(errno));
     if (rc == 0)
-        rc = cf_mkdir_p(pc_dir, 0755, err);
-    char *lib_to = cf_path_join(lib_dir, cf_sb_str(&real_name));
-    char *so_link = cf_path_join(lib_dir, cf_sb_str(&soname));
-    char *dev_link = cf_path_join(lib_dir, stem);
-    if (rc == 0) {
-        char *resolved = cf_realpath(library);
-        rc = resolved ? cf_nccl_copy_tree(resolved, lib_to, err)
+        rc = resolved ? copy_tree_at(resolved, st->fd, lib_to, 0, err)
                       : cf_error_set(err, CF_ERR_IO, "%s: cannot resolve the built library", library);
-        free(resolved);
-    }
-    if (rc == 0 && (symlink(cf_sb_str(&real_name), so_link) < 0 || symlink(cf_sb_str(&soname), dev_link) < 0))
-        rc = cf_error_set(err, CF_ERR_IO, "%s: cannot create the library symlinks: %s", lib_dir, strerror(errno));
+    if (rc == 0 && (symlinkat(real_name, st->fd, so_link) < 0 || symlinkat(comm->soname, st->fd, dev_link) < 0))
+        rc = cf_error_set(err, CF_ERR_IO, "%s/lib: cannot create the library links: %s", st->path, strerror(errno));
     if (rc == 0) {
-        char hex[65];
-        rc = cf_sha256_file(lib_to, hex, err);
-        if (rc == 0)
-            built->library_sha256 = cf_strdup(hex);
-        built->library_rel = cf_asprintf("lib/%s", cf_sb_str(&real_name));
-    }
-    if (rc == 0) {
-        const char *name = comm->link_name;
-        char *pc = cf_asprintf("prefix=%s\nexec_prefix=${prefix}\nlibdir=${exec_prefix}/lib\nincludedir=${prefix}/include\n\n"
-                               "Name: %s\nDescription: %s built by cclforge for %s\nVersion: %d.%d.%d\n"
-                               "Libs: -L${libdir} -l%s\nCflags: -I${includedir}\n",
-                               plan->target_dir, name,
-                               comm->display, plan->target_name, plan->tag.major,
-                               plan->tag.minor, plan->tag.patch, name);
-        char *pc_path = cf_asprintf("%s/%s.pc", pc_dir, name);
-        rc = write_text(pc_path, pc, err);
+        char *pc = pkgconfig_text(plan, comm);
+        rc = cf_write_file_at(st->fd, pc_path, pc, strlen(pc), 0644, err);
         free(pc);
-        free(pc_path);
     }
-    if (rc == 0 && cf_is_file(plan->log_path)) {
-        char *log_to = cf_path_join(staging, "build.log");
-        rc = cf_nccl_copy_tree(plan->log_path, log_to, err);
-        free(log_to);
+    if (rc == 0 && cf_is_file(plan->log_path))
+        rc = copy_file_at(plan->log_path, st->fd, "build.log", 0644, err);
+    if (rc == 0) {
+        built->library_rel = cf_strdup(lib_to);
+        built->files = cf_nccl_tree_record(st->fd, err);
+        const cJSON *lib = built->files ? cJSON_GetObjectItemCaseSensitive(built->files, lib_to) : NULL;
+        const cJSON *sha = cJSON_GetObjectItemCaseSensitive(lib, "sha256");
+        if (!built->files)
+            rc = -1;
+        else if (cJSON_IsString(sha))
+            built->library_sha256 = cf_strdup(sha->valuestring);
     }
     if (rc == 0) {
         char *text = cf_nccl_manifest_text(plan, built);
-        char *manifest = cf_path_join(staging, "manifest.json");
-        rc = write_text(manifest, text, err);
+        rc = cf_write_file_at(st->fd, "manifest.json", text, strlen(text), 0644, err);
         free(text);
-        free(manifest);
     }
     free(inc_from);
-    free(inc_to);
-    free(lib_dir);
-    free(pc_dir);
+    free(real_name);
     free(lib_to);
     free(so_link);
     free(dev_link);
-    cf_sb_release(&real_name);
-    cf_sb_release(&soname);
+    free(pc_path);
+    free(resolved);
     return rc;
 }
 
-/* Removes leftovers of killed builds of this target. Called under its lock. */
-void cf_nccl_clean_stale(const struct cf_nccl_plan *plan)
+/* The staged tree against the manifest it holds, every hash recomputed: what
+ * the rename is about to publish is complete. */
+int cf_nccl_stage_check(const struct nccl_stage *st, cf_error *err)
 {
+    cJSON *m = cf_nccl_read_manifest_at(st->fd);
+    struct strbuf why = STRBUF_INIT;
+    int rc = 0;
+    if (!m)
+        rc = cf_error_set(err, CF_ERR_FAILED, "the staged build %s has no readable manifest.json; nothing was installed",
+                          st->path);
+    else if (cf_nccl_tree_check(st->fd, m, 1, &why))
+        rc = cf_error_set(err, CF_ERR_FAILED, "the staged build %s is incomplete (%s); nothing was installed",
+                          st->path, cf_sb_str(&why));
+    cJSON_Delete(m);
+    cf_sb_release(&why);
+    return rc;
+}
+
+/* One rename puts the staged tree in place; an existing target (a --force or
+ * damaged rebuild, changed inputs) is swapped atomically and the old one,
+ * now in the staging parent, removed. */
+int cf_nccl_stage_install(const struct cf_nccl_plan *plan, struct nccl_stage *st, cf_error *err)
+{
+    if (fchmod(st->fd, 0755) < 0)
+        return cf_error_set(err, CF_ERR_IO, "%s: %s", st->path, strerror(errno));
     char *builds = cf_dirname(plan->target_dir);
-    char *prefix = cf_asprintf(".staging-%s-", plan->target_name);
-    DIR *d = opendir(builds);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)))
-            if (cf_starts_with(e->d_name, prefix)) {
-                char *p = cf_path_join(builds, e->d_name);
-                cf_rm_rf(p, NULL);
-                free(p);
-            }
-        closedir(d);
+    int builds_fd = open(builds, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int rc = 0;
+    if (builds_fd < 0) {
+        rc = cf_error_set(err, CF_ERR_IO, "%s: %s", builds, strerror(errno));
+    } else if (renameat2(st->parent_fd, st->name, builds_fd, plan->target_name, RENAME_NOREPLACE) == 0) {
+        free(st->path); /* nothing left to remove */
+        st->path = NULL;
+    } else if (errno != EEXIST && errno != ENOTEMPTY) {
+        rc = cf_error_set(err, CF_ERR_IO, "installing %s: rename %s: %s", plan->target_dir, st->path, strerror(errno));
+    } else if (renameat2(st->parent_fd, st->name, builds_fd, plan->target_name, RENAME_EXCHANGE) < 0) {
+        rc = cf_error_set(err, CF_ERR_IO, "replacing %s: %s", plan->target_dir, strerror(errno));
     }
-    free(prefix);
+    if (builds_fd >= 0) {
+        fsync(builds_fd);
+        close(builds_fd);
+    }
+    free(builds);
+    return rc;
+}
+
+/* ---- leftovers of killed builds and removals ---- */
+
+/* Removes path when the lock of target `name` is free (its build is dead). */
+static void remove_if_unlocked(const char *root, const char *name, const char *path)
+{
+    int fd = cf_nccl_lock_open(root, name, 1, NULL);
+    if (fd < 0)
+        return;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        cf_rm_rf(path, NULL);
+    close(fd);
+}
+
+/* Staging directories of older cclforge versions, in builds/:
+ * ".staging-<name>-XXXXXX" (mkdtemp) and ".removing-<name>-<pid>". */
+static char *legacy_owner(const char *entry)
+{
+    static const struct {
+        const char *prefix;
+        const char *suffix_chars;
+        size_t suffix_len; /* 0: any length */
+    } forms[] = { { ".staging-", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 6 },
+                  { ".removing-", "0123456789", 0 } };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        if (!cf_starts_with(entry, forms[i].prefix))
+            continue;
+        const char *dash = strrchr(entry, '-');
+        const char *name = entry + strlen(forms[i].prefix);
+        size_t tail = strlen(dash + 1);
+        if (dash < name || !tail || strspn(dash + 1, forms[i].suffix_chars) != tail ||
+            (forms[i].suffix_len && tail != forms[i].suffix_len) || dash == name)
+            return NULL;
+        return cf_strndup(name, (size_t)(dash - name));
+    }
+    return NULL;
+}
+
+void cf_nccl_clean_stale(const char *root, const char *own_target)
+{
+    char *staging = cf_nccl_root_path(root, "staging", NULL);
+    DIR *d = opendir(staging);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *p = cf_path_join(staging, e->d_name);
+        if (own_target && !strcmp(e->d_name, own_target))
+            cf_rm_rf(p, NULL); /* ours: its lock is held by the caller */
+        else
+            remove_if_unlocked(root, e->d_name, p);
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    free(staging);
+    char *builds = cf_nccl_root_path(root, "builds", NULL);
+    d = opendir(builds);
+    while (d && (e = readdir(d))) {
+        char *owner = legacy_owner(e->d_name);
+        if (!owner)
+            continue;
+        char *p = cf_path_join(builds, e->d_name);
+        if (own_target && !strcmp(owner, own_target))
+            cf_rm_rf(p, NULL);
+        else
+            remove_if_unlocked(root, owner, p);
+        free(p);
+        free(owner);
+    }
+    if (d)
+        closedir(d);
     free(builds);
 }

@@ -6,6 +6,56 @@
 
 #include "cclforge/nccl_build.h"
 
+/* ---- nccl_inputs.c: what user text may reach make, cmake, docker, git ---- */
+
+/* The environment of every git spawn: no prompts, only the https, ssh, git
+ * and file transports whatever the user's git configuration says. */
+#define CF_NCCL_GIT_ALLOW_PROTOCOL "GIT_ALLOW_PROTOCOL=https:ssh:git:file"
+extern const char *const cf_nccl_git_env[];
+/* A path make and NCCL's recipes will carry (BUILDDIR, CUDA_HOME, make -C):
+ * letters, digits, / . _ + @ - and non-ASCII bytes only. what: "the install
+ * root"; fix: the sentence that says what to do instead. */
+int cf_nccl_check_make_path(const char *what, const char *path, const char *fix, cf_error *err);
+/* abs with every symlink of its existing part resolved (make's CURDIR is the
+ * physical directory). Caller frees. */
+char *cf_nccl_physical_path(const char *abs);
+/* NCCL's generator grammar for ONLY_FUNCS (src/device/generate.py). */
+int cf_nccl_check_only_funcs(const char *expr, cf_error *err);
+/* An image reference as github.com/distribution/reference parses it. */
+int cf_docker_reference_check(const char *ref, cf_error *err);
+int cf_nccl_is_git_url(const char *source);
+/* https://, ssh://, git@HOST:PATH, git://, file:// only. */
+int cf_nccl_check_git_url(const char *url, cf_error *err);
+/* "a space", "'$'", "a newline", "the control character \x1b". */
+void cf_nccl_describe_char(unsigned char c, struct strbuf *out);
+
+/* ---- nccl_root.c: the install root ---- */
+
+/* <root>/nccl/<sub>[/<name>]. Caller frees. */
+char *cf_nccl_root_path(const char *root, const char *sub, const char *name);
+/* The root (when it exists) and cclforge's directories in it are real
+ * directories owned by you or root and writable by nobody else. */
+int cf_nccl_root_check(const char *root, cf_error *err);
+/* Checks, then creates the root and its directories, then checks again. */
+int cf_nccl_root_prepare(const char *root, cf_error *err);
+/* The lock file of target `name` (created; never through a link), or -1. */
+int cf_nccl_lock_open(const char *root, const char *name, int cloexec, cf_error *err);
+
+/* ---- nccl_tree.c: an installed tree and its record in the manifest ---- */
+
+/* Reads dir_fd/manifest.json (never through a link); NULL when absent or malformed. */
+cJSON *cf_nccl_read_manifest_at(int dir_fd);
+/* The same for the build directory dir (never through a link). */
+cJSON *cf_nccl_read_manifest(const char *dir);
+/* {"include/nccl.h": {"size", "sha256", "stamp"}, "lib/libnccl.so.2": {"link"}, ...}
+ * for everything under include/ and lib/ of dir_fd. */
+cJSON *cf_nccl_tree_record(int dir_fd, cf_error *err);
+/* 0 when the tree at dir_fd is what its manifest records (full: every hash;
+ * else the hash only of files whose size and stamp changed), 1 with *why. */
+int cf_nccl_tree_check(int dir_fd, const cJSON *manifest, int full, struct strbuf *why);
+
+/* ---- nccl_install.c: staging and install ---- */
+
 /* What a finished build produced, for the manifest. */
 struct nccl_built {
     const struct cf_nccl_verify *verify;
@@ -13,8 +63,15 @@ struct nccl_built {
     char *source_sha256;   /* tarballs */
     char *library_rel;     /* "lib/libnccl.so.2.28.9" */
     char *library_sha256;
+    cJSON *files;          /* cf_nccl_tree_record of the staged tree */
     double build_seconds;
     struct strvec commands; /* the commands run, shell-quoted for reading */
+};
+
+/* A fresh directory <root>/nccl/staging/<target>/XXXXXX and its descriptor. */
+struct nccl_stage {
+    char *parent, *path, *name;
+    int parent_fd, fd;
 };
 
 /* The defaults nccl build takes from a survey (this host's, or survey_file):
@@ -27,12 +84,18 @@ int cf_nccl_survey_defaults(const char *survey_file, int need_torch, int need_gp
 /* The cache key of a plan: what must match for a cache hit. */
 cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan);
 char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_built *built);
-/* Fills staging with include/, lib/ (file + soname + dev symlinks), pkgconfig, build.log, manifest.json. */
-int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, const char *staging, const char *library,
-                      struct nccl_built *built, cf_error *err);
-int cf_nccl_copy_tree(const char *from, const char *to, cf_error *err);
-void cf_nccl_clean_stale(const struct cf_nccl_plan *plan);
-/* Reads <dir>/manifest.json; NULL when absent or malformed. */
-cJSON *cf_nccl_read_manifest(const char *dir);
+int cf_nccl_stage_begin(const struct cf_nccl_plan *plan, struct nccl_stage *st, cf_error *err);
+/* Fills the stage with include/, lib/ (file + soname + dev links), pkgconfig,
+ * build.log and manifest.json (with the files' record). */
+int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, struct nccl_stage *st, const char *library,
+                         struct nccl_built *built, cf_error *err);
+/* The staged tree is complete: every promised file, every hash. */
+int cf_nccl_stage_check(const struct nccl_stage *st, cf_error *err);
+int cf_nccl_stage_install(const struct cf_nccl_plan *plan, struct nccl_stage *st, cf_error *err);
+/* Closes the stage; with remove, deletes what is left in it. */
+void cf_nccl_stage_end(struct nccl_stage *st, int remove);
+/* Removes staging leftovers of every target whose lock is free (their builds
+ * are dead), and all of own_target's (whose lock the caller holds; may be NULL). */
+void cf_nccl_clean_stale(const char *root, const char *own_target);
 
 #endif

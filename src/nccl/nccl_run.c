@@ -13,17 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cclforge/atomic_file.h"
 #include "cclforge/fs.h"
-#include "cclforge/json.h"
 #include "cclforge/spawn.h"
 #include "cclforge/clock.h"
-
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE (1 << 0)
-#endif
-#ifndef RENAME_EXCHANGE
-#define RENAME_EXCHANGE (1 << 1)
-#endif
 
 static void emit(const struct cf_nccl_build_opts *opts, int kind, const char *text, long done, long total)
 {
@@ -39,49 +32,52 @@ static void emit(const struct cf_nccl_build_opts *opts, int kind, const char *te
 }
 
 /* Test-only fault injection (documented in docs/nccl-build.md): the process
- * dies by SIGKILL at the named point, as a crash or `kill -9` would. */
+ * dies by SIGKILL at the named point (CCLFORGE_TEST_FAULT), as a crash or
+ * `kill -9` would, or stops there (CCLFORGE_TEST_STOP, SIGSTOP) so a test can
+ * run another build in between and then continue this one. */
 static void fault_point(const char *name)
 {
-    const char *want = getenv("CCLFORGE_TEST_FAULT");
-    if (want && !strcmp(want, name))
+    const char *kill_at = getenv("CCLFORGE_TEST_FAULT"), *stop_at = getenv("CCLFORGE_TEST_STOP");
+    if (kill_at && !strcmp(kill_at, name))
         raise(SIGKILL);
+    if (stop_at && !strcmp(stop_at, name))
+        raise(SIGSTOP);
 }
 
 /* ---- cache ---- */
 
-cJSON *cf_nccl_read_manifest(const char *dir)
-{
-    char *path = cf_path_join(dir, "manifest.json");
-    struct strbuf text = STRBUF_INIT;
-    cJSON *doc = NULL;
-    if (cf_read_file(path, 1 << 20, &text, NULL) == 0)
-        doc = cJSON_Parse(cf_sb_str(&text));
-    cf_sb_release(&text);
-    free(path);
-    if (doc && !cJSON_IsObject(doc)) {
-        cJSON_Delete(doc);
-        doc = NULL;
-    }
-    return doc;
-}
+enum cache_state { CACHE_MISS, CACHE_HIT, CACHE_DAMAGED };
 
-static int cache_hit(const struct cf_nccl_plan *plan)
+/* A hit needs equal inputs and an installed tree that is what its manifest
+ * records (cheap: sizes and stamps, hashes of what changed; full: every hash). */
+static enum cache_state cache_check(const struct cf_nccl_plan *plan, int full, char **damage)
 {
-    cJSON *manifest = cf_nccl_read_manifest(plan->target_dir);
-    if (!manifest)
-        return 0;
-    cJSON *want = cf_nccl_plan_inputs(plan);
-    const cJSON *have = cJSON_GetObjectItemCaseSensitive(manifest, "inputs");
-    const char *lib = cf_json_str(manifest, "library");
-    int hit = have && cJSON_Compare(have, want, 1) && lib;
-    if (hit) {
-        char *path = cf_path_join(plan->target_dir, lib);
-        hit = cf_is_file(path);
-        free(path);
+    int fd = open(plan->target_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        struct stat st;
+        if (lstat(plan->target_dir, &st) == 0) {
+            *damage = cf_strdup("it is not a directory (a link or a file is there)");
+            return CACHE_DAMAGED;
+        }
+        return CACHE_MISS;
     }
-    cJSON_Delete(want);
-    cJSON_Delete(manifest);
-    return hit;
+    cJSON *manifest = cf_nccl_read_manifest_at(fd);
+    enum cache_state state = CACHE_MISS;
+    if (manifest) {
+        cJSON *want = cf_nccl_plan_inputs(plan);
+        const cJSON *have = cJSON_GetObjectItemCaseSensitive(manifest, "inputs");
+        if (have && cJSON_Compare(have, want, 1)) {
+            struct strbuf why = STRBUF_INIT;
+            state = cf_nccl_tree_check(fd, manifest, full, &why) ? CACHE_DAMAGED : CACHE_HIT;
+            if (state == CACHE_DAMAGED)
+                *damage = cf_sb_detach(&why);
+            cf_sb_release(&why);
+        }
+        cJSON_Delete(want);
+        cJSON_Delete(manifest);
+    }
+    close(fd);
+    return state;
 }
 
 /* ---- the lock: flock on <root>/nccl/locks/<target>.lock ---- */
@@ -89,17 +85,12 @@ static int cache_hit(const struct cf_nccl_plan *plan)
 static int take_lock(const struct cf_nccl_plan *plan, const struct cf_nccl_build_opts *opts, int *fd_out,
                      cf_error *err)
 {
-    char *dir = cf_dirname(plan->lock_path);
-    int rc = cf_mkdir_p(dir, 0755, err);
-    free(dir);
-    if (rc < 0)
-        return -1;
     /* Not O_CLOEXEC on purpose: make, git and the compilers inherit the locked
      * file description, so if cclforge itself is killed the target stays
      * locked until its orphaned build processes are gone too. */
-    int fd = open(plan->lock_path, O_RDWR | O_CREAT, 0644);
+    int fd = cf_nccl_lock_open(plan->root, plan->target_name, 0, err);
     if (fd < 0)
-        return cf_error_set(err, CF_ERR_IO, "%s: cannot open the lock file: %s", plan->lock_path, strerror(errno));
+        return -1;
     if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
         if (errno != EWOULDBLOCK) {
             close(fd);
@@ -279,7 +270,7 @@ static void quote_argv(const struct strvec *argv, struct strbuf *out)
 
 static void log_append(const char *log, const char *text)
 {
-    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = cf_open_log(log, 1, NULL);
     if (fd < 0)
         return;
     size_t len = strlen(text);
@@ -329,8 +320,7 @@ static int run_step(const struct cf_nccl_plan *plan, const struct cf_nccl_build_
     so.capture_limit = 1 << 16;
     so.on_line = progress ? on_build_line : NULL;
     so.line_ctx = progress;
-    const char *const env[] = { "GIT_TERMINAL_PROMPT=0", NULL };
-    so.env_set = env;
+    so.env_set = cf_nccl_git_env;
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
     if (cf_spawn_run((const char *const *)argv->v, &so, &r, err) < 0)
         return cf_error_prefix(err, "%s", what);
@@ -461,27 +451,13 @@ static char *find_library(const struct cf_nccl_plan *plan)
 
 /* ---- install ---- */
 
-/* One rename puts the staged tree in place; an existing target (a --force
- * rebuild or changed inputs) is swapped atomically and the old one removed. */
-static int install_staged(const struct cf_nccl_plan *plan, const char *staging, cf_error *err)
-{
-    if (renameat2(AT_FDCWD, staging, AT_FDCWD, plan->target_dir, RENAME_NOREPLACE) == 0)
-        return 0;
-    if (errno != EEXIST && errno != ENOTEMPTY)
-        return cf_error_set(err, CF_ERR_IO, "installing %s: rename %s: %s", plan->target_dir, staging,
-                            strerror(errno));
-    if (renameat2(AT_FDCWD, staging, AT_FDCWD, plan->target_dir, RENAME_EXCHANGE) < 0)
-        return cf_error_set(err, CF_ERR_IO, "replacing %s: %s", plan->target_dir, strerror(errno));
-    cf_rm_rf(staging, NULL); /* now holds the previous build */
-    return 0;
-}
-
 static void built_release(struct nccl_built *b)
 {
     free(b->source_commit);
     free(b->source_sha256);
     free(b->library_rel);
     free(b->library_sha256);
+    cJSON_Delete(b->files);
     cf_strvec_clear(&b->commands);
 }
 
@@ -503,10 +479,11 @@ static int build_locked(const struct cf_nccl_plan *plan, const struct cf_nccl_bu
     built.verify = &result->verify;
     struct cf_nccl_steps steps;
     cf_nccl_plan_steps(plan, "", &steps);
-    char *library = NULL, *staging = NULL;
+    char *library = NULL;
+    struct nccl_stage stage = { .parent_fd = -1, .fd = -1 };
     int rc = -1;
 
-    cf_nccl_clean_stale(plan);
+    cf_nccl_clean_stale(plan->root, plan->target_name);
     if (cf_mkdir_p(plan->work_dir, 0755, err) < 0 || cf_rm_rf(plan->build_dir, err) < 0)
         goto out;
     unlink(plan->log_path);
@@ -550,26 +527,18 @@ static int build_locked(const struct cf_nccl_plan *plan, const struct cf_nccl_bu
     }
 
     emit(opts, CF_NCCL_EV_STEP, "installing", 0, 0);
-    char *builds = cf_dirname(plan->target_dir);
-    char *prefix = cf_asprintf(".staging-%s-", plan->target_name);
-    if (cf_mkdir_p(builds, 0755, err) == 0)
-        staging = cf_mkdtemp(builds, prefix, err);
-    free(builds);
-    free(prefix);
-    if (!staging || chmod(staging, 0755) < 0)
-        goto out;
-    if (cf_nccl_stage_layout(plan, staging, library, &built, err) < 0)
+    if (cf_nccl_stage_begin(plan, &stage, err) < 0 || cf_nccl_stage_layout(plan, &stage, library, &built, err) < 0)
         goto out;
     fault_point("staged");
+    if (cf_nccl_stage_check(&stage, err) < 0)
+        goto out;
     fault_point("before-rename");
-    if (install_staged(plan, staging, err) < 0)
+    if (cf_nccl_stage_install(plan, &stage, err) < 0)
         goto out;
     result->target_dir = cf_strdup(plan->target_dir);
     rc = 0;
 out:
-    if (rc < 0 && staging)
-        cf_rm_rf(staging, NULL);
-    free(staging);
+    cf_nccl_stage_end(&stage, 1);
     free(library);
     cf_nccl_steps_release(&steps);
     built_release(&built);
@@ -581,7 +550,10 @@ int cf_nccl_build_run(const struct cf_nccl_plan *plan, const struct cf_nccl_buil
 {
     memset(result, 0, sizeof *result);
     double t0 = cf_now_seconds();
-    if (!opts->force && cache_hit(plan)) {
+    if (cf_nccl_root_prepare(plan->root, err) < 0)
+        return -1;
+    cf_nccl_clean_stale(plan->root, NULL);
+    if (!opts->force && cache_check(plan, opts->verify, &result->damage) == CACHE_HIT) {
         result->cache_hit = 1;
         result->target_dir = cf_strdup(plan->target_dir);
         result->total_seconds = cf_now_seconds() - t0;
@@ -591,14 +563,23 @@ int cf_nccl_build_run(const struct cf_nccl_plan *plan, const struct cf_nccl_buil
     if (take_lock(plan, opts, &lock_fd, err) < 0)
         return -1;
     int rc;
-    /* Whoever held the lock may just have installed the same build. */
-    if (!opts->force && cache_hit(plan)) {
+    /* Whoever held the lock may just have installed (or repaired) the same build. */
+    char *damage_now = NULL;
+    if (!opts->force && cache_check(plan, opts->verify, &damage_now) == CACHE_HIT) {
         result->cache_hit = 1;
         result->target_dir = cf_strdup(plan->target_dir);
+        free(result->damage);
+        result->damage = NULL;
         rc = 0;
     } else {
+        if (damage_now) {
+            free(result->damage);
+            result->damage = damage_now;
+            damage_now = NULL;
+        }
         rc = build_locked(plan, opts, result, err);
     }
+    free(damage_now);
     close(lock_fd);
     result->total_seconds = cf_now_seconds() - t0;
     return rc;
@@ -607,6 +588,7 @@ int cf_nccl_build_run(const struct cf_nccl_plan *plan, const struct cf_nccl_buil
 void cf_nccl_build_result_release(struct cf_nccl_build_result *r)
 {
     free(r->target_dir);
+    free(r->damage);
     free(r->log_path);
     cf_nccl_verify_release(&r->verify);
     cf_sb_release(&r->log_tail);

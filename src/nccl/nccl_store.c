@@ -9,19 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "cclforge/atomic_file.h"
 #include "cclforge/fs.h"
 #include "cclforge/json.h"
 
-static char *builds_dir(const char *root)
-{
-    return cf_asprintf("%s/nccl/builds", root);
-}
-
 static char *active_link(const char *root)
 {
-    return cf_asprintf("%s/nccl/active", root);
+    return cf_nccl_root_path(root, "active", NULL);
 }
 
 /* The name the active link points to ("builds/<name>"), or NULL. */
@@ -37,11 +34,45 @@ static char *active_name(const char *root)
     return cf_strdup(cf_basename(target));
 }
 
+/* Build names are what make_target writes: v<X.Y.Z>-<archs>[-noptx][-funcs<sha8>]. */
 static int valid_name(const char *name, cf_error *err)
 {
-    if (!*name || name[0] == '.' || strchr(name, '/'))
+    size_t n = strlen(name);
+    if (!n || n > 200 || name[0] == '.' || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != n)
         return cf_error_set(err, CF_ERR_USAGE, "'%s' is not a build name: use a name from 'cclforge nccl list'", name);
     return 0;
+}
+
+cJSON *cf_nccl_read_manifest(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    cJSON *m = cf_nccl_read_manifest_at(fd);
+    close(fd);
+    return m;
+}
+
+/* <root>/nccl/builds/<name> as a directory descriptor, never through a link. */
+static int open_build(const char *root, const char *name, char **dir, cf_error *err)
+{
+    *dir = NULL;
+    if (valid_name(name, err) < 0)
+        return -1;
+    *dir = cf_nccl_root_path(root, "builds", name);
+    int fd = open(*dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0)
+        return fd;
+    char *builds = cf_nccl_root_path(root, "builds", NULL);
+    if (errno == ENOENT)
+        cf_error_set(err, CF_ERR_NOTFOUND, "no build named %s under %s: see 'cclforge nccl list'", name, builds);
+    else
+        cf_error_set(err, CF_ERR_FAILED, "%s is not a build directory (%s): remove it with 'cclforge nccl remove %s'",
+                     *dir, errno == ELOOP || errno == ENOTDIR ? "a link or a file is there" : strerror(errno), name);
+    free(builds);
+    free(*dir);
+    *dir = NULL;
+    return -1;
 }
 
 /* A manifest field as a string: "" when absent or of another type. */
@@ -51,17 +82,25 @@ static char *manifest_str(const cJSON *m, const char *key)
     return cf_strdup(v ? v : "");
 }
 
-static int fill_install(const char *dir, const char *name, const char *active, struct cf_nccl_install *out,
-                        cf_error *err)
+/* Fills out from the manifest and checks the files against it (out->damage).
+ * Without a readable manifest: -1, and out names the build as damaged. */
+static int fill_install(int fd, const char *dir, const char *name, const char *active, int verify,
+                        struct cf_nccl_install *out, cf_error *err)
 {
     memset(out, 0, sizeof *out);
-    cJSON *m = cf_nccl_read_manifest(dir);
-    if (!m)
+    out->name = cf_strdup(name);
+    out->dir = cf_strdup(dir);
+    out->active = active && !strcmp(active, name);
+    cJSON *m = cf_nccl_read_manifest_at(fd);
+    if (!m) {
+        out->tag = cf_strdup("");
+        out->version = cf_strdup("");
+        out->archs = cf_strdup("");
+        out->damage = cf_strdup("manifest.json is missing or not JSON");
         return cf_error_set(err, CF_ERR_FORMAT, "%s/manifest.json is missing or not JSON: remove the build with "
                                                 "'cclforge nccl remove %s' and build it again",
                             dir, name);
-    out->name = cf_strdup(name);
-    out->dir = cf_strdup(dir);
+    }
     out->tag = manifest_str(m, "tag");
     out->version = manifest_str(m, "version");
     double code = cf_json_num(m, "version_code", 0);
@@ -81,7 +120,10 @@ static int fill_install(const char *dir, const char *name, const char *active, s
     out->cuda_version = cuda ? cf_strdup(cuda) : NULL;
     out->library = lib ? cf_path_join(dir, lib) : NULL;
     out->build_seconds = cf_json_num(m, "build_seconds", 0);
-    out->active = active && !strcmp(active, name);
+    struct strbuf why = STRBUF_INIT;
+    if (cf_nccl_tree_check(fd, m, verify, &why))
+        out->damage = cf_sb_detach(&why);
+    cf_sb_release(&why);
     cJSON_Delete(m);
     return 0;
 }
@@ -95,6 +137,7 @@ void cf_nccl_install_release(struct cf_nccl_install *i)
     free(i->archs);
     free(i->cuda_version);
     free(i->library);
+    free(i->damage);
     memset(i, 0, sizeof *i);
 }
 
@@ -103,10 +146,12 @@ static int by_name(const void *a, const void *b)
     return strcmp(((const struct cf_nccl_install *)a)->name, ((const struct cf_nccl_install *)b)->name);
 }
 
-int cf_nccl_store_list(const char *root, struct cf_nccl_install_list *out, cf_error *err)
+int cf_nccl_store_list(const char *root, int verify, struct cf_nccl_install_list *out, cf_error *err)
 {
     memset(out, 0, sizeof *out);
-    char *dir = builds_dir(root);
+    if (cf_nccl_root_check(root, err) < 0)
+        return -1;
+    char *dir = cf_nccl_root_path(root, "builds", NULL);
     DIR *d = opendir(dir);
     if (!d) {
         int missing = errno == ENOENT;
@@ -119,15 +164,16 @@ int cf_nccl_store_list(const char *root, struct cf_nccl_install_list *out, cf_er
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
-            continue; /* ".", "..", and .staging-* of builds in progress or killed */
-        char *p = cf_path_join(dir, e->d_name);
-        struct cf_nccl_install inst;
-        if (cf_is_dir(p) && fill_install(p, e->d_name, active, &inst, NULL) == 0) {
+            continue; /* ".", "..", and leftovers of older versions' staging */
+        char *p = NULL;
+        int fd = open_build(root, e->d_name, &p, NULL);
+        if (fd >= 0) {
             if (out->n == alloc) {
                 alloc = alloc ? alloc * 2 : 8;
                 out->v = cf_xrealloc(out->v, alloc * sizeof *out->v);
             }
-            out->v[out->n++] = inst;
+            fill_install(fd, p, e->d_name, active, verify, &out->v[out->n++], NULL);
+            close(fd);
         }
         free(p);
     }
@@ -149,6 +195,9 @@ void cf_nccl_install_list_release(struct cf_nccl_install_list *l)
 
 int cf_nccl_store_get(const char *root, const char *name, struct cf_nccl_install *out, cf_error *err)
 {
+    memset(out, 0, sizeof *out);
+    if (cf_nccl_root_check(root, err) < 0)
+        return -1;
     char *active = active_name(root);
     if (!name) {
         if (!active)
@@ -156,20 +205,29 @@ int cf_nccl_store_get(const char *root, const char *name, struct cf_nccl_install
                                 "no active NCCL build under %s: name one, or run 'cclforge nccl activate <build>'", root);
         name = active;
     }
-    int rc = valid_name(name, err);
-    if (rc == 0) {
-        char *builds = builds_dir(root);
-        char *dir = cf_path_join(builds, name);
-        if (!cf_is_dir(dir))
-            rc = cf_error_set(err, CF_ERR_NOTFOUND, "no build named %s under %s: see 'cclforge nccl list'", name,
-                              builds);
-        else
-            rc = fill_install(dir, name, active, out, err);
-        free(dir);
-        free(builds);
+    char *dir = NULL;
+    int fd = open_build(root, name, &dir, err);
+    int rc = -1;
+    if (fd >= 0) {
+        rc = fill_install(fd, dir, name, active, 0, out, err);
+        if (rc < 0)
+            cf_nccl_install_release(out);
+        close(fd);
     }
+    free(dir);
     free(active);
     return rc;
+}
+
+/* A damaged build is never handed out. */
+static int refuse_damaged(const struct cf_nccl_install *inst, cf_error *err)
+{
+    if (!inst->damage)
+        return 0;
+    return cf_error_set(err, CF_ERR_FAILED,
+                        "build %s is damaged (%s): rebuild it (the same 'cclforge nccl build' again repairs it) or "
+                        "'cclforge nccl remove %s'",
+                        inst->name, inst->damage, inst->name);
 }
 
 int cf_nccl_store_activate(const char *root, const char *name, cf_error *err)
@@ -177,54 +235,91 @@ int cf_nccl_store_activate(const char *root, const char *name, cf_error *err)
     struct cf_nccl_install inst;
     if (cf_nccl_store_get(root, name, &inst, err) < 0)
         return -1;
+    int rc = refuse_damaged(&inst, err);
     cf_nccl_install_release(&inst);
-    /* A new symlink renamed over the old: readers see one or the other. */
+    if (rc < 0)
+        return -1;
+    /* A new link renamed over the old: readers see one or the other. */
     char *link = active_link(root);
-    char *tmp = cf_asprintf("%s.tmp-%d", link, (int)getpid());
     char *target = cf_asprintf("builds/%s", name);
-    unlink(tmp);
-    int rc = 0;
-    if (symlink(target, tmp) < 0 || rename(tmp, link) < 0) {
-        rc = cf_error_set(err, CF_ERR_IO, "%s: cannot point it at %s: %s", link, target, strerror(errno));
-        unlink(tmp);
-    }
+    rc = cf_symlink_atomic(target, link, err);
     free(link);
-    free(tmp);
     free(target);
     return rc;
 }
 
 int cf_nccl_store_remove(const char *root, const char *name, cf_error *err)
 {
-    struct cf_nccl_install inst;
-    if (cf_nccl_store_get(root, name, &inst, err) < 0)
+    if (valid_name(name, err) < 0 || cf_nccl_root_check(root, err) < 0)
         return -1;
+    char *dir = cf_nccl_root_path(root, "builds", name);
+    struct stat st;
+    if (lstat(dir, &st) != 0) {
+        char *builds = cf_nccl_root_path(root, "builds", NULL);
+        int rc = cf_error_set(err, CF_ERR_NOTFOUND, "no build named %s under %s: see 'cclforge nccl list'", name,
+                              builds);
+        free(builds);
+        free(dir);
+        return rc;
+    }
     /* Do not pull a build from under a running rebuild of the same target. */
-    char *lock = cf_asprintf("%s/nccl/locks/%s.lock", root, name);
-    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = cf_nccl_root_prepare(root, err) == 0 ? cf_nccl_lock_open(root, name, 1, err) : -1;
+    if (fd < 0) {
+        free(dir);
+        return -1;
+    }
     int rc = 0;
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
-        rc = cf_error_set(err, CF_ERR_FAILED, "a build of %s is running (lock %s): remove it when that build ends",
-                          name, lock);
+    char *active = active_name(root);
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        rc = cf_error_set(err, CF_ERR_FAILED, "a build of %s is running (lock %s/nccl/locks/%s.lock): remove it when "
+                                              "that build ends",
+                          name, root, name);
     } else {
-        /* Rename first so the removal is atomic for readers, then delete. */
-        char *doomed = cf_asprintf("%s/nccl/builds/.removing-%s-%d", root, name, (int)getpid());
-        if (rename(inst.dir, doomed) < 0)
-            rc = cf_error_set(err, CF_ERR_IO, "%s: %s", inst.dir, strerror(errno));
-        else
+        /* Renamed into this target's staging parent first (atomic for readers;
+         * a kill leaves it where stale cleanup finds it), then deleted. */
+        char *parent = cf_nccl_root_path(root, "staging", name);
+        char *doomed = NULL;
+        if (!S_ISDIR(st.st_mode)) {
+            rc = unlink(dir) == 0 ? 0 : cf_error_set(err, CF_ERR_IO, "cannot remove %s: %s", dir, strerror(errno));
+        } else if ((mkdir(parent, 0755) != 0 && errno != EEXIST) ||
+                   !(doomed = cf_mkdtemp(parent, "removing-", err))) {
+            rc = cf_error_set(err, CF_ERR_IO, "cannot remove %s: no staging directory %s", dir, parent);
+        } else if (rename(dir, doomed) != 0) {
+            rc = cf_error_set(err, CF_ERR_IO, "cannot remove %s: %s", dir, strerror(errno));
+            rmdir(doomed);
+        } else {
             rc = cf_rm_rf(doomed, err);
+        }
         free(doomed);
-        if (rc == 0 && inst.active) {
+        free(parent);
+        if (rc == 0 && active && !strcmp(active, name)) {
             char *link = active_link(root);
             unlink(link);
             free(link);
         }
     }
-    if (fd >= 0)
-        close(fd);
-    free(lock);
-    cf_nccl_install_release(&inst);
+    close(fd);
+    free(active);
+    free(dir);
     return rc;
+}
+
+/* ld.so splits LD_PRELOAD at spaces and ':', LD_LIBRARY_PATH at ':' and ';'. */
+static int env_safe_path(const char *path, cf_error *err)
+{
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (*p != ' ' && *p != ':' && *p != ';' && *p >= 0x20 && *p != 0x7f)
+            continue;
+        struct strbuf c = STRBUF_INIT;
+        cf_nccl_describe_char(*p, &c);
+        cf_error_set(err, CF_ERR_FAILED,
+                     "%s contains %s, which ld.so takes as a separator in LD_PRELOAD or LD_LIBRARY_PATH (or a "
+                     "terminal control character): the job would load another NCCL; use a root without it",
+                     path, cf_sb_str(&c));
+        cf_sb_release(&c);
+        return -1;
+    }
+    return 0;
 }
 
 int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_list *host_archs,
@@ -234,6 +329,10 @@ int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_li
     if (cf_nccl_store_get(root, name, &out->build, err) < 0)
         return -1;
     const char *dir = out->build.dir;
+    if (refuse_damaged(&out->build, err) < 0 || env_safe_path(dir, err) < 0) {
+        cf_nccl_env_release(out);
+        return -1;
+    }
     /* the soname of the library the build holds: lib/librccl.so.1.0 -> librccl.so.1 */
     const struct cf_comm_profile *comm = cf_comm_profile(cf_commlib_from_name(out->build.library));
     if (!comm)

@@ -1,5 +1,5 @@
 /* NCCL release tags (vX.Y.Z-N), version codes, and finding tags in a repository. */
-#include "cclforge/nccl_build.h"
+#include "nccl_internal.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -135,9 +135,8 @@ int cf_nccl_tag_pick_newest(const char *const *names, size_t n, const struct cf_
 int cf_git_list_tags(const char *url, struct strvec *names, cf_error *err)
 {
     const char *argv[] = { "git", "ls-remote", "--tags", "--refs", "--", url, NULL };
-    const char *const env[] = { "GIT_TERMINAL_PROMPT=0", NULL };
     struct cf_spawn_opts o = cf_spawn_probe_opts(120);
-    o.env_set = env;
+    o.env_set = cf_nccl_git_env;
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
     if (cf_spawn_run(argv, &o, &r, err) < 0)
         return cf_error_prefix(err, "listing the tags of %s", url);

@@ -29,7 +29,7 @@ static pid_t start_rank(const struct cf_rank_spec *r)
     if (getppid() != parent)
         _exit(127);
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int out = r->log ? open(r->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+    int out = r->log ? open(r->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644) : -1;
     if (in >= 0)
         dup2(in, 0);
     if (out >= 0) {

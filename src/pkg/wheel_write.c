@@ -1,12 +1,14 @@
 /* A reproducible wheel writer on libzip: sorted entries, .dist-info last with
  * RECORD the final entry, fixed timestamps and permissions. */
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "pkg/zip_loader.h"
 
+#include "cclforge/atomic_file.h"
 #include "cclforge/fs.h"
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
@@ -174,7 +176,9 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
     int rc = -1;
     char *dist = normalise_dist(spec->dist_name);
     char *dist_info = cf_asprintf("%s-%s.dist-info", dist, spec->version);
-    char *tag = NULL, *path = NULL, *tmp_path = NULL;
+    char *tag = NULL, *path = NULL;
+    const char *tmp_path = NULL;
+    struct cf_atomic_file tmp = { .fd = -1, .dir_fd = -1 };
     struct strvec elf_paths = STRVEC_INIT, elf_names = STRVEC_INIT;
     zip_t *za = NULL;
 
@@ -250,8 +254,10 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
     if (cf_mkdir_p(out_dir, 0755, err) < 0)
         goto out;
     path = cf_asprintf("%s/%s-%s-%s-%s-%s.whl", out_dir, dist, spec->version, spec->python_tag, spec->python_tag, tag);
-    tmp_path = cf_asprintf("%s.tmp", path);
-    unlink(tmp_path);
+    /* libzip writes the archive by name: to a fresh unpredictable temporary. */
+    if (cf_atomic_begin(&tmp, AT_FDCWD, path, 0644, err) < 0)
+        goto out;
+    tmp_path = tmp.tmp_path;
     int zerr = 0;
     za = cf_zip_open(tmp_path, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
     if (!za) {
@@ -267,10 +273,8 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
         goto out;
     }
     za = NULL;
-    if (rename(tmp_path, path) < 0) {
-        cf_error_set(err, CF_ERR_IO, "cannot rename %s to %s", tmp_path, path);
+    if (cf_atomic_commit(&tmp, err) < 0)
         goto out;
-    }
     *wheel_path = path;
     path = NULL;
     if (platform_tag_used) {
@@ -281,8 +285,7 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
 out:
     if (za)
         cf_zip_discard(za);
-    if (rc < 0 && tmp_path)
-        unlink(tmp_path);
+    cf_atomic_abort(&tmp);
     for (size_t i = 0; i < n; i++) {
         free(files[i].name);
         cf_sb_release(&files[i].data);
@@ -292,7 +295,6 @@ out:
     free(dist_info);
     free(tag);
     free(path);
-    free(tmp_path);
     cf_strvec_clear(&elf_paths);
     cf_strvec_clear(&elf_names);
     return rc;

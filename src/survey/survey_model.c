@@ -101,18 +101,20 @@ static int arch_name_cmp(const void *pa, const void *pb)
 
 void cf_survey_gpu_archs(const struct cf_survey *s, int visible_only, struct strvec *out)
 {
-    struct strvec tmp = STRVEC_INIT;
+    /* Sorted, then equal neighbours dropped: n log n for any number of GPUs. */
+    const char **tmp = cf_xcalloc(s->n_gpus ? s->n_gpus : 1, sizeof *tmp);
+    size_t n = 0;
     for (size_t i = 0; i < s->n_gpus; i++) {
         const struct cf_gpu *g = &s->gpus[i];
-        if (!g->arch || (visible_only && !g->visible) || cf_strvec_contains(&tmp, g->arch))
-            continue;
-        cf_strvec_push(&tmp, g->arch);
+        if (g->arch && (!visible_only || g->visible))
+            tmp[n++] = g->arch;
     }
-    if (tmp.n)
-        qsort(tmp.v, tmp.n, sizeof *tmp.v, arch_name_cmp);
-    for (size_t i = 0; i < tmp.n; i++)
-        cf_strvec_push(out, tmp.v[i]);
-    cf_strvec_clear(&tmp);
+    if (n)
+        qsort(tmp, n, sizeof *tmp, arch_name_cmp);
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || strcmp(tmp[i], tmp[i - 1]))
+            cf_strvec_push(out, tmp[i]);
+    free(tmp);
 }
 
 const struct cf_toolkit *cf_survey_toolkit(const struct cf_survey *s, const char *vendor)

@@ -8,22 +8,25 @@
 #include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
 
-static const char *env_nonempty(const char *name)
+static const char *absolute_env(const char *name)
 {
     const char *v = getenv(name);
-    return v && *v ? v : NULL;
+    return v && v[0] == '/' ? v : NULL;
 }
 
 char *cf_cache_root(void)
 {
-    const char *home = env_nonempty("CCLFORGE_HOME");
-    if (home)
+    const char *home = getenv("CCLFORGE_HOME");
+    if (home && *home)
         return cf_strdup(home);
-    const char *xdg = env_nonempty("XDG_CACHE_HOME");
+    /* XDG: a relative XDG_CACHE_HOME is invalid and ignored. */
+    const char *xdg = absolute_env("XDG_CACHE_HOME");
     if (xdg)
         return cf_path_join(xdg, "cclforge");
-    const char *user_home = env_nonempty("HOME");
-    return cf_asprintf("%s/.cache/cclforge", user_home ? user_home : "/tmp");
+    const char *user_home = absolute_env("HOME");
+    /* Never a shared directory such as /tmp: another user could plant what
+     * cclforge would then load or LD_PRELOAD. */
+    return user_home ? cf_asprintf("%s/.cache/cclforge", user_home) : NULL;
 }
 
 int cf_file_id_racy(const struct cf_file_id *id)

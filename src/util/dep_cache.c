@@ -39,7 +39,7 @@ static int file_id(const char *path, struct cf_file_id *id)
 static char *dir_of(const char *kind)
 {
     char *root = cf_cache_root();
-    char *d = cf_asprintf("%s/%s-v1", root, kind);
+    char *d = root ? cf_asprintf("%s/%s-v1", root, kind) : NULL; /* no root: nothing is kept */
     free(root);
     return d;
 }
@@ -50,7 +50,7 @@ static char *entry_path(const char *kind, const char *key, size_t key_len)
     for (size_t i = 0; i < key_len; i++)
         h = (h ^ (unsigned char)key[i]) * 1099511628211ull;
     char *d = dir_of(kind);
-    char *p = cf_asprintf("%s/%016llx", d, (unsigned long long)h);
+    char *p = d ? cf_asprintf("%s/%016llx", d, (unsigned long long)h) : NULL;
     free(d);
     return p;
 }
@@ -71,7 +71,7 @@ static const char *field(const char *p, const char *end, const char **start, siz
 int cf_depcache_get(const char *kind, const char *key, size_t key_len, struct strbuf *value)
 {
     char *path = entry_path(kind, key, key_len);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) : -1;
     free(path);
     if (fd < 0)
         return 0;
@@ -163,8 +163,8 @@ void cf_depcache_put(const char *kind, const char *key, size_t key_len, const ch
     }
     char *dir = dir_of(kind);
     char *path = entry_path(kind, key, key_len);
-    char *tmp = cf_asprintf("%s/.tmp-XXXXXX", dir);
-    int fd = cf_mkdir_p(dir, 0700, NULL) == 0 ? mkostemp(tmp, O_CLOEXEC | O_NOFOLLOW) : -1;
+    char *tmp = dir ? cf_asprintf("%s/.tmp-XXXXXX", dir) : NULL;
+    int fd = dir && cf_mkdir_p(dir, 0700, NULL) == 0 ? mkostemp(tmp, O_CLOEXEC | O_NOFOLLOW) : -1;
     if (fd >= 0) {
         size_t done = 0;
         while (done < b.len) {

@@ -101,41 +101,6 @@ int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_erro
     return 0;
 }
 
-int cf_write_file_atomic(const char *path, const void *data, size_t len, cf_error *err)
-{
-    char *tmp = cf_asprintf("%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int rc = cf_error_set(err, CF_ERR_IO, "%s: %s", tmp, strerror(errno));
-        free(tmp);
-        return rc;
-    }
-    const char *p = data;
-    size_t left = len;
-    while (left) {
-        ssize_t n = write(fd, p, left);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            free(tmp);
-            return cf_error_set(err, CF_ERR_IO, "%s: write failed: %s", path, strerror(e));
-        }
-        p += n;
-        left -= (size_t)n;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e));
-    }
-    free(tmp);
-    return 0;
-}
-
 int cf_mkdir_p(const char *path, unsigned mode, cf_error *err)
 {
     char *p = cf_strdup(path);

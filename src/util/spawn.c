@@ -2,6 +2,8 @@
  * exec failure), then wait (capture, log, timeout, reap). */
 #include "cclforge/spawn.h"
 
+#include "cclforge/atomic_file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -164,9 +166,9 @@ int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, st
     int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
     int rc = 0;
     if (opts->log_path) {
-        p->log_fd = open(opts->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        p->log_fd = cf_open_log(opts->log_path, 1, err);
         if (p->log_fd < 0)
-            rc = cf_error_set(err, CF_ERR_IO, "%s: cannot open log: %s", opts->log_path, strerror(errno));
+            rc = -1;
     }
     if (rc == 0 && ((want_out && pipe2(out_pipe, O_CLOEXEC)) || (want_err && pipe2(err_pipe, O_CLOEXEC)) ||
                     pipe2(exec_pipe, O_CLOEXEC)))

@@ -250,3 +250,8 @@ char *const *cf_strvec_argv(struct strvec *sv)
         strvec_reserve(sv), sv->v[0] = NULL;
     return sv->v;
 }
+
+int cf_str_ptr_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}

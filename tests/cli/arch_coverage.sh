@@ -59,12 +59,15 @@ print("none" if any(f["id"] == "gpu-arch-not-covered" and f["subject"].startswit
     mkdir -p "$ROOT/nccl/builds/$name/lib"
     sass=$(printf '%s\n' "$code" | tr ',' '\n' | grep -v '^compute_' | paste -sd, -)
     ptx=$(printf '%s\n' "$code" | tr ',' '\n' | grep '^compute_' | paste -sd, -)
+    # the library's hash is in the manifest, as in every build cclforge installs:
+    # nccl env refuses a build it cannot check
+    : >"$ROOT/nccl/builds/$name/lib/$lib.2.28.9"
+    sha=$(sha256sum "$ROOT/nccl/builds/$name/lib/$lib.2.28.9" | cut -d' ' -f1)
     cat >"$ROOT/nccl/builds/$name/manifest.json" <<EOF
 { "schema": "cclforge.nccl-manifest/1", "name": "$name", "tag": "v2.28.9-1", "version": "2.28.9",
-  "version_code": 22809, "archs": [], "ptx": false, "library": "lib/$lib.2.28.9",
+  "version_code": 22809, "archs": [], "ptx": false, "library": "lib/$lib.2.28.9", "library_sha256": "$sha",
   "sass": [ ${sass:+$(json_list "$sass")} ], "ptx_archs": [ ${ptx:+$(json_list "$ptx")} ] }
 EOF
-    : >"$ROOT/nccl/builds/$name/lib/$lib.2.28.9"
     run "$CCLFORGE" nccl env "$name" --root "$ROOT" --host-survey "$survey" --format json
     env_rc=$RC
     env=$(printf '%s' "$OUT" | python3 -c '

@@ -49,6 +49,13 @@ OUT=$(nm -D --defined-only "$so"); expect_out ' T PyInit__cclforge_nccl$' "PyIni
 run "$CCLFORGE" bridge wheel -o "$T/nv-build" --wheel-dir "$T/dist2"
 expect_rc 0 "second wheel from the same build"
 cmp -s "$whl" "$T/dist2/$(basename "$whl")" && ok "the wheel is byte-identical (reproducible)" || bad "the wheel is byte-identical (reproducible)"
+# a link planted where the wheel goes is refused, never written through
+echo precious > "$T/victim"
+mkdir -p "$T/dist3" && ln -s "$T/victim" "$T/dist3/$(basename "$whl")"
+run "$CCLFORGE" bridge wheel -o "$T/nv-build" --wheel-dir "$T/dist3"
+expect_rc 1 "a planted link at the wheel's path is refused"
+expect_err "is a symbolic link: cclforge never writes through one" "and said"
+[ "$(cat "$T/victim")" = precious ] && ok "the link's target is untouched" || bad "the wheel was written through the link"
 
 export LD_LIBRARY_PATH="$cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 run "$CCLFORGE" wheel verify "$whl" --install --site "$site" --json
@@ -139,9 +146,14 @@ hip_headers "$rocm"
 cuda_compat "$T/cuda-compat"
 vendor_torch "$T/rocm-site"
 t0=$(date +%s)
+# links planted at the old fixed names of the object file and the log: not followed
+mkdir -p "$T/rocm-build"
+ln -s "$T/victim" "$T/rocm-build/_cclforge_nccl.o"
+ln -s "$T/victim" "$T/rocm-build/build.log"
 run "$CCLFORGE" bridge build --vendor rocm --toolkit "$rocm" --libtorch "$T/rocm-site/torch" --include "$T/cuda-compat" --bundle "$rocm/lib/librccl.so.1" -o "$T/rocm-build"
 expect_rc 0 "ROCm: the real bridge source compiles with HIP defines and links"
 echo "# rocm compile+link: $(( $(date +%s) - t0 ))s"
 check_hip_build rocm "$T/rocm-build"
+[ "$(cat "$T/victim")" = precious ] && ok "ROCm: the planted object and log links were not written through" || bad "ROCm: wrote through a planted link"
 
 t_end

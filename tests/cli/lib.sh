@@ -24,6 +24,21 @@ expect_json() {
     if printf '%s' "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1) else 1)" 2>/dev/null
     then ok "$2"; else bad "$2 (json: $1)"; fi
 }
+# traced CMD...: `run` under strace, every execve of cclforge and its children
+# in $T_TMP/trace, when strace works here (T_TRACE=1); else plain `run`
+# (T_TRACE=0, and $T_TMP/trace stays empty).
+traced() {
+    if [ -z "${T_TRACE:-}" ]; then
+        if strace -f -qq -e trace=execve -o /dev/null true 2>/dev/null; then T_TRACE=1; else T_TRACE=0; fi
+    fi
+    : > "$T_TMP/trace"
+    # LeakSanitizer stops the world with ptrace, which a traced process cannot: off under strace.
+    if [ "$T_TRACE" = 1 ]; then
+        run env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=execve -o "$T_TMP/trace" "$@"
+    else
+        run "$@"
+    fi
+}
 # t_skip REASON: the whole script cannot run here (a prerequisite is missing).
 # Exit 77 is CTest's SKIP_RETURN_CODE: the run shows "Skipped", not "Passed".
 t_skip() {

@@ -14,6 +14,8 @@ BUILDS="$ROOT/nccl/builds"
 export CUDA_HOME=/usr/local/cuda
 unset CCLFORGE_TEST_FAULT TORCH_CUDA_ARCH_LIST PYTORCH_ROCM_ARCH MAX_JOBS
 B() { "$CCLFORGE" nccl build --root "$ROOT" -j2 "$@"; }
+# staged [TARGET]: some staging directory (of TARGET) is left under <root>/nccl/staging
+staged() { find "$ROOT/nccl/staging" -mindepth 2 -maxdepth 2 -path "$ROOT/nccl/staging/${1:-*}/*" 2>/dev/null | grep -q .; }
 
 for sub in "" build list activate remove env; do
     run "$CCLFORGE" nccl $sub --help
@@ -63,14 +65,24 @@ expect_json "len(d['library_sha256'])==64 and d['flags']['ONLY_FUNCS']=='SendRec
 expect_json "d['library_sha256']=='$(sha256sum "$T/lib/libnccl.so.2.28.9" | cut -d' ' -f1)'" "manifest sha256 matches the file"
 [ -s "$T/build.log" ] && [ -s "$ROOT/nccl/work/$(basename "$T")/build.log" ] && ok "full log kept" || bad "build log"
 
-# ---- cache hit under a second ----
-t0=$(date +%s%N)
-run B --source "$MINI" --archs "7.5;9.0" --only-funcs SendRecv
-t1=$(date +%s%N)
+# ---- cache hit: proven by what did not happen, not by a stopwatch ----
+# nothing rebuilt or reinstalled: no make spawned (strace), the work log and
+# the installed files (inode, mtime, ctime) untouched, no staging left
+snapshot() { stat -c '%n %i %Y %Z %s' "$T/lib/libnccl.so.2.28.9" "$T/manifest.json" "$T/include/nccl.h" \
+                 "$ROOT/nccl/work/$(basename "$T")/build.log"; }
+before=$(snapshot)
+traced "$CCLFORGE" nccl build --root "$ROOT" -j2 --source "$MINI" --archs "7.5;9.0" --only-funcs SendRecv
 expect_rc 0 "same inputs again"
 expect_out "^cached $T" "reported as a cache hit"
-ms=$(( (t1 - t0) / 1000000 ))
-[ "$ms" -lt 1000 ] && ok "cache hit in ${ms} ms (< 1 s)" || bad "cache hit took ${ms} ms"
+[ "$(snapshot)" = "$before" ] && ok "the cache hit rewrote nothing (library, manifest, header, work log)" \
+    || bad "the cache hit changed files: $before / $(snapshot)"
+staged && bad "the cache hit left a staging directory" || ok "the cache hit staged nothing"
+if [ "$T_TRACE" = 1 ]; then
+    grep -q 'execve("[^"]*/make"' "$T_TMP/trace" && bad "the cache hit spawned make: $(grep make "$T_TMP/trace" | head -2)" \
+        || ok "the cache hit spawned no make"
+else
+    t_skip_part "strace cannot trace here: the cache hit's spawned programs are not checked"
+fi
 run B --source "$MINI" --archs "7.5;9.0" --only-funcs SendRecv --json
 expect_json "d['schema']=='cclforge.nccl-build/1' and d['cache_hit'] is True and d['ok'] is True" "--json cache hit"
 
@@ -123,7 +135,7 @@ expect_rc 1 "a library lacking sm_90 fails the build"
 expect_err "no sm_90 machine code" "the missing arch is named"
 expect_err "no compute_90 PTX" "the missing PTX is named"
 [ ! -e "$BUILDS/v2.28.9-sm75-sm90" ] && ok "nothing installed after a failed verification" || bad "installed anyway"
-ls -a "$BUILDS" | grep -q '^\.staging' && bad "staging left behind" || ok "no staging left"
+staged && bad "staging left behind" || ok "no staging left"
 
 # ---- a failing compile: the last lines and the log path, exit 1 ----
 CCLFORGE_MINI_FAIL=1 run B --source "$MINI" --archs "7.5"
@@ -138,11 +150,11 @@ for point in after-build staged; do
     [ "$RC" -eq 137 ] && ok "killed at $point (SIGKILL)" || bad "fault $point did not kill (rc $RC)"
     [ ! -e "$BUILDS/v2.28.9-sm75" ] && ok "no target after a kill at $point" || bad "target exists after kill at $point"
 done
-ls -a "$BUILDS" | grep -q '^\.staging-v2.28.9-sm75-' && ok "the killed run left its staging dir" || bad "no staging dir to recover from"
+staged v2.28.9-sm75 && ok "the killed run left its staging dir" || bad "no staging dir to recover from"
 run B --source "$MINI" --archs "7.5"
 expect_rc 0 "the next run builds"
 [ -f "$BUILDS/v2.28.9-sm75/manifest.json" ] && ok "target installed on recovery" || bad "not installed on recovery"
-ls -a "$BUILDS" | grep -q '^\.staging' && bad "stale staging not cleaned" || ok "stale staging cleaned"
+staged v2.28.9-sm75 && bad "stale staging not cleaned" || ok "stale staging cleaned"
 run "$CCLFORGE" nccl list --root "$ROOT" --json
 expect_json "len(d['builds'])==2" "list shows only complete builds"
 
@@ -179,7 +191,7 @@ run B --source "$MINI" --archs "7.5" --no-ptx
 expect_out "^installed $BUILDS/v2.28.9-sm75-noptx" "changed inputs are not a cache hit"
 OUT=$(cat "$BUILDS/v2.28.9-sm75-noptx/manifest.json")
 expect_json "d['source']['kind']=='dir' and d['tag']=='v2.28.9-1'" "the new build replaced the old one"
-ls -a "$BUILDS" | grep -q '^\.staging' && bad "the replaced build was left behind" || ok "the replaced build was removed"
+staged v2.28.9-sm75-noptx && bad "the replaced build was left behind" || ok "the replaced build was removed"
 
 # no --tag: libtorch's NCCL (from the survey) and the newest -N of it in the repository
 cat > "$T_TMP/torch.json" <<'JSON'

@@ -346,14 +346,15 @@ static void test_plan_docker(void **state)
     o.tag = "v2.28.9-1";
     o.docker = 1;
     o.cuda_home = "/nonexistent-cuda"; /* Docker mode does not need a local toolkit */
-    o.only_funcs = "SendRecv; rm -rf /";
+    o.only_funcs = "AllGather * *|SendRecv";
     struct cf_nccl_plan p;
     cf_error err = CF_ERROR_INIT;
     assert_int_equal(cf_nccl_plan_make(&o, &p, &err), 0);
     assert_non_null(strstr(p.dockerfile, "FROM nvidia/cuda:12.8.1-devel-ubuntu22.04\n"));
     /* exec-form RUN: the user's strings are JSON array items, never shell text */
     assert_non_null(strstr(p.dockerfile, "RUN [\"git\",\"clone\",\"--depth\",\"1\",\"--branch\",\"v2.28.9-1\""));
-    assert_non_null(strstr(p.dockerfile, "\"ONLY_FUNCS=SendRecv; rm -rf /\"]"));
+    assert_non_null(strstr(p.dockerfile, "\"ONLY_FUNCS=AllGather * *|SendRecv\"]"));
+    assert_non_null(strstr(p.dockerfile, "\nENV GIT_ALLOW_PROTOCOL=https:ssh:git:file\n"));
     struct cf_nccl_steps steps;
     cf_nccl_plan_steps(&p, "/tmp/private", &steps);
     assert_int_equal(steps.n_build, 3);
@@ -374,6 +375,118 @@ static void test_plan_docker(void **state)
     assert_string_not_equal(p.docker_tag, q.docker_tag);
     cf_nccl_plan_release(&q);
     cf_nccl_plan_release(&p);
+    ts_cleanup();
+}
+
+/* Text that would reach make, sh, a Dockerfile or git's transports: refused
+ * before anything is written, naming the character and the fix. */
+static void test_plan_rejects_hostile_text(void **state)
+{
+    if (!have_nvcc())
+        skip();
+    char *root = ts_tmpdir();
+    struct cf_nccl_build_opts o = base_opts(root);
+    static const struct {
+        const char *funcs, *needle;
+    } funcs[] = {
+        { "SendRecv\"; touch /tmp/x; echo \"", "contains '\"'" },
+        { "SendRecv$(shell touch /tmp/x)", "contains '$'" },
+        { "SendRecv`id`", "contains '`'" },
+        { "SendRecv\ntouch", "contains a newline" },
+        { "(AllReduce|SendRecv", "leaves a '(' group open" },
+        { "SendRecv)", "closes a group it never opened" },
+    };
+    for (size_t i = 0; i < sizeof funcs / sizeof funcs[0]; i++) {
+        o.only_funcs = funcs[i].funcs;
+        expect_plan_error(&o, CF_ERR_USAGE, funcs[i].needle);
+    }
+    /* NCCL's own examples pass (src/device/generate.py) */
+    static const char *const good[] = { "SendRecv", "AllGather * *|Broadcast * *|SendRecv", "AllReduce Sum f32 * *",
+                                        "(AllGather|Broadcast) RING SIMPLE" };
+    struct cf_nccl_plan p;
+    cf_error err = CF_ERROR_INIT;
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        o.only_funcs = good[i];
+        if (cf_nccl_plan_make(&o, &p, &err) != 0)
+            fail_msg("%s refused: %s", good[i], cf_error_message(&err));
+        cf_nccl_plan_release(&p);
+    }
+    o.only_funcs = NULL;
+
+    static const struct {
+        const char *root, *needle;
+    } roots[] = {
+        { "/tmp/r$(shell touch /tmp/x)", "the install root /tmp/r$(shell touch /tmp/x) contains '$'" },
+        { "/tmp/my root", "contains a space" },
+        { "/tmp/a;b", "contains ';'" },
+        { "/tmp/a'b", "contains '''" },
+        { "/tmp/a:b", "contains ':'" },
+        { "/tmp/a%b", "contains '%'" },
+        { "/tmp/a\033]0;t\007", "the control character \\x1b" },
+    };
+    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+        o.root = roots[i].root;
+        expect_plan_error(&o, CF_ERR_USAGE, roots[i].needle);
+        assert_false(cf_path_exists(roots[i].root)); /* nothing written */
+    }
+    o.root = root;
+    o.cuda_home = "/usr/local/cuda/bin/../"; /* fine: only letters and / . */
+    if (cf_nccl_plan_make(&o, &p, &err) != 0)
+        fail_msg("%s", cf_error_message(&err));
+    cf_nccl_plan_release(&p);
+    /* a root reached through a link with a clean name, whose real path has a
+     * space: make -C works in the real directory, so a git source is refused */
+    char *spaced = cf_path_join(root, "real dir");
+    assert_int_equal(cf_mkdir_p(spaced, 0755, NULL), 0);
+    char *link = cf_path_join(root, "clean");
+    assert_int_equal(symlink(spaced, link), 0);
+    o = base_opts(link); /* a DIR source: only BUILDDIR is under the root */
+    if (cf_nccl_plan_make(&o, &p, &err) != 0)
+        fail_msg("%s", cf_error_message(&err));
+    cf_nccl_plan_release(&p);
+    o.source = "file:///nonexistent/nccl.git";
+    o.tag = "v2.28.9-1";
+    expect_plan_error(&o, CF_ERR_USAGE, "the source checkout (under the root's real path)");
+    o = base_opts(root);
+
+    static const struct {
+        const char *url, *needle;
+    } urls[] = {
+        { "ext::sh -c touch% /tmp/x #://x", "contains a space" },
+        { "ext::sh%20-c%20id://x", "only over https://" },
+        { "http://example.com/nccl.git", "only over https://" },
+        { "fd::7://", "only over https://" },
+    };
+    o.tag = "v2.28.9-1";
+    for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
+        o.source = urls[i].url;
+        expect_plan_error(&o, CF_ERR_USAGE, urls[i].needle);
+    }
+    o = base_opts(root);
+
+    o.source = NULL;
+    o.tag = "v2.28.9-1";
+    o.docker = 1;
+    static const char *const bad_images[] = { "ubuntu:22.04\nRUN touch /tmp/x", "Ubuntu", "ubuntu:", "a//b", "-x",
+                                              "ubuntu@sha256:abc", "ubuntu:tag with space", "" };
+    for (size_t i = 0; i < sizeof bad_images / sizeof bad_images[0]; i++) {
+        o.docker_image = bad_images[i];
+        expect_plan_error(&o, CF_ERR_USAGE, "is not an image reference");
+    }
+    static const char *const good_images[] = {
+        "ubuntu", "nvidia/cuda:13.0.0-devel-ubuntu22.04", "localhost:5000/my_team/cuda__x:1.0",
+        "registry.example.com/a/b-c.d:latest",
+        "nvcr.io/nvidia/pytorch@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        "[::1]:5000/cuda:12"
+    };
+    for (size_t i = 0; i < sizeof good_images / sizeof good_images[0]; i++) {
+        o.docker_image = good_images[i];
+        if (cf_nccl_plan_make(&o, &p, &err) != 0)
+            fail_msg("%s refused: %s", good_images[i], cf_error_message(&err));
+        cf_nccl_plan_release(&p);
+    }
+    free(spaced);
+    free(link);
     ts_cleanup();
 }
 
@@ -491,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_plan_defaults_from_env),
         cmocka_unit_test(test_plan_git_newest_revision),
         cmocka_unit_test(test_plan_docker),
+        cmocka_unit_test(test_plan_rejects_hostile_text),
         cmocka_unit_test(test_plan_rccl_cmake),
         cmocka_unit_test(test_plan_defaults_from_survey),
         cmocka_unit_test(test_shell_quote),

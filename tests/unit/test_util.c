@@ -1,6 +1,8 @@
 /* strbuf, strvec, spawn and fs: the ground everything else stands on. */
 #include "testsupport.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 
+#include "cclforge/atomic_file.h"
 #include "cclforge/fs.h"
 #include "cclforge/json.h"
 #include "cclforge/spawn.h"
@@ -406,6 +409,62 @@ static void test_fs_atomic_write_and_rm(void **state)
     ts_cleanup();
 }
 
+/* The safe writer: a planted link at the final name is refused (its target
+ * untouched), the temporary is never a known name, nothing is left behind,
+ * the mode is honoured, a link is replaced atomically. */
+static void test_atomic_writer_refuses_planted_links(void **state)
+{
+    char *d = ts_tmpdir();
+    char *victim = ts_write(d, "victim.txt", "precious");
+    char *out = cf_path_join(d, "out.json");
+    assert_int_equal(symlink(victim, out), 0);
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_write_file_atomic(out, "evil", 4, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "is a symbolic link"));
+    cf_error_clear(&err);
+    struct strbuf sb = STRBUF_INIT;
+    assert_int_equal(cf_read_file(victim, 100, &sb, NULL), 0);
+    assert_string_equal(cf_sb_str(&sb), "precious");
+    cf_sb_reset(&sb);
+    /* the old predictable temporary name is not followed either */
+    char *old_tmp = cf_asprintf("%s.tmp.%ld", out, (long)getpid());
+    unlink(out);
+    assert_int_equal(symlink(victim, old_tmp), 0);
+    assert_int_equal(cf_write_file_at(AT_FDCWD, out, "new", 3, 0600, &err), 0);
+    assert_int_equal(cf_read_file(victim, 100, &sb, NULL), 0);
+    assert_string_equal(cf_sb_str(&sb), "precious");
+    struct stat st;
+    assert_int_equal(lstat(out, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0600);
+    /* only victim, out and the planted link: no temporary left */
+    DIR *dir = opendir(d);
+    int entries = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)))
+        entries += e->d_name[0] != '.' || strstr(e->d_name, ".tmp-") != NULL;
+    closedir(dir);
+    assert_int_equal(entries, 3);
+    /* links are swapped by rename, never written through */
+    char *link = cf_path_join(d, "active");
+    assert_int_equal(cf_symlink_atomic("victim.txt", link, NULL), 0);
+    assert_int_equal(cf_symlink_atomic("out.json", link, NULL), 0);
+    char target[64] = "";
+    assert_int_equal(readlink(link, target, sizeof target - 1), 8);
+    assert_string_equal(target, "out.json");
+    /* a log is never opened through a link, nor a FIFO */
+    assert_int_equal(cf_open_log(old_tmp, 1, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "symbolic link"));
+    cf_error_clear(&err);
+    char *fifo = cf_path_join(d, "fifo");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(cf_open_log(fifo, 1, &err), -1);
+    cf_error_clear(&err);
+    cf_sb_release(&sb);
+    free(out), free(old_tmp), free(link), free(fifo);
+    ts_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -421,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_fs_atomic_write_and_rm),
         cmocka_unit_test(test_mmap_survives_truncation),
         cmocka_unit_test(test_path_in_root),
+        cmocka_unit_test(test_atomic_writer_refuses_planted_links),
         cmocka_unit_test(test_path_normalize),
         cmocka_unit_test(test_cache_prune_oldest_first),
     };
