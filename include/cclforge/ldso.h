@@ -116,6 +116,11 @@ struct cf_ldso_opts {
     /* NULL: cpuid probed on every resolve. Else zero-initialised storage the
      * first resolve fills and later ones reuse (one probe per process). */
     struct cf_ldso_cpu *cpu_cache;
+    /* Objects dlopen'ed one after another once the root's closure is mapped
+     * (a Python importing torch/_C, then an extension): paths, NULL-terminated;
+     * NULL none. Each one's closure is mapped before the next, and a NEEDED of
+     * a name or soname already in the process is "already loaded". */
+    const char *const *dlopen;
 };
 
 /* Resolves the closure of one ELF file as glibc's ld.so would when loading it

@@ -29,7 +29,7 @@ int cf_bridge_wheel(const struct cf_bridge_wheel_opts *o, char **wheel_path, cha
     cf_sb_release(&text);
     const char *module = json_str(doc, "module"), *package = json_str(doc, "package"),
                *ext = json_str(doc, "extension"), *tag = json_str(doc, "python_tag"), *vendor = json_str(doc, "vendor"),
-               *torch_version = json_str(doc, "torch_version");
+               *torch_version = json_str(doc, "torch_version"), *package_dir = json_str(doc, "package_dir");
     if (!module || !package || !ext || !tag || !*tag) {
         cJSON_Delete(doc);
         int rc = cf_error_set(err, CF_ERR_FORMAT, "%s lacks module/package/extension/python_tag", json_path);
@@ -37,18 +37,22 @@ int cf_bridge_wheel(const struct cf_bridge_wheel_opts *o, char **wheel_path, cha
         return rc;
     }
     free(json_path);
+    char *pdir = cf_strdup(package_dir ? package_dir : package);
+    for (char *c = pdir; *c; c++)
+        if (*c == '.')
+            *c = '/';
 
     struct strvec names = STRVEC_INIT, paths = STRVEC_INIT, externals = STRVEC_INIT;
-    cf_strvec_pushf(&names, "%s/__init__.py", package);
-    cf_strvec_pushf(&paths, "%s/%s/__init__.py", o->build_dir, package);
-    cf_strvec_pushf(&names, "%s/%s", package, ext);
-    cf_strvec_pushf(&paths, "%s/%s/%s", o->build_dir, package, ext);
+    cf_strvec_pushf(&names, "%s/__init__.py", pdir);
+    cf_strvec_pushf(&paths, "%s/%s/__init__.py", o->build_dir, pdir);
+    cf_strvec_pushf(&names, "%s/%s", pdir, ext);
+    cf_strvec_pushf(&paths, "%s/%s/%s", o->build_dir, pdir, ext);
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc, "bundled")) if (cJSON_IsString(it))
     {
         /* never the GPU driver: the build refused it already; kept out here too */
-        cf_strvec_pushf(&names, "%s/lib/%s", package, it->valuestring);
-        cf_strvec_pushf(&paths, "%s/%s/lib/%s", o->build_dir, package, it->valuestring);
+        cf_strvec_pushf(&names, "%s/lib/%s", pdir, it->valuestring);
+        cf_strvec_pushf(&paths, "%s/%s/lib/%s", o->build_dir, pdir, it->valuestring);
     }
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc, "externals")) if (cJSON_IsString(it))
         cf_strvec_push(&externals, it->valuestring);
@@ -99,5 +103,6 @@ int cf_bridge_wheel(const struct cf_bridge_wheel_opts *o, char **wheel_path, cha
     cf_strvec_clear(&paths);
     cf_strvec_clear(&externals);
     cJSON_Delete(doc);
+    free(pdir);
     return rc;
 }

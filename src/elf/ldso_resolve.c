@@ -788,10 +788,18 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
 
     prepare_search(&c);
 
-    /* Breadth first: objects are appended as they are mapped and processed in that order. */
-    for (size_t i = 0; i < out->n_objects; i++)
-        for (size_t k = 0; k < c.objs[i].needed.n; k++)
-            map_needed(&c, c.objs[i].needed.v[k], (long)i);
+    /* Breadth first: objects are appended as they are mapped and processed in
+     * that order; each dlopen'ed object's closure completes before the next. */
+    size_t i = 0;
+    const char *const *next = opts->dlopen;
+    for (;;) {
+        for (; i < out->n_objects; i++)
+            for (size_t k = 0; k < c.objs[i].needed.n; k++)
+                map_needed(&c, c.objs[i].needed.v[k], (long)i);
+        if (!next || !*next)
+            break;
+        map_needed(&c, *next++, 0);
+    }
 
     release_ctx(&c);
     return 0;
