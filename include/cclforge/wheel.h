@@ -100,6 +100,7 @@ struct cf_wheel_verify_opts {
     const char *wheel;
     int install;                /* make a venv, pip install --no-index --no-deps, import */
     int smoke_ranks;            /* > 0: an N-rank torch.distributed run through the installed bridge */
+    const char *smoke_backend;  /* "nccl" (the bridge, N GPUs; NULL) or "gloo" (CPU, after importing the bridge) */
     const char *python;         /* interpreter for the venv (NULL: python3) */
     int system_site_packages;   /* venv --system-site-packages */
     const char *const *site_dirs; size_t n_site_dirs;       /* made importable in the venv by a .pth file (e.g. a torch install) */

@@ -32,6 +32,8 @@ static const char usage_text[] =
     "                     make_nccl_backend with one rank (without a GPU it must raise)\n"
     "  --smoke N          after the install, an N-rank all_reduce, broadcast, all_gather and\n"
     "                     reduce_scatter through the installed bridge; fails with fewer than N GPUs\n"
+    "  --backend B        nccl (the bridge's ProcessGroupNCCL, default) or gloo (torch's CPU\n"
+    "                     backend after importing the installed bridge: no GPU needed)\n"
     "  --python PY        interpreter for the venv (default python3)\n"
     "  --site DIR         link DIR's packages (e.g. a torch install) into the venv's\n"
     "                     site-packages; NEEDED libraries on declared externals are looked up\n"
@@ -49,11 +51,12 @@ static const char usage_text[] =
     "  cclforge wheel verify dist/cclforge_nccl_bridge-0.1.0-*.whl\n"
     "  cclforge wheel verify --install --site ~/venv/lib/python3.11/site-packages --json dist/X.whl\n";
 
-enum { OPT_INSTALL = 256, OPT_SMOKE, OPT_PYTHON, OPT_SITE, OPT_SYSTEM_SITE, OPT_EXTERNAL, OPT_WORK_DIR, OPT_KEEP, OPT_JSON };
+enum { OPT_INSTALL = 256, OPT_SMOKE, OPT_BACKEND, OPT_PYTHON, OPT_SITE, OPT_SYSTEM_SITE, OPT_EXTERNAL, OPT_WORK_DIR, OPT_KEEP, OPT_JSON };
 
 static const struct option long_options[] = {
     { "install", no_argument, 0, OPT_INSTALL },
     { "smoke", required_argument, 0, OPT_SMOKE },
+    { "backend", required_argument, 0, OPT_BACKEND },
     { "python", required_argument, 0, OPT_PYTHON },
     { "site", required_argument, 0, OPT_SITE },
     { "system-site-packages", no_argument, 0, OPT_SYSTEM_SITE },
@@ -167,6 +170,13 @@ int cmd_wheel(int argc, char **argv)
             o.install = 1;
             break;
         }
+        case OPT_BACKEND:
+            if (strcmp(optarg, "nccl") && strcmp(optarg, "gloo")) {
+                rc = cli_usage("wheel verify", "--backend is nccl or gloo, not '%s'", optarg);
+                goto done;
+            }
+            o.smoke_backend = optarg;
+            break;
         case OPT_PYTHON: o.python = optarg; break;
         case OPT_SITE: cf_strvec_push(&sites, optarg); break;
         case OPT_SYSTEM_SITE: o.system_site_packages = 1; break;

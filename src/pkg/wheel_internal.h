@@ -20,4 +20,11 @@ struct wheel_facts {
 void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
                           struct cf_wheel_verify_result *res);
 
+/* wheel_abi.c: abi_info()'s sizes and NCCL versions against the libtorch file loaded. */
+struct cJSON;
+void cf_wheel_bridge_abi_check(struct cf_wheel_verify_result *res, const struct cJSON *abi);
+/* wheel_smoke.c: --smoke N with opts->smoke_backend through the installed module. */
+void cf_wheel_run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, const char *work, const char *module,
+                        int gpus, struct cf_wheel_verify_result *res);
+
 #endif
