@@ -2,6 +2,8 @@
 #ifndef CCLFORGE_PKG_WHEEL_INTERNAL_H
 #define CCLFORGE_PKG_WHEEL_INTERNAL_H
 
+#include <time.h>
+
 #include "cclforge/wheel.h"
 
 /* The bridge marker a cclforge-built wheel carries in its .dist-info. */
@@ -19,6 +21,16 @@ struct wheel_facts {
 /* --install and --smoke: a fresh venv, pip install, import from the installed location. */
 void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
                           struct cf_wheel_verify_result *res);
+
+/* wheel_write.c, shared with wheel_graft.c: a clean relative member name (no
+ * "/", "..", "." or empty components); the time stamp of written members
+ * (SOURCE_DATE_EPOCH, else 1980-01-01); one deflated member with Unix mode
+ * 0644/0755 and that time. */
+int cf_wheel_member_name_ok(const char *name);
+long cf_wheel_fixed_mtime(void);
+typedef struct zip zip_t;
+int cf_wheel_zip_add(zip_t *za, const char *name, const struct strbuf *data, int executable, time_t mtime,
+                     cf_error *err);
 
 /* wheel_abi.c: abi_info()'s sizes and NCCL versions against the libtorch file loaded. */
 struct cJSON;
