@@ -92,6 +92,7 @@ struct cf_bridge_plan {
     int cxx_major;
     char *cxx_std;                       /* "c++17" or "c++20" (what torch's headers require) */
     char *cxx_gate;                      /* the rule applied, in words */
+    int cxx_ok;                          /* the compiler passed the gate */
     struct cf_bridge_item python;
     char *python_exe;                    /* its sys.executable: the program the loader emulation starts from */
     char *python_version;                /* "3.11" */

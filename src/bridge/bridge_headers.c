@@ -449,8 +449,9 @@ void cf_bridge_prove_headers(struct cf_bridge_plan *p)
 {
     for (size_t k = 0; k < 4; k++)
         p->headers[k].name = proved[k].name;
-    if (p->problems.n || !p->cxx.value || !p->source.value) {
-        p->proof = cf_strdup("not run: the problems above come first");
+    /* other problems (a library not found) do not stop the proof; these do */
+    if (!p->cxx_ok || !p->source.value || !cf_is_file(p->source.value) || !p->torch_dir.value) {
+        p->proof = cf_strdup("not run: it needs a compiler that passes the gate, the source and torch's headers");
         return;
     }
     struct strvec argv = STRVEC_INIT;

@@ -285,11 +285,14 @@ static void check_glibc(const struct cf_bridge_plan *p, const char *output, stru
         struct strbuf list = STRBUF_INIT;
         for (size_t i = 0; i < res->glibc_symbols.n; i++)
             cf_sb_addf(&list, "%s%s", i ? ", " : "", res->glibc_symbols.v[i]);
+        /* pypa's images: manylinux2014 is glibc 2.17, later ones say their glibc */
+        char *image = p->max_glibc <= 2017 ? cf_strdup("quay.io/pypa/manylinux2014_x86_64")
+                                           : cf_asprintf("quay.io/pypa/manylinux_2_%d_x86_64", p->max_glibc % 1000);
         cf_strvec_pushf(&res->problems, "the extension needs glibc %d.%d (%s) but --max-glibc is %d.%d: build on a "
-                                        "host or in an image with glibc <= %d.%d (--docker "
-                                        "quay.io/pypa/manylinux_2_%d_x86_64 with its GCC toolset)",
+                                        "host or in an image with glibc <= %d.%d (--docker %s, with its GCC toolset)",
                         max / 1000, max % 1000, list.buf, p->max_glibc / 1000, p->max_glibc % 1000,
-                        p->max_glibc / 1000, p->max_glibc % 1000, p->max_glibc % 1000);
+                        p->max_glibc / 1000, p->max_glibc % 1000, image);
+        free(image);
         cf_sb_release(&list);
     } else if (p->max_glibc) {
         cf_strvec_pushf(&res->checks, "ok: needs glibc %d.%d at most, within --max-glibc %d.%d", max / 1000,

@@ -451,6 +451,7 @@ static void resolve_compiler(const struct cf_bridge_opts *o, struct cf_bridge_pl
     p->cxx_gate = cf_asprintf("%s >= %d (%s for torch's headers%s)", is_clang ? "clang" : "GCC", need,
                               p->cxx_std ? p->cxx_std : "c++17",
                               is_clang ? "" : "; GCC 8 and older cannot compile torch's C++17 headers");
+    p->cxx_ok = major >= need;
     if (major < need)
         cf_bridge_problem(p, "compiler %s is %s %s (\"%s\"): too old, the bridge needs %s; install a newer one and pass --cxx "
                    "or set CXX",
