@@ -36,7 +36,7 @@ cmake_minimum_required(VERSION 3.16)
 project(myplug NONE)
 include("$module")
 cclforge_add_nccl_bridge(nccl_bridge
-  PACKAGE myplug.comm NAME _flagos_nccl
+  PACKAGE myplug.comm NAME _flagos_nccl  # as bridge_host.sh: one cached object serves both
   LIBTORCH "$site/torch"
   INTO "\${CMAKE_SOURCE_DIR}/src")
 CM

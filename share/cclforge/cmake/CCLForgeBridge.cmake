@@ -22,9 +22,12 @@
 # <OUT>/cclforge-build.json.
 include_guard(GLOBAL)
 
+# beside this file first: <prefix>/bin for an install, the build directory for a build tree
 find_program(CCLFORGE_EXECUTABLE cclforge
-  HINTS "${CMAKE_CURRENT_LIST_DIR}/../../../bin" "${CMAKE_CURRENT_LIST_DIR}/../.."
+  PATHS "${CMAKE_CURRENT_LIST_DIR}/../../../bin" "${CMAKE_CURRENT_LIST_DIR}/../../.."
+  NO_DEFAULT_PATH
   DOC "cclforge, which builds the ProcessGroupNCCL bridge")
+find_program(CCLFORGE_EXECUTABLE cclforge DOC "cclforge, which builds the ProcessGroupNCCL bridge")
 
 function(cclforge_add_nccl_bridge target)
   set(one PACKAGE NAME VENDOR TORCH_HEADERS VENDOR_LIBS LIBTORCH TOOLKIT INTO OUT PYTHON MAX_GLIBC DOCKER)
