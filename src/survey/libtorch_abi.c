@@ -37,6 +37,15 @@ static uint64_t le64(const uint8_t *p)
     return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
+/* A section's bytes, or -1: an unreadable section is a fact left unknown. */
+static int section_view(struct cf_elf *elf, const struct cf_elf_section *s, const uint8_t **data, size_t *len)
+{
+    cf_error err = CF_ERROR_INIT;
+    int rc = cf_elf_section_bytes(elf, s, data, len, &err);
+    cf_error_clear(&err);
+    return rc;
+}
+
 /* The mapped bytes at virtual address addr: *avail of them, or NULL. */
 static const uint8_t *bytes_at(struct cf_elf *elf, uint64_t addr, size_t *avail)
 {
@@ -46,10 +55,7 @@ static const uint8_t *bytes_at(struct cf_elf *elf, uint64_t addr, size_t *avail)
             continue;
         const uint8_t *data;
         size_t len;
-        cf_error err = CF_ERROR_INIT;
-        int rc = cf_elf_section_bytes(elf, s, &data, &len, &err);
-        cf_error_clear(&err);
-        if (rc != 0 || addr - s->addr >= len)
+        if (section_view(elf, s, &data, &len) != 0 || addr - s->addr >= len)
             return NULL;
         *avail = len - (size_t)(addr - s->addr);
         return data + (addr - s->addr);
@@ -80,10 +86,7 @@ static int reloc_at(struct cf_elf *elf, uint64_t addr, uint32_t *type, uint32_t 
             continue;
         const uint8_t *data;
         size_t len;
-        cf_error err = CF_ERROR_INIT;
-        int rc = cf_elf_section_bytes(elf, s, &data, &len, &err);
-        cf_error_clear(&err);
-        if (rc != 0)
+        if (section_view(elf, s, &data, &len) != 0)
             continue;
         for (size_t off = 0; off + sizeof(Elf64_Rela) <= len; off += sizeof(Elf64_Rela)) {
             if (le64(data + off) != addr)

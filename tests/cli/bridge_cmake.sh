@@ -4,7 +4,6 @@
 # (against PyPI's torch, as bridge_torch.sh; the object cache makes a repeat a
 # link). Its argument checks fail the configure step.
 . "$(dirname "$0")/lib.sh"
-SRC=${CCLFORGE_SOURCE_DIR:?}
 T=$T_TMP
 export CCLFORGE_HOME=${CCLFORGE_TEST_HOME:-$HOME/.cache/cclforge/test-home}
 module=${CCLFORGE_BINARY_DIR:?}/share/cclforge/cmake/CCLForgeBridge.cmake
@@ -22,13 +21,7 @@ run cmake -S "$T/bad" -B "$T/bad/build"
 [ "$RC" -ne 0 ] && ok "configure fails without PACKAGE" || bad "configure fails without PACKAGE"
 expect_err 'PACKAGE and NAME are required' "and says what is missing"
 
-site=$(bash "$SRC/scripts/torch-cache.sh" 2>"$T/torch-cache.log" | tail -n 1)
-[ -n "$site" ] && [ -d "$site/torch/include" ] || t_skip "scripts/torch-cache.sh could not provide torch (PyPI is needed once)"
-cuda=${CUDA_HOME:-}
-[ -n "$cuda" ] || cuda=$(dirname "$(dirname "$(command -v nvcc || echo /nonexistent/bin/nvcc)")")
-[ -f "$cuda/include/cuda_runtime_api.h" ] || t_skip "no CUDA toolkit headers (set CUDA_HOME)"
-export CUDA_HOME=$cuda
-unset NCCL_HOME LIBTORCH ROCM_PATH DTK_HOME
+t_torch_inputs
 
 mkdir -p "$T/plugin/src/myplug/comm"
 cat > "$T/plugin/CMakeLists.txt" <<CM

@@ -19,26 +19,16 @@ T=$T_TMP
 export CCLFORGE_HOME=${CCLFORGE_TEST_HOME:-$HOME/.cache/cclforge/test-home}
 FIX=$SRC/tests/fixtures
 
-site=$(bash "$SRC/scripts/torch-cache.sh" 2>"$T/torch-cache.log" | tail -n 1)
-if [ -z "$site" ] || [ ! -d "$site/torch/include" ] || [ ! -f "$site/nvidia/nccl/include/nccl.h" ]; then
-    cat "$T/torch-cache.log"
-    t_skip "scripts/torch-cache.sh could not provide torch 2.15.0 and its NCCL wheel (PyPI is needed once)"
-fi
-cuda=${CUDA_HOME:-}
-[ -n "$cuda" ] || cuda=$(dirname "$(dirname "$(command -v nvcc || echo /nonexistent/bin/nvcc)")")
-[ -f "$cuda/include/cuda_runtime_api.h" ] || t_skip "no CUDA toolkit headers (set CUDA_HOME): torch's CUDA-named headers need them"
-python3 -c 'import setuptools' 2>/dev/null || t_skip "python3 has no setuptools: pip wheel of the host project cannot run"
-export CUDA_HOME=$cuda
-unset NCCL_HOME LIBTORCH ROCM_PATH DTK_HOME
-mkdir -p "$T/cuda-libs"
-for f in "$cuda"/lib64/*; do case ${f##*/} in libnccl*) ;; *) ln -s "$f" "$T/cuda-libs/" ;; esac; done
-export LD_LIBRARY_PATH="$T/cuda-libs"
+t_torch_inputs
+pybuild=$(bash "$SRC/scripts/pybuild-cache.sh" 2>"$T/pybuild.log" | tail -n 1)
+[ -x "$pybuild" ] || { cat "$T/pybuild.log"; t_skip "no Python build environment (setuptools, wheel from PyPI, needed once)"; }
+t_cuda_libs
 
 host_tree() { # DIR: a fresh copy of the host project
     rm -rf "$1"; cp -r "$FIX/host_project" "$1"
 }
 pip_wheel() { # PROJECT OUT: the project's own build, offline, no build isolation
-    python3 -m pip wheel --quiet --no-deps --no-build-isolation --disable-pip-version-check -w "$2" "$1" >"$T/pip.log" 2>&1 \
+    "$pybuild" -m pip wheel --quiet --no-deps --no-build-isolation --disable-pip-version-check -w "$2" "$1" >"$T/pip.log" 2>&1 \
         || { cat "$T/pip.log"; return 1; }
     ls "$2"/cf_host_plugin-*.whl
 }

@@ -9,26 +9,12 @@
 # harness passes with 2 and 4 ranks, --smoke 2 on NCCL says it needs GPUs;
 # --max-glibc and --docker. No GPU runs here.
 . "$(dirname "$0")/lib.sh"
-SRC=${CCLFORGE_SOURCE_DIR:?}
 T=$T_TMP
 # objects are cached by content (compiler, command, every header): repeat runs link only
 export CCLFORGE_HOME=${CCLFORGE_TEST_HOME:-$HOME/.cache/cclforge/test-home}
 
-site=$(bash "$SRC/scripts/torch-cache.sh" 2>"$T/torch-cache.log" | tail -n 1)
-if [ -z "$site" ] || [ ! -d "$site/torch/include" ] || [ ! -f "$site/nvidia/nccl/include/nccl.h" ]; then
-    cat "$T/torch-cache.log"
-    t_skip "scripts/torch-cache.sh could not provide torch 2.15.0 and nvidia-nccl-cu13 2.30.7 (PyPI is needed once)"
-fi
-cuda=${CUDA_HOME:-}
-[ -n "$cuda" ] || cuda=$(dirname "$(dirname "$(command -v nvcc || echo /nonexistent/bin/nvcc)")")
-[ -f "$cuda/include/cuda_runtime_api.h" ] || t_skip "no CUDA toolkit headers (set CUDA_HOME): the NVIDIA bridge cannot compile"
-export CUDA_HOME=$cuda
-unset NCCL_HOME LIBTORCH ROCM_PATH DTK_HOME
-# cudart and friends from the toolkit at import, but never its libnccl: torch's
-# own RPATH finds the pinned wheel's, and so must everything else
-mkdir -p "$T/cuda-libs"
-for f in "$cuda"/lib64/*; do case ${f##*/} in libnccl*) ;; *) ln -s "$f" "$T/cuda-libs/" ;; esac; done
-export LD_LIBRARY_PATH="$T/cuda-libs"
+t_torch_inputs
+t_cuda_libs
 
 # ---- plan: the headers proven ------------------------------------------------
 run "$CCLFORGE" bridge plan --libtorch "$site/torch" --json
