@@ -41,8 +41,10 @@ void cf_wheel_bridge_abi_check(struct cf_wheel_verify_result *res, const cJSON *
     memset(&lib, 0, sizeof lib);
     lib.options_size = lib.process_group_size = -1;
     cf_error err = CF_ERROR_INIT;
-    if (file && cf_libtorch_abi_read(file, NULL, &lib, &err) < 0)
+    if (file && cf_libtorch_abi_read(file, NULL, &lib, &err) < 0) {
         lib.options_from = cf_strdup(cf_error_message(&err));
+        lib.options_size = lib.process_group_size = -1;
+    }
     cf_error_clear(&err);
     const char *nh = str(abi, "nccl_header"), *nr = str(abi, "nccl_runtime");
     struct strbuf why = STRBUF_INIT;

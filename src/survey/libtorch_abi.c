@@ -336,6 +336,7 @@ void cf_libtorch_abi_of_elf(struct cf_elf *elf, struct cf_libtorch_abi *abi)
 int cf_libtorch_abi_read(const char *gpu_lib, const char *torch_dir, struct cf_libtorch_abi *abi, cf_error *err)
 {
     memset(abi, 0, sizeof *abi);
+    abi->options_size = abi->process_group_size = -1;
     struct cf_elf *elf;
     if (cf_elf_open(gpu_lib, &elf, err) != 0)
         return -1;
