@@ -150,8 +150,9 @@ static char *object_key(const struct cf_bridge_plan *p)
     struct strvec argv = STRVEC_INIT;
     cf_bridge_compile_argv(p, "-", &argv);
     cf_sb_addf(&sb, "cxx %s %s\n", p->cxx.value, p->cxx_version ? p->cxx_version : "?");
+    /* the source by its content alone: the same bridge from another copy of share/ is the same object */
     for (size_t i = 0; i < argv.n; i++)
-        cf_sb_addf(&sb, "%s\n", argv.v[i]);
+        cf_sb_addf(&sb, "%s\n", !strcmp(argv.v[i], p->source.value) ? "<source>" : argv.v[i]);
     cf_strvec_clear(&argv);
     for (size_t i = 0; i < p->proof_files.n; i++) {
         char hex[65];
@@ -161,7 +162,8 @@ static char *object_key(const struct cf_bridge_plan *p)
             cf_sb_release(&sb);
             return NULL;
         }
-        cf_sb_addf(&sb, "%s %s\n", p->proof_files.v[i], hex);
+        cf_sb_addf(&sb, "%s %s\n", !strcmp(p->proof_files.v[i], p->source.value) ? "<source>" : p->proof_files.v[i],
+                   hex);
     }
     char key[65];
     cf_sha256_hex(sb.buf, sb.len, key);

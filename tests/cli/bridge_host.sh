@@ -85,23 +85,24 @@ PY
 verify_import "$graft" "nvidia graft"
 run "$CCLFORGE" wheel graft "$pure" "$so" --at ../escape
 expect_rc 2 "graft --at outside the wheel is a usage error"
-run "$CCLFORGE" wheel graft "$T/nowhere.whl" "$so" --at pkg
-expect_rc 2 "graft of a wheel that is not there"; true
+run "$CCLFORGE" wheel graft "$T/nowhere-0.1-py3-none-any.whl" "$so" --at pkg
+expect_rc 1 "graft of a wheel that is not there"
+expect_err "nowhere-0.1-py3-none-any.whl" "names it"
 
 # ---- DTK and ROCm: the vendor libraries of a hipified libtorch ---------------
 read -r opt_size pg_size < <("$CCLFORGE" bridge plan --libtorch "$site/torch" --json | python3 -c 'import json,sys; a=json.load(sys.stdin)["plan"]["libtorch_abi"]; print(a["options_size"], a["process_group_size"])')
-vendor_libs() { # DIR: libc10_hip, libtorch_hip, librccl (RCCL 2.18.3) and a vendor libc10.so
+vendor_libs() { # DIR: libc10_hip, libtorch_hip, librccl (RCCL 2.24.3: torch 2.15 wants NCCL >= 2.23) and a vendor libc10.so
     mkdir -p "$1"
     g++ -O2 -shared -fPIC -Wl,-soname,libc10_hip.so -o "$1/libc10_hip.so" "$FIX/vendor_hip/c10_hip.cpp"
-    g++ -O2 -shared -fPIC -Wl,-soname,libtorch_hip.so -DOPTIONS_SIZE="$opt_size" -DPG_SIZE="$pg_size" -DNCCL_CODE=21803 \
+    g++ -O2 -shared -fPIC -Wl,-soname,libtorch_hip.so -DOPTIONS_SIZE="$opt_size" -DPG_SIZE="$pg_size" -DNCCL_CODE=22403 \
         -o "$1/libtorch_hip.so" "$FIX/vendor_hip/torch_hip.cpp" -L"$1" -Wl,--no-as-needed -lc10_hip -Wl,-rpath,'$ORIGIN'
-    g++ -O2 -shared -fPIC -Wl,-soname,librccl.so.1 -DNCCL_CODE=21803 '-DRCCL_VERSION_TEXT="2.18.3"' \
+    g++ -O2 -shared -fPIC -Wl,-soname,librccl.so.1 -DNCCL_CODE=22403 '-DRCCL_VERSION_TEXT="2.24.3"' \
         -o "$1/librccl.so.1" "$FIX/vendor_hip/rccl.cpp"
     cp "$site/torch/lib/libc10.so" "$1/libc10.so" # the vendor ships its own libc10 too
 }
-hip_root() { # ROOT: include/rccl/{rccl,nccl}.h (RCCL 2.18.3's version, the wheel's layout), include/hip, lib/
+hip_root() { # ROOT: include/rccl/{rccl,nccl}.h (RCCL 2.24.3's version, the wheel's layout), include/hip, lib/
     mkdir -p "$1/include/hip" "$1/include/rccl"
-    sed 's/NCCL_H_/RCCL_H_/; s/#define NCCL_MINOR 30/#define NCCL_MINOR 18/; s/#define NCCL_PATCH 7/#define NCCL_PATCH 3/; s/#define NCCL_VERSION_CODE 23007/#define NCCL_VERSION_CODE 21803/' \
+    sed 's/NCCL_H_/RCCL_H_/; s/#define NCCL_MINOR 30/#define NCCL_MINOR 24/; s/#define NCCL_PATCH 7/#define NCCL_PATCH 3/; s/#define NCCL_VERSION_CODE 23007/#define NCCL_VERSION_CODE 22403/' \
         "$site/nvidia/nccl/include/nccl.h" > "$1/include/rccl/rccl.h"
     printf '#pragma once\n#include "rccl.h"\n' > "$1/include/rccl/nccl.h"
     printf '#pragma once\n#define HIP_VERSION_MAJOR 6\n#define HIP_VERSION_MINOR 2\n#define HIP_VERSION_PATCH 41133\n' > "$1/include/hip/hip_runtime.h"
@@ -151,7 +152,7 @@ expect_rc 0 "dtk: plan from DTK_HOME, CPU torch headers, the vendor directory"
 expect_json 'd["plan"]["vendor"]["value"] == "dtk" and d["plan"]["toolkit_root"]["from"] == "DTK_HOME"' "dtk: vendor from libtorch_hip.so and DTK_HOME"
 expect_json 'd["plan"]["define_set"]["name"] == "validated DCU set" and set(x["value"] for x in d["plan"]["defines"]) >= {"USE_C10D_NCCL", "C10_CUDA_NO_CMAKE_CONFIGURE_FILE"} and not any(x["value"].startswith(("USE_ROCM", "__HIP_PLATFORM")) for x in d["plan"]["defines"])' "dtk: the validated define set over CUDA-named headers"
 expect_json '[x["value"] for x in d["plan"]["includes"]][:4] == ["'"$dtk"'/include/rccl", "'"$dtk"'/cuda/cuda-12/include", "'"$dtk"'/cuda/cuda-9/include", "'"$dtk"'/include"]' "dtk: include/rccl, cuda-12 before cuda-9, include, then torch's"
-expect_json 'd["plan"]["proof"]["headers"]["nccl.h"]["path"] == "'"$dtk"'/include/rccl/nccl.h" and d["plan"]["proof"]["headers"]["nccl.h"]["version"] == "2.18.3"' "dtk: nccl.h resolves to include/rccl (not cuda-12's 2.28 copy)"
+expect_json 'd["plan"]["proof"]["headers"]["nccl.h"]["path"] == "'"$dtk"'/include/rccl/nccl.h" and d["plan"]["proof"]["headers"]["nccl.h"]["version"] == "2.24.3" and d["plan"]["nccl_versions"]["library"]["value"] == "2.24.3" and d["plan"]["nccl_versions"]["libtorch"]["value"] == "2.24.3"' "dtk: nccl.h resolves to include/rccl (not cuda-12's 2.28 copy); RCCL 2.24.3 linked and in libtorch_hip"
 hip_case dtk "$dtk"
 
 rocm=$T/rocm-6.2
