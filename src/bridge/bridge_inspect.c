@@ -64,6 +64,14 @@ static const char *shown(const char *path, const char *stage, struct strbuf *sb)
     return cf_sb_str(sb);
 }
 
+static int has(const struct strvec *v, const char *needle)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (strstr(v->v[i], needle))
+            return 1;
+    return 0;
+}
+
 static int in_subtree(const struct cf_ldso_result *r, long obj, long root)
 {
     for (long i = obj, guard = 0; i >= 0 && guard < (long)r->n_objects + 1; i = r->objects[i].loader, guard++)
@@ -143,10 +151,43 @@ static void check_duplicates(const struct cf_bridge_plan *p, const struct cf_lds
     cf_sb_release(&a);
 }
 
-/* The first object in load order that defines `name`; NULL if none. */
-static const char *definer(const struct cf_ldso_result *r, struct cf_elf **elves, const char *name)
+/* The extension's symbol lookup scope, as glibc builds it for a dlopen with
+ * RTLD_LOCAL: the program's own closure (the global scope: everything mapped
+ * before the first dlopen), then the extension and its dependencies breadth
+ * first, already-loaded ones included. Returns the count of indices in *out. */
+static size_t lookup_scope(const struct cf_ldso_result *r, long ext, long first_dlopen, long **out)
 {
-    for (size_t i = 0; i < r->n_objects; i++) {
+    long *v = cf_xcalloc(r->n_objects ? r->n_objects : 1, sizeof *v);
+    char *seen = cf_xcalloc(r->n_objects ? r->n_objects : 1, 1);
+    size_t n = 0;
+    for (long i = 0; i < first_dlopen && (size_t)i < r->n_objects; i++) {
+        v[n++] = i;
+        seen[i] = 1;
+    }
+    size_t head = n;
+    if (!seen[ext]) {
+        v[n++] = ext;
+        seen[ext] = 1;
+    }
+    for (; head < n; head++)
+        for (size_t k = 0; k < r->n_nodes; k++) {
+            long o = r->nodes[k].object;
+            if (r->nodes[k].parent == v[head] && o >= 0 && !seen[o]) {
+                v[n++] = o;
+                seen[o] = 1;
+            }
+        }
+    free(seen);
+    *out = v;
+    return n;
+}
+
+/* The first object of the scope that defines `name`; NULL if none. */
+static const char *definer(const struct cf_ldso_result *r, struct cf_elf **elves, const long *scope, size_t n_scope,
+                           const char *name)
+{
+    for (size_t s = 0; s < n_scope; s++) {
+        long i = scope[s];
         if (!elves[i])
             continue;
         const struct cf_elf_symbol *syms;
@@ -160,6 +201,15 @@ static const char *definer(const struct cf_ldso_result *r, struct cf_elf **elves
     }
     return NULL;
 }
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void check_own_references(const struct cf_bridge_plan *p, const struct cf_ldso_result *r, struct cf_elf **elves,
+                                 const long *scope, size_t n_scope, struct cf_elf *self, const char *stage,
+                                 struct cf_bridge_build_result *res);
 
 /* Where a symbol nothing defines was expected from. */
 static char *expected_from(const struct cf_bridge_plan *p, const char *symbol)
@@ -183,7 +233,59 @@ static char *expected_from(const struct cf_bridge_plan *p, const char *symbol)
     return cf_strdup("no library of the plan defines it");
 }
 
-static void check_symbols(const struct cf_bridge_plan *p, const struct cf_ldso_result *r, long ext,
+/* Every strong undefined symbol of the extension defined somewhere in its
+ * lookup scope: one pass over each scope object's symbols against the sorted
+ * list of what the extension asks for. */
+static void check_own_references(const struct cf_bridge_plan *p, const struct cf_ldso_result *r, struct cf_elf **elves,
+                                 const long *scope, size_t n_scope, struct cf_elf *self, const char *stage,
+                                 struct cf_bridge_build_result *res)
+{
+    const struct cf_elf_symbol *syms;
+    size_t n;
+    cf_error err = CF_ERROR_INIT;
+    if (!self || cf_elf_dynsyms(self, &syms, &n, &err) != 0) {
+        cf_error_clear(&err);
+        return;
+    }
+    struct strvec want = STRVEC_INIT;
+    for (size_t k = 0; k < n; k++)
+        if (!syms[k].defined && syms[k].bind != CF_BIND_WEAK && syms[k].name[0])
+            cf_strvec_push(&want, syms[k].name);
+    qsort(want.v, want.n, sizeof *want.v, cmp_str);
+    char *found = cf_xcalloc(want.n ? want.n : 1, 1);
+    for (size_t s = 0; s < n_scope; s++) {
+        struct cf_elf *e = elves[scope[s]];
+        const struct cf_elf_symbol *ds;
+        size_t dn;
+        if (!e || e == self || cf_elf_dynsyms(e, &ds, &dn, &err) != 0) {
+            cf_error_clear(&err);
+            continue;
+        }
+        for (size_t k = 0; k < dn; k++) {
+            if (!ds[k].defined || ds[k].bind == CF_BIND_LOCAL)
+                continue;
+            const char *key = ds[k].name;
+            char **hit = bsearch(&key, want.v, want.n, sizeof *want.v, cmp_str);
+            if (hit)
+                found[hit - want.v] = 1;
+        }
+    }
+    struct strbuf a = STRBUF_INIT;
+    for (size_t i = 0; i < want.n; i++) {
+        if (found[i] || has(&res->problems, want.v[i]))
+            continue;
+        char *exp = expected_from(p, want.v[i]);
+        cf_strvec_pushf(&res->problems, "undefined symbol %s in %s at import: nothing in its lookup scope (the "
+                                        "program, the extension and its dependencies) defines it; %s",
+                        want.v[i], shown(cf_elf_path(self), stage, &a), exp);
+        free(exp);
+    }
+    cf_sb_release(&a);
+    free(found);
+    cf_strvec_clear(&want);
+}
+
+static void check_symbols(const struct cf_bridge_plan *p, const struct cf_ldso_result *r, long ext, long first_dlopen,
                           const char *output, const char *stage, struct cf_bridge_build_result *res)
 {
     struct strbuf a = STRBUF_INIT;
@@ -225,8 +327,13 @@ static void check_symbols(const struct cf_bridge_plan *p, const struct cf_ldso_r
         cf_strvec_pushf(&res->problems, "symbol check: %s", cf_error_message(&err));
     }
     cf_error_clear(&err);
-    /* vendor symbols from the vendor library that should define them */
+    /* the extension's own references in its own lookup scope (the symbol
+     * check above looks in everything mapped, a superset); vendor symbols from
+     * the vendor library that should define them */
+    long *scope;
+    size_t n_scope = lookup_scope(r, ext, first_dlopen, &scope);
     struct cf_elf *self = elves[ext];
+    check_own_references(p, r, elves, scope, n_scope, self, stage, res);
     const struct cf_elf_symbol *syms;
     size_t n;
     if (self && cf_elf_dynsyms(self, &syms, &n, &err) == 0) {
@@ -236,7 +343,7 @@ static void check_symbols(const struct cf_bridge_plan *p, const struct cf_ldso_r
                 continue;
             const struct cf_bridge_lib *l = cf_bridge_lib_role(p, expected_provider[row].role);
             char *want = l ? soname_of(l->path) : NULL;
-            const char *def = definer(r, elves, syms[k].name);
+            const char *def = definer(r, elves, scope, n_scope, syms[k].name);
             char *got = def ? soname_of(def) : NULL;
             if (def && want && got && strcmp(want, got) != 0)
                 cf_strvec_pushf(&res->problems, "%s (%s) is defined at import by %s, not by %s: the vendor library "
@@ -249,6 +356,7 @@ static void check_symbols(const struct cf_bridge_plan *p, const struct cf_ldso_r
         }
     }
     cf_error_clear(&err);
+    free(scope);
     for (size_t i = 0; i < r->n_objects; i++)
         if (elves[i])
             cf_elf_close(elves[i]);
@@ -373,7 +481,8 @@ int cf_bridge_inspect_output(const struct cf_bridge_plan *p, const char *output,
         } else {
             check_needed(p, &r, ext_obj, torch_obj, stage, res);
             check_duplicates(p, &r, stage, res);
-            check_symbols(p, &r, ext_obj, output, stage, res);
+            long first = torch_obj >= 0 ? torch_obj : ext_obj;
+            check_symbols(p, &r, ext_obj, p->python_exe ? first : 0, output, stage, res);
         }
         cf_ldso_result_release(&r);
     }

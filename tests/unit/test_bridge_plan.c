@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cclforge/bridge.h"
 #include "cclforge/fs.h"
@@ -54,7 +55,6 @@ static char *fake_torch(const char *site, const char *gpu, int with_pg_symbol, i
     char *c10sym = fn("_ZN3c103fooERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE");
     stub_lib(lib, "libc10.so", "libc10.so", c10sym);
     free(c10sym);
-    stub_lib(lib, "libtorch.so", "libtorch.so", NULL);
     stub_lib(lib, "libtorch_cpu.so", "libtorch_cpu.so", NULL);
     char *c10 = gpu ? cf_asprintf("libc10_%s.so", gpu) : NULL;
     if (gpu) {
@@ -68,10 +68,15 @@ static char *fake_torch(const char *site, const char *gpu, int with_pg_symbol, i
         free(dcf);
         free(pg);
     }
-    /* libtorch_python and torch/_C as the wheel links them: import torch maps
-     * libc10 (and libc10_<gpu>) before any extension */
+    /* libtorch, libtorch_python and torch/_C as the wheel links them: import
+     * torch maps libc10 (and libc10_<gpu>) before any extension, and libtorch
+     * brings the GPU half to whatever needs it */
     char *out = cf_path_join(lib, "libtorch_python.so"), *lflag = cf_asprintf("-L%s", lib);
     char *gflag = c10 ? cf_asprintf("-l:%s", c10) : cf_strdup("-lc10");
+    char *lt = cf_path_join(lib, "libtorch.so");
+    ts_cc(lib, lt, stub_src, "-shared", "-fPIC", "-Wl,-soname,libtorch.so", lflag, "-Wl,--no-as-needed", gflag,
+          "-Wl,-rpath,$ORIGIN", NULL);
+    free(lt);
     ts_cc(lib, out, stub_src, "-shared", "-fPIC", "-Wl,-soname,libtorch_python.so", lflag, "-Wl,--no-as-needed",
           "-lc10", gflag, "-Wl,-rpath,$ORIGIN", NULL);
     char *c_ext = cf_path_join(t, "_C.cpython-311-x86_64-linux-gnu.so");
@@ -642,7 +647,19 @@ static void test_vendor_symbols_come_from_the_vendor(void **state)
     char *site = cf_path_join(dir, "site"), *site2 = cf_path_join(dir, "site2"), *vsite = cf_path_join(dir, "vsite");
     char *cpu = fake_torch(site, NULL, 0, 0), *cudatorch = fake_torch(site2, "cuda", 1, 0);
     char *vtorch = fake_torch(vsite, "hip", 1, 0), *dtk = fake_hip_root(dir, "dtk", 1);
-    char *vlib = cf_path_join(vtorch, "lib");
+    /* what a plugin's lib_dcu holds: the GPU half and the vendor's own libc10 */
+    char *vlib = cf_path_join(dir, "lib_dcu");
+    static const char *const shipped[] = { "libc10_hip.so", "libtorch_hip.so", "libc10.so" };
+    for (size_t i = 0; i < 3; i++) {
+        char *from = cf_asprintf("%s/lib/%s", vtorch, shipped[i]), *rel = cf_asprintf("lib_dcu/%s", shipped[i]);
+        ts_write(dir, rel, "");
+        char *to = cf_path_join(dir, rel);
+        unlink(to);
+        assert_int_equal(symlink(from, to), 0);
+        free(from);
+        free(rel);
+        free(to);
+    }
     const char *rp[] = { "$ORIGIN/../lib_vendor" };
     struct cf_bridge_opts o = { 0 };
     o.torch_headers = cpu;
@@ -668,7 +685,7 @@ static void test_vendor_symbols_come_from_the_vendor(void **state)
         ts_cc(pkg, so,
               "int _ZN3c104cuda12device_countEv(void);\nint _ZN3c103hip12device_countEv(void);\n"
               "int PyInit_m(void) { return _ZN3c104cuda12device_countEv() + _ZN3c103hip12device_countEv(); }\n",
-              "-shared", "-fPIC", l1, l2, "-Wl,--no-as-needed", "-lc10_hip", "-ltorch_hip", "-lc10",
+              "-shared", "-fPIC", l1, l2, "-Wl,--no-as-needed", "-lc10_hip", "-ltorch_hip", "-lc10", "-ltorch",
               "-Wl,-rpath,$ORIGIN/../lib_vendor", "-Wl,-rpath,$ORIGIN/../../torch/lib", NULL);
         char *stage = cf_path_join(dir, "stage");
         struct cf_bridge_build_result r = { 0 };
