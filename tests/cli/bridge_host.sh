@@ -98,7 +98,9 @@ vendor_libs() { # DIR: libc10_hip, libtorch_hip, librccl (RCCL 2.24.3: torch 2.1
         -o "$1/libtorch_hip.so" "$FIX/vendor_hip/torch_hip.cpp" -L"$1" -Wl,--no-as-needed -lc10_hip -Wl,-rpath,'$ORIGIN'
     g++ -O2 -shared -fPIC -Wl,-soname,librccl.so.1 -DNCCL_CODE=22403 '-DRCCL_VERSION_TEXT="2.24.3"' \
         -o "$1/librccl.so.1" "$FIX/vendor_hip/rccl.cpp"
-    cp "$site/torch/lib/libc10.so" "$1/libc10.so" # the vendor ships its own libc10 too
+    # the vendor ships its own libc10 too (a stand-in: at import the CPU torch's wins)
+    printf 'extern "C" int cclforge_vendor_c10() { return 0; }\n' > "$1/c10.cpp"
+    g++ -O2 -shared -fPIC -Wl,-soname,libc10.so -o "$1/libc10.so" "$1/c10.cpp" && rm -f "$1/c10.cpp"
 }
 hip_root() { # ROOT: include/rccl/{rccl,nccl}.h (RCCL 2.24.3's version, the wheel's layout), include/hip, lib/
     mkdir -p "$1/include/hip" "$1/include/rccl"
