@@ -100,7 +100,8 @@ static void expand_glob(const char *root, const char *pattern, struct strvec *ou
         }
     if (d)
         closedir(d);
-    qsort(found.v, found.n, sizeof *found.v, cmp_numeric_v);
+    if (found.n)
+        qsort(found.v, found.n, sizeof *found.v, cmp_numeric_v);
     for (size_t i = found.n; i-- > 0;)
         cf_strvec_push(out, found.v[i]);
     cf_strvec_clear(&found);

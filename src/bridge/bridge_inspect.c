@@ -251,8 +251,12 @@ static void check_own_references(const struct cf_bridge_plan *p, const struct cf
     for (size_t k = 0; k < n; k++)
         if (!syms[k].defined && syms[k].bind != CF_BIND_WEAK && syms[k].name[0])
             cf_strvec_push(&want, syms[k].name);
+    if (!want.n) {
+        cf_strvec_clear(&want);
+        return;
+    }
     qsort(want.v, want.n, sizeof *want.v, cmp_str);
-    char *found = cf_xcalloc(want.n ? want.n : 1, 1);
+    char *found = cf_xcalloc(want.n, 1);
     for (size_t s = 0; s < n_scope; s++) {
         struct cf_elf *e = elves[scope[s]];
         const struct cf_elf_symbol *ds;
