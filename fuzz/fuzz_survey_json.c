@@ -1,6 +1,6 @@
 /* libFuzzer target for survey files (they come from other hosts): any bytes
- * either fail with an error or load into a survey that diagnoses, compares and
- * serialises back to JSON that loads again to the same document. */
+ * either fail with an error or load into a survey that diagnoses, compares (as
+ * hosts, and its NCCL configuration as a rank's) and serialises back to JSON that loads again to the same document. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/doctor.h"
+#include "cclforge/ncclconf.h"
 #include "cclforge/survey.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -23,6 +24,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *labels[2] = { "a", "b" };
         struct cf_survey pair[2] = { s, s };
         cf_doctor_compare(pair, labels, 2, &f);
+        /* doctor --gather compares every rank's NCCL configuration: the loaded one
+         * against an empty one on the same host (every variable differs) */
+        struct cf_nccl_config empty;
+        memset(&empty, 0, sizeof empty);
+        struct cf_rank_env ranks[3] = { { 0, "a", s.nccl_config }, { 1, "a", &empty }, { 2, "a", NULL } };
+        cf_doctor_compare_ranks(ranks, 3, &f);
         cf_findings_release(&f);
         /* Round trip: what we write, we read back identically. */
         cJSON *out = cf_survey_to_json(&s);

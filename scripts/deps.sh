@@ -9,6 +9,7 @@ PACKAGES=(
   libelf-dev libcjson-dev libzip-dev libssl-dev libcmocka-dev zlib1g-dev libzstd-dev
   openmpi-bin libopenmpi-dev
   libtree python3 python3-venv python3-dev zip unzip procps git make tar time
+  iproute2 util-linux
 )
 
 missing=()

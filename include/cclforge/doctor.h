@@ -50,9 +50,62 @@ void cf_doctor_diagnose(const struct cf_survey *s, struct cf_findings *out);
 void cf_doctor_compare(const struct cf_survey *hosts, const char *const *labels, size_t n,
                        struct cf_findings *out);
 
-/* The comm library ranks of this host would use: libtorch's (embedded copy, else
- * the loaded one), else the system one the loader finds, else the toolkit's. */
-const struct cf_comm_lib *cf_doctor_active_comm(const struct cf_survey *s);
+/* ---- across hosts: what they share and where they differ (src/doctor/facts.c,
+ * src/doctor/consolidate.c) ---- */
+
+/* One fact of a host, as compared: "NCCL" -> "2.28.9 (22809)". */
+struct cf_host_fact {
+    char *label;
+    char *value;             /* "(none)" when absent */
+    enum cf_severity sev;    /* of a difference */
+};
+/* Every compared fact of a survey, in a fixed order (the table in facts.c): the
+ * NCCL/RCCL version code, library path and archs, driver and CUDA/HIP runtime,
+ * toolkit, torch and its C++11 ABI, glibc, each NCCL variable, the net plugin,
+ * IB ports and states, GPU models/archs/counts, kernel, /dev/shm and memlock. */
+void cf_host_facts(const struct cf_survey *s, struct cf_host_fact **out, size_t *n);
+void cf_host_facts_release(struct cf_host_fact *f, size_t n);
+
+struct cf_host_group {
+    char *value;
+    struct strvec hosts;
+};
+struct cf_fact_diff {
+    char *label;
+    enum cf_severity sev;
+    struct cf_host_group *groups; size_t n_groups; /* largest first */
+    char *summary;           /* "7 hosts NCCL 2.27.5, node-b 2.26.2" */
+};
+struct cf_consolidated {
+    size_t n_hosts;
+    struct cf_host_fact *shared; size_t n_shared; /* the same on every host (sev unused) */
+    struct cf_fact_diff *diffs; size_t n_diffs;   /* errors first */
+    struct cf_findings findings; /* cross-host, then each host's own ("host: subject"), errors first */
+    char *reason;            /* one line for a prolog; NULL when nothing is wrong */
+};
+/* per_host: each host's own findings (NULL: none). */
+void cf_doctor_consolidate(const struct cf_survey *hosts, const char *const *labels,
+                           const struct cf_findings *per_host, size_t n, struct cf_consolidated *out);
+void cf_consolidated_release(struct cf_consolidated *c);
+/* Adds "shared", "differences", "findings", "summary" and "reason" to a cJSON object (void *). */
+void cf_consolidated_to_json(const struct cf_consolidated *c, void *obj);
+/* Reads a "findings" array of a doctor --json report (cJSON, typed void *) into out. */
+void cf_findings_from_json(const void *array, struct cf_findings *out);
+
+/* ---- across ranks (src/doctor/rank_env.c) ---- */
+
+/* One rank's NCCL configuration as it reported it under doctor --gather. */
+struct cf_rank_env {
+    int rank;
+    const char *host;                      /* its host's label */
+    const struct cf_nccl_config *config;   /* NULL: the rank sent none */
+};
+/* NCCL variables whose value differs between the ranks of one host (a variable
+ * set in one rank's environment that the launcher did not pass to the others):
+ * one warning per variable and host, the ranks grouped by value. A variable
+ * that differs only between hosts is the host comparison's (hosts-differ). */
+void cf_doctor_compare_ranks(const struct cf_rank_env *ranks, size_t n, struct cf_findings *out);
+
 
 /* Minimum Linux driver for a CUDA major.minor (CUDA release notes, table 3), as
  * "580.65.06"; and the newest CUDA a driver version supports (13000 style, 0 unknown). */

@@ -139,6 +139,20 @@ int cf_ldso_locate(const char *name, unsigned machine, int elf_class, int big_en
                    const struct cf_ldso_opts *opts, struct cf_ldso_node *out, cf_error *err);
 void cf_ldso_node_release(struct cf_ldso_node *node);
 
+/* Where dlopen(name) called by code in `caller` would find name, as glibc's
+ * dl_open_worker does it: _dl_map_object with the caller's link map as the
+ * loader. So: an object already loaded under that name; else, unless the caller
+ * has DT_RUNPATH, the DT_RPATH of the caller and of each object up its l_loader
+ * chain, then of the main program; LD_LIBRARY_PATH; the caller's DT_RUNPATH;
+ * ld.so.cache and the system directories (both skipped under the caller's
+ * DF_1_NODEFLIB); $ORIGIN in name expands to the caller's directory. The process
+ * is modelled as `root` started as the main program with its closure loaded
+ * (NCCL's plugins: root libtorch_cuda.so, caller the libnccl.so.2 it loads;
+ * NULL caller: root itself). -1 when root cannot be read or caller is not in its
+ * closure. Fills *out as cf_ldso_locate does. */
+int cf_ldso_dlopen_from(const char *root, const char *caller, const char *name, const struct cf_ldso_opts *opts,
+                        struct cf_ldso_node *out, cf_error *err);
+
 const char *cf_ldso_reason_name(enum cf_ldso_reason reason);   /* "runpath", "ld.so.cache", ... */
 const char *cf_ldso_reject_name(enum cf_ldso_reject reject);   /* "not found", "wrong ELF class", ... */
 /* A one-line "why": "rpath of /x/liba.so", "LD_LIBRARY_PATH", "default dirs". Caller frees. */

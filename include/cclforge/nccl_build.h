@@ -62,9 +62,17 @@ typedef void (*cf_nccl_event_fn)(void *ctx, const struct cf_nccl_event *ev);
 struct cf_nccl_build_opts {
     const char *vendor;             /* a --vendor word (cf_vendor_by_word): "nvidia" (default), "rocm", "dtk" */
     const char *tag;                /* --tag; NULL: from the source or libtorch */
-    const char *torch_nccl_version; /* the active libtorch's NCCL ("2.28.9"), from the survey */
-    const char *archs;              /* --archs; NULL: survey_archs, then the environment */
-    const char *survey_archs;       /* the GPUs' archs from the survey ("sm_75;sm_90") */
+    const char *archs;              /* --archs; NULL: the survey's GPUs, then the environment */
+    /* Defaults from doctor's survey: with use_survey set, a missing --tag takes
+     * the active libtorch's NCCL and missing --archs the visible GPUs' archs,
+     * from this host or from survey_file (a doctor --json of another host;
+     * NULL: $CCLFORGE_SURVEY, else probe here). The survey runs only when one
+     * of these is needed or survey_file is given. */
+    int use_survey;
+    const char *survey_file;
+    /* Or the same facts given directly (tests, callers with a survey of their own). */
+    const char *torch_nccl_version; /* the active libtorch's NCCL ("2.28.9") */
+    const char *survey_archs;       /* the GPUs' archs ("sm_75;sm_90") */
     int ptx;                        /* PTX for the newest arch (CLI default 1) */
     const char *source;             /* DIR | TARBALL | GIT-URL; NULL: upstream at the tag */
     int jobs;                       /* 0: MAX_JOBS or the number of cores */

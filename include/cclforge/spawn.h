@@ -23,6 +23,9 @@ struct cf_spawn_opts {
     double timeout_s;              /* 0 = none; on expiry the process group is killed */
     cf_line_fn on_line;            /* called for each stdout line (progress parsing) */
     void *line_ctx;
+    const int *keep_fds;           /* descriptors the program inherits at the same numbers */
+    size_t n_keep_fds;
+    int pdeathsig;                 /* sent to it when cclforge dies; 0 = SIGTERM */
 };
 
 struct cf_spawn_result {
@@ -41,9 +44,31 @@ struct cf_spawn_result {
  * /dev/null, the process group killed after timeout_s. Adjust fields after. */
 struct cf_spawn_opts cf_spawn_probe_opts(double timeout_s);
 
-/* Runs argv[0] (searched on PATH when it has no '/') and waits. Returns 0 when
- * the program ran (check result->exited/exit_code), -1 when it could not be
- * started (not found, not executable), with err naming the program. */
+/* A started program. It leads its own process group (a timeout kills the group). */
+struct cf_spawn_proc {
+    int pid;
+    int out_fd;   /* read end of its stdout (and merged stderr) when piped, else -1 */
+    int err_fd;   /* read end of its stderr when captured apart, else -1 */
+    int log_fd;   /* opts->log_path, appended to by cf_spawn_wait */
+    double start; /* cf_now_seconds() when it started */
+    char *prog;   /* the program's full path */
+};
+#define CF_SPAWN_PROC_INIT { -1, -1, -1, -1, 0.0, NULL }
+
+/* Starts argv[0] (searched on PATH when it has no '/') and returns once it has
+ * exec'd. Returns 0, or -1 when it could not be started (not found, not
+ * executable, fork failed), with err naming the program and nothing left open.
+ * The caller may read proc->out_fd / err_fd itself, or hand proc to cf_spawn_wait. */
+int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, struct cf_spawn_proc *proc,
+                   cf_error *err);
+/* Reads what it writes (capture, log, on_line), enforces opts->timeout_s (counted
+ * from the start) and reaps it; releases proc. Returns 0. */
+int cf_spawn_wait(struct cf_spawn_proc *proc, const struct cf_spawn_opts *opts, struct cf_spawn_result *result);
+/* Closes what proc holds open (not the process: reap it with waitpid). */
+void cf_spawn_proc_release(struct cf_spawn_proc *proc);
+
+/* cf_spawn_start, then cf_spawn_wait. Returns 0 when the program ran (check
+ * result->exited/exit_code), -1 when it could not be started. */
 int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
                  struct cf_spawn_result *result, cf_error *err);
 void cf_spawn_result_release(struct cf_spawn_result *result);

@@ -7,7 +7,7 @@
  * opts.survey_file or, when that is NULL, by the environment variable
  * CCLFORGE_SURVEY. Every top-level section present in that file ("host",
  * "toolkits", "gpus", "gpu_probes", "driver", "libtorch", "comm_libraries",
- * "compilers") replaces probing of that area; absent sections are probed on this
+ * "compilers", "nccl_config", "fabric") replaces probing of that area; absent sections are probed on this
  * machine. The output of `cclforge doctor --json` is a complete survey file.
  * Schema: docs/schemas/doctor.md. */
 #ifndef CCLFORGE_SURVEY_H
@@ -132,8 +132,14 @@ struct cf_compiler {
 /* Where each section came from: probed here or injected from JSON. */
 enum cf_survey_section {
     CF_SEC_HOST, CF_SEC_TOOLKITS, CF_SEC_GPUS, CF_SEC_GPU_PROBES, CF_SEC_DRIVER,
-    CF_SEC_LIBTORCH, CF_SEC_COMM_LIBS, CF_SEC_COMPILERS, CF_SEC_COUNT
+    CF_SEC_LIBTORCH, CF_SEC_COMM_LIBS, CF_SEC_COMPILERS,
+    CF_SEC_NCCL_CONFIG, /* cclforge/ncclconf.h */
+    CF_SEC_FABRIC,      /* cclforge/fabric.h */
+    CF_SEC_COUNT
 };
+
+struct cf_nccl_config;
+struct cf_fabric;
 
 struct cf_survey {
     char *hostname;
@@ -147,6 +153,8 @@ struct cf_survey {
     struct cf_libtorch *torches;     size_t n_torches;  /* [0] is the one in use (first by priority) */
     struct cf_comm_lib *comm_libs;   size_t n_comm_libs; /* system-wide: ldconfig / LD_LIBRARY_PATH / NCCL_HOME / pip */
     struct cf_compiler *compilers;   size_t n_compilers;
+    struct cf_nccl_config *nccl_config; /* NCCL's effective configuration here; NULL when skipped */
+    struct cf_fabric *fabric;        /* interfaces, HCAs, PCI topology, limits, NVML; NULL when skipped */
     double seconds;                  /* wall time of the survey */
 };
 
@@ -160,6 +168,9 @@ enum {
     CF_SURVEY_SKIP_COMPILERS = 1u << 3,
     CF_SURVEY_SKIP_COMM = 1u << 4,
     CF_SURVEY_SKIP_PYTHON = 1u << 5, /* do not spawn python to find torch */
+    CF_SURVEY_SKIP_NCCL_CONFIG = 1u << 6,
+    CF_SURVEY_SKIP_FABRIC = 1u << 7,
+    CF_SURVEY_SKIP_NVML = 1u << 8,   /* do not load NVML (the rest of the fabric is still read) */
 };
 
 struct cf_survey_opts {
@@ -170,6 +181,7 @@ struct cf_survey_opts {
     const char *const *env;   /* "KEY=VALUE" entries consulted before getenv(); NULL = process environment only */
     int no_nvidia_driver;     /* do not dlopen libcuda / run nvidia-smi (tests: "no GPU" hosts) */
     const char *nvidia_driver_lib; /* library to dlopen for the driver API; NULL = "libcuda.so.1" */
+    const char *nvml_lib;     /* library to dlopen for NVML; NULL = "libnvidia-ml.so.1" */
     int no_default_roots;     /* only roots named by the environment / PATH / options (tests) */
     unsigned skip;            /* CF_SURVEY_SKIP_* */
 };
@@ -199,6 +211,10 @@ void cf_survey_gpu_archs(const struct cf_survey *s, int visible_only, struct str
 const struct cf_toolkit *cf_survey_toolkit(const struct cf_survey *s, const char *vendor);
 /* The libtorch in use (torches[0]), NULL if none. */
 const struct cf_libtorch *cf_survey_torch(const struct cf_survey *s);
+/* The comm library ranks of this host would use: libtorch's (embedded copy, else
+ * the loaded one), else the system one the loader finds, else the toolkit's; of
+ * the kind libtorch's flavour, else the visible GPUs' vendor, asks for. */
+const struct cf_comm_lib *cf_survey_active_comm(const struct cf_survey *s);
 const struct cf_compiler *cf_survey_compiler(const struct cf_survey *s, const char *name);
 /* 1 when root holds one of p's markers (files or globs, e.g. DTK's
  * cuda/cuda-*\/include): doctor's test of which vendor a root belongs to. */

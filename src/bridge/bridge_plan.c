@@ -350,7 +350,7 @@ static void survey_toolkits(struct cf_survey *sv)
 {
     struct cf_survey_opts so = { 0 };
     so.skip = CF_SURVEY_SKIP_GPUS | CF_SURVEY_SKIP_TORCH | CF_SURVEY_SKIP_COMPILERS | CF_SURVEY_SKIP_COMM |
-              CF_SURVEY_SKIP_PYTHON;
+              CF_SURVEY_SKIP_PYTHON | CF_SURVEY_SKIP_NCCL_CONFIG | CF_SURVEY_SKIP_FABRIC;
     cf_error err = CF_ERROR_INIT;
     if (cf_survey_run(&so, sv, &err) < 0)
         cf_survey_release(sv); /* a broken injected survey file: plan without it */

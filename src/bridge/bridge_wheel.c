@@ -7,13 +7,8 @@
 
 #include "cclforge/bridge.h"
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 #include "cclforge/wheel.h"
-
-static const char *json_str(const cJSON *doc, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
 int cf_bridge_wheel(const struct cf_bridge_wheel_opts *o, char **wheel_path, char **platform_tag, cf_error *err)
 {
@@ -27,9 +22,10 @@ int cf_bridge_wheel(const struct cf_bridge_wheel_opts *o, char **wheel_path, cha
     }
     cJSON *doc = cJSON_Parse(cf_sb_str(&text));
     cf_sb_release(&text);
-    const char *module = json_str(doc, "module"), *package = json_str(doc, "package"),
-               *ext = json_str(doc, "extension"), *tag = json_str(doc, "python_tag"), *vendor = json_str(doc, "vendor"),
-               *torch_version = json_str(doc, "torch_version"), *package_dir = json_str(doc, "package_dir");
+    const char *module = cf_json_str(doc, "module"), *package = cf_json_str(doc, "package"),
+               *ext = cf_json_str(doc, "extension"), *tag = cf_json_str(doc, "python_tag"),
+               *vendor = cf_json_str(doc, "vendor"), *torch_version = cf_json_str(doc, "torch_version"),
+               *package_dir = cf_json_str(doc, "package_dir");
     if (!module || !package || !ext || !tag || !*tag) {
         cJSON_Delete(doc);
         int rc = cf_error_set(err, CF_ERR_FORMAT, "%s lacks module/package/extension/python_tag", json_path);
@@ -47,15 +43,15 @@ int cf_bridge_wheel(const struct cf_bridge_wheel_opts *o, char **wheel_path, cha
     cf_strvec_pushf(&paths, "%s/%s/__init__.py", o->build_dir, pdir);
     cf_strvec_pushf(&names, "%s/%s", pdir, ext);
     cf_strvec_pushf(&paths, "%s/%s/%s", o->build_dir, pdir, ext);
-    const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc, "bundled")) if (cJSON_IsString(it))
-    {
+    struct strvec bundled = STRVEC_INIT;
+    cf_json_get_strvec(doc, "bundled", &bundled);
+    for (size_t i = 0; i < bundled.n; i++) {
         /* never the GPU driver: the build refused it already; kept out here too */
-        cf_strvec_pushf(&names, "%s/lib/%s", pdir, it->valuestring);
-        cf_strvec_pushf(&paths, "%s/%s/lib/%s", o->build_dir, pdir, it->valuestring);
+        cf_strvec_pushf(&names, "%s/lib/%s", pdir, bundled.v[i]);
+        cf_strvec_pushf(&paths, "%s/%s/lib/%s", o->build_dir, pdir, bundled.v[i]);
     }
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc, "externals")) if (cJSON_IsString(it))
-        cf_strvec_push(&externals, it->valuestring);
+    cf_strvec_clear(&bundled);
+    cf_json_get_strvec(doc, "externals", &externals);
 
     struct cf_wheel_member *members = cf_xcalloc(names.n, sizeof *members);
     for (size_t i = 0; i < names.n; i++) {

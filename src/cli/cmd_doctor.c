@@ -10,19 +10,25 @@
 
 #include "cclforge/doctor.h"
 #include "cclforge/fs.h"
+#include "cclforge/gather.h"
+#include "cclforge/numparse.h"
 #include "cclforge/survey.h"
+#include "cli/doctor_hosts.h"
 #include "cli/term.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
 static const char doctor_usage[] =
     "usage: cclforge doctor [--json] [--libtorch DIR] [--survey FILE.json] [--save FILE.json]\n"
-    "                       [--sysfs-root DIR] [--python PY | --no-python] [--no-nvidia]\n"
-    "       cclforge doctor compare [--json] A.json B.json [...]\n"
+    "                       [--sysfs-root DIR] [--python PY | --no-python] [--no-nvidia] [--quick]\n"
+    "       cclforge doctor --gather [-n N] [--timeout S] [--verbose] [--json] [options above]\n"
+    "       cclforge doctor compare [--json] [--verbose] A.json B.json [...]\n"
     "\n"
     "Surveys this machine for collective communication: vendor toolkits (CUDA, ROCm,\n"
-    "DTK), GPUs and their archs, libtorch and the NCCL/RCCL it uses, compilers. Then\n"
-    "lists findings with a severity and a remedy.\n"
+    "DTK), GPUs and their archs, libtorch and the NCCL/RCCL it uses, compilers, NCCL's\n"
+    "effective configuration (environment, NCCL_CONF_FILE or ~/.nccl.conf, /etc/nccl.conf)\n"
+    "and the host's fabric (interfaces, HCAs, PCIe topology, limits, NVML). Then lists\n"
+    "findings with a severity and a remedy.\n"
     "\n"
     "options:\n"
     "  --json             machine-readable report (schema cclforge.doctor/1, docs/schemas/doctor.md);\n"
@@ -35,7 +41,15 @@ static const char doctor_usage[] =
     "  --sysfs-root DIR   read the KFD topology under DIR/sys instead of /sys\n"
     "  --python PY        interpreter used to locate torch (default python3)\n"
     "  --no-python        do not run Python to locate torch\n"
-    "  --no-nvidia        do not load libcuda.so.1 or run nvidia-smi\n"
+    "  --no-nvidia        do not load libcuda.so.1 or NVML, or run nvidia-smi\n"
+    "  --quick            seconds, for a Slurm prolog: no Python, libtorch or compilers; text is\n"
+    "                     silent when nothing is wrong, else one reason line first\n"
+    "  --gather           one process per rank under srun, mpirun or torchrun: each host's local\n"
+    "                     rank 0 surveys it, rank 0 prints one report for all hosts (silent when\n"
+    "                     all is well) and every rank exits 0 or 1 alike\n"
+    "  -n N               with --gather: start N ranks here instead (tests)\n"
+    "  --timeout S        with --gather: how long rank 0 waits for the others (default 60)\n"
+    "  -v, --verbose      with --gather or compare: print the report even when all is well\n"
     "  -h, --help         this text\n"
     "\n"
     "compare reads the --json reports of several hosts and reports what stops their ranks\n"
@@ -46,17 +60,23 @@ static const char doctor_usage[] =
     "unreadable --survey or --libtorch).\n"
     "Examples:\n"
     "  cclforge doctor\n"
-    "  cclforge doctor --json --libtorch /opt/libtorch > $(hostname).json\n";
+    "  cclforge doctor --json --libtorch /opt/libtorch > $(hostname).json\n"
+    "  srun -N 8 --ntasks-per-node=1 cclforge doctor --gather --quick\n"
+    "  mpirun -x MASTER_ADDR=node1 -H node1,node2 cclforge doctor --gather\n";
 
 static const char compare_usage[] =
-    "usage: cclforge doctor compare [--json] A.json B.json [...]\n"
+    "usage: cclforge doctor compare [--json] [--verbose] A.json B.json [...]\n"
     "\n"
     "Reads the 'cclforge doctor --json' reports of two or more hosts and reports what\n"
     "stops their ranks from talking: NCCL version codes that differ, NCCL next to RCCL,\n"
-    "different torch versions, and GPU archs a host's library has no code for.\n"
+    "different torch versions, and GPU archs a host's library has no code for; then\n"
+    "every other fact that differs (NCCL path and archs, driver, CUDA/HIP runtime,\n"
+    "toolkit, C++11 ABI, glibc, each NCCL variable, the net plugin, IB ports, GPUs,\n"
+    "kernel, limits) with the hosts on each side. Text is silent when all is well.\n"
     "\n"
     "options:\n"
     "  --json             machine-readable result (schema cclforge.doctor-compare/1)\n"
+    "  -v, --verbose      print the report even when all is well\n"
     "  -h, --help         this text\n"
     "\n"
     "Exit status: 0 no error-severity finding, 1 an error finding, 2 usage error (fewer\n"
@@ -250,6 +270,8 @@ static void print_report(const struct cf_survey *s, const struct cf_findings *f)
     print_torches(s);
     print_comm_libs(s);
     print_compilers(s);
+    doctor_print_nccl_config(s);
+    doctor_print_fabric(s);
     print_findings(f);
 }
 
@@ -278,15 +300,17 @@ static int doctor_compare(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "json", no_argument, NULL, 'j' },
+        { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    int json = 0, c;
+    int json = 0, verbose = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
+        case 'v': verbose = 1; break;
         case 'h': fputs(compare_usage, stdout); return EXIT_FINE;
         default: return cli_usage("doctor compare", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
@@ -313,15 +337,16 @@ static int doctor_compare(int argc, char **argv)
             if (!strcmp(labels[k], labels[i]))
                 labels[i] = argv[optind + (int)i];
     }
-    struct cf_findings f = CF_FINDINGS_INIT;
-    cf_doctor_compare(hosts, labels, n, &f);
+    struct cf_consolidated cons;
+    cf_doctor_consolidate(hosts, labels, NULL, n, &cons);
+    struct cf_findings f = cons.findings;
     if (json) {
         cJSON *doc = cJSON_CreateObject();
         cJSON_AddStringToObject(doc, "schema", "cclforge.doctor-compare/1");
         cJSON *arr = cJSON_AddArrayToObject(doc, "hosts");
         for (size_t i = 0; i < n; i++) {
             cJSON *h = cJSON_CreateObject();
-            const struct cf_comm_lib *cl = cf_doctor_active_comm(&hosts[i]);
+            const struct cf_comm_lib *cl = cf_survey_active_comm(&hosts[i]);
             const struct cf_libtorch *t = cf_survey_torch(&hosts[i]);
             cJSON_AddStringToObject(h, "label", labels[i]);
             cJSON_AddStringToObject(h, "file", argv[optind + (int)i]);
@@ -342,12 +367,13 @@ static int doctor_compare(int argc, char **argv)
             cf_strvec_clear(&archs);
             cJSON_AddItemToArray(arr, h);
         }
-        cJSON_AddItemToObject(doc, "findings", cf_findings_to_json(&f));
+        cf_consolidated_to_json(&cons, doc);
         cli_print_json(doc);
-    } else {
-        printf("%-20s %-22s %-16s %s\n", "host", "comm library", "torch", "GPU archs");
+    } else if (cons.reason || verbose) {
+        doctor_print_consolidated(&cons, labels, n, verbose);
+        printf("\n%-20s %-22s %-16s %s\n", "host", "comm library", "torch", "GPU archs");
         for (size_t i = 0; i < n; i++) {
-            const struct cf_comm_lib *cl = cf_doctor_active_comm(&hosts[i]);
+            const struct cf_comm_lib *cl = cf_survey_active_comm(&hosts[i]);
             const struct cf_libtorch *t = cf_survey_torch(&hosts[i]);
             char comm[64] = "none";
             if (cl)
@@ -361,14 +387,110 @@ static int doctor_compare(int argc, char **argv)
             printf("%s\n", archs.n ? "" : " none");
             cf_strvec_clear(&archs);
         }
-        print_findings(&f);
     }
     rc = cf_findings_worst(&f) == CF_SEV_ERROR ? EXIT_PROBLEMS : EXIT_FINE;
-    cf_findings_release(&f);
+    cf_consolidated_release(&cons);
     for (size_t i = 0; i < n; i++)
         cf_survey_release(&hosts[i]);
     free(hosts);
     free(labels);
+    return rc;
+}
+
+/* ---- doctor --quick: silent when fine, else one reason line and the problems ---- */
+
+static void print_quick(const struct cf_findings *f)
+{
+    size_t errors = cf_findings_count(f, CF_SEV_ERROR), warnings = cf_findings_count(f, CF_SEV_WARNING);
+    if (!errors && !warnings)
+        return;
+    printf("cclforge doctor: %zu error(s), %zu warning(s); first: %s: %s\n", errors, warnings, f->v[0].subject,
+           f->v[0].why);
+    for (size_t i = 0; i < f->n; i++)
+        if (f->v[i].severity != CF_SEV_INFO)
+            printf("  %-7s %s  [%s]: %s\n", cf_severity_name(f->v[i].severity), f->v[i].subject, f->v[i].id,
+                   f->v[i].why);
+}
+
+/* ---- doctor --gather ---- */
+
+struct blob_ctx {
+    const struct cf_survey_opts *opts;
+};
+
+/* A host's local rank 0 sends its whole report; the other ranks their NCCL configuration. */
+static int make_blob(void *ctx, int host_leader, struct strbuf *out, cf_error *err)
+{
+    const struct blob_ctx *b = ctx;
+    struct cf_survey_opts o = *b->opts;
+    if (!host_leader) {
+        o.skip |= CF_SURVEY_SKIP_GPUS | CF_SURVEY_SKIP_TORCH | CF_SURVEY_SKIP_TOOLKITS | CF_SURVEY_SKIP_COMPILERS |
+                  CF_SURVEY_SKIP_COMM | CF_SURVEY_SKIP_PYTHON | CF_SURVEY_SKIP_FABRIC;
+        o.survey_file = "";
+    }
+    struct cf_survey s;
+    if (cf_survey_run(&o, &s, err) < 0)
+        return -1;
+    struct cf_findings f = CF_FINDINGS_INIT;
+    if (host_leader)
+        cf_doctor_diagnose(&s, &f);
+    cJSON *doc = report_json(&s, &f);
+    char *text = cJSON_PrintUnformatted(doc);
+    cf_sb_adds(out, text);
+    free(text);
+    cJSON_Delete(doc);
+    cf_findings_release(&f);
+    cf_survey_release(&s);
+    return 0;
+}
+
+extern char **environ;
+
+static int doctor_gather(int argc, char **argv, const struct cf_survey_opts *opts, int json, int verbose,
+                         int local_ranks, double timeout_s)
+{
+    /* -n N: every other rank runs this command again, less -n and --json */
+    struct strvec child = STRVEC_INIT;
+    cf_strvec_push(&child, "/proc/self/exe");
+    cf_strvec_push(&child, "doctor");
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-n")) {
+            i++;
+            continue;
+        }
+        if (cf_starts_with(argv[i], "-n") || !strcmp(argv[i], "--json"))
+            continue;
+        cf_strvec_push(&child, argv[i]);
+    }
+    char *exe = cf_realpath("/proc/self/exe");
+    if (exe) {
+        free(child.v[0]);
+        child.v[0] = exe;
+    }
+    struct blob_ctx ctx = { opts };
+    struct cf_gather_opts go = { environ, timeout_s, local_ranks, cf_strvec_argv(&child), make_blob, &ctx };
+    struct cf_gather_result r;
+    cf_error err = CF_ERROR_INIT;
+    int rc = cf_doctor_gather(&go, &r, &err);
+    cf_strvec_clear(&child);
+    if (rc < 0) {
+        cf_gather_result_release(&r);
+        return cli_fail("doctor", &err);
+    }
+    if (!r.is_rank0) {
+        /* rank 0 prints; the others exit as it says (a prolog reads every rank's status) */
+        rc = r.verdict == 0 ? EXIT_FINE : EXIT_PROBLEMS;
+        if (r.verdict < 0)
+            cli_error("doctor", "rank %d: %s", r.rank, r.reason ? r.reason : "rank 0 did not answer");
+        cf_gather_result_release(&r);
+        return rc;
+    }
+    if (json)
+        cli_print_json(doctor_gather_json(&r));
+    else
+        doctor_print_gather(&r, verbose);
+    rc = r.report.findings.n && cf_findings_worst(&r.report.findings) == CF_SEV_ERROR ? EXIT_PROBLEMS : EXIT_FINE;
+    cf_gather_result_release(&r);
     return rc;
 }
 
@@ -387,15 +509,20 @@ int cmd_doctor(int argc, char **argv)
         { "python", required_argument, NULL, 'p' },
         { "no-python", no_argument, NULL, 'P' },
         { "no-nvidia", no_argument, NULL, 'N' },
+        { "quick", no_argument, NULL, 'q' },
+        { "gather", no_argument, NULL, 'g' },
+        { "timeout", required_argument, NULL, 't' },
+        { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     struct cf_survey_opts opts = { 0 };
     const char *save = NULL;
-    int json = 0, c;
+    int json = 0, quick = 0, gather = 0, verbose = 0, local_ranks = 0, c;
+    double timeout_s = 60;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hn:v", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'l': opts.libtorch = optarg; break;
@@ -405,6 +532,19 @@ int cmd_doctor(int argc, char **argv)
         case 'p': opts.python = optarg; break;
         case 'P': opts.skip |= CF_SURVEY_SKIP_PYTHON; break;
         case 'N': opts.no_nvidia_driver = 1; break;
+        case 'q': quick = 1; break;
+        case 'g': gather = 1; break;
+        case 'v': verbose = 1; break;
+        case 't':
+            timeout_s = cf_parse_small(optarg, 86400);
+            if (timeout_s <= 0)
+                return cli_usage("doctor", "--timeout takes seconds from 1 to 86400, not '%s'", optarg);
+            break;
+        case 'n':
+            local_ranks = cf_parse_small(optarg, 256);
+            if (local_ranks <= 0)
+                return cli_usage("doctor", "-n takes a rank count from 1 to 256, not '%s'", optarg);
+            break;
         case 'h': fputs(doctor_usage, stdout); return EXIT_FINE;
         default: return cli_usage("doctor", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
@@ -413,6 +553,12 @@ int cmd_doctor(int argc, char **argv)
         return cli_usage("doctor", "unexpected argument '%s' (subcommand: compare)", argv[optind]);
     if (opts.sysfs_root && !cf_is_dir(opts.sysfs_root))
         return cli_usage("doctor", "--sysfs-root %s is not a directory", opts.sysfs_root);
+    if (quick)
+        opts.skip |= CF_SURVEY_SKIP_PYTHON | CF_SURVEY_SKIP_TORCH | CF_SURVEY_SKIP_COMPILERS;
+    if (local_ranks && !gather)
+        return cli_usage("doctor", "-n needs --gather");
+    if (gather)
+        return doctor_gather(argc, argv, &opts, json, verbose, local_ranks, timeout_s);
 
     struct cf_survey s;
     cf_error err = CF_ERROR_INIT;
@@ -430,6 +576,8 @@ int cmd_doctor(int argc, char **argv)
     cf_doctor_diagnose(&s, &f);
     if (json)
         cli_print_json(report_json(&s, &f));
+    else if (quick)
+        print_quick(&f);
     else
         print_report(&s, &f);
     int rc = cf_findings_worst(&f) == CF_SEV_ERROR ? EXIT_PROBLEMS : EXIT_FINE;

@@ -60,8 +60,9 @@ static const char build_usage[] =
     "  -j, --jobs N          parallel jobs (default: MAX_JOBS, else the cores)\n"
     "  --only-funcs EXPR     ONLY_FUNCS for NCCL's kernel generator (smaller builds)\n"
     "  --root DIR            install root (default: see 'cclforge nccl --help')\n"
-    "  --cuda-home DIR       CUDA toolkit (default: CUDA_HOME, CUDA_PATH, /usr/local/cuda)\n"
-    "  --rocm-path DIR       ROCm or DTK root (default: ROCM_PATH, ROCM_HOME, HIP_PATH)\n"
+    "  --cuda-home DIR       CUDA toolkit (default: CUDA_HOME, CUDA_PATH, /usr/local/cuda*)\n"
+    "  --rocm-path DIR       ROCm or DTK root (default: ROCM_PATH, ROCM_HOME, HIP_PATH,\n"
+    "                        /opt/rocm*; DTK_HOME first and /opt/dtk* for --vendor dtk)\n"
     "  --survey FILE         take GPUs and libtorch from a doctor JSON instead of probing\n"
     "  --docker              build in a container (generated Dockerfile, no context sent)\n"
     "  --docker-image IMG    base image for --docker (default nvidia/cuda:<ver>-devel)\n"
@@ -192,46 +193,6 @@ static void on_event(void *ctx, const struct cf_nccl_event *ev)
     }
 }
 
-/* Fills tag/arch defaults from the survey (this machine, or --survey FILE). */
-static int survey_defaults(const char *survey_file, int need_torch, int need_gpus, char **torch_nccl, char **archs)
-{
-    struct cf_survey_opts so;
-    memset(&so, 0, sizeof so);
-    so.survey_file = survey_file;
-    so.skip = CF_SURVEY_SKIP_COMPILERS | CF_SURVEY_SKIP_COMM | CF_SURVEY_SKIP_TOOLKITS;
-    if (!need_torch)
-        so.skip |= CF_SURVEY_SKIP_TORCH;
-    if (!need_gpus)
-        so.skip |= CF_SURVEY_SKIP_GPUS;
-    struct cf_survey s = CF_SURVEY_INIT;
-    cf_error err = CF_ERROR_INIT;
-    if (cf_survey_run(&so, &s, &err) < 0)
-        return cli_fail(CMD, &err);
-    const struct cf_libtorch *t = cf_survey_torch(&s);
-    if (need_torch && t) {
-        const struct cf_comm_lib *lib = t->embedded && t->embedded->version ? t->embedded
-                                        : t->loaded && t->loaded->version   ? t->loaded
-                                                                            : NULL;
-        if (lib)
-            *torch_nccl = cf_strdup(lib->version);
-        else if (t->nccl_built_against)
-            *torch_nccl = cf_strdup(t->nccl_built_against);
-    }
-    if (need_gpus) {
-        struct strvec list = STRVEC_INIT;
-        cf_survey_gpu_archs(&s, 1, &list);
-        struct strbuf joined = STRBUF_INIT;
-        for (size_t i = 0; i < list.n; i++)
-            cf_sb_addf(&joined, "%s%s", i ? ";" : "", list.v[i]);
-        if (joined.len)
-            *archs = cf_sb_detach(&joined);
-        cf_sb_release(&joined);
-        cf_strvec_clear(&list);
-    }
-    cf_survey_release(&s);
-    return 0;
-}
-
 static cJSON *plan_json(const struct cf_nccl_plan *plan)
 {
     cJSON *p = cJSON_CreateObject();
@@ -325,7 +286,6 @@ static int cmd_build(int argc, char **argv)
     struct cf_nccl_build_opts o;
     memset(&o, 0, sizeof o);
     o.ptx = 1;
-    const char *survey_file = NULL;
     int dry_run = 0, json = 0;
     optind = 1;
     opterr = 0;
@@ -350,7 +310,7 @@ static int cmd_build(int argc, char **argv)
         case O_ROOT: o.root = optarg; break;
         case O_CUDA: o.cuda_home = optarg; break;
         case O_ROCM: o.rocm_path = optarg; break;
-        case O_SURVEY: survey_file = optarg; break;
+        case O_SURVEY: o.survey_file = optarg; break;
         case O_DOCKER: o.docker = 1; break;
         case O_IMAGE: o.docker_image = optarg; break;
         case O_FORCE: o.force = 1; break;
@@ -363,16 +323,7 @@ static int cmd_build(int argc, char **argv)
     if (optind < argc)
         return cli_usage(CMD " build", "unexpected argument '%s'", argv[optind]);
 
-    /* The survey is only needed for defaults; a cache hit with --tag and --archs stays fast. */
-    char *torch_nccl = NULL, *survey_archs = NULL;
-    int need_torch = !o.tag, need_gpus = !o.archs;
-    if (need_torch || need_gpus || survey_file) {
-        int rc = survey_defaults(survey_file, need_torch || survey_file != NULL, need_gpus, &torch_nccl, &survey_archs);
-        if (rc)
-            return rc;
-    }
-    o.torch_nccl_version = torch_nccl;
-    o.survey_archs = survey_archs;
+    o.use_survey = 1; /* defaults (tag, archs) from this host's or --survey's GPUs and libtorch */
 
     struct build_ui ui;
     memset(&ui, 0, sizeof ui);
@@ -383,10 +334,8 @@ static int cmd_build(int argc, char **argv)
     cf_error err = CF_ERROR_INIT;
     struct cf_nccl_plan plan;
     int code = EXIT_FINE;
-    if (cf_nccl_plan_make(&o, &plan, &err) < 0) {
-        code = cli_fail(CMD " build", &err);
-        goto out_free;
-    }
+    if (cf_nccl_plan_make(&o, &plan, &err) < 0)
+        return cli_fail(CMD " build", &err);
     for (size_t i = 0; i < plan.warnings.n; i++)
         cli_warn(CMD " build", "%s", plan.warnings.v[i]);
     if (dry_run) {
@@ -400,7 +349,7 @@ static int cmd_build(int argc, char **argv)
             print_plan(&plan);
         }
         cf_nccl_plan_release(&plan);
-        goto out_free;
+        return code;
     }
 
     struct cf_nccl_build_result r;
@@ -453,9 +402,6 @@ static int cmd_build(int argc, char **argv)
     }
     cf_nccl_build_result_release(&r);
     cf_nccl_plan_release(&plan);
-out_free:
-    free(torch_nccl);
-    free(survey_archs);
     return code;
 }
 
@@ -690,6 +636,10 @@ static int cmd_env(int argc, char **argv)
         cf_shell_quote(e.ld_preload, &q);
         printf("export LD_PRELOAD=%s${LD_PRELOAD:+:$LD_PRELOAD}\n", cf_sb_str(&q));
         cf_sb_release(&q);
+        /* a variable that reaches rank 0 but not the others is a classic failure: the
+         * launchers' forms, as comments so that eval still takes the output */
+        printf("# every rank: mpirun -x NCCL_HOME -x LD_LIBRARY_PATH -x LD_PRELOAD ...\n");
+        printf("# every rank: srun --export=ALL,NCCL_HOME,LD_LIBRARY_PATH,LD_PRELOAD ...\n");
     }
     for (size_t i = 0; i < e.jit_only.n; i++)
         cli_warn(CMD " env", "%s has no machine code for %s: it runs through PTX JIT (slow first start)", e.build.name,

@@ -1,6 +1,7 @@
-/* cclforge smoke: parse flags, run cf_smoke_run, print per-rank lines, the table and
- * the verdict (or one JSON document). */
+/* cclforge smoke: parse flags, run cf_smoke_run, print per-rank lines, the table, the
+ * footer, the groups, the transports and the verdict (or one JSON document). */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,8 @@ static void usage(FILE *f)
             "usage: cclforge smoke [options]\n"
             "\n"
             "Runs real collectives across real ranks with the library a job will load, checks every\n"
-            "element exactly, and reports time, algbw and busbw (nccl-tests' definitions).\n"
+            "element, reports time, algbw and busbw as nccl-tests does, and names the slowest rank and\n"
+            "host, the transports NCCL used, and the bad host of a --pattern search.\n"
             "\n"
             "Backend:\n"
             "  --backend nccl|rccl|mpi  comm library kind (default nccl); mpi runs on host memory\n"
@@ -34,42 +36,72 @@ static void usage(FILE *f)
             "  -n, --nranks N           start N local ranks (rank i uses local device i); without -n and\n"
             "                           under mpirun, srun or torchrun this process is one rank\n"
             "  --mpirun PATH            the mpirun for --backend mpi -n N (default: mpirun on PATH)\n"
-            "  --timeout SEC            per-operation timeout: a rank silent this long is hung (default 60)\n"
+            "  -T, --timeout SEC        per-operation timeout: a rank without progress this long is hung\n"
+            "                           (default 60)\n"
             "  --connect-timeout SEC    how long ranks wait for each other at start-up (default 30)\n"
             "Tests (nccl-tests' flags where they exist):\n"
-            "  --ops LIST               all_reduce,broadcast,all_gather,reduce_scatter,sendrecv (default all)\n"
-            "  -d, --dtype LIST         float,half,bfloat16,int32,int64,double or all (default float)\n"
+            "  --ops LIST               all_reduce,broadcast,all_gather,reduce_scatter,sendrecv,reduce,\n"
+            "                           alltoall,gather,scatter (nccl-tests' binary names too) or all (default)\n"
+            "  -d, --dtype LIST         int8,uint8,int32,uint32,int64,uint64,half,float,double,bfloat16 or all\n"
+            "                           (default float)\n"
+            "  -o, --op LIST            reductions: sum,prod,max,min,avg or all (default sum)\n"
+            "  -r, --root N|all         root of broadcast, reduce, gather, scatter (default 0)\n"
             "  -b, --minbytes SIZE      smallest size (default 1K); sizes take K, M, G suffixes\n"
             "  -e, --maxbytes SIZE      largest size (default 1M)\n"
-            "  -f, --stepfactor F       multiply the size by F each step (default 4)\n"
-            "  -i, --stepbytes SIZE     add SIZE each step instead\n"
-            "  -w, --warmup N           warmup iterations (default 5)\n"
-            "  --iters N                timed iterations (default 20)\n"
-            "  -c, --check 0|1          verify every element (default 1)\n"
+            "  -f, --stepfactor N       multiply the size by N each step (default 4; a whole number)\n"
+            "  -i, --stepbytes SIZE     add SIZE each step (taken when -f is 1 or not given)\n"
+            "  -w, --warmup N           warmup iterations per test (default 1)\n"
+            "  --iters N                timed iterations per test (default 20)\n"
+            "  -c, --check N            check iterations per test; 0: no check (default 1)\n"
             "  --place out|in|both      out-of-place, in-place or both (default both)\n"
+            "  -a, --average 0|1|2|3    a test's time over the ranks: rank 0, mean, min or max (default 1)\n"
+            "  -z, --blocking 0|1       wait for each collective before the next (GPU backends)\n"
+            "  -G, --cudagraph N        capture the iterations in a CUDA/HIP graph, launch it N times (GPU)\n"
+            "  -R, --register 0|1       register the buffers with the communicator (GPU, NCCL >= 2.19)\n"
+            "Fabric:\n"
+            "  --pattern all|intra|inter|pairwise|bisect\n"
+            "                           group the hosts: the whole world (default), each host alone, one\n"
+            "                           rank per host, host pairs in rounds, or halving to the bad host\n"
+            "  --min-busbw GB/S         fail when the average busbw is lower (and judge --pattern groups by it)\n"
+            "  --expect-transport ib|socket|p2p|shm\n"
+            "                           fail when a connection of that kind used another (NCCL's own log)\n"
             "Output:\n"
-            "  --json                   one JSON document (schema cclforge.smoke/1) instead of text\n"
+            "  --json                   one JSON document (schema cclforge.smoke/2) instead of text\n"
             "  -h, --help               this help\n"
             "\n"
-            "Text output: one 'RANK_PASS rank=R local_rank=L op=OP bytes=B ...' or 'RANK_FAIL ... reason=...'\n"
-            "line per rank and test, a table, and a last line 'N passed, N failed'.\n"
+            "Text output: 'RANK_PASS rank=R local_rank=L op=OP bytes=B ...', 'RANK_FAIL ... reason=...' and\n"
+            "'RANK_INFO rank=R local_rank=L KEY=\"VALUE\"' lines, the table with the slowest rank and host of\n"
+            "each test, nccl-tests' footer, the groups and transports, a 'verdict:' line, and a last line\n"
+            "'N passed, N failed'.\n"
             "Environment: CCLFORGE_PLUGIN_DIR (where cclforge_smoke_mpi.so is looked for first),\n"
-            "CCLFORGE_SMOKE_PORT (the unique-id port under a launcher; default MASTER_PORT, +1 under\n"
-            "torchrun), CCLFORGE_SMOKE_FAULT=RANK:abort|hang|exit|corrupt:OP (fault injection for tests).\n"
-            "Exit status: 0 all passed, 1 a test or a rank failed, 2 usage error.\n"
+            "CCLFORGE_PORT (the unique-id port under a launcher; default MASTER_PORT, +1 under\n"
+            "torchrun), CCLFORGE_SECRET (64 hex digits, the same on every rank: the run's rendezvous secret),\n"
+            "NCCL_DEBUG_FILE (kept and read when set; else NCCL's INFO lines go to a file of each rank),\n"
+            "CCLFORGE_SMOKE_FAULT=RANK:abort|hang|exit|corrupt|slow:OP (fault injection for tests).\n"
+            "Exit status: 0 all passed, 1 a test, a rank, --min-busbw, --expect-transport or a --pattern\n"
+            "search failed (or the run was interrupted), 2 usage error.\n"
             "Examples:\n"
             "  cclforge smoke -n 2 -b 8 -e 128M -f 2\n"
-            "  cclforge smoke --backend mpi -n 4 --json\n"
-            "  mpirun -np 16 cclforge smoke --lib /opt/nccl/lib/libnccl.so.2 --ops all_reduce\n");
+            "  cclforge smoke --backend mpi -n 4 -o all --json\n"
+            "  mpirun -np 16 cclforge smoke --lib /opt/nccl/lib/libnccl.so.2 --ops all_reduce --min-busbw 40\n"
+            "  srun -N 8 cclforge smoke --ops all_reduce --pattern pairwise --expect-transport ib\n");
 }
 
 struct smoke_cli {
     int json;
-    int nranks;
+    FILE *out;           /* the JSON document goes here: stdout as it was before the run */
     cJSON *rank_results; /* JSON mode: one entry per rank and test */
     cJSON *rank_info;    /* JSON mode: rank -> {key: value} */
     cJSON *rank_failures;
 };
+
+/* the CLI's one piece of mutable global state: the signal that asks the supervisor to stop */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+    stop_signal = sig;
+}
 
 static void print_quoted(FILE *f, const char *s)
 {
@@ -82,28 +114,78 @@ static void print_quoted(FILE *f, const char *s)
     fputc('"', f);
 }
 
+static const char *redop_name(enum cf_smoke_redop r)
+{
+    return r < CF_RED_COUNT ? cf_smoke_redop_info(r)->name : "none";
+}
+
+static void json_info(struct smoke_cli *cli, const struct cf_smoke_event *ev)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%d", ev->rank);
+    cJSON *r = cJSON_GetObjectItemCaseSensitive(cli->rank_info, name);
+    if (!r)
+        r = cJSON_AddObjectToObject(cli->rank_info, name);
+    if (!strcmp(ev->key, "nccl_warn")) { /* several of them: a list */
+        cJSON *list = cJSON_GetObjectItemCaseSensitive(r, "nccl_warn");
+        if (!list)
+            list = cJSON_AddArrayToObject(r, "nccl_warn");
+        cJSON_AddItemToArray(list, cJSON_CreateString(ev->value ? ev->value : ""));
+        return;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(r, ev->key);
+    cJSON_AddStringToObject(r, ev->key, ev->value ? ev->value : "");
+}
+
+static void on_result(struct smoke_cli *cli, const struct cf_smoke_event *ev)
+{
+    const struct cf_smoke_row *row = &ev->row;
+    int ok = ev->own_wrong == 0;
+    if (cli->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "rank", ev->rank);
+        cJSON_AddNumberToObject(o, "local_rank", ev->local_rank);
+        cJSON_AddStringToObject(o, "op", cf_smoke_op_info(row->op)->name);
+        cJSON_AddStringToObject(o, "dtype", cf_smoke_dtype_info(row->dtype)->name);
+        cJSON_AddStringToObject(o, "redop", redop_name(row->redop));
+        cJSON_AddNumberToObject(o, "root", row->root);
+        cJSON_AddNumberToObject(o, "bytes", (double)row->bytes);
+        cJSON_AddBoolToObject(o, "in_place", row->in_place);
+        cJSON_AddNumberToObject(o, "group", row->group);
+        cJSON_AddBoolToObject(o, "pass", ok);
+        cJSON_AddNumberToObject(o, "wrong", (double)ev->own_wrong);
+        cJSON_AddNumberToObject(o, "time_us", ev->own_time_us);
+        if (ev->text)
+            cJSON_AddStringToObject(o, "reason", ev->text);
+        cJSON_AddItemToArray(cli->rank_results, o);
+        return;
+    }
+    printf("%s rank=%d local_rank=%d op=%s bytes=%zu dtype=%s redop=%s place=%s time_us=%.2f",
+           ok ? "RANK_PASS" : "RANK_FAIL", ev->rank, ev->local_rank, cf_smoke_op_info(row->op)->name, row->bytes,
+           cf_smoke_dtype_info(row->dtype)->name, redop_name(row->redop), row->in_place ? "in" : "out",
+           ev->own_time_us);
+    if (!ok) {
+        printf(" reason=");
+        print_quoted(stdout, ev->text ? ev->text : "wrong result");
+    }
+    putchar('\n');
+}
+
 static void on_event(void *ctx, const struct cf_smoke_event *ev)
 {
     struct smoke_cli *cli = ctx;
-    const struct cf_smoke_row *row = &ev->row;
     switch (ev->kind) {
     case CF_EV_LOG:
         if (ev->rank >= 0)
             fprintf(stderr, "[rank %d] %s\n", ev->rank, ev->text ? ev->text : "");
         else
-            fprintf(stderr, "[mpirun] %s\n", ev->text ? ev->text : "");
+            fprintf(stderr, "[supervisor] %s\n", ev->text ? ev->text : "");
         return;
     case CF_EV_INFO:
         if (!ev->key)
             return;
         if (cli->json) {
-            char name[32];
-            snprintf(name, sizeof name, "%d", ev->rank);
-            cJSON *r = cJSON_GetObjectItemCaseSensitive(cli->rank_info, name);
-            if (!r)
-                r = cJSON_AddObjectToObject(cli->rank_info, name);
-            cJSON_DeleteItemFromObjectCaseSensitive(r, ev->key);
-            cJSON_AddStringToObject(r, ev->key, ev->value ? ev->value : "");
+            json_info(cli, ev);
         } else {
             printf("RANK_INFO rank=%d local_rank=%d %s=", ev->rank, ev->local_rank, ev->key);
             print_quoted(stdout, ev->value);
@@ -111,39 +193,20 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
         }
         break;
     case CF_EV_RESULT:
-        if (cli->json) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "rank", ev->rank);
-            cJSON_AddNumberToObject(o, "local_rank", ev->local_rank);
-            cJSON_AddStringToObject(o, "op", cf_smoke_op_info(row->op)->name);
-            cJSON_AddStringToObject(o, "dtype", cf_smoke_dtype_info(row->dtype)->name);
-            cJSON_AddNumberToObject(o, "bytes", (double)row->bytes);
-            cJSON_AddBoolToObject(o, "in_place", row->in_place);
-            cJSON_AddBoolToObject(o, "pass", row->ok);
-            cJSON_AddNumberToObject(o, "wrong", (double)row->wrong);
-            if (ev->text)
-                cJSON_AddStringToObject(o, "reason", ev->text);
-            cJSON_AddItemToArray(cli->rank_results, o);
-        } else {
-            printf("%s rank=%d local_rank=%d op=%s bytes=%zu dtype=%s place=%s", row->ok ? "RANK_PASS" : "RANK_FAIL",
-                   ev->rank, ev->local_rank, cf_smoke_op_info(row->op)->name, row->bytes,
-                   cf_smoke_dtype_info(row->dtype)->name, row->in_place ? "in" : "out");
-            if (!row->ok) {
-                printf(" reason=");
-                print_quoted(stdout, ev->text ? ev->text : "wrong result");
-            }
-            putchar('\n');
-        }
+        on_result(cli, ev);
         break;
     case CF_EV_FAIL:
+    case CF_EV_PROBLEM:
         if (cli->json) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "rank", ev->rank);
             cJSON_AddNumberToObject(o, "local_rank", ev->local_rank);
             cJSON_AddStringToObject(o, "reason", ev->text ? ev->text : "");
+            cJSON_AddBoolToObject(o, "stops_the_run", ev->kind == CF_EV_FAIL);
             cJSON_AddItemToArray(cli->rank_failures, o);
         } else {
-            printf("RANK_FAIL rank=%d local_rank=%d reason=", ev->rank, ev->local_rank);
+            printf("%s rank=%d local_rank=%d reason=", ev->kind == CF_EV_FAIL ? "RANK_FAIL" : "RANK_PROBLEM",
+                   ev->rank, ev->local_rank);
             print_quoted(stdout, ev->text ? ev->text : "failed");
             putchar('\n');
         }
@@ -156,6 +219,8 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
             _exit(EXIT_PROBLEMS);
         }
         break;
+    default: /* transports, groups and the verdict are printed from the report */
+        break;
     }
     fflush(stdout);
 }
@@ -165,23 +230,110 @@ static void print_table(const struct cf_smoke_report *rep)
     printf("# cclforge smoke: %s backend (%s), %d rank%s, launcher %s\n", rep->backend,
            rep->lib_version ? rep->lib_version : "version unknown", rep->nranks, rep->nranks == 1 ? "" : "s",
            rep->launcher ? rep->launcher : "none");
+    for (int r = 0; rep->hosts && r < rep->nranks; r++)
+        if (rep->hosts[r].hostname)
+            printf("#  rank %2d pid %6d on %s device %s\n", r, rep->hosts[r].pid, rep->hosts[r].hostname,
+                   rep->hosts[r].device ? rep->hosts[r].device : "?");
     if (!rep->nrows)
         return;
-    printf("# %12s %12s %9s %15s %6s %11s %11s %11s %8s %6s\n", "size(B)", "count", "type", "op", "place",
-           "time(us)", "algbw(GB/s)", "busbw(GB/s)", "wrong", "result");
+    int groups = rep->ngroups > 0;
+    printf("# %10s %12s %8s %6s %4s %14s %5s %9s %8s %8s %7s %6s  %s\n", "size(B)", "count(elem)", "type", "redop",
+           "root", "op", "place", "time(us)", "algbw", "busbw", "#wrong", "result", "slowest rank/host (x median)");
     for (size_t i = 0; i < rep->nrows; i++) {
         const struct cf_smoke_row *r = &rep->rows[i];
-        printf("  %12zu %12zu %9s %15s %6s %11.2f %11.3f %11.3f %8ld %6s\n", r->bytes, r->count,
-               cf_smoke_dtype_info(r->dtype)->name, cf_smoke_op_info(r->op)->name, r->in_place ? "in" : "out",
-               r->time_us, r->algbw, r->busbw, r->wrong, r->ok ? "ok" : "FAIL");
+        char root[16], wrong[24];
+        snprintf(root, sizeof root, r->root >= 0 ? "%d" : "-", r->root);
+        snprintf(wrong, sizeof wrong, r->wrong >= 0 ? "%ld" : "N/A", r->wrong);
+        const char *host = rep->hosts && r->slowest_rank >= 0 && r->slowest_rank < rep->nranks &&
+                                   rep->hosts[r->slowest_rank].hostname
+                               ? rep->hosts[r->slowest_rank].hostname
+                               : "?";
+        printf("  %10zu %12zu %8s %6s %4s %14s %5s %9.2f %8.3f %8.3f %7s %6s  %d %s %.2fx", r->bytes, r->count,
+               cf_smoke_dtype_info(r->dtype)->name, redop_name(r->redop), root, cf_smoke_op_info(r->op)->name,
+               r->in_place ? "in" : "out", r->time_us, r->algbw, r->busbw, wrong, r->ok ? "ok" : "FAIL",
+               r->slowest_rank, host, r->median_us > 0 ? r->slowest_us / r->median_us : 0.0);
+        if (groups)
+            printf("  group %d", r->group);
+        putchar('\n');
     }
+}
+
+static void print_footer(const struct cf_smoke_report *rep)
+{
+    /* nccl-tests' footer, its words */
+    printf("# %-20s : %ld %s\n", "Out of bounds values", rep->out_of_bounds, rep->out_of_bounds ? "FAILED" : "OK");
+    printf("# %-20s : %g\n", "Avg bus bandwidth", rep->avg_busbw);
+    if (rep->skipped)
+        printf("# skipped: %s\n", rep->skipped);
+    for (size_t i = 0; i < rep->ngroups; i++) {
+        const struct cf_smoke_group *g = &rep->groups[i];
+        printf("# group %d (round %d): %s, %d ranks on %d host%s: %ld tests, avg busbw %.3f GB/s%s%s%s\n", g->id,
+               g->round, g->label, g->nranks, g->nhosts, g->nhosts == 1 ? "" : "s", g->tests, g->avg_busbw,
+               g->bad ? " BAD" : "", g->why[0] ? ": " : "", g->why);
+    }
+    if (rep->net_plugin)
+        printf("# network: %s\n", rep->net_plugin);
+    for (size_t i = 0; i < rep->nconns; i++)
+        printf("# transport: rank %d -> %d via %s (%d channel%s)\n", rep->conns[i].rank, rep->conns[i].peer,
+               rep->conns[i].via, rep->conns[i].channels, rep->conns[i].channels == 1 ? "" : "s");
+}
+
+static cJSON *row_json(const struct cf_smoke_report *rep, const struct cf_smoke_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "op", cf_smoke_op_info(r->op)->name);
+    cJSON_AddStringToObject(o, "dtype", cf_smoke_dtype_info(r->dtype)->name);
+    cJSON_AddStringToObject(o, "redop", redop_name(r->redop));
+    cJSON_AddNumberToObject(o, "root", r->root);
+    cJSON_AddBoolToObject(o, "in_place", r->in_place);
+    cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
+    cJSON_AddNumberToObject(o, "count", (double)r->count);
+    cJSON_AddNumberToObject(o, "time_us", r->time_us);
+    cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw);
+    cJSON_AddNumberToObject(o, "busbw_gbps", r->busbw);
+    cJSON_AddNumberToObject(o, "busbw_factor", cf_smoke_op_info(r->op)->busbw_factor(r->nranks));
+    if (r->wrong >= 0)
+        cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
+    else
+        cJSON_AddNullToObject(o, "wrong");
+    cJSON_AddBoolToObject(o, "ok", r->ok);
+    cJSON_AddNumberToObject(o, "group", r->group);
+    cJSON_AddNumberToObject(o, "nranks", r->nranks);
+    cJSON_AddNumberToObject(o, "slowest_rank", r->slowest_rank);
+    cf_json_put_str(o, "slowest_host", rep->hosts && r->slowest_rank >= 0 && r->slowest_rank < rep->nranks
+                                           ? rep->hosts[r->slowest_rank].hostname
+                                           : NULL);
+    cJSON_AddNumberToObject(o, "slowest_time_us", r->slowest_us);
+    cJSON_AddNumberToObject(o, "median_time_us", r->median_us);
+    cJSON_AddNumberToObject(o, "slowest_vs_median", r->median_us > 0 ? r->slowest_us / r->median_us : 0);
+    cJSON *times = cJSON_AddArrayToObject(o, "rank_time_us");
+    for (int k = 0; r->rank_time_us && k < r->nranks; k++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddNumberToObject(t, "rank", r->rank_of ? r->rank_of[k] : k);
+        cJSON_AddNumberToObject(t, "time_us", r->rank_time_us[k]);
+        cJSON_AddItemToArray(times, t);
+    }
+    return o;
+}
+
+static cJSON *failures_json(const struct cf_smoke_failure *f, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "rank", f[i].rank);
+        cJSON_AddStringToObject(o, "doing", f[i].doing);
+        cJSON_AddStringToObject(o, "reason", f[i].reason);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
 }
 
 static cJSON *report_json(const struct cf_smoke_report *rep, struct smoke_cli *cli, int exit_code)
 {
     static const char *const roles[] = { "supervisor", "rank", "supervised_rank" };
     cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "schema", "cclforge.smoke/1");
+    cJSON_AddStringToObject(doc, "schema", "cclforge.smoke/2");
     cJSON_AddStringToObject(doc, "role", roles[rep->role]);
     cJSON_AddStringToObject(doc, "backend", rep->backend ? rep->backend : "");
     cJSON_AddStringToObject(doc, "launcher", rep->launcher ? rep->launcher : "");
@@ -191,34 +343,55 @@ static cJSON *report_json(const struct cf_smoke_report *rep, struct smoke_cli *c
     cf_json_put_str(doc, "lib_version", rep->lib_version);
     cf_json_put_str(doc, "lib_path", rep->lib_path);
     cJSON_AddBoolToObject(doc, "ok", exit_code == 0);
+    cf_json_put_str(doc, "verdict", rep->verdict);
     cJSON_AddNumberToObject(doc, "passed", (double)rep->passed);
     cJSON_AddNumberToObject(doc, "failed", (double)rep->failed);
     cJSON_AddBoolToObject(doc, "aborted", rep->aborted);
+    cJSON_AddBoolToObject(doc, "interrupted", rep->interrupted);
+    cJSON_AddNumberToObject(doc, "out_of_bounds", (double)rep->out_of_bounds);
+    cJSON_AddNumberToObject(doc, "avg_busbw_gbps", rep->avg_busbw);
+    cf_json_put_str(doc, "skipped", rep->skipped);
+    cJSON *hosts = cJSON_AddArrayToObject(doc, "ranks");
+    for (int r = 0; rep->hosts && r < rep->nranks; r++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "rank", r);
+        cf_json_put_str(o, "hostname", rep->hosts[r].hostname);
+        cf_json_put_str(o, "device", rep->hosts[r].device);
+        cJSON_AddNumberToObject(o, "pid", rep->hosts[r].pid);
+        cJSON_AddItemToArray(hosts, o);
+    }
     cJSON *rows = cJSON_AddArrayToObject(doc, "rows");
-    for (size_t i = 0; i < rep->nrows; i++) {
-        const struct cf_smoke_row *r = &rep->rows[i];
+    for (size_t i = 0; i < rep->nrows; i++)
+        cJSON_AddItemToArray(rows, row_json(rep, &rep->rows[i]));
+    cJSON *groups = cJSON_AddArrayToObject(doc, "groups");
+    for (size_t i = 0; i < rep->ngroups; i++) {
+        const struct cf_smoke_group *g = &rep->groups[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "op", cf_smoke_op_info(r->op)->name);
-        cJSON_AddStringToObject(o, "dtype", cf_smoke_dtype_info(r->dtype)->name);
-        cJSON_AddBoolToObject(o, "in_place", r->in_place);
-        cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
-        cJSON_AddNumberToObject(o, "count", (double)r->count);
-        cJSON_AddNumberToObject(o, "time_us", r->time_us);
-        cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw);
-        cJSON_AddNumberToObject(o, "busbw_gbps", r->busbw);
-        cJSON_AddNumberToObject(o, "busbw_factor", cf_smoke_op_info(r->op)->busbw_factor(rep->nranks));
-        cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
-        cJSON_AddBoolToObject(o, "ok", r->ok);
-        cJSON_AddItemToArray(rows, o);
+        cJSON_AddNumberToObject(o, "id", g->id);
+        cJSON_AddNumberToObject(o, "round", g->round);
+        cJSON_AddStringToObject(o, "label", g->label);
+        cJSON_AddNumberToObject(o, "nranks", g->nranks);
+        cJSON_AddNumberToObject(o, "nhosts", g->nhosts);
+        cJSON_AddNumberToObject(o, "tests", (double)g->tests);
+        cJSON_AddNumberToObject(o, "avg_busbw_gbps", g->avg_busbw);
+        cJSON_AddBoolToObject(o, "failed", g->failed);
+        cJSON_AddBoolToObject(o, "bad", g->bad);
+        cJSON_AddStringToObject(o, "why", g->why);
+        cJSON_AddItemToArray(groups, o);
     }
-    cJSON *fails = cJSON_AddArrayToObject(doc, "failures");
-    for (size_t i = 0; i < rep->nfailures; i++) {
+    cf_json_put_str(doc, "network", rep->net_plugin);
+    cJSON *conns = cJSON_AddArrayToObject(doc, "transports");
+    for (size_t i = 0; i < rep->nconns; i++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "rank", rep->failures[i].rank);
-        cJSON_AddStringToObject(o, "doing", rep->failures[i].doing);
-        cJSON_AddStringToObject(o, "reason", rep->failures[i].reason);
-        cJSON_AddItemToArray(fails, o);
+        cJSON_AddNumberToObject(o, "rank", rep->conns[i].rank);
+        cJSON_AddNumberToObject(o, "peer", rep->conns[i].peer);
+        cJSON_AddStringToObject(o, "kind", rep->conns[i].kind);
+        cJSON_AddStringToObject(o, "via", rep->conns[i].via);
+        cJSON_AddNumberToObject(o, "channels", rep->conns[i].channels);
+        cJSON_AddItemToArray(conns, o);
     }
+    cJSON_AddItemToObject(doc, "failures", failures_json(rep->failures, rep->nfailures));
+    cJSON_AddItemToObject(doc, "problems", failures_json(rep->problems, rep->nproblems));
     cJSON_AddItemToObject(doc, "rank_info", cli->rank_info);
     cJSON_AddItemToObject(doc, "rank_results", cli->rank_results);
     cJSON_AddItemToObject(doc, "rank_failures", cli->rank_failures);
@@ -268,12 +441,31 @@ static int parse_dtype(const char *s, int *v)
     return 0;
 }
 
+static int parse_redop(const char *s, int *v)
+{
+    enum cf_smoke_redop r;
+    if (cf_smoke_redop_parse(s, &r))
+        return -1;
+    *v = (int)r;
+    return 0;
+}
+
 static int parse_number(const char *flag, const char *s, double min, double max, double *out)
 {
     char *end;
     double v = strtod(s, &end);
     if (!*s || *end || v != v || v < min || v > max)
         return cli_usage("smoke", "%s '%s': expected a number from %g to %g", flag, s, min, max);
+    *out = v;
+    return 0;
+}
+
+static int parse_whole(const char *flag, const char *s, long min, long max, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < min || v > max)
+        return cli_usage("smoke", "%s '%s': expected a whole number from %ld to %ld", flag, s, min, max);
     *out = v;
     return 0;
 }
@@ -289,9 +481,26 @@ static int parse_size_flag(const char *flag, const char *s, size_t *out)
     return 0;
 }
 
+/* one word out of a table of names */
+static int parse_word(const char *flag, const char *s, const char *const *names, size_t n, int *out)
+{
+    for (size_t i = 0; i < n; i++)
+        if (names[i] && !strcmp(s, names[i])) {
+            *out = (int)i;
+            return 0;
+        }
+    struct strbuf sb = STRBUF_INIT;
+    for (size_t i = 0; i < n; i++)
+        if (names[i])
+            cf_sb_addf(&sb, "%s%s", sb.len ? ", " : "", names[i]);
+    int rc = cli_usage("smoke", "%s '%s': expected %s", flag, s, cf_sb_str(&sb));
+    cf_sb_release(&sb);
+    return rc;
+}
+
 enum {
-    OPT_BACKEND = 256, OPT_LIB, OPT_RUNTIME, OPT_MPIRUN, OPT_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_OPS, OPT_ITERS,
-    OPT_PLACE, OPT_JSON
+    OPT_BACKEND = 256, OPT_LIB, OPT_RUNTIME, OPT_MPIRUN, OPT_CONNECT_TIMEOUT, OPT_OPS, OPT_ITERS, OPT_PLACE,
+    OPT_JSON, OPT_PATTERN, OPT_MIN_BUSBW, OPT_EXPECT_TRANSPORT
 };
 
 static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smoke_cli *cli)
@@ -302,10 +511,12 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
         { "runtime", required_argument, 0, OPT_RUNTIME },
         { "nranks", required_argument, 0, 'n' },
         { "mpirun", required_argument, 0, OPT_MPIRUN },
-        { "timeout", required_argument, 0, OPT_TIMEOUT },
+        { "timeout", required_argument, 0, 'T' },
         { "connect-timeout", required_argument, 0, OPT_CONNECT_TIMEOUT },
         { "ops", required_argument, 0, OPT_OPS },
         { "dtype", required_argument, 0, 'd' },
+        { "op", required_argument, 0, 'o' },
+        { "root", required_argument, 0, 'r' },
         { "minbytes", required_argument, 0, 'b' },
         { "maxbytes", required_argument, 0, 'e' },
         { "stepfactor", required_argument, 0, 'f' },
@@ -314,43 +525,47 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
         { "iters", required_argument, 0, OPT_ITERS },
         { "check", required_argument, 0, 'c' },
         { "place", required_argument, 0, OPT_PLACE },
+        { "average", required_argument, 0, 'a' },
+        { "blocking", required_argument, 0, 'z' },
+        { "cudagraph", required_argument, 0, 'G' },
+        { "register", required_argument, 0, 'R' },
+        { "pattern", required_argument, 0, OPT_PATTERN },
+        { "min-busbw", required_argument, 0, OPT_MIN_BUSBW },
+        { "expect-transport", required_argument, 0, OPT_EXPECT_TRANSPORT },
         { "json", no_argument, 0, OPT_JSON },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
-    static const struct { const char *name; enum cf_smoke_backend_kind kind; } backends[] = {
-        { "nccl", CF_BACKEND_NCCL }, { "rccl", CF_BACKEND_RCCL }, { "mpi", CF_BACKEND_MPI },
-    };
-    static const struct { const char *name; unsigned places; } placements[] = {
-        { "out", CF_PLACE_OUT }, { "in", CF_PLACE_IN }, { "both", CF_PLACE_OUT | CF_PLACE_IN },
-    };
-    double num;
-    int c, found;
+    static const char *const backends[] = { [CF_BACKEND_NCCL] = "nccl", [CF_BACKEND_RCCL] = "rccl",
+                                            [CF_BACKEND_MPI] = "mpi" };
+    static const char *const placements[] = { [CF_PLACE_OUT] = "out", [CF_PLACE_IN] = "in",
+                                              [CF_PLACE_OUT | CF_PLACE_IN] = "both" };
+    /* the library's own words for patterns and transports, listed when one is wrong */
+    const char *patterns[CF_PATTERN_BISECT + 1], *transports[CF_TRANSPORT_SHM + 1];
+    for (int i = 0; i <= CF_PATTERN_BISECT; i++)
+        patterns[i] = cf_smoke_pattern_name((enum cf_smoke_pattern)i);
+    for (int i = 0; i <= CF_TRANSPORT_SHM; i++)
+        transports[i] = i == CF_TRANSPORT_ANY ? NULL : cf_smoke_transport_name((enum cf_smoke_transport)i);
+    long whole;
+    int c, word, factor_given = 0, bytes_given = 0;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":n:d:b:e:f:i:w:c:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":n:T:d:o:r:b:e:f:i:w:c:a:z:G:R:h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_BACKEND:
-            found = 0;
-            for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
-                if (!strcmp(optarg, backends[i].name)) {
-                    o->backend = backends[i].kind;
-                    found = 1;
-                }
-            if (!found)
-                return cli_usage("smoke", "--backend '%s': expected nccl, rccl or mpi", optarg);
+            if (parse_word("--backend", optarg, backends, 3, &word))
+                return EXIT_USAGE;
+            o->backend = (enum cf_smoke_backend_kind)word;
             break;
         case OPT_LIB: o->lib_path = optarg; break;
         case OPT_RUNTIME: o->runtime_path = optarg; break;
         case OPT_MPIRUN: o->mpirun = optarg; break;
         case 'n':
-            if (parse_number("-n", optarg, 1, 4096, &num))
+            if (parse_whole("-n", optarg, 1, 4096, &whole))
                 return EXIT_USAGE;
-            o->nranks = (int)num;
-            if (num != (double)o->nranks)
-                return cli_usage("smoke", "-n '%s': expected a whole number", optarg);
+            o->nranks = (int)whole;
             break;
-        case OPT_TIMEOUT:
+        case 'T':
             if (parse_number("--timeout", optarg, 0.1, 86400, &o->op_timeout_s))
                 return EXIT_USAGE;
             break;
@@ -366,6 +581,19 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
             if (parse_list("data type", optarg, (1u << CF_DT_COUNT) - 1, parse_dtype, &o->dtypes))
                 return EXIT_USAGE;
             break;
+        case 'o':
+            if (parse_list("reduction (sum, prod, max, min, avg)", optarg, (1u << CF_RED_COUNT) - 1, parse_redop,
+                           &o->redops))
+                return EXIT_USAGE;
+            break;
+        case 'r':
+            if (!strcmp(optarg, "all") || !strcmp(optarg, "-1"))
+                o->root = -1;
+            else if (parse_whole("-r", optarg, 0, 1 << 24, &whole))
+                return EXIT_USAGE;
+            else
+                o->root = (int)whole;
+            break;
         case 'b':
             if (parse_size_flag("-b", optarg, &o->sweep.min_bytes))
                 return EXIT_USAGE;
@@ -375,37 +603,72 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
                 return EXIT_USAGE;
             break;
         case 'f':
-            if (parse_number("-f", optarg, 1, 1024, &o->sweep.step_factor))
+            /* nccl-tests reads -f as a whole number (strtol): 1.5 would be 1 there */
+            if (parse_whole("-f", optarg, 1, 1024, &whole))
                 return EXIT_USAGE;
+            o->sweep.step_factor = (size_t)whole;
+            factor_given = 1;
             break;
         case 'i':
             if (parse_size_flag("-i", optarg, &o->sweep.step_bytes))
                 return EXIT_USAGE;
+            if (!o->sweep.step_bytes)
+                return cli_usage("smoke", "-i 0 would never grow the size");
+            bytes_given = 1;
             break;
         case 'w':
-            if (parse_number("-w", optarg, 0, 1e6, &num))
+            if (parse_whole("-w", optarg, 0, 1000000, &whole))
                 return EXIT_USAGE;
-            o->warmup_iters = (int)num;
+            o->warmup_iters = (int)whole;
             break;
         case OPT_ITERS:
-            if (parse_number("--iters", optarg, 1, 1e7, &num))
+            if (parse_whole("--iters", optarg, 1, 10000000, &whole))
                 return EXIT_USAGE;
-            o->iters = (int)num;
+            o->iters = (int)whole;
             break;
         case 'c':
-            if (strcmp(optarg, "0") && strcmp(optarg, "1"))
-                return cli_usage("smoke", "-c '%s': expected 0 or 1", optarg);
-            o->check = optarg[0] == '1';
+            if (parse_whole("-c", optarg, 0, 1000, &whole))
+                return EXIT_USAGE;
+            o->check = (int)whole;
             break;
         case OPT_PLACE:
-            found = 0;
-            for (size_t i = 0; i < sizeof placements / sizeof placements[0]; i++)
-                if (!strcmp(optarg, placements[i].name)) {
-                    o->places = placements[i].places;
-                    found = 1;
-                }
-            if (!found)
-                return cli_usage("smoke", "--place '%s': expected out, in or both", optarg);
+            if (parse_word("--place", optarg, placements, 4, &word))
+                return EXIT_USAGE;
+            o->places = (unsigned)word;
+            break;
+        case 'a':
+            if (parse_whole("-a", optarg, 0, 3, &whole))
+                return EXIT_USAGE;
+            o->average = (enum cf_smoke_average)whole;
+            break;
+        case 'z':
+            if (parse_whole("-z", optarg, 0, 1, &whole))
+                return EXIT_USAGE;
+            o->blocking = (int)whole;
+            break;
+        case 'G':
+            if (parse_whole("-G", optarg, 0, 100000, &whole))
+                return EXIT_USAGE;
+            o->graph_launches = (int)whole;
+            break;
+        case 'R':
+            if (parse_whole("-R", optarg, 0, 1, &whole))
+                return EXIT_USAGE;
+            o->registration = (int)whole;
+            break;
+        case OPT_PATTERN:
+            if (cf_smoke_pattern_parse(optarg, &o->pattern) &&
+                parse_word("--pattern", optarg, patterns, CF_PATTERN_BISECT + 1, &word))
+                return EXIT_USAGE;
+            break;
+        case OPT_MIN_BUSBW:
+            if (parse_number("--min-busbw", optarg, 0, 1e6, &o->min_busbw))
+                return EXIT_USAGE;
+            break;
+        case OPT_EXPECT_TRANSPORT:
+            if (cf_smoke_transport_parse(optarg, &o->expect_transport) &&
+                parse_word("--expect-transport", optarg, transports, CF_TRANSPORT_SHM + 1, &word))
+                return EXIT_USAGE;
             break;
         case OPT_JSON: cli->json = 1; break;
         case 'h': usage(stdout); return -1;
@@ -417,7 +680,29 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
         return cli_usage("smoke", "unexpected argument '%s'", argv[optind]);
     if (o->sweep.min_bytes > o->sweep.max_bytes)
         return cli_usage("smoke", "-b (%zu) is larger than -e (%zu)", o->sweep.min_bytes, o->sweep.max_bytes);
+    /* -i alone steps by bytes, as in nccl-tests (whose -f defaults to 1); -f wins when both are given */
+    if (bytes_given && !factor_given)
+        o->sweep.step_factor = 1;
     return 0;
+}
+
+static void print_text(const struct cf_smoke_report *rep)
+{
+    print_table(rep);
+    print_footer(rep);
+    for (size_t i = 0; i < rep->nfailures; i++) {
+        const struct cf_smoke_failure *f = &rep->failures[i];
+        if (f->rank >= 0)
+            cli_error("smoke", "rank %d failed while %s: %s", f->rank, f->doing[0] ? f->doing : "starting",
+                      f->reason);
+        else
+            cli_error("smoke", "%s", f->reason);
+    }
+    for (size_t i = 0; i < rep->nproblems; i++)
+        cli_error("smoke", "%s", rep->problems[i].reason);
+    if (rep->verdict)
+        printf("verdict: %s\n", rep->verdict);
+    printf("%ld passed, %ld failed\n", rep->passed, rep->failed);
 }
 
 int cmd_smoke(int argc, char **argv)
@@ -429,7 +714,7 @@ int cmd_smoke(int argc, char **argv)
     struct cf_smoke_opts o;
     cf_smoke_opts_defaults(&o);
     struct smoke_cli cli = { 0 };
-    /* the ranks mpirun starts get these arguments again, so keep them before getopt permutes */
+    /* the ranks started again get these arguments, so keep them before getopt permutes */
     struct strvec self_args = STRVEC_INIT;
     for (int i = 0; i < argc; i++)
         cf_strvec_push(&self_args, argv[i]);
@@ -448,10 +733,30 @@ int cmd_smoke(int argc, char **argv)
     o.self_exe = self;
     o.self_argv = self_args.v;
     o.envp = environ;
+    o.stop = &stop_signal;
+    int role = cf_smoke_role_for(&o, NULL);
+    if (role == CF_ROLE_SUPERVISOR) {
+        /* Ctrl-C (or a job's SIGTERM) stops the ranks and still prints what was found */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop_signal;
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
+    cli.out = stdout;
+    int json_fd = -1;
     if (cli.json) {
         cli.rank_results = cJSON_CreateArray();
         cli.rank_info = cJSON_CreateObject();
         cli.rank_failures = cJSON_CreateArray();
+        /* whatever a library prints on stdout (NCCL_DEBUG without a file) goes to stderr:
+         * stdout carries the one JSON document */
+        fflush(stdout);
+        json_fd = dup(1);
+        if (json_fd >= 0) {
+            dup2(2, 1);
+            cli.out = fdopen(json_fd, "w");
+        }
     }
 
     struct cf_smoke_report rep;
@@ -462,6 +767,8 @@ int cmd_smoke(int argc, char **argv)
         cJSON_Delete(cli.rank_results);
         cJSON_Delete(cli.rank_info);
         cJSON_Delete(cli.rank_failures);
+        if (cli.out != stdout && cli.out)
+            fclose(cli.out);
         return cli_fail("smoke", &err);
     }
     int code = rep.failed || rep.aborted ? EXIT_PROBLEMS : EXIT_FINE;
@@ -469,21 +776,25 @@ int cmd_smoke(int argc, char **argv)
         /* the supervisor reports; this rank only says whether it got through */
         code = rep.aborted ? EXIT_PROBLEMS : EXIT_FINE;
     } else if (rep.role == CF_ROLE_RANK && rep.rank != 0) {
-        /* under a launcher, rank 0 prints the agreed table */
-    } else if (cli.json) {
-        cli_print_json(report_json(&rep, &cli, code));
+        /* under a launcher rank 0 prints the agreed table and gives the verdict's exit
+         * status; another rank failing the job for a test that failed everywhere would
+         * have the launcher kill rank 0 before it says what failed */
+        code = rep.aborted ? EXIT_PROBLEMS : EXIT_FINE;
+    } else if (!cli.json) {
+        print_text(&rep);
     } else {
-        print_table(&rep);
-        for (size_t i = 0; i < rep.nfailures; i++) {
-            const struct cf_smoke_failure *f = &rep.failures[i];
-            if (f->rank >= 0)
-                cli_error("smoke", "rank %d failed while %s: %s", f->rank, f->doing[0] ? f->doing : "starting",
-                          f->reason);
-            else
-                cli_error("smoke", "%s", f->reason);
+        cJSON *doc = report_json(&rep, &cli, code);
+        char *s = cJSON_Print(doc);
+        if (s && cli.out) {
+            fputs(s, cli.out);
+            fputc('\n', cli.out);
+            fflush(cli.out);
         }
-        printf("%ld passed, %ld failed\n", rep.passed, rep.failed);
+        free(s);
+        cJSON_Delete(doc);
     }
+    if (cli.out && cli.out != stdout)
+        fclose(cli.out);
     cJSON_Delete(cli.rank_results);
     cJSON_Delete(cli.rank_info);
     cJSON_Delete(cli.rank_failures);

@@ -163,7 +163,7 @@ static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *o
         check_comm_lib_archs(s, t->embedded, CF_SEV_ERROR, out);
         check_comm_lib_archs(s, t->loaded, CF_SEV_ERROR, out);
     }
-    const struct cf_comm_lib *active = cf_doctor_active_comm(s);
+    const struct cf_comm_lib *active = cf_survey_active_comm(s);
     check_comm_lib_archs(s, active, CF_SEV_ERROR, out);
     for (size_t i = 0; i < s->n_comm_libs; i++)
         check_comm_lib_archs(s, &s->comm_libs[i], CF_SEV_WARNING, out);
@@ -172,47 +172,6 @@ static void check_arch_coverage(const struct cf_survey *s, struct cf_findings *o
 }
 
 /* ---- which NCCL is used ---- */
-
-static int kind_is(const struct cf_comm_lib *c, const char *kind)
-{
-    return c && (!kind || (c->kind && !strcmp(c->kind, kind)));
-}
-
-static const struct cf_comm_lib *active_of_kind(const struct cf_survey *s, const char *kind)
-{
-    const struct cf_libtorch *t = cf_survey_torch(s);
-    if (t && kind_is(t->embedded, kind))
-        return t->embedded;
-    if (t && kind_is(t->loaded, kind))
-        return t->loaded;
-    static const char *const by_priority[] = { "LD_PRELOAD", "loaded" };
-    for (size_t k = 0; k < sizeof by_priority / sizeof by_priority[0]; k++)
-        for (size_t i = 0; i < s->n_comm_libs; i++)
-            if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, by_priority[k]) &&
-                kind_is(&s->comm_libs[i], kind))
-                return &s->comm_libs[i];
-    for (size_t i = 0; i < s->n_comm_libs; i++)
-        if (kind_is(&s->comm_libs[i], kind))
-            return &s->comm_libs[i];
-    for (size_t i = 0; i < s->n_toolkits; i++)
-        if (kind_is(s->toolkits[i].comm, kind) && s->toolkits[i].comm->path)
-            return s->toolkits[i].comm;
-    return NULL;
-}
-
-const struct cf_comm_lib *cf_doctor_active_comm(const struct cf_survey *s)
-{
-    /* The kind the host needs: libtorch's flavour, else its GPUs' vendor. */
-    const char *kind = NULL;
-    const struct cf_libtorch *t = cf_survey_torch(s);
-    if (t && (t->flavour == CF_TORCH_HIP || t->flavour == CF_TORCH_CUDA))
-        kind = cf_comm_profile(t->flavour == CF_TORCH_HIP ? CF_COMMLIB_RCCL : CF_COMMLIB_NCCL)->kind;
-    for (size_t i = 0; !kind && i < s->n_gpus; i++)
-        if (s->gpus[i].visible)
-            kind = comm_kind_for_gpu(s->gpus[i].vendor);
-    const struct cf_comm_lib *c = kind ? active_of_kind(s, kind) : NULL;
-    return c ? c : active_of_kind(s, NULL);
-}
 
 static void check_nccl_mismatch(const struct cf_survey *s, struct cf_findings *out)
 {
@@ -420,7 +379,7 @@ static void check_driver(const struct cf_survey *s, struct cf_findings *out)
         if (t->loaded)
             need_driver(s, driver_cuda, str_or(t->loaded->path, cf_comm_profile(CF_COMMLIB_NCCL)->soname), t->loaded->cuda_version, out);
     }
-    const struct cf_comm_lib *active = cf_doctor_active_comm(s);
+    const struct cf_comm_lib *active = cf_survey_active_comm(s);
     if (active && active->path)
         need_driver(s, driver_cuda, active->path, active->cuda_version, out);
     const struct cf_toolkit *cuda = cf_survey_toolkit(s, "cuda");
@@ -484,7 +443,7 @@ static void check_torch_present(const struct cf_survey *s, struct cf_findings *o
 
 static void check_comm_present(const struct cf_survey *s, struct cf_findings *out)
 {
-    if (cf_doctor_active_comm(s))
+    if (cf_survey_active_comm(s))
         return;
     if (!s->n_toolkits && !s->n_gpus)
         return;
@@ -498,7 +457,7 @@ static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
 {
     if (s->n_gpus)
         return;
-    const struct cf_comm_lib *c = cf_doctor_active_comm(s);
+    const struct cf_comm_lib *c = cf_survey_active_comm(s);
     if (!c || !c->archs_known || !c->path || cf_comm_lib_profile(c)->lib != CF_COMMLIB_NCCL)
         return;
     unsigned oldest = 0;
@@ -547,6 +506,8 @@ static const struct {
     { "GCC for torch headers", check_gcc_for_torch },
     { "nvcc host compiler", check_nvcc_host },
     { "driver vs CUDA runtime", check_driver },
+    { "NCCL configuration", cf_check_nccl_config },
+    { "fabric and limits", cf_check_fabric },
 };
 
 static int by_severity_desc(const void *a, const void *b)

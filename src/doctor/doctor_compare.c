@@ -11,7 +11,7 @@
 static void describe_comms(const struct cf_survey *hosts, const char *const *labels, size_t n, struct strbuf *out)
 {
     for (size_t i = 0; i < n; i++) {
-        const struct cf_comm_lib *c = cf_doctor_active_comm(&hosts[i]);
+        const struct cf_comm_lib *c = cf_survey_active_comm(&hosts[i]);
         cf_sb_addf(out, "%s%s: ", i ? ", " : "", labels[i]);
         if (c)
             cf_sb_addf(out, "%s %s", cf_comm_lib_profile(c)->display, c->version ? c->version : "(version unknown)");
@@ -25,7 +25,7 @@ static void compare_comm(const struct cf_survey *hosts, const char *const *label
     const struct cf_comm_lib *first = NULL;
     int kinds_differ = 0, codes_differ = 0, missing = 0, unknown = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct cf_comm_lib *c = cf_doctor_active_comm(&hosts[i]);
+        const struct cf_comm_lib *c = cf_survey_active_comm(&hosts[i]);
         if (!c) {
             missing = 1;
             continue;
@@ -95,7 +95,7 @@ static void compare_torch(const struct cf_survey *hosts, const char *const *labe
 static void compare_archs(const struct cf_survey *hosts, const char *const *labels, size_t n, struct cf_findings *out)
 {
     for (size_t i = 0; i < n; i++) {
-        const struct cf_comm_lib *c = cf_doctor_active_comm(&hosts[i]);
+        const struct cf_comm_lib *c = cf_survey_active_comm(&hosts[i]);
         if (!c || !c->archs_known)
             continue;
         const char *kind = cf_comm_lib_profile(c)->kind;

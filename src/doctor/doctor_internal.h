@@ -12,4 +12,9 @@ void cf_nccl_build_command(const struct cf_survey *s, const struct cf_comm_lib *
 /* Orders findings errors first, keeping check order within a severity. */
 void cf_sort_findings(struct cf_findings *out);
 
+/* The checks of NCCL's configuration (checks_config.c) and of the fabric and
+ * limits (checks_fabric.c), run from the table in doctor_checks.c. */
+void cf_check_nccl_config(const struct cf_survey *s, struct cf_findings *out);
+void cf_check_fabric(const struct cf_survey *s, struct cf_findings *out);
+
 #endif

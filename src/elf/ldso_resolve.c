@@ -733,60 +733,57 @@ static void prepare_search(struct ctx *c)
     free(interp_path);
 }
 
-int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct cf_ldso_result *out,
-                    cf_error *err)
+/* The closure of path as the main program, in c (which stays set up for more
+ * lookups; the caller releases it). */
+static int resolve_closure(struct ctx *c, const char *path, const struct cf_ldso_opts *opts,
+                           struct cf_ldso_result *out, cf_error *err)
 {
-    static const struct cf_ldso_opts no_opts;
-    const struct cf_ldso_opts *opts = opts_in ? opts_in : &no_opts;
     memset(out, 0, sizeof *out);
-    struct ctx c;
-    memset(&c, 0, sizeof c);
-    c.opts = opts;
-    c.res = out;
-    c.interp_obj = -1;
-    c.root = opts->root && *opts->root && strcmp(opts->root, "/") != 0 ? opts->root : NULL;
+    memset(c, 0, sizeof *c);
+    c->opts = opts;
+    c->res = out;
+    c->interp_obj = -1;
+    c->root = opts->root && *opts->root && strcmp(opts->root, "/") != 0 ? opts->root : NULL;
 
     struct cf_elf *elf;
     if (cf_elf_open(path, &elf, err) != 0)
         return -1;
     const struct cf_elf_header *h = cf_elf_get_header(elf);
     const struct cf_elf_dynamic *dyn = cf_elf_get_dynamic(elf);
-    c.elf_class = h->elf_class;
-    c.big_endian = h->big_endian;
-    c.machine = h->machine;
+    c->elf_class = h->elf_class;
+    c->big_endian = h->big_endian;
+    c->machine = h->machine;
     out->elf_class = h->elf_class;
     out->machine = h->machine;
-    if (cf_ldso_platform_for(c.machine, c.elf_class, c.root, &c.plat, err) != 0) {
+    if (cf_ldso_platform_for(c->machine, c->elf_class, c->root, &c->plat, err) != 0) {
         cf_elf_close(elf);
         cf_error_prefix(err, "%s", path);
         return -1;
     }
-    c.interp_name = cf_strdup(dyn->interp ? dyn->interp : c.plat.interp);
-    out->interp = cf_ldso_rooted(c.root, c.interp_name);
+    c->interp_name = cf_strdup(dyn->interp ? dyn->interp : c->plat.interp);
+    out->interp = cf_ldso_rooted(c->root, c->interp_name);
     int has_dynamic = dyn->has_dynamic;
     cf_elf_close(elf);
 
     /* The root is the main map: its node, its object, its dynamic section. */
-    struct cf_ldso_node *root_node = new_node(&c);
+    struct cf_ldso_node *root_node = new_node(c);
     root_node->needed = cf_strdup(path);
     root_node->path = cf_strdup(path);
     root_node->reason = CF_LDSO_ROOT;
     root_node->object = 0;
     struct ldso_verdict rv;
-    cf_ldso_verify(path, c.elf_class, c.big_endian, c.machine, &rv);
+    cf_ldso_verify(path, c->elf_class, c->big_endian, c->machine, &rv);
     free(rv.detail);
-    add_object(&c, path, NULL, -1, 0, &rv);
-    if (read_object(&c, 0, path, err) != 0) {
-        release_ctx(&c);
+    add_object(c, path, NULL, -1, 0, &rv);
+    if (read_object(c, 0, path, err) != 0) {
+        release_ctx(c);
         cf_ldso_result_release(out);
         return -1;
     }
-    if (!has_dynamic) {
-        release_ctx(&c);
+    if (!has_dynamic)
         return 0;
-    }
 
-    prepare_search(&c);
+    prepare_search(c);
 
     /* Breadth first: objects are appended as they are mapped and processed in
      * that order; each dlopen'ed object's closure completes before the next. */
@@ -794,25 +791,91 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
     const char *const *next = opts->dlopen;
     for (;;) {
         for (; i < out->n_objects; i++)
-            for (size_t k = 0; k < c.objs[i].needed.n; k++)
-                map_needed(&c, c.objs[i].needed.v[k], (long)i);
+            for (size_t k = 0; k < c->objs[i].needed.n; k++)
+                map_needed(c, c->objs[i].needed.v[k], (long)i);
         if (!next || !*next)
             break;
-        map_needed(&c, *next++, 0);
+        map_needed(c, *next++, 0);
     }
+    return 0;
+}
 
+int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct cf_ldso_result *out,
+                    cf_error *err)
+{
+    static const struct cf_ldso_opts no_opts;
+    struct ctx c;
+    if (resolve_closure(&c, path, opts_in ? opts_in : &no_opts, out, err) != 0)
+        return -1;
     release_ctx(&c);
+    return 0;
+}
+
+/* The object of the closure that is `file`: the same path, or the same file (device
+ * and inode) under another name; -1 when the closure does not hold it. */
+static long object_of(struct ctx *c, const char *file)
+{
+    struct stat st;
+    int have = stat(file, &st) == 0;
+    for (size_t i = 0; i < c->res->n_objects; i++)
+        if (!strcmp(c->res->objects[i].path, file) ||
+            (have && c->objs[i].have_id && c->objs[i].dev == st.st_dev && c->objs[i].ino == st.st_ino))
+            return (long)i;
+    return -1;
+}
+
+/* Options or the defaults, and *out emptied: the start of a one-name lookup. */
+static const struct cf_ldso_opts *node_start(const struct cf_ldso_opts *opts, struct cf_ldso_node *out)
+{
+    static const struct cf_ldso_opts no_opts;
+    memset(out, 0, sizeof *out);
+    out->parent = -1;
+    out->object = -1;
+    return opts ? opts : &no_opts;
+}
+
+/* Maps name from object `loader` of c's closure into *out (the node alone, not
+ * its dependencies), then releases c and res: the end of cf_ldso_locate and
+ * cf_ldso_dlopen_from. */
+static void map_one(struct ctx *c, struct cf_ldso_result *res, const char *name, long loader,
+                    struct cf_ldso_node *out)
+{
+    map_needed(c, name, loader);
+    struct cf_ldso_node *n = &res->nodes[res->n_nodes - 1];
+    *out = *n;
+    memset(n, 0, sizeof *n);
+    out->parent = -1;
+    out->depth = 0;
+    out->object = -1;
+    release_ctx(c);
+    cf_ldso_result_release(res);
+}
+
+int cf_ldso_dlopen_from(const char *root, const char *caller, const char *name, const struct cf_ldso_opts *opts_in,
+                        struct cf_ldso_node *out, cf_error *err)
+{
+    const struct cf_ldso_opts *opts = node_start(opts_in, out);
+    struct cf_ldso_result res;
+    struct ctx c;
+    if (resolve_closure(&c, root, opts, &res, err) != 0)
+        return -1;
+    long loader = caller ? object_of(&c, caller) : 0;
+    if (loader < 0) {
+        release_ctx(&c);
+        cf_ldso_result_release(&res);
+        return cf_error_set(err, CF_ERR_NOTFOUND, "%s is not in the closure of %s", caller, root);
+    }
+    if (!c.sysdirs.n) /* a root without a dynamic section did not set up the search */
+        prepare_search(&c);
+    /* dl_open_worker: _dl_map_object with the caller's map as the loader */
+    map_one(&c, &res, name, loader, out);
     return 0;
 }
 
 int cf_ldso_locate(const char *name, unsigned machine, int elf_class, int big_endian,
                    const struct cf_ldso_opts *opts_in, struct cf_ldso_node *out, cf_error *err)
 {
-    static const struct cf_ldso_opts no_opts;
-    const struct cf_ldso_opts *opts = opts_in ? opts_in : &no_opts;
-    memset(out, 0, sizeof *out);
-    out->parent = -1;
-    out->object = -1;
+    const struct cf_ldso_opts *opts = node_start(opts_in, out);
     struct cf_ldso_result res;
     memset(&res, 0, sizeof res);
     struct ctx c;
@@ -840,16 +903,7 @@ int cf_ldso_locate(const char *name, unsigned machine, int elf_class, int big_en
     add_object(&c, prog, NULL, -1, 0, NULL);
     free(prog);
     prepare_search(&c);
-    map_needed(&c, name, 0);
-    struct cf_ldso_node *n = &res.nodes[1];
-    *out = *n;
-    memset(n, 0, sizeof *n);
-    out->parent = -1;
-    out->depth = 0;
-    if (out->object >= 0)
-        out->object = -1;
-    release_ctx(&c);
-    cf_ldso_result_release(&res);
+    map_one(&c, &res, name, 0, out);
     return 0;
 }
 

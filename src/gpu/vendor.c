@@ -2,6 +2,7 @@
  * for each value are in docs/doctor.md. */
 #include "cclforge/vendor.h"
 
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
@@ -54,9 +55,15 @@ static const struct cf_version_source dtk_versions[] = {
     { CF_VER_NONE, NULL },
 };
 
-/* What DTK shares with ROCm: RCCL, the HIP runtime's variables, libtorch_hip. */
+/* What DTK shares with ROCm: gfx archs, hipcc, RCCL, the HIP runtime's
+ * variables, libtorch_hip. */
 static const char *const hip_visible_env[] = { "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", NULL };
 static const char *const hip_torch_link[] = { "c10_hip", "torch_hip", NULL };
+static const char *const hip_lib_dirs[] = { "lib", "lib64", NULL };
+#define HIP_STACK                                                                                                  \
+    .arch_family = CF_ARCH_AMD, .compiler = "hipcc", .lib_dirs = hip_lib_dirs, .comm = &comms[RCCL],            \
+    .visible_env = hip_visible_env, .arch_list_env = "PYTORCH_ROCM_ARCH", .torch_gpu_lib = "libtorch_hip.so",   \
+    .torch_gpu_link = hip_torch_link
 
 static const struct cf_vendor_profile profiles[] = {
     {
@@ -65,20 +72,13 @@ static const struct cf_vendor_profile profiles[] = {
         .id = "dtk",
         .display = "Hygon DTK",
         .gpu_vendor = "hygon",
-        .arch_family = CF_ARCH_AMD,
+        HIP_STACK,
         .root_env = (const char *const[]){ "DTK_HOME", "ROCM_PATH", "ROCM_HOME", "HIP_PATH", NULL },
         .default_roots = (const char *const[]){ "/opt/dtk", "/opt/dtk-*", NULL },
         /* DTK ships CUDA-compatible headers under cuda/cuda-<major>; plain ROCm does not. */
         .markers = (const char *const[]){ "cuda/cuda-*/include", ".info/version-dtk", NULL },
-        .compiler = "hipcc",
         .version_sources = dtk_versions,
         .include_dirs = (const char *const[]){ "include", "include/rccl", "cuda/cuda-*/include", NULL },
-        .lib_dirs = (const char *const[]){ "lib", "lib64", NULL },
-        .comm = &comms[RCCL],
-        .visible_env = hip_visible_env,
-        .arch_list_env = "PYTORCH_ROCM_ARCH",
-        .torch_gpu_lib = "libtorch_hip.so",
-        .torch_gpu_link = hip_torch_link,
     },
     {
         .vendor = CF_VENDOR_ROCM,
@@ -86,19 +86,12 @@ static const struct cf_vendor_profile profiles[] = {
         .id = "rocm",
         .display = "AMD ROCm",
         .gpu_vendor = "amd",
-        .arch_family = CF_ARCH_AMD,
+        HIP_STACK,
         .root_env = (const char *const[]){ "ROCM_PATH", "ROCM_HOME", "HIP_PATH", NULL },
         .default_roots = (const char *const[]){ "/opt/rocm", "/opt/rocm-*", NULL },
         .markers = (const char *const[]){ "include/hip/hip_version.h", ".info/version", "bin/hipcc", NULL },
-        .compiler = "hipcc",
         .version_sources = rocm_versions,
         .include_dirs = (const char *const[]){ "include", NULL },
-        .lib_dirs = (const char *const[]){ "lib", "lib64", NULL },
-        .comm = &comms[RCCL],
-        .visible_env = hip_visible_env,
-        .arch_list_env = "PYTORCH_ROCM_ARCH",
-        .torch_gpu_lib = "libtorch_hip.so",
-        .torch_gpu_link = hip_torch_link,
     },
     {
         .vendor = CF_VENDOR_NVIDIA,
@@ -136,20 +129,24 @@ const struct cf_vendor_profile *cf_vendor_get(enum cf_vendor v)
     return NULL;
 }
 
-const struct cf_vendor_profile *cf_vendor_profile(const char *id)
+/* The first entry (table order) whose string field at `field` equals key. */
+static const struct cf_vendor_profile *profile_where(size_t field, const char *key,
+                                                    int (*same)(const char *, const char *))
 {
-    for (size_t i = 0; id && i < ARRAY_LEN(profiles); i++)
-        if (!strcmp(profiles[i].id, id))
+    for (size_t i = 0; key && i < ARRAY_LEN(profiles); i++)
+        if (!same(*(const char *const *)((const char *)&profiles[i] + field), key))
             return &profiles[i];
     return NULL;
 }
 
+const struct cf_vendor_profile *cf_vendor_profile(const char *id)
+{
+    return profile_where(offsetof(struct cf_vendor_profile, id), id, strcmp);
+}
+
 const struct cf_vendor_profile *cf_vendor_by_word(const char *word)
 {
-    for (size_t i = 0; word && i < ARRAY_LEN(profiles); i++)
-        if (!strcasecmp(profiles[i].word, word))
-            return &profiles[i];
-    return NULL;
+    return profile_where(offsetof(struct cf_vendor_profile, word), word, strcasecmp);
 }
 
 void cf_vendor_words(struct strbuf *out)
@@ -161,10 +158,7 @@ void cf_vendor_words(struct strbuf *out)
 
 const struct cf_vendor_profile *cf_vendor_profile_for_gpu(const char *gpu_vendor)
 {
-    for (size_t i = 0; gpu_vendor && i < ARRAY_LEN(profiles); i++)
-        if (!strcmp(profiles[i].gpu_vendor, gpu_vendor))
-            return &profiles[i];
-    return NULL;
+    return profile_where(offsetof(struct cf_vendor_profile, gpu_vendor), gpu_vendor, strcmp);
 }
 
 /* Enum order: gfx archs alone mean plain ROCm, not DTK. */
@@ -178,10 +172,7 @@ const struct cf_vendor_profile *cf_vendor_for_arch_family(enum cf_arch_family fa
 
 const struct cf_comm_profile *cf_comm_profile(enum cf_commlib lib)
 {
-    for (size_t i = 0; i < ARRAY_LEN(comms); i++)
-        if (comms[i].lib == lib)
-            return &comms[i];
-    return NULL;
+    return lib == CF_COMMLIB_NCCL ? &comms[NCCL] : lib == CF_COMMLIB_RCCL ? &comms[RCCL] : NULL;
 }
 
 const struct cf_comm_profile *cf_comm_profile_by_kind(const char *kind)

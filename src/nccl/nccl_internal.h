@@ -17,6 +17,13 @@ struct nccl_built {
     struct strvec commands; /* the commands run, shell-quoted for reading */
 };
 
+/* The defaults nccl build takes from a survey (this host's, or survey_file):
+ * the active libtorch's NCCL version (need_torch; NULL when none) and the
+ * visible GPUs' archs joined by ';' (need_gpus; NULL when none). -1 only
+ * for a survey file that cannot be read. */
+int cf_nccl_survey_defaults(const char *survey_file, int need_torch, int need_gpus, char **torch_nccl,
+                            char **archs, cf_error *err);
+
 /* The cache key of a plan: what must match for a cache hit. */
 cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan);
 char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_built *built);

@@ -1,6 +1,7 @@
 /* Turning `nccl build` inputs into a checked plan: vendor, tag, archs, source,
  * toolkit, jobs, install target and the exact commands. Nothing is built here. */
 #include "cclforge/nccl_build.h"
+#include "nccl_internal.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -104,12 +105,18 @@ static void resolve_toolkit_home(const struct cf_nccl_build_opts *opts, struct c
     free(found);
 }
 
+/* <toolkit>/bin/<the vendor's compiler>: nvcc, hipcc */
+static char *toolkit_compiler(const struct cf_nccl_plan *plan)
+{
+    return cf_asprintf("%s/bin/%s", plan->toolkit_home, plan->vendor->compiler);
+}
+
 static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan *plan, char **nvcc_archs,
                            cf_error *err)
 {
     resolve_toolkit_home(opts, plan);
     if (plan->vendor->arch_family == CF_ARCH_AMD) {
-        char *hipcc = cf_path_join(plan->toolkit_home, "bin/hipcc");
+        char *hipcc = toolkit_compiler(plan);
         struct cf_compiler c = { 0 };
         if (cf_is_file(hipcc) && cf_compiler_probe(hipcc, &c, NULL) == 0)
             plan->compiler = cf_strdup(c.banner);
@@ -119,9 +126,10 @@ static int resolve_toolkit(const struct cf_nccl_build_opts *opts, struct cf_nccl
         free(hipcc);
         return 0;
     }
-    char *nvcc = cf_path_join(plan->toolkit_home, "bin/nvcc");
+    char *nvcc = toolkit_compiler(plan);
     struct cf_compiler c = { 0 };
-    if (cf_is_file(nvcc) && cf_compiler_probe(nvcc, &c, NULL) == 0 && c.family && !strcmp(c.family, "nvcc")) {
+    if (cf_is_file(nvcc) && cf_compiler_probe(nvcc, &c, NULL) == 0 && c.family &&
+        !strcmp(c.family, plan->vendor->compiler)) {
         plan->cuda_version = cf_asprintf("%d.%d", c.major, c.minor); /* the release: "13.0" of V13.0.88 */
         plan->compiler = cf_strdup(c.banner);
         const char *argv[] = { nvcc, "--list-gpu-arch", NULL };
@@ -401,11 +409,13 @@ static void make_dockerfile(struct cf_nccl_plan *plan)
     plan->dockerfile = cf_sb_detach(&df);
 }
 
-int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan *plan, cf_error *err)
+int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts_in, struct cf_nccl_plan *plan, cf_error *err)
 {
     memset(plan, 0, sizeof *plan);
-    char *nvcc_archs = NULL;
+    char *nvcc_archs = NULL, *torch_nccl = NULL, *survey_archs = NULL;
     int rc = -1;
+    struct cf_nccl_build_opts filled = *opts_in; /* plus what the survey supplies */
+    const struct cf_nccl_build_opts *opts = &filled;
 
     /* vendor: given, else inferred from gfx archs, else NVIDIA */
     int vendor_given = opts->vendor != NULL;
@@ -426,6 +436,17 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan
     struct cf_nccl_tag given_tag;
     if (opts->tag && cf_nccl_tag_parse(opts->tag, &given_tag, err) < 0)
         goto out;
+    /* The survey only when a default needs it: a cache hit with --tag and --archs stays fast. */
+    int need_torch = !opts->tag && !opts->torch_nccl_version, need_gpus = !opts->archs && !opts->survey_archs;
+    if (opts->use_survey && (need_torch || need_gpus || opts->survey_file)) {
+        if (cf_nccl_survey_defaults(opts->survey_file, need_torch || opts->survey_file, need_gpus, &torch_nccl,
+                                    &survey_archs, err) < 0)
+            goto out;
+        if (torch_nccl && !filled.torch_nccl_version)
+            filled.torch_nccl_version = torch_nccl;
+        if (survey_archs && !filled.survey_archs)
+            filled.survey_archs = survey_archs;
+    }
     if (resolve_archs(opts, vendor_given, plan, err) < 0)
         goto out;
     enum cf_arch_family family = cf_arch_list_family(&plan->archs);
@@ -511,6 +532,8 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts, struct cf_nccl_plan
     rc = 0;
 out:
     free(nvcc_archs);
+    free(torch_nccl);
+    free(survey_archs);
     if (rc < 0)
         cf_nccl_plan_release(plan);
     return rc;
@@ -585,7 +608,7 @@ void cf_nccl_plan_steps(const struct cf_nccl_plan *plan, const char *docker_dir,
     cf_strvec_pushf(c, "-DROCM_PATH=%s", plan->toolkit_home);
     cf_strvec_pushf(c, "-DCMAKE_PREFIX_PATH=%s", plan->toolkit_home);
     cf_strvec_push(c, "-DBUILD_TESTS=OFF");
-    char *hipcc = cf_path_join(plan->toolkit_home, "bin/hipcc");
+    char *hipcc = toolkit_compiler(plan);
     if (cf_is_file(hipcc))
         cf_strvec_pushf(c, "-DCMAKE_CXX_COMPILER=%s", hipcc);
     free(hipcc);

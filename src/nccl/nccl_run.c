@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 #include "cclforge/spawn.h"
 #include "cclforge/clock.h"
 
@@ -71,10 +72,10 @@ static int cache_hit(const struct cf_nccl_plan *plan)
         return 0;
     cJSON *want = cf_nccl_plan_inputs(plan);
     const cJSON *have = cJSON_GetObjectItemCaseSensitive(manifest, "inputs");
-    const cJSON *lib = cJSON_GetObjectItemCaseSensitive(manifest, "library");
-    int hit = have && cJSON_Compare(have, want, 1) && cJSON_IsString(lib);
+    const char *lib = cf_json_str(manifest, "library");
+    int hit = have && cJSON_Compare(have, want, 1) && lib;
     if (hit) {
-        char *path = cf_path_join(plan->target_dir, lib->valuestring);
+        char *path = cf_path_join(plan->target_dir, lib);
         hit = cf_is_file(path);
         free(path);
     }

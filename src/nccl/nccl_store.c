@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 
 static char *builds_dir(const char *root)
 {
@@ -43,21 +44,11 @@ static int valid_name(const char *name, cf_error *err)
     return 0;
 }
 
-static const char *jstr(const cJSON *obj, const char *key)
+/* A manifest field as a string: "" when absent or of another type. */
+static char *manifest_str(const cJSON *m, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static void join_array(const cJSON *arr, struct strbuf *out)
-{
-    const cJSON *it;
-    cJSON_ArrayForEach(it, arr)
-    {
-        if (cJSON_IsString(it))
-            cf_sb_addf(out, "%s%s", out->len ? ";" : "", it->valuestring);
-    }
-    cf_sb_adds(out, "");
+    const char *v = cf_json_str(m, key);
+    return cf_strdup(v ? v : "");
 }
 
 static int fill_install(const char *dir, const char *name, const char *active, struct cf_nccl_install *out,
@@ -71,18 +62,25 @@ static int fill_install(const char *dir, const char *name, const char *active, s
                             dir, name);
     out->name = cf_strdup(name);
     out->dir = cf_strdup(dir);
-    out->tag = cf_strdup(jstr(m, "tag") ? jstr(m, "tag") : "");
-    out->version = cf_strdup(jstr(m, "version") ? jstr(m, "version") : "");
-    const cJSON *code = cJSON_GetObjectItemCaseSensitive(m, "version_code");
-    out->version_code = cJSON_IsNumber(code) ? code->valueint : 0;
-    struct strbuf archs = STRBUF_INIT;
-    join_array(cJSON_GetObjectItemCaseSensitive(m, "archs"), &archs);
-    out->archs = cf_sb_detach(&archs);
-    out->ptx = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "ptx"));
-    out->cuda_version = jstr(m, "cuda_version") ? cf_strdup(jstr(m, "cuda_version")) : NULL;
-    out->library = jstr(m, "library") ? cf_path_join(dir, jstr(m, "library")) : NULL;
-    const cJSON *secs = cJSON_GetObjectItemCaseSensitive(m, "build_seconds");
-    out->build_seconds = cJSON_IsNumber(secs) ? secs->valuedouble : 0;
+    out->tag = manifest_str(m, "tag");
+    out->version = manifest_str(m, "version");
+    double code = cf_json_num(m, "version_code", 0);
+    out->version_code = code > 0 && code < 1e9 ? (int)code : 0;
+    struct strvec archs = STRVEC_INIT;
+    cf_json_get_strvec(m, "archs", &archs);
+    struct strbuf joined = STRBUF_INIT;
+    for (size_t i = 0; i < archs.n; i++)
+        cf_sb_addf(&joined, "%s%s", i ? ";" : "", archs.v[i]);
+    cf_sb_adds(&joined, "");
+    out->archs = cf_sb_detach(&joined);
+    cf_strvec_clear(&archs);
+    int ptx = 0;
+    cf_json_get_bool(m, "ptx", &ptx);
+    out->ptx = ptx;
+    const char *cuda = cf_json_str(m, "cuda_version"), *lib = cf_json_str(m, "library");
+    out->cuda_version = cuda ? cf_strdup(cuda) : NULL;
+    out->library = lib ? cf_path_join(dir, lib) : NULL;
+    out->build_seconds = cf_json_num(m, "build_seconds", 0);
     out->active = active && !strcmp(active, name);
     cJSON_Delete(m);
     return 0;
@@ -229,17 +227,6 @@ int cf_nccl_store_remove(const char *root, const char *name, cf_error *err)
     return rc;
 }
 
-/* Arch lists from the manifest ("sass", "ptx_archs"). */
-static void manifest_list(const cJSON *m, const char *key, struct strvec *out)
-{
-    const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(m, key))
-    {
-        if (cJSON_IsString(it))
-            cf_strvec_push(out, it->valuestring);
-    }
-}
-
 int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_list *host_archs,
                      struct cf_nccl_env *out, cf_error *err)
 {
@@ -259,8 +246,8 @@ int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_li
     cJSON *m = cf_nccl_read_manifest(dir);
     /* The build's code: machine code ("sm_80", "gfx90a:xnack-") and PTX ("compute_90"). */
     struct strvec code = STRVEC_INIT;
-    manifest_list(m, "sass", &code);
-    manifest_list(m, "ptx_archs", &code);
+    cf_json_get_strvec(m, "sass", &code);
+    cf_json_get_strvec(m, "ptx_archs", &code);
     cJSON_Delete(m);
     for (size_t i = 0; i < host_archs->n; i++) {
         const struct cf_arch *a = &host_archs->v[i];

@@ -10,21 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cclforge/envp.h"
 #include "cclforge/fs.h"
 #include "smoke/smoke_internal.h"
 
-static const char *env_lookup(char *const *envp, const char *key)
-{
-    size_t klen = strlen(key);
-    for (; envp && *envp; envp++)
-        if (!strncmp(*envp, key, klen) && (*envp)[klen] == '=')
-            return *envp + klen + 1;
-    return NULL;
-}
-
 void cf_smoke_plugin_candidates(char *const *envp, struct strvec *out)
 {
-    const char *dir = env_lookup(envp, "CCLFORGE_PLUGIN_DIR");
+    const char *dir = cf_envp_get(envp, "CCLFORGE_PLUGIN_DIR");
     if (dir && *dir)
         cf_strvec_push_nodup(out, cf_path_join(dir, CF_SMOKE_MPI_PLUGIN_NAME));
     char *exe = cf_realpath("/proc/self/exe");

@@ -22,12 +22,18 @@ static const struct runtime_vendor vendors[] = {
 struct runtime_symbol {
     const char *suffix; /* after the vendor prefix: cuda<suffix>, hip<suffix> */
     size_t offset;
+    int required;
 };
-#define RSYM(field) { #field, offsetof(struct cf_gpu_runtime, field) }
+#define RSYM(field, req) { #field, offsetof(struct cf_gpu_runtime, field), req }
 static const struct runtime_symbol runtime_symbols[] = {
-    RSYM(GetDeviceCount), RSYM(SetDevice),      RSYM(Malloc),        RSYM(Free),
-    RSYM(Memcpy),         RSYM(Memset),         RSYM(StreamCreate),  RSYM(StreamSynchronize),
-    RSYM(StreamDestroy),  RSYM(GetErrorString), RSYM(RuntimeGetVersion),
+    RSYM(GetDeviceCount, 1),    RSYM(SetDevice, 1),        RSYM(Malloc, 1),          RSYM(Free, 1),
+    RSYM(Memcpy, 1),            RSYM(Memset, 1),           RSYM(StreamCreate, 1),    RSYM(StreamSynchronize, 1),
+    RSYM(StreamDestroy, 1),     RSYM(GetErrorString, 1),   RSYM(RuntimeGetVersion, 1), RSYM(GetLastError, 1),
+    RSYM(PeekAtLastError, 1),   RSYM(MemsetAsync, 1),      RSYM(DeviceGetPCIBusId, 1),
+    RSYM(EventCreateWithFlags, 1), RSYM(EventRecord, 1),   RSYM(EventQuery, 1),      RSYM(EventDestroy, 1),
+    RSYM(StreamCreateWithFlags, 0), RSYM(DeviceGetAttribute, 0), RSYM(StreamBeginCapture, 0),
+    RSYM(StreamEndCapture, 0),  RSYM(GraphInstantiateWithFlags, 0), RSYM(GraphLaunch, 0),
+    RSYM(GraphExecDestroy, 0),  RSYM(GraphDestroy, 0),
 };
 #undef RSYM
 
@@ -89,7 +95,7 @@ int cf_gpu_runtime_load(struct cf_gpu_runtime *rt, const char *vendor, const cha
         char name[64];
         snprintf(name, sizeof name, "%s%s", v->api, runtime_symbols[i].suffix);
         void *sym = dlsym(rt->handle, name);
-        if (!sym) {
+        if (!sym && runtime_symbols[i].required) {
             cf_error_set(err, CF_ERR_FORMAT, "%s has no %s: not a %s runtime library", rt->path, name, v->api);
             cf_gpu_runtime_unload(rt);
             return -1;

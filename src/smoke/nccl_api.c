@@ -22,6 +22,8 @@ static const struct api_symbol nccl_symbols[] = {
     SYM(CommAbort, 0),     SYM(CommGetAsyncError, 0), SYM(GetErrorString, 1), SYM(GetLastError, 0),
     SYM(AllReduce, 1),     SYM(Broadcast, 1),   SYM(AllGather, 1),    SYM(ReduceScatter, 1),
     SYM(Send, 1),          SYM(Recv, 1),        SYM(GroupStart, 1),   SYM(GroupEnd, 1),
+    SYM(Reduce, 1),        SYM(CommUserRank, 1), SYM(CommCount, 1),   SYM(CommSplit, 0),
+    SYM(CommRegister, 0),  SYM(CommDeregister, 0), SYM(MemAlloc, 0),  SYM(MemFree, 0),
 };
 #undef SYM
 

@@ -15,7 +15,8 @@ typedef void *cf_gpu_stream_t; /* cudaStream_t / hipStream_t */
 
 enum { CF_NCCL_SUCCESS = 0, CF_NCCL_IN_PROGRESS = 7 };
 enum { CF_NCCL_SUM = 0 }; /* ncclRedOp_t ncclSum */
-enum { CF_NCCL_FLOAT64 = 8 };
+enum { CF_NCCL_UINT8 = 1, CF_NCCL_FLOAT64 = 8 };
+enum { CF_NCCL_SPLIT_NOCOLOR = -1 };
 
 struct cf_nccl_api {
     void *handle;
@@ -37,6 +38,15 @@ struct cf_nccl_api {
                      cf_gpu_stream_t stream);
     int (*ReduceScatter)(const void *send, void *recv, size_t recv_count, int dtype, int op, cf_nccl_comm_t comm,
                          cf_gpu_stream_t stream);
+    int (*Reduce)(const void *send, void *recv, size_t count, int dtype, int op, int root, cf_nccl_comm_t comm,
+                  cf_gpu_stream_t stream);
+    int (*CommSplit)(cf_nccl_comm_t comm, int color, int key, cf_nccl_comm_t *newcomm, void *config); /* >= 2.18 */
+    int (*CommUserRank)(cf_nccl_comm_t comm, int *rank);
+    int (*CommCount)(cf_nccl_comm_t comm, int *count);
+    int (*CommRegister)(cf_nccl_comm_t comm, void *buff, size_t size, void **handle); /* >= 2.19 */
+    int (*CommDeregister)(cf_nccl_comm_t comm, void *handle);
+    int (*MemAlloc)(void **ptr, size_t size); /* >= 2.19 */
+    int (*MemFree)(void *ptr);
     int (*Send)(const void *send, size_t count, int dtype, int peer, cf_nccl_comm_t comm, cf_gpu_stream_t stream);
     int (*Recv)(void *recv, size_t count, int dtype, int peer, cf_nccl_comm_t comm, cf_gpu_stream_t stream);
     int (*GroupStart)(void);
@@ -68,8 +78,30 @@ struct cf_gpu_runtime {
     int (*StreamDestroy)(cf_gpu_stream_t stream);
     const char *(*GetErrorString)(int error);
     int (*RuntimeGetVersion)(int *version);
+    int (*GetLastError)(void);
+    int (*PeekAtLastError)(void);
+    int (*MemsetAsync)(void *dst, int value, size_t bytes, cf_gpu_stream_t stream);
+    int (*DeviceGetPCIBusId)(char *bus_id, int len, int device);
+    int (*EventCreateWithFlags)(void **event, unsigned flags);
+    int (*EventRecord)(void *event, cf_gpu_stream_t stream);
+    int (*EventQuery)(void *event);
+    int (*EventDestroy)(void *event);
+    /* may be NULL: */
+    int (*StreamCreateWithFlags)(cf_gpu_stream_t *stream, unsigned flags);
+    int (*DeviceGetAttribute)(int *value, int attr, int device);
+    int (*StreamBeginCapture)(cf_gpu_stream_t stream, int mode);
+    int (*StreamEndCapture)(cf_gpu_stream_t stream, void **graph);
+    int (*GraphInstantiateWithFlags)(void **exec, void *graph, unsigned long long flags);
+    int (*GraphLaunch)(void *exec, cf_gpu_stream_t stream);
+    int (*GraphExecDestroy)(void *exec);
+    int (*GraphDestroy)(void *graph);
 };
-enum { CF_GPU_MEMCPY_H2D = 1, CF_GPU_MEMCPY_D2H = 2 }; /* same values in CUDA and HIP */
+/* The same values in CUDA and HIP. */
+enum { CF_GPU_MEMCPY_H2D = 1, CF_GPU_MEMCPY_D2H = 2 };
+enum { CF_GPU_NOT_READY = 600, CF_GPU_STREAM_NON_BLOCKING = 1, CF_GPU_EVENT_DISABLE_TIMING = 2,
+       CF_GPU_CAPTURE_THREAD_LOCAL = 1 };
+/* cudaDevAttrComputeCapabilityMajor / Minor (CUDA only: HIP numbers its attributes otherwise) */
+enum { CF_CUDA_ATTR_CC_MAJOR = 75, CF_CUDA_ATTR_CC_MINOR = 76 };
 
 /* vendor "cuda" or "hip"; path NULL searches near_dir first, then the loader's paths. */
 int cf_gpu_runtime_load(struct cf_gpu_runtime *rt, const char *vendor, const char *path, const char *near_dir,

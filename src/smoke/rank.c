@@ -1,261 +1,152 @@
-/* One rank's life: start the backend, sweep ops x types x sizes x placements with
- * warmup, timed iterations and an exact check, agree with the other ranks on the
- * time and the number of wrong elements, report, finish. */
+/* One rank's life: start the backend, learn every rank's host and device, run the
+ * --pattern search's groups (each a sweep of ops x types x reductions x roots x sizes
+ * x placements), agree on each group's result over the world, report the groups and
+ * the verdict, say which transports NCCL used, finish. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cclforge/clock.h"
-#include "smoke/smoke_internal.h"
+#include "smoke/groups.h"
+#include "smoke/one_test.h"
 
-#define ERRLEN 1024
-#define SENTINEL (-1.0) /* never a valid result: every expected value is >= 0 */
+#define MAX_SKIP_NOTES 3
 
-struct rank_state {
-    const struct cf_smoke_opts *o;
-    struct cf_smoke_backend *b;
-    struct smoke_sink *sink;
-    int rank, nranks;
-    void *dsend, *drecv;          /* backend memory */
-    unsigned char *hsend, *hrecv; /* host staging */
-    size_t cap;
-    int fault_fired;
-    char errbuf[ERRLEN];
+/* what every rank tells every other at the start */
+struct host_entry {
+    char host[64];
+    char device[128];
+    int32_t pid;
+    int32_t unused;
 };
 
-/* Element counts of one call and where its buffers sit (NCCL's conventions). */
-struct layout {
-    size_t send_elems, recv_elems, call_count;
-    void *send, *recv;
+struct world {
+    int n;
+    struct host_entry *entries;
+    int *host_of;     /* rank -> host index (first appearance in rank order) */
+    int *local_index; /* rank -> its place among the ranks of its host */
+    int nhosts, per_host;
+    char **names;     /* host index -> name */
 };
 
-char *cf_smoke_describe(enum cf_smoke_op op, enum cf_smoke_dtype dt, size_t bytes, int in_place)
+static void world_release(struct world *w)
 {
-    return cf_asprintf("%s %s %zu B %s", cf_smoke_op_info(op)->name, cf_smoke_dtype_info(dt)->name, bytes,
-                       in_place ? "in-place" : "out-of-place");
+    for (int h = 0; h < w->nhosts; h++)
+        free(w->names[h]);
+    free(w->names);
+    free(w->entries);
+    free(w->host_of);
+    free(w->local_index);
 }
 
-static struct layout layout_for(struct rank_state *st, enum cf_smoke_op op, size_t count, size_t esize,
-                                int in_place)
+static int learn_world(struct cf_smoke_backend *b, const struct smoke_rank_setup *setup, struct world *w,
+                       char *errbuf, size_t errlen)
 {
-    struct layout l;
-    size_t n = (size_t)st->nranks;
-    l.send_elems = l.recv_elems = l.call_count = count;
-    if (op == CF_OP_ALL_GATHER)
-        l.send_elems = l.call_count = count / n;
-    if (op == CF_OP_REDUCE_SCATTER)
-        l.recv_elems = l.call_count = count / n;
-    l.send = st->dsend;
-    l.recv = in_place ? st->dsend : st->drecv;
-    if (in_place && op == CF_OP_ALL_GATHER)
-        l.send = (char *)st->dsend + (size_t)st->rank * l.send_elems * esize;
-    if (in_place && op == CF_OP_REDUCE_SCATTER)
-        l.recv = (char *)st->dsend + (size_t)st->rank * l.recv_elems * esize;
-    return l;
-}
-
-static uint32_t seed_for(enum cf_smoke_op op, enum cf_smoke_dtype dt, size_t bytes, int in_place)
-{
-    /* differs between tests, so a stale result of the previous one cannot pass */
-    return (uint32_t)(op * 7919u + dt * 104729u + bytes * 31u + (unsigned)in_place * 13u);
-}
-
-/* What the collective must produce at element j of this rank's receive buffer. */
-static int64_t expected_at(struct rank_state *st, enum cf_smoke_op op, enum cf_smoke_dtype dt,
-                           const struct layout *l, size_t j, uint32_t seed)
-{
-    int n = st->nranks;
-    int64_t sum = 0;
-    switch (op) {
-    case CF_OP_ALL_REDUCE:
-        for (int r = 0; r < n; r++)
-            sum += cf_smoke_pattern(dt, n, r, j, seed);
-        return sum;
-    case CF_OP_BROADCAST:
-        return cf_smoke_pattern(dt, n, 0, j, seed);
-    case CF_OP_ALL_GATHER:
-        return cf_smoke_pattern(dt, n, (int)(j / l->send_elems), j % l->send_elems, seed);
-    case CF_OP_REDUCE_SCATTER:
-        for (int r = 0; r < n; r++)
-            sum += cf_smoke_pattern(dt, n, r, (size_t)st->rank * l->recv_elems + j, seed);
-        return sum;
-    case CF_OP_SENDRECV:
-        return cf_smoke_pattern(dt, n, (st->rank - 1 + n) % n, j, seed);
-    default:
-        return 0;
-    }
-}
-
-static int corrupting(struct rank_state *st, enum cf_smoke_op op)
-{
-    const struct cf_smoke_fault *f = &st->o->fault;
-    return f->action == CF_FAULT_CORRUPT && f->rank == st->rank && f->op == op && st->fault_fired == 1;
-}
-
-/* Writes this rank's inputs (and sentinels where results will land) into backend memory. */
-static int fill(struct rank_state *st, enum cf_smoke_op op, enum cf_smoke_dtype dt, const struct layout *l,
-                int in_place, uint32_t seed)
-{
-    size_t esize = cf_smoke_dtype_info(dt)->size;
-    int n = st->nranks;
-    int own_data = !(op == CF_OP_BROADCAST && in_place && st->rank != 0);
-    for (size_t i = 0; i < l->send_elems; i++)
-        cf_smoke_store(dt, st->hsend, i,
-                       own_data ? (double)cf_smoke_pattern(dt, n, st->rank, i, seed) : SENTINEL);
-    if (corrupting(st, op) && l->send_elems) /* fault injection: one wrong input element */
-        cf_smoke_store(dt, st->hsend, l->send_elems / 2, cf_smoke_load(dt, st->hsend, l->send_elems / 2) + 1);
-    for (size_t j = 0; j < l->recv_elems; j++)
-        cf_smoke_store(dt, st->hrecv, j, SENTINEL);
-    int rc = 0;
-    if (in_place && op == CF_OP_ALL_GATHER) {
-        memcpy(st->hrecv + (size_t)st->rank * l->send_elems * esize, st->hsend, l->send_elems * esize);
-        rc = st->b->upload(st->b, l->recv, st->hrecv, l->recv_elems * esize, st->errbuf, ERRLEN);
-    } else {
-        rc = st->b->upload(st->b, l->send, st->hsend, l->send_elems * esize, st->errbuf, ERRLEN);
-        if (rc == 0 && !in_place)
-            rc = st->b->upload(st->b, l->recv, st->hrecv, l->recv_elems * esize, st->errbuf, ERRLEN);
-    }
-    return rc;
-}
-
-/* Compares the receive buffer with the expected values; describes the first miss. */
-static long verify(struct rank_state *st, enum cf_smoke_op op, enum cf_smoke_dtype dt, const struct layout *l,
-                   uint32_t seed, struct strbuf *why)
-{
-    long wrong = 0;
-    for (size_t j = 0; j < l->recv_elems; j++) {
-        double got = cf_smoke_load(dt, st->hrecv, j);
-        int64_t want = expected_at(st, op, dt, l, j, seed);
-        if (got != (double)want) {
-            if (!wrong)
-                cf_sb_addf(why, "index %zu: expected %lld, got %.9g", j, (long long)want, got);
-            wrong++;
-        }
-    }
-    return wrong;
-}
-
-static void fire_fault(struct rank_state *st, enum cf_smoke_op op)
-{
-    const struct cf_smoke_fault *f = &st->o->fault;
-    if (f->action == CF_FAULT_NONE || f->rank != st->rank || f->op != op || st->fault_fired++)
-        return;
-    switch (f->action) {
-    case CF_FAULT_ABORT:
-        raise(SIGABRT);
-        _exit(134);
-    case CF_FAULT_EXIT:
-        _exit(3);
-    case CF_FAULT_HANG:
-        for (;;)
-            pause();
-    default:
-        break;
-    }
-}
-
-static int run_one(struct rank_state *st, enum cf_smoke_op op, enum cf_smoke_dtype dt, size_t count,
-                   int in_place, struct cf_smoke_report *rep)
-{
-    const struct cf_smoke_opts *o = st->o;
-    size_t esize = cf_smoke_dtype_info(dt)->size;
-    size_t bytes = count * esize;
-    struct layout l = layout_for(st, op, count, esize, in_place);
-    uint32_t seed = seed_for(op, dt, bytes, in_place);
-    struct cf_smoke_backend *b = st->b;
-
-    if (st->o->fault.action == CF_FAULT_HANG)
-        fire_fault(st, op); /* hangs before saying what it starts: the others wait in it */
-    char *doing = cf_smoke_describe(op, dt, bytes, in_place);
-    st->sink->begin(st->sink, doing, 1);
-    free(doing);
-    fire_fault(st, op);
-
-    if (fill(st, op, dt, &l, in_place, seed) < 0)
+    memset(w, 0, sizeof *w);
+    int n = setup->ctx.nranks;
+    struct host_entry mine;
+    memset(&mine, 0, sizeof mine);
+    snprintf(mine.host, sizeof mine.host, "%.63s", setup->hostname ? setup->hostname : "?");
+    snprintf(mine.device, sizeof mine.device, "%s", b->device[0] ? b->device : "?");
+    mine.pid = (int32_t)getpid();
+    w->n = n;
+    w->entries = cf_xcalloc((size_t)n, sizeof *w->entries);
+    if (b->host_allgather(b, &mine, w->entries, sizeof mine, errbuf, errlen) < 0)
         return -1;
-    for (int i = 0; i < o->warmup_iters; i++)
-        if (b->collective(b, op, l.send, l.recv, l.call_count, dt, st->errbuf, ERRLEN) < 0)
-            return -1;
-    if (b->sync(b, st->errbuf, ERRLEN) < 0)
-        return -1;
-    double t0 = cf_now_seconds();
-    for (int i = 0; i < o->iters; i++)
-        if (b->collective(b, op, l.send, l.recv, l.call_count, dt, st->errbuf, ERRLEN) < 0)
-            return -1;
-    if (b->sync(b, st->errbuf, ERRLEN) < 0)
-        return -1;
-    double time_us = o->iters > 0 ? (cf_now_seconds() - t0) * 1e6 / o->iters : 0;
-
-    /* the timed runs may have changed in-place data: check a fresh run */
-    long wrong = 0;
-    struct strbuf why = STRBUF_INIT;
-    if (o->check) {
-        if (fill(st, op, dt, &l, in_place, seed) < 0 ||
-            b->collective(b, op, l.send, l.recv, l.call_count, dt, st->errbuf, ERRLEN) < 0 ||
-            b->sync(b, st->errbuf, ERRLEN) < 0 ||
-            b->download(b, st->hrecv, l.recv, l.recv_elems * esize, st->errbuf, ERRLEN) < 0) {
-            cf_sb_release(&why);
-            return -1;
-        }
-        wrong = verify(st, op, dt, &l, seed, &why);
+    w->host_of = cf_xcalloc((size_t)n, sizeof *w->host_of);
+    w->local_index = cf_xcalloc((size_t)n, sizeof *w->local_index);
+    w->names = cf_xcalloc((size_t)n, sizeof *w->names);
+    int *count = cf_xcalloc((size_t)n, sizeof *count);
+    for (int r = 0; r < n; r++) {
+        w->entries[r].host[sizeof w->entries[r].host - 1] = 0;
+        w->entries[r].device[sizeof w->entries[r].device - 1] = 0;
+        int h = 0;
+        while (h < w->nhosts && strcmp(w->names[h], w->entries[r].host))
+            h++;
+        if (h == w->nhosts)
+            w->names[w->nhosts++] = cf_strdup(w->entries[r].host);
+        w->host_of[r] = h;
+        w->local_index[r] = count[h]++;
     }
-    double agree[2] = { time_us, (double)wrong };
-    if (b->host_sum(b, agree, 2, st->errbuf, ERRLEN) < 0) {
-        cf_sb_release(&why);
-        return -1;
-    }
-    struct cf_smoke_row row = { op, dt, in_place, bytes, count, agree[0] / st->nranks, 0, 0, wrong, wrong == 0 };
-    row.algbw = row.time_us > 0 ? (double)bytes / row.time_us / 1e3 : 0;
-    row.busbw = row.algbw * cf_smoke_op_info(op)->busbw_factor(st->nranks);
-
-    struct cf_smoke_event ev = { .kind = CF_EV_RESULT, .rank = st->rank, .local_rank = st->sink->local_rank };
-    ev.row = row;
-    ev.wrong_all_ranks = (long)agree[1];
-    if (wrong)
-        cf_sb_addf(&why, " (%ld wrong element%s on this rank)", wrong, wrong == 1 ? "" : "s");
-    else if (ev.wrong_all_ranks)
-        cf_sb_addf(&why, "%ld wrong element(s) on other ranks", ev.wrong_all_ranks);
-    ev.text = why.len ? cf_sb_str(&why) : NULL;
-    st->sink->event(st->sink, &ev);
-    cf_sb_release(&why);
-
-    row.wrong = ev.wrong_all_ranks;
-    row.ok = row.wrong == 0;
-    cf_smoke_report_add_row(rep, &row);
+    w->per_host = n;
+    for (int h = 0; h < w->nhosts; h++)
+        w->per_host = count[h] < w->per_host ? count[h] : w->per_host;
+    free(count);
     return 0;
 }
 
-static size_t next_size(const struct cf_smoke_sweep *sw, size_t bytes)
+/* notes for options that only a device backend can honour: said once, by rank 0 */
+static void device_notes(const struct cf_smoke_opts *o, const struct cf_smoke_backend *b, struct smoke_sink *sink)
 {
-    size_t next = sw->step_bytes ? bytes + sw->step_bytes : (size_t)((double)bytes * sw->step_factor);
-    return next > bytes ? next : 0; /* 0: the sweep stops */
+    static const struct { const char *key; unsigned feature; const char *flag; } notes[] = {
+        { "graph", CF_FEAT_GRAPH, "-G" }, { "registration", CF_FEAT_REGISTER, "-R" }, { "blocking", CF_FEAT_ASYNC, "-z" },
+    };
+    int asked[] = { o->graph_launches > 0, o->registration, o->blocking };
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++) {
+        if (!asked[i])
+            continue;
+        if (b->features & notes[i].feature)
+            cf_smoke_sink_info(sink, notes[i].key, "on");
+        else
+            cf_smoke_sink_info(sink, notes[i].key, "not run: the %s backend has no %s (%s needs a GPU backend)",
+                               b->name, notes[i].feature == CF_FEAT_ASYNC ? "asynchronous collectives"
+                                        : notes[i].feature == CF_FEAT_GRAPH ? "device graphs" : "buffer registration",
+                               notes[i].flag);
+    }
 }
 
-static int sweep(struct rank_state *st, struct cf_smoke_report *rep)
+static void note_skip(struct strvec *notes, enum cf_smoke_op op, enum cf_smoke_dtype dt, size_t bytes)
 {
-    const struct cf_smoke_opts *o = st->o;
+    const struct cf_smoke_op_info *info = cf_smoke_op_info(op);
+    char *why = bytes == 0 ? cf_asprintf("size 0 holds no element")
+                : info->share != CF_SHARE_NONE
+                    ? cf_asprintf("%s %s at %zu B: each rank's share rounds down to 0 (a multiple of 16 bytes per rank, "
+                                  "as nccl-tests)", info->name, cf_smoke_dtype_info(dt)->name, bytes)
+                    : cf_asprintf("%s %s at %zu B: smaller than one element", info->name,
+                                  cf_smoke_dtype_info(dt)->name, bytes);
+    if (notes->n < MAX_SKIP_NOTES && !cf_strvec_contains(notes, why))
+        cf_strvec_push(notes, why);
+    free(why);
+}
+
+/* Every test of the sweep on the current communicator. -1 on a backend error. */
+static int sweep(struct smoke_test_ctx *t, struct strvec *skips, long *ran)
+{
+    const struct cf_smoke_opts *o = t->o;
     for (int op = 0; op < CF_OP_COUNT; op++) {
         if (!(o->ops & (1u << op)))
             continue;
+        const struct cf_smoke_op_info *info = cf_smoke_op_info((enum cf_smoke_op)op);
         for (int dt = 0; dt < CF_DT_COUNT; dt++) {
             if (!(o->dtypes & (1u << dt)))
                 continue;
-            size_t esize = cf_smoke_dtype_info((enum cf_smoke_dtype)dt)->size;
-            for (size_t bytes = o->sweep.min_bytes; bytes && bytes <= o->sweep.max_bytes;
-                 bytes = next_size(&o->sweep, bytes)) {
-                size_t count = cf_smoke_count_for((enum cf_smoke_op)op, bytes, esize, st->nranks);
-                if (count == 0)
+            for (int red = 0; red < CF_RED_COUNT; red++) {
+                if (info->reduces ? !(o->redops & (1u << red)) : red > 0)
                     continue;
-                for (int place = 0; place < 2; place++) {
-                    int in_place = place == 1;
-                    if (!(o->places & (in_place ? CF_PLACE_IN : CF_PLACE_OUT)))
-                        continue;
-                    if (in_place && !cf_smoke_op_info((enum cf_smoke_op)op)->has_in_place)
-                        continue;
-                    if (run_one(st, (enum cf_smoke_op)op, (enum cf_smoke_dtype)dt, count, in_place, rep) < 0)
+                int first_root = info->rooted ? (o->root >= 0 ? o->root % t->nranks : 0) : 0;
+                int last_root = info->rooted && o->root < 0 ? t->nranks - 1 : first_root;
+                for (int root = first_root; root <= last_root; root++) {
+                    if (cf_smoke_warmup(t, (enum cf_smoke_op)op, (enum cf_smoke_dtype)dt, (enum cf_smoke_redop)red,
+                                        root) < 0)
                         return -1;
+                    for (size_t bytes = o->sweep.min_bytes; ; bytes = cf_smoke_next_size(&o->sweep, bytes)) {
+                        for (int place = 0; place < 2; place++) {
+                            int in_place = place == 1;
+                            if (!(o->places & (in_place ? CF_PLACE_IN : CF_PLACE_OUT)))
+                                continue;
+                            int rc = cf_smoke_one_test(t, (enum cf_smoke_op)op, (enum cf_smoke_dtype)dt,
+                                                       (enum cf_smoke_redop)red, root, bytes, in_place);
+                            if (rc < 0)
+                                return -1;
+                            if (rc == SMOKE_TEST_SKIPPED)
+                                note_skip(skips, (enum cf_smoke_op)op, (enum cf_smoke_dtype)dt, bytes);
+                            else
+                                (*ran)++;
+                        }
+                        if (cf_smoke_next_size(&o->sweep, bytes) == 0)
+                            break;
+                    }
                 }
             }
         }
@@ -276,60 +167,262 @@ static int open_backend(const struct smoke_rank_setup *setup, struct smoke_sink 
     return 0;
 }
 
-int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sink, struct cf_smoke_report *rep,
-                    cf_error *err)
+/* Runs the groups of one round this rank is in; fills its group's tally. */
+static int run_round(struct smoke_test_ctx *t, const struct smoke_round *round, const struct world *w,
+                     struct strvec *skips, long *ran, int *my_group)
 {
-    struct cf_smoke_backend b;
-    struct rank_state st;
-    memset(&st, 0, sizeof st);
-    st.o = setup->opts;
-    st.b = &b;
-    st.sink = sink;
-    st.rank = setup->ctx.rank;
-    st.nranks = setup->ctx.nranks;
-    rep->rank = st.rank;
-    rep->nranks = st.nranks;
+    struct cf_smoke_backend *b = t->b;
+    int wr = t->world_rank;
+    int color = cf_smoke_round_color(round, w->host_of[wr], w->local_index[wr]);
+    int whole_world = round->ngroups == 1 && color == 0;
+    for (int r = 0; whole_world && r < w->n; r++)
+        whole_world = cf_smoke_round_color(round, w->host_of[r], w->local_index[r]) == 0;
+    *my_group = color;
+    int *world_of = NULL;
+    int rc = 0;
+    if (whole_world) {
+        t->rank = wr;
+        t->nranks = w->n;
+        world_of = cf_xcalloc((size_t)w->n, sizeof *world_of);
+        for (int r = 0; r < w->n; r++)
+            world_of[r] = r;
+    } else {
+        cf_smoke_sink_begin(t->sink, 1, "splitting the world into %d group%s", round->ngroups,
+                            round->ngroups == 1 ? "" : "s");
+        if (b->split(b, color, wr, &t->rank, &t->nranks, t->errbuf, SMOKE_ERRLEN) < 0)
+            return -1;
+        if (color >= 0) {
+            /* world ranks of the group, in group rank order (the key is the world rank) */
+            world_of = cf_xcalloc((size_t)t->nranks, sizeof *world_of);
+            int k = 0;
+            for (int r = 0; r < w->n && k < t->nranks; r++)
+                if (cf_smoke_round_color(round, w->host_of[r], w->local_index[r]) == color)
+                    world_of[k++] = r;
+        }
+    }
+    t->world_of = world_of;
+    if (color >= 0) {
+        if (t->o->registration && (b->features & CF_FEAT_REGISTER) &&
+            (b->register_buffer(b, t->dsend, t->cap, t->errbuf, SMOKE_ERRLEN) < 0 ||
+             b->register_buffer(b, t->drecv, t->cap, t->errbuf, SMOKE_ERRLEN) < 0))
+            rc = -1;
+        if (rc == 0)
+            rc = sweep(t, skips, ran);
+    }
+    if (!whole_world)
+        b->unsplit(b);
+    free(world_of);
+    t->world_of = NULL;
+    t->rank = wr;
+    t->nranks = w->n;
+    return rc;
+}
 
-    cf_smoke_sink_begin(sink, 0, "starting the %s backend",
-                     setup->opts->backend == CF_BACKEND_MPI ? "mpi" : "nccl");
-    fire_fault(&st, CF_OP_COUNT); /* the fault switch's "init" */
+/* The round's results, agreed over the world: [bw_sum, tests, failed] per group from
+ * each group's rank 0. */
+static int agree_round(struct smoke_test_ctx *t, const struct smoke_round *round, int my_group, int group_rank0,
+                       double *bw, int *failed, long *tests)
+{
+    size_t n = 3 * (size_t)round->ngroups;
+    double *v = cf_xcalloc(n, sizeof *v);
+    if (my_group >= 0 && group_rank0) {
+        v[3 * my_group] = t->bw_sum;
+        v[3 * my_group + 1] = (double)t->tests;
+        v[3 * my_group + 2] = (double)t->failed;
+    }
+    int rc = t->b->host_sum(t->b, v, n, t->errbuf, SMOKE_ERRLEN);
+    for (int g = 0; rc == 0 && g < round->ngroups; g++) {
+        tests[g] = (long)v[3 * g + 1];
+        bw[g] = tests[g] ? v[3 * g] / (double)tests[g] : 0;
+        failed[g] = v[3 * g + 2] > 0;
+    }
+    free(v);
+    return rc;
+}
+
+static int search(struct smoke_test_ctx *t, const struct world *w, struct strvec *skips, long *ran)
+{
+    const struct cf_smoke_opts *o = t->o;
+    struct smoke_search *s = cf_smoke_search_new(o->pattern, w->nhosts, w->per_host, o->min_busbw);
+    struct smoke_round round;
+    struct cf_smoke_group *groups = NULL;
+    size_t ngroups = 0;
+    int rc = 0, round_no = 0;
+    while (rc == 0 && cf_smoke_search_next(s, &round)) {
+        round_no++;
+        t->bw_sum = 0;
+        t->tests = t->failed = 0;
+        int my_group = -1;
+        /* group ids count from 1 over the whole search; pattern all's one group is the world, 0 */
+        int base = o->pattern == CF_PATTERN_ALL ? 0 : (int)ngroups + 1;
+        int color = cf_smoke_round_color(&round, w->host_of[t->world_rank], w->local_index[t->world_rank]);
+        t->group = base + (color > 0 ? color : 0);
+        rc = run_round(t, &round, w, skips, ran, &my_group);
+        double *bw = cf_xcalloc((size_t)round.ngroups, sizeof *bw);
+        int *failed = cf_xcalloc((size_t)round.ngroups, sizeof *failed);
+        long *tests = cf_xcalloc((size_t)round.ngroups, sizeof *tests);
+        /* this rank is its group's rank 0 when no lower world rank shares its color */
+        int first = 1;
+        for (int r = 0; r < t->world_rank; r++)
+            if (cf_smoke_round_color(&round, w->host_of[r], w->local_index[r]) == my_group)
+                first = 0;
+        /* wait for every group to finish, without spinning, before agreeing */
+        if (rc == 0 && t->b->idle_barrier && o->pattern != CF_PATTERN_ALL)
+            rc = t->b->idle_barrier(t->b, t->errbuf, SMOKE_ERRLEN);
+        if (rc == 0)
+            rc = agree_round(t, &round, my_group, first, bw, failed, tests);
+        if (rc == 0) {
+            cf_smoke_search_result(s, &round, bw, failed);
+            for (int g = 0; g < round.ngroups; g++) {
+                groups = cf_xrealloc(groups, (ngroups + 1) * sizeof *groups);
+                struct cf_smoke_group *G = &groups[ngroups++];
+                memset(G, 0, sizeof *G);
+                G->id = base + g;
+                G->round = round_no;
+                cf_smoke_group_label(&round, g, w->names, G->label, sizeof G->label);
+                for (int r = 0; r < w->n; r++)
+                    G->nranks += cf_smoke_round_color(&round, w->host_of[r], w->local_index[r]) == g;
+                for (int h = 0; h < w->nhosts; h++)
+                    G->nhosts += round.by_local_index || round.host_group[h] == g;
+                G->avg_busbw = bw[g];
+                G->tests = tests[g];
+                G->failed = failed[g];
+            }
+        }
+        free(bw);
+        free(failed);
+        free(tests);
+        cf_smoke_round_release(&round);
+    }
+    if (rc == 0 && t->world_rank == 0 && o->pattern != CF_PATTERN_ALL) {
+        for (size_t i = 0; i < ngroups; i++) {
+            groups[i].bad = cf_smoke_search_bad(s, i);
+            if (groups[i].bad)
+                snprintf(groups[i].why, sizeof groups[i].why, "%s",
+                         groups[i].failed ? "wrong results" : o->min_busbw > 0 ? "below --min-busbw" : "slow");
+            struct cf_smoke_event ev = { .kind = CF_EV_GROUP, .rank = 0, .local_rank = t->sink->local_rank };
+            ev.group = groups[i];
+            t->sink->event(t->sink, &ev);
+        }
+        int culprit, bad;
+        char *v = cf_smoke_search_verdict(s, w->names, &culprit, &bad);
+        cf_smoke_sink_text(t->sink, CF_EV_VERDICT, "%s", v);
+        if (bad)
+            cf_smoke_sink_text(t->sink, CF_EV_PROBLEM, "%s", v);
+        free(v);
+    }
+    free(groups);
+    cf_smoke_search_free(s);
+    return rc;
+}
+
+int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sink, struct cf_smoke_report *rep,
+                       cf_error *err)
+{
+    const struct cf_smoke_opts *o = setup->opts;
+    struct cf_smoke_backend b;
+    struct smoke_test_ctx t;
+    memset(&t, 0, sizeof t);
+    t.o = o;
+    t.b = &b;
+    t.sink = sink;
+    t.world_rank = t.rank = setup->ctx.rank;
+    t.nranks = setup->ctx.nranks;
+    rep->rank = t.rank;
+    rep->nranks = t.nranks;
+
+    cf_smoke_sink_begin(sink, 0, "starting the %s backend", o->backend == CF_BACKEND_MPI ? "mpi" : "nccl");
+    if (o->fault.action != CF_FAULT_NONE && o->fault.action != CF_FAULT_CORRUPT && o->fault.action != CF_FAULT_SLOW &&
+        o->fault.op == CF_OP_COUNT && o->fault.rank == t.world_rank) {
+        /* the fault switch's "init" */
+        if (o->fault.action == CF_FAULT_HANG)
+            for (;;)
+                pause();
+        if (o->fault.action == CF_FAULT_EXIT)
+            _exit(3);
+        raise(SIGABRT);
+        _exit(134);
+    }
+    if (o->root >= t.nranks)
+        return cf_error_set(err, CF_ERR_USAGE, "-r %d: there are only %d ranks (0 to %d)", o->root, t.nranks,
+                            t.nranks - 1);
     if (open_backend(setup, sink, &b, err) < 0)
         return -1;
+    b.progress = cf_smoke_sink_progress;
+    b.progress_ctx = sink;
     int rc = -1;
-    if (setup->opts->backend == CF_BACKEND_MPI)
+    if (o->backend == CF_BACKEND_MPI)
         cf_smoke_sink_begin(sink, 1, "MPI_Init");
-    int init_rc = b.init(&b, &setup->ctx, st.errbuf, ERRLEN);
+    int init_rc = b.init(&b, &setup->ctx, t.errbuf, SMOKE_ERRLEN);
     if (b.version[0]) {
         free(rep->lib_version);
         rep->lib_version = cf_strdup(b.version);
     }
-    if (init_rc < 0) {
-        cf_error_set(err, CF_ERR_FAILED, "%s", st.errbuf);
+    struct world w;
+    memset(&w, 0, sizeof w);
+    struct strvec skips = STRVEC_INIT;
+    long ran = 0;
+    if (init_rc < 0)
         goto out;
-    }
-    if (setup->opts->backend == CF_BACKEND_MPI) /* the nccl backend said it as soon as it knew */
+    if (o->backend == CF_BACKEND_MPI) /* the nccl backend said it as soon as it knew */
         cf_smoke_sink_info(sink, "lib_version", "%s", b.version);
-
-    st.cap = setup->opts->sweep.max_bytes + 64;
-    st.hsend = cf_xmalloc(st.cap);
-    st.hrecv = cf_xmalloc(st.cap);
-    cf_smoke_sink_begin(sink, 0, "allocating 2 x %zu bytes", st.cap);
-    if (!(st.dsend = b.alloc(&b, st.cap, st.errbuf, ERRLEN)) || !(st.drecv = b.alloc(&b, st.cap, st.errbuf, ERRLEN))) {
-        cf_error_set(err, CF_ERR_FAILED, "%s", st.errbuf);
+    cf_smoke_sink_info(sink, "hostname", "%s", setup->hostname ? setup->hostname : "?");
+    cf_smoke_sink_info(sink, "device", "%s", b.device[0] ? b.device : "?");
+    cf_smoke_sink_info(sink, "pid", "%d", (int)getpid());
+    cf_smoke_sink_begin(sink, 1, "exchanging host and device names");
+    if (learn_world(&b, setup, &w, t.errbuf, SMOKE_ERRLEN) < 0)
         goto out;
+    /* under a launcher rank 0 prints the table: it knows every rank's host from here */
+    for (int r = 0; r < w.n; r++) {
+        char pid[16];
+        snprintf(pid, sizeof pid, "%d", (int)w.entries[r].pid);
+        cf_smoke_report_set_host(rep, r, "hostname", w.entries[r].host);
+        cf_smoke_report_set_host(rep, r, "device", w.entries[r].device);
+        cf_smoke_report_set_host(rep, r, "pid", pid);
     }
-    if (sweep(&st, rep) < 0) {
-        cf_error_set(err, CF_ERR_FAILED, "%s", st.errbuf);
+    if (t.world_rank == 0)
+        device_notes(o, &b, sink);
+    if (t.world_rank == 0 && o->backend == CF_BACKEND_MPI)
+        cf_smoke_sink_info(sink, "transport", "none: the mpi backend does not use NCCL");
+
+    t.cap = o->sweep.max_bytes + 64;
+    t.hsend = cf_xmalloc(t.cap);
+    t.hrecv = cf_xmalloc(t.cap);
+    cf_smoke_sink_begin(sink, 0, "allocating 2 x %zu bytes", t.cap);
+    if (!(t.dsend = b.alloc(&b, t.cap, t.errbuf, SMOKE_ERRLEN)) || !(t.drecv = b.alloc(&b, t.cap, t.errbuf, SMOKE_ERRLEN)))
         goto out;
+    if (search(&t, &w, &skips, &ran) < 0)
+        goto out;
+    if (t.world_rank == 0 && (skips.n || !ran)) {
+        struct strbuf sb = STRBUF_INIT;
+        for (size_t i = 0; i < skips.n; i++)
+            cf_sb_addf(&sb, "%s%s", i ? "; " : "", skips.v[i]);
+        if (skips.n)
+            cf_smoke_sink_info(sink, "skipped", "%s", cf_sb_str(&sb));
+        else /* nothing skipped, nothing ran: the search formed no group */
+            cf_sb_addf(&sb, "--pattern %s formed no group of %d host%s", cf_smoke_pattern_name(o->pattern), w.nhosts,
+                       w.nhosts == 1 ? "" : "s");
+        if (!ran)
+            cf_smoke_sink_text(sink, CF_EV_PROBLEM, "no test ran: %s", cf_sb_str(&sb));
+        cf_sb_release(&sb);
     }
     rc = 0;
 out:
-    if (st.dsend)
-        b.release(&b, st.dsend);
-    if (st.drecv)
-        b.release(&b, st.drecv);
-    free(st.hsend);
-    free(st.hrecv);
+    if (rc < 0)
+        cf_error_set(err, CF_ERR_FAILED, "%s", t.errbuf);
+    if (o->backend != CF_BACKEND_MPI)
+        cf_smoke_nccl_report_transport(&b, rc == 0);
+    else if (t.world_rank == 0 && o->expect_transport != CF_TRANSPORT_ANY)
+        cf_smoke_sink_text(sink, CF_EV_PROBLEM, "--expect-transport %s: the mpi backend does not use NCCL, so there "
+                           "is no NCCL transport to prove", cf_smoke_transport_name(o->expect_transport));
+    if (t.dsend)
+        b.release(&b, t.dsend);
+    if (t.drecv)
+        b.release(&b, t.drecv);
+    free(t.hsend);
+    free(t.hrecv);
     b.finalize(&b);
+    cf_strvec_clear(&skips);
+    world_release(&w);
     return rc;
 }

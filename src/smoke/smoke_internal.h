@@ -1,9 +1,13 @@
-/* Internals of the smoke module shared between its files (not a public header). */
+/* Internals of the smoke module shared between its files (not a public header).
+ * Who calls whom (no circle): smoke.c -> rank.c -> one_test.c, groups.c, the backends;
+ * smoke.c -> supervise.c -> records.c; everyone -> report.c and records.c's sinks,
+ * which call nothing of smoke's. */
 #ifndef CCLFORGE_SMOKE_INTERNAL_H
 #define CCLFORGE_SMOKE_INTERNAL_H
 
 #include <stdint.h>
 
+#include "cclforge/launch.h"
 #include "cclforge/smoke.h"
 #include "cclforge/strbuf.h"
 
@@ -14,12 +18,20 @@ struct smoke_sink {
      * so a rank silent in it may be waiting for a peer rather than stuck itself */
     void (*begin)(struct smoke_sink *s, const char *doing, int waits);
     void (*event)(struct smoke_sink *s, const struct cf_smoke_event *ev);
+    /* an operation completed: the rank is alive and moving */
+    void (*progress)(struct smoke_sink *s);
     void *ctx;
     int rank, local_rank;
+    double last_progress; /* progress marks are sent at most every SMOKE_PROGRESS_S */
 };
+#define SMOKE_PROGRESS_S 0.1
 void cf_smoke_sink_begin(struct smoke_sink *s, int waits, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void cf_smoke_sink_info(struct smoke_sink *s, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+void cf_smoke_sink_text(struct smoke_sink *s, enum cf_smoke_event_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Rate-limited progress mark (the backend's progress callback lands here). */
+void cf_smoke_sink_progress(void *sink);
 
 /* How rank 0 hands the NCCL unique id to the others. */
 enum smoke_id_transport { SMOKE_ID_NONE, SMOKE_ID_TCP, SMOKE_ID_MPI };
@@ -29,72 +41,94 @@ struct smoke_rendezvous {
     int port;
     int listen_fd;   /* rank 0 of a local run: the supervisor's listening socket, else -1 */
     double timeout_s;
+    struct cf_launch_secret secret; /* every rendezvous connection proves it knows it */
 };
+#define SMOKE_RDV_TAG "smoke"
+#define SMOKE_RECORDS_TAG "smoke-records"
 
 /* What one rank needs to run. */
 struct smoke_rank_setup {
     const struct cf_smoke_opts *opts;
     struct cf_smoke_rank_ctx ctx;
     struct smoke_rendezvous rdv;
+    const char *hostname;
 };
 
 /* ---- records: the line protocol between supervised ranks and the supervisor ---- */
 #define SMOKE_RECORD_PREFIX "@cclforge-smoke\t"
-enum smoke_record_type { REC_BEGIN = 'B', REC_RESULT = 'R', REC_INFO = 'I', REC_FAIL = 'F', REC_DONE = 'D' };
+enum smoke_record_type {
+    REC_BEGIN = 'B', REC_RESULT = 'R', REC_INFO = 'I', REC_FAIL = 'F', REC_DONE = 'D', REC_PROGRESS = 'H',
+    REC_PROBLEM = 'P', REC_TRANSPORT = 'T', REC_GROUP = 'G', REC_VERDICT = 'V', REC_LOG = 'L'
+};
 struct smoke_record {
     enum smoke_record_type type;
-    struct cf_smoke_event ev; /* pointers into the strbufs below */
+    struct cf_smoke_event ev; /* pointers into the members below */
     int waits;                /* BEGIN: the step waits for peers */
     struct strbuf text, key, value;
+    double *times;            /* RESULT: per-rank times (row.nranks of them) */
+    int *ranks;
+    size_t ntimes, nranks_list;
 };
 void cf_smoke_record_encode(struct strbuf *line, enum smoke_record_type type, const struct cf_smoke_event *ev,
-                         const char *doing, int waits);
+                            int waits);
 /* Parses one line (without newline). Returns 1 for a record, 0 for a plain line, -1 malformed. */
 int cf_smoke_record_decode(const char *line, struct smoke_record *rec);
 void cf_smoke_record_release(struct smoke_record *rec);
+/* The record type that carries an event of this kind. */
+enum smoke_record_type cf_smoke_record_type_for(enum cf_smoke_event_kind kind);
 /* A sink writing records to fd. */
 void cf_smoke_record_sink(struct smoke_sink *s, int *fd, int rank, int local_rank);
 int cf_smoke_write_all(int fd, const char *data, size_t len);
 
 /* ---- backends ---- */
 int cf_smoke_nccl_backend_open(struct cf_smoke_backend *b, const struct smoke_rank_setup *setup,
-                            struct smoke_sink *sink, cf_error *err);
+                               struct smoke_sink *sink, cf_error *err);
 int cf_smoke_mpi_backend_open(struct cf_smoke_backend *b, char *const *envp, char **plugin_path, cf_error *err);
+/* The nccl backend: which transports NCCL used, from its own log (and whether they
+ * are the --expect-transport ones when the run got through), as events. */
+void cf_smoke_nccl_report_transport(struct cf_smoke_backend *b, int run_ok);
 
-/* ---- rendezvous ---- */
-int cf_smoke_tcp_listen(const char *addr, int port, int *port_out, cf_error *err);
-/* A blocking connection, retried with backoff until timeout_s. Returns the fd or -1. */
-int cf_smoke_tcp_connect(const char *addr, int port, double timeout_s, cf_error *err);
-/* Rank 0 serves `len` bytes to nranks-1 peers; the others fetch them. Bounded by timeout_s. */
-int cf_smoke_tcp_share(const struct smoke_rendezvous *rdv, int rank, int nranks, void *data, size_t len,
-                    cf_error *err);
-
-/* ---- a rank's life: backend init, the sweep, finalize ---- */
+/* ---- a rank's life: backend init, the groups and their sweeps, finalize ---- */
 int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sink, struct cf_smoke_report *rep,
-                    cf_error *err);
-/* A one-line description of one test: "all_reduce float 4096 B out-of-place". */
-char *cf_smoke_describe(enum cf_smoke_op op, enum cf_smoke_dtype dt, size_t bytes, int in_place);
+                       cf_error *err);
 
 /* ---- the watchdog of a rank under an external launcher ---- */
 struct smoke_watchdog;
 /* NULL when timeout_s <= 0. */
 struct smoke_watchdog *cf_smoke_watchdog_start(double timeout_s, cf_smoke_event_fn fn, void *ctx, int rank,
-                                            int local_rank);
+                                               int local_rank);
 void cf_smoke_watchdog_progress(struct smoke_watchdog *w, const char *doing);
 void cf_smoke_watchdog_stop(struct smoke_watchdog *w);
 
 /* ---- the local supervisor ---- */
-int cf_smoke_supervise_fork(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
-                         struct cf_smoke_report *rep, cf_error *err);
-int cf_smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
-                           struct cf_smoke_report *rep, cf_error *err);
+int cf_smoke_supervise(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
+                       struct cf_smoke_report *rep, cf_error *err);
 
+/* ---- the report ---- */
+/* A one-line description of one test: "all_reduce float sum 4096 B out-of-place". */
+char *cf_smoke_describe(const struct cf_smoke_row *row);
 void cf_smoke_report_add_row(struct cf_smoke_report *rep, const struct cf_smoke_row *row);
 void cf_smoke_report_add_failure(struct cf_smoke_report *rep, int rank, const char *doing, const char *reason);
+void cf_smoke_report_add_problem(struct cf_smoke_report *rep, int rank, const char *reason);
+void cf_smoke_report_add_conn(struct cf_smoke_report *rep, const struct cf_smoke_transport_conn *c);
+void cf_smoke_report_add_group(struct cf_smoke_report *rep, const struct cf_smoke_group *g);
+void cf_smoke_report_set_host(struct cf_smoke_report *rep, int rank, const char *key, const char *value);
+/* Takes in what an event says (rows of group leaders, facts, connections, groups,
+ * the verdict): one place for the supervisor and a rank under a launcher alike. */
+void cf_smoke_report_take(struct cf_smoke_report *rep, const struct cf_smoke_event *ev);
+/* Counts verdicts, the footer's average busbw and out-of-bounds values. */
+void cf_smoke_report_finish(struct cf_smoke_report *rep);
+/* Finishes the report and writes its verdict line (verdict.c); --min-busbw adds a problem. */
+void cf_smoke_verdict(struct cf_smoke_report *rep, const struct cf_smoke_opts *o);
 
 #define SMOKE_SUPERVISED_ENV "CCLFORGE_SMOKE_SUPERVISED"
-/* "127.0.0.1:PORT": where ranks started through mpirun send their records (one
- * connection per rank, so records are never interleaved by mpirun's output merging) */
+/* "127.0.0.1:PORT": where supervised ranks send their records (one connection per
+ * rank, so records are never interleaved by mpirun's output merging) */
 #define SMOKE_SUPERVISOR_ENV "CCLFORGE_SMOKE_SUPERVISOR"
+/* rank 0 of a local run: the descriptor of the rendezvous socket the supervisor opened */
+#define SMOKE_LISTEN_FD_ENV "CCLFORGE_SMOKE_LISTEN_FD"
+/* a directory of the run for the ranks' files (NCCL's logs); the supervisor removes it,
+ * whatever became of the ranks */
+#define SMOKE_TMPDIR_ENV "CCLFORGE_SMOKE_TMPDIR"
 
 #endif

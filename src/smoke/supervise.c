@@ -1,6 +1,9 @@
-/* The local supervisor: starts N ranks (forked, or through mpirun for MPI), reads
- * their records, enforces the per-operation timeout, and when one rank dies, hangs
- * or fails, names it and what it was doing, stops the others and reaps everyone. */
+/* The local supervisor: starts the ranks (N copies of cclforge for nccl/rccl, or
+ * mpirun for mpi, both through spawn), reads their records over authenticated
+ * loopback connections, enforces the per-operation timeout, and when one rank dies,
+ * hangs or fails, names it and what it was doing, stops the others and reaps
+ * everyone (ranks that mpirun leaves behind too: it is their subreaper meanwhile). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,10 +14,13 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "cclforge/spawn.h"
 #include "cclforge/clock.h"
+#include "cclforge/envp.h"
+#include "cclforge/fs.h"
+#include "cclforge/spawn.h"
 #include "smoke/smoke_internal.h"
 
 /* After the first failure the others may still report their own (an init failure
@@ -27,24 +33,33 @@
 /* mpirun aborts the job by itself when a rank dies or fails; a SIGTERM in the middle
  * of that crashes it (Open MPI 4.1), so it gets this long before being told. */
 #define MPIRUN_GRACE_S 5.0
+/* A connection to the record port must prove it is one of the run's ranks this fast. */
+#define HANDSHAKE_S 0.5
+/* Ranks left behind by a killed mpirun: how long to wait for them to go. */
+#define ORPHAN_WAIT_S 5.0
+#define MAX_LINE (1 << 20)
 
 struct rank_slot {
-    int in_op;          /* the last record was BEGIN: it is inside that step */
-    int waiting;        /* ... and that step waits for the other ranks */
+    int in_op;               /* the last record was BEGIN: it is inside that step */
+    int waiting;             /* ... and that step waits for the other ranks */
     int done, failed;
-    double last_rx;     /* when the supervisor last heard from it */
-    double last_t;      /* the rank's own clock at its last record */
+    double last_rx;          /* when the supervisor last heard from it */
+    double last_t;           /* the rank's own clock at its last record */
     struct strbuf doing;     /* the last BEGIN */
     struct strbuf last_done; /* the last finished test */
 };
 
 struct stream {
     int fd;
-    int is_log;         /* mpirun's own output: plain lines only */
-    int rank;           /* its rank; -1 until a rank's connection says who it is */
-    pid_t pid;          /* the process to reap */
-    int reaped, status;
+    int is_log;              /* a process's own output: plain lines only */
+    int rank;                /* the rank it belongs to; -1: mpirun */
     struct strbuf partial;
+};
+
+struct proc {
+    struct cf_spawn_proc sp;
+    int rank;                /* -1: mpirun */
+    int reaped, status;
 };
 
 struct supervisor {
@@ -53,23 +68,33 @@ struct supervisor {
     void *ctx;
     struct cf_smoke_report *rep;
     int nranks;
+    int mpirun;
     struct rank_slot *ranks;
+    struct proc *procs;
+    int nprocs;
     struct stream *streams;
     int nstreams, max_streams;
-    int listen_fd;       /* mpirun mode: where the ranks connect, else -1 */
-    int mpirun;          /* streams[0] is mpirun's output */
-    int mpirun_dead_rank; /* parsed from mpirun's "process rank N ... exited" */
+    int listen_fd;           /* where the ranks' record connections arrive */
+    struct cf_launch_secret secret;
+    char *tmpdir;            /* the run's directory for the ranks' files */
+    int mpirun_dead_rank;    /* parsed from mpirun's "process rank N ... exited" */
     double first_failure;
     int first_failed_rank;
-    int hung;            /* a hang was detected: nobody is going to say more */
+    int hung;                /* a hang was detected: nobody is going to say more */
     int stopping;
-    double start;
+    double term_sent;
 };
 
 static void forward(struct supervisor *sv, const struct cf_smoke_event *ev)
 {
     if (sv->on_event)
         sv->on_event(sv->ctx, ev);
+}
+
+static void say(struct supervisor *sv, const char *text)
+{
+    struct cf_smoke_event ev = { .kind = CF_EV_LOG, .rank = -1, .local_rank = -1, .text = text };
+    forward(sv, &ev);
 }
 
 static char *state_of(const struct rank_slot *s)
@@ -79,6 +104,14 @@ static char *state_of(const struct rank_slot *s)
     if (s->last_done.len)
         return cf_asprintf("between tests, after %s", cf_sb_str(&s->last_done));
     return cf_strdup(s->doing.len ? cf_sb_str(&s->doing) : "starting");
+}
+
+static void note_failure(struct supervisor *sv, int rank)
+{
+    if (sv->first_failure == 0) {
+        sv->first_failure = cf_now_seconds();
+        sv->first_failed_rank = rank;
+    }
 }
 
 static void fail_rank(struct supervisor *sv, int rank, const char *reason)
@@ -96,10 +129,7 @@ static void fail_rank(struct supervisor *sv, int rank, const char *reason)
     forward(sv, &ev);
     cf_sb_release(&text);
     free(doing);
-    if (sv->first_failure == 0) {
-        sv->first_failure = cf_now_seconds();
-        sv->first_failed_rank = rank;
-    }
+    note_failure(sv, rank);
 }
 
 /* Every rank gets a verdict: the ones stopped because another failed are named too. */
@@ -107,12 +137,14 @@ static void mark_stopped(struct supervisor *sv)
 {
     if (!sv->first_failure)
         return;
-    int first = sv->first_failed_rank;
     for (int r = 0; r < sv->nranks; r++) {
         if (sv->ranks[r].done || sv->ranks[r].failed)
             continue;
         char why[128];
-        snprintf(why, sizeof why, "stopped after rank %d failed", first);
+        if (sv->first_failed_rank >= 0)
+            snprintf(why, sizeof why, "stopped after rank %d failed", sv->first_failed_rank);
+        else
+            snprintf(why, sizeof why, "stopped: %s", sv->rep->interrupted ? "interrupted" : "the run failed");
         fail_rank(sv, r, why);
     }
 }
@@ -120,11 +152,8 @@ static void mark_stopped(struct supervisor *sv)
 static void handle_record(struct supervisor *sv, struct stream *st, struct smoke_record *rec)
 {
     int r = rec->ev.rank;
-    if (st->rank < 0 && !st->is_log && r >= 0 && r < sv->nranks)
-        st->rank = r; /* a rank's connection introduces itself with its first record */
     if (st->is_log || r < 0 || r >= sv->nranks || r != st->rank) {
-        struct cf_smoke_event ev = { .kind = CF_EV_LOG, .rank = st->rank, .text = "(a record with a bad rank)" };
-        forward(sv, &ev);
+        say(sv, "(a record with a bad rank was ignored)");
         return;
     }
     struct rank_slot *s = &sv->ranks[r];
@@ -136,52 +165,44 @@ static void handle_record(struct supervisor *sv, struct stream *st, struct smoke
         s->waiting = rec->waits;
         cf_sb_reset(&s->doing);
         cf_sb_adds(&s->doing, rec->text.len ? cf_sb_str(&rec->text) : "?");
-        break;
+        return;
+    case REC_PROGRESS:
+        return;
     case REC_RESULT: {
         s->in_op = 0;
         s->waiting = 0;
-        const struct cf_smoke_row *row = &rec->ev.row;
-        char *what = cf_smoke_describe(row->op, row->dtype, row->bytes, row->in_place);
+        char *what = cf_smoke_describe(&rec->ev.row);
         cf_sb_reset(&s->last_done);
         cf_sb_adds(&s->last_done, what);
         free(what);
-        forward(sv, &rec->ev);
-        if (r == 0) { /* rank 0's rows carry the agreed time and the all-rank verdict */
-            struct cf_smoke_row agreed = *row;
-            agreed.wrong = rec->ev.wrong_all_ranks;
-            agreed.ok = agreed.wrong == 0;
-            cf_smoke_report_add_row(sv->rep, &agreed);
-        }
         break;
     }
-    case REC_INFO:
-        forward(sv, &rec->ev);
-        if (rec->ev.key && rec->ev.value && r == 0) {
-            if (!strcmp(rec->ev.key, "lib_version") && !sv->rep->lib_version)
-                sv->rep->lib_version = cf_strdup(rec->ev.value);
-            if ((!strcmp(rec->ev.key, "lib_path") || !strcmp(rec->ev.key, "plugin_path")) && !sv->rep->lib_path)
-                sv->rep->lib_path = cf_strdup(rec->ev.value);
-        }
-        break;
     case REC_FAIL:
         s->in_op = 1; /* the failure belongs to what it was doing */
         fail_rank(sv, r, rec->text.len ? cf_sb_str(&rec->text) : "failed");
-        break;
+        return;
     case REC_DONE:
         s->in_op = 0;
         s->done = 1;
+        return;
+    default:
         break;
     }
+    cf_smoke_report_take(sv->rep, &rec->ev);
+    forward(sv, &rec->ev);
 }
 
 static void handle_line(struct supervisor *sv, struct stream *st, const char *line)
 {
-    struct smoke_record rec = { 0 };
-    int rc = cf_smoke_record_decode(line, &rec);
+    struct smoke_record rec;
+    memset(&rec, 0, sizeof rec);
+    int rc = st->is_log ? 0 : cf_smoke_record_decode(line, &rec);
     if (rc == 1) {
         handle_record(sv, st, &rec);
+    } else if (rc < 0) {
+        say(sv, "(a malformed record was ignored)");
     } else {
-        if (sv->mpirun) {
+        if (sv->mpirun && st->rank < 0) {
             const char *p = strstr(line, "process rank ");
             if (p)
                 sv->mpirun_dead_rank = atoi(p + strlen("process rank "));
@@ -194,7 +215,7 @@ static void handle_line(struct supervisor *sv, struct stream *st, const char *li
 
 static void read_stream(struct supervisor *sv, struct stream *st)
 {
-    char buf[8192];
+    char buf[65536];
     ssize_t n = read(st->fd, buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return;
@@ -204,12 +225,13 @@ static void read_stream(struct supervisor *sv, struct stream *st)
         cf_sb_reset(&st->partial);
         close(st->fd);
         st->fd = -1;
-        /* a rank connection that ends without DONE or FAIL: the rank died */
+        /* a rank connection that ends without DONE or FAIL: the rank died (a rank we
+         * started ourselves is judged by its exit status instead, which says how) */
         if (sv->mpirun && !st->is_log && st->rank >= 0 && !sv->stopping && !sv->first_failure) {
-            struct strbuf why = STRBUF_INIT;
-            cf_sb_addf(&why, "rank %d died: its connection to the supervisor closed before it finished", st->rank);
-            fail_rank(sv, st->rank, cf_sb_str(&why));
-            cf_sb_release(&why);
+            char why[160];
+            snprintf(why, sizeof why, "rank %d died: its connection to the supervisor closed before it finished",
+                     st->rank);
+            fail_rank(sv, st->rank, why);
         }
         return;
     }
@@ -217,7 +239,7 @@ static void read_stream(struct supervisor *sv, struct stream *st)
         if (buf[i] == '\n') {
             handle_line(sv, st, cf_sb_str(&st->partial));
             cf_sb_reset(&st->partial);
-        } else if (st->partial.len < 65536) {
+        } else if (st->partial.len < MAX_LINE) {
             cf_sb_addc(&st->partial, buf[i]);
         }
     }
@@ -235,52 +257,66 @@ static void describe_status(struct strbuf *sb, int status)
 
 static void stop_all(struct supervisor *sv, int sig)
 {
-    for (int i = 0; i < sv->nstreams; i++) {
-        struct stream *st = &sv->streams[i];
-        if (st->reaped || st->pid <= 0)
+    for (int i = 0; i < sv->nprocs; i++) {
+        struct proc *p = &sv->procs[i];
+        if (p->reaped || p->sp.pid <= 0)
             continue;
-        if (sv->mpirun) {
-            kill(st->pid, sig); /* mpirun stops its own ranks on SIGTERM */
-        } else {
-            kill(-st->pid, sig); /* each forked rank leads its own process group */
-            kill(st->pid, sig);
-        }
+        /* mpirun stops its own ranks on SIGTERM; a forked rank leads its own process group */
+        if (!sv->mpirun)
+            kill(-p->sp.pid, sig);
+        kill(p->sp.pid, sig);
+    }
+}
+
+static struct stream *stream_of_proc(struct supervisor *sv, const struct proc *p)
+{
+    for (int i = 0; i < sv->nstreams; i++)
+        if (sv->streams[i].is_log && sv->streams[i].rank == p->rank && sv->streams[i].fd >= 0)
+            return &sv->streams[i];
+    return NULL;
+}
+
+static void drain(struct supervisor *sv, struct stream *st)
+{
+    /* what it wrote before it ended is still in the pipe or socket: read it before judging */
+    while (st && st->fd >= 0) {
+        struct pollfd pfd = { st->fd, POLLIN, 0 };
+        if (poll(&pfd, 1, 1000) <= 0)
+            break;
+        read_stream(sv, st);
     }
 }
 
 static void reap(struct supervisor *sv, int block)
 {
-    for (int i = 0; i < sv->nstreams; i++) {
-        struct stream *st = &sv->streams[i];
-        if (st->reaped || st->pid <= 0)
+    for (int i = 0; i < sv->nprocs; i++) {
+        struct proc *p = &sv->procs[i];
+        if (p->reaped || p->sp.pid <= 0)
             continue;
         int status;
-        pid_t p = waitpid(st->pid, &status, block ? 0 : WNOHANG);
-        if (p != st->pid)
-            continue;
-        st->reaped = 1;
-        st->status = status;
-        /* what it wrote before it ended is still in the pipe: read it before judging */
-        while (st->fd >= 0) {
-            struct pollfd pfd = { st->fd, POLLIN, 0 };
-            if (poll(&pfd, 1, 1000) <= 0)
-                break;
-            read_stream(sv, st);
+        pid_t got;
+        while ((got = waitpid(p->sp.pid, &status, block ? 0 : WNOHANG)) < 0 && errno == EINTR) {
         }
-        if (sv->stopping)
+        if (got != p->sp.pid)
             continue;
-        if (!sv->mpirun) {
-            struct rank_slot *s = &sv->ranks[st->rank];
-            int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-            if (!s->done && !s->failed) {
-                struct strbuf why = STRBUF_INIT;
-                cf_sb_addf(&why, "rank %d ", st->rank);
-                describe_status(&why, status);
-                if (clean)
-                    cf_sb_adds(&why, " without finishing");
-                fail_rank(sv, st->rank, cf_sb_str(&why));
-                cf_sb_release(&why);
-            }
+        p->reaped = 1;
+        p->status = status;
+        drain(sv, stream_of_proc(sv, p));
+        if (p->rank >= 0) /* its record connection too */
+            for (int k = 0; k < sv->nstreams; k++)
+                if (!sv->streams[k].is_log && sv->streams[k].rank == p->rank)
+                    drain(sv, &sv->streams[k]);
+        if (sv->stopping || p->rank < 0)
+            continue;
+        struct rank_slot *s = &sv->ranks[p->rank];
+        if (!s->done && !s->failed) {
+            struct strbuf why = STRBUF_INIT;
+            cf_sb_addf(&why, "rank %d ", p->rank);
+            describe_status(&why, status);
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                cf_sb_adds(&why, " without finishing");
+            fail_rank(sv, p->rank, cf_sb_str(&why));
+            cf_sb_release(&why);
         }
     }
 }
@@ -295,7 +331,7 @@ static int hung_culprit(struct supervisor *sv)
         if (s->done || s->failed)
             continue;
         if (best < 0 || (!s->waiting && sv->ranks[best].waiting) ||
-            (s->waiting == sv->ranks[best].waiting && s->last_t < sv->ranks[best].last_t))
+            (s->waiting == sv->ranks[best].waiting && s->last_rx < sv->ranks[best].last_rx))
             best = r;
     }
     return best;
@@ -316,7 +352,7 @@ static void check_timeouts(struct supervisor *sv, double now)
     int culprit = hung_culprit(sv);
     struct strbuf why = STRBUF_INIT;
     cf_sb_addf(&why, "rank %d hung: no progress for %.1f s (per-operation timeout --timeout %g)", culprit,
-            now - sv->ranks[culprit].last_rx, sv->o->op_timeout_s);
+               now - sv->ranks[culprit].last_rx, sv->o->op_timeout_s);
     for (int r = 0; r < sv->nranks; r++) {
         struct rank_slot *s = &sv->ranks[r];
         if (r == culprit || s->done || s->failed)
@@ -335,7 +371,7 @@ static int should_stop(struct supervisor *sv, double now)
     if (!sv->first_failure || sv->stopping)
         return 0;
     double since = now - sv->first_failure;
-    if (sv->hung || since >= GRACE_MAX_S)
+    if (sv->hung || sv->rep->interrupted || since >= GRACE_MAX_S)
         return 1;
     if (since < (sv->mpirun ? MPIRUN_GRACE_S : GRACE_S))
         return 0;
@@ -347,107 +383,170 @@ static int should_stop(struct supervisor *sv, double now)
     return 1;
 }
 
-static int all_closed(struct supervisor *sv)
+static struct stream *add_stream(struct supervisor *sv, int fd, int is_log, int rank)
 {
-    for (int i = 0; i < sv->nstreams; i++)
-        if (sv->streams[i].fd >= 0)
-            return 0;
-    return 1;
-}
-
-static void accept_rank(struct supervisor *sv)
-{
-    int c = accept4(sv->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    if (c < 0)
-        return;
-    if (sv->nstreams >= sv->max_streams) {
-        close(c);
-        return;
-    }
+    if (sv->nstreams >= sv->max_streams)
+        return NULL;
     struct stream *st = &sv->streams[sv->nstreams++];
     memset(st, 0, sizeof *st);
-    st->fd = c;
-    st->rank = -1;
+    st->fd = fd;
+    st->is_log = is_log;
+    st->rank = rank;
+    return st;
+}
+
+/* A connection counts only once it proved it is one of this run's ranks (the secret
+ * in its environment) and is not a rank already connected: a stray costs at most
+ * HANDSHAKE_S and never takes a rank's place. */
+static void accept_rank(struct supervisor *sv)
+{
+    int c = accept4(sv->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0)
+        return;
+    unsigned char *taken = cf_xcalloc((size_t)sv->nranks, 1);
+    for (int i = 0; i < sv->nstreams; i++)
+        if (!sv->streams[i].is_log && sv->streams[i].rank >= 0)
+            taken[sv->streams[i].rank] = 1;
+    struct cf_launch_peer peer;
+    cf_error err = CF_ERROR_INIT;
+    int ok = cf_launch_accept_handshake(c, &sv->secret, SMOKE_RECORDS_TAG, sv->nranks, taken,
+                                        cf_now_seconds() + HANDSHAKE_S, &peer, &err) == 0 &&
+             add_stream(sv, c, 0, peer.rank);
+    free(taken);
+    if (!ok) {
+        char *text = cf_asprintf("ignored a connection to the record port: %s",
+                                 err.message ? cf_error_message(&err) : "too many connections");
+        say(sv, text);
+        free(text);
+        close(c);
+    }
+    cf_error_clear(&err);
+}
+
+static void interrupt(struct supervisor *sv)
+{
+    if (sv->rep->interrupted)
+        return;
+    sv->rep->interrupted = 1;
+    char why[96];
+    snprintf(why, sizeof why, "interrupted by signal %d: the ranks were stopped", (int)*sv->o->stop);
+    cf_smoke_report_add_failure(sv->rep, -1, "", why);
+    if (sv->first_failure == 0) {
+        sv->first_failure = cf_now_seconds();
+        sv->first_failed_rank = -1;
+    }
+}
+
+static int settled(const struct supervisor *sv)
+{
+    for (int r = 0; r < sv->nranks; r++)
+        if (!sv->ranks[r].done && !sv->ranks[r].failed)
+            return 0;
+    return 1;
 }
 
 static void supervise_loop(struct supervisor *sv)
 {
     struct pollfd *pfds = cf_xcalloc((size_t)sv->max_streams + 1, sizeof *pfds);
-    double term_sent = 0;
-    while (!all_closed(sv)) {
-        double now;
-        int wait_ms = 200;
+    double settled_at = 0;
+    int killed = 0;
+    for (;;) {
         int nfds = sv->nstreams;
-        for (int i = 0; i < sv->nstreams; i++) {
-            pfds[i].fd = sv->streams[i].fd;
-            pfds[i].events = POLLIN;
-            pfds[i].revents = 0;
-        }
-        if (sv->listen_fd >= 0) {
-            pfds[nfds].fd = sv->listen_fd;
-            pfds[nfds].events = POLLIN;
-            pfds[nfds].revents = 0;
-            nfds++;
-        }
-        int r = poll(pfds, (nfds_t)nfds, wait_ms);
+        for (int i = 0; i < sv->nstreams; i++)
+            pfds[i] = (struct pollfd){ sv->streams[i].fd, POLLIN, 0 };
+        pfds[nfds++] = (struct pollfd){ sv->stopping ? -1 : sv->listen_fd, POLLIN, 0 };
+        int r = poll(pfds, (nfds_t)nfds, 200);
         if (r < 0 && errno != EINTR)
             break;
-        int listening = sv->listen_fd >= 0 && r > 0 && pfds[nfds - 1].revents;
         for (int i = 0; r > 0 && i < sv->nstreams; i++)
             if (pfds[i].revents && sv->streams[i].fd >= 0)
                 read_stream(sv, &sv->streams[i]);
-        if (listening)
+        if (r > 0 && pfds[nfds - 1].revents)
             accept_rank(sv);
         reap(sv, 0);
-        now = cf_now_seconds();
+        double now = cf_now_seconds();
+        if (sv->o->stop && *sv->o->stop)
+            interrupt(sv);
         check_timeouts(sv, now);
         if (should_stop(sv, now)) {
             sv->stopping = 1;
             sv->rep->aborted = 1;
             stop_all(sv, sv->mpirun ? SIGTERM : SIGKILL);
-            term_sent = now;
+            sv->term_sent = now;
         }
-        if (sv->stopping && sv->mpirun && term_sent && now - term_sent > TERM_WAIT_S) {
+        if (sv->stopping && sv->mpirun && sv->term_sent && now - sv->term_sent > TERM_WAIT_S) {
             stop_all(sv, SIGKILL); /* its ranks follow through PR_SET_PDEATHSIG */
-            term_sent = 0;
+            sv->term_sent = 0;
+        }
+        int alive = 0;
+        for (int i = 0; i < sv->nprocs; i++)
+            alive += !sv->procs[i].reaped;
+        if (!alive) {
+            /* every process is gone: what they wrote last is still to be read */
+            for (int i = 0; i < sv->nstreams; i++)
+                drain(sv, &sv->streams[i]);
+            break;
+        }
+        /* every rank has its verdict but a process lingers (mpirun tearing down): not for ever */
+        if (settled(sv) && !settled_at)
+            settled_at = now;
+        if (settled_at && now - settled_at > TERM_WAIT_S && !killed) {
+            stop_all(sv, SIGKILL);
+            killed = 1;
         }
     }
     free(pfds);
-    if (!sv->stopping && sv->mpirun) {
-        /* mpirun closed its output: it is exiting; give it a moment, then make sure */
-        double until = cf_now_seconds() + TERM_WAIT_S;
-        while (!sv->streams[0].reaped && cf_now_seconds() < until) {
-            reap(sv, 0);
-            usleep(10000);
-        }
-        if (!sv->streams[0].reaped)
-            stop_all(sv, SIGKILL);
-    }
     reap(sv, 1);
 }
 
-static void supervisor_init(struct supervisor *sv, const struct cf_smoke_opts *o, cf_smoke_event_fn on_event,
-                            void *ctx, struct cf_smoke_report *rep, int nranks, int nstreams, int max_streams)
+/* Our adopted children (ranks mpirun left behind): kill what is still there, reap all. */
+static void reap_orphans(void)
 {
-    memset(sv, 0, sizeof *sv);
-    sv->o = o;
-    sv->on_event = on_event;
-    sv->ctx = ctx;
-    sv->rep = rep;
-    sv->nranks = nranks;
-    sv->nstreams = nstreams;
-    sv->max_streams = max_streams;
-    sv->listen_fd = -1;
-    sv->ranks = cf_xcalloc((size_t)nranks, sizeof *sv->ranks);
-    sv->streams = cf_xcalloc((size_t)max_streams, sizeof *sv->streams);
-    sv->start = cf_now_seconds();
-    sv->mpirun_dead_rank = -1;
-    for (int r = 0; r < nranks; r++)
-        sv->ranks[r].last_rx = sv->start;
-    for (int i = 0; i < max_streams; i++)
-        sv->streams[i].fd = -1;
-    rep->role = CF_ROLE_SUPERVISOR;
-    rep->nranks = nranks;
+    double until = cf_now_seconds() + ORPHAN_WAIT_S;
+    for (;;) {
+        pid_t got = waitpid(-1, NULL, WNOHANG);
+        if (got > 0)
+            continue;
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return; /* ECHILD: none left */
+        if (cf_now_seconds() >= until)
+            break;
+        struct timespec ts = { 0, 20000000 };
+        nanosleep(&ts, NULL);
+    }
+    /* still alive after the wait: ours by adoption, so ours to end */
+    char self[32];
+    snprintf(self, sizeof self, "%d", (int)getpid());
+    DIR *d = opendir("/proc");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        const char *close_paren = strrchr(buf, ')');
+        int ppid = 0;
+        char state;
+        if (close_paren && sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == (int)getpid())
+            kill(atoi(e->d_name), SIGKILL);
+    }
+    if (d)
+        closedir(d);
+    until = cf_now_seconds() + ORPHAN_WAIT_S;
+    while (cf_now_seconds() < until) {
+        pid_t got = waitpid(-1, NULL, WNOHANG);
+        if (got < 0 && errno != EINTR)
+            return;
+        if (got == 0) {
+            struct timespec ts = { 0, 20000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
 }
 
 static void supervisor_release(struct supervisor *sv)
@@ -461,262 +560,208 @@ static void supervisor_release(struct supervisor *sv)
             close(sv->streams[i].fd);
         cf_sb_release(&sv->streams[i].partial);
     }
+    for (int i = 0; i < sv->nprocs; i++) {
+        sv->procs[i].sp.out_fd = -1; /* its stream owned and closed it */
+        cf_spawn_proc_release(&sv->procs[i].sp);
+    }
     if (sv->listen_fd >= 0)
         close(sv->listen_fd);
     free(sv->ranks);
     free(sv->streams);
+    free(sv->procs);
 }
 
-/* ---- forked ranks (nccl, rccl) ---- */
-
-static void run_forked_rank(const struct cf_smoke_opts *o, int rank, int nranks, int port, int listen_fd)
+/* the environment of a started process: our variables, and Open MPI kept on one box */
+static void rank_env(struct supervisor *sv, struct strvec *env, int rank, int rdv_port, int listen_fd,
+                     const char *secret_hex, int rec_port)
 {
-    int one = 1;
-    struct smoke_rank_setup setup;
-    memset(&setup, 0, sizeof setup);
-    setup.opts = o;
-    setup.ctx.rank = rank;
-    setup.ctx.nranks = nranks;
-    setup.ctx.local_rank = rank;
-    setup.rdv.transport = SMOKE_ID_TCP;
-    snprintf(setup.rdv.addr, sizeof setup.rdv.addr, "127.0.0.1");
-    setup.rdv.port = port;
-    setup.rdv.listen_fd = rank == 0 ? listen_fd : -1;
-    setup.rdv.timeout_s = o->connect_timeout_s;
-    if (rank != 0 && listen_fd >= 0)
-        close(listen_fd);
-    struct smoke_sink sink;
-    cf_smoke_record_sink(&sink, &one, rank, rank);
-    struct cf_smoke_report rep = { 0 };
-    cf_error err = CF_ERROR_INIT;
-    int rc = cf_smoke_rank_main(&setup, &sink, &rep, &err);
-    struct cf_smoke_event ev = { .kind = rc < 0 ? CF_EV_FAIL : CF_EV_INFO, .rank = rank, .local_rank = rank };
-    ev.text = rc < 0 ? cf_error_message(&err) : NULL;
-    struct strbuf line = STRBUF_INIT;
-    cf_smoke_record_encode(&line, rc < 0 ? REC_FAIL : REC_DONE, &ev, NULL, 0);
-    fflush(stdout);
-    fflush(stderr);
-    cf_smoke_write_all(1, line.buf, line.len);
-    /* _exit: the supervisor's atexit handlers and stdio buffers are not the rank's */
-    _exit(rc < 0 ? 1 : 0);
+    cf_strvec_pushf(env, "%s=1", SMOKE_SUPERVISED_ENV);
+    if (sv->tmpdir)
+        cf_strvec_pushf(env, "%s=%s", SMOKE_TMPDIR_ENV, sv->tmpdir);
+    cf_strvec_pushf(env, "%s=127.0.0.1:%d", SMOKE_SUPERVISOR_ENV, rec_port);
+    cf_strvec_pushf(env, "%s=%s", CF_LAUNCH_SECRET_ENV, secret_hex);
+    if (sv->mpirun) {
+        static const char *const mca[][2] = {
+            /* one box, loopback only: shared memory between ranks, TCP only on lo */
+            { "OMPI_MCA_btl", "self,vader" },
+            { "OMPI_MCA_btl_vader_single_copy_mechanism", "none" }, /* containers forbid CMA */
+            { "OMPI_MCA_oob_tcp_if_include", "lo" },
+            { "OMPI_MCA_btl_tcp_if_include", "lo" },
+            { "OMPI_MCA_rmaps_base_oversubscribe", "1" },
+        };
+        for (size_t i = 0; i < sizeof mca / sizeof mca[0]; i++)
+            if (!cf_envp_get(sv->o->envp, mca[i][0]))
+                cf_strvec_pushf(env, "%s=%s", mca[i][0], mca[i][1]);
+        return;
+    }
+    cf_strvec_pushf(env, "%s=%d", CF_LAUNCH_RANK_ENV, rank);
+    cf_strvec_pushf(env, "%s=%d", CF_LAUNCH_WORLD_ENV, sv->nranks);
+    cf_strvec_pushf(env, "%s=%d", CF_LAUNCH_LOCAL_RANK_ENV, rank);
+    cf_strvec_pushf(env, "%s=127.0.0.1", CF_LAUNCH_ADDR_ENV);
+    cf_strvec_pushf(env, "%s=%d", CF_LAUNCH_PORT_ENV, rdv_port);
+    if (rank == 0 && listen_fd >= 0)
+        cf_strvec_pushf(env, "%s=%d", SMOKE_LISTEN_FD_ENV, listen_fd);
 }
 
-int cf_smoke_supervise_fork(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
-                         struct cf_smoke_report *rep, cf_error *err)
+static int start_one(struct supervisor *sv, struct strvec *argv, struct strvec *env, int rank, int keep_fd,
+                     cf_error *err)
 {
-    int n = o->nranks > 0 ? o->nranks : 1;
-    int port = 0;
-    /* rank 0 inherits an already listening socket: no port race, no retry storm */
-    int listen_fd = n > 1 ? cf_smoke_tcp_listen("127.0.0.1", 0, &port, err) : -1;
-    if (n > 1 && listen_fd < 0)
+    struct cf_spawn_opts so;
+    memset(&so, 0, sizeof so);
+    so.capture_stdout = 1; /* the caller reads it: the process's own lines */
+    so.merge_stderr = 1;
+    so.null_stdin = 1;
+    so.pdeathsig = SIGKILL; /* no orphans if the supervisor dies */
+    so.env_set = (const char *const *)cf_strvec_argv(env);
+    so.keep_fds = keep_fd >= 0 ? &keep_fd : NULL;
+    so.n_keep_fds = keep_fd >= 0 ? 1 : 0;
+    struct proc *p = &sv->procs[sv->nprocs];
+    if (cf_spawn_start((const char *const *)cf_strvec_argv(argv), &so, &p->sp, err) < 0)
         return -1;
-    struct supervisor sv;
-    supervisor_init(&sv, o, on_event, ctx, rep, n, n, n);
-    rep->launcher = "local";
-    pid_t me = getpid();
-    fflush(stdout);
-    fflush(stderr);
-    for (int r = 0; r < n; r++) {
-        int p[2];
-        if (pipe2(p, O_CLOEXEC) < 0) {
-            cf_error_set(err, CF_ERR_INTERNAL, "pipe: %s", strerror(errno));
-            break;
-        }
-        pid_t pid = fork();
-        if (pid < 0) {
-            close(p[0]);
-            close(p[1]);
-            cf_error_set(err, CF_ERR_INTERNAL, "fork: %s", strerror(errno));
-            break;
-        }
-        if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL); /* no orphans if the supervisor dies */
-            if (getppid() != me)
-                _exit(1);
-            setpgid(0, 0);
-            for (int i = 0; i < r; i++)
-                close(sv.streams[i].fd);
-            close(p[0]);
-            int devnull = open("/dev/null", O_RDONLY);
-            if (devnull >= 0)
-                dup2(devnull, 0);
-            dup2(p[1], 1);
-            dup2(p[1], 2);
-            setvbuf(stdout, NULL, _IOLBF, 0);
-            run_forked_rank(o, r, n, port, listen_fd);
-        }
-        setpgid(pid, pid);
-        close(p[1]);
-        sv.streams[r].fd = p[0];
-        sv.streams[r].rank = r;
-        sv.streams[r].pid = pid;
-    }
-    if (listen_fd >= 0)
-        close(listen_fd);
-    int started = 0;
-    for (int r = 0; r < n; r++)
-        started += sv.streams[r].pid > 0;
-    if (started < n) {
-        sv.first_failure = 1; /* stop what did start */
-        sv.stopping = 1;
-        stop_all(&sv, SIGKILL);
-        reap(&sv, 1);
-        supervisor_release(&sv);
-        return -1;
-    }
-    supervise_loop(&sv);
-    mark_stopped(&sv);
-    supervisor_release(&sv);
+    p->rank = rank;
+    sv->nprocs++;
+    add_stream(sv, p->sp.out_fd, 1, rank);
     return 0;
 }
 
-/* ---- mpirun (the MPI backend) ---- */
-
-static void set_default_env(const char *key, const char *value)
+/* mpirun [--allow-run-as-root] --oversubscribe --bind-to none -n N -x ... cclforge smoke ARGS */
+static int mpirun_argv(const struct cf_smoke_opts *o, int n, struct strvec *argv, cf_error *err)
 {
-    if (!getenv(key))
-        setenv(key, value, 1);
-}
-
-int cf_smoke_supervise_mpirun(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
-                           struct cf_smoke_report *rep, cf_error *err)
-{
-    int n = o->nranks > 0 ? o->nranks : 1;
     char *mpirun = cf_which(o->mpirun ? o->mpirun : "mpirun");
     if (!mpirun)
         return cf_error_set(err, CF_ERR_NOTFOUND,
                             "%s: not found on PATH; the mpi backend needs Open MPI's mpirun (apt-get install "
                             "openmpi-bin) or give --mpirun PATH",
                             o->mpirun ? o->mpirun : "mpirun");
-    if (!o->self_exe) {
-        free(mpirun);
-        return cf_error_set(err, CF_ERR_INTERNAL, "cannot re-run cclforge under mpirun: its path is unknown");
-    }
-    struct strvec argv = STRVEC_INIT;
-    cf_strvec_push(&argv, mpirun);
+    cf_strvec_push_nodup(argv, mpirun);
     if (geteuid() == 0)
-        cf_strvec_push(&argv, "--allow-run-as-root");
-    cf_strvec_push(&argv, "--oversubscribe"); /* more ranks than cores is the point on a small box */
-    cf_strvec_push(&argv, "--bind-to");
-    cf_strvec_push(&argv, "none");
-    cf_strvec_push(&argv, "-n");
-    cf_strvec_pushf(&argv, "%d", n);
-    cf_strvec_push(&argv, "-x");
-    cf_strvec_push(&argv, SMOKE_SUPERVISED_ENV);
-    cf_strvec_push(&argv, "-x");
-    cf_strvec_push(&argv, SMOKE_SUPERVISOR_ENV);
-    cf_strvec_push(&argv, o->self_exe);
-    for (char *const *a = o->self_argv; a && *a; a++)
-        cf_strvec_push(&argv, *a);
+        cf_strvec_push(argv, "--allow-run-as-root");
+    cf_strvec_push(argv, "--oversubscribe"); /* more ranks than cores is the point on a small box */
+    cf_strvec_push(argv, "--bind-to");
+    cf_strvec_push(argv, "none");
+    cf_strvec_push(argv, "-n");
+    cf_strvec_pushf(argv, "%d", n);
+    static const char *const passed[] = { SMOKE_SUPERVISED_ENV, SMOKE_SUPERVISOR_ENV, CF_LAUNCH_SECRET_ENV,
+                                          SMOKE_TMPDIR_ENV };
+    for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++) {
+        cf_strvec_push(argv, "-x");
+        cf_strvec_push(argv, passed[i]);
+    }
+    return 0;
+}
 
-    int port = 0;
-    int listen_fd = cf_smoke_tcp_listen("127.0.0.1", 0, &port, err);
-    if (listen_fd < 0) {
+static int start_ranks(struct supervisor *sv, int rec_port, const char *secret_hex, cf_error *err)
+{
+    const struct cf_smoke_opts *o = sv->o;
+    int rc = 0;
+    if (sv->mpirun) {
+        struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
+        rc = mpirun_argv(o, sv->nranks, &argv, err);
+        if (rc == 0) {
+            cf_strvec_push(&argv, o->self_exe);
+            for (char *const *a = o->self_argv; a && *a; a++)
+                cf_strvec_push(&argv, *a);
+            rank_env(sv, &env, -1, 0, -1, secret_hex, rec_port);
+            rc = start_one(sv, &argv, &env, -1, -1, err);
+        }
         cf_strvec_clear(&argv);
-        free(mpirun);
+        cf_strvec_clear(&env);
+        return rc;
+    }
+    /* rank 0 inherits an already listening rendezvous socket: no port race, no retry storm */
+    int rdv_port = 0;
+    int rdv_fd = sv->nranks > 1 ? cf_launch_listen(0, 1, &rdv_port, NULL, 0, err) : -1;
+    if (sv->nranks > 1 && rdv_fd < 0)
         return -1;
-    }
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0) {
-        close(listen_fd);
+    for (int r = 0; r < sv->nranks && rc == 0; r++) {
+        struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
+        cf_strvec_push(&argv, o->self_exe);
+        for (char *const *a = o->self_argv; a && *a; a++)
+            cf_strvec_push(&argv, *a);
+        rank_env(sv, &env, r, rdv_port, rdv_fd, secret_hex, rec_port);
+        rc = start_one(sv, &argv, &env, r, r == 0 ? rdv_fd : -1, err);
         cf_strvec_clear(&argv);
-        free(mpirun);
-        return cf_error_set(err, CF_ERR_INTERNAL, "pipe: %s", strerror(errno));
+        cf_strvec_clear(&env);
     }
-    int exec_pipe[2];
-    if (pipe2(exec_pipe, O_CLOEXEC) < 0) {
-        close(listen_fd);
-        close(p[0]);
-        close(p[1]);
-        cf_strvec_clear(&argv);
-        free(mpirun);
-        return cf_error_set(err, CF_ERR_INTERNAL, "pipe: %s", strerror(errno));
-    }
-    pid_t me = getpid();
+    if (rdv_fd >= 0)
+        close(rdv_fd);
+    return rc;
+}
+
+int cf_smoke_supervise(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event, void *ctx,
+                       struct cf_smoke_report *rep, cf_error *err)
+{
+    if (!o->self_exe)
+        return cf_error_set(err, CF_ERR_INTERNAL, "cannot start the ranks: cclforge's own path is unknown");
+    struct supervisor sv;
+    memset(&sv, 0, sizeof sv);
+    sv.o = o;
+    sv.on_event = on_event;
+    sv.ctx = ctx;
+    sv.rep = rep;
+    sv.nranks = o->nranks > 0 ? o->nranks : 1;
+    sv.mpirun = o->backend == CF_BACKEND_MPI;
+    sv.listen_fd = -1;
+    sv.mpirun_dead_rank = -1;
+    sv.max_streams = 2 * sv.nranks + 1;
+    sv.ranks = cf_xcalloc((size_t)sv.nranks, sizeof *sv.ranks);
+    sv.streams = cf_xcalloc((size_t)sv.max_streams, sizeof *sv.streams);
+    sv.procs = cf_xcalloc((size_t)sv.nranks + 1, sizeof *sv.procs);
+    rep->role = CF_ROLE_SUPERVISOR;
+    rep->nranks = sv.nranks;
+    rep->launcher = sv.mpirun ? "mpirun" : "local";
+    double start = cf_now_seconds();
+    for (int r = 0; r < sv.nranks; r++)
+        sv.ranks[r].last_rx = start;
+
+    char secret_hex[65];
+    int rec_port = 0;
+    int rc = cf_launch_secret_random(&sv.secret, secret_hex, err);
+    if (rc == 0 && !(sv.tmpdir = cf_mkdtemp(NULL, "cclforge-smoke-", err)))
+        rc = -1;
+    if (rc == 0 && (sv.listen_fd = cf_launch_listen(0, 1, &rec_port, NULL, 0, err)) < 0)
+        rc = -1;
+    /* ranks that mpirun leaves behind become ours to reap, not PID 1's */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     fflush(stdout);
     fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != me)
-            _exit(1);
-        setpgid(0, 0);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        dup2(p[1], 1);
-        dup2(p[1], 2);
-        setenv(SMOKE_SUPERVISED_ENV, "1", 1);
-        char where[64];
-        snprintf(where, sizeof where, "127.0.0.1:%d", port);
-        setenv(SMOKE_SUPERVISOR_ENV, where, 1);
-        /* one box, loopback only: shared memory between ranks, TCP only on lo */
-        set_default_env("OMPI_MCA_btl", "self,vader");
-        set_default_env("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
-        set_default_env("OMPI_MCA_oob_tcp_if_include", "lo");
-        set_default_env("OMPI_MCA_btl_tcp_if_include", "lo");
-        set_default_env("OMPI_MCA_rmaps_base_oversubscribe", "1");
-        execv(mpirun, cf_strvec_argv(&argv));
-        int e = errno;
-        if (write(exec_pipe[1], &e, sizeof e) < 0) {
+    if (rc == 0)
+        rc = start_ranks(&sv, rec_port, secret_hex, err);
+    if (rc < 0) {
+        stop_all(&sv, SIGKILL);
+        reap(&sv, 1);
+    } else {
+        supervise_loop(&sv);
+        if (sv.mpirun && !sv.stopping) {
+            /* ranks that neither finished nor said why: mpirun stopped them, or one died */
+            int status = sv.procs[0].status;
+            struct strbuf why = STRBUF_INIT;
+            cf_sb_adds(&why, "mpirun ");
+            describe_status(&why, status);
+            int dead = sv.first_failure ? -2 : sv.mpirun_dead_rank; /* -2: already explained */
+            if (dead >= 0 && dead < sv.nranks && !sv.ranks[dead].done && !sv.ranks[dead].failed) {
+                char *w = cf_asprintf("rank %d died (see mpirun's message above); %s", dead, cf_sb_str(&why));
+                fail_rank(&sv, dead, w);
+                free(w);
+            }
+            for (int r = 0; r < sv.nranks; r++)
+                if (!sv.ranks[r].done && !sv.ranks[r].failed && dead == -1)
+                    fail_rank(&sv, r, cf_sb_str(&why));
+            if (!sv.first_failure && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+                cf_smoke_report_add_failure(rep, -1, "finishing", cf_sb_str(&why));
+                note_failure(&sv, -1);
+            }
+            cf_sb_release(&why);
         }
-        _exit(127);
-    }
-    close(p[1]);
-    close(exec_pipe[1]);
-    int exec_errno = 0;
-    ssize_t got = pid > 0 ? read(exec_pipe[0], &exec_errno, sizeof exec_errno) : 0;
-    close(exec_pipe[0]);
-    if (pid < 0 || got == (ssize_t)sizeof exec_errno) {
-        int e = pid < 0 ? errno : exec_errno;
-        close(listen_fd);
-        close(p[0]);
-        if (pid > 0)
-            waitpid(pid, NULL, 0);
-        cf_error_set(err, CF_ERR_FAILED, "cannot start %s: %s", mpirun, strerror(e));
-        cf_strvec_clear(&argv);
-        free(mpirun);
-        return -1;
-    }
-    cf_strvec_clear(&argv);
-    free(mpirun);
-
-    struct supervisor sv;
-    supervisor_init(&sv, o, on_event, ctx, rep, n, 1, n + 1);
-    rep->launcher = "mpirun";
-    sv.mpirun = 1;
-    sv.listen_fd = listen_fd;
-    sv.streams[0].fd = p[0];
-    sv.streams[0].is_log = 1;
-    sv.streams[0].rank = -1;
-    sv.streams[0].pid = pid;
-    supervise_loop(&sv);
-
-    /* ranks that neither finished nor said why: mpirun stopped them, or one died */
-    int status = sv.streams[0].status;
-    if (!sv.stopping) {
-        struct strbuf why = STRBUF_INIT;
-        cf_sb_adds(&why, "mpirun ");
-        describe_status(&why, status);
-        int dead = sv.first_failure ? -2 : sv.mpirun_dead_rank; /* -2: already explained */
-        if (dead >= 0 && dead < n && !sv.ranks[dead].done && !sv.ranks[dead].failed) {
-            struct strbuf w = STRBUF_INIT;
-            cf_sb_addf(&w, "rank %d died (see mpirun's message above); %s", dead, cf_sb_str(&why));
-            fail_rank(&sv, dead, cf_sb_str(&w));
-            cf_sb_release(&w);
-        }
-        for (int r = 0; r < n; r++)
-            if (!sv.ranks[r].done && !sv.ranks[r].failed && dead == -1)
-                fail_rank(&sv, r, cf_sb_str(&why));
         if (sv.first_failure)
             rep->aborted = 1;
-        else if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-            cf_smoke_report_add_failure(rep, -1, "finishing", cf_sb_str(&why));
-            rep->aborted = 1;
-        }
-        cf_sb_release(&why);
+        mark_stopped(&sv);
     }
-    mark_stopped(&sv);
+    reap_orphans();
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+    if (sv.tmpdir)
+        cf_rm_rf(sv.tmpdir, NULL);
+    free(sv.tmpdir);
     supervisor_release(&sv);
-    return 0;
+    return rc;
 }

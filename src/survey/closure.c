@@ -24,20 +24,51 @@ static unsigned host_machine(void)
     return machine;
 }
 
+/* The loader as the survey's environment sets it up (LD_LIBRARY_PATH). */
+static void survey_ldso_opts(const struct cf_survey_opts *opts, struct cf_ldso_opts *lo)
+{
+    memset(lo, 0, sizeof *lo);
+    lo->ld_library_path = cf_env_get(opts, "LD_LIBRARY_PATH");
+    lo->ignore_ld_library_path = lo->ld_library_path == NULL;
+}
+
 /* For a program without RPATH/RUNPATH glibc searches LD_LIBRARY_PATH, then
  * ld.so.cache, then the system directories: cf_ldso_locate does exactly that. */
 char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *soname)
 {
     struct cf_ldso_opts lo;
-    memset(&lo, 0, sizeof lo);
-    lo.ld_library_path = cf_env_get(opts, "LD_LIBRARY_PATH");
-    lo.ignore_ld_library_path = lo.ld_library_path == NULL;
+    survey_ldso_opts(opts, &lo);
     struct cf_ldso_node node;
     cf_error err = CF_ERROR_INIT;
     char *found = NULL;
     if (cf_ldso_locate(soname, host_machine(), 64, 0, &lo, &node, &err) == 0) {
         if (node.path)
             found = cf_strdup(node.path);
+        cf_ldso_node_release(&node);
+    }
+    cf_error_clear(&err);
+    return found;
+}
+
+char *cf_loader_dlopen_from(const struct cf_survey_opts *opts, const char *root, const char *caller,
+                            const char *name, char **why)
+{
+    struct cf_ldso_opts lo;
+    survey_ldso_opts(opts, &lo);
+    struct cf_ldso_node node;
+    cf_error err = CF_ERROR_INIT;
+    char *found = NULL;
+    *why = NULL;
+    int rc = cf_ldso_dlopen_from(root, caller, name, &lo, &node, &err);
+    if (rc != 0 && caller) { /* not in root's closure: loaded on its own (LD_PRELOAD), below the program */
+        cf_error_clear(&err);
+        rc = cf_ldso_dlopen_from(caller, NULL, name, &lo, &node, &err);
+    }
+    if (rc == 0) {
+        if (node.path) {
+            found = cf_strdup(node.path);
+            *why = cf_ldso_describe_reason(&node);
+        }
         cf_ldso_node_release(&node);
     }
     cf_error_clear(&err);

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cclforge/json.h"
 #include "cclforge/spawn.h"
 #include "survey/survey_internal.h"
 
@@ -69,9 +70,9 @@ int cf_python_probe(const char *python, const char *const *env, int isolated, st
     } else {
         cJSON *doc = cJSON_ParseWithLength(cf_sb_str(&r.out), r.out.len);
         for (size_t i = 0; i < sizeof info_fields / sizeof info_fields[0]; i++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, info_fields[i].key);
-            if (cJSON_IsString(v) && v->valuestring[0])
-                *(char **)((char *)out + info_fields[i].field) = cf_strdup(v->valuestring);
+            const char *v = cf_json_str(doc, info_fields[i].key);
+            if (v && v[0])
+                *(char **)((char *)out + info_fields[i].field) = cf_strdup(v);
         }
         cJSON_Delete(doc);
         if (!out->executable)

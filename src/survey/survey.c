@@ -35,6 +35,14 @@ static void move_section(struct cf_survey *dst, struct cf_survey *src, enum cf_s
     case CF_SEC_LIBTORCH: MOVE(torches, n_torches); break;
     case CF_SEC_COMM_LIBS: MOVE(comm_libs, n_comm_libs); break;
     case CF_SEC_COMPILERS: MOVE(compilers, n_compilers); break;
+    case CF_SEC_NCCL_CONFIG:
+        dst->nccl_config = src->nccl_config;
+        src->nccl_config = NULL;
+        break;
+    case CF_SEC_FABRIC:
+        dst->fabric = src->fabric;
+        src->fabric = NULL;
+        break;
     case CF_SEC_COUNT: break;
     }
 #undef MOVE
@@ -80,6 +88,11 @@ int cf_survey_run(const struct cf_survey_opts *opts, struct cf_survey *out, cf_e
     if (!out->injected[CF_SEC_LIBTORCH] && !(opts->skip & CF_SURVEY_SKIP_TORCH))
         rc = cf_probe_libtorch(&ctx, &probed, err);
     cf_python_info_release(&ctx.py);
+    /* after the libraries: which library's file rules apply depends on them */
+    if (rc == 0 && !out->injected[CF_SEC_NCCL_CONFIG] && !(opts->skip & CF_SURVEY_SKIP_NCCL_CONFIG))
+        cf_probe_nccl_config(opts, out, &probed);
+    if (rc == 0 && !out->injected[CF_SEC_FABRIC] && !(opts->skip & CF_SURVEY_SKIP_FABRIC))
+        cf_probe_fabric(opts, &probed);
     if (rc < 0) {
         cf_survey_release(&probed);
         cf_survey_release(out);

@@ -30,10 +30,25 @@ void cf_probe_gpus_nvidia(const struct cf_survey_opts *opts, struct cf_survey *s
 void cf_probe_gpus_kfd(const struct cf_survey_opts *opts, struct cf_survey *s);
 void cf_probe_comm_libs(struct probe_ctx *ctx, struct cf_survey *s);
 int cf_probe_libtorch(struct probe_ctx *ctx, struct cf_survey *s, cf_error *err);
+/* NCCL's configuration (src/survey/nccl_probe.c) and the fabric (src/survey/fabric.c);
+ * injected sections are in `injected`, probed ones in s. */
+void cf_probe_nccl_config(const struct cf_survey_opts *opts, const struct cf_survey *injected, struct cf_survey *s);
+void cf_probe_fabric(const struct cf_survey_opts *opts, struct cf_survey *s);
+struct cf_nccl_config;
+/* The plugins c's settings make NCCL load (src/survey/nccl_plugins.c). */
+/* host: the survey of this host so far (its libtorch and comm libraries say which
+ * library calls dlopen for the plugins). */
+void cf_nccl_config_find_plugins(const struct cf_survey_opts *opts, const struct cf_survey *host,
+                                 struct cf_nccl_config *c);
 
 /* The loader emulation (cclforge/ldso.h) as the survey needs it. */
 /* Where `soname` resolves for a program with no RPATH (LD_LIBRARY_PATH, ld.so.cache, defaults). */
 char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *soname);
+/* Where dlopen(name) called from `caller` finds name in a process whose main program
+ * is `root` (cf_ldso_dlopen_from; a caller outside root's closure is taken as the
+ * main program itself). NULL when not found; *why: "runpath of /x/libnccl.so.2". */
+char *cf_loader_dlopen_from(const struct cf_survey_opts *opts, const char *root, const char *caller,
+                            const char *name, char **why);
 /* Resolves the closure of `path` as glibc would: DT_NEEDED names not found go to
  * `missing`, undefined symbols and missing versions (ldd -r wording, capped) to
  * `undefined`. When `soname` is given, *needed says whether the closure needs it

@@ -8,8 +8,10 @@
 
 #include <cjson/cJSON.h>
 
+#include "cclforge/fabric.h"
 #include "cclforge/fs.h"
 #include "cclforge/json.h"
+#include "cclforge/ncclconf.h"
 #include "survey/survey_internal.h"
 
 static const char *const section_keys[CF_SEC_COUNT] = {
@@ -17,6 +19,7 @@ static const char *const section_keys[CF_SEC_COUNT] = {
     [CF_SEC_GPUS] = "gpus",           [CF_SEC_GPU_PROBES] = "gpu_probes",
     [CF_SEC_DRIVER] = "driver",       [CF_SEC_LIBTORCH] = "libtorch",
     [CF_SEC_COMM_LIBS] = "comm_libraries", [CF_SEC_COMPILERS] = "compilers",
+    [CF_SEC_NCCL_CONFIG] = "nccl_config", [CF_SEC_FABRIC] = "fabric",
 };
 
 const char *cf_survey_section_name(enum cf_survey_section sec)
@@ -178,6 +181,10 @@ void *cf_survey_to_json(const struct cf_survey *s)
     a = cJSON_AddArrayToObject(o, "compilers");
     for (size_t i = 0; i < s->n_compilers; i++)
         cJSON_AddItemToArray(a, compiler_to_json(&s->compilers[i]));
+    if (s->nccl_config)
+        cJSON_AddItemToObject(o, "nccl_config", cf_nccl_config_to_json(s->nccl_config));
+    if (s->fabric)
+        cJSON_AddItemToObject(o, "fabric", cf_fabric_to_json(s->fabric));
     return o;
 }
 
@@ -198,26 +205,18 @@ static void bad_type(struct reader *r, const char *key, const char *want)
 
 static char *get_str(struct reader *r, const cJSON *o, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
-        return NULL;
-    if (!cJSON_IsString(v)) {
+    const char *v = NULL;
+    if (cf_json_get_str(o, key, &v) < 0)
         bad_type(r, key, "a string or null");
-        return NULL;
-    }
-    return cf_strdup(v->valuestring);
+    return v ? cf_strdup(v) : NULL;
 }
 
 static double get_num(struct reader *r, const cJSON *o, const char *key, double dflt)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
-        return dflt;
-    if (!cJSON_IsNumber(v)) {
+    double v = dflt;
+    if (cf_json_get_num(o, key, &v) < 0)
         bad_type(r, key, "a number");
-        return dflt;
-    }
-    return v->valuedouble;
+    return v;
 }
 
 /* An integer in [lo, hi]; anything else (fractions, huge values) is a format error. */
@@ -240,36 +239,19 @@ static int get_int(struct reader *r, const cJSON *o, const char *key, int dflt)
 
 static int get_bool(struct reader *r, const cJSON *o, const char *key, int dflt)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
-        return dflt;
-    if (!cJSON_IsBool(v)) {
+    int v = dflt;
+    if (cf_json_get_bool(o, key, &v) < 0)
         bad_type(r, key, "true or false");
-        return dflt;
-    }
-    return cJSON_IsTrue(v);
+    return v;
 }
 
 /* Returns 1 when the key held an array (possibly empty), 0 when absent/null. */
 static int get_strvec(struct reader *r, const cJSON *o, const char *key, struct strvec *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
-        return 0;
-    if (!cJSON_IsArray(v)) {
+    int rc = cf_json_get_strvec(o, key, out);
+    if (rc < 0)
         bad_type(r, key, "an array of strings");
-        return 0;
-    }
-    const cJSON *it;
-    cJSON_ArrayForEach(it, v)
-    {
-        if (!cJSON_IsString(it)) {
-            bad_type(r, key, "an array of strings");
-            return 0;
-        }
-        cf_strvec_push(out, it->valuestring);
-    }
-    return 1;
+    return rc > 0;
 }
 
 static void read_comm(struct reader *r, const cJSON *o, struct cf_comm_lib *c)
@@ -535,6 +517,18 @@ int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err)
         s->compilers = read_array(&r, v, "compilers", sizeof *s->compilers, rd_compiler, &s->n_compilers);
         s->injected[CF_SEC_COMPILERS] = 1;
     }
+    if (!r.failed && (v = cJSON_GetObjectItemCaseSensitive(root, "nccl_config")) && !cJSON_IsNull(v)) {
+        free_section(s, CF_SEC_NCCL_CONFIG);
+        s->nccl_config = cf_xcalloc(1, sizeof *s->nccl_config);
+        r.failed = cf_nccl_config_from_json(v, s->nccl_config, err) < 0;
+        s->injected[CF_SEC_NCCL_CONFIG] = 1;
+    }
+    if (!r.failed && (v = cJSON_GetObjectItemCaseSensitive(root, "fabric")) && !cJSON_IsNull(v)) {
+        free_section(s, CF_SEC_FABRIC);
+        s->fabric = cf_xcalloc(1, sizeof *s->fabric);
+        r.failed = cf_fabric_from_json(v, s->fabric, err) < 0;
+        s->injected[CF_SEC_FABRIC] = 1;
+    }
     return r.failed ? -1 : 0;
 }
 
@@ -703,6 +697,16 @@ static void free_section(struct cf_survey *s, enum cf_survey_section sec)
         free(s->compilers);
         s->compilers = NULL;
         s->n_compilers = 0;
+        break;
+    case CF_SEC_NCCL_CONFIG:
+        cf_nccl_config_release(s->nccl_config);
+        free(s->nccl_config);
+        s->nccl_config = NULL;
+        break;
+    case CF_SEC_FABRIC:
+        cf_fabric_release(s->fabric);
+        free(s->fabric);
+        s->fabric = NULL;
         break;
     case CF_SEC_COUNT:
         break;

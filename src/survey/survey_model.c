@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cclforge/commlib.h"
+#include "cclforge/vendor.h"
 #include "survey/survey_internal.h"
 
 const char *cf_env_get_raw(const struct cf_survey_opts *opts, const char *key)
@@ -125,6 +126,48 @@ const struct cf_toolkit *cf_survey_toolkit(const struct cf_survey *s, const char
 const struct cf_libtorch *cf_survey_torch(const struct cf_survey *s)
 {
     return s->n_torches ? &s->torches[0] : NULL;
+}
+
+static int kind_is(const struct cf_comm_lib *c, const char *kind)
+{
+    return c && (!kind || (c->kind && !strcmp(c->kind, kind)));
+}
+
+static const struct cf_comm_lib *active_of_kind(const struct cf_survey *s, const char *kind)
+{
+    const struct cf_libtorch *t = cf_survey_torch(s);
+    if (t && kind_is(t->embedded, kind))
+        return t->embedded;
+    if (t && kind_is(t->loaded, kind))
+        return t->loaded;
+    static const char *const by_priority[] = { "LD_PRELOAD", "loaded" };
+    for (size_t k = 0; k < sizeof by_priority / sizeof by_priority[0]; k++)
+        for (size_t i = 0; i < s->n_comm_libs; i++)
+            if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, by_priority[k]) &&
+                kind_is(&s->comm_libs[i], kind))
+                return &s->comm_libs[i];
+    for (size_t i = 0; i < s->n_comm_libs; i++)
+        if (kind_is(&s->comm_libs[i], kind))
+            return &s->comm_libs[i];
+    for (size_t i = 0; i < s->n_toolkits; i++)
+        if (kind_is(s->toolkits[i].comm, kind) && s->toolkits[i].comm->path)
+            return s->toolkits[i].comm;
+    return NULL;
+}
+
+const struct cf_comm_lib *cf_survey_active_comm(const struct cf_survey *s)
+{
+    /* The kind the host needs: libtorch's flavour, else its GPUs' vendor. */
+    const char *kind = NULL;
+    const struct cf_libtorch *t = cf_survey_torch(s);
+    if (t && (t->flavour == CF_TORCH_HIP || t->flavour == CF_TORCH_CUDA))
+        kind = cf_comm_profile(t->flavour == CF_TORCH_HIP ? CF_COMMLIB_RCCL : CF_COMMLIB_NCCL)->kind;
+    for (size_t i = 0; !kind && i < s->n_gpus; i++) {
+        const struct cf_vendor_profile *p = s->gpus[i].visible ? cf_vendor_profile_for_gpu(s->gpus[i].vendor) : NULL;
+        kind = p ? p->comm->kind : NULL;
+    }
+    const struct cf_comm_lib *c = kind ? active_of_kind(s, kind) : NULL;
+    return c ? c : active_of_kind(s, NULL);
 }
 
 const struct cf_compiler *cf_survey_compiler(const struct cf_survey *s, const char *name)

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 #include "cclforge/spawn.h"
 #include "survey/survey_internal.h"
 
@@ -104,10 +105,9 @@ static char *version_cuda_json(const char *path)
     char *ver = NULL;
     if (cf_read_file(path, 1 << 20, &sb, NULL) == 0) {
         cJSON *doc = cJSON_ParseWithLength(sb.buf, sb.len);
-        const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(doc, "cuda");
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cuda, "version");
-        if (cJSON_IsString(v))
-            ver = leading_version(v->valuestring);
+        const char *v = cf_json_str(cJSON_GetObjectItemCaseSensitive(doc, "cuda"), "version");
+        if (v)
+            ver = leading_version(v);
         cJSON_Delete(doc);
     }
     cf_sb_release(&sb);

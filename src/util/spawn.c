@@ -1,3 +1,5 @@
+/* Running programs with an argv vector, never a shell: start (fork, exec, report an
+ * exec failure), then wait (capture, log, timeout, reap). */
 #include "cclforge/spawn.h"
 
 #include <errno.h>
@@ -13,14 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cclforge/clock.h"
+
 extern char **environ;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 char *cf_which(const char *name)
 {
@@ -92,103 +90,148 @@ static void child_apply_env(const char *const *env_set)
     }
 }
 
-/* A failed pipe() or fork(): closes what was opened (-1 is skipped) and says
- * which call failed with errno. */
-static int setup_failed(const char *call, const int *out_pipe, const int *err_pipe, const int *exec_pipe,
-                        int log_fd, char *prog, cf_error *err)
+static void close_fd(int *fd)
 {
-    int e = errno;
-    const int fds[] = { out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1], log_fd };
-    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
-    free(prog);
-    return cf_error_set(err, CF_ERR_INTERNAL, "%s: %s", call, strerror(e));
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
 }
 
-int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
-                 struct cf_spawn_result *res, cf_error *err)
+void cf_spawn_proc_release(struct cf_spawn_proc *p)
+{
+    close_fd(&p->out_fd);
+    close_fd(&p->err_fd);
+    close_fd(&p->log_fd);
+    free(p->prog);
+    p->prog = NULL;
+}
+
+/* In the child, between fork and exec: only async-signal-safe calls, and any
+ * failure is reported through exec_fd before _exit. */
+static void child_exec(const char *prog, const char *const *argv, const struct cf_spawn_opts *opts, pid_t parent,
+                       int want_out, int want_err, const int out_pipe[2], const int err_pipe[2], int exec_fd)
+{
+    setpgid(0, 0); /* its own group, so a timeout can kill what it started */
+    /* Its own group also keeps a terminal's Ctrl-C from reaching it: have it
+     * stopped when cclforge dies instead (make passes SIGTERM on to its jobs). */
+    prctl(PR_SET_PDEATHSIG, opts->pdeathsig ? opts->pdeathsig : SIGTERM);
+    if (getppid() != parent)
+        _exit(127);
+    if (opts->null_stdin) {
+        int fd = open("/dev/null", O_RDONLY);
+        if (fd >= 0)
+            dup2(fd, 0);
+    }
+    if (want_out)
+        dup2(out_pipe[1], 1);
+    if (opts->merge_stderr)
+        dup2(want_out ? out_pipe[1] : 1, 2);
+    else if (want_err)
+        dup2(err_pipe[1], 2);
+    for (size_t i = 0; i < opts->n_keep_fds; i++) {
+        int fd = opts->keep_fds[i];
+        fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) & ~FD_CLOEXEC);
+    }
+    int e = 0;
+    if (opts->cwd && chdir(opts->cwd) != 0) {
+        e = errno;
+    } else {
+        child_apply_env(opts->env_set);
+        signal(SIGPIPE, SIG_DFL);
+        execv(prog, (char *const *)argv);
+        e = errno;
+    }
+    if (write(exec_fd, &e, sizeof e) < 0) {}
+    _exit(127);
+}
+
+int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, struct cf_spawn_proc *p,
+                   cf_error *err)
 {
     static const struct cf_spawn_opts defaults;
+    struct cf_spawn_proc fresh = CF_SPAWN_PROC_INIT;
+    *p = fresh;
     if (!opts)
         opts = &defaults;
     if (!argv || !argv[0])
         return cf_error_set(err, CF_ERR_INTERNAL, "spawn: empty argv");
-    char *prog = cf_which(argv[0]);
-    if (!prog)
+    p->prog = cf_which(argv[0]);
+    if (!p->prog)
         return cf_error_set(err, CF_ERR_NOTFOUND, "%s: not found on PATH or not executable", argv[0]);
 
-    size_t limit = opts->capture_limit ? opts->capture_limit : (16u << 20);
     int want_out = opts->capture_stdout || opts->log_path || opts->on_line;
     int want_err = opts->capture_stderr && !opts->merge_stderr;
     int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
-    int log_fd = -1;
+    int rc = 0;
     if (opts->log_path) {
-        log_fd = open(opts->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (log_fd < 0) {
-            free(prog);
-            return cf_error_set(err, CF_ERR_IO, "%s: cannot open log: %s", opts->log_path, strerror(errno));
+        p->log_fd = open(opts->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (p->log_fd < 0)
+            rc = cf_error_set(err, CF_ERR_IO, "%s: cannot open log: %s", opts->log_path, strerror(errno));
+    }
+    if (rc == 0 && ((want_out && pipe2(out_pipe, O_CLOEXEC)) || (want_err && pipe2(err_pipe, O_CLOEXEC)) ||
+                    pipe2(exec_pipe, O_CLOEXEC)))
+        rc = cf_error_set(err, CF_ERR_INTERNAL, "pipe: %s", strerror(errno));
+    pid_t pid = -1;
+    if (rc == 0) {
+        p->start = cf_now_seconds();
+        pid_t parent = getpid();
+        pid = fork();
+        if (pid == 0)
+            child_exec(p->prog, argv, opts, parent, want_out, want_err, out_pipe, err_pipe, exec_pipe[1]);
+        if (pid < 0)
+            rc = cf_error_set(err, CF_ERR_INTERNAL, "cannot start %s: fork: %s", p->prog, strerror(errno));
+    }
+    /* the child's ends, and everything when it did not start */
+    close_fd(&out_pipe[1]);
+    close_fd(&err_pipe[1]);
+    close_fd(&exec_pipe[1]);
+    if (rc == 0) {
+        /* the exec pipe closes on a successful exec, or carries errno */
+        int exec_errno = 0;
+        ssize_t got;
+        while ((got = read(exec_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+        }
+        if (got == (ssize_t)sizeof exec_errno) {
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+            }
+            rc = cf_error_set(err, CF_ERR_NOTFOUND, "%s: cannot run: %s", p->prog, strerror(exec_errno));
         }
     }
-    if ((want_out && pipe2(out_pipe, O_CLOEXEC)) || (want_err && pipe2(err_pipe, O_CLOEXEC)) ||
-        pipe2(exec_pipe, O_CLOEXEC))
-        return setup_failed("pipe", out_pipe, err_pipe, exec_pipe, log_fd, prog, err);
-
-    double start = now_s();
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0)
-        return setup_failed("fork", out_pipe, err_pipe, exec_pipe, log_fd, prog, err);
-    if (pid == 0) {
-        setpgid(0, 0); /* its own group, so a timeout can kill what it started */
-        /* Its own group also keeps a terminal's Ctrl-C from reaching it: have it
-         * stopped when cclforge dies instead (make passes SIGTERM on to its jobs). */
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent)
-            _exit(127);
-        if (opts->null_stdin) {
-            int fd = open("/dev/null", O_RDONLY);
-            if (fd >= 0)
-                dup2(fd, 0);
-        }
-        if (want_out)
-            dup2(out_pipe[1], 1);
-        if (opts->merge_stderr)
-            dup2(want_out ? out_pipe[1] : 1, 2);
-        else if (want_err)
-            dup2(err_pipe[1], 2);
-        if (opts->cwd && chdir(opts->cwd) != 0) {
-            int e = errno;
-            if (write(exec_pipe[1], &e, sizeof e) < 0) {}
-            _exit(127);
-        }
-        child_apply_env(opts->env_set);
-        signal(SIGPIPE, SIG_DFL);
-        execv(prog, (char *const *)argv);
-        int e = errno;
-        if (write(exec_pipe[1], &e, sizeof e) < 0) {}
-        _exit(127);
+    close_fd(&exec_pipe[0]);
+    if (rc < 0) {
+        close_fd(&out_pipe[0]);
+        close_fd(&err_pipe[0]);
+        cf_spawn_proc_release(p);
+        return -1;
     }
-    close(exec_pipe[1]);
-    if (want_out)
-        close(out_pipe[1]);
-    if (want_err)
-        close(err_pipe[1]);
+    p->pid = pid;
+    p->out_fd = out_pipe[0];
+    p->err_fd = err_pipe[0];
+    return 0;
+}
 
+int cf_spawn_wait(struct cf_spawn_proc *p, const struct cf_spawn_opts *opts, struct cf_spawn_result *res)
+{
+    static const struct cf_spawn_opts defaults;
+    if (!opts)
+        opts = &defaults;
+    size_t limit = opts->capture_limit ? opts->capture_limit : (16u << 20);
+    pid_t pid = p->pid;
+    double start = p->start;
     struct line_splitter ls = { STRBUF_INIT, opts->on_line, opts->line_ctx };
     struct pollfd pfd[2];
     int nfd = 0, idx_out = -1, idx_err = -1;
-    if (want_out)
-        idx_out = nfd, pfd[nfd++] = (struct pollfd){ out_pipe[0], POLLIN, 0 };
-    if (want_err)
-        idx_err = nfd, pfd[nfd++] = (struct pollfd){ err_pipe[0], POLLIN, 0 };
+    if (p->out_fd >= 0)
+        idx_out = nfd, pfd[nfd++] = (struct pollfd){ p->out_fd, POLLIN, 0 };
+    if (p->err_fd >= 0)
+        idx_err = nfd, pfd[nfd++] = (struct pollfd){ p->err_fd, POLLIN, 0 };
     int open_fds = nfd;
     char buf[65536];
     res->timed_out = 0;
     while (open_fds > 0) {
         int wait_ms = -1;
         if (opts->timeout_s > 0) {
-            double left = opts->timeout_s - (now_s() - start);
+            double left = opts->timeout_s - (cf_now_seconds() - start);
             if (left <= 0) {
                 res->timed_out = 1;
                 break;
@@ -205,7 +248,6 @@ int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
                 continue;
             ssize_t n = read(pfd[i].fd, buf, sizeof buf);
             if (n <= 0) {
-                close(pfd[i].fd);
                 pfd[i].fd = -1;
                 open_fds--;
                 continue;
@@ -213,7 +255,7 @@ int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
             if (i == idx_out) {
                 if (opts->capture_stdout)
                     keep_tail(&res->out, buf, (size_t)n, limit);
-                if (log_fd >= 0 && write(log_fd, buf, (size_t)n) < 0) {}
+                if (p->log_fd >= 0 && write(p->log_fd, buf, (size_t)n) < 0) {}
                 split_lines(&ls, buf, (size_t)n);
             } else if (i == idx_err) {
                 keep_tail(&res->err, buf, (size_t)n, limit);
@@ -223,7 +265,7 @@ int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
     /* Without pipes, or after a timeout, the wait below still honours the deadline. */
     int status = 0;
     for (;;) {
-        if (!res->timed_out && opts->timeout_s > 0 && now_s() - start >= opts->timeout_s)
+        if (!res->timed_out && opts->timeout_s > 0 && cf_now_seconds() - start >= opts->timeout_s)
             res->timed_out = 1;
         if (res->timed_out) {
             kill(-pid, SIGKILL);
@@ -238,29 +280,24 @@ int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
             nanosleep(&ts, NULL);
         }
     }
-    for (int i = 0; i < nfd; i++)
-        if (pfd[i].fd >= 0)
-            close(pfd[i].fd);
     if (ls.partial.len && ls.fn)
         ls.fn(ls.ctx, cf_sb_str(&ls.partial));
     cf_sb_release(&ls.partial);
-    if (log_fd >= 0)
-        close(log_fd);
-    res->seconds = now_s() - start;
-
-    int exec_errno = 0;
-    ssize_t got = read(exec_pipe[0], &exec_errno, sizeof exec_errno);
-    close(exec_pipe[0]);
-    if (got == (ssize_t)sizeof exec_errno) {
-        int rc = cf_error_set(err, CF_ERR_NOTFOUND, "%s: cannot run: %s", prog, strerror(exec_errno));
-        free(prog);
-        return rc;
-    }
-    free(prog);
+    res->seconds = cf_now_seconds() - start;
     res->exited = WIFEXITED(status);
     res->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     res->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    cf_spawn_proc_release(p);
     return 0;
+}
+
+int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
+                 struct cf_spawn_result *res, cf_error *err)
+{
+    struct cf_spawn_proc p;
+    if (cf_spawn_start(argv, opts, &p, err) < 0)
+        return -1;
+    return cf_spawn_wait(&p, opts, res);
 }
 
 void cf_spawn_result_release(struct cf_spawn_result *res)

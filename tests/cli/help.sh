@@ -103,6 +103,6 @@ if command -v man >/dev/null && command -v groff >/dev/null; then
         [ -z "$w" ] && ok "$(basename "$page") renders without warnings" || bad "$(basename "$page") renders without warnings"
     done
 else
-    echo "# SKIP man page rendering: man or groff not installed"
+    t_skip_part "man page rendering: man or groff not installed"
 fi
 t_end

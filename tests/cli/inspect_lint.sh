@@ -53,7 +53,7 @@ if cc -static -o static-app main.c 2>/dev/null; then
     run "$CCLFORGE" inspect --json static-app
     expect_json "d['targets'][0]['static'] is True and len(d['targets'][0]['objects']) == 1" "JSON: static, one object"
 else
-    echo "skip - cc -static failed (no libc.a): static executable not tested"
+    t_skip_part "cc -static failed (no libc.a): static executable not tested"
 fi
 
 # --- bad inputs: exit 1 with an error naming the file; the other files are still inspected
@@ -109,7 +109,7 @@ if command -v script >/dev/null; then
     OUT=$(NO_COLOR=1 TERM=xterm script -qec "\"$CCLFORGE\" inspect libbad.so" /dev/null); RC=0; ERR=
     printf '%s' "$OUT" | grep -q $'\033\[' && bad "NO_COLOR: no escape codes" || ok "NO_COLOR: no escape codes"
 else
-    echo "skip - 'script' (util-linux) not installed: terminal colour not tested"
+    t_skip_part "'script' (util-linux) not installed: terminal colour not tested"
 fi
 run "$CCLFORGE" inspect libbad.so
 printf '%s' "$OUT$ERR" | grep -q $'\033\[' && bad "no colour into a pipe" || ok "no colour into a pipe"

@@ -6,9 +6,7 @@
 cd "$T_TMP" || exit 1
 NCCL=${CCLFORGE_TEST_NCCL:-/usr/local/cuda-13.0/lib/libnccl.so.2}
 if [ ! -f "$NCCL" ]; then
-    echo "skip - $NCCL not present: the real-NCCL checks need the CUDA 13.0 NCCL (set CCLFORGE_TEST_NCCL)"
-    t_end
-    exit $?
+    t_skip "$NCCL not present: the real-NCCL checks need the CUDA 13.0 NCCL (set CCLFORGE_TEST_NCCL)"
 fi
 NCCL_DIR=$(dirname "$NCCL")
 
@@ -28,7 +26,7 @@ if [ -x "$CUOBJDUMP" ]; then
     [ -n "$want" ] && [ "$want" = "$got" ] && ok "SASS list equals cuobjdump's ($got)" \
         || { OUT="cuobjdump: $want / ours: $got"; bad "SASS list equals cuobjdump's"; }
 else
-    echo "skip - cuobjdump not installed: arch list not cross-checked"
+    t_skip_part "cuobjdump not installed: arch list not cross-checked"
 fi
 run "$CCLFORGE" inspect --no-gpu "$NCCL"
 expect_no_out "SASS" "--no-gpu skips the arch scan"
@@ -49,7 +47,7 @@ if [ -f "$CUSPARSE" ]; then
     expect_json "d['targets'][0]['objects'][0]['comm']['fatbins_skipped'] > 0 and d['targets'][0]['objects'][0]['comm']['bytes_skipped'] > d['targets'][0]['objects'][0]['comm']['bytes_scanned']" "libcusparse: most of .rodata is fatbins, skipped"
     expect_json "d['targets'][0]['objects'][0]['comm']['found'] is False and d['targets'][1]['objects'][0]['comm']['banner']['version_code'] == 22809" "no banner in libcusparse, NCCL's still found in the same run"
 else
-    echo "skip - $CUSPARSE not present: fatbins in .rodata not checked on a real library"
+    t_skip_part "$CUSPARSE not present: fatbins in .rodata not checked on a real library"
 fi
 
 # --- a library that embeds its own NCCL and also needs libnccl.so.2: two copies

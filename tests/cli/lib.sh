@@ -4,6 +4,7 @@ set -u
 : "${CCLFORGE:?CCLFORGE must point at the built binary}"
 T_PASS=0
 T_FAIL=0
+T_SKIPPED_PARTS=""
 T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/cclforge-cli-XXXXXX")
 trap '[ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"' EXIT
 
@@ -53,7 +54,16 @@ t_cuda_libs() {
     for f in "$cuda"/lib64/*; do case ${f##*/} in libnccl*) ;; *) ln -sf "$f" "$T_TMP/cuda-libs/" ;; esac; done
     export LD_LIBRARY_PATH="$T_TMP/cuda-libs"
 }
+# t_skip_part REASON: one part of the script cannot run here (an optional
+# cross-check's tool, a real library this machine lacks); the rest goes on and
+# t_end names every part that did not run. A script whose main prerequisite is
+# missing uses t_skip instead.
+t_skip_part() {
+    echo "SKIP (part): $1"
+    T_SKIPPED_PARTS="$T_SKIPPED_PARTS
+  skipped part: $1"
+}
 t_end() {
-    echo "$T_PASS passed, $T_FAIL failed"
+    echo "$T_PASS passed, $T_FAIL failed${T_SKIPPED_PARTS:+; parts that did not run:}$T_SKIPPED_PARTS"
     [ "$T_FAIL" -eq 0 ]
 }

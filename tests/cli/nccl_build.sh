@@ -90,6 +90,8 @@ run "$CCLFORGE" nccl env --root "$ROOT"
 expect_out "^export LD_PRELOAD=$T/lib/libnccl.so.2" "env: LD_PRELOAD"
 expect_out "export LD_LIBRARY_PATH=$T/lib" "env: LD_LIBRARY_PATH"
 expect_out "export NCCL_HOME=$T" "env: NCCL_HOME"
+expect_out "^# every rank: mpirun -x NCCL_HOME -x LD_LIBRARY_PATH -x LD_PRELOAD" "env: the mpirun -x form"
+expect_out "^# every rank: srun --export=ALL,NCCL_HOME,LD_LIBRARY_PATH,LD_PRELOAD" "env: the srun --export form"
 run "$CCLFORGE" nccl env "$NAME" --root "$ROOT" --format yaml
 expect_out "^LD_PRELOAD: \"$T/lib/libnccl.so.2\"" "env yaml"
 run "$CCLFORGE" nccl env --root "$ROOT" --format json

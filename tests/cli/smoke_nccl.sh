@@ -45,9 +45,19 @@ if [ -r "$NCCL" ]; then
     fi
     leftovers "nccl run"
 
+    # NCCL's own words, from the NCCL_DEBUG_FILE of each rank (INFO for INIT,NET)
+    for r in 0 1 2 3; do
+        expect_out "^RANK_INFO rank=$r local_rank=$r nccl_warn=\"Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'\"" \
+            "rank $r: NCCL's WARN line from its own debug file"
+    done
+    mkdir -p "$T_TMP/tmp"
+    run env TMPDIR="$T_TMP/tmp" CCLFORGE_SMOKE_FAULT=1:abort:all_reduce "$CCLFORGE" smoke -n 2 --lib "$NCCL" --connect-timeout "$MARK"
+    [ -z "$(ls -A "$T_TMP/tmp")" ] && ok "the ranks' NCCL logs are removed, even of a killed rank" || bad "left in TMPDIR: $(ls -A "$T_TMP/tmp")"
+
     run "$CCLFORGE" smoke -n 2 --lib "$NCCL" --json --connect-timeout "$MARK"
-    expect_json "d['schema'] == 'cclforge.smoke/1' and d['backend'] == 'nccl' and d['launcher'] == 'local'" "JSON names backend and launcher"
+    expect_json "d['schema'] == 'cclforge.smoke/2' and d['backend'] == 'nccl' and d['launcher'] == 'local'" "JSON names backend and launcher"
     expect_json "d['ok'] or (len(d['failures']) == 2 and 'ncclCommInitRank' in d['failures'][0]['reason'])" "JSON failures carry NCCL's words"
+    expect_json "d['ok'] or d['aborted']" "JSON: aborted, as with mpirun"
     expect_json "d['rank_info']['0']['unique_id_fnv1a'] == d['rank_info']['1']['unique_id_fnv1a']" "JSON: same unique id on both ranks"
 
     # without --lib: what the loader picks (ld.so.cache here), and the runtime found next to it
@@ -72,6 +82,34 @@ if [ -r "$NCCL" ]; then
     h0=$(sed -n 's/.*rank=0 .*unique_id_fnv1a="\(.*\)"/\1/p' "$T_TMP/tr0.out")
     h1=$(sed -n 's/.*rank=1 .*unique_id_fnv1a="\(.*\)"/\1/p' "$T_TMP/tr1.out")
     [ -n "$h0" ] && [ "$h0" = "$h1" ] && ok "under torchrun's variables both ranks hold the same id" || bad "torchrun ids: '$h0' '$h1'"
+    expect_out 'rank=0 local_rank=0 rendezvous_listen="\[::\]:[0-9]+ \(all addresses\)"' "rank 0 listens on every address of its port"
+    expect_out 'rank=0 local_rank=0 rendezvous_advertised="127.0.0.1 \(here 127.0.0.1\)"' "and says what it advertised"
+    expect_out 'rank=1 local_rank=1 rendezvous_reached="127.0.0.1"' "rank 1 says where it reached rank 0"
+
+    # --json under a launcher with NCCL printing on stdout: stdout still holds only the document
+    for r in 0 1; do
+        RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/dev/stdout \
+            "$CCLFORGE" smoke --lib "$NCCL" --json --connect-timeout "$MARK" >"$T_TMP/js$r.out" 2>"$T_TMP/js$r.err" &
+    done
+    wait
+    OUT=$(cat "$T_TMP/js0.out")
+    expect_json "d['schema'] == 'cclforge.smoke/2' and d['role'] == 'rank' and d['rank'] == 0" "rank 0's stdout is one JSON document"
+    grep -q "NCCL INFO" "$T_TMP/js0.err" && ok "NCCL's own lines went to stderr" || bad "NCCL lines: $(head -c 300 "$T_TMP/js0.err")"
+
+    # one rank started for another world size: named at once on both sides (it was "Protocol error")
+    T0=$(date +%s.%N)
+    RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT \
+        "$CCLFORGE" smoke --lib "$NCCL" --connect-timeout "$MARK" >"$T_TMP/ws0.out" 2>&1 &
+    RANK=1 WORLD_SIZE=3 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT \
+        "$CCLFORGE" smoke --lib "$NCCL" --connect-timeout "$MARK" >"$T_TMP/ws1.out" 2>&1 &
+    wait
+    SECS=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    OUT=$(cat "$T_TMP/ws0.out")
+    expect_out 'world size mismatch: rank 0 runs 2 ranks, but rank 1 \(127.0.0.1\) was started for 3' "rank 0 names the world-size mismatch"
+    OUT=$(cat "$T_TMP/ws1.out")
+    expect_out 'refused by rank 0: world size mismatch' "rank 1 is told why"
+    expect_no_out 'Protocol error' "not as a protocol error"
+    awk -v s="$SECS" 'BEGIN { exit !(s < 10) }' && ok "both end at once ($SECS s)" || bad "world-size mismatch took $SECS s"
 
     # under mpirun the id goes by MPI_Bcast (needs the MPI plugin)
     if command -v mpirun >/dev/null && [ -f "$(dirname "$CCLFORGE")/cclforge_smoke_mpi.so" ]; then
@@ -84,7 +122,7 @@ if [ -r "$NCCL" ]; then
     fi
     leftovers "launchers"
 else
-    echo "SKIP (real NCCL part): $NCCL is not on this machine"
+    t_skip_part "the real-NCCL part: $NCCL is not on this machine"
 fi
 
 # wrong libraries
@@ -101,12 +139,15 @@ expect_err "librccl.so.1" "and names it"
 leftovers "wrong libraries"
 
 # bad flags: usage errors, exit 2, nothing started
-for args in "--backend cuda" "-b 1X" "-b 2M -e 1M" "--ops alltoall" "-d fp8" "-n 0" "-n two" "-c 2" \
-            "--place sideways" "--timeout 0" "extra" "--frobnicate" "-f 0.5" "-e"; do
+for args in "--backend cuda" "-b 1X" "-b 2M -e 1M" "--ops hypercube" "-d fp8" "-n 0" "-n two" "-c x" \
+            "--place sideways" "--timeout 0" "extra" "--frobnicate" "-f 0.5" "-f 1.5" "-o mulsum" "-r x" "-a 4" \
+            "-z 2" "-G -1" "-R 2" "--pattern ring" "--expect-transport nvlink" "--min-busbw x" "-i 0" "-e"; do
     run "$CCLFORGE" smoke $args
     expect_rc 2 "'$args' is a usage error"
 done
 expect_err "-e needs a value" "a missing value is named"
-run "$CCLFORGE" smoke --ops alltoall
-expect_err "'alltoall' is not a collective" "an unknown collective is named"
+run "$CCLFORGE" smoke --ops hypercube
+expect_err "'hypercube' is not a collective" "an unknown collective is named"
+run "$CCLFORGE" smoke --pattern ring
+expect_err "--pattern 'ring': expected all, intra, inter, pairwise, bisect" "an unknown pattern lists the words"
 t_end

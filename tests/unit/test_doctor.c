@@ -9,6 +9,8 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/doctor.h"
+#include "cclforge/fs.h"
+#include "cclforge/ncclconf.h"
 #include "cclforge/survey.h"
 
 static void load(const char *json, struct cf_survey *s)
@@ -130,7 +132,7 @@ static void test_gpu_arch_not_covered(void **state)
     assert_int_equal(diagnose(dcu_host, "gpu-arch-not-covered", NULL), CF_SEV_ERROR);
     struct cf_survey s;
     load(dcu_host, &s);
-    assert_string_equal(cf_doctor_active_comm(&s)->kind, "rccl");
+    assert_string_equal(cf_survey_active_comm(&s)->kind, "rccl");
     cf_survey_release(&s);
     /* An NVIDIA GPU is not judged against an RCCL. */
     const char *mixed = "{\"gpus\":[{\"arch\":\"sm_61\"}],"
@@ -389,6 +391,63 @@ static void test_findings_json(void **state)
     cf_findings_release(&f);
 }
 
+/* doctor --gather's per-rank comparison: NCCL variables that differ between the
+ * ranks of one host are named with the ranks grouped by value; a difference
+ * between hosts only is the host comparison's; a secret's value never appears. */
+static void test_rank_env_differences(void **state)
+{
+    (void)state;
+    char *dir = ts_tmpdir();
+    char *home = cf_path_join(dir, "home"), *etc = cf_path_join(dir, "etc");
+    assert_int_equal(cf_mkdir_p(home, 0755, NULL), 0);
+    assert_int_equal(cf_mkdir_p(etc, 0755, NULL), 0);
+    char *e0[] = { "NCCL_IB_HCA=mlx5_0", "NCCL_ALGO=Ring", NULL };
+    char *e1[] = { "NCCL_ALGO=Ring", NULL };
+    char *e2[] = { "NCCL_ALGO=Tree", "NCCL_API_TOKEN=s3cr3t", NULL };
+    char *eb[] = { "NCCL_ALGO=Tree", NULL };
+    char *none[] = { NULL };
+    char *debug[] = { "NCCL_DEBUG=INFO", NULL };
+    char **envs[16] = { e0, e1, e2, eb, eb };
+    const char *hosts[16] = { "a", "a", "a", "b", "b" };
+    for (int i = 5; i < 16; i++) { /* host c: eleven ranks, one of them with NCCL_DEBUG */
+        envs[i] = i == 15 ? debug : none;
+        hosts[i] = "c";
+    }
+    struct cf_nccl_config c[16];
+    struct cf_rank_env r[17];
+    for (int i = 0; i < 16; i++) {
+        struct cf_nccl_config_inputs in = { "nccl", envs[i], home, etc };
+        cf_nccl_config_build(&in, &c[i]);
+        r[i] = (struct cf_rank_env){ i, hosts[i], &c[i] };
+    }
+    r[16] = (struct cf_rank_env){ 16, "b", NULL }; /* sent no configuration: not compared */
+    struct cf_findings f = CF_FINDINGS_INIT;
+    cf_doctor_compare_ranks(r, 17, &f);
+    assert_int_equal(f.n, 4);
+    const char *want[][2] = {
+        { "NCCL_IB_HCA on a", "rank 0 NCCL_IB_HCA=mlx5_0; ranks 1, 2 unset" },
+        { "NCCL_ALGO on a", "ranks 0, 1 NCCL_ALGO=Ring; rank 2 NCCL_ALGO=Tree" },
+        { "NCCL_API_TOKEN on a", "ranks 0, 1 unset; rank 2 NCCL_API_TOKEN=(hidden)" },
+        { "NCCL_DEBUG on c", "ranks 5, 6, 7, 8, 9, 10, 11, 12 +2 more unset; rank 15 NCCL_DEBUG=INFO" },
+    };
+    for (size_t i = 0; i < f.n; i++) {
+        int hit = 0;
+        for (size_t k = 0; k < 4; k++)
+            hit |= !strcmp(f.v[i].subject, want[k][0]) && strstr(f.v[i].why, want[k][1]) != NULL;
+        if (!hit)
+            fail_msg("unexpected finding %s: %s", f.v[i].subject, f.v[i].why);
+        assert_string_equal(f.v[i].id, "nccl-env-rank-differs");
+        assert_int_equal(f.v[i].severity, CF_SEV_WARNING);
+        assert_null(strstr(f.v[i].why, "s3cr3t"));
+    }
+    cf_findings_release(&f);
+    for (int i = 0; i < 16; i++)
+        cf_nccl_config_release(&c[i]);
+    free(home);
+    free(etc);
+    ts_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_presence_findings),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_findings_json),
+        cmocka_unit_test(test_rank_env_differences),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -422,6 +422,46 @@ static void test_plan_rccl_cmake(void **state)
     ts_cleanup();
 }
 
+/* With use_survey the plan takes its defaults from doctor's survey itself (the
+ * CLI only parses): archs from an injected host's GPUs, the torch NCCL from its
+ * libtorch (a differing --tag is warned about); a broken survey file is an error. */
+static void test_plan_defaults_from_survey(void **state)
+{
+    char *root = ts_tmpdir();
+    char *src = cf_path_join(root, "rccl");
+    ts_write(src, "makefiles/version.mk", "NCCL_MAJOR := 2\nNCCL_MINOR := 22\nNCCL_PATCH := 3\n");
+    char *survey = ts_write(root, "host.json",
+                            "{\"gpus\": [{\"vendor\": \"amd\", \"arch\": \"gfx942\"}, {\"vendor\": \"amd\", "
+                            "\"arch\": \"gfx90a\"}], \"libtorch\": [{\"root\": \"/t\", \"flavour\": \"hip\", "
+                            "\"loaded\": {\"kind\": \"rccl\", \"version\": \"2.20.5\"}}]}");
+    struct cf_nccl_build_opts o = base_opts(root);
+    o.vendor = "rocm";
+    o.archs = NULL;
+    o.source = src;
+    o.rocm_path = root;
+    o.use_survey = 1;
+    o.survey_file = survey;
+    struct cf_nccl_plan p;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_nccl_plan_make(&o, &p, &err), 0);
+    struct strbuf archs = STRBUF_INIT;
+    cf_arch_list_join(&p.archs, ";", &archs);
+    assert_string_equal(cf_sb_str(&archs), "gfx90a;gfx942");
+    assert_string_equal(p.archs_origin, "GPU survey");
+    assert_int_equal(p.warnings.n, 1); /* the source is 2.22.3, the host's libtorch loads 2.20.5 */
+    assert_non_null(strstr(p.warnings.v[0], "2.20.5"));
+    cf_sb_release(&archs);
+    cf_nccl_plan_release(&p);
+    o.archs = "gfx90a"; /* a flag beats the survey */
+    assert_int_equal(cf_nccl_plan_make(&o, &p, &err), 0);
+    assert_string_equal(p.archs_origin, "--archs");
+    cf_nccl_plan_release(&p);
+    o.survey_file = ts_write(root, "broken.json", "{\"gpus\": 7}");
+    expect_plan_error(&o, CF_ERR_FORMAT, "gpus");
+    free(src);
+    ts_cleanup();
+}
+
 static void test_shell_quote(void **state)
 {
     static const struct {
@@ -452,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_plan_git_newest_revision),
         cmocka_unit_test(test_plan_docker),
         cmocka_unit_test(test_plan_rccl_cmake),
+        cmocka_unit_test(test_plan_defaults_from_survey),
         cmocka_unit_test(test_shell_quote),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,5 @@
-/* smoke: data tables, fp16/bf16, exact patterns, sizes, launcher detection, records,
- * the TCP rendezvous on loopback, and the real NCCL / CUDA runtime loaders. */
+/* smoke: data tables, fp16/bf16, exact patterns, sizes, records, and the real NCCL /
+ * CUDA runtime loaders (launchers and the rendezvous: test_launch.c). */
 #include "testsupport.h"
 
 #include <math.h>
@@ -13,6 +13,8 @@
 #include "cclforge/smoke.h"
 #include "cclforge/smoke_half.h"
 #include "cclforge/clock.h"
+#include "cclforge/fs.h"
+#include "smoke/groups.h"
 #include "smoke/nccl_api.h"
 #include "smoke/smoke_internal.h"
 
@@ -49,59 +51,104 @@ static void test_bf16_roundtrip_and_rounding(void **state)
     assert_true(cf_bf16_to_f32(cf_f32_to_bf16(NAN)) != cf_bf16_to_f32(cf_f32_to_bf16(NAN)));
 }
 
-/* Every input the sweep uses, and every sum over nranks of them, is exact. */
-static void test_patterns_sum_exactly(void **state)
+static const int rank_counts[] = { 1, 2, 3, 4, 8, 64 };
+
+/* Every input, and every reduction over n ranks of them, is exact in the type; the
+ * inputs have no period (a block misplaced by any shift shows). The old inputs
+ * repeated every 1021 elements: this test fails for them. */
+static void test_data_is_exact_and_never_repeats(void **state)
 {
-    static const int rank_counts[] = { 1, 2, 3, 4, 8, 64 };
     unsigned char buf[16];
+    enum { N = 4096, MAX_SHIFT = 2048 };
+    double *v = cf_xmalloc(N * sizeof *v);
     for (int dt = 0; dt < CF_DT_COUNT; dt++) {
         const struct cf_smoke_dtype_info *info = cf_smoke_dtype_info((enum cf_smoke_dtype)dt);
-        for (size_t k = 0; k < sizeof rank_counts / sizeof rank_counts[0]; k++) {
-            int n = rank_counts[k];
-            int64_t max = 0;
-            for (int r = 0; r < n; r++)
-                for (size_t i = 0; i < 3000; i++) {
-                    int64_t v = cf_smoke_pattern((enum cf_smoke_dtype)dt, n, r, i, 12345);
-                    assert_true(v >= 0);
-                    if (v > max)
-                        max = v;
-                    cf_smoke_store((enum cf_smoke_dtype)dt, buf, 0, (double)v);
-                    assert_true(cf_smoke_load((enum cf_smoke_dtype)dt, buf, 0) == (double)v);
+        for (int red = 0; red <= CF_RED_COUNT; red++) {
+            for (size_t k = 0; k < sizeof rank_counts / sizeof rank_counts[0]; k++) {
+                struct cf_smoke_data d = { (enum cf_smoke_dtype)dt, (enum cf_smoke_redop)red, rank_counts[k],
+                                           0x1234abcdull + (uint64_t)k };
+                for (int r = 0; r < d.nranks; r += d.nranks > 8 ? 21 : 1)
+                    for (size_t i = 0; i < 300; i++) {
+                        double x = cf_smoke_input(&d, r, i);
+                        assert_true(x >= 0 && x <= (double)info->exact_limit);
+                        cf_smoke_store(d.dtype, buf, 0, x);
+                        assert_true(cf_smoke_load(d.dtype, buf, 0) == x);
+                    }
+                for (size_t i = 0; red < CF_RED_COUNT && i < 300; i++) {
+                    double y = cf_smoke_reduced(&d, i);
+                    if (red == CF_RED_AVG && info->is_float) {
+                        /* stored in the type, the average is within the tolerance */
+                        cf_smoke_store(d.dtype, buf, 0, y);
+                        double back = cf_smoke_load(d.dtype, buf, 0);
+                        assert_true(fabs(back - y) <= cf_smoke_tolerance(&d, y));
+                        continue;
+                    }
+                    /* a product m x 2^k may pass the integer range: it is still exact */
+                    assert_true(y >= 0 && (red == CF_RED_PROD || y <= (double)info->exact_limit));
+                    cf_smoke_store(d.dtype, buf, 0, y);
+                    if (cf_smoke_load(d.dtype, buf, 0) != y)
+                        fail_msg("%s %s over %d ranks: %.17g is not exact", info->name,
+                                 red < CF_RED_COUNT ? cf_smoke_redop_info(red)->name : "none", d.nranks, y);
                 }
-            assert_true(max * n <= info->exact_limit);
-            /* the largest possible sum survives a round trip through the type */
-            cf_smoke_store((enum cf_smoke_dtype)dt, buf, 1, (double)(max * n));
-            assert_true(cf_smoke_load((enum cf_smoke_dtype)dt, buf, 1) == (double)(max * n));
-            if (n <= 64 && dt != CF_DT_BFLOAT16)
-                assert_true(max > 1); /* inputs vary, so misplaced data shows */
+                if (red == CF_RED_PROD || (red == CF_RED_AVG && info->is_float))
+                    continue; /* mostly 1s and 0s by design */
+                if ((red == CF_RED_SUM || red == CF_RED_AVG) && info->exact_limit / d.nranks < 2)
+                    continue; /* int8 over 64 ranks: only 0 keeps every sum exact */
+                for (size_t i = 0; i < N; i++)
+                    v[i] = cf_smoke_input(&d, d.nranks - 1, i);
+                for (int shift = 1; shift < MAX_SHIFT; shift++) {
+                    int differs = 0;
+                    for (size_t i = 0; i + (size_t)shift < N && !differs; i++)
+                        differs = v[i] != v[i + (size_t)shift];
+                    if (!differs)
+                        fail_msg("%s over %d ranks repeats every %d elements", info->name, d.nranks, shift);
+                }
+            }
         }
     }
+    free(v);
 }
 
-static void test_busbw_factors_match_nccl_tests(void **state)
+static void test_ops_and_factors_match_nccl_tests(void **state)
 {
     assert_true(fabs(cf_smoke_op_info(CF_OP_ALL_REDUCE)->busbw_factor(4) - 1.5) < 1e-12);
     assert_true(fabs(cf_smoke_op_info(CF_OP_ALL_REDUCE)->busbw_factor(2) - 1.0) < 1e-12);
     assert_true(fabs(cf_smoke_op_info(CF_OP_ALL_GATHER)->busbw_factor(4) - 0.75) < 1e-12);
     assert_true(fabs(cf_smoke_op_info(CF_OP_REDUCE_SCATTER)->busbw_factor(8) - 0.875) < 1e-12);
+    assert_true(fabs(cf_smoke_op_info(CF_OP_ALLTOALL)->busbw_factor(4) - 0.75) < 1e-12);
+    assert_true(fabs(cf_smoke_op_info(CF_OP_GATHER)->busbw_factor(4) - 0.75) < 1e-12);
+    assert_true(fabs(cf_smoke_op_info(CF_OP_SCATTER)->busbw_factor(2) - 0.5) < 1e-12);
     assert_true(cf_smoke_op_info(CF_OP_BROADCAST)->busbw_factor(8) == 1.0);
+    assert_true(cf_smoke_op_info(CF_OP_REDUCE)->busbw_factor(8) == 1.0);
     assert_true(cf_smoke_op_info(CF_OP_SENDRECV)->busbw_factor(8) == 1.0);
-    assert_false(cf_smoke_op_info(CF_OP_SENDRECV)->has_in_place);
+    assert_false(cf_smoke_op_info(CF_OP_SENDRECV)->checks_in_place);
+    assert_false(cf_smoke_op_info(CF_OP_ALLTOALL)->checks_in_place);
+    assert_true(cf_smoke_op_info(CF_OP_REDUCE)->rooted && cf_smoke_op_info(CF_OP_REDUCE)->reduces);
     enum cf_smoke_op op;
-    assert_int_equal(cf_smoke_op_parse("allreduce", &op), 0);
-    assert_int_equal(op, CF_OP_ALL_REDUCE);
-    assert_int_equal(cf_smoke_op_parse("reduce_scatter", &op), 0);
-    assert_int_equal(op, CF_OP_REDUCE_SCATTER);
-    assert_int_equal(cf_smoke_op_parse("alltoall", &op), -1);
+    static const struct { const char *name; enum cf_smoke_op op; } names[] = {
+        { "allreduce", CF_OP_ALL_REDUCE }, { "reduce_scatter", CF_OP_REDUCE_SCATTER },
+        { "alltoall_perf", CF_OP_ALLTOALL }, { "gather", CF_OP_GATHER }, { "scatter_perf", CF_OP_SCATTER },
+        { "reduce", CF_OP_REDUCE },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        assert_int_equal(cf_smoke_op_parse(names[i].name, &op), 0);
+        assert_int_equal(op, names[i].op);
+    }
+    assert_int_equal(cf_smoke_op_parse("hypercube", &op), -1);
     enum cf_smoke_dtype dt;
     assert_int_equal(cf_smoke_dtype_parse("bf16", &dt), 0);
     assert_int_equal(dt, CF_DT_BFLOAT16);
-    assert_int_equal(cf_smoke_dtype_info(CF_DT_BFLOAT16)->nccl_type, 9);
-    assert_int_equal(cf_smoke_dtype_info(CF_DT_FLOAT32)->nccl_type, 7);
+    assert_int_equal((int)CF_DT_BFLOAT16, 9); /* ncclBfloat16 */
+    assert_int_equal((int)CF_DT_FLOAT32, 7);  /* ncclFloat32 */
+    assert_int_equal((int)CF_DT_UINT8, 1);    /* ncclUint8 */
     assert_int_equal(cf_smoke_dtype_parse("fp8", &dt), -1);
+    enum cf_smoke_redop r;
+    assert_int_equal(cf_smoke_redop_parse("avg", &r), 0);
+    assert_int_equal((int)r, 4); /* ncclAvg */
+    assert_int_equal(cf_smoke_redop_parse("mulsum", &r), -1);
 }
 
-static void test_sizes_and_counts(void **state)
+static void test_sizes_counts_and_layouts(void **state)
 {
     size_t v;
     cf_error err = CF_ERROR_INIT;
@@ -119,57 +166,45 @@ static void test_sizes_and_counts(void **state)
         assert_int_equal(err.kind, CF_ERR_USAGE);
         cf_error_clear(&err);
     }
-    /* all_gather / reduce_scatter round down to a multiple of the rank count */
-    assert_int_equal(cf_smoke_count_for(CF_OP_ALL_GATHER, 1000, 4, 3), 249);
-    assert_int_equal(cf_smoke_count_for(CF_OP_ALL_REDUCE, 1000, 4, 3), 250);
-    assert_int_equal(cf_smoke_count_for(CF_OP_REDUCE_SCATTER, 4, 4, 2), 0);
-}
-
-struct launcher_case {
-    const char *env[8];
-    int found;
-    const char *launcher;
-    int rank, size, local_rank, port;
-};
-
-static void test_launcher_detection_table(void **state)
-{
-    static const struct launcher_case cases[] = {
-        { { "PATH=/bin", NULL }, 0, NULL, 0, 0, 0, 0 },
-        { { "OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_RANK=1", NULL }, 1, "mpirun",
-          3, 4, 1, 0 },
-        /* mpirun inside a Slurm allocation: mpirun's variables win */
-        { { "SLURM_PROCID=0", "SLURM_NTASKS=1", "OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=8", NULL }, 1,
-          "mpirun", 2, 8, 2, 0 },
-        { { "RANK=5", "WORLD_SIZE=8", "LOCAL_RANK=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29500", NULL }, 1,
-          "torchrun", 5, 8, 1, 29501 },
-        { { "SLURM_PROCID=7", "SLURM_NTASKS=16", "SLURM_LOCALID=3", "MASTER_ADDR=n1", "MASTER_PORT=6000", NULL }, 1,
-          "srun", 7, 16, 3, 6000 },
-        { { "PMI_RANK=1", "PMI_SIZE=2", NULL }, 1, "pmi", 1, 2, 1, 0 },
-        { { "RANK=0", "WORLD_SIZE=2", "MASTER_PORT=29500", "CCLFORGE_SMOKE_PORT=4242", NULL }, 1, "torchrun", 0, 2,
-          0, 4242 },
-        { { "RANK=abc", "WORLD_SIZE=2", NULL }, -1, NULL, 0, 0, 0, 0 },
-        { { "RANK=2", "WORLD_SIZE=2", NULL }, -1, NULL, 0, 0, 0, 0 },
-        { { "SLURM_PROCID=0", "SLURM_NTASKS=0", NULL }, -1, NULL, 0, 0, 0, 0 },
+    /* nccl-tests' GetCollByteCount: each rank's share rounds down to 16 bytes; the
+     * size column is max(send, recv), the count column the share */
+    static const struct {
+        enum cf_smoke_op op;
+        size_t bytes;
+        enum cf_smoke_dtype dt;
+        int n;
+        size_t count, send, recv, size;
+    } cases[] = {
+        { CF_OP_ALL_GATHER, 1000, CF_DT_FLOAT32, 3, 80, 80, 240, 960 },
+        { CF_OP_ALL_REDUCE, 1000, CF_DT_FLOAT32, 3, 250, 250, 250, 1000 },
+        { CF_OP_REDUCE_SCATTER, 4, CF_DT_FLOAT32, 2, 0, 0, 0, 0 },
+        { CF_OP_REDUCE_SCATTER, 1024, CF_DT_FLOAT32, 3, 84, 252, 84, 1008 },
+        { CF_OP_ALL_GATHER, 100, CF_DT_INT8, 3, 32, 32, 96, 96 },
+        { CF_OP_ALLTOALL, 1024, CF_DT_FLOAT64, 3, 42, 126, 126, 1008 },
+        { CF_OP_GATHER, 4096, CF_DT_FLOAT16, 4, 512, 512, 2048, 4096 },
+        { CF_OP_SCATTER, 4096, CF_DT_FLOAT16, 5, 408, 2040, 408, 4080 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const struct launcher_case *c = &cases[i];
-        struct cf_smoke_launch_env le;
-        cf_error err = CF_ERROR_INIT;
-        int rc = cf_smoke_detect_launcher((char *const *)c->env, &le, &err);
-        if (rc != c->found)
-            fail_msg("case %zu: got %d, wanted %d (%s)", i, rc, c->found, cf_error_message(&err));
-        if (rc < 0)
-            assert_non_null(strstr(cf_error_message(&err), c->env[0][0] == 'R' ? "RANK" : "SLURM"));
-        if (rc == 1) {
-            assert_string_equal(le.launcher, c->launcher);
-            assert_int_equal(le.rank, c->rank);
-            assert_int_equal(le.size, c->size);
-            assert_int_equal(le.local_rank, c->local_rank);
-            assert_int_equal(le.master_port, c->port);
-        }
-        cf_error_clear(&err);
+        struct cf_smoke_layout l;
+        cf_smoke_layout_for(cases[i].op, cases[i].bytes, cases[i].dt, cases[i].n, 1, &l);
+        if (l.count != cases[i].count || l.send_elems != cases[i].send || l.recv_elems != cases[i].recv ||
+            l.bytes != cases[i].size)
+            fail_msg("case %zu: count %zu send %zu recv %zu size %zu", i, l.count, l.send_elems, l.recv_elems,
+                     l.bytes);
     }
+    /* in place: rank 1's send share sits at its slot of the all_gather buffer */
+    struct cf_smoke_layout l;
+    cf_smoke_layout_for(CF_OP_ALL_GATHER, 1024, CF_DT_FLOAT32, 2, 1, &l);
+    assert_int_equal(l.send_offset, 128);
+    /* the sweep: -f wins over -i (nccl-tests' TimeTest), -f 1 steps by -i, and it ends at -e */
+    struct cf_smoke_sweep sw = { 1024, 4096, 2, 1000 };
+    assert_int_equal(cf_smoke_next_size(&sw, 1024), 2048);
+    assert_int_equal(cf_smoke_next_size(&sw, 4096), 0);
+    sw.step_factor = 1;
+    assert_int_equal(cf_smoke_next_size(&sw, 1024), 2024);
+    assert_int_equal(cf_smoke_next_size(&sw, 3100), 0);
+    sw.step_factor = 4;
+    assert_int_equal(cf_smoke_next_size(&sw, 0), 0); /* -b 0 does not spin */
 }
 
 static void test_fault_switch_parsing(void **state)
@@ -180,7 +215,10 @@ static void test_fault_switch_parsing(void **state)
     assert_int_equal(f.action, CF_FAULT_HANG);
     assert_int_equal(f.rank, 1);
     assert_int_equal(f.op, CF_OP_ALL_GATHER);
-    static const char *bad[] = { "1:hang", "x:abort:all_reduce", "1:explode:all_reduce", "1:abort:alltoall" };
+    assert_int_equal(cf_smoke_fault_parse("0:slow:alltoall", &f, &err), 0);
+    assert_int_equal(f.action, CF_FAULT_SLOW);
+    assert_int_equal(f.op, CF_OP_ALLTOALL);
+    static const char *bad[] = { "1:hang", "x:abort:all_reduce", "1:explode:all_reduce", "1:abort:hypercube" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(cf_smoke_fault_parse(bad[i], &f, &err), -1);
         assert_int_equal(f.action, CF_FAULT_NONE);
@@ -198,11 +236,23 @@ static void test_records_roundtrip_with_escapes(void **state)
     ev.row.count = 32768;
     ev.row.time_us = 12.5;
     ev.row.algbw = 5.2428800000000001;
-    ev.row.wrong = 2;
-    ev.wrong_all_ranks = 7;
+    ev.row.wrong = 7;
+    ev.row.redop = CF_RED_AVG;
+    ev.row.root = -1;
+    ev.row.group = 3;
+    ev.row.nranks = 3;
+    ev.row.slowest_rank = 5;
+    ev.row.slowest_us = 30.25;
+    ev.row.median_us = 12;
+    double times[3] = { 12, 30.25, 1e-3 };
+    int ranks[3] = { 0, 5, 9 };
+    ev.row.rank_time_us = times;
+    ev.row.rank_of = ranks;
+    ev.own_wrong = 2;
+    ev.leader = 1;
     ev.text = "index 4:\texpected 1\ngot 2 \\ done";
     struct strbuf line = STRBUF_INIT;
-    cf_smoke_record_encode(&line, REC_RESULT, &ev, NULL, 0);
+    cf_smoke_record_encode(&line, REC_RESULT, &ev, 0);
     assert_int_equal(line.buf[line.len - 1], '\n');
     assert_null(memchr(line.buf, '\n', line.len - 1)); /* one line, whatever the text */
     cf_sb_setlen(&line, line.len - 1);
@@ -215,7 +265,15 @@ static void test_records_roundtrip_with_escapes(void **state)
     assert_int_equal(rec.ev.row.dtype, CF_DT_BFLOAT16);
     assert_int_equal(rec.ev.row.bytes, 65536);
     assert_true(rec.ev.row.algbw == ev.row.algbw);
-    assert_int_equal(rec.ev.wrong_all_ranks, 7);
+    assert_int_equal(rec.ev.row.wrong, 7);
+    assert_int_equal(rec.ev.own_wrong, 2);
+    assert_int_equal(rec.ev.row.redop, CF_RED_AVG);
+    assert_int_equal(rec.ev.row.root, -1);
+    assert_int_equal(rec.ev.row.slowest_rank, 5);
+    assert_true(rec.ev.leader);
+    assert_int_equal(rec.ntimes, 3);
+    assert_true(rec.ev.row.rank_time_us[1] == 30.25 && rec.ev.row.rank_time_us[2] == 1e-3);
+    assert_int_equal(rec.ev.row.rank_of[2], 9);
     assert_string_equal(rec.ev.text, ev.text);
     assert_true(rec.ev.t > 0);
     /* a library's own output is not a record; a damaged record is refused */
@@ -224,10 +282,27 @@ static void test_records_roundtrip_with_escapes(void **state)
     assert_int_equal(cf_smoke_record_decode(SMOKE_RECORD_PREFIX "R\tbytes=4", &rec), -1);
     assert_int_equal(cf_smoke_record_decode(SMOKE_RECORD_PREFIX "Z\trank=0", &rec), -1);
     assert_int_equal(cf_smoke_record_decode(SMOKE_RECORD_PREFIX "R\trank=0\top=99", &rec), -1);
+    /* per-rank lists must match the row's rank count */
+    assert_int_equal(cf_smoke_record_decode(SMOKE_RECORD_PREFIX "R\trank=0\tnranks=2\ttimes=1,2,3", &rec), -1);
+    /* a transport and a group record carry their own fields */
+    struct cf_smoke_event tev = { .kind = CF_EV_TRANSPORT, .rank = 1 };
+    tev.conn.rank = 1;
+    tev.conn.peer = 2;
+    snprintf(tev.conn.kind, sizeof tev.conn.kind, "NET");
+    snprintf(tev.conn.via, sizeof tev.conn.via, "NET/AWS Libfabric/0(0)/GDRDMA");
+    tev.conn.channels = 4;
+    cf_sb_reset(&line);
+    cf_smoke_record_encode(&line, cf_smoke_record_type_for(CF_EV_TRANSPORT), &tev, 0);
+    cf_sb_setlen(&line, line.len - 1);
+    assert_int_equal(cf_smoke_record_decode(cf_sb_str(&line), &rec), 1);
+    assert_int_equal(rec.ev.kind, CF_EV_TRANSPORT);
+    assert_string_equal(rec.ev.conn.via, tev.conn.via);
+    assert_int_equal(rec.ev.conn.channels, 4);
     /* a BEGIN keeps its description and whether it waits for peers */
     cf_sb_reset(&line);
     ev.text = NULL;
-    cf_smoke_record_encode(&line, REC_BEGIN, &ev, "ncclCommInitRank (4 ranks)", 1);
+    ev.text = "ncclCommInitRank (4 ranks)";
+    cf_smoke_record_encode(&line, REC_BEGIN, &ev, 1);
     cf_sb_setlen(&line, line.len - 1);
     assert_int_equal(cf_smoke_record_decode(cf_sb_str(&line), &rec), 1);
     assert_int_equal(rec.type, REC_BEGIN);
@@ -235,63 +310,6 @@ static void test_records_roundtrip_with_escapes(void **state)
     assert_string_equal(rec.ev.text, "ncclCommInitRank (4 ranks)");
     cf_smoke_record_release(&rec);
     cf_sb_release(&line);
-}
-
-/* Real sockets on loopback: rank 0 serves 128 bytes, three forked ranks fetch them. */
-static void test_tcp_rendezvous_carries_id_to_every_rank(void **state)
-{
-    int port = 0;
-    cf_error err = CF_ERROR_INIT;
-    int fd = cf_smoke_tcp_listen("127.0.0.1", 0, &port, &err);
-    assert_true(fd >= 0);
-    unsigned char id[128];
-    for (size_t i = 0; i < sizeof id; i++)
-        id[i] = (unsigned char)(i * 37 + 11);
-    uint64_t want = cf_smoke_fnv1a(id, sizeof id);
-    struct smoke_rendezvous rdv = { SMOKE_ID_TCP, "127.0.0.1", port, -1, 5.0 };
-    pid_t kids[3];
-    for (int r = 1; r <= 3; r++) {
-        kids[r - 1] = fork();
-        if (kids[r - 1] == 0) {
-            close(fd);
-            unsigned char got[128] = { 0 };
-            cf_error e = CF_ERROR_INIT;
-            int rc = cf_smoke_tcp_share(&rdv, r, 4, got, sizeof got, &e);
-            _exit(rc == 0 && cf_smoke_fnv1a(got, sizeof got) == want ? 0 : 1);
-        }
-    }
-    rdv.listen_fd = fd;
-    assert_int_equal(cf_smoke_tcp_share(&rdv, 0, 4, id, sizeof id, &err), 0);
-    for (int i = 0; i < 3; i++) {
-        int status;
-        assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
-        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
-}
-
-static void test_tcp_rendezvous_gives_up_in_time(void **state)
-{
-    /* a port nobody listens on: grab one, then close it */
-    int port = 0;
-    cf_error err = CF_ERROR_INIT;
-    int fd = cf_smoke_tcp_listen("127.0.0.1", 0, &port, &err);
-    assert_true(fd >= 0);
-    close(fd);
-    unsigned char id[128];
-    struct smoke_rendezvous rdv = { SMOKE_ID_TCP, "127.0.0.1", port, -1, 0.5 };
-    double t0 = cf_now_seconds();
-    assert_int_equal(cf_smoke_tcp_share(&rdv, 1, 2, id, sizeof id, &err), -1);
-    assert_true(cf_now_seconds() - t0 < 3.0);
-    assert_non_null(strstr(cf_error_message(&err), "could not fetch the unique id"));
-    cf_error_clear(&err);
-    /* rank 0 with nobody coming */
-    t0 = cf_now_seconds();
-    rdv.port = 0;
-    snprintf(rdv.addr, sizeof rdv.addr, "127.0.0.1");
-    assert_int_equal(cf_smoke_tcp_share(&rdv, 0, 3, id, sizeof id, &err), -1);
-    assert_true(cf_now_seconds() - t0 < 3.0);
-    assert_non_null(strstr(cf_error_message(&err), "only 0 of 2 ranks"));
-    cf_error_clear(&err);
 }
 
 static void test_real_nccl_loads_and_reports_version(void **state)
@@ -377,6 +395,7 @@ static void collect(void *ctx, const struct cf_smoke_event *ev)
         snprintf(c->fail_text, sizeof c->fail_text, "%s", ev->text ? ev->text : "");
         break;
     case CF_EV_LOG: c->logs++; break;
+    default: break;
     }
 }
 
@@ -391,6 +410,11 @@ static void test_nccl_run_without_gpu_fails_fast_with_nccls_words(void **state)
     o.lib_path = REAL_NCCL;
     o.nranks = 3;
     o.envp = clean_env;
+    /* the supervisor starts cclforge again as the ranks, with these arguments */
+    char *exe = cf_asprintf("%s/cclforge", CCLFORGE_BINARY_DIR);
+    o.self_exe = exe;
+    char *const argv[] = { "smoke", "--lib", REAL_NCCL, "-n", "3", NULL };
+    o.self_argv = argv;
     struct collected c = { 0 };
     struct cf_smoke_report rep;
     cf_error err = CF_ERROR_INIT;
@@ -398,6 +422,7 @@ static void test_nccl_run_without_gpu_fails_fast_with_nccls_words(void **state)
     assert_int_equal(cf_smoke_run(&o, collect, &c, &rep, &err), 0);
     double took = cf_now_seconds() - t0;
     print_message("3-rank nccl run ended in %.2f s: %s\n", took, c.fail_text);
+    free(exe);
     if (rep.nfailures == 0) { /* a GPU machine: then it must have passed */
         assert_int_equal(rep.failed, 0);
         cf_smoke_report_release(&rep);
@@ -430,14 +455,15 @@ static void test_mpi_run_two_ranks_through_the_library(void **state)
     o.backend = CF_BACKEND_MPI;
     o.nranks = 2;
     o.dtypes = (1u << CF_DT_COUNT) - 1;
+    o.redops = (1u << CF_RED_COUNT) - 1;
     o.sweep.min_bytes = 64;
     o.sweep.max_bytes = 4096;
     o.sweep.step_factor = 8;
     o.iters = 2;
     o.warmup_iters = 1;
     o.self_exe = exe;
-    char *const argv[] = { "smoke", "--backend", "mpi", "-d", "all", "-b", "64", "-e", "4096", "-f", "8",
-                           "--iters", "2", "-w", "1", NULL };
+    char *const argv[] = { "smoke", "--backend", "mpi", "-d", "all", "-o", "all", "-b", "64", "-e", "4096", "-f",
+                           "8", "--iters", "2", "-w", "1", NULL };
     o.self_argv = argv;
     extern char **environ;
     o.envp = environ;
@@ -446,20 +472,216 @@ static void test_mpi_run_two_ranks_through_the_library(void **state)
     cf_error err = CF_ERROR_INIT;
     if (cf_smoke_run(&o, collect, &c, &rep, &err) < 0)
         fail_msg("%s", cf_error_message(&err));
-    /* 6 types x 3 sizes x (4 ops x 2 placements + sendrecv) */
-    assert_int_equal(rep.nrows, 6 * 3 * 9);
-    assert_int_equal(rep.failed, 0);
-    assert_int_equal(rep.passed, 6 * 3 * 9);
-    assert_int_equal(c.results, 2 * 6 * 3 * 9);
+    /* 10 types x 3 sizes x 2 placements x (3 reducing ops x 5 reductions + 6 others) */
+    size_t want = 10 * 3 * 2 * (3 * 5 + 6);
+    if (rep.nrows != want || rep.failed)
+        fail_msg("%zu rows (wanted %zu), %ld failed: %s", rep.nrows, want, rep.failed, rep.verdict);
+    assert_int_equal(c.results, 2 * (int)want);
     for (size_t i = 0; i < rep.nrows; i++) {
         const struct cf_smoke_row *r = &rep.rows[i];
         assert_true(r->time_us > 0);
         assert_true(fabs(r->busbw - r->algbw * cf_smoke_op_info(r->op)->busbw_factor(2)) < 1e-9 * (1 + r->busbw));
+        assert_true(r->slowest_rank == 0 || r->slowest_rank == 1);
+        assert_true(r->slowest_us >= r->median_us);
     }
+    assert_non_null(rep.verdict);
+    assert_true(!strncmp(rep.verdict, "ok: ", 4));
     assert_non_null(strstr(rep.lib_version, "MPI"));
     cf_smoke_report_release(&rep);
     free(exe);
     free(plugin);
+}
+
+
+/* ---- NCCL's own log: the fixtures are NCCL's format strings of four versions ---- */
+
+static struct cf_smoke_nccl_log parse_fixture(const char *name)
+{
+    char *path = cf_asprintf("%s/tests/fixtures/nccl-log/%s", CCLFORGE_SOURCE_DIR, name);
+    struct strbuf text = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_read_file(path, 1 << 20, &text, &err) < 0)
+        fail_msg("%s", cf_error_message(&err));
+    struct cf_smoke_nccl_log log;
+    cf_smoke_nccl_log_parse(cf_sb_str(&text), text.len, &log);
+    cf_sb_release(&text);
+    free(path);
+    return log;
+}
+
+static const struct cf_smoke_transport_conn *conn(const struct cf_smoke_nccl_log *log, int rank, int peer,
+                                                  const char *via)
+{
+    for (size_t i = 0; i < log->nconns; i++)
+        if (log->conns[i].rank == rank && log->conns[i].peer == peer && !strcmp(log->conns[i].via, via))
+            return &log->conns[i];
+    fail_msg("no connection %d -> %d via %s among %zu", rank, peer, via, log->nconns);
+    return NULL;
+}
+
+static void test_nccl_logs_of_four_versions(void **state)
+{
+    struct cf_smoke_nccl_log log = parse_fixture("v2.12.12.log"); /* busId in hex */
+    assert_string_equal(log.net, "Socket");
+    assert_true(cf_strvec_contains(&log.warnings, "NET/IB : No device found."));
+    assert_int_equal(log.nconns, 3);
+    assert_string_equal(conn(&log, 0, 1, "P2P/IPC/read")->kind, "P2P");
+    assert_string_equal(conn(&log, 1, 2, "NET/Socket/0")->kind, "NET");
+    conn(&log, 3, 0, "NET/Socket/0"); /* a [receive] line: the sender first */
+    cf_smoke_nccl_log_release(&log);
+
+    log = parse_fixture("v2.18.3.log");
+    assert_string_equal(log.net, "IB");
+    assert_int_equal(log.nconns, 5); /* the ring dump "Channel 00/02 :" is not one */
+    conn(&log, 1, 0, "P2P/IPC/read");
+    const struct cf_smoke_transport_conn *ib = conn(&log, 1, 2, "NET/IB/0/GDRDMA");
+    assert_true(cf_smoke_transport_applies(CF_TRANSPORT_IB, ib) && cf_smoke_transport_matches(CF_TRANSPORT_IB, ib));
+    assert_false(cf_smoke_transport_matches(CF_TRANSPORT_SOCKET, ib));
+    const struct cf_smoke_transport_conn *shm = conn(&log, 0, 1, "SHM/direct/direct");
+    assert_true(cf_smoke_transport_applies(CF_TRANSPORT_P2P, shm));
+    assert_false(cf_smoke_transport_matches(CF_TRANSPORT_P2P, shm));
+    assert_false(cf_smoke_transport_applies(CF_TRANSPORT_IB, shm));
+    cf_smoke_nccl_log_release(&log);
+
+    /* an IB host that fell back to sockets: what --expect-transport ib catches */
+    log = parse_fixture("v2.21.5.log");
+    assert_string_equal(log.net, "Socket");
+    assert_true(cf_strvec_contains(&log.warnings, "NET/IB : No device found."));
+    const struct cf_smoke_transport_conn *sock = conn(&log, 3, 0, "NET/Socket/0");
+    assert_int_equal(sock->channels, 2); /* channels 00 and 01 */
+    assert_true(cf_smoke_transport_applies(CF_TRANSPORT_IB, sock) && !cf_smoke_transport_matches(CF_TRANSPORT_IB, sock));
+    conn(&log, 2, 3, "P2P/CUMEM/read");
+    cf_smoke_nccl_log_release(&log);
+
+    log = parse_fixture("v2.28.9.log"); /* a plugin whose name has a space, timestamped WARNs */
+    assert_string_equal(log.plugin, "AWS Libfabric");
+    assert_string_equal(log.net, "AWS Libfabric");
+    conn(&log, 0, 1, "P2P/CUMEM/read");
+    conn(&log, 0, 1, "P2P/direct pointer");
+    conn(&log, 1, 2, "NET/AWS Libfabric/0(0)/GDRDMA/Shared");
+    conn(&log, 1, 0, "SHM/CE/direct");
+    assert_true(cf_strvec_contains(&log.warnings,
+                                   "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'"));
+    cf_smoke_nccl_log_release(&log);
+
+    /* not NCCL's, truncated, or empty: nothing, and no harm */
+    static const char *junk[] = { "", "NCCL INFO", "x NCCL INFO Channel 0", "h:1:1 [0] NCCL INFO Channel 00 : 0[",
+                                  "h:1:1 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via" };
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+        cf_smoke_nccl_log_parse(junk[i], strlen(junk[i]), &log);
+        assert_true(log.nconns == 0 || !strcmp(log.conns[0].via, ""));
+        cf_smoke_nccl_log_release(&log);
+    }
+}
+
+/* ---- the bad-node search, on made-up results ---- */
+
+/* busbw of a round's group: 1 GB/s, or 0.01 when it holds the bad host (-1: none) */
+static int run_search(enum cf_smoke_pattern p, int nhosts, int bad, int fail_instead, double min_busbw,
+                      char **verdict, int *found_bad)
+{
+    struct smoke_search *s = cf_smoke_search_new(p, nhosts, 1, min_busbw);
+    struct smoke_round round;
+    int rounds = 0;
+    while (cf_smoke_search_next(s, &round)) {
+        double bw[64];
+        int failed[64];
+        assert_true(round.ngroups <= 64);
+        for (int g = 0; g < round.ngroups; g++) {
+            int has = bad >= 0 && cf_smoke_round_color(&round, bad, 0) == g;
+            int members = 0;
+            for (int h = 0; h < nhosts; h++)
+                members += cf_smoke_round_color(&round, h, 0) == g;
+            assert_true(members >= (p == CF_PATTERN_INTRA ? 1 : 2));
+            /* a failing group may well be the fastest: that must not make the others look slow */
+            bw[g] = has ? (fail_instead ? 50.0 : 0.01) : 1.0;
+            failed[g] = has && fail_instead;
+        }
+        cf_smoke_search_result(s, &round, bw, failed);
+        cf_smoke_round_release(&round);
+        assert_true(++rounds < 64);
+    }
+    char *names[16];
+    for (int h = 0; h < nhosts; h++)
+        names[h] = cf_asprintf("h%d", h);
+    int culprit;
+    *verdict = cf_smoke_search_verdict(s, names, &culprit, found_bad);
+    for (int h = 0; h < nhosts; h++)
+        free(names[h]);
+    cf_smoke_search_free(s);
+    return culprit;
+}
+
+static void test_pairwise_meets_every_pair_once(void **state)
+{
+    for (int n = 2; n <= 9; n++) {
+        struct smoke_search *s = cf_smoke_search_new(CF_PATTERN_PAIRWISE, n, 1, 0);
+        int met[9][9] = { { 0 } };
+        struct smoke_round round;
+        int rounds = 0;
+        while (cf_smoke_search_next(s, &round)) {
+            int used[9] = { 0 };
+            for (int g = 0; g < round.ngroups; g++) {
+                int a = -1, b = -1;
+                for (int h = 0; h < n; h++)
+                    if (cf_smoke_round_color(&round, h, 0) == g) {
+                        assert_false(used[h]); /* disjoint in a round */
+                        used[h] = 1;
+                        if (a < 0)
+                            a = h;
+                        else
+                            b = h;
+                    }
+                assert_true(a >= 0 && b > a);
+                met[a][b]++;
+            }
+            double bw[16] = { 0 };
+            int failed[16] = { 0 };
+            cf_smoke_search_result(s, &round, bw, failed);
+            cf_smoke_round_release(&round);
+            rounds++;
+        }
+        for (int a = 0; a < n; a++)
+            for (int b = a + 1; b < n; b++)
+                if (met[a][b] != 1)
+                    fail_msg("%d hosts: pair %d-%d met %d times", n, a, b, met[a][b]);
+        assert_int_equal(rounds, n % 2 ? n : n - 1);
+        cf_smoke_search_free(s);
+    }
+}
+
+static void test_search_names_the_bad_host(void **state)
+{
+    static const enum cf_smoke_pattern patterns[] = { CF_PATTERN_PAIRWISE, CF_PATTERN_BISECT };
+    for (size_t k = 0; k < 2; k++)
+        for (int mode = 0; mode < 3; mode++) /* slow by ratio, slow under --min-busbw, wrong results */
+            for (int n = 2; n <= 8; n++)
+                for (int bad = -1; bad < n; bad++) {
+                    char *v;
+                    int found_bad;
+                    int culprit = run_search(patterns[k], n, bad, mode == 2, mode == 1 ? 0.5 : 0, &v, &found_bad);
+                    if (bad < 0 && found_bad)
+                        fail_msg("%s, %d hosts, nobody bad, mode %d: %s", cf_smoke_pattern_name(patterns[k]), n, mode,
+                                 v);
+                    if (n == 2 && bad >= 0) {
+                        /* two hosts: a failure or --min-busbw blames the link between them; a
+                         * ratio has nothing to compare with, and blames nobody */
+                        if (culprit != -1 || (mode && !strstr(v, "the link between h0 and h1")))
+                            fail_msg("%s, 2 hosts, mode %d: %s", cf_smoke_pattern_name(patterns[k]), mode, v);
+                    } else if (culprit != bad) {
+                        fail_msg("%s, %d hosts, bad %d, mode %d: named %d: %s", cf_smoke_pattern_name(patterns[k]),
+                                 n, bad, mode, culprit, v);
+                    }
+                    free(v);
+                }
+    /* intra: the host whose own group is slow */
+    char *v;
+    int found_bad;
+    assert_int_equal(run_search(CF_PATTERN_INTRA, 4, 2, 0, 0, &v, &found_bad), 2);
+    free(v);
+    assert_int_equal(run_search(CF_PATTERN_INTRA, 4, -1, 0, 0, &v, &found_bad), -1);
+    assert_non_null(strstr(v, "every group passed"));
+    free(v);
 }
 
 int main(void)
@@ -467,14 +689,14 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fp16_roundtrip_every_pattern),
         cmocka_unit_test(test_bf16_roundtrip_and_rounding),
-        cmocka_unit_test(test_patterns_sum_exactly),
-        cmocka_unit_test(test_busbw_factors_match_nccl_tests),
-        cmocka_unit_test(test_sizes_and_counts),
-        cmocka_unit_test(test_launcher_detection_table),
+        cmocka_unit_test(test_data_is_exact_and_never_repeats),
+        cmocka_unit_test(test_ops_and_factors_match_nccl_tests),
+        cmocka_unit_test(test_sizes_counts_and_layouts),
         cmocka_unit_test(test_fault_switch_parsing),
         cmocka_unit_test(test_records_roundtrip_with_escapes),
-        cmocka_unit_test(test_tcp_rendezvous_carries_id_to_every_rank),
-        cmocka_unit_test(test_tcp_rendezvous_gives_up_in_time),
+        cmocka_unit_test(test_nccl_logs_of_four_versions),
+        cmocka_unit_test(test_pairwise_meets_every_pair_once),
+        cmocka_unit_test(test_search_names_the_bad_host),
         cmocka_unit_test(test_real_nccl_loads_and_reports_version),
         cmocka_unit_test(test_library_without_nccl_api_is_refused),
         cmocka_unit_test(test_cuda_runtime_loads_by_dlopen),

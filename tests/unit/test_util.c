@@ -11,6 +11,7 @@
 #include <fcntl.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 #include "cclforge/spawn.h"
 #include "cclforge/strbuf.h"
 
@@ -119,6 +120,42 @@ static void test_spawn_setup_failure_closes_fds(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
     free(log);
     ts_cleanup();
+}
+
+/* The typed getters: 1 with the value, 0 for absent or null, -1 for another type. */
+static void test_json_typed_getters(void **state)
+{
+    cJSON *o = cJSON_Parse("{\"s\":\"x\",\"n\":4.5,\"b\":true,\"z\":null,\"a\":[\"p\",\"q\"],"
+                           "\"mixed\":[\"p\",3]}");
+    assert_non_null(o);
+    const char *s = "unset";
+    double d = -1;
+    int b = -1;
+    assert_int_equal(cf_json_get_str(o, "s", &s), 1);
+    assert_string_equal(s, "x");
+    assert_int_equal(cf_json_get_str(o, "missing", &s), 0);
+    assert_int_equal(cf_json_get_str(o, "z", &s), 0);
+    assert_int_equal(cf_json_get_str(o, "n", &s), -1);
+    assert_string_equal(s, "x"); /* untouched on 0 and -1 */
+    assert_int_equal(cf_json_get_num(o, "n", &d), 1);
+    assert_true(d == 4.5);
+    assert_int_equal(cf_json_get_num(o, "s", &d), -1);
+    assert_int_equal(cf_json_get_bool(o, "b", &b), 1);
+    assert_int_equal(b, 1);
+    assert_int_equal(cf_json_get_bool(o, "n", &b), -1);
+    struct strvec sv = STRVEC_INIT;
+    assert_int_equal(cf_json_get_strvec(o, "a", &sv), 1);
+    assert_int_equal(sv.n, 2);
+    assert_int_equal(cf_json_get_strvec(o, "mixed", &sv), -1);
+    assert_int_equal(sv.n, 2); /* nothing appended from a mixed array */
+    assert_int_equal(cf_json_get_strvec(o, "s", &sv), -1);
+    assert_int_equal(cf_json_get_strvec(o, "missing", &sv), 0);
+    cf_strvec_clear(&sv);
+    assert_null(cf_json_str(o, "n"));
+    assert_true(cf_json_num(o, "s", 7) == 7);
+    assert_null(cf_json_str(NULL, "s"));
+    assert_int_equal(cf_json_get_str(cJSON_GetObjectItemCaseSensitive(o, "a"), "s", &s), 0); /* an array is no object */
+    cJSON_Delete(o);
 }
 
 static void test_spawn_timeout_kills_group(void **state)
@@ -251,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_spawn_captures_and_reports),
         cmocka_unit_test(test_spawn_missing_program),
         cmocka_unit_test(test_spawn_setup_failure_closes_fds),
+        cmocka_unit_test(test_json_typed_getters),
         cmocka_unit_test(test_spawn_timeout_kills_group),
         cmocka_unit_test(test_spawn_line_callback),
         cmocka_unit_test(test_spawn_child_dies_with_parent),

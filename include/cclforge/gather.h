@@ -1,0 +1,71 @@
+/* `cclforge doctor --gather`: one process per rank under srun, mpirun or torchrun
+ * (or N local ones with -n N); each host's local rank 0 surveys its host, every
+ * rank reports its NCCL configuration, rank 0 collects what arrives by the
+ * deadline over the authenticated TCP channel of cclforge/launch.h, names the
+ * ranks and hosts that did not answer, and consolidates (cclforge/doctor.h).
+ * Every rank then gets rank 0's verdict, so each exits 0 or 1 alike. */
+#ifndef CCLFORGE_GATHER_H
+#define CCLFORGE_GATHER_H
+
+#include <stddef.h>
+
+#include "cclforge/doctor.h"
+#include "cclforge/error.h"
+#include "cclforge/strbuf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CF_GATHER_TAG "doctor"
+
+struct cf_gather_opts {
+    char *const *envp;        /* the environment (launcher variables) */
+    double timeout_s;         /* for every rank to answer; then rank 0 reports who did not */
+    int local_ranks;          /* > 0: start this many ranks here (rank 0 is this process) */
+    char *const *child_argv;  /* local_ranks: what each other rank runs (argv[0] a path) */
+    /* What this rank sends: a `doctor --json` report when host_leader (local rank 0),
+     * else a report of its NCCL configuration only. The CLI builds it. */
+    int (*make_blob)(void *ctx, int host_leader, struct strbuf *out, cf_error *err);
+    void *ctx;
+};
+
+struct cf_gather_host {
+    char *label;              /* host name */
+    struct strvec ranks;      /* ranks heard from on it */
+    int surveyed;             /* its local rank 0 answered with a survey */
+};
+
+/* One rank heard from, with the NCCL configuration it reported. */
+struct cf_gather_rank {
+    int rank;
+    size_t host;                     /* index into hosts */
+    struct cf_nccl_config *config;   /* NULL: none in its report */
+};
+
+struct cf_gather_result {
+    int is_rank0;
+    const char *launcher;     /* static */
+    int rank, world;
+    char where[512];          /* rank 0's address and how it was found */
+    /* rank 0 only */
+    struct cf_gather_host *hosts; size_t n_hosts;
+    struct cf_survey *surveys; /* [n_hosts]: empty for a host whose local rank 0 did not answer */
+    struct cf_findings *per_host;
+    struct strvec missing;    /* "rank 2" / "rank 2 (host cf15-h2)" */
+    struct cf_gather_rank *ranks; size_t n_ranks; /* every rank heard, in rank order */
+    struct cf_consolidated report;
+    /* other ranks: rank 0's verdict */
+    int verdict;              /* 0 fine, 1 problems; -1 rank 0 did not answer */
+    char *reason;
+};
+
+/* 0 when the gather ran (problems are in the result), -1 when it could not start
+ * (no launcher, malformed variables, rank 0's port in use). */
+int cf_doctor_gather(const struct cf_gather_opts *o, struct cf_gather_result *out, cf_error *err);
+void cf_gather_result_release(struct cf_gather_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,18 @@
+/* The parts of `cclforge doctor` that print NCCL's configuration, the fabric and
+ * multi-host reports (src/cli/doctor_hosts.c), used by cmd_doctor.c. */
+#ifndef CCLFORGE_CLI_DOCTOR_HOSTS_H
+#define CCLFORGE_CLI_DOCTOR_HOSTS_H
+
+#include "cclforge/doctor.h"
+#include "cclforge/gather.h"
+#include "cclforge/survey.h"
+
+void doctor_print_nccl_config(const struct cf_survey *s);
+void doctor_print_fabric(const struct cf_survey *s);
+/* Silent when nothing is wrong unless verbose; the reason line first otherwise. */
+void doctor_print_consolidated(const struct cf_consolidated *c, const char *const *labels, size_t n, int verbose);
+/* The gather's text report (rank 0) and its JSON document. */
+void doctor_print_gather(const struct cf_gather_result *r, int verbose);
+cJSON *doctor_gather_json(const struct cf_gather_result *r);
+
+#endif

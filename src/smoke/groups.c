@@ -1,0 +1,493 @@
+/* The bad-node search of --pattern: which hosts test together in each round, and what
+ * the results say. Every rank runs the same search on the same numbers (the results
+ * are agreed over the world), so all ranks take the same next step.
+ *   all       one group: the world
+ *   intra     one group per host (its ranks), all at once
+ *   inter     one ring per local rank k: the k-th rank of every host, all at once
+ *   pairwise  disjoint host pairs in rounds (the circle method), every pair once
+ *   bisect    halve the hosts under suspicion until one remains
+ * A group is bad when it failed (a wrong element), when its average busbw is under
+ * --min-busbw, or, without --min-busbw, under SLOW_RATIO of the best group it is
+ * compared with. Pairwise names the host that is in every bad pair; bisect assumes
+ * one bad host and names it, or says why it cannot. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "smoke/groups.h"
+
+#define SLOW_RATIO 0.5
+
+/* how a bisection ended */
+enum bisect_end {
+    BISECT_RUNNING, BISECT_CULPRIT, BISECT_LINK, BISECT_NONE_STANDS_OUT, BISECT_WHOLE_PASSED, BISECT_HALVES_PASSED,
+    BISECT_BOTH_BAD, BISECT_ONE_HOST
+};
+static const struct { enum bisect_end end; int bad; const char *text; } bisect_words[] = {
+    { BISECT_CULPRIT, 1, "bisect: host %s is the bad one" },
+    { BISECT_LINK, 1, "bisect: the link between %s and %s is bad; no third host to tell which end" },
+    { BISECT_NONE_STANDS_OUT, 0, "bisect: no host stands out" },
+    { BISECT_WHOLE_PASSED, 0, "bisect: all hosts together passed --min-busbw: no bad host" },
+    { BISECT_HALVES_PASSED, 1, "bisect: every half passed but the whole did not: no single host is bad (a link "
+                               "between the halves, or load)" },
+    { BISECT_BOTH_BAD, 1, "bisect: both halves are bad: more than one bad host" },
+    { BISECT_ONE_HOST, 0, "bisect: one host: nothing to bisect" },
+};
+
+/* a set of hosts */
+struct hostset {
+    int n;
+    int *h;
+};
+
+struct ran_group {
+    struct hostset hosts;
+    int local_index; /* -1: all ranks of the hosts */
+    double bw;
+    int failed;
+};
+
+struct smoke_search {
+    enum cf_smoke_pattern pattern;
+    int nhosts, per_host;
+    double min_busbw;
+    int round; /* rounds handed out */
+    int done;
+    struct ran_group *ran; /* every group that ran, for the verdict */
+    size_t nran;
+    /* bisect */
+    enum { PHASE_WHOLE, PHASE_HALF_A, PHASE_HALF_B, PHASE_CHECK } phase;
+    struct hostset cand, good, half[2], check;
+    int suspect;           /* PHASE_CHECK: the host both halves shared */
+    double half_bw;        /* PHASE_CHECK: the better of the two halves */
+    enum bisect_end end;
+};
+
+static void set_add(struct hostset *s, int h, int cap)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->h[i] == h)
+            return;
+    if (s->n < cap)
+        s->h[s->n++] = h;
+}
+
+static int set_has(const struct hostset *s, int h)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->h[i] == h)
+            return 1;
+    return 0;
+}
+
+static void set_init(struct hostset *s, int cap)
+{
+    s->n = 0;
+    s->h = cf_xcalloc((size_t)cap + 1, sizeof *s->h);
+}
+
+void cf_smoke_round_release(struct smoke_round *r)
+{
+    free(r->host_group);
+    memset(r, 0, sizeof *r);
+}
+
+int cf_smoke_round_color(const struct smoke_round *r, int host, int local_index)
+{
+    if (r->by_local_index)
+        return local_index < r->ngroups ? local_index : -1;
+    return host >= 0 && host < r->nhosts ? r->host_group[host] : -1;
+}
+
+struct smoke_search *cf_smoke_search_new(enum cf_smoke_pattern pattern, int nhosts, int per_host, double min_busbw)
+{
+    struct smoke_search *s = cf_xcalloc(1, sizeof *s);
+    s->pattern = pattern;
+    s->nhosts = nhosts;
+    s->per_host = per_host > 0 ? per_host : 1;
+    s->min_busbw = min_busbw;
+    set_init(&s->cand, nhosts);
+    set_init(&s->good, nhosts);
+    set_init(&s->half[0], nhosts);
+    set_init(&s->half[1], nhosts);
+    set_init(&s->check, nhosts);
+    for (int h = 0; h < nhosts; h++)
+        set_add(&s->cand, h, nhosts);
+    return s;
+}
+
+void cf_smoke_search_free(struct smoke_search *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nran; i++)
+        free(s->ran[i].hosts.h);
+    free(s->ran);
+    free(s->cand.h);
+    free(s->good.h);
+    free(s->half[0].h);
+    free(s->half[1].h);
+    free(s->check.h);
+    free(s);
+}
+
+static void finish(struct smoke_search *s, enum bisect_end end)
+{
+    s->done = 1;
+    s->end = end;
+}
+
+static void round_new(const struct smoke_search *s, struct smoke_round *r)
+{
+    memset(r, 0, sizeof *r);
+    r->nhosts = s->nhosts;
+    r->host_group = cf_xcalloc((size_t)s->nhosts + 1, sizeof *r->host_group);
+    for (int h = 0; h < s->nhosts; h++)
+        r->host_group[h] = -1;
+}
+
+static void round_add_set(struct smoke_round *r, const struct hostset *set)
+{
+    for (int i = 0; i < set->n; i++)
+        r->host_group[set->h[i]] = r->ngroups;
+    r->ngroups++;
+}
+
+/* The circle method over n (even) seats: seat n-1 stays, the others rotate; with an
+ * odd host count the last seat is a bye. Every pair meets once in n-1 rounds. */
+static int pairwise_round(const struct smoke_search *s, int round, struct smoke_round *out)
+{
+    int n = s->nhosts + (s->nhosts % 2);
+    if (s->nhosts < 2 || round >= n - 1)
+        return 0;
+    round_new(s, out);
+    for (int i = 0; i < n / 2; i++) {
+        int a = i == 0 ? round : (round + i) % (n - 1);
+        int b = i == 0 ? n - 1 : (round - i + n - 1) % (n - 1);
+        if (a >= s->nhosts || b >= s->nhosts)
+            continue; /* the bye */
+        out->host_group[a] = out->host_group[b] = out->ngroups++;
+    }
+    return 1;
+}
+
+static int is_bad(const struct smoke_search *s, double bw, int failed, double best)
+{
+    if (failed)
+        return 1;
+    if (s->min_busbw > 0)
+        return bw < s->min_busbw;
+    return best > 0 && bw < SLOW_RATIO * best;
+}
+
+/* bisect: the two halves to test next, or the end */
+static void bisect_plan(struct smoke_search *s)
+{
+    if (s->cand.n <= 1) {
+        finish(s, s->cand.n == 1 ? BISECT_CULPRIT : BISECT_NONE_STANDS_OUT);
+        return;
+    }
+    struct hostset *a = &s->half[0], *b = &s->half[1];
+    a->n = b->n = 0;
+    int na = (s->cand.n + 1) / 2;
+    for (int i = 0; i < s->cand.n; i++)
+        set_add(i < na ? a : b, s->cand.h[i], s->nhosts);
+    /* a lone host is tested with one shown good, else with one from the other half */
+    if (a->n == 1 && s->good.n)
+        set_add(a, s->good.h[0], s->nhosts);
+    if (b->n == 1 && s->good.n)
+        set_add(b, s->good.h[0], s->nhosts);
+    if (a->n < 2 && b->n < 2) {
+        /* two candidates and nobody to compare them with: the link between them is bad
+         * if the whole was (failed, or under the bound); a ratio cannot say */
+        int whole_bad = s->nran && (s->ran[0].failed || (s->min_busbw > 0 && s->ran[0].bw < s->min_busbw));
+        finish(s, whole_bad ? BISECT_LINK : BISECT_NONE_STANDS_OUT);
+        return;
+    }
+    if (a->n < 2)
+        set_add(a, b->h[0], s->nhosts);
+    if (b->n < 2)
+        set_add(b, a->h[0], s->nhosts);
+}
+
+int cf_smoke_search_next(struct smoke_search *s, struct smoke_round *out)
+{
+    memset(out, 0, sizeof *out);
+    if (s->done)
+        return 0;
+    int r = s->round;
+    struct hostset every;
+    set_init(&every, s->nhosts);
+    for (int h = 0; h < s->nhosts; h++)
+        set_add(&every, h, s->nhosts);
+    int more = 1;
+    switch (s->pattern) {
+    case CF_PATTERN_ALL:
+    case CF_PATTERN_INTER:
+        if (r > 0) {
+            more = 0;
+            break;
+        }
+        round_new(s, out);
+        round_add_set(out, &every);
+        if (s->pattern == CF_PATTERN_INTER) {
+            out->by_local_index = 1;
+            out->ngroups = s->per_host;
+        }
+        break;
+    case CF_PATTERN_INTRA:
+        if (r > 0) {
+            more = 0;
+            break;
+        }
+        round_new(s, out);
+        for (int h = 0; h < s->nhosts; h++)
+            out->host_group[h] = out->ngroups++;
+        break;
+    case CF_PATTERN_PAIRWISE:
+        more = pairwise_round(s, r, out);
+        break;
+    case CF_PATTERN_BISECT:
+        if (s->phase == PHASE_HALF_A)
+            bisect_plan(s);
+        if (s->done) {
+            more = 0;
+            break;
+        }
+        round_new(s, out);
+        round_add_set(out, s->phase == PHASE_WHOLE    ? &every
+                           : s->phase == PHASE_CHECK  ? &s->check
+                           : s->phase == PHASE_HALF_A ? &s->half[0]
+                                                      : &s->half[1]);
+        break;
+    }
+    free(every.h);
+    if (!more)
+        return 0;
+    s->round++;
+    return 1;
+}
+
+static void bisect_decide(struct smoke_search *s, const struct ran_group *ga, const struct ran_group *gb)
+{
+    /* a group that failed is no yardstick of speed */
+    double best = 0;
+    if (!ga->failed && ga->bw > best)
+        best = ga->bw;
+    if (!gb->failed && gb->bw > best)
+        best = gb->bw;
+    int bad_a = is_bad(s, ga->bw, ga->failed, best), bad_b = is_bad(s, gb->bw, gb->failed, best);
+    const struct hostset *a = &s->half[0], *b = &s->half[1];
+    struct hostset keep;
+    set_init(&keep, s->nhosts);
+    int shared = -1;
+    for (int i = 0; i < a->n && shared < 0; i++)
+        if (set_has(b, a->h[i]))
+            shared = a->h[i];
+    if (!bad_a && !bad_b && shared >= 0 && s->min_busbw <= 0 && !ga->failed && !gb->failed) {
+        /* the halves are alike, and both hold the host one lent the other: either it
+         * is bad, or nobody is. The others without it tell (if they are much faster). */
+        s->suspect = shared;
+        s->half_bw = best;
+        s->check.n = 0;
+        for (int i = 0; i < s->cand.n; i++)
+            if (s->cand.h[i] != shared)
+                set_add(&s->check, s->cand.h[i], s->nhosts);
+        for (int i = 0; s->check.n < 2 && i < s->good.n; i++)
+            set_add(&s->check, s->good.h[i], s->nhosts);
+        if (s->check.n >= 2)
+            s->phase = PHASE_CHECK;
+        else
+            finish(s, BISECT_NONE_STANDS_OUT);
+    } else if (!bad_a && !bad_b) {
+        finish(s, s->min_busbw > 0 ? BISECT_HALVES_PASSED : BISECT_NONE_STANDS_OUT);
+    } else if (bad_a != bad_b) {
+        /* the good half's hosts are good; suspicion stays with the bad half's others */
+        const struct hostset *good = bad_a ? b : a, *bad = bad_a ? a : b;
+        for (int i = 0; i < good->n; i++)
+            set_add(&s->good, good->h[i], s->nhosts);
+        for (int i = 0; i < bad->n; i++)
+            if (set_has(&s->cand, bad->h[i]) && !set_has(&s->good, bad->h[i]))
+                set_add(&keep, bad->h[i], s->nhosts);
+    } else {
+        /* both bad: the host they share (one lent to the other half) is the suspect */
+        for (int i = 0; i < a->n; i++)
+            if (set_has(b, a->h[i]))
+                set_add(&keep, a->h[i], s->nhosts);
+        if (!keep.n)
+            finish(s, BISECT_BOTH_BAD);
+    }
+    if (!s->done) {
+        s->cand.n = 0;
+        for (int i = 0; i < keep.n; i++)
+            set_add(&s->cand, keep.h[i], s->nhosts);
+    }
+    free(keep.h);
+}
+
+static void record(struct smoke_search *s, const struct smoke_round *round, int g, double bw, int failed)
+{
+    s->ran = cf_xrealloc(s->ran, (s->nran + 1) * sizeof *s->ran);
+    struct ran_group *rg = &s->ran[s->nran++];
+    set_init(&rg->hosts, s->nhosts);
+    for (int h = 0; h < s->nhosts; h++)
+        if (round->by_local_index || round->host_group[h] == g)
+            set_add(&rg->hosts, h, s->nhosts);
+    rg->local_index = round->by_local_index ? g : -1;
+    rg->bw = bw;
+    rg->failed = failed;
+}
+
+void cf_smoke_search_result(struct smoke_search *s, const struct smoke_round *round, const double *bw,
+                            const int *failed)
+{
+    for (int g = 0; g < round->ngroups; g++)
+        record(s, round, g, bw[g], failed[g]);
+    if (s->pattern != CF_PATTERN_BISECT)
+        return;
+    switch (s->phase) {
+    case PHASE_WHOLE:
+        /* with a bound, a whole set that passes it needs no search */
+        if (s->nhosts < 2)
+            finish(s, BISECT_ONE_HOST);
+        else if (s->min_busbw > 0 && !failed[0] && bw[0] >= s->min_busbw)
+            finish(s, BISECT_WHOLE_PASSED);
+        s->phase = PHASE_HALF_A;
+        break;
+    case PHASE_HALF_A:
+        s->phase = PHASE_HALF_B;
+        break;
+    case PHASE_HALF_B:
+        s->phase = PHASE_HALF_A;
+        bisect_decide(s, &s->ran[s->nran - 2], &s->ran[s->nran - 1]);
+        break;
+    case PHASE_CHECK:
+        if (!failed[0] && bw[0] * SLOW_RATIO > s->half_bw) {
+            s->cand.n = 0;
+            set_add(&s->cand, s->suspect, s->nhosts);
+            finish(s, BISECT_CULPRIT);
+        } else {
+            finish(s, BISECT_NONE_STANDS_OUT);
+        }
+        break;
+    }
+}
+
+size_t cf_smoke_search_ran(const struct smoke_search *s)
+{
+    return s->nran;
+}
+
+int cf_smoke_search_bad(const struct smoke_search *s, size_t i)
+{
+    double best = 0;
+    for (size_t j = 0; j < s->nran; j++)
+        if (!s->ran[j].failed && s->ran[j].bw > best)
+            best = s->ran[j].bw;
+    return is_bad(s, s->ran[i].bw, s->ran[i].failed, best);
+}
+
+static void add_names(struct strbuf *sb, const struct hostset *set, char *const *names)
+{
+    for (int i = 0; i < set->n; i++)
+        cf_sb_addf(sb, "%s%s", i ? "+" : "", names[set->h[i]]);
+}
+
+void cf_smoke_group_label(const struct smoke_round *r, int group, char *const *names, char *out, size_t cap)
+{
+    struct strbuf sb = STRBUF_INIT;
+    int first = 1;
+    for (int h = 0; h < r->nhosts; h++) {
+        if (!r->by_local_index && r->host_group[h] != group)
+            continue;
+        cf_sb_addf(&sb, "%s%s", first ? "" : "+", names[h]);
+        first = 0;
+    }
+    if (r->by_local_index)
+        cf_sb_addf(&sb, " (local rank %d of each)", group);
+    snprintf(out, cap, "%s", cf_sb_str(&sb));
+    cf_sb_release(&sb);
+}
+
+/* the words of a bisection's end, with the candidate names in their "%s" places */
+static void bisect_verdict(const struct smoke_search *s, char *const *names, struct strbuf *sb, int *culprit,
+                           int *bad)
+{
+    for (size_t i = 0; i < sizeof bisect_words / sizeof bisect_words[0]; i++) {
+        if (bisect_words[i].end != s->end)
+            continue;
+        *bad = bisect_words[i].bad;
+        if (s->end == BISECT_CULPRIT)
+            *culprit = s->cand.h[0];
+        const char *fill[2] = { s->cand.n > 0 ? names[s->cand.h[0]] : "?", s->cand.n > 1 ? names[s->cand.h[1]] : "?" };
+        int k = 0;
+        for (const char *t = bisect_words[i].text; *t; t++) {
+            if (t[0] == '%' && t[1] == 's' && k < 2) {
+                cf_sb_adds(sb, fill[k++]);
+                t++;
+            } else {
+                cf_sb_addc(sb, *t);
+            }
+        }
+        return;
+    }
+    cf_sb_adds(sb, "bisect: no verdict");
+}
+
+char *cf_smoke_search_verdict(const struct smoke_search *s, char *const *names, int *culprit, int *bad)
+{
+    struct strbuf sb = STRBUF_INIT;
+    *culprit = -1;
+    *bad = 0;
+    if (s->pattern == CF_PATTERN_BISECT) {
+        bisect_verdict(s, names, &sb, culprit, bad);
+        return cf_sb_detach(&sb);
+    }
+    size_t nbad = 0;
+    for (size_t i = 0; i < s->nran; i++)
+        nbad += (size_t)cf_smoke_search_bad(s, i);
+    const char *name = cf_smoke_pattern_name(s->pattern);
+    if (!nbad) {
+        cf_sb_addf(&sb, "%s: every group passed", name);
+        return cf_sb_detach(&sb);
+    }
+    *bad = 1;
+    if (s->pattern == CF_PATTERN_PAIRWISE) {
+        /* the one host in every bad pair */
+        int found = -1, many = 0;
+        for (int h = 0; h < s->nhosts; h++) {
+            int in_all = 1;
+            for (size_t i = 0; i < s->nran; i++)
+                if (cf_smoke_search_bad(s, i) && !set_has(&s->ran[i].hosts, h))
+                    in_all = 0;
+            if (in_all) {
+                many += found >= 0;
+                if (found < 0)
+                    found = h;
+            }
+        }
+        if (found >= 0 && !many) {
+            *culprit = found;
+            cf_sb_addf(&sb, "pairwise: host %s is in every bad pair (%zu of %zu pairs bad)", names[found], nbad,
+                       s->nran);
+            return cf_sb_detach(&sb);
+        }
+        if (s->nhosts == 2) {
+            cf_sb_addf(&sb, "pairwise: the link between %s and %s is bad; no third host to tell which end", names[0],
+                       names[1]);
+            return cf_sb_detach(&sb);
+        }
+    }
+    cf_sb_addf(&sb, "%s: bad group%s:", name, nbad == 1 ? "" : "s");
+    for (size_t i = 0; i < s->nran; i++) {
+        if (!cf_smoke_search_bad(s, i))
+            continue;
+        cf_sb_adds(&sb, " ");
+        add_names(&sb, &s->ran[i].hosts, names);
+        if (s->ran[i].local_index >= 0)
+            cf_sb_addf(&sb, " (local rank %d)", s->ran[i].local_index);
+        if (s->pattern == CF_PATTERN_INTRA && nbad == 1)
+            *culprit = s->ran[i].hosts.h[0];
+    }
+    return cf_sb_detach(&sb);
+}

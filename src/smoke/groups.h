@@ -1,0 +1,42 @@
+/* The bad-node search of --pattern (groups.c): which hosts test together in each
+ * round, and what the results say. Pure logic over host indices, so every rank
+ * computes the same plan from the same agreed numbers. */
+#ifndef CCLFORGE_SMOKE_GROUPS_H
+#define CCLFORGE_SMOKE_GROUPS_H
+
+#include <stddef.h>
+
+#include "cclforge/smoke.h"
+
+/* One round: groups that run at the same time. A rank takes part in group
+ * host_group[its host], or, for the inter-host rings, in group k when it is the k-th
+ * rank of its host (by_local_index). */
+struct smoke_round {
+    int ngroups;
+    int nhosts;
+    int *host_group;   /* nhosts entries: the group of each host, -1 when it sits out */
+    int by_local_index;
+};
+void cf_smoke_round_release(struct smoke_round *r);
+/* The group rank `rank` (on host `host`, the `local_index`-th rank there) is in, or -1. */
+int cf_smoke_round_color(const struct smoke_round *r, int host, int local_index);
+
+struct smoke_search;
+/* per_host: ranks on the host with the fewest (inter rings); min_busbw 0: judge by ratio */
+struct smoke_search *cf_smoke_search_new(enum cf_smoke_pattern pattern, int nhosts, int per_host, double min_busbw);
+void cf_smoke_search_free(struct smoke_search *s);
+/* The next round (release it after cf_smoke_search_result), or 0 when the search is over. */
+int cf_smoke_search_next(struct smoke_search *s, struct smoke_round *round);
+/* The round's results, group by group: average busbw, and whether it failed. */
+void cf_smoke_search_result(struct smoke_search *s, const struct smoke_round *round, const double *bw,
+                            const int *failed);
+/* Groups that ran so far, and whether the i-th was judged bad. */
+size_t cf_smoke_search_ran(const struct smoke_search *s);
+int cf_smoke_search_bad(const struct smoke_search *s, size_t i);
+/* One line naming the bad host (its index in *culprit, else -1) or saying all is
+ * well; *bad: the search found something wrong. */
+char *cf_smoke_search_verdict(const struct smoke_search *s, char *const *host_names, int *culprit, int *bad);
+/* "h0+h2", "h0+h1+h2 (local rank 1 of each)" */
+void cf_smoke_group_label(const struct smoke_round *r, int group, char *const *host_names, char *out, size_t cap);
+
+#endif

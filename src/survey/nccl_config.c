@@ -1,0 +1,272 @@
+/* NCCL's effective configuration (cclforge/ncclconf.h): the environment, then the
+ * configuration files in NCCL's (or RCCL's) order, each line applied as
+ * setenv(KEY, VALUE, 0) would apply it. */
+#include "cclforge/ncclconf.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cclforge/fs.h"
+
+#define KEY_MAX 1023   /* envVar[1024] in setEnvFile */
+#define VALUE_MAX 1023 /* envValue[1024] */
+#define FILE_MAX (1u << 20)
+
+extern char **environ;
+
+void cf_nccl_conf_parse(const char *text, size_t len, int rccl, cf_nccl_conf_visit_fn visit, void *ctx)
+{
+    char key[KEY_MAX + 1], value[VALUE_MAX + 1];
+    unsigned line_no = 0;
+    size_t pos = 0;
+    while (pos < len) {
+        /* getline: up to and including '\n' (the last line may lack one) */
+        const char *line = text + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - line) : len - pos;
+        pos += n + (nl ? 1 : 0);
+        line_no++;
+        /* the C string ends at the first NUL: setEnvFile sees no more */
+        const char *nul = memchr(line, 0, n);
+        if (nul)
+            n = (size_t)(nul - line);
+        if (!rccl && n > 0 && line[0] == '#')
+            continue;
+        const char *eq = memchr(line, '=', n);
+        if (!eq)
+            continue;
+        size_t klen = (size_t)(eq - line);
+        size_t vlen = n - klen - 1;
+        /* released NCCL strips only '\n': a CR LF file leaves '\r' in the value */
+        int crlf = vlen > 0 && vlen <= VALUE_MAX && eq[vlen] == '\r';
+        if (klen > KEY_MAX)
+            klen = KEY_MAX;
+        if (vlen > VALUE_MAX)
+            vlen = VALUE_MAX;
+        memcpy(key, line, klen);
+        key[klen] = 0;
+        memcpy(value, eq + 1, vlen);
+        value[vlen] = 0;
+        visit(ctx, line_no, key, value, crlf);
+    }
+}
+
+/* ---- building ---- */
+
+struct builder {
+    struct cf_nccl_config *c;
+    size_t cap_settings, cap_notes;
+    const char *path; /* the file being applied */
+    int file_settings;
+};
+
+static struct cf_nccl_setting *find(struct cf_nccl_config *c, const char *name)
+{
+    for (size_t i = 0; i < c->n_settings; i++)
+        if (!strcmp(c->settings[i].name, name))
+            return &c->settings[i];
+    return NULL;
+}
+
+static void add_note(struct builder *b, const char *where, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void add_note(struct builder *b, const char *where, const char *name, const char *fmt, ...)
+{
+    struct cf_nccl_config *c = b->c;
+    if (c->n_notes == b->cap_notes) {
+        b->cap_notes = b->cap_notes ? 2 * b->cap_notes : 8;
+        c->notes = cf_xrealloc(c->notes, b->cap_notes * sizeof *c->notes);
+    }
+    struct cf_nccl_conf_note *n = &c->notes[c->n_notes++];
+    memset(n, 0, sizeof *n);
+    n->where = cf_strdup(where);
+    n->name = cf_strdup(name);
+    struct strbuf sb = STRBUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    cf_sb_addvf(&sb, fmt, ap);
+    va_end(ap);
+    n->text = cf_sb_detach(&sb);
+}
+
+static struct cf_nccl_setting *add_setting(struct builder *b, const char *name, const char *value, const char *source)
+{
+    struct cf_nccl_config *c = b->c;
+    if (c->n_settings == b->cap_settings) {
+        b->cap_settings = b->cap_settings ? 2 * b->cap_settings : 16;
+        c->settings = cf_xrealloc(c->settings, b->cap_settings * sizeof *c->settings);
+    }
+    struct cf_nccl_setting *s = &c->settings[c->n_settings++];
+    memset(s, 0, sizeof *s);
+    s->name = cf_strdup(name);
+    s->hidden = cf_nccl_param_secret(name);
+    s->value = s->hidden ? NULL : cf_strdup(value);
+    s->source = cf_strdup(source);
+    return s;
+}
+
+static int has_space(const char *s)
+{
+    for (; *s; s++)
+        if (*s == ' ' || *s == '\t')
+            return 1;
+    return 0;
+}
+
+/* leading or trailing blanks (before a final '\r') */
+static int padded(const char *value, int crlf)
+{
+    size_t n = strlen(value) - (crlf ? 1 : 0);
+    return n > 0 && (value[0] == ' ' || value[0] == '\t' || value[n - 1] == ' ' || value[n - 1] == '\t');
+}
+
+static void apply_line(void *ctx, unsigned line, const char *key, const char *value, int crlf)
+{
+    struct builder *b = ctx;
+    b->file_settings++;
+    char *where = cf_asprintf("%s:%u", b->path, line);
+    if (!*key) {
+        add_note(b, where, "", "a line starting with '=' sets nothing (setenv refuses an empty name)");
+        free(where);
+        return;
+    }
+    if (has_space(key))
+        add_note(b, where, key,
+                 "the name '%s' contains white space: NCCL sets that exact name, which nothing reads (write "
+                 "KEY=VALUE without spaces)",
+                 key);
+    else if (padded(value, crlf))
+        add_note(b, where, key, "the value of %s has leading or trailing spaces, which NCCL keeps", key);
+    if (crlf)
+        add_note(b, where, key, "the line ends with CR LF: the value of %s NCCL reads ends with '\\r'", key);
+    struct cf_nccl_setting *s = find(b->c, key);
+    if (s) {
+        /* setenv(..., 0): the value already set stays */
+        if (s->hidden)
+            cf_strvec_push(&s->overridden, where);
+        else
+            cf_strvec_pushf(&s->overridden, "%s (%s=%s)", where, key, value);
+        if (!strcmp(s->source, "environment") && s->value && !*s->value)
+            add_note(b, where, key,
+                     "%s is set but empty in the environment, which keeps this line's value from NCCL (it "
+                     "treats an empty value as unset)",
+                     key);
+    } else {
+        add_setting(b, key, value, where);
+    }
+    free(where);
+}
+
+static void add_file(struct builder *b, const char *path, const char *role)
+{
+    struct cf_nccl_config *c = b->c;
+    c->files = cf_xrealloc(c->files, (c->n_files + 1) * sizeof *c->files);
+    struct cf_nccl_conf_file *f = &c->files[c->n_files++];
+    memset(f, 0, sizeof *f);
+    f->path = cf_strdup(path);
+    f->role = cf_strdup(role);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno != ENOENT)
+            f->problem = cf_asprintf("%s: %s", path, strerror(errno));
+        f->present = errno != ENOENT;
+        return;
+    }
+    f->present = 1;
+    if (!S_ISREG(st.st_mode)) {
+        /* fopen would read a FIFO or a device: NCCL would block or read garbage */
+        f->problem = cf_asprintf("%s is not a regular file: NCCL would block or read it at every start", path);
+        return;
+    }
+    struct strbuf text = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_read_file(path, FILE_MAX, &text, &err) < 0) {
+        f->problem = cf_strdup(cf_error_message(&err));
+        cf_error_clear(&err);
+        cf_sb_release(&text);
+        return;
+    }
+    f->read = 1;
+    b->path = path;
+    b->file_settings = 0;
+    cf_nccl_conf_parse(text.buf ? text.buf : "", text.len, !strcmp(c->flavour, "rccl"), apply_line, b);
+    f->settings = b->file_settings;
+    cf_sb_release(&text);
+}
+
+static int is_param_name(const char *entry, int rccl)
+{
+    return cf_starts_with(entry, "NCCL_") || (rccl && cf_starts_with(entry, "RCCL_"));
+}
+
+static void add_environment(struct builder *b, char *const *envp, int rccl)
+{
+    for (char *const *e = envp; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (!eq || !is_param_name(*e, rccl))
+            continue;
+        char *name = cf_strndup(*e, (size_t)(eq - *e));
+        if (!find(b->c, name))
+            add_setting(b, name, eq + 1, "environment");
+        free(name);
+    }
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct cf_nccl_setting *)a)->name, ((const struct cf_nccl_setting *)b)->name);
+}
+
+void cf_nccl_config_build(const struct cf_nccl_config_inputs *in, struct cf_nccl_config *out)
+{
+    memset(out, 0, sizeof *out);
+    int rccl = in->flavour && !strcmp(in->flavour, "rccl");
+    out->flavour = cf_strdup(rccl ? "rccl" : "nccl");
+    char *const *envp = in->envp ? in->envp : environ;
+    struct builder b = { out, 0, 0, NULL, 0 };
+    add_environment(&b, envp, rccl);
+
+    if (in->home) {
+        out->home = cf_strdup(in->home);
+    } else {
+        struct passwd *pw = getpwuid(getuid());
+        out->home = pw && pw->pw_dir ? cf_strdup(pw->pw_dir) : NULL;
+    }
+    const char *etc = in->etc_dir ? in->etc_dir : "/etc";
+    const char *name = rccl ? "rccl" : "nccl";
+    /* NCCL_CONF_FILE comes from the real environment only: the files cannot set it */
+    const char *user_file = NULL;
+    for (char *const *e = envp; !rccl && e && *e; e++)
+        if (cf_starts_with(*e, "NCCL_CONF_FILE="))
+            user_file = *e + strlen("NCCL_CONF_FILE=");
+    if (user_file && *user_file) {
+        add_file(&b, user_file, "NCCL_CONF_FILE");
+    } else if (out->home) {
+        char *path = cf_asprintf("%s/.%s.conf", out->home, name);
+        char *role = cf_asprintf("~/.%s.conf", name);
+        add_file(&b, path, role);
+        free(path);
+        free(role);
+    }
+    char *path = cf_asprintf("%s/%s.conf", etc, name);
+    char *role = cf_asprintf("/etc/%s.conf", name);
+    add_file(&b, path, role);
+    free(path);
+    free(role);
+    if (out->n_settings > 1)
+        qsort(out->settings, out->n_settings, sizeof *out->settings, by_name);
+}
+
+const struct cf_nccl_setting *cf_nccl_config_get(const struct cf_nccl_config *c, const char *name)
+{
+    for (size_t i = 0; c && i < c->n_settings; i++)
+        if (c->settings[i].name && !strcmp(c->settings[i].name, name)) /* a loaded report may lack one */
+            return &c->settings[i];
+    return NULL;
+}
+

@@ -1,0 +1,98 @@
+# cclforge doctor --gather: -n N local ranks, real Open MPI ranks under mpirun,
+# and three hosts made of network namespaces joined by veth pairs (cf15-*), each
+# with its own host name (unshare --uts) and srun's environment (a real Slurm is
+# not started here: see doctor_slurm.sh). A host that does not answer is named.
+. "$(dirname "$0")/lib.sh"
+G=("$CCLFORGE" doctor --gather --no-python --no-nvidia)
+
+# ---- -n N: local ranks ----
+run "${G[@]}" -n 3 --timeout 20 --json
+expect_rc 0 "three local ranks: exit 0"
+expect_json 'd["schema"]=="cclforge.doctor-gather/1" and d["world"]==3 and [h["ranks"] for h in d["hosts"]]==[[0,1,2]]' "one host, ranks 0-2 heard"
+expect_json 'd["hosts"][0]["surveyed"] and "nccl_config" in d["hosts"][0]["report"]' "the host's survey is in the report"
+run env -u NCCL_DEBUG "${G[@]}" -n 2 --timeout 20
+if [ -z "$OUT" ] || printf '%s' "$OUT" | grep -q "^cclforge doctor: "; then ok "text is silent when all is well, else starts with one reason line"; else bad "text neither silent nor a reason line"; fi
+run env NCCL_DEBUG=TRACE "${G[@]}" -n 2 --timeout 20
+expect_out "^cclforge doctor: .*NCCL_DEBUG" "a problem gives one reason line first"
+run "${G[@]}" -n 0
+expect_rc 2 "-n 0 is a usage error"
+run "$CCLFORGE" doctor -n 2
+expect_rc 2 "-n without --gather is a usage error"
+run env -u OMPI_COMM_WORLD_RANK -u SLURM_PROCID -u RANK -u PMI_RANK -u CCLFORGE_RANK "${G[@]}"
+expect_rc 2 "--gather without a launcher says so"
+expect_err "needs a launcher" "and names what is missing"
+
+# ---- real mpirun ----
+if command -v mpirun >/dev/null; then
+    MPI=(mpirun --oversubscribe -n 3)
+    [ "$(id -u)" = 0 ] && MPI=(mpirun --allow-run-as-root --oversubscribe -n 3)
+    run timeout 120 "${MPI[@]}" "${G[@]}" --timeout 30 --json
+    expect_rc 0 "mpirun -n 3 doctor --gather: exit 0"
+    expect_json 'd["launcher"]=="mpirun" and d["world"]==3 and sorted(d["hosts"][0]["ranks"])==[0,1,2]' "rank 0 heard all three MPI ranks"
+    expect_json 'not any(f["id"]=="nccl-env-rank-differs" for f in d["findings"])' "ranks started alike: no per-rank difference"
+    # MPMD: a variable given to ranks 0 and 2 only, with different values (no -x)
+    run timeout 120 "${MPI[@]:0:$((${#MPI[@]} - 2))}" -n 1 env NCCL_SOCKET_NTHREADS=4 "${G[@]}" --timeout 30 --json \
+        : -n 1 "${G[@]}" --timeout 30 --json : -n 1 env NCCL_SOCKET_NTHREADS=2 "${G[@]}" --timeout 30 --json
+    expect_rc 0 "a per-rank difference is a warning: exit 0"
+    expect_json 'any(f["id"]=="nccl-env-rank-differs" and f["subject"]=="NCCL_SOCKET_NTHREADS on "+d["hosts"][0]["label"] and "rank 0 NCCL_SOCKET_NTHREADS=4; rank 1 unset; rank 2 NCCL_SOCKET_NTHREADS=2" in f["why"] for f in d["findings"])' "a variable that reached only some MPI ranks is named, with each rank's value"
+    expect_json 'd["reason"] and d["summary"]["warnings"] >= 1' "a warning gives a reason line"
+else
+    echo "# mpirun not installed: the Open MPI case did not run"
+fi
+
+# ---- three hosts: network namespaces + veth, srun's environment ----
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! ip netns add cf15-probe 2>/dev/null; then
+    echo "# not root or no network namespaces: the multi-host cases did not run"
+    t_end; exit $?
+fi
+ip netns del cf15-probe
+cleanup() {
+    for n in 0 1 2; do ip netns del cf15-h$n 2>/dev/null; rm -rf /etc/netns/cf15-h$n; done
+}
+trap 'cleanup; [ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"' EXIT
+cleanup
+for n in 0 1 2; do ip netns add cf15-h$n; ip -n cf15-h$n link set lo up; done
+# a star: h0 has one link to each of h1 and h2
+for n in 1 2; do
+    ip link add cf15-a$n netns cf15-h0 type veth peer name cf15-b$n netns cf15-h$n
+    ip -n cf15-h0 addr add 10.15.$n.1/24 dev cf15-a$n; ip -n cf15-h0 link set cf15-a$n up
+    ip -n cf15-h$n addr add 10.15.$n.2/24 dev cf15-b$n; ip -n cf15-h$n link set cf15-b$n up
+done
+# `ip netns exec` bind-mounts /etc/netns/NAME/hosts over /etc/hosts
+for n in 0 1 2; do
+    mkdir -p /etc/netns/cf15-h$n
+    { echo "127.0.0.1 localhost"; echo "10.15.${n/0/1}.1 cf15-h0"; echo "10.15.1.2 cf15-h1"; echo "10.15.2.2 cf15-h2"; } >/etc/netns/cf15-h$n/hosts
+done
+# host N runs rank N as srun would start it
+onhost() { # onhost N ENV... -- ARGS
+    local n=$1; shift
+    ip netns exec cf15-h$n unshare --uts sh -c 'hostname "$0"; exec "$@"' cf15-h$n \
+        env SLURM_PROCID=$n SLURM_NTASKS=3 SLURM_LOCALID=0 SLURM_STEP_NODELIST='cf15-h[0-2]' \
+        SLURM_JOB_ID=1515 SLURM_STEP_ID=0 "$@"
+}
+onhost 1 NCCL_SOCKET_IFNAME=cf15-b "${G[@]}" --timeout 20 >"$T_TMP/r1.out" 2>&1 &
+p1=$!
+onhost 2 "${G[@]}" --timeout 20 >"$T_TMP/r2.out" 2>&1 &
+p2=$!
+run onhost 0 "${G[@]}" --timeout 20 --json
+wait $p1; rc1=$?
+wait $p2; rc2=$?
+expect_json 'sorted(h["label"] for h in d["hosts"])==["cf15-h0","cf15-h1","cf15-h2"] and all(h["surveyed"] for h in d["hosts"])' "three hosts, each surveyed by its own rank"
+expect_json 'd["rank0"].startswith("cf15-h0:") and "SLURM_STEP_NODELIST" in d["rank0"]' "rank 0 found from srun's node list"
+expect_json 'any(x["label"]=="NCCL_SOCKET_IFNAME" and x["summary"]=="cf15-h0, cf15-h2 (unset), cf15-h1 cf15-b" for x in d["differences"])' "the odd host is named: a variable set on one host only"
+expect_json 'any(s["label"]=="NCCL" for s in d["shared"])' "what every host shares is listed"
+[ "$rc1" = "$RC" ] && [ "$rc2" = "$RC" ] && ok "every rank exits as rank 0 does ($RC)" || bad "ranks exit differently: rank0 $RC, rank1 $rc1, rank2 $rc2"
+
+# host 2 never starts: it is named after the timeout, and the others do not hang
+onhost 1 "${G[@]}" --timeout 4 >"$T_TMP/r1.out" 2>&1 &
+p1=$!
+start=$(date +%s)
+run onhost 0 "${G[@]}" --timeout 4
+wait $p1
+took=$(( $(date +%s) - start ))
+expect_rc 1 "a host that does not answer is an error"
+expect_out "host-no-answer" "its finding is shown"
+expect_out "host cf15-h2 \(in SLURM_STEP_NODELIST" "the silent host is named from srun's node list"
+expect_out "^cclforge doctor: " "the first line is the one reason line"
+[ "$took" -lt 30 ] && ok "rank 0 gave up after the timeout (${took} s)" || bad "rank 0 waited ${took} s"
+t_end

@@ -1,0 +1,204 @@
+# The rules of docs/architecture.md, kept by a test instead of by discipline,
+# read from what the compiler produced (nm, readelf), not only from the text:
+#   1. the library never prints or exits: no printf/puts/exit/abort/stdout...
+#      among the undefined symbols of its objects (src/cli/ is not the library);
+#   2. no layer reaches upward: every `#include` and every cf_ call goes to the
+#      same layer or a lower one of the table in docs/architecture.md;
+#   3. every symbol libcclforge.a exports starts with cf_;
+#   4. no mutable file-scope state (static locals included): no .data, .bss or
+#      thread-local bytes in a library object; constant tables live in .rodata
+#      and .data.rel.ro.
+# Each rule is first run on a seeded object (compiled here) that breaks it, so
+# the test is known to fail when a rule is broken.
+. "$(dirname "$0")/lib.sh"
+SRC=$CCLFORGE_SOURCE_DIR
+OBJ=${CCLFORGE_BINARY_DIR:?}/CMakeFiles/cclforge_lib.dir
+for tool in nm readelf cpp; do
+    command -v "$tool" >/dev/null || t_skip "$tool (binutils, cpp) is not installed: the rules are read from object files"
+done
+[ -d "$OBJ/src" ] || { RC=1 OUT="" ERR="no $OBJ/src"; bad "the library's objects are where CMake puts them"; t_end; exit 1; }
+
+# Deliberate exceptions to rule 1, each with its reason (object, symbol).
+ALLOWED_CALLS='
+src/util/strbuf.c abort     out of memory: cf_xmalloc has nothing sane to return
+src/util/spawn.c _exit      the forked child when exec fails (never the caller)
+src/smoke/rank.c _exit      a rank process ending itself (forked or launched)
+src/smoke/supervise.c _exit the forked rank and launcher children
+src/smoke/supervise.c stdout flushed before fork so no child repeats the parent buffer
+src/smoke/supervise.c stderr flushed before fork, and line-buffered in the rank
+'
+FORBIDDEN='printf|fprintf|vprintf|vfprintf|dprintf|vdprintf|puts|fputs|putchar|fputc|putc|putchar_unlocked|fwrite|perror|psignal|exit|_exit|_Exit|quick_exit|abort|err|errx|verr|verrx|warn|warnx|vwarn|vwarnx|__printf_chk|__fprintf_chk|__vprintf_chk|__vfprintf_chk|__dprintf_chk|stdout|stderr'
+# Headers that declare no function (types, inline code): their layer by name.
+TYPE_ONLY_HEADERS='
+smoke_backend.h smoke
+smoke_half.h smoke
+'
+
+# ---- the layer table: "| 3 | `src/survey/` | ..." rows of docs/architecture.md
+LAYERS=$T_TMP/layers
+sed -n 's/^| *\([0-9][0-9]*\) *| *`src\/\([a-z_]*\)\/` *|.*/\2 \1/p' "$SRC/docs/architecture.md" >"$LAYERS"
+layer_of() { awk -v f="$1" '$1 == f { print $2; found = 1 } END { if (!found) print "?" }' "$LAYERS"; }
+RC=0 OUT=$(cat "$LAYERS") ERR=
+[ "$(wc -l <"$LAYERS")" -ge 10 ] && [ "$(layer_of util)" = 0 ] && [ "$(layer_of cli)" -gt "$(layer_of smoke)" ] \
+    && ok "the layer table is read from docs/architecture.md" || bad "the layer table is read from docs/architecture.md"
+
+# objects as "path folder source" lines; an object whose source is gone (a moved
+# file's leftover in the build directory) is not part of the library
+list_objects() { # ROOT SRCROOT
+    find "$1/src" -name '*.c.o' | sort | while read -r o; do
+        rel=${o#"$1"/}
+        rel=${rel%.o}
+        [ -f "$2/$rel" ] && printf '%s %s %s\n' "$o" "$(printf '%s' "$rel" | cut -d/ -f2)" "$rel"
+    done
+}
+OBJS=$T_TMP/objects
+list_objects "$OBJ" "$SRC" >"$OBJS"
+
+# defined global symbols: "symbol folder"
+definitions() { # OBJLIST...
+    cat "$@" | while read -r o folder rel; do
+        nm --defined-only -g "$o" | awk -v f="$folder" 'NF >= 3 { print $3, f }'
+    done | sort -u
+}
+
+check_printing() { # OBJLIST
+    while read -r o folder rel; do
+        nm -u "$o" | awk '{ print $NF }' | grep -xE "$FORBIDDEN" | while read -r sym; do
+            printf '%s\n' "$ALLOWED_CALLS" | awk -v r="$rel" -v s="$sym" '$1 == r && $2 == s { f = 1 } END { exit !f }' ||
+                echo "$rel uses $sym: the library returns errors and results; only src/cli/ prints or exits"
+        done
+    done <"$1"
+}
+
+check_exports() { # OBJLIST
+    while read -r o folder rel; do
+        nm --defined-only -g "$o" | awk 'NF >= 3 { print $3 }' | grep -v '^cf_' |
+            grep -vE '^(__odr_asan|__asan|__ubsan|__sancov|__tsan)' | sed "s|^|$rel exports |;s|\$|: prefix it cf_ or make it static|"
+    done <"$1"
+}
+
+sanitized() { # OBJLIST: the objects carry sanitizer instrumentation
+    head -n 3 "$1" | while read -r o folder rel; do nm -u "$o"; done | grep -qE '__(asan|ubsan)_'
+}
+
+check_state() { # OBJLIST
+    while read -r o folder rel; do
+        readelf -S -W "$o" | sed 's/^ *\[ *[0-9]*\] *//' |
+            awk '$1 ~ /^\.(data|bss|tdata|tbss)/ && $1 !~ /^\.data\.rel\.ro/ && $5 !~ /^0+$/ { print $1 }' |
+            while read -r section; do
+                syms=$(nm "$o" | awk '$2 ~ /^[dDbBC]$/ { printf "%s ", $3 }')
+                echo "$rel has mutable state in $section (${syms:-no symbol}): make it const, or move it into a struct the caller owns"
+            done
+        nm "$o" | awk -v r="$rel" '$(NF-1) == "C" { print r " has a common symbol " $NF }'
+    done <"$1"
+}
+
+check_links() { # OBJLIST DEFS: every cf_ symbol an object needs is defined at its layer or below
+    while read -r o folder rel; do
+        nm -u "$o" | awk -v r="$rel" -v f="$folder" '$NF ~ /^cf_/ { print r, f, $NF }'
+    done <"$1" | awk -v layers="$LAYERS" -v defs="$2" '
+        BEGIN { while ((getline l < layers) > 0) { split(l, a, " "); layer[a[1]] = a[2] }
+                while ((getline l < defs) > 0) { split(l, a, " "); def[a[1]] = a[2] } }
+        { d = def[$3]
+          if (d != "" && (d in layer) && ($2 in layer) && layer[d] + 0 > layer[$2] + 0)
+              print $1 " (src/" $2 ", layer " layer[$2] ") calls " $3 " of src/" d " (layer " layer[d] ")" }'
+}
+
+# public header -> the folder(s) that define the functions it declares
+header_owners() { # DEFS
+    for h in "$SRC"/include/cclforge/*.h; do
+        name=$(basename "$h")
+        owners=$(cpp -fpreprocessed -P -w "$h" 2>/dev/null | grep -oE '\bcf_[a-z0-9_]+ *\(' | tr -d ' (' | sort -u |
+            awk -v defs="$1" 'BEGIN { while ((getline l < defs) > 0) { split(l, a, " "); def[a[1]] = a[2] } }
+                              def[$1] != "" { print def[$1] }' | sort -u | tr '\n' ' ')
+        [ -n "$owners" ] || owners=$(printf '%s\n' "$TYPE_ONLY_HEADERS" | awk -v n="$name" '$1 == n { print $2 }')
+        printf '%s %s\n' "$name" "$owners"
+    done
+}
+
+check_headers() { # OWNERS: one header, one folder
+    awk 'NF != 2 { print "include/cclforge/" $1 " declares functions of " (NF > 1 ? NF - 1 " folders" : "no folder") \
+                         ": one header per module (or list it in TYPE_ONLY_HEADERS)" }' "$1"
+}
+
+check_includes() { # OWNERS FILE...: no #include of a higher layer
+    owners=$1
+    shift
+    for f in "$@"; do
+        rel=${f#"$SRC"/}
+        sed -n 's/^[ \t]*#[ \t]*include[ \t]*"\([^"]*\)".*/\1/p' "$f" | sed "s|^|$rel |"
+    done | awk -v layers="$LAYERS" -v owners="$owners" '
+        BEGIN { while ((getline l < layers) > 0) { split(l, a, " "); layer[a[1]] = a[2] }
+                while ((getline l < owners) > 0) { n = split(l, a, " "); if (n == 2) owner[a[1]] = a[2] } }
+        { split($1, p, "/"); mine = p[2]; inc = $2
+          if (inc ~ /^cclforge\//) { sub(/^cclforge\//, "", inc); theirs = owner[inc] }
+          else if (inc ~ /\//) { split(inc, q, "/"); theirs = q[1] }
+          else theirs = mine
+          if (theirs != "" && (theirs in layer) && (mine in layer) && layer[theirs] + 0 > layer[mine] + 0)
+              print $1 " (layer " layer[mine] ") includes " $2 " of src/" theirs " (layer " layer[theirs] ")" }'
+}
+
+# expect_rule NAME OUTPUT: none is a pass
+expect_rule() {
+    RC=0 ERR= OUT=$2
+    [ -z "$2" ] && ok "$1" || bad "$1"
+}
+# expect_caught NAME OUTPUT PATTERN: the seeded violation is reported
+expect_caught() {
+    RC=0 ERR= OUT=$2
+    printf '%s' "$2" | grep -q -- "$3" && ok "$1" || bad "$1 (no report matching /$3/)"
+}
+
+DEFS=$T_TMP/defs
+definitions "$OBJS" >"$DEFS"
+OWNERS=$T_TMP/owners
+header_owners "$DEFS" >"$OWNERS"
+
+# ---- a seeded object that breaks every rule: the checks must see each break
+SEED=$T_TMP/seed
+mkdir -p "$SEED/src/util" "$SEED/obj/src/util"
+cat >"$SEED/src/util/seeded.c" <<'EOF'
+#include <stdio.h>
+#include "cclforge/survey.h"
+int seeded_counter;
+void cf_seeded(void)
+{
+    static int calls;
+    printf("%d\n", ++calls + seeded_counter);
+    cf_survey_release(NULL);
+}
+EOF
+if "${CC:-cc}" -c -I"$SRC/include" -o "$SEED/obj/src/util/seeded.c.o" "$SEED/src/util/seeded.c" 2>"$T_TMP/seed.err"; then
+    SEEDED=$T_TMP/seeded
+    list_objects "$SEED/obj" "$SEED" >"$SEEDED"
+    expect_caught "rule 1 catches a seeded printf" "$(check_printing "$SEEDED")" "seeded.c uses printf"
+    expect_caught "rule 2 catches a seeded upward call" "$(check_links "$SEEDED" "$DEFS")" "calls cf_survey_release of src/survey"
+    SRC_SAVED=$SRC
+    SRC=$SEED
+    expect_caught "rule 2 catches a seeded upward include" "$(check_includes "$OWNERS" "$SEED/src/util/seeded.c")" \
+        "includes cclforge/survey.h of src/survey"
+    SRC=$SRC_SAVED
+    expect_caught "rule 3 catches a seeded unprefixed export" "$(check_exports "$SEEDED")" "exports seeded_counter"
+    expect_caught "rule 4 catches seeded mutable state" "$(check_state "$SEEDED")" "mutable state in .bss"
+else
+    RC=1 OUT= ERR=$(cat "$T_TMP/seed.err")
+    bad "the seeded object compiles"
+fi
+
+# ---- the library itself
+RC=0 OUT="$(wc -l <"$OBJS") objects" ERR=
+[ "$(wc -l <"$OBJS")" -ge 50 ] && ok "the library's objects are found ($(wc -l <"$OBJS"))" || bad "the library's objects are found"
+expect_rule "rule 1: no printing or exiting outside src/cli/" "$(check_printing "$OBJS")"
+expect_rule "rule 2: no cf_ call reaches a higher layer" "$(check_links "$OBJS" "$DEFS")"
+expect_rule "rule 2: every public header belongs to one folder" "$(check_headers "$OWNERS")"
+expect_rule "rule 2: no #include of a higher layer" \
+    "$(check_includes "$OWNERS" $(find "$SRC/src" -name '*.[ch]' | sort))"
+expect_rule "rule 2: every source folder has a layer" \
+    "$(for d in "$SRC"/src/*/; do d=$(basename "$d"); [ "$(layer_of "$d")" = "?" ] && echo "src/$d is not in docs/architecture.md's layer table"; done)"
+expect_rule "rule 3: every exported symbol starts with cf_" "$(check_exports "$OBJS")"
+if sanitized "$OBJS"; then
+    echo "# rule 4 not checked in this build: sanitizer instrumentation adds .data of its own (the plain build checks it)"
+else
+    expect_rule "rule 4: no mutable file-scope or static-local state" "$(check_state "$OBJS")"
+fi
+t_end

@@ -1,0 +1,134 @@
+/* spawn's start and wait: a fork that fails leaves no descriptor open (this test
+ * links with -Wl,--wrap=fork to make fork fail on demand), an exec failure is
+ * reported by start, a started program's output can be read by the caller, and
+ * descriptors in keep_fds reach the program. */
+#include "testsupport.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cclforge/spawn.h"
+
+static int fail_next_fork;
+pid_t __real_fork(void);
+pid_t __wrap_fork(void);
+pid_t __wrap_fork(void)
+{
+    if (fail_next_fork) {
+        fail_next_fork = 0;
+        errno = EAGAIN;
+        return -1;
+    }
+    return __real_fork();
+}
+
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_failed_fork_leaks_nothing(void **state)
+{
+    char log[] = "/tmp/cf14-spawn-log-XXXXXX";
+    int lfd = mkstemp(log);
+    assert_true(lfd >= 0);
+    close(lfd);
+    const char *argv[] = { "true", NULL };
+    struct cf_spawn_opts o = { 0 };
+    o.capture_stdout = 1;
+    o.capture_stderr = 1;
+    o.log_path = log;
+    int before = open_fds();
+    for (int i = 0; i < 3; i++) {
+        struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+        cf_error err = CF_ERROR_INIT;
+        fail_next_fork = 1;
+        assert_int_equal(cf_spawn_run(argv, &o, &r, &err), -1);
+        assert_non_null(strstr(cf_error_message(&err), "fork: Resource temporarily unavailable"));
+        cf_error_clear(&err);
+        cf_spawn_result_release(&r);
+    }
+    /* three pipes and the log per attempt were left open before the fix */
+    assert_int_equal(open_fds(), before);
+    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
+    assert_true(cf_spawn_ok(&r));
+    cf_spawn_result_release(&r);
+    assert_int_equal(open_fds(), before);
+    unlink(log);
+}
+
+static void test_start_reports_exec_failure(void **state)
+{
+    char path[] = "/tmp/cf14-spawn-noexec-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_true(write(fd, "\x7f" "ELF garbage", 12) == 12);
+    close(fd);
+    chmod(path, 0755);
+    const char *argv[] = { path, NULL };
+    struct cf_spawn_proc p;
+    cf_error err = CF_ERROR_INIT;
+    int before = open_fds();
+    assert_int_equal(cf_spawn_start(argv, NULL, &p, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "cannot run: Exec format error"));
+    assert_int_equal(open_fds(), before);
+    cf_error_clear(&err);
+    unlink(path);
+}
+
+/* the caller reads the output itself (as the smoke supervisor does) and reaps */
+static void test_start_then_read_and_reap(void **state)
+{
+    int keep[2];
+    assert_int_equal(pipe2(keep, O_CLOEXEC), 0);
+    char script[64];
+    snprintf(script, sizeof script, "echo out; echo err >&2; echo kept >&%d", keep[1]);
+    const char *argv[] = { "sh", "-c", script, NULL };
+    struct cf_spawn_opts o = { 0 };
+    o.capture_stdout = 1;
+    o.merge_stderr = 1;
+    o.keep_fds = &keep[1];
+    o.n_keep_fds = 1;
+    o.pdeathsig = SIGKILL;
+    struct cf_spawn_proc p;
+    assert_int_equal(cf_spawn_start(argv, &o, &p, NULL), 0);
+    close(keep[1]);
+    char buf[256];
+    size_t got = 0;
+    ssize_t n;
+    while ((n = read(p.out_fd, buf + got, sizeof buf - 1 - got)) > 0)
+        got += (size_t)n;
+    buf[got] = 0;
+    assert_string_equal(buf, "out\nerr\n");
+    n = read(keep[0], buf, sizeof buf - 1);
+    assert_true(n == 5 && !memcmp(buf, "kept\n", 5));
+    int status;
+    assert_int_equal(waitpid(p.pid, &status, 0), p.pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    cf_spawn_proc_release(&p);
+    close(keep[0]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_failed_fork_leaks_nothing),
+        cmocka_unit_test(test_start_reports_exec_failure),
+        cmocka_unit_test(test_start_then_read_and_reap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
