@@ -233,9 +233,9 @@ static char *expected_from(const struct cf_bridge_plan *p, const char *symbol)
     return cf_strdup("no library of the plan defines it");
 }
 
-/* Every strong undefined symbol of the extension defined somewhere in its
- * lookup scope: one pass over each scope object's symbols against the sorted
- * list of what the extension asks for. */
+/* Every strong undefined symbol of `self` (the extension or a library its
+ * dlopen mapped) defined somewhere in the extension's lookup scope: one pass
+ * over each scope object's symbols against the sorted list of what self asks for. */
 static void check_own_references(const struct cf_bridge_plan *p, const struct cf_ldso_result *r, struct cf_elf **elves,
                                  const long *scope, size_t n_scope, struct cf_elf *self, const char *stage,
                                  struct cf_bridge_build_result *res)
@@ -331,13 +331,17 @@ static void check_symbols(const struct cf_bridge_plan *p, const struct cf_ldso_r
         cf_strvec_pushf(&res->problems, "symbol check: %s", cf_error_message(&err));
     }
     cf_error_clear(&err);
-    /* the extension's own references in its own lookup scope (the symbol
-     * check above looks in everything mapped, a superset); vendor symbols from
-     * the vendor library that should define them */
+    /* the references of the extension and of every library its dlopen maps
+     * (all of them share its lookup scope; the symbol check above looks in
+     * everything mapped, a superset); vendor symbols from the vendor library
+     * that should define them. The extension is the last dlopen: the objects
+     * after it are the ones its dlopen mapped. */
     long *scope;
     size_t n_scope = lookup_scope(r, ext, first_dlopen, &scope);
     struct cf_elf *self = elves[ext];
-    check_own_references(p, r, elves, scope, n_scope, self, stage, res);
+    for (size_t i = (size_t)ext; i < r->n_objects; i++)
+        if (i == (size_t)ext || in_subtree(r, (long)i, ext))
+            check_own_references(p, r, elves, scope, n_scope, elves[i], stage, res);
     const struct cf_elf_symbol *syms;
     size_t n;
     if (self && cf_elf_dynsyms(self, &syms, &n, &err) == 0) {

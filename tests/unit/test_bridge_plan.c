@@ -721,6 +721,92 @@ static void test_vendor_symbols_come_from_the_vendor(void **state)
     free(dtk);
 }
 
+/* A library the extension's dlopen maps (the plugin's own helper in lib_dcu)
+ * is resolved in the extension's lookup scope: a symbol only torch/_C's
+ * libtorch_python defines (mapped at import, but in _C's scope, not this one)
+ * is undefined for it, named with the helper; the extension's own reference
+ * to libc10 resolves. */
+static void test_vendor_library_references_in_the_extensions_scope(void **state)
+{
+    (void)state;
+    char *dir = ts_tmpdir();
+    char *site = cf_path_join(dir, "site");
+    char *cpu = fake_torch(site, NULL, 0, 0), *vsite = cf_path_join(dir, "vsite");
+    char *vtorch = fake_torch(vsite, "hip", 1, 0), *dtk = fake_hip_root(dir, "dtk", 1);
+    /* the CPU torch's libtorch_python defines what the helper wants */
+    char *tlib = cf_path_join(cpu, "lib"), *tp = cf_path_join(tlib, "libtorch_python.so");
+    char *tl = cf_asprintf("-L%s", tlib);
+    ts_cc(tlib, tp, "int cclforge_only_in_torch_python(void) { return 3; }\n", "-shared", "-fPIC",
+          "-Wl,-soname,libtorch_python.so", tl, "-Wl,--no-as-needed", "-lc10", "-Wl,-rpath,$ORIGIN", NULL);
+    char *vlib = cf_path_join(dir, "lib_dcu");
+    static const char *const shipped[] = { "libc10_hip.so", "libtorch_hip.so" };
+    for (size_t i = 0; i < 2; i++) {
+        char *from = cf_asprintf("%s/lib/%s", vtorch, shipped[i]), *to = cf_path_join(vlib, shipped[i]);
+        ts_write(vlib, shipped[i], "");
+        unlink(to);
+        assert_int_equal(symlink(from, to), 0);
+        free(from);
+        free(to);
+    }
+    char *helper = cf_path_join(vlib, "libhelper.so");
+    ts_cc(vlib, helper, "int cclforge_only_in_torch_python(void);\n"
+                        "int helper(void) { return cclforge_only_in_torch_python(); }\n",
+          "-shared", "-fPIC", "-Wl,-soname,libhelper.so", NULL);
+    const char *rp[] = { "$ORIGIN/../lib_vendor" };
+    struct cf_bridge_opts o = { 0 };
+    o.torch_headers = cpu;
+    o.vendor_libs = vlib;
+    o.toolkit_root = dtk;
+    o.vendor = "dtk";
+    o.rpath = rp;
+    o.n_rpath = 1;
+    o.module_name = "m";
+    o.package = "plug.ext";
+    o.source = probe(dir);
+    struct cf_bridge_plan p;
+    plan(&o, &p);
+    print_problems(&p);
+    assert_int_equal(p.problems.n, 0);
+    char *pkg = cf_path_join(dir, "out/plug/ext");
+    char *so = cf_path_join(pkg, "m.so");
+    char *l1 = cf_asprintf("-L%s", vlib);
+    ts_write(pkg, "keep", "");
+    ts_cc(pkg, so,
+          "int _ZN3c103hip12device_countEv(void);\nint helper(void);\n"
+          "int _ZN3c103fooERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE(void);\n"
+          "int PyInit_m(void) { return _ZN3c103hip12device_countEv() + helper() + "
+          "_ZN3c103fooERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE(); }\n",
+          "-shared", "-fPIC", l1, tl, "-Wl,--no-as-needed", "-lc10_hip", "-lhelper", "-lc10",
+          "-Wl,-rpath,$ORIGIN/../lib_vendor", "-Wl,-rpath,$ORIGIN/../../torch/lib", NULL);
+    char *stage = cf_path_join(dir, "stage");
+    struct cf_bridge_build_result r = { 0 };
+    cf_error err = CF_ERROR_INIT;
+    if (cf_bridge_inspect_output(&p, so, stage, &r, &err) != 0)
+        fail_msg("%s", cf_error_message(&err));
+    for (size_t i = 0; i < r.problems.n; i++)
+        print_message("problem: %s\n", r.problems.v[i]);
+    assert_true(has(&r.problems, "undefined symbol cclforge_only_in_torch_python in site-packages/plug/lib_vendor/"
+                                 "libhelper.so at import: nothing in its lookup scope"));
+    assert_false(has(&r.problems, "_ZN3c103foo"));
+    assert_true(has_check(&r, "ok: _ZN3c103hip12device_countEv from libc10_hip.so"));
+    cf_bridge_build_result_release(&r);
+    cf_bridge_plan_release(&p);
+    free(stage);
+    free(pkg);
+    free(so);
+    free(l1);
+    free(helper);
+    free(vlib);
+    free(tl);
+    free(tp);
+    free(tlib);
+    free(site);
+    free(vsite);
+    free(cpu);
+    free(vtorch);
+    free(dtk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -736,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_driver_library_never_bundled_and_bad_names),
         cmocka_unit_test(test_inspect_output_in_the_installed_layout),
         cmocka_unit_test(test_vendor_symbols_come_from_the_vendor),
+        cmocka_unit_test(test_vendor_library_references_in_the_extensions_scope),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     ts_cleanup();

@@ -124,6 +124,28 @@ static void test_nccl_code_from_constructor(void **state)
     free(b);
 }
 
+/* A libtorch with a static NCCL older than ncclConfig_t: the copy's banner
+ * names the version, and wins over the dist-info pin beside it. */
+static void test_static_banner(void **state)
+{
+    (void)state;
+    char *dir = ts_tmpdir();
+    char *lib = build(dir, "libtorch_static.so", "-O2", "-DSTATIC_NCCL=\"2.10.3+cuda11.3\"", NULL);
+    ts_write(dir, "site/torch/version.py", "__version__ = '1.11.0'\n");
+    ts_write(dir, "site/torch-1.11.0.dist-info/METADATA",
+             "Metadata-Version: 2.1\nName: torch\nVersion: 1.11.0\nRequires-Dist: nvidia-nccl-cu11==2.99.9\n\n");
+    char *torch = cf_path_join(dir, "site/torch");
+    struct cf_libtorch_abi abi;
+    assert_int_equal(cf_libtorch_abi_read(lib, torch, &abi, NULL), 0);
+    assert_int_equal(abi.nccl_code, 21003);
+    assert_string_equal(abi.nccl_version, "2.10.3");
+    assert_non_null(strstr(abi.nccl_from, "NCCL banner embedded in libtorch_static.so"));
+    assert_true(abi.options_size > 0);
+    cf_libtorch_abi_release(&abi);
+    free(torch);
+    free(lib);
+}
+
 /* A library without ProcessGroupNCCL: every fact unknown, each saying why; the
  * dist-info pin next to a torch directory is the version's last source. */
 static void test_unknown_and_pin(void **state)
@@ -177,6 +199,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sizes_optimised, teardown),
         cmocka_unit_test_teardown(test_sizes_no_plt_and_unoptimised, teardown),
         cmocka_unit_test_teardown(test_nccl_code_from_constructor, teardown),
+        cmocka_unit_test_teardown(test_static_banner, teardown),
         cmocka_unit_test_teardown(test_unknown_and_pin, teardown),
         cmocka_unit_test_teardown(test_code_version_text, teardown),
     };
