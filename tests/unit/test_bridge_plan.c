@@ -592,6 +592,54 @@ static int has_check(const struct cf_bridge_build_result *r, const char *needle)
     return has(&r->checks, needle);
 }
 
+/* Checks `so` in the installed layout under dir/stage; prints every problem. */
+static void inspect(const struct cf_bridge_plan *p, const char *so, const char *dir, const char *label,
+                    struct cf_bridge_build_result *r)
+{
+    char *stage = cf_path_join(dir, "stage");
+    memset(r, 0, sizeof *r);
+    cf_error err = CF_ERROR_INIT;
+    if (cf_bridge_inspect_output(p, so, stage, r, &err) != 0)
+        fail_msg("%s", cf_error_message(&err));
+    for (size_t i = 0; i < r->problems.n; i++)
+        print_message("%sproblem: %s\n", label, r->problems.v[i]);
+    free(stage);
+}
+
+/* dir/lib_dcu as a plugin ships it: links to the named libraries of a vendor
+ * torch's lib/. Returns the directory. */
+static char *plugin_vendor_dir(const char *dir, const char *vtorch, const char *const *names, size_t n)
+{
+    char *vlib = cf_path_join(dir, "lib_dcu");
+    for (size_t i = 0; i < n; i++) {
+        char *from = cf_asprintf("%s/lib/%s", vtorch, names[i]), *to = cf_path_join(vlib, names[i]);
+        ts_write(vlib, names[i], "");
+        unlink(to);
+        assert_int_equal(symlink(from, to), 0);
+        free(from);
+        free(to);
+    }
+    return vlib;
+}
+
+/* The options of a DTK plugin: CPU torch headers, the plugin's vendor
+ * directory reached by $ORIGIN/../lib_vendor, module m in plug.ext. */
+static void dtk_plugin_opts(struct cf_bridge_opts *o, const char *headers, const char *vlib, const char *dtk,
+                            const char *dir)
+{
+    static const char *const rp[] = { "$ORIGIN/../lib_vendor" };
+    memset(o, 0, sizeof *o);
+    o->torch_headers = headers;
+    o->vendor_libs = vlib;
+    o->toolkit_root = dtk;
+    o->vendor = "dtk";
+    o->rpath = rp;
+    o->n_rpath = 1;
+    o->module_name = "m";
+    o->package = "plug.ext";
+    o->source = probe(dir);
+}
+
 static void test_inspect_output_in_the_installed_layout(void **state)
 {
     (void)state;
@@ -612,13 +660,8 @@ static void test_inspect_output_in_the_installed_layout(void **state)
     ts_cc(pkg, so, "int PyInit_other(void) { return 0; }\n", "-shared", "-fPIC", lflag, nflag, "-Wl,--no-as-needed",
           "-ltorch_cuda", "-l:libnccl.so.2", "-Wl,-rpath,/home/builder/private/lib", "-Wl,-rpath,$ORIGIN/../torch/lib",
           NULL);
-    char *stage = cf_path_join(dir, "stage");
-    struct cf_bridge_build_result r = { 0 };
-    cf_error err = CF_ERROR_INIT;
-    if (cf_bridge_inspect_output(&p, so, stage, &r, &err) != 0)
-        fail_msg("%s", cf_error_message(&err));
-    for (size_t i = 0; i < r.problems.n; i++)
-        print_message("problem: %s\n", r.problems.v[i]);
+    struct cf_bridge_build_result r;
+    inspect(&p, so, dir, "", &r);
     assert_true(has(&r.problems, "RPATH /home/builder/private/lib is an absolute path"));
     assert_true(has(&r.problems, "PyInit__cclforge_nccl is not exported"));
     /* NCCL_HOME is not part of the installed layout */
@@ -626,7 +669,6 @@ static void test_inspect_output_in_the_installed_layout(void **state)
     assert_true(has_check(&r, "NEEDED libtorch_cuda.so -> site-packages/torch/lib/libtorch_cuda.so"));
     cf_bridge_build_result_release(&r);
     cf_bridge_plan_release(&p);
-    free(stage);
     free(so);
     free(lflag);
     free(nflag);
@@ -648,29 +690,10 @@ static void test_vendor_symbols_come_from_the_vendor(void **state)
     char *cpu = fake_torch(site, NULL, 0, 0), *cudatorch = fake_torch(site2, "cuda", 1, 0);
     char *vtorch = fake_torch(vsite, "hip", 1, 0), *dtk = fake_hip_root(dir, "dtk", 1);
     /* what a plugin's lib_dcu holds: the GPU half and the vendor's own libc10 */
-    char *vlib = cf_path_join(dir, "lib_dcu");
     static const char *const shipped[] = { "libc10_hip.so", "libtorch_hip.so", "libc10.so" };
-    for (size_t i = 0; i < 3; i++) {
-        char *from = cf_asprintf("%s/lib/%s", vtorch, shipped[i]), *rel = cf_asprintf("lib_dcu/%s", shipped[i]);
-        ts_write(dir, rel, "");
-        char *to = cf_path_join(dir, rel);
-        unlink(to);
-        assert_int_equal(symlink(from, to), 0);
-        free(from);
-        free(rel);
-        free(to);
-    }
-    const char *rp[] = { "$ORIGIN/../lib_vendor" };
-    struct cf_bridge_opts o = { 0 };
-    o.torch_headers = cpu;
-    o.vendor_libs = vlib;
-    o.toolkit_root = dtk;
-    o.vendor = "dtk";
-    o.rpath = rp;
-    o.n_rpath = 1;
-    o.module_name = "m";
-    o.package = "plug.ext";
-    o.source = probe(dir);
+    char *vlib = plugin_vendor_dir(dir, vtorch, shipped, 3);
+    struct cf_bridge_opts o;
+    dtk_plugin_opts(&o, cpu, vlib, dtk, dir);
     const char *tops[] = { cpu, cudatorch };
     for (int round = 0; round < 2; round++) {
         o.torch_headers = tops[round];
@@ -687,13 +710,8 @@ static void test_vendor_symbols_come_from_the_vendor(void **state)
               "int PyInit_m(void) { return _ZN3c104cuda12device_countEv() + _ZN3c103hip12device_countEv(); }\n",
               "-shared", "-fPIC", l1, l2, "-Wl,--no-as-needed", "-lc10_hip", "-ltorch_hip", "-lc10", "-ltorch",
               "-Wl,-rpath,$ORIGIN/../lib_vendor", "-Wl,-rpath,$ORIGIN/../../torch/lib", NULL);
-        char *stage = cf_path_join(dir, "stage");
-        struct cf_bridge_build_result r = { 0 };
-        cf_error err = CF_ERROR_INIT;
-        if (cf_bridge_inspect_output(&p, so, stage, &r, &err) != 0)
-            fail_msg("%s", cf_error_message(&err));
-        for (size_t i = 0; i < r.problems.n; i++)
-            print_message("round %d problem: %s\n", round, r.problems.v[i]);
+        struct cf_bridge_build_result r;
+        inspect(&p, so, dir, round ? "round 1 " : "round 0 ", &r);
         assert_true(has_check(&r, "ok: _ZN3c103hip12device_countEv from libc10_hip.so"));
         if (round == 0)
             assert_true(has(&r.problems, "undefined symbol _ZN3c104cuda12device_countEv in site-packages/"
@@ -705,7 +723,6 @@ static void test_vendor_symbols_come_from_the_vendor(void **state)
         assert_true(has_check(&r, "libc10.so is in both"));
         cf_bridge_build_result_release(&r);
         cf_bridge_plan_release(&p);
-        free(stage);
         free(pkg);
         free(so);
         free(l1);
@@ -738,31 +755,14 @@ static void test_vendor_library_references_in_the_extensions_scope(void **state)
     char *tl = cf_asprintf("-L%s", tlib);
     ts_cc(tlib, tp, "int cclforge_only_in_torch_python(void) { return 3; }\n", "-shared", "-fPIC",
           "-Wl,-soname,libtorch_python.so", tl, "-Wl,--no-as-needed", "-lc10", "-Wl,-rpath,$ORIGIN", NULL);
-    char *vlib = cf_path_join(dir, "lib_dcu");
     static const char *const shipped[] = { "libc10_hip.so", "libtorch_hip.so" };
-    for (size_t i = 0; i < 2; i++) {
-        char *from = cf_asprintf("%s/lib/%s", vtorch, shipped[i]), *to = cf_path_join(vlib, shipped[i]);
-        ts_write(vlib, shipped[i], "");
-        unlink(to);
-        assert_int_equal(symlink(from, to), 0);
-        free(from);
-        free(to);
-    }
+    char *vlib = plugin_vendor_dir(dir, vtorch, shipped, 2);
     char *helper = cf_path_join(vlib, "libhelper.so");
     ts_cc(vlib, helper, "int cclforge_only_in_torch_python(void);\n"
                         "int helper(void) { return cclforge_only_in_torch_python(); }\n",
           "-shared", "-fPIC", "-Wl,-soname,libhelper.so", NULL);
-    const char *rp[] = { "$ORIGIN/../lib_vendor" };
-    struct cf_bridge_opts o = { 0 };
-    o.torch_headers = cpu;
-    o.vendor_libs = vlib;
-    o.toolkit_root = dtk;
-    o.vendor = "dtk";
-    o.rpath = rp;
-    o.n_rpath = 1;
-    o.module_name = "m";
-    o.package = "plug.ext";
-    o.source = probe(dir);
+    struct cf_bridge_opts o;
+    dtk_plugin_opts(&o, cpu, vlib, dtk, dir);
     struct cf_bridge_plan p;
     plan(&o, &p);
     print_problems(&p);
@@ -778,20 +778,14 @@ static void test_vendor_library_references_in_the_extensions_scope(void **state)
           "_ZN3c103fooERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE(); }\n",
           "-shared", "-fPIC", l1, tl, "-Wl,--no-as-needed", "-lc10_hip", "-lhelper", "-lc10",
           "-Wl,-rpath,$ORIGIN/../lib_vendor", "-Wl,-rpath,$ORIGIN/../../torch/lib", NULL);
-    char *stage = cf_path_join(dir, "stage");
-    struct cf_bridge_build_result r = { 0 };
-    cf_error err = CF_ERROR_INIT;
-    if (cf_bridge_inspect_output(&p, so, stage, &r, &err) != 0)
-        fail_msg("%s", cf_error_message(&err));
-    for (size_t i = 0; i < r.problems.n; i++)
-        print_message("problem: %s\n", r.problems.v[i]);
+    struct cf_bridge_build_result r;
+    inspect(&p, so, dir, "", &r);
     assert_true(has(&r.problems, "undefined symbol cclforge_only_in_torch_python in site-packages/plug/lib_vendor/"
                                  "libhelper.so at import: nothing in its lookup scope"));
     assert_false(has(&r.problems, "_ZN3c103foo"));
     assert_true(has_check(&r, "ok: _ZN3c103hip12device_countEv from libc10_hip.so"));
     cf_bridge_build_result_release(&r);
     cf_bridge_plan_release(&p);
-    free(stage);
     free(pkg);
     free(so);
     free(l1);
