@@ -128,6 +128,10 @@ static int run_logged(const struct strvec *argv, const char *log, double *second
         size_t len = strlen(out);
         cf_error_set(err, CF_ERR_FAILED, "%s failed (%s); full log: %s\n%s", what, how, log,
                      len > 3000 ? out + len - 3000 : out);
+        /* 125: docker run itself failed (no engine, no image), not the compiler */
+        if (!strcmp(argv->v[0], "docker") && r.exited && r.exit_code == 125)
+            cf_error_prefix(err, "--docker: docker could not start the container, the containerised build has not "
+                                 "run (is the docker engine running and the image reachable?)");
         free(how);
         rc = -1;
     }

@@ -411,6 +411,14 @@ static void read_header_tree(struct cf_bridge_plan *p, const char *h)
     cf_strvec_clear(&lines);
 }
 
+void cf_bridge_read_proof(struct cf_bridge_plan *p, const char *tree, const char *macros)
+{
+    read_header_tree(p, tree);
+    for (size_t k = 0; macros && k < 4; k++)
+        if (p->headers[k].path && !p->headers[k].version)
+            p->headers[k].version = header_version_from_macros(macros, k);
+}
+
 static const char *first_error_line(const char *text, struct strbuf *out)
 {
     const char *e = strstr(text, "error: ");
@@ -470,9 +478,10 @@ void cf_bridge_prove_headers(struct cf_bridge_plan *p)
         cf_bridge_problem(p, "cannot run the preprocessor: %s", cf_error_message(&err));
         p->proof = cf_strdup("failed to start");
     } else {
-        read_header_tree(p, cf_sb_str(&r.err));
+        int ok = cf_spawn_ok(&r);
+        cf_bridge_read_proof(p, cf_sb_str(&r.err), ok ? cf_sb_str(&r.out) : NULL);
         cf_strvec_push(&p->proof_files, p->source.value);
-        if (!cf_spawn_ok(&r)) {
+        if (!ok) {
             struct strbuf line = STRBUF_INIT;
             char *how = cf_spawn_describe(&r);
             p->proof = cf_asprintf("%s -E failed (%s)", p->cxx.value, how);
@@ -485,9 +494,6 @@ void cf_bridge_prove_headers(struct cf_bridge_plan *p)
         } else {
             p->proof = cf_asprintf("%s -E -dM -H over %s with the compile's flags: %zu files read", p->cxx.value,
                                    cf_basename(p->source.value), p->proof_files.n);
-            for (size_t k = 0; k < 4; k++)
-                if (p->headers[k].path)
-                    p->headers[k].version = header_version_from_macros(cf_sb_str(&r.out), k);
             if (!p->headers[0].path && !p->headers[1].path)
                 cf_bridge_problem(p, "%s includes no nccl.h or rccl.h from the planned include roots: this is not "
                                      "the bridge source",

@@ -31,6 +31,10 @@ void cf_bridge_plan_headers(const struct cf_bridge_opts *o, struct cf_bridge_pla
 /* Runs the preprocessor over the source with the final flags; fills headers[],
  * proof, proof_files; checks nccl.h against the library and libtorch. */
 void cf_bridge_prove_headers(struct cf_bridge_plan *p);
+/* Reads the preprocessor's answers into headers[] and proof_files: `tree` is
+ * -H's output (". /path" per header read, dots for depth), `macros` -dM's
+ * (NULL when the run failed: no versions). Untrusted text: any bytes. */
+void cf_bridge_read_proof(struct cf_bridge_plan *p, const char *tree, const char *macros);
 /* The -D and -isystem flags of a compile (shared by the proof and the build). */
 void cf_bridge_preprocessor_flags(const struct cf_bridge_plan *p, struct strvec *argv);
 

@@ -7,6 +7,7 @@
  * reaches outside the wheel, and RECORD rewritten over everything. The same
  * inputs give the same bytes. */
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,7 +19,8 @@
 #include "pkg/wheel_internal.h"
 #include "pkg/zip_loader.h"
 
-#define GRAFT_MAX_MEMBER ((size_t)4 << 30)
+/* What a graft holds in memory: every member, unpacked (a zip bomb stops here). */
+#define GRAFT_MAX_TOTAL ((uint64_t)4 << 30)
 
 struct member {
     char *name;
@@ -61,11 +63,15 @@ static void members_free(struct members *ms)
 static int read_wheel(const char *path, struct members *ms, cf_error *err)
 {
     int zerr = 0;
+    if (!cf_is_file(path)) /* a FIFO would block the open */
+        return cf_error_set(err, CF_ERR_NOTFOUND, "%s: no such file, or not a regular file (a wheel is a zip file)",
+                            path);
     zip_t *za = cf_zip_open(path, ZIP_RDONLY, &zerr);
     if (!za)
         return cf_error_set(err, CF_ERR_FORMAT, "%s is not a readable zip (libzip error %d)", path, zerr);
     zip_int64_t n = cf_zip_get_num_entries(za, 0);
     int rc = 0;
+    uint64_t total = 0;
     for (zip_int64_t i = 0; i < n && rc == 0; i++) {
         zip_stat_t st;
         cf_zip_stat_init(&st);
@@ -81,11 +87,13 @@ static int read_wheel(const char *path, struct members *ms, cf_error *err)
                               name, find(ms, name) ? "there twice" : "not a clean relative path");
             break;
         }
-        if (st.size > GRAFT_MAX_MEMBER) {
-            rc = cf_error_set(err, CF_ERR_FORMAT, "%s: member %s is %llu bytes, more than a wheel member may be", path,
-                              name, (unsigned long long)st.size);
+        if (st.size > GRAFT_MAX_TOTAL - total) {
+            rc = cf_error_set(err, CF_ERR_FORMAT,
+                              "%s: its members unpack to more than %llu bytes (at %s): too large to graft in memory",
+                              path, (unsigned long long)GRAFT_MAX_TOTAL, name);
             break;
         }
+        total += st.size;
         struct member *m = push(ms, name);
         zip_uint8_t opsys;
         zip_uint32_t attr = 0;
@@ -98,8 +106,9 @@ static int read_wheel(const char *path, struct members *ms, cf_error *err)
             break;
         }
         char buf[65536];
-        zip_int64_t got;
-        while ((got = cf_zip_fread(zf, buf, sizeof buf)) > 0 && m->data.len <= GRAFT_MAX_MEMBER)
+        zip_int64_t got = 0;
+        /* never more than the size it declared (and was counted by) */
+        while (m->data.len <= st.size && (got = cf_zip_fread(zf, buf, sizeof buf)) > 0)
             cf_sb_add(&m->data, buf, (size_t)got);
         cf_zip_fclose(zf);
         if (got < 0 || m->data.len != st.size)
@@ -188,7 +197,7 @@ static int add_files(struct members *ms, const char *const *files, size_t n, con
 {
     for (size_t i = 0; i < n; i++) {
         if (!cf_is_file(files[i]))
-            return cf_error_set(err, CF_ERR_USAGE, "%s: no such file", files[i]);
+            return cf_error_set(err, CF_ERR_USAGE, "%s: no such file, or not a regular file", files[i]);
         char *name = cf_asprintf("%s/%s", at, cf_basename(files[i]));
         struct member *m = find(ms, name);
         if (m) {
@@ -202,7 +211,7 @@ static int add_files(struct members *ms, const char *const *files, size_t n, con
         struct stat st;
         m->executable = stat(files[i], &st) == 0 && (st.st_mode & 0111);
         m->mtime = mtime;
-        if (cf_read_file(files[i], GRAFT_MAX_MEMBER, &m->data, err) < 0)
+        if (cf_read_file(files[i], (size_t)GRAFT_MAX_TOTAL, &m->data, err) < 0)
             return -1;
     }
     return 0;

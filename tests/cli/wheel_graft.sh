@@ -97,4 +97,12 @@ expect_err "not a clean relative path" "is refused"
 [ ! -e "$T/none" ] || [ -z "$(ls "$T/none")" ] && ok "nothing written for refused input" || bad "nothing written for refused input"
 run "$CCLFORGE" wheel graft "$T/plug-0.1.0-py3-none-any.whl" --at plug
 expect_rc 2 "no FILE: usage error"
+# FIFOs (no writer: opening one to read would block) as the wheel and as a FILE
+mkfifo "$T/fifo-0.1-py3-none-any.whl" "$T/fifo.so"
+run timeout 20 "$CCLFORGE" wheel graft "$T/fifo-0.1-py3-none-any.whl" "$T/_ext.cpython-311-x86_64-linux-gnu.so" --at plug -o "$T/none"
+expect_rc 1 "a FIFO as the wheel is refused, not waited on"
+expect_err "fifo-0.1-py3-none-any.whl: no such file, or not a regular file" "and named"
+run timeout 20 "$CCLFORGE" wheel graft "$T/plug-0.1.0-py3-none-any.whl" "$T/fifo.so" --at plug -o "$T/none"
+expect_rc 2 "a FIFO as a FILE is refused"
+expect_err "fifo.so: no such file, or not a regular file" "and named"
 t_end
