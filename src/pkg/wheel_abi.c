@@ -7,25 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/json.h"
 #include "cclforge/libtorch_abi.h"
 #include "cclforge/strbuf.h"
 #include "pkg/wheel_internal.h"
 
-static long num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
-}
-
+/* a string abi_info() reported, NULL when absent or empty */
 static const char *str(const cJSON *o, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) && *v->valuestring ? v->valuestring : NULL;
+    const char *v = cf_json_str(o, key);
+    return v && *v ? v : NULL;
 }
 
 void cf_wheel_bridge_abi_check(struct cf_wheel_verify_result *res, const cJSON *abi)
 {
-    long oh = num(abi, "options_size_headers"), ph = num(abi, "process_group_size_headers");
+    long oh = (long)cf_json_num(abi, "options_size_headers", -1),
+         ph = (long)cf_json_num(abi, "process_group_size_headers", -1);
     if (!abi || oh < 0) {
         cf_wheel_add_check(res, "abi", 0, "the bridge reports no abi_info(): built by an older cclforge (which "
                                           "allocated with slack); rebuild it");

@@ -3,10 +3,12 @@
  * the sizes it reads from the deleting destructors equal sizeof() as the
  * compiler computed it (asked through dlopen of the same library), at -O2,
  * -O2 -fno-plt and -O0; the NCCL version code the Options constructor embeds;
- * unknown facts say why. The real torch wheel is covered by
+ * unknown facts say why; wheel verify's abi check against those libraries.
+ * The real torch wheel is covered by
  * tests/cli/bridge_torch.sh. */
 #include "testsupport.h"
 
+#include <cjson/cJSON.h>
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,8 @@
 #include "cclforge/fs.h"
 #include "cclforge/libtorch_abi.h"
 #include "cclforge/strbuf.h"
+#include "cclforge/wheel.h"
+#include "pkg/wheel_internal.h"
 
 #define FIXTURE CCLFORGE_SOURCE_DIR "/tests/fixtures/libtorch_abi/pg_like.cpp"
 
@@ -124,6 +128,57 @@ static void test_nccl_code_from_constructor(void **state)
     free(b);
 }
 
+/* wheel verify's abi check: abi_info()'s header sizes and NCCL versions
+ * against the libtorch file named (its sizes read from its machine code); any
+ * difference fails, naming both numbers. */
+static const struct cf_wheel_check *abi_check(const char *lib, long opt, long pg, const char *nh, const char *nr,
+                                              struct cf_wheel_verify_result *res)
+{
+    memset(res, 0, sizeof *res);
+    cJSON *abi = cJSON_CreateObject();
+    cJSON_AddNumberToObject(abi, "options_size_headers", (double)opt);
+    cJSON_AddNumberToObject(abi, "process_group_size_headers", (double)pg);
+    cJSON_AddStringToObject(abi, "libtorch_file", lib);
+    cJSON_AddStringToObject(abi, "nccl_header", nh);
+    cJSON_AddStringToObject(abi, "nccl_runtime", nr);
+    cf_wheel_bridge_abi_check(res, opt < 0 ? NULL : abi);
+    cJSON_Delete(abi);
+    assert_int_equal(res->n_checks, 1);
+    assert_string_equal(res->checks[0].name, "abi");
+    return &res->checks[0];
+}
+
+static void test_wheel_abi_check_fails_on_any_difference(void **state)
+{
+    (void)state;
+    char *dir = ts_tmpdir();
+    char *lib = build(dir, "libtorch_cuda.so", "-O2", NULL);
+    size_t opt, pg;
+    compiler_sizes(lib, &opt, &pg);
+    struct cf_wheel_verify_result res;
+    const struct cf_wheel_check *c = abi_check(lib, (long)opt, (long)pg, "2.30.7", "2.30.7", &res);
+    assert_int_equal(c->ok, 1);
+    cf_wheel_verify_result_release(&res);
+    /* 2.28.9's ncclConfig_t is 16 bytes shorter: the bug this check exists for */
+    c = abi_check(lib, (long)opt - 16, (long)pg, "2.28.9", "2.30.7", &res);
+    assert_int_equal(c->ok, 0);
+    char *want = cf_asprintf("ProcessGroupNCCL::Options is %zu bytes in the bridge's headers but %zu in", opt - 16, opt);
+    assert_non_null(strstr(c->detail, want));
+    assert_non_null(strstr(c->detail, "nccl.h was NCCL 2.28.9 but the library loaded is 2.30.7"));
+    assert_non_null(strstr(c->detail, "loaded libtorch's ProcessGroupNCCL was compiled with 2.30.7"));
+    free(want);
+    cf_wheel_verify_result_release(&res);
+    c = abi_check(lib, (long)opt, (long)pg + 8, "2.30.7", "2.30.7", &res);
+    assert_int_equal(c->ok, 0);
+    assert_non_null(strstr(c->detail, "ProcessGroupNCCL is "));
+    cf_wheel_verify_result_release(&res);
+    c = abi_check(lib, -1, -1, "2.30.7", "2.30.7", &res);
+    assert_int_equal(c->ok, 0);
+    assert_non_null(strstr(c->detail, "no abi_info()"));
+    cf_wheel_verify_result_release(&res);
+    free(lib);
+}
+
 /* A libtorch with a static NCCL older than ncclConfig_t: the copy's banner
  * names the version, and wins over the dist-info pin beside it. */
 static void test_static_banner(void **state)
@@ -200,6 +255,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sizes_no_plt_and_unoptimised, teardown),
         cmocka_unit_test_teardown(test_nccl_code_from_constructor, teardown),
         cmocka_unit_test_teardown(test_static_banner, teardown),
+        cmocka_unit_test_teardown(test_wheel_abi_check_fails_on_any_difference, teardown),
         cmocka_unit_test_teardown(test_unknown_and_pin, teardown),
         cmocka_unit_test_teardown(test_code_version_text, teardown),
     };
