@@ -151,9 +151,9 @@ void cf_wheel_check_needed(struct verify_ctx *c)
     lo.system_dirs = no_dirs;
     lo.hwcaps = no_dirs;
     lo.no_legacy_hwcaps = 1;
-    struct cf_ldso_cpu cpu; /* probed once for all roots */
-    memset(&cpu, 0, sizeof cpu);
-    lo.cpu_cache = &cpu;
+    struct cf_ldso_facts facts; /* glibc and the CPU worked out once for all roots (the same sysroot) */
+    memset(&facts, 0, sizeof facts);
+    lo.facts_cache = &facts;
     struct tally t;
     memset(&t, 0, sizeof t);
     for (size_t i = 0; i < c->n; i++) {
