@@ -31,6 +31,8 @@ struct cf_commlib_banner {
 
 /* nccl.h's NCCL_VERSION: X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z from 2.9. */
 unsigned cf_nccl_version_code(unsigned major, unsigned minor, unsigned patch);
+/* The inverse: "2.30.7" for 23007, "2.8.4" for 2804. Caller frees. */
+char *cf_nccl_code_version(unsigned code);
 
 /* Parses a banner at the start of s[0..len) ("NCCL version 2.28.9+cuda13.0",
  * "RCCL version 2.18.3+hip6.0", "RCCL version : 2.30.4-HEAD",

@@ -74,6 +74,8 @@ struct cf_elf_symbol {
     const char *version;      /* from .gnu.version + verdef/verneed; NULL when unversioned */
     const char *version_file; /* for an undefined symbol: the verneed file (e.g. "libc.so.6") */
     int version_hidden;       /* defined with '@' rather than '@@' */
+    uint64_t value;           /* st_value: the address for a defined symbol */
+    uint64_t size;            /* st_size */
 };
 
 struct cf_elf_verneed {

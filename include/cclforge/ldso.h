@@ -142,6 +142,11 @@ struct cf_ldso_opts {
      * closing it once its dynamic section is read: a caller that reads the
      * objects next (inspect) saves an open, a mapping and a header parse each. */
     int keep_open;
+    /* Objects dlopen'ed one after another once the root's closure is mapped
+     * (a Python importing torch/_C, then an extension): paths, NULL-terminated;
+     * NULL none. Each one's closure is mapped before the next, and a NEEDED of
+     * a name or soname already in the process is "already loaded". */
+    const char *const *dlopen;
 };
 
 /* Works out the facts for (machine, class) under opts: the root's glibc

@@ -19,6 +19,9 @@ struct cf_spawn_opts {
     int merge_stderr;              /* stderr goes where stdout goes */
     int null_stdin;                /* stdin from /dev/null (default inherits) */
     const char *log_path;          /* also append stdout (and merged stderr) to this file */
+    const char *output_path;       /* stdout and stderr straight into this file (created or
+                                      truncated, never a symlink), no pipe: for long runs nobody
+                                      reads live; capture, log_path and on_line then see nothing */
     size_t capture_limit;          /* bytes kept per stream, the tail wins; 0 = 16 MiB */
     double timeout_s;              /* 0 = none; on expiry the process group is killed */
     cf_line_fn on_line;            /* called for each stdout line (progress parsing) */

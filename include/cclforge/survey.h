@@ -262,6 +262,9 @@ const char *cf_survey_section_name(enum cf_survey_section sec); /* the JSON key 
  * prefixes; parsing stops at the first invalid entry as the runtimes do).
  * value NULL = all visible. */
 void cf_apply_visible_devices(struct cf_gpu *gpus, size_t n, const char *vendor, const char *value);
+/* The nvidia-nccl version a torch package's dist-info pins (Requires-Dist:
+ * nvidia-nccl-cu13==2.30.7 -> "2.30.7"), NULL when none. Caller frees. */
+char *cf_torch_nccl_pin(const char *torch_dir);
 /* NCCL_VERSION_CODE for a version string "2.28.9"; 0 when unparsable. */
 int cf_comm_version_code(const char *version);
 

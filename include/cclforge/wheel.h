@@ -105,12 +105,42 @@ int cf_wheel_platform_tag(const char *const *elf_paths, const char *const *archi
                           const char *const *declared_externals, size_t n_ext, char **tag, struct strbuf *why,
                           cf_error *err);
 
+/* ---- grafting ---- */
+
+/* Built files added to an existing wheel at a package path (src/pkg/wheel_graft.c). */
+struct cf_wheel_graft_opts {
+    const char *wheel;                             /* the wheel to add to */
+    const char *const *files; size_t n_files;      /* placed at <at>/<file name> */
+    const char *at;                                /* "pkg/comm/_ext" */
+    const char *const *bundle; size_t n_bundle;    /* libraries placed at bundle_at */
+    const char *bundle_at;                         /* NULL: <at>/lib */
+    const char *const *externals; size_t n_externals; /* more site-packages dirs for the marker and the tag */
+    const char *platform_tag;                      /* NULL: computed from the ELF members */
+    const char *out_dir;                           /* NULL: beside the input */
+};
+
+struct cf_wheel_graft_result {
+    char *wheel;            /* the wheel written */
+    char *tag;              /* "cp311-cp311-manylinux_2_34_x86_64" */
+    char *module;           /* the grafted extension, dotted; NULL when none */
+    char *why;              /* how the platform tag was chosen */
+    struct strvec added, replaced, dropped; /* member names */
+};
+
+/* Writes a new wheel: the input's members unchanged, the files added,
+ * WHEEL's Tag and Root-Is-Purelib updated, .dist-info/cclforge.json naming
+ * the module and the site-packages dirs its RPATH reaches, RECORD rewritten;
+ * the same inputs give the same bytes. */
+int cf_wheel_graft(const struct cf_wheel_graft_opts *opts, struct cf_wheel_graft_result *res, cf_error *err);
+void cf_wheel_graft_result_release(struct cf_wheel_graft_result *res);
+
 /* ---- verifying ---- */
 
 struct cf_wheel_verify_opts {
     const char *wheel;
     int install;                /* make a venv, pip install --no-index --no-deps, import */
     int smoke_ranks;            /* > 0: an N-rank torch.distributed run through the installed bridge */
+    const char *smoke_backend;  /* "nccl" (the bridge, N GPUs; NULL) or "gloo" (CPU, after importing the bridge) */
     const char *python;         /* interpreter for the venv (NULL: python3) */
     int system_site_packages;   /* venv --system-site-packages */
     const char *const *site_dirs; size_t n_site_dirs;       /* made importable in the venv by a .pth file (e.g. a torch install) */

@@ -1,6 +1,10 @@
-/* `bridge build`: compile and link the bridge with argv spawns, lay it out as it
- * will be installed (<package>/<module><EXT_SUFFIX>, bundled libraries in
- * <package>/lib), then inspect the result without loading it. */
+/* `bridge build`: compile and link the bridge with argv spawns (natively or in
+ * a container), lay it out as it will be installed (<a/b/c>/<module><EXT_SUFFIX>,
+ * bundled libraries in <a/b/c>/lib; with --into also at its place in the
+ * package's own tree), then check the result there without loading it
+ * (bridge_inspect.c). The object file is cached under the cclforge home by a
+ * key over the compiler, the compile command and every file the preprocessor
+ * read, so the same inputs compile once. */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,27 +13,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bridge/bridge_internal.h"
 #include "cclforge/atomic_file.h"
-#include "cclforge/bridge.h"
+#include "cclforge/clock.h"
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
-#include "cclforge/clock.h"
-#include "pkg/elf_facts.h"
 
 void cf_bridge_compile_argv(const struct cf_bridge_plan *p, const char *object, struct strvec *argv)
 {
-    cf_strvec_push(argv, p->cxx.value ? p->cxx.value : "g++");
-    cf_strvec_pushf(argv, "-std=%s", p->cxx_std ? p->cxx_std : "c++17");
+    cf_strvec_push(argv, p->docker ? "g++" : p->cxx.value ? p->cxx.value : "g++");
+    cf_bridge_preprocessor_flags(p, argv);
     cf_strvec_push(argv, "-O2");
     cf_strvec_push(argv, "-fPIC");
     /* only PyInit_<name> needs to be visible */
     cf_strvec_push(argv, "-fvisibility=hidden");
-    for (size_t i = 0; i < p->n_defines; i++)
-        cf_strvec_pushf(argv, "-D%s", p->defines[i].value);
-    for (size_t i = 0; i < p->n_includes; i++) {
-        cf_strvec_push(argv, "-isystem");
-        cf_strvec_push(argv, p->includes[i].value);
-    }
     cf_strvec_push(argv, "-c");
     cf_strvec_push(argv, p->source.value ? p->source.value : "cclforge_nccl_bridge.cpp");
     cf_strvec_push(argv, "-o");
@@ -38,7 +35,7 @@ void cf_bridge_compile_argv(const struct cf_bridge_plan *p, const char *object, 
 
 void cf_bridge_link_argv(const struct cf_bridge_plan *p, const char *object, const char *output, struct strvec *argv)
 {
-    cf_strvec_push(argv, p->cxx.value ? p->cxx.value : "g++");
+    cf_strvec_push(argv, p->docker ? "g++" : p->cxx.value ? p->cxx.value : "g++");
     cf_strvec_push(argv, "-shared");
     cf_strvec_push(argv, "-o");
     cf_strvec_push(argv, output);
@@ -54,90 +51,50 @@ void cf_bridge_link_argv(const struct cf_bridge_plan *p, const char *object, con
         free(dir);
     }
     cf_strvec_push(argv, "-Wl,--as-needed");
+    /* DT_RPATH, as torch's own libraries have: searched before LD_LIBRARY_PATH
+     * and for the vendor libraries' own NEEDED too (their siblings in lib_dcu) */
+    cf_strvec_push(argv, "-Wl,--disable-new-dtags");
     for (size_t i = 0; i < p->n_rpath; i++)
         cf_strvec_pushf(argv, "-Wl,-rpath,%s", p->rpath[i].value);
 }
 
-/* Where an RPATH entry of the installed layout points on this machine. */
-static char *layout_dir(const struct cf_bridge_plan *p, const char *entry, const char *pkg_dir)
+static void mount_ro(struct strvec *argv, struct strvec *seen, const char *dir)
 {
-    if (!strcmp(entry, "$ORIGIN/lib"))
-        return cf_path_join(pkg_dir, "lib");
-    if (!strcmp(entry, "$ORIGIN/../torch/lib") && p->torch_dir.value)
-        return cf_path_join(p->torch_dir.value, "lib");
-    if (!strcmp(entry, "$ORIGIN/../nvidia/nccl/lib") && p->torch_dir.value) {
-        char *site = cf_dirname(p->torch_dir.value);
-        char *d = cf_asprintf("%s/nvidia/nccl/lib", site);
-        free(site);
-        return d;
-    }
-    if (entry[0] == '/')
-        return cf_strdup(entry);
-    return NULL;
+    if (!dir || cf_strvec_contains(seen, dir))
+        return;
+    cf_strvec_push(seen, dir);
+    cf_strvec_push(argv, "--volume");
+    cf_strvec_pushf(argv, "%s:%s:ro", dir, dir);
 }
 
-int cf_bridge_inspect_output(const struct cf_bridge_plan *p, const char *output, struct cf_bridge_build_result *res,
-                             cf_error *err)
+void cf_bridge_docker_argv(const struct cf_bridge_plan *p, const char *work_dir, const struct strvec *inner,
+                           struct strvec *argv)
 {
-    struct elf_facts f;
-    if (cf_elf_facts_read_file(output, &f, err) < 0)
-        return -1;
-    if (!f.is_elf)
-        return cf_error_set(err, CF_ERR_FAILED, "%s is not an ELF file", output);
-    char *pkg_dir = cf_dirname(output);
-    for (size_t i = 0; i < f.needed.n; i++)
-        cf_strvec_push(&res->needed, f.needed.v[i]);
-    for (size_t i = 0; i < f.rpath.n; i++) {
-        const char *e = f.rpath.v[i];
-        cf_strvec_push(&res->rpath, e);
-        int declared = 0;
-        for (size_t k = 0; k < p->n_rpath; k++)
-            declared |= !strcmp(p->rpath[k].value, e);
-        if (cf_elf_rpath_is_origin_relative(e))
-            cf_strvec_pushf(&res->checks, "ok: RPATH %s is $ORIGIN-relative", e);
-        else if (e[0] == '/' && declared)
-            cf_strvec_pushf(&res->checks, "ok: RPATH %s is a declared external (--external-rpath)", e);
-        else
-            cf_strvec_pushf(&res->problems, "RPATH %s is %s: the installed wheel must not depend on the build machine's "
-                                         "paths",
-                         e, e[0] == '/' ? "an absolute path" : "not $ORIGIN-relative");
+    struct strvec seen = STRVEC_INIT;
+    cf_strvec_push(argv, "docker");
+    cf_strvec_push(argv, "run");
+    cf_strvec_push(argv, "--rm");
+    cf_strvec_push(argv, "--network=none");
+    cf_strvec_pushf(argv, "--user=%u:%u", (unsigned)getuid(), (unsigned)getgid());
+    /* every input at its own path, so the command line is the native one */
+    for (size_t i = 0; i < p->n_includes; i++)
+        mount_ro(argv, &seen, p->includes[i].value);
+    for (size_t i = 0; i < p->n_libs; i++) {
+        char *d = p->libs[i].path ? cf_dirname(p->libs[i].path) : NULL;
+        mount_ro(argv, &seen, d);
+        free(d);
     }
-    char *want = cf_asprintf("PyInit_%s", p->module_name);
-    if (cf_strvec_contains(&f.pyinit, want))
-        cf_strvec_pushf(&res->checks, "ok: %s is exported", want);
-    else
-        cf_strvec_pushf(&res->problems, "%s is not exported: Python cannot import the module as %s", want, p->module_name);
-    free(want);
-    for (size_t i = 0; i < f.needed.n; i++) {
-        const char *lib = f.needed.v[i];
-        if (cf_elf_is_manylinux_system_lib(lib)) {
-            cf_strvec_pushf(&res->checks, "ok: NEEDED %s is a system library", lib);
-            continue;
-        }
-        struct strbuf tried = STRBUF_INIT;
-        const char *hit = NULL;
-        for (size_t r = 0; r < f.rpath.n && !hit; r++) {
-            char *dir = layout_dir(p, f.rpath.v[r], pkg_dir);
-            if (!dir)
-                continue;
-            char *cand = cf_path_join(dir, lib);
-            cf_sb_addf(&tried, "%s%s (%s)", tried.len ? ", " : "", dir, f.rpath.v[r]);
-            if (cf_is_file(cand))
-                hit = f.rpath.v[r];
-            free(cand);
-            free(dir);
-        }
-        if (hit)
-            cf_strvec_pushf(&res->checks, "ok: NEEDED %s resolves through %s", lib, hit);
-        else
-            cf_strvec_pushf(&res->problems, "NEEDED %s is not resolvable in the installed layout; looked in: %s. Bundle it "
-                                         "(--bundle FILE) or declare its directory (--external-rpath DIR)",
-                         lib, tried.len ? tried.buf : "no RPATH entries");
-        cf_sb_release(&tried);
-    }
-    free(pkg_dir);
-    cf_elf_facts_release(&f);
-    return 0;
+    char *src_dir = p->source.value ? cf_dirname(p->source.value) : NULL;
+    mount_ro(argv, &seen, src_dir);
+    free(src_dir);
+    cf_strvec_push(argv, "--volume");
+    cf_strvec_pushf(argv, "%s:%s", work_dir, work_dir);
+    cf_strvec_push(argv, "--workdir");
+    cf_strvec_push(argv, work_dir);
+    cf_strvec_push(argv, p->docker);
+    for (size_t i = 0; i < inner->n; i++)
+        cf_strvec_push(argv, inner->v[i]);
+    cf_strvec_clear(&seen);
 }
 
 static int copy_file(const char *from, const char *to, unsigned mode, cf_error *err)
@@ -162,12 +119,18 @@ static int run_logged(const struct strvec *argv, const char *log, double *second
     double t0 = cf_now_seconds();
     int rc = cf_spawn_run((const char *const *)argv->v, &so, &r, err);
     *seconds = cf_now_seconds() - t0;
+    if (rc < 0 && !strcmp(argv->v[0], "docker"))
+        cf_error_prefix(err, "--docker: the containerised build has not run");
     if (rc == 0 && !cf_spawn_ok(&r)) {
         char *how = cf_spawn_describe(&r);
         const char *out = cf_sb_str(&r.out);
         size_t len = strlen(out);
         cf_error_set(err, CF_ERR_FAILED, "%s failed (%s); full log: %s\n%s", what, how, log,
                      len > 3000 ? out + len - 3000 : out);
+        /* 125: docker run itself failed (no engine, no image), not the compiler */
+        if (!strcmp(argv->v[0], "docker") && r.exited && r.exit_code == 125)
+            cf_error_prefix(err, "--docker: docker could not start the container, the containerised build has not "
+                                 "run (is the docker engine running and the image reachable?)");
         free(how);
         rc = -1;
     }
@@ -180,6 +143,130 @@ static int write_text(const char *path, const char *text, cf_error *err)
     return cf_write_file_atomic(path, text, strlen(text), err);
 }
 
+/* The object cache's key: compiler, compile command (less the output path),
+ * and the sha256 of every file the preprocessor read. NULL when unproven. */
+static char *object_key(const struct cf_bridge_plan *p)
+{
+    if (!p->proof_files.n || p->docker)
+        return NULL;
+    struct strbuf sb = STRBUF_INIT;
+    struct strvec argv = STRVEC_INIT;
+    cf_bridge_compile_argv(p, "-", &argv);
+    cf_sb_addf(&sb, "cxx %s %s\n", p->cxx.value, p->cxx_version ? p->cxx_version : "?");
+    /* the source by its content alone: the same bridge from another copy of share/ is the same object */
+    for (size_t i = 0; i < argv.n; i++)
+        cf_sb_addf(&sb, "%s\n", !strcmp(argv.v[i], p->source.value) ? "<source>" : argv.v[i]);
+    cf_strvec_clear(&argv);
+    for (size_t i = 0; i < p->proof_files.n; i++) {
+        char hex[65];
+        cf_error err = CF_ERROR_INIT;
+        if (cf_sha256_file(p->proof_files.v[i], hex, &err) != 0) {
+            cf_error_clear(&err);
+            cf_sb_release(&sb);
+            return NULL;
+        }
+        cf_sb_addf(&sb, "%s %s\n", !strcmp(p->proof_files.v[i], p->source.value) ? "<source>" : p->proof_files.v[i],
+                   hex);
+    }
+    char key[65];
+    cf_sha256_hex(sb.buf, sb.len, key);
+    cf_sb_release(&sb);
+    return cf_strdup(key);
+}
+
+static int compile_cached(const struct cf_bridge_plan *p, const char *object, struct cf_bridge_build_result *res,
+                          const char *work, cf_error *err)
+{
+    char *key = object_key(p);
+    char *root = key ? cf_cache_root() : NULL; /* no safe cache root: no cache */
+    char *cached = root ? cf_asprintf("%s/bridge/objects/%s.o", root, key) : NULL;
+    int rc = 0;
+    if (cached && cf_is_file(cached)) {
+        rc = copy_file(cached, object, 0644, err);
+        if (rc == 0) {
+            res->cache_hit = 1;
+            res->object_cache = cf_strdup(cached);
+            char *line = cf_asprintf("object cache hit: %s (same compiler, command and %zu input files)\n", cached,
+                                     p->proof_files.n);
+            write_text(res->log_path, line, err);
+            free(line);
+        }
+    } else {
+        struct strvec argv = STRVEC_INIT, outer = STRVEC_INIT;
+        cf_bridge_compile_argv(p, object, &argv);
+        if (p->docker)
+            cf_bridge_docker_argv(p, work, &argv, &outer);
+        rc = run_logged(p->docker ? &outer : &argv, res->log_path, &res->compile_seconds, "compiling the bridge", err);
+        cf_strvec_clear(&argv);
+        cf_strvec_clear(&outer);
+        if (rc == 0 && cached) {
+            char *dir = cf_dirname(cached);
+            cf_error cerr = CF_ERROR_INIT;
+            /* a cache that cannot be written costs the next build time, not this one */
+            if (cf_mkdir_p(dir, 0755, &cerr) == 0 && copy_file(object, cached, 0644, &cerr) == 0)
+                res->object_cache = cf_strdup(cached);
+            cf_error_clear(&cerr);
+            free(dir);
+        }
+    }
+    free(key);
+    free(root);
+    free(cached);
+    return rc;
+}
+
+/* What `bridge wheel` needs to package this build without rebuilding it. */
+static int write_manifest(const struct cf_bridge_plan *p, const char *abs_out, cf_error *err)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "schema", "cclforge.bridge-build/2");
+    cJSON_AddStringToObject(doc, "module", p->module_name);
+    cJSON_AddStringToObject(doc, "package", p->package);
+    cJSON_AddStringToObject(doc, "package_dir", p->package_dir);
+    cJSON_AddStringToObject(doc, "vendor", cf_vendor_get(p->vendor)->word);
+    cJSON_AddStringToObject(doc, "python_tag", p->python_tag ? p->python_tag : "");
+    cJSON_AddStringToObject(doc, "extension", p->output_name);
+    if (p->torch_version)
+        cJSON_AddStringToObject(doc, "torch_version", p->torch_version);
+    cJSON *ext = cJSON_AddArrayToObject(doc, "externals");
+    for (size_t i = 0; i < p->n_rpath; i++) {
+        const char *e = p->rpath[i].value;
+        if (!strcmp(e, "$ORIGIN/lib"))
+            continue;
+        /* site-packages relative: strip $ORIGIN and one ".." per package level */
+        char *abs = cf_asprintf("/%s%s", p->package_dir, e + strlen("$ORIGIN"));
+        int escaped = 0;
+        char *norm = cf_path_normalize(abs, &escaped);
+        if (!escaped && norm[1])
+            cJSON_AddItemToArray(ext, cJSON_CreateString(norm + 1));
+        free(abs);
+        free(norm);
+    }
+    cJSON *bundled = cJSON_AddArrayToObject(doc, "bundled");
+    for (size_t i = 0; i < p->bundle_libs.n; i++)
+        cJSON_AddItemToArray(bundled, cJSON_CreateString(cf_basename(p->bundle_libs.v[i])));
+    char *json = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    char *json_path = cf_path_join(abs_out, "cclforge-build.json");
+    int rc = write_text(json_path, json, err);
+    free(json);
+    free(json_path);
+    return rc;
+}
+
+static int write_init(const struct cf_bridge_plan *p, const char *pkg_dir, cf_error *err)
+{
+    char *init = cf_asprintf("\"\"\"cclforge bridge (%s): c10d::ProcessGroupNCCL of the vendor libtorch.\"\"\"\n"
+                             "import torch.distributed  # registers Store and Backend before the extension loads\n"
+                             "from .%s import make_nccl_backend, abi_info  # noqa: F401\n",
+                             cf_vendor_get(p->vendor)->word, p->module_name);
+    char *init_path = cf_path_join(pkg_dir, "__init__.py");
+    int rc = write_text(init_path, init, err);
+    free(init);
+    free(init_path);
+    return rc;
+}
+
 int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct cf_bridge_build_result *res,
                     cf_error *err)
 {
@@ -190,7 +277,7 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
     if (cf_mkdir_p(out_dir, 0755, err) < 0)
         return -1;
     char *abs_out = cf_realpath(out_dir);
-    char *pkg_dir = cf_path_join(abs_out, p->package);
+    char *pkg_dir = cf_path_join(abs_out, p->package_dir);
     char *lib_dir = cf_path_join(pkg_dir, "lib");
     char *object_name = cf_asprintf("%s/%s.o", abs_out, p->module_name);
     char *output = cf_path_join(pkg_dir, p->output_name);
@@ -198,34 +285,25 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
      * planted at a known name is written through); only the linked output is
      * renamed into place. */
     struct cf_atomic_file object = { .fd = -1, .dir_fd = -1 }, linked = { .fd = -1, .dir_fd = -1 };
+    char *stage = cf_path_join(abs_out, "installed-layout");
     res->log_path = cf_path_join(abs_out, "build.log");
-    struct strvec cargv = STRVEC_INIT, largv = STRVEC_INIT;
+    struct strvec largv = STRVEC_INIT, outer = STRVEC_INIT;
     int rc = -1;
     unlink(res->log_path);
     if (cf_mkdir_p(pkg_dir, 0755, err) < 0 || cf_atomic_begin(&object, AT_FDCWD, object_name, 0644, err) < 0 ||
         cf_atomic_begin(&linked, AT_FDCWD, output, 0755, err) < 0)
         goto out;
-
-    cf_bridge_compile_argv(p, object.tmp_path, &cargv);
-    if (run_logged(&cargv, res->log_path, &res->compile_seconds, "compiling the bridge", err) < 0)
+    if (compile_cached(p, object.tmp_path, res, abs_out, err) < 0)
         goto out;
     cf_bridge_link_argv(p, object.tmp_path, linked.tmp_path, &largv);
-    if (run_logged(&largv, res->log_path, &res->link_seconds, "linking the bridge", err) < 0)
+    if (p->docker)
+        cf_bridge_docker_argv(p, abs_out, &largv, &outer);
+    if (run_logged(p->docker ? &outer : &largv, res->log_path, &res->link_seconds, "linking the bridge", err) < 0)
         goto out;
     if (cf_atomic_commit(&linked, err) < 0)
         goto out;
     res->output = cf_strdup(output);
-
-    /* the package around it, as it will be installed */
-    char *init = cf_asprintf("\"\"\"cclforge bridge (%s): c10d::ProcessGroupNCCL of the vendor libtorch.\"\"\"\n"
-                             "import torch.distributed  # registers Store and Backend before the extension loads\n"
-                             "from .%s import make_nccl_backend  # noqa: F401\n",
-                             cf_vendor_get(p->vendor)->word, p->module_name);
-    char *init_path = cf_path_join(pkg_dir, "__init__.py");
-    int wrc = write_text(init_path, init, err);
-    free(init);
-    free(init_path);
-    if (wrc < 0)
+    if (write_init(p, pkg_dir, err) < 0)
         goto out;
     if (p->bundle_libs.n && cf_mkdir_p(lib_dir, 0755, err) < 0)
         goto out;
@@ -236,44 +314,30 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
         if (crc < 0)
             goto out;
     }
-
-    /* what `bridge wheel` needs to package this build without rebuilding it */
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "schema", "cclforge.bridge-build/1");
-    cJSON_AddStringToObject(doc, "module", p->module_name);
-    cJSON_AddStringToObject(doc, "package", p->package);
-    cJSON_AddStringToObject(doc, "vendor", cf_vendor_get(p->vendor)->word);
-    cJSON_AddStringToObject(doc, "python_tag", p->python_tag ? p->python_tag : "");
-    cJSON_AddStringToObject(doc, "extension", p->output_name);
-    if (p->torch_version)
-        cJSON_AddStringToObject(doc, "torch_version", p->torch_version);
-    cJSON *ext = cJSON_AddArrayToObject(doc, "externals");
-    for (size_t i = 0; i < p->n_rpath; i++) {
-        const char *e = p->rpath[i].value;
-        if (cf_starts_with(e, "$ORIGIN/../"))
-            cJSON_AddItemToArray(ext, cJSON_CreateString(e + strlen("$ORIGIN/../")));
-        else if (e[0] == '/')
-            cJSON_AddItemToArray(ext, cJSON_CreateString(e));
-    }
-    cJSON *bundled = cJSON_AddArrayToObject(doc, "bundled");
-    for (size_t i = 0; i < p->bundle_libs.n; i++)
-        cJSON_AddItemToArray(bundled, cJSON_CreateString(cf_basename(p->bundle_libs.v[i])));
-    char *json = cJSON_Print(doc);
-    cJSON_Delete(doc);
-    char *json_path = cf_path_join(abs_out, "cclforge-build.json");
-    wrc = write_text(json_path, json, err);
-    free(json);
-    free(json_path);
-    if (wrc < 0)
+    if (write_manifest(p, abs_out, err) < 0)
         goto out;
-
-    if (cf_bridge_inspect_output(p, output, res, err) < 0)
+    if (p->into) {
+        /* its place in the package's own tree: only the extension, the tree keeps its files */
+        char *dir = cf_path_join(p->into, p->package_dir);
+        char *at = cf_path_join(dir, p->output_name);
+        int crc = cf_mkdir_p(dir, 0755, err);
+        if (crc == 0)
+            crc = copy_file(output, at, 0755, err);
+        free(dir);
+        if (crc < 0) {
+            free(at);
+            goto out;
+        }
+        res->installed = at;
+    }
+    if (cf_bridge_inspect_output(p, res->installed ? res->installed : output, stage, res, err) < 0)
         goto out;
     if (res->problems.n) {
         struct strbuf sb = STRBUF_INIT;
         for (size_t i = 0; i < res->problems.n; i++)
             cf_sb_addf(&sb, "\n  - %s", res->problems.v[i]);
-        cf_error_set(err, CF_ERR_FAILED, "%s was built but fails inspection:%s", output, sb.buf);
+        cf_error_set(err, CF_ERR_FAILED, "%s was built but fails its check in the installed layout:%s", output,
+                     sb.buf);
         cf_sb_release(&sb);
         goto out;
     }
@@ -281,22 +345,27 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
 out:
     cf_atomic_abort(&linked);
     cf_atomic_abort(&object);
-    cf_strvec_clear(&cargv);
     cf_strvec_clear(&largv);
+    cf_strvec_clear(&outer);
     free(abs_out);
     free(pkg_dir);
     free(lib_dir);
     free(object_name);
     free(output);
+    free(stage);
     return rc;
 }
 
 void cf_bridge_build_result_release(struct cf_bridge_build_result *res)
 {
     free(res->output);
+    free(res->installed);
     free(res->log_path);
+    free(res->object_cache);
     cf_strvec_clear(&res->needed);
     cf_strvec_clear(&res->rpath);
+    cf_strvec_clear(&res->glibc_symbols);
+    cf_bridge_duplicates_free(res->duplicates, res->n_duplicates);
     cf_strvec_clear(&res->checks);
     cf_strvec_clear(&res->problems);
     memset(res, 0, sizeof *res);

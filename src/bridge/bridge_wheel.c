@@ -24,7 +24,8 @@ int cf_bridge_wheel(const struct cf_bridge_wheel_opts *o, char **wheel_path, cha
     cf_sb_release(&text);
     const char *module = cf_json_str(doc, "module"), *package = cf_json_str(doc, "package"),
                *ext = cf_json_str(doc, "extension"), *tag = cf_json_str(doc, "python_tag"),
-               *vendor = cf_json_str(doc, "vendor"), *torch_version = cf_json_str(doc, "torch_version");
+               *vendor = cf_json_str(doc, "vendor"), *torch_version = cf_json_str(doc, "torch_version"),
+               *package_dir = cf_json_str(doc, "package_dir");
     if (!module || !package || !ext || !tag || !*tag) {
         cJSON_Delete(doc);
         int rc = cf_error_set(err, CF_ERR_FORMAT, "%s lacks module/package/extension/python_tag", json_path);
@@ -32,18 +33,22 @@ int cf_bridge_wheel(const struct cf_bridge_wheel_opts *o, char **wheel_path, cha
         return rc;
     }
     free(json_path);
+    char *pdir = cf_strdup(package_dir ? package_dir : package);
+    for (char *c = pdir; *c; c++)
+        if (*c == '.')
+            *c = '/';
 
     struct strvec names = STRVEC_INIT, paths = STRVEC_INIT, externals = STRVEC_INIT;
-    cf_strvec_pushf(&names, "%s/__init__.py", package);
-    cf_strvec_pushf(&paths, "%s/%s/__init__.py", o->build_dir, package);
-    cf_strvec_pushf(&names, "%s/%s", package, ext);
-    cf_strvec_pushf(&paths, "%s/%s/%s", o->build_dir, package, ext);
+    cf_strvec_pushf(&names, "%s/__init__.py", pdir);
+    cf_strvec_pushf(&paths, "%s/%s/__init__.py", o->build_dir, pdir);
+    cf_strvec_pushf(&names, "%s/%s", pdir, ext);
+    cf_strvec_pushf(&paths, "%s/%s/%s", o->build_dir, pdir, ext);
     struct strvec bundled = STRVEC_INIT;
     cf_json_get_strvec(doc, "bundled", &bundled);
     for (size_t i = 0; i < bundled.n; i++) {
         /* never the GPU driver: the build refused it already; kept out here too */
-        cf_strvec_pushf(&names, "%s/lib/%s", package, bundled.v[i]);
-        cf_strvec_pushf(&paths, "%s/%s/lib/%s", o->build_dir, package, bundled.v[i]);
+        cf_strvec_pushf(&names, "%s/lib/%s", pdir, bundled.v[i]);
+        cf_strvec_pushf(&paths, "%s/%s/lib/%s", o->build_dir, pdir, bundled.v[i]);
     }
     cf_strvec_clear(&bundled);
     cf_json_get_strvec(doc, "externals", &externals);
@@ -94,5 +99,6 @@ int cf_bridge_wheel(const struct cf_bridge_wheel_opts *o, char **wheel_path, cha
     cf_strvec_clear(&paths);
     cf_strvec_clear(&externals);
     cJSON_Delete(doc);
+    free(pdir);
     return rc;
 }

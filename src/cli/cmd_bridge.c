@@ -1,5 +1,6 @@
 /* cclforge bridge plan|build|wheel: flags in, one library call, text or JSON out. */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,47 +22,64 @@ static const char usage_text[] =
     "exporting make_nccl_backend) for a vendor libtorch.\n"
     "\n"
     "  plan    the resolved configuration, each item with where it came from\n"
-    "  build   compile and link <name><EXT_SUFFIX> into DIR/<package>/, then check it:\n"
-    "          every NEEDED resolvable in the installed layout, no absolute RPATH,\n"
-    "          PyInit_<name> exported\n"
+    "  plan    also proves the headers: the compiler's preprocessor says which nccl.h\n"
+    "          really resolves; it must match the NCCL linked and libtorch's\n"
+    "  build   compile and link <name><EXT_SUFFIX> into DIR/<package dir>/, then check it\n"
+    "          in its installed layout (import torch first, then the extension): every\n"
+    "          NEEDED and undefined symbol resolved, $ORIGIN RPATHs only, PyInit_<name>\n"
     "  wheel   a reproducible wheel of a build (reuses DIR when it holds one)\n"
     "\n"
     "options:\n"
-    "  --vendor nvidia|rocm|dtk   default: from the libtorch (libtorch_cuda / libtorch_hip) and ROCM_PATH\n"
-    "  --libtorch DIR             a libtorch root or site-packages/torch (default: LIBTORCH, then the\n"
-    "                             Python's torch)\n"
+    "  --vendor nvidia|rocm|dtk   default: from the vendor libraries (libtorch_cuda / libtorch_hip) and\n"
+    "                             DTK_HOME / ROCM_PATH\n"
+    "  --libtorch DIR             torch's headers and the vendor libraries from one place: a libtorch\n"
+    "                             root or site-packages/torch (default: LIBTORCH, then the Python's torch)\n"
+    "  --torch-headers DIR        torch's headers alone (a CPU torch package or its include/)\n"
+    "  --vendor-libs DIR          the vendor libraries alone (libc10_hip.so, libtorch_hip.so, librccl.so.1)\n"
     "  --python PY                the interpreter to build for (default python3)\n"
     "  --cxx CXX                  C++ compiler (default: CXX, then g++); GCC >= 9, >= 10 for C++20 torch\n"
-    "  --toolkit DIR              CUDA / ROCm / DTK root (default: CUDA_HOME, CUDA_PATH / ROCM_PATH, ...)\n"
+    "  --toolkit DIR              CUDA / ROCm / DTK root (default: CUDA_HOME, CUDA_PATH / DTK_HOME, ROCM_PATH, ...)\n"
     "  --nccl-home DIR            NCCL with include/nccl.h and lib/ (default: NCCL_HOME, pip's nvidia/nccl\n"
     "                             beside torch, the CUDA toolkit)\n"
     "  --name NAME                module name (default " CF_BRIDGE_DEFAULT_MODULE "); PyInit_NAME follows it\n"
-    "  --package PKG              package directory (default " CF_BRIDGE_DEFAULT_PACKAGE ")\n"
-    "  --source FILE              bridge source (default: CCLFORGE_BRIDGE_SOURCE, then beside cclforge)\n"
-    "  --external-rpath DIR       an absolute directory the target hosts provide (repeatable)\n"
+    "  --package PKG              dotted package it lives in (default " CF_BRIDGE_DEFAULT_PACKAGE ")\n"
+    "  --rpath ENTRY              an $ORIGIN-relative RPATH entry of the installed extension, inside the\n"
+    "                             package tree or site-packages, e.g. '$ORIGIN/../../lib_dcu' (repeatable)\n"
     "  --bundle FILE              a vendor library to ship in <package>/lib (repeatable; never libcuda)\n"
-    "  --include DIR              one more include root after the vendor's (repeatable)\n"
+    "  --include DIR              an include root searched first (repeatable)\n"
+    "  --define NAME[=VALUE]      add to or replace in the chosen define set (repeatable)\n"
+    "  --undefine NAME            drop from the chosen define set (repeatable)\n"
+    "  --source FILE              bridge source (default: CCLFORGE_BRIDGE_SOURCE, then beside cclforge)\n"
+    "  --into DIR                 build: also place the extension at DIR/<package dir>/ (a source or staging\n"
+    "                             tree) and check it in that tree's layout\n"
+    "  --max-glibc V              fail when the result needs a GLIBC_ version above V (2.28 or a manylinux tag)\n"
+    "  --docker IMAGE             compile and link inside IMAGE (docker run, inputs mounted read-only)\n"
     "  -o, --out DIR              build directory (default bridge-build)\n"
     "  --wheel-dir DIR            where the wheel goes (default dist)\n"
     "  --dist-name NAME           wheel distribution name (default cclforge-nccl-bridge)\n"
     "  --dist-version V           wheel version (default 0.1.0)\n"
     "  --platform-tag TAG         override the computed platform tag\n"
-    "  --json                     machine-readable output (schema cclforge.bridge-<sub>/1)\n"
+    "  --json                     machine-readable output (schema cclforge.bridge-<sub>/2)\n"
     "  -h, --help                 this text\n"
     "\n"
     "Exit status: 0 fine, 1 problems in the plan or a failed build, 2 usage error.\n"
     "Examples:\n"
     "  cclforge bridge plan --libtorch /opt/dtk/libtorch --vendor dtk\n"
+    "  cclforge bridge build --vendor dtk --torch-headers $SITE/torch --vendor-libs src/torch_fl/lib_dcu \\\n"
+    "      --package torch_fl.comm._nccl_ext --name _flagos_nccl --rpath '$ORIGIN/../../lib_dcu' --into src\n"
     "  cclforge bridge wheel --python python3.11 -o bridge-build --wheel-dir dist\n";
 
 enum {
-    OPT_VENDOR = 256, OPT_LIBTORCH, OPT_PYTHON, OPT_CXX, OPT_TOOLKIT, OPT_NCCL_HOME, OPT_NAME, OPT_PACKAGE, OPT_SOURCE,
-    OPT_EXT_RPATH, OPT_BUNDLE, OPT_INCLUDE, OPT_WHEEL_DIR, OPT_DIST_NAME, OPT_DIST_VERSION, OPT_PLATFORM_TAG, OPT_JSON
+    OPT_VENDOR = 256, OPT_LIBTORCH, OPT_TORCH_HEADERS, OPT_VENDOR_LIBS, OPT_PYTHON, OPT_CXX, OPT_TOOLKIT, OPT_NCCL_HOME,
+    OPT_NAME, OPT_PACKAGE, OPT_SOURCE, OPT_RPATH, OPT_BUNDLE, OPT_INCLUDE, OPT_DEFINE, OPT_UNDEFINE, OPT_INTO,
+    OPT_MAX_GLIBC, OPT_DOCKER, OPT_WHEEL_DIR, OPT_DIST_NAME, OPT_DIST_VERSION, OPT_PLATFORM_TAG, OPT_JSON
 };
 
 static const struct option long_options[] = {
     { "vendor", required_argument, 0, OPT_VENDOR },
     { "libtorch", required_argument, 0, OPT_LIBTORCH },
+    { "torch-headers", required_argument, 0, OPT_TORCH_HEADERS },
+    { "vendor-libs", required_argument, 0, OPT_VENDOR_LIBS },
     { "python", required_argument, 0, OPT_PYTHON },
     { "cxx", required_argument, 0, OPT_CXX },
     { "toolkit", required_argument, 0, OPT_TOOLKIT },
@@ -69,9 +87,14 @@ static const struct option long_options[] = {
     { "name", required_argument, 0, OPT_NAME },
     { "package", required_argument, 0, OPT_PACKAGE },
     { "source", required_argument, 0, OPT_SOURCE },
-    { "external-rpath", required_argument, 0, OPT_EXT_RPATH },
+    { "rpath", required_argument, 0, OPT_RPATH },
     { "bundle", required_argument, 0, OPT_BUNDLE },
     { "include", required_argument, 0, OPT_INCLUDE },
+    { "define", required_argument, 0, OPT_DEFINE },
+    { "undefine", required_argument, 0, OPT_UNDEFINE },
+    { "into", required_argument, 0, OPT_INTO },
+    { "max-glibc", required_argument, 0, OPT_MAX_GLIBC },
+    { "docker", required_argument, 0, OPT_DOCKER },
     { "out", required_argument, 0, 'o' },
     { "wheel-dir", required_argument, 0, OPT_WHEEL_DIR },
     { "dist-name", required_argument, 0, OPT_DIST_NAME },
@@ -84,7 +107,7 @@ static const struct option long_options[] = {
 
 struct args {
     struct cf_bridge_opts opts;
-    struct strvec ext_rpath, bundle, includes;
+    struct strvec rpath, bundle, includes, defines, undefines;
     const char *out, *wheel_dir, *dist_name, *dist_version, *platform_tag;
     int json;
 };
@@ -108,6 +131,21 @@ static cJSON *items_json(const struct cf_bridge_item *v, size_t n)
     return a;
 }
 
+static cJSON *duplicates_json(const struct cf_bridge_duplicate *v, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        cJSON *d = cJSON_CreateObject();
+        cf_json_put_str(d, "soname", v[i].soname);
+        cf_json_put_str(d, "vendor", v[i].vendor_path);
+        cf_json_put_str(d, "torch", v[i].torch_path);
+        cf_json_put_str(d, "used", v[i].used);
+        cf_json_put_str(d, "why", v[i].why);
+        cJSON_AddItemToArray(a, d);
+    }
+    return a;
+}
+
 static cJSON *plan_json(const struct cf_bridge_plan *p)
 {
     cJSON *o = cJSON_CreateObject();
@@ -118,6 +156,7 @@ static cJSON *plan_json(const struct cf_bridge_plan *p)
     cf_json_put_str(cxx, "gate", p->cxx_gate);
     cJSON_AddItemToObject(o, "compiler", cxx);
     cJSON *py = item_json(&p->python);
+    cf_json_put_str(py, "executable", p->python_exe);
     cf_json_put_str(py, "version", p->python_version);
     cf_json_put_str(py, "tag", p->python_tag);
     cf_json_put_str(py, "ext_suffix", p->ext_suffix);
@@ -129,11 +168,44 @@ static cJSON *plan_json(const struct cf_bridge_plan *p)
     else
         cJSON_AddNullToObject(torch, "cxx11_abi");
     cf_json_put_str(torch, "cxx11_abi_from", p->cxx11_abi_from);
+    cJSON_AddStringToObject(torch, "flavour", p->flavour == CF_BRIDGE_HIPIFIED ? "hipified" : "cuda-named");
+    cf_json_put_str(torch, "flavour_from", p->flavour_from);
     cJSON_AddItemToObject(o, "torch", torch);
+    cJSON_AddItemToObject(o, "vendor_libs", item_json(&p->vendor_libs));
+    cJSON_AddItemToObject(o, "torch_import", item_json(&p->torch_import));
     cJSON_AddItemToObject(o, "toolkit_root", item_json(&p->toolkit_root));
     cJSON *nh = item_json(&p->nccl_header);
     cf_json_put_str(nh, "version", p->nccl_header_version);
     cJSON_AddItemToObject(o, "comm_header", nh);
+    cJSON *proof = cJSON_CreateObject();
+    cf_json_put_str(proof, "command", p->proof);
+    cJSON_AddNumberToObject(proof, "files", (double)p->proof_files.n);
+    cJSON *hs = cJSON_AddObjectToObject(proof, "headers");
+    for (size_t i = 0; i < sizeof p->headers / sizeof p->headers[0]; i++) {
+        if (!p->headers[i].name)
+            continue;
+        cJSON *h = cJSON_CreateObject();
+        cf_json_put_str(h, "path", p->headers[i].path);
+        cf_json_put_str(h, "version", p->headers[i].version);
+        cJSON_AddItemToObject(hs, p->headers[i].name, h);
+    }
+    cJSON_AddItemToObject(o, "proof", proof);
+    cJSON *nccl = cJSON_CreateObject();
+    const struct cf_bridge_header *h = p->headers[0].path ? &p->headers[0] : &p->headers[1];
+    cJSON *hdr = cJSON_CreateObject();
+    cf_json_put_str(hdr, "value", h->version);
+    cf_json_put_str(hdr, "from", h->path);
+    cJSON_AddItemToObject(nccl, "header", hdr);
+    cJSON_AddItemToObject(nccl, "library", item_json(&p->nccl_library));
+    cJSON_AddItemToObject(nccl, "libtorch", item_json(&p->nccl_libtorch));
+    cJSON_AddItemToObject(o, "nccl_versions", nccl);
+    cJSON *abi = cJSON_CreateObject();
+    cJSON_AddNumberToObject(abi, "options_size", (double)p->abi.options_size);
+    cf_json_put_str(abi, "options_from", p->abi.options_from);
+    cJSON_AddNumberToObject(abi, "process_group_size", (double)p->abi.process_group_size);
+    cf_json_put_str(abi, "process_group_from", p->abi.process_group_from);
+    cJSON_AddItemToObject(o, "libtorch_abi", abi);
+    cJSON_AddItemToObject(o, "device_count", item_json(&p->device_count));
     cJSON_AddItemToObject(o, "includes", items_json(p->includes, p->n_includes));
     cJSON *libs = cJSON_CreateArray();
     for (size_t i = 0; i < p->n_libs; i++) {
@@ -145,13 +217,37 @@ static cJSON *plan_json(const struct cf_bridge_plan *p)
         cJSON_AddItemToArray(libs, l);
     }
     cJSON_AddItemToObject(o, "libraries", libs);
+    cJSON *ds = cJSON_CreateObject();
+    cf_json_put_str(ds, "name", p->define_set);
+    cf_json_put_str(ds, "why", p->define_set_why);
+    cJSON_AddItemToObject(o, "define_set", ds);
     cJSON_AddItemToObject(o, "defines", items_json(p->defines, p->n_defines));
     cJSON_AddItemToObject(o, "rpath", items_json(p->rpath, p->n_rpath));
+    cJSON_AddItemToObject(o, "duplicates", duplicates_json(p->duplicates, p->n_duplicates));
     cJSON_AddItemToObject(o, "source", item_json(&p->source));
     cf_json_put_str(o, "module", p->module_name);
     cf_json_put_str(o, "package", p->package);
+    cf_json_put_str(o, "package_dir", p->package_dir);
     cf_json_put_str(o, "output", p->output_name);
+    cf_json_put_str(o, "into", p->into);
+    if (p->max_glibc) {
+        char *g = cf_asprintf("%d.%d", p->max_glibc / 1000, p->max_glibc % 1000);
+        cJSON_AddStringToObject(o, "max_glibc", g);
+        free(g);
+    } else {
+        cJSON_AddNullToObject(o, "max_glibc");
+    }
+    cf_json_put_str(o, "docker", p->docker);
+    if (p->docker) {
+        struct strvec inner = STRVEC_INIT, outer = STRVEC_INIT;
+        cf_bridge_compile_argv(p, "OBJECT", &inner);
+        cf_bridge_docker_argv(p, "BUILD_DIR", &inner, &outer);
+        cJSON_AddItemToObject(o, "docker_compile", cf_json_strvec(&outer));
+        cf_strvec_clear(&inner);
+        cf_strvec_clear(&outer);
+    }
     cJSON_AddItemToObject(o, "bundle", cf_json_strvec(&p->bundle_libs));
+    cJSON_AddItemToObject(o, "notes", cf_json_strvec(&p->notes));
     cJSON_AddItemToObject(o, "problems", cf_json_strvec(&p->problems));
     cJSON_AddBoolToObject(o, "ok", p->problems.n == 0);
     return o;
@@ -165,51 +261,86 @@ static void row(const char *label, const char *value, const char *from)
     putchar('\n');
 }
 
+static void rowf(const char *label, const char *from, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void rowf(const char *label, const char *from, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    struct strbuf sb = STRBUF_INIT;
+    cf_sb_addvf(&sb, fmt, ap);
+    va_end(ap);
+    row(label, sb.buf, from);
+    cf_sb_release(&sb);
+}
+
 static void print_plan(const struct cf_bridge_plan *p)
 {
     printf("%sbridge plan%s: vendor %s, module %s.%s\n", cf_term_color(stdout, CF_BOLD),
            cf_term_color(stdout, CF_RESET), cf_vendor_get(p->vendor)->word, cli_safe(p->package),
            cli_safe(p->module_name));
     row("vendor", p->vendor_item.value, p->vendor_item.from);
-    if (p->cxx.value) {
-        char *v = cf_asprintf("%s %s, -std=%s, gate %s", p->cxx.value, p->cxx_version ? p->cxx_version : "?",
-                              p->cxx_std ? p->cxx_std : "c++17", p->cxx_gate ? p->cxx_gate : "?");
-        row("compiler", v, p->cxx.from);
-        free(v);
-    } else {
+    if (p->cxx.value)
+        rowf("compiler", p->cxx.from, "%s %s, -std=%s, gate %s", p->cxx.value, p->cxx_version ? p->cxx_version : "?",
+             p->cxx_std ? p->cxx_std : "c++17", p->cxx_gate ? p->cxx_gate : "?");
+    else
         row("compiler", NULL, NULL);
-    }
-    char *py = cf_asprintf("%s %s %s %s", p->python.value ? p->python.value : "?",
-                           p->python_version ? p->python_version : "?", p->python_tag ? p->python_tag : "?",
-                           p->ext_suffix ? p->ext_suffix : "?");
-    row("python", py, p->python.from);
-    free(py);
-    char *torch = cf_asprintf("%s (torch %s, _GLIBCXX_USE_CXX11_ABI=%d)", p->torch_dir.value ? p->torch_dir.value : "-",
-                              p->torch_version ? p->torch_version : "?", p->cxx11_abi == 0 ? 0 : 1);
-    row("libtorch", p->torch_dir.value ? torch : NULL, p->torch_dir.from);
-    free(torch);
+    rowf("python", p->python.from, "%s %s %s %s", p->python.value ? p->python.value : "?",
+         p->python_version ? p->python_version : "?", p->python_tag ? p->python_tag : "?",
+         p->ext_suffix ? p->ext_suffix : "?");
+    if (p->torch_dir.value)
+        rowf("headers", p->torch_dir.from, "%s (torch %s, %s, _GLIBCXX_USE_CXX11_ABI=%d)", p->torch_dir.value,
+             p->torch_version ? p->torch_version : "?", p->flavour == CF_BRIDGE_HIPIFIED ? "hipified" : "CUDA-named",
+             p->cxx11_abi == 0 ? 0 : 1);
+    else
+        row("headers", NULL, NULL);
+    row("vendor lib", p->vendor_libs.value, p->vendor_libs.from);
+    row("imports", p->torch_import.value, p->torch_import.from);
     row("toolkit", p->toolkit_root.value, p->toolkit_root.from);
-    char *hdr = cf_asprintf("%s (%s)", p->nccl_header.value ? p->nccl_header.value : "-",
-                            p->nccl_header_version ? p->nccl_header_version : "version ?");
-    row(cf_basename(cf_vendor_get(p->vendor)->comm->headers[0]), p->nccl_header.value ? hdr : NULL, p->nccl_header.from);
-    free(hdr);
     for (size_t i = 0; i < p->n_includes; i++)
-        row("include", p->includes[i].value, p->includes[i].from);
-    for (size_t i = 0; i < p->n_libs; i++) {
-        char *v = cf_asprintf("-l%s -> %s", p->libs[i].name, p->libs[i].path ? p->libs[i].path : "NOT FOUND");
-        row("library", v, p->libs[i].from);
-        free(v);
-    }
+        row(i ? "" : "include", p->includes[i].value, p->includes[i].from);
+    row("defines", p->define_set, p->define_set_why);
     for (size_t i = 0; i < p->n_defines; i++)
-        row("define", p->defines[i].value, p->defines[i].from);
+        row("", p->defines[i].value, p->defines[i].from);
+    row("proof", p->proof, NULL);
+    for (size_t i = 0; i < sizeof p->headers / sizeof p->headers[0]; i++)
+        if (p->headers[i].path)
+            rowf("", NULL, "%s -> %s (%s)", p->headers[i].name, p->headers[i].path,
+                 p->headers[i].version ? p->headers[i].version : "version ?");
+    const struct cf_bridge_header *h = p->headers[0].path ? &p->headers[0] : &p->headers[1];
+    rowf("NCCL", NULL, "header %s, library %s, libtorch %s", h->version ? h->version : "?",
+         p->nccl_library.value ? p->nccl_library.value : "?", p->nccl_libtorch.value ? p->nccl_libtorch.value : "?");
+    row("", p->nccl_library.value ? "library" : NULL, p->nccl_library.from);
+    row("", p->nccl_libtorch.value ? "libtorch" : NULL, p->nccl_libtorch.from);
+    if (p->abi.options_size > 0 || p->abi.process_group_size > 0)
+        rowf("libtorch", NULL, "sizeof ProcessGroupNCCL::Options %ld, ProcessGroupNCCL %ld", p->abi.options_size,
+             p->abi.process_group_size);
+    else
+        row("libtorch", "sizes unknown", p->abi.options_from);
+    row("devices", p->device_count.value ? (strcmp(p->device_count.value, "hip") ? "c10::cuda::device_count()"
+                                                                                 : "c10::hip::device_count()")
+                                         : NULL,
+        p->device_count.from);
+    for (size_t i = 0; i < p->n_libs; i++)
+        rowf(i ? "" : "library", p->libs[i].from, "-l%s -> %s", p->libs[i].name,
+             p->libs[i].path ? p->libs[i].path : "NOT FOUND");
     for (size_t i = 0; i < p->n_rpath; i++)
-        row("rpath", p->rpath[i].value, p->rpath[i].from);
+        row(i ? "" : "rpath", p->rpath[i].value, p->rpath[i].from);
+    for (size_t i = 0; i < p->n_duplicates; i++)
+        rowf(i ? "" : "both have", p->duplicates[i].why, "%s: %s and %s; at import: %s", p->duplicates[i].soname,
+             p->duplicates[i].vendor_path, p->duplicates[i].torch_path,
+             p->duplicates[i].used ? p->duplicates[i].used : "decided by bridge build");
     for (size_t i = 0; i < p->bundle_libs.n; i++)
         row("bundle", p->bundle_libs.v[i], "--bundle");
     row("source", p->source.value, p->source.from);
-    char *out = p->output_name ? cf_asprintf("%s/%s", p->package, p->output_name) : NULL;
-    row("output", out, NULL);
-    free(out);
+    if (p->output_name)
+        rowf("output", p->into ? "--into" : NULL, "%s/%s/%s", p->into ? p->into : "<out>", p->package_dir,
+             p->output_name);
+    if (p->max_glibc)
+        rowf("glibc", "--max-glibc", "at most %d.%d", p->max_glibc / 1000, p->max_glibc % 1000);
+    if (p->docker)
+        row("docker", p->docker, "--docker: compile and link in the image (not run by plan)");
+    for (size_t i = 0; i < p->notes.n; i++)
+        row(i ? "" : "note", p->notes.v[i], NULL);
     if (p->problems.n) {
         printf("%sproblems%s (%zu):\n", cf_term_color(stdout, CF_RED), cf_term_color(stdout, CF_RESET), p->problems.n);
         for (size_t i = 0; i < p->problems.n; i++)
@@ -223,11 +354,16 @@ static cJSON *build_json(const struct cf_bridge_build_result *r)
 {
     cJSON *o = cJSON_CreateObject();
     cf_json_put_str(o, "output", r->output);
+    cf_json_put_str(o, "installed", r->installed);
     cf_json_put_str(o, "log", r->log_path);
+    cf_json_put_str(o, "object_cache", r->object_cache);
+    cJSON_AddBoolToObject(o, "cache_hit", r->cache_hit);
     cJSON_AddNumberToObject(o, "compile_seconds", r->compile_seconds);
     cJSON_AddNumberToObject(o, "link_seconds", r->link_seconds);
     cJSON_AddItemToObject(o, "needed", cf_json_strvec(&r->needed));
     cJSON_AddItemToObject(o, "rpath", cf_json_strvec(&r->rpath));
+    cJSON_AddItemToObject(o, "glibc_symbols", cf_json_strvec(&r->glibc_symbols));
+    cJSON_AddItemToObject(o, "duplicates", duplicates_json(r->duplicates, r->n_duplicates));
     cJSON_AddItemToObject(o, "checks", cf_json_strvec(&r->checks));
     cJSON_AddItemToObject(o, "problems", cf_json_strvec(&r->problems));
     return o;
@@ -235,8 +371,10 @@ static cJSON *build_json(const struct cf_bridge_build_result *r)
 
 static void print_build(const struct cf_bridge_build_result *r)
 {
-    printf("built %s (compile %.1fs, link %.1fs; log %s)\n", cli_safe(r->output), r->compile_seconds, r->link_seconds,
-           cli_safe(r->log_path));
+    printf("built %s (%s, link %.1fs; log %s)\n", cli_safe(r->output),
+           r->cache_hit ? "object from the cache" : "compiled", r->link_seconds, cli_safe(r->log_path));
+    if (r->installed)
+        printf("  placed at %s\n", cli_safe(r->installed));
     for (size_t i = 0; i < r->checks.n; i++)
         printf("  %s\n", cli_safe(r->checks.v[i]));
 }
@@ -250,6 +388,8 @@ static int parse(int argc, char **argv, const char *cmd, struct args *a)
         switch (c) {
         case OPT_VENDOR: a->opts.vendor = optarg; break;
         case OPT_LIBTORCH: a->opts.libtorch = optarg; break;
+        case OPT_TORCH_HEADERS: a->opts.torch_headers = optarg; break;
+        case OPT_VENDOR_LIBS: a->opts.vendor_libs = optarg; break;
         case OPT_PYTHON: a->opts.python = optarg; break;
         case OPT_CXX: a->opts.cxx = optarg; break;
         case OPT_TOOLKIT: a->opts.toolkit_root = optarg; break;
@@ -257,9 +397,14 @@ static int parse(int argc, char **argv, const char *cmd, struct args *a)
         case OPT_NAME: a->opts.module_name = optarg; break;
         case OPT_PACKAGE: a->opts.package = optarg; break;
         case OPT_SOURCE: a->opts.source = optarg; break;
-        case OPT_EXT_RPATH: cf_strvec_push(&a->ext_rpath, optarg); break;
+        case OPT_RPATH: cf_strvec_push(&a->rpath, optarg); break;
         case OPT_BUNDLE: cf_strvec_push(&a->bundle, optarg); break;
         case OPT_INCLUDE: cf_strvec_push(&a->includes, optarg); break;
+        case OPT_DEFINE: cf_strvec_push(&a->defines, optarg); break;
+        case OPT_UNDEFINE: cf_strvec_push(&a->undefines, optarg); break;
+        case OPT_INTO: a->opts.into = optarg; break;
+        case OPT_MAX_GLIBC: a->opts.max_glibc = optarg; break;
+        case OPT_DOCKER: a->opts.docker = optarg; break;
         case 'o': a->out = optarg; break;
         case OPT_WHEEL_DIR: a->wheel_dir = optarg; break;
         case OPT_DIST_NAME: a->dist_name = optarg; break;
@@ -272,8 +417,12 @@ static int parse(int argc, char **argv, const char *cmd, struct args *a)
     }
     if (optind < argc)
         return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    a->opts.external_rpath = (const char *const *)a->ext_rpath.v;
-    a->opts.n_external_rpath = a->ext_rpath.n;
+    a->opts.rpath = (const char *const *)a->rpath.v;
+    a->opts.n_rpath = a->rpath.n;
+    a->opts.defines = (const char *const *)a->defines.v;
+    a->opts.n_defines = a->defines.n;
+    a->opts.undefines = (const char *const *)a->undefines.v;
+    a->opts.n_undefines = a->undefines.n;
     a->opts.bundle_libs = (const char *const *)a->bundle.v;
     a->opts.n_bundle_libs = a->bundle.n;
     a->opts.extra_includes = (const char *const *)a->includes.v;
@@ -337,7 +486,7 @@ int cmd_bridge(int argc, char **argv)
     free(cmd);
     if (rc)
         goto done;
-    char *schema = cf_asprintf("cclforge.bridge-%s/1", sub);
+    char *schema = cf_asprintf("cclforge.bridge-%s/2", sub);
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "schema", schema);
     free(schema);
@@ -411,7 +560,9 @@ int cmd_bridge(int argc, char **argv)
     cf_bridge_build_result_release(&br);
     rc = run_wheel(&a, doc);
 done:
-    cf_strvec_clear(&a.ext_rpath);
+    cf_strvec_clear(&a.rpath);
+    cf_strvec_clear(&a.defines);
+    cf_strvec_clear(&a.undefines);
     cf_strvec_clear(&a.bundle);
     cf_strvec_clear(&a.includes);
     return rc;

@@ -18,6 +18,18 @@
 
 static const char usage_text[] =
     "usage: cclforge wheel verify WHEEL [--install] [--smoke N] [options] [--json]\n"
+    "       cclforge wheel graft WHEEL FILE... --at PKG/PATH [graft options] [--json]\n"
+    "\n"
+    "graft: a new wheel with FILE... added at PKG/PATH (a built extension into a\n"
+    "plugin's own wheel): members kept byte for byte, WHEEL's Tag and Root-Is-Purelib\n"
+    "updated for native code, .dist-info/cclforge.json naming the extension and the\n"
+    "site-packages dirs its RPATH reaches, RECORD rewritten; reproducible.\n"
+    "  --at PKG/PATH      where in the wheel FILE... go (required)\n"
+    "  --bundle FILE      a library to add at --bundle-at (repeatable)\n"
+    "  --bundle-at DIR    where --bundle files go (default PKG/PATH/lib)\n"
+    "  --external DIR     a site-packages dir the files rely on (repeatable)\n"
+    "  --platform-tag T   override the computed platform tag\n"
+    "  -o, --out DIR      where the new wheel goes (default: beside WHEEL)\n"
     "\n"
     "Checks a wheel with native code (any, not only cclforge's), reading it once,\n"
     "streaming, in bounded memory:\n"
@@ -46,6 +58,8 @@ static const char usage_text[] =
     "                     make_nccl_backend with one rank (without a GPU it must raise)\n"
     "  --smoke N          after the install, an N-rank all_reduce, broadcast, all_gather and\n"
     "                     reduce_scatter through the installed bridge; fails with fewer than N GPUs\n"
+    "  --backend B        nccl (the bridge's ProcessGroupNCCL, default) or gloo (torch's CPU\n"
+    "                     backend after importing the installed bridge: no GPU needed)\n"
     "  --python PY        interpreter for the venv (default python3)\n"
     "  --site DIR         link DIR's packages (e.g. a torch install) into the venv's\n"
     "                     site-packages; NEEDED libraries on declared externals are looked up\n"
@@ -59,18 +73,23 @@ static const char usage_text[] =
     "  --work-dir DIR     put the venv there and keep it (default: a temporary dir, removed)\n"
     "  --keep             keep the temporary venv\n"
     "  --timeout SECONDS  limit for each install step, and for the whole --smoke run (default 600)\n"
-    "  --json             machine-readable output (schema cclforge.wheel-verify/1)\n"
+    "  --json             machine-readable output (schema cclforge.wheel-verify/1,\n"
+    "                     cclforge.wheel-graft/1)\n"
     "  -h, --help         this text\n"
     "\n"
     "Exit status: 0 the wheel passed, 1 a check failed (a missing or unreadable wheel\n"
     "included), 2 usage error.\n"
     "Examples:\n"
     "  cclforge wheel verify dist/cclforge_nccl_bridge-0.1.0-*.whl\n"
-    "  cclforge wheel verify --install --site ~/venv/lib/python3.11/site-packages --json dist/X.whl\n";
+    "  cclforge wheel verify --install --site ~/venv/lib/python3.11/site-packages --json dist/X.whl\n"
+    "  cclforge wheel graft dist/torch_fl-0.3.0-py3-none-any.whl bridge-build/torch_fl/comm/_nccl_ext/*.so \\\n"
+    "      --at torch_fl/comm/_nccl_ext -o dist/grafted\n";
 
+enum { OPT_AT = 200, OPT_BUNDLE, OPT_BUNDLE_AT, OPT_PLATFORM_TAG };
 enum {
     OPT_INSTALL = 256,
     OPT_SMOKE,
+    OPT_BACKEND,
     OPT_PYTHON,
     OPT_SITE,
     OPT_SYSTEM_SITE,
@@ -85,6 +104,7 @@ enum {
 static const struct option long_options[] = {
     { "install", no_argument, 0, OPT_INSTALL },
     { "smoke", required_argument, 0, OPT_SMOKE },
+    { "backend", required_argument, 0, OPT_BACKEND },
     { "python", required_argument, 0, OPT_PYTHON },
     { "site", required_argument, 0, OPT_SITE },
     { "system-site-packages", no_argument, 0, OPT_SYSTEM_SITE },
@@ -227,18 +247,105 @@ static int usage_error(int json, const char *fmt, ...)
     return rc;
 }
 
+static const struct option graft_options[] = {
+    { "at", required_argument, 0, OPT_AT },
+    { "bundle", required_argument, 0, OPT_BUNDLE },
+    { "bundle-at", required_argument, 0, OPT_BUNDLE_AT },
+    { "external", required_argument, 0, OPT_EXTERNAL },
+    { "platform-tag", required_argument, 0, OPT_PLATFORM_TAG },
+    { "out", required_argument, 0, 'o' },
+    { "json", no_argument, 0, OPT_JSON },
+    { "help", no_argument, 0, 'h' },
+    { 0, 0, 0, 0 },
+};
+
+static int cmd_wheel_graft(int argc, char **argv)
+{
+    struct cf_wheel_graft_opts o = { 0 };
+    struct strvec bundle = STRVEC_INIT, externals = STRVEC_INIT;
+    int json = 0, c, rc;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", graft_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_AT: o.at = optarg; break;
+        case OPT_BUNDLE: cf_strvec_push(&bundle, optarg); break;
+        case OPT_BUNDLE_AT: o.bundle_at = optarg; break;
+        case OPT_EXTERNAL: cf_strvec_push(&externals, optarg); break;
+        case OPT_PLATFORM_TAG: o.platform_tag = optarg; break;
+        case 'o': o.out_dir = optarg; break;
+        case OPT_JSON: json = 1; break;
+        default:
+            rc = cli_usage("wheel graft", "unknown or incomplete option '%s'", argv[optind - 1]);
+            goto done;
+        }
+    }
+    if (argc - optind < 2) {
+        rc = cli_usage("wheel graft", "give the WHEEL and at least one FILE");
+        goto done;
+    }
+    if (!o.at) {
+        rc = cli_usage("wheel graft", "--at PKG/PATH is required: where in the wheel the files go");
+        goto done;
+    }
+    o.wheel = argv[optind];
+    o.files = (const char *const *)argv + optind + 1;
+    o.n_files = (size_t)(argc - optind - 1);
+    o.bundle = (const char *const *)bundle.v;
+    o.n_bundle = bundle.n;
+    o.externals = (const char *const *)externals.v;
+    o.n_externals = externals.n;
+    struct cf_wheel_graft_result r;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_wheel_graft(&o, &r, &err) < 0) {
+        cf_wheel_graft_result_release(&r);
+        rc = cli_fail("wheel", &err);
+        goto done;
+    }
+    if (json) {
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddStringToObject(doc, "schema", "cclforge.wheel-graft/1");
+        cf_json_put_str(doc, "wheel", r.wheel);
+        cf_json_put_str(doc, "tag", r.tag);
+        cf_json_put_str(doc, "module", r.module);
+        cf_json_put_str(doc, "tag_why", r.why);
+        cf_json_put_strvec(doc, "added", &r.added);
+        cf_json_put_strvec(doc, "replaced", &r.replaced);
+        cf_json_put_strvec(doc, "dropped", &r.dropped);
+        cli_print_json(doc);
+    } else {
+        printf("wheel %s (tag %s)\n", r.wheel, r.tag);
+        for (size_t i = 0; i < r.added.n; i++)
+            printf("  added    %s\n", r.added.v[i]);
+        for (size_t i = 0; i < r.replaced.n; i++)
+            printf("  replaced %s\n", r.replaced.v[i]);
+        for (size_t i = 0; i < r.dropped.n; i++)
+            printf("  dropped  %s (a signature over the old RECORD)\n", r.dropped.v[i]);
+        if (r.module)
+            printf("  module   %s\n", r.module);
+    }
+    cf_wheel_graft_result_release(&r);
+    rc = EXIT_FINE;
+done:
+    cf_strvec_clear(&bundle);
+    cf_strvec_clear(&externals);
+    return rc;
+}
+
 int cmd_wheel(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         fputs(usage_text, argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_USAGE : EXIT_FINE;
     }
-    if (strcmp(argv[1], "verify"))
-        return cli_usage("wheel", "unknown subcommand '%s' (verify)", argv[1]);
+    if (strcmp(argv[1], "verify") && strcmp(argv[1], "graft"))
+        return cli_usage("wheel", "unknown subcommand '%s' (verify or graft)", argv[1]);
     if (cli_wants_help(argc - 1, argv + 1)) {
         fputs(usage_text, stdout);
         return EXIT_FINE;
     }
+    if (!strcmp(argv[1], "graft"))
+        return cmd_wheel_graft(argc - 1, argv + 1);
     struct cf_wheel_verify_opts o = { 0 };
     struct strvec sites = STRVEC_INIT, externals = STRVEC_INIT;
     int json = 0, c, rc = EXIT_FINE;
@@ -260,6 +367,13 @@ int cmd_wheel(int argc, char **argv)
             o.install = 1;
             break;
         }
+        case OPT_BACKEND:
+            if (strcmp(optarg, "nccl") && strcmp(optarg, "gloo")) {
+                rc = usage_error(json, "--backend is nccl or gloo, not '%s'", optarg);
+                goto done;
+            }
+            o.smoke_backend = optarg;
+            break;
         case OPT_PYTHON: o.python = optarg; break;
         case OPT_SITE: cf_strvec_push(&sites, optarg); break;
         case OPT_SYSTEM_SITE: o.system_site_packages = 1; break;

@@ -16,7 +16,7 @@ static const struct command commands[] = {
     { "inspect", cmd_inspect, "static, glibc-exact linkage and comm-library inspection of ELF files" },
     { "nccl", cmd_nccl, "build, list, activate and remove NCCL/RCCL builds matched to libtorch and the GPUs" },
     { "bridge", cmd_bridge, "plan, build and package the ProcessGroupNCCL bridge for a vendor libtorch" },
-    { "wheel", cmd_wheel, "verify a wheel: integrity, relocatability, install and import" },
+    { "wheel", cmd_wheel, "verify a wheel (integrity, relocatability, install and import); graft files into one" },
     { "smoke", cmd_smoke, "multi-rank collective smoke and bandwidth test (NCCL, RCCL, MPI)" },
 };
 

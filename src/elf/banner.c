@@ -5,6 +5,7 @@
  * uses "RCCL version " ... "+hip" HIP major.minor (older) or "RCCL version : "
  * X.Y.Z NCCL_SUFFIX (newer). */
 #include "cclforge/commlib.h"
+#include "cclforge/strbuf.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +36,13 @@ unsigned cf_nccl_version_code(unsigned major, unsigned minor, unsigned patch)
     if (major <= 2 && minor <= 8)
         return major * 1000 + minor * 100 + patch;
     return major * 10000 + minor * 100 + patch;
+}
+
+char *cf_nccl_code_version(unsigned code)
+{
+    if (code < 10000) /* NCCL 2.8 and older: X*1000 + Y*100 + Z */
+        return cf_asprintf("%u.%u.%u", code / 1000, code % 1000 / 100, code % 100);
+    return cf_asprintf("%u.%u.%u", code / 10000, code % 10000 / 100, code % 100);
 }
 
 /* Reads a decimal number at s[*pos..len); -1 if none or absurdly large. */

@@ -279,6 +279,8 @@ static int load_dynsyms(struct cf_elf *elf, cf_error *err)
         sym->bind = bind_of(GELF_ST_BIND(st.st_info));
         sym->type = GELF_ST_TYPE(st.st_info);
         sym->visibility = GELF_ST_VISIBILITY(st.st_other);
+        sym->value = st.st_value;
+        sym->size = st.st_size;
         if (versym) {
             GElf_Versym vs;
             if (!gelf_getversym(versym, (int)i, &vs))

@@ -846,14 +846,23 @@ static int resolve_closure(struct ctx *c, const char *path, const struct cf_ldso
 
     prepare_search(c);
 
-    /* Breadth first: objects are appended as they are mapped and processed in that order. */
-    for (size_t i = 0; i < out->n_objects; i++)
-        for (size_t k = 0; k < c->objs[i].needed.n; k++)
-            map_needed(c, c->objs[i].needed.v[k], (long)i);
-    /* From 2.41 the loader is listed even when nothing needs it: after the
-     * last object, outside the symbol scope (no node loaded it). */
-    if (c->interp_obj < 0 && cf_glibc_follows(c->facts.glibc, CF_GLIBC_INTERP_ALWAYS_LISTED))
-        match_interp(c, c->interp_name, -1, -1);
+    /* Breadth first: objects are appended as they are mapped and processed in
+     * that order; each dlopen'ed object's closure completes before the next. */
+    size_t i = 0;
+    const char *const *next = opts->dlopen;
+    for (int started = 0;; started = 1) {
+        for (; i < out->n_objects; i++)
+            for (size_t k = 0; k < c->objs[i].needed.n; k++)
+                map_needed(c, c->objs[i].needed.v[k], (long)i);
+        /* From 2.41 the loader is listed even when nothing needs it: after the
+         * program's own closure (before anything dlopen'ed), outside the symbol
+         * scope (no node loaded it). */
+        if (!started && c->interp_obj < 0 && cf_glibc_follows(c->facts.glibc, CF_GLIBC_INTERP_ALWAYS_LISTED))
+            match_interp(c, c->interp_name, -1, -1);
+        if (!next || !*next)
+            break;
+        map_needed(c, *next++, 0);
+    }
     keep_all(c);
     return 0;
 }

@@ -12,24 +12,26 @@
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
 #include "cclforge/wheel.h"
-#include "pkg/wheel_ranks.h"
 #include "pkg/wheel_verify_internal.h"
 
-extern char **environ;
-
-/* argv: module, "1" when it is the cclforge bridge. Prints one JSON line. */
+/* argv: module, "1" when the wheel's marker names it the cclforge bridge; a
+ * module exporting make_nccl_backend and abi_info is taken for one too (a
+ * plugin's own wheel carries the bridge without the marker). One JSON line. */
 static const char import_script[] =
-    "import json, os, sys\n"
+    "import json, os, sys, importlib\n"
     "name, bridge = sys.argv[1], sys.argv[2] == '1'\n"
     "out = {'module': name}\n"
+    "if bridge:\n"
+    "    import torch.distributed\n"
+    "m = importlib.import_module(name)\n"
+    "out['file'] = os.path.realpath(m.__file__)\n"
+    "out['has_make_nccl_backend'] = callable(getattr(m, 'make_nccl_backend', None))\n"
+    "bridge = bridge or (out['has_make_nccl_backend'] and callable(getattr(m, 'abi_info', None)))\n"
+    "out['bridge'] = bridge\n"
     "if bridge:\n"
     "    import torch, torch.distributed as dist\n"
     "    out['torch'] = torch.__version__\n"
     "    out['gpus'] = torch.cuda.device_count()\n"
-    "import importlib\n"
-    "m = importlib.import_module(name)\n"
-    "out['file'] = os.path.realpath(m.__file__)\n"
-    "out['has_make_nccl_backend'] = callable(getattr(m, 'make_nccl_backend', None))\n"
     "if bridge and callable(getattr(m, 'abi_info', None)):\n"
     "    out['abi'] = m.abi_info()\n"
     "if bridge and out['has_make_nccl_backend']:\n"
@@ -41,37 +43,6 @@ static const char import_script[] =
     "        out['call'] = 'raised'\n"
     "        out['exception'] = type(e).__name__ + ': ' + str(e).strip().splitlines()[0][:400]\n"
     "print(json.dumps(out))\n";
-
-/* argv: module. Environment: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT. */
-static const char smoke_script[] =
-    "import os, sys, datetime\n"
-    "import torch, torch.distributed as dist, importlib\n"
-    "m = importlib.import_module(sys.argv[1])\n"
-    "rank, size = int(os.environ['RANK']), int(os.environ['WORLD_SIZE'])\n"
-    "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\n"
-    "store = dist.TCPStore(os.environ['MASTER_ADDR'], int(os.environ['MASTER_PORT']), size, rank == 0,\n"
-    "                      timeout=datetime.timedelta(seconds=60))\n"
-    "pg = m.make_nccl_backend(store, rank, size, timeout_ms=60000)\n"
-    "dev = torch.device('cuda', int(os.environ['LOCAL_RANK']))\n"
-    "def check(op, ok):\n"
-    "    print(('RANK_PASS' if ok else 'RANK_FAIL') + ' rank=%d op=%s' % (rank, op), flush=True)\n"
-    "    return ok\n"
-    "good = True\n"
-    "t = torch.full((1024,), float(rank + 1), device=dev)\n"
-    "pg.allreduce([t]).wait(); torch.cuda.synchronize()\n"
-    "good &= check('all_reduce', bool((t == size * (size + 1) / 2).all()))\n"
-    "t = torch.full((1024,), float(rank), device=dev)\n"
-    "pg.broadcast([t]).wait(); torch.cuda.synchronize()\n"
-    "good &= check('broadcast', bool((t == 0).all()))\n"
-    "t = torch.full((16,), float(rank), device=dev)\n"
-    "outs = [torch.empty(16, device=dev) for _ in range(size)]\n"
-    "pg.allgather([outs], [t]).wait(); torch.cuda.synchronize()\n"
-    "good &= check('all_gather', all(bool((o == i).all()) for i, o in enumerate(outs)))\n"
-    "ins = [torch.full((16,), float(i + rank), device=dev) for i in range(size)]\n"
-    "out = torch.empty(16, device=dev)\n"
-    "pg.reduce_scatter([out], [ins]).wait(); torch.cuda.synchronize()\n"
-    "good &= check('reduce_scatter', bool((out == sum(rank + r for r in range(size))).all()))\n"
-    "sys.exit(0 if good else 1)\n";
 
 static int run_step(struct cf_wheel_verify_result *res, const char *check, const char *const *argv, const char *cwd,
                     double timeout_s, struct strbuf *out)
@@ -113,74 +84,6 @@ static char *last_line(const char *text)
     while (start > text && start[-1] != '\n')
         start--;
     return cf_strndup(start, (size_t)(end - start));
-}
-
-/* N ranks, one process each, with torchrun's variables (RANK/WORLD_SIZE/
- * LOCAL_RANK/MASTER_ADDR/MASTER_PORT: what the script and torch read),
- * supervised with a deadline (wheel_ranks.c): a hung bridge is killed, never
- * waited for. */
-static void run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, const char *work, const char *module,
-                      int gpus, struct cf_wheel_verify_result *res)
-{
-    int n = opts->smoke_ranks;
-    double timeout = opts->timeout_s > 0 ? opts->timeout_s : 600;
-    if (gpus < n) {
-        cf_wheel_add_check(res, "smoke", 0,
-                        "--smoke %d needs %d GPUs, this host has %d visible: the %d-rank run was NOT performed", n, n,
-                        gpus, n);
-        return;
-    }
-    struct cf_rank_spec *ranks = cf_xcalloc((size_t)n, sizeof *ranks);
-    struct cf_rank_outcome *outs = cf_xcalloc((size_t)n, sizeof *outs);
-    struct strvec *envs = cf_xcalloc((size_t)n, sizeof *envs);
-    struct strvec logs = STRVEC_INIT;
-    int port = 29500 + (int)(getpid() % 2000);
-    const char *argv[] = { py, "-I", "-c", smoke_script, module, NULL };
-    for (int r = 0; r < n; r++) {
-        for (char **e = environ; *e; e++)
-            if (!cf_starts_with(*e, "RANK=") && !cf_starts_with(*e, "WORLD_SIZE=") &&
-                !cf_starts_with(*e, "LOCAL_RANK=") && !cf_starts_with(*e, "MASTER_ADDR=") &&
-                !cf_starts_with(*e, "MASTER_PORT=") && !cf_starts_with(*e, "PYTHONPATH="))
-                cf_strvec_push(&envs[r], *e);
-        cf_strvec_pushf(&envs[r], "RANK=%d", r);
-        cf_strvec_pushf(&envs[r], "WORLD_SIZE=%d", n);
-        cf_strvec_pushf(&envs[r], "LOCAL_RANK=%d", r);
-        cf_strvec_push(&envs[r], "MASTER_ADDR=127.0.0.1");
-        cf_strvec_pushf(&envs[r], "MASTER_PORT=%d", port);
-        cf_strvec_pushf(&logs, "%s/rank%d.log", work, r);
-        ranks[r] = (struct cf_rank_spec){ argv, cf_strvec_argv(&envs[r]), work, logs.v[r] };
-    }
-    cf_wheel_run_ranks(ranks, n, timeout, 15.0, outs);
-    struct strbuf failures = STRBUF_INIT;
-    int failed = 0;
-    for (int r = 0; r < n; r++) {
-        if (outs[r].end != CF_RANK_EXITED || outs[r].code != 0) {
-            char *how = cf_rank_describe(&outs[r], timeout);
-            cf_sb_addf(&failures, "%srank %d %s", failed++ ? ", " : ": ", r, how);
-            free(how);
-        }
-        struct strbuf text = STRBUF_INIT;
-        cf_error err = CF_ERROR_INIT;
-        if (cf_read_file(logs.v[r], 1 << 20, &text, &err) == 0) {
-            struct strvec lines = STRVEC_INIT;
-            cf_strvec_split(&lines, cf_sb_str(&text), "\n", 0);
-            for (size_t i = 0; i < lines.n; i++)
-                if (cf_starts_with(lines.v[i], "RANK_PASS") || cf_starts_with(lines.v[i], "RANK_FAIL"))
-                    cf_strvec_push(&res->smoke_lines, lines.v[i]);
-            cf_strvec_clear(&lines);
-        }
-        cf_error_clear(&err);
-        cf_sb_release(&text);
-        cf_strvec_clear(&envs[r]);
-    }
-    cf_wheel_add_check(res, "smoke", failed ? 0 : 1,
-                       "%d-rank all_reduce, broadcast, all_gather, reduce_scatter: %d rank(s) failed%s (logs in %s)", n,
-                       failed, cf_sb_str(&failures), work);
-    cf_sb_release(&failures);
-    cf_strvec_clear(&logs);
-    free(envs);
-    free(outs);
-    free(ranks);
 }
 
 void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
@@ -252,10 +155,11 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
         goto out;
     }
     int gpus = 0;
+    const char *bridge_module = wf->bridge_module;
     for (size_t i = 0; i < wf->modules.n; i++) {
         const char *mod = wf->modules.v[i];
-        int is_bridge = wf->bridge_module && !strcmp(wf->bridge_module, mod);
-        const char *imp_argv[] = { vpy, "-I", "-c", import_script, mod, is_bridge ? "1" : "0", NULL };
+        int marked = wf->bridge_module && !strcmp(wf->bridge_module, mod);
+        const char *imp_argv[] = { vpy, "-I", "-c", import_script, mod, marked ? "1" : "0", NULL };
         cf_sb_reset(&out);
         if (run_step(res, "import", imp_argv, abs_work, tmo, &out) < 0)
             continue;
@@ -263,6 +167,9 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
         cJSON *doc = cJSON_Parse(line);
         free(line);
         const cJSON *file = cJSON_GetObjectItemCaseSensitive(doc, "file");
+        int is_bridge = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "bridge"));
+        if (is_bridge && !bridge_module)
+            bridge_module = mod;
         const char *f = cJSON_IsString(file) ? file->valuestring : "";
         char *prefix = cf_asprintf("%s/", venv);
         int inside = cf_starts_with(f, prefix);
@@ -284,27 +191,7 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
             const cJSON *call = cJSON_GetObjectItemCaseSensitive(doc, "call");
             const cJSON *exc = cJSON_GetObjectItemCaseSensitive(doc, "exception");
             gpus = cJSON_IsNumber(g) ? g->valueint : 0;
-            /* the bridge measures how much of ProcessGroupNCCL::Options libtorch
-             * initialises against what its own headers say (see bridge.md) */
-            const cJSON *abi = cJSON_GetObjectItemCaseSensitive(doc, "abi");
-            const cJSON *hs = cJSON_GetObjectItemCaseSensitive(abi, "options_size_headers");
-            const cJSON *ls = cJSON_GetObjectItemCaseSensitive(abi, "options_size_libtorch");
-            const cJSON *slack = cJSON_GetObjectItemCaseSensitive(abi, "slack");
-            if (cJSON_IsNumber(hs) && cJSON_IsNumber(ls)) {
-                int h = hs->valueint, l = ls->valueint, sl = cJSON_IsNumber(slack) ? slack->valueint : 0;
-                if (l == h)
-                    cf_wheel_add_check(res, "abi", 1, "ProcessGroupNCCL::Options is %d bytes in the bridge's headers and "
-                                                   "in the loaded libtorch",
-                                    h);
-                else
-                    cf_wheel_add_check(res, "abi", l <= h + sl ? 1 : 0,
-                                    "ProcessGroupNCCL::Options is %d bytes in the bridge's headers but libtorch "
-                                    "initialises %d: the nccl.h used differs from the one torch was built with; %s",
-                                    h, l,
-                                    l <= h + sl ? "the bridge allocates with slack and touches no ncclConfig_t field, "
-                                                  "so this is safe; building with torch's own nccl.h removes it"
-                                                : "more than the bridge's slack: rebuild with torch's nccl.h");
-            }
+            cf_wheel_bridge_abi_check(res, cJSON_GetObjectItemCaseSensitive(doc, "abi"));
             if (!cJSON_IsTrue(has)) {
                 cf_wheel_add_check(res, "bridge", 0, "%s has no callable make_nccl_backend", mod);
             } else if (cJSON_IsString(call) && !strcmp(call->valuestring, "raised")) {
@@ -321,11 +208,12 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
         cJSON_Delete(doc);
     }
     if (opts->smoke_ranks > 0) {
-        if (!wf->bridge_module)
-            cf_wheel_add_check(res, "smoke", 0, "--smoke needs a cclforge bridge wheel (its .dist-info/%s names the module)",
-                            CF_WHEEL_MARKER);
+        if (!bridge_module)
+            cf_wheel_add_check(res, "smoke", 0, "--smoke needs a cclforge bridge: a module exporting make_nccl_backend "
+                                                "and abi_info, or one the .dist-info/%s marker names",
+                               CF_WHEEL_MARKER);
         else
-            run_smoke(opts, vpy, abs_work, wf->bridge_module, gpus, res);
+            cf_wheel_run_smoke(opts, vpy, abs_work, bridge_module, gpus, res);
     }
 out:
     if (opts->keep || opts->work_dir) {

@@ -151,7 +151,7 @@ void cf_wheel_check_needed(struct verify_ctx *c)
     lo.system_dirs = no_dirs;
     lo.hwcaps = no_dirs;
     lo.no_legacy_hwcaps = 1;
-    struct cf_ldso_facts facts; /* glibc and cpuid read once for all roots */
+    struct cf_ldso_facts facts; /* glibc and the CPU worked out once for all roots (the same sysroot) */
     memset(&facts, 0, sizeof facts);
     lo.facts_cache = &facts;
     struct tally t;

@@ -1,45 +1,42 @@
-/* A small supervisor: fork/exec per rank, then a polling wait with deadlines
- * (waitpid with WNOHANG every 20 ms: the ranks run for seconds to minutes). */
+/* A small supervisor: each rank started by cf_spawn_start (its own process
+ * group, SIGKILL when cclforge dies, output straight into its log), then a
+ * polling wait with deadlines (waitpid with WNOHANG every 20 ms: the ranks run
+ * for seconds to minutes). */
 #include "pkg/wheel_ranks.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cclforge/clock.h"
+#include "cclforge/spawn.h"
 #include "cclforge/strbuf.h"
 
 #define POLL_NS 20000000L   /* 20 ms */
 #define TERM_WAIT_S 3.0     /* after SIGTERM, before SIGKILL */
 
-static pid_t start_rank(const struct cf_rank_spec *r)
+static pid_t start_rank(const struct cf_rank_spec *r, struct cf_rank_outcome *o)
 {
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid != 0)
-        return pid;
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(127);
-    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int out = r->log ? open(r->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644) : -1;
-    if (in >= 0)
-        dup2(in, 0);
-    if (out >= 0) {
-        dup2(out, 1);
-        dup2(out, 2);
-    }
-    if (r->cwd && chdir(r->cwd) != 0)
-        _exit(126);
-    execve(r->argv[0], (char *const *)r->argv, r->envp);
-    _exit(127);
+    struct cf_spawn_opts so = { 0 };
+    so.cwd = r->cwd;
+    so.env_set = r->env_set;
+    so.null_stdin = 1;
+    so.output_path = r->log;
+    so.pdeathsig = SIGKILL;
+    struct cf_spawn_proc proc = CF_SPAWN_PROC_INIT;
+    cf_error err = CF_ERROR_INIT;
+    pid_t pid = -1;
+    if (cf_spawn_start(r->argv, &so, &proc, &err) == 0)
+        pid = proc.pid;
+    else
+        snprintf(o->why, sizeof o->why, "%s", cf_error_message(&err));
+    cf_error_clear(&err);
+    cf_spawn_proc_release(&proc);
+    return pid;
 }
 
 static void stop(pid_t pid, int sig)
@@ -59,11 +56,13 @@ void cf_wheel_run_ranks(const struct cf_rank_spec *ranks, int n, double timeout_
     int live = 0;
     for (int i = 0; i < n; i++) {
         memset(&out[i], 0, sizeof out[i]);
-        pids[i] = start_rank(&ranks[i]);
-        if (pids[i] < 0)
+        pids[i] = start_rank(&ranks[i], &out[i]);
+        if (pids[i] < 0) {
             out[i].end = CF_RANK_NOT_STARTED;
-        else
+            failed_at = t0; /* the others wait for a peer that never comes */
+        } else {
             live++;
+        }
     }
     while (live > 0) {
         double now = cf_now_seconds();
@@ -117,7 +116,7 @@ char *cf_rank_describe(const struct cf_rank_outcome *o, double timeout_s)
     case CF_RANK_SIGNALLED:
         return cf_asprintf("killed by signal %d (a crash) after %.1f s", o->code, o->seconds);
     case CF_RANK_NOT_STARTED:
-        return cf_strdup("could not be started");
+        return cf_asprintf("could not be started: %s", o->why[0] ? o->why : "?");
     case CF_RANK_KILLED_TIMEOUT:
         return cf_asprintf("hung: killed at the %.0f s deadline", timeout_s);
     case CF_RANK_KILLED_PEER:

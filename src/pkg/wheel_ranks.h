@@ -9,10 +9,10 @@
 #define CCLFORGE_PKG_WHEEL_RANKS_H
 
 struct cf_rank_spec {
-    const char *const *argv;  /* argv[0] a path */
-    char *const *envp;
+    const char *const *argv;    /* argv[0] a path, or a name found on PATH */
+    const char *const *env_set; /* "KEY=VALUE" or "KEY" (unset) over cclforge's environment */
     const char *cwd;
-    const char *log;          /* stdout and stderr, truncated */
+    const char *log;            /* stdout and stderr, truncated; NULL: inherited */
 };
 
 enum cf_rank_end { CF_RANK_EXITED, CF_RANK_SIGNALLED, CF_RANK_NOT_STARTED, CF_RANK_KILLED_TIMEOUT, CF_RANK_KILLED_PEER };
@@ -21,6 +21,7 @@ struct cf_rank_outcome {
     enum cf_rank_end end;
     int code;                 /* exit code or signal */
     double seconds;
+    char why[256];            /* CF_RANK_NOT_STARTED: the reason (not found, log not writable) */
 };
 
 /* Runs the n ranks; returns when every one has ended (at most timeout_s plus

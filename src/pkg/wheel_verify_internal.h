@@ -10,11 +10,10 @@
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
 #include "pkg/name_index.h"
+#include "pkg/wheel_write.h"
 #include "pkg/zip_read.h"
 #include "pkg/zip_scan.h"
 
-/* The bridge marker a cclforge-built wheel carries in its .dist-info. */
-#define CF_WHEEL_MARKER "cclforge.json"
 /* Where the installed layout puts site-packages, relative to its prefix
  * (the depth of lib/pythonX.Y/site-packages, for $ORIGIN/../.. climbs). */
 #define CF_WHEEL_SITE_REL "lib/python3/site-packages"
@@ -46,6 +45,13 @@ struct wheel_facts {
 /* --install and --smoke: a fresh venv, pip install, import from the installed location. */
 void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
                              struct cf_wheel_verify_result *res);
+/* wheel_abi.c: abi_info()'s sizes and NCCL versions against the libtorch file loaded. */
+struct cJSON;
+void cf_wheel_bridge_abi_check(struct cf_wheel_verify_result *res, const struct cJSON *abi);
+/* wheel_smoke.c: --smoke N with opts->smoke_backend through the installed module,
+ * its ranks supervised by wheel_ranks.c. */
+void cf_wheel_run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, const char *work, const char *module,
+                        int gpus, struct cf_wheel_verify_result *res);
 
 struct verify_ctx;
 

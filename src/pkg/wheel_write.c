@@ -13,6 +13,7 @@
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
 #include "pkg/manylinux_policy.h"
+#include "pkg/wheel_write.h"
 
 /* 1980-01-01T00:00:00Z, the earliest time a zip entry can hold. */
 #define ZIP_EPOCH 315532800L
@@ -39,7 +40,7 @@ static char *normalise_dist(const char *name)
     return s;
 }
 
-static int valid_member_name(const char *n)
+int cf_wheel_member_name_ok(const char *n)
 {
     if (!n[0] || n[0] == '/' || strstr(n, "\\"))
         return 0;
@@ -138,7 +139,7 @@ static void stage(struct staged **v, size_t *n, size_t *alloc, const char *name,
     memset(data, 0, sizeof *data);
 }
 
-static long fixed_mtime(void)
+long cf_wheel_fixed_mtime(void)
 {
     const char *sde = getenv("SOURCE_DATE_EPOCH");
     if (sde && *sde) {
@@ -150,21 +151,22 @@ static long fixed_mtime(void)
     return ZIP_EPOCH;
 }
 
-static int add_entry(zip_t *za, const struct staged *s, time_t mtime, cf_error *err)
+int cf_wheel_zip_add(zip_t *za, const char *name, const struct strbuf *data, int executable, time_t mtime,
+                     cf_error *err)
 {
-    zip_source_t *src = cf_zip_source_buffer(za, s->data.buf ? s->data.buf : "", s->data.len, 0);
+    zip_source_t *src = cf_zip_source_buffer(za, data->buf ? data->buf : "", data->len, 0);
     if (!src)
         return cf_error_set(err, CF_ERR_INTERNAL, "zip: %s", cf_zip_strerror(za));
-    zip_int64_t idx = cf_zip_file_add(za, s->name, src, ZIP_FL_ENC_UTF_8);
+    zip_int64_t idx = cf_zip_file_add(za, name, src, ZIP_FL_ENC_UTF_8);
     if (idx < 0) {
         cf_zip_source_free(src);
-        return cf_error_set(err, CF_ERR_IO, "zip: adding %s: %s", s->name, cf_zip_strerror(za));
+        return cf_error_set(err, CF_ERR_IO, "zip: adding %s: %s", name, cf_zip_strerror(za));
     }
-    zip_uint32_t mode = (s->executable ? 0100755u : 0100644u) << 16;
+    zip_uint32_t mode = (executable ? 0100755u : 0100644u) << 16;
     if (cf_zip_file_set_external_attributes(za, (zip_uint64_t)idx, 0, ZIP_OPSYS_UNIX, mode) < 0 ||
         cf_zip_file_set_mtime(za, (zip_uint64_t)idx, mtime, 0) < 0 ||
         cf_zip_set_file_compression(za, (zip_uint64_t)idx, ZIP_CM_DEFLATE, 9) < 0)
-        return cf_error_set(err, CF_ERR_IO, "zip: setting attributes of %s: %s", s->name, cf_zip_strerror(za));
+        return cf_error_set(err, CF_ERR_IO, "zip: setting attributes of %s: %s", name, cf_zip_strerror(za));
     return 0;
 }
 
@@ -184,7 +186,7 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
 
     for (size_t i = 0; i < spec->n_members; i++) {
         const struct cf_wheel_member *m = &spec->members[i];
-        if (!valid_member_name(m->archive_name) || cf_starts_with(m->archive_name, dist_info)) {
+        if (!cf_wheel_member_name_ok(m->archive_name) || cf_starts_with(m->archive_name, dist_info)) {
             cf_error_set(err, CF_ERR_USAGE, "wheel member name '%s' is not a clean relative path", m->archive_name);
             goto out;
         }
@@ -264,9 +266,9 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
         cf_error_set(err, CF_ERR_IO, "cannot create %s (libzip error %d)", tmp_path, zerr);
         goto out;
     }
-    time_t mtime = (time_t)fixed_mtime();
+    time_t mtime = (time_t)cf_wheel_fixed_mtime();
     for (size_t i = 0; i < n; i++)
-        if (add_entry(za, &files[i], mtime, err) < 0)
+        if (cf_wheel_zip_add(za, files[i].name, &files[i].data, files[i].executable, mtime, err) < 0)
             goto out;
     if (cf_zip_close(za) < 0) {
         cf_error_set(err, CF_ERR_IO, "writing %s: %s", tmp_path, cf_zip_strerror(za));

@@ -113,6 +113,17 @@ static void read_metadata(const char *dist_info, char **version, char **nccl_pin
     free(text);
 }
 
+char *cf_torch_nccl_pin(const char *torch_dir)
+{
+    char *dist = find_dist_info(torch_dir);
+    char *version = NULL, *pin = NULL;
+    if (dist)
+        read_metadata(dist, &version, &pin);
+    free(version);
+    free(dist);
+    return pin;
+}
+
 /* ---- facts ---- */
 
 static void detect_version(struct cf_libtorch *t)

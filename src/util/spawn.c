@@ -111,7 +111,8 @@ void cf_spawn_proc_release(struct cf_spawn_proc *p)
 /* In the child, between fork and exec: only async-signal-safe calls, and any
  * failure is reported through exec_fd before _exit. */
 static void child_exec(const char *prog, const char *const *argv, const struct cf_spawn_opts *opts, pid_t parent,
-                       int want_out, int want_err, const int out_pipe[2], const int err_pipe[2], int exec_fd)
+                       int want_out, int want_err, const int out_pipe[2], const int err_pipe[2], int file_fd,
+                       int exec_fd)
 {
     setpgid(0, 0); /* its own group, so a timeout can kill what it started */
     /* Its own group also keeps a terminal's Ctrl-C from reaching it: have it
@@ -123,6 +124,10 @@ static void child_exec(const char *prog, const char *const *argv, const struct c
         int fd = open("/dev/null", O_RDONLY);
         if (fd >= 0)
             dup2(fd, 0);
+    }
+    if (file_fd >= 0) {
+        dup2(file_fd, 1);
+        dup2(file_fd, 2);
     }
     if (want_out)
         dup2(out_pipe[1], 1);
@@ -161,11 +166,18 @@ int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, st
     if (!p->prog)
         return cf_error_set(err, CF_ERR_NOTFOUND, "%s: not found on PATH or not executable", argv[0]);
 
-    int want_out = opts->capture_stdout || opts->log_path || opts->on_line;
-    int want_err = opts->capture_stderr && !opts->merge_stderr;
-    int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
+    int to_file = opts->output_path != NULL;
+    int want_out = !to_file && (opts->capture_stdout || opts->log_path || opts->on_line);
+    int want_err = !to_file && opts->capture_stderr && !opts->merge_stderr;
+    int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 }, file_fd = -1;
     int rc = 0;
-    if (opts->log_path) {
+    if (to_file) {
+        file_fd = open(opts->output_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (file_fd < 0)
+            rc = cf_error_set(err, CF_ERR_IO, "%s: cannot write the output of %s: %s", opts->output_path, p->prog,
+                              strerror(errno));
+    }
+    if (rc == 0 && opts->log_path && !to_file) {
         p->log_fd = cf_open_log(opts->log_path, 1, err);
         if (p->log_fd < 0)
             rc = -1;
@@ -179,7 +191,7 @@ int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, st
         pid_t parent = getpid();
         pid = fork();
         if (pid == 0)
-            child_exec(p->prog, argv, opts, parent, want_out, want_err, out_pipe, err_pipe, exec_pipe[1]);
+            child_exec(p->prog, argv, opts, parent, want_out, want_err, out_pipe, err_pipe, file_fd, exec_pipe[1]);
         if (pid < 0)
             rc = cf_error_set(err, CF_ERR_INTERNAL, "cannot start %s: fork: %s", p->prog, strerror(errno));
     }
@@ -187,6 +199,7 @@ int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, st
     close_fd(&out_pipe[1]);
     close_fd(&err_pipe[1]);
     close_fd(&exec_pipe[1]);
+    close_fd(&file_fd);
     if (rc == 0) {
         /* the exec pipe closes on a successful exec, or carries errno */
         int exec_errno = 0;

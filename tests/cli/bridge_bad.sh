@@ -21,7 +21,7 @@ expect_err 'not a Python identifier' "and says so"
 # no libtorch where pointed
 run "$CCLFORGE" bridge plan --libtorch "$T/nowhere"
 expect_rc 1 "no libtorch: exit 1"
-expect_out "no libtorch at $T/nowhere" "no libtorch: names the directory"
+expect_out "$T/nowhere: no such directory" "no libtorch: names the directory"
 run "$CCLFORGE" bridge build --libtorch "$T/nowhere" -o "$T/out"
 expect_rc 1 "build refuses a plan with problems"
 expect_err 'nothing was built' "and builds nothing"

@@ -45,6 +45,30 @@ t_skip() {
     echo "SKIP: $1"
     exit 77
 }
+# t_torch_inputs: PyPI's torch wheel and its pinned NCCL wheel from the cache
+# scripts/torch-cache.sh keeps (fetched once) in $site, the CUDA toolkit in
+# $cuda (CUDA_HOME exported); NCCL_HOME, LIBTORCH and the ROCm/DTK roots unset.
+# Skips (77) when either cannot be had.
+t_torch_inputs() {
+    site=$(bash "${CCLFORGE_SOURCE_DIR:?}/scripts/torch-cache.sh" 2>"$T_TMP/torch-cache.log" | tail -n 1)
+    if [ -z "$site" ] || [ ! -d "$site/torch/include" ] || [ ! -f "$site/nvidia/nccl/include/nccl.h" ]; then
+        cat "$T_TMP/torch-cache.log"
+        t_skip "scripts/torch-cache.sh could not provide torch 2.15.0 and nvidia-nccl-cu13 2.30.7 (PyPI is needed once)"
+    fi
+    cuda=${CUDA_HOME:-}
+    [ -n "$cuda" ] || cuda=$(dirname "$(dirname "$(command -v nvcc || echo /nonexistent/bin/nvcc)")")
+    [ -f "$cuda/include/cuda_runtime_api.h" ] || t_skip "no CUDA toolkit headers (set CUDA_HOME): torch's CUDA-named headers need them"
+    export CUDA_HOME=$cuda
+    unset NCCL_HOME LIBTORCH ROCM_PATH DTK_HOME
+}
+# t_cuda_libs: LD_LIBRARY_PATH with the toolkit's libraries for torch's import
+# (cudart, cuBLAS, ...) but never its libnccl: torch's RPATH finds the pinned
+# wheel's, and so must everything else.
+t_cuda_libs() {
+    mkdir -p "$T_TMP/cuda-libs"
+    for f in "$cuda"/lib64/*; do case ${f##*/} in libnccl*) ;; *) ln -sf "$f" "$T_TMP/cuda-libs/" ;; esac; done
+    export LD_LIBRARY_PATH="$T_TMP/cuda-libs"
+}
 # t_skip_part REASON: one part of the script cannot run here (an optional
 # cross-check's tool, a real library this machine lacks); the rest goes on and
 # t_end names every part that did not run. A script whose main prerequisite is

@@ -27,7 +27,6 @@ src/util/strbuf.c abort     out of memory: cf_xmalloc has nothing sane to return
 src/util/spawn.c _exit      the forked child when exec fails (never the caller)
 src/smoke/rank.c _exit      a rank process ending itself (forked or launched)
 src/smoke/one_test.c _exit  an injected fault (CCLFORGE_SMOKE_FAULT=R:exit:OP, R:abort:OP) ends its rank on purpose
-src/pkg/wheel_ranks.c _exit the forked wheel smoke rank when exec fails (never the caller)
 src/smoke/supervise.c _exit the forked rank and launcher children
 src/smoke/supervise.c stdout flushed before fork so no child repeats the parent buffer
 src/smoke/supervise.c stderr flushed before fork, and line-buffered in the rank

@@ -1,7 +1,7 @@
 /* spawn's start and wait: a fork that fails leaves no descriptor open (this test
  * links with -Wl,--wrap=fork to make fork fail on demand), an exec failure is
- * reported by start, a started program's output can be read by the caller, and
- * descriptors in keep_fds reach the program. */
+ * reported by start, a started program's output can be read by the caller or
+ * go straight into a file, and descriptors in keep_fds reach the program. */
 #include "testsupport.h"
 
 #include <dirent.h>
@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cclforge/fs.h"
 #include "cclforge/spawn.h"
 
 static int fail_next_fork;
@@ -123,12 +124,61 @@ static void test_start_then_read_and_reap(void **state)
     close(keep[0]);
 }
 
+/* output_path: stdout and stderr straight into the file (truncated, no pipe
+ * left open); a file that cannot be written fails the start, naming it, with
+ * nothing started and nothing left open; a symlink is not followed */
+static void test_output_into_file(void **state)
+{
+    char *dir = ts_tmpdir();
+    char *path = cf_path_join(dir, "out.log"), *link = cf_path_join(dir, "link.log");
+    FILE *f = fopen(path, "w");
+    fputs("old content, longer than what follows\n", f);
+    fclose(f);
+    const char *argv[] = { "sh", "-c", "echo out; echo err >&2", NULL };
+    struct cf_spawn_opts o = { 0 };
+    o.output_path = path;
+    struct cf_spawn_proc p;
+    int before = open_fds();
+    assert_int_equal(cf_spawn_start(argv, &o, &p, NULL), 0);
+    assert_int_equal(p.out_fd, -1);
+    assert_int_equal(p.err_fd, -1);
+    int status;
+    assert_int_equal(waitpid(p.pid, &status, 0), p.pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    cf_spawn_proc_release(&p);
+    assert_int_equal(open_fds(), before);
+    struct strbuf text = STRBUF_INIT;
+    assert_int_equal(cf_read_file(path, 4096, &text, NULL), 0);
+    assert_string_equal(cf_sb_str(&text), "out\nerr\n");
+    cf_sb_release(&text);
+
+    cf_error err = CF_ERROR_INIT;
+    char *missing = cf_path_join(dir, "no/such/dir/out.log");
+    o.output_path = missing;
+    assert_int_equal(cf_spawn_start(argv, &o, &p, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), missing));
+    assert_int_equal(open_fds(), before);
+    cf_error_clear(&err);
+
+    assert_int_equal(symlink(path, link), 0);
+    o.output_path = link;
+    assert_int_equal(cf_spawn_start(argv, &o, &p, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), link));
+    cf_error_clear(&err);
+    free(missing);
+    free(link);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failed_fork_leaks_nothing),
         cmocka_unit_test(test_start_reports_exec_failure),
         cmocka_unit_test(test_start_then_read_and_reap),
+        cmocka_unit_test(test_output_into_file),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    ts_cleanup();
+    return rc;
 }

@@ -2,18 +2,20 @@
 // c10d::ProcessGroupNCCL (NCCL on NVIDIA, RCCL on ROCm and DTK) to Python as a
 // c10d backend, for a Python torch that does not expose it itself.
 //
-// Built by `cclforge bridge build` with -DUSE_C10D_NCCL,
-// -DC10_CUDA_NO_CMAKE_CONFIGURE_FILE and -DCCLFORGE_BRIDGE_NAME=<module name>;
-// the module init function is PyInit_<module name> whatever the name.
+// Built by `cclforge bridge build` with the define set its plan chose (see
+// docs/bridge.md: USE_C10D_NCCL always), -DCCLFORGE_BRIDGE_NAME=<module name>
+// (PyInit_<module name> follows it) and the sizes of libtorch's
+// ProcessGroupNCCL and Options it read from libtorch's own code.
 //
 // Types cross into Python through torch's own pybind11 (torch/include/pybind11)
 // so Store and Backend objects are the ones torch.distributed registered.
 #include <chrono>
 #include <cstdint>
-#include <cstring>
-#include <new>
 #include <stdexcept>
 #include <string>
+
+#include <dlfcn.h>
+#include <link.h>
 
 #include <torch/csrc/utils/pybind.h>
 
@@ -53,60 +55,110 @@ void check_arguments(int rank, int size, int64_t timeout_ms)
                               std::to_string(timeout_ms));
 }
 
-// The size of ProcessGroupNCCL::Options depends on the nccl.h torch was built
-// with (it embeds ncclConfig_t), and the constructors live in libtorch while
-// make_intrusive allocates sizeof() from *our* headers. torch 2.15.0's wheel,
-// built against a newer nccl.h than the NCCL wheel it pins, writes 16 bytes past
-// an Options sized by that wheel's nccl.h. So torch objects are allocated with
-// slack: the libtorch constructor may use more than we know of, destruction goes
-// through libtorch's own vtable, and we only touch base-class fields (timeout).
-constexpr size_t kLayoutSlack = 1024;
-constexpr unsigned char kCanary = 0xA5;
+// ProcessGroupNCCL::Options embeds ncclConfig_t, so its size depends on the
+// nccl.h it is compiled with, and libtorch (which constructs and destroys it,
+// freeing with sized operator delete) was compiled with one. cclforge reads
+// libtorch's sizes from its deleting destructors and passes them here: the
+// headers must agree exactly, or nothing is built. Torch objects are then
+// allocated as torch allocates them, with c10::make_intrusive.
+#if defined(CCLFORGE_LIBTORCH_OPTIONS_SIZE) && defined(CCLFORGE_LIBTORCH_PG_SIZE)
+static_assert(sizeof(c10d::ProcessGroupNCCL::Options) == CCLFORGE_LIBTORCH_OPTIONS_SIZE,
+              "ProcessGroupNCCL::Options differs in size from the libtorch it links: the nccl.h included is not "
+              "the one libtorch was compiled with (see cclforge bridge plan, 'NCCL')");
+static_assert(sizeof(c10d::ProcessGroupNCCL) == CCLFORGE_LIBTORCH_PG_SIZE,
+              "ProcessGroupNCCL differs in size from the libtorch it links: these torch headers are not the ones "
+              "that libtorch was built from");
+constexpr long kLibtorchOptionsSize = CCLFORGE_LIBTORCH_OPTIONS_SIZE;
+constexpr long kLibtorchPgSize = CCLFORGE_LIBTORCH_PG_SIZE;
+#else
+constexpr long kLibtorchOptionsSize = -1; // unknown: cclforge could not read them from libtorch
+constexpr long kLibtorchPgSize = -1;
+#endif
 
-template <class T, class... Args>
-c10::intrusive_ptr<T> make_with_slack(Args &&...args)
+#ifndef CCLFORGE_LIBTORCH_NCCL
+#define CCLFORGE_LIBTORCH_NCCL ""
+#endif
+#ifndef CCLFORGE_TORCH_GPU_LIB
+#define CCLFORGE_TORCH_GPU_LIB ""
+#endif
+
+// The device count by the name the vendor's c10 GPU library exports: a
+// hipified libc10_hip has c10::hip::device_count, whatever torch headers the
+// bridge is compiled from (CUDA-named ones declare only c10::cuda::).
+#if defined(CCLFORGE_DEVICE_COUNT_HIP) && !defined(CCLFORGE_HIPIFIED_HEADERS)
+} // namespace
+namespace c10 {
+namespace hip {
+__attribute__((visibility("default"))) DeviceIndex device_count() noexcept;
+}
+} // namespace c10
+namespace {
+#endif
+
+int visible_devices()
 {
-    void *mem = ::operator new(sizeof(T) + kLayoutSlack);
-    std::memset(mem, 0, sizeof(T) + kLayoutSlack);
-    try {
-        return c10::intrusive_ptr<T>::unsafe_steal_from_new(new (mem) T(std::forward<Args>(args)...));
-    } catch (...) {
-        ::operator delete(mem);
-        throw;
-    }
+#if defined(CCLFORGE_DEVICE_COUNT_HIP)
+    return c10::hip::device_count();
+#else
+    return c10::cuda::device_count();
+#endif
 }
 
-// How many bytes libtorch's Options constructor initialises: constructed over a
-// canary-filled buffer, the last changed byte says. Equal to sizeof(Options)
-// when the headers match the libtorch build.
-size_t libtorch_options_extent()
+std::string nccl_text(int code)
 {
-    const size_t n = sizeof(c10d::ProcessGroupNCCL::Options) + kLayoutSlack;
-    auto *mem = static_cast<unsigned char *>(::operator new(n));
-    std::memset(mem, kCanary, n);
-    auto *opts = new (mem) c10d::ProcessGroupNCCL::Options(false);
-    size_t extent = sizeof(c10d::ProcessGroupNCCL::Options);
-    for (size_t i = n; i-- > extent;)
-        if (mem[i] != kCanary) {
-            extent = (i + 8) & ~static_cast<size_t>(7);
-            break;
-        }
-    // Destroyed through a base pointer the compiler cannot see through, so the
-    // call goes to libtorch's destructor (its layout) via the vtable libtorch
-    // installed, never to an inlined one built from our headers.
-    c10d::Backend::Options *volatile base = opts;
-    base->~Options();
-    ::operator delete(mem);
-    return extent;
+    if (code <= 0)
+        return "";
+    int major = code >= 10000 ? code / 10000 : code / 1000;
+    int minor = code >= 10000 ? code % 10000 / 100 : code % 1000 / 100;
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
+}
+
+// The file the dynamic loader mapped for the vendor libtorch, for the caller to
+// check its sizes against ours (cclforge wheel verify does).
+std::string libtorch_file()
+{
+    std::string path;
+    if (!*CCLFORGE_TORCH_GPU_LIB)
+        return path;
+    void *h = dlopen(CCLFORGE_TORCH_GPU_LIB, RTLD_LAZY | RTLD_NOLOAD);
+    struct link_map *map = nullptr;
+    if (h && dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
+        path = map->l_name;
+    if (h)
+        dlclose(h);
+    return path;
 }
 
 py::dict abi_info()
 {
     py::dict d;
-    d["options_size_headers"] = sizeof(c10d::ProcessGroupNCCL::Options);
-    d["options_size_libtorch"] = libtorch_options_extent();
-    d["process_group_size_headers"] = sizeof(c10d::ProcessGroupNCCL);
-    d["slack"] = kLayoutSlack;
+    const long oh = static_cast<long>(sizeof(c10d::ProcessGroupNCCL::Options));
+    const long ph = static_cast<long>(sizeof(c10d::ProcessGroupNCCL));
+    d["options_size_headers"] = oh;
+    d["options_size_libtorch"] = kLibtorchOptionsSize;
+    d["process_group_size_headers"] = ph;
+    d["process_group_size_libtorch"] = kLibtorchPgSize;
+    int runtime = 0;
+    ncclGetVersion(&runtime);
+    d["nccl_header"] = nccl_text(NCCL_VERSION_CODE);
+    d["nccl_runtime"] = nccl_text(runtime);
+    d["nccl_libtorch"] = std::string(CCLFORGE_LIBTORCH_NCCL);
+    d["libtorch_file"] = libtorch_file();
+    py::list problems;
+    if (kLibtorchOptionsSize >= 0 && oh != kLibtorchOptionsSize)
+        problems.append("ProcessGroupNCCL::Options: " + std::to_string(oh) + " bytes in the headers, " +
+                        std::to_string(kLibtorchOptionsSize) + " in libtorch");
+    if (kLibtorchPgSize >= 0 && ph != kLibtorchPgSize)
+        problems.append("ProcessGroupNCCL: " + std::to_string(ph) + " bytes in the headers, " +
+                        std::to_string(kLibtorchPgSize) + " in libtorch");
+    const std::string header = nccl_text(NCCL_VERSION_CODE), lib = nccl_text(runtime);
+    if (!lib.empty() && lib != header)
+        problems.append("nccl.h is NCCL " + header + " but the library loaded is " + lib);
+    if (*CCLFORGE_LIBTORCH_NCCL && header != CCLFORGE_LIBTORCH_NCCL)
+        problems.append("nccl.h is NCCL " + header + " but libtorch's ProcessGroupNCCL was compiled with " +
+                        CCLFORGE_LIBTORCH_NCCL);
+    d["problems"] = problems;
+    d["ok"] = problems.size() == 0 && kLibtorchOptionsSize >= 0;
     return d;
 }
 
@@ -118,16 +170,16 @@ c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10
         throw py::value_error("make_nccl_backend: store is None; pass a torch.distributed Store");
     // Asked first so that a host without a GPU gets a plain Python error
     // without ProcessGroupNCCL being half-constructed.
-    if (c10::cuda::device_count() == 0)
+    if (visible_devices() == 0)
         throw std::runtime_error("make_nccl_backend: no GPU is visible to this process (vendor " CCLFORGE_STR(
             CCLFORGE_BRIDGE_VENDOR) "); ProcessGroupNCCL needs at least one device per rank");
-    auto options = make_with_slack<c10d::ProcessGroupNCCL::Options>(high_priority_stream);
+    auto options = c10::make_intrusive<c10d::ProcessGroupNCCL::Options>(high_priority_stream);
     if (timeout_ms > 0)
         options->timeout = std::chrono::milliseconds(timeout_ms);
     try {
         // Constructing it touches the device runtime; libtorch's message must
         // reach Python intact.
-        c10::intrusive_ptr<c10d::Backend> pg = make_with_slack<c10d::ProcessGroupNCCL>(store, rank, size, options);
+        c10::intrusive_ptr<c10d::Backend> pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
         return pg;
     } catch (const std::exception &e) {
         throw std::runtime_error(std::string("make_nccl_backend: ProcessGroupNCCL could not be created "
@@ -150,5 +202,7 @@ PYBIND11_MODULE(CCLFORGE_BRIDGE_NAME, m)
           "Create a c10d ProcessGroupNCCL backend over `store` for `rank` of `size`.\n"
           "timeout_ms > 0 sets the collective timeout; high_priority_stream picks high-priority streams.");
     m.def("abi_info", &abi_info,
-          "Sizes of ProcessGroupNCCL::Options as this module's headers and the loaded libtorch see them.");
+          "Sizes of ProcessGroupNCCL and its Options in this module's headers and in the libtorch it was built\n"
+          "against, the NCCL versions of nccl.h, of the library loaded and of libtorch's ProcessGroupNCCL,\n"
+          "the libtorch file loaded; 'ok' is False on any difference.");
 }
