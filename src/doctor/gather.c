@@ -3,7 +3,7 @@
  * with the verdict. */
 #include <cjson/cJSON.h>
 #include <signal.h>
-#include <spawn.h>
+#include "cclforge/spawn.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,6 @@
 #define MAX_REPORT (64u << 20)
 #define REPLY_SLACK_S 30.0 /* how much longer than the gather a rank waits for the verdict */
 
-extern char **environ;
 
 /* The blob every rank sends: {"gather": {rank, local_rank, host, leader}, ...report}. */
 static int rank_blob(const struct cf_gather_opts *o, const struct cf_launch_info *le, struct strbuf *out,
@@ -188,28 +187,24 @@ static void consolidate(struct cf_gather_result *r, double timeout_s)
 static int start_local(const struct cf_gather_opts *o, int port, const char *secret_hex, pid_t *pids, cf_error *err)
 {
     for (int r = 1; r < o->local_ranks; r++) {
-        struct strvec env = STRVEC_INIT;
-        for (char **e = environ; e && *e; e++)
-            if (!cf_starts_with(*e, "CCLFORGE_RANK=") && !cf_starts_with(*e, "CCLFORGE_WORLD_SIZE=") &&
-                !cf_starts_with(*e, "CCLFORGE_LOCAL_RANK=") && !cf_starts_with(*e, "CCLFORGE_MASTER_ADDR=") &&
-                !cf_starts_with(*e, "CCLFORGE_PORT=") && !cf_starts_with(*e, "CCLFORGE_SECRET="))
-                cf_strvec_push(&env, *e);
+        struct strvec env = STRVEC_INIT; /* set over the inherited environment in the child */
         cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_RANK_ENV, r);
         cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_WORLD_ENV, o->local_ranks);
         cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_LOCAL_RANK_ENV, r);
         cf_strvec_pushf(&env, "%s=127.0.0.1", CF_LAUNCH_ADDR_ENV);
         cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_PORT_ENV, port);
         cf_strvec_pushf(&env, "%s=%s", CF_LAUNCH_SECRET_ENV, secret_hex);
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", 0, 0);
-        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
-        int rc = posix_spawn(&pids[r], o->child_argv[0], &fa, NULL, o->child_argv, cf_strvec_argv(&env));
-        posix_spawn_file_actions_destroy(&fa);
+        struct cf_spawn_opts so = { 0 };
+        so.env_set = (const char *const *)cf_strvec_argv(&env);
+        so.null_stdin = 1;
+        so.output_path = "/dev/null"; /* only rank 0 reports */
+        struct cf_spawn_proc proc = CF_SPAWN_PROC_INIT;
+        int rc = cf_spawn_start((const char *const *)o->child_argv, &so, &proc, err);
+        pids[r] = rc == 0 ? proc.pid : -1;
+        cf_spawn_proc_release(&proc);
         cf_strvec_clear(&env);
-        if (rc != 0)
-            return cf_error_set(err, CF_ERR_FAILED, "cannot start rank %d (%s): %s", r, o->child_argv[0],
-                                strerror(rc));
+        if (rc < 0)
+            return cf_error_prefix(err, "cannot start a local rank");
     }
     return 0;
 }
