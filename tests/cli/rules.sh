@@ -27,9 +27,8 @@ src/util/strbuf.c abort     out of memory: cf_xmalloc has nothing sane to return
 src/util/spawn.c _exit      the forked child when exec fails (never the caller)
 src/smoke/rank.c _exit      a rank process ending itself (forked or launched)
 src/smoke/one_test.c _exit  an injected fault (CCLFORGE_SMOKE_FAULT=R:exit:OP, R:abort:OP) ends its rank on purpose
-src/smoke/supervise.c _exit the forked rank and launcher children
-src/smoke/supervise.c stdout flushed before fork so no child repeats the parent buffer
-src/smoke/supervise.c stderr flushed before fork, and line-buffered in the rank
+src/smoke/supervise.c stdout flushed before a rank is spawned, so no child repeats the parent buffer
+src/smoke/supervise.c stderr flushed before a rank is spawned, and line-buffered in the rank
 '
 FORBIDDEN='printf|fprintf|vprintf|vfprintf|dprintf|vdprintf|puts|fputs|putchar|fputc|putc|putchar_unlocked|fwrite|perror|psignal|exit|_exit|_Exit|quick_exit|abort|err|errx|verr|verrx|warn|warnx|vwarn|vwarnx|__printf_chk|__fprintf_chk|__vprintf_chk|__vfprintf_chk|__dprintf_chk|stdout|stderr'
 # Deliberate exceptions to rule 5: pairs of files allowed to call each other.
