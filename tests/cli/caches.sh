@@ -95,4 +95,15 @@ run env PATH="$T_TMP/bin:$PATH" PYTHONPATH="$T_TMP/site" "$CCLFORGE" doctor --no
 expect_json 'any(t["root"] and "/site/torch" in t["root"] for t in d["libtorch"]) or "site/torch" in json.dumps(d["libtorch"])' "and sees the new torch"
 run env PATH="$T_TMP/bin:$PATH" PYTHONPATH="$T_TMP/site" "$CCLFORGE" doctor --no-nvidia --no-cache --json
 [ "$(runs)" = 3 ] && ok "doctor --no-cache asks again" || bad "doctor --no-cache ($(runs))"
+
+# no safe cache root (HOME, CCLFORGE_HOME and XDG_CACHE_HOME unset, as under
+# cron): nothing is kept, and never in a shared directory such as /tmp
+before=$(ls -d /tmp/.cache/cclforge 2>/dev/null)
+run env -u HOME -u CCLFORGE_HOME -u XDG_CACHE_HOME PATH="$T_TMP/bin:$PATH" PYTHONPATH="$T_TMP/site" "$CCLFORGE" doctor --no-nvidia --json
+[ "$RC" -le 1 ] && ok "doctor runs without a cache root" || bad "doctor without a cache root (exit $RC)"
+run env -u HOME -u CCLFORGE_HOME -u XDG_CACHE_HOME "$CCLFORGE" inspect --json /bin/sh
+expect_rc 0 "inspect runs without a cache root"
+expect_json 'd["scan_cache"]["dir"] is None' "and keeps its scans in memory only"
+[ -z "$before" ] && [ ! -e /tmp/.cache/cclforge ] && ok "nothing appears under /tmp/.cache/cclforge" ||
+    { [ -n "$before" ] && t_skip_part "/tmp/.cache/cclforge existed before this test: cannot tell" || bad "a cache appeared in /tmp"; }
 t_end
