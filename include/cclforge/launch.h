@@ -83,6 +83,13 @@ struct cf_launch_peer {
 int cf_launch_accept_handshake(int fd, const struct cf_launch_secret *s, const char *tag, int world,
                                const unsigned char *taken, double deadline, struct cf_launch_peer *peer,
                                cf_error *err);
+/* Accepts one connection waiting on listen_fd and runs the server handshake on
+ * it, bounded by a few seconds for one client (a silent stray costs no more)
+ * and by deadline. Returns 0 with *peer filled and taken[peer->rank] set; 1
+ * when nothing was there to accept; -1 when the connection was refused and
+ * closed (err says why). */
+int cf_launch_accept_peer(int listen_fd, const struct cf_launch_secret *s, const char *tag, int world,
+                          unsigned char *taken, double deadline, struct cf_launch_peer *peer, cf_error *err);
 /* Client side: connects to addr:port (every address it resolves to), retrying refused
  * or unreachable attempts with backoff until timeout_s, then the handshake. A refusal by
  * the server (wrong world size, duplicate rank, failed authentication) is final. */

@@ -11,7 +11,6 @@
 #include "cclforge/launch_collect.h"
 #include "launch/launch_internal.h"
 
-#define HANDSHAKE_S 2.0
 #define MAX_POLL 1024
 
 static void init(struct cf_collected *c, int world)
@@ -61,19 +60,13 @@ int cf_launch_collect(int listen_fd, const struct cf_launch_secret *s, const cha
             if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
             if (who[i] < 0) {
-                int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                if (c < 0)
-                    continue;
-                double until = cf_now_seconds() + HANDSHAKE_S;
                 struct cf_launch_peer peer;
                 cf_error herr = CF_ERROR_INIT;
-                if (cf_launch_accept_handshake(c, s, tag, world, taken, until < deadline ? until : deadline, &peer,
-                                               &herr) == 0) {
-                    taken[peer.rank] = 1;
+                int got = cf_launch_accept_peer(listen_fd, s, tag, world, taken, deadline, &peer, &herr);
+                if (got == 0) {
                     out->fds[peer.rank] = peer.fd;
                     memcpy(out->addrs[peer.rank], peer.addr, sizeof out->addrs[0]);
-                } else {
-                    close(c);
+                } else if (got < 0) {
                     if (nrefused++ < 3)
                         cf_sb_addf(&refused, "%s%s", nrefused > 1 ? "; " : "", cf_error_message(&herr));
                 }

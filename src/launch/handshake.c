@@ -336,3 +336,20 @@ int cf_launch_connect(const char *addr, int port, const struct cf_launch_secret 
     cf_sb_release(&last);
     return -1;
 }
+
+int cf_launch_accept_peer(int listen_fd, const struct cf_launch_secret *s, const char *tag, int world,
+                          unsigned char *taken, double deadline, struct cf_launch_peer *peer, cf_error *err)
+{
+    const double one_client_s = 2.0;
+    int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0)
+        return 1;
+    double until = cf_now_seconds() + one_client_s;
+    if (cf_launch_accept_handshake(c, s, tag, world, taken, until < deadline ? until : deadline, peer, err) < 0) {
+        close(c);
+        return -1;
+    }
+    if (taken)
+        taken[peer->rank] = 1;
+    return 0;
+}

@@ -16,7 +16,6 @@
 #include "cclforge/strbuf.h"
 #include "launch/launch_internal.h"
 
-#define HANDSHAKE_S 2.0 /* one client's handshake; a silent stray costs no more */
 #define DEFAULT_MAX_BLOB (1u << 20)
 
 struct cf_rdv {
@@ -97,19 +96,15 @@ static int serve_joins(struct cf_rdv *r, int listen_fd, const struct cf_rdv_opts
             cf_sb_release(&which);
             break;
         }
-        int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (c < 0)
-            continue;
-        double until = cf_now_seconds() + HANDSHAKE_S;
         struct cf_launch_peer peer;
         cf_error herr = CF_ERROR_INIT;
-        if (cf_launch_accept_handshake(c, o->secret, o->tag, r->world, taken, until < deadline ? until : deadline,
-                                       &peer, &herr) == 0) {
-            taken[peer.rank] = 1;
+        int got = cf_launch_accept_peer(listen_fd, o->secret, o->tag, r->world, taken, deadline, &peer, &herr);
+        if (got == 1)
+            continue;
+        if (got == 0) {
             r->peers[peer.rank] = peer;
             joined++;
         } else {
-            close(c);
             const char *m = cf_error_message(&herr);
             /* a rank with another world size, or two with one rank, is a broken launch:
              * say so now rather than after the timeout */
