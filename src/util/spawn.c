@@ -172,8 +172,18 @@ int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, st
     int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 }, file_fd = -1;
     int rc = 0;
     if (to_file) {
-        file_fd = open(opts->output_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        /* As cf_open_log opens a log: never through a link, and O_NONBLOCK so a
+         * FIFO planted there fails at once; then only a regular file (or a
+         * device such as /dev/null) is written. */
+        file_fd = open(opts->output_path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+        struct stat st;
         if (file_fd < 0)
+            rc = cf_error_set(err, CF_ERR_IO, "%s: cannot write the output of %s: %s", opts->output_path, p->prog,
+                              strerror(errno));
+        else if (fstat(file_fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))
+            rc = cf_error_set(err, CF_ERR_IO, "%s: cannot write the output of %s: not a regular file",
+                              opts->output_path, p->prog);
+        else if (fcntl(file_fd, F_SETFL, 0) != 0 || (S_ISREG(st.st_mode) && ftruncate(file_fd, 0) != 0))
             rc = cf_error_set(err, CF_ERR_IO, "%s: cannot write the output of %s: %s", opts->output_path, p->prog,
                               strerror(errno));
     }
