@@ -165,6 +165,16 @@ static void test_output_into_file(void **state)
     assert_int_equal(cf_spawn_start(argv, &o, &p, &err), -1);
     assert_non_null(strstr(cf_error_message(&err), link));
     cf_error_clear(&err);
+
+    /* a FIFO planted there fails the start at once (no reader: it would block) */
+    char *fifo = cf_path_join(dir, "fifo.log");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    o.output_path = fifo;
+    assert_int_equal(cf_spawn_start(argv, &o, &p, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), fifo));
+    assert_int_equal(open_fds(), before);
+    cf_error_clear(&err);
+    free(fifo);
     free(missing);
     free(link);
     free(path);
