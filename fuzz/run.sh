@@ -16,7 +16,9 @@
 # the .gnu.version_r case, fails) or a process over $FUZZ_RSS_LIMIT_MB
 # (default 2048) is a finding.
 # $FUZZ_TARGETS (space-separated names) runs only those; $FUZZ_NICE runs
-# each under nice -n that value.
+# each under nice -n that value. With FUZZ_CLOCK=cpu, SECONDS are CPU seconds
+# of the fuzzer process (read from /proc; the run is interrupted when it has
+# used them), so a budget means the same on an idle and on a busy machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -ne 2 ]; then
@@ -60,16 +62,35 @@ for bin in "${targets[@]}"; do
   mkdir -p "$corpus" "$artifacts" "$seeds"
   [ -d "fuzz/corpus/$name" ] && cp -r "fuzz/corpus/$name/." "$seeds/"
   [ -f "fuzz/seeds/$name.sh" ] && bash "fuzz/seeds/$name.sh" "$seeds"
-  args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb="${FUZZ_RSS_LIMIT_MB:-2048}"
+  wall=$seconds
+  [ "${FUZZ_CLOCK:-wall}" = cpu ] && wall=$((seconds * 20)) # the CPU watchdog below ends it
+  args=(-max_total_time="$wall" -timeout=10 -rss_limit_mb="${FUZZ_RSS_LIMIT_MB:-2048}"
         -malloc_limit_mb="${FUZZ_MALLOC_LIMIT_MB:-64}" -max_len="$max_len"
         -print_final_stats=1 -artifact_prefix="$artifacts/")
   [ -f "fuzz/$name.dict" ] && args+=(-dict="fuzz/$name.dict")
-  echo "== $name: ${seconds}s, seeds: $(ls "$seeds" | wc -l) own + $(ls "$elf_seeds" | wc -l) ELF"
+  echo "== $name: ${seconds}s ($([ "${FUZZ_CLOCK:-wall}" = cpu ] && echo CPU || echo wall)), seeds: $(ls "$seeds" | wc -l) own + $(ls "$elf_seeds" | wc -l) ELF"
   log=$out/$name/log
-  if "${nice_cmd[@]}" "$bin" "${args[@]}" "$corpus" "$seeds" "$elf_seeds" >"$log" 2>&1; then
+  "${nice_cmd[@]}" "$bin" "${args[@]}" "$corpus" "$seeds" "$elf_seeds" >"$log" 2>&1 &
+  pid=$!
+  # CPU seconds used so far: utime + stime (fields 14, 15), also of the zombie
+  # it is once it ends (state Z, field 3), until the wait below
+  tick=$(getconf CLK_TCK)
+  cpu_used=0
+  while stat=$(cat "/proc/$pid/stat" 2>/dev/null); do
+    cpu_used=$(awk -v t="$tick" '{print int(($14 + $15) / t)}' <<<"$stat")
+    [ "$(awk '{print $3}' <<<"$stat")" = Z ] && break
+    if [ "${FUZZ_CLOCK:-wall}" = cpu ] && [ "$cpu_used" -ge "$seconds" ]; then kill -INT "$pid"; break; fi
+    sleep 1
+  done
+  status=0
+  wait "$pid" || status=$?
+  # libFuzzer exits 72 when interrupted, as the CPU watchdog does once the budget is used
+  if [ "$status" -eq 72 ] && [ "${FUZZ_CLOCK:-wall}" = cpu ] && grep -q "run interrupted" "$log"; then status=0; fi
+  echo "   cpu: ${cpu_used}s"
+  if [ "$status" -eq 0 ]; then
     grep -E "^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)|cov: .* ft: " "$log" \
       | grep -E "stat::|DONE" | sed "s/^/   /" || true
-    tail -n 20 "$log" | grep -E "^#[0-9]+.*DONE" | sed "s/^/   /" || true
+    grep -E "^#[0-9]+" "$log" | tail -n 1 | sed "s/^/   last: /" || true
   else
     echo "   FAILED: $name found a problem; log $log, artifacts in $artifacts" >&2
     grep -E "ERROR|SUMMARY|==[0-9]+==" "$log" | head -n 20 | sed "s/^/   /" >&2 || true
