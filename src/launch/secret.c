@@ -5,19 +5,20 @@
 #include <sys/random.h>
 
 #include "cclforge/envp.h"
+#include "cclforge/fs.h"
 #include "cclforge/launch.h"
 
 #define OPENSSL_API_COMPAT 10101
 #include <openssl/sha.h>
 
-/* RFC 2104 over SHA-256 (block 64 bytes). The low-level SHA256_* calls, as
- * src/util/fs.c uses: no EVP provider is loaded for a handshake. */
+/* RFC 2104 over SHA-256 (block 64 bytes), with the low-level SHA256_* calls
+ * (why: cf_sha256 in cclforge/fs.h). */
 void cf_launch_hmac(const unsigned char *key, size_t key_len, const void *msg, size_t msg_len,
                     unsigned char out[32])
 {
     unsigned char k[64] = { 0 }, pad[64], inner[32];
     if (key_len > sizeof k)
-        SHA256(key, key_len, k);
+        cf_sha256(key, key_len, k);
     else
         memcpy(k, key, key_len);
     SHA256_CTX ctx;
@@ -33,16 +34,6 @@ void cf_launch_hmac(const unsigned char *key, size_t key_len, const void *msg, s
     SHA256_Update(&ctx, pad, sizeof pad);
     SHA256_Update(&ctx, inner, sizeof inner);
     SHA256_Final(out, &ctx);
-}
-
-static void to_hex(const unsigned char *b, size_t n, char *hex)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        hex[2 * i] = digits[b[i] >> 4];
-        hex[2 * i + 1] = digits[b[i] & 15];
-    }
-    hex[2 * n] = 0;
 }
 
 static int hex_value(char c)
@@ -69,7 +60,7 @@ int cf_launch_secret_random(struct cf_launch_secret *s, char hex[65], cf_error *
         got += (size_t)n;
     }
     if (hex)
-        to_hex(s->key, sizeof s->key, hex);
+        cf_hex_encode(s->key, sizeof s->key, hex);
     return 0;
 }
 
@@ -97,7 +88,7 @@ int cf_launch_secret_for(const struct cf_launch_info *info, char *const *envp, s
     char material[512];
     int n = snprintf(material, sizeof material, "cclforge-derived-secret\n%s\n%s\n%s\n%d",
                      info->launcher ? info->launcher : "", info->run_id, info->master_addr, info->master_port);
-    SHA256((const unsigned char *)material, (size_t)n < sizeof material ? (size_t)n : sizeof material - 1, s->key);
+    cf_sha256(material, (size_t)n < sizeof material ? (size_t)n : sizeof material - 1, s->key);
     s->derived = 1;
     return 0;
 }

@@ -281,24 +281,29 @@ int cf_mmap_faulted(const struct cf_mmap *map)
     return map->data && cf_mmap_guard_faulted(map->guard);
 }
 
-static void to_hex(const unsigned char *md, unsigned n, char *hex)
+void cf_hex_encode(const unsigned char *md, size_t n, char *hex)
 {
     static const char digits[] = "0123456789abcdef";
-    for (unsigned i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         hex[2 * i] = digits[md[i] >> 4];
         hex[2 * i + 1] = digits[md[i] & 15];
     }
     hex[2 * n] = '\0';
 }
 
-void cf_sha256_hex(const void *data, size_t len, char hex[65])
+void cf_sha256(const void *data, size_t len, unsigned char md[32])
 {
-    unsigned char md[SHA256_DIGEST_LENGTH];
-    SHA256_CTX ctx; /* not SHA256(): OpenSSL 3 routes that through EVP */
+    SHA256_CTX ctx; /* not SHA256(): see fs.h */
     SHA256_Init(&ctx);
     SHA256_Update(&ctx, data, len);
     SHA256_Final(md, &ctx);
-    to_hex(md, SHA256_DIGEST_LENGTH, hex);
+}
+
+void cf_sha256_hex(const void *data, size_t len, char hex[65])
+{
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    cf_sha256(data, len, md);
+    cf_hex_encode(md, SHA256_DIGEST_LENGTH, hex);
 }
 
 int cf_sha256_file(const char *path, char hex[65], cf_error *err)
@@ -326,6 +331,6 @@ int cf_sha256_file(const char *path, char hex[65], cf_error *err)
     SHA256_Final(md, &ctx);
     close(fd);
     if (rc == 0)
-        to_hex(md, SHA256_DIGEST_LENGTH, hex);
+        cf_hex_encode(md, SHA256_DIGEST_LENGTH, hex);
     return rc;
 }
