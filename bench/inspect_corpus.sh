@@ -8,7 +8,9 @@
 # Machine-load-independent columns: CPU time (perf task-clock over the whole
 # corpus loop, the loop's own shell included for every tool alike) and
 # instructions (valgrind callgrind on a sample of $SAMPLE files, child
-# processes included: ldd is a shell script running ld.so).
+# processes included: ldd is a shell script running ld.so), and CPU per process
+# (perf stat task-clock of each command itself, $PP_RUNS runs per file, summed;
+# median of $PP_ROUNDS interleaved rounds): the measure without the loop's shell.
 #   bash bench/inspect_corpus.sh   (after scripts/build.sh). Results: docs/bench.md.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -77,6 +79,20 @@ cpu_corpus() { # task-clock ms of the whole corpus loop for one tool
     perf stat -x, -e task-clock bash -c 'for f in "${@:2}"; do '"$(declare -f run_tool)"'; CCLFORGE='"$CCLFORGE"' run_tool "$1" "$f"; done' _ "$1" "${files[@]}" \
         2>&1 >/dev/null | awk -F, '/task-clock/ {printf "%.0f\n", $1}'
 }
+cpu_per_process() { # task-clock ms of each tool's own processes, $PP_RUNS per file, summed (no loop shell)
+    command -v perf >/dev/null || return 0
+    local f total=0 ms cmd
+    for f in "${files[@]}"; do
+        case $1 in
+        cclforge) cmd=("$CCLFORGE" inspect --undefined "$f") ;;
+        ldd) cmd=(ldd -r "$f") ;;
+        libtree) cmd=(libtree "$f") ;;
+        esac
+        ms=$(perf stat -x, -r "${PP_RUNS:-3}" -e task-clock "${cmd[@]}" 2>&1 >/dev/null | awk -F, '/task-clock/ {print $1}')
+        total=$(awk -v a="$total" -v b="${ms:-0}" 'BEGIN { print a + b }')
+    done
+    printf '%.1f\n' "$total"
+}
 instr_sample() { # callgrind instructions over the first $SAMPLE files, children included
     command -v valgrind >/dev/null || return 0
     local total=0 f n
@@ -94,7 +110,7 @@ instr_sample() { # callgrind instructions over the first $SAMPLE files, children
 }
 echo "| tool | corpus wall, median of $RUNS paired rounds (ms) | CPU, task-clock of the corpus loop (ms) |"
 echo "|---|---|---|"
-declare -A med cpu
+declare -A med cpu pp ppm
 for t in "${tools[@]}"; do
     med[$t]=$(median "${totals[$t]}")
     cpu[$t]=$(cpu_corpus "$t")
@@ -104,6 +120,17 @@ echo
 echo "ratios (wall): ldd -r / cclforge $(ratio "${med[ldd]}" "${med[cclforge]}")x; cclforge / libtree $(ratio "${med[cclforge]}" "${med[libtree]}")x;" \
     "ldd -r / --no-cache $(ratio "${med[ldd]}" "${med[nocache]}")x; ldd -r / linkage $(ratio "${med[ldd]}" "${med[linkage]}")x"
 [ -n "${cpu[ldd]}" ] && echo "ratios (CPU): ldd -r / cclforge $(ratio "${cpu[ldd]}" "${cpu[cclforge]}")x; cclforge / libtree $(ratio "${cpu[cclforge]}" "${cpu[libtree]}")x"
+if command -v perf >/dev/null; then
+    # interleaved per round, so that a load change hits the three alike
+    for t in cclforge ldd libtree; do pp[$t]=""; done
+    for ((r = 0; r < ${PP_ROUNDS:-3}; r++)); do
+        for t in cclforge ldd libtree; do pp[$t]+="$(cpu_per_process "$t") "; done
+    done
+    for t in cclforge ldd libtree; do ppm[$t]=$(tr ' ' '\n' <<<"${pp[$t]}" | grep . | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'); done
+    echo "CPU per process (perf task-clock, ${PP_RUNS:-3} runs per file, summed over the corpus; median of ${PP_ROUNDS:-3} rounds):" \
+        "cclforge ${ppm[cclforge]} ms, ldd -r ${ppm[ldd]} ms, libtree ${ppm[libtree]} ms:" \
+        "ldd -r / cclforge $(ratio "${ppm[ldd]}" "${ppm[cclforge]}")x; cclforge / libtree $(ratio "${ppm[cclforge]}" "${ppm[libtree]}")x"
+fi
 if command -v valgrind >/dev/null; then
     ic=$(instr_sample cclforge); il=$(instr_sample ldd); it=$(instr_sample libtree)
     echo "instructions over the first $SAMPLE files (callgrind, children included): cclforge $ic, ldd -r $il, libtree $it:" \

@@ -401,6 +401,13 @@ static void test_fs_atomic_write_and_rm(void **state)
     char hex[65];
     assert_int_equal(cf_sha256_file(f, hex, NULL), 0);
     assert_string_equal(hex, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+    /* FIPS 180-2's vectors for the one-shot digest and the hex encoder */
+    unsigned char md[32];
+    cf_sha256("abc", 3, md);
+    cf_hex_encode(md, sizeof md, hex);
+    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    cf_sha256_hex("", 0, hex);
+    assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     char *x = cf_path_join(d, "x");
     assert_int_equal(cf_rm_rf(x, NULL), 0);
     assert_false(cf_path_exists(x));
