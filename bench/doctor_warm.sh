@@ -12,10 +12,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
-BUILD_DIR=${BUILD_DIR:-build}
-CCLFORGE=${CCLFORGE:-$PWD/$BUILD_DIR/cclforge}
+bench_cclforge
 RUNS=${RUNS:-11}
-[ -x "$CCLFORGE" ] || { echo "build first: bash scripts/build.sh" >&2; exit 2; }
 site=$(ls -d "${CCLFORGE_TORCH_CACHE:-$HOME/.cache/cclforge/torch}"/site-* 2>/dev/null | head -n 1)
 [ -n "$site" ] && [ -d "$site/torch" ] || { echo "no cached torch: bash scripts/torch-cache.sh" >&2; exit 77; }
 tmp=$(mktemp -d)

@@ -5,11 +5,10 @@
 # cclforge's memory does not grow with the file. Results: docs/gpucode.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD_DIR=${BUILD_DIR:-build}
 FILE=${1:-/usr/local/cuda-13.0/lib/libnccl.so.2}
-[ -f "$BUILD_DIR/libcclforge.a" ] || { echo "build first: bash scripts/build.sh" >&2; exit 2; }
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude bench/banner_bench.c "$BUILD_DIR/libcclforge.a" \
-  $(pkg-config --libs libelf libcjson libzip libcrypto zlib libzstd) -ldl -lm -lpthread -o "$BUILD_DIR/banner_bench"
+bench_link bench/banner_bench.c "$BUILD_DIR/banner_bench"
 "$BUILD_DIR/banner_bench" "$FILE"
 if [ "${BIG:-0}" = 1 ]; then
   tmp=$(mktemp -d)

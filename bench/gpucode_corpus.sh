@@ -9,12 +9,12 @@
 #   CUOBJDUMP=/path/to/cuobjdump bash bench/gpucode_corpus.sh [DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD_DIR=${BUILD_DIR:-build}
 DIR=${1:-/usr/local/cuda-13.0/lib}
 C=${CUOBJDUMP:-$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)}
 [ -x "$C" ] || { echo "cuobjdump not found: set CUOBJDUMP (e.g. from the nvidia-cuda-cuobjdump wheel)" >&2; exit 2; }
-cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude bench/gpucode_list.c "$BUILD_DIR/libcclforge.a" \
-  $(pkg-config --libs libelf libcjson libzip libcrypto zlib libzstd) -ldl -lm -lpthread -o "$BUILD_DIR/gpucode_list"
+bench_link bench/gpucode_list.c "$BUILD_DIR/gpucode_list"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 same=0 diff=0 t_ours=0 t_theirs=0
 for f in "$DIR"/*.so*; do

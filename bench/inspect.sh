@@ -11,12 +11,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
-BUILD_DIR=${BUILD_DIR:-build}
-CCLFORGE=$PWD/$BUILD_DIR/cclforge
+bench_cclforge
 RUNS=${RUNS:-5}
 NCCL=${NCCL:-/usr/local/cuda-13.0/lib/libnccl.so.2}
 CUDA_LIB=${CUDA_LIB:-/usr/local/cuda/lib64}
-[ -x "$CCLFORGE" ] || { echo "build first: bash scripts/build.sh" >&2; exit 2; }
 for tool in ldd libtree /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "missing $tool: bash scripts/deps.sh" >&2; exit 2; }
 done
@@ -141,9 +139,7 @@ print(o['comm']['bytes_scanned'])")
     echo
     echo "### library call vs whole-file scan (bench/banner_bench.c)"
     echo
-    cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude bench/banner_bench.c "$BUILD_DIR/libcclforge.a" \
-        $(pkg-config --libs libelf libcjson libzip libcrypto zlib libzstd) -ldl -lm -o "$BUILD_DIR/banner_bench" &&
-        "$BUILD_DIR/banner_bench" "$NCCL"
+    bench_link bench/banner_bench.c "$BUILD_DIR/banner_bench" && "$BUILD_DIR/banner_bench" "$NCCL"
     echo
 fi
 

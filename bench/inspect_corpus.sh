@@ -15,13 +15,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
-BUILD_DIR=${BUILD_DIR:-build}
-CCLFORGE=${CCLFORGE:-$PWD/$BUILD_DIR/cclforge}
+bench_cclforge
 RUNS=${RUNS:-7}
 SAMPLE=${SAMPLE:-12}
 SYSLIB=${SYSLIB:-/usr/lib/x86_64-linux-gnu}
 CUDA_LIB=${CUDA_LIB:-/usr/local/cuda-13.0/lib}
-[ -x "$CCLFORGE" ] || { echo "build first: bash scripts/build.sh" >&2; exit 2; }
 for tool in ldd libtree; do
     command -v "$tool" >/dev/null || { echo "missing $tool: bash scripts/deps.sh" >&2; exit 2; }
 done

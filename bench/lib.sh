@@ -49,3 +49,19 @@ elapsed_ms() {
     command -v perf >/dev/null || return 0
     perf stat -r "$n" -e task-clock "$@" 2>&1 >/dev/null | awk '/seconds time elapsed/ {printf "%.1f\n", $1 * 1000}'
 }
+
+# bench_cclforge: sets BUILD_DIR (default build) and CCLFORGE (default
+# $BUILD_DIR/cclforge, absolute), or exits 2 naming the fix.
+bench_cclforge() {
+    BUILD_DIR=${BUILD_DIR:-build}
+    CCLFORGE=${CCLFORGE:-$PWD/$BUILD_DIR/cclforge}
+    [ -x "$CCLFORGE" ] || { echo "build first: bash scripts/build.sh (no $CCLFORGE)" >&2; exit 2; }
+}
+
+# bench_link SOURCE OUTPUT: a bench program of bench/ against the built
+# libcclforge.a and the libraries it needs.
+bench_link() {
+    [ -f "$BUILD_DIR/libcclforge.a" ] || { echo "build first: bash scripts/build.sh (no $BUILD_DIR/libcclforge.a)" >&2; exit 2; }
+    cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude "$1" "$BUILD_DIR/libcclforge.a" \
+        $(pkg-config --libs libelf libcjson libzip libcrypto zlib libzstd) -ldl -lm -lpthread -o "$2"
+}

@@ -13,10 +13,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
-BUILD_DIR=${BUILD_DIR:-build}
-CCLFORGE=$PWD/$BUILD_DIR/cclforge
+bench_cclforge
 RUNS=${RUNS:-3}
-[ -x "$CCLFORGE" ] || { echo "build first: bash scripts/build.sh" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "missing GNU time: bash scripts/deps.sh" >&2; exit 2; }
 TORCH=${TORCH:-$(ls -1 "${CCLFORGE_TORCH_CACHE:-$HOME/.cache/cclforge/torch}"/wheels-*/torch-*.whl 2>/dev/null | head -1)}
 [ -f "$TORCH" ] || { echo "no torch wheel: bash scripts/torch-cache.sh (or TORCH=path)" >&2; exit 2; }
