@@ -95,7 +95,7 @@ int cf_file_id_racy(const struct cf_file_id *id);
  * Returns how many files were removed. */
 size_t cf_cache_prune(const char *dir, int depth, size_t max_files, uint64_t max_bytes);
 
-/* Lowercase hex SHA-256 of a file (65 bytes incl. NUL written to hex). */
+/* Lowercase hex SHA-256 of a file (65 bytes incl. NUL written to hex); src/util/sha256_fd.c. */
 int cf_sha256_file(const char *path, char hex[65], cf_error *err);
 void cf_sha256_hex(const void *data, size_t len, char hex[65]);
 /* SHA-256 of a buffer. Every digest goes through the low-level SHA*_Init

@@ -305,32 +305,3 @@ void cf_sha256_hex(const void *data, size_t len, char hex[65])
     cf_sha256(data, len, md);
     cf_hex_encode(md, SHA256_DIGEST_LENGTH, hex);
 }
-
-int cf_sha256_file(const char *path, char hex[65], cf_error *err)
-{
-    int fd = cf_open_regular(path, err);
-    if (fd < 0)
-        return -1;
-    SHA256_CTX ctx;
-    SHA256_Init(&ctx);
-    unsigned char buf[1 << 16];
-    int rc = 0;
-    for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = cf_error_set(err, CF_ERR_IO, "%s: read failed: %s", path, strerror(errno));
-            break;
-        }
-        if (n == 0)
-            break;
-        SHA256_Update(&ctx, buf, (size_t)n);
-    }
-    unsigned char md[SHA256_DIGEST_LENGTH];
-    SHA256_Final(md, &ctx);
-    close(fd);
-    if (rc == 0)
-        cf_hex_encode(md, SHA256_DIGEST_LENGTH, hex);
-    return rc;
-}

@@ -1,9 +1,8 @@
-/* SHA-256 of an open file, read from its start: for trees walked through
- * directory descriptors (openat), where no path is re-resolved. */
+/* SHA-256 of a file: of an open one, read from its start (for trees walked
+ * through directory descriptors, where no path is re-resolved), and of a path. */
 #include "cclforge/fs.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,7 +27,16 @@ int cf_sha256_fd(int fd, const char *name, char hex[65], cf_error *err)
     }
     unsigned char md[SHA256_DIGEST_LENGTH];
     SHA256_Final(md, &ctx);
-    for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    cf_hex_encode(md, SHA256_DIGEST_LENGTH, hex);
     return 0;
+}
+
+int cf_sha256_file(const char *path, char hex[65], cf_error *err)
+{
+    int fd = cf_open_regular(path, err);
+    if (fd < 0)
+        return -1;
+    int rc = cf_sha256_fd(fd, path, hex, err);
+    close(fd);
+    return rc;
 }
