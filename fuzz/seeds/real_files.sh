@@ -10,7 +10,7 @@ dir=$1
 max=${MAX_SEED:-4194304}
 mkdir -p "$dir"
 for f in /lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libstdc++.so.6 \
-         /usr/lib/x86_64-linux-gnu/libelf.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1 \
+         /usr/lib/x86_64-linux-gnu/libzstd.so.1 /usr/lib/x86_64-linux-gnu/libz.so.1 \
          /lib64/ld-linux-x86-64.so.2 /usr/local/cuda-13.0/lib/libcudart.so.13 \
          /usr/local/cuda-13.0/lib/libcupti.so.13 /usr/local/cuda-13.0/lib/libnvtx3interop.so.1; do
     [ -f "$f" ] || continue

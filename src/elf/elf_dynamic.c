@@ -55,22 +55,18 @@ static int load_interp(struct cf_elf *elf, cf_error *err)
     return 0;
 }
 
-/* Where the entries are: the SHT_DYNAMIC section, else PT_DYNAMIC. */
-static int find_dynamic_data(struct cf_elf *elf, Elf_Data **data, const struct cf_elf_section **sec, cf_error *err)
+/* Where the entries are: the SHT_DYNAMIC section, else PT_DYNAMIC. data is
+ * NULL when the object has neither (a static executable, a relocatable). */
+static int find_dynamic_data(struct cf_elf *elf, struct cf_span *data, const struct cf_elf_section **sec, cf_error *err)
 {
-    *data = NULL;
+    *data = (struct cf_span){ NULL, 0 };
     *sec = NULL;
+    size_t count;
     for (size_t i = 0; i < elf->n_sections; i++) {
         if (elf->sections[i].type != SHT_DYNAMIC)
             continue;
-        const uint8_t *bytes;
-        size_t len;
-        if (cf_elf_section_bytes(elf, &elf->sections[i], &bytes, &len, err) != 0)
+        if (cf_elf_section_entries(elf, &elf->sections[i], elf->layout->dyn.size, data, &count, err) != 0)
             return -1;
-        Elf_Scn *scn = elf_getscn(elf->elf, i);
-        *data = scn ? elf_getdata(scn, NULL) : NULL;
-        if (!*data)
-            return cf_elf_fault(elf, err, "cannot read the dynamic section: %s", elf_errmsg(-1));
         *sec = &elf->sections[i];
         return 0;
     }
@@ -81,12 +77,27 @@ static int find_dynamic_data(struct cf_elf *elf, Elf_Data **data, const struct c
         if (!range_in_file(s->offset, s->filesz, elf->len))
             return cf_elf_fault(elf, err, "PT_DYNAMIC (offset %#llx, size %#llx) lies outside the file (%zu bytes)",
                                 (unsigned long long)s->offset, (unsigned long long)s->filesz, elf->len);
-        *data = elf_getdata_rawchunk(elf->elf, (int64_t)s->offset, (size_t)s->filesz, ELF_T_DYN);
-        if (!*data)
-            return cf_elf_fault(elf, err, "cannot read PT_DYNAMIC: %s", elf_errmsg(-1));
+        /* The loader reads whole entries up to DT_NULL; a partial last one is not an entry. */
+        *data = (struct cf_span){ elf->data + s->offset, (size_t)s->filesz - (size_t)s->filesz % elf->layout->dyn.size };
         return 0;
     }
     return 0;
+}
+
+/* One dynamic entry, with the tag sign-extended as the ELF32 Elf32_Sword is. */
+struct dyn_entry {
+    int64_t tag;
+    uint64_t val; /* d_val or d_ptr */
+};
+
+static struct dyn_entry dyn_at(const struct cf_span *data, const struct elf_layout *L, int big, size_t i)
+{
+    const uint8_t *p = data->data + i * L->dyn.size;
+    uint64_t tag = elf_get(p, L->dyn.tag, big);
+    return (struct dyn_entry){
+        .tag = L->dyn.tag.bytes == 4 ? (int64_t)(int32_t)(uint32_t)tag : (int64_t)tag,
+        .val = elf_get(p, L->dyn.val, big),
+    };
 }
 
 /* The string-valued tags, in the order they are stored. */
@@ -114,16 +125,18 @@ int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err)
     struct cf_elf_dynamic *d = &elf->dynamic;
     if (load_interp(elf, err) != 0)
         return -1;
-    Elf_Data *data;
+    struct cf_span data;
     const struct cf_elf_section *sec;
     if (find_dynamic_data(elf, &data, &sec, err) != 0)
         return -1;
-    if (!data)
+    if (!data.data)
         return 0;
     d->has_dynamic = 1;
 
-    size_t entsize = gelf_fsize(elf->elf, ELF_T_DYN, 1, EV_CURRENT);
-    size_t count = data->d_size / entsize;
+    const struct elf_layout *L = elf->layout;
+    int big = elf->header.big_endian;
+    size_t entsize = L->dyn.size;
+    size_t count = data.len / entsize;
     if (count > CF_ELF_MAX_DYN_ENTRIES)
         count = CF_ELF_MAX_DYN_ENTRIES;
 
@@ -132,32 +145,30 @@ int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err)
     int have_strtab_addr = 0, have_strings = 0;
     size_t n_needed = 0, used = 0;
     for (; used < count; used++) {
-        GElf_Dyn dyn;
-        if (!gelf_getdyn(data, (int)used, &dyn))
-            return cf_elf_fault(elf, err, "cannot read dynamic entry %zu: %s", used, elf_errmsg(-1));
-        if (dyn.d_tag == DT_NULL)
+        struct dyn_entry dyn = dyn_at(&data, L, big, used);
+        if (dyn.tag == DT_NULL)
             break;
-        if (dyn.d_tag == DT_NEEDED)
+        if (dyn.tag == DT_NEEDED)
             n_needed++;
-        if (string_tag_name(dyn.d_tag))
+        if (string_tag_name(dyn.tag))
             have_strings = 1;
-        if (dyn.d_tag == DT_STRTAB) {
-            strtab_addr = dyn.d_un.d_ptr;
+        if (dyn.tag == DT_STRTAB) {
+            strtab_addr = dyn.val;
             have_strtab_addr = 1;
-        } else if (dyn.d_tag == DT_STRSZ) {
-            strsz = dyn.d_un.d_val;
-        } else if (dyn.d_tag == DT_FLAGS) {
-            d->flags = dyn.d_un.d_val;
-        } else if (dyn.d_tag == DT_FLAGS_1) {
-            d->flags_1 = dyn.d_un.d_val;
-        } else if (dyn.d_tag == DT_RELA) {
-            d->rela = dyn.d_un.d_ptr;
-        } else if (dyn.d_tag == DT_RELACOUNT) {
-            d->relacount = dyn.d_un.d_val;
-        } else if (dyn.d_tag == DT_REL) {
-            d->rel = dyn.d_un.d_ptr;
-        } else if (dyn.d_tag == DT_RELCOUNT) {
-            d->relcount = dyn.d_un.d_val;
+        } else if (dyn.tag == DT_STRSZ) {
+            strsz = dyn.val;
+        } else if (dyn.tag == DT_FLAGS) {
+            d->flags = dyn.val;
+        } else if (dyn.tag == DT_FLAGS_1) {
+            d->flags_1 = dyn.val;
+        } else if (dyn.tag == DT_RELA) {
+            d->rela = dyn.val;
+        } else if (dyn.tag == DT_RELACOUNT) {
+            d->relacount = dyn.val;
+        } else if (dyn.tag == DT_REL) {
+            d->rel = dyn.val;
+        } else if (dyn.tag == DT_RELCOUNT) {
+            d->relcount = dyn.val;
         }
     }
     if (!have_strings)
@@ -174,16 +185,15 @@ int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err)
 
     elf->needed = cf_xcalloc(n_needed + 1, sizeof *elf->needed);
     for (size_t i = 0; i < used; i++) {
-        GElf_Dyn dyn;
-        gelf_getdyn(data, (int)i, &dyn);
-        const char *tag_name = string_tag_name(dyn.d_tag);
+        struct dyn_entry dyn = dyn_at(&data, L, big, i);
+        const char *tag_name = string_tag_name(dyn.tag);
         if (!tag_name)
             continue;
-        const char *s = cf_span_string(&strtab, dyn.d_un.d_val);
+        const char *s = cf_span_string(&strtab, dyn.val);
         if (!s)
             return cf_elf_fault(elf, err, "%s string offset %#llx is outside the dynamic string table (%zu bytes)",
-                                tag_name, (unsigned long long)dyn.d_un.d_val, strtab.len);
-        switch (dyn.d_tag) {
+                                tag_name, (unsigned long long)dyn.val, strtab.len);
+        switch (dyn.tag) {
         case DT_NEEDED: elf->needed[d->n_needed++] = s; break;
         case DT_SONAME: d->soname = s; break;
         case DT_RPATH: d->rpath = s; break;

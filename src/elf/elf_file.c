@@ -1,11 +1,10 @@
 /* Opening an ELF file: validation of the ELF header and the section and program
  * header tables, section names, and bounds-checked access to section bytes.
  *
- * libelf (elfutils) does the byte-order and class conversion. It runs over our
- * own read-only mapping (elf_memory), so nothing is read until touched: a 1 GB
- * library costs its headers plus the sections asked for. libelf quietly treats a
- * truncated section table as "no sections", so the table bounds are checked here
- * first and reported as faults. */
+ * Every field is read straight from our own read-only mapping through the
+ * class's layout (elf_layout.h), in the file's byte order, after its table is
+ * checked to lie in the file: nothing is read until touched, so a 1 GB library
+ * costs its headers plus the sections asked for, and nothing is copied. */
 #include "elf/elf_internal.h"
 
 #include <stdarg.h>
@@ -75,6 +74,18 @@ int cf_elf_linked_strtab(const struct cf_elf *elf, const struct cf_elf_section *
     return cf_elf_section_bytes(elf, strtab, &out->data, &out->len, err);
 }
 
+int cf_elf_section_entries(const struct cf_elf *elf, const struct cf_elf_section *sec, size_t entsize,
+                           struct cf_span *out, size_t *count, cf_error *err)
+{
+    if (cf_elf_section_bytes(elf, sec, &out->data, &out->len, err) != 0)
+        return -1;
+    if (out->len % entsize != 0)
+        return cf_elf_fault(elf, err, "section %s is %zu bytes, not a whole number of %zu-byte entries",
+                            *sec->name ? sec->name : "(unnamed)", out->len, entsize);
+    *count = out->len / entsize;
+    return 0;
+}
+
 static int check_identity(struct cf_elf *elf, cf_error *err)
 {
     static const uint8_t magic[4] = { 0x7f, 'E', 'L', 'F' };
@@ -84,59 +95,100 @@ static int check_identity(struct cf_elf *elf, cf_error *err)
         return cf_elf_fault(elf, err, "not an ELF file (no \\177ELF magic at the start)");
     if (elf->len < EI_NIDENT)
         return cf_elf_fault(elf, err, "truncated: %zu bytes, shorter than the ELF identification", elf->len);
-    unsigned cls = elf->data[EI_CLASS], order = elf->data[EI_DATA];
+    unsigned cls = elf->data[EI_CLASS], order = elf->data[EI_DATA], version = elf->data[EI_VERSION];
     if (cls != ELFCLASS32 && cls != ELFCLASS64)
         return cf_elf_fault(elf, err, "unknown ELF class %u in e_ident (expected 1 for ELF32 or 2 for ELF64)", cls);
     if (order != ELFDATA2LSB && order != ELFDATA2MSB)
         return cf_elf_fault(elf, err, "unknown byte order %u in e_ident (expected 1 little or 2 big endian)", order);
-    size_t ehdr_size = cls == ELFCLASS32 ? sizeof(Elf32_Ehdr) : sizeof(Elf64_Ehdr);
-    if (elf->len < ehdr_size)
-        return cf_elf_fault(elf, err, "truncated: %zu bytes, shorter than the %zu-byte ELF header", elf->len, ehdr_size);
+    /* glibc's loader refuses any other version (open_verify), and so did libelf. */
+    if (version != EV_CURRENT)
+        return cf_elf_fault(elf, err, "unknown ELF version %u in e_ident (expected 1, EV_CURRENT)", version);
+    elf->layout = &cf_elf_layouts[cls == ELFCLASS64];
+    if (elf->len < elf->layout->ehdr.size)
+        return cf_elf_fault(elf, err, "truncated: %zu bytes, shorter than the %zu-byte ELF header", elf->len,
+                            elf->layout->ehdr.size);
     return 0;
 }
 
-static int load_sections(struct cf_elf *elf, const GElf_Ehdr *eh, cf_error *err)
+/* The counts of the ELF header, with the extended numbering of the gABI:
+ * e_shnum 0 puts the section count in section 0's sh_size, e_shstrndx
+ * SHN_XINDEX the name table's index in its sh_link, e_phnum PN_XNUM the
+ * segment count in its sh_info. */
+struct table_counts {
+    uint64_t shoff, phoff;
+    uint64_t shnum, shstrndx, phnum;
+    unsigned shentsize, phentsize;
+};
+
+static const uint8_t *header_entry(const struct cf_elf *elf, uint64_t table, size_t entsize, uint64_t i)
 {
-    if (eh->e_shoff == 0)
-        return 0; /* no section headers: legal for a stripped object */
-    size_t entsize = gelf_fsize(elf->elf, ELF_T_SHDR, 1, EV_CURRENT);
-    if (eh->e_shentsize != entsize)
-        return cf_elf_fault(elf, err, "e_shentsize is %u, expected %zu for this ELF class", eh->e_shentsize, entsize);
-    /* e_shnum == 0 with a table means the count sits in section 0's sh_size. */
-    uint64_t first = eh->e_shnum ? eh->e_shnum : 1;
-    if (!range_in_file(eh->e_shoff, first * entsize, elf->len))
+    return elf->data + table + i * entsize;
+}
+
+static int read_counts(struct cf_elf *elf, struct table_counts *c, cf_error *err)
+{
+    const struct elf_layout *L = elf->layout;
+    int big = elf->header.big_endian;
+    const uint8_t *eh = elf->data;
+    c->shoff = elf_get(eh, L->ehdr.shoff, big);
+    c->phoff = elf_get(eh, L->ehdr.phoff, big);
+    c->shnum = elf_get(eh, L->ehdr.shnum, big);
+    c->shstrndx = elf_get(eh, L->ehdr.shstrndx, big);
+    c->phnum = elf_get(eh, L->ehdr.phnum, big);
+    c->shentsize = (unsigned)elf_get(eh, L->ehdr.shentsize, big);
+    c->phentsize = (unsigned)elf_get(eh, L->ehdr.phentsize, big);
+    if (c->shoff == 0) {
+        c->shnum = 0; /* no section headers: legal for a stripped object */
+        return 0;
+    }
+    size_t entsize = L->shdr.size;
+    if (c->shentsize != entsize)
+        return cf_elf_fault(elf, err, "e_shentsize is %u, expected %zu for this ELF class", c->shentsize, entsize);
+    uint64_t first = c->shnum ? c->shnum : 1;
+    if (!range_in_file(c->shoff, first * entsize, elf->len))
         return cf_elf_fault(elf, err, "section header table (offset %#llx, %llu entries of %zu bytes) extends past the end of the file (%zu bytes); truncated?",
-                            (unsigned long long)eh->e_shoff, (unsigned long long)first, entsize, elf->len);
-    size_t n = 0;
-    if (elf_getshdrnum(elf->elf, &n) != 0)
-        return cf_elf_fault(elf, err, "cannot count section headers: %s", elf_errmsg(-1));
-    if (n > CF_ELF_MAX_SECTIONS || !range_in_file(eh->e_shoff, (uint64_t)n * entsize, elf->len))
-        return cf_elf_fault(elf, err, "section header table claims %zu entries, more than fit in the file (%zu bytes)", n, elf->len);
+                            (unsigned long long)c->shoff, (unsigned long long)first, entsize, elf->len);
+    const uint8_t *zero = header_entry(elf, c->shoff, entsize, 0);
+    if (c->shnum == 0)
+        c->shnum = elf_get(zero, L->shdr.bytes, big);
+    if (c->shstrndx == SHN_XINDEX)
+        c->shstrndx = elf_get(zero, L->shdr.link, big);
+    if (c->phnum == PN_XNUM && c->shnum > 0)
+        c->phnum = elf_get(zero, L->shdr.info, big);
+    return 0;
+}
 
-    size_t shstrndx = 0;
-    if (elf_getshdrstrndx(elf->elf, &shstrndx) != 0)
-        return cf_elf_fault(elf, err, "cannot find the section name table: %s", elf_errmsg(-1));
+static int load_sections(struct cf_elf *elf, const struct table_counts *c, cf_error *err)
+{
+    if (c->shoff == 0)
+        return 0;
+    const struct elf_layout *L = elf->layout;
+    int big = elf->header.big_endian;
+    size_t entsize = L->shdr.size;
+    uint64_t n = c->shnum;
+    if (n > CF_ELF_MAX_SECTIONS || !range_in_file(c->shoff, n * entsize, elf->len))
+        return cf_elf_fault(elf, err, "section header table claims %llu entries, more than fit in the file (%zu bytes)",
+                            (unsigned long long)n, elf->len);
+    uint64_t shstrndx = c->shstrndx;
     if (shstrndx != SHN_UNDEF && shstrndx >= n)
-        return cf_elf_fault(elf, err, "e_shstrndx %zu names no section (the file has %zu)", shstrndx, n);
+        return cf_elf_fault(elf, err, "e_shstrndx %llu names no section (the file has %llu)",
+                            (unsigned long long)shstrndx, (unsigned long long)n);
 
-    elf->sections = cf_xcalloc(n ? n : 1, sizeof *elf->sections);
-    elf->n_sections = n;
+    elf->sections = cf_xcalloc(n ? (size_t)n : 1, sizeof *elf->sections);
+    elf->n_sections = (size_t)n;
     for (size_t i = 0; i < n; i++) {
-        GElf_Shdr sh;
-        Elf_Scn *scn = elf_getscn(elf->elf, i);
-        if (!scn || !gelf_getshdr(scn, &sh))
-            return cf_elf_fault(elf, err, "cannot read section header %zu: %s", i, elf_errmsg(-1));
+        const uint8_t *sh = header_entry(elf, c->shoff, entsize, i);
         struct cf_elf_section *s = &elf->sections[i];
         s->name = "";
-        s->type = sh.sh_type;
-        s->flags = sh.sh_flags;
-        s->addr = sh.sh_addr;
-        s->offset = sh.sh_offset;
-        s->size = sh.sh_size;
-        s->link = sh.sh_link;
-        s->info = sh.sh_info;
-        s->entsize = sh.sh_entsize;
-        s->addralign = sh.sh_addralign;
+        s->type = (uint32_t)elf_get(sh, L->shdr.type, big);
+        s->flags = elf_get(sh, L->shdr.flags, big);
+        s->addr = elf_get(sh, L->shdr.addr, big);
+        s->offset = elf_get(sh, L->shdr.offset, big);
+        s->size = elf_get(sh, L->shdr.bytes, big);
+        s->link = (uint32_t)elf_get(sh, L->shdr.link, big);
+        s->info = (uint32_t)elf_get(sh, L->shdr.info, big);
+        s->entsize = elf_get(sh, L->shdr.entsize, big);
+        s->addralign = elf_get(sh, L->shdr.addralign, big);
     }
     if (shstrndx == SHN_UNDEF)
         return 0;
@@ -144,47 +196,41 @@ static int load_sections(struct cf_elf *elf, const GElf_Ehdr *eh, cf_error *err)
     struct cf_span names;
     const struct cf_elf_section *shstr = &elf->sections[shstrndx];
     if (shstr->type != SHT_STRTAB)
-        return cf_elf_fault(elf, err, "e_shstrndx %zu is a section of type %u, not a string table", shstrndx, shstr->type);
+        return cf_elf_fault(elf, err, "e_shstrndx %llu is a section of type %u, not a string table",
+                            (unsigned long long)shstrndx, shstr->type);
     if (cf_elf_section_bytes(elf, shstr, &names.data, &names.len, err) != 0)
         return cf_error_prefix(err, "section name table: ");
     for (size_t i = 0; i < n; i++) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(elf_getscn(elf->elf, i), &sh))
-            continue;
-        const char *name = cf_span_string(&names, sh.sh_name);
+        const char *name = cf_span_string(&names, elf_get(header_entry(elf, c->shoff, entsize, i), L->shdr.name, big));
         elf->sections[i].name = name ? name : "";
     }
     return 0;
 }
 
-static int load_segments(struct cf_elf *elf, const GElf_Ehdr *eh, cf_error *err)
+static int load_segments(struct cf_elf *elf, const struct table_counts *c, cf_error *err)
 {
-    if (eh->e_phoff == 0)
+    if (c->phoff == 0 || c->phnum == 0)
         return 0;
-    size_t entsize = gelf_fsize(elf->elf, ELF_T_PHDR, 1, EV_CURRENT);
-    size_t n = 0;
-    if (elf_getphdrnum(elf->elf, &n) != 0)
-        return cf_elf_fault(elf, err, "cannot count program headers: %s", elf_errmsg(-1));
-    if (n == 0)
-        return 0;
-    if (eh->e_phentsize != entsize)
-        return cf_elf_fault(elf, err, "e_phentsize is %u, expected %zu for this ELF class", eh->e_phentsize, entsize);
-    if (n > CF_ELF_MAX_SEGMENTS || !range_in_file(eh->e_phoff, (uint64_t)n * entsize, elf->len))
-        return cf_elf_fault(elf, err, "program header table (offset %#llx, %zu entries) extends past the end of the file (%zu bytes); truncated?",
-                            (unsigned long long)eh->e_phoff, n, elf->len);
-    elf->segments = cf_xcalloc(n, sizeof *elf->segments);
-    elf->n_segments = n;
+    const struct elf_layout *L = elf->layout;
+    int big = elf->header.big_endian;
+    size_t entsize = L->phdr.size;
+    uint64_t n = c->phnum;
+    if (c->phentsize != entsize)
+        return cf_elf_fault(elf, err, "e_phentsize is %u, expected %zu for this ELF class", c->phentsize, entsize);
+    if (n > CF_ELF_MAX_SEGMENTS || !range_in_file(c->phoff, n * entsize, elf->len))
+        return cf_elf_fault(elf, err, "program header table (offset %#llx, %llu entries) extends past the end of the file (%zu bytes); truncated?",
+                            (unsigned long long)c->phoff, (unsigned long long)n, elf->len);
+    elf->segments = cf_xcalloc((size_t)n, sizeof *elf->segments);
+    elf->n_segments = (size_t)n;
     for (size_t i = 0; i < n; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(elf->elf, (int)i, &ph))
-            return cf_elf_fault(elf, err, "cannot read program header %zu: %s", i, elf_errmsg(-1));
+        const uint8_t *ph = header_entry(elf, c->phoff, entsize, i);
         struct cf_elf_segment *s = &elf->segments[i];
-        s->type = ph.p_type;
-        s->flags = ph.p_flags;
-        s->offset = ph.p_offset;
-        s->vaddr = ph.p_vaddr;
-        s->filesz = ph.p_filesz;
-        s->memsz = ph.p_memsz;
+        s->type = (uint32_t)elf_get(ph, L->phdr.type, big);
+        s->flags = (uint32_t)elf_get(ph, L->phdr.flags, big);
+        s->offset = elf_get(ph, L->phdr.offset, big);
+        s->vaddr = elf_get(ph, L->phdr.vaddr, big);
+        s->filesz = elf_get(ph, L->phdr.filesz, big);
+        s->memsz = elf_get(ph, L->phdr.memsz, big);
     }
     return 0;
 }
@@ -193,28 +239,20 @@ static int open_image(struct cf_elf *elf, cf_error *err)
 {
     if (check_identity(elf, err) != 0)
         return -1;
-    if (elf_version(EV_CURRENT) == EV_NONE)
-        return cf_error_set(err, CF_ERR_INTERNAL, "libelf is too old for EV_CURRENT: %s", elf_errmsg(-1));
-    /* elf_memory takes a non-const pointer, but a read-only image is never
-     * written: libelf converts into its own buffers. The mapping is PROT_READ,
-     * so a write would fault rather than corrupt the file. */
-    elf->elf = elf_memory((char *)(uintptr_t)elf->data, elf->len);
-    if (!elf->elf || elf_kind(elf->elf) != ELF_K_ELF)
-        return cf_elf_fault(elf, err, "libelf cannot read it: %s", elf_errmsg(-1));
-    GElf_Ehdr eh;
-    if (!gelf_getehdr(elf->elf, &eh))
-        return cf_elf_fault(elf, err, "cannot read the ELF header: %s", elf_errmsg(-1));
-
+    const uint8_t *eh = elf->data;
+    const struct elf_layout *L = elf->layout;
     struct cf_elf_header *h = &elf->header;
-    h->elf_class = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 64 : 32;
-    h->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
-    h->osabi = eh.e_ident[EI_OSABI];
-    h->type = eh.e_type;
-    h->machine = eh.e_machine;
-    h->entry = eh.e_entry;
+    h->elf_class = eh[EI_CLASS] == ELFCLASS64 ? 64 : 32;
+    h->big_endian = eh[EI_DATA] == ELFDATA2MSB;
+    h->osabi = eh[EI_OSABI];
+    h->type = (unsigned)elf_get(eh, L->ehdr.type, h->big_endian);
+    h->machine = (unsigned)elf_get(eh, L->ehdr.machine, h->big_endian);
+    h->entry = elf_get(eh, L->ehdr.entry, h->big_endian);
     h->file_size = elf->len;
 
-    if (load_sections(elf, &eh, err) != 0 || load_segments(elf, &eh, err) != 0)
+    struct table_counts counts;
+    if (read_counts(elf, &counts, err) != 0 || load_sections(elf, &counts, err) != 0 ||
+        load_segments(elf, &counts, err) != 0)
         return -1;
     return cf_elf_load_dynamic(elf, err);
 }
@@ -285,8 +323,6 @@ void cf_elf_close(struct cf_elf *elf)
 {
     if (!elf)
         return;
-    if (elf->elf)
-        elf_end(elf->elf);
     cf_munmap(&elf->map);
     free(elf->sections);
     free(elf->segments);

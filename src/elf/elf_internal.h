@@ -2,10 +2,11 @@
 #ifndef CCLFORGE_ELF_INTERNAL_H
 #define CCLFORGE_ELF_INTERNAL_H
 
-#include <gelf.h>
+#include <elf.h>
 
 #include "cclforge/elf.h"
 #include "cclforge/fs.h"
+#include "elf/elf_layout.h"
 
 /* Upper bounds that keep a hostile header from asking for absurd work. Real
  * files stay far below them (libtorch_cuda.so: ~40 sections, ~60k symbols). */
@@ -25,7 +26,7 @@ struct cf_elf {
     struct cf_mmap map;       /* owned mapping (cf_elf_open) or empty (open_memory) */
     const uint8_t *data;      /* the whole file */
     size_t len;
-    Elf *elf;                 /* libelf view over data; kept until close */
+    const struct elf_layout *layout; /* field positions for this class */
 
     struct cf_elf_header header;
     struct cf_elf_section *sections;
@@ -73,6 +74,11 @@ const char *cf_span_string(const struct cf_span *span, uint64_t offset);
 /* 1 when elf's bytes are its own read-only mapping of a file (cf_elf_open),
  * 0 for a caller's memory image (cf_elf_open_memory). */
 int cf_elf_owns_mapping(const struct cf_elf *elf);
+
+/* A section's bytes as whole entries of entsize bytes: a size that is not a
+ * multiple of entsize is a fault naming the section. */
+int cf_elf_section_entries(const struct cf_elf *elf, const struct cf_elf_section *sec, size_t entsize,
+                           struct cf_span *out, size_t *count, cf_error *err);
 
 /* Reads the dynamic section and PT_INTERP into elf->dynamic (called by open). */
 int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err);

@@ -5,7 +5,7 @@
  * opening a file never touches its symbol table. */
 #include "elf/elf_internal.h"
 
-#include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,59 +35,104 @@ static void slot_push(struct slot_list *l, unsigned index, const char *name, con
     l->v[l->n++] = (struct version_slot){ index, name, file };
 }
 
-static const struct cf_elf_section *first_section_of_type(const struct cf_elf *elf, uint32_t type, size_t *index)
+static const struct cf_elf_section *first_section_of_type(const struct cf_elf *elf, uint32_t type)
 {
     for (size_t i = 0; i < elf->n_sections; i++)
-        if (elf->sections[i].type == type) {
-            if (index)
-                *index = i;
+        if (elf->sections[i].type == type)
             return &elf->sections[i];
-        }
     return NULL;
 }
 
-/* The converted contents of a section, after checking it lies in the file, and
- * its linked string table when strtab is non-NULL. */
-static int section_data(const struct cf_elf *elf, size_t index, Elf_Data **data, struct cf_span *strtab, cf_error *err)
+/* A section's bytes after checking they lie in the file, and its linked
+ * string table when strtab is non-NULL. */
+static int section_data(const struct cf_elf *elf, const struct cf_elf_section *sec, struct cf_span *data,
+                        struct cf_span *strtab, cf_error *err)
 {
-    const struct cf_elf_section *sec = &elf->sections[index];
-    const uint8_t *bytes;
-    size_t len;
-    if (cf_elf_section_bytes(elf, sec, &bytes, &len, err) != 0)
+    if (cf_elf_section_bytes(elf, sec, &data->data, &data->len, err) != 0)
         return -1;
-    if (len > INT_MAX)
-        return cf_elf_fault(elf, err, "section %s is %zu bytes, larger than this reader handles", sec->name, len);
-    Elf_Scn *scn = elf_getscn(elf->elf, index);
-    *data = scn ? elf_getdata(scn, NULL) : NULL;
-    if (!*data)
-        return cf_elf_fault(elf, err, "cannot read section %s: %s", sec->name, elf_errmsg(-1));
     if (strtab && cf_elf_linked_strtab(elf, sec, sec->link, strtab, err) != 0)
         return -1;
     return 0;
 }
 
+/* The version structures have one layout in ELF32 and ELF64 (<elf.h>'s
+ * Elf64_Verdef and Elf32_Verdef agree field by field); each reader checks
+ * that the whole entry lies in the section. */
+#define VFIELD16(p, type, member, big) ord16((p) + offsetof(type, member), big)
+#define VFIELD32(p, type, member, big) ord32((p) + offsetof(type, member), big)
+
+static const uint8_t *entry_at(const struct cf_span *data, size_t off, size_t size)
+{
+    return off <= data->len && data->len - off >= size ? data->data + off : NULL;
+}
+
+static int read_verdef(const struct cf_span *data, size_t off, int big, Elf64_Verdef *vd)
+{
+    const uint8_t *p = entry_at(data, off, sizeof *vd);
+    if (!p)
+        return -1;
+    vd->vd_flags = VFIELD16(p, Elf64_Verdef, vd_flags, big);
+    vd->vd_ndx = VFIELD16(p, Elf64_Verdef, vd_ndx, big);
+    vd->vd_cnt = VFIELD16(p, Elf64_Verdef, vd_cnt, big);
+    vd->vd_aux = VFIELD32(p, Elf64_Verdef, vd_aux, big);
+    vd->vd_next = VFIELD32(p, Elf64_Verdef, vd_next, big);
+    return 0;
+}
+
+static int read_verdaux(const struct cf_span *data, size_t off, int big, Elf64_Verdaux *aux)
+{
+    const uint8_t *p = entry_at(data, off, sizeof *aux);
+    if (!p)
+        return -1;
+    aux->vda_name = VFIELD32(p, Elf64_Verdaux, vda_name, big);
+    return 0;
+}
+
+static int read_verneed(const struct cf_span *data, size_t off, int big, Elf64_Verneed *vn)
+{
+    const uint8_t *p = entry_at(data, off, sizeof *vn);
+    if (!p)
+        return -1;
+    vn->vn_cnt = VFIELD16(p, Elf64_Verneed, vn_cnt, big);
+    vn->vn_file = VFIELD32(p, Elf64_Verneed, vn_file, big);
+    vn->vn_aux = VFIELD32(p, Elf64_Verneed, vn_aux, big);
+    vn->vn_next = VFIELD32(p, Elf64_Verneed, vn_next, big);
+    return 0;
+}
+
+static int read_vernaux(const struct cf_span *data, size_t off, int big, Elf64_Vernaux *aux)
+{
+    const uint8_t *p = entry_at(data, off, sizeof *aux);
+    if (!p)
+        return -1;
+    aux->vna_flags = VFIELD16(p, Elf64_Vernaux, vna_flags, big);
+    aux->vna_other = VFIELD16(p, Elf64_Vernaux, vna_other, big);
+    aux->vna_name = VFIELD32(p, Elf64_Vernaux, vna_name, big);
+    aux->vna_next = VFIELD32(p, Elf64_Vernaux, vna_next, big);
+    return 0;
+}
+
 static int load_verdefs(struct cf_elf *elf, struct slot_list *slots, cf_error *err)
 {
-    size_t index;
-    const struct cf_elf_section *sec = first_section_of_type(elf, SHT_GNU_verdef, &index);
+    const struct cf_elf_section *sec = first_section_of_type(elf, SHT_GNU_verdef);
     if (!sec)
         return 0;
-    Elf_Data *data;
-    struct cf_span strtab;
-    if (section_data(elf, index, &data, &strtab, err) != 0)
+    struct cf_span data, strtab;
+    if (section_data(elf, sec, &data, &strtab, err) != 0)
         return -1;
+    int big = elf->header.big_endian;
     /* Each entry is at least one Verdef, so the size bounds the count whatever sh_info says. */
-    size_t cap = data->d_size / sizeof(Elf32_Verdef) + 1;
+    size_t cap = data.len / sizeof(Elf64_Verdef) + 1;
     size_t off = 0;
     elf->verdef_names = cf_xcalloc(1, sizeof *elf->verdef_names);
     for (size_t i = 0; i < sec->info && i < cap; i++) {
-        GElf_Verdef vd;
-        GElf_Verdaux aux;
-        if (off > data->d_size || !gelf_getverdef(data, (int)off, &vd))
+        Elf64_Verdef vd;
+        Elf64_Verdaux aux;
+        if (read_verdef(&data, off, big, &vd) != 0)
             return cf_elf_fault(elf, err, "%s: version definition %zu at offset %zu lies outside the section (%zu bytes)",
-                                sec->name, i, off, (size_t)data->d_size);
+                                sec->name, i, off, data.len);
         size_t aux_off = off + vd.vd_aux;
-        if (vd.vd_cnt == 0 || aux_off > data->d_size || !gelf_getverdaux(data, (int)aux_off, &aux))
+        if (vd.vd_cnt == 0 || read_verdaux(&data, aux_off, big, &aux) != 0)
             return cf_elf_fault(elf, err, "%s: version definition %zu has no readable name entry", sec->name, i);
         const char *name = cf_span_string(&strtab, aux.vda_name);
         if (!name)
@@ -107,30 +152,29 @@ static int load_verdefs(struct cf_elf *elf, struct slot_list *slots, cf_error *e
 
 static int load_verneeds(struct cf_elf *elf, struct slot_list *slots, cf_error *err)
 {
-    size_t index;
-    const struct cf_elf_section *sec = first_section_of_type(elf, SHT_GNU_verneed, &index);
+    const struct cf_elf_section *sec = first_section_of_type(elf, SHT_GNU_verneed);
     if (!sec)
         return 0;
-    Elf_Data *data;
-    struct cf_span strtab;
-    if (section_data(elf, index, &data, &strtab, err) != 0)
+    struct cf_span data, strtab;
+    if (section_data(elf, sec, &data, &strtab, err) != 0)
         return -1;
+    int big = elf->header.big_endian;
     /* Counts in the file are claims, not sizes: arrays grow as the chains are
      * walked, and the whole section pays for every entry read from it (each
      * Verneed and Vernaux takes 16 bytes of it), so memory and work stay in
      * proportion to the section however large vn_cnt or sh_info say they are. */
-    size_t budget = data->d_size / sizeof(Elf32_Vernaux);
+    size_t budget = data.len / sizeof(Elf64_Vernaux);
     size_t needs_alloc = 0;
     size_t off = 0;
     for (size_t i = 0; i < sec->info; i++) {
-        GElf_Verneed vn;
+        Elf64_Verneed vn;
         if (budget == 0)
             return cf_elf_fault(elf, err, "%s: more version requirements than its %zu bytes can hold",
-                                sec->name, (size_t)data->d_size);
+                                sec->name, data.len);
         budget--;
-        if (off > data->d_size || !gelf_getverneed(data, (int)off, &vn))
+        if (read_verneed(&data, off, big, &vn) != 0)
             return cf_elf_fault(elf, err, "%s: version requirement %zu at offset %zu lies outside the section (%zu bytes)",
-                                sec->name, i, off, (size_t)data->d_size);
+                                sec->name, i, off, data.len);
         const char *file = cf_span_string(&strtab, vn.vn_file);
         if (!file)
             return cf_elf_fault(elf, err, "%s: file name offset %#x is outside the string table (%zu bytes)",
@@ -147,12 +191,12 @@ static int load_verneeds(struct cf_elf *elf, struct slot_list *slots, cf_error *
         size_t alloc = 0;
         size_t aux_off = off + vn.vn_aux;
         for (size_t j = 0; j < vn.vn_cnt; j++) {
-            GElf_Vernaux aux;
+            Elf64_Vernaux aux;
             if (budget == 0)
                 return cf_elf_fault(elf, err, "%s: %s claims %u version requirements, more than the section's %zu bytes hold",
-                                    sec->name, file, (unsigned)vn.vn_cnt, (size_t)data->d_size);
+                                    sec->name, file, (unsigned)vn.vn_cnt, data.len);
             budget--;
-            if (aux_off > data->d_size || !gelf_getvernaux(data, (int)aux_off, &aux))
+            if (read_vernaux(&data, aux_off, big, &aux) != 0)
                 return cf_elf_fault(elf, err, "%s: requirement %zu of %s at offset %zu lies outside the section",
                                     sec->name, j, file, aux_off);
             const char *name = cf_span_string(&strtab, aux.vna_name);
@@ -239,27 +283,27 @@ static int resolve_version(const struct cf_elf *elf, struct cf_elf_symbol *sym, 
 
 static int load_dynsyms(struct cf_elf *elf, cf_error *err)
 {
-    size_t index;
-    const struct cf_elf_section *sec = first_section_of_type(elf, SHT_DYNSYM, &index);
+    const struct cf_elf_section *sec = first_section_of_type(elf, SHT_DYNSYM);
     if (!sec)
         return 0;
-    Elf_Data *data;
-    struct cf_span strtab;
-    if (section_data(elf, index, &data, &strtab, err) != 0)
+    const struct elf_layout *L = elf->layout;
+    int big = elf->header.big_endian;
+    struct cf_span data, strtab;
+    size_t count;
+    if (cf_elf_section_entries(elf, sec, L->sym.size, &data, &count, err) != 0 ||
+        cf_elf_linked_strtab(elf, sec, sec->link, &strtab, err) != 0)
         return -1;
-    size_t count = data->d_size / gelf_fsize(elf->elf, ELF_T_SYM, 1, EV_CURRENT);
     if (count > CF_ELF_MAX_SYMBOLS)
         return cf_elf_fault(elf, err, "%s holds %zu symbols, more than this reader accepts", sec->name, count);
 
-    Elf_Data *versym = NULL;
-    size_t vs_index;
-    if (first_section_of_type(elf, SHT_GNU_versym, &vs_index)) {
-        if (section_data(elf, vs_index, &versym, NULL, err) != 0)
+    struct cf_span versym = { NULL, 0 };
+    const struct cf_elf_section *vs_sec = first_section_of_type(elf, SHT_GNU_versym);
+    if (vs_sec) {
+        size_t n_versym;
+        if (cf_elf_section_entries(elf, vs_sec, sizeof(Elf64_Versym), &versym, &n_versym, err) != 0)
             return -1;
-        size_t n_versym = versym->d_size / sizeof(GElf_Versym);
         if (n_versym < count)
-            return cf_elf_fault(elf, err, "%s has %zu entries for %zu dynamic symbols",
-                                elf->sections[vs_index].name, n_versym, count);
+            return cf_elf_fault(elf, err, "%s has %zu entries for %zu dynamic symbols", vs_sec->name, n_versym, count);
         if (load_versions(elf, err) != 0)
             return -1;
     }
@@ -267,27 +311,22 @@ static int load_dynsyms(struct cf_elf *elf, cf_error *err)
     elf->syms = cf_xcalloc(count ? count : 1, sizeof *elf->syms);
     /* Entry 0 is the reserved null symbol: left out. */
     for (size_t i = 1; i < count; i++) {
-        GElf_Sym st;
-        if (!gelf_getsym(data, (int)i, &st))
-            return cf_elf_fault(elf, err, "cannot read dynamic symbol %zu: %s", i, elf_errmsg(-1));
+        const uint8_t *st = data.data + i * L->sym.size;
         struct cf_elf_symbol *sym = &elf->syms[elf->n_syms];
-        sym->name = cf_span_string(&strtab, st.st_name);
+        uint64_t name = elf_get(st, L->sym.name, big);
+        unsigned info = (unsigned)elf_get(st, L->sym.info, big);
+        sym->name = cf_span_string(&strtab, name);
         if (!sym->name)
-            return cf_elf_fault(elf, err, "dynamic symbol %zu: name offset %#x is outside the string table (%zu bytes)",
-                                i, st.st_name, strtab.len);
-        sym->defined = st.st_shndx != SHN_UNDEF;
-        sym->bind = bind_of(GELF_ST_BIND(st.st_info));
-        sym->type = GELF_ST_TYPE(st.st_info);
-        sym->visibility = GELF_ST_VISIBILITY(st.st_other);
-        sym->value = st.st_value;
-        sym->size = st.st_size;
-        if (versym) {
-            GElf_Versym vs;
-            if (!gelf_getversym(versym, (int)i, &vs))
-                return cf_elf_fault(elf, err, "cannot read version entry %zu: %s", i, elf_errmsg(-1));
-            if (resolve_version(elf, sym, vs, err) != 0)
-                return -1;
-        }
+            return cf_elf_fault(elf, err, "dynamic symbol %zu: name offset %#llx is outside the string table (%zu bytes)",
+                                i, (unsigned long long)name, strtab.len);
+        sym->defined = elf_get(st, L->sym.shndx, big) != SHN_UNDEF;
+        sym->bind = bind_of(ELF64_ST_BIND(info));
+        sym->type = ELF64_ST_TYPE(info);
+        sym->visibility = ELF64_ST_VISIBILITY(elf_get(st, L->sym.other, big));
+        sym->value = elf_get(st, L->sym.value, big);
+        sym->size = elf_get(st, L->sym.bytes, big);
+        if (versym.data && resolve_version(elf, sym, ord16(versym.data + 2 * i, big), err) != 0)
+            return -1;
         elf->n_syms++;
     }
     return 0;

@@ -234,7 +234,7 @@ static void test_versioned_reference_binds_to_compat_symbol(void **state)
     free(lib); free(vs); free(vs1); free(app); free(L); free(rp);
 }
 
-/* Real libraries: the machine's NCCL and libelf, clean, and timed against ldd -r. */
+/* Real libraries: the machine's NCCL, libcrypto and libcjson, clean, and timed against ldd -r. */
 /* Problem messages as a set (ldd -r reports a symbol once per relocation
  * table that names it; we report it once). */
 static void push_unique(struct strvec *v, const char *s)
@@ -334,7 +334,7 @@ static void test_torch_python_like_ldd_r(void **state)
 
 static void test_real_libraries(void **state)
 {
-    const char *candidates[] = { "/usr/local/cuda-13.0/lib/libnccl.so.2", "/usr/lib/x86_64-linux-gnu/libelf.so.1",
+    const char *candidates[] = { "/usr/local/cuda-13.0/lib/libnccl.so.2", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
                                  "/usr/lib/x86_64-linux-gnu/libcjson.so.1" };
     size_t done = 0;
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
