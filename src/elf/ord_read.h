@@ -1,26 +1,34 @@
 /* Loads from unaligned bytes in an ELF file's own byte order (big: EI_DATA
  * says big-endian), for the readers that take fields straight from a mapping
- * or a pread window. Callers check bounds before calling. */
+ * or a pread window. Callers check bounds before calling. One load, and a
+ * byte swap only when the file's order is not the host's. */
 #ifndef CCLFORGE_ORD_READ_H
 #define CCLFORGE_ORD_READ_H
 
 #include <stdint.h>
+#include <string.h>
+
+#define CF_HOST_BIG (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
 
 static inline uint16_t ord16(const uint8_t *p, int big)
 {
-    return big ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return big != CF_HOST_BIG ? __builtin_bswap16(v) : v;
 }
 
 static inline uint32_t ord32(const uint8_t *p, int big)
 {
-    return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
-               : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return big != CF_HOST_BIG ? __builtin_bswap32(v) : v;
 }
 
 static inline uint64_t ord64(const uint8_t *p, int big)
 {
-    uint64_t a = ord32(p, big), b = ord32(p + 4, big);
-    return big ? a << 32 | b : b << 32 | a;
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return big != CF_HOST_BIG ? __builtin_bswap64(v) : v;
 }
 
 /* A field of `bytes` (1 to 8) bytes. */
