@@ -1,6 +1,6 @@
 /* Shared by the fuzz targets: a copy of the input that ends exactly at an
  * unmapped page, so a read one byte past the end faults even inside code that
- * is not instrumented (libelf from the system). */
+ * is not instrumented (zlib, zstd, libzip from the system). */
 #ifndef CCLFORGE_FUZZ_GUARD_H
 #define CCLFORGE_FUZZ_GUARD_H
 
