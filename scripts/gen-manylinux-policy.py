@@ -21,6 +21,8 @@ import json
 import os
 import sys
 
+ARCH_MAX, VERSION_MAX = 12, 24  # CF_POLICY_ARCH_MAX, CF_POLICY_VERSION_MAX
+
 
 def main(policy_dir):
     with open(os.path.join(policy_dir, "manylinux-policy.json")) as f:
@@ -57,6 +59,10 @@ def main(policy_dir):
     out.write("const struct cf_policy_version cf_policy_versions[] = {\n")
     rows = sorted(first_version.items(), key=lambda kv: (kv[0][0].encode(), kv[0][1].encode()))
     for (arch, name), minor in rows:
+        # the rows hold their strings (src/pkg/manylinux_policy.h: CF_POLICY_*_MAX, NUL included)
+        if len(arch) >= ARCH_MAX or len(name) >= VERSION_MAX:
+            sys.exit("%s %s is longer than the row's fields hold: raise CF_POLICY_ARCH_MAX (%d) or "
+                     "CF_POLICY_VERSION_MAX (%d) in src/pkg/manylinux_policy.h and here" % (arch, name, ARCH_MAX, VERSION_MAX))
         out.write('    { "%s", "%s", %d },\n' % (arch, name, minor))
     out.write("};\nconst size_t cf_n_policy_versions = sizeof cf_policy_versions / sizeof cf_policy_versions[0];\n\n")
     out.write("/* System libraries a wheel may need without bundling: the oldest policy whitelisting each; sorted. */\n")

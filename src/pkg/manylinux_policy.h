@@ -9,10 +9,16 @@
 
 #include <stddef.h>
 
+/* Strings held in the rows, not pointed at: the table's 1,007 rows then stay
+ * in .rodata, untouched until a wheel command reads them. As pointers they
+ * were 2,014 of the binary's 3,716 relocations and 24 KB that ld.so wrote at
+ * every start-up. scripts/gen-manylinux-policy.py checks the lengths. */
+#define CF_POLICY_ARCH_MAX 12    /* "loongarch64" and its NUL */
+#define CF_POLICY_VERSION_MAX 24 /* "GLIBCXX_3.4.21" and longer */
 struct cf_policy_version {
-    const char *arch;    /* "x86_64" */
-    const char *version; /* "GLIBCXX_3.4.21" */
-    int minor;           /* the oldest policy allowing it: manylinux_2_<minor> */
+    char arch[CF_POLICY_ARCH_MAX];       /* "x86_64" */
+    char version[CF_POLICY_VERSION_MAX]; /* "GLIBCXX_3.4.21" */
+    int minor;                           /* the oldest policy allowing it: manylinux_2_<minor> */
 };
 struct cf_policy_lib {
     const char *soname;
