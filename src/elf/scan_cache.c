@@ -126,12 +126,14 @@ static int disk_find(struct cf_scan_cache *c, const struct cf_file_id *id, struc
     struct stat st;
     int rc = 0;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= MAX_ENTRY) {
-        char *buf = cf_xmalloc((size_t)st.st_size);
-        if (pread(fd, buf, (size_t)st.st_size, 0) == st.st_size) {
-            cf_sb_add(bytes, buf, (size_t)st.st_size);
+        /* read straight into the kept bytes: one copy, no bounce buffer */
+        size_t len = (size_t)st.st_size;
+        cf_sb_grow(bytes, len);
+        if (pread(fd, bytes->buf + bytes->len, len, 0) == st.st_size) {
+            bytes->len += len;
+            bytes->buf[bytes->len] = '\0';
             rc = cf_scan_entry_decode((const uint8_t *)bytes->buf, bytes->len, id, out, NULL) == 0;
         }
-        free(buf);
     }
     close(fd);
     return rc;
