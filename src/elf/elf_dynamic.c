@@ -4,6 +4,7 @@
  * translated through the PT_LOAD segments, as the loader itself reads it. */
 #include "elf/elf_internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,19 @@ static struct dyn_entry dyn_at(const struct cf_span *data, const struct elf_layo
     };
 }
 
+/* The tags whose value is kept as it is, and where. */
+static const struct {
+    int64_t tag;
+    size_t field; /* offset of a uint64_t in struct cf_elf_dynamic */
+} value_tags[] = {
+    { DT_FLAGS, offsetof(struct cf_elf_dynamic, flags) },
+    { DT_FLAGS_1, offsetof(struct cf_elf_dynamic, flags_1) },
+    { DT_RELA, offsetof(struct cf_elf_dynamic, rela) },
+    { DT_RELACOUNT, offsetof(struct cf_elf_dynamic, relacount) },
+    { DT_REL, offsetof(struct cf_elf_dynamic, rel) },
+    { DT_RELCOUNT, offsetof(struct cf_elf_dynamic, relcount) },
+};
+
 /* The string-valued tags, in the order they are stored. */
 struct string_tag {
     int64_t tag;
@@ -157,18 +171,10 @@ int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err)
             have_strtab_addr = 1;
         } else if (dyn.tag == DT_STRSZ) {
             strsz = dyn.val;
-        } else if (dyn.tag == DT_FLAGS) {
-            d->flags = dyn.val;
-        } else if (dyn.tag == DT_FLAGS_1) {
-            d->flags_1 = dyn.val;
-        } else if (dyn.tag == DT_RELA) {
-            d->rela = dyn.val;
-        } else if (dyn.tag == DT_RELACOUNT) {
-            d->relacount = dyn.val;
-        } else if (dyn.tag == DT_REL) {
-            d->rel = dyn.val;
-        } else if (dyn.tag == DT_RELCOUNT) {
-            d->relcount = dyn.val;
+        } else {
+            for (size_t k = 0; k < sizeof value_tags / sizeof value_tags[0]; k++)
+                if (value_tags[k].tag == dyn.tag)
+                    *(uint64_t *)((char *)d + value_tags[k].field) = dyn.val;
         }
     }
     if (!have_strings)

@@ -970,16 +970,23 @@ static void readelf_name(const struct cf_elf_symbol *sym, struct strbuf *out)
         cf_sb_addf(out, "%s%s", sym->defined && !sym->version_hidden ? "@@" : "@", sym->version);
 }
 
+/* Runs argv with its stdout captured into *r (released by the caller). */
+static void run_captured(const char *const *argv, int timeout_s, struct cf_spawn_result *r)
+{
+    struct cf_spawn_opts o = { 0 };
+    o.capture_stdout = 1;
+    o.null_stdin = 1;
+    o.timeout_s = timeout_s;
+    *r = (struct cf_spawn_result)CF_SPAWN_RESULT_INIT;
+    assert_int_equal(cf_spawn_run(argv, &o, r, NULL), 0);
+}
+
 /* Compares one file with `readelf -dW --dyn-syms`; returns the symbols compared. */
 static size_t compare_with_readelf(const char *path)
 {
     const char *argv[] = { "readelf", "-dW", "--dyn-syms", path, NULL };
-    struct cf_spawn_opts o = { 0 };
-    o.capture_stdout = 1;
-    o.null_stdin = 1;
-    o.timeout_s = 60;
-    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
-    assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
+    struct cf_spawn_result r;
+    run_captured(argv, 60, &r);
     struct strvec lines = STRVEC_INIT, needed = STRVEC_INIT, names = STRVEC_INIT;
     cf_strvec_split(&lines, cf_sb_str(&r.out), "\n", 0);
     char *soname = NULL, *rpath = NULL, *runpath = NULL;
@@ -1124,12 +1131,8 @@ static void test_big_endian_debian_libraries(void **state)
         skip();
     }
     const char *argv[] = { "bash", CCLFORGE_SOURCE_DIR "/tests/fixtures/debian_s390x.sh", NULL };
-    struct cf_spawn_opts o = { 0 };
-    o.capture_stdout = 1;
-    o.null_stdin = 1;
-    o.timeout_s = 600;
-    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
-    assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
+    struct cf_spawn_result r;
+    run_captured(argv, 600, &r);
     if (!r.exited || r.exit_code != 0) {
         print_message("skipped: Debian's s390x packages cannot be fetched here (%s)\n", cf_sb_str(&r.err));
         cf_spawn_result_release(&r);
@@ -1215,12 +1218,8 @@ static void test_extended_numbering(void **state)
 
     /* readelf's view of the counts, the oracle for the rule */
     const char *re[] = { "readelf", "-hW", obj, NULL };
-    struct cf_spawn_opts o = { 0 };
-    o.capture_stdout = 1;
-    o.null_stdin = 1;
-    o.timeout_s = 60;
-    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
-    assert_int_equal(cf_spawn_run(re, &o, &r, NULL), 0);
+    struct cf_spawn_result r;
+    run_captured(re, 60, &r);
     char *want = cf_asprintf("Number of section headers:         0 (%llu)", shnum);
     if (!strstr(cf_sb_str(&r.out), want))
         fail_msg("readelf -h does not say '%s':\n%s", want, cf_sb_str(&r.out));
@@ -1244,7 +1243,7 @@ static void test_extended_numbering(void **state)
     assert_string_equal(cf_elf_get_dynamic(elf)->soname, "libdemo.so.1");
     cf_elf_close(elf);
     const char *rl[] = { "readelf", "-lW", patched, NULL };
-    assert_int_equal(cf_spawn_run(rl, &o, &r, NULL), 0);
+    run_captured(rl, 60, &r);
     want = cf_asprintf("There are %u program headers", phnum);
     if (!strstr(cf_sb_str(&r.out), want))
         fail_msg("readelf -l does not say '%s':\n%s", want, cf_sb_str(&r.out));
