@@ -24,6 +24,15 @@
         .sym = { sizeof(Elf##W##_Sym), FIELD(Elf##W##_Sym, st_name), FIELD(Elf##W##_Sym, st_info),             \
                  FIELD(Elf##W##_Sym, st_other), FIELD(Elf##W##_Sym, st_shndx),                                 \
                  FIELD(Elf##W##_Sym, st_value), FIELD(Elf##W##_Sym, st_size) },                                \
+        .verdef = { sizeof(Elf##W##_Verdef), FIELD(Elf##W##_Verdef, vd_flags), FIELD(Elf##W##_Verdef, vd_ndx),  \
+                    FIELD(Elf##W##_Verdef, vd_cnt), FIELD(Elf##W##_Verdef, vd_aux),                             \
+                    FIELD(Elf##W##_Verdef, vd_next) },                                                          \
+        .verdaux = { sizeof(Elf##W##_Verdaux), FIELD(Elf##W##_Verdaux, vda_name) },                             \
+        .verneed = { sizeof(Elf##W##_Verneed), FIELD(Elf##W##_Verneed, vn_cnt), FIELD(Elf##W##_Verneed, vn_file), \
+                     FIELD(Elf##W##_Verneed, vn_aux), FIELD(Elf##W##_Verneed, vn_next) },                       \
+        .vernaux = { sizeof(Elf##W##_Vernaux), FIELD(Elf##W##_Vernaux, vna_flags),                              \
+                     FIELD(Elf##W##_Vernaux, vna_other), FIELD(Elf##W##_Vernaux, vna_name),                     \
+                     FIELD(Elf##W##_Vernaux, vna_next) },                                                       \
     }
 
 const struct elf_layout cf_elf_layouts[2] = { LAYOUT(32), LAYOUT(64) };

@@ -37,22 +37,33 @@ struct elf_layout {
         size_t size;
         struct elf_field name, info, other, shndx, value, bytes;
     } sym;
+    /* GNU symbol versioning: the same in both classes, kept here so that
+     * every structure is read one way. */
+    struct {
+        size_t size;
+        struct elf_field flags, ndx, cnt, aux, next;
+    } verdef;
+    struct {
+        size_t size;
+        struct elf_field name;
+    } verdaux;
+    struct {
+        size_t size;
+        struct elf_field cnt, file, aux, next;
+    } verneed;
+    struct {
+        size_t size;
+        struct elf_field flags, other, name, next;
+    } vernaux;
 };
 
 /* [0] ELF32, [1] ELF64. */
 extern const struct elf_layout cf_elf_layouts[2];
 
-/* The field of one entry (bounds checked by the caller). Inlined: it runs
- * for every field of every header of every object a closure opens, and a
- * call per field cost 5 % of `inspect`'s instructions. */
+/* The field of one entry (bounds checked by the caller). */
 static inline __attribute__((always_inline)) uint64_t elf_get(const uint8_t *entry, struct elf_field f, int big)
 {
-    switch (f.bytes) {
-    case 1: return entry[f.at];
-    case 2: return ord16(entry + f.at, big);
-    case 4: return ord32(entry + f.at, big);
-    default: return ord64(entry + f.at, big);
-    }
+    return ord_u(entry + f.at, f.bytes, big);
 }
 
 #endif

@@ -5,7 +5,6 @@
  * opening a file never touches its symbol table. */
 #include "elf/elf_internal.h"
 
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,61 +54,10 @@ static int section_data(const struct cf_elf *elf, const struct cf_elf_section *s
     return 0;
 }
 
-/* The version structures have one layout in ELF32 and ELF64 (<elf.h>'s
- * Elf64_Verdef and Elf32_Verdef agree field by field); each reader checks
- * that the whole entry lies in the section. */
-#define VFIELD16(p, type, member, big) ord16((p) + offsetof(type, member), big)
-#define VFIELD32(p, type, member, big) ord32((p) + offsetof(type, member), big)
-
+/* The entry of `size` bytes at off, or NULL when it does not lie wholly in the section. */
 static const uint8_t *entry_at(const struct cf_span *data, size_t off, size_t size)
 {
     return off <= data->len && data->len - off >= size ? data->data + off : NULL;
-}
-
-static int read_verdef(const struct cf_span *data, size_t off, int big, Elf64_Verdef *vd)
-{
-    const uint8_t *p = entry_at(data, off, sizeof *vd);
-    if (!p)
-        return -1;
-    vd->vd_flags = VFIELD16(p, Elf64_Verdef, vd_flags, big);
-    vd->vd_ndx = VFIELD16(p, Elf64_Verdef, vd_ndx, big);
-    vd->vd_cnt = VFIELD16(p, Elf64_Verdef, vd_cnt, big);
-    vd->vd_aux = VFIELD32(p, Elf64_Verdef, vd_aux, big);
-    vd->vd_next = VFIELD32(p, Elf64_Verdef, vd_next, big);
-    return 0;
-}
-
-static int read_verdaux(const struct cf_span *data, size_t off, int big, Elf64_Verdaux *aux)
-{
-    const uint8_t *p = entry_at(data, off, sizeof *aux);
-    if (!p)
-        return -1;
-    aux->vda_name = VFIELD32(p, Elf64_Verdaux, vda_name, big);
-    return 0;
-}
-
-static int read_verneed(const struct cf_span *data, size_t off, int big, Elf64_Verneed *vn)
-{
-    const uint8_t *p = entry_at(data, off, sizeof *vn);
-    if (!p)
-        return -1;
-    vn->vn_cnt = VFIELD16(p, Elf64_Verneed, vn_cnt, big);
-    vn->vn_file = VFIELD32(p, Elf64_Verneed, vn_file, big);
-    vn->vn_aux = VFIELD32(p, Elf64_Verneed, vn_aux, big);
-    vn->vn_next = VFIELD32(p, Elf64_Verneed, vn_next, big);
-    return 0;
-}
-
-static int read_vernaux(const struct cf_span *data, size_t off, int big, Elf64_Vernaux *aux)
-{
-    const uint8_t *p = entry_at(data, off, sizeof *aux);
-    if (!p)
-        return -1;
-    aux->vna_flags = VFIELD16(p, Elf64_Vernaux, vna_flags, big);
-    aux->vna_other = VFIELD16(p, Elf64_Vernaux, vna_other, big);
-    aux->vna_name = VFIELD32(p, Elf64_Vernaux, vna_name, big);
-    aux->vna_next = VFIELD32(p, Elf64_Vernaux, vna_next, big);
-    return 0;
 }
 
 static int load_verdefs(struct cf_elf *elf, struct slot_list *slots, cf_error *err)
@@ -120,32 +68,34 @@ static int load_verdefs(struct cf_elf *elf, struct slot_list *slots, cf_error *e
     struct cf_span data, strtab;
     if (section_data(elf, sec, &data, &strtab, err) != 0)
         return -1;
+    const struct elf_layout *L = elf->layout;
     int big = elf->header.big_endian;
     /* Each entry is at least one Verdef, so the size bounds the count whatever sh_info says. */
-    size_t cap = data.len / sizeof(Elf64_Verdef) + 1;
+    size_t cap = data.len / L->verdef.size + 1;
     size_t off = 0;
     elf->verdef_names = cf_xcalloc(1, sizeof *elf->verdef_names);
     for (size_t i = 0; i < sec->info && i < cap; i++) {
-        Elf64_Verdef vd;
-        Elf64_Verdaux aux;
-        if (read_verdef(&data, off, big, &vd) != 0)
+        const uint8_t *vd = entry_at(&data, off, L->verdef.size);
+        if (!vd)
             return cf_elf_fault(elf, err, "%s: version definition %zu at offset %zu lies outside the section (%zu bytes)",
                                 sec->name, i, off, data.len);
-        size_t aux_off = off + vd.vd_aux;
-        if (vd.vd_cnt == 0 || read_verdaux(&data, aux_off, big, &aux) != 0)
+        const uint8_t *aux = entry_at(&data, off + elf_get(vd, L->verdef.aux, big), L->verdaux.size);
+        if (elf_get(vd, L->verdef.cnt, big) == 0 || !aux)
             return cf_elf_fault(elf, err, "%s: version definition %zu has no readable name entry", sec->name, i);
-        const char *name = cf_span_string(&strtab, aux.vda_name);
+        uint64_t name_off = elf_get(aux, L->verdaux.name, big);
+        const char *name = cf_span_string(&strtab, name_off);
         if (!name)
-            return cf_elf_fault(elf, err, "%s: version name offset %#x is outside the string table (%zu bytes)",
-                                sec->name, aux.vda_name, strtab.len);
-        slot_push(slots, vd.vd_ndx & VERSYM_INDEX_MASK, name, NULL);
-        if (!(vd.vd_flags & VER_FLG_BASE)) {
+            return cf_elf_fault(elf, err, "%s: version name offset %#llx is outside the string table (%zu bytes)",
+                                sec->name, (unsigned long long)name_off, strtab.len);
+        slot_push(slots, (unsigned)elf_get(vd, L->verdef.ndx, big) & VERSYM_INDEX_MASK, name, NULL);
+        if (!(elf_get(vd, L->verdef.flags, big) & VER_FLG_BASE)) {
             elf->verdef_names = cf_xrealloc(elf->verdef_names, (elf->n_verdefs + 2) * sizeof *elf->verdef_names);
             elf->verdef_names[elf->n_verdefs++] = name;
         }
-        if (vd.vd_next == 0)
+        uint64_t next = elf_get(vd, L->verdef.next, big);
+        if (next == 0)
             break;
-        off += vd.vd_next;
+        off += next;
     }
     return 0;
 }
@@ -158,27 +108,29 @@ static int load_verneeds(struct cf_elf *elf, struct slot_list *slots, cf_error *
     struct cf_span data, strtab;
     if (section_data(elf, sec, &data, &strtab, err) != 0)
         return -1;
+    const struct elf_layout *L = elf->layout;
     int big = elf->header.big_endian;
     /* Counts in the file are claims, not sizes: arrays grow as the chains are
      * walked, and the whole section pays for every entry read from it (each
      * Verneed and Vernaux takes 16 bytes of it), so memory and work stay in
      * proportion to the section however large vn_cnt or sh_info say they are. */
-    size_t budget = data.len / sizeof(Elf64_Vernaux);
+    size_t budget = data.len / L->vernaux.size;
     size_t needs_alloc = 0;
     size_t off = 0;
     for (size_t i = 0; i < sec->info; i++) {
-        Elf64_Verneed vn;
         if (budget == 0)
             return cf_elf_fault(elf, err, "%s: more version requirements than its %zu bytes can hold",
                                 sec->name, data.len);
         budget--;
-        if (read_verneed(&data, off, big, &vn) != 0)
+        const uint8_t *vn = entry_at(&data, off, L->verneed.size);
+        if (!vn)
             return cf_elf_fault(elf, err, "%s: version requirement %zu at offset %zu lies outside the section (%zu bytes)",
                                 sec->name, i, off, data.len);
-        const char *file = cf_span_string(&strtab, vn.vn_file);
+        uint64_t file_off = elf_get(vn, L->verneed.file, big);
+        const char *file = cf_span_string(&strtab, file_off);
         if (!file)
-            return cf_elf_fault(elf, err, "%s: file name offset %#x is outside the string table (%zu bytes)",
-                                sec->name, vn.vn_file, strtab.len);
+            return cf_elf_fault(elf, err, "%s: file name offset %#llx is outside the string table (%zu bytes)",
+                                sec->name, (unsigned long long)file_off, strtab.len);
         if (elf->n_verneeds == needs_alloc) {
             needs_alloc = needs_alloc ? needs_alloc * 2 : 8;
             elf->verneeds = cf_xrealloc(elf->verneeds, needs_alloc * sizeof *elf->verneeds);
@@ -189,20 +141,22 @@ static int load_verneeds(struct cf_elf *elf, struct slot_list *slots, cf_error *
         const char **versions = NULL;
         int *weak = NULL;
         size_t alloc = 0;
-        size_t aux_off = off + vn.vn_aux;
-        for (size_t j = 0; j < vn.vn_cnt; j++) {
-            Elf64_Vernaux aux;
+        size_t aux_off = off + elf_get(vn, L->verneed.aux, big);
+        unsigned cnt = (unsigned)elf_get(vn, L->verneed.cnt, big);
+        for (size_t j = 0; j < cnt; j++) {
             if (budget == 0)
                 return cf_elf_fault(elf, err, "%s: %s claims %u version requirements, more than the section's %zu bytes hold",
-                                    sec->name, file, (unsigned)vn.vn_cnt, data.len);
+                                    sec->name, file, cnt, data.len);
             budget--;
-            if (read_vernaux(&data, aux_off, big, &aux) != 0)
+            const uint8_t *aux = entry_at(&data, aux_off, L->vernaux.size);
+            if (!aux)
                 return cf_elf_fault(elf, err, "%s: requirement %zu of %s at offset %zu lies outside the section",
                                     sec->name, j, file, aux_off);
-            const char *name = cf_span_string(&strtab, aux.vna_name);
+            uint64_t name_off = elf_get(aux, L->vernaux.name, big);
+            const char *name = cf_span_string(&strtab, name_off);
             if (!name)
-                return cf_elf_fault(elf, err, "%s: version name offset %#x (needed from %s) is outside the string table",
-                                    sec->name, aux.vna_name, file);
+                return cf_elf_fault(elf, err, "%s: version name offset %#llx (needed from %s) is outside the string table",
+                                    sec->name, (unsigned long long)name_off, file);
             if (need->n_versions == alloc) {
                 alloc = alloc ? alloc * 2 : 4;
                 versions = cf_xrealloc(versions, alloc * sizeof *versions);
@@ -211,16 +165,18 @@ static int load_verneeds(struct cf_elf *elf, struct slot_list *slots, cf_error *
                 need->weak = weak;
             }
             versions[need->n_versions] = name;
-            weak[need->n_versions] = (aux.vna_flags & VER_FLG_WEAK) != 0;
+            weak[need->n_versions] = (elf_get(aux, L->vernaux.flags, big) & VER_FLG_WEAK) != 0;
             need->n_versions++;
-            slot_push(slots, aux.vna_other & VERSYM_INDEX_MASK, name, file);
-            if (aux.vna_next == 0)
+            slot_push(slots, (unsigned)elf_get(aux, L->vernaux.other, big) & VERSYM_INDEX_MASK, name, file);
+            uint64_t aux_next = elf_get(aux, L->vernaux.next, big);
+            if (aux_next == 0)
                 break;
-            aux_off += aux.vna_next;
+            aux_off += aux_next;
         }
-        if (vn.vn_next == 0)
+        uint64_t next = elf_get(vn, L->verneed.next, big);
+        if (next == 0)
             break;
-        off += vn.vn_next;
+        off += next;
     }
     return 0;
 }

@@ -31,13 +31,17 @@ static inline uint64_t ord64(const uint8_t *p, int big)
     return big != CF_HOST_BIG ? __builtin_bswap64(v) : v;
 }
 
-/* A field of `bytes` (1 to 8) bytes. */
-static inline uint64_t ord_u(const uint8_t *p, int bytes, int big)
+/* A field of `bytes` bytes: 1, 2, 4 or 8, the widths ELF fields have.
+ * Inlined: it runs for every field of every header of every object a
+ * closure opens, and a call per field cost 5 % of `inspect`'s instructions. */
+static inline __attribute__((always_inline)) uint64_t ord_u(const uint8_t *p, int bytes, int big)
 {
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; i++)
-        v = big ? v << 8 | p[i] : v | (uint64_t)p[i] << (8 * i);
-    return v;
+    switch (bytes) {
+    case 1: return p[0];
+    case 2: return ord16(p, big);
+    case 4: return ord32(p, big);
+    default: return ord64(p, big);
+    }
 }
 
 #endif
