@@ -83,9 +83,12 @@ int cf_glibc_compare(struct cf_glibc a, struct cf_glibc b);
 /* The release of the glibc whose dynamic loader is `interp` (a path, already
  * under the root), else of the libc.so.6 in one of `dirs` (NULL-terminated,
  * already under the root): read from the "... release version X.Y" banner
- * both carry. *source gets the file it came from (caller frees). -1 when
- * neither holds one (no glibc there: a partial root, musl). */
-int cf_glibc_detect(const char *interp, const char *const *dirs, struct cf_glibc *out, char **source);
+ * both carry. *source gets the file it came from (caller frees); when that is
+ * the loader, *loader_soname (may be NULL) gets its DT_SONAME, read from the
+ * same open (caller frees; NULL otherwise). -1 when neither holds one (no
+ * glibc there: a partial root, musl). */
+int cf_glibc_detect(const char *interp, const char *const *dirs, struct cf_glibc *out, char **source,
+                    char **loader_soname);
 
 #ifdef __cplusplus
 }

@@ -112,7 +112,7 @@ static int version_in(const struct cf_elf *elf, struct cf_glibc *out)
     return -1;
 }
 
-static int version_of_file(const char *path, struct cf_glibc *out)
+static int version_of_file(const char *path, struct cf_glibc *out, char **soname)
 {
     struct cf_elf *elf;
     if (!cf_is_file(path) || cf_elf_open(path, &elf, NULL) != 0)
@@ -120,20 +120,25 @@ static int version_of_file(const char *path, struct cf_glibc *out)
     int rc = version_in(elf, out);
     if (rc == 0 && cf_elf_check_intact(elf, NULL) != 0)
         rc = -1;
+    if (rc == 0 && soname && cf_elf_get_dynamic(elf)->soname)
+        *soname = cf_strdup(cf_elf_get_dynamic(elf)->soname);
     cf_elf_close(elf);
     return rc;
 }
 
-int cf_glibc_detect(const char *interp, const char *const *dirs, struct cf_glibc *out, char **source)
+int cf_glibc_detect(const char *interp, const char *const *dirs, struct cf_glibc *out, char **source,
+                    char **loader_soname)
 {
     *source = NULL;
-    if (interp && version_of_file(interp, out) == 0) {
+    if (loader_soname)
+        *loader_soname = NULL;
+    if (interp && version_of_file(interp, out, loader_soname) == 0) {
         *source = cf_strdup(interp);
         return 0;
     }
     for (const char *const *d = dirs; d && *d; d++) {
         char *libc = cf_path_join(*d, "libc.so.6");
-        if (version_of_file(libc, out) == 0) {
+        if (version_of_file(libc, out, NULL) == 0) {
             *source = libc;
             return 0;
         }

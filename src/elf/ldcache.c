@@ -26,8 +26,9 @@
 #define MAX_CACHE_BYTES (256u << 20)
 
 struct cf_ldcache {
-    uint8_t *bytes;
+    const uint8_t *bytes; /* malloc'd, or the file's mapping when map.data is set */
     size_t len;
+    struct cf_mmap map;
     char *name;
     enum cf_ldcache_format format;
     struct cf_ldcache_entry *entries; /* NULL in a lookup-only cache: decoded on demand */
@@ -211,15 +212,19 @@ static int new_table_byte_order(struct cf_ldcache *c, const uint8_t *hdr, int *b
     }
 }
 
-/* Parses bytes it takes ownership of (malloc'd). */
-static int parse_owned(uint8_t *bytes, size_t len, const char *name, int lazy, struct cf_ldcache **out,
-                       cf_error *err)
+/* Parses bytes it takes ownership of: malloc'd ones, or a file's mapping (map
+ * non-NULL; the file is mapped rather than read because a read copies ~50 KB
+ * into fresh heap pages in every process, a dozen page faults). */
+static int parse_owned(const uint8_t *bytes, size_t len, const struct cf_mmap *map, const char *name, int lazy,
+                       struct cf_ldcache **out, cf_error *err)
 {
     *out = NULL;
     struct cf_ldcache *c = cf_xcalloc(1, sizeof *c);
     c->name = cf_strdup(name ? name : "ld.so.cache");
     c->bytes = bytes;
     c->len = len;
+    if (map)
+        c->map = *map;
     c->lazy = lazy;
     struct reader r = { c->bytes, len, 0 };
     int rc;
@@ -266,7 +271,7 @@ int cf_ldcache_parse(const void *data, size_t len, const char *name, struct cf_l
     uint8_t *bytes = cf_xmalloc(len ? len : 1);
     if (len)
         memcpy(bytes, data, len);
-    return parse_owned(bytes, len, name, 0, out, err);
+    return parse_owned(bytes, len, NULL, name, 0, out, err);
 }
 
 int cf_ldcache_parse_lookup(const void *data, size_t len, const char *name, struct cf_ldcache **out,
@@ -275,21 +280,23 @@ int cf_ldcache_parse_lookup(const void *data, size_t len, const char *name, stru
     uint8_t *bytes = cf_xmalloc(len ? len : 1);
     if (len)
         memcpy(bytes, data, len);
-    return parse_owned(bytes, len, name, 1, out, err);
+    return parse_owned(bytes, len, NULL, name, 1, out, err);
 }
 
 static int open_cache(const char *path, int lazy, struct cf_ldcache **out, cf_error *err)
 {
-    struct strbuf sb = STRBUF_INIT;
     *out = NULL;
     if (!cf_path_exists(path))
         return cf_error_set(err, CF_ERR_NOTFOUND, "%s: no ld.so.cache (run `ldconfig` to create it)", path);
-    if (cf_read_file(path, MAX_CACHE_BYTES, &sb, err) != 0) {
-        cf_sb_release(&sb);
+    struct cf_mmap map;
+    if (cf_mmap_file(path, &map, err) != 0)
         return -1;
+    if (map.len > MAX_CACHE_BYTES) {
+        cf_munmap(&map);
+        return cf_error_set(err, CF_ERR_FORMAT, "%s: larger than %u MB, not an ld.so.cache; regenerate it with `ldconfig`",
+                            path, MAX_CACHE_BYTES >> 20);
     }
-    size_t len = sb.len;
-    return parse_owned((uint8_t *)cf_sb_detach(&sb), len, path, lazy, out, err);
+    return parse_owned(map.data, map.len, &map, path, lazy, out, err);
 }
 
 int cf_ldcache_open(const char *path, struct cf_ldcache **out, cf_error *err)
@@ -306,7 +313,10 @@ void cf_ldcache_free(struct cf_ldcache *cache)
 {
     if (!cache)
         return;
-    free(cache->bytes);
+    if (cache->map.data)
+        cf_munmap(&cache->map);
+    else
+        free((void *)cache->bytes);
     free(cache->name);
     free(cache->entries);
     free(cache->generator);

@@ -32,8 +32,11 @@ static void detect_glibc(unsigned machine, int elf_class, const char *root, stru
             free(hd);
             free(rd);
         }
-        char *source = NULL;
-        int found = cf_glibc_detect(interp, (const char *const *)dirs.v, &f->glibc, &source) == 0;
+        char *source = NULL, *soname = NULL;
+        int found = cf_glibc_detect(interp, (const char *const *)dirs.v, &f->glibc, &source, &soname) == 0;
+        if (found && r == 0 && soname && strlen(soname) < sizeof f->loader_soname)
+            memcpy(f->loader_soname, soname, strlen(soname) + 1);
+        free(soname);
         free(interp);
         cf_strvec_clear(&dirs);
         cf_ldso_platform_release(&p);

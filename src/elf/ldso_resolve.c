@@ -767,7 +767,10 @@ static void prepare_search(struct ctx *c)
     }
     char *interp_path = cf_ldso_rooted(c->root, c->interp_name);
     char *interp_file = cf_ldso_host_path(c->root, interp_path);
-    c->interp_soname = interp_file ? read_soname(interp_file) : NULL;
+    if (interp_file && c->facts.loader_soname[0] && strcmp(interp_file, c->facts.glibc_source) == 0)
+        c->interp_soname = cf_strdup(c->facts.loader_soname); /* the loader the glibc release came from */
+    else
+        c->interp_soname = interp_file ? read_soname(interp_file) : NULL;
     free(interp_file);
     free(interp_path);
 }

@@ -41,37 +41,50 @@ static int not_regular(const char *path, unsigned mode, cf_error *err)
                         cf_file_kind_name(mode));
 }
 
-int cf_open_regular(const char *path, cf_error *err)
+/* fstat of an open descriptor that must be a regular file; closes fd when not. */
+static int fstat_regular(int fd, const char *path, struct stat *st, cf_error *err)
+{
+    if (fstat(fd, st) == 0 && S_ISREG(st->st_mode))
+        return 0;
+    int failed = errno;
+    int is_reg = S_ISREG(st->st_mode);
+    close(fd);
+    return is_reg ? cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(failed)) : not_regular(path, st->st_mode, err);
+}
+
+/* cf_open_regular, handing back what fstat saw of the opened file. */
+static int open_regular(const char *path, struct stat *st, cf_error *err)
 {
     /* Opening a FIFO for reading blocks until a writer comes, and opening a
      * device can act on it: stat first and open only regular files. O_NONBLOCK
      * covers a path swapped for a FIFO in between; fstat rechecks what was opened. */
-    struct stat st;
-    if (stat(path, &st) != 0)
+    if (stat(path, st) != 0)
         return cf_error_set(err, errno == ENOENT ? CF_ERR_NOTFOUND : CF_ERR_IO, "%s: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return not_regular(path, st.st_mode, err);
+    if (!S_ISREG(st->st_mode))
+        return not_regular(path, st->st_mode, err);
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return cf_error_set(err, errno == ENOENT ? CF_ERR_NOTFOUND : CF_ERR_IO, "%s: %s", path, strerror(errno));
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int e = errno;
-        close(fd);
-        return S_ISREG(st.st_mode) ? cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e))
-                                   : not_regular(path, st.st_mode, err);
-    }
+    if (fstat_regular(fd, path, st, err) != 0)
+        return -1;
     return fd; /* O_NONBLOCK stays: it changes nothing for a regular file */
+}
+
+int cf_open_regular(const char *path, cf_error *err)
+{
+    struct stat st;
+    return open_regular(path, &st, err);
 }
 
 int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_error *err)
 {
-    int fd = cf_open_regular(path, err);
+    struct stat st;
+    int fd = open_regular(path, &st, err);
     if (fd < 0)
         return -1;
     size_t total = 0, start = out->len;
-    struct stat st;
     /* Read straight into the buffer, sized by the file when it says. */
-    size_t chunk = fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < max_bytes
+    size_t chunk = st.st_size > 0 && (uint64_t)st.st_size < max_bytes
                        ? (size_t)st.st_size + 1 : 65536;
     cf_sb_grow(out, chunk);
     for (;;) {
@@ -224,14 +237,38 @@ char *cf_realpath(const char *path)
     return out;
 }
 
+/* Maps the regular file open on fd, which st describes; closes fd. */
+static int map_opened(int fd, const char *path, const struct stat *st, struct cf_mmap *map, cf_error *err)
+{
+    map->id.dev = (uint64_t)st->st_dev;
+    map->id.ino = (uint64_t)st->st_ino;
+    map->id.size = (uint64_t)st->st_size;
+    map->id.mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+    map->id.ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+    if (st->st_size == 0) {
+        close(fd);
+        return 0;
+    }
+    void *p = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED)
+        return cf_error_set(err, CF_ERR_IO, "%s: mmap failed: %s", path, strerror(e));
+    map->data = p;
+    map->len = (size_t)st->st_size;
+    map->guard = cf_mmap_guard_add(p, map->len);
+    return 0;
+}
+
 int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err)
 {
     memset(map, 0, sizeof *map);
     map->guard = -1;
-    int fd = cf_open_regular(path, err);
+    struct stat st;
+    int fd = open_regular(path, &st, err);
     if (fd < 0)
         return -1;
-    return cf_mmap_fd(fd, path, map, err);
+    return map_opened(fd, path, &st, map, err);
 }
 
 int cf_mmap_fd(int fd, const char *path, struct cf_mmap *map, cf_error *err)
@@ -239,30 +276,9 @@ int cf_mmap_fd(int fd, const char *path, struct cf_mmap *map, cf_error *err)
     memset(map, 0, sizeof *map);
     map->guard = -1;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int e = errno;
-        close(fd);
-        return S_ISREG(st.st_mode) ? cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(e))
-                                   : not_regular(path, st.st_mode, err);
-    }
-    map->id.dev = (uint64_t)st.st_dev;
-    map->id.ino = (uint64_t)st.st_ino;
-    map->id.size = (uint64_t)st.st_size;
-    map->id.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-    map->id.ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
-    if (st.st_size == 0) {
-        close(fd);
-        return 0;
-    }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (p == MAP_FAILED)
-        return cf_error_set(err, CF_ERR_IO, "%s: mmap failed: %s", path, strerror(e));
-    map->data = p;
-    map->len = (size_t)st.st_size;
-    map->guard = cf_mmap_guard_add(p, map->len);
-    return 0;
+    if (fstat_regular(fd, path, &st, err) != 0)
+        return -1;
+    return map_opened(fd, path, &st, map, err);
 }
 
 void cf_munmap(struct cf_mmap *map)
