@@ -14,7 +14,10 @@
 #   6. the start-up stays light: libcrypto is used only through its low-level
 #      digest calls (SHA256_Init...), never a one-shot SHA256() or any EVP_,
 #      OSSL_ or OPENSSL_init call, which link OpenSSL's provider machinery
-#      statically (~700 objects, 20,000 relocations ld.so applies on every run).
+#      statically (~700 objects, 20,000 relocations ld.so applies on every run);
+#   7. the executable loads no shared library beyond libc and cJSON (Debian
+#      ships cJSON shared only): each one costs every run its mapping and
+#      relocations (libm alone was ~0.08 ms of a ~1.4 ms inspect, docs/bench.md).
 # Each rule is first run on a seeded object (compiled here) that breaks it, so
 # the test is known to fail when a rule is broken.
 . "$(dirname "$0")/lib.sh"
@@ -98,6 +101,13 @@ check_exports() { # OBJLIST
         nm --defined-only -g "$o" | awk 'NF >= 3 { print $3 }' | grep -v '^cf_' |
             grep -vE '^(__odr_asan|__asan|__ubsan|__sancov|__tsan)' | sed "s|^|$rel exports |;s|\$|: prefix it cf_ or make it static|"
     done <"$1"
+}
+
+# rule 7: the shared libraries the executable may need
+LIGHT_NEEDED='libc\.so\.6|libcjson\.so\.1'
+check_needed() { # EXECUTABLE
+    readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -vxE "$LIGHT_NEEDED" |
+        sed "s|^|$(basename "$1") needs |;s|\$|: link it statically or drop it (rule 7, tests/cli/rules.sh)|"
 }
 
 sanitized() { # OBJLIST: the objects carry sanitizer instrumentation
@@ -227,6 +237,13 @@ if "${CC:-cc}" -c -I"$SRC/include" -o "$SEED/obj/src/util/seeded.c.o" "$SEED/src
     expect_caught "rule 5 catches a seeded circle" "$(check_circles "$SEEDED")" "circle of calls between src/util/seeded"
     expect_caught "rule 4 catches seeded mutable state" "$(check_state "$SEEDED")" "mutable state in .bss"
     expect_caught "rule 6 catches a seeded one-shot SHA256()" "$(check_crypto "$SEEDED")" "seeded.c uses SHA256"
+    if printf 'int main(void) { return 0; }\n' | "${CC:-cc}" -x c -o "$SEED/seeded_exe" - -Wl,--no-as-needed -lm -lcjson \
+        2>>"$T_TMP/seed.err"; then
+        expect_caught "rule 7 catches a seeded libm" "$(check_needed "$SEED/seeded_exe")" "seeded_exe needs libm.so.6"
+    else
+        RC=1 OUT= ERR=$(cat "$T_TMP/seed.err")
+        bad "the seeded executable links"
+    fi
 else
     RC=1 OUT= ERR=$(cat "$T_TMP/seed.err")
     bad "the seeded object compiles"
@@ -249,5 +266,10 @@ if sanitized "$OBJS"; then
     echo "# rule 4 not checked in this build: sanitizer instrumentation adds .data of its own (the plain build checks it)"
 else
     expect_rule "rule 4: no mutable file-scope or static-local state" "$(check_state "$OBJS")"
+fi
+if sanitized "$OBJS"; then
+    echo "# rule 7 not checked in this build: the sanitizers' runtimes are shared libraries of their own"
+else
+    expect_rule "rule 7: the executable needs only libc and cJSON" "$(check_needed "$CCLFORGE_BINARY_DIR/cclforge")"
 fi
 t_end

@@ -684,12 +684,51 @@ static void test_search_names_the_bad_host(void **state)
     free(v);
 }
 
+/* The tolerance is 2 ulp of the type at the expected value: computed from the
+ * IEEE bits (cclforge links no libm), checked here against libm's frexp and
+ * ldexp over normal, subnormal and huge values of every float type. */
+static void test_tolerance_matches_libm(void **state)
+{
+    (void)state;
+    static const int mantissa_bits[CF_DT_COUNT] = {
+        [CF_DT_FLOAT16] = 10, [CF_DT_BFLOAT16] = 7, [CF_DT_FLOAT32] = 23, [CF_DT_FLOAT64] = 52,
+    };
+    const double edges[] = { 0x1p-1074, 0x1.8p-1070, 0x1p-1023, 0x1.fffffffffffffp-1023, 0x1p-1022,
+                             1.0, 0.75, 3.0, 65504.0, 0x1.fffffffffffffp1023 };
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int dt = 0; dt < CF_DT_COUNT; dt++) {
+        if (!cf_smoke_dtype_info((enum cf_smoke_dtype)dt)->is_float)
+            continue;
+        struct cf_smoke_data d = { (enum cf_smoke_dtype)dt, CF_RED_AVG, 2, 1 };
+        for (int i = 0; i < 200000 + (int)(sizeof edges / sizeof edges[0]); i++) {
+            double v;
+            if (i < (int)(sizeof edges / sizeof edges[0])) {
+                v = edges[i];
+            } else {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift: every exponent, subnormals included */
+                uint64_t bits = x & ~(1ull << 63);
+                memcpy(&v, &bits, sizeof v);
+                if (!isfinite(v) || v == 0)
+                    continue;
+            }
+            int e;
+            frexp(v, &e);
+            double want = 2 * ldexp(1.0, e - 1 - mantissa_bits[dt]);
+            if (cf_smoke_tolerance(&d, v) != want || cf_smoke_tolerance(&d, -v) != want)
+                fail_msg("%s: tolerance at %a is %a, libm says %a", cf_smoke_dtype_info(dt)->name, v,
+                         cf_smoke_tolerance(&d, v), want);
+        }
+        assert_true(cf_smoke_tolerance(&d, INFINITY) == 0 && cf_smoke_tolerance(&d, 0) == 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fp16_roundtrip_every_pattern),
         cmocka_unit_test(test_bf16_roundtrip_and_rounding),
         cmocka_unit_test(test_data_is_exact_and_never_repeats),
+        cmocka_unit_test(test_tolerance_matches_libm),
         cmocka_unit_test(test_ops_and_factors_match_nccl_tests),
         cmocka_unit_test(test_sizes_counts_and_layouts),
         cmocka_unit_test(test_fault_switch_parsing),
