@@ -44,12 +44,15 @@ static int not_regular(const char *path, unsigned mode, cf_error *err)
 /* fstat of an open descriptor that must be a regular file; closes fd when not. */
 static int fstat_regular(int fd, const char *path, struct stat *st, cf_error *err)
 {
-    if (fstat(fd, st) == 0 && S_ISREG(st->st_mode))
+    if (fstat(fd, st) != 0) {
+        int failed = errno;
+        close(fd);
+        return cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(failed));
+    }
+    if (S_ISREG(st->st_mode))
         return 0;
-    int failed = errno;
-    int is_reg = S_ISREG(st->st_mode);
     close(fd);
-    return is_reg ? cf_error_set(err, CF_ERR_IO, "%s: %s", path, strerror(failed)) : not_regular(path, st->st_mode, err);
+    return not_regular(path, st->st_mode, err);
 }
 
 /* cf_open_regular, handing back what fstat saw of the opened file. */
