@@ -122,12 +122,13 @@ double cf_smoke_reduced(const struct cf_smoke_data *d, size_t i)
         }
     }
     if (d->redop == CF_RED_AVG)
-        acc = floor(acc / n); /* integers: NCCL sums, then divides (non-negative: truncation is floor) */
+        acc = (double)(uint64_t)(acc / n); /* integers: NCCL sums, then divides (non-negative, below
+                                            * 2^53: truncation is floor, and needs no libm) */
     return acc;
 }
 
 /* frexp's exponent e of a finite x > 0 (x in [2^(e-1), 2^e)) and ldexp(1, k),
- * from the IEEE 754 binary64 bits: the only two libm calls cclforge made, and
+ * from the IEEE 754 binary64 bits: with floor above, the only libm calls cclforge made, and
  * linking libm cost every process a 900 KB mapping and its relocations. */
 static int binary_exponent(double x)
 {
