@@ -128,8 +128,9 @@ double cf_smoke_reduced(const struct cf_smoke_data *d, size_t i)
 }
 
 /* frexp's exponent e of a finite x > 0 (x in [2^(e-1), 2^e)) and ldexp(1, k),
- * from the IEEE 754 binary64 bits: with floor above, the only libm calls cclforge made, and
- * linking libm cost every process a 900 KB mapping and its relocations. */
+ * from the IEEE 754 binary64 bits. With floor above they were the only libm
+ * calls cclforge made, and linking libm cost every process a 900 KB mapping
+ * and its relocations (docs/bench.md). */
 static int binary_exponent(double x)
 {
     uint64_t bits;
