@@ -59,7 +59,7 @@ struct cf_ldcache_entry {
     unsigned isa_level;        /* extension entries: ISA level bits 32..41 of hwcap */
 };
 
-struct cf_ldcache; /* opaque, owns a copy of the bytes */
+struct cf_ldcache; /* opaque: owns the file's mapping, or a copy of an image in memory */
 
 /* Reads and validates a cache file. A missing file is CF_ERR_NOTFOUND. */
 int cf_ldcache_open(const char *path, struct cf_ldcache **out, cf_error *err);
@@ -84,6 +84,9 @@ size_t cf_ldcache_count(const struct cf_ldcache *cache);
 const struct cf_ldcache_entry *cf_ldcache_entry_at(const struct cf_ldcache *cache, size_t i);
 /* The generator extension ("ldconfig (GNU libc) 2.36"), or NULL. */
 const char *cf_ldcache_generator(const struct cf_ldcache *cache);
+/* -1 with err once a read of the mapped file found it shorter than when it
+ * was opened (truncated in place): what was read from it then was zeros. */
+int cf_ldcache_check_intact(const struct cf_ldcache *cache, cf_error *err);
 
 /* Which entries a loader accepts: glibc's _dl_cache_check_flags and
  * _DL_CACHE_DEFAULT_ID for one ABI (machine + ELF class). */

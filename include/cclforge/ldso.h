@@ -91,8 +91,9 @@ struct cf_ldso_facts {
     struct cf_glibc glibc;
     char glibc_source[256];        /* the ld.so or libc.so.6 it was read from, "--glibc", or
                                     * "assumed: ..." when the root holds none */
-    char loader_soname[64];        /* glibc_source's DT_SONAME when that is the loader ("" otherwise):
-                                    * the resolver needs it, and the loader is opened once */
+    char loader_path[256];         /* the loader the release was read from, and its DT_SONAME ("" */
+    char loader_soname[64];        /* both when it came from libc.so.6): the resolver needs the
+                                    * SONAME, and the loader is opened once */
     struct cf_cpu_facts cpu;       /* what the loader uses: after GLIBC_TUNABLES */
     struct cf_cpu_facts cpu_probed;/* cpuid's (or --cpu's), before GLIBC_TUNABLES */
 };

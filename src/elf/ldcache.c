@@ -26,9 +26,10 @@
 #define MAX_CACHE_BYTES (256u << 20)
 
 struct cf_ldcache {
-    const uint8_t *bytes; /* malloc'd, or the file's mapping when map.data is set */
+    const uint8_t *bytes; /* what is parsed: map.data, or copy */
     size_t len;
-    struct cf_mmap map;
+    struct cf_mmap map;   /* the file's mapping (map.data NULL for an image in memory) */
+    uint8_t *copy;        /* the caller's image, copied (NULL for a file) */
     char *name;
     enum cf_ldcache_format format;
     struct cf_ldcache_entry *entries; /* NULL in a lookup-only cache: decoded on demand */
@@ -212,20 +213,10 @@ static int new_table_byte_order(struct cf_ldcache *c, const uint8_t *hdr, int *b
     }
 }
 
-/* Parses bytes it takes ownership of: malloc'd ones, or a file's mapping (map
- * non-NULL; the file is mapped rather than read because a read copies ~50 KB
- * into fresh heap pages in every process, a dozen page faults). */
-static int parse_owned(const uint8_t *bytes, size_t len, const struct cf_mmap *map, const char *name, int lazy,
-                       struct cf_ldcache **out, cf_error *err)
+/* Parses c->bytes (set by the caller, with what owns them). */
+static int parse_into(struct cf_ldcache *c, cf_error *err)
 {
-    *out = NULL;
-    struct cf_ldcache *c = cf_xcalloc(1, sizeof *c);
-    c->name = cf_strdup(name ? name : "ld.so.cache");
-    c->bytes = bytes;
-    c->len = len;
-    if (map)
-        c->map = *map;
-    c->lazy = lazy;
+    size_t len = c->len;
     struct reader r = { c->bytes, len, 0 };
     int rc;
     if (len > NEW_HEADER_SIZE && memcmp(c->bytes, NEW_MAGIC, strlen(NEW_MAGIC)) == 0) {
@@ -257,7 +248,22 @@ static int parse_owned(const uint8_t *bytes, size_t len, const struct cf_mmap *m
                           "%s: not an ld.so.cache (no \"%s\" or \"%s\" magic); regenerate it with `ldconfig`",
                           c->name, NEW_MAGIC, OLD_MAGIC);
     }
-    if (rc != 0) {
+    if (rc == 0)
+        rc = cf_ldcache_check_intact(c, err);
+    return rc;
+}
+
+static struct cf_ldcache *cache_new(const char *name, int lazy)
+{
+    struct cf_ldcache *c = cf_xcalloc(1, sizeof *c);
+    c->name = cf_strdup(name ? name : "ld.so.cache");
+    c->lazy = lazy;
+    return c;
+}
+
+static int finish(struct cf_ldcache *c, struct cf_ldcache **out, cf_error *err)
+{
+    if (parse_into(c, err) != 0) {
         cf_ldcache_free(c);
         return -1;
     }
@@ -265,24 +271,34 @@ static int parse_owned(const uint8_t *bytes, size_t len, const struct cf_mmap *m
     return 0;
 }
 
+/* An image in memory is copied: the cache outlives the caller's buffer. */
+static int parse_copy(const void *data, size_t len, const char *name, int lazy, struct cf_ldcache **out,
+                      cf_error *err)
+{
+    *out = NULL;
+    struct cf_ldcache *c = cache_new(name, lazy);
+    c->copy = cf_xmalloc(len ? len : 1);
+    if (len)
+        memcpy(c->copy, data, len);
+    c->bytes = c->copy;
+    c->len = len;
+    return finish(c, out, err);
+}
+
 int cf_ldcache_parse(const void *data, size_t len, const char *name, struct cf_ldcache **out,
                      cf_error *err)
 {
-    uint8_t *bytes = cf_xmalloc(len ? len : 1);
-    if (len)
-        memcpy(bytes, data, len);
-    return parse_owned(bytes, len, NULL, name, 0, out, err);
+    return parse_copy(data, len, name, 0, out, err);
 }
 
 int cf_ldcache_parse_lookup(const void *data, size_t len, const char *name, struct cf_ldcache **out,
                             cf_error *err)
 {
-    uint8_t *bytes = cf_xmalloc(len ? len : 1);
-    if (len)
-        memcpy(bytes, data, len);
-    return parse_owned(bytes, len, NULL, name, 1, out, err);
+    return parse_copy(data, len, name, 1, out, err);
 }
 
+/* A file is mapped rather than read: a read copies ~50 KB into fresh heap
+ * pages in every process, a dozen page faults. */
 static int open_cache(const char *path, int lazy, struct cf_ldcache **out, cf_error *err)
 {
     *out = NULL;
@@ -296,7 +312,11 @@ static int open_cache(const char *path, int lazy, struct cf_ldcache **out, cf_er
         return cf_error_set(err, CF_ERR_FORMAT, "%s: larger than %u MB, not an ld.so.cache; regenerate it with `ldconfig`",
                             path, MAX_CACHE_BYTES >> 20);
     }
-    return parse_owned(map.data, map.len, &map, path, lazy, out, err);
+    struct cf_ldcache *c = cache_new(path, lazy);
+    c->map = map;
+    c->bytes = map.data;
+    c->len = map.len;
+    return finish(c, out, err);
 }
 
 int cf_ldcache_open(const char *path, struct cf_ldcache **out, cf_error *err)
@@ -315,8 +335,7 @@ void cf_ldcache_free(struct cf_ldcache *cache)
         return;
     if (cache->map.data)
         cf_munmap(&cache->map);
-    else
-        free((void *)cache->bytes);
+    free(cache->copy);
     free(cache->name);
     free(cache->entries);
     free(cache->generator);
@@ -326,6 +345,16 @@ void cf_ldcache_free(struct cf_ldcache *cache)
 enum cf_ldcache_format cf_ldcache_get_format(const struct cf_ldcache *cache) { return cache->format; }
 size_t cf_ldcache_count(const struct cf_ldcache *cache) { return cache->n_entries; }
 const char *cf_ldcache_generator(const struct cf_ldcache *cache) { return cache->generator; }
+
+int cf_ldcache_check_intact(const struct cf_ldcache *cache, cf_error *err)
+{
+    if (!cache->map.data || !cf_mmap_faulted(&cache->map))
+        return 0;
+    return cf_error_set(err, CF_ERR_IO,
+                        "%s: the file was truncated while it was read (shorter than the %zu bytes mapped): "
+                        "its entries are not reliable; regenerate it with `ldconfig` and run again",
+                        cache->name, cache->map.len);
+}
 
 /* The entry a lookup looks at: from the table, or decoded now (lookup-only
  * cache) into *tmp; NULL when it points outside the image. */

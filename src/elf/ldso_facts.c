@@ -34,8 +34,11 @@ static void detect_glibc(unsigned machine, int elf_class, const char *root, stru
         }
         char *source = NULL, *soname = NULL;
         int found = cf_glibc_detect(interp, (const char *const *)dirs.v, &f->glibc, &source, &soname) == 0;
-        if (found && r == 0 && soname && strlen(soname) < sizeof f->loader_soname)
+        if (found && r == 0 && soname && strlen(soname) < sizeof f->loader_soname &&
+            strlen(source) < sizeof f->loader_path) {
             memcpy(f->loader_soname, soname, strlen(soname) + 1);
+            memcpy(f->loader_path, source, strlen(source) + 1);
+        }
         free(soname);
         free(interp);
         cf_strvec_clear(&dirs);

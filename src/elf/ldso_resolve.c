@@ -372,6 +372,14 @@ static enum search_outcome search_cache(struct ctx *c, const char *name, long lo
         return SEARCH_MISS;
     }
     const char *hit = cf_ldcache_lookup(c->cache, name, &c->query);
+    cf_error err = CF_ERROR_INIT;
+    if (cf_ldcache_check_intact(c->cache, &err) != 0) {
+        /* glibc, which maps the cache too, would die of SIGBUS here. */
+        add_candidate(c, c->cache_path, CF_LDSO_LDCACHE, CF_LDSO_REJ_FATAL, cf_error_message(&err));
+        f->error = cf_strdup(cf_error_message(&err));
+        cf_error_clear(&err);
+        return SEARCH_FATAL;
+    }
     if (!hit) {
         add_candidate(c, c->cache_path, CF_LDSO_LDCACHE, CF_LDSO_REJ_NOT_FOUND, "no entry for this name and ABI");
         return SEARCH_MISS;
@@ -767,7 +775,7 @@ static void prepare_search(struct ctx *c)
     }
     char *interp_path = cf_ldso_rooted(c->root, c->interp_name);
     char *interp_file = cf_ldso_host_path(c->root, interp_path);
-    if (interp_file && c->facts.loader_soname[0] && strcmp(interp_file, c->facts.glibc_source) == 0)
+    if (interp_file && c->facts.loader_soname[0] && strcmp(interp_file, c->facts.loader_path) == 0)
         c->interp_soname = cf_strdup(c->facts.loader_soname); /* the loader the glibc release came from */
     else
         c->interp_soname = interp_file ? read_soname(interp_file) : NULL;

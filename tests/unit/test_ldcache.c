@@ -4,8 +4,10 @@
 #include "testsupport.h"
 
 #include <elf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cclforge/fs.h"
 #include "cclforge/ldcache.h"
@@ -497,6 +499,46 @@ static void test_lookup_only_open_agrees(void **state)
     free(path);
 }
 
+/* A cache truncated in place while it is mapped (the loader emulation maps
+ * it): a lookup that meets the lost pages neither crashes (SIGBUS) nor
+ * passes quietly: cf_ldcache_check_intact names the file. */
+static void test_truncated_while_mapped(void **state)
+{
+    enum { N = 2000 }; /* ~60 KB: a lookup's binary search starts pages past the cut */
+    struct fake_entry *e = cf_xcalloc(N, sizeof *e);
+    char (*keys)[24] = cf_xcalloc(N, sizeof *keys);
+    for (size_t i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "libt.so.%zu", N - i); /* descending, as ldconfig sorts */
+        e[i] = (struct fake_entry){ keys[i], "/usr/lib/libt.so", X64, -1, 0, 0 };
+    }
+    struct strbuf sb = STRBUF_INIT;
+    build_new_table(&sb, e, N, NULL, 0);
+    char *path = cf_path_join(ts_tmpdir(), "shrinking.cache");
+    assert_int_equal(cf_write_file_atomic(path, sb.buf, sb.len, NULL), 0);
+    cf_mmap_guard_reinstall(); /* cmocka sets its own SIGBUS handler for every test */
+    struct cf_ldcache *c = NULL;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_ldcache_open_lookup(path, &c, &err), 0);
+    struct cf_ldcache_query q = x86_64_query(NULL, 0, 1);
+    assert_string_equal(cf_ldcache_lookup(c, "libt.so.1000", &q), "/usr/lib/libt.so");
+    assert_int_equal(cf_ldcache_check_intact(c, &err), 0);
+    assert_int_equal(truncate(path, 4096), 0);
+    (void)cf_ldcache_lookup(c, "libt.so.7", &q); /* reads zeros past 4 KB: must not crash */
+    assert_int_equal(cf_ldcache_check_intact(c, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "shrinking.cache"));
+    assert_non_null(strstr(cf_error_message(&err), "truncated while it was read"));
+    cf_error_clear(&err);
+    cf_ldcache_free(c);
+    /* An image parsed from memory is a copy: never "truncated". */
+    assert_int_equal(cf_ldcache_parse_lookup(sb.buf, sb.len, "copy", &c, NULL), 0);
+    assert_int_equal(cf_ldcache_check_intact(c, NULL), 0);
+    cf_ldcache_free(c);
+    cf_sb_release(&sb);
+    free(path);
+    free(keys);
+    free(e);
+}
+
 static void test_missing_cache_is_notfound(void **state)
 {
     struct cf_ldcache *c = NULL;
@@ -523,6 +565,7 @@ int main(void)
         cmocka_unit_test_teardown(test_libcmp_orders_numbers, teardown),
         cmocka_unit_test_teardown(test_real_cache_matches_ldconfig, teardown),
         cmocka_unit_test_teardown(test_lookup_only_open_agrees, teardown),
+        cmocka_unit_test_teardown(test_truncated_while_mapped, teardown),
         cmocka_unit_test_teardown(test_missing_cache_is_notfound, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
