@@ -67,6 +67,13 @@ int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err);
  * path labels errors. */
 int cf_mmap_fd(int fd, const char *path, struct cf_mmap *map, cf_error *err);
 void cf_munmap(struct cf_mmap *map);
+/* For a short-lived program (the CLI): from now on cf_munmap leaves up to
+ * `budget` bytes of mappings (each of at most 8 MB) in place for the
+ * process's exit to tear down at once, instead of a munmap per file (a
+ * page-table walk and a TLB flush each: ~3 % of an `inspect` over a closure
+ * of 10-30 libraries). The map itself is released as before (data NULL,
+ * guard dropped); only the address range stays. 0 turns it off. */
+void cf_mmap_leave_to_exit(size_t budget);
 /* 1 when a read of the mapping found the file shorter than when it was mapped. */
 int cf_mmap_faulted(const struct cf_mmap *map);
 

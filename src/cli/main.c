@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cclforge/fs.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
@@ -47,6 +48,9 @@ int main(int argc, char **argv)
         printf("cclforge %s\n", CCLFORGE_VERSION);
         return EXIT_FINE;
     }
+    /* Every command ends with the process: the files it read stay mapped
+     * for exit to unmap at once (bounded: 64 MB of address range). */
+    cf_mmap_leave_to_exit((size_t)64 << 20);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(name, commands[i].name))
             return commands[i].run(argc - 1, argv + 1);

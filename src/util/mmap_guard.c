@@ -6,9 +6,10 @@
  * and the caller reports the file as changed (cf_mmap_faulted). Faults outside
  * our mappings go to the handler that was there before, or kill as usual.
  *
- * A signal handler sees only globals: the table of live mappings below is the
- * one piece of process-wide state in the library, written with atomics so the
- * handler reads it safely from any thread. */
+ * A signal handler sees only globals: the table of live mappings below is
+ * process-wide state (with fs.c's budget of mappings left to exit, the only
+ * such state in the library), written with atomics so the handler reads it
+ * safely from any thread. */
 #include "cclforge/fs.h"
 
 #include <pthread.h>

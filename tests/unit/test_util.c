@@ -343,6 +343,59 @@ static void test_mmap_survives_truncation(void **state)
     free(p);
 }
 
+/* Whether [p, p+len) is still mapped: mincore fails with ENOMEM on a range
+ * with unmapped pages. */
+static int range_mapped(const void *p, size_t len)
+{
+    unsigned char vec[4];
+    return mincore((void *)p, len < 4 * 4096 ? len : 4 * 4096, vec) == 0;
+}
+
+static const uint8_t *map_and_release(const char *path, size_t *len)
+{
+    struct cf_mmap map;
+    assert_int_equal(cf_mmap_file(path, &map, NULL), 0);
+    const uint8_t *at = map.data;
+    *len = map.len;
+    cf_munmap(&map);
+    assert_null(map.data);
+    assert_int_equal(map.guard, -1);
+    return at;
+}
+
+/* cf_mmap_leave_to_exit: released maps stay mapped while the budget lasts,
+ * except one over 8 MB; with the budget spent (or 0) they are unmapped. */
+static void test_mmap_left_to_exit(void **state)
+{
+    char *d = ts_tmpdir();
+    char *small = cf_path_join(d, "small.bin"), *big = cf_path_join(d, "big.bin");
+    char bytes[3 * 4096];
+    memset(bytes, 1, sizeof bytes);
+    assert_int_equal(cf_write_file_atomic(small, bytes, sizeof bytes, NULL), 0);
+    int fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)9 << 20), 0); /* sparse, 9 MB */
+    close(fd);
+    size_t len;
+    const uint8_t *at = map_and_release(small, &len);
+    assert_false(range_mapped(at, len)); /* off by default */
+    cf_mmap_leave_to_exit(2 * sizeof bytes);
+    at = map_and_release(small, &len);
+    assert_true(range_mapped(at, len));
+    const uint8_t *second = map_and_release(small, &len);
+    assert_true(range_mapped(second, len));
+    const uint8_t *third = map_and_release(small, &len); /* the budget is spent */
+    assert_false(range_mapped(third, len));
+    cf_mmap_leave_to_exit((size_t)64 << 20);
+    const uint8_t *b = map_and_release(big, &len);
+    assert_false(range_mapped(b, len)); /* over 8 MB: always unmapped */
+    cf_mmap_leave_to_exit(0);
+    munmap((void *)at, sizeof bytes);
+    munmap((void *)second, sizeof bytes);
+    free(small);
+    free(big);
+}
+
 /* Symlinks inside a root resolve there, as in a chroot: an absolute target
  * starts again at the root (bullseye's /lib64/ld-linux-x86-64.so.2 ->
  * /lib/x86_64-linux-gnu/ld-2.31.so), ".." stops at it, a loop fails. */
@@ -486,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_spawn_child_dies_with_parent),
         cmocka_unit_test(test_fs_atomic_write_and_rm),
         cmocka_unit_test(test_mmap_survives_truncation),
+        cmocka_unit_test(test_mmap_left_to_exit),
         cmocka_unit_test(test_path_in_root),
         cmocka_unit_test(test_atomic_writer_refuses_planted_links),
         cmocka_unit_test(test_path_normalize),
