@@ -74,6 +74,9 @@ void cf_munmap(struct cf_mmap *map);
  * of 10-30 libraries). The map itself is released as before (data NULL,
  * guard dropped); only the address range stays. 0 turns it off. */
 void cf_mmap_leave_to_exit(size_t budget);
+/* Whether a mapping of len bytes being released may stay; takes len from
+ * the budget when it may (src/util/mmap_exit.c). */
+int cf_mmap_may_leave(size_t len);
 /* 1 when a read of the mapping found the file shorter than when it was mapped. */
 int cf_mmap_faulted(const struct cf_mmap *map);
 

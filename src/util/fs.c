@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -285,36 +284,11 @@ int cf_mmap_fd(int fd, const char *path, struct cf_mmap *map, cf_error *err)
     return map_opened(fd, path, &st, map, err);
 }
 
-/* Bytes of mapping that cf_munmap may still leave to the process's exit
- * (cf_mmap_leave_to_exit); 0: every mapping is unmapped. A mapping larger
- * than LEAVE_MAX_EACH is always unmapped: CUDA libraries of hundreds of MB
- * cost far more to read than to unmap, and their scanned read-only data
- * would stay resident. */
-static _Atomic size_t leave_budget;
-#define LEAVE_MAX_EACH ((size_t)8 << 20)
-
-void cf_mmap_leave_to_exit(size_t budget)
-{
-    atomic_store(&leave_budget, budget);
-}
-
-/* Takes len from the budget; 0 when it does not fit. */
-static int leave_mapped(size_t len)
-{
-    if (len > LEAVE_MAX_EACH)
-        return 0;
-    size_t left = atomic_load(&leave_budget);
-    while (left >= len)
-        if (atomic_compare_exchange_weak(&leave_budget, &left, left - len))
-            return 1;
-    return 0;
-}
-
 void cf_munmap(struct cf_mmap *map)
 {
     if (map->data) {
         cf_mmap_guard_remove(map->guard);
-        if (!leave_mapped(map->len))
+        if (!cf_mmap_may_leave(map->len))
             munmap((void *)map->data, map->len);
     }
     map->data = NULL;
