@@ -79,6 +79,10 @@ void cf_mmap_leave_to_exit(size_t budget);
 int cf_mmap_may_leave(size_t len);
 /* 1 when a read of the mapping found the file shorter than when it was mapped. */
 int cf_mmap_faulted(const struct cf_mmap *map);
+/* 0, or -1 with err "NAME: the file was truncated while it was read (...):
+ * REMEDY" once cf_mmap_faulted: the one wording of that error for every
+ * mapped file (an ELF object, the ld.so.cache). */
+int cf_mmap_check_intact(const struct cf_mmap *map, const char *name, const char *remedy, cf_error *err);
 
 /* The guard itself, for a mapping made elsewhere: returns a slot (or -1 when
  * none is free, the mapping then being unguarded), the fault flag of a slot,

@@ -288,12 +288,8 @@ int cf_elf_open_fd(int fd, const char *path, struct cf_elf **out, cf_error *err)
 
 int cf_elf_check_intact(const struct cf_elf *elf, cf_error *err)
 {
-    if (!cf_mmap_faulted(&elf->map))
-        return 0;
-    return cf_error_set(err, CF_ERR_IO,
-                        "%s: the file was truncated while it was read (shorter than the %zu bytes mapped): "
-                        "what was read is not reliable; inspect it again once it is complete",
-                        elf->path, elf->map.len);
+    return cf_mmap_check_intact(&elf->map, elf->path,
+                                "what was read is not reliable; inspect it again once it is complete", err);
 }
 
 int cf_elf_file_id(const struct cf_elf *elf, struct cf_file_id *id)

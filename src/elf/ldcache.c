@@ -348,12 +348,8 @@ const char *cf_ldcache_generator(const struct cf_ldcache *cache) { return cache-
 
 int cf_ldcache_check_intact(const struct cf_ldcache *cache, cf_error *err)
 {
-    if (!cache->map.data || !cf_mmap_faulted(&cache->map))
-        return 0;
-    return cf_error_set(err, CF_ERR_IO,
-                        "%s: the file was truncated while it was read (shorter than the %zu bytes mapped): "
-                        "its entries are not reliable; regenerate it with `ldconfig` and run again",
-                        cache->name, cache->map.len);
+    return cf_mmap_check_intact(&cache->map, cache->name,
+                                "its entries are not reliable; regenerate it with `ldconfig` and run again", err);
 }
 
 /* The entry a lookup looks at: from the table, or decoded now (lookup-only

@@ -301,6 +301,14 @@ int cf_mmap_faulted(const struct cf_mmap *map)
     return map->data && cf_mmap_guard_faulted(map->guard);
 }
 
+int cf_mmap_check_intact(const struct cf_mmap *map, const char *name, const char *remedy, cf_error *err)
+{
+    if (!cf_mmap_faulted(map))
+        return 0;
+    return cf_error_set(err, CF_ERR_IO, "%s: the file was truncated while it was read (shorter than the %zu bytes mapped): %s",
+                        name, map->len, remedy);
+}
+
 void cf_hex_encode(const unsigned char *md, size_t n, char *hex)
 {
     static const char digits[] = "0123456789abcdef";
