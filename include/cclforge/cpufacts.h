@@ -37,8 +37,16 @@ struct cf_cpu_facts {
     char source[96];           /* "cpuid", "--cpu amd,x86-64-v3", ", GLIBC_TUNABLES" appended */
 };
 
-/* This host's facts (x86: cpuid and xgetbv; elsewhere x86 = 0). */
+/* This host's facts (x86: cpuid and xgetbv; elsewhere x86 = 0): the
+ * registers glibc read at start-up where it exposes them, else cpuid. */
 void cf_cpu_probe(struct cf_cpu_facts *out);
+
+/* One way of probing, so that the two can be compared: cpuid itself (one
+ * instruction per leaf), or the raw cpuid words glibc kept
+ * (__x86_get_cpuid_feature_leaf, glibc 2.33+) and cpuid for the vendor
+ * only. -1 when this build or CPU has no such way. */
+enum cf_cpu_way { CF_CPU_FROM_CPUID, CF_CPU_FROM_GLIBC };
+int cf_cpu_probe_from(enum cf_cpu_way way, struct cf_cpu_facts *out);
 
 /* A spec, comma-separated: a vendor ("intel", "amd", "other", or "host" for
  * this CPU's), then optionally a level ("x86-64-v1" .. "x86-64-v4",

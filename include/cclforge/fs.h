@@ -117,6 +117,9 @@ void cf_sha256_hex(const void *data, size_t len, char hex[65]);
  * whole provider machinery statically (~700 objects, 20,000 start-up
  * relocations: a third of a millisecond on every run). */
 void cf_sha256(const void *data, size_t len, unsigned char md[32]);
+/* Before a libcrypto digest is begun: runs libcrypto's CPU probe once,
+ * which the link moved out of every start-up (src/util/crypto_cpu.c). */
+void cf_crypto_ready(void);
 /* n bytes as 2n lowercase hex digits and a NUL. */
 void cf_hex_encode(const unsigned char *bytes, size_t n, char *hex);
 /* The same for an open file from offset 0 (name for messages); src/util/sha256_fd.c. */

@@ -10,6 +10,9 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#ifdef CCLFORGE_HAVE_X86_CPUID_FEATURE_LEAF
+#include <sys/platform/x86.h>
+#endif
 #endif
 
 #include "cclforge/strbuf.h"
@@ -132,14 +135,9 @@ static const struct {
     { CF_CPU_LAHF64_SAHF64, ECX81, 0, NO_STATE }, { CF_CPU_LZCNT, ECX81, 5, NO_STATE },
 };
 
-void cf_cpu_probe(struct cf_cpu_facts *out)
-{
-    memset(out, 0, sizeof *out);
-    snprintf(out->source, sizeof out->source, "cpuid");
 #if defined(__x86_64__) || defined(__i386__)
-    unsigned a, b, c, d, regs[4] = { 0 };
-    if (!__get_cpuid(0, &a, &b, &c, &d))
-        return;
+static enum cf_cpu_vendor vendor_of(unsigned ebx, unsigned ecx, unsigned edx)
+{
     static const struct {
         unsigned ebx, ecx, edx;
         enum cf_cpu_vendor vendor;
@@ -148,20 +146,73 @@ void cf_cpu_probe(struct cf_cpu_facts *out)
         { 0x68747541, 0x444d4163, 0x69746e65, CF_CPU_VENDOR_AMD },   /* AuthenticAMD */
         { 0x6f677948, 0x656e6975, 0x6e65476e, CF_CPU_VENDOR_HYGON }, /* HygonGenuine */
     };
-    out->vendor = CF_CPU_VENDOR_OTHER;
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
-        if (b == ids[i].ebx && c == ids[i].ecx && d == ids[i].edx)
-            out->vendor = ids[i].vendor;
-    if (__get_cpuid(1, &a, &b, &c, &d)) {
+        if (ebx == ids[i].ebx && ecx == ids[i].ecx && edx == ids[i].edx)
+            return ids[i].vendor;
+    return CF_CPU_VENDOR_OTHER;
+}
+
+/* Leaf 0: the vendor and the highest basic leaf; -1 when there is no cpuid. */
+static int leaf0(unsigned *max, enum cf_cpu_vendor *vendor)
+{
+#ifdef __i386__
+    if (!__get_cpuid_max(0, NULL)) /* the EFLAGS.ID test: a 486 has no cpuid */
+        return -1;
+#endif
+    unsigned b, c, d;
+    __cpuid(0, *max, b, c, d);
+    *vendor = vendor_of(b, c, d);
+    return 0;
+}
+
+/* Each leaf once (<cpuid.h>'s __get_cpuid asks for the highest leaf again
+ * every time): cpuid is a hypervisor exit in a VM, 10-25 us each measured
+ * on this project's development VMs. */
+static int regs_from_cpuid(unsigned regs[4], enum cf_cpu_vendor *vendor)
+{
+    unsigned max, a, b, c, d;
+    if (leaf0(&max, vendor) != 0)
+        return -1;
+    if (max >= 1) {
+        __cpuid(1, a, b, c, d);
         regs[ECX1] = c;
         regs[EDX1] = d;
     }
-    if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
+    if (max >= 7) {
+        __cpuid_count(7, 0, a, b, c, d);
         regs[EBX7] = b;
-    if (__get_cpuid(0x80000001, &a, &b, &c, &d))
+    }
+    __cpuid(0x80000000, max, b, c, d);
+    if (max >= 0x80000001) {
+        __cpuid(0x80000001, a, b, c, d);
         regs[ECX81] = c;
+    }
+    return 0;
+}
+
+#ifdef CCLFORGE_HAVE_X86_CPUID_FEATURE_LEAF
+/* The same registers as glibc read them at start-up (its cpu_features
+ * keeps the raw cpuid words beside the active ones; glibc 2.33+), so only
+ * the vendor costs an instruction: glibc keeps its vendor to itself. */
+static int regs_from_glibc(unsigned regs[4], enum cf_cpu_vendor *vendor)
+{
+    unsigned max;
+    if (leaf0(&max, vendor) != 0)
+        return -1;
+    regs[ECX1] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_1)->cpuid_array[cpuid_register_index_ecx];
+    regs[EDX1] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_1)->cpuid_array[cpuid_register_index_edx];
+    regs[EBX7] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_7)->cpuid_array[cpuid_register_index_ebx];
+    regs[ECX81] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_80000001)->cpuid_array[cpuid_register_index_ecx];
+    return 0;
+}
+#endif
+
+/* update_active, for the features we name: usable when cpuid has it and,
+ * for AVX and AVX-512, XCR0 says the OS saves its registers. */
+static void usable_from(const unsigned regs[4], struct cf_cpu_facts *out)
+{
     unsigned long long xcr0 = 0;
-    if (regs[ECX1] & (1u << 27)) { /* OSXSAVE: xgetbv is allowed */
+    if (regs[ECX1] & (1u << 27)) { /* OSXSAVE: xgetbv is allowed (and no exit) */
         unsigned lo, hi;
         __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
         xcr0 = (unsigned long long)hi << 32 | lo;
@@ -174,15 +225,46 @@ void cf_cpu_probe(struct cf_cpu_facts *out)
             continue;
         out->usable |= BIT(cpuid_bits[i].feature);
     }
-    /* update_active: FMA, F16C and AVX2 are usable only with AVX, the other
-     * AVX-512 parts only with AVX512F. */
+    /* FMA, F16C and AVX2 are usable only with AVX, the other AVX-512 parts
+     * only with AVX512F. */
     if (!(out->usable & BIT(CF_CPU_AVX)))
         out->usable &= ~(BIT(CF_CPU_FMA) | BIT(CF_CPU_F16C) | BIT(CF_CPU_AVX2));
     if (!(out->usable & BIT(CF_CPU_AVX512F)))
         out->usable &= ~(BIT(CF_CPU_AVX512BW) | BIT(CF_CPU_AVX512CD) | BIT(CF_CPU_AVX512DQ) | BIT(CF_CPU_AVX512VL) |
                          BIT(CF_CPU_AVX512ER) | BIT(CF_CPU_AVX512PF));
     out->x86 = 1;
+}
 #endif
+
+int cf_cpu_probe_from(enum cf_cpu_way way, struct cf_cpu_facts *out)
+{
+    memset(out, 0, sizeof *out);
+#if defined(__x86_64__) || defined(__i386__)
+    static int (*const ways[])(unsigned[4], enum cf_cpu_vendor *) = {
+        [CF_CPU_FROM_CPUID] = regs_from_cpuid,
+#ifdef CCLFORGE_HAVE_X86_CPUID_FEATURE_LEAF
+        [CF_CPU_FROM_GLIBC] = regs_from_glibc,
+#endif
+    };
+    static const char *const names[] = { [CF_CPU_FROM_CPUID] = "cpuid", [CF_CPU_FROM_GLIBC] = "cpuid, as glibc read it" };
+    if ((unsigned)way >= sizeof ways / sizeof ways[0] || !ways[way])
+        return -1;
+    snprintf(out->source, sizeof out->source, "%s", names[way]);
+    unsigned regs[4] = { 0 };
+    if (ways[way](regs, &out->vendor) != 0)
+        return 0; /* no cpuid: nothing known, x86 stays 0 */
+    usable_from(regs, out);
+    return 0;
+#else
+    (void)way;
+    return -1;
+#endif
+}
+
+void cf_cpu_probe(struct cf_cpu_facts *out)
+{
+    if (cf_cpu_probe_from(CF_CPU_FROM_GLIBC, out) != 0 && cf_cpu_probe_from(CF_CPU_FROM_CPUID, out) != 0)
+        snprintf(out->source, sizeof out->source, "cpuid");
 }
 
 /* A feature by name: any case in a --cpu spec; exactly, and only the names

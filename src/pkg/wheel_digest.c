@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "cclforge/fs.h"
 #include "cclforge/wheel.h"
 
 void cf_b64_urlsafe_nopad(const unsigned char *data, size_t len, struct strbuf *out)
@@ -48,6 +49,7 @@ int cf_digest_algo_named(const char *name, enum cf_digest_algo *algo)
 void cf_digest_init(struct cf_digest *d, enum cf_digest_algo algo)
 {
     d->algo = algo;
+    cf_crypto_ready();
     if (algo == CF_DIGEST_SHA256)
         SHA256_Init(&d->u.s256);
     else if (algo == CF_DIGEST_SHA384)

@@ -322,6 +322,7 @@ void cf_hex_encode(const unsigned char *md, size_t n, char *hex)
 void cf_sha256(const void *data, size_t len, unsigned char md[32])
 {
     SHA256_CTX ctx; /* not SHA256(): see fs.h */
+    cf_crypto_ready();
     SHA256_Init(&ctx);
     SHA256_Update(&ctx, data, len);
     SHA256_Final(md, &ctx);

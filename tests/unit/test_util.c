@@ -525,8 +525,36 @@ static void test_atomic_writer_refuses_planted_links(void **state)
     ts_cleanup();
 }
 
+/* libcrypto's CPU capability words (static libcrypto only; hidden in
+ * libcrypto.so, where the weak reference stays NULL), as at main(). */
+extern unsigned int OPENSSL_ia32cap_P[] __attribute__((weak));
+static unsigned cap_at_main;
+
+/* The static libcrypto's start-up CPU probe is moved to the first digest
+ * (src/util/crypto_cpu.c): not run by main(), run by the first digest,
+ * so its SHA-NI / AVX2 code is still chosen. */
+static void test_crypto_probe_deferred(void **state)
+{
+    (void)state;
+    if (OPENSSL_ia32cap_P == NULL) {
+        print_message("libcrypto is shared: its CPU probe runs inside libcrypto.so\n");
+        skip();
+    }
+#ifdef CCLFORGE_LAZY_OPENSSL_CPUID
+    assert_int_equal(cap_at_main, 0);
+#endif
+    unsigned char md[32];
+    char hex[65];
+    cf_sha256("abc", 3, md);
+    cf_hex_encode(md, sizeof md, hex);
+    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    assert_int_not_equal(OPENSSL_ia32cap_P[0], 0); /* x86: at least the TSC and FXSR bits */
+}
+
 int main(void)
 {
+    if (OPENSSL_ia32cap_P != NULL)
+        cap_at_main = OPENSSL_ia32cap_P[0];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strbuf_grows_and_formats),
         cmocka_unit_test(test_strvec_split),
@@ -544,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_atomic_writer_refuses_planted_links),
         cmocka_unit_test(test_path_normalize),
         cmocka_unit_test(test_cache_prune_oldest_first),
+        cmocka_unit_test(test_crypto_probe_deferred),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
