@@ -26,6 +26,12 @@ if [ -f "$inc/nvml.h" ]; then
     echo "$inc"
     exit 0
 fi
+. "$(dirname "$0")/cache-lock.sh"
+cache_lock "$root"
+if [ -f "$inc/nvml.h" ]; then # made while this run waited
+    echo "$inc"
+    exit 0
+fi
 mkdir -p "$root/wheels"
 echo "nvml-cache: downloading nvidia-nvml-dev==$version into $root/wheels" >&2
 "$PYTHON" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \

@@ -18,6 +18,12 @@ if [ -f "$stamp" ]; then
     echo "$venv/bin/python"
     exit 0
 fi
+. "$(dirname "$0")/cache-lock.sh"
+cache_lock "$root"
+if [ -f "$stamp" ]; then # made while this run waited
+    echo "$venv/bin/python"
+    exit 0
+fi
 # a venv's scripts name its directory: made where it stays, stamped when complete
 rm -rf "$venv"
 "$PYTHON" -m venv "$venv" >&2

@@ -33,6 +33,12 @@ if [ -f "$stamp" ]; then
     echo "$site"
     exit 0
 fi
+. "$(dirname "$0")/cache-lock.sh"
+cache_lock "$root"
+if [ -f "$stamp" ]; then # made while this run waited
+    echo "$site"
+    exit 0
+fi
 
 packages=(
     "torch==$version"

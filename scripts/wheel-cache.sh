@@ -43,6 +43,8 @@ offline() {
     exit 77
 }
 
+. "$(dirname "$0")/cache-lock.sh"
+cache_lock "$root"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$pin_list" ]; then
     mkdir -p "$dir"
     rm -rf "$dir/auditwheel-show" # answers kept by tests/cli/wheel_real.sh for the old pins
