@@ -166,7 +166,7 @@ static int leaf0(unsigned *max, enum cf_cpu_vendor *vendor)
 }
 
 /* Each leaf once (<cpuid.h>'s __get_cpuid asks for the highest leaf again
- * every time): cpuid is a hypervisor exit in a VM, 10-25 us each measured
+ * every time): cpuid is a hypervisor exit in a VM, 10-28 us each measured
  * on this project's development VMs. */
 static int regs_from_cpuid(unsigned regs[4], enum cf_cpu_vendor *vendor)
 {
