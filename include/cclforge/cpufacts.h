@@ -14,9 +14,15 @@
 extern "C" {
 #endif
 
-/* Only Intel changes what glibc does (the haswell / xeon_phi platform);
- * Hygon (whose CPUs come with DCUs) is an AMD design and glibc treats it so. */
-enum cf_cpu_vendor { CF_CPU_VENDOR_UNKNOWN, CF_CPU_VENDOR_INTEL, CF_CPU_VENDOR_AMD, CF_CPU_VENDOR_HYGON, CF_CPU_VENDOR_OTHER };
+/* Two vendors change what glibc's loader does: Intel (the haswell / xeon_phi
+ * platform) and Zhaoxin (AVX and AVX2 turned off on four models from 2.32,
+ * cf_cpu_apply_zhaoxin_quirk). Hygon (whose CPUs come with DCUs) is an AMD
+ * design; glibc treats it as AMD, and from 2.41 as a kind of its own that
+ * differs in tuning only. Zhaoxin is "CentaurHauls" or "  Shanghai  ". */
+enum cf_cpu_vendor {
+    CF_CPU_VENDOR_UNKNOWN, CF_CPU_VENDOR_INTEL, CF_CPU_VENDOR_AMD, CF_CPU_VENDOR_HYGON, CF_CPU_VENDOR_ZHAOXIN,
+    CF_CPU_VENDOR_OTHER
+};
 
 /* Named as glibc names them (the GLIBC_TUNABLES glibc.cpu.hwcaps spelling). */
 enum cf_cpu_feature {
@@ -34,6 +40,7 @@ struct cf_cpu_facts {
     int x86;                   /* 1: the facts below are known (an x86 CPU, probed or given) */
     enum cf_cpu_vendor vendor;
     uint64_t usable;           /* 1 << cf_cpu_feature for each usable feature */
+    unsigned family, model;    /* as /proc/cpuinfo shows them (cpuid leaf 1); 0: not known */
     char source[96];           /* "cpuid", "--cpu amd,x86-64-v3", ", GLIBC_TUNABLES" appended */
 };
 
@@ -48,11 +55,12 @@ void cf_cpu_probe(struct cf_cpu_facts *out);
 enum cf_cpu_way { CF_CPU_FROM_CPUID, CF_CPU_FROM_GLIBC };
 int cf_cpu_probe_from(enum cf_cpu_way way, struct cf_cpu_facts *out);
 
-/* A spec, comma-separated: a vendor ("intel", "amd", "other", or "host" for
- * this CPU's), then optionally a level ("x86-64-v1" .. "x86-64-v4",
- * "xeon-phi") replacing the features, then "+FEATURE" / "-FEATURE" changes.
- * A vendor alone keeps this host's features. -1 with CF_ERR_USAGE naming
- * the bad part. */
+/* A spec, comma-separated: a vendor ("intel", "amd", "hygon", "zhaoxin",
+ * "other", or "host" for this CPU's), then optionally a level ("x86-64-v1"
+ * .. "x86-64-v4", "xeon-phi") replacing the features, "+FEATURE" /
+ * "-FEATURE" changes, and "family=N" / "model=N" (decimal or 0x hex, as
+ * /proc/cpuinfo shows them; "host" keeps this CPU's). A vendor alone keeps
+ * this host's features. -1 with CF_ERR_USAGE naming the bad part. */
 int cf_cpu_parse(const char *spec, const struct cf_cpu_facts *host, struct cf_cpu_facts *out, cf_error *err);
 
 /* glibc.cpu.hwcaps=-AVX2,-BMI1 in a GLIBC_TUNABLES value clears those usable
@@ -64,13 +72,20 @@ int cf_cpu_parse(const char *spec, const struct cf_cpu_facts *host, struct cf_cp
  * "-AVX2" / "-FMA". Returns 1 when something changed. */
 int cf_cpu_apply_tunables(struct cf_cpu_facts *f, const char *glibc_tunables, const char *key, int split);
 
+/* glibc 2.32+ (CF_GLIBC_ZHAOXIN_AVX_OFF) clears AVX and AVX2 on Zhaoxin
+ * family 6 model 0x0f / 0x19 and family 7 model 0x1b / 0x3b, after the
+ * features that need AVX were decided (FMA and F16C stay), so those hosts
+ * are x86-64-v2 to its loader. Returns 1 when it changed something (and
+ * says so in f->source). */
+int cf_cpu_apply_zhaoxin_quirk(struct cf_cpu_facts *f);
+
 /* GNU_PROPERTY_X86_ISA_1_* bits (1 baseline, 2 v2, 4 v3, 8 v4) as glibc's
  * get_isa_level computes them, and the highest level (0..4). */
 unsigned cf_cpu_isa_bits(const struct cf_cpu_facts *f);
 int cf_cpu_isa_level(const struct cf_cpu_facts *f);
 int cf_cpu_has(const struct cf_cpu_facts *f, enum cf_cpu_feature feature);
 
-const char *cf_cpu_vendor_name(enum cf_cpu_vendor v); /* "intel", "amd", "hygon", "other", "unknown" */
+const char *cf_cpu_vendor_name(enum cf_cpu_vendor v); /* "intel", "amd", "hygon", "zhaoxin", "other", "unknown" */
 const char *cf_cpu_feature_name(enum cf_cpu_feature feature); /* "AVX2" */
 
 #ifdef __cplusplus

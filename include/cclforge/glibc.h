@@ -36,6 +36,9 @@ enum cf_glibc_rule {
     /* x86-64 2.26 only: that code first cleared the kernel's AT_PLATFORM, so
      * other CPUs have no platform at all (no $PLATFORM, no platform subdir). */
     CF_GLIBC_X86_PLATFORM_CLEARED,
+    /* x86: AVX and AVX2 unusable on four Zhaoxin models (slow 256-bit
+     * units), so glibc-hwcaps take x86-64-v2 there (cf_cpu_apply_zhaoxin_quirk). */
+    CF_GLIBC_ZHAOXIN_AVX_OFF,
     /* ld.so.cache entries with legacy hwcap or platform bits are used when
      * they match the CPU (from 2.40 every such entry is skipped). */
     CF_GLIBC_CACHE_LEGACY_ENTRIES,

@@ -94,8 +94,8 @@ struct cf_ldso_facts {
     char loader_path[256];         /* the loader the release was read from, and its DT_SONAME ("" */
     char loader_soname[64];        /* both when it came from libc.so.6): the resolver needs the
                                     * SONAME, and the loader is opened once */
-    struct cf_cpu_facts cpu;       /* what the loader uses: after GLIBC_TUNABLES */
-    struct cf_cpu_facts cpu_probed;/* cpuid's (or --cpu's), before GLIBC_TUNABLES */
+    struct cf_cpu_facts cpu;       /* what the loader uses: after the Zhaoxin quirk and GLIBC_TUNABLES */
+    struct cf_cpu_facts cpu_probed;/* cpuid's (or --cpu's), as update_active left them (isa_1) */
 };
 
 struct cf_ldso_result {

@@ -29,8 +29,8 @@ static const char usage[] =
     "options:\n"
     "  --root DIR               resolve inside a sysroot or unpacked package (its own glibc's rules)\n"
     "  --glibc X.Y              follow glibc X.Y's loader rules (plan for another host)\n"
-    "  --cpu SPEC               plan for another CPU: intel|amd|hygon|other|host[,x86-64-vN|,xeon-phi]\n"
-    "                           [,+FEATURE|,-FEATURE] (default: this CPU, from cpuid)\n"
+    "  --cpu SPEC               plan for another CPU: intel|amd|hygon|zhaoxin|other|host[,x86-64-vN|,xeon-phi]\n"
+    "                           [,+FEATURE|,-FEATURE][,family=N,model=N] (default: this CPU, from cpuid)\n"
     "  --ld-library-path PATH   use PATH instead of the environment's LD_LIBRARY_PATH\n"
     "  --ignore-ld-library-path behave as if LD_LIBRARY_PATH were unset\n"
     "  -u, --undefined          check symbols and versions like `ldd -r`\n"
@@ -537,6 +537,8 @@ static cJSON *json_cpu(const struct cf_cpu_facts *f)
     cJSON_AddBoolToObject(o, "x86", f->x86);
     cJSON_AddStringToObject(o, "vendor", cf_cpu_vendor_name(f->vendor));
     cJSON_AddNumberToObject(o, "isa_level", cf_cpu_isa_level(f));
+    cJSON_AddNumberToObject(o, "family", f->family);
+    cJSON_AddNumberToObject(o, "model", f->model);
     cJSON *usable = cJSON_AddArrayToObject(o, "usable");
     for (int k = 0; k < CF_CPU_FEATURE_COUNT; k++)
         if (cf_cpu_has(f, (enum cf_cpu_feature)k))

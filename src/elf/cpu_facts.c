@@ -67,8 +67,8 @@ static const struct {
     enum cf_cpu_vendor vendor;
     const char *name;
 } vendors[] = {
-    { CF_CPU_VENDOR_INTEL, "intel" }, { CF_CPU_VENDOR_AMD, "amd" }, { CF_CPU_VENDOR_HYGON, "hygon" },
-    { CF_CPU_VENDOR_OTHER, "other" }, { CF_CPU_VENDOR_UNKNOWN, "unknown" },
+    { CF_CPU_VENDOR_INTEL, "intel" },     { CF_CPU_VENDOR_AMD, "amd" },     { CF_CPU_VENDOR_HYGON, "hygon" },
+    { CF_CPU_VENDOR_ZHAOXIN, "zhaoxin" }, { CF_CPU_VENDOR_OTHER, "other" }, { CF_CPU_VENDOR_UNKNOWN, "unknown" },
 };
 
 const char *cf_cpu_vendor_name(enum cf_cpu_vendor v)
@@ -112,7 +112,7 @@ int cf_cpu_isa_level(const struct cf_cpu_facts *f)
 }
 
 /* Where each feature sits in cpuid, and what the OS must save for it. */
-enum reg { ECX1, EDX1, EBX7, ECX81 };
+enum reg { EAX1, ECX1, EDX1, EBX7, ECX81, REG_COUNT };
 enum state { NO_STATE, YMM_STATE, ZMM_STATE };
 static const struct {
     enum cf_cpu_feature feature;
@@ -145,6 +145,8 @@ static enum cf_cpu_vendor vendor_of(unsigned ebx, unsigned ecx, unsigned edx)
         { 0x756e6547, 0x6c65746e, 0x49656e69, CF_CPU_VENDOR_INTEL }, /* GenuineIntel */
         { 0x68747541, 0x444d4163, 0x69746e65, CF_CPU_VENDOR_AMD },   /* AuthenticAMD */
         { 0x6f677948, 0x656e6975, 0x6e65476e, CF_CPU_VENDOR_HYGON }, /* HygonGenuine */
+        { 0x746e6543, 0x736c7561, 0x48727561, CF_CPU_VENDOR_ZHAOXIN }, /* CentaurHauls */
+        { 0x68532020, 0x20206961, 0x68676e61, CF_CPU_VENDOR_ZHAOXIN }, /* "  Shanghai  " */
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (ebx == ids[i].ebx && ecx == ids[i].ecx && edx == ids[i].edx)
@@ -168,13 +170,14 @@ static int leaf0(unsigned *max, enum cf_cpu_vendor *vendor)
 /* Each leaf once (<cpuid.h>'s __get_cpuid asks for the highest leaf again
  * every time): cpuid is a hypervisor exit in a VM, 10-28 us each measured
  * on this project's development VMs. */
-static int regs_from_cpuid(unsigned regs[4], enum cf_cpu_vendor *vendor)
+static int regs_from_cpuid(unsigned regs[REG_COUNT], enum cf_cpu_vendor *vendor)
 {
     unsigned max, a, b, c, d;
     if (leaf0(&max, vendor) != 0)
         return -1;
     if (max >= 1) {
         __cpuid(1, a, b, c, d);
+        regs[EAX1] = a;
         regs[ECX1] = c;
         regs[EDX1] = d;
     }
@@ -194,11 +197,12 @@ static int regs_from_cpuid(unsigned regs[4], enum cf_cpu_vendor *vendor)
 /* The same registers as glibc read them at start-up (its cpu_features
  * keeps the raw cpuid words beside the active ones; glibc 2.33+), so only
  * the vendor costs an instruction: glibc keeps its vendor to itself. */
-static int regs_from_glibc(unsigned regs[4], enum cf_cpu_vendor *vendor)
+static int regs_from_glibc(unsigned regs[REG_COUNT], enum cf_cpu_vendor *vendor)
 {
     unsigned max;
     if (leaf0(&max, vendor) != 0)
         return -1;
+    regs[EAX1] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_1)->cpuid_array[cpuid_register_index_eax];
     regs[ECX1] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_1)->cpuid_array[cpuid_register_index_ecx];
     regs[EDX1] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_1)->cpuid_array[cpuid_register_index_edx];
     regs[EBX7] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_7)->cpuid_array[cpuid_register_index_ebx];
@@ -209,8 +213,17 @@ static int regs_from_glibc(unsigned regs[4], enum cf_cpu_vendor *vendor)
 
 /* update_active, for the features we name: usable when cpuid has it and,
  * for AVX and AVX-512, XCR0 says the OS saves its registers. */
-static void usable_from(const unsigned regs[4], struct cf_cpu_facts *out)
+static void usable_from(const unsigned regs[REG_COUNT], struct cf_cpu_facts *out)
 {
+    /* family and model as Linux shows them: the extended family counts from
+     * family 0xf, the extended model from family 6 (glibc's Zhaoxin branch
+     * adds it always, the same for the families 6 and 7 it tests) */
+    out->family = regs[EAX1] >> 8 & 0xf;
+    out->model = regs[EAX1] >> 4 & 0xf;
+    if (out->family == 0xf)
+        out->family += regs[EAX1] >> 20 & 0xff;
+    if (out->family >= 6)
+        out->model += (regs[EAX1] >> 16 & 0xf) << 4;
     unsigned long long xcr0 = 0;
     if (regs[ECX1] & (1u << 27)) { /* OSXSAVE: xgetbv is allowed (and no exit) */
         unsigned lo, hi;
@@ -240,7 +253,7 @@ int cf_cpu_probe_from(enum cf_cpu_way way, struct cf_cpu_facts *out)
 {
     memset(out, 0, sizeof *out);
 #if defined(__x86_64__) || defined(__i386__)
-    static int (*const ways[])(unsigned[4], enum cf_cpu_vendor *) = {
+    static int (*const ways[])(unsigned[REG_COUNT], enum cf_cpu_vendor *) = {
         [CF_CPU_FROM_CPUID] = regs_from_cpuid,
 #ifdef CCLFORGE_HAVE_X86_CPUID_FEATURE_LEAF
         [CF_CPU_FROM_GLIBC] = regs_from_glibc,
@@ -250,7 +263,7 @@ int cf_cpu_probe_from(enum cf_cpu_way way, struct cf_cpu_facts *out)
     if ((unsigned)way >= sizeof ways / sizeof ways[0] || !ways[way])
         return -1;
     snprintf(out->source, sizeof out->source, "%s", names[way]);
-    unsigned regs[4] = { 0 };
+    unsigned regs[REG_COUNT] = { 0 };
     if (ways[way](regs, &out->vendor) != 0)
         return 0; /* no cpuid: nothing known, x86 stays 0 */
     usable_from(regs, out);
@@ -289,20 +302,24 @@ int cf_cpu_parse(const char *spec, const struct cf_cpu_facts *host, struct cf_cp
     cf_strvec_split(&parts, spec, ",", 0);
     int rc = 0;
     if (parts.n == 0) {
-        rc = cf_error_set(err, CF_ERR_USAGE, "--cpu: empty; name a vendor: intel, amd, hygon, other or host");
+        rc = cf_error_set(err, CF_ERR_USAGE, "--cpu: empty; name a vendor: intel, amd, hygon, zhaoxin, other or host");
         goto done;
     }
     out->x86 = 1;
     out->usable = host && host->x86 ? host->usable : level_features[0] | level_features[1];
     if (strcmp(parts.v[0], "host") == 0) {
         out->vendor = host && host->x86 ? host->vendor : CF_CPU_VENDOR_UNKNOWN;
+        if (host && host->x86) {
+            out->family = host->family;
+            out->model = host->model;
+        }
     } else {
         out->vendor = CF_CPU_VENDOR_UNKNOWN;
         for (size_t i = 0; i < sizeof vendors / sizeof vendors[0]; i++)
             if (vendors[i].vendor != CF_CPU_VENDOR_UNKNOWN && strcmp(parts.v[0], vendors[i].name) == 0)
                 out->vendor = vendors[i].vendor;
         if (out->vendor == CF_CPU_VENDOR_UNKNOWN) {
-            rc = cf_error_set(err, CF_ERR_USAGE, "--cpu %s: '%s' is no CPU vendor; use intel, amd, hygon, other or host",
+            rc = cf_error_set(err, CF_ERR_USAGE, "--cpu %s: '%s' is no CPU vendor; use intel, amd, hygon, zhaoxin, other or host",
                               spec, parts.v[0]);
             goto done;
         }
@@ -318,10 +335,22 @@ int cf_cpu_parse(const char *spec, const struct cf_cpu_facts *host, struct cf_cp
         } else if ((p[0] == '+' || p[0] == '-') && feature_by_name(p + 1, strlen(p + 1), 0) >= 0) {
             uint64_t bit = BIT(feature_by_name(p + 1, strlen(p + 1), 0));
             out->usable = p[0] == '+' ? out->usable | bit : out->usable & ~bit;
+        } else if (strncmp(p, "family=", 7) == 0 || strncmp(p, "model=", 6) == 0) {
+            int is_family = p[0] == 'f';
+            const char *num = strchr(p, '=') + 1;
+            char *end = NULL;
+            unsigned long v = *num >= '0' && *num <= '9' ? strtoul(num, &end, 0) : 0;
+            if (!end || *end || v > (is_family ? 0x10fu : 0xffu)) { /* family 0xf + 0xff extended */
+                rc = cf_error_set(err, CF_ERR_USAGE,
+                                  "--cpu %s: '%s' is no %s number (decimal or 0x hex, as /proc/cpuinfo shows it)",
+                                  spec, p, is_family ? "family" : "model");
+                goto done;
+            }
+            *(is_family ? &out->family : &out->model) = (unsigned)v;
         } else {
             rc = cf_error_set(err, CF_ERR_USAGE,
-                              "--cpu %s: '%s' is neither a level (x86-64-v1..v4, xeon-phi) nor +FEATURE/-FEATURE "
-                              "with a feature glibc tests (AVX2, BMI1, AVX512F, ...)",
+                              "--cpu %s: '%s' is neither a level (x86-64-v1..v4, xeon-phi), +FEATURE/-FEATURE "
+                              "with a feature glibc tests (AVX2, BMI1, AVX512F, ...), family=N nor model=N",
                               spec, p);
             goto done;
         }
@@ -332,6 +361,27 @@ done:
     if (rc)
         memset(out, 0, sizeof *out);
     return rc;
+}
+
+int cf_cpu_apply_zhaoxin_quirk(struct cf_cpu_facts *f)
+{
+    /* sysdeps/x86/cpu-features.c, the arch_kind_zhaoxin branch (32ac0b9884;
+     * 44d757eb9f named the family 7 ones Wudaokou and Lujiazui) */
+    static const struct {
+        unsigned family, model;
+    } models[] = { { 6, 0x0f }, { 6, 0x19 }, { 7, 0x1b }, { 7, 0x3b } };
+    const uint64_t avx = BIT(CF_CPU_AVX) | BIT(CF_CPU_AVX2);
+    if (!f->x86 || f->vendor != CF_CPU_VENDOR_ZHAOXIN || !(f->usable & avx))
+        return 0;
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        if (f->family == models[i].family && f->model == models[i].model) {
+            f->usable &= ~avx;
+            size_t used = strlen(f->source);
+            snprintf(f->source + used, sizeof f->source - used, ", Zhaoxin AVX off");
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* Before 2.33: the tunable names that clear a bit the platform test reads. */

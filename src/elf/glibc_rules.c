@@ -26,6 +26,9 @@ static const struct cf_glibc_rule_info rules[CF_GLIBC_RULE_COUNT] = {
       "sysdeps/x86/cpu-features.c: haswell / xeon_phi and avx512_1 when basic.kind == arch_kind_intel" },
     { CF_GLIBC_X86_PLATFORM_CLEARED, "platform-cleared", V(2, 26), V(2, 27),
       "sysdeps/x86/cpu-features.c 2.26: GLRO(dl_platform) = NULL before the Intel checks" },
+    { CF_GLIBC_ZHAOXIN_AVX_OFF, "zhaoxin-avx-off", V(2, 32), NOW,
+      "sysdeps/x86/cpu-features.c arch_kind_zhaoxin: CPU_FEATURE_UNSET AVX, AVX2 on family 6 model 0xf / 0x19, "
+      "family 7 model 0x1b / 0x3b (32ac0b9884)" },
     { CF_GLIBC_CACHE_LEGACY_ENTRIES, "cache-legacy-entries", V(2, 0), V(2, 40),
       "elf/dl-cache.c search_cache hwcap_exclude / platform check; removed by c5aa5fd40a" },
     { CF_GLIBC_CACHE_FIRST_ENTRY, "cache-first-entry", V(2, 0), V(2, 33),

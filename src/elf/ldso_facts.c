@@ -83,6 +83,8 @@ int cf_ldso_facts_get(unsigned machine, int elf_class, const struct cf_ldso_opts
         out->cpu_probed = host;
     }
     out->cpu = out->cpu_probed;
+    if (cf_glibc_follows(out->glibc, CF_GLIBC_ZHAOXIN_AVX_OFF))
+        cf_cpu_apply_zhaoxin_quirk(&out->cpu);
     const char *tunables = opts->tunables ? opts->tunables : getenv("GLIBC_TUNABLES");
     int split = cf_glibc_follows(out->glibc, CF_GLIBC_TUNABLE_HWCAPS_SPLIT);
     if (split || cf_glibc_follows(out->glibc, CF_GLIBC_TUNABLE_HWCAPS))

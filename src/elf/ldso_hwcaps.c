@@ -110,7 +110,7 @@ void cf_ldso_view_build(struct cf_glibc g, const struct cf_cpu_facts *cpu_before
 {
     memset(v, 0, sizeof *v);
     v->platform_bit = ~0ULL;
-    v->isa_1 = cf_cpu_isa_bits(cpu_before_tunables); /* cpu_features->isa_1 is set before tunables */
+    v->isa_1 = cf_cpu_isa_bits(cpu_before_tunables); /* isa_1 is set in update_active: before the Zhaoxin quirk and the tunables */
     if (machine == EM_X86_64)
         x86_64_view(g, cpu, kernel_platform, v);
     else if (machine == EM_386)

@@ -3,12 +3,14 @@
  * words, the active bits and isa_1 its loader decides by. Both ways of
  * probing (cpuid itself, the words glibc kept) must agree with it and with
  * each other, on Intel and AMD alike. */
+#include <gnu/libc-version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cclforge/cpufacts.h"
+#include "cclforge/glibc.h"
 #include "cclforge/spawn.h"
 #include "testsupport.h"
 
@@ -92,13 +94,25 @@ static void test_matches_loader_diagnostics(void **state)
     }
     long long kind = diag_value(diag, "x86.cpu_features.basic.kind");
     long long isa_1 = diag_value(diag, "x86.cpu_features.isa_1");
+    /* enum cpu_features_kind (sysdeps/x86/include/cpu-features.h): Hygon was
+     * arch_kind_amd until 2.41 made it a kind of its own, before "other"
+     * (6b08116b2d) */
+    static const enum cf_cpu_vendor kinds_before_2_41[] = { CF_CPU_VENDOR_UNKNOWN, CF_CPU_VENDOR_INTEL, CF_CPU_VENDOR_AMD,
+                                                            CF_CPU_VENDOR_ZHAOXIN, CF_CPU_VENDOR_OTHER };
+    static const enum cf_cpu_vendor kinds_from_2_41[] = { CF_CPU_VENDOR_UNKNOWN, CF_CPU_VENDOR_INTEL, CF_CPU_VENDOR_AMD,
+                                                          CF_CPU_VENDOR_ZHAOXIN, CF_CPU_VENDOR_HYGON, CF_CPU_VENDOR_OTHER };
+    struct cf_glibc libc;
+    assert_int_equal(cf_glibc_parse(gnu_get_libc_version(), &libc, NULL), 0);
+    int own_hygon = libc.major > 2 || (libc.major == 2 && libc.minor >= 41);
+    const enum cf_cpu_vendor *by_kind = own_hygon ? kinds_from_2_41 : kinds_before_2_41;
+    long long n_kinds = own_hygon ? 6 : 5;
+    if (kind < 1 || kind >= n_kinds)
+        fail_msg("the loader's kind %lld is none glibc %s has", kind, gnu_get_libc_version());
     for (int w = 0; w < n_ways; w++) {
-        const struct cf_cpu_facts *f = &ways[w];
-        /* arch_kind_intel 1, arch_kind_amd 2 (Hygon too), arch_kind_zhaoxin 3, arch_kind_other 4 */
-        static const enum cf_cpu_vendor by_kind[] = { CF_CPU_VENDOR_UNKNOWN, CF_CPU_VENDOR_INTEL, CF_CPU_VENDOR_AMD,
-                                                      CF_CPU_VENDOR_OTHER, CF_CPU_VENDOR_OTHER };
-        assert_true(kind >= 1 && kind <= 4);
-        enum cf_cpu_vendor v = f->vendor == CF_CPU_VENDOR_HYGON ? CF_CPU_VENDOR_AMD : f->vendor;
+        struct cf_cpu_facts *f = &ways[w];
+        if (cf_glibc_follows(libc, CF_GLIBC_ZHAOXIN_AVX_OFF)) /* as the loader emulation applies it */
+            cf_cpu_apply_zhaoxin_quirk(f);
+        enum cf_cpu_vendor v = f->vendor == CF_CPU_VENDOR_HYGON && !own_hygon ? CF_CPU_VENDOR_AMD : f->vendor;
         if (v != by_kind[kind])
             fail_msg("%s: vendor %s, the loader's kind %lld", f->source, cf_cpu_vendor_name(f->vendor), kind);
         for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
@@ -117,11 +131,104 @@ static void test_matches_loader_diagnostics(void **state)
     free(diag);
 }
 
+/* The first "cpu family" / "model" of /proc/cpuinfo: the kernel's reading of leaf 1. */
+static int cpuinfo_number(const char *text, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = text; (p = strstr(p, key)) != NULL; p += n)
+        if (p == text || p[-1] == '\n') {
+            const char *q = p + n;
+            while (*q == '\t' || *q == ' ')
+                q++;
+            if (*q == ':') /* "model\t\t: 143", not "model name" */
+                return atoi(q + 1);
+        }
+    return -1;
+}
+
+static void test_family_and_model_as_the_kernel_reads_them(void **state)
+{
+    (void)state;
+    struct cf_cpu_facts ways[2];
+    FILE *fp = NULL;
+    if (cf_cpu_probe_from(CF_CPU_FROM_CPUID, &ways[0]) != 0 || !(fp = fopen("/proc/cpuinfo", "r"))) {
+        print_message("no cpuid or no /proc/cpuinfo\n");
+        skip();
+    }
+    int n_ways = cf_cpu_probe_from(CF_CPU_FROM_GLIBC, &ways[1]) == 0 ? 2 : 1;
+    static char info[1 << 16]; /* the first processor's block is enough */
+    info[fread(info, 1, sizeof info - 1, fp)] = '\0';
+    fclose(fp);
+    int family = cpuinfo_number(info, "cpu family"), model = cpuinfo_number(info, "model");
+    assert_true(family > 0 && model >= 0);
+    for (int w = 0; w < n_ways; w++) {
+        if (ways[w].family != (unsigned)family || ways[w].model != (unsigned)model)
+            fail_msg("%s: family %u model %u, /proc/cpuinfo %d %d", ways[w].source, ways[w].family, ways[w].model,
+                     family, model);
+    }
+}
+
+/* glibc 2.32+ turns AVX and AVX2 off on exactly four Zhaoxin models. */
+static void test_zhaoxin_quirk(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *spec;
+        int changed, level;
+    } cases[] = {
+        { "zhaoxin,x86-64-v3,family=7,model=0x3b", 1, 2 }, /* KX-7000 (Lujiazui) */
+        { "zhaoxin,x86-64-v3,family=7,model=27", 1, 2 },   /* KH-40000 (Wudaokou), decimal */
+        { "zhaoxin,x86-64-v3,family=6,model=0x0f", 1, 2 },
+        { "zhaoxin,x86-64-v3,family=6,model=0x19", 1, 2 },
+        { "zhaoxin,x86-64-v3,family=7,model=0x5b", 0, 3 }, /* Yongfeng: tuning only */
+        { "zhaoxin,x86-64-v3,family=6,model=0x1b", 0, 3 },
+        { "intel,x86-64-v3,family=7,model=0x3b", 0, 3 },   /* the model alone is not the rule */
+        { "zhaoxin,x86-64-v2,family=7,model=0x3b", 0, 2 }, /* no AVX to turn off */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct cf_cpu_facts f;
+        assert_int_equal(cf_cpu_parse(cases[i].spec, NULL, &f, NULL), 0);
+        int changed = cf_cpu_apply_zhaoxin_quirk(&f);
+        if (changed != cases[i].changed || cf_cpu_isa_level(&f) != cases[i].level)
+            fail_msg("%s: changed %d, level %d; glibc: %d, %d", cases[i].spec, changed, cf_cpu_isa_level(&f),
+                     cases[i].changed, cases[i].level);
+        if (changed) { /* after update_active: what needed AVX stays */
+            assert_false(cf_cpu_has(&f, CF_CPU_AVX) || cf_cpu_has(&f, CF_CPU_AVX2));
+            assert_true(cf_cpu_has(&f, CF_CPU_FMA) && cf_cpu_has(&f, CF_CPU_F16C));
+            assert_non_null(strstr(f.source, "Zhaoxin AVX off"));
+        }
+    }
+}
+
+static void test_spec_family_and_model(void **state)
+{
+    (void)state;
+    struct cf_cpu_facts host = { .x86 = 1, .vendor = CF_CPU_VENDOR_AMD, .family = 0x19, .model = 0x11 }, f;
+    assert_int_equal(cf_cpu_parse("host", &host, &f, NULL), 0);
+    assert_int_equal(f.family, 0x19);
+    assert_int_equal(f.model, 0x11);
+    assert_int_equal(cf_cpu_parse("amd", &host, &f, NULL), 0); /* a named vendor: no model known */
+    assert_int_equal(f.family, 0);
+    static const char *const bad[] = { "zhaoxin,model=", "zhaoxin,model=0x", "zhaoxin,model=-1", "zhaoxin,model=0x100",
+                                       "zhaoxin,family=0x110", "zhaoxin,model=7b", "zhaoxin,modl=7" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cf_error err = CF_ERROR_INIT;
+        if (cf_cpu_parse(bad[i], &host, &f, &err) == 0)
+            fail_msg("--cpu %s was taken", bad[i]);
+        assert_int_equal(err.kind, CF_ERR_USAGE);
+        assert_non_null(strstr(cf_error_message(&err), bad[i] + 8)); /* names the bad part */
+        cf_error_clear(&err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ways_agree),
         cmocka_unit_test(test_matches_loader_diagnostics),
+        cmocka_unit_test(test_family_and_model_as_the_kernel_reads_them),
+        cmocka_unit_test(test_zhaoxin_quirk),
+        cmocka_unit_test(test_spec_family_and_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -609,6 +609,12 @@ static void test_versioned_rules(void **state)
         { "2.37", "amd,x86-64-v2", "glibc-hwcaps/x86-64-v2", "x86_64", "" },
         { "2.41", "intel,x86-64-v1", "", "x86_64", "" },
         { "2.41", "amd,x86-64-v1", "", "x86_64", "" },
+        /* 2.32-: AVX and AVX2 off on four Zhaoxin models (x86-64-v2 to the
+         * loader), which matters from 2.33's glibc-hwcaps on */
+        { "2.31", "zhaoxin,x86-64-v3,family=7,model=0x3b", "tls/x86_64/x86_64", "x86_64", "x86_64 x86_64 tls" },
+        { "2.36", "zhaoxin,x86-64-v3,family=7,model=0x3b", "glibc-hwcaps/x86-64-v2", "x86_64", "x86_64 x86_64 tls" },
+        { "2.36", "zhaoxin,x86-64-v3,family=7,model=0x5b", "glibc-hwcaps/x86-64-v3", "x86_64", "x86_64 x86_64 tls" },
+        { "2.41", "zhaoxin,x86-64-v4,family=6,model=0x19", "glibc-hwcaps/x86-64-v2", "x86_64", "" },
     };
     struct hw_fixture fx;
     hw_fixture_make(&fx);
