@@ -1,24 +1,20 @@
 /* libFuzzer target for the CPU a resolution plans for: a --cpu spec, a
- * GLIBC_TUNABLES value and a --glibc release, as the user types them. The
- * input is "spec\0tunables\0release"; missing parts are NULL. */
+ * GLIBC_TUNABLES value and a --glibc release, as the user types them, and
+ * what that release's loader makes of them. The input is
+ * "spec\0tunables\0release"; missing parts are NULL. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cclforge/cpufacts.h"
 #include "cclforge/glibc.h"
-#include "cclforge/strbuf.h"
+#include "cclforge/ldso.h"
+#include "fuzz_parts.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *parts[3] = { NULL, NULL, NULL };
-    size_t at = 0;
-    for (int i = 0; i < 3 && at <= size; i++) {
-        const uint8_t *end = memchr(data + at, '\0', size - at);
-        size_t len = end ? (size_t)(end - (data + at)) : size - at;
-        parts[i] = cf_strndup((const char *)data + at, len);
-        at += len + 1;
-    }
+    char *parts[3];
+    fuzz_split_parts(data, size, parts, 3);
     struct cf_cpu_facts host = { .x86 = 1, .vendor = CF_CPU_VENDOR_ZHAOXIN, .usable = ~UINT64_C(0) >> 38,
                                  .family = 7, .model = 0x3b };
     struct cf_cpu_facts f;
@@ -29,10 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (void)cf_glibc_parse(parts[2], &g, NULL);
         uint64_t before = f.usable;
         int level = cf_cpu_isa_level(&f);
-        if (cf_glibc_follows(g, CF_GLIBC_ZHAOXIN_AVX_OFF))
-            cf_cpu_apply_zhaoxin_quirk(&f);
-        cf_cpu_apply_tunables(&f, parts[1], "glibc.cpu.hwcaps", cf_glibc_follows(g, CF_GLIBC_TUNABLE_HWCAPS_SPLIT));
-        cf_cpu_apply_tunables(&f, parts[1], "glibc.tune.hwcaps", 1);
+        cf_ldso_cpu_as_loaded(&f, g, parts[1]);
         /* the quirk and the tunables only take features away */
         if ((f.usable & ~before) != 0 || cf_cpu_isa_level(&f) > level || cf_cpu_isa_level(&f) > 4)
             abort();

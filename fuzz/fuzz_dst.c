@@ -5,18 +5,12 @@
 #include <string.h>
 
 #include "cclforge/dst.h"
-#include "cclforge/strbuf.h"
+#include "fuzz_parts.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *parts[4] = { NULL, NULL, NULL, NULL };
-    size_t at = 0;
-    for (int i = 0; i < 4 && at <= size; i++) {
-        const uint8_t *end = memchr(data + at, '\0', size - at);
-        size_t len = end ? (size_t)(end - (data + at)) : size - at;
-        parts[i] = cf_strndup((const char *)data + at, len);
-        at += len + 1;
-    }
+    char *parts[4];
+    fuzz_split_parts(data, size, parts, 4);
     if (!parts[0])
         return 0;
     char *out = cf_dst_expand(parts[0], parts[1], parts[2], parts[3]);

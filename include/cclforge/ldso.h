@@ -152,6 +152,11 @@ struct cf_ldso_opts {
     const char *const *dlopen;
 };
 
+/* What release's loader makes of a CPU after update_active: its vendor
+ * rules (the Zhaoxin AVX one) and GLIBC_TUNABLES (tunables may be NULL), in
+ * init_cpu_features' order. cpu_probed -> cpu in the facts below. */
+void cf_ldso_cpu_as_loaded(struct cf_cpu_facts *cpu, struct cf_glibc release, const char *tunables);
+
 /* Works out the facts for (machine, class) under opts: the root's glibc
  * release (or opts->glibc), the CPU (or opts->cpu) and GLIBC_TUNABLES. -1
  * with CF_ERR_USAGE for a bad --glibc or --cpu. */

@@ -71,6 +71,8 @@ static const struct {
     { CF_CPU_VENDOR_ZHAOXIN, "zhaoxin" }, { CF_CPU_VENDOR_OTHER, "other" }, { CF_CPU_VENDOR_UNKNOWN, "unknown" },
 };
 
+#define VENDOR_CHOICES "intel, amd, hygon, zhaoxin, other or host" /* the table's names, for messages */
+
 const char *cf_cpu_vendor_name(enum cf_cpu_vendor v)
 {
     for (size_t i = 0; i < sizeof vendors / sizeof vendors[0]; i++)
@@ -302,7 +304,7 @@ int cf_cpu_parse(const char *spec, const struct cf_cpu_facts *host, struct cf_cp
     cf_strvec_split(&parts, spec, ",", 0);
     int rc = 0;
     if (parts.n == 0) {
-        rc = cf_error_set(err, CF_ERR_USAGE, "--cpu: empty; name a vendor: intel, amd, hygon, zhaoxin, other or host");
+        rc = cf_error_set(err, CF_ERR_USAGE, "--cpu: empty; name a vendor: " VENDOR_CHOICES);
         goto done;
     }
     out->x86 = 1;
@@ -319,7 +321,7 @@ int cf_cpu_parse(const char *spec, const struct cf_cpu_facts *host, struct cf_cp
             if (vendors[i].vendor != CF_CPU_VENDOR_UNKNOWN && strcmp(parts.v[0], vendors[i].name) == 0)
                 out->vendor = vendors[i].vendor;
         if (out->vendor == CF_CPU_VENDOR_UNKNOWN) {
-            rc = cf_error_set(err, CF_ERR_USAGE, "--cpu %s: '%s' is no CPU vendor; use intel, amd, hygon, zhaoxin, other or host",
+            rc = cf_error_set(err, CF_ERR_USAGE, "--cpu %s: '%s' is no CPU vendor; use " VENDOR_CHOICES,
                               spec, parts.v[0]);
             goto done;
         }

@@ -58,6 +58,18 @@ static void detect_glibc(unsigned machine, int elf_class, const char *root, stru
              f->glibc.major, f->glibc.minor);
 }
 
+void cf_ldso_cpu_as_loaded(struct cf_cpu_facts *cpu, struct cf_glibc release, const char *tunables)
+{
+    if (cf_glibc_follows(release, CF_GLIBC_ZHAOXIN_AVX_OFF))
+        cf_cpu_apply_zhaoxin_quirk(cpu);
+    int split = cf_glibc_follows(release, CF_GLIBC_TUNABLE_HWCAPS_SPLIT);
+    if (split || cf_glibc_follows(release, CF_GLIBC_TUNABLE_HWCAPS))
+        cf_cpu_apply_tunables(cpu, tunables,
+                              cf_glibc_follows(release, CF_GLIBC_TUNABLE_TUNE_PREFIX) ? "glibc.tune.hwcaps"
+                                                                                       : "glibc.cpu.hwcaps",
+                              split);
+}
+
 int cf_ldso_facts_get(unsigned machine, int elf_class, const struct cf_ldso_opts *opts, struct cf_ldso_facts *out,
                       cf_error *err)
 {
@@ -83,15 +95,7 @@ int cf_ldso_facts_get(unsigned machine, int elf_class, const struct cf_ldso_opts
         out->cpu_probed = host;
     }
     out->cpu = out->cpu_probed;
-    if (cf_glibc_follows(out->glibc, CF_GLIBC_ZHAOXIN_AVX_OFF))
-        cf_cpu_apply_zhaoxin_quirk(&out->cpu);
-    const char *tunables = opts->tunables ? opts->tunables : getenv("GLIBC_TUNABLES");
-    int split = cf_glibc_follows(out->glibc, CF_GLIBC_TUNABLE_HWCAPS_SPLIT);
-    if (split || cf_glibc_follows(out->glibc, CF_GLIBC_TUNABLE_HWCAPS))
-        cf_cpu_apply_tunables(&out->cpu, tunables,
-                              cf_glibc_follows(out->glibc, CF_GLIBC_TUNABLE_TUNE_PREFIX) ? "glibc.tune.hwcaps"
-                                                                                          : "glibc.cpu.hwcaps",
-                              split);
+    cf_ldso_cpu_as_loaded(&out->cpu, out->glibc, opts->tunables ? opts->tunables : getenv("GLIBC_TUNABLES"));
     out->filled = 1;
     if (opts->facts_cache)
         *opts->facts_cache = *out;

@@ -11,6 +11,7 @@
 
 #include "cclforge/cpufacts.h"
 #include "cclforge/glibc.h"
+#include "cclforge/ldso.h"
 #include "cclforge/spawn.h"
 #include "testsupport.h"
 
@@ -103,15 +104,14 @@ static void test_matches_loader_diagnostics(void **state)
                                                           CF_CPU_VENDOR_ZHAOXIN, CF_CPU_VENDOR_HYGON, CF_CPU_VENDOR_OTHER };
     struct cf_glibc libc;
     assert_int_equal(cf_glibc_parse(gnu_get_libc_version(), &libc, NULL), 0);
-    int own_hygon = libc.major > 2 || (libc.major == 2 && libc.minor >= 41);
+    int own_hygon = cf_glibc_compare(libc, (struct cf_glibc){ 2, 41 }) >= 0;
     const enum cf_cpu_vendor *by_kind = own_hygon ? kinds_from_2_41 : kinds_before_2_41;
     long long n_kinds = own_hygon ? 6 : 5;
     if (kind < 1 || kind >= n_kinds)
         fail_msg("the loader's kind %lld is none glibc %s has", kind, gnu_get_libc_version());
     for (int w = 0; w < n_ways; w++) {
         struct cf_cpu_facts *f = &ways[w];
-        if (cf_glibc_follows(libc, CF_GLIBC_ZHAOXIN_AVX_OFF)) /* as the loader emulation applies it */
-            cf_cpu_apply_zhaoxin_quirk(f);
+        cf_ldso_cpu_as_loaded(f, libc, NULL); /* the vendor rules; the loader ran without tunables */
         enum cf_cpu_vendor v = f->vendor == CF_CPU_VENDOR_HYGON && !own_hygon ? CF_CPU_VENDOR_AMD : f->vendor;
         if (v != by_kind[kind])
             fail_msg("%s: vendor %s, the loader's kind %lld", f->source, cf_cpu_vendor_name(f->vendor), kind);
