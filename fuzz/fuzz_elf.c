@@ -59,8 +59,7 @@ static size_t walk(struct cf_elf *elf)
         }
     cf_error_clear(&err);
     const uint8_t *marks;
-    int known;
-    if (cf_elf_relocated_symbols(elf, &marks, &n, &known, &err) == 0)
+    if (cf_elf_relocated_symbols(elf, &marks, &n, &err) == 0)
         for (size_t i = 0; i < n; i++)
             sum += marks[i];
     cf_error_clear(&err);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Writes small real ELF files into DIR as fuzzing seeds: a versioned shared
 # library with SONAME/RPATH/NODEFLIB, a RUNPATH library, an executable with
-# versioned references, a -m32 library, stripped and big-endian variants when
-# the tools allow. Compiled on the fly so no binary is committed.
+# versioned references, a -m32 library, stripped, big-endian and section-header-less
+# variants when the tools allow. Compiled on the fly so no binary is committed.
 set -euo pipefail
 dir=$1
 mkdir -p "$dir"
@@ -41,5 +41,16 @@ if command -v objcopy >/dev/null; then
   objcopy -O elf64-big "$work/libdemo.so" "$dir/libdemo-be.so" 2>/dev/null || rm -f "$dir/libdemo-be.so"
   objcopy --strip-all -R .gnu.version_d "$work/libdemo.so" "$dir/libdemo-noverdef.so" 2>/dev/null || true
 fi
-command -v python3 >/dev/null && python3 "$(dirname "$0")/handmade_elf.py" "$dir"
+if command -v python3 >/dev/null; then
+  python3 "$(dirname "$0")/handmade_elf.py" "$dir"
+  # Without section headers (e_shoff, e_shnum, e_shstrndx zeroed): read
+  # through the tables made from the dynamic tags, as sstrip leaves it.
+  python3 - "$dir/libdemo.so" "$dir/libdemo-noshdr.so" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+d[0x28:0x30] = bytes(8)
+d[0x3c:0x40] = bytes(4)
+open(sys.argv[2], 'wb').write(d)
+PY
+fi
 exit 0

@@ -119,14 +119,14 @@ int cf_elf_section_bytes(const struct cf_elf *elf, const struct cf_elf_section *
 
 /* Dynamic symbols (.dynsym) with versions resolved. Loaded lazily on first call. */
 int cf_elf_dynsyms(struct cf_elf *elf, const struct cf_elf_symbol **syms, size_t *n, cf_error *err);
-/* Which dynamic symbols the object's dynamic relocations (.rela.dyn,
- * .rela.plt, .rel.*) name: glibc looks a symbol up only while processing a
- * relocation that refers to it, so an undefined symbol no relocation names
- * is never looked up and never "undefined" (ldd -r). *marks[i] is 1 for
- * .dynsym index i (0 is the null symbol; cf_elf_dynsyms' entry k is index
- * k + 1). *known is 0 when the file has no such sections (no section
- * headers): then the marks say nothing. */
-int cf_elf_relocated_symbols(struct cf_elf *elf, const uint8_t **marks, size_t *n, int *known, cf_error *err);
+/* Which dynamic symbols the object's dynamic relocations name: glibc looks
+ * a symbol up only while processing a relocation that refers to it, so an
+ * undefined symbol no relocation names is never looked up and never
+ * "undefined" (ldd -r). The relocations are those the dynamic tags locate
+ * (DT_RELA, DT_REL, DT_JMPREL), as the loader finds them. *marks[i] is 1
+ * for .dynsym index i (0 is the null symbol; cf_elf_dynsyms' entry k is
+ * index k + 1); *n is 0 without a dynamic symbol table. */
+int cf_elf_relocated_symbols(struct cf_elf *elf, const uint8_t **marks, size_t *n, cf_error *err);
 /* Version definitions this object provides (verdef names, excluding the base/file entry). */
 int cf_elf_verdefs(struct cf_elf *elf, const char *const **names, size_t *n, cf_error *err);
 /* Version requirements (verneed). */

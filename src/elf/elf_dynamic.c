@@ -15,8 +15,7 @@ static int range_in_file(uint64_t offset, uint64_t size, size_t len)
     return offset <= len && size <= len - offset;
 }
 
-/* File bytes backing a virtual address range, through the PT_LOAD segments. */
-static int vaddr_to_span(const struct cf_elf *elf, uint64_t addr, uint64_t max_len, struct cf_span *out)
+int cf_elf_vaddr_span(const struct cf_elf *elf, uint64_t addr, uint64_t max_len, struct cf_span *out)
 {
     for (size_t i = 0; i < elf->n_segments; i++) {
         const struct cf_elf_segment *s = &elf->segments[i];
@@ -114,6 +113,19 @@ static const struct {
     { DT_RELCOUNT, offsetof(struct cf_elf_dynamic, relcount) },
 };
 
+/* The tags that locate the loader's tables (elf_dynamic_view.c). */
+static const struct {
+    int64_t tag;
+    enum cf_dyn_slot slot;
+} table_tags[] = {
+    { DT_STRTAB, CF_DYN_STRTAB },   { DT_STRSZ, CF_DYN_STRSZ },           { DT_SYMTAB, CF_DYN_SYMTAB },
+    { DT_HASH, CF_DYN_HASH },       { DT_GNU_HASH, CF_DYN_GNU_HASH },     { DT_VERSYM, CF_DYN_VERSYM },
+    { DT_VERNEED, CF_DYN_VERNEED }, { DT_VERNEEDNUM, CF_DYN_VERNEEDNUM }, { DT_VERDEF, CF_DYN_VERDEF },
+    { DT_VERDEFNUM, CF_DYN_VERDEFNUM }, { DT_RELA, CF_DYN_RELA },       { DT_RELASZ, CF_DYN_RELASZ },
+    { DT_REL, CF_DYN_REL },         { DT_RELSZ, CF_DYN_RELSZ },           { DT_JMPREL, CF_DYN_JMPREL },
+    { DT_PLTRELSZ, CF_DYN_PLTRELSZ }, { DT_PLTREL, CF_DYN_PLTREL },
+};
+
 /* The string-valued tags, in the order they are stored. */
 struct string_tag {
     int64_t tag;
@@ -166,6 +178,11 @@ int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err)
             n_needed++;
         if (string_tag_name(dyn.tag))
             have_strings = 1;
+        for (size_t k = 0; k < sizeof table_tags / sizeof table_tags[0]; k++)
+            if (table_tags[k].tag == dyn.tag) {
+                elf->dyn_tables.value[table_tags[k].slot] = dyn.val;
+                elf->dyn_tables.present |= 1u << table_tags[k].slot;
+            }
         if (dyn.tag == DT_STRTAB) {
             strtab_addr = dyn.val;
             have_strtab_addr = 1;
@@ -184,7 +201,7 @@ int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err)
     if (sec) {
         if (cf_elf_linked_strtab(elf, sec, sec->link, &strtab, err) != 0)
             return -1;
-    } else if (!have_strtab_addr || vaddr_to_span(elf, strtab_addr, strsz, &strtab) != 0) {
+    } else if (!have_strtab_addr || cf_elf_vaddr_span(elf, strtab_addr, strsz, &strtab) != 0) {
         return cf_elf_fault(elf, err, "the dynamic section names strings but DT_STRTAB (%#llx) maps to no file bytes",
                             (unsigned long long)strtab_addr);
     }

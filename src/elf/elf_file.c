@@ -252,9 +252,10 @@ static int open_image(struct cf_elf *elf, cf_error *err)
 
     struct table_counts counts;
     if (read_counts(elf, &counts, err) != 0 || load_sections(elf, &counts, err) != 0 ||
-        load_segments(elf, &counts, err) != 0)
+        load_segments(elf, &counts, err) != 0 || cf_elf_load_dynamic(elf, err) != 0)
         return -1;
-    return cf_elf_load_dynamic(elf, err);
+    cf_elf_sections_from_dynamic(elf);
+    return 0;
 }
 
 static int finish_open(struct cf_elf *elf, struct cf_elf **out, cf_error *err)

@@ -21,6 +21,21 @@ struct cf_span {
     size_t len;
 };
 
+/* The dynamic tags that locate the loader's tables (address, size or count
+ * each), kept as the last entry of each tag gives them, as glibc's
+ * elf_get_dynamic_info keeps them; elf_dynamic_view.c reads an object
+ * without section headers through them. */
+enum cf_dyn_slot {
+    CF_DYN_STRTAB, CF_DYN_STRSZ, CF_DYN_SYMTAB, CF_DYN_HASH, CF_DYN_GNU_HASH, CF_DYN_VERSYM,
+    CF_DYN_VERNEED, CF_DYN_VERNEEDNUM, CF_DYN_VERDEF, CF_DYN_VERDEFNUM,
+    CF_DYN_RELA, CF_DYN_RELASZ, CF_DYN_REL, CF_DYN_RELSZ, CF_DYN_JMPREL, CF_DYN_PLTRELSZ, CF_DYN_PLTREL,
+    CF_DYN_SLOTS
+};
+struct cf_dyn_tables {
+    uint64_t value[CF_DYN_SLOTS];
+    uint32_t present; /* bit (1u << slot) per tag seen */
+};
+
 struct cf_elf {
     char *path;               /* label for errors: the path or the memory name */
     struct cf_mmap map;       /* owned mapping (cf_elf_open) or empty (open_memory) */
@@ -36,6 +51,7 @@ struct cf_elf {
 
     struct cf_elf_dynamic dynamic;
     const char **needed;      /* storage behind dynamic.needed */
+    struct cf_dyn_tables dyn_tables;
 
     /* Loaded lazily by cf_elf_dynsyms / cf_elf_verdefs / cf_elf_verneeds. */
     int versions_loaded;
@@ -55,7 +71,6 @@ struct cf_elf {
     int relocs_loaded;        /* 1 done, -1 failed (elf_relocs.c) */
     uint8_t *relocated;       /* per .dynsym index: a dynamic relocation names it */
     size_t n_relocated;
-    int relocs_known;         /* the file has dynamic relocation sections */
 };
 
 /* Sets err to "<file>: <fault>" and returns -1. */
@@ -82,5 +97,22 @@ int cf_elf_section_entries(const struct cf_elf *elf, const struct cf_elf_section
 
 /* Reads the dynamic section and PT_INTERP into elf->dynamic (called by open). */
 int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err);
+
+/* The file bytes backing virtual address addr, through the PT_LOAD
+ * segments: up to max_len of them, to the end of the segment's file bytes.
+ * -1 when no segment's file bytes hold addr. */
+int cf_elf_vaddr_span(const struct cf_elf *elf, uint64_t addr, uint64_t max_len, struct cf_span *out);
+
+/* For an object without section headers: the sections the loader's tables
+ * would have, made from the dynamic tags (elf_dynamic_view.c). Tables whose
+ * address maps to no file bytes are left out; never fails. */
+void cf_elf_sections_from_dynamic(struct cf_elf *elf);
+
+/* The relocation tables glibc processes, whatever the section headers say:
+ * DT_RELA, DT_REL and DT_JMPREL (of DT_PLTREL's kind), each as a section
+ * over its file bytes (sh_link 0). -1 when table i is absent, maps to no
+ * file bytes, or lies inside an earlier one. */
+enum { CF_ELF_DYN_RELOC_TABLES = 3 };
+int cf_elf_dynamic_reloc_table(const struct cf_elf *elf, size_t i, struct cf_elf_section *out);
 
 #endif

@@ -2,7 +2,10 @@
  * (elf/do-rel.h, elf_machine_rela) resolves r_sym through the global scope
  * for every relocation whose r_sym is not 0 (RELATIVE, IRELATIVE and NONE
  * carry 0); a dynamic symbol no relocation names is never looked up. The
- * sections are read through a pread window: a 1 GB library's relocations
+ * tables are the ones the loader processes, found by the dynamic tags
+ * (DT_RELA, DT_REL, DT_JMPREL), not by section headers, which it never
+ * reads: an object with none has no lookups at all. They are read through
+ * a pread window: a 1 GB library's relocations
  * (libtorch_cpu.so: 8.5 MB) cost no mapped memory. The DT_RELACOUNT
  * RELATIVE relocations that lead the table (-z combreloc sorts them first;
  * glibc relocates them without a lookup) are not read at all: 9 MB of
@@ -18,7 +21,7 @@
 
 enum { RELOC_WINDOW = 64 * 1024, MAPPED_MAX = 1024 * 1024 };
 
-/* One SHT_REL / SHT_RELA section linked to .dynsym: marks every r_sym. */
+/* One REL or RELA table: marks every r_sym. */
 static int mark_section(const struct cf_elf *elf, const struct cf_elf_section *sec, uint8_t *marks, size_t n_marks,
                         int *fd, cf_error *err)
 {
@@ -71,36 +74,33 @@ static int mark_section(const struct cf_elf *elf, const struct cf_elf_section *s
     return rc;
 }
 
-int cf_elf_relocated_symbols(struct cf_elf *elf, const uint8_t **marks, size_t *n, int *known, cf_error *err)
+int cf_elf_relocated_symbols(struct cf_elf *elf, const uint8_t **marks, size_t *n, cf_error *err)
 {
     *marks = NULL;
     *n = 0;
-    *known = 0;
     if (elf->relocs_loaded < 0)
         return cf_elf_fault(elf, err, "the dynamic relocations are unreadable (see the first error)");
     if (!elf->relocs_loaded) {
         elf->relocs_loaded = -1;
-        size_t dynsym = 0;
+        const struct cf_elf_section *dynsym = NULL;
         for (size_t i = 0; i < elf->n_sections && !dynsym; i++)
             if (elf->sections[i].type == SHT_DYNSYM)
-                dynsym = i;
+                dynsym = &elf->sections[i];
         if (dynsym) {
-            const struct cf_elf_section *ds = &elf->sections[dynsym];
             size_t symsize = elf->header.elf_class == 64 ? 24 : 16;
             /* Sized by the bytes .dynsym has in the file, never by sh_size alone. */
             const uint8_t *syms;
             size_t syms_len;
-            if (cf_elf_section_bytes(elf, ds, &syms, &syms_len, err) != 0)
+            if (cf_elf_section_bytes(elf, dynsym, &syms, &syms_len, err) != 0)
                 return -1;
             elf->n_relocated = syms_len / symsize;
             elf->relocated = cf_xcalloc(elf->n_relocated ? elf->n_relocated : 1, 1);
             int fd = -2;
-            for (size_t i = 0; i < elf->n_sections; i++) {
-                const struct cf_elf_section *s = &elf->sections[i];
-                if ((s->type != SHT_RELA && s->type != SHT_REL) || !(s->flags & SHF_ALLOC) || s->link != dynsym)
+            for (size_t i = 0; i < CF_ELF_DYN_RELOC_TABLES; i++) {
+                struct cf_elf_section table;
+                if (cf_elf_dynamic_reloc_table(elf, i, &table) != 0)
                     continue;
-                elf->relocs_known = 1;
-                if (mark_section(elf, s, elf->relocated, elf->n_relocated, &fd, err) != 0) {
+                if (mark_section(elf, &table, elf->relocated, elf->n_relocated, &fd, err) != 0) {
                     if (fd >= 0)
                         close(fd);
                     return -1;
@@ -113,6 +113,5 @@ int cf_elf_relocated_symbols(struct cf_elf *elf, const uint8_t **marks, size_t *
     }
     *marks = elf->relocated;
     *n = elf->n_relocated;
-    *known = elf->relocs_known;
     return 0;
 }

@@ -81,7 +81,6 @@ struct opened {
     const uint8_t *sbuckets, *schain;
     const uint8_t *relocated; /* per .dynsym index: a dynamic relocation names it */
     size_t n_relocated;
-    int relocs_known;
 };
 
 struct rawsym {
@@ -288,15 +287,15 @@ static int open_symbols(struct opened *o, cf_error *err)
             o->versym = d;
     }
     load_hash_tables(o);
-    return cf_elf_relocated_symbols(elf, &o->relocated, &o->n_relocated, &o->relocs_known, err);
+    return cf_elf_relocated_symbols(elf, &o->relocated, &o->n_relocated, err);
 }
 
 /* An undefined reference the loader must bind: strong (weak ones may stay
  * unresolved), and named by a dynamic relocation, the only thing glibc looks
- * symbols up for (without relocation sections, every strong undefined one). */
+ * symbols up for. */
 static int is_reference(const struct opened *o, size_t i, struct rawsym *s)
 {
-    if (o->relocs_known && (i >= o->n_relocated || !o->relocated[i]))
+    if (i >= o->n_relocated || !o->relocated[i])
         return 0;
     if (i >= o->n_syms)
         return 0;

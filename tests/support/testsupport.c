@@ -1,8 +1,11 @@
 #include "testsupport.h"
 
+#include <elf.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
@@ -112,4 +115,27 @@ int ts_have(const char *prog)
     char *p = cf_which(prog);
     free(p);
     return p != NULL;
+}
+
+void ts_drop_section_headers(uint8_t *ehdr)
+{
+    if (ehdr[EI_CLASS] == ELFCLASS64) {
+        memset(ehdr + offsetof(Elf64_Ehdr, e_shoff), 0, sizeof(Elf64_Off));
+        memset(ehdr + offsetof(Elf64_Ehdr, e_shnum), 0, 2 * sizeof(Elf64_Half)); /* and e_shstrndx */
+    } else {
+        memset(ehdr + offsetof(Elf32_Ehdr, e_shoff), 0, sizeof(Elf32_Off));
+        memset(ehdr + offsetof(Elf32_Ehdr, e_shnum), 0, 2 * sizeof(Elf32_Half));
+    }
+}
+
+void ts_strip_section_headers(const char *path)
+{
+    uint8_t ehdr[sizeof(Elf64_Ehdr)];
+    int fd = open(path, O_RDWR);
+    if (fd < 0 || pread(fd, ehdr, sizeof ehdr, 0) != (ssize_t)sizeof ehdr)
+        fail_msg("%s: cannot read its ELF header", path);
+    ts_drop_section_headers(ehdr);
+    if (pwrite(fd, ehdr, sizeof ehdr, 0) != (ssize_t)sizeof ehdr)
+        fail_msg("%s: cannot rewrite its ELF header", path);
+    close(fd);
 }

@@ -24,6 +24,13 @@ const char *ts_cc(const char *dir, const char *out, const char *source, ...);
 /* 1 when a program is on PATH. */
 int ts_have(const char *prog);
 
+/* Clears e_shoff, e_shnum and e_shstrndx of the ELF header at ehdr (either
+ * class; zero reads the same in either byte order): the object sstrip or
+ * `objcopy --strip-section-headers` leaves, which the loader still runs. */
+void ts_drop_section_headers(uint8_t *ehdr);
+/* The same, rewriting the header of the file at path in place. */
+void ts_strip_section_headers(const char *path);
+
 /* A test binary whose every test skipped (a missing prerequisite: no nvcc, no
  * real NCCL) did not run: it exits 77, CTest's SKIP_RETURN_CODE, so CTest shows
  * it Skipped and scripts/test.sh counts it apart, never as passed. skip() and

@@ -252,9 +252,8 @@ static void problem_set(const struct cf_symcheck_result *s, struct strvec *out)
 /* An undefined dynamic symbol that no dynamic relocation names (here, only a
  * non-allocated note refers to it) is never looked up by glibc: not an
  * "undefined symbol", while one a GOT relocation names is. */
-static void test_only_relocated_symbols_count(void **state)
+static char *build_noreloc_library(const char *t)
 {
-    char *t = ts_tmpdir();
     char *s = ts_write(t, "ref.s",
                        "\t.text\n\t.globl cfx_uses\n\t.type cfx_uses, @function\ncfx_uses:\n"
                        "\tmovq cfx_real_ref@GOTPCREL(%rip), %rax\n\tret\n"
@@ -264,6 +263,13 @@ static void test_only_relocated_symbols_count(void **state)
     const char *cc = getenv("CC");
     const char *argv[] = { cc && *cc ? cc : "cc", "-shared", "-o", lib, s, NO_AS_NEEDED, "-lc", NULL };
     ts_run_ok(argv);
+    return lib;
+}
+
+static void test_only_relocated_symbols_count(void **state)
+{
+    char *t = ts_tmpdir();
+    char *lib = build_noreloc_library(t);
     struct cf_ldso_result r;
     struct cf_symcheck_result sc;
     check(lib, &r, &sc);
@@ -273,6 +279,83 @@ static void test_only_relocated_symbols_count(void **state)
     cf_symcheck_result_release(&sc);
     cf_ldso_result_release(&r);
     free(lib);
+
+    /* With no dynamic relocation at all (no DT_RELA, no .rela.dyn) nothing
+     * is looked up: the strong undefined symbol is no problem either. */
+    char *s = ts_write(t, "none.s",
+                       "\t.text\n\t.globl cfx_uses\n\t.type cfx_uses, @function\ncfx_uses:\n\tret\n"
+                       "\t.section .note.cfx,\"\",@note\n\t.quad cfx_nonalloc_ref\n"
+                       "\t.section .note.GNU-stack,\"\",@progbits\n");
+    lib = cf_path_join(t, "libnone_fx.so");
+    const char *cc = getenv("CC");
+    const char *argv[] = { cc && *cc ? cc : "cc", "-shared", "-nostdlib", "-o", lib, s, NO_AS_NEEDED, "-lc", NULL };
+    ts_run_ok(argv);
+    check(lib, &r, &sc);
+    assert_int_equal(sc.n_problems, 0);
+    assert_same_as_ldd_r(lib, &sc);
+    cf_symcheck_result_release(&sc);
+    cf_ldso_result_release(&r);
+    free(lib);
+}
+
+/* Objects whose section headers are stripped (sstrip, objcopy
+ * --strip-section-headers) load as before, since glibc reads only the
+ * dynamic tags: the same problems as with their headers, and as ldd -r, with
+ * each hash style (DT_HASH's count; GNU hash's chains), the version
+ * requirement read through DT_VERNEED and the relocations through
+ * DT_RELA and DT_JMPREL (an undefined symbol no relocation names is still
+ * not looked up). */
+static void test_without_section_headers_like_ldd_r(void **state)
+{
+    static const char *const styles[] = { "gnu", "sysv" };
+    char *t = ts_tmpdir();
+    char *map2 = ts_write(t, "v2.map", "V1 { global: foo; local: *; };\nV2 { global: bar; baz; } V1;\n");
+    char *map1 = ts_write(t, "v1.map", "V1 { global: foo; local: *; };\n");
+    char *vs2 = cf_asprintf("-Wl,--version-script,%s", map2), *vs1 = cf_asprintf("-Wl,--version-script,%s", map1);
+    char *lib = cf_path_join(t, "libv_fx.so"), *app = cf_path_join(t, "app");
+    char *L = cf_asprintf("-L%s", t), *rp = cf_asprintf("-Wl,-rpath,%s", t);
+    for (size_t k = 0; k < sizeof styles / sizeof styles[0]; k++) {
+        char *style = cf_asprintf("-Wl,--hash-style=%s", styles[k]);
+        ts_cc(t, lib, lib_v2_src, "-shared", "-fPIC", "-Wl,-soname,libv_fx.so", vs2, style, NULL);
+        ts_cc(t, app, app_src, NO_AS_NEEDED, L, "-lv_fx", rp, style, NULL);
+        ts_cc(t, lib, lib_v1_src, "-shared", "-fPIC", "-Wl,-soname,libv_fx.so", vs1, style, NULL);
+        struct cf_ldso_result r;
+        struct cf_symcheck_result with, without;
+        check(app, &r, &with);
+        cf_ldso_result_release(&r);
+        ts_strip_section_headers(lib);
+        ts_strip_section_headers(app);
+        check(app, &r, &without);
+        assert_int_equal(without.n_versions, 1);
+        assert_int_equal(without.n_undefined, 2);
+        assert_int_equal(without.n_references, with.n_references);
+        struct strvec a = STRVEC_INIT, b = STRVEC_INIT;
+        problem_set(&with, &a);
+        problem_set(&without, &b);
+        assert_int_equal(a.n, b.n);
+        for (size_t i = 0; i < a.n; i++)
+            assert_true(cf_strvec_contains(&b, a.v[i]));
+        assert_same_as_ldd_r(app, &without);
+        cf_strvec_clear(&a);
+        cf_strvec_clear(&b);
+        cf_symcheck_result_release(&with);
+        cf_symcheck_result_release(&without);
+        cf_ldso_result_release(&r);
+        free(style);
+    }
+    free(vs1); free(vs2); free(lib); free(app); free(L); free(rp);
+
+    char *noreloc = build_noreloc_library(t);
+    ts_strip_section_headers(noreloc);
+    struct cf_ldso_result r;
+    struct cf_symcheck_result sc;
+    check(noreloc, &r, &sc);
+    assert_int_equal(sc.n_undefined, 1);
+    assert_string_equal(sc.problems[0].symbol, "cfx_real_ref");
+    assert_same_as_ldd_r(noreloc, &sc);
+    cf_symcheck_result_release(&sc);
+    cf_ldso_result_release(&r);
+    free(noreloc);
 }
 
 /* torch 2.15's libtorch_python.so and _C: PyExc_FutureWarning is in .dynsym
@@ -378,6 +461,7 @@ int main(void)
         cmocka_unit_test_teardown(test_real_libraries, teardown),
         cmocka_unit_test_teardown(test_only_relocated_symbols_count, teardown),
         cmocka_unit_test_teardown(test_torch_python_like_ldd_r, teardown),
+        cmocka_unit_test_teardown(test_without_section_headers_like_ldd_r, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
