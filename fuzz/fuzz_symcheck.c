@@ -1,7 +1,7 @@
 /* libFuzzer target for the symbol check (`inspect --undefined`): the input is
  * opened as an ELF object and checked as a two-object closure (itself needing
  * a second copy of itself), so its hash tables (.gnu.hash bloom, buckets and
- * chains; .hash), relocation sections, symbol versions and version
+ * chains; .hash), relocation tables, symbol versions and version
  * requirements are all read from untrusted bytes, as references and as
  * definitions. */
 #include <stdint.h>

@@ -13,6 +13,8 @@
  * bytes they have). */
 #include "elf/elf_internal.h"
 
+#include <stdlib.h>
+
 #include "cclforge/strbuf.h"
 #include "elf/ord_read.h"
 
@@ -201,6 +203,7 @@ void cf_elf_sections_from_dynamic(struct cf_elf *elf)
 {
     if (elf->n_sections || !elf->dynamic.has_dynamic)
         return;
+    free(elf->sections); /* a header table of no entries still has its allocation */
     elf->sections = cf_xcalloc(N_VIEW + 1, sizeof *elf->sections);
     elf->sections[0].name = ""; /* the null section, as a real table starts */
     elf->n_sections = 1;
