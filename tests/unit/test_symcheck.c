@@ -266,10 +266,9 @@ static char *build_noreloc_library(const char *t)
     return lib;
 }
 
-static void test_only_relocated_symbols_count(void **state)
+/* The library above has one undefined reference glibc looks up: cfx_real_ref. */
+static void expect_only_the_relocated_reference(const char *lib)
 {
-    char *t = ts_tmpdir();
-    char *lib = build_noreloc_library(t);
     struct cf_ldso_result r;
     struct cf_symcheck_result sc;
     check(lib, &r, &sc);
@@ -278,7 +277,16 @@ static void test_only_relocated_symbols_count(void **state)
     assert_same_as_ldd_r(lib, &sc);
     cf_symcheck_result_release(&sc);
     cf_ldso_result_release(&r);
+}
+
+static void test_only_relocated_symbols_count(void **state)
+{
+    char *t = ts_tmpdir();
+    char *lib = build_noreloc_library(t);
+    expect_only_the_relocated_reference(lib);
     free(lib);
+    struct cf_ldso_result r;
+    struct cf_symcheck_result sc;
 
     /* With no dynamic relocation at all (no DT_RELA, no .rela.dyn) nothing
      * is looked up: the strong undefined symbol is no problem either. */
@@ -347,14 +355,7 @@ static void test_without_section_headers_like_ldd_r(void **state)
 
     char *noreloc = build_noreloc_library(t);
     ts_strip_section_headers(noreloc);
-    struct cf_ldso_result r;
-    struct cf_symcheck_result sc;
-    check(noreloc, &r, &sc);
-    assert_int_equal(sc.n_undefined, 1);
-    assert_string_equal(sc.problems[0].symbol, "cfx_real_ref");
-    assert_same_as_ldd_r(noreloc, &sc);
-    cf_symcheck_result_release(&sc);
-    cf_ldso_result_release(&r);
+    expect_only_the_relocated_reference(noreloc);
     free(noreloc);
 }
 
