@@ -58,8 +58,6 @@ struct cf_elf_dynamic {
     uint64_t flags;              /* DT_FLAGS */
     uint64_t flags_1;            /* DT_FLAGS_1 (DF_1_NODEFLIB, ...) */
     int has_dynamic;             /* 0 for static executables and non-dynamic objects */
-    uint64_t rela, relacount;    /* DT_RELA and DT_RELACOUNT: that many RELATIVE relocations lead the table */
-    uint64_t rel, relcount;      /* DT_REL and DT_RELCOUNT, the same for REL tables */
     const char *interp;          /* PT_INTERP path, NULL if absent */
 };
 

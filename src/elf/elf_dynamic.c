@@ -107,10 +107,6 @@ static const struct {
 } value_tags[] = {
     { DT_FLAGS, offsetof(struct cf_elf_dynamic, flags) },
     { DT_FLAGS_1, offsetof(struct cf_elf_dynamic, flags_1) },
-    { DT_RELA, offsetof(struct cf_elf_dynamic, rela) },
-    { DT_RELACOUNT, offsetof(struct cf_elf_dynamic, relacount) },
-    { DT_REL, offsetof(struct cf_elf_dynamic, rel) },
-    { DT_RELCOUNT, offsetof(struct cf_elf_dynamic, relcount) },
 };
 
 /* The tags that locate the loader's tables (elf_dynamic_view.c). */
@@ -118,12 +114,16 @@ static const struct {
     int64_t tag;
     enum cf_dyn_slot slot;
 } table_tags[] = {
-    { DT_STRTAB, CF_DYN_STRTAB },   { DT_STRSZ, CF_DYN_STRSZ },           { DT_SYMTAB, CF_DYN_SYMTAB },
-    { DT_HASH, CF_DYN_HASH },       { DT_GNU_HASH, CF_DYN_GNU_HASH },     { DT_VERSYM, CF_DYN_VERSYM },
-    { DT_VERNEED, CF_DYN_VERNEED }, { DT_VERNEEDNUM, CF_DYN_VERNEEDNUM }, { DT_VERDEF, CF_DYN_VERDEF },
-    { DT_VERDEFNUM, CF_DYN_VERDEFNUM }, { DT_RELA, CF_DYN_RELA },       { DT_RELASZ, CF_DYN_RELASZ },
-    { DT_REL, CF_DYN_REL },         { DT_RELSZ, CF_DYN_RELSZ },           { DT_JMPREL, CF_DYN_JMPREL },
-    { DT_PLTRELSZ, CF_DYN_PLTRELSZ }, { DT_PLTREL, CF_DYN_PLTREL },
+    { DT_STRTAB, CF_DYN_STRTAB },       { DT_STRSZ, CF_DYN_STRSZ },
+    { DT_SYMTAB, CF_DYN_SYMTAB },       { DT_HASH, CF_DYN_HASH },
+    { DT_GNU_HASH, CF_DYN_GNU_HASH },   { DT_VERSYM, CF_DYN_VERSYM },
+    { DT_VERNEED, CF_DYN_VERNEED },     { DT_VERNEEDNUM, CF_DYN_VERNEEDNUM },
+    { DT_VERDEF, CF_DYN_VERDEF },       { DT_VERDEFNUM, CF_DYN_VERDEFNUM },
+    { DT_RELA, CF_DYN_RELA },           { DT_RELASZ, CF_DYN_RELASZ },
+    { DT_RELACOUNT, CF_DYN_RELACOUNT }, { DT_REL, CF_DYN_REL },
+    { DT_RELSZ, CF_DYN_RELSZ },         { DT_RELCOUNT, CF_DYN_RELCOUNT },
+    { DT_JMPREL, CF_DYN_JMPREL },       { DT_PLTRELSZ, CF_DYN_PLTRELSZ },
+    { DT_PLTREL, CF_DYN_PLTREL },
 };
 
 /* The string-valued tags, in the order they are stored. */
@@ -166,9 +166,9 @@ int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err)
     if (count > CF_ELF_MAX_DYN_ENTRIES)
         count = CF_ELF_MAX_DYN_ENTRIES;
 
-    /* First pass: the scalar tags, the string table address, and how many NEEDED. */
-    uint64_t strtab_addr = 0, strsz = UINT64_MAX;
-    int have_strtab_addr = 0, have_strings = 0;
+    /* First pass: the scalar tags, the tables' tags, and how many NEEDED. */
+    struct cf_dyn_tables *t = &elf->dyn_tables;
+    int have_strings = 0;
     size_t n_needed = 0, used = 0;
     for (; used < count; used++) {
         struct dyn_entry dyn = dyn_at(&data, L, big, used);
@@ -180,19 +180,12 @@ int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err)
             have_strings = 1;
         for (size_t k = 0; k < sizeof table_tags / sizeof table_tags[0]; k++)
             if (table_tags[k].tag == dyn.tag) {
-                elf->dyn_tables.value[table_tags[k].slot] = dyn.val;
-                elf->dyn_tables.present |= 1u << table_tags[k].slot;
+                t->value[table_tags[k].slot] = dyn.val;
+                t->present |= 1u << table_tags[k].slot;
             }
-        if (dyn.tag == DT_STRTAB) {
-            strtab_addr = dyn.val;
-            have_strtab_addr = 1;
-        } else if (dyn.tag == DT_STRSZ) {
-            strsz = dyn.val;
-        } else {
-            for (size_t k = 0; k < sizeof value_tags / sizeof value_tags[0]; k++)
-                if (value_tags[k].tag == dyn.tag)
-                    *(uint64_t *)((char *)d + value_tags[k].field) = dyn.val;
-        }
+        for (size_t k = 0; k < sizeof value_tags / sizeof value_tags[0]; k++)
+            if (value_tags[k].tag == dyn.tag)
+                *(uint64_t *)((char *)d + value_tags[k].field) = dyn.val;
     }
     if (!have_strings)
         return 0;
@@ -201,9 +194,11 @@ int cf_elf_load_dynamic(struct cf_elf *elf, cf_error *err)
     if (sec) {
         if (cf_elf_linked_strtab(elf, sec, sec->link, &strtab, err) != 0)
             return -1;
-    } else if (!have_strtab_addr || cf_elf_vaddr_span(elf, strtab_addr, strsz, &strtab) != 0) {
+    } else if (!(t->present >> CF_DYN_STRTAB & 1) ||
+               cf_elf_vaddr_span(elf, t->value[CF_DYN_STRTAB],
+                                 t->present >> CF_DYN_STRSZ & 1 ? t->value[CF_DYN_STRSZ] : UINT64_MAX, &strtab) != 0) {
         return cf_elf_fault(elf, err, "the dynamic section names strings but DT_STRTAB (%#llx) maps to no file bytes",
-                            (unsigned long long)strtab_addr);
+                            (unsigned long long)t->value[CF_DYN_STRTAB]);
     }
 
     elf->needed = cf_xcalloc(n_needed + 1, sizeof *elf->needed);

@@ -39,17 +39,18 @@ static const struct view_table {
     enum cf_dyn_slot size; /* for SIZE_TAG* */
     enum cf_dyn_slot count; /* the sh_info a version table has: its entry count */
     enum link_to link;
+    enum cf_dyn_slot relative; /* a relocation table: how many RELATIVE ones lead it */
 } view_tables[] = {
-    { "DT_STRTAB", SHT_STRTAB, CF_DYN_STRTAB, SIZE_TAG_OR_ALL, CF_DYN_STRSZ, NO_TAG, LINK_NONE },
-    { "DT_SYMTAB", SHT_DYNSYM, CF_DYN_SYMTAB, SIZE_SYMBOLS, NO_TAG, NO_TAG, LINK_STRINGS },
-    { "DT_VERSYM", SHT_GNU_versym, CF_DYN_VERSYM, SIZE_SYMBOLS, NO_TAG, NO_TAG, LINK_SYMBOLS },
-    { "DT_VERNEED", SHT_GNU_verneed, CF_DYN_VERNEED, SIZE_ALL, NO_TAG, CF_DYN_VERNEEDNUM, LINK_STRINGS },
-    { "DT_VERDEF", SHT_GNU_verdef, CF_DYN_VERDEF, SIZE_ALL, NO_TAG, CF_DYN_VERDEFNUM, LINK_STRINGS },
-    { "DT_GNU_HASH", SHT_GNU_HASH, CF_DYN_GNU_HASH, SIZE_GNU_HASH, NO_TAG, NO_TAG, LINK_SYMBOLS },
-    { "DT_HASH", SHT_HASH, CF_DYN_HASH, SIZE_HASH, NO_TAG, NO_TAG, LINK_SYMBOLS },
-    { "DT_RELA", SHT_RELA, CF_DYN_RELA, SIZE_TAG, CF_DYN_RELASZ, NO_TAG, LINK_SYMBOLS },
-    { "DT_REL", SHT_REL, CF_DYN_REL, SIZE_TAG, CF_DYN_RELSZ, NO_TAG, LINK_SYMBOLS },
-    { "DT_JMPREL", 0, CF_DYN_JMPREL, SIZE_TAG, CF_DYN_PLTRELSZ, NO_TAG, LINK_SYMBOLS },
+    { "DT_STRTAB", SHT_STRTAB, CF_DYN_STRTAB, SIZE_TAG_OR_ALL, CF_DYN_STRSZ, NO_TAG, LINK_NONE, NO_TAG },
+    { "DT_SYMTAB", SHT_DYNSYM, CF_DYN_SYMTAB, SIZE_SYMBOLS, NO_TAG, NO_TAG, LINK_STRINGS, NO_TAG },
+    { "DT_VERSYM", SHT_GNU_versym, CF_DYN_VERSYM, SIZE_SYMBOLS, NO_TAG, NO_TAG, LINK_SYMBOLS, NO_TAG },
+    { "DT_VERNEED", SHT_GNU_verneed, CF_DYN_VERNEED, SIZE_ALL, NO_TAG, CF_DYN_VERNEEDNUM, LINK_STRINGS, NO_TAG },
+    { "DT_VERDEF", SHT_GNU_verdef, CF_DYN_VERDEF, SIZE_ALL, NO_TAG, CF_DYN_VERDEFNUM, LINK_STRINGS, NO_TAG },
+    { "DT_GNU_HASH", SHT_GNU_HASH, CF_DYN_GNU_HASH, SIZE_GNU_HASH, NO_TAG, NO_TAG, LINK_SYMBOLS, NO_TAG },
+    { "DT_HASH", SHT_HASH, CF_DYN_HASH, SIZE_HASH, NO_TAG, NO_TAG, LINK_SYMBOLS, NO_TAG },
+    { "DT_RELA", SHT_RELA, CF_DYN_RELA, SIZE_TAG, CF_DYN_RELASZ, NO_TAG, LINK_SYMBOLS, CF_DYN_RELACOUNT },
+    { "DT_REL", SHT_REL, CF_DYN_REL, SIZE_TAG, CF_DYN_RELSZ, NO_TAG, LINK_SYMBOLS, CF_DYN_RELCOUNT },
+    { "DT_JMPREL", 0, CF_DYN_JMPREL, SIZE_TAG, CF_DYN_PLTRELSZ, NO_TAG, LINK_SYMBOLS, NO_TAG },
 };
 enum { N_VIEW = sizeof view_tables / sizeof view_tables[0] };
 
@@ -128,6 +129,12 @@ static uint64_t symbol_count(const struct cf_elf *elf)
     return room / elf->layout->sym.size;
 }
 
+/* The bytes of one entry of a table the size is a whole number of (1: any size). */
+static uint64_t entry_size(const struct cf_elf *elf, uint32_t type)
+{
+    return type == SHT_DYNSYM ? elf->layout->sym.size : type == SHT_GNU_versym ? 2 : 1;
+}
+
 static uint64_t table_size(const struct cf_elf *elf, const struct view_table *v, uint64_t n_syms,
                            const struct cf_span *bytes)
 {
@@ -140,7 +147,7 @@ static uint64_t table_size(const struct cf_elf *elf, const struct view_table *v,
             return elf->dyn_tables.value[v->size];
         return v->sizing == SIZE_TAG ? 0 : bytes->len;
     case SIZE_SYMBOLS:
-        return n_syms * (v->type == SHT_DYNSYM ? elf->layout->sym.size : 2);
+        return n_syms * entry_size(elf, v->type);
     case SIZE_HASH:
         return bytes->len >= 8 ? (2 + (uint64_t)ord32(bytes->data, big) + ord32(bytes->data + 4, big)) * 4 : 0;
     case SIZE_GNU_HASH:
@@ -165,7 +172,7 @@ static int make_table(const struct cf_elf *elf, const struct view_table *v, uint
     /* Past the segment's file bytes the loader reads zeros: no names, no relocations. */
     if (size > bytes.len)
         size = bytes.len;
-    uint64_t entsize = type == SHT_DYNSYM ? elf->layout->sym.size : type == SHT_GNU_versym ? 2 : 1;
+    uint64_t entsize = entry_size(elf, type);
     size -= size % entsize;
     *out = (struct cf_elf_section){
         .name = v->name,
@@ -181,22 +188,14 @@ static int make_table(const struct cf_elf *elf, const struct view_table *v, uint
     return 0;
 }
 
-int cf_elf_dynamic_reloc_table(const struct cf_elf *elf, size_t i, struct cf_elf_section *out)
+int cf_elf_dynamic_reloc_table(const struct cf_elf *elf, size_t i, struct cf_elf_section *out,
+                               uint64_t *leading_relative)
 {
     if (i >= CF_ELF_DYN_RELOC_TABLES)
         return -1;
     const struct view_table *v = &view_tables[N_VIEW - CF_ELF_DYN_RELOC_TABLES + i];
-    if (make_table(elf, v, 0, 0, out) != 0)
-        return -1;
-    /* Some linkers count DT_JMPREL's entries in DT_RELASZ too: glibc then
-     * processes them once, and so are they marked once. */
-    for (size_t k = 0; k < i; k++) {
-        struct cf_elf_section before;
-        if (cf_elf_dynamic_reloc_table(elf, k, &before) == 0 && out->offset >= before.offset &&
-            out->offset + out->size <= before.offset + before.size)
-            return -1;
-    }
-    return 0;
+    *leading_relative = has(elf, v->relative) ? elf->dyn_tables.value[v->relative] : 0;
+    return make_table(elf, v, 0, 0, out);
 }
 
 void cf_elf_sections_from_dynamic(struct cf_elf *elf)

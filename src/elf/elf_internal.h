@@ -28,7 +28,8 @@ struct cf_span {
 enum cf_dyn_slot {
     CF_DYN_STRTAB, CF_DYN_STRSZ, CF_DYN_SYMTAB, CF_DYN_HASH, CF_DYN_GNU_HASH, CF_DYN_VERSYM,
     CF_DYN_VERNEED, CF_DYN_VERNEEDNUM, CF_DYN_VERDEF, CF_DYN_VERDEFNUM,
-    CF_DYN_RELA, CF_DYN_RELASZ, CF_DYN_REL, CF_DYN_RELSZ, CF_DYN_JMPREL, CF_DYN_PLTRELSZ, CF_DYN_PLTREL,
+    CF_DYN_RELA, CF_DYN_RELASZ, CF_DYN_RELACOUNT, CF_DYN_REL, CF_DYN_RELSZ, CF_DYN_RELCOUNT,
+    CF_DYN_JMPREL, CF_DYN_PLTRELSZ, CF_DYN_PLTREL,
     CF_DYN_SLOTS
 };
 struct cf_dyn_tables {
@@ -110,9 +111,11 @@ void cf_elf_sections_from_dynamic(struct cf_elf *elf);
 
 /* The relocation tables glibc processes, whatever the section headers say:
  * DT_RELA, DT_REL and DT_JMPREL (of DT_PLTREL's kind), each as a section
- * over its file bytes (sh_link 0). -1 when table i is absent, maps to no
- * file bytes, or lies inside an earlier one. */
+ * over its file bytes (sh_link 0), and how many RELATIVE relocations lead
+ * it (DT_RELACOUNT, DT_RELCOUNT; 0 for DT_JMPREL). -1 when table i is
+ * absent or maps to no file bytes. */
 enum { CF_ELF_DYN_RELOC_TABLES = 3 };
-int cf_elf_dynamic_reloc_table(const struct cf_elf *elf, size_t i, struct cf_elf_section *out);
+int cf_elf_dynamic_reloc_table(const struct cf_elf *elf, size_t i, struct cf_elf_section *out,
+                               uint64_t *leading_relative);
 
 #endif

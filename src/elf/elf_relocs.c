@@ -21,9 +21,9 @@
 
 enum { RELOC_WINDOW = 64 * 1024, MAPPED_MAX = 1024 * 1024 };
 
-/* One REL or RELA table: marks every r_sym. */
-static int mark_section(const struct cf_elf *elf, const struct cf_elf_section *sec, uint8_t *marks, size_t n_marks,
-                        int *fd, cf_error *err)
+/* One REL or RELA table: marks every r_sym after its `lead` leading RELATIVE relocations. */
+static int mark_section(const struct cf_elf *elf, const struct cf_elf_section *sec, uint64_t lead, uint8_t *marks,
+                        size_t n_marks, int *fd, cf_error *err)
 {
     int wide = elf->header.elf_class == 64, big = elf->header.big_endian;
     int rela = sec->type == SHT_RELA;
@@ -33,9 +33,6 @@ static int mark_section(const struct cf_elf *elf, const struct cf_elf_section *s
     if (cf_elf_section_bytes(elf, sec, &data, &len, err) != 0)
         return -1;
     /* The leading RELATIVE relocations name no symbol. */
-    const struct cf_elf_dynamic *dyn = &elf->dynamic;
-    uint64_t lead = rela ? (dyn->rela && dyn->rela == sec->addr ? dyn->relacount : 0)
-                         : (dyn->rel && dyn->rel == sec->addr ? dyn->relcount : 0);
     uint64_t start = lead < len / entsize ? lead * entsize : len - len % entsize;
     /* Small tables from the mapping (no second open); large ones through the window. */
     struct cf_byte_source src;
@@ -98,9 +95,10 @@ int cf_elf_relocated_symbols(struct cf_elf *elf, const uint8_t **marks, size_t *
             int fd = -2;
             for (size_t i = 0; i < CF_ELF_DYN_RELOC_TABLES; i++) {
                 struct cf_elf_section table;
-                if (cf_elf_dynamic_reloc_table(elf, i, &table) != 0)
+                uint64_t lead;
+                if (cf_elf_dynamic_reloc_table(elf, i, &table, &lead) != 0)
                     continue;
-                if (mark_section(elf, &table, elf->relocated, elf->n_relocated, &fd, err) != 0) {
+                if (mark_section(elf, &table, lead, elf->relocated, elf->n_relocated, &fd, err) != 0) {
                     if (fd >= 0)
                         close(fd);
                     return -1;
