@@ -22,7 +22,7 @@ void cf_sb_add(struct strbuf *sb, const void *data, size_t len);
 void cf_sb_adds(struct strbuf *sb, const char *s);
 void cf_sb_addc(struct strbuf *sb, char c);
 void cf_sb_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void cf_sb_addvf(struct strbuf *sb, const char *fmt, va_list ap);
+void cf_sb_addvf(struct strbuf *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void cf_sb_reset(struct strbuf *sb);
 void cf_sb_setlen(struct strbuf *sb, size_t len);
 /* Removes trailing whitespace. */

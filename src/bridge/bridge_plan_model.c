@@ -27,6 +27,7 @@ void cf_bridge_item_push(struct cf_bridge_item **v, size_t *n, const char *value
     (*n)++;
 }
 
+static void push_sentence(struct strvec *to, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void push_sentence(struct strvec *to, const char *fmt, va_list ap)
 {
     struct strbuf sb = STRBUF_INIT;

@@ -10,6 +10,8 @@
 /* Messages carry paths and names from files and other hosts: escaped
  * (cli_escape) so they cannot drive the terminal; their own line breaks stay. */
 static void vreport(const char *cmd, enum cf_color c, const char *what, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+static void vreport(const char *cmd, enum cf_color c, const char *what, const char *fmt, va_list ap)
 {
     struct strbuf msg = STRBUF_INIT, safe = STRBUF_INIT;
     cf_sb_addvf(&msg, fmt, ap);

@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cclforge/clock.h"
 #include "cclforge/strbuf.h"
+#include "cclforge/syscompat.h"
 #include "launch/launch_internal.h"
 
 #define ATTEMPT_S 1.0 /* one connect attempt; a dead address must not eat the whole budget */
@@ -92,7 +92,7 @@ static int nonce(unsigned char out[LAUNCH_NONCE_LEN], cf_error *err)
 {
     size_t got = 0;
     while (got < LAUNCH_NONCE_LEN) {
-        ssize_t n = getrandom(out + got, LAUNCH_NONCE_LEN - got, 0);
+        ssize_t n = cf_getrandom(out + got, LAUNCH_NONCE_LEN - got, 0);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)

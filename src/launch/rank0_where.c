@@ -30,7 +30,7 @@ static int expand_one(const char *item, size_t len, size_t max, struct strvec *o
         const char *e = memchr(p, ',', (size_t)(rb - p));
         if (!e)
             e = rb;
-        char *dash = memchr(p, '-', (size_t)(e - p));
+        const char *dash = memchr(p, '-', (size_t)(e - p));
         char *end;
         unsigned long lo = strtoul(p, &end, 10);
         size_t width = (size_t)((dash ? dash : e) - p);

@@ -2,11 +2,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "cclforge/envp.h"
 #include "cclforge/fs.h"
 #include "cclforge/launch.h"
+#include "cclforge/syscompat.h"
 
 #define OPENSSL_API_COMPAT 10101
 #include <openssl/sha.h>
@@ -53,7 +53,7 @@ int cf_launch_secret_random(struct cf_launch_secret *s, char hex[65], cf_error *
     memset(s, 0, sizeof *s);
     size_t got = 0;
     while (got < sizeof s->key) {
-        ssize_t n = getrandom(s->key + got, sizeof s->key - got, 0);
+        ssize_t n = cf_getrandom(s->key + got, sizeof s->key - got, 0);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)

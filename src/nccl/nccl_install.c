@@ -21,6 +21,7 @@
 #include "cclforge/atomic_file.h"
 #include "cclforge/fs.h"
 #include "cclforge/json.h"
+#include "cclforge/syscompat.h"
 #include "cclforge/trust.h"
 
 #ifndef RENAME_NOREPLACE
@@ -328,12 +329,12 @@ int cf_nccl_stage_install(const struct cf_nccl_plan *plan, struct nccl_stage *st
     int rc = 0;
     if (builds_fd < 0) {
         rc = cf_error_set(err, CF_ERR_IO, "%s: %s", builds, strerror(errno));
-    } else if (renameat2(st->parent_fd, st->name, builds_fd, plan->target_name, RENAME_NOREPLACE) == 0) {
+    } else if (cf_renameat2(st->parent_fd, st->name, builds_fd, plan->target_name, RENAME_NOREPLACE) == 0) {
         free(st->path); /* nothing left to remove */
         st->path = NULL;
     } else if (errno != EEXIST && errno != ENOTEMPTY) {
         rc = cf_error_set(err, CF_ERR_IO, "installing %s: rename %s: %s", plan->target_dir, st->path, strerror(errno));
-    } else if (renameat2(st->parent_fd, st->name, builds_fd, plan->target_name, RENAME_EXCHANGE) < 0) {
+    } else if (cf_renameat2(st->parent_fd, st->name, builds_fd, plan->target_name, RENAME_EXCHANGE) < 0) {
         rc = cf_error_set(err, CF_ERR_IO, "replacing %s: %s", plan->target_dir, strerror(errno));
     }
     if (builds_fd >= 0) {

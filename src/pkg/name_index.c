@@ -6,11 +6,11 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cclforge/strbuf.h"
+#include "cclforge/syscompat.h"
 
 static uint64_t mix(uint64_t h)
 {
@@ -31,7 +31,7 @@ uint64_t cf_name_hash_start(struct cf_name_index *ix)
 {
     if (!ix->seed) {
         uint64_t seed = 0;
-        if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed) {
+        if (cf_getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed) {
             struct timespec ts;
             clock_gettime(CLOCK_MONOTONIC, &ts);
             seed = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();

@@ -16,6 +16,24 @@
 #include <time.h>
 #include "pkg/zip_loader.h"
 
+#ifdef CCLFORGE_LIBZIP_LINKED
+/* The release build links a static libzip (scripts/dist-deps.sh): nothing to
+ * load, and each cf_ name calls libzip's own. The executable exports none of
+ * them, so a libzip another library brings cannot clash. */
+#define FORWARD(ret, name, fail, params, args) \
+    ret cf_##name params \
+    { \
+        return name args; \
+    }
+#define FORWARD_VOID(name, missing, params, args) \
+    void cf_##name params \
+    { \
+        name args; \
+    }
+FORWARD(zip_t *, zip_open, NULL, (const char *path, int flags, int *errorp), (path, flags, errorp))
+/* zip_fdopen owns fd on success; on failure the caller keeps it. */
+FORWARD(zip_t *, zip_fdopen, NULL, (int fd, int flags, int *errorp), (fd, flags, errorp))
+#else
 #define LIBZIP_SONAME "libzip.so.4"
 #define LIBZIP_MISSING LIBZIP_SONAME " cannot be loaded: install libzip4 (Debian/Ubuntu) or libzip"
 
@@ -76,6 +94,8 @@ zip_t *cf_zip_fdopen(int fd, int flags, int *errorp)
     memcpy(&real, &sym, sizeof real);
     return real(fd, flags, errorp);
 }
+
+#endif
 
 FORWARD(int, zip_close, -1, (zip_t *za), (za))
 FORWARD(const char *, zip_file_strerror, LIBZIP_MISSING, (zip_file_t *zf), (zf))

@@ -420,6 +420,8 @@ void cf_smoke_sink_begin(struct smoke_sink *s, int waits, const char *fmt, ...)
 
 /* an event of this rank whose text (or, with a key, value) is the formatted string */
 static void sink_formatted(struct smoke_sink *s, enum cf_smoke_event_kind kind, const char *key, const char *fmt,
+                           va_list ap) __attribute__((format(printf, 4, 0)));
+static void sink_formatted(struct smoke_sink *s, enum cf_smoke_event_kind kind, const char *key, const char *fmt,
                            va_list ap)
 {
     struct strbuf sb = STRBUF_INIT;

@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
+#include "cclforge/syscompat.h"
 
 /* Longer names would pass NAME_MAX once the suffix is added. */
 #define LONG_NAME 200
@@ -23,7 +23,7 @@ static char *random_name(const char *base)
 {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     unsigned char bytes[12];
-    if (getrandom(bytes, sizeof bytes, GRND_NONBLOCK) != (ssize_t)sizeof bytes) {
+    if (cf_getrandom(bytes, sizeof bytes, GRND_NONBLOCK) != (ssize_t)sizeof bytes) {
         /* Early boot only: uniqueness still comes from O_EXCL and the retry. */
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);

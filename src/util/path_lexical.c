@@ -90,7 +90,7 @@ char *cf_path_in_root(const char *root, const char *path)
         if (!strcmp(comp, "."))
             continue;
         if (!strcmp(comp, "..")) {
-            char *slash = strrchr(cf_sb_str(&done), '/');
+            const char *slash = strrchr(cf_sb_str(&done), '/');
             cf_sb_setlen(&done, slash ? (size_t)(slash - done.buf) : 0); /* never above the root */
             continue;
         }
