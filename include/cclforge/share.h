@@ -13,6 +13,11 @@ extern "C" {
  * <exe dir>/../share/cclforge (an installed prefix). NULL when neither holds a
  * regular file. Caller frees. */
 char *cf_share_file(const char *rel);
+/* The paths cf_share_file looked at for rel, comma-separated, for an error
+ * that says where: a wheel installed with pip puts the executable in
+ * <prefix>/bin and share/ in <prefix>/share, a tarball keeps them side by
+ * side. Caller frees. */
+char *cf_share_looked(const char *rel);
 
 #ifdef __cplusplus
 }

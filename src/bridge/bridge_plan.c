@@ -647,9 +647,16 @@ static void resolve_source(const struct cf_bridge_opts *o, struct cf_bridge_plan
             cf_bridge_item_set(&p->source, beside, "beside the cclforge executable");
         free(beside);
     }
-    if (!p->source.value || !cf_is_file(p->source.value))
+    if (p->source.value && !cf_is_file(p->source.value)) {
         cf_bridge_problem(p, "bridge source %s not found: pass --source FILE or set CCLFORGE_BRIDGE_SOURCE",
-                          p->source.value ? p->source.value : "cclforge_nccl_bridge.cpp");
+                          p->source.value);
+    } else if (!p->source.value) {
+        char *looked = cf_share_looked("bridge/cclforge_nccl_bridge.cpp");
+        cf_bridge_problem(p, "cclforge's share directory is missing (looked at %s): reinstall cclforge (its wheel or "
+                             "tarball carries share/cclforge), or pass --source FILE or set CCLFORGE_BRIDGE_SOURCE",
+                          looked);
+        free(looked);
+    }
 }
 
 static int valid_identifier(const char *s, size_t len)

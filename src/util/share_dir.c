@@ -5,13 +5,32 @@
 #include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
 
-char *cf_share_file(const char *rel)
+static const char *const above_exe[] = { "share/cclforge", "../share/cclforge" };
+#define N_ABOVE_EXE (sizeof above_exe / sizeof above_exe[0])
+
+static char *exe_dir(void)
 {
-    static const char *const above_exe[] = { "share/cclforge", "../share/cclforge" };
     char *exe = cf_realpath("/proc/self/exe");
     char *bin = exe ? cf_dirname(exe) : NULL;
+    free(exe);
+    return bin;
+}
+
+char *cf_share_looked(const char *rel)
+{
+    char *bin = exe_dir();
+    struct strbuf sb = STRBUF_INIT;
+    for (size_t i = 0; i < N_ABOVE_EXE; i++)
+        cf_sb_addf(&sb, "%s%s/%s/%s", i ? ", " : "", bin ? bin : "<the executable's directory>", above_exe[i], rel);
+    free(bin);
+    return cf_sb_detach(&sb);
+}
+
+char *cf_share_file(const char *rel)
+{
+    char *bin = exe_dir();
     char *found = NULL;
-    for (size_t i = 0; bin && !found && i < sizeof above_exe / sizeof above_exe[0]; i++) {
+    for (size_t i = 0; bin && !found && i < N_ABOVE_EXE; i++) {
         char *cand = cf_asprintf("%s/%s/%s", bin, above_exe[i], rel);
         char *abs = cf_realpath(cand);
         if (abs && cf_is_file(abs))
@@ -20,7 +39,6 @@ char *cf_share_file(const char *rel)
             free(abs);
         free(cand);
     }
-    free(exe);
     free(bin);
     return found;
 }
