@@ -34,6 +34,7 @@ done
 for a in "${arches[@]}"; do
     case $a in x86_64|aarch64) ;; *) echo "dist.sh: no release for '$a' (x86_64 or aarch64)" >&2; exit 2 ;; esac
 done
+bash scripts/deps.sh # the build tools and the Debian keyring; a no-op when present
 for tool in python3 cmake make tar perl sha256sum; do
     command -v "$tool" >/dev/null || die "$tool is missing (bash scripts/deps.sh installs the build tools)"
 done

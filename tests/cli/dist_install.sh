@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The release as users get it: scripts/dist.sh builds both wheels, both
+# tarballs and the sdist; then, as the issue's users would on their hosts:
+#  - the artefacts: SHA256SUMS holds, the same commit builds the same bytes
+#    (x86_64 rebuilt from scratch in another directory), auditwheel show places
+#    both wheels in manylinux_2_17, readelf finds no GLIBC version above 2.17
+#    and no NEEDED outside manylinux2014's libraries in either binary;
+#  - a real Debian 11 root (debootstrap, glibc 2.31): the wheel installed
+#    without root (pip install --prefix, as user nobody), its command and
+#    `python -m cclforge` run there, `doctor --no-python --json`, and `inspect`
+#    of that root's own binaries agreeing with that root's own ldd; the
+#    tarball extracted anywhere in it and run there, finding its share/;
+#  - the aarch64 binary under qemu-user-static in a real arm64 Debian root
+#    (debootstrap --foreign): --version and inspect /bin/ls.
+# Needs root (debootstrap, chroot), PyPI and the Debian archive; parts whose
+# tool is missing are skipped by name.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || t_skip "needs root (debootstrap and chroot make the Debian roots)"
+src=${CCLFORGE_SOURCE_DIR:?}
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/cclforge
+tools=$(bash "$src/scripts/dist-tools.sh" 2>"$T_TMP/tools.log" | tail -n 1) ||
+    { cat "$T_TMP/tools.log"; t_skip "the release tools (ziglang, auditwheel) cannot be installed from PyPI here"; }
+version=$(sed -n 's/^project(cclforge VERSION \([0-9][0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+
+# --- the release, twice for x86_64 ---------------------------------------
+dist=$T_TMP/dist
+run env CCLFORGE_DIST_BUILD="$T_TMP/build-a" bash "$src/scripts/dist.sh" --out "$dist"
+if [ "$RC" -ne 0 ] && printf '%s' "$ERR" | grep -qE "cannot read Debian's source index|cannot fetch"; then
+    t_skip "the pinned sources cannot be fetched from the Debian archive here"
+fi
+expect_rc 0 "scripts/dist.sh builds the release"
+wx=$dist/cclforge-$version-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
+wa=$dist/cclforge-$version-py3-none-manylinux_2_17_aarch64.manylinux2014_aarch64.whl
+tx=$dist/cclforge-$version-linux-x86_64.tar.gz
+ta=$dist/cclforge-$version-linux-aarch64.tar.gz
+sd=$dist/cclforge-$version.tar.gz
+for f in "$wx" "$wa" "$tx" "$ta" "$sd" "$dist/SHA256SUMS"; do
+    [ -f "$f" ] && ok "dist/ has ${f##*/}" || bad "dist/ lacks ${f##*/}"
+done
+run bash -c "cd '$dist' && sha256sum -c --strict SHA256SUMS"
+expect_rc 0 "SHA256SUMS matches every artefact"
+[ -z "$(ls -A "$dist" | grep -vE '\.(whl|tar\.gz)$|^SHA256SUMS$')" ] && ok "nothing else in dist/" || bad "dist/ has extra files: $(ls "$dist")"
+
+run env CCLFORGE_DIST_BUILD="$T_TMP/build-b" bash "$src/scripts/dist.sh" --arch x86_64 --no-sdist --out "$T_TMP/dist-b"
+expect_rc 0 "a second x86_64 release build in another directory"
+for f in "$wx" "$tx"; do
+    cmp -s "$f" "$T_TMP/dist-b/${f##*/}" && ok "reproducible: ${f##*/} is the same bytes" ||
+        bad "${f##*/} differs between two builds of one commit"
+done
+
+for w in "$wx" "$wa"; do
+    run "$tools/auditwheel" show "$w"
+    arch=$(printf '%s' "${w##*manylinux2014_}" | sed 's/\.whl$//')
+    expect_out "\"manylinux_2_17_$arch\"" "auditwheel show places ${w##*/} in manylinux_2_17"
+done
+for arch in x86_64 aarch64; do
+    bin=$T_TMP/build-a/$arch/stage/bin/cclforge
+    run readelf -W --dyn-syms -d "$bin"
+    top=$(printf '%s' "$OUT" | grep -oE 'GLIBC_2\.[0-9]+' | sort -t. -k2 -n | tail -n 1)
+    [ "$top" = GLIBC_2.17 ] && ok "$arch: the highest glibc symbol version is $top" || bad "$arch: highest glibc version $top"
+    needed=$(printf '%s' "$OUT" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+    extra=$(printf '%s\n' $needed | grep -vxE 'libc\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libm\.so\.6|ld-linux.*' || true)
+    [ -z "$extra" ] && ok "$arch: NEEDED only glibc's own ($needed)" || bad "$arch: NEEDED outside manylinux2014: $extra"
+done
+
+# --- Debian 11: pip install --prefix as an unprivileged user ---------------
+mkroot() { # SUITE DIR DEBOOTSTRAP-ARGS...: a cached root, made once
+    local suite=$1 dir=$2; shift 2
+    [ -e "$dir/.complete" ] && return 0
+    rm -rf "$dir.tmp"
+    mkdir -p "$(dirname "$dir")"
+    if nice -n 10 debootstrap "$@" "$suite" "$dir.tmp" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" >"$dir.log" 2>&1; then
+        rm -rf "$dir" && mv "$dir.tmp" "$dir" && touch "$dir/.complete"
+    else
+        rm -rf "$dir.tmp"
+        return 1
+    fi
+}
+if ! command -v debootstrap >/dev/null; then
+    t_skip_part "Debian 11 and arm64 roots: debootstrap is not installed (scripts/deps.sh installs it)"
+elif ! mkroot bullseye "$cache/dist-roots/bullseye-py" --variant=minbase --include=python3,python3-pip; then
+    t_skip_part "Debian 11 root: debootstrap bullseye failed (see $cache/dist-roots/bullseye-py.log)"
+else
+    root=$cache/dist-roots/bullseye-py
+    home=$root/tmp/cclforge-user
+    rm -rf "$home"
+    mkdir -p "$home"
+    cp "$wx" "$tx" "$src/tests/fixtures/dist/ldd_agrees.py" "$home/"
+    chown -R 65534:65534 "$home"
+    inroot() { run chroot --userspec=65534:65534 "$root" env -i PATH=/usr/bin:/bin HOME=/tmp/cclforge-user LC_ALL=C "$@"; }
+    inroot python3 -m pip install --no-index --no-warn-script-location --prefix /tmp/cclforge-user/pfx "/tmp/cclforge-user/${wx##*/}"
+    expect_rc 0 "Debian 11: pip install --prefix of the wheel as user nobody"
+    pfx=/tmp/cclforge-user/pfx
+    inroot $pfx/bin/cclforge --version
+    expect_out "^cclforge $version\$" "Debian 11: the installed command runs (glibc 2.31)"
+    inroot env PYTHONPATH=$pfx/lib/python3.9/site-packages python3 -m cclforge --version
+    expect_out "^cclforge $version\$" "Debian 11: python -m cclforge runs the binary"
+    inroot env PYTHONPATH=$pfx/lib/python3.9/site-packages python3 -c 'import cclforge; print(cclforge.__version__)'
+    expect_out "^$version\$" "Debian 11: cclforge.__version__ is the binary's version"
+    inroot $pfx/bin/cclforge doctor --no-python --json
+    [ "$RC" -le 1 ] && ok "Debian 11: doctor --no-python --json ran (exit $RC)" || bad "Debian 11: doctor crashed"
+    expect_json 'd["schema"].startswith("cclforge.doctor/")' "Debian 11: doctor's report is its JSON"
+    inroot $pfx/bin/cclforge bridge plan --vendor nvidia
+    expect_no_out "share directory is missing" "Debian 11: the installed binary finds share/cclforge"
+    inroot python3 /tmp/cclforge-user/ldd_agrees.py $pfx/bin/cclforge /bin/ls /usr/bin/python3.9 /bin/bash /usr/bin/apt \
+        /usr/lib/x86_64-linux-gnu/libapt-pkg.so.6.0 /usr/bin/gpgv
+    expect_rc 0 "Debian 11: inspect agrees with the root's own ldd"
+    expect_out "same  /usr/bin/apt" "Debian 11: compared apt's closure"
+    inroot tar -xzf "/tmp/cclforge-user/${tx##*/}" -C /tmp/cclforge-user
+    tdir=/tmp/cclforge-user/cclforge-$version-linux-x86_64
+    inroot $tdir/bin/cclforge --version
+    expect_out "^cclforge $version\$" "Debian 11: the extracted tarball's command runs"
+    inroot $tdir/bin/cclforge bridge plan --vendor nvidia
+    expect_no_out "share directory is missing" "Debian 11: the tarball's binary finds its share/"
+    rm -rf "$home"
+fi
+
+# --- aarch64 under qemu-user-static -----------------------------------------
+qemu=$(command -v qemu-aarch64-static || true)
+if [ -z "$qemu" ]; then
+    t_skip_part "aarch64: qemu-user-static is not installed (scripts/deps.sh installs it)"
+elif ! command -v debootstrap >/dev/null || ! mkroot bullseye "$cache/dist-roots/bullseye-arm64" --foreign --arch=arm64 --variant=minbase; then
+    t_skip_part "aarch64: debootstrap --foreign --arch=arm64 failed (see $cache/dist-roots/bullseye-arm64.log)"
+else
+    aroot=$cache/dist-roots/bullseye-arm64
+    mkdir -p "$T_TMP/arm"
+    tar -xzf "$ta" -C "$T_TMP/arm"
+    abin=$T_TMP/arm/cclforge-$version-linux-aarch64/bin/cclforge
+    run "$qemu" -L "$aroot" "$abin" --version
+    expect_out "^cclforge $version\$" "aarch64: the binary runs under qemu with Debian's arm64 glibc"
+    run "$qemu" -L "$aroot" "$abin" inspect --root "$aroot" --no-gpu --no-banner "$aroot/bin/ls"
+    expect_rc 0 "aarch64: inspect /bin/ls of the arm64 root"
+    expect_out "libc\.so\.6.*lib/aarch64-linux-gnu/libc\.so\.6" "aarch64: inspect resolves libc.so.6 in the arm64 root"
+fi
+t_end
