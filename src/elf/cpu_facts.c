@@ -10,9 +10,8 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
-#ifdef CCLFORGE_HAVE_X86_CPUID_FEATURE_LEAF
-#include <sys/platform/x86.h>
-#endif
+#include <dlfcn.h>
+#include <stddef.h>
 #endif
 
 #include "cclforge/strbuf.h"
@@ -195,23 +194,58 @@ static int regs_from_cpuid(unsigned regs[REG_COUNT], enum cf_cpu_vendor *vendor)
     return 0;
 }
 
-#ifdef CCLFORGE_HAVE_X86_CPUID_FEATURE_LEAF
-/* The same registers as glibc read them at start-up (its cpu_features
- * keeps the raw cpuid words beside the active ones; glibc 2.33+), so only
- * the vendor costs an instruction: glibc keeps its vendor to itself. */
+/* glibc 2.33+ keeps the raw cpuid words it read at start-up beside the
+ * active ones and hands them out (__x86_get_cpuid_feature_leaf,
+ * <sys/platform/x86.h>). Looked up at run time, so one binary uses them where
+ * they exist and still needs nothing newer than GLIBC_2.17 (the release
+ * build's floor). The layout is that header's, a public ABI; where the header
+ * is at hand the build checks it. */
+struct glibc_cpuid_leaf {
+    unsigned int cpuid_array[4];
+    unsigned int active_array[4];
+};
+#define GLIBC_LEAF_1 0
+#define GLIBC_LEAF_7 1
+#define GLIBC_LEAF_80000001 2
+#define GLIBC_EAX 0
+#define GLIBC_EBX 1
+#define GLIBC_ECX 2
+#define GLIBC_EDX 3
+#if defined(__has_include)
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+_Static_assert(sizeof(struct cpuid_feature) == sizeof(struct glibc_cpuid_leaf)
+                   && offsetof(struct cpuid_feature, cpuid_array) == offsetof(struct glibc_cpuid_leaf, cpuid_array),
+               "glibc's struct cpuid_feature");
+_Static_assert(CPUID_INDEX_1 == GLIBC_LEAF_1 && CPUID_INDEX_7 == GLIBC_LEAF_7
+                   && CPUID_INDEX_80000001 == GLIBC_LEAF_80000001,
+               "glibc's CPUID_INDEX_*");
+_Static_assert(cpuid_register_index_eax == GLIBC_EAX && cpuid_register_index_ebx == GLIBC_EBX
+                   && cpuid_register_index_ecx == GLIBC_ECX && cpuid_register_index_edx == GLIBC_EDX,
+               "glibc's cpuid_register_index_*");
+#endif
+#endif
+
+/* The same registers as glibc read them, so only the vendor costs an
+ * instruction (glibc keeps its vendor to itself); 1 when this glibc has no
+ * such function. */
 static int regs_from_glibc(unsigned regs[REG_COUNT], enum cf_cpu_vendor *vendor)
 {
+    const struct glibc_cpuid_leaf *(*leaf)(unsigned int);
+    void *sym = dlsym(RTLD_DEFAULT, "__x86_get_cpuid_feature_leaf");
+    if (!sym)
+        return 1;
+    memcpy(&leaf, &sym, sizeof leaf);
     unsigned max;
     if (leaf0(&max, vendor) != 0)
         return -1;
-    regs[EAX1] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_1)->cpuid_array[cpuid_register_index_eax];
-    regs[ECX1] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_1)->cpuid_array[cpuid_register_index_ecx];
-    regs[EDX1] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_1)->cpuid_array[cpuid_register_index_edx];
-    regs[EBX7] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_7)->cpuid_array[cpuid_register_index_ebx];
-    regs[ECX81] = __x86_get_cpuid_feature_leaf(CPUID_INDEX_80000001)->cpuid_array[cpuid_register_index_ecx];
+    regs[EAX1] = leaf(GLIBC_LEAF_1)->cpuid_array[GLIBC_EAX];
+    regs[ECX1] = leaf(GLIBC_LEAF_1)->cpuid_array[GLIBC_ECX];
+    regs[EDX1] = leaf(GLIBC_LEAF_1)->cpuid_array[GLIBC_EDX];
+    regs[EBX7] = leaf(GLIBC_LEAF_7)->cpuid_array[GLIBC_EBX];
+    regs[ECX81] = leaf(GLIBC_LEAF_80000001)->cpuid_array[GLIBC_ECX];
     return 0;
 }
-#endif
 
 /* update_active, for the features we name: usable when cpuid has it and,
  * for AVX and AVX-512, XCR0 says the OS saves its registers. */
@@ -255,18 +289,22 @@ int cf_cpu_probe_from(enum cf_cpu_way way, struct cf_cpu_facts *out)
 {
     memset(out, 0, sizeof *out);
 #if defined(__x86_64__) || defined(__i386__)
+    /* each: 0 done, -1 no cpuid, 1 this way is not available here */
     static int (*const ways[])(unsigned[REG_COUNT], enum cf_cpu_vendor *) = {
         [CF_CPU_FROM_CPUID] = regs_from_cpuid,
-#ifdef CCLFORGE_HAVE_X86_CPUID_FEATURE_LEAF
         [CF_CPU_FROM_GLIBC] = regs_from_glibc,
-#endif
     };
     static const char *const names[] = { [CF_CPU_FROM_CPUID] = "cpuid", [CF_CPU_FROM_GLIBC] = "cpuid, as glibc read it" };
-    if ((unsigned)way >= sizeof ways / sizeof ways[0] || !ways[way])
+    if ((unsigned)way >= sizeof ways / sizeof ways[0])
         return -1;
-    snprintf(out->source, sizeof out->source, "%s", names[way]);
     unsigned regs[REG_COUNT] = { 0 };
-    if (ways[way](regs, &out->vendor) != 0)
+    int got = ways[way](regs, &out->vendor);
+    if (got > 0) {
+        out->vendor = CF_CPU_VENDOR_UNKNOWN;
+        return -1;
+    }
+    snprintf(out->source, sizeof out->source, "%s", names[way]);
+    if (got < 0)
         return 0; /* no cpuid: nothing known, x86 stays 0 */
     usable_from(regs, out);
     return 0;
