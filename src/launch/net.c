@@ -142,7 +142,7 @@ void cf_launch_header_put(unsigned char hdr[LAUNCH_HEADER_LEN], int type, uint32
 int cf_launch_header_parse(const unsigned char hdr[LAUNCH_HEADER_LEN], size_t max_data, int *type, uint32_t *len)
 {
     if (memcmp(hdr, LAUNCH_MAGIC, 4))
-        return -1;
+        return !memcmp(hdr, LAUNCH_MAGIC_FAMILY, 3) && hdr[3] >= '0' && hdr[3] <= '9' ? -2 : -1;
     uint32_t be;
     memcpy(&be, hdr + 5, 4);
     uint32_t n = ntohl(be);
@@ -152,7 +152,7 @@ int cf_launch_header_parse(const unsigned char hdr[LAUNCH_HEADER_LEN], size_t ma
         { MSG_SERVER_HELLO, LAUNCH_NONCE_LEN, 0 },
         { MSG_CLIENT_HELLO, LAUNCH_CLIENT_HELLO_LEN, 0 },
         { MSG_WELCOME, LAUNCH_MAC_LEN, 0 },
-        { MSG_REFUSE, 0, LAUNCH_REFUSAL_MAX },
+        { MSG_REFUSE, LAUNCH_REFUSAL_LEN, 0 },
         { MSG_DATA, 0, 0 },
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -177,8 +177,9 @@ int cf_launch_read_msg(int fd, size_t max_data, double deadline, int *type, unsi
     *payload = NULL;
     if (cf_launch_io_full(fd, hdr, sizeof hdr, 0, deadline, why) < 0)
         return -1;
-    if (cf_launch_header_parse(hdr, max_data, type, &n) < 0) {
-        *why = EPROTO;
+    int parsed = cf_launch_header_parse(hdr, max_data, type, &n);
+    if (parsed < 0) {
+        *why = parsed == -2 ? EPROTONOSUPPORT : EPROTO;
         return -1;
     }
     unsigned char *p = cf_xmalloc((size_t)n + 1);
@@ -218,7 +219,9 @@ int cf_launch_recv(int fd, unsigned char **data, size_t *len, size_t max_len, do
     int type = 0, why = 0;
     if (cf_launch_read_msg(fd, max_len, deadline, &type, data, len, &why) < 0)
         return cf_error_set(err, CF_ERR_FAILED, "receiving: %s",
-                            why == EPROTO ? "not a cclforge message, or larger than allowed" : strerror(why));
+                            why == EPROTO ? "not a cclforge message, or larger than allowed"
+                            : why == EPROTONOSUPPORT ? "a message of another cclforge rendezvous protocol version"
+                                                     : strerror(why));
     if (type != MSG_DATA) {
         free(*data);
         *data = NULL;
