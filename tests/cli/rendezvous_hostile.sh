@@ -8,8 +8,10 @@
 # torchrun's variables), so the strangers are in before rank 1: under -n 2 rank 1
 # joins within ~0.1 s of the port opening, before anyone else could.
 . "$(dirname "$0")/lib.sh"
-STRANGER=(python3 "${CCLFORGE_SOURCE_DIR:?}/tests/fixtures/rdv_stranger.py")
 command -v python3 >/dev/null || t_skip "python3 is missing: the stranger is a Python script"
+# the interpreter itself (not a pyenv shim) without site (-S): the stranger uses the standard library only
+PY=$(python3 -c 'import sys; print(sys.executable)')
+STRANGER=("$PY" -S "${CCLFORGE_SOURCE_DIR:?}/tests/fixtures/rdv_stranger.py")
 G=(doctor --gather --no-python --no-nvidia)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
