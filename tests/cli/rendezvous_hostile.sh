@@ -12,6 +12,7 @@ command -v python3 >/dev/null || t_skip "python3 is missing: the stranger is a P
 # the interpreter itself (not a pyenv shim) without site (-S): the stranger uses the standard library only
 PY=$(python3 -c 'import sys; print(sys.executable)')
 STRANGER=("$PY" -S "${CCLFORGE_SOURCE_DIR:?}/tests/fixtures/rdv_stranger.py")
+RC=0 OUT="" ERR="" # bad() shows them; the first checks come before any run
 G=(doctor --gather --no-python --no-nvidia)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
