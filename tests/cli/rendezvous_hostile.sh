@@ -93,6 +93,14 @@ OUT=$(cat "$T_TMP/g0.txt")
 expect_out "gather-strays" "the text report names the finding"
 expect_out "3 connections never completed a handshake \(3 silent\), from 127\.0\.0\.1 \(3\)" "and the strays"
 
+# ---- the wording: a rank that cannot reach its supervisor says so ----
+# (it said "rank 0 reaching its supervisor: rank 0 could not reach rank 0 at ...")
+run env CCLFORGE_SMOKE_SUPERVISED=1 CCLFORGE_SMOKE_SUPERVISOR=127.0.0.1:1 CCLFORGE_RANK=0 CCLFORGE_WORLD_SIZE=1 \
+    CCLFORGE_SECRET="$SECRET" "$CCLFORGE" smoke --connect-timeout 1
+expect_rc 1 "a rank without its supervisor fails"
+expect_err "rank 0 could not reach the supervisor at 127\.0\.0\.1:1 within 1 s" "and names what it could not reach"
+printf '%s' "$ERR" | grep -q "could not reach rank 0" && bad "it says it could not reach rank 0" || ok "not 'rank 0 could not reach rank 0'"
+
 # ---- 3. the same hello during a 2-rank smoke with the real NCCL ----
 NCCL=/usr/local/cuda-13.0/lib/libnccl.so.2
 if [ -r "$NCCL" ]; then
