@@ -24,19 +24,31 @@ int cf_launch_ms_left(double deadline)
     return left > 3600 ? 3600 * 1000 : (int)(left * 1000) + 1;
 }
 
+/* Waits until fd is ready for events or deadline passes: 0 ready, 1 interrupted
+ * (try again), -1 with *why (ETIMEDOUT, ...). */
+static int wait_ready(int fd, short events, double deadline, int *why)
+{
+    struct pollfd pfd = { fd, events, 0 };
+    int ms = cf_launch_ms_left(deadline);
+    int r = ms ? poll(&pfd, 1, ms) : 0;
+    if (r < 0 && errno == EINTR)
+        return 1;
+    if (r <= 0) {
+        *why = r == 0 ? ETIMEDOUT : errno;
+        return -1;
+    }
+    return 0;
+}
+
 int cf_launch_io_full(int fd, void *buf, size_t len, int writing, double deadline, int *why)
 {
     char *p = buf;
     while (len) {
-        struct pollfd pfd = { fd, writing ? POLLOUT : POLLIN, 0 };
-        int ms = cf_launch_ms_left(deadline);
-        int r = ms ? poll(&pfd, 1, ms) : 0;
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            *why = r == 0 ? ETIMEDOUT : errno;
+        int w = wait_ready(fd, writing ? POLLOUT : POLLIN, deadline, why);
+        if (w < 0)
             return -1;
-        }
+        if (w > 0)
+            continue;
         ssize_t n = writing ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT) : recv(fd, p, len, MSG_DONTWAIT);
         if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
             continue;
@@ -212,15 +224,11 @@ int cf_launch_write_msg(int fd, int type, const void *payload, size_t len, doubl
             at++;
             continue;
         }
-        struct pollfd pfd = { fd, POLLOUT, 0 };
-        int ms = cf_launch_ms_left(deadline);
-        int r = ms ? poll(&pfd, 1, ms) : 0;
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            *why = r == 0 ? ETIMEDOUT : errno;
+        int w = wait_ready(fd, POLLOUT, deadline, why);
+        if (w < 0)
             return -1;
-        }
+        if (w > 0)
+            continue;
         struct msghdr m;
         memset(&m, 0, sizeof m);
         m.msg_iov = iov + at;

@@ -54,42 +54,35 @@ expect_json 'd["strays"]["count"]==2 and d["strays"]["kinds"]=={"wrong_tag":1,"b
     "the two strangers are counted as strays, by kind, with their address"
 
 # ---- 2. 20 connections that never speak during a 2-rank gather --timeout 20 ----
-PORT=$(free_port)
-T0=$(date +%s.%N)
-gather_rank 0 --json >"$T_TMP/g0.json" 2>"$T_TMP/g0.err" &
-G0=$!
-rm -f "$T_TMP/ready"
-"${STRANGER[@]}" silent 127.0.0.1 "$PORT" 20 --ready "$T_TMP/ready" &
-S=$!
-for _ in $(seq 500); do [ -e "$T_TMP/ready" ] && break; sleep 0.01; done
-[ -e "$T_TMP/ready" ] && ok "20 silent connections are open before rank 1 starts" || bad "the silent connections did not open"
-run gather_rank 1
-RC1=$RC; ERR1=$ERR
-wait $G0; RC0=$?
-SECS=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-kill $S 2>/dev/null; wait $S 2>/dev/null
-OUT=$(cat "$T_TMP/g0.json"); ERR=$(cat "$T_TMP/g0.err")
-RC=$RC0
+# gather_with_silent N ARGS...: rank 0 (ARGS; its stdout in $OUT, exit in $RC),
+# N silent connections, then rank 1 (exit in $RC1); $SECS from rank 0's start
+gather_with_silent() {
+    local n=$1 s g0; shift
+    PORT=$(free_port)
+    local t0; t0=$(date +%s.%N)
+    gather_rank 0 "$@" >"$T_TMP/g0.out" 2>"$T_TMP/g0.err" &
+    g0=$!
+    rm -f "$T_TMP/ready"
+    "${STRANGER[@]}" silent 127.0.0.1 "$PORT" "$n" --ready "$T_TMP/ready" &
+    s=$!
+    for _ in $(seq 500); do [ -e "$T_TMP/ready" ] && break; sleep 0.01; done
+    [ -e "$T_TMP/ready" ] && ok "$n silent connections are open before rank 1 starts" || bad "the silent connections did not open"
+    gather_rank 1 >"$T_TMP/g1.out" 2>&1; RC1=$?
+    wait $g0; RC=$?
+    SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+    kill $s 2>/dev/null; wait $s 2>/dev/null
+    OUT=$(cat "$T_TMP/g0.out"); ERR=$(cat "$T_TMP/g0.err")
+}
+gather_with_silent 20 --json
 expect_rc 0 "the gather passes with 20 silent connections (it failed after 21 s)"
-[ "$RC1" = 0 ] && ok "rank 1 exits 0 too" || bad "rank 1 exit $RC1: $ERR1"
+[ "$RC1" = 0 ] && ok "rank 1 exits 0 too" || bad "rank 1 exit $RC1: $(cat "$T_TMP/g1.out")"
 expect_json 'not any(f["id"]=="host-no-answer" for f in d["findings"]) and d["missing"]==[]' "rank 1 is not blamed (no host-no-answer)"
 expect_json 'd["strays"]["count"]==20 and d["strays"]["kinds"]=={"silent":20} and d["strays"]["addresses"][0]["addr"]=="127.0.0.1"' \
     "the report counts the 20 strays and names their address"
 expect_json 'any(f["id"]=="gather-strays" and f["severity"]=="warning" and "20 connections never completed a handshake (20 silent), from 127.0.0.1 (20)" in f["why"] for f in d["findings"])' \
     "a warning names them: count, kind, address"
 awk -v s="$SECS" 'BEGIN { exit !(s < 8) }' && ok "the gather took $SECS s, not the 20 s timeout" || bad "the gather took $SECS s"
-# the text report says it too
-PORT=$(free_port)
-gather_rank 0 >"$T_TMP/g0.txt" 2>&1 &
-G0=$!
-rm -f "$T_TMP/ready"
-"${STRANGER[@]}" silent 127.0.0.1 "$PORT" 3 --ready "$T_TMP/ready" &
-S=$!
-for _ in $(seq 500); do [ -e "$T_TMP/ready" ] && break; sleep 0.01; done
-gather_rank 1 >/dev/null 2>&1
-wait $G0
-kill $S 2>/dev/null; wait $S 2>/dev/null
-OUT=$(cat "$T_TMP/g0.txt")
+gather_with_silent 3 # the text report says it too
 expect_out "gather-strays" "the text report names the finding"
 expect_out "3 connections never completed a handshake \(3 silent\), from 127\.0\.0\.1 \(3\)" "and the strays"
 
