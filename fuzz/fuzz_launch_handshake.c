@@ -125,6 +125,13 @@ static void server_side(const uint8_t *data, size_t size, int sign)
     }
     if (events && !signed_hello)
         abort(); /* without the secret, nothing but a stray */
+    char want[LAUNCH_TAG_LEN];
+    cf_launch_tag_field("test", want);
+    int hdr_type;
+    uint32_t hdr_len;
+    if (signed_hello && cf_launch_header_parse(copy, 0, &hdr_type, &hdr_len) == 0 && hdr_type == MSG_CLIENT_HELLO &&
+        !memcmp(h.tag, want, sizeof want) && h.world == 2 && h.rank == 1 && !joined)
+        abort(); /* a right hello, signed, joins */
     if (events + cf_launch_acceptor_strays(a)->count != 1)
         abort();
     /* what came back: one well-formed welcome or refusal, or nothing */
