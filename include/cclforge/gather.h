@@ -11,6 +11,7 @@
 
 #include "cclforge/doctor.h"
 #include "cclforge/error.h"
+#include "cclforge/launch.h"
 #include "cclforge/strbuf.h"
 
 #ifdef __cplusplus
@@ -54,6 +55,7 @@ struct cf_gather_result {
     struct cf_findings *per_host;
     struct strvec missing;    /* "rank 2" / "rank 2 (host cf15-h2)" */
     struct cf_gather_rank *ranks; size_t n_ranks; /* every rank heard, in rank order */
+    struct cf_launch_strays strays; /* connections to rank 0's port that never became a rank */
     struct cf_consolidated report;
     /* other ranks: rank 0's verdict */
     int verdict;              /* 0 fine, 1 problems; -1 rank 0 did not answer */

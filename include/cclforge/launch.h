@@ -14,6 +14,9 @@
 #include <stdint.h>
 
 #include "cclforge/error.h"
+#include "cclforge/strbuf.h"
+
+struct pollfd;
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,26 +78,101 @@ struct cf_launch_peer {
     int rank, world;
     char addr[64]; /* the other side's numeric address */
 };
-/* Server side of one connection already accepted: handshake bounded by deadline
- * (cf_now_seconds). taken (world bytes, may be NULL) marks ranks that already joined:
- * a second one is refused. On success fills *peer (fd = fd) and returns 0; on failure
- * refuses with a reason the client reports, and returns -1 (err says why; the caller
- * closes fd). */
-int cf_launch_accept_handshake(int fd, const struct cf_launch_secret *s, const char *tag, int world,
-                               const unsigned char *taken, double deadline, struct cf_launch_peer *peer,
-                               cf_error *err);
-/* Accepts one connection waiting on listen_fd and runs the server handshake on
- * it, bounded by a few seconds for one client (a silent stray costs no more)
- * and by deadline. Returns 0 with *peer filled and taken[peer->rank] set; 1
- * when nothing was there to accept; -1 when the connection was refused and
- * closed (err says why). */
-int cf_launch_accept_peer(int listen_fd, const struct cf_launch_secret *s, const char *tag, int world,
-                          unsigned char *taken, double deadline, struct cf_launch_peer *peer, cf_error *err);
+/* Why a server refused a connection: a code on the wire, never text the client
+ * chose. The first three are decided before the client proved the secret (a
+ * stranger gets them, and learns nothing beyond the code); the others only after
+ * its MAC verified, so only they may end a rendezvous. */
+enum cf_launch_refusal {
+    CF_REFUSAL_NONE = 0,
+    CF_REFUSAL_NOT_CLIENT, /* not a cclforge hello (another program, another protocol version) */
+    CF_REFUSAL_WRONG_TAG,  /* another cclforge channel than this port serves */
+    CF_REFUSAL_BAD_MAC,    /* does not hold this run's secret */
+    CF_REFUSAL_WORLD,      /* authenticated: started for another world size */
+    CF_REFUSAL_RANK,       /* authenticated: its rank lies outside the world */
+    CF_REFUSAL_TWICE,      /* authenticated: its rank already joined */
+    CF_REFUSAL_COUNT
+};
+/* 1 when the refusal is sent only after the client's MAC verified. */
+int cf_launch_refusal_authenticated(enum cf_launch_refusal code);
+
+/* Connections to a listening port that never completed a valid handshake, by why. */
+enum cf_launch_stray_kind {
+    CF_STRAY_SILENT,     /* sent no complete hello by its deadline */
+    CF_STRAY_LEFT,       /* closed the connection before its hello was complete */
+    CF_STRAY_NOT_CLIENT, /* sent something that is not a cclforge hello */
+    CF_STRAY_WRONG_TAG,  /* a hello for another channel */
+    CF_STRAY_BAD_MAC,    /* a hello without this run's secret */
+    CF_STRAY_EVICTED,    /* closed to make room: too many handshakes were pending */
+    CF_STRAY_KINDS
+};
+#define CF_LAUNCH_STRAY_ADDRS 8
+struct cf_launch_strays {
+    unsigned long count;
+    unsigned long kind[CF_STRAY_KINDS];
+    size_t n_addrs; /* the first CF_LAUNCH_STRAY_ADDRS distinct addresses, with counts */
+    struct {
+        char addr[64];
+        unsigned long count;
+    } addrs[CF_LAUNCH_STRAY_ADDRS];
+    unsigned long unlisted; /* strays from further addresses */
+};
+/* "20 connections never completed a handshake (20 silent), from 127.0.0.1 (20)";
+ * appends nothing when there were none. */
+void cf_launch_strays_describe(const struct cf_launch_strays *s, struct strbuf *out);
+/* A kind's JSON key ("silent", "not_client", ...). */
+const char *cf_launch_stray_kind_name(enum cf_launch_stray_kind k);
+
+/* The server side: every pending handshake of one listening socket at once, each
+ * bounded by its own deadline, so a connection that never speaks costs nobody
+ * else any time. At most max_pending wait (the oldest is closed to make room);
+ * connections that never complete a valid handshake are counted as strays and
+ * never become a rank. Refusals travel as codes. */
+struct cf_launch_acceptor_opts {
+    int listen_fd;                        /* not owned; made non-blocking; -1: adopted fds only */
+    const struct cf_launch_secret *secret;
+    const char *tag;
+    int world;
+    double per_conn_s;                    /* one connection's bound, from its accept */
+    int max_pending;                      /* 0: 256 */
+};
+struct cf_launch_acceptor;
+struct cf_launch_acceptor *cf_launch_acceptor_new(const struct cf_launch_acceptor_opts *o);
+/* Marks a rank as joined already (rank 0 itself): another claiming it is refused. */
+void cf_launch_acceptor_claim(struct cf_launch_acceptor *a, int rank);
+/* One round: polls the listening socket, every pending handshake and the caller's
+ * own fds (extra[0..n_extra), whose revents it fills) for at most ms (-1: no bound
+ * but the pending deadlines), then accepts, advances and expires handshakes.
+ * Returns poll's count of ready extra fds (0 on timeout), -1 when poll failed
+ * (errno; EINTR included). */
+int cf_launch_acceptor_poll(struct cf_launch_acceptor *a, struct pollfd *extra, int n_extra, int ms);
+/* What a round produced, one at a time: a rank that joined (refused ==
+ * CF_REFUSAL_NONE, peer.fd open and the caller's), or one of this run's ranks
+ * that was refused after it authenticated (peer.fd -1; claimed_* what it said). */
+struct cf_launch_event {
+    struct cf_launch_peer peer;
+    enum cf_launch_refusal refused;
+    unsigned claimed_rank, claimed_world;
+};
+/* 1 and *ev filled, 0 when no event is waiting. */
+int cf_launch_acceptor_next(struct cf_launch_acceptor *a, struct cf_launch_event *ev);
+/* The server's own sentence for an authenticated refusal event: "world size
+ * mismatch: rank 0 runs 2 ranks, but rank 1 (10.0.0.2) was started for 3: ...". */
+void cf_launch_event_describe(const struct cf_launch_event *ev, int world, struct strbuf *out);
+/* The strays so far (pending handshakes are not counted until they end). */
+const struct cf_launch_strays *cf_launch_acceptor_strays(const struct cf_launch_acceptor *a);
+/* Closes every pending handshake (counted as silent strays: no complete hello
+ * before the wait ended) and every connection of an event not taken, copies the
+ * final tally to *strays (may be NULL) and frees; not the listening socket. */
+void cf_launch_acceptor_free(struct cf_launch_acceptor *a, struct cf_launch_strays *strays);
+
 /* Client side: connects to addr:port (every address it resolves to), retrying refused
  * or unreachable attempts with backoff until timeout_s, then the handshake. A refusal by
- * the server (wrong world size, duplicate rank, failed authentication) is final. */
-int cf_launch_connect(const char *addr, int port, const struct cf_launch_secret *s, const char *tag, int rank,
-                      int world, double timeout_s, struct cf_launch_peer *peer, cf_error *err);
+ * the server (wrong world size, duplicate rank, failed authentication) is final.
+ * server names the other side in errors ("rank 0", "the supervisor"); they
+ * carry our own words and numbers only, never text the server sent. */
+int cf_launch_connect(const char *addr, int port, const char *server, const struct cf_launch_secret *s,
+                      const char *tag, int rank, int world, double timeout_s, struct cf_launch_peer *peer,
+                      cf_error *err);
 
 /* One framed message on an authenticated connection, bounded by deadline and max_len. */
 int cf_launch_send(int fd, const void *data, size_t len, double deadline, cf_error *err);
@@ -120,6 +198,8 @@ const char *cf_rdv_listen_desc(const struct cf_rdv *r);
 /* What rank 0 advertised and what that resolves to where it runs:
  * "cf14-h0 (here 127.0.1.1)". */
 const char *cf_rdv_advertised(const struct cf_rdv *r);
+/* Rank 0: the connections that never completed a handshake while it waited. */
+const struct cf_launch_strays *cf_rdv_strays(const struct cf_rdv *r);
 /* Rank 0: the address rank `rank` connected from; others: the address of rank 0 they
  * reached (rank argument ignored). "" when unknown. */
 const char *cf_rdv_peer_addr(const struct cf_rdv *r, int rank);

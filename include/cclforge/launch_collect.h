@@ -25,7 +25,8 @@ struct cf_collected {
     int *fds;              /* [world]: open connections, for the reply; -1 */
     char (*addrs)[64];     /* where each rank connected from */
     int n_missing;         /* ranks 1..world-1 that did not answer */
-    char *refused;         /* the first refusals (strays, bad secrets); NULL */
+    char *refused;         /* the first refusals of this run's ranks (another world size, a rank twice); NULL */
+    struct cf_launch_strays strays; /* connections that never completed a handshake */
 };
 /* Rank 0: accepts on listen_fd (it takes ownership and closes it) until every
  * other rank sent its blob or timeout_s passed. Returns 0 (missing ranks are data). */

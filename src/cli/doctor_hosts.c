@@ -166,6 +166,20 @@ cJSON *doctor_gather_json(const struct cf_gather_result *r)
     cJSON *missing = cJSON_AddArrayToObject(doc, "missing");
     for (size_t i = 0; i < r->missing.n; i++)
         cJSON_AddItemToArray(missing, cJSON_CreateString(r->missing.v[i]));
+    cJSON *strays = cJSON_AddObjectToObject(doc, "strays");
+    cJSON_AddNumberToObject(strays, "count", (double)r->strays.count);
+    cJSON *kinds = cJSON_AddObjectToObject(strays, "kinds");
+    for (int k = 0; k < CF_STRAY_KINDS; k++)
+        if (r->strays.kind[k])
+            cJSON_AddNumberToObject(kinds, cf_launch_stray_kind_name(k), (double)r->strays.kind[k]);
+    cJSON *addrs = cJSON_AddArrayToObject(strays, "addresses");
+    for (size_t i = 0; i < r->strays.n_addrs; i++) {
+        cJSON *a = cJSON_CreateObject();
+        cJSON_AddStringToObject(a, "addr", r->strays.addrs[i].addr);
+        cJSON_AddNumberToObject(a, "count", (double)r->strays.addrs[i].count);
+        cJSON_AddItemToArray(addrs, a);
+    }
+    cJSON_AddNumberToObject(strays, "unlisted", (double)r->strays.unlisted);
     cf_consolidated_to_json(&r->report, doc);
     return doc;
 }

@@ -166,6 +166,16 @@ static void consolidate(struct cf_gather_result *r, double timeout_s)
         cf_findings_add(&r->report.findings, CF_SEV_ERROR, "host-no-answer", r->missing.v[i],
                         "check that host (is it up, does it reach rank 0's port?), then run again",
                         "did not answer within %.0f s", timeout_s);
+    if (r->strays.count) { /* named apart: a stranger is never one of the ranks */
+        struct strbuf why = STRBUF_INIT;
+        cf_launch_strays_describe(&r->strays, &why);
+        cf_findings_add(&r->report.findings, CF_SEV_WARNING, "gather-strays", "rank 0's port",
+                        "nothing was held up by them; if they were not expected, find what connects from those "
+                        "addresses (a port scanner, a health check, another job) or let only the job's hosts reach "
+                        "the port",
+                        "%s; they were closed, and no rank was blamed for them", cf_sb_str(&why));
+        cf_sb_release(&why);
+    }
     cf_sort_findings(&r->report.findings);
     if (r->missing.n || !r->report.reason || r->report.findings.n != before) {
         size_t errors = cf_findings_count(&r->report.findings, CF_SEV_ERROR);
@@ -251,6 +261,7 @@ static int run_rank0(const struct cf_gather_opts *o, const struct cf_launch_info
     else
         close(fd);
     if (rc == 0) {
+        out->strays = col.strays;
         take_blob(out, 0, (const unsigned char *)cf_sb_str(&own), own.len);
         for (int r = 1; r < le->world; r++)
             if (col.blobs[r])

@@ -1,5 +1,6 @@
 /* Tolerant collection to rank 0 (cclforge/launch_collect.h): every rank that
- * answers by the deadline is heard, the others are named. */
+ * answers by the deadline is heard, the others are named; connections that
+ * never become a rank are strays, counted apart (acceptor.c). */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 #include "cclforge/launch_collect.h"
 #include "launch/launch_internal.h"
 
-#define MAX_POLL 1024
+#define ONE_CLIENT_S 2.0 /* how long one connection may take to prove it is a rank */
 
 static void init(struct cf_collected *c, int world)
 {
@@ -31,48 +32,44 @@ int cf_launch_collect(int listen_fd, const struct cf_launch_secret *s, const cha
     (void)err;
     init(out, world);
     double deadline = cf_now_seconds() + timeout_s;
-    unsigned char *taken = cf_xcalloc((size_t)world, 1);
-    taken[0] = 1;
+    struct cf_launch_acceptor_opts ao = { listen_fd, s, tag, world, ONE_CLIENT_S, 0 };
+    struct cf_launch_acceptor *a = cf_launch_acceptor_new(&ao);
+    cf_launch_acceptor_claim(a, 0);
     int pending = world - 1; /* ranks whose blob has not arrived */
     struct strbuf refused = STRBUF_INIT;
     int nrefused = 0;
+    /* every joined rank whose blob is still coming; the acceptor adds its own fds */
+    struct pollfd *pfd = cf_xcalloc((size_t)world, sizeof *pfd);
+    int *who = cf_xcalloc((size_t)world, sizeof *who);
     while (pending > 0) {
-        /* the listening socket plus every joined rank whose blob is still coming */
-        struct pollfd pfd[MAX_POLL];
-        int who[MAX_POLL];
         int n = 0;
-        pfd[n].fd = listen_fd;
-        pfd[n].events = POLLIN;
-        who[n++] = -1;
-        for (int r = 1; r < world && n < MAX_POLL; r++)
+        for (int r = 1; r < world; r++)
             if (out->fds[r] >= 0 && !out->blobs[r]) {
-                pfd[n].fd = out->fds[r];
-                pfd[n].events = POLLIN;
+                pfd[n] = (struct pollfd){ out->fds[r], POLLIN, 0 };
                 who[n++] = r;
             }
         int ms = cf_launch_ms_left(deadline);
-        int pr = ms ? poll(pfd, (nfds_t)n, ms) : 0;
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr <= 0)
+        if (!ms)
             break;
+        if (cf_launch_acceptor_poll(a, pfd, n, ms) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        struct cf_launch_event ev;
+        while (cf_launch_acceptor_next(a, &ev)) {
+            if (ev.refused == CF_REFUSAL_NONE) {
+                out->fds[ev.peer.rank] = ev.peer.fd;
+                memcpy(out->addrs[ev.peer.rank], ev.peer.addr, sizeof out->addrs[0]);
+            } else if (nrefused++ < 3) { /* one of this run's ranks, refused after it proved the secret */
+                if (refused.len)
+                    cf_sb_adds(&refused, "; ");
+                cf_launch_event_describe(&ev, world, &refused);
+            }
+        }
         for (int i = 0; i < n; i++) {
             if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
-            if (who[i] < 0) {
-                struct cf_launch_peer peer;
-                cf_error herr = CF_ERROR_INIT;
-                int got = cf_launch_accept_peer(listen_fd, s, tag, world, taken, deadline, &peer, &herr);
-                if (got == 0) {
-                    out->fds[peer.rank] = peer.fd;
-                    memcpy(out->addrs[peer.rank], peer.addr, sizeof out->addrs[0]);
-                } else if (got < 0) {
-                    if (nrefused++ < 3)
-                        cf_sb_addf(&refused, "%s%s", nrefused > 1 ? "; " : "", cf_error_message(&herr));
-                }
-                cf_error_clear(&herr);
-                continue;
-            }
             int r = who[i];
             cf_error rerr = CF_ERROR_INIT;
             if (cf_launch_recv(out->fds[r], &out->blobs[r], &out->lens[r], max_blob, deadline, &rerr) < 0) {
@@ -85,8 +82,10 @@ int cf_launch_collect(int listen_fd, const struct cf_launch_secret *s, const cha
             cf_error_clear(&rerr);
         }
     }
+    free(pfd);
+    free(who);
+    cf_launch_acceptor_free(a, &out->strays);
     close(listen_fd);
-    free(taken);
     for (int r = 1; r < world; r++)
         out->n_missing += out->blobs[r] == NULL;
     out->refused = refused.len ? cf_sb_detach(&refused) : NULL;
@@ -131,7 +130,7 @@ int cf_launch_send_collect(const char *addr, int port, const struct cf_launch_se
     *reply = NULL;
     *reply_len = 0;
     struct cf_launch_peer peer;
-    if (cf_launch_connect(addr, port, s, tag, rank, world, timeout_s, &peer, err) < 0)
+    if (cf_launch_connect(addr, port, "rank 0", s, tag, rank, world, timeout_s, &peer, err) < 0)
         return -1;
     int rc = cf_launch_send(peer.fd, blob, len, cf_now_seconds() + timeout_s, err);
     if (rc == 0)

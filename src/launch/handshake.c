@@ -1,14 +1,13 @@
-/* The handshake of every rendezvous connection: the server sends a nonce, the client
- * answers with its tag, rank and world size and an HMAC over both nonces under the
- * run's secret, the server checks it and proves the secret back (or refuses with a
- * reason the client reports). A stray program learns nothing and costs one bounded
- * wait; a rank of another run, or with another world size, is told why. */
+/* The handshake of every rendezvous connection, its wire pieces and its client
+ * side: the server sends a nonce, the client answers with its tag, rank and world
+ * size and an HMAC over both nonces under the run's secret, the server checks it
+ * and proves the secret back, or refuses with a code (refusal.c) that it MACs
+ * too once the client proved itself. The server side is acceptor.c. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,19 +56,37 @@ int cf_launch_client_hello_parse(const unsigned char *p, size_t len, struct laun
     return 0;
 }
 
-static void tag_field(const char *tag, char out[LAUNCH_TAG_LEN])
+void cf_launch_refusal_put(unsigned char out[LAUNCH_REFUSAL_LEN], const struct launch_refusal *r)
+{
+    out[0] = r->code;
+    put_u32(out + 1, r->value);
+    memcpy(out + 5, r->mac, LAUNCH_MAC_LEN);
+}
+
+int cf_launch_refusal_parse(const unsigned char *p, size_t len, struct launch_refusal *r)
+{
+    if (len != LAUNCH_REFUSAL_LEN)
+        return -1;
+    r->code = p[0];
+    r->value = get_u32(p + 1);
+    memcpy(r->mac, p + 5, LAUNCH_MAC_LEN);
+    return 0;
+}
+
+void cf_launch_tag_field(const char *tag, char out[LAUNCH_TAG_LEN])
 {
     memset(out, 0, LAUNCH_TAG_LEN);
     size_t n = strlen(tag);
     memcpy(out, tag, n < LAUNCH_TAG_LEN ? n : LAUNCH_TAG_LEN);
 }
 
-/* mac over role, tag, rank, world and the two nonces: the one who speaks first last */
-static void handshake_mac(const struct cf_launch_secret *s, const char *role, const char tag[LAUNCH_TAG_LEN],
-                          uint32_t rank, uint32_t world, const unsigned char *nonce_a, const unsigned char *nonce_b,
-                          unsigned char out[LAUNCH_MAC_LEN])
+void cf_launch_handshake_mac(const struct cf_launch_secret *s, const char *role, const char tag[LAUNCH_TAG_LEN],
+                             uint32_t rank, uint32_t world, const unsigned char *nonce_a,
+                             const unsigned char *nonce_b, const unsigned char *extra, size_t extra_len,
+                             unsigned char out[LAUNCH_MAC_LEN])
 {
-    unsigned char msg[16 + LAUNCH_TAG_LEN + 8 + 2 * LAUNCH_NONCE_LEN];
+    unsigned char msg[16 + LAUNCH_TAG_LEN + 8 + 2 * LAUNCH_NONCE_LEN + 8];
+    size_t n = 16 + LAUNCH_TAG_LEN + 8 + 2 * LAUNCH_NONCE_LEN;
     memset(msg, 0, 16);
     memcpy(msg, role, strlen(role) < 16 ? strlen(role) : 16);
     memcpy(msg + 16, tag, LAUNCH_TAG_LEN);
@@ -77,10 +94,24 @@ static void handshake_mac(const struct cf_launch_secret *s, const char *role, co
     put_u32(msg + 20 + LAUNCH_TAG_LEN, world);
     memcpy(msg + 24 + LAUNCH_TAG_LEN, nonce_a, LAUNCH_NONCE_LEN);
     memcpy(msg + 24 + LAUNCH_TAG_LEN + LAUNCH_NONCE_LEN, nonce_b, LAUNCH_NONCE_LEN);
-    cf_launch_hmac(s->key, sizeof s->key, msg, sizeof msg, out);
+    if (extra && extra_len <= sizeof msg - n) {
+        memcpy(msg + n, extra, extra_len);
+        n += extra_len;
+    }
+    cf_launch_hmac(s->key, sizeof s->key, msg, n, out);
 }
 
-static int same_mac(const unsigned char *a, const unsigned char *b)
+void cf_launch_refusal_mac(const struct cf_launch_secret *s, const struct launch_client_hello *h,
+                           const unsigned char nonce_s[LAUNCH_NONCE_LEN], struct launch_refusal *r)
+{
+    unsigned char extra[5];
+    extra[0] = r->code;
+    put_u32(extra + 1, r->value);
+    cf_launch_handshake_mac(s, "cclforge-refusal", h->tag, h->rank, h->world, h->nonce, nonce_s, extra,
+                            sizeof extra, r->mac);
+}
+
+int cf_launch_same_mac(const unsigned char *a, const unsigned char *b)
 {
     unsigned char d = 0; /* constant time: the comparison leaks nothing about the secret */
     for (int i = 0; i < LAUNCH_MAC_LEN; i++)
@@ -88,7 +119,7 @@ static int same_mac(const unsigned char *a, const unsigned char *b)
     return d == 0;
 }
 
-static int nonce(unsigned char out[LAUNCH_NONCE_LEN], cf_error *err)
+int cf_launch_nonce(unsigned char out[LAUNCH_NONCE_LEN], cf_error *err)
 {
     size_t got = 0;
     while (got < LAUNCH_NONCE_LEN) {
@@ -102,104 +133,34 @@ static int nonce(unsigned char out[LAUNCH_NONCE_LEN], cf_error *err)
     return 0;
 }
 
-static int refuse(int fd, double deadline, cf_error *err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int refuse(int fd, double deadline, cf_error *err, const char *fmt, ...)
-{
-    char why[LAUNCH_REFUSAL_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    int ignored;
-    /* say why, but do not wait long for a client that does not read */
-    double until = cf_now_seconds() + 0.2;
-    cf_launch_write_msg(fd, MSG_REFUSE, why, strlen(why), until < deadline ? until : deadline, &ignored);
-    return cf_error_set(err, CF_ERR_FAILED, "%s", why);
-}
-
-int cf_launch_accept_handshake(int fd, const struct cf_launch_secret *s, const char *tag, int world,
-                               const unsigned char *taken, double deadline, struct cf_launch_peer *peer,
-                               cf_error *err)
-{
-    unsigned char nonce_s[LAUNCH_NONCE_LEN];
-    int why = 0, type = 0;
-    if (nonce(nonce_s, err) < 0)
-        return -1;
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    char from[64] = "?";
-    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
-        cf_launch_addr_string(&ss, from, sizeof from);
-    if (cf_launch_write_msg(fd, MSG_SERVER_HELLO, nonce_s, sizeof nonce_s, deadline, &why) < 0)
-        return cf_error_set(err, CF_ERR_FAILED, "connection from %s: %s", from, strerror(why));
-    unsigned char *payload = NULL;
-    size_t len = 0;
-    if (cf_launch_read_msg(fd, 0, deadline, &type, &payload, &len, &why) < 0)
-        return cf_error_set(err, CF_ERR_FAILED, "connection from %s did not introduce itself: %s", from,
-                            why == EPROTO ? "not a cclforge rendezvous client" : strerror(why));
-    struct launch_client_hello h;
-    int parsed = type == MSG_CLIENT_HELLO ? cf_launch_client_hello_parse(payload, len, &h) : -1;
-    free(payload);
-    if (parsed < 0)
-        return refuse(fd, deadline, err, "connection from %s is not a cclforge rendezvous client", from);
-    char want_tag[LAUNCH_TAG_LEN];
-    tag_field(tag, want_tag);
-    if (memcmp(h.tag, want_tag, LAUNCH_TAG_LEN))
-        return refuse(fd, deadline, err, "this port serves cclforge '%.*s', not '%.*s' (%s)", LAUNCH_TAG_LEN,
-                      want_tag, LAUNCH_TAG_LEN, h.tag, from);
-    unsigned char mac[LAUNCH_MAC_LEN];
-    handshake_mac(s, "cclforge-client", h.tag, h.rank, h.world, nonce_s, h.nonce, mac);
-    if (!same_mac(mac, h.mac))
-        return refuse(fd, deadline, err,
-                      "authentication failed for a connection from %s: it does not hold this run's secret (%s "
-                      "differs, or it is not one of this run's ranks)",
-                      from, CF_LAUNCH_SECRET_ENV);
-    if (h.world != (uint32_t)world)
-        return refuse(fd, deadline, err,
-                      "world size mismatch: rank 0 runs %d ranks, but rank %u (%s) was started for %u: give every "
-                      "rank the same world size (WORLD_SIZE, -n, --ntasks)",
-                      world, h.rank, from, h.world);
-    if (h.rank >= (uint32_t)world)
-        return refuse(fd, deadline, err, "rank %u (%s) is outside a world of %d", h.rank, from, world);
-    if (taken && taken[h.rank])
-        return refuse(fd, deadline, err, "rank %u joined twice (the second time from %s): two processes have the same "
-                      "rank", h.rank, from);
-    handshake_mac(s, "cclforge-server", h.tag, h.rank, h.world, h.nonce, nonce_s, mac);
-    if (cf_launch_write_msg(fd, MSG_WELCOME, mac, sizeof mac, deadline, &why) < 0)
-        return cf_error_set(err, CF_ERR_FAILED, "rank %u (%s) left during the handshake: %s", h.rank, from,
-                            strerror(why));
-    peer->fd = fd;
-    peer->rank = (int)h.rank;
-    peer->world = (int)h.world;
-    snprintf(peer->addr, sizeof peer->addr, "%s", from);
-    return 0;
-}
-
-/* 0 joined, -1 retry (err: why), -2 final (refused or the server failed to prove itself) */
-static int client_handshake(int fd, const struct cf_launch_secret *s, const char *tag, int rank, int world,
-                            double deadline, cf_error *err)
+int cf_launch_client_handshake(int fd, const struct cf_launch_secret *s, const char *tag, int rank, int world,
+                               const char *server, double deadline, cf_error *err)
 {
     int why = 0, type = 0;
     unsigned char *payload = NULL;
     size_t len = 0;
     if (cf_launch_read_msg(fd, 0, deadline, &type, &payload, &len, &why) < 0 || type != MSG_SERVER_HELLO) {
         free(payload);
+        int garbled = why == EPROTO || (!why && type != MSG_SERVER_HELLO);
         cf_error_set(err, CF_ERR_FAILED, "no cclforge rendezvous answered: %s",
-                     why == EPROTO || !why ? "another program holds the port" : strerror(why));
-        return why == EPROTO || (!why && type != MSG_SERVER_HELLO) ? -2 : -1;
+                     why == EPROTONOSUPPORT ? "a cclforge of another rendezvous protocol version holds the port "
+                                              "(run the same cclforge on every rank)"
+                     : garbled ? "another program holds the port"
+                               : strerror(why));
+        return garbled || why == EPROTONOSUPPORT ? -2 : -1;
     }
     struct launch_client_hello h;
-    tag_field(tag, h.tag);
+    cf_launch_tag_field(tag, h.tag);
     h.rank = (uint32_t)rank;
     h.world = (uint32_t)world;
-    if (nonce(h.nonce, err) < 0) {
+    if (cf_launch_nonce(h.nonce, err) < 0) {
         free(payload);
         return -2;
     }
-    handshake_mac(s, "cclforge-client", h.tag, h.rank, h.world, payload, h.nonce, h.mac);
     unsigned char nonce_s[LAUNCH_NONCE_LEN];
     memcpy(nonce_s, payload, LAUNCH_NONCE_LEN);
     free(payload);
+    cf_launch_handshake_mac(s, "cclforge-client", h.tag, h.rank, h.world, nonce_s, h.nonce, NULL, 0, h.mac);
     unsigned char out[LAUNCH_CLIENT_HELLO_LEN];
     cf_launch_client_hello_put(out, &h);
     if (cf_launch_write_msg(fd, MSG_CLIENT_HELLO, out, sizeof out, deadline, &why) < 0) {
@@ -207,21 +168,30 @@ static int client_handshake(int fd, const struct cf_launch_secret *s, const char
         return -1;
     }
     if (cf_launch_read_msg(fd, 0, deadline, &type, &payload, &len, &why) < 0) {
-        cf_error_set(err, CF_ERR_FAILED, "waiting for rank 0's answer: %s", strerror(why));
-        return -1;
+        int garbled = why == EPROTO || why == EPROTONOSUPPORT;
+        cf_error_set(err, CF_ERR_FAILED, "waiting for %s's answer: %s", server,
+                     garbled ? "it is not a message of this cclforge's rendezvous protocol" : strerror(why));
+        return garbled ? -2 : -1;
     }
-    int rc = 0;
-    if (type == MSG_REFUSE) {
-        cf_error_set(err, CF_ERR_FAILED, "refused by rank 0: %s", (const char *)payload);
-        rc = -2;
+    int rc = -2;
+    struct launch_refusal refusal;
+    if (type == MSG_REFUSE && cf_launch_refusal_parse(payload, len, &refusal) == 0) {
+        /* the code chooses our sentence; its number counts only if the refusal proves the secret */
+        struct launch_refusal check = refusal;
+        cf_launch_refusal_mac(s, &h, nonce_s, &check);
+        int authentic = cf_launch_same_mac(check.mac, refusal.mac);
+        struct strbuf text = STRBUF_INIT;
+        cf_launch_refusal_client_text(refusal.code, refusal.value, authentic, server, tag, rank, world, &text);
+        cf_error_set(err, CF_ERR_FAILED, "%s", cf_sb_str(&text));
+        cf_sb_release(&text);
     } else {
         unsigned char mac[LAUNCH_MAC_LEN];
-        handshake_mac(s, "cclforge-server", h.tag, h.rank, h.world, h.nonce, nonce_s, mac);
-        if (type != MSG_WELCOME || !same_mac(mac, payload)) {
-            cf_error_set(err, CF_ERR_FAILED, "the server's answer failed authentication: it does not hold this "
-                         "run's secret (%s)", CF_LAUNCH_SECRET_ENV);
-            rc = -2;
-        }
+        cf_launch_handshake_mac(s, "cclforge-server", h.tag, h.rank, h.world, h.nonce, nonce_s, NULL, 0, mac);
+        if (type == MSG_WELCOME && cf_launch_same_mac(mac, payload))
+            rc = 0;
+        else
+            cf_error_set(err, CF_ERR_FAILED, "the answer of %s failed authentication: it does not hold this "
+                         "run's secret (%s)", server, CF_LAUNCH_SECRET_ENV);
     }
     free(payload);
     return rc;
@@ -267,8 +237,9 @@ static void nap(double deadline, double *backoff)
     *backoff = *backoff * 2 < 1.0 ? *backoff * 2 : 1.0;
 }
 
-int cf_launch_connect(const char *addr, int port, const struct cf_launch_secret *s, const char *tag, int rank,
-                      int world, double timeout_s, struct cf_launch_peer *peer, cf_error *err)
+int cf_launch_connect(const char *addr, int port, const char *server, const struct cf_launch_secret *s,
+                      const char *tag, int rank, int world, double timeout_s, struct cf_launch_peer *peer,
+                      cf_error *err)
 {
     double deadline = cf_now_seconds() + timeout_s;
     double backoff = 0.02;
@@ -300,7 +271,7 @@ int cf_launch_connect(const char *addr, int port, const struct cf_launch_secret 
                 continue;
             }
             cf_error herr = CF_ERROR_INIT;
-            int rc = client_handshake(fd, s, tag, rank, world, deadline, &herr);
+            int rc = cf_launch_client_handshake(fd, s, tag, rank, world, server, deadline, &herr);
             if (rc == 0) {
                 /* joined: plain blocking writes from here on (records, blobs) */
                 fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -318,7 +289,7 @@ int cf_launch_connect(const char *addr, int port, const struct cf_launch_secret 
             cf_error_clear(&herr);
             if (rc == -2) {
                 freeaddrinfo(ai);
-                cf_error_set(err, CF_ERR_FAILED, "rank %d reaching rank 0 at %s:%d: %s", rank, addr, port,
+                cf_error_set(err, CF_ERR_FAILED, "rank %d reaching %s at %s:%d: %s", rank, server, addr, port,
                              cf_sb_str(&last));
                 cf_sb_release(&last);
                 return -1;
@@ -331,25 +302,8 @@ int cf_launch_connect(const char *addr, int port, const struct cf_launch_secret 
         nap(deadline, &backoff);
     }
     cf_error_set(err, CF_ERR_FAILED,
-                 "rank %d could not reach rank 0 at %s:%d within %.0f s (%d attempts, last: %s)", rank, addr, port,
-                 timeout_s, attempts, cf_sb_str(&last));
+                 "rank %d could not reach %s at %s:%d within %.0f s (%d attempts, last: %s)", rank, server, addr,
+                 port, timeout_s, attempts, cf_sb_str(&last));
     cf_sb_release(&last);
     return -1;
-}
-
-int cf_launch_accept_peer(int listen_fd, const struct cf_launch_secret *s, const char *tag, int world,
-                          unsigned char *taken, double deadline, struct cf_launch_peer *peer, cf_error *err)
-{
-    const double one_client_s = 2.0;
-    int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (c < 0)
-        return 1;
-    double until = cf_now_seconds() + one_client_s;
-    if (cf_launch_accept_handshake(c, s, tag, world, taken, until < deadline ? until : deadline, peer, err) < 0) {
-        close(c);
-        return -1;
-    }
-    if (taken)
-        taken[peer->rank] = 1;
-    return 0;
 }

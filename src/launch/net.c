@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cclforge/clock.h"
@@ -23,19 +24,31 @@ int cf_launch_ms_left(double deadline)
     return left > 3600 ? 3600 * 1000 : (int)(left * 1000) + 1;
 }
 
+/* Waits until fd is ready for events or deadline passes: 0 ready, 1 interrupted
+ * (try again), -1 with *why (ETIMEDOUT, ...). */
+static int wait_ready(int fd, short events, double deadline, int *why)
+{
+    struct pollfd pfd = { fd, events, 0 };
+    int ms = cf_launch_ms_left(deadline);
+    int r = ms ? poll(&pfd, 1, ms) : 0;
+    if (r < 0 && errno == EINTR)
+        return 1;
+    if (r <= 0) {
+        *why = r == 0 ? ETIMEDOUT : errno;
+        return -1;
+    }
+    return 0;
+}
+
 int cf_launch_io_full(int fd, void *buf, size_t len, int writing, double deadline, int *why)
 {
     char *p = buf;
     while (len) {
-        struct pollfd pfd = { fd, writing ? POLLOUT : POLLIN, 0 };
-        int ms = cf_launch_ms_left(deadline);
-        int r = ms ? poll(&pfd, 1, ms) : 0;
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            *why = r == 0 ? ETIMEDOUT : errno;
+        int w = wait_ready(fd, writing ? POLLOUT : POLLIN, deadline, why);
+        if (w < 0)
             return -1;
-        }
+        if (w > 0)
+            continue;
         ssize_t n = writing ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT) : recv(fd, p, len, MSG_DONTWAIT);
         if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
             continue;
@@ -142,7 +155,7 @@ void cf_launch_header_put(unsigned char hdr[LAUNCH_HEADER_LEN], int type, uint32
 int cf_launch_header_parse(const unsigned char hdr[LAUNCH_HEADER_LEN], size_t max_data, int *type, uint32_t *len)
 {
     if (memcmp(hdr, LAUNCH_MAGIC, 4))
-        return -1;
+        return !memcmp(hdr, LAUNCH_MAGIC_FAMILY, 3) && hdr[3] >= '0' && hdr[3] <= '9' ? -2 : -1;
     uint32_t be;
     memcpy(&be, hdr + 5, 4);
     uint32_t n = ntohl(be);
@@ -152,7 +165,7 @@ int cf_launch_header_parse(const unsigned char hdr[LAUNCH_HEADER_LEN], size_t ma
         { MSG_SERVER_HELLO, LAUNCH_NONCE_LEN, 0 },
         { MSG_CLIENT_HELLO, LAUNCH_CLIENT_HELLO_LEN, 0 },
         { MSG_WELCOME, LAUNCH_MAC_LEN, 0 },
-        { MSG_REFUSE, 0, LAUNCH_REFUSAL_MAX },
+        { MSG_REFUSE, LAUNCH_REFUSAL_LEN, 0 },
         { MSG_DATA, 0, 0 },
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -177,8 +190,9 @@ int cf_launch_read_msg(int fd, size_t max_data, double deadline, int *type, unsi
     *payload = NULL;
     if (cf_launch_io_full(fd, hdr, sizeof hdr, 0, deadline, why) < 0)
         return -1;
-    if (cf_launch_header_parse(hdr, max_data, type, &n) < 0) {
-        *why = EPROTO;
+    int parsed = cf_launch_header_parse(hdr, max_data, type, &n);
+    if (parsed < 0) {
+        *why = parsed == -2 ? EPROTONOSUPPORT : EPROTO;
         return -1;
     }
     unsigned char *p = cf_xmalloc((size_t)n + 1);
@@ -192,6 +206,9 @@ int cf_launch_read_msg(int fd, size_t max_data, double deadline, int *type, unsi
     return 0;
 }
 
+/* Header and payload in one sendmsg, not two sends: a small second write waits
+ * for the ACK of the first (Nagle), which the peer delays by up to 40 ms (it did:
+ * 42 ms per message of a 2-rank gather, strace). */
 int cf_launch_write_msg(int fd, int type, const void *payload, size_t len, double deadline, int *why)
 {
     unsigned char hdr[LAUNCH_HEADER_LEN];
@@ -200,9 +217,39 @@ int cf_launch_write_msg(int fd, int type, const void *payload, size_t len, doubl
         return -1;
     }
     cf_launch_header_put(hdr, type, (uint32_t)len);
-    if (cf_launch_io_full(fd, hdr, sizeof hdr, 1, deadline, why) < 0)
-        return -1;
-    return len ? cf_launch_io_full(fd, (void *)payload, len, 1, deadline, why) : 0;
+    struct iovec iov[2] = { { hdr, sizeof hdr }, { (void *)payload, len } };
+    int at = 0;
+    while (at < 2) {
+        if (!iov[at].iov_len) {
+            at++;
+            continue;
+        }
+        int w = wait_ready(fd, POLLOUT, deadline, why);
+        if (w < 0)
+            return -1;
+        if (w > 0)
+            continue;
+        struct msghdr m;
+        memset(&m, 0, sizeof m);
+        m.msg_iov = iov + at;
+        m.msg_iovlen = (size_t)(2 - at);
+        ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+            continue;
+        if (n <= 0) {
+            *why = n == 0 ? ECONNRESET : errno;
+            return -1;
+        }
+        for (size_t left = (size_t)n; left && at < 2;) {
+            size_t take = left < iov[at].iov_len ? left : iov[at].iov_len;
+            iov[at].iov_base = (char *)iov[at].iov_base + take;
+            iov[at].iov_len -= take;
+            left -= take;
+            if (!iov[at].iov_len)
+                at++;
+        }
+    }
+    return 0;
 }
 
 int cf_launch_send(int fd, const void *data, size_t len, double deadline, cf_error *err)
@@ -218,7 +265,9 @@ int cf_launch_recv(int fd, unsigned char **data, size_t *len, size_t max_len, do
     int type = 0, why = 0;
     if (cf_launch_read_msg(fd, max_len, deadline, &type, data, len, &why) < 0)
         return cf_error_set(err, CF_ERR_FAILED, "receiving: %s",
-                            why == EPROTO ? "not a cclforge message, or larger than allowed" : strerror(why));
+                            why == EPROTO ? "not a cclforge message, or larger than allowed"
+                            : why == EPROTONOSUPPORT ? "a message of another cclforge rendezvous protocol version"
+                                                     : strerror(why));
     if (type != MSG_DATA) {
         free(*data);
         *data = NULL;

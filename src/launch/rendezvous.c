@@ -17,6 +17,7 @@
 #include "launch/launch_internal.h"
 
 #define DEFAULT_MAX_BLOB (1u << 20)
+#define ONE_CLIENT_S 2.0 /* how long one connection may take to prove it is a rank */
 
 struct cf_rdv {
     int rank, world;
@@ -26,6 +27,7 @@ struct cf_rdv {
     struct cf_launch_peer up;     /* the others: the connection to rank 0 */
     char listen_desc[128];
     char advertised[512];
+    struct cf_launch_strays strays; /* rank 0: connections that never became a rank */
 };
 
 /* "node1 (here 127.0.1.1, 10.0.0.1)": what the name means where rank 0 runs */
@@ -71,55 +73,50 @@ static int missing_ranks(const struct cf_rdv *r, struct strbuf *sb)
     return missing;
 }
 
+/* Every pending handshake at once (acceptor.c): a stray costs no rank any time.
+ * Only a refusal of one of this run's ranks, after its MAC verified, ends the
+ * wait early: a rank with another world size, or two with one rank, is a broken
+ * launch, said now rather than after the timeout. */
 static int serve_joins(struct cf_rdv *r, int listen_fd, const struct cf_rdv_opts *o, cf_error *err)
 {
     double deadline = cf_now_seconds() + o->timeout_s;
-    unsigned char *taken = cf_xcalloc((size_t)r->world, 1);
-    taken[0] = 1; /* rank 0 is this process: another one claiming it is a broken launch */
+    struct cf_launch_acceptor_opts ao = { listen_fd, o->secret, o->tag, r->world, ONE_CLIENT_S, 0 };
+    struct cf_launch_acceptor *a = cf_launch_acceptor_new(&ao);
+    cf_launch_acceptor_claim(a, 0); /* rank 0 is this process: another one claiming it is a broken launch */
     int joined = 0, rc = 0;
-    struct strbuf strays = STRBUF_INIT;
-    int nstrays = 0;
-    while (joined < r->world - 1) {
-        struct pollfd pfd = { listen_fd, POLLIN, 0 };
+    while (joined < r->world - 1 && rc == 0) {
         int ms = cf_launch_ms_left(deadline);
-        int pr = ms ? poll(&pfd, 1, ms) : 0;
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr <= 0) {
-            struct strbuf which = STRBUF_INIT;
+        if (!ms) {
+            struct strbuf which = STRBUF_INIT, strays = STRBUF_INIT;
             int missing = missing_ranks(r, &which);
+            cf_launch_strays_describe(cf_launch_acceptor_strays(a), &strays);
             rc = cf_error_set(err, CF_ERR_FAILED,
                               "rank 0: %d of %d ranks did not join within %.0f s (missing rank%s %s); listening on "
                               "%s, advertised %s%s%s",
                               missing, r->world - 1, o->timeout_s, missing == 1 ? "" : "s", cf_sb_str(&which),
-                              r->listen_desc, r->advertised, nstrays ? "; refused: " : "", cf_sb_str(&strays));
+                              r->listen_desc, r->advertised, strays.len ? "; " : "", cf_sb_str(&strays));
             cf_sb_release(&which);
+            cf_sb_release(&strays);
             break;
         }
-        struct cf_launch_peer peer;
-        cf_error herr = CF_ERROR_INIT;
-        int got = cf_launch_accept_peer(listen_fd, o->secret, o->tag, r->world, taken, deadline, &peer, &herr);
-        if (got == 1)
-            continue;
-        if (got == 0) {
-            r->peers[peer.rank] = peer;
-            joined++;
-        } else {
-            const char *m = cf_error_message(&herr);
-            /* a rank with another world size, or two with one rank, is a broken launch:
-             * say so now rather than after the timeout */
-            if (strstr(m, "world size mismatch") || strstr(m, "joined twice")) {
-                rc = cf_error_set(err, CF_ERR_FAILED, "rank 0: %s", m);
-                cf_error_clear(&herr);
-                break;
-            }
-            if (nstrays++ < 3)
-                cf_sb_addf(&strays, "%s%s", nstrays > 1 ? "; " : "", m);
+        if (cf_launch_acceptor_poll(a, NULL, 0, ms) < 0 && errno != EINTR) {
+            rc = cf_error_set(err, CF_ERR_FAILED, "rank 0: poll: %s", strerror(errno));
+            break;
         }
-        cf_error_clear(&herr);
+        struct cf_launch_event ev;
+        while (rc == 0 && cf_launch_acceptor_next(a, &ev)) {
+            if (ev.refused == CF_REFUSAL_NONE) {
+                r->peers[ev.peer.rank] = ev.peer;
+                joined++;
+                continue;
+            }
+            struct strbuf why = STRBUF_INIT;
+            cf_launch_event_describe(&ev, r->world, &why);
+            rc = cf_error_set(err, CF_ERR_FAILED, "rank 0: %s", cf_sb_str(&why));
+            cf_sb_release(&why);
+        }
     }
-    cf_sb_release(&strays);
-    free(taken);
+    cf_launch_acceptor_free(a, &r->strays);
     return rc;
 }
 
@@ -141,7 +138,8 @@ int cf_rdv_open(const struct cf_rdv_opts *o, struct cf_rdv **out, cf_error *err)
     if (o->rank != 0) {
         if (o->listen_fd >= 0)
             close(o->listen_fd);
-        if (cf_launch_connect(o->addr, o->port, o->secret, o->tag, o->rank, o->world, o->timeout_s, &r->up, err) < 0) {
+        if (cf_launch_connect(o->addr, o->port, "rank 0", o->secret, o->tag, o->rank, o->world, o->timeout_s, &r->up,
+                              err) < 0) {
             free(r);
             return -1;
         }
@@ -184,6 +182,11 @@ int cf_rdv_open(const struct cf_rdv_opts *o, struct cf_rdv **out, cf_error *err)
 const char *cf_rdv_listen_desc(const struct cf_rdv *r)
 {
     return r->listen_desc;
+}
+
+const struct cf_launch_strays *cf_rdv_strays(const struct cf_rdv *r)
+{
+    return &r->strays;
 }
 
 const char *cf_rdv_advertised(const struct cf_rdv *r)

@@ -137,6 +137,11 @@ static int share_over_tcp(struct nccl_state *s, cf_nccl_unique_id *id, char *err
         if (s->rank == 0) {
             cf_smoke_sink_info(s->sink, "rendezvous_listen", "%s", cf_rdv_listen_desc(r));
             cf_smoke_sink_info(s->sink, "rendezvous_advertised", "%s", cf_rdv_advertised(r));
+            struct strbuf strays = STRBUF_INIT;
+            cf_launch_strays_describe(cf_rdv_strays(r), &strays);
+            if (strays.len) /* named, never blamed on a rank */
+                cf_smoke_sink_info(s->sink, "rendezvous_strays", "%s", cf_sb_str(&strays));
+            cf_sb_release(&strays);
         } else {
             cf_smoke_sink_info(s->sink, "rendezvous_reached", "%s", cf_rdv_peer_addr(r, 0));
         }

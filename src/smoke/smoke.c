@@ -94,9 +94,9 @@ static int connect_supervisor(const struct cf_smoke_opts *o, const struct cf_lau
     memcpy(host, where, (size_t)(colon - where));
     host[colon - where] = 0;
     struct cf_launch_peer sup;
-    if (cf_launch_connect(host, atoi(colon + 1), secret, SMOKE_RECORDS_TAG, le->rank, le->world,
+    if (cf_launch_connect(host, atoi(colon + 1), "the supervisor", secret, SMOKE_RECORDS_TAG, le->rank, le->world,
                           o->connect_timeout_s, &sup, err) < 0)
-        return cf_error_prefix(err, "rank %d reaching its supervisor", le->rank);
+        return -1; /* the error names the rank and the supervisor */
     return sup.fd;
 }
 

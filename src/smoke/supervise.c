@@ -408,31 +408,39 @@ static struct stream *add_stream(struct supervisor *sv, int fd, int is_log, int 
 }
 
 /* A connection counts only once it proved it is one of this run's ranks (the secret
- * in its environment) and is not a rank already connected: a stray costs at most
- * HANDSHAKE_S and never takes a rank's place. */
-static void accept_rank(struct supervisor *sv)
+ * in its environment) and is not a rank already connected: every handshake is
+ * pending at once, each for at most HANDSHAKE_S, so a stray costs no rank any
+ * time and never takes a rank's place (src/launch/acceptor.c). */
+static void take_ranks(struct supervisor *sv, struct cf_launch_acceptor *a)
 {
-    int c = accept4(sv->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (c < 0)
-        return;
-    unsigned char *taken = cf_xcalloc((size_t)sv->nranks, 1);
-    for (int i = 0; i < sv->nstreams; i++)
-        if (!sv->streams[i].is_log && sv->streams[i].rank >= 0)
-            taken[sv->streams[i].rank] = 1;
-    struct cf_launch_peer peer;
-    cf_error err = CF_ERROR_INIT;
-    int ok = cf_launch_accept_handshake(c, &sv->secret, SMOKE_RECORDS_TAG, sv->nranks, taken,
-                                        cf_now_seconds() + HANDSHAKE_S, &peer, &err) == 0 &&
-             add_stream(sv, c, 0, peer.rank);
-    free(taken);
-    if (!ok) {
-        char *text = cf_asprintf("ignored a connection to the record port: %s",
-                                 err.message ? cf_error_message(&err) : "too many connections");
+    struct cf_launch_event ev;
+    while (cf_launch_acceptor_next(a, &ev)) {
+        if (ev.refused == CF_REFUSAL_NONE && add_stream(sv, ev.peer.fd, 0, ev.peer.rank))
+            continue;
+        struct strbuf why = STRBUF_INIT;
+        if (ev.refused == CF_REFUSAL_NONE) {
+            close(ev.peer.fd);
+            cf_sb_addf(&why, "rank %d (%s): too many connections", ev.peer.rank, ev.peer.addr);
+        } else {
+            cf_launch_event_describe(&ev, sv->nranks, &why);
+        }
+        char *text = cf_asprintf("refused a connection to the record port: %s", cf_sb_str(&why));
         say(sv, text);
         free(text);
-        close(c);
+        cf_sb_release(&why);
     }
-    cf_error_clear(&err);
+}
+
+/* Said once, at the end: how many never became a rank, why, and from where. */
+static void say_strays(struct supervisor *sv, const struct cf_launch_strays *strays)
+{
+    if (!strays->count)
+        return;
+    struct strbuf text = STRBUF_INIT;
+    cf_sb_adds(&text, "ignored connections to the record port: ");
+    cf_launch_strays_describe(strays, &text);
+    say(sv, cf_sb_str(&text));
+    cf_sb_release(&text);
 }
 
 static void interrupt(struct supervisor *sv)
@@ -460,21 +468,22 @@ static int settled(const struct supervisor *sv)
 static void supervise_loop(struct supervisor *sv)
 {
     struct pollfd *pfds = cf_xcalloc((size_t)sv->max_streams + 1, sizeof *pfds);
+    struct cf_launch_acceptor_opts ao = { sv->listen_fd, &sv->secret, SMOKE_RECORDS_TAG, sv->nranks, HANDSHAKE_S, 0 };
+    struct cf_launch_acceptor *acc = cf_launch_acceptor_new(&ao);
     double settled_at = 0;
     int killed = 0;
     for (;;) {
         int nfds = sv->nstreams;
         for (int i = 0; i < sv->nstreams; i++)
             pfds[i] = (struct pollfd){ sv->streams[i].fd, POLLIN, 0 };
-        pfds[nfds++] = (struct pollfd){ sv->stopping ? -1 : sv->listen_fd, POLLIN, 0 };
-        int r = poll(pfds, (nfds_t)nfds, 200);
+        /* once stopping, nobody joins any more */
+        int r = sv->stopping ? poll(pfds, (nfds_t)nfds, 200) : cf_launch_acceptor_poll(acc, pfds, nfds, 200);
         if (r < 0 && errno != EINTR)
             break;
-        for (int i = 0; r > 0 && i < sv->nstreams; i++)
+        for (int i = 0; r > 0 && i < nfds; i++)
             if (pfds[i].revents && sv->streams[i].fd >= 0)
                 read_stream(sv, &sv->streams[i]);
-        if (r > 0 && pfds[nfds - 1].revents)
-            accept_rank(sv);
+        take_ranks(sv, acc);
         reap(sv, 0);
         double now = cf_now_seconds();
         if (sv->o->stop && *sv->o->stop)
@@ -508,6 +517,9 @@ static void supervise_loop(struct supervisor *sv)
         }
     }
     free(pfds);
+    struct cf_launch_strays strays;
+    cf_launch_acceptor_free(acc, &strays);
+    say_strays(sv, &strays);
     reap(sv, 1);
 }
 

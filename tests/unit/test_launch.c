@@ -256,7 +256,7 @@ static void test_rendezvous_listens_on_every_address(void **state)
     int only = cf_launch_listen(0, 1, &port, NULL, 0, NULL);
     assert_true(only >= 0);
     struct cf_launch_peer peer;
-    assert_int_equal(cf_launch_connect("127.0.0.2", port, &s, "test", 1, 2, 0.3, &peer, &err), -1);
+    assert_int_equal(cf_launch_connect("127.0.0.2", port, "rank 0", &s, "test", 1, 2, 0.3, &peer, &err), -1);
     assert_non_null(strstr(cf_error_message(&err), "Connection refused"));
     cf_error_clear(&err);
     close(only);
@@ -306,15 +306,17 @@ static void test_peer_reports_refusals_in_the_servers_words(void **state)
     struct cf_launch_peer peer;
     cf_error err = CF_ERROR_INIT;
     double t0 = cf_now_seconds();
-    assert_int_equal(cf_launch_connect("127.0.0.1", port, &bad, "test", 1, 2, 20, &peer, &err), -1);
+    assert_int_equal(cf_launch_connect("127.0.0.1", port, "rank 0", &bad, "test", 1, 2, 20, &peer, &err), -1);
     expect_fast_failure(t0, &err, "authentication failed");
     cf_error_clear(&err);
     struct cf_launch_secret good = test_secret(1);
     t0 = cf_now_seconds();
-    assert_int_equal(cf_launch_connect("127.0.0.1", port, &good, "other", 1, 2, 20, &peer, &err), -1);
-    expect_fast_failure(t0, &err, "serves cclforge 'test', not 'other'");
+    assert_int_equal(cf_launch_connect("127.0.0.1", port, "rank 0", &good, "other", 1, 2, 20, &peer, &err), -1);
+    /* a wrong tag is told so by a code: the server's own tag is not in the answer */
+    expect_fast_failure(t0, &err, "refused by rank 0: its port serves another cclforge channel than 'other'");
+    assert_null(strstr(cf_error_message(&err), "'test'"));
     cf_error_clear(&err);
-    assert_int_equal(cf_launch_connect("127.0.0.1", port, &good, "test", 1, 2, 20, &peer, &err), 0);
+    assert_int_equal(cf_launch_connect("127.0.0.1", port, "rank 0", &good, "test", 1, 2, 20, &peer, &err), 0);
     close(peer.fd);
     assert_int_equal(exit_code(server), 0);
 }
@@ -350,6 +352,201 @@ static void test_strays_do_not_take_a_place(void **state)
     assert_int_equal(exit_code(kid), 0);
     close(silent);
     close(noisy);
+}
+
+
+static int tcp_to(int port)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    return fd;
+}
+
+static int read_all(int fd, unsigned char *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+/* A stranger without the secret: takes the server's hello, sends one of its own
+ * with tag, rank and world, a zero nonce and a zero MAC, and returns the refusal
+ * (LAUNCH_REFUSAL_LEN bytes into out). */
+static void stranger_hello(int port, const char *tag, uint32_t rank, uint32_t world,
+                           unsigned char out[LAUNCH_REFUSAL_LEN])
+{
+    int fd = tcp_to(port);
+    unsigned char hello[LAUNCH_HEADER_LEN + LAUNCH_NONCE_LEN];
+    assert_int_equal(read_all(fd, hello, sizeof hello), 0);
+    struct launch_client_hello h;
+    memset(&h, 0, sizeof h);
+    cf_launch_tag_field(tag, h.tag);
+    h.rank = rank;
+    h.world = world;
+    unsigned char msg[LAUNCH_HEADER_LEN + LAUNCH_CLIENT_HELLO_LEN];
+    cf_launch_header_put(msg, MSG_CLIENT_HELLO, LAUNCH_CLIENT_HELLO_LEN);
+    cf_launch_client_hello_put(msg + LAUNCH_HEADER_LEN, &h);
+    assert_true(write(fd, msg, sizeof msg) == (ssize_t)sizeof msg);
+    unsigned char hdr[LAUNCH_HEADER_LEN];
+    assert_int_equal(read_all(fd, hdr, sizeof hdr), 0);
+    int type;
+    uint32_t len;
+    assert_int_equal(cf_launch_header_parse(hdr, 0, &type, &len), 0);
+    assert_int_equal(type, MSG_REFUSE);
+    assert_int_equal(len, LAUNCH_REFUSAL_LEN);
+    assert_int_equal(read_all(fd, out, LAUNCH_REFUSAL_LEN), 0);
+    close(fd);
+}
+
+static int has_bytes(const unsigned char *hay, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++)
+        if (!memcmp(hay + i, needle, k))
+            return 1;
+    return 0;
+}
+
+/* Issue 29: hellos without the secret whose tag is "joined twice", or whose world
+ * size differs, and 300 connections that never speak: the rendezvous neither ends
+ * nor waits for them; each is counted as a stray; the refusals are bare codes. */
+static void test_strangers_cannot_end_or_delay_the_rendezvous(void **state)
+{
+    int port, lfd = any_port(&port);
+    int report[2];
+    assert_int_equal(pipe(report), 0);
+    pid_t server = fork();
+    if (server == 0) {
+        close(report[0]);
+        struct cf_launch_secret s = test_secret(9);
+        struct cf_rdv_opts o = { "127.0.0.1", port, lfd, 0, 2, &s, "test", 10, 0 };
+        struct cf_rdv *r;
+        cf_error err = CF_ERROR_INIT;
+        if (cf_rdv_open(&o, &r, &err) < 0) {
+            fprintf(stderr, "rank 0: %s\n", cf_error_message(&err));
+            _exit(1);
+        }
+        struct cf_launch_strays st = *cf_rdv_strays(r);
+        _exit(write(report[1], &st, sizeof st) == (ssize_t)sizeof st ? 0 : 2);
+    }
+    close(lfd);
+    close(report[1]);
+    double t0 = cf_now_seconds();
+    enum { SILENT = 300 };
+    int silent[SILENT];
+    for (int i = 0; i < SILENT; i++)
+        silent[i] = tcp_to(port);
+    unsigned char refusal[LAUNCH_REFUSAL_LEN];
+    struct launch_refusal r;
+    static const unsigned char zero[LAUNCH_MAC_LEN];
+    stranger_hello(port, "joined twice", 1, 2, refusal); /* the tag that ended it (text matched "joined twice") */
+    assert_int_equal(cf_launch_refusal_parse(refusal, sizeof refusal, &r), 0);
+    assert_int_equal(r.code, CF_REFUSAL_WRONG_TAG);
+    assert_int_equal(r.value, 0);
+    assert_memory_equal(r.mac, zero, sizeof zero);
+    assert_false(has_bytes(refusal, sizeof refusal, "test") || has_bytes(refusal, sizeof refusal, "joined"));
+    stranger_hello(port, "test", 1, 3, refusal); /* another world size, unproved: not fatal */
+    assert_int_equal(cf_launch_refusal_parse(refusal, sizeof refusal, &r), 0);
+    assert_int_equal(r.code, CF_REFUSAL_BAD_MAC);
+    assert_int_equal(r.value, 0); /* not even our world size */
+    stranger_hello(port, "test", 0, 2, refusal); /* "rank 0 twice", unproved */
+    assert_int_equal(cf_launch_refusal_parse(refusal, sizeof refusal, &r), 0);
+    assert_int_equal(r.code, CF_REFUSAL_BAD_MAC);
+    struct cf_launch_secret good = test_secret(9);
+    struct cf_launch_peer peer;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_launch_connect("127.0.0.1", port, "rank 0", &good, "test", 1, 2, 10, &peer, &err) < 0)
+        fail_msg("the real rank 1: %s", cf_error_message(&err));
+    close(peer.fd);
+    assert_int_equal(exit_code(server), 0);
+    double took = cf_now_seconds() - t0;
+    if (took > 2.0) /* one after the other, the 300 alone were 600 s */
+        fail_msg("rank 1 joined after %.2f s", took);
+    struct cf_launch_strays st;
+    assert_int_equal(read_all(report[0], (unsigned char *)&st, sizeof st), 0);
+    close(report[0]);
+    assert_int_equal(st.count, SILENT + 3);
+    assert_int_equal(st.kind[CF_STRAY_SILENT] + st.kind[CF_STRAY_EVICTED], SILENT);
+    assert_int_equal(st.kind[CF_STRAY_WRONG_TAG], 1);
+    assert_int_equal(st.kind[CF_STRAY_BAD_MAC], 2);
+    assert_int_equal(st.n_addrs, 1);
+    assert_string_equal(st.addrs[0].addr, "127.0.0.1");
+    struct strbuf text = STRBUF_INIT;
+    cf_launch_strays_describe(&st, &text);
+    assert_non_null(strstr(cf_sb_str(&text), "303 connections never completed a handshake ("));
+    assert_non_null(strstr(cf_sb_str(&text), "from 127.0.0.1 (303)"));
+    cf_sb_release(&text);
+    for (int i = 0; i < SILENT; i++)
+        close(silent[i]);
+}
+
+/* A server that answers every hello with the refusal it is given (a forked child). */
+static pid_t refusing_server(int lfd, unsigned code, uint32_t value, const struct cf_launch_secret *sign)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    int c = accept(lfd, NULL, NULL);
+    unsigned char nonce_s[LAUNCH_NONCE_LEN] = { 1, 2, 3 };
+    unsigned char hdr[LAUNCH_HEADER_LEN], body[LAUNCH_CLIENT_HELLO_LEN];
+    cf_launch_header_put(hdr, MSG_SERVER_HELLO, LAUNCH_NONCE_LEN);
+    if (write(c, hdr, sizeof hdr) != (ssize_t)sizeof hdr || write(c, nonce_s, sizeof nonce_s) != sizeof nonce_s ||
+        read_all(c, hdr, sizeof hdr) < 0 || read_all(c, body, sizeof body) < 0)
+        _exit(1);
+    struct launch_client_hello h;
+    cf_launch_client_hello_parse(body, sizeof body, &h);
+    struct launch_refusal r;
+    memset(&r, 0, sizeof r);
+    r.code = (unsigned char)code;
+    r.value = value;
+    if (sign)
+        cf_launch_refusal_mac(sign, &h, nonce_s, &r);
+    unsigned char out[LAUNCH_REFUSAL_LEN];
+    cf_launch_refusal_put(out, &r);
+    cf_launch_header_put(hdr, MSG_REFUSE, LAUNCH_REFUSAL_LEN);
+    if (write(c, hdr, sizeof hdr) != (ssize_t)sizeof hdr || write(c, out, sizeof out) != (ssize_t)sizeof out)
+        _exit(1);
+    _exit(0);
+}
+
+/* The client believes a refusal's number only when the refusal proves the secret,
+ * and words every refusal itself: a code it does not know is said to be one. */
+static void test_client_trusts_only_authenticated_refusals(void **state)
+{
+    struct cf_launch_secret s = test_secret(6);
+    static const struct {
+        unsigned code;
+        uint32_t value;
+        int sign;
+        const char *want, *never;
+    } cases[] = {
+        { CF_REFUSAL_WORLD, 7, 1, "world size mismatch: rank 0 runs 7 ranks, but rank 1 was started for 2", NULL },
+        { CF_REFUSAL_WORLD, 7, 0, "refusal (code 4) that does not prove this run's secret", "7 ranks" },
+        { CF_REFUSAL_TWICE, 0, 0, "does not prove this run's secret", "joined" },
+        { CF_REFUSAL_BAD_MAC, 0, 0, "authentication failed", NULL },
+        { 200, 0, 0, "for a reason this cclforge does not know (code 200)", NULL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int port, lfd = any_port(&port);
+        pid_t server = refusing_server(lfd, cases[i].code, cases[i].value, cases[i].sign ? &s : NULL);
+        close(lfd);
+        struct cf_launch_peer peer;
+        cf_error err = CF_ERROR_INIT;
+        assert_int_equal(cf_launch_connect("127.0.0.1", port, "rank 0", &s, "test", 1, 2, 5, &peer, &err), -1);
+        if (!strstr(cf_error_message(&err), cases[i].want) ||
+            (cases[i].never && strstr(cf_error_message(&err), cases[i].never)))
+            fail_msg("case %zu: %s", i, cf_error_message(&err));
+        cf_error_clear(&err);
+        assert_int_equal(exit_code(server), 0);
+    }
 }
 
 static void test_waits_are_bounded(void **state)
@@ -413,6 +610,8 @@ int main(void)
         cmocka_unit_test(test_rendezvous_refuses_another_world_size),
         cmocka_unit_test(test_peer_reports_refusals_in_the_servers_words),
         cmocka_unit_test(test_strays_do_not_take_a_place),
+        cmocka_unit_test(test_strangers_cannot_end_or_delay_the_rendezvous),
+        cmocka_unit_test(test_client_trusts_only_authenticated_refusals),
         cmocka_unit_test(test_waits_are_bounded),
         cmocka_unit_test(test_wire_headers_are_bounded),
     };
