@@ -112,6 +112,7 @@ int cf_cpu_isa_level(const struct cf_cpu_facts *f)
     return level;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
 /* Where each feature sits in cpuid, and what the OS must save for it. */
 enum reg { EAX1, ECX1, EDX1, EBX7, ECX81, REG_COUNT };
 enum state { NO_STATE, YMM_STATE, ZMM_STATE };
@@ -136,7 +137,6 @@ static const struct {
     { CF_CPU_LAHF64_SAHF64, ECX81, 0, NO_STATE }, { CF_CPU_LZCNT, ECX81, 5, NO_STATE },
 };
 
-#if defined(__x86_64__) || defined(__i386__)
 static enum cf_cpu_vendor vendor_of(unsigned ebx, unsigned ecx, unsigned edx)
 {
     static const struct {

@@ -64,6 +64,18 @@ for arch in x86_64 aarch64; do
     [ -z "$extra" ] && ok "$arch: NEEDED only glibc's own ($needed)" || bad "$arch: NEEDED outside manylinux2014: $extra"
 done
 
+# The release's own check refuses a binary that breaks the rules: this
+# source build's (GLIBC_2.34, a shared cJSON) packed as a manylinux2014 wheel.
+bad=$T_TMP/bad/cclforge-$version-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
+mkdir -p "$T_TMP/bad/stage/bin"
+cp "$CCLFORGE" "$T_TMP/bad/stage/bin/cclforge"
+cp -r "$T_TMP/build-a/x86_64/stage/share" "$T_TMP/bad/stage/"
+python3 "$src/scripts/dist/pack.py" wheel "$T_TMP/bad/stage" "$T_TMP/build-a/x86_64/build/python/cclforge" "$version" x86_64 "$bad"
+run bash "$src/scripts/dist/check-wheel.sh" "$T_TMP/build-a/x86_64/stage/bin/cclforge" "$tools" "$bad"
+expect_rc 1 "check-wheel refuses a binary that needs a newer glibc and a shared cJSON"
+expect_err "scripts/cclforge needs GLIBC_2\.3[0-9]" "check-wheel names the file and the glibc version"
+expect_err "needs libcjson\.so\.1" "check-wheel names the NEEDED outside the policy"
+
 # --- Debian 11: pip install --prefix as an unprivileged user ---------------
 mkroot() { # SUITE DIR DEBOOTSTRAP-ARGS...: a cached root, made once
     local suite=$1 dir=$2; shift 2
