@@ -39,6 +39,10 @@ char *cf_dirname(const char *path);
 const char *cf_basename(const char *path);
 /* Canonical absolute path, or NULL. Caller frees. */
 char *cf_realpath(const char *path);
+/* The real path of the running executable: /proc/self/exe, or where there is
+ * no /proc (a chroot, some sandboxes) the path execve was given
+ * (AT_EXECFN). NULL when neither resolves. Caller frees. */
+char *cf_self_exe(void);
 /* "/a/./b//../c/" -> "/a/c" on the string alone (abs is taken as absolute);
  * *escaped (may be NULL) is set to 1 when a ".." climbed above "/". Caller frees. */
 char *cf_path_normalize(const char *abs, int *escaped);

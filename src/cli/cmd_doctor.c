@@ -465,7 +465,7 @@ static int doctor_gather(int argc, char **argv, const struct cf_survey_opts *opt
             continue;
         cf_strvec_push(&child, argv[i]);
     }
-    char *exe = cf_realpath("/proc/self/exe");
+    char *exe = cf_self_exe();
     if (exe) {
         free(child.v[0]);
         child.v[0] = exe;

@@ -731,7 +731,7 @@ int cmd_smoke(int argc, char **argv)
         cf_strvec_clear(&self_args);
         return cli_fail("smoke", &err);
     }
-    char *self = cf_realpath("/proc/self/exe");
+    char *self = cf_self_exe();
     o.self_exe = self;
     o.self_argv = self_args.v;
     o.envp = environ;

@@ -281,7 +281,10 @@ static void host_program_abi(unsigned *machine, int *elf_class, int *big_endian)
     *elf_class = (int)(sizeof(void *) * 8);
     *big_endian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
     struct cf_elf *self;
-    if (cf_elf_open("/proc/self/exe", &self, NULL) == 0) {
+    char *exe = cf_self_exe();
+    int opened = cf_elf_open(exe ? exe : "/proc/self/exe", &self, NULL) == 0;
+    free(exe);
+    if (opened) {
         const struct cf_elf_header *h = cf_elf_get_header(self);
         *machine = h->machine;
         *elf_class = h->elf_class;

@@ -16,7 +16,10 @@ static unsigned host_machine(void)
     struct cf_elf *self = NULL;
     cf_error err = CF_ERROR_INIT;
     unsigned machine = EM_X86_64;
-    if (cf_elf_open("/proc/self/exe", &self, &err) == 0) {
+    char *exe = cf_self_exe();
+    int opened = cf_elf_open(exe ? exe : "/proc/self/exe", &self, &err) == 0;
+    free(exe);
+    if (opened) {
         machine = cf_elf_get_header(self)->machine;
         cf_elf_close(self);
     }

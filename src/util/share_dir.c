@@ -10,7 +10,7 @@ static const char *const above_exe[] = { "share/cclforge", "../share/cclforge" }
 
 static char *exe_dir(void)
 {
-    char *exe = cf_realpath("/proc/self/exe");
+    char *exe = cf_self_exe();
     char *bin = exe ? cf_dirname(exe) : NULL;
     free(exe);
     return bin;
