@@ -440,9 +440,10 @@ static enum search_outcome search_long(struct ctx *c, const char *name, const st
     size_t ncaps = c->caps.n, from = 0;
     struct strbuf path = STRBUF_INIT;
     enum search_outcome outcome = SEARCH_MISS;
-    for (size_t d = 0; d < l->dirs.n; d++) {
+    int done = 0; /* found, fatal, or the list abandoned: the directories after are not searched */
+    for (size_t d = 0; d < l->dirs.n && !done; d++) {
         size_t mark = c->n_cands;
-        int odd = 0, done = 0;
+        int odd = 0;
         for (size_t k = 0; k < ncaps && !done; k++) {
             if (!present[d * ncaps + k])
                 continue;
@@ -465,10 +466,8 @@ static enum search_outcome search_long(struct ctx *c, const char *name, const st
         if (d > from)
             add_run(c, mark, li, from, d, name);
         from = d + 1;
-        if (done)
-            break;
     }
-    if (outcome == SEARCH_MISS && from < l->dirs.n)
+    if (!done && from < l->dirs.n)
         add_run(c, c->n_cands, li, from, l->dirs.n, name);
     cf_sb_release(&path);
     return outcome;

@@ -26,8 +26,15 @@ for i in range($DIRS): print('-rpath=$T_TMP/rp/d%05d' % i)" >rpath.rsp
 printf 'int big(void){return 1;}\n' >big.c
 cc_ok -shared -fPIC -o libbig.so big.c -Lstubs -Wl,--no-as-needed "${libs[@]}" -Wl,--enable-new-dtags -Wl,@rpath.rsp
 rm -rf stubs
-mkdir -p rp/d00010 rp/d30000
+mkdir -p rp/d00010 rp/d30000 rp/d20000
 cp stub.so rp/d30000/libmiss7.so
+# libmiss9.so in directory 20000 says ELFCLASS32: skipped, the search goes on
+python3 -c "
+b = bytearray(open('stub.so', 'rb').read()); b[4] = 1
+open('rp/d20000/libmiss9.so', 'wb').write(b)"
+# libmiss11.so in directory 25000 is a symbolic link to itself: ELOOP, an
+# open error that makes glibc abandon the list (nothing after it is tried)
+mkdir -p rp/d25000 && ln -s libmiss11.so rp/d25000/libmiss11.so
 [ "$(readelf -d libbig.so | grep -c NEEDED)" -gt $N ] || t_skip "the linker did not record $N NEEDED entries"
 
 # time and peak memory, where GNU time is there
@@ -65,8 +72,8 @@ bounded "text" $((1024 * 1024))
 [ "$(grep -c '\[missing\] libmiss[0-9]*\.so => not found' text.out)" -eq $((N - 1)) ] && ok "and in the problems" || bad "missing problems: $(grep -c '\[missing\]' text.out)"
 expect_out "libmiss7\.so => $T_TMP/rp/d30000/libmiss7\.so \[runpath of libbig\.so\]" "the one present library is found in directory 30000"
 [ "$(grep -c '^search list ' text.out)" -eq 1 ] && ok "the RUNPATH is one search list, printed once" || bad "search list lines: $(grep -c '^search list ' text.out)"
-expect_out "^search list 1: runpath of libbig\.so, $DIRS directories \(39998 do not exist\); --explain lists them" "the list's summary"
-expect_out "libmiss1\.so …  \[runpath\] not found: in none of $DIRS directories of search list 1 \(39998 do not exist\)" "a missing name refers to the list"
+expect_out "^search list 1: runpath of libbig\.so, $DIRS directories \(39996 do not exist\); --explain lists them" "the list's summary"
+expect_out "libmiss1\.so …  \[runpath\] not found: in none of $DIRS directories of search list 1 \(39996 do not exist\)" "a missing name refers to the list"
 expect_out "39992 more RUNPATH entries \($DIRS in all, the first 8 listed\) each is absolute" "lint lists 8 findings of a kind and counts the rest"
 
 # the real loader as the oracle: the same names missing, the same one found
@@ -84,14 +91,16 @@ OUT=""; ERR=$(cat "$T_TMP/.stderr")
 RSP=$(wc -c <rpath.rsp)
 bounded "--explain" $((3 * RSP))
 [ "$(grep -c "^    $T_TMP/rp/d[0-9]*/" explain.out)" -eq $DIRS ] && ok "--explain lists each directory once" || bad "--explain directory lines: $(grep -c "^    $T_TMP/rp/d" explain.out)"
-[ "$(grep -c "^    $T_TMP/rp/d[0-9]*/  does not exist" explain.out)" -eq 39998 ] && ok "and says which do not exist" || bad "missing-directory lines: $(grep -c 'does not exist$' explain.out)"
+[ "$(grep -c "^    $T_TMP/rp/d[0-9]*/  does not exist" explain.out)" -eq 39996 ] && ok "and says which do not exist" || bad "missing-directory lines: $(grep -c 'does not exist$' explain.out)"
 
 measure json.out "$CCLFORGE" inspect --json --explain libbig.so
 OUT=$(cat json.out); ERR=$(cat "$T_TMP/.stderr")
 bounded "--json --explain" $((4 * RSP))
 expect_json "len(d['targets'][0]['search_lists']) == 1 and len(d['targets'][0]['search_lists'][0]['directories']) == $DIRS" "JSON: one search list of $DIRS directories"
-expect_json "d['targets'][0]['search_lists'][0]['missing'] == [i for i in range($DIRS) if i not in (10, 30000)]" "JSON: the directories that do not exist, by index"
+expect_json "d['targets'][0]['search_lists'][0]['missing'] == [i for i in range($DIRS) if i not in (10, 20000, 25000, 30000)]" "JSON: the directories that do not exist, by index"
 expect_json "sum(1 for n in d['targets'][0]['nodes'] if n['path'] is None) == $((N - 1))" "JSON: every missing NEEDED is a node"
 expect_json "[(k['search_list'], k['from'], k['to']) for k in d['targets'][0]['nodes'][1]['considered'] if k['search_list'] is not None] == [(0, 0, $DIRS)]" "JSON: a missing name's RUNPATH search is one run over the whole list (the empty directory 10 included)"
 expect_json "[(k['search_list'], k.get('from'), k.get('to'), k['used']) for k in d['targets'][0]['nodes'][7]['considered']] == [(0, 0, 30000, False), (None, None, None, True)]" "JSON --explain: the found name's search is the run before directory 30000, then the hit"
+expect_json "[(k['search_list'], k.get('from'), k.get('to'), k['result']) for k in d['targets'][0]['nodes'][9]['considered'] if k['source'] == 'runpath'] == [(0, 0, 20000, 'not found'), (None, None, None, 'wrong ELF class'), (0, 20001, $DIRS, 'not found')]" "JSON: a wrong-class file in directory 20000 splits the run, in the loader's order"
+expect_json "[(k['search_list'], k.get('from'), k.get('to'), k['result']) for k in d['targets'][0]['nodes'][11]['considered'] if k['source'] == 'runpath'] == [(0, 0, 25000, 'not found'), (None, None, None, 'open error (search list abandoned)')]" "JSON: an open error in directory 25000 ends the list there, with no run after it"
 t_end
