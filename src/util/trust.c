@@ -81,7 +81,7 @@ static int ancestor_trusted(const char *dir, const char *below, const struct sta
 /* Every existing prefix of abs (normalised), "/" first: ancestors by the
  * ancestor rule, abs itself by cf_stat_trusted. What does not exist yet
  * ends the walk: cclforge creates it. */
-static int chain_trusted(const char *abs, const char *named, cf_error *err)
+static int chain_trusted(const char *abs, const char *named, int *saw_link, cf_error *err)
 {
     size_t len = strlen(abs);
     char *prefix = cf_xmalloc(len + 2);
@@ -97,6 +97,7 @@ static int chain_trusted(const char *abs, const char *named, cf_error *err)
             break;
         }
         int leaf = n >= len;
+        *saw_link |= S_ISLNK(st.st_mode);
         rc = leaf ? cf_stat_trusted(prefix, &st, err) : ancestor_trusted(prefix, named, &st, err);
         if (rc < 0 || leaf)
             break;
@@ -135,13 +136,15 @@ int cf_dir_trusted(const char *path, cf_error *err)
 {
     char *abs = cf_path_absolute(path);
     char *lexical = cf_path_normalize(abs, NULL);
-    free(abs);
-    /* as written (a link is checked where it lies), then as the kernel resolves it */
-    int rc = chain_trusted(lexical, path, err);
-    char *real = rc == 0 ? resolved(lexical) : NULL;
+    /* as written (a link is checked where it lies), then, when a link was
+     * on the way or ".." was written, as the kernel resolves it */
+    int saw_link = strstr(abs, "/..") != NULL;
+    int rc = chain_trusted(lexical, path, &saw_link, err);
+    char *real = rc == 0 && saw_link ? resolved(lexical) : NULL;
     if (real && strcmp(real, lexical))
-        rc = chain_trusted(real, path, err);
+        rc = chain_trusted(real, path, &saw_link, err);
     free(real);
     free(lexical);
+    free(abs);
     return rc;
 }
