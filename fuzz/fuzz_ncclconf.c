@@ -12,10 +12,15 @@
 #include "cclforge/ncclconf.h"
 #include "fuzz_guard.h"
 
-static void count(void *ctx, unsigned line, const char *key, const char *value, int crlf)
+static void count(void *ctx, unsigned line, const char *key, const char *value, unsigned flags)
 {
     size_t *n = ctx;
-    *n += line + strlen(key) + strlen(value) + (size_t)crlf;
+    size_t klen = strlen(key), vlen = strlen(value);
+    /* setEnvFile's buffers: at most 1,023 bytes each, and a cut one is exactly that long */
+    if (klen > 1023 || vlen > 1023 || ((flags & CF_NCCL_LINE_KEY_CUT) && klen != 1023) ||
+        ((flags & CF_NCCL_LINE_VALUE_CUT) && vlen != 1023))
+        __builtin_trap();
+    *n += line + klen + vlen + (size_t)flags;
 }
 
 static void fuzz_one(const uint8_t *data, size_t size)

@@ -103,6 +103,11 @@ void cf_mmap_guard_remove(int slot);
  * else $HOME/.cache/cclforge (absolute); NULL when none is set (cron, systemd
  * units): never a shared directory. Caller frees. */
 char *cf_cache_root(void);
+/* The cache root when it and every directory above it may be trusted
+ * (cf_dir_trusted): what is kept there is reported as fact (doctor's probes,
+ * inspect's scans, bridge objects). NULL otherwise, with why (may be NULL)
+ * saying which directory and the fix: the caller then runs without a cache. */
+char *cf_cache_root_usable(cf_error *why);
 /* 1 when the file changed less than two seconds ago: a second change within
  * the same timestamp tick would not show, so no cache may store it yet. */
 int cf_file_id_racy(const struct cf_file_id *id);

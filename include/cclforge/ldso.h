@@ -52,6 +52,26 @@ struct cf_ldso_candidate {
     enum cf_ldso_reason source; /* which search step proposed it */
     enum cf_ldso_reject reject;
     char *detail;               /* e.g. "ELF32, need ELF64"; NULL when none */
+    /* -1: one path. Else a run of a long search list: directories [from, to)
+     * of cf_ldso_result.lists[list], each with its hwcaps subdirectories,
+     * searched and none holding the name (reject CF_LDSO_REJ_NOT_FOUND; path
+     * is the first of them). A list is kept once however many names miss in
+     * it, so a closure's size stays that of its input. */
+    long list;
+    size_t from, to;
+};
+
+/* A search list is folded into runs when it has more directories than this. */
+#define CF_LDSO_FOLD_DIRS 16
+
+/* A DT_RPATH, DT_RUNPATH or LD_LIBRARY_PATH list of more than
+ * CF_LDSO_FOLD_DIRS directories, as searched (cf_ldso_resolve only). */
+struct cf_ldso_search_list {
+    enum cf_ldso_reason source;  /* CF_LDSO_RPATH, CF_LDSO_RUNPATH or CF_LDSO_LD_LIBRARY_PATH */
+    long via;                    /* the object whose list it is; -1 for LD_LIBRARY_PATH */
+    struct strvec dirs;          /* expanded, deduplicated, each ending in '/' ("" the current directory) */
+    unsigned char *missing;      /* per directory: 1 when it does not exist */
+    size_t n_missing;
 };
 
 /* One DT_NEEDED edge (or a root), in the order the loader processes them. */
@@ -115,6 +135,8 @@ struct cf_ldso_result {
     struct strvec hwcaps;     /* glibc-hwcaps subdirectories searched, best first ("x86-64-v3") */
     struct strvec legacy_hwcaps; /* legacy names in glibc's order ("x86_64", "haswell", "tls"); the
                                * subdirectories tried are their power set */
+    struct cf_ldso_search_list *lists; /* the long search lists the candidates' runs refer to */
+    size_t n_lists;
 };
 
 struct cf_ldso_opts {

@@ -41,8 +41,15 @@ struct cf_nccl_conf_file {
     char *problem;  /* why it was not read (not a regular file, unreadable, too large); NULL */
 };
 
-/* A line NCCL accepts but reads differently than its author likely meant. */
+/* What NCCL does with a line or a file that its author likely did not mean,
+ * silently. kind says which (doctor's finding per kind, docs/doctor.md):
+ * "syntax" (white space, CR LF, an empty name), "cut" (a key or value past
+ * 1,023 characters), "conf-file-in-file" (NCCL_CONF_FILE set by a file, not
+ * followed), "not-applied" (a file NCCL opens and applies nothing from: a
+ * directory, a missing NCCL_CONF_FILE), "home" ($HOME is not the passwd
+ * home directory NCCL reads .nccl.conf from). */
 struct cf_nccl_conf_note {
+    char *kind;
     char *where;    /* "/etc/nccl.conf:4" or "environment" */
     char *name;     /* the variable concerned (as NCCL sets it, e.g. "NCCL_DEBUG ") */
     char *text;     /* what happens, in words */
@@ -92,9 +99,14 @@ int cf_nccl_config_from_json(const void *json, struct cf_nccl_config *c, cf_erro
 
 /* Splits a configuration file's bytes as setEnvFile does and calls visit for each
  * line that sets a variable (key and value as setenv gets them: NUL-terminated,
- * each cut at 1023 bytes). crlf: the value ends with '\r'. Used by the builder and
- * the fuzz target. */
-typedef void (*cf_nccl_conf_visit_fn)(void *ctx, unsigned line, const char *key, const char *value, int crlf);
+ * each cut at 1023 bytes). flags: CF_NCCL_LINE_*. Used by the builder and the
+ * fuzz target. */
+enum {
+    CF_NCCL_LINE_CRLF = 1,      /* the value ends with '\r' */
+    CF_NCCL_LINE_KEY_CUT = 2,   /* the key was longer than 1,023 bytes: NCCL sets its first 1,023 */
+    CF_NCCL_LINE_VALUE_CUT = 4, /* the same for the value */
+};
+typedef void (*cf_nccl_conf_visit_fn)(void *ctx, unsigned line, const char *key, const char *value, unsigned flags);
 void cf_nccl_conf_parse(const char *text, size_t len, int rccl, cf_nccl_conf_visit_fn visit, void *ctx);
 
 /* 0 when text is a topology NCCL's XML reader loads (a <system> element at the

@@ -178,7 +178,7 @@ static int compile_cached(const struct cf_bridge_plan *p, const char *object, st
                           const char *work, cf_error *err)
 {
     char *key = object_key(p);
-    char *root = key ? cf_cache_root() : NULL; /* no safe cache root: no cache */
+    char *root = key ? cf_cache_root_usable(NULL) : NULL; /* no safe cache root: no cache */
     char *cached = root ? cf_asprintf("%s/bridge/objects/%s.o", root, key) : NULL;
     int rc = 0;
     if (cached && cf_is_file(cached)) {

@@ -35,7 +35,8 @@ static const char usage[] =
     "  --ignore-ld-library-path behave as if LD_LIBRARY_PATH were unset\n"
     "  -u, --undefined          check symbols and versions like `ldd -r`\n"
     "  --within DIR             lint: RPATH/RUNPATH entries must stay inside DIR\n"
-    "  -e, --explain            list every path considered, for every library\n"
+    "  -e, --explain            list every path considered, for every library, and each long\n"
+    "                           search list's directories (printed once, not once per library)\n"
     "  -a, --all                also show libraries already loaded by another object\n"
     "  --depth N                show the tree down to depth N (roots are depth 0)\n"
     "  --flat                   one line per library in load order instead of a tree\n"
@@ -123,9 +124,26 @@ static void print_considered(const struct view *v, const char *prefix, const str
 {
     for (size_t i = 0; i < n->n_considered; i++) {
         const struct cf_ldso_candidate *k = &n->considered[i];
-        fprintf(v->f, "%s%s%s  [%s] %s%s%s%s\n", prefix, col(v, CF_DIM), cli_safe(k->path),
+        /* a run of a long search list: its first path, then "…"; the list is printed once, below */
+        fprintf(v->f, "%s%s%s%s  [%s] %s%s%s%s\n", prefix, col(v, CF_DIM), cli_safe(k->path), k->list >= 0 ? " …" : "",
                 cf_ldso_reason_name(k->source), cf_ldso_reject_name(k->reject), k->detail ? ": " : "", cli_safe(k->detail),
                 col(v, CF_RESET));
+    }
+}
+
+/* Each long search list once, however many names were searched in it; its
+ * directories with --explain. */
+static void print_search_lists(const struct view *v, const struct cf_ldso_result *c)
+{
+    for (size_t i = 0; i < c->n_lists; i++) {
+        const struct cf_ldso_search_list *l = &c->lists[i];
+        fprintf(v->f, "%ssearch list %zu: %s%s%s, %zu directories (%zu do not exist)%s%s\n", col(v, CF_DIM), i + 1,
+                cf_ldso_reason_name(l->source), l->via >= 0 ? " of " : "",
+                l->via >= 0 ? cli_safe(c->objects[l->via].path) : "", l->dirs.n, l->n_missing,
+                v->explain ? ":" : "; --explain lists them", col(v, CF_RESET));
+        for (size_t d = 0; v->explain && d < l->dirs.n; d++)
+            fprintf(v->f, "    %s%s%s%s\n", col(v, CF_DIM), *l->dirs.v[d] ? cli_safe(l->dirs.v[d]) : "(the current directory)",
+                    l->missing[d] ? "  does not exist" : "", col(v, CF_RESET));
     }
 }
 
@@ -369,6 +387,7 @@ static void print_text(const struct view *v, const struct cf_inspect_result *r)
         } else {
             print_tree(v, t);
         }
+        print_search_lists(v, &t->closure);
         print_problems(v, t);
         print_target_summary(v, t);
     }
@@ -394,6 +413,13 @@ static cJSON *json_considered(const struct cf_ldso_node *n)
         cJSON_AddBoolToObject(o, "used", k->reject == CF_LDSO_REJ_NONE);
         cJSON_AddItemToObject(o, "result", cJSON_CreateString(cf_ldso_reject_name(k->reject)));
         cJSON_AddItemToObject(o, "detail", json_str_or_null(k->detail));
+        if (k->list >= 0) {
+            cJSON_AddNumberToObject(o, "search_list", (double)k->list);
+            cJSON_AddNumberToObject(o, "from", (double)k->from);
+            cJSON_AddNumberToObject(o, "to", (double)k->to);
+        } else {
+            cJSON_AddNullToObject(o, "search_list");
+        }
         cJSON_AddItemToArray(arr, o);
     }
     return arr;
@@ -590,6 +616,19 @@ static cJSON *json_target(const struct cf_inspect_target *t)
     cJSON *objects = cJSON_AddArrayToObject(o, "objects");
     for (size_t i = 0; i < c->n_objects; i++)
         cJSON_AddItemToArray(objects, json_object(&c->objects[i], &t->objects[i], (long)i));
+    cJSON *lists = cJSON_AddArrayToObject(o, "search_lists");
+    for (size_t i = 0; i < c->n_lists; i++) {
+        const struct cf_ldso_search_list *l = &c->lists[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "source", cf_ldso_reason_name(l->source));
+        cJSON_AddNumberToObject(x, "object", (double)l->via);
+        cf_json_put_strvec(x, "directories", &l->dirs);
+        cJSON *missing = cJSON_AddArrayToObject(x, "missing");
+        for (size_t d = 0; d < l->dirs.n; d++)
+            if (l->missing[d])
+                cJSON_AddItemToArray(missing, cJSON_CreateNumber((double)d));
+        cJSON_AddItemToArray(lists, x);
+    }
     if (t->symcheck_done) {
         cJSON *s = cJSON_AddObjectToObject(o, "symbols");
         cJSON_AddNumberToObject(s, "undefined", (double)t->symcheck.n_undefined);

@@ -31,9 +31,10 @@ void doctor_print_nccl_config(const struct cf_survey *s)
     heading(!strcmp(c->flavour, "rccl") ? "RCCL configuration" : "NCCL configuration");
     for (size_t i = 0; i < c->n_files; i++)
         printf("  %-16s %s  %s\n", c->files[i].role, cli_safe(c->files[i].path),
-               c->files[i].problem ? cli_safe(c->files[i].problem)
-               : c->files[i].read  ? "read"
-                                   : "absent");
+               c->files[i].problem  ? cli_safe(c->files[i].problem)
+               : c->files[i].read    ? "read"
+               : c->files[i].present ? "present, nothing applied (see the findings)"
+                                     : "absent");
     if (!c->n_settings)
         printf("  no NCCL variable set\n");
     for (size_t i = 0; i < c->n_settings; i++) {

@@ -1,5 +1,6 @@
 /* cclforge: parse the command name and hand over to one builtin. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cclforge/fs.h"
@@ -10,16 +11,29 @@ struct command {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
+    int uses_cache; /* keeps results under the cache root (probes, scans, objects) */
 };
 
 static const struct command commands[] = {
-    { "doctor", cmd_doctor, "survey toolkits, GPUs, libtorch, NCCL/RCCL and compilers; say what is wrong" },
-    { "inspect", cmd_inspect, "static, glibc-exact linkage and comm-library inspection of ELF files" },
-    { "nccl", cmd_nccl, "build, list, activate and remove NCCL/RCCL builds matched to libtorch and the GPUs" },
-    { "bridge", cmd_bridge, "plan, build and package the ProcessGroupNCCL bridge for a vendor libtorch" },
-    { "wheel", cmd_wheel, "verify a wheel (integrity, relocatability, install and import); graft files into one" },
-    { "smoke", cmd_smoke, "multi-rank collective smoke and bandwidth test (NCCL, RCCL, MPI)" },
+    { "doctor", cmd_doctor, "survey toolkits, GPUs, libtorch, NCCL/RCCL and compilers; say what is wrong", 1 },
+    { "inspect", cmd_inspect, "static, glibc-exact linkage and comm-library inspection of ELF files", 1 },
+    { "nccl", cmd_nccl, "build, list, activate and remove NCCL/RCCL builds matched to libtorch and the GPUs", 0 },
+    { "bridge", cmd_bridge, "plan, build and package the ProcessGroupNCCL bridge for a vendor libtorch", 1 },
+    { "wheel", cmd_wheel, "verify a wheel (integrity, relocatability, install and import); graft files into one", 0 },
+    { "smoke", cmd_smoke, "multi-rank collective smoke and bandwidth test (NCCL, RCCL, MPI)", 0 },
 };
+
+/* A cache root another user could write is not used (cf_cache_root_usable):
+ * said once, here, for the whole run. */
+static void warn_untrusted_cache(void)
+{
+    cf_error why = CF_ERROR_INIT;
+    char *root = cf_cache_root_usable(&why);
+    if (!root && why.message) /* no message: no cache root is set at all */
+        fprintf(stderr, "cclforge: warning: %s; running without a cache\n", cli_safe(cf_error_message(&why)));
+    free(root);
+    cf_error_clear(&why);
+}
 
 static void usage(FILE *f)
 {
@@ -52,8 +66,11 @@ int main(int argc, char **argv)
      * for exit to unmap at once (bounded: 64 MB of address range). */
     cf_mmap_leave_to_exit((size_t)64 << 20);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(name, commands[i].name))
+        if (!strcmp(name, commands[i].name)) {
+            if (commands[i].uses_cache)
+                warn_untrusted_cache();
             return commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "cclforge: '%s' is not a command.\n\n", cli_safe(name));
     usage(stderr);
     return EXIT_USAGE;

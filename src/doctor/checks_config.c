@@ -28,6 +28,20 @@ static char *remedy_for(const struct cf_nccl_setting *s, const char *what)
     return cf_asprintf("%s: edit %s", what, s->source);
 }
 
+/* What each kind of configuration note (cclforge/ncclconf.h) is as a finding. */
+static const struct {
+    const char *kind, *id, *remedy;
+} note_findings[] = {
+    { "syntax", "nccl-conf-syntax", "write KEY=VALUE with no spaces around '=' and Unix line endings" },
+    { "cut", "nccl-conf-cut", "shorten the line: NCCL reads at most 1,023 characters of a name and of a value" },
+    { "conf-file-in-file", "nccl-conf-file-in-file",
+      "set NCCL_CONF_FILE in the job's environment, or move the lines of that file into this one" },
+    { "not-applied", "nccl-conf-not-applied",
+      "point NCCL_CONF_FILE at a regular file of KEY=VALUE lines, or unset it to have ~/.nccl.conf read" },
+    { "home", "nccl-conf-home",
+      "put .nccl.conf in the passwd home directory (getent passwd), or name the file with NCCL_CONF_FILE" },
+};
+
 static void check_files(const struct cf_nccl_config *c, struct cf_findings *out)
 {
     for (size_t i = 0; i < c->n_files; i++)
@@ -36,9 +50,16 @@ static void check_files(const struct cf_nccl_config *c, struct cf_findings *out)
                             "replace it with a regular file of KEY=VALUE lines, or remove it",
                             "NCCL reads %s (%s) at every start: %s", c->files[i].path, c->files[i].role,
                             c->files[i].problem);
-    for (size_t i = 0; i < c->n_notes; i++)
-        cf_findings_add(out, CF_SEV_WARNING, "nccl-conf-syntax", c->notes[i].where,
-                        "write KEY=VALUE with no spaces around '=' and Unix line endings", "%s", c->notes[i].text);
+    for (size_t i = 0; i < c->n_notes; i++) {
+        size_t k = 0; /* a report of an older cclforge has no kind: syntax */
+        while (k < sizeof note_findings / sizeof note_findings[0] && c->notes[i].kind &&
+               strcmp(note_findings[k].kind, c->notes[i].kind))
+            k++;
+        if (k == sizeof note_findings / sizeof note_findings[0])
+            k = 0;
+        cf_findings_add(out, CF_SEV_WARNING, note_findings[k].id, c->notes[i].where, note_findings[k].remedy, "%s",
+                        c->notes[i].text);
+    }
 }
 
 /* The names the library ranks here would load knows; 0 when it cannot be read. */

@@ -70,6 +70,8 @@ struct ctx {
     struct cf_ldso_candidate *cands;
     size_t n_cands, cands_alloc;
     struct strvec missing_names;
+    int fold;                    /* long search lists become res->lists and runs (cf_ldso_resolve) */
+    unsigned char **present;     /* per res->lists entry: dirs x caps, 1 where that directory exists */
     struct dir_memo {            /* search directories stat()ed so far */
         struct dir_seen { char *path; uint32_t hash; int exists; } *v;
         size_t n, cap;           /* cap: a power of two, or 0 */
@@ -90,6 +92,8 @@ static void add_candidate(struct ctx *c, const char *path, enum cf_ldso_reason s
     k->source = src;
     k->reject = rej;
     k->detail = detail ? cf_strdup(detail) : NULL;
+    k->list = -1;
+    k->from = k->to = 0;
 }
 
 static void free_candidates(struct cf_ldso_candidate *v, size_t n)
@@ -99,6 +103,16 @@ static void free_candidates(struct cf_ldso_candidate *v, size_t n)
         free(v[i].detail);
     }
     free(v);
+}
+
+/* Drops the candidates recorded from index `from` on. */
+static void free_candidates_range(struct ctx *c, size_t from)
+{
+    for (size_t i = from; i < c->n_cands; i++) {
+        free(c->cands[i].path);
+        free(c->cands[i].detail);
+    }
+    c->n_cands = from;
 }
 
 static struct cf_ldso_node *new_node(struct ctx *c)
@@ -146,10 +160,46 @@ static char *absolute_dir_of(const char *path)
 /* fillin_rpath: split, expand tokens, drop entries that expand to nothing, strip
  * trailing '/' and add one, drop duplicates. An empty entry means the current
  * directory (""). Absolute entries not derived from $ORIGIN go under --root. */
+static uint32_t path_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Index of dir in out (whose indices set[] holds, open addressing, +1; 0
+ * empty), adding it when new: a 40,000-entry RUNPATH is deduplicated in
+ * linear time. */
+static void push_unique(struct strvec *out, size_t *set, size_t cap, char *dir)
+{
+    for (size_t k = path_hash(dir) & (cap - 1);; k = (k + 1) & (cap - 1)) {
+        if (!set[k]) {
+            cf_strvec_push_nodup(out, dir);
+            set[k] = out->n;
+            return;
+        }
+        if (strcmp(out->v[set[k] - 1], dir) == 0) {
+            free(dir);
+            return;
+        }
+    }
+}
+
 static void fill_dirs(struct ctx *c, struct strvec *out, const char *list, const char *seps, const char *origin)
 {
     struct strvec parts = STRVEC_INIT;
     cf_strvec_split(&parts, list, seps, 1);
+    size_t cap = 16;
+    while (cap < 2 * (parts.n + out->n))
+        cap *= 2;
+    size_t *set = cf_xcalloc(cap, sizeof *set);
+    for (size_t i = 0; i < out->n; i++) {
+        size_t k = path_hash(out->v[i]) & (cap - 1);
+        while (set[k])
+            k = (k + 1) & (cap - 1);
+        set[k] = i + 1;
+    }
     for (size_t i = 0; i < parts.n; i++) {
         const char *raw = parts.v[i];
         char *dir;
@@ -171,10 +221,9 @@ static void fill_dirs(struct ctx *c, struct strvec *out, const char *list, const
             free(rooted);
             free(exp);
         }
-        if (!cf_strvec_contains(out, dir))
-            cf_strvec_push(out, dir);
-        free(dir);
+        push_unique(out, set, cap, dir);
     }
+    free(set);
     cf_strvec_clear(&parts);
 }
 
@@ -233,13 +282,6 @@ static enum search_outcome try_path(struct ctx *c, const char *path, enum cf_lds
     return SEARCH_MISS;
 }
 
-static uint32_t path_hash(const char *s)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
 
 /* glibc stats a search directory once per process and then remembers whether
  * it exists (r_search_path_elem.status): each directory times each hwcaps
@@ -321,6 +363,123 @@ static enum search_outcome search_dirs(struct ctx *c, const char *name, const st
     }
     cf_sb_release(&path);
     return outcome;
+}
+
+/* The long list (src, via) in res->lists, made on first use: its directories
+ * copied, and which of them (and of their hwcaps subdirectories) exist, asked
+ * once (the memo above) rather than once per name searched. */
+static long long_list(struct ctx *c, const struct strvec *dirs, enum cf_ldso_reason src, long via)
+{
+    struct cf_ldso_result *r = c->res;
+    for (size_t i = 0; i < r->n_lists; i++)
+        if (r->lists[i].source == src && r->lists[i].via == via)
+            return (long)i;
+    r->lists = cf_xrealloc(r->lists, (r->n_lists + 1) * sizeof *r->lists);
+    c->present = cf_xrealloc(c->present, (r->n_lists + 1) * sizeof *c->present);
+    struct cf_ldso_search_list *l = &r->lists[r->n_lists];
+    memset(l, 0, sizeof *l);
+    l->source = src;
+    l->via = via;
+    for (size_t d = 0; d < dirs->n; d++)
+        cf_strvec_push(&l->dirs, dirs->v[d]);
+    l->missing = cf_xcalloc(dirs->n + 1, 1);
+    size_t ncaps = c->caps.n;
+    unsigned char *present = cf_xcalloc(dirs->n * ncaps + 1, 1);
+    struct strbuf path = STRBUF_INIT;
+    for (size_t d = 0; d < dirs->n; d++) {
+        /* the directory itself (cap "", the last) first: under a missing one nothing exists */
+        int exists = !*dirs->v[d] || dir_exists(c, dirs->v[d]);
+        if (!exists) {
+            l->missing[d] = 1;
+            l->n_missing++;
+            continue;
+        }
+        for (size_t k = 0; k < ncaps; k++) {
+            cf_sb_reset(&path);
+            cf_sb_adds(&path, dirs->v[d]);
+            cf_sb_adds(&path, c->caps.v[k]);
+            present[d * ncaps + k] = !*c->caps.v[k] || path.len == 0 || dir_exists(c, cf_sb_str(&path));
+        }
+    }
+    cf_sb_release(&path);
+    c->present[r->n_lists] = present;
+    return (long)r->n_lists++;
+}
+
+/* Records directories [from, to) of list li as one run (none holds name) at
+ * candidate position at, before the paths tried after them. */
+static void add_run(struct ctx *c, size_t at, long li, size_t from, size_t to, const char *name)
+{
+    const struct cf_ldso_search_list *l = &c->res->lists[li];
+    size_t missing = 0;
+    for (size_t d = from; d < to; d++)
+        missing += l->missing[d];
+    char *path = cf_asprintf("%s%s", l->dirs.v[from], name);
+    char *detail = cf_asprintf("in none of %zu directories of search list %ld (%zu do not exist)", to - from,
+                               li + 1, missing);
+    add_candidate(c, path, l->source, CF_LDSO_REJ_NOT_FOUND, detail);
+    free(path);
+    free(detail);
+    struct cf_ldso_candidate run = c->cands[c->n_cands - 1];
+    memmove(&c->cands[at + 1], &c->cands[at], (c->n_cands - 1 - at) * sizeof run);
+    run.list = li;
+    run.from = from;
+    run.to = to;
+    c->cands[at] = run;
+}
+
+/* search_dirs over a long list: the same paths tried in the same order, but
+ * the directories where nothing is found are recorded as runs, and only the
+ * paths that could be a hit (in directories that exist) are opened. */
+static enum search_outcome search_long(struct ctx *c, const char *name, const struct strvec *dirs,
+                                       enum cf_ldso_reason src, long via, struct found *f)
+{
+    long li = long_list(c, dirs, src, via);
+    const struct cf_ldso_search_list *l = &c->res->lists[li];
+    const unsigned char *present = c->present[li];
+    size_t ncaps = c->caps.n, from = 0;
+    struct strbuf path = STRBUF_INIT;
+    enum search_outcome outcome = SEARCH_MISS;
+    int done = 0; /* found, fatal, or the list abandoned: the directories after are not searched */
+    for (size_t d = 0; d < l->dirs.n && !done; d++) {
+        size_t mark = c->n_cands;
+        int odd = 0;
+        for (size_t k = 0; k < ncaps && !done; k++) {
+            if (!present[d * ncaps + k])
+                continue;
+            cf_sb_reset(&path);
+            cf_sb_adds(&path, l->dirs.v[d]);
+            cf_sb_adds(&path, c->caps.v[k]);
+            cf_sb_adds(&path, name);
+            enum search_outcome o = try_path(c, cf_sb_str(&path), src, via, f);
+            enum cf_ldso_reject last = c->cands[c->n_cands - 1].reject;
+            odd |= last != CF_LDSO_REJ_NOT_FOUND;
+            if (o != SEARCH_MISS || last == CF_LDSO_REJ_OTHER_ERROR) {
+                outcome = o;
+                done = 1;
+            }
+        }
+        if (!odd) {
+            free_candidates_range(c, mark);
+            continue;
+        }
+        if (d > from)
+            add_run(c, mark, li, from, d, name);
+        from = d + 1;
+    }
+    if (!done && from < l->dirs.n)
+        add_run(c, c->n_cands, li, from, l->dirs.n, name);
+    cf_sb_release(&path);
+    return outcome;
+}
+
+/* A search list as glibc walks it; a long one (cf_ldso_resolve) folded. */
+static enum search_outcome search_list(struct ctx *c, const char *name, const struct strvec *dirs,
+                                       enum cf_ldso_reason src, long via, struct found *f)
+{
+    if (c->fold && dirs->n > CF_LDSO_FOLD_DIRS)
+        return search_long(c, name, dirs, src, via, f);
+    return search_dirs(c, name, dirs, src, via, f);
 }
 
 static const struct strvec *rpath_dirs(struct ctx *c, long i)
@@ -410,21 +569,21 @@ static enum search_outcome search_name(struct ctx *c, const char *name, long loa
             const struct strvec *dirs = rpath_dirs(c, l);
             if (dirs->n == 0)
                 continue;
-            if ((o = search_dirs(c, name, dirs, CF_LDSO_RPATH, l, f)) != SEARCH_MISS)
+            if ((o = search_list(c, name, dirs, CF_LDSO_RPATH, l, f)) != SEARCH_MISS)
                 return o;
             did_main |= l == main_obj;
         }
         if (!did_main) {
             const struct strvec *dirs = rpath_dirs(c, main_obj);
-            if (dirs->n && (o = search_dirs(c, name, dirs, CF_LDSO_RPATH, main_obj, f)) != SEARCH_MISS)
+            if (dirs->n && (o = search_list(c, name, dirs, CF_LDSO_RPATH, main_obj, f)) != SEARCH_MISS)
                 return o;
         }
     }
-    if (c->have_llp && (o = search_dirs(c, name, &c->llp, CF_LDSO_LD_LIBRARY_PATH, -1, f)) != SEARCH_MISS)
+    if (c->have_llp && (o = search_list(c, name, &c->llp, CF_LDSO_LD_LIBRARY_PATH, -1, f)) != SEARCH_MISS)
         return o;
     if (loader >= 0) {
         const struct strvec *dirs = runpath_dirs(c, loader);
-        if (dirs->n && (o = search_dirs(c, name, dirs, CF_LDSO_RUNPATH, loader, f)) != SEARCH_MISS)
+        if (dirs->n && (o = search_list(c, name, dirs, CF_LDSO_RUNPATH, loader, f)) != SEARCH_MISS)
             return o;
     }
     if ((o = search_cache(c, name, loader, f)) != SEARCH_MISS)
@@ -738,6 +897,9 @@ static void release_ctx(struct ctx *c)
     for (size_t i = 0; i < c->dirs.cap; i++)
         free(c->dirs.v[i].path);
     free(c->dirs.v);
+    for (size_t i = 0; c->present && i < c->res->n_lists; i++)
+        free(c->present[i]);
+    free(c->present);
 }
 
 static char *read_soname(const char *path)
@@ -785,12 +947,13 @@ static void prepare_search(struct ctx *c)
 
 /* The closure of path as the main program, in c (which stays set up for more
  * lookups; the caller releases it). */
-static int resolve_closure(struct ctx *c, const char *path, const struct cf_ldso_opts *opts,
+static int resolve_closure(struct ctx *c, const char *path, const struct cf_ldso_opts *opts, int fold,
                            struct cf_ldso_result *out, cf_error *err)
 {
     memset(out, 0, sizeof *out);
     memset(c, 0, sizeof *c);
     c->opts = opts;
+    c->fold = fold;
     c->res = out;
     c->interp_obj = -1;
     c->root = opts->root && *opts->root && strcmp(opts->root, "/") != 0 ? opts->root : NULL;
@@ -883,7 +1046,7 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
 {
     static const struct cf_ldso_opts no_opts;
     struct ctx c;
-    if (resolve_closure(&c, path, opts_in ? opts_in : &no_opts, out, err) != 0)
+    if (resolve_closure(&c, path, opts_in ? opts_in : &no_opts, 1, out, err) != 0)
         return -1;
     release_ctx(&c);
     return 0;
@@ -935,7 +1098,8 @@ int cf_ldso_dlopen_from(const char *root, const char *caller, const char *name, 
     const struct cf_ldso_opts *opts = node_start(opts_in, out);
     struct cf_ldso_result res;
     struct ctx c;
-    if (resolve_closure(&c, root, opts, &res, err) != 0)
+    /* not folded: the one node handed out outlives the result its lists would be in */
+    if (resolve_closure(&c, root, opts, 0, &res, err) != 0)
         return -1;
     long loader = caller ? object_of(&c, caller) : 0;
     if (loader < 0) {
@@ -1026,6 +1190,11 @@ void cf_ldso_result_release(struct cf_ldso_result *res)
     free(res->dst_platform);
     cf_strvec_clear(&res->hwcaps);
     cf_strvec_clear(&res->legacy_hwcaps);
+    for (size_t i = 0; i < res->n_lists; i++) {
+        cf_strvec_clear(&res->lists[i].dirs);
+        free(res->lists[i].missing);
+    }
+    free(res->lists);
     memset(res, 0, sizeof *res);
 }
 

@@ -48,7 +48,12 @@ const char *cf_lint_severity_name(enum cf_lint_severity severity)
     return (unsigned)severity < sizeof names / sizeof names[0] ? names[severity] : "error";
 }
 
+/* Findings of one kind in one tag listed before the rest are counted in one
+ * more: a 40,000-entry RUNPATH is 80,000 findings otherwise. */
+enum { LIST_PER_KIND = 8 };
+
 struct lint_ctx {
+    size_t seen[2][CF_RPATH_KIND_COUNT]; /* per tag (RPATH, RUNPATH) and kind */
     const char *origin;
     const char *lib;
     const char *platform;
@@ -61,6 +66,8 @@ static void add_finding(struct lint_ctx *ctx, enum cf_rpath_finding_kind kind, c
                         const char *expanded, const char *detail)
 {
     struct cf_rpath_lint *out = ctx->out;
+    if (++ctx->seen[strcmp(tag, "RPATH") != 0][kind] > LIST_PER_KIND)
+        return;
     out->findings = cf_xrealloc(out->findings, (out->n + 1) * sizeof *out->findings);
     struct cf_rpath_finding *f = &out->findings[out->n++];
     f->kind = kind;
@@ -158,6 +165,26 @@ static void lint_entry(struct lint_ctx *ctx, const char *tag, const char *entry)
     free(expanded);
 }
 
+/* One finding for the findings of each kind past the first LIST_PER_KIND. */
+static void add_counts(struct lint_ctx *ctx, const char *tag)
+{
+    struct cf_rpath_lint *out = ctx->out;
+    for (int kind = 0; kind < CF_RPATH_KIND_COUNT; kind++) {
+        size_t seen = ctx->seen[strcmp(tag, "RPATH") != 0][kind];
+        if (seen <= LIST_PER_KIND)
+            continue;
+        out->findings = cf_xrealloc(out->findings, (out->n + 1) * sizeof *out->findings);
+        struct cf_rpath_finding *f = &out->findings[out->n++];
+        f->kind = (enum cf_rpath_finding_kind)kind;
+        f->severity = kinds[kind].severity;
+        f->tag = tag;
+        f->entry = cf_strdup("");
+        f->expanded = NULL;
+        f->message = cf_asprintf("%zu more %s entries (%zu in all, the first %d listed) each %s", seen - LIST_PER_KIND,
+                                 tag, seen, LIST_PER_KIND, kinds[kind].explanation);
+    }
+}
+
 static void lint_list(struct lint_ctx *ctx, const char *tag, const char *value)
 {
     /* glibc ignores an RPATH/RUNPATH that is empty as a whole. */
@@ -168,6 +195,7 @@ static void lint_list(struct lint_ctx *ctx, const char *tag, const char *value)
     for (size_t i = 0; i < entries.n; i++)
         lint_entry(ctx, tag, entries.v[i]);
     cf_strvec_clear(&entries);
+    add_counts(ctx, tag);
 }
 
 /* $ORIGIN as glibc forms it: the directory of the path the object was opened

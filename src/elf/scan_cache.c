@@ -45,7 +45,7 @@ struct cf_scan_cache *cf_scan_cache_new(const char *dir, int persistent, uint64_
         if (dir) {
             c->dir = cf_strdup(dir);
         } else {
-            char *root = cf_cache_root(); /* none: kept in memory only */
+            char *root = cf_cache_root_usable(NULL); /* none (or untrusted): kept in memory only */
             c->dir = root ? cf_path_join(root, "scan-v1") : NULL;
             free(root);
         }

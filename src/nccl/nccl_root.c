@@ -36,12 +36,17 @@ char *cf_nccl_root_path(const char *root, const char *sub, const char *name)
 int cf_nccl_root_check(const char *root, cf_error *err)
 {
     struct stat st;
-    if (stat(root, &st) != 0)
-        return errno == ENOENT ? 0 : cf_error_set(err, CF_ERR_IO, "%s: %s", root, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
+    int exists = stat(root, &st) == 0;
+    if (!exists && errno != ENOENT)
+        return cf_error_set(err, CF_ERR_IO, "%s: %s", root, strerror(errno));
+    if (exists && !S_ISDIR(st.st_mode))
         return cf_error_set(err, CF_ERR_USAGE, "the install root %s is not a directory", root);
-    if (cf_stat_trusted(root, &st, err) < 0)
+    /* the root and every directory above it: a parent another user may write
+     * lets them swap the root (and what `nccl env` hands to LD_PRELOAD) */
+    if (cf_dir_trusted(root, err) < 0)
         return cf_error_prefix(err, "the install root");
+    if (!exists)
+        return 0;
     for (size_t i = 0; i < sizeof root_dirs / sizeof root_dirs[0]; i++) {
         char *p = cf_path_join(root, root_dirs[i]);
         int rc = 0;

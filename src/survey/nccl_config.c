@@ -43,16 +43,21 @@ void cf_nccl_conf_parse(const char *text, size_t len, int rccl, cf_nccl_conf_vis
         size_t klen = (size_t)(eq - line);
         size_t vlen = n - klen - 1;
         /* released NCCL strips only '\n': a CR LF file leaves '\r' in the value */
-        int crlf = vlen > 0 && vlen <= VALUE_MAX && eq[vlen] == '\r';
-        if (klen > KEY_MAX)
+        unsigned flags = vlen > 0 && vlen <= VALUE_MAX && eq[vlen] == '\r' ? CF_NCCL_LINE_CRLF : 0;
+        /* strncpy into envVar[1024] / envValue[1024]: the rest is dropped */
+        if (klen > KEY_MAX) {
             klen = KEY_MAX;
-        if (vlen > VALUE_MAX)
+            flags |= CF_NCCL_LINE_KEY_CUT;
+        }
+        if (vlen > VALUE_MAX) {
             vlen = VALUE_MAX;
+            flags |= CF_NCCL_LINE_VALUE_CUT;
+        }
         memcpy(key, line, klen);
         key[klen] = 0;
         memcpy(value, eq + 1, vlen);
         value[vlen] = 0;
-        visit(ctx, line_no, key, value, crlf);
+        visit(ctx, line_no, key, value, flags);
     }
 }
 
@@ -73,9 +78,9 @@ static struct cf_nccl_setting *find(struct cf_nccl_config *c, const char *name)
     return NULL;
 }
 
-static void add_note(struct builder *b, const char *where, const char *name, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void add_note(struct builder *b, const char *where, const char *name, const char *fmt, ...)
+static void add_note(struct builder *b, const char *kind, const char *where, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void add_note(struct builder *b, const char *kind, const char *where, const char *name, const char *fmt, ...)
 {
     struct cf_nccl_config *c = b->c;
     if (c->n_notes == b->cap_notes) {
@@ -84,6 +89,7 @@ static void add_note(struct builder *b, const char *where, const char *name, con
     }
     struct cf_nccl_conf_note *n = &c->notes[c->n_notes++];
     memset(n, 0, sizeof *n);
+    n->kind = cf_strdup(kind);
     n->where = cf_strdup(where);
     n->name = cf_strdup(name);
     struct strbuf sb = STRBUF_INIT;
@@ -125,25 +131,37 @@ static int padded(const char *value, int crlf)
     return n > 0 && (value[0] == ' ' || value[0] == '\t' || value[n - 1] == ' ' || value[n - 1] == '\t');
 }
 
-static void apply_line(void *ctx, unsigned line, const char *key, const char *value, int crlf)
+static void apply_line(void *ctx, unsigned line, const char *key, const char *value, unsigned flags)
 {
     struct builder *b = ctx;
+    int crlf = (flags & CF_NCCL_LINE_CRLF) != 0;
     b->file_settings++;
     char *where = cf_asprintf("%s:%u", b->path, line);
     if (!*key) {
-        add_note(b, where, "", "a line starting with '=' sets nothing (setenv refuses an empty name)");
+        add_note(b, "syntax", where, "", "a line starting with '=' sets nothing (setenv refuses an empty name)");
         free(where);
         return;
     }
+    if (flags & (CF_NCCL_LINE_KEY_CUT | CF_NCCL_LINE_VALUE_CUT))
+        add_note(b, "cut", where, key,
+                 "the %s on this line is longer than 1,023 characters: NCCL keeps the first 1,023 and drops the "
+                 "rest (setEnvFile's 1,024-byte buffers)",
+                 flags & CF_NCCL_LINE_KEY_CUT ? (flags & CF_NCCL_LINE_VALUE_CUT ? "name and the value" : "name")
+                                              : "value");
+    if (!strcmp(key, "NCCL_CONF_FILE") && !strcmp(b->c->flavour, "nccl"))
+        add_note(b, "conf-file-in-file", where, key,
+                 "NCCL_CONF_FILE set in a configuration file is not followed: NCCL chose its files before it read "
+                 "this line and only sets the variable (%s is not read)",
+                 value);
     if (has_space(key))
-        add_note(b, where, key,
+        add_note(b, "syntax", where, key,
                  "the name '%s' contains white space: NCCL sets that exact name, which nothing reads (write "
                  "KEY=VALUE without spaces)",
                  key);
     else if (padded(value, crlf))
-        add_note(b, where, key, "the value of %s has leading or trailing spaces, which NCCL keeps", key);
+        add_note(b, "syntax", where, key, "the value of %s has leading or trailing spaces, which NCCL keeps", key);
     if (crlf)
-        add_note(b, where, key, "the line ends with CR LF: the value of %s NCCL reads ends with '\\r'", key);
+        add_note(b, "syntax", where, key, "the line ends with CR LF: the value of %s NCCL reads ends with '\\r'", key);
     struct cf_nccl_setting *s = find(b->c, key);
     if (s) {
         /* setenv(..., 0): the value already set stays */
@@ -152,7 +170,7 @@ static void apply_line(void *ctx, unsigned line, const char *key, const char *va
         else
             cf_strvec_pushf(&s->overridden, "%s (%s=%s)", where, key, value);
         if (!strcmp(s->source, "environment") && s->value && !*s->value)
-            add_note(b, where, key,
+            add_note(b, "syntax", where, key,
                      "%s is set but empty in the environment, which keeps this line's value from NCCL (it "
                      "treats an empty value as unset)",
                      key);
@@ -178,6 +196,14 @@ static void add_file(struct builder *b, const char *path, const char *role)
         return;
     }
     f->present = 1;
+    if (S_ISDIR(st.st_mode)) {
+        /* fopen(dir, "r") succeeds; getline then fails with EISDIR: nothing is applied */
+        add_note(b, "not-applied", path, role,
+                 "%s is a directory: NCCL opens it, the read fails (EISDIR) and it applies nothing from it%s", path,
+                 strcmp(role, "NCCL_CONF_FILE") ? ""
+                                                : "; as NCCL_CONF_FILE is set, NCCL does not read ~/.nccl.conf either");
+        return;
+    }
     if (!S_ISREG(st.st_mode)) {
         /* fopen would read a FIFO or a device: NCCL would block or read garbage */
         f->problem = cf_asprintf("%s is not a regular file: NCCL would block or read it at every start", path);
@@ -197,6 +223,43 @@ static void add_file(struct builder *b, const char *path, const char *role)
     cf_nccl_conf_parse(text.buf ? text.buf : "", text.len, !strcmp(c->flavour, "rccl"), apply_line, b);
     f->settings = b->file_settings;
     cf_sb_release(&text);
+}
+
+/* $HOME without its trailing slashes, NULL when unset or empty. */
+static char *env_home(char *const *envp)
+{
+    for (char *const *e = envp; e && *e; e++)
+        if (cf_starts_with(*e, "HOME=") && (*e)[5]) {
+            char *h = cf_strdup(*e + 5);
+            for (size_t n = strlen(h); n > 1 && h[n - 1] == '/';)
+                h[--n] = 0;
+            return h;
+        }
+    return NULL;
+}
+
+/* NCCL takes the home directory from the passwd entry, never from $HOME:
+ * said when they differ and either one holds the file. */
+static void home_differs(struct builder *b, char *const *envp, const char *name)
+{
+    char *home = env_home(envp);
+    char *pw = cf_strdup(b->c->home);
+    for (size_t n = strlen(pw); n > 1 && pw[n - 1] == '/';)
+        pw[--n] = 0;
+    if (home && strcmp(home, pw)) {
+        char *in_home = cf_asprintf("%s/.%s.conf", home, name);
+        char *in_pw = cf_asprintf("%s/.%s.conf", pw, name);
+        struct stat st;
+        int at_home = stat(in_home, &st) == 0, at_pw = stat(in_pw, &st) == 0;
+        if (at_home || at_pw)
+            add_note(b, "home", "environment", "HOME",
+                     "$HOME is %s, but NCCL reads .%s.conf from the passwd home directory %s: %s%s", home, name, pw,
+                     at_home ? in_home : in_pw, at_home ? " is not read" : " is read");
+        free(in_home);
+        free(in_pw);
+    }
+    free(home);
+    free(pw);
 }
 
 static int is_param_name(const char *entry, int rccl)
@@ -246,7 +309,13 @@ void cf_nccl_config_build(const struct cf_nccl_config_inputs *in, struct cf_nccl
             user_file = *e + strlen("NCCL_CONF_FILE=");
     if (user_file && *user_file) {
         add_file(&b, user_file, "NCCL_CONF_FILE");
+        if (!out->files[out->n_files - 1].present)
+            add_note(&b, "not-applied", "environment", "NCCL_CONF_FILE",
+                     "NCCL_CONF_FILE names %s, which does not exist: NCCL applies nothing from it and, as "
+                     "NCCL_CONF_FILE is set, does not read ~/.nccl.conf either",
+                     user_file);
     } else if (out->home) {
+        home_differs(&b, envp, name);
         char *path = cf_asprintf("%s/.%s.conf", out->home, name);
         char *role = cf_asprintf("~/.%s.conf", name);
         add_file(&b, path, role);

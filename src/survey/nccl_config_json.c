@@ -28,6 +28,7 @@ static const struct cf_jf file_fields[] = {
 static const struct cf_jf_table file_table = CF_JF_TABLE(struct cf_nccl_conf_file, file_fields);
 
 static const struct cf_jf note_fields[] = {
+    CF_JF(struct cf_nccl_conf_note, kind, CF_JF_STR),
     CF_JF(struct cf_nccl_conf_note, where, CF_JF_STR),
     CF_JF(struct cf_nccl_conf_note, name, CF_JF_STR),
     CF_JF(struct cf_nccl_conf_note, text, CF_JF_STR),

@@ -7,6 +7,7 @@
 
 #include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
+#include "cclforge/trust.h"
 
 static const char *absolute_env(const char *name)
 {
@@ -27,6 +28,17 @@ char *cf_cache_root(void)
     /* Never a shared directory such as /tmp: another user could plant what
      * cclforge would then load or LD_PRELOAD. */
     return user_home ? cf_asprintf("%s/.cache/cclforge", user_home) : NULL;
+}
+
+char *cf_cache_root_usable(cf_error *why)
+{
+    char *root = cf_cache_root();
+    if (root && cf_dir_trusted(root, why) < 0) {
+        cf_error_prefix(why, "the cache root %s is not used", root);
+        free(root);
+        return NULL;
+    }
+    return root;
 }
 
 int cf_file_id_racy(const struct cf_file_id *id)

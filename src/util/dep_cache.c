@@ -38,8 +38,8 @@ static int file_id(const char *path, struct cf_file_id *id)
 
 static char *dir_of(const char *kind)
 {
-    char *root = cf_cache_root();
-    char *d = root ? cf_asprintf("%s/%s-v1", root, kind) : NULL; /* no root: nothing is kept */
+    char *root = cf_cache_root_usable(NULL);
+    char *d = root ? cf_asprintf("%s/%s-v1", root, kind) : NULL; /* no (trusted) root: nothing is kept */
     free(root);
     return d;
 }

@@ -106,4 +106,27 @@ expect_rc 0 "inspect runs without a cache root"
 expect_json 'd["scan_cache"]["dir"] is None' "and keeps its scans in memory only"
 [ -z "$before" ] && [ ! -e /tmp/.cache/cclforge ] && ok "nothing appears under /tmp/.cache/cclforge" ||
     { [ -n "$before" ] && t_skip_part "/tmp/.cache/cclforge existed before this test: cannot tell" || bad "a cache appeared in /tmp"; }
+# ---- a cache root another user could write is not used, and that is said once ----
+# The entries are copies of good ones: what matters is that they are not
+# believed, wherever they came from (another user could have planted them).
+env CCLFORGE_HOME="$T_TMP/good" "$CCLFORGE" inspect --json libnccl.so.2 >/dev/null
+run env CCLFORGE_HOME="$T_TMP/good" "$CCLFORGE" inspect --json libnccl.so.2
+expect_json 'd["targets"][0]["objects"][0]["from_cache"]' "a trusted cache root serves the entry"
+mkdir -p shared sticky
+cp -a good shared/cache && cp -a good sticky/cache
+chmod 0777 shared && chmod 1777 sticky
+run env CCLFORGE_HOME="$T_TMP/shared/cache" "$CCLFORGE" inspect --json libnccl.so.2
+expect_rc 0 "inspect still runs under an untrusted cache root"
+expect_json 'not d["targets"][0]["objects"][0]["from_cache"] and d["scan_cache"]["dir"] is None' "the entries under a world-writable, non-sticky parent are not used"
+expect_err "warning: the cache root $T_TMP/shared/cache is not used: $T_TMP/shared, a directory above $T_TMP/shared/cache, is writable by everyone \(mode 0777\) and not sticky.*chmod go-w $T_TMP/shared.*running without a cache" "the warning names the directory and the fix"
+[ "$(printf '%s\n' "$ERR" | grep -c 'is not used')" -eq 1 ] && ok "said once" || bad "said $(printf '%s\n' "$ERR" | grep -c 'is not used') times"
+run env CCLFORGE_HOME="$T_TMP/sticky/cache" "$CCLFORGE" inspect --json libnccl.so.2
+expect_json 'd["targets"][0]["objects"][0]["from_cache"]' "a sticky 1777 parent (as /tmp) is fine"
+expect_no_out "is not used" "and nothing is said" # stdout is JSON; the check that matters:
+[ -z "$ERR" ] && ok "no warning under a sticky parent" || bad "stderr: $ERR"
+chmod 0777 home
+run env CCLFORGE_HOME="$T_TMP/home" "$CCLFORGE" doctor --no-python --no-nvidia --json
+expect_err "warning: the cache root $T_TMP/home is not used: $T_TMP/home is writable by everyone \(mode 0777\)" "doctor: a 0777 cache root itself is not used"
+[ "$(printf '%s\n' "$ERR" | grep -c 'is not used')" -eq 1 ] && ok "doctor says it once" || bad "doctor said it $(printf '%s\n' "$ERR" | grep -c 'is not used') times"
+chmod 0755 home
 t_end

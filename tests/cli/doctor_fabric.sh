@@ -106,6 +106,39 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
     run inns env NCCL_CONF_FILE="$T_TMP/user.conf" "${D[@]}" --json
     expect_json '[f["role"] for f in d["nccl_config"]["files"]] == ["NCCL_CONF_FILE","/etc/nccl.conf"]' "NCCL_CONF_FILE replaces ~/.nccl.conf, /etc/nccl.conf is still read"
     expect_json '[s for s in d["nccl_config"]["settings"] if s["name"]=="NCCL_SOCKET_NTHREADS"][0]["source"] == "/etc/nccl.conf:2"' "without ~/.nccl.conf the /etc value stands"
+    # ---- what NCCL does silently, with the real libnccl as the oracle ----
+    # Each case: the variables the real library has after its ncclInitEnv
+    # (tests/fixtures/nccl_env_oracle.c) are exactly doctor's settings.
+    if [ "$HAVE_NCCL" = 1 ] && cc -o "$T_TMP/oracle" "$CCLFORGE_SOURCE_DIR/tests/fixtures/nccl_env_oracle.c" -ldl 2>"$T_TMP/.cc"; then
+        agree() { # what, env assignments...
+            local what=$1; shift
+            inns env "$@" timeout 60 "$T_TMP/oracle" /usr/local/cuda/lib64/libnccl.so.2 2>"$T_TMP/oracle.err" | sed -n "s/^env: //p" | sort >"$T_TMP/oracle.out"
+            run inns env "$@" "${D[@]}" --json
+            local ours
+            ours=$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("\n".join(sorted(s["name"]+"="+(s["value"] or "") for s in d["nccl_config"]["settings"] if s["name"].startswith("NCCL_"))))')
+            if [ -s "$T_TMP/oracle.out" ] && [ "$ours" = "$(cat "$T_TMP/oracle.out")" ]; then ok "$what: doctor's settings are the real libnccl's"
+            else bad "$what: doctor's settings differ from libnccl's: $(diff <(printf '%s\n' "$ours") "$T_TMP/oracle.out" | cut -c1-200 | head -12 | tr "\n" " ") $(cat "$T_TMP/oracle.err")"; fi
+        }
+        printf 'NCCL_SOCKET_NTHREADS=2\n' >"$H/.nccl.conf"
+        mkdir -p "$T_TMP/confdir"
+        agree "NCCL_CONF_FILE names a directory" NCCL_CONF_FILE="$T_TMP/confdir"
+        expect_json 'any(f["id"]=="nccl-conf-not-applied" and f["severity"]=="warning" and "the read fails (EISDIR) and it applies nothing" in f["why"] and "does not read ~/.nccl.conf either" in f["why"] for f in d["findings"])' "a directory NCCL_CONF_FILE is a warning saying what NCCL does"
+        expect_json 'not any(f["id"]=="nccl-conf-unreadable" for f in d["findings"]) and d["summary"]["errors"] == 0' "and no longer an error"
+        agree "NCCL_CONF_FILE names a missing file" NCCL_CONF_FILE="$T_TMP/absent.conf"
+        expect_json 'any(f["id"]=="nccl-conf-not-applied" and "does not exist" in f["why"] and "does not read ~/.nccl.conf either" in f["why"] for f in d["findings"])' "a missing NCCL_CONF_FILE also disables ~/.nccl.conf: said"
+        long=$(python3 -c "print('x' * 1100)")
+        printf 'NCCL_CONF_FILE=%s\nNCCL_LONGVALUE=%s\nNCCL_%s=1\n' "$T_TMP/user.conf" "$long" "$long" >"$H/.nccl.conf"
+        agree "NCCL_CONF_FILE set in a file, a 1,100-character value and name"
+        expect_json 'any(f["id"]=="nccl-conf-file-in-file" and f["subject"].endswith(".nccl.conf:1") for f in d["findings"])' "NCCL_CONF_FILE set inside a file: not followed, said"
+        expect_json 'not any(s["name"]=="NCCL_NSOCKS_PERTHREAD" for s in d["nccl_config"]["settings"])' "and the file it names is not read"
+        expect_json 'sum(f["id"]=="nccl-conf-cut" for f in d["findings"]) == 2 and any("the value on this line is longer than 1,023" in f["why"] for f in d["findings"])' "a name and a value cut at 1,023 characters: said"
+        printf 'NCCL_SOCKET_NTHREADS=2\n' >"$H/.nccl.conf"
+        mkdir -p "$T_TMP/otherhome"; printf 'NCCL_NSOCKS_PERTHREAD=9\n' >"$T_TMP/otherhome/.nccl.conf"
+        agree "HOME is not the passwd home directory" HOME="$T_TMP/otherhome"
+        expect_json 'any(f["id"]=="nccl-conf-home" and "otherhome/.nccl.conf is not read" in f["why"] for f in d["findings"])' "\$HOME/.nccl.conf, not read by NCCL: said"
+    else
+        t_skip_part "the real libnccl (/usr/local/cuda/lib64/libnccl.so.2) as the oracle of the configuration files"
+    fi
     rm "$E/nccl.conf"; mkfifo "$E/nccl.conf"
     run inns timeout 20 "${D[@]}" --json
     expect_json 'any(f["id"]=="nccl-conf-unreadable" and "not a regular file" in f["why"] for f in d["findings"])' "a FIFO at /etc/nccl.conf is reported, not read (no hang)"

@@ -89,6 +89,16 @@ run "$CCLFORGE" nccl build --root "$T_TMP/shared" -j2 --source "$MINI" --archs 7
 expect_rc 1 "a world-writable root is refused"
 expect_err "writable by everyone \(mode 0777\).*chmod go-w" "with the mode and the fix"
 [ ! -e "$T_TMP/shared/nccl" ] && ok "nothing written into it" || bad "wrote into the world-writable root"
+# ... or whose parent others can change: they could swap the root itself
+mkdir -p "$T_TMP/open" "$T_TMP/sticky" && chmod 0777 "$T_TMP/open" && chmod 1777 "$T_TMP/sticky"
+for cmd in "list" "env somebuild" "build -j2 --source $MINI --archs 7.5"; do
+    run "$CCLFORGE" nccl $cmd --root "$T_TMP/open/root"
+    expect_rc 1 "nccl ${cmd%% *}: a root under a world-writable, non-sticky parent is refused"
+    expect_err "the install root: $T_TMP/open, a directory above $T_TMP/open/root, is writable by everyone \(mode 0777\) and not sticky.*chmod go-w $T_TMP/open" "nccl ${cmd%% *}: the error names the parent and the fix"
+done
+[ ! -e "$T_TMP/open/root" ] && ok "the root was not created there" || bad "created a root under a world-writable parent"
+run "$CCLFORGE" nccl list --root "$T_TMP/sticky/root"
+expect_rc 0 "a root under a sticky 1777 parent (as /tmp) is fine"
 if [ "$(id -u)" = 0 ]; then
     mkdir "$T_TMP/theirs" && chown 65534:65534 "$T_TMP/theirs"
     run "$CCLFORGE" nccl list --root "$T_TMP/theirs"

@@ -22,11 +22,11 @@ struct seen {
     int n;
 };
 
-static void record(void *ctx, unsigned line, const char *key, const char *value, int crlf)
+static void record(void *ctx, unsigned line, const char *key, const char *value, unsigned flags)
 {
     struct seen *s = ctx;
     if (s->n < 16)
-        snprintf(s->lines[s->n++], sizeof s->lines[0], "%u|%s|%s|%d", line, key, value, crlf);
+        snprintf(s->lines[s->n++], sizeof s->lines[0], "%u|%.40s|%.40s|%u", line, key, value, flags);
 }
 
 static void test_conf_lines_as_setenvfile_reads_them(void **state)
@@ -87,6 +87,105 @@ static void test_environment_then_user_file_then_etc(void **state)
     free(conf);
     free(home);
     free(etc);
+    ts_cleanup();
+}
+
+/* What NCCL does silently, as notes of their own kind (checked against the
+ * real libnccl by cli.doctor_fabric). */
+static const struct cf_nccl_conf_note *note_of(const struct cf_nccl_config *c, const char *kind)
+{
+    for (size_t i = 0; i < c->n_notes; i++)
+        if (!strcmp(c->notes[i].kind, kind))
+            return &c->notes[i];
+    return NULL;
+}
+
+static void test_what_nccl_does_silently(void **state)
+{
+    (void)state;
+    /* setEnvFile's 1,024-byte buffers: names and values cut at 1,023 */
+    struct strbuf line = STRBUF_INIT;
+    for (int i = 0; i < 1100; i++)
+        cf_sb_addc(&line, 'k');
+    cf_sb_addc(&line, '=');
+    for (int i = 0; i < 1023; i++)
+        cf_sb_addc(&line, 'v');
+    cf_sb_adds(&line, "\nNCCL_V=");
+    for (int i = 0; i < 1024; i++)
+        cf_sb_addc(&line, 'w');
+    struct seen s = { 0 };
+    cf_nccl_conf_parse(line.buf, line.len, 0, record, &s);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(strrchr(s.lines[0], '|'), "|2"); /* the name only: a 1,023-byte value fits */
+    assert_string_equal(strrchr(s.lines[1], '|'), "|4");
+
+    char *dir = ts_tmpdir();
+    char *home = cf_path_join(dir, "home");
+    char *etc = cf_path_join(dir, "etc");
+    char *other = cf_path_join(dir, "other");
+    assert_int_equal(cf_mkdir_p(home, 0755, NULL), 0);
+    assert_int_equal(cf_mkdir_p(etc, 0755, NULL), 0);
+    assert_int_equal(cf_mkdir_p(other, 0755, NULL), 0);
+    char *named = ts_write(dir, "named.conf", "NCCL_N=named\n");
+    char *in_file = cf_asprintf("NCCL_CONF_FILE=%s\nNCCL_B=home\n", named);
+    ts_write(home, ".nccl.conf", in_file);
+    ts_write(other, ".nccl.conf", "NCCL_O=other\n");
+    struct cf_nccl_config c;
+
+    /* NCCL_CONF_FILE set in a file: set, not followed */
+    char *env0[] = { NULL };
+    struct cf_nccl_config_inputs in = { "nccl", env0, home, etc };
+    cf_nccl_config_build(&in, &c);
+    assert_non_null(note_of(&c, "conf-file-in-file"));
+    assert_string_equal(cf_nccl_config_get(&c, "NCCL_CONF_FILE")->value, named);
+    assert_null(cf_nccl_config_get(&c, "NCCL_N"));
+    assert_null(note_of(&c, "home"));
+    cf_nccl_config_release(&c);
+
+    /* a directory, and a missing file: nothing applied, ~/.nccl.conf skipped */
+    char *dir_env = cf_asprintf("NCCL_CONF_FILE=%s", other);
+    char *missing_env = cf_asprintf("NCCL_CONF_FILE=%s/absent", dir);
+    char *const *envs[] = { (char *[]){ dir_env, NULL }, (char *[]){ missing_env, NULL } };
+    for (int i = 0; i < 2; i++) {
+        struct cf_nccl_config_inputs inx = { "nccl", envs[i], home, etc };
+        cf_nccl_config_build(&inx, &c);
+        const struct cf_nccl_conf_note *n = note_of(&c, "not-applied");
+        assert_non_null(n);
+        assert_non_null(strstr(n->text, i == 0 ? "the read fails (EISDIR)" : "does not exist"));
+        assert_non_null(strstr(n->text, "does not read ~/.nccl.conf either"));
+        assert_null(cf_nccl_config_get(&c, "NCCL_B"));
+        assert_null(cf_nccl_config_get(&c, "NCCL_O"));
+        assert_int_equal(c.files[0].problem == NULL, 1); /* a warning, not an unreadable file */
+        cf_nccl_config_release(&c);
+    }
+
+    /* $HOME elsewhere: NCCL still reads the passwd home's file */
+    char *home_env = cf_asprintf("HOME=%s/", other);
+    char *env3[] = { home_env, NULL };
+    struct cf_nccl_config_inputs in3 = { "nccl", env3, home, etc };
+    cf_nccl_config_build(&in3, &c);
+    const struct cf_nccl_conf_note *n = note_of(&c, "home");
+    assert_non_null(n);
+    assert_non_null(strstr(n->text, "other/.nccl.conf is not read"));
+    assert_string_equal(cf_nccl_config_get(&c, "NCCL_B")->value, "home");
+    assert_null(cf_nccl_config_get(&c, "NCCL_O"));
+    cf_nccl_config_release(&c);
+    char *same_env = cf_asprintf("HOME=%s//", home);
+    char *env4[] = { same_env, NULL };
+    struct cf_nccl_config_inputs in4 = { "nccl", env4, home, etc };
+    cf_nccl_config_build(&in4, &c);
+    assert_null(note_of(&c, "home")); /* the same directory, trailing slashes aside */
+    cf_nccl_config_release(&c);
+
+    free(same_env);
+    free(home_env);
+    free(dir_env);
+    free(missing_env);
+    free(in_file);
+    free(other);
+    free(home);
+    free(etc);
+    cf_sb_release(&line);
     ts_cleanup();
 }
 
@@ -263,6 +362,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conf_lines_as_setenvfile_reads_them),
         cmocka_unit_test(test_environment_then_user_file_then_etc),
+        cmocka_unit_test(test_what_nccl_does_silently),
         cmocka_unit_test(test_interface_lists_as_nccl_parses_them),
         cmocka_unit_test(test_param_table_is_sorted_and_classified),
         cmocka_unit_test(test_topology_xml_as_nccl_reads_it),

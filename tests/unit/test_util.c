@@ -2,6 +2,7 @@
 #include "testsupport.h"
 
 #include <dirent.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "cclforge/json.h"
 #include "cclforge/spawn.h"
 #include "cclforge/strbuf.h"
+#include "cclforge/trust.h"
 
 static void test_strbuf_grows_and_formats(void **state)
 {
@@ -551,6 +553,150 @@ static void test_crypto_probe_deferred(void **state)
     assert_int_not_equal(OPENSSL_ia32cap_P[0], 0); /* x86: at least the TSC and FXSR bits */
 }
 
+/* cf_dir_trusted on real directories: "" when trusted, else the message. */
+static char *dir_verdict(const char *path)
+{
+    cf_error err = CF_ERROR_INIT;
+    char *msg = cf_strdup(cf_dir_trusted(path, &err) == 0 ? "" : cf_error_message(&err));
+    cf_error_clear(&err);
+    return msg;
+}
+
+static char *mkdir_mode(const char *base, const char *name, mode_t mode)
+{
+    char *p = cf_path_join(base, name);
+    assert_int_equal(mkdir(p, 0700), 0);
+    assert_int_equal(chmod(p, mode), 0); /* past the umask */
+    return p;
+}
+
+#define ASSERT_TRUSTED(p) do { char *m_ = dir_verdict(p); assert_string_equal(m_, ""); free(m_); } while (0)
+#define ASSERT_REFUSED(p, want) do { char *m_ = dir_verdict(p); \
+        if (!strstr(m_, want)) { fail_msg("%s: wanted /%s/, got '%s'", p, want, m_); } \
+        free(m_); } while (0)
+
+/* The mode rule, for any user: a 0777 parent that is not sticky is refused
+ * (naming it), a 1777 sticky one is fine, the directory itself must not be
+ * writable by others even when sticky, and links are checked where they lie
+ * and where they lead. */
+static void test_dir_trusted_modes(void **state)
+{
+    (void)state;
+    char *base = ts_tmpdir();
+    char *mine = mkdir_mode(base, "mine", 0755);
+    char *open = mkdir_mode(base, "open", 0777);
+    char *sticky = mkdir_mode(base, "sticky", 01777);
+    char *under_open = mkdir_mode(open, "root", 0755);
+    char *under_sticky = mkdir_mode(sticky, "root", 0755);
+    ASSERT_TRUSTED(mine);
+    char *later = cf_path_join(mine, "not/yet");
+    ASSERT_TRUSTED(later); /* what does not exist is created by cclforge */
+    ASSERT_REFUSED(under_open, "a directory above");
+    char *want = cf_asprintf("%s, a directory above %s, is writable by everyone (mode 0777) and not sticky", open,
+                             under_open);
+    ASSERT_REFUSED(under_open, want);
+    ASSERT_REFUSED(under_open, "chmod go-w");
+    char *open_later = cf_path_join(open, "not/yet");
+    ASSERT_REFUSED(open_later, "not sticky");
+    ASSERT_TRUSTED(under_sticky);
+    ASSERT_REFUSED(sticky, "writable by everyone (mode 1777)"); /* the directory itself: anyone could add to it */
+    ASSERT_REFUSED(open, "writable by everyone (mode 0777)");
+    /* a link in the open directory: refused where it lies, though it leads somewhere fine */
+    char *link_in_open = cf_path_join(open, "link");
+    assert_int_equal(symlink(mine, link_in_open), 0);
+    ASSERT_REFUSED(link_in_open, "not sticky");
+    /* a link from a fine place into the open directory: refused where it leads */
+    char *link_to_open = cf_path_join(mine, "link");
+    assert_int_equal(symlink(under_open, link_to_open), 0);
+    ASSERT_REFUSED(link_to_open, "not sticky");
+    /* a path through ".." as well */
+    char *dotdot = cf_asprintf("%s/../open/root", mine);
+    ASSERT_REFUSED(dotdot, "not sticky");
+    free(dotdot);
+    free(link_to_open);
+    free(link_in_open);
+    free(open_later);
+    free(want);
+    free(later);
+    free(under_sticky);
+    free(under_open);
+    free(sticky);
+    free(open);
+    free(mine);
+    ts_cleanup();
+}
+
+/* The owner and group rules need other users: root makes them with chown,
+ * and checks the rule from a non-root user's side too (a child that became
+ * nobody). */
+static void test_dir_trusted_owners(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        printf("# SKIP: not root: no directory of another user can be made here\n");
+        skip();
+    }
+    const uid_t nobody = 65534, daemon_uid = 1;
+    char *base = ts_tmpdir();
+    assert_int_equal(chmod(base, 0755), 0); /* nobody must be able to look in */
+    char *theirs = mkdir_mode(base, "theirs", 0755);
+    assert_int_equal(chown(theirs, nobody, nobody), 0);
+    char *under_theirs = mkdir_mode(theirs, "root", 0755);
+    char *want = cf_asprintf("%s, a directory above %s, is owned by uid 65534, not by you (uid 0) or root", theirs,
+                             under_theirs);
+    ASSERT_REFUSED(under_theirs, want);
+    ASSERT_REFUSED(theirs, "is owned by uid 65534");
+    /* group-writable, the group not the user's private one (nogroup) */
+    char *grp = mkdir_mode(base, "group", 0775);
+    assert_int_equal(chown(grp, 0, nobody), 0);
+    char *under_grp = mkdir_mode(grp, "root", 0755);
+    ASSERT_REFUSED(under_grp, "is writable by its group (mode 0775) and not sticky");
+    char *grp_sticky = mkdir_mode(base, "group-sticky", 01775);
+    assert_int_equal(chown(grp_sticky, 0, nobody), 0);
+    char *under_grp_sticky = mkdir_mode(grp_sticky, "root", 0755);
+    ASSERT_TRUSTED(under_grp_sticky);
+
+    /* as nobody: root's directories are fine, nobody's own are, daemon's are not */
+    char *of_root = mkdir_mode(base, "of-root", 0755);
+    char *of_nobody = mkdir_mode(base, "of-nobody", 0755);
+    assert_int_equal(chown(of_nobody, nobody, nobody), 0);
+    char *of_daemon = mkdir_mode(base, "of-daemon", 0755);
+    assert_int_equal(chown(of_daemon, daemon_uid, daemon_uid), 0);
+    char *in_daemon = mkdir_mode(of_daemon, "root", 0755);
+    assert_int_equal(chown(in_daemon, nobody, nobody), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (setgid(nobody) != 0 || setuid(nobody) != 0)
+            _exit(100);
+        cf_error err = CF_ERROR_INIT;
+        int bad = 0;
+        bad |= (cf_dir_trusted(of_root, NULL) != 0) << 0;
+        bad |= (cf_dir_trusted(of_nobody, NULL) != 0) << 1;
+        bad |= (cf_dir_trusted(of_daemon, &err) == 0 || !strstr(cf_error_message(&err), "owned by uid 1, not by you (uid 65534)")) << 2;
+        cf_error_clear(&err);
+        bad |= (cf_dir_trusted(in_daemon, &err) == 0 || !strstr(cf_error_message(&err), "a directory above")) << 3;
+        cf_error_clear(&err);
+        _exit(bad);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    free(in_daemon);
+    free(of_daemon);
+    free(of_nobody);
+    free(of_root);
+    free(under_grp_sticky);
+    free(grp_sticky);
+    free(under_grp);
+    free(grp);
+    free(want);
+    free(under_theirs);
+    free(theirs);
+    ts_cleanup();
+}
+
 int main(void)
 {
     if (OPENSSL_ia32cap_P != NULL)
@@ -573,6 +719,8 @@ int main(void)
         cmocka_unit_test(test_path_normalize),
         cmocka_unit_test(test_cache_prune_oldest_first),
         cmocka_unit_test(test_crypto_probe_deferred),
+        cmocka_unit_test(test_dir_trusted_modes),
+        cmocka_unit_test(test_dir_trusted_owners),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
