@@ -273,6 +273,7 @@ struct cf_smoke_report {
     char *lib_path;
     char *mpi_abi;          /* the mpi backend: the loaded libmpi's ABI, "Open MPI" or "MPICH" */
     char *mpi_chosen_by;    /* ... and the rule that chose that library */
+    int (*finalize_later)(void); /* a rank's MPI_Finalize, run by cf_smoke_report_release: print first */
     struct cf_smoke_host *hosts;   /* nranks entries, by world rank (NULL fields when unknown) */
     struct cf_smoke_row *rows;     /* the agreed table, in run order */
     size_t nrows;

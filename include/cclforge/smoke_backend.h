@@ -123,6 +123,9 @@ struct cf_smoke_backend {
     int (*register_buffer)(struct cf_smoke_backend *b, void *buf, size_t bytes, char *errbuf, size_t errlen);
 
     void (*finalize)(struct cf_smoke_backend *b);
+    /* Set by finalize: what must wait until the rank has printed its report (MPI_Finalize:
+     * MPICH's Hydra may drop what a rank writes after it). NULL: nothing. */
+    int (*finalize_later)(void);
 };
 
 #ifdef __cplusplus

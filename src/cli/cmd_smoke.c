@@ -814,6 +814,9 @@ int cmd_smoke(int argc, char **argv)
     cJSON_Delete(cli.rank_info);
     cJSON_Delete(cli.rank_failures);
     int is_rank = rep.role != CF_ROLE_SUPERVISOR;
+    /* out before the release runs a rank's MPI_Finalize (after it Hydra may drop it) */
+    fflush(stdout);
+    fflush(stderr);
     cf_smoke_report_release(&rep);
     if (is_rank) {
         /* A rank may have run MPI (the backend, or the unique-id broadcast): Open MPI

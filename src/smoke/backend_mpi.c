@@ -483,7 +483,7 @@ static void mpi_finalize(struct cf_smoke_backend *b)
                     m->Op_free(&op);
                 }
         if (s->we_initialized)
-            m->Finalize();
+            b->finalize_later = m->Finalize; /* after the report: see smoke_backend.h */
     }
     cf_mpi_api_unload(&s->mpi);
     free(s);

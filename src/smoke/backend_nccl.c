@@ -45,7 +45,6 @@ struct nccl_state {
     char log_path[1024];      /* NCCL_DEBUG_FILE: where NCCL's INFO lines go */
     int own_log;
     struct cf_smoke_backend mpi; /* carries the unique id under an external mpirun */
-    int mpi_up;
 };
 
 static int fail_text(char *errbuf, size_t errlen, char *text)
@@ -177,7 +176,6 @@ static int exchange_unique_id(struct nccl_state *s, cf_nccl_unique_id *id, char 
         }
         if (s->mpi.init(&s->mpi, &s->setup->ctx, errbuf, errlen) < 0)
             return -1;
-        s->mpi_up = 1;
         return s->mpi.host_bcast(&s->mpi, id, sizeof *id, 0, errbuf, errlen);
     }
     default:
@@ -736,8 +734,10 @@ static void nccl_finalize(struct cf_smoke_backend *b)
         s->api.CommDestroy(s->world);
     if (s->stream)
         s->rt.StreamDestroy(s->stream);
-    if (s->mpi_up)
+    if (s->mpi.finalize) {
         s->mpi.finalize(&s->mpi);
+        b->finalize_later = s->mpi.finalize_later;
+    }
     if (s->own_log)
         unlink(s->log_path);
     free(s->regs);

@@ -181,7 +181,8 @@ int cf_mpi_api_load(struct cf_mpi_api *api, const char *mpi_lib, char *const *en
         if (!abi || (expect && abi != expect)) {
             cf_sb_addf(&tried, "\n  %s: ", cands.v[i]);
             if (abi)
-                cf_sb_addf(&tried, "a %s library, but %s is %s's", abi->name, chosen_by, expect->name);
+                cf_sb_addf(&tried, "speaks the %s ABI, but %s is a launcher of the %s ABI", abi->name, chosen_by,
+                           expect->name);
             else {
                 cf_sb_adds(&tried, "not an MPI library of a known ABI (it exports none of ");
                 markers(&tried);

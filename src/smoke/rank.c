@@ -423,6 +423,7 @@ out:
     free(t.hsend);
     free(t.hrecv);
     b.finalize(&b);
+    rep->finalize_later = b.finalize_later;
     cf_strvec_clear(&skips);
     world_release(&w);
     return rc;

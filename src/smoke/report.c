@@ -196,5 +196,7 @@ void cf_smoke_report_release(struct cf_smoke_report *r)
     free(r->lib_path);
     free(r->mpi_abi);
     free(r->mpi_chosen_by);
+    if (r->finalize_later)
+        r->finalize_later();
     memset(r, 0, sizeof *r);
 }
