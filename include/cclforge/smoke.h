@@ -274,6 +274,7 @@ struct cf_smoke_report {
     char *mpi_abi;          /* the mpi backend: the loaded libmpi's ABI, "Open MPI" or "MPICH" */
     char *mpi_chosen_by;    /* ... and the rule that chose that library */
     int (*finalize_later)(void); /* a rank's MPI_Finalize, run by cf_smoke_report_release: print first */
+    int leave_by_exit;      /* a rank must end by exit(), not _exit() (smoke_backend.h) */
     struct cf_smoke_host *hosts;   /* nranks entries, by world rank (NULL fields when unknown) */
     struct cf_smoke_row *rows;     /* the agreed table, in run order */
     size_t nrows;

@@ -126,6 +126,9 @@ struct cf_smoke_backend {
     /* Set by finalize: what must wait until the rank has printed its report (MPI_Finalize:
      * MPICH's Hydra may drop what a rank writes after it). NULL: nothing. */
     int (*finalize_later)(void);
+    /* Set by finalize: the process must end by exit(), whose handlers the comm library
+     * needs (MPICH's report the rank's end to its launcher), not by _exit(). */
+    int leave_by_exit;
 };
 
 #ifdef __cplusplus

@@ -813,7 +813,7 @@ int cmd_smoke(int argc, char **argv)
     cJSON_Delete(cli.rank_results);
     cJSON_Delete(cli.rank_info);
     cJSON_Delete(cli.rank_failures);
-    int is_rank = rep.role != CF_ROLE_SUPERVISOR;
+    int is_rank = rep.role != CF_ROLE_SUPERVISOR, leave_by_exit = rep.leave_by_exit;
     /* out before the release runs a rank's MPI_Finalize (after it Hydra may drop it) */
     fflush(stdout);
     fflush(stderr);
@@ -821,9 +821,12 @@ int cmd_smoke(int argc, char **argv)
     if (is_rank) {
         /* A rank may have run MPI (the backend, or the unique-id broadcast): Open MPI
          * unloads its components in MPI_Finalize, leaving allocations that no leak
-         * checker can attribute or suppress. What was to be said is said: leave now. */
+         * checker can attribute or suppress. What was to be said is said: leave now,
+         * unless the library's exit handlers tell its launcher that the rank ended. */
         fflush(stdout);
         fflush(stderr);
+        if (leave_by_exit)
+            exit(code);
         _exit(code);
     }
     return code;

@@ -484,6 +484,7 @@ static void mpi_finalize(struct cf_smoke_backend *b)
                 }
         if (s->we_initialized)
             b->finalize_later = m->Finalize; /* after the report: see smoke_backend.h */
+        b->leave_by_exit = m->abi->leave_by_exit;
     }
     cf_mpi_api_unload(&s->mpi);
     free(s);

@@ -737,6 +737,7 @@ static void nccl_finalize(struct cf_smoke_backend *b)
     if (s->mpi.finalize) {
         s->mpi.finalize(&s->mpi);
         b->finalize_later = s->mpi.finalize_later;
+        b->leave_by_exit = s->mpi.leave_by_exit;
     }
     if (s->own_log)
         unlink(s->log_path);

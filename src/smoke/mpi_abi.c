@@ -73,6 +73,8 @@ static const struct cf_mpi_abi abis[CF_MPI_ABI_COUNT] = {
         .max_library_version_string = 8192,
         /* struct MPI_Status { int count_lo, count_hi_and_cancelled, MPI_SOURCE, MPI_TAG, MPI_ERROR; } */
         .status_size = 20, .status_source = 8, .status_tag = 12, .status_error = 16,
+        /* MPICH 5.0.2: 4 ranks that _exit after MPI_Finalize make Hydra's mpiexec exit 9 */
+        .leave_by_exit = 1,
     },
 };
 

@@ -56,6 +56,9 @@ struct cf_mpi_abi {
     int max_library_version_string;
     /* MPI_Status: its size and where its public fields are */
     size_t status_size, status_source, status_tag, status_error;
+    /* its libmpi's exit handlers finish a rank's part in the launcher: a rank must
+     * leave by exit(), not _exit() */
+    int leave_by_exit;
 };
 
 /* The largest MPI_Status of the table (a backend's status buffer). */

@@ -424,6 +424,7 @@ out:
     free(t.hrecv);
     b.finalize(&b);
     rep->finalize_later = b.finalize_later;
+    rep->leave_by_exit = b.leave_by_exit;
     cf_strvec_clear(&skips);
     world_release(&w);
     return rc;
