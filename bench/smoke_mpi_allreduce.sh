@@ -11,7 +11,7 @@ CCLFORGE=$BUILD/cclforge
 RANKS=${RANKS:-2}
 REPEATS=${REPEATS:-5}
 [ -x "$CCLFORGE" ] || { echo "build cclforge first ($CCLFORGE missing)"; exit 1; }
-[ -f "$BUILD/cclforge_smoke_mpi.so" ] || { echo "the MPI plugin was not built (libopenmpi-dev missing?)"; exit 1; }
+command -v mpicc >/dev/null || { echo "mpicc is missing (apt-get install libopenmpi-dev): the raw program needs it"; exit 1; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/cclforge-bench-XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 mpicc -O2 -o "$TMP/raw" bench/smoke_raw_allreduce.c

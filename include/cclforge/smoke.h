@@ -167,6 +167,7 @@ struct cf_smoke_opts {
     enum cf_smoke_pattern pattern;
     struct cf_smoke_fault fault;
     const char *mpirun;        /* mpirun program for `-n N --backend mpi` (default "mpirun") */
+    const char *mpi_lib;       /* --mpi-lib: the libmpi; NULL: CCLFORGE_MPI_LIB, then by launcher */
     const char *self_exe;      /* this program, started again as the ranks */
     char *const *self_argv;    /* its arguments after the program name (NULL-terminated) */
     char *const *envp;         /* the environment to read launchers from */
@@ -270,6 +271,10 @@ struct cf_smoke_report {
     int rank;               /* this process's rank (CF_ROLE_RANK) */
     char *lib_version;      /* "NCCL 2.28.9 (22809)", "Open MPI v4.1.4" */
     char *lib_path;
+    char *mpi_abi;          /* the mpi backend: the loaded libmpi's ABI, "Open MPI" or "MPICH" */
+    char *mpi_chosen_by;    /* ... and the rule that chose that library */
+    int (*finalize_later)(void); /* a rank's MPI_Finalize, run by cf_smoke_report_release: print first */
+    int leave_by_exit;      /* a rank must end by exit(), not _exit() (smoke_backend.h) */
     struct cf_smoke_host *hosts;   /* nranks entries, by world rank (NULL fields when unknown) */
     struct cf_smoke_row *rows;     /* the agreed table, in run order */
     size_t nrows;
@@ -296,10 +301,6 @@ void cf_smoke_report_release(struct cf_smoke_report *r);
  * ran to a verdict (check report->failed and ->aborted), -1 on a usage or setup error. */
 int cf_smoke_run(const struct cf_smoke_opts *opts, cf_smoke_event_fn on_event, void *ctx,
                  struct cf_smoke_report *report, cf_error *err);
-
-/* Where the MPI plugin is looked for, in order; exposed for `--help` and the tests. */
-#define CF_SMOKE_MPI_PLUGIN_NAME "cclforge_smoke_mpi.so"
-void cf_smoke_plugin_candidates(char *const *envp, struct strvec *out);
 
 /* FNV-1a 64 of bytes, as printed for the NCCL unique id each rank received. */
 uint64_t cf_smoke_fnv1a(const void *data, size_t len);

@@ -1,9 +1,6 @@
-/* The backend interface of `cclforge smoke`: what a rank needs from a comm library.
- *
- * It is an ABI as well as an API: the MPI backend is a plugin (cclforge_smoke_mpi.so)
- * built against libmpi and dlopen'ed only when asked, so cclforge itself never links
- * MPI. The plugin uses nothing from libcclforge; errors cross the boundary as text in
- * a caller-owned buffer. Bump CF_SMOKE_BACKEND_ABI on any change to this file. */
+/* The backend interface of `cclforge smoke`: what a rank needs from a comm library
+ * (NCCL/RCCL in backend_nccl.c, MPI in backend_mpi.c, each loaded by dlopen at run
+ * time). Errors come back as text in a caller-owned buffer. */
 #ifndef CCLFORGE_SMOKE_BACKEND_H
 #define CCLFORGE_SMOKE_BACKEND_H
 
@@ -12,10 +9,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define CF_SMOKE_BACKEND_ABI 2
-/* The symbol a backend plugin exports (type cf_smoke_plugin_open_fn). */
-#define CF_SMOKE_PLUGIN_SYMBOL "cclforge_smoke_plugin_open"
 
 /* Collectives (nccl-tests' binaries). Rooted ones take cf_smoke_call.root. */
 enum cf_smoke_op {
@@ -78,7 +71,6 @@ enum {
 };
 
 struct cf_smoke_backend {
-    int abi;             /* CF_SMOKE_BACKEND_ABI */
     const char *name;    /* "mpi", "nccl", "rccl" */
     void *state;         /* the backend's own */
     char version[64];    /* filled by init: "Open MPI v4.1.4", "NCCL 2.28.9 (22809)" */
@@ -106,7 +98,7 @@ struct cf_smoke_backend {
     /* Every rank of the current communicator gives len bytes; all receive all, in rank order. */
     int (*host_allgather)(struct cf_smoke_backend *b, const void *mine, void *all, size_t len, char *errbuf,
                           size_t errlen);
-    /* Broadcasts host bytes from root over the world (the MPI plugin carries the NCCL unique id). */
+    /* Broadcasts host bytes from root over the world (MPI carries the NCCL unique id). */
     int (*host_bcast)(struct cf_smoke_backend *b, void *buf, size_t len, int root, char *errbuf, size_t errlen);
     /* Collective over the world: ranks with the same color >= 0 form a communicator
      * (ordered by key) that becomes the current one; color < 0 takes part in none.
@@ -131,11 +123,13 @@ struct cf_smoke_backend {
     int (*register_buffer)(struct cf_smoke_backend *b, void *buf, size_t bytes, char *errbuf, size_t errlen);
 
     void (*finalize)(struct cf_smoke_backend *b);
+    /* Set by finalize: what must wait until the rank has printed its report (MPI_Finalize:
+     * MPICH's Hydra may drop what a rank writes after it). NULL: nothing. */
+    int (*finalize_later)(void);
+    /* Set by finalize: the process must end by exit(), whose handlers the comm library
+     * needs (MPICH's report the rank's end to its launcher), not by _exit(). */
+    int leave_by_exit;
 };
-
-/* A plugin fills *b (abi, name, function pointers) and returns 0, or -1 with a message
- * when abi differs from the one it was built for. */
-typedef int (*cf_smoke_plugin_open_fn)(struct cf_smoke_backend *b, int abi, char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

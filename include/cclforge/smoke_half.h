@@ -1,6 +1,6 @@
 /* IEEE fp16 and bfloat16 <-> float in plain C, for host-side fills, checks and the
- * MPI plugin's reduction (MPI has no 16-bit float types). Header-only so the plugin
- * shares it without linking libcclforge. Round to nearest even, NaN stays NaN. */
+ * MPI backend's reduction (MPI has no 16-bit float types). Header-only: inlined in
+ * the per-element loops. Round to nearest even, NaN stays NaN. */
 #ifndef CCLFORGE_SMOKE_HALF_H
 #define CCLFORGE_SMOKE_HALF_H
 

@@ -32,6 +32,11 @@ static void usage(FILE *f)
             "                           loader finds it)\n"
             "  --runtime PATH           the device runtime (default: libcudart.so* / libamdhip64.so* next to\n"
             "                           the comm library, then the loader's paths)\n"
+            "  --mpi-lib PATH           the libmpi for --backend mpi, loaded at run time: Open MPI's\n"
+            "                           (libmpi.so.40) or one of the MPICH ABI (libmpi.so.12: MPICH, Intel MPI,\n"
+            "                           MVAPICH). Default: $CCLFORGE_MPI_LIB, else the launcher's own (OMPI_*:\n"
+            "                           libmpi.so.40; PMI_*, HYDRA_*, MPI_LOCALRANKID, I_MPI_*: libmpi.so.12,\n"
+            "                           first in <launcher dir>/../lib), else libmpi.so.40, then libmpi.so.12\n"
             "Ranks:\n"
             "  -n, --nranks N           start N local ranks (rank i uses local device i); without -n and\n"
             "                           under mpirun, srun or torchrun this process is one rank\n"
@@ -73,7 +78,7 @@ static void usage(FILE *f)
             "'RANK_INFO rank=R local_rank=L KEY=\"VALUE\"' lines, the table with the slowest rank and host of\n"
             "each test, nccl-tests' footer, the groups and transports, a 'verdict:' line, and a last line\n"
             "'N passed, N failed'.\n"
-            "Environment: CCLFORGE_PLUGIN_DIR (where cclforge_smoke_mpi.so is looked for first),\n"
+            "Environment: CCLFORGE_MPI_LIB (the libmpi when --mpi-lib is not given),\n"
             "CCLFORGE_PORT (the unique-id port under a launcher; default MASTER_PORT, +1 under\n"
             "torchrun), CCLFORGE_SECRET (64 hex digits, the same on every rank: the run's rendezvous secret),\n"
             "NCCL_DEBUG_FILE (kept and read when set; else NCCL's INFO lines go to a file of each rank),\n"
@@ -83,6 +88,7 @@ static void usage(FILE *f)
             "Examples:\n"
             "  cclforge smoke -n 2 -b 8 -e 128M -f 2\n"
             "  cclforge smoke --backend mpi -n 4 -o all --json\n"
+            "  mpiexec -n 4 cclforge smoke --backend mpi --mpi-lib /opt/intel/mpi/lib/libmpi.so.12\n"
             "  mpirun -np 16 cclforge smoke --lib /opt/nccl/lib/libnccl.so.2 --ops all_reduce --min-busbw 40\n"
             "  srun -N 8 cclforge smoke --ops all_reduce --pattern pairwise --expect-transport ib\n");
 }
@@ -232,6 +238,9 @@ static void print_table(const struct cf_smoke_report *rep)
     printf("# cclforge smoke: %s backend (%s), %d rank%s, launcher %s\n", cli_safe(rep->backend),
            rep->lib_version ? cli_safe(rep->lib_version) : "version unknown", rep->nranks, rep->nranks == 1 ? "" : "s",
            rep->launcher ? cli_safe(rep->launcher) : "none");
+    if (rep->mpi_abi)
+        printf("# library: %s (%s ABI, chosen by %s)\n", rep->lib_path ? cli_safe(rep->lib_path) : "?",
+               cli_safe(rep->mpi_abi), rep->mpi_chosen_by ? cli_safe(rep->mpi_chosen_by) : "?");
     for (int r = 0; rep->hosts && r < rep->nranks; r++)
         if (rep->hosts[r].hostname)
             printf("#  rank %2d pid %6d on %s device %s\n", r, rep->hosts[r].pid, cli_safe(rep->hosts[r].hostname),
@@ -344,6 +353,8 @@ static cJSON *report_json(const struct cf_smoke_report *rep, struct smoke_cli *c
         cJSON_AddNumberToObject(doc, "rank", rep->rank);
     cf_json_put_str(doc, "lib_version", rep->lib_version);
     cf_json_put_str(doc, "lib_path", rep->lib_path);
+    cf_json_put_str(doc, "mpi_abi", rep->mpi_abi);
+    cf_json_put_str(doc, "mpi_chosen_by", rep->mpi_chosen_by);
     cJSON_AddBoolToObject(doc, "ok", exit_code == 0);
     cf_json_put_str(doc, "verdict", rep->verdict);
     cJSON_AddNumberToObject(doc, "passed", (double)rep->passed);
@@ -501,7 +512,7 @@ static int parse_word(const char *flag, const char *s, const char *const *names,
 }
 
 enum {
-    OPT_BACKEND = 256, OPT_LIB, OPT_RUNTIME, OPT_MPIRUN, OPT_CONNECT_TIMEOUT, OPT_OPS, OPT_ITERS, OPT_PLACE,
+    OPT_BACKEND = 256, OPT_LIB, OPT_RUNTIME, OPT_MPIRUN, OPT_MPI_LIB, OPT_CONNECT_TIMEOUT, OPT_OPS, OPT_ITERS, OPT_PLACE,
     OPT_JSON, OPT_PATTERN, OPT_MIN_BUSBW, OPT_EXPECT_TRANSPORT
 };
 
@@ -513,6 +524,7 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
         { "runtime", required_argument, 0, OPT_RUNTIME },
         { "nranks", required_argument, 0, 'n' },
         { "mpirun", required_argument, 0, OPT_MPIRUN },
+        { "mpi-lib", required_argument, 0, OPT_MPI_LIB },
         { "timeout", required_argument, 0, 'T' },
         { "connect-timeout", required_argument, 0, OPT_CONNECT_TIMEOUT },
         { "ops", required_argument, 0, OPT_OPS },
@@ -562,6 +574,7 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
         case OPT_LIB: o->lib_path = optarg; break;
         case OPT_RUNTIME: o->runtime_path = optarg; break;
         case OPT_MPIRUN: o->mpirun = optarg; break;
+        case OPT_MPI_LIB: o->mpi_lib = optarg; break;
         case 'n':
             if (parse_whole("-n", optarg, 1, 4096, &whole))
                 return EXIT_USAGE;
@@ -800,14 +813,20 @@ int cmd_smoke(int argc, char **argv)
     cJSON_Delete(cli.rank_results);
     cJSON_Delete(cli.rank_info);
     cJSON_Delete(cli.rank_failures);
-    int is_rank = rep.role != CF_ROLE_SUPERVISOR;
+    int is_rank = rep.role != CF_ROLE_SUPERVISOR, leave_by_exit = rep.leave_by_exit;
+    /* out before the release runs a rank's MPI_Finalize (after it Hydra may drop it) */
+    fflush(stdout);
+    fflush(stderr);
     cf_smoke_report_release(&rep);
     if (is_rank) {
         /* A rank may have run MPI (the backend, or the unique-id broadcast): Open MPI
          * unloads its components in MPI_Finalize, leaving allocations that no leak
-         * checker can attribute or suppress. What was to be said is said: leave now. */
+         * checker can attribute or suppress. What was to be said is said: leave now,
+         * unless the library's exit handlers tell its launcher that the rank ended. */
         fflush(stdout);
         fflush(stderr);
+        if (leave_by_exit)
+            exit(code);
         _exit(code);
     }
     return code;

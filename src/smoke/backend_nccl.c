@@ -45,7 +45,6 @@ struct nccl_state {
     char log_path[1024];      /* NCCL_DEBUG_FILE: where NCCL's INFO lines go */
     int own_log;
     struct cf_smoke_backend mpi; /* carries the unique id under an external mpirun */
-    int mpi_up;
 };
 
 static int fail_text(char *errbuf, size_t errlen, char *text)
@@ -174,16 +173,14 @@ static int exchange_unique_id(struct nccl_state *s, cf_nccl_unique_id *id, char 
         return share_over_tcp(s, id, errbuf, errlen);
     case SMOKE_ID_MPI: {
         cf_smoke_sink_begin(s->sink, 1, "unique-id broadcast over MPI");
-        char *plugin = NULL;
-        if (cf_smoke_mpi_backend_open(&s->mpi, s->setup->opts->envp, &plugin, &err) < 0) {
+        struct smoke_mpi_info mpi;
+        if (cf_smoke_mpi_backend_open(&s->mpi, s->setup->opts, &mpi, &err) < 0) {
             snprintf(errbuf, errlen, "%s", cf_error_message(&err));
             cf_error_clear(&err);
             return -1;
         }
-        free(plugin);
         if (s->mpi.init(&s->mpi, &s->setup->ctx, errbuf, errlen) < 0)
             return -1;
-        s->mpi_up = 1;
         return s->mpi.host_bcast(&s->mpi, id, sizeof *id, 0, errbuf, errlen);
     }
     default:
@@ -742,8 +739,11 @@ static void nccl_finalize(struct cf_smoke_backend *b)
         s->api.CommDestroy(s->world);
     if (s->stream)
         s->rt.StreamDestroy(s->stream);
-    if (s->mpi_up)
+    if (s->mpi.finalize) {
         s->mpi.finalize(&s->mpi);
+        b->finalize_later = s->mpi.finalize_later;
+        b->leave_by_exit = s->mpi.leave_by_exit;
+    }
     if (s->own_log)
         unlink(s->log_path);
     free(s->regs);
@@ -762,7 +762,6 @@ int cf_smoke_nccl_backend_open(struct cf_smoke_backend *b, const struct smoke_ra
     struct nccl_state *s = cf_xcalloc(1, sizeof *s);
     s->setup = setup;
     s->sink = sink;
-    b->abi = CF_SMOKE_BACKEND_ABI;
     b->name = setup->opts->backend == CF_BACKEND_RCCL ? "rccl" : "nccl";
     b->state = s;
     b->features = CF_FEAT_DEVICE | CF_FEAT_ASYNC;

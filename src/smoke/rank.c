@@ -159,11 +159,12 @@ static int open_backend(const struct smoke_rank_setup *setup, struct smoke_sink 
 {
     if (setup->opts->backend != CF_BACKEND_MPI)
         return cf_smoke_nccl_backend_open(b, setup, sink, err);
-    char *plugin = NULL;
-    if (cf_smoke_mpi_backend_open(b, setup->opts->envp, &plugin, err) < 0)
+    struct smoke_mpi_info mpi;
+    if (cf_smoke_mpi_backend_open(b, setup->opts, &mpi, err) < 0)
         return -1;
-    cf_smoke_sink_info(sink, "plugin_path", "%s", plugin);
-    free(plugin);
+    cf_smoke_sink_info(sink, "lib_path", "%s", mpi.path);
+    cf_smoke_sink_info(sink, "mpi_abi", "%s", mpi.abi);
+    cf_smoke_sink_info(sink, "mpi_chosen_by", "%s", mpi.chosen_by);
     return 0;
 }
 
@@ -422,6 +423,8 @@ out:
     free(t.hsend);
     free(t.hrecv);
     b.finalize(&b);
+    rep->finalize_later = b.finalize_later;
+    rep->leave_by_exit = b.leave_by_exit;
     cf_strvec_clear(&skips);
     world_release(&w);
     return rc;

@@ -116,8 +116,12 @@ void cf_smoke_report_take(struct cf_smoke_report *rep, const struct cf_smoke_eve
         /* the library facts are rank 0's (every rank reports its own; doctor compares them) */
         if (!strcmp(ev->key, "lib_version") && (ev->rank == 0 || !rep->lib_version))
             replace(&rep->lib_version, ev->value);
-        if ((!strcmp(ev->key, "lib_path") || !strcmp(ev->key, "plugin_path")) && (ev->rank == 0 || !rep->lib_path))
+        if (!strcmp(ev->key, "lib_path") && (ev->rank == 0 || !rep->lib_path))
             replace(&rep->lib_path, ev->value);
+        if (!strcmp(ev->key, "mpi_abi") && (ev->rank == 0 || !rep->mpi_abi))
+            replace(&rep->mpi_abi, ev->value);
+        if (!strcmp(ev->key, "mpi_chosen_by") && (ev->rank == 0 || !rep->mpi_chosen_by))
+            replace(&rep->mpi_chosen_by, ev->value);
         if (!strcmp(ev->key, "net_plugin") && !rep->net_plugin)
             replace(&rep->net_plugin, ev->value);
         if (!strcmp(ev->key, "skipped") && ev->rank == 0)
@@ -190,5 +194,9 @@ void cf_smoke_report_release(struct cf_smoke_report *r)
     free(r->skipped);
     free(r->lib_version);
     free(r->lib_path);
+    free(r->mpi_abi);
+    free(r->mpi_chosen_by);
+    if (r->finalize_later)
+        r->finalize_later();
     memset(r, 0, sizeof *r);
 }

@@ -83,7 +83,16 @@ int cf_smoke_write_all(int fd, const char *data, size_t len);
 /* ---- backends ---- */
 int cf_smoke_nccl_backend_open(struct cf_smoke_backend *b, const struct smoke_rank_setup *setup,
                                struct smoke_sink *sink, cf_error *err);
-int cf_smoke_mpi_backend_open(struct cf_smoke_backend *b, char *const *envp, char **plugin_path, cf_error *err);
+/* The MPI backend (backend_mpi.c) over the libmpi mpi_api.c chooses and loads. What
+ * was loaded is borrowed from the backend's state: valid until its finalize. */
+struct smoke_mpi_info {
+    const char *path;      /* the libmpi file */
+    const char *abi;       /* "Open MPI", "MPICH" */
+    const char *soname;    /* the ABI's soname: "libmpi.so.40", "libmpi.so.12" */
+    const char *chosen_by; /* "--mpi-lib", "the launcher's PMI_RANK", ... */
+};
+int cf_smoke_mpi_backend_open(struct cf_smoke_backend *b, const struct cf_smoke_opts *o, struct smoke_mpi_info *info,
+                              cf_error *err);
 /* The nccl backend: which transports NCCL used, from its own log (and whether they
  * are the --expect-transport ones when the run got through), as events. */
 void cf_smoke_nccl_report_transport(struct cf_smoke_backend *b, int run_ok);

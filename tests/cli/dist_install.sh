@@ -64,6 +64,30 @@ for arch in x86_64 aarch64; do
     [ -z "$extra" ] && ok "$arch: NEEDED only glibc's own ($needed)" || bad "$arch: NEEDED outside manylinux2014: $extra"
 done
 
+# A failed release leaves the output directory as it was: the third-party
+# cache cannot be made (a path under /dev/null), so the build stops before any
+# artefact is made.
+mkdir -p "$T_TMP/keep"
+echo old >"$T_TMP/keep/SHA256SUMS"
+run env CCLFORGE_DIST_CACHE=/dev/null/cache CCLFORGE_DIST_BUILD="$T_TMP/build-c" bash "$src/scripts/dist.sh" --arch x86_64 --no-sdist --out "$T_TMP/keep"
+[ "$RC" -ne 0 ] && ok "dist.sh fails when its cache cannot be written (exit $RC)" || bad "dist.sh succeeded without its cache"
+[ "$(ls -A "$T_TMP/keep")" = SHA256SUMS ] && [ "$(cat "$T_TMP/keep/SHA256SUMS")" = old ] && [ ! -e "$T_TMP/keep.tmp" ] &&
+    ok "the failed release left --out as it was and no staging directory" || bad "the failed release changed $T_TMP/keep"
+
+# The sdist builds from source with pip (scikit-build-core from PyPI) and
+# installs the same layout.
+python3 -m venv "$T_TMP/sdist-venv"
+run "$T_TMP/sdist-venv/bin/pip" install -q "$sd"
+if [ "$RC" -ne 0 ] && printf '%s' "$ERR" | grep -qiE "could not find a version|connection|network"; then
+    t_skip_part "sdist: its build requirements cannot be fetched from PyPI here"
+else
+    expect_rc 0 "pip install of the sdist builds it from source"
+    run "$T_TMP/sdist-venv/bin/cclforge" --version
+    expect_out "^cclforge $version\$" "the sdist's installed command runs"
+    run "$T_TMP/sdist-venv/bin/python" -m cclforge bridge plan --vendor nvidia
+    expect_no_out "share directory is missing" "the sdist's install finds share/cclforge"
+fi
+
 # The release's own check refuses a binary that breaks the rules: this
 # source build's (GLIBC_2.34, a shared cJSON) packed as a manylinux2014 wheel.
 bad=$T_TMP/bad/cclforge-$version-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
@@ -114,17 +138,21 @@ else
     [ "$RC" -le 1 ] && ok "Debian 11: doctor --no-python --json ran (exit $RC)" || bad "Debian 11: doctor crashed"
     expect_json 'd["schema"].startswith("cclforge.doctor/")' "Debian 11: doctor's report is its JSON"
     inroot $pfx/bin/cclforge bridge plan --vendor nvidia
-    expect_no_out "share directory is missing" "Debian 11: the installed binary finds share/cclforge"
+    expect_out "source .*$pfx/share/cclforge/bridge/" "Debian 11: the --prefix install finds <prefix>/share/cclforge"
     inroot python3 /tmp/cclforge-user/ldd_agrees.py $pfx/bin/cclforge /bin/ls /usr/bin/python3.9 /bin/bash /usr/bin/apt \
         /usr/lib/x86_64-linux-gnu/libapt-pkg.so.6.0 /usr/bin/gpgv
     expect_rc 0 "Debian 11: inspect agrees with the root's own ldd"
     expect_out "same  /usr/bin/apt" "Debian 11: compared apt's closure"
+    inroot python3 -m pip install --no-index --no-warn-script-location --user "/tmp/cclforge-user/${wx##*/}"
+    expect_rc 0 "Debian 11: pip install --user of the wheel as user nobody"
+    inroot /tmp/cclforge-user/.local/bin/cclforge bridge plan --vendor nvidia
+    expect_out "source .*/tmp/cclforge-user/.local/share/cclforge/bridge/" "Debian 11: the --user install finds ~/.local/share/cclforge"
     inroot tar -xzf "/tmp/cclforge-user/${tx##*/}" -C /tmp/cclforge-user
     tdir=/tmp/cclforge-user/cclforge-$version-linux-x86_64
     inroot $tdir/bin/cclforge --version
     expect_out "^cclforge $version\$" "Debian 11: the extracted tarball's command runs"
     inroot $tdir/bin/cclforge bridge plan --vendor nvidia
-    expect_no_out "share directory is missing" "Debian 11: the tarball's binary finds its share/"
+    expect_out "source .*$tdir/share/cclforge/bridge/" "Debian 11: the tarball's binary finds its share/"
     rm -rf "$home"
 fi
 

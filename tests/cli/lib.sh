@@ -69,6 +69,11 @@ t_cuda_libs() {
     for f in "$cuda"/lib64/*; do case ${f##*/} in libnccl*) ;; *) ln -sf "$f" "$T_TMP/cuda-libs/" ;; esac; done
     export LD_LIBRARY_PATH="$T_TMP/cuda-libs"
 }
+# t_open_mpi: Open MPI's mpirun and its libmpi.so.40 (which smoke --backend mpi
+# dlopens under it) are on this machine.
+t_open_mpi() {
+    command -v mpirun >/dev/null && /sbin/ldconfig -p 2>/dev/null | grep -q 'libmpi\.so\.40 '
+}
 # t_skip_part REASON: one part of the script cannot run here (an optional
 # cross-check's tool, a real library this machine lacks); the rest goes on and
 # t_end names every part that did not run. A script whose main prerequisite is

@@ -19,7 +19,7 @@ timed() { T0=$(date +%s.%N); run "$@"; T1=$(date +%s.%N); SECS=$(awk -v a="$T0" 
 quick() { awk -v s="$SECS" -v l="$1" 'BEGIN { exit !(s < l) }' && ok "$2 within $1 s (took $SECS s)" || bad "$2 took $SECS s"; }
 last_line() { printf '%s\n' "$OUT" | tail -n 1; }
 
-if command -v mpirun >/dev/null && [ -f "$(dirname "$CCLFORGE")/cclforge_smoke_mpi.so" ]; then
+if t_open_mpi; then
     MPI=(smoke --backend mpi -n 4 -b 1K -e 4K --iters 2 -w 1 --timeout 2 --connect-timeout "$MARK")
 
     # 2 sizes x 2 placements of all_reduce are wrong; every other test passes

@@ -4,8 +4,8 @@
 . "$(dirname "$0")/lib.sh"
 command -v pgrep >/dev/null || { echo "pgrep is missing (apt-get install procps): cannot check for leftover processes"; exit 1; }
 
-if ! command -v mpirun >/dev/null || [ ! -f "$(dirname "$CCLFORGE")/cclforge_smoke_mpi.so" ]; then
-    t_skip "mpirun or the MPI plugin is missing (apt-get install openmpi-bin libopenmpi-dev)"
+if ! t_open_mpi; then
+    t_skip "Open MPI's mpirun or libmpi.so.40 is missing (apt-get install openmpi-bin)"
 fi
 MARK="31.$$" # a unique --connect-timeout value: pgrep finds exactly this test's processes
 leftovers() { sleep 0.2; pgrep -f -- "--connect-timeout $MARK" >/dev/null && bad "$1: processes left behind" || ok "$1: no processes left behind"; }
@@ -154,17 +154,20 @@ run mpirun $root --oversubscribe -n 2 "$CCLFORGE" smoke --backend mpi -n 3 --con
 expect_rc 2 "-n that contradicts the launcher is a usage error"
 expect_err "drop -n under a launcher" "and says what to do"
 leftovers "external mpirun"
-# the plugin search: a cclforge without the plugin beside it, then CCLFORGE_PLUGIN_DIR
+# the library: a cclforge alone in a directory needs nothing beside it (libmpi is loaded at run time)
 mkdir -p "$T_TMP/bin" && cp "$CCLFORGE" "$T_TMP/bin/cclforge"
-run env -u CCLFORGE_PLUGIN_DIR "$T_TMP/bin/cclforge" smoke --backend mpi -n 2 -b 1K -e 1K --connect-timeout "$MARK"
-expect_rc 1 "no MPI plugin: the run fails"
-expect_out "the MPI backend plugin cclforge_smoke_mpi.so could not be loaded" "and says which file"
-expect_out "$T_TMP/bin/cclforge_smoke_mpi.so: not there" "and where it looked"
-run env CCLFORGE_PLUGIN_DIR="$(dirname "$CCLFORGE")" "$T_TMP/bin/cclforge" smoke --backend mpi -n 2 -b 1K -e 1K \
-    --connect-timeout "$MARK"
-expect_rc 0 "CCLFORGE_PLUGIN_DIR finds it"
+run "$T_TMP/bin/cclforge" smoke --backend mpi -n 2 -b 1K -e 1K --ops all_reduce --iters 2 --connect-timeout "$MARK"
+expect_rc 0 "a copied cclforge runs the mpi backend"
+expect_out "^# library: .*libmpi\.so\.40[.0-9]* \(Open MPI ABI, chosen by the launcher's OMPI_COMM_WORLD_RANK\)" \
+    "the report names the library, its ABI and the rule that chose it"
+readelf -d "$CCLFORGE" | grep -q 'NEEDED.*libmpi' && bad "cclforge NEEDs libmpi" || ok "cclforge NEEDs no libmpi"
+run env CCLFORGE_MPI_LIB=/nonexistent/libmpi.so.40 "$CCLFORGE" smoke --backend mpi -n 2 -b 1K -e 1K --connect-timeout "$MARK"
+expect_rc 1 "a CCLFORGE_MPI_LIB that is not there fails the run"
+expect_out "no MPI library could be loaded for --backend mpi \(chosen by CCLFORGE_MPI_LIB\); tried:" "naming the rule"
+expect_out "/nonexistent/libmpi.so.40: .*No such file" "the file and the loader's words"
+expect_out "install Open MPI .* or MPICH \(pip install mpich" "and the fix"
 run "$CCLFORGE" smoke --backend mpi -n 2 --mpirun /nonexistent/mpirun
 expect_rc 1 "a missing mpirun fails"
 expect_err "/nonexistent/mpirun: not found" "and is named"
-leftovers "plugin search"
+leftovers "library choice"
 t_end

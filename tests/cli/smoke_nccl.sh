@@ -111,8 +111,8 @@ if [ -r "$NCCL" ]; then
     expect_no_out 'Protocol error' "not as a protocol error"
     awk -v s="$SECS" 'BEGIN { exit !(s < 10) }' && ok "both end at once ($SECS s)" || bad "world-size mismatch took $SECS s"
 
-    # under mpirun the id goes by MPI_Bcast (needs the MPI plugin)
-    if command -v mpirun >/dev/null && [ -f "$(dirname "$CCLFORGE")/cclforge_smoke_mpi.so" ]; then
+    # under mpirun the id goes by MPI_Bcast (through the libmpi smoke loads)
+    if t_open_mpi; then
         root=""; [ "$(id -u)" = 0 ] && root="--allow-run-as-root"
         run env OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_oob_tcp_if_include=lo \
             mpirun $root --oversubscribe -n 2 "$CCLFORGE" smoke --lib "$NCCL" --connect-timeout "$MARK"

@@ -94,8 +94,8 @@ else
     echo "SKIP (nccl rendezvous part): $NCCL is not on this machine"
 fi
 
-if ! command -v mpirun >/dev/null || [ ! -f "$(dirname "$CCLFORGE")/cclforge_smoke_mpi.so" ]; then
-    echo "SKIP (mpi part): mpirun or the MPI plugin is missing"
+if ! t_open_mpi; then
+    echo "SKIP (mpi part): Open MPI's mpirun or libmpi.so.40 is missing"
     t_end
     exit $?
 fi

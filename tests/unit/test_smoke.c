@@ -2,6 +2,7 @@
  * CUDA runtime loaders (launchers and the rendezvous: test_launch.c). */
 #include "testsupport.h"
 
+#include <dlfcn.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "cclforge/clock.h"
 #include "cclforge/fs.h"
 #include "smoke/groups.h"
+#include "smoke/mpi_api.h"
 #include "smoke/nccl_api.h"
 #include "smoke/smoke_internal.h"
 
@@ -443,11 +445,10 @@ static void test_nccl_run_without_gpu_fails_fast_with_nccls_words(void **state)
 static void test_mpi_run_two_ranks_through_the_library(void **state)
 {
     char *exe = cf_asprintf("%s/cclforge", CCLFORGE_BINARY_DIR);
-    char *plugin = cf_asprintf("%s/%s", CCLFORGE_BINARY_DIR, CF_SMOKE_MPI_PLUGIN_NAME);
-    if (!ts_have("mpirun") || access(plugin, R_OK) != 0) {
-        print_message("mpirun or the MPI plugin is missing: skipped\n");
+    void *libmpi = dlopen("libmpi.so.40", RTLD_NOW | RTLD_GLOBAL);
+    if (!ts_have("mpirun") || !libmpi) {
+        print_message("mpirun or Open MPI's libmpi.so.40 is missing: skipped\n");
         free(exe);
-        free(plugin);
         skip();
     }
     struct cf_smoke_opts o;
@@ -487,9 +488,122 @@ static void test_mpi_run_two_ranks_through_the_library(void **state)
     assert_non_null(rep.verdict);
     assert_true(!strncmp(rep.verdict, "ok: ", 4));
     assert_non_null(strstr(rep.lib_version, "MPI"));
+    /* the supervisor's mpirun is Open MPI's: its ranks chose its ABI and said so */
+    assert_non_null(rep.mpi_abi);
+    assert_string_equal(rep.mpi_abi, "Open MPI");
+    assert_non_null(strstr(rep.lib_path, "libmpi.so.40"));
+    assert_non_null(strstr(rep.mpi_chosen_by, "OMPI_COMM_WORLD_RANK"));
     cf_smoke_report_release(&rep);
     free(exe);
-    free(plugin);
+}
+
+/* ---- which libmpi, by which rule ---- */
+
+static void expect_candidates(const char *mpi_lib, char *const *envp, const char *const *tail, const char *abi,
+                              const char *chosen)
+{
+    struct strvec c = STRVEC_INIT;
+    const struct cf_mpi_abi *expect = NULL;
+    char *chosen_by = NULL;
+    cf_mpi_candidates(mpi_lib, envp, &c, &expect, &chosen_by);
+    size_t n = 0;
+    while (tail[n])
+        n++;
+    if (c.n < n)
+        fail_msg("%zu candidates, wanted at least %zu", c.n, n);
+    /* the tail: what the loader is asked for (beside-the-launcher paths may come first) */
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(c.v[c.n - n + i], tail[i]);
+    if (abi)
+        assert_string_equal(expect ? expect->name : "(any)", abi);
+    else
+        assert_null(expect);
+    if (!strstr(chosen_by, chosen))
+        fail_msg("chosen by '%s', wanted '%s'", chosen_by, chosen);
+    cf_strvec_clear(&c);
+    free(chosen_by);
+}
+
+static void test_mpi_library_choice(void **state)
+{
+    (void)state;
+    const char *const ompi[] = { "libmpi.so.40", NULL };
+    const char *const mpich[] = { "libmpi.so.12", "libmpich.so.12", NULL };
+    const char *const every[] = { "libmpi.so.40", "libmpi.so.12", "libmpich.so.12", NULL };
+    const char *const mine[] = { "/opt/my/libmpi.so", NULL };
+    char *const none[] = { "HOME=/root", NULL };
+    expect_candidates(NULL, none, every, NULL, "default order");
+    char *const under_mpirun[] = { "OMPI_COMM_WORLD_RANK=1", "I_MPI_ROOT=/opt/intel/mpi", NULL };
+    expect_candidates(NULL, under_mpirun, ompi, "Open MPI", "OMPI_COMM_WORLD_RANK"); /* a rank variable wins */
+    char *const under_hydra[] = { "OMPI_MCA_btl=self", "PMI_RANK=0", "PMI_SIZE=2", NULL };
+    expect_candidates(NULL, under_hydra, mpich, "MPICH", "PMI_RANK");
+    char *const intel[] = { "I_MPI_PIN=0", NULL };
+    expect_candidates(NULL, intel, mpich, "MPICH", "I_MPI_PIN"); /* a prefix when no rank variable */
+    char *const hydra_only[] = { "HYDRA_TOPO_DEBUG=1", NULL };
+    expect_candidates(NULL, hydra_only, mpich, "MPICH", "HYDRA_TOPO_DEBUG");
+    char *const ompi_env[] = { "OMPI_MCA_btl=self", NULL };
+    expect_candidates(NULL, ompi_env, ompi, "Open MPI", "OMPI_MCA_btl");
+    char *const env_lib[] = { "CCLFORGE_MPI_LIB=/opt/my/libmpi.so", "PMI_RANK=0", NULL };
+    expect_candidates(NULL, env_lib, mine, NULL, "CCLFORGE_MPI_LIB"); /* explicit: alone, any ABI */
+    const char *const flag[] = { "/x/libmpi.so.12", NULL };
+    expect_candidates("/x/libmpi.so.12", env_lib, flag, NULL, "--mpi-lib");
+}
+
+static void test_mpi_load_errors(void **state)
+{
+    (void)state;
+    struct cf_mpi_api api;
+    cf_error err = CF_ERROR_INIT;
+    char *const none[] = { "HOME=/root", NULL };
+    assert_int_equal(cf_mpi_api_load(&api, "/nonexistent/libmpi.so.40", none, &err), -1);
+    const char *msg = cf_error_message(&err);
+    print_message("%s\n", msg);
+    assert_non_null(strstr(msg, "/nonexistent/libmpi.so.40: "));
+    assert_non_null(strstr(msg, "chosen by --mpi-lib"));
+    assert_non_null(strstr(msg, "install Open MPI"));
+    assert_non_null(strstr(msg, "or MPICH (pip install mpich"));
+    assert_non_null(strstr(msg, "give --mpi-lib PATH (or CCLFORGE_MPI_LIB)"));
+    cf_error_clear(&err);
+    /* a library that is no MPI: refused by the markers, not called */
+    assert_int_equal(cf_mpi_api_load(&api, "libc.so.6", none, &err), -1);
+    msg = cf_error_message(&err);
+    assert_non_null(strstr(msg, "libc.so.6: not an MPI library of a known ABI (it exports none of "
+                                "ompi_mpi_comm_world (Open MPI), MPIR_Dup_fn (MPICH))"));
+    cf_error_clear(&err);
+    /* under Hydra only the MPICH ABI is tried, and the fix names it */
+    char *const hydra[] = { "PMI_RANK=0", "LD_LIBRARY_PATH=/nonexistent", NULL };
+    void *mpich = dlopen("libmpi.so.12", RTLD_NOW | RTLD_NOLOAD);
+    if (!mpich) {
+        assert_int_equal(cf_mpi_api_load(&api, NULL, hydra, &err), -1);
+        msg = cf_error_message(&err);
+        assert_non_null(strstr(msg, "chosen by the launcher's PMI_RANK"));
+        assert_non_null(strstr(msg, "libmpi.so.12: "));
+        assert_non_null(strstr(msg, "libmpich.so.12: "));
+        assert_null(strstr(msg, "libmpi.so.40"));
+        assert_non_null(strstr(msg, "install MPICH (pip install mpich"));
+        assert_null(strstr(msg, "install Open MPI"));
+        cf_error_clear(&err);
+    }
+}
+
+static void test_mpi_load_open_mpi(void **state)
+{
+    (void)state;
+    struct cf_mpi_api api;
+    cf_error err = CF_ERROR_INIT;
+    char *const under_mpirun[] = { "OMPI_COMM_WORLD_RANK=0", NULL };
+    if (cf_mpi_api_load(&api, NULL, under_mpirun, &err) < 0) {
+        print_message("no Open MPI: %s\n", cf_error_message(&err));
+        cf_error_clear(&err);
+        skip();
+    }
+    assert_string_equal(api.abi->name, "Open MPI");
+    assert_non_null(strstr(api.path, "libmpi.so.40"));
+    /* the handles are the library's own globals, RTLD_GLOBAL: visible to everyone */
+    assert_true(api.h[CF_MPI_COMM_WORLD] == (cf_mpi_handle)dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world"));
+    assert_true(api.h[CF_MPI_FLOAT] == (cf_mpi_handle)dlsym(RTLD_DEFAULT, "ompi_mpi_float"));
+    assert_true(api.in_place == (void *)1 && api.status_ignore == NULL);
+    cf_mpi_api_unload(&api);
 }
 
 
@@ -741,6 +855,9 @@ int main(void)
         cmocka_unit_test(test_cuda_runtime_loads_by_dlopen),
         cmocka_unit_test(test_nccl_run_without_gpu_fails_fast_with_nccls_words),
         cmocka_unit_test(test_mpi_run_two_ranks_through_the_library),
+        cmocka_unit_test(test_mpi_library_choice),
+        cmocka_unit_test(test_mpi_load_errors),
+        cmocka_unit_test(test_mpi_load_open_mpi),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

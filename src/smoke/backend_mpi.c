@@ -1,10 +1,9 @@
-/* The MPI backend of `cclforge smoke`: collectives on host memory through MPI, with
- * NCCL's argument conventions. Built as a plugin so that only it links libmpi; it
- * uses nothing from libcclforge. fp16 and bf16 reductions are done in C (MPI has no
- * 16-bit float types); avg is NCCL's: integers summed then divided by n, floats
- * multiplied by 1/n first, then summed. */
+/* The MPI backend of `cclforge smoke`: collectives on host memory through a libmpi
+ * loaded at run time (mpi_api.c: Open MPI or an MPICH-ABI library), with NCCL's
+ * argument conventions. fp16 and bf16 reductions are done in C (MPI has no 16-bit
+ * float types); avg is NCCL's: integers summed then divided by n, floats multiplied
+ * by 1/n first, then summed. */
 #include <limits.h>
-#include <mpi.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,20 +11,33 @@
 #include <string.h>
 #include <time.h>
 
-#include "cclforge/smoke_backend.h"
+#include "cclforge/smoke.h"
 #include "cclforge/smoke_half.h"
+#include "smoke/mpi_api.h"
+#include "smoke/smoke_internal.h"
 
 struct mpi_state {
-    int rank, nranks;         /* the current communicator */
+    struct cf_mpi_api mpi;
+    int rank, nranks; /* the current communicator */
     int we_initialized;
-    MPI_Comm cur, sub;
-    MPI_Op half_ops[2][4];    /* [fp16, bf16][sum, prod, max, min] */
+    cf_mpi_handle cur, sub;
+    cf_mpi_handle half_ops[2][4]; /* [fp16, bf16][sum, prod, max, min] */
 };
 
-static const size_t dtype_sizes[CF_DT_COUNT] = {
-    [CF_DT_INT8] = 1, [CF_DT_UINT8] = 1, [CF_DT_INT32] = 4, [CF_DT_UINT32] = 4, [CF_DT_INT64] = 8,
-    [CF_DT_UINT64] = 8, [CF_DT_FLOAT16] = 2, [CF_DT_FLOAT32] = 4, [CF_DT_FLOAT64] = 8, [CF_DT_BFLOAT16] = 2,
+/* The MPI type of each element type: fp16 and bf16 travel as bits, reduced by our ops. */
+static const enum cf_mpi_handle_id mpi_types[CF_DT_COUNT] = {
+    [CF_DT_INT8] = CF_MPI_INT8_T,     [CF_DT_UINT8] = CF_MPI_UINT8_T,   [CF_DT_INT32] = CF_MPI_INT32_T,
+    [CF_DT_UINT32] = CF_MPI_UINT32_T, [CF_DT_INT64] = CF_MPI_INT64_T,   [CF_DT_UINT64] = CF_MPI_UINT64_T,
+    [CF_DT_FLOAT16] = CF_MPI_UINT16_T, [CF_DT_FLOAT32] = CF_MPI_FLOAT, [CF_DT_FLOAT64] = CF_MPI_DOUBLE,
+    [CF_DT_BFLOAT16] = CF_MPI_UINT16_T,
 };
+/* avg is a sum (then a division or a premultiplication) */
+static const enum cf_mpi_handle_id mpi_ops[CF_RED_COUNT] = {
+    [CF_RED_SUM] = CF_MPI_SUM, [CF_RED_PROD] = CF_MPI_PROD, [CF_RED_MAX] = CF_MPI_MAX, [CF_RED_MIN] = CF_MPI_MIN,
+    [CF_RED_AVG] = CF_MPI_SUM,
+};
+static const int half_op_index[CF_RED_COUNT] = { [CF_RED_SUM] = 0, [CF_RED_PROD] = 1, [CF_RED_MAX] = 2,
+                                                 [CF_RED_MIN] = 3, [CF_RED_AVG] = 0 };
 
 static int fail(char *errbuf, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
@@ -37,19 +49,18 @@ static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-static int fail_mpi(const char *call, int rc, char *errbuf, size_t errlen)
+static int fail_mpi(const struct cf_mpi_api *m, const char *call, int rc, char *errbuf, size_t errlen)
 {
-    char words[MPI_MAX_ERROR_STRING];
+    char *words = cf_xcalloc(1, (size_t)m->abi->max_error_string + 1);
     int n = 0;
-    if (MPI_Error_string(rc, words, &n) != MPI_SUCCESS)
-        snprintf(words, sizeof words, "MPI error %d", rc);
-    return fail(errbuf, errlen, "%s failed: %s", call, words);
+    if (m->Error_string(rc, words, &n) != 0)
+        snprintf(words, (size_t)m->abi->max_error_string, "MPI error %d", rc);
+    fail(errbuf, errlen, "%s failed: %s", call, words);
+    free(words);
+    return -1;
 }
 
 /* ---- 16-bit floats: one user op per reduction, through float ---- */
-typedef float (*half_load)(uint16_t);
-typedef uint16_t (*half_store)(float);
-
 static float fold(int red, float a, float b)
 {
     switch (red) {
@@ -61,7 +72,7 @@ static float fold(int red, float a, float b)
 }
 
 #define HALF_OP(fn, load, store, red)                                                                              \
-    static void fn(void *in, void *inout, int *len, MPI_Datatype *dt)                                              \
+    static void fn(void *in, void *inout, int *len, void *dt)                                                      \
     {                                                                                                              \
         (void)dt;                                                                                                  \
         const uint16_t *a = in;                                                                                    \
@@ -78,38 +89,21 @@ HALF_OP(bf16_prod, cf_bf16_to_f32, cf_f32_to_bf16, 1)
 HALF_OP(bf16_max, cf_bf16_to_f32, cf_f32_to_bf16, 2)
 HALF_OP(bf16_min, cf_bf16_to_f32, cf_f32_to_bf16, 3)
 
-static MPI_Datatype mpi_type(enum cf_smoke_dtype dt)
+static cf_mpi_handle mpi_type(const struct mpi_state *s, enum cf_smoke_dtype dt)
 {
-    switch (dt) {
-    case CF_DT_INT8: return MPI_INT8_T;
-    case CF_DT_UINT8: return MPI_UINT8_T;
-    case CF_DT_INT32: return MPI_INT32_T;
-    case CF_DT_UINT32: return MPI_UINT32_T;
-    case CF_DT_INT64: return MPI_INT64_T;
-    case CF_DT_UINT64: return MPI_UINT64_T;
-    case CF_DT_FLOAT32: return MPI_FLOAT;
-    case CF_DT_FLOAT64: return MPI_DOUBLE;
-    default: return MPI_UINT16_T; /* fp16, bf16: bits, reduced by our own ops */
-    }
+    return s->mpi.h[mpi_types[dt]];
 }
 
-static MPI_Op mpi_op(const struct mpi_state *s, enum cf_smoke_dtype dt, enum cf_smoke_redop red)
+static cf_mpi_handle mpi_op(const struct mpi_state *s, enum cf_smoke_dtype dt, enum cf_smoke_redop red)
 {
-    static const int index[CF_RED_COUNT] = { [CF_RED_SUM] = 0, [CF_RED_PROD] = 1, [CF_RED_MAX] = 2, [CF_RED_MIN] = 3,
-                                             [CF_RED_AVG] = 0 };
     if (dt == CF_DT_FLOAT16 || dt == CF_DT_BFLOAT16)
-        return s->half_ops[dt == CF_DT_BFLOAT16][index[red]];
-    switch (red) {
-    case CF_RED_PROD: return MPI_PROD;
-    case CF_RED_MAX: return MPI_MAX;
-    case CF_RED_MIN: return MPI_MIN;
-    default: return MPI_SUM;
-    }
+        return s->half_ops[dt == CF_DT_BFLOAT16][half_op_index[red]];
+    return s->mpi.h[mpi_ops[red]];
 }
 
 static int is_float(enum cf_smoke_dtype dt)
 {
-    return dt == CF_DT_FLOAT16 || dt == CF_DT_FLOAT32 || dt == CF_DT_FLOAT64 || dt == CF_DT_BFLOAT16;
+    return cf_smoke_dtype_info(dt)->is_float;
 }
 
 /* avg of floats: every input times 1/n (in float for 16 and 32 bits), into dst */
@@ -153,37 +147,58 @@ static void divide(enum cf_smoke_dtype dt, void *buf, size_t n, int nranks)
     }
 }
 
+/* "Open MPI v4.1.4, package: ..." -> "Open MPI v4.1.4"; "MPICH Version:      5.0.2\n..."
+ * -> "MPICH Version: 5.0.2": the first line, its first clause, runs of blanks as one */
+static void short_version(const char *lib, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = lib; *p && *p != ',' && *p != '\n' && n + 1 < cap; p++) {
+        if ((*p == ' ' || *p == '\t') && (n == 0 || out[n - 1] == ' '))
+            continue;
+        out[n++] = *p == '\t' ? ' ' : *p;
+    }
+    while (n && out[n - 1] == ' ')
+        n--;
+    out[n] = 0;
+}
+
 static int mpi_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx *ctx, char *errbuf, size_t errlen)
 {
     struct mpi_state *s = b->state;
+    const struct cf_mpi_api *m = &s->mpi;
     int up = 0;
-    MPI_Initialized(&up);
+    m->Initialized(&up);
     if (!up) {
-        int rc = MPI_Init(NULL, NULL);
-        if (rc != MPI_SUCCESS)
-            return fail(errbuf, errlen, "MPI_Init failed (error %d)", rc);
+        int rc = m->Init(NULL, NULL);
+        if (rc != 0)
+            return fail(errbuf, errlen, "MPI_Init of %s failed (error %d)", m->path, rc);
         s->we_initialized = 1;
     }
+    cf_mpi_handle world = m->h[CF_MPI_COMM_WORLD];
     /* errors come back as values, so a failure is reported rather than aborting the job */
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    s->cur = MPI_COMM_WORLD;
-    s->sub = MPI_COMM_NULL;
-    MPI_Comm_rank(MPI_COMM_WORLD, &s->rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &s->nranks);
+    m->Comm_set_errhandler(world, m->h[CF_MPI_ERRORS_RETURN]);
+    s->cur = world;
+    s->sub = m->h[CF_MPI_COMM_NULL];
+    m->Comm_rank(world, &s->rank);
+    m->Comm_size(world, &s->nranks);
     if (ctx && (ctx->rank != s->rank || ctx->nranks != s->nranks))
         return fail(errbuf, errlen,
-                    "MPI says rank %d of %d but the launcher's variables say rank %d of %d: was cclforge started "
-                    "by mpirun?",
-                    s->rank, s->nranks, ctx->rank, ctx->nranks);
-    MPI_User_function *ops[2][4] = { { f16_sum, f16_prod, f16_max, f16_min }, { bf16_sum, bf16_prod, bf16_max, bf16_min } };
+                    "%s says rank %d of %d but the launcher's variables say rank %d of %d: was cclforge started by "
+                    "this MPI's own launcher (mpirun/mpiexec)?",
+                    m->path, s->rank, s->nranks, ctx->rank, ctx->nranks);
+    cf_mpi_user_fn *ops[2][4] = { { f16_sum, f16_prod, f16_max, f16_min }, { bf16_sum, bf16_prod, bf16_max, bf16_min } };
     for (int t = 0; t < 2; t++)
-        for (int k = 0; k < 4; k++)
-            MPI_Op_create(ops[t][k], 1, &s->half_ops[t][k]);
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        for (int k = 0; k < 4; k++) {
+            union cf_mpi_slot op = { 0 };
+            if (m->Op_create(ops[t][k], 1, &op) != 0)
+                return fail(errbuf, errlen, "MPI_Op_create failed");
+            s->half_ops[t][k] = cf_mpi_slot_get(m, &op);
+        }
+    char *lib = cf_xcalloc(1, (size_t)m->abi->max_library_version_string + 1);
     int len = 0;
-    MPI_Get_library_version(lib, &len);
-    lib[strcspn(lib, ",\n")] = 0; /* "Open MPI v4.1.4, package: ..." -> "Open MPI v4.1.4" */
-    snprintf(b->version, sizeof b->version, "%.63s", lib);
+    m->Get_library_version(lib, &len);
+    short_version(lib, b->version, sizeof b->version);
+    free(lib);
     snprintf(b->device, sizeof b->device, "host memory");
     return 0;
 }
@@ -215,10 +230,11 @@ static int mpi_copy(struct cf_smoke_backend *b, void *dst, const void *src, size
 static int reduction(struct mpi_state *s, const struct cf_smoke_call *c, size_t send_elems, char *errbuf,
                      size_t errlen, const char **call)
 {
-    size_t esize = dtype_sizes[c->dtype];
+    const struct cf_mpi_api *m = &s->mpi;
+    size_t esize = cf_smoke_dtype_info(c->dtype)->size;
     int n = (int)c->count;
-    MPI_Datatype type = mpi_type(c->dtype);
-    MPI_Op op = mpi_op(s, c->dtype, c->redop);
+    cf_mpi_handle type = mpi_type(s, c->dtype);
+    cf_mpi_handle op = mpi_op(s, c->dtype, c->redop);
     int avg = c->redop == CF_RED_AVG;
     const void *send = c->send;
     void *scaled = NULL;
@@ -230,18 +246,18 @@ static int reduction(struct mpi_state *s, const struct cf_smoke_call *c, size_t 
         send = scaled;
     }
     int in_place = send == c->recv;
-    int rc = MPI_SUCCESS;
+    int rc = 0;
     size_t divided = 0;
     switch (c->op) {
     case CF_OP_ALL_REDUCE:
         *call = "MPI_Allreduce";
-        rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : send, c->recv, n, type, op, s->cur);
+        rc = m->Allreduce(in_place ? m->in_place : send, c->recv, n, type, op, s->cur);
         divided = c->count;
         break;
     case CF_OP_REDUCE:
         *call = "MPI_Reduce";
         /* MPI_IN_PLACE only at the root; elsewhere recv is not touched */
-        rc = MPI_Reduce(in_place && s->rank == c->root ? MPI_IN_PLACE : send, c->recv, n, type, op, c->root, s->cur);
+        rc = m->Reduce(in_place && s->rank == c->root ? m->in_place : send, c->recv, n, type, op, c->root, s->cur);
         divided = s->rank == c->root ? c->count : 0;
         break;
     default: { /* reduce_scatter */
@@ -249,31 +265,47 @@ static int reduction(struct mpi_state *s, const struct cf_smoke_call *c, size_t 
         char *slot = (char *)send + (size_t)s->rank * c->count * esize;
         if ((char *)c->recv == slot) {
             /* MPI leaves an in-place result at the start of the buffer, NCCL at the rank's slot */
-            rc = MPI_Reduce_scatter_block(MPI_IN_PLACE, (void *)send, n, type, op, s->cur);
-            if (rc == MPI_SUCCESS && s->rank != 0)
+            rc = m->Reduce_scatter_block(m->in_place, (void *)send, n, type, op, s->cur);
+            if (rc == 0 && s->rank != 0)
                 memmove(slot, send, c->count * esize);
         } else {
-            rc = MPI_Reduce_scatter_block(send, c->recv, n, type, op, s->cur);
+            rc = m->Reduce_scatter_block(send, c->recv, n, type, op, s->cur);
         }
         divided = c->count;
         break;
     }
     }
     free(scaled);
-    if (rc == MPI_SUCCESS && avg && !is_float(c->dtype) && divided)
+    if (rc == 0 && avg && !is_float(c->dtype) && divided)
         divide(c->dtype, c->recv, divided, s->nranks);
     return rc;
+}
+
+/* A sendrecv's status says where its message came from: read through the ABI's own
+ * MPI_Status layout, so a wrong layout in the table fails the run, not silently. */
+static int check_status(const struct mpi_state *s, const unsigned char *status, int source, char *errbuf,
+                        size_t errlen)
+{
+    const struct cf_mpi_abi *abi = s->mpi.abi;
+    int got_source, got_tag;
+    memcpy(&got_source, status + abi->status_source, sizeof got_source);
+    memcpy(&got_tag, status + abi->status_tag, sizeof got_tag);
+    if (got_source == source && got_tag == 0)
+        return 0;
+    return fail(errbuf, errlen, "MPI_Sendrecv's status says source %d tag %d, expected source %d tag 0 (%s ABI)",
+                got_source, got_tag, source, abi->name);
 }
 
 static int mpi_collective(struct cf_smoke_backend *b, const struct cf_smoke_call *c, char *errbuf, size_t errlen)
 {
     struct mpi_state *s = b->state;
-    size_t esize = dtype_sizes[c->dtype];
+    const struct cf_mpi_api *m = &s->mpi;
+    size_t esize = cf_smoke_dtype_info(c->dtype)->size;
     if (c->count > INT_MAX / (size_t)(s->nranks > 0 ? s->nranks : 1))
         return fail(errbuf, errlen, "%zu elements exceed MPI's int count", c->count);
     int n = (int)c->count;
-    MPI_Datatype type = mpi_type(c->dtype);
-    int rc = MPI_SUCCESS;
+    cf_mpi_handle type = mpi_type(s, c->dtype);
+    int rc = 0;
     const char *call = "";
     size_t share = c->count * esize;
     /* NCCL's in-place forms, spelled the MPI way (MPI_IN_PLACE: MPI forbids aliasing) */
@@ -289,37 +321,39 @@ static int mpi_collective(struct cf_smoke_backend *b, const struct cf_smoke_call
         call = "MPI_Bcast";
         if (s->rank == c->root && c->send != c->recv)
             memcpy(c->recv, c->send, share);
-        rc = MPI_Bcast(c->recv, n, type, c->root, s->cur);
+        rc = m->Bcast(c->recv, n, type, c->root, s->cur);
         break;
     case CF_OP_ALL_GATHER:
         call = "MPI_Allgather";
-        rc = MPI_Allgather(c->send == (const char *)c->recv + (size_t)s->rank * share ? MPI_IN_PLACE : c->send, n, type,
-                           c->recv, n, type, s->cur);
+        rc = m->Allgather(c->send == (const char *)c->recv + (size_t)s->rank * share ? m->in_place : c->send, n, type,
+                          c->recv, n, type, s->cur);
         break;
     case CF_OP_GATHER:
         call = "MPI_Gather";
-        rc = MPI_Gather(s->rank == c->root && c->send == (const char *)c->recv + (size_t)s->rank * share ? MPI_IN_PLACE
-                                                                                                         : c->send,
-                        n, type, c->recv, n, type, c->root, s->cur);
+        rc = m->Gather(s->rank == c->root && c->send == (const char *)c->recv + (size_t)s->rank * share ? m->in_place
+                                                                                                        : c->send,
+                       n, type, c->recv, n, type, c->root, s->cur);
         break;
     case CF_OP_SCATTER:
         call = "MPI_Scatter";
-        rc = MPI_Scatter(c->send, n, type,
-                         s->rank == c->root && (const char *)c->recv == (const char *)c->send + (size_t)s->rank * share
-                             ? MPI_IN_PLACE
-                             : c->recv,
-                         n, type, c->root, s->cur);
+        rc = m->Scatter(c->send, n, type,
+                        s->rank == c->root && (const char *)c->recv == (const char *)c->send + (size_t)s->rank * share
+                            ? m->in_place
+                            : c->recv,
+                        n, type, c->root, s->cur);
         break;
     case CF_OP_ALLTOALL:
         call = "MPI_Alltoall";
-        rc = MPI_Alltoall(c->send == c->recv ? MPI_IN_PLACE : c->send, n, type, c->recv, n, type, s->cur);
+        rc = m->Alltoall(c->send == c->recv ? m->in_place : c->send, n, type, c->recv, n, type, s->cur);
         break;
     case CF_OP_SENDRECV: {
         call = c->send == c->recv ? "MPI_Sendrecv_replace" : "MPI_Sendrecv";
         int next = (s->rank + 1) % s->nranks, prev = (s->rank - 1 + s->nranks) % s->nranks;
-        rc = c->send == c->recv
-                 ? MPI_Sendrecv_replace(c->recv, n, type, next, 0, prev, 0, s->cur, MPI_STATUS_IGNORE)
-                 : MPI_Sendrecv(c->send, n, type, next, 0, c->recv, n, type, prev, 0, s->cur, MPI_STATUS_IGNORE);
+        _Alignas(8) unsigned char status[CF_MPI_STATUS_MAX] = { 0 };
+        rc = c->send == c->recv ? m->Sendrecv_replace(c->recv, n, type, next, 0, prev, 0, s->cur, status)
+                                : m->Sendrecv(c->send, n, type, next, 0, c->recv, n, type, prev, 0, s->cur, status);
+        if (rc == 0)
+            return check_status(s, status, prev, errbuf, errlen);
         break;
     }
     default:
@@ -327,7 +361,7 @@ static int mpi_collective(struct cf_smoke_backend *b, const struct cf_smoke_call
     }
     if (rc == -1)
         return -1; /* reduction() said why */
-    return rc == MPI_SUCCESS ? 0 : fail_mpi(call, rc, errbuf, errlen);
+    return rc == 0 ? 0 : fail_mpi(m, call, rc, errbuf, errlen);
 }
 
 static int mpi_sync(struct cf_smoke_backend *b, char *errbuf, size_t errlen)
@@ -339,45 +373,53 @@ static int mpi_sync(struct cf_smoke_backend *b, char *errbuf, size_t errlen)
 static int mpi_host_sum(struct cf_smoke_backend *b, double *vals, size_t n, char *errbuf, size_t errlen)
 {
     struct mpi_state *s = b->state;
+    const struct cf_mpi_api *m = &s->mpi;
     if (n > INT_MAX)
         return fail(errbuf, errlen, "too many values");
-    int rc = MPI_Allreduce(MPI_IN_PLACE, vals, (int)n, MPI_DOUBLE, MPI_SUM, s->cur);
-    return rc == MPI_SUCCESS ? 0 : fail_mpi("MPI_Allreduce", rc, errbuf, errlen);
+    int rc = m->Allreduce(m->in_place, vals, (int)n, m->h[CF_MPI_DOUBLE], m->h[CF_MPI_SUM], s->cur);
+    return rc == 0 ? 0 : fail_mpi(m, "MPI_Allreduce", rc, errbuf, errlen);
 }
 
 static int mpi_host_allgather(struct cf_smoke_backend *b, const void *mine, void *all, size_t len, char *errbuf,
                               size_t errlen)
 {
     struct mpi_state *s = b->state;
+    const struct cf_mpi_api *m = &s->mpi;
     if (len > INT_MAX)
         return fail(errbuf, errlen, "too many bytes");
-    int rc = MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, s->cur);
-    return rc == MPI_SUCCESS ? 0 : fail_mpi("MPI_Allgather", rc, errbuf, errlen);
+    cf_mpi_handle byte = m->h[CF_MPI_BYTE];
+    int rc = m->Allgather(mine, (int)len, byte, all, (int)len, byte, s->cur);
+    return rc == 0 ? 0 : fail_mpi(m, "MPI_Allgather", rc, errbuf, errlen);
 }
 
 static int mpi_host_bcast(struct cf_smoke_backend *b, void *buf, size_t len, int root, char *errbuf, size_t errlen)
 {
-    (void)b;
+    struct mpi_state *s = b->state;
+    const struct cf_mpi_api *m = &s->mpi;
     if (len > INT_MAX)
         return fail(errbuf, errlen, "broadcast too large");
-    int rc = MPI_Bcast(buf, (int)len, MPI_BYTE, root, MPI_COMM_WORLD);
-    return rc == MPI_SUCCESS ? 0 : fail_mpi("MPI_Bcast", rc, errbuf, errlen);
+    int rc = m->Bcast(buf, (int)len, m->h[CF_MPI_BYTE], root, m->h[CF_MPI_COMM_WORLD]);
+    return rc == 0 ? 0 : fail_mpi(m, "MPI_Bcast", rc, errbuf, errlen);
 }
 
 static int mpi_split(struct cf_smoke_backend *b, int color, int key, int *rank, int *nranks, char *errbuf,
                      size_t errlen)
 {
     struct mpi_state *s = b->state;
-    MPI_Comm sub = MPI_COMM_NULL;
-    int rc = MPI_Comm_split(MPI_COMM_WORLD, color >= 0 ? color : MPI_UNDEFINED, key, &sub);
-    if (rc != MPI_SUCCESS)
-        return fail_mpi("MPI_Comm_split", rc, errbuf, errlen);
+    const struct cf_mpi_api *m = &s->mpi;
+    union cf_mpi_slot out;
+    cf_mpi_slot_set(m, &out, m->h[CF_MPI_COMM_NULL]);
+    int rc = m->Comm_split(m->h[CF_MPI_COMM_WORLD], color >= 0 ? color : m->abi->undefined, key, &out);
+    if (rc != 0)
+        return fail_mpi(m, "MPI_Comm_split", rc, errbuf, errlen);
+    cf_mpi_handle sub = cf_mpi_slot_get(m, &out);
+    int none = sub == m->h[CF_MPI_COMM_NULL];
     s->sub = sub;
-    s->cur = sub != MPI_COMM_NULL ? sub : MPI_COMM_WORLD;
-    if (sub != MPI_COMM_NULL) {
-        MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
-        MPI_Comm_rank(sub, &s->rank);
-        MPI_Comm_size(sub, &s->nranks);
+    s->cur = none ? m->h[CF_MPI_COMM_WORLD] : sub;
+    if (!none) {
+        m->Comm_set_errhandler(sub, m->h[CF_MPI_ERRORS_RETURN]);
+        m->Comm_rank(sub, &s->rank);
+        m->Comm_size(sub, &s->nranks);
     }
     *rank = s->rank;
     *nranks = s->nranks;
@@ -388,16 +430,17 @@ static int mpi_split(struct cf_smoke_backend *b, int color, int key, int *rank, 
  * waits here instead, polling a non-blocking barrier with a nap between tests */
 static int mpi_idle_barrier(struct cf_smoke_backend *b, char *errbuf, size_t errlen)
 {
-    (void)b;
-    MPI_Request req;
-    int rc = MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    if (rc != MPI_SUCCESS)
-        return fail_mpi("MPI_Ibarrier", rc, errbuf, errlen);
+    struct mpi_state *s = b->state;
+    const struct cf_mpi_api *m = &s->mpi;
+    union cf_mpi_slot req = { 0 };
+    int rc = m->Ibarrier(m->h[CF_MPI_COMM_WORLD], &req);
+    if (rc != 0)
+        return fail_mpi(m, "MPI_Ibarrier", rc, errbuf, errlen);
     for (;;) {
         int done = 0;
-        rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return fail_mpi("MPI_Test", rc, errbuf, errlen);
+        rc = m->Test(&req, &done, m->status_ignore);
+        if (rc != 0)
+            return fail_mpi(m, "MPI_Test", rc, errbuf, errlen);
         if (done)
             return 0;
         struct timespec ts = { 0, 1000000 };
@@ -408,12 +451,17 @@ static int mpi_idle_barrier(struct cf_smoke_backend *b, char *errbuf, size_t err
 static void mpi_unsplit(struct cf_smoke_backend *b)
 {
     struct mpi_state *s = b->state;
-    if (s->sub != MPI_COMM_NULL)
-        MPI_Comm_free(&s->sub);
-    s->sub = MPI_COMM_NULL;
-    s->cur = MPI_COMM_WORLD;
-    MPI_Comm_rank(MPI_COMM_WORLD, &s->rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &s->nranks);
+    const struct cf_mpi_api *m = &s->mpi;
+    cf_mpi_handle world = m->h[CF_MPI_COMM_WORLD];
+    if (s->sub != m->h[CF_MPI_COMM_NULL]) {
+        union cf_mpi_slot sub;
+        cf_mpi_slot_set(m, &sub, s->sub);
+        m->Comm_free(&sub);
+    }
+    s->sub = m->h[CF_MPI_COMM_NULL];
+    s->cur = world;
+    m->Comm_rank(world, &s->rank);
+    m->Comm_size(world, &s->nranks);
 }
 
 static void mpi_finalize(struct cf_smoke_backend *b)
@@ -421,35 +469,44 @@ static void mpi_finalize(struct cf_smoke_backend *b)
     struct mpi_state *s = b->state;
     if (!s)
         return;
+    const struct cf_mpi_api *m = &s->mpi;
     int up = 0, down = 0;
-    MPI_Initialized(&up);
-    MPI_Finalized(&down);
+    m->Initialized(&up);
+    m->Finalized(&down);
     if (up && !down) {
         mpi_unsplit(b);
         for (int t = 0; t < 2; t++)
             for (int k = 0; k < 4; k++)
-                if (s->half_ops[t][k] != MPI_OP_NULL && s->half_ops[t][k])
-                    MPI_Op_free(&s->half_ops[t][k]);
+                if (s->half_ops[t][k] && s->half_ops[t][k] != m->h[CF_MPI_OP_NULL]) {
+                    union cf_mpi_slot op;
+                    cf_mpi_slot_set(m, &op, s->half_ops[t][k]);
+                    m->Op_free(&op);
+                }
         if (s->we_initialized)
-            MPI_Finalize();
+            b->finalize_later = m->Finalize; /* after the report: see smoke_backend.h */
+        b->leave_by_exit = m->abi->leave_by_exit;
     }
+    cf_mpi_api_unload(&s->mpi);
     free(s);
     b->state = NULL;
 }
 
-__attribute__((visibility("default"))) int cclforge_smoke_plugin_open(struct cf_smoke_backend *b, int abi,
-                                                                      char *errbuf, size_t errlen);
-int cclforge_smoke_plugin_open(struct cf_smoke_backend *b, int abi, char *errbuf, size_t errlen)
+int cf_smoke_mpi_backend_open(struct cf_smoke_backend *b, const struct cf_smoke_opts *o, struct smoke_mpi_info *info,
+                              cf_error *err)
 {
-    if (abi != CF_SMOKE_BACKEND_ABI)
-        return fail(errbuf, errlen, "plugin built for backend ABI %d, cclforge speaks %d: rebuild them together",
-                    CF_SMOKE_BACKEND_ABI, abi);
     memset(b, 0, sizeof *b);
-    b->abi = CF_SMOKE_BACKEND_ABI;
+    memset(info, 0, sizeof *info);
+    struct mpi_state *s = cf_xcalloc(1, sizeof *s);
+    if (cf_mpi_api_load(&s->mpi, o->mpi_lib, o->envp, err) < 0) {
+        free(s);
+        return -1;
+    }
+    info->path = s->mpi.path;
+    info->abi = s->mpi.abi->name;
+    info->soname = s->mpi.abi->sonames[0];
+    info->chosen_by = s->mpi.chosen_by;
     b->name = "mpi";
-    b->state = calloc(1, sizeof(struct mpi_state));
-    if (!b->state)
-        return fail(errbuf, errlen, "out of memory");
+    b->state = s;
     b->init = mpi_init;
     b->alloc = mpi_alloc;
     b->release = mpi_release;
