@@ -88,6 +88,27 @@ else
     expect_no_out "share directory is missing" "the sdist's install finds share/cclforge"
 fi
 
+# smoke --backend mpi from the installed wheel, with no MPI at build time:
+# Open MPI (libmpi.so.40) under mpirun, MPICH (libmpi.so.12) under its mpiexec.
+python3 -m venv "$T_TMP/wheel-venv"
+"$T_TMP/wheel-venv/bin/pip" install -q --no-index "$wx"
+wbin=$T_TMP/wheel-venv/bin/cclforge
+if command -v mpirun >/dev/null; then
+    run mpirun --allow-run-as-root --oversubscribe -n 2 "$wbin" smoke --backend mpi
+    expect_rc 0 "the wheel's smoke --backend mpi under Open MPI's mpirun"
+    expect_out "library: .*libmpi\.so\.40 \(Open MPI ABI" "the wheel's binary loaded Open MPI's libmpi"
+else
+    t_skip_part "smoke from the wheel with Open MPI: no mpirun (scripts/deps.sh installs openmpi-bin)"
+fi
+mpich=$(bash "$src/scripts/mpich-cache.sh" mpich 2>/dev/null | tail -n 1)
+if [ -n "$mpich" ] && [ -x "$mpich/bin/mpiexec" ]; then
+    run "$mpich/bin/mpiexec" -n 2 "$wbin" smoke --backend mpi
+    expect_rc 0 "the wheel's smoke --backend mpi under MPICH's mpiexec"
+    expect_out "library: .*libmpi\.so\.12 \(MPICH ABI" "the wheel's binary loaded MPICH's libmpi"
+else
+    t_skip_part "smoke from the wheel with MPICH: the mpich wheel cannot be fetched from PyPI here"
+fi
+
 # The release's own check refuses a binary that breaks the rules: this
 # source build's (GLIBC_2.34, a shared cJSON) packed as a manylinux2014 wheel.
 bad=$T_TMP/bad/cclforge-$version-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
