@@ -25,6 +25,9 @@ version=$(sed -n 's/^project(cclforge VERSION \([0-9][0-9.]*\).*/\1/p' "$src/CMa
 
 # --- the release, twice for x86_64 ---------------------------------------
 dist=$T_TMP/dist
+# one epoch for both builds (dist.sh's default, the commit's time, would move
+# if a commit landed between them)
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$src" log -1 --format=%ct 2>/dev/null || echo 315532800)}
 run env CCLFORGE_DIST_BUILD="$T_TMP/build-a" bash "$src/scripts/dist.sh" --out "$dist"
 if [ "$RC" -ne 0 ] && printf '%s' "$ERR" | grep -qE "cannot read Debian's source index|cannot fetch"; then
     t_skip "the pinned sources cannot be fetched from the Debian archive here"
