@@ -314,15 +314,16 @@ static int cmd_wheel_graft(int argc, char **argv)
         cf_json_put_strvec(doc, "dropped", &r.dropped);
         cli_print_json(doc);
     } else {
-        printf("wheel %s (tag %s)\n", r.wheel, r.tag);
+        /* names come from the wheel and the command line: never raw to the terminal */
+        printf("wheel %s (tag %s)\n", cli_safe(r.wheel), cli_safe(r.tag));
         for (size_t i = 0; i < r.added.n; i++)
-            printf("  added    %s\n", r.added.v[i]);
+            printf("  added    %s\n", cli_safe(r.added.v[i]));
         for (size_t i = 0; i < r.replaced.n; i++)
-            printf("  replaced %s\n", r.replaced.v[i]);
+            printf("  replaced %s\n", cli_safe(r.replaced.v[i]));
         for (size_t i = 0; i < r.dropped.n; i++)
-            printf("  dropped  %s (a signature over the old RECORD)\n", r.dropped.v[i]);
+            printf("  dropped  %s (a signature over the old RECORD)\n", cli_safe(r.dropped.v[i]));
         if (r.module)
-            printf("  module   %s\n", r.module);
+            printf("  module   %s\n", cli_safe(r.module));
     }
     cf_wheel_graft_result_release(&r);
     rc = EXIT_FINE;

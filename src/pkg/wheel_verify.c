@@ -70,8 +70,7 @@ static void release_ctx(struct verify_ctx *c)
     free(c->m);
     cf_name_index_release(&c->by_name);
     cf_name_index_release(&c->dirs);
-    cf_name_index_release(&c->data_paths);
-    cf_strvec_clear(&c->data_names);
+    cf_member_set_release(&c->paths);
     cf_strvec_clear(&c->dir_names);
     free(c->stem);
     cf_name_index_release(&c->placed);

@@ -9,6 +9,7 @@
 
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
+#include "pkg/member_name.h"
 #include "pkg/name_index.h"
 #include "pkg/wheel_write.h"
 #include "pkg/zip_read.h"
@@ -96,8 +97,7 @@ struct verify_ctx {
     struct cf_name_index by_name; /* archive name -> member */
     struct cf_name_index dirs;    /* installed directories, prefix relative (keys into dir_names) */
     struct strvec dir_names;      /* one path per member that brought new directories */
-    struct cf_name_index data_paths; /* where .data members install, site-packages relative */
-    struct strvec data_names;
+    struct cf_member_set paths;   /* where the members install (fold keys) -> member */
     char *stem;                   /* dist_info without ".dist-info" */
     char *dist_info;              /* the one top-level "<name>-<ver>.dist-info", as found */
     struct strbuf dist_info_problems; /* none, several, or not this distribution's */
