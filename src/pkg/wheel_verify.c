@@ -26,6 +26,7 @@ static const struct step {
     { "zip", NEED_FILE, cf_wheel_check_zip },
     { "record", NEED_CONTENT, cf_wheel_check_record },
     { "wheel-metadata", NEED_CONTENT, cf_wheel_check_metadata },
+    { "pth", NEED_CONTENT, cf_wheel_check_pth },
     { "extension", NEED_CONTENT, cf_wheel_check_extension },
     { "rpath", NEED_CONTENT, cf_wheel_check_rpath },
     { "needed", NEED_CONTENT, cf_wheel_check_needed },

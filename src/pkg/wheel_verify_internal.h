@@ -148,6 +148,8 @@ void cf_wheel_find_dist_info(struct verify_ctx *c);
 void cf_wheel_read_record(struct verify_ctx *c);
 void cf_wheel_check_record(struct verify_ctx *c);
 void cf_wheel_check_metadata(struct verify_ctx *c);
+/* .pth files installed into site-packages, listed (wheel_pth.c) */
+void cf_wheel_check_pth(struct verify_ctx *c);
 /* Native code in the installed layout (wheel_native.c, wheel_needed.c, wheel_policy.c) */
 /* Reads the ELF facts of every member copied into the layout. */
 void cf_wheel_read_elf_facts(struct verify_ctx *c);
