@@ -41,6 +41,8 @@ void cf_keeper_begin(pid_t parent, sigset_t *orig)
     if (getppid() != parent)
         _exit(127);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* a caller that does not read the report (it closed its end) must not end the keeper */
+    signal(SIGPIPE, SIG_IGN);
     sigset_t s;
     wait_signals(&s);
     sigprocmask(SIG_BLOCK, &s, orig);
