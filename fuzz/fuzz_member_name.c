@@ -91,7 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (strcmp(keys.v[other], k))
                     abort(); /* reported, yet not one file */
                 struct strbuf why = STRBUF_INIT;
-                cf_member_alias_describe(&why, names.v[other], names.v[other], name, names.v[names.n - 1], "x");
+                const char *a = names.v[other], *b = names.v[names.n - 1];
+                cf_member_alias_describe(&why, a, a, b, b, "x");
                 if (!why.len)
                     abort();
                 cf_sb_release(&why);
