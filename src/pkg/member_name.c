@@ -31,13 +31,7 @@ const char *cf_member_name_problem(const char *n, size_t len)
 int cf_member_name_ok(const char *name)
 {
     size_t len = strlen(name);
-    if (cf_member_name_problem(name, len))
-        return 0;
-    struct strbuf norm = STRBUF_INIT;
-    cf_member_name_normalize(name, len, &norm);
-    int same = norm.len == len && !memcmp(cf_sb_str(&norm), name, len);
-    cf_sb_release(&norm);
-    return same;
+    return !cf_member_name_problem(name, len) && cf_member_name_is_normal(name, len);
 }
 
 long cf_member_name_control(const char *s, size_t len)
@@ -47,6 +41,18 @@ long cf_member_name_control(const char *s, size_t len)
         if (p[i] < 0x20 || p[i] == 0x7f || (p[i] == 0xc2 && i + 1 < len && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f))
             return (long)i;
     return -1;
+}
+
+int cf_member_name_is_normal(const char *n, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        const char *slash = memchr(n + i, '/', len - i);
+        size_t end = slash ? (size_t)(slash - n) : len;
+        if (end == i || (end - i == 1 && n[i] == '.') || (slash && end + 1 == len))
+            return 0;
+        i = end + 1;
+    }
+    return 1;
 }
 
 void cf_member_name_normalize(const char *n, size_t len, struct strbuf *out)
@@ -88,10 +94,17 @@ static const char *fold_of(const unsigned char *p, size_t left, size_t *n)
 void cf_member_name_fold(const char *name, size_t len, struct strbuf *out)
 {
     const unsigned char *p = (const unsigned char *)name;
+    cf_sb_grow(out, len + 1);
     for (size_t i = 0; i < len;) {
-        if (p[i] < 0x80) {
-            cf_sb_addc(out, (char)(p[i] >= 'A' && p[i] <= 'Z' ? p[i] + ('a' - 'A') : p[i]));
-            i++;
+        if (p[i] < 0x80) { /* a run of ASCII at once, lower-cased in place */
+            size_t end = i, at = out->len;
+            while (end < len && p[end] < 0x80)
+                end++;
+            cf_sb_add(out, name + i, end - i);
+            for (size_t k = at; k < out->len; k++)
+                if (out->buf[k] >= 'A' && out->buf[k] <= 'Z')
+                    out->buf[k] = (char)(out->buf[k] + ('a' - 'A'));
+            i = end;
             continue;
         }
         size_t n;
@@ -107,9 +120,13 @@ void cf_member_name_fold(const char *name, size_t len, struct strbuf *out)
 long cf_member_set_add(struct cf_member_set *s, const char *name, size_t len, size_t value)
 {
     struct strbuf norm = STRBUF_INIT, key = STRBUF_INIT;
-    cf_member_name_normalize(name, len, &norm);
-    cf_member_name_fold(cf_sb_str(&norm), norm.len, &key);
-    cf_sb_release(&norm);
+    if (cf_member_name_is_normal(name, len)) { /* every name of a sound wheel: no copy to normalise */
+        cf_member_name_fold(name, len, &key);
+    } else {
+        cf_member_name_normalize(name, len, &norm);
+        cf_member_name_fold(cf_sb_str(&norm), norm.len, &key);
+        cf_sb_release(&norm);
+    }
     size_t klen = key.len, existing = 0;
     cf_strvec_push_nodup(&s->keys, cf_sb_detach(&key));
     const char *k = s->keys.v[s->keys.n - 1];

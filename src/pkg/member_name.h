@@ -32,6 +32,9 @@ int cf_member_name_ok(const char *name);
 /* The offset of the first control character in s[0..len) (C0, DEL, or
  * U+0080..U+009F in UTF-8), -1 when none. */
 long cf_member_name_control(const char *s, size_t len);
+/* 1 when name[0..len) is its own normal form (no empty or "." component, no
+ * trailing '/'). */
+int cf_member_name_is_normal(const char *name, size_t len);
 /* Appends the lexical normal form of a safe name: empty and "." components
  * dropped. */
 void cf_member_name_normalize(const char *name, size_t len, struct strbuf *out);

@@ -258,6 +258,8 @@ static void index_members(struct verify_ctx *c, struct cf_wheel_problems *p)
 {
     c->n = c->scan.n;
     c->m = cf_xcalloc(c->n ? c->n : 1, sizeof *c->m);
+    cf_name_index_reserve(&c->by_name, c->n);
+    cf_name_index_reserve(&c->paths.ix, c->n);
     for (size_t i = 0; i < c->n; i++) {
         struct vmember *m = &c->m[i];
         m->z = &c->scan.entries[i];

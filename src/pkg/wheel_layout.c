@@ -30,6 +30,8 @@ static const struct {
  * "./hw//x.py" lands where "hw/x.py" does. */
 static char *normal(char *path)
 {
+    if (cf_member_name_is_normal(path, strlen(path)))
+        return path;
     struct strbuf sb = STRBUF_INIT;
     cf_member_name_normalize(path, strlen(path), &sb);
     free(path);

@@ -45,8 +45,8 @@ void cf_wheel_check_pth(struct verify_ctx *c)
     size_t n = 0, n_running = 0;
     for (size_t i = 0; i < c->n; i++) {
         const struct vmember *m = &c->m[i];
-        if (!m->installable || m->z->is_dir)
-            continue;
+        if (!m->installable || m->z->is_dir || !cf_ends_with(m->z->name, ".pth"))
+            continue; /* the cheap test first: most wheels have none */
         char *installed = cf_wheel_installed_path(c->stem, m->z->name);
         int pth = installed && is_site_pth(installed);
         free(installed);
