@@ -74,6 +74,9 @@ wheel("daemon", "import os, time\n"
                 "        time.sleep(300)\n"
                 "    os._exit(0)\n"
                 "time.sleep(0.5)\n")
+# the liar again, as a bridge (the marker names its module): --smoke's ranks import it too
+wheel("liarbridge", "import os\nif os.environ.get('RANK') is not None:\n    os._exit(0)\n",
+      extra=[("liarbridge-1.0.dist-info/cclforge.json", b'{"schema": "cclforge.wheel-graft/1", "module": "hw.ext"}\n')])
 wheel("pth", "", extra=[("hw_boot.pth", b"# comment\nimport os; os.environ.setdefault('HW', '1')\n"),
                         ("hw_paths.pth", b"hw_extra\n")])
 print(TAG)
@@ -115,6 +118,17 @@ if [ -s "$PIDFILE" ]; then
     fi
 else
     bad "the daemon wrote its pid file (it ran)"
+fi
+
+# --smoke's ranks run the wheel's code too: a rank that exits 0 early (os._exit at
+# import, before the collectives) is a failed rank, not a passed one
+if [ -n "${CCLFORGE_SOURCE_DIR:-}" ] && site=$(bash "$CCLFORGE_SOURCE_DIR/scripts/torch-cache.sh" 2>/dev/null | tail -n 1) &&
+    [ -d "$site/torch" ]; then
+    run "$CCLFORGE" wheel verify --install --smoke 2 --backend gloo --site "$site" --timeout 300 --json "$(whl liarbridge)"
+    expect_rc 1 "--smoke 2 --backend gloo with ranks that exit 0 at import fails"
+    expect_json 'any(c["name"] == "smoke" and c["status"] == "fail" and "exited 0 without the harness'"'"'s RANK_PASS line" in c["detail"] for c in d["checks"])' "the smoke check says why: $(printf '%s' "$OUT" | python3 -c 'import json,sys; print([c["detail"][:150] for c in json.load(sys.stdin)["checks"] if c["name"] == "smoke"])' 2>/dev/null)"
+else
+    t_skip_part "--smoke with a lying rank: scripts/torch-cache.sh has no torch here (PyPI is needed once)"
 fi
 
 run "$CCLFORGE" wheel verify --json "$(whl pth)"
