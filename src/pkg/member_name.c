@@ -117,22 +117,55 @@ void cf_member_name_fold(const char *name, size_t len, struct strbuf *out)
     }
 }
 
-long cf_member_set_add(struct cf_member_set *s, const char *name, size_t len, size_t value)
+/* 1 when name is its own fold key: no ASCII capital, nothing the table folds. */
+static int folds_to_itself(const char *name, size_t len)
 {
-    struct strbuf norm = STRBUF_INIT, key = STRBUF_INIT;
-    if (cf_member_name_is_normal(name, len)) { /* every name of a sound wheel: no copy to normalise */
-        cf_member_name_fold(name, len, &key);
-    } else {
-        cf_member_name_normalize(name, len, &norm);
-        cf_member_name_fold(cf_sb_str(&norm), norm.len, &key);
-        cf_sb_release(&norm);
+    const unsigned char *p = (const unsigned char *)name;
+    for (size_t i = 0; i < len;) {
+        if (p[i] >= 'A' && p[i] <= 'Z')
+            return 0;
+        size_t n = 1;
+        if (p[i] >= 0x80 && fold_of(p + i, len - i, &n))
+            return 0;
+        i += n;
     }
-    size_t klen = key.len, existing = 0;
-    cf_strvec_push_nodup(&s->keys, cf_sb_detach(&key));
-    const char *k = s->keys.v[s->keys.n - 1];
+    return 1;
+}
+
+static long set_add(struct cf_member_set *s, const char *name, size_t len, size_t value, int kept)
+{
+    const char *k;
+    size_t klen, existing = 0;
+    int normal = cf_member_name_is_normal(name, len);
+    if (kept && normal && folds_to_itself(name, len)) { /* most names of a sound wheel: no copy at all */
+        k = name;
+        klen = len;
+    } else {
+        struct strbuf norm = STRBUF_INIT, key = STRBUF_INIT;
+        if (normal) {
+            cf_member_name_fold(name, len, &key);
+        } else {
+            cf_member_name_normalize(name, len, &norm);
+            cf_member_name_fold(cf_sb_str(&norm), norm.len, &key);
+            cf_sb_release(&norm);
+        }
+        klen = key.len;
+        cf_strvec_push_nodup(&s->keys, cf_sb_detach(&key));
+        k = s->keys.v[s->keys.n - 1];
+    }
     if (cf_name_index_add(&s->ix, k, klen, value, &existing))
         return -1;
     return (long)existing;
+}
+
+long cf_member_set_add(struct cf_member_set *s, const char *name, size_t len, size_t value)
+{
+    return set_add(s, name, len, value, 0);
+}
+
+long cf_member_set_add_kept(struct cf_member_set *s, const char *name, size_t len, size_t value)
+{
+    return set_add(s, name, len, value, 1);
 }
 
 void cf_member_set_release(struct cf_member_set *s)

@@ -56,6 +56,9 @@ struct cf_member_set {
 /* Adds name as number value: -1 when no earlier name is the same file, else
  * that one's value. */
 long cf_member_set_add(struct cf_member_set *s, const char *name, size_t len, size_t value);
+/* The same for a name that outlives the set: when it is its own key (in
+ * normal form, nothing to fold) the set keeps it, not a copy. */
+long cf_member_set_add_kept(struct cf_member_set *s, const char *name, size_t len, size_t value);
 void cf_member_set_release(struct cf_member_set *s);
 
 /* Appends why two names the set matched are one file, naming both as shown

@@ -253,6 +253,26 @@ static void stream_member(struct verify_ctx *c, size_t i, unsigned char *buf, st
     m->data = got < 0 ? DATA_BAD : DATA_OK;
 }
 
+/* Member i's installed path into the set that finds two members on one file,
+ * keyed relative to site-packages ("../<path>" for the other schemes): a root
+ * member in normal form is its own key, no copy (70,000 of them). */
+static long add_path(struct verify_ctx *c, size_t i, const char *installed)
+{
+    static const char site[] = CF_WHEEL_SITE_REL "/";
+    const struct cf_zip_entry *z = c->m[i].z;
+    if (!cf_starts_with(installed, site)) {
+        char *key = cf_asprintf("../%s", installed);
+        long other = cf_member_set_add(&c->paths, key, strlen(key), i);
+        free(key);
+        return other;
+    }
+    const char *rel = installed + sizeof site - 1;
+    size_t rl = strlen(rel);
+    if (rl == z->name_len && !memcmp(rel, z->name, rl))
+        return cf_member_set_add_kept(&c->paths, z->name, z->name_len, i);
+    return cf_member_set_add(&c->paths, rel, rl, i);
+}
+
 /* Where each member installs, the directories that makes, and what is wrong with the names. */
 static void index_members(struct verify_ctx *c, struct cf_wheel_problems *p)
 {
@@ -302,7 +322,7 @@ static void index_members(struct verify_ctx *c, struct cf_wheel_problems *p)
         }
         /* two members landing on one file (an alias, a .data member over a
          * root one, a case or Unicode twin): pip keeps one */
-        long other = m->z->is_dir ? -1 : cf_member_set_add(&c->paths, installed, strlen(installed), i);
+        long other = m->z->is_dir ? -1 : add_path(c, i, installed);
         if (other >= 0) {
             char *where = cf_wheel_layout_display(installed);
             char *first = cf_wheel_installed_path(c->stem, c->m[other].z->name);
