@@ -117,8 +117,7 @@ void cf_member_name_fold(const char *name, size_t len, struct strbuf *out)
     }
 }
 
-/* 1 when name is its own fold key: no ASCII capital, nothing the table folds. */
-static int folds_to_itself(const char *name, size_t len)
+int cf_member_name_folds_to_itself(const char *name, size_t len)
 {
     const unsigned char *p = (const unsigned char *)name;
     for (size_t i = 0; i < len;) {
@@ -132,40 +131,28 @@ static int folds_to_itself(const char *name, size_t len)
     return 1;
 }
 
-static long set_add(struct cf_member_set *s, const char *name, size_t len, size_t value, int kept)
+long cf_member_set_add(struct cf_member_set *s, const char *name, size_t len, size_t value)
 {
-    const char *k;
-    size_t klen, existing = 0;
-    int normal = cf_member_name_is_normal(name, len);
-    if (kept && normal && folds_to_itself(name, len)) { /* most names of a sound wheel: no copy at all */
-        k = name;
-        klen = len;
+    struct strbuf norm = STRBUF_INIT, key = STRBUF_INIT;
+    if (cf_member_name_is_normal(name, len)) {
+        cf_member_name_fold(name, len, &key);
     } else {
-        struct strbuf norm = STRBUF_INIT, key = STRBUF_INIT;
-        if (normal) {
-            cf_member_name_fold(name, len, &key);
-        } else {
-            cf_member_name_normalize(name, len, &norm);
-            cf_member_name_fold(cf_sb_str(&norm), norm.len, &key);
-            cf_sb_release(&norm);
-        }
-        klen = key.len;
-        cf_strvec_push_nodup(&s->keys, cf_sb_detach(&key));
-        k = s->keys.v[s->keys.n - 1];
+        cf_member_name_normalize(name, len, &norm);
+        cf_member_name_fold(cf_sb_str(&norm), norm.len, &key);
+        cf_sb_release(&norm);
     }
+    size_t klen = key.len, existing = 0;
+    cf_strvec_push_nodup(&s->keys, cf_sb_detach(&key));
+    const char *k = s->keys.v[s->keys.n - 1];
     if (cf_name_index_add(&s->ix, k, klen, value, &existing))
         return -1;
     return (long)existing;
 }
 
-long cf_member_set_add(struct cf_member_set *s, const char *name, size_t len, size_t value)
+long cf_member_set_first(struct cf_member_set *s, const char *key, size_t len)
 {
-    return set_add(s, name, len, value, 0);
-}
-
-long cf_member_set_add_kept(struct cf_member_set *s, const char *name, size_t len, size_t value)
-{
-    return set_add(s, name, len, value, 1);
+    size_t v;
+    return s->ix.n && cf_name_index_find(&s->ix, key, len, &v) ? (long)v : -1;
 }
 
 void cf_member_set_release(struct cf_member_set *s)

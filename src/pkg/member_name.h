@@ -42,6 +42,9 @@ void cf_member_name_normalize(const char *name, size_t len, struct strbuf *out);
  * c).lower() for ASCII and the range above, other bytes as they are. */
 void cf_member_name_fold(const char *name, size_t len, struct strbuf *out);
 
+/* 1 when name is its own fold key: no ASCII capital, nothing the table folds. */
+int cf_member_name_folds_to_itself(const char *name, size_t len);
+
 /* The generated table (member_name_fold_data.c): U+0080..U+017F, U+0340..U+0344. */
 extern const char cf_member_fold_latin[0x100][5];
 extern const char cf_member_fold_marks[5][5];
@@ -56,9 +59,9 @@ struct cf_member_set {
 /* Adds name as number value: -1 when no earlier name is the same file, else
  * that one's value. */
 long cf_member_set_add(struct cf_member_set *s, const char *name, size_t len, size_t value);
-/* The same for a name that outlives the set: when it is its own key (in
- * normal form, nothing to fold) the set keeps it, not a copy. */
-long cf_member_set_add_kept(struct cf_member_set *s, const char *name, size_t len, size_t value);
+/* The value of the first name whose fold key is key (a key as the set makes
+ * them: normal, folded), -1 when none. */
+long cf_member_set_first(struct cf_member_set *s, const char *key, size_t len);
 void cf_member_set_release(struct cf_member_set *s);
 
 /* Appends why two names the set matched are one file, naming both as shown

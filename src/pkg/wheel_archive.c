@@ -253,24 +253,36 @@ static void stream_member(struct verify_ctx *c, size_t i, unsigned char *buf, st
     m->data = got < 0 ? DATA_BAD : DATA_OK;
 }
 
-/* Member i's installed path into the set that finds two members on one file,
- * keyed relative to site-packages ("../<path>" for the other schemes): a root
- * member in normal form is its own key, no copy (70,000 of them). */
-static long add_path(struct verify_ctx *c, size_t i, const char *installed)
+/* The earliest member before i that installs to the same file once case and
+ * Unicode are folded, -1 when none. Keys are relative to site-packages
+ * ("../<path>" for the other schemes). A usual member (at the root, its name
+ * in normal form and its own fold key: nearly every member) is its own key,
+ * already in c->by_name; only the unusual ones (an alias, a capital, a
+ * foldable letter, a .data member) get a key of their own in c->paths, so
+ * memory does not grow with a sound wheel. Two usual members never share a
+ * key (their names would be equal: zip's duplicate), so every pair has an
+ * unusual one, found either way. */
+static long earlier_twin(struct verify_ctx *c, size_t i, const char *installed)
 {
     static const char site[] = CF_WHEEL_SITE_REL "/";
     const struct cf_zip_entry *z = c->m[i].z;
-    if (!cf_starts_with(installed, site)) {
-        char *key = cf_asprintf("../%s", installed);
-        long other = cf_member_set_add(&c->paths, key, strlen(key), i);
-        free(key);
-        return other;
-    }
-    const char *rel = installed + sizeof site - 1;
-    size_t rl = strlen(rel);
-    if (rl == z->name_len && !memcmp(rel, z->name, rl))
-        return cf_member_set_add_kept(&c->paths, z->name, z->name_len, i);
-    return cf_member_set_add(&c->paths, rel, rl, i);
+    const char *rel = cf_starts_with(installed, site) ? installed + sizeof site - 1 : NULL;
+    if (rel && strlen(rel) == z->name_len && !memcmp(rel, z->name, z->name_len) &&
+        cf_member_name_folds_to_itself(z->name, z->name_len))
+        return cf_member_set_first(&c->paths, z->name, z->name_len);
+    struct strbuf key = STRBUF_INIT;
+    char *other_scheme = rel ? NULL : cf_asprintf("../%s", installed);
+    cf_member_name_fold(rel ? rel : other_scheme, strlen(rel ? rel : other_scheme), &key);
+    free(other_scheme);
+    long first = cf_member_set_first(&c->paths, cf_sb_str(&key), key.len);
+    size_t j;
+    if (cf_name_index_find(&c->by_name, cf_sb_str(&key), key.len, &j) && j < i && (first < 0 || (long)j < first) &&
+        !c->m[j].problem && c->m[j].installable && !c->m[j].z->is_dir)
+        first = (long)j;
+    if (cf_member_set_first(&c->paths, cf_sb_str(&key), key.len) < 0)
+        cf_member_set_add(&c->paths, cf_sb_str(&key), key.len, i);
+    cf_sb_release(&key);
+    return first;
 }
 
 /* Where each member installs, the directories that makes, and what is wrong with the names. */
@@ -279,7 +291,6 @@ static void index_members(struct verify_ctx *c, struct cf_wheel_problems *p)
     c->n = c->scan.n;
     c->m = cf_xcalloc(c->n ? c->n : 1, sizeof *c->m);
     cf_name_index_reserve(&c->by_name, c->n);
-    cf_name_index_reserve(&c->paths.ix, c->n);
     for (size_t i = 0; i < c->n; i++) {
         struct vmember *m = &c->m[i];
         m->z = &c->scan.entries[i];
@@ -322,7 +333,7 @@ static void index_members(struct verify_ctx *c, struct cf_wheel_problems *p)
         }
         /* two members landing on one file (an alias, a .data member over a
          * root one, a case or Unicode twin): pip keeps one */
-        long other = m->z->is_dir ? -1 : add_path(c, i, installed);
+        long other = m->z->is_dir ? -1 : earlier_twin(c, i, installed);
         if (other >= 0) {
             char *where = cf_wheel_layout_display(installed);
             char *first = cf_wheel_installed_path(c->stem, c->m[other].z->name);
