@@ -29,6 +29,12 @@ struct cf_spawn_opts {
     const int *keep_fds;           /* descriptors the program inherits at the same numbers */
     size_t n_keep_fds;
     int pdeathsig;                 /* sent to it when cclforge dies; 0 = SIGTERM */
+    int contain;                   /* every process it starts ends with it: a keeper process
+                                      between cclforge and the program is the subreaper of
+                                      its descendants (a setsid() daemon included) and kills
+                                      what is left when the program ends, times out or
+                                      cclforge goes; result.left_behind counts them, and a
+                                      pipe an orphan held open never delays the wait */
 };
 
 struct cf_spawn_result {
@@ -39,24 +45,28 @@ struct cf_spawn_result {
     double seconds;
     struct strbuf out;
     struct strbuf err;
+    int left_behind; /* opts.contain: processes still running when it ended, killed */
 };
 
-#define CF_SPAWN_RESULT_INIT { 0, 0, 0, 0, 0.0, STRBUF_INIT, STRBUF_INIT }
+#define CF_SPAWN_RESULT_INIT { 0, 0, 0, 0, 0.0, STRBUF_INIT, STRBUF_INIT, 0 }
 
 /* The options of a probe or helper run: stdout and stderr captured, stdin from
  * /dev/null, the process group killed after timeout_s. Adjust fields after. */
 struct cf_spawn_opts cf_spawn_probe_opts(double timeout_s);
 
-/* A started program. It leads its own process group (a timeout kills the group). */
+/* A started program. It leads its own process group (a timeout kills the
+ * group). Contained (opts.contain), pid is its keeper's, which ends as the
+ * program ended: waitpid on it reads the same status. */
 struct cf_spawn_proc {
     int pid;
-    int out_fd;   /* read end of its stdout (and merged stderr) when piped, else -1 */
-    int err_fd;   /* read end of its stderr when captured apart, else -1 */
-    int log_fd;   /* opts->log_path, appended to by cf_spawn_wait */
-    double start; /* cf_now_seconds() when it started */
-    char *prog;   /* the program's full path */
+    int out_fd;    /* read end of its stdout (and merged stderr) when piped, else -1 */
+    int err_fd;    /* read end of its stderr when captured apart, else -1 */
+    int log_fd;    /* opts->log_path, appended to by cf_spawn_wait */
+    double start;  /* cf_now_seconds() when it started */
+    char *prog;    /* the program's full path */
+    int report_fd; /* contained: the keeper's report (read by cf_spawn_wait), else -1 */
 };
-#define CF_SPAWN_PROC_INIT { -1, -1, -1, -1, 0.0, NULL }
+#define CF_SPAWN_PROC_INIT { -1, -1, -1, -1, 0.0, NULL, -1 }
 
 /* Starts argv[0] (searched on PATH when it has no '/') and returns once it has
  * exec'd. Returns 0, or -1 when it could not be started (not found, not

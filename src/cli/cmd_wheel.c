@@ -23,7 +23,8 @@ static const char usage_text[] =
     "graft: a new wheel with FILE... added at PKG/PATH (a built extension into a\n"
     "plugin's own wheel): members kept byte for byte, WHEEL's Tag and Root-Is-Purelib\n"
     "updated for native code, .dist-info/cclforge.json naming the extension and the\n"
-    "site-packages dirs its RPATH reaches, RECORD rewritten; reproducible.\n"
+    "site-packages dirs its RPATH reaches, RECORD rewritten; reproducible. A control\n"
+    "character in --at, --bundle-at or a FILE's name is a usage error.\n"
     "  --at PKG/PATH      where in the wheel FILE... go (required)\n"
     "  --bundle FILE      a library to add at --bundle-at (repeatable)\n"
     "  --bundle-at DIR    where --bundle files go (default PKG/PATH/lib)\n"
@@ -35,11 +36,14 @@ static const char usage_text[] =
     "streaming, in bounded memory:\n"
     "  file, name  a regular file named name-version[-build]-python-abi-platform.whl\n"
     "  zip      a sound archive: central directory and local headers agree, no duplicate\n"
-    "           or overlapping members, no absolute or '..' names, no symlink that leaves\n"
-    "           the wheel (followed through the other links), every CRC and size right,\n"
-    "           at most --max-size bytes uncompressed\n"
+    "           or overlapping members, no absolute or '..' names, no two names that are\n"
+    "           one file once installed ('./a', 'a//b', 'a/./b', case or NFC/NFD twins),\n"
+    "           no symlink that leaves the wheel (followed through the other links), every\n"
+    "           CRC and size right, at most --max-size bytes uncompressed\n"
     "  record   every file's digest and size match RECORD, and every file is listed\n"
     "  wheel-metadata  one .dist-info; WHEEL's Tag lines are exactly the file name's tags\n"
+    "  pth      lists the .pth files it installs into site-packages (they run at every\n"
+    "           interpreter start): a finding, never a failure\n"
     "  extension  ELF members export PyInit_<module>, or are shared libraries (a\n"
     "           library-only wheel); each of the tag's architecture\n"
     "  rpath    every RPATH/RUNPATH entry is $ORIGIN-relative, not empty (an empty entry\n"
@@ -55,7 +59,10 @@ static const char usage_text[] =
     "  --install          make a fresh venv (python -m venv), pip install --no-index --no-deps,\n"
     "                     import every extension module from the installed location (its\n"
     "                     __file__ must be inside the venv); for a cclforge bridge also call\n"
-    "                     make_nccl_backend with one rank (without a GPU it must raise)\n"
+    "                     make_nccl_backend with one rank (without a GPU it must raise).\n"
+    "                     This runs the wheel's code with your rights; what it starts is\n"
+    "                     killed when each step ends, and the result comes on a private\n"
+    "                     channel, not the wheel's stdout\n"
     "  --smoke N          after the install, an N-rank all_reduce, broadcast, all_gather and\n"
     "                     reduce_scatter through the installed bridge; fails with fewer than N GPUs\n"
     "  --backend B        nccl (the bridge's ProcessGroupNCCL, default) or gloo (torch's CPU\n"
@@ -314,15 +321,16 @@ static int cmd_wheel_graft(int argc, char **argv)
         cf_json_put_strvec(doc, "dropped", &r.dropped);
         cli_print_json(doc);
     } else {
-        printf("wheel %s (tag %s)\n", r.wheel, r.tag);
+        /* names come from the wheel and the command line: never raw to the terminal */
+        printf("wheel %s (tag %s)\n", cli_safe(r.wheel), cli_safe(r.tag));
         for (size_t i = 0; i < r.added.n; i++)
-            printf("  added    %s\n", r.added.v[i]);
+            printf("  added    %s\n", cli_safe(r.added.v[i]));
         for (size_t i = 0; i < r.replaced.n; i++)
-            printf("  replaced %s\n", r.replaced.v[i]);
+            printf("  replaced %s\n", cli_safe(r.replaced.v[i]));
         for (size_t i = 0; i < r.dropped.n; i++)
-            printf("  dropped  %s (a signature over the old RECORD)\n", r.dropped.v[i]);
+            printf("  dropped  %s (a signature over the old RECORD)\n", cli_safe(r.dropped.v[i]));
         if (r.module)
-            printf("  module   %s\n", r.module);
+            printf("  module   %s\n", cli_safe(r.module));
     }
     cf_wheel_graft_result_release(&r);
     rc = EXIT_FINE;

@@ -52,9 +52,8 @@ static struct cf_name_slot *probe(struct cf_name_slot *slots, size_t cap, const 
 
 /* The hashes are not kept (16-byte slots): growing recomputes them, which
  * costs the keys' length once per doubling, linear overall. */
-static void grow(struct cf_name_index *ix)
+static void grow_to(struct cf_name_index *ix, size_t cap)
 {
-    size_t cap = ix->cap ? ix->cap * 2 : 64;
     struct cf_name_slot *slots = cf_xcalloc(cap, sizeof *slots);
     uint64_t start = cf_name_hash_start(ix);
     for (size_t i = 0; i < ix->cap; i++)
@@ -65,6 +64,20 @@ static void grow(struct cf_name_index *ix)
     free(ix->slots);
     ix->slots = slots;
     ix->cap = cap;
+}
+
+static void grow(struct cf_name_index *ix)
+{
+    grow_to(ix, ix->cap ? ix->cap * 2 : 64);
+}
+
+void cf_name_index_reserve(struct cf_name_index *ix, size_t n)
+{
+    size_t cap = ix->cap ? ix->cap : 64;
+    while (cap < 2 * (n + 1) && cap < ((size_t)1 << 40))
+        cap *= 2;
+    if (cap > ix->cap)
+        grow_to(ix, cap);
 }
 
 int cf_name_index_add_raw(struct cf_name_index *ix, const char *key, size_t len, uint64_t raw, size_t value,

@@ -31,6 +31,9 @@ int cf_name_index_add(struct cf_name_index *ix, const char *key, size_t len, siz
 /* 1 and *value when key[0..len) is there, else 0. */
 int cf_name_index_find(struct cf_name_index *ix, const char *key, size_t len, size_t *value);
 void cf_name_index_release(struct cf_name_index *ix);
+/* Room for n keys before any growth (each growth rehashes every key): for an
+ * index whose size is known, e.g. one key per member. */
+void cf_name_index_reserve(struct cf_name_index *ix, size_t n);
 
 /* The incremental form: start from cf_name_hash_start(ix), feed bytes with
  * cf_name_hash_more; the raw hash of key[0..len) goes to the _raw calls. */

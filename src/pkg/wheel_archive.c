@@ -12,11 +12,12 @@
 #include <unistd.h>
 
 #include "cclforge/fs.h"
+#include "pkg/member_name.h"
 #include "pkg/wheel_digest.h"
 #include "pkg/wheel_verify_internal.h"
 
 #define MAX_MEMBERS 200000            /* 70,000 is a very large wheel; each costs ~250 bytes here */
-#define MAX_NAME 4096                 /* PATH_MAX: pip could not create a longer path */
+#define MAX_NAME CF_MEMBER_NAME_MAX
 #define MAX_LINK 4096                 /* a symlink target longer than PATH_MAX is no path */
 #define MAX_METADATA ((size_t)16 << 20) /* WHEEL, METADATA, the marker */
 #define LIBRARY_HEAD 4096             /* what is placed of a non-ELF file named like a library */
@@ -63,30 +64,6 @@ void cf_wheel_check_name(struct verify_ctx *c)
     c->have_name = 1;
     cf_wheel_add_check(r, "name", 1, "%s %s, tags %s-%s-%s", r->dist, r->version, r->python_tag, r->abi_tag,
                        r->platform_tag);
-}
-
-/* A member name must be a clean relative path; the problem in words, or NULL. */
-static const char *name_problem(const struct cf_zip_entry *z)
-{
-    const char *n = z->name;
-    if (!n[0])
-        return "empty name";
-    if (z->name_len > MAX_NAME)
-        return "a name longer than 4096 bytes, which no file system path can be";
-    if (n[0] == '/')
-        return "absolute path";
-    if (strchr(n, '\\'))
-        return "backslash in the name";
-    if (n[1] == ':')
-        return "drive letter";
-    for (const char *p = n; *p;) {
-        const char *slash = strchr(p, '/');
-        size_t len = slash ? (size_t)(slash - p) : strlen(p);
-        if (len == 2 && p[0] == '.' && p[1] == '.')
-            return "'..' component (zip slip)";
-        p += len + (slash != NULL);
-    }
-    return NULL;
 }
 
 /* Every directory above an installed path, into c->dirs. Prefix hashes come
@@ -276,11 +253,44 @@ static void stream_member(struct verify_ctx *c, size_t i, unsigned char *buf, st
     m->data = got < 0 ? DATA_BAD : DATA_OK;
 }
 
+/* The earliest member before i that installs to the same file once case and
+ * Unicode are folded, -1 when none. Keys are relative to site-packages
+ * ("../<path>" for the other schemes). A usual member (at the root, its name
+ * in normal form and its own fold key: nearly every member) is its own key,
+ * already in c->by_name; only the unusual ones (an alias, a capital, a
+ * foldable letter, a .data member) get a key of their own in c->paths, so
+ * memory does not grow with a sound wheel. Two usual members never share a
+ * key (their names would be equal: zip's duplicate), so every pair has an
+ * unusual one, found either way. */
+static long earlier_twin(struct verify_ctx *c, size_t i, const char *installed)
+{
+    static const char site[] = CF_WHEEL_SITE_REL "/";
+    const struct cf_zip_entry *z = c->m[i].z;
+    const char *rel = cf_starts_with(installed, site) ? installed + sizeof site - 1 : NULL;
+    if (rel && strlen(rel) == z->name_len && !memcmp(rel, z->name, z->name_len) &&
+        cf_member_name_folds_to_itself(z->name, z->name_len))
+        return cf_member_set_first(&c->paths, z->name, z->name_len);
+    struct strbuf key = STRBUF_INIT;
+    char *other_scheme = rel ? NULL : cf_asprintf("../%s", installed);
+    cf_member_name_fold(rel ? rel : other_scheme, strlen(rel ? rel : other_scheme), &key);
+    free(other_scheme);
+    long first = cf_member_set_first(&c->paths, cf_sb_str(&key), key.len);
+    size_t j;
+    if (cf_name_index_find(&c->by_name, cf_sb_str(&key), key.len, &j) && j < i && (first < 0 || (long)j < first) &&
+        !c->m[j].problem && c->m[j].installable && !c->m[j].z->is_dir)
+        first = (long)j;
+    if (cf_member_set_first(&c->paths, cf_sb_str(&key), key.len) < 0)
+        cf_member_set_add(&c->paths, cf_sb_str(&key), key.len, i);
+    cf_sb_release(&key);
+    return first;
+}
+
 /* Where each member installs, the directories that makes, and what is wrong with the names. */
 static void index_members(struct verify_ctx *c, struct cf_wheel_problems *p)
 {
     c->n = c->scan.n;
     c->m = cf_xcalloc(c->n ? c->n : 1, sizeof *c->m);
+    cf_name_index_reserve(&c->by_name, c->n);
     for (size_t i = 0; i < c->n; i++) {
         struct vmember *m = &c->m[i];
         m->z = &c->scan.entries[i];
@@ -292,14 +302,15 @@ static void index_members(struct verify_ctx *c, struct cf_wheel_problems *p)
         else
             m->shown = m->z->name;
         cf_sb_release(&shown);
-        m->problem = name_problem(m->z);
+        m->problem = cf_member_name_problem(m->z->name, m->z->name_len);
         if (m->problem)
             cf_wheel_problem(p, "'%s': %s", m->shown, m->problem);
-        cf_name_index_add(&c->by_name, m->z->name, m->z->name_len, i, NULL);
+        /* a second member of one name is zip_scan's fault already */
+        if (!cf_name_index_add(&c->by_name, m->z->name, m->z->name_len, i, NULL) && !m->problem)
+            m->problem = "duplicate name";
     }
     cf_wheel_find_dist_info(c);
     c->stem = c->dist_info ? cf_strndup(c->dist_info, strlen(c->dist_info) - strlen(".dist-info")) : NULL;
-    static const char site[] = CF_WHEEL_SITE_REL "/";
     for (size_t i = 0; i < c->n; i++) {
         struct vmember *m = &c->m[i];
         if (m->problem)
@@ -313,24 +324,25 @@ static void index_members(struct verify_ctx *c, struct cf_wheel_problems *p)
             continue;
         }
         m->installable = 1;
-        index_dirs(c, installed);
-        /* a .data member landing where another member does: pip keeps one */
-        int from_data = !cf_starts_with(installed, site) || strcmp(installed + sizeof site - 1, m->z->name);
-        if (from_data && !m->z->is_dir) {
-            const char *rel = installed + sizeof site - 1;
-            size_t other = 0, prev;
-            int clash = cf_starts_with(installed, site) && cf_name_index_find(&c->by_name, rel, strlen(rel), &other);
-            cf_strvec_push(&c->data_names, installed);
-            const char *key = c->data_names.v[c->data_names.n - 1];
-            if (!cf_name_index_add(&c->data_paths, key, strlen(key), i, &prev)) {
-                clash = 1;
-                other = prev;
-            }
-            if (clash) {
-                char *where = cf_wheel_layout_display(installed);
-                cf_wheel_problem(p, "'%s' and '%s' both install to %s", c->m[other].shown, m->shown, where);
-                free(where);
-            }
+        if (m->z->is_dir) { /* the directory itself, which the normal form no longer ends in '/' */
+            char *dir = cf_asprintf("%s/", installed);
+            index_dirs(c, dir);
+            free(dir);
+        } else {
+            index_dirs(c, installed);
+        }
+        /* two members landing on one file (an alias, a .data member over a
+         * root one, a case or Unicode twin): pip keeps one */
+        long other = m->z->is_dir ? -1 : earlier_twin(c, i, installed);
+        if (other >= 0) {
+            char *where = cf_wheel_layout_display(installed);
+            char *first = cf_wheel_installed_path(c->stem, c->m[other].z->name);
+            struct strbuf why = STRBUF_INIT;
+            cf_member_alias_describe(&why, c->m[other].shown, first, m->shown, installed, where);
+            cf_wheel_problem(p, "%s", why.buf);
+            cf_sb_release(&why);
+            free(first);
+            free(where);
         }
         free(installed);
     }

@@ -16,8 +16,10 @@
 #include "cclforge/fs.h"
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
+#include "pkg/member_name.h"
 #include "pkg/wheel_write.h"
 #include "pkg/zip_loader.h"
+#include "pkg/zip_scan.h"
 
 /* What a graft holds in memory: every member, unpacked (a zip bomb stops here). */
 #define GRAFT_MAX_TOTAL ((uint64_t)4 << 30)
@@ -82,9 +84,15 @@ static int read_wheel(const char *path, struct members *ms, cf_error *err)
         }
         if (cf_ends_with(name, "/"))
             continue; /* directory entries carry nothing */
-        if (!cf_wheel_member_name_ok(name) || find(ms, name)) {
+        long ctl = cf_member_name_control(name, strlen(name));
+        if (ctl >= 0 || !cf_member_name_ok(name) || find(ms, name)) {
+            struct strbuf shown = STRBUF_INIT;
+            cf_zip_name_display(&shown, name, strlen(name));
             rc = cf_error_set(err, CF_ERR_FORMAT, "%s: member '%s' is %s; `cclforge wheel verify` says more", path,
-                              name, find(ms, name) ? "there twice" : "not a clean relative path");
+                              shown.buf, ctl >= 0          ? "named with a control character"
+                                         : find(ms, name) ? "there twice"
+                                                          : "not a clean relative path");
+            cf_sb_release(&shown);
             break;
         }
         if (st.size > GRAFT_MAX_TOTAL - total) {
@@ -198,7 +206,18 @@ static int add_files(struct members *ms, const char *const *files, size_t n, con
     for (size_t i = 0; i < n; i++) {
         if (!cf_is_file(files[i]))
             return cf_error_set(err, CF_ERR_USAGE, "%s: no such file, or not a regular file", files[i]);
-        char *name = cf_asprintf("%s/%s", at, cf_basename(files[i]));
+        const char *base = cf_basename(files[i]);
+        if (cf_member_name_control(base, strlen(base)) >= 0) {
+            struct strbuf shown = STRBUF_INIT;
+            cf_zip_name_display(&shown, files[i], strlen(files[i]));
+            cf_error_set(err, CF_ERR_USAGE,
+                         "FILE '%s': a control character in its name, which would become a member name (a RECORD "
+                         "line break, a terminal escape): rename the file",
+                         shown.buf);
+            cf_sb_release(&shown);
+            return -1;
+        }
+        char *name = cf_asprintf("%s/%s", at, base);
         struct member *m = find(ms, name);
         if (m) {
             cf_sb_release(&m->data);
@@ -217,10 +236,45 @@ static int add_files(struct members *ms, const char *const *files, size_t n, con
     return 0;
 }
 
+/* Two members that would be one file once installed (a case or Unicode
+ * twin: a grafted _Ext.so beside _ext.so): refused, naming both. */
+static int no_aliases(const struct members *ms, cf_error *err)
+{
+    struct cf_member_set set = CF_MEMBER_SET_INIT;
+    int rc = 0;
+    for (size_t i = 0; i < ms->n && rc == 0; i++) {
+        long other = cf_member_set_add(&set, ms->v[i].name, strlen(ms->v[i].name), i);
+        if (other < 0)
+            continue;
+        struct strbuf why = STRBUF_INIT, a = STRBUF_INIT, b = STRBUF_INIT;
+        const char *x = ms->v[other].name, *y = ms->v[i].name;
+        cf_zip_name_display(&a, x, strlen(x));
+        cf_zip_name_display(&b, y, strlen(y));
+        cf_member_alias_describe(&why, a.buf, x, b.buf, y, y);
+        rc = cf_error_set(err, CF_ERR_FORMAT, "the grafted wheel would hold %s", why.buf);
+        cf_sb_release(&why);
+        cf_sb_release(&a);
+        cf_sb_release(&b);
+    }
+    cf_member_set_release(&set);
+    return rc;
+}
+
 static int clean_dir(const char *flag, const char *at, cf_error *err)
 {
     size_t l = strlen(at);
-    if (!l || at[l - 1] == '/' || !cf_wheel_member_name_ok(at) || strstr(at, ".dist-info") || strstr(at, ".data/"))
+    long ctl = cf_member_name_control(at, l);
+    if (ctl >= 0) {
+        struct strbuf shown = STRBUF_INIT;
+        cf_zip_name_display(&shown, at, l);
+        cf_error_set(err, CF_ERR_USAGE,
+                     "%s '%s': a control character (byte %ld) in a package path, which would go raw into member "
+                     "names and RECORD lines: give a path such as pkg/comm/_ext",
+                     flag, shown.buf, ctl + 1);
+        cf_sb_release(&shown);
+        return -1;
+    }
+    if (!l || at[l - 1] == '/' || !cf_member_name_ok(at) || strstr(at, ".dist-info") || strstr(at, ".data/"))
         return cf_error_set(err, CF_ERR_USAGE, "%s '%s': give a package path inside the wheel, e.g. pkg/comm/_ext",
                             flag, at);
     return 0;
@@ -257,7 +311,7 @@ int cf_wheel_graft(const struct cf_wheel_graft_opts *o, struct cf_wheel_graft_re
         goto out;
     }
     if (add_files(&ms, o->files, o->n_files, o->at, mtime, res, err) < 0 ||
-        add_files(&ms, o->bundle, o->n_bundle, bundle_at, mtime, res, err) < 0)
+        add_files(&ms, o->bundle, o->n_bundle, bundle_at, mtime, res, err) < 0 || no_aliases(&ms, err) < 0)
         goto out;
     /* signatures over the old RECORD no longer hold */
     for (size_t i = 0; i < ms.n; i++) {

@@ -1,12 +1,28 @@
 /* `wheel verify --install / --smoke`: a fresh venv, `pip install --no-index
  * --no-deps`, then the modules imported from the installed location (never the
  * source tree: isolated mode, cwd in the venv, __file__ checked). Every step is
- * an argv spawn; Python code is fixed text here and takes its inputs as argv. */
+ * an argv spawn; Python code is fixed text here and takes its inputs as argv.
+ *
+ * The import runs the wheel's own code, with the user's rights: its verdict
+ * must not be the wheel's to give, and nothing it starts may outlive it. So
+ * every step is contained (spawn's keeper kills whatever is left when it
+ * ends: a setsid() daemon neither survives nor holds verify on its output
+ * pipe), and the import script's result travels on a private channel, not
+ * stdout: an unlinked file inherited as a descriptor, the line starting with
+ * a nonce the script read from a pipe before anything of the wheel was
+ * imported, written only after the import returned. A module that prints a
+ * result of its own and ends the process (os._exit(0)) is a failed import.
+ * Code in the same interpreter can still read what the script knows: this
+ * stops a module's lie, not a wheel written against this very protocol
+ * (docs/security.md). */
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "cclforge/fs.h"
@@ -16,10 +32,15 @@
 
 /* argv: module, "1" when the wheel's marker names it the cclforge bridge; a
  * module exporting make_nccl_backend and abi_info is taken for one too (a
- * plugin's own wheel carries the bridge without the marker). One JSON line. */
+ * plugin's own wheel carries the bridge without the marker); the nonce pipe's
+ * and the result file's descriptors. The result: "<nonce> <JSON>\n", once,
+ * after everything else. */
 static const char import_script[] =
     "import json, os, sys, importlib\n"
     "name, bridge = sys.argv[1], sys.argv[2] == '1'\n"
+    "nonce_fd, result_fd = int(sys.argv[3]), int(sys.argv[4])\n"
+    "nonce = os.read(nonce_fd, 64).decode('ascii')\n"
+    "os.close(nonce_fd)\n"
     "out = {'module': name}\n"
     "if bridge:\n"
     "    import torch.distributed\n"
@@ -42,16 +63,47 @@ static const char import_script[] =
     "    except Exception as e:\n"
     "        out['call'] = 'raised'\n"
     "        out['exception'] = type(e).__name__ + ': ' + str(e).strip().splitlines()[0][:400]\n"
-    "print(json.dumps(out))\n";
+    "data = (nonce + ' ' + json.dumps(out) + '\\n').encode()\n"
+    "while data:\n"
+    "    data = data[os.write(result_fd, data):]\n"
+    "os.close(result_fd)\n";
 
-static int run_step(struct cf_wheel_verify_result *res, const char *check, const char *const *argv, const char *cwd,
-                    double timeout_s, struct strbuf *out)
+#define NONCE_BYTES 16
+#define MAX_RESULT ((size_t)4 << 20)
+
+/* Every step contained: what it starts ends with it (spawn's keeper). */
+static struct cf_spawn_opts step_opts(const char *cwd, double timeout_s)
 {
     struct cf_spawn_opts so = cf_spawn_probe_opts(timeout_s);
     so.cwd = cwd;
     /* the source tree must not leak in: no PYTHONPATH, no user site */
     static const char *const env[] = { "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE=1", NULL };
     so.env_set = env;
+    so.contain = 1;
+    return so;
+}
+
+/* What it said last: stderr's tail, else stdout's. */
+static const char *tail_of(const struct cf_spawn_result *r)
+{
+    const char *tail = r->err.len ? r->err.buf : cf_sb_str(&r->out);
+    size_t tl = strlen(tail);
+    return tl > 1500 ? tail + tl - 1500 : tail;
+}
+
+static void step_failed(struct cf_wheel_verify_result *res, const char *check, const char *const *argv,
+                        const struct cf_spawn_result *r)
+{
+    char *how = cf_spawn_describe(r);
+    cf_wheel_add_check(res, check, 0, "%s %s failed (%s)%s: %s", argv[0], argv[1] ? argv[1] : "", how,
+                       (!r->exited && r->term_signal) ? " - it crashed" : "", tail_of(r));
+    free(how);
+}
+
+static int run_step(struct cf_wheel_verify_result *res, const char *check, const char *const *argv, const char *cwd,
+                    double timeout_s, struct strbuf *out)
+{
+    struct cf_spawn_opts so = step_opts(cwd, timeout_s);
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
     cf_error err = CF_ERROR_INIT;
     if (cf_spawn_run(argv, &so, &r, &err) < 0) {
@@ -61,29 +113,109 @@ static int run_step(struct cf_wheel_verify_result *res, const char *check, const
         return -1;
     }
     int ok = cf_spawn_ok(&r);
-    if (!ok) {
-        char *how = cf_spawn_describe(&r);
-        const char *tail = r.err.len ? r.err.buf : cf_sb_str(&r.out);
-        size_t tl = strlen(tail);
-        cf_wheel_add_check(res, check, 0, "%s %s failed (%s)%s: %s", argv[0], argv[1] ? argv[1] : "", how,
-                        (!r.exited && r.term_signal) ? " - it crashed" : "", tl > 1500 ? tail + tl - 1500 : tail);
-        free(how);
-    } else if (out) {
+    if (!ok)
+        step_failed(res, check, argv, &r);
+    else if (out)
         cf_sb_add(out, r.out.buf ? r.out.buf : "", r.out.len);
-    }
     cf_spawn_result_release(&r);
     return ok ? 0 : -1;
 }
 
-static char *last_line(const char *text)
+/* The nonce, as hex, into a pipe the script reads first; -1 with the check failed. */
+static int nonce_pipe(struct cf_wheel_verify_result *res, char hex[2 * NONCE_BYTES + 1])
 {
-    const char *end = text + strlen(text);
-    while (end > text && (end[-1] == '\n' || end[-1] == '\r'))
-        end--;
-    const char *start = end;
-    while (start > text && start[-1] != '\n')
-        start--;
-    return cf_strndup(start, (size_t)(end - start));
+    unsigned char raw[NONCE_BYTES];
+    int fds[2];
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw || pipe2(fds, O_CLOEXEC) < 0) {
+        cf_wheel_add_check(res, "import", 0, "no nonce for the import's private channel: %s", strerror(errno));
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+    ssize_t w = write(fds[1], hex, 2 * NONCE_BYTES);
+    close(fds[1]);
+    if (w != 2 * NONCE_BYTES) {
+        close(fds[0]);
+        cf_wheel_add_check(res, "import", 0, "no nonce for the import's private channel: %s", strerror(errno));
+        return -1;
+    }
+    return fds[0];
+}
+
+/* An unlinked file in dir, for the script's result: nobody reaches it by name. */
+static int result_file(struct cf_wheel_verify_result *res, const char *dir)
+{
+    char *path = cf_asprintf("%s/.import-result-XXXXXX", dir);
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0)
+        unlink(path);
+    else
+        cf_wheel_add_check(res, "import", 0, "no file for the import's private channel in %s: %s", dir,
+                           strerror(errno));
+    free(path);
+    return fd;
+}
+
+/* One module imported by import_script; its result document, or NULL with
+ * the import check failed (saying how). */
+static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, const char *mod, int marked,
+                         const char *cwd, double timeout_s)
+{
+    char nonce[2 * NONCE_BYTES + 1];
+    int nfd = nonce_pipe(res, nonce);
+    if (nfd < 0)
+        return NULL;
+    int rfd = result_file(res, cwd);
+    if (rfd < 0) {
+        close(nfd);
+        return NULL;
+    }
+    char nfd_s[16], rfd_s[16];
+    snprintf(nfd_s, sizeof nfd_s, "%d", nfd);
+    snprintf(rfd_s, sizeof rfd_s, "%d", rfd);
+    const char *argv[] = { vpy, "-I", "-c", import_script, mod, marked ? "1" : "0", nfd_s, rfd_s, NULL };
+    struct cf_spawn_opts so = step_opts(cwd, timeout_s);
+    const int keep[] = { nfd, rfd };
+    so.keep_fds = keep;
+    so.n_keep_fds = 2;
+    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    cf_error err = CF_ERROR_INIT;
+    int started = cf_spawn_run(argv, &so, &r, &err);
+    close(nfd);
+    struct strbuf got = STRBUF_INIT;
+    char buf[65536];
+    ssize_t n;
+    for (off_t off = 0; started == 0 && got.len < MAX_RESULT && (n = pread(rfd, buf, sizeof buf, off)) > 0; off += n)
+        cf_sb_add(&got, buf, (size_t)n);
+    close(rfd);
+    /* the one line: "<nonce> <JSON>\n" */
+    const char *text = cf_sb_str(&got), *nl = memchr(text, '\n', got.len);
+    int ours = got.len > sizeof nonce && !memcmp(text, nonce, sizeof nonce - 1) && text[sizeof nonce - 1] == ' ' &&
+               nl == text + got.len - 1;
+    cJSON *doc = ours ? cJSON_ParseWithLength(text + sizeof nonce, got.len - sizeof nonce) : NULL;
+    char *left = r.left_behind ? cf_asprintf(" (it left %d process(es) running, killed)", r.left_behind) : NULL;
+    if (started < 0)
+        cf_wheel_add_check(res, "import", 0, "%s", cf_error_message(&err));
+    else if (!cf_spawn_ok(&r))
+        step_failed(res, "import", argv, &r);
+    else if (!got.len)
+        cf_wheel_add_check(res, "import", 0,
+                           "import %s did not complete: the interpreter exited 0 but no result came on the private "
+                           "channel (the wheel's code ended the process during the import, e.g. os._exit(0), or "
+                           "closed the channel)%s; it printed: %s",
+                           mod, left ? left : "", tail_of(&r));
+    else if (!doc)
+        cf_wheel_add_check(res, "import", 0,
+                           "import %s: what came on the private channel is not the import script's result (%s): "
+                           "the wheel's code wrote it%s",
+                           mod, ours ? "not one JSON document" : "no nonce, or more than one line", left ? left : "");
+    else if (left)
+        cJSON_AddStringToObject(doc, "left_behind", left);
+    cf_error_clear(&err);
+    cf_spawn_result_release(&r);
+    cf_sb_release(&got);
+    free(left);
+    return doc;
 }
 
 void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
@@ -159,13 +291,11 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
     for (size_t i = 0; i < wf->modules.n; i++) {
         const char *mod = wf->modules.v[i];
         int marked = wf->bridge_module && !strcmp(wf->bridge_module, mod);
-        const char *imp_argv[] = { vpy, "-I", "-c", import_script, mod, marked ? "1" : "0", NULL };
-        cf_sb_reset(&out);
-        if (run_step(res, "import", imp_argv, abs_work, tmo, &out) < 0)
+        cJSON *doc = import_one(res, vpy, mod, marked, abs_work, tmo);
+        if (!doc)
             continue;
-        char *line = last_line(cf_sb_str(&out));
-        cJSON *doc = cJSON_Parse(line);
-        free(line);
+        const cJSON *left = cJSON_GetObjectItemCaseSensitive(doc, "left_behind");
+        const char *left_s = cJSON_IsString(left) ? left->valuestring : "";
         const cJSON *file = cJSON_GetObjectItemCaseSensitive(doc, "file");
         int is_bridge = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "bridge"));
         if (is_bridge && !bridge_module)
@@ -178,7 +308,7 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
             cf_wheel_add_check(res, "import", 0, "%s was imported from %s, outside the venv %s: not the installed copy",
                             mod, f, venv);
         else
-            cf_wheel_add_check(res, "import", 1, "import %s from %s", mod, f);
+            cf_wheel_add_check(res, "import", 1, "import %s from %s%s", mod, f, left_s);
         if (!res->module || is_bridge) {
             free(res->module);
             free(res->module_file);

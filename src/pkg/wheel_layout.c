@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cclforge/fs.h"
+#include "pkg/member_name.h"
 #include "pkg/wheel_verify_internal.h"
 
 /* <stem>.data/<scheme>/... -> where pip's install scheme puts it, below the prefix. */
@@ -24,18 +25,32 @@ static const struct {
     { "headers", "include" },          { "data", "" },
 };
 
+/* The path relative to the prefix, in normal form: pip joins the name to the
+ * scheme's directory and the kernel drops "." and empty components, so
+ * "./hw//x.py" lands where "hw/x.py" does. */
+static char *normal(char *path)
+{
+    if (cf_member_name_is_normal(path, strlen(path)))
+        return path;
+    struct strbuf sb = STRBUF_INIT;
+    cf_member_name_normalize(path, strlen(path), &sb);
+    free(path);
+    return cf_sb_detach(&sb);
+}
+
 char *cf_wheel_installed_path(const char *stem, const char *name)
 {
     size_t sl = stem ? strlen(stem) : 0;
     if (!stem || strncmp(name, stem, sl) || strncmp(name + sl, ".data/", 6))
-        return cf_asprintf("%s/%s", CF_WHEEL_SITE_REL, name);
+        return normal(cf_asprintf("%s/%s", CF_WHEEL_SITE_REL, name));
     const char *scheme = name + sl + 6, *slash = strchr(scheme, '/');
     if (!slash || !slash[1])
         return NULL; /* the .data directory itself, or a scheme directory */
     for (size_t i = 0; i < sizeof data_schemes / sizeof data_schemes[0]; i++) {
         size_t n = strlen(data_schemes[i].scheme);
         if ((size_t)(slash - scheme) == n && !strncmp(scheme, data_schemes[i].scheme, n))
-            return *data_schemes[i].dir ? cf_asprintf("%s/%s", data_schemes[i].dir, slash + 1) : cf_strdup(slash + 1);
+            return normal(*data_schemes[i].dir ? cf_asprintf("%s/%s", data_schemes[i].dir, slash + 1)
+                                               : cf_strdup(slash + 1));
     }
     return NULL;
 }

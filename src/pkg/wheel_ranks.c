@@ -27,6 +27,7 @@ static pid_t start_rank(const struct cf_rank_spec *r, struct cf_rank_outcome *o)
     so.null_stdin = 1;
     so.output_path = r->log;
     so.pdeathsig = SIGKILL;
+    so.contain = 1; /* what a rank starts (the wheel's code runs in it) ends with it */
     struct cf_spawn_proc proc = CF_SPAWN_PROC_INIT;
     cf_error err = CF_ERROR_INIT;
     pid_t pid = -1;

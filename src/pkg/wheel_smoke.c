@@ -123,17 +123,31 @@ void cf_wheel_run_smoke(const struct cf_wheel_verify_opts *opts, const char *py,
     struct strbuf how = STRBUF_INIT;
     for (int r = 0; r < n; r++) {
         int ok = outs[r].end == CF_RANK_EXITED && outs[r].code == 0;
-        failed += !ok;
+        struct strbuf text = STRBUF_INIT;
+        cf_error err = CF_ERROR_INIT;
+        int read = cf_read_file(logs.v[r], 1 << 20, &text, &err) == 0;
+        /* exit 0 is not enough: the wheel's code runs in the rank and may end
+         * it early (os._exit(0) at import); the harness's own line must be there */
+        char *pass = cf_asprintf("RANK_PASS rank=%d ", r);
+        int said_pass = 0;
+        struct strvec lines = STRVEC_INIT;
+        if (read)
+            cf_strvec_split(&lines, cf_sb_str(&text), "\n", 0);
+        for (size_t i = 0; i < lines.n; i++)
+            said_pass |= cf_starts_with(lines.v[i], pass);
+        free(pass);
+        failed += !ok || !said_pass;
         if (!ok) {
             char *end = cf_rank_describe(&outs[r], timeout);
             cf_sb_addf(&how, "%srank %d %s", how.len ? "; " : "", r, end);
             free(end);
+        } else if (!said_pass) {
+            cf_sb_addf(&how, "%srank %d exited 0 without the harness's RANK_PASS line (the wheel's code ended it "
+                             "before the collectives ran)",
+                       how.len ? "; " : "", r);
+            ok = 0;
         }
-        struct strbuf text = STRBUF_INIT;
-        cf_error err = CF_ERROR_INIT;
-        if (cf_read_file(logs.v[r], 1 << 20, &text, &err) == 0) {
-            struct strvec lines = STRVEC_INIT;
-            cf_strvec_split(&lines, cf_sb_str(&text), "\n", 0);
+        if (read) {
             for (size_t i = 0; i < lines.n; i++)
                 if (cf_starts_with(lines.v[i], "RANK_PASS") || cf_starts_with(lines.v[i], "RANK_FAIL"))
                     cf_strvec_push(&res->smoke_lines, lines.v[i]);
@@ -143,8 +157,8 @@ void cf_wheel_run_smoke(const struct cf_wheel_verify_opts *opts, const char *py,
                     cf_sb_addf(&how, " (its last words: %.300s)", lines.v[i]);
                     break;
                 }
-            cf_strvec_clear(&lines);
         }
+        cf_strvec_clear(&lines);
         cf_error_clear(&err);
         cf_sb_release(&text);
         cf_strvec_clear(&envs[r]);

@@ -26,6 +26,7 @@ static const struct step {
     { "zip", NEED_FILE, cf_wheel_check_zip },
     { "record", NEED_CONTENT, cf_wheel_check_record },
     { "wheel-metadata", NEED_CONTENT, cf_wheel_check_metadata },
+    { "pth", NEED_CONTENT, cf_wheel_check_pth },
     { "extension", NEED_CONTENT, cf_wheel_check_extension },
     { "rpath", NEED_CONTENT, cf_wheel_check_rpath },
     { "needed", NEED_CONTENT, cf_wheel_check_needed },
@@ -70,8 +71,7 @@ static void release_ctx(struct verify_ctx *c)
     free(c->m);
     cf_name_index_release(&c->by_name);
     cf_name_index_release(&c->dirs);
-    cf_name_index_release(&c->data_paths);
-    cf_strvec_clear(&c->data_names);
+    cf_member_set_release(&c->paths);
     cf_strvec_clear(&c->dir_names);
     free(c->stem);
     cf_name_index_release(&c->placed);

@@ -9,6 +9,7 @@
 
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
+#include "pkg/member_name.h"
 #include "pkg/name_index.h"
 #include "pkg/wheel_write.h"
 #include "pkg/zip_read.h"
@@ -96,8 +97,7 @@ struct verify_ctx {
     struct cf_name_index by_name; /* archive name -> member */
     struct cf_name_index dirs;    /* installed directories, prefix relative (keys into dir_names) */
     struct strvec dir_names;      /* one path per member that brought new directories */
-    struct cf_name_index data_paths; /* where .data members install, site-packages relative */
-    struct strvec data_names;
+    struct cf_member_set paths;   /* where the members install (fold keys) -> member */
     char *stem;                   /* dist_info without ".dist-info" */
     char *dist_info;              /* the one top-level "<name>-<ver>.dist-info", as found */
     struct strbuf dist_info_problems; /* none, several, or not this distribution's */
@@ -148,6 +148,8 @@ void cf_wheel_find_dist_info(struct verify_ctx *c);
 void cf_wheel_read_record(struct verify_ctx *c);
 void cf_wheel_check_record(struct verify_ctx *c);
 void cf_wheel_check_metadata(struct verify_ctx *c);
+/* .pth files installed into site-packages, listed (wheel_pth.c) */
+void cf_wheel_check_pth(struct verify_ctx *c);
 /* Native code in the installed layout (wheel_native.c, wheel_needed.c, wheel_policy.c) */
 /* Reads the ELF facts of every member copied into the layout. */
 void cf_wheel_read_elf_facts(struct verify_ctx *c);

@@ -13,6 +13,7 @@
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
 #include "pkg/manylinux_policy.h"
+#include "pkg/member_name.h"
 #include "pkg/wheel_write.h"
 
 /* 1980-01-01T00:00:00Z, the earliest time a zip entry can hold. */
@@ -38,20 +39,6 @@ static char *normalise_dist(const char *name)
         if (*p == '-')
             *p = '_';
     return s;
-}
-
-int cf_wheel_member_name_ok(const char *n)
-{
-    if (!n[0] || n[0] == '/' || strstr(n, "\\"))
-        return 0;
-    struct strvec parts = STRVEC_INIT;
-    cf_strvec_split(&parts, n, "/", 1);
-    int ok = 1;
-    for (size_t i = 0; i < parts.n; i++)
-        if (!strcmp(parts.v[i], "..") || !strcmp(parts.v[i], ".") || !parts.v[i][0])
-            ok = 0;
-    cf_strvec_clear(&parts);
-    return ok;
 }
 
 /* manylinux_2_X with X the newest of: 17, the highest GLIBC_2.X needed, the
@@ -186,7 +173,7 @@ int cf_wheel_write(const struct cf_wheel_spec *spec, const char *out_dir, char *
 
     for (size_t i = 0; i < spec->n_members; i++) {
         const struct cf_wheel_member *m = &spec->members[i];
-        if (!cf_wheel_member_name_ok(m->archive_name) || cf_starts_with(m->archive_name, dist_info)) {
+        if (!cf_member_name_ok(m->archive_name) || cf_starts_with(m->archive_name, dist_info)) {
             cf_error_set(err, CF_ERR_USAGE, "wheel member name '%s' is not a clean relative path", m->archive_name);
             goto out;
         }

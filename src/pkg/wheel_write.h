@@ -11,8 +11,6 @@
 /* The bridge marker a cclforge-built wheel carries in its .dist-info. */
 #define CF_WHEEL_MARKER "cclforge.json"
 
-/* A clean relative member name (no "/", "..", "." or empty components). */
-int cf_wheel_member_name_ok(const char *name);
 /* The time stamp of written members: SOURCE_DATE_EPOCH, else 1980-01-01. */
 long cf_wheel_fixed_mtime(void);
 /* One deflated member with Unix mode 0644/0755 and that time. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cclforge/clock.h"
+#include "util/spawn_keeper.h"
 
 extern char **environ;
 
@@ -104,6 +105,7 @@ void cf_spawn_proc_release(struct cf_spawn_proc *p)
     close_fd(&p->out_fd);
     close_fd(&p->err_fd);
     close_fd(&p->log_fd);
+    close_fd(&p->report_fd);
     free(p->prog);
     p->prog = NULL;
 }
@@ -152,6 +154,36 @@ static void child_exec(const char *prog, const char *const *argv, const struct c
     _exit(127);
 }
 
+/* The keeper of a contained program (util/spawn_keeper.h), in the forked
+ * child: it forks the program, lets go of every descriptor the program
+ * writes to (so only the program's tree holds them), and watches it. */
+__attribute__((noreturn)) static void keeper(const char *prog, const char *const *argv,
+                                             const struct cf_spawn_opts *opts, pid_t parent, int want_out,
+                                             int want_err, int out_pipe[2], int err_pipe[2], int file_fd, int exec_fd,
+                                             int report_pipe[2])
+{
+    sigset_t orig;
+    cf_keeper_begin(parent, &orig);
+    pid_t self = getpid(), pid = fork();
+    if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &orig, NULL);
+        close(report_pipe[1]);
+        child_exec(prog, argv, opts, self, want_out, want_err, out_pipe, err_pipe, file_fd, exec_fd);
+    }
+    int *mine[] = { &out_pipe[0], &out_pipe[1], &err_pipe[0], &err_pipe[1], &file_fd, &exec_fd, &report_pipe[0] };
+    for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
+        close_fd(mine[i]);
+    for (size_t i = 0; i < opts->n_keep_fds; i++)
+        close(opts->keep_fds[i]);
+    if (pid < 0) {
+        struct cf_keeper_report none = { 0, 0 };
+        if (write(report_pipe[1], &none, sizeof none) < 0) {
+        }
+        _exit(127);
+    }
+    cf_keeper_run(pid, opts->timeout_s, report_pipe[1]);
+}
+
 int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, struct cf_spawn_proc *p,
                    cf_error *err)
 {
@@ -170,6 +202,7 @@ int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, st
     int want_out = !to_file && (opts->capture_stdout || opts->log_path || opts->on_line);
     int want_err = !to_file && opts->capture_stderr && !opts->merge_stderr;
     int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 }, file_fd = -1;
+    int report_pipe[2] = { -1, -1 };
     int rc = 0;
     if (to_file) {
         /* As cf_open_log opens a log: never through a link, and O_NONBLOCK so a
@@ -193,13 +226,16 @@ int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, st
             rc = -1;
     }
     if (rc == 0 && ((want_out && pipe2(out_pipe, O_CLOEXEC)) || (want_err && pipe2(err_pipe, O_CLOEXEC)) ||
-                    pipe2(exec_pipe, O_CLOEXEC)))
+                    pipe2(exec_pipe, O_CLOEXEC) || (opts->contain && pipe2(report_pipe, O_CLOEXEC))))
         rc = cf_error_set(err, CF_ERR_INTERNAL, "pipe: %s", strerror(errno));
     pid_t pid = -1;
     if (rc == 0) {
         p->start = cf_now_seconds();
         pid_t parent = getpid();
         pid = fork();
+        if (pid == 0 && opts->contain)
+            keeper(p->prog, argv, opts, parent, want_out, want_err, out_pipe, err_pipe, file_fd, exec_pipe[1],
+                   report_pipe);
         if (pid == 0)
             child_exec(p->prog, argv, opts, parent, want_out, want_err, out_pipe, err_pipe, file_fd, exec_pipe[1]);
         if (pid < 0)
@@ -210,6 +246,7 @@ int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, st
     close_fd(&err_pipe[1]);
     close_fd(&exec_pipe[1]);
     close_fd(&file_fd);
+    close_fd(&report_pipe[1]);
     if (rc == 0) {
         /* the exec pipe closes on a successful exec, or carries errno */
         int exec_errno = 0;
@@ -226,10 +263,12 @@ int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, st
     if (rc < 0) {
         close_fd(&out_pipe[0]);
         close_fd(&err_pipe[0]);
+        close_fd(&report_pipe[0]);
         cf_spawn_proc_release(p);
         return -1;
     }
     p->pid = pid;
+    p->report_fd = report_pipe[0];
     p->out_fd = out_pipe[0];
     p->err_fd = err_pipe[0];
     return 0;
@@ -242,6 +281,8 @@ int cf_spawn_wait(struct cf_spawn_proc *p, const struct cf_spawn_opts *opts, str
         opts = &defaults;
     size_t limit = opts->capture_limit ? opts->capture_limit : (16u << 20);
     pid_t pid = p->pid;
+    /* contained, the keeper holds the deadline; this one only in case it cannot */
+    double timeout_s = opts->timeout_s > 0 && p->report_fd >= 0 ? opts->timeout_s + 10 : opts->timeout_s;
     double start = p->start;
     struct line_splitter ls = { STRBUF_INIT, opts->on_line, opts->line_ctx };
     struct pollfd pfd[2];
@@ -255,8 +296,8 @@ int cf_spawn_wait(struct cf_spawn_proc *p, const struct cf_spawn_opts *opts, str
     res->timed_out = 0;
     while (open_fds > 0) {
         int wait_ms = -1;
-        if (opts->timeout_s > 0) {
-            double left = opts->timeout_s - (cf_now_seconds() - start);
+        if (timeout_s > 0) {
+            double left = timeout_s - (cf_now_seconds() - start);
             if (left <= 0) {
                 res->timed_out = 1;
                 break;
@@ -290,14 +331,14 @@ int cf_spawn_wait(struct cf_spawn_proc *p, const struct cf_spawn_opts *opts, str
     /* Without pipes, or after a timeout, the wait below still honours the deadline. */
     int status = 0;
     for (;;) {
-        if (!res->timed_out && opts->timeout_s > 0 && cf_now_seconds() - start >= opts->timeout_s)
+        if (!res->timed_out && timeout_s > 0 && cf_now_seconds() - start >= timeout_s)
             res->timed_out = 1;
         if (res->timed_out) {
             kill(-pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
             break;
         }
-        pid_t w = waitpid(pid, &status, opts->timeout_s > 0 ? WNOHANG : 0);
+        pid_t w = waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
         if (w == pid || (w < 0 && errno != EINTR))
             break;
         if (w == 0) {
@@ -312,6 +353,11 @@ int cf_spawn_wait(struct cf_spawn_proc *p, const struct cf_spawn_opts *opts, str
     res->exited = WIFEXITED(status);
     res->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     res->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    struct cf_keeper_report rep;
+    if (p->report_fd >= 0 && read(p->report_fd, &rep, sizeof rep) == (ssize_t)sizeof rep) {
+        res->left_behind = rep.left_behind;
+        res->timed_out |= rep.timed_out;
+    }
     cf_spawn_proc_release(p);
     return 0;
 }

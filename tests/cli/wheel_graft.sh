@@ -105,4 +105,32 @@ expect_err "fifo-0.1-py3-none-any.whl: no such file, or not a regular file" "and
 run timeout 20 "$CCLFORGE" wheel graft "$T/plug-0.1.0-py3-none-any.whl" "$T/fifo.so" --at plug -o "$T/none"
 expect_rc 2 "a FIFO as a FILE is refused"
 expect_err "fifo.so: no such file, or not a regular file" "and named"
+# control characters: in --at, --bundle-at or a FILE's name (its member name), a usage error naming the argument
+for c in $'\r' $'\n' $'\x01' $'\e' $'\x7f' $'\t' $'\xc2\x9b'; do
+    shown=$(printf '%s' "$c" | od -An -tx1 | tr -d ' \n')
+    run "$CCLFORGE" wheel graft "$T/plug-0.1.0-py3-none-any.whl" "$T/_ext.cpython-311-x86_64-linux-gnu.so" --at "plug/co${c}mm" -o "$T/none"
+    expect_rc 2 "--at with a control character (0x$shown): usage error"
+    expect_err "--at 'plug/co.*mm': a control character \(byte 8\)" "names --at and where"
+    # one line, and no control byte in it (escaped as \xNN)
+    [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ] && ! printf '%s' "$ERR" | LC_ALL=C grep -q $'[\x01-\x1f\x7f]' &&
+        ok "no raw 0x$shown in the message" || bad "the raw control character (0x$shown) reached stderr"
+done
+run "$CCLFORGE" wheel graft "$T/plug-0.1.0-py3-none-any.whl" "$T/_ext.cpython-311-x86_64-linux-gnu.so" --at plug/comm \
+    --bundle "$T/libvendor.so.1" --bundle-at $'plug/li\nb' -o "$T/none"
+expect_rc 2 "--bundle-at with a line feed: usage error"
+expect_err "--bundle-at 'plug/li.x0ab': a control character" "names --bundle-at"
+cp "$T/libvendor.so.1" "$T/libvendor"$'\r'".so.1"
+run "$CCLFORGE" wheel graft "$T/plug-0.1.0-py3-none-any.whl" "$T/libvendor"$'\r'".so.1" --at plug/comm -o "$T/none"
+expect_rc 2 "a FILE named with a CR: usage error"
+expect_err "FILE '.*libvendor.x0d.so.1': a control character in its name" "names the FILE"
+# members that would be one file once installed
+mkwheel "$T/twin-0.1.0-py3-none-any.whl" "plug/Comm/__init__.py"
+run "$CCLFORGE" wheel graft "$T/twin-0.1.0-py3-none-any.whl" "$T/_ext.cpython-311-x86_64-linux-gnu.so" --at plug -o "$T/none"
+expect_rc 1 "a wheel with case-only twins is refused"
+expect_err "'plug/comm/__init__.py' and 'plug/Comm/__init__.py' differ only in case" "naming both members"
+cp "$T/_ext.cpython-311-x86_64-linux-gnu.so" "$T/_EXT.cpython-311-x86_64-linux-gnu.so"
+run "$CCLFORGE" wheel graft "$out" "$T/_EXT.cpython-311-x86_64-linux-gnu.so" --at plug/comm -o "$T/none"
+expect_rc 1 "grafting a case twin of a member is refused"
+expect_err "'plug/comm/_ext.cpython-311-x86_64-linux-gnu.so' and 'plug/comm/_EXT.cpython-311-x86_64-linux-gnu.so' differ only in case" "naming both"
+[ ! -e "$T/none" ] || [ -z "$(ls "$T/none")" ] && ok "nothing written for any of them" || bad "nothing written for any of them"
 t_end

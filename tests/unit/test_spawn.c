@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +181,82 @@ static void test_output_into_file(void **state)
     free(path);
 }
 
+/* The pid a program wrote to path (0 until it has). */
+static int pid_in(const char *path)
+{
+    struct strbuf t = STRBUF_INIT;
+    int pid = cf_read_file(path, 64, &t, NULL) == 0 ? atoi(cf_sb_str(&t)) : 0;
+    cf_sb_release(&t);
+    return pid;
+}
+
+/* Contained (opts.contain): a setsid() daemon the program starts, holding its
+ * stdout, is killed when the program ends, counted, and does not hold the
+ * wait; the program's own status comes through the keeper unchanged. */
+static void test_contained_tree_dies_with_it(void **state)
+{
+    char dir[] = "/tmp/cf29-contain-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *pidfile = cf_path_join(dir, "daemon.pid");
+    char *script = cf_asprintf("setsid sh -c 'echo $$ > %s.tmp; mv %s.tmp %s; exec sleep 300' & "
+                               "while [ ! -s %s ]; do sleep 0.01; done; echo started",
+                               pidfile, pidfile, pidfile, pidfile);
+    const char *argv[] = { "sh", "-c", script, NULL };
+    struct cf_spawn_opts o = cf_spawn_probe_opts(60);
+    o.contain = 1;
+    struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
+    assert_int_equal(cf_spawn_run(argv, &o, &r, NULL), 0);
+    assert_true(cf_spawn_ok(&r));
+    assert_non_null(strstr(cf_sb_str(&r.out), "started"));
+    assert_true(r.seconds < 20); /* not the 60 s the daemon's end of the pipe would hold it */
+    assert_int_equal(r.left_behind, 1);
+    int pid = pid_in(pidfile);
+    assert_true(pid > 0);
+    assert_int_equal(kill(pid, 0), -1); /* gone, reaped: not even a zombie */
+    assert_int_equal(errno, ESRCH);
+    cf_spawn_result_release(&r);
+
+    /* without contain the same daemon outlives the program (the case the keeper is for) */
+    unlink(pidfile);
+    o.contain = 0;
+    o.capture_stdout = 0;
+    o.capture_stderr = 0;
+    struct cf_spawn_result r2 = CF_SPAWN_RESULT_INIT;
+    assert_int_equal(cf_spawn_run(argv, &o, &r2, NULL), 0);
+    pid = pid_in(pidfile);
+    assert_true(pid > 0);
+    assert_int_equal(kill(pid, 0), 0);
+    kill(pid, SIGKILL);
+    cf_spawn_result_release(&r2);
+
+    /* the status: an exit code, a signal, a timeout */
+    o.contain = 1;
+    const char *exit3[] = { "sh", "-c", "exit 3", NULL };
+    struct cf_spawn_result r3 = CF_SPAWN_RESULT_INIT;
+    assert_int_equal(cf_spawn_run(exit3, &o, &r3, NULL), 0);
+    assert_true(r3.exited);
+    assert_int_equal(r3.exit_code, 3);
+    assert_int_equal(r3.left_behind, 0);
+    const char *segv[] = { "sh", "-c", "kill -SEGV $$", NULL };
+    struct cf_spawn_result r4 = CF_SPAWN_RESULT_INIT;
+    assert_int_equal(cf_spawn_run(segv, &o, &r4, NULL), 0);
+    assert_false(r4.exited);
+    assert_int_equal(r4.term_signal, SIGSEGV);
+    o.timeout_s = 0.5;
+    const char *hang[] = { "sleep", "100", NULL };
+    struct cf_spawn_result r5 = CF_SPAWN_RESULT_INIT;
+    assert_int_equal(cf_spawn_run(hang, &o, &r5, NULL), 0);
+    assert_true(r5.timed_out);
+    assert_true(r5.seconds < 10);
+    cf_spawn_result_release(&r3);
+    cf_spawn_result_release(&r4);
+    cf_spawn_result_release(&r5);
+    unlink(pidfile);
+    rmdir(dir);
+    free(script);
+    free(pidfile);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_start_reports_exec_failure),
         cmocka_unit_test(test_start_then_read_and_reap),
         cmocka_unit_test(test_output_into_file),
+        cmocka_unit_test(test_contained_tree_dies_with_it),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     ts_cleanup();

@@ -14,6 +14,7 @@
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
 #include "pkg/manylinux_policy.h"
+#include "pkg/member_name.h"
 #include "pkg/name_index.h"
 #include "pkg/wheel_ranks.h"
 #include "pkg/zip_read.h"
@@ -688,6 +689,93 @@ static void test_ranks_supervised(void **state)
     free(log);
 }
 
+static char *normal_of(const char *n)
+{
+    struct strbuf sb = STRBUF_INIT;
+    cf_member_name_normalize(n, strlen(n), &sb);
+    return cf_sb_detach(&sb);
+}
+
+static char *fold_of(const char *n)
+{
+    struct strbuf sb = STRBUF_INIT;
+    cf_member_name_fold(n, strlen(n), &sb);
+    return cf_sb_detach(&sb);
+}
+
+/* The member-name normaliser: problems, normal forms, fold keys, the set and
+ * the reason it gives (tests/cli/wheel_names.sh checks the fold against CPython). */
+static void test_member_names(void **state)
+{
+    static const struct {
+        const char *name, *problem;
+    } problems[] = {
+        { "", "empty" },           { "/etc/x", "absolute" }, { "a\\b", "backslash" }, { "C:/x", "drive" },
+        { "a/../b", "zip slip" }, { "./..", "zip slip" },   { "./", "no name" },     { ".//.", "no name" },
+        { "hw/x.py", NULL },       { "./hw//x.py/.", NULL },
+    };
+    for (size_t i = 0; i < sizeof problems / sizeof problems[0]; i++) {
+        const char *why = cf_member_name_problem(problems[i].name, strlen(problems[i].name));
+        if (problems[i].problem)
+            assert_non_null(why && strstr(why, problems[i].problem));
+        else
+            assert_null(why);
+    }
+    static const char *const aliases[] = { "./hw/__init__.py", "hw/./__init__.py", "hw//__init__.py",
+                                           "hw/__init__.py/.", "hw/__init__.py" };
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
+        char *n = normal_of(aliases[i]);
+        assert_string_equal(n, "hw/__init__.py");
+        free(n);
+    }
+    assert_true(cf_member_name_ok("hw/x.py"));
+    assert_false(cf_member_name_ok("hw//x.py"));
+    assert_false(cf_member_name_ok("hw/x.py/"));
+    /* U+00C0 -> a U+0300, U+00C6 -> U+00E6, U+0130 -> i U+0307, U+0344 -> U+0308 U+0301, U+00DF and U+017F kept */
+    static const struct {
+        const char *in, *out;
+    } folds[] = { { "HW/\xc3\x80", "hw/a\xcc\x80" }, { "\xc3\x86", "\xc3\xa6" }, { "\xc4\xb0", "i\xcc\x87" },
+                  { "\xcd\x84", "\xcc\x88\xcc\x81" }, { "\xc3\x9f", "\xc3\x9f" }, { "\xc5\xbf", "\xc5\xbf" },
+                  { "\xc3", "\xc3" }, { "\xe2\x84\xaa", "\xe2\x84\xaa" } };
+    for (size_t i = 0; i < sizeof folds / sizeof folds[0]; i++) {
+        char *f = fold_of(folds[i].in);
+        assert_string_equal(f, folds[i].out);
+        free(f);
+    }
+    assert_int_equal(cf_member_name_control("ab\rc", 4), 2);
+    assert_int_equal(cf_member_name_control("a\xc2\x9b", 3), 1);
+    assert_int_equal(cf_member_name_control("caf\xc3\xa9\t", 6), 5);
+    assert_int_equal(cf_member_name_control("caf\xc3\xa9", 5), -1);
+    struct cf_member_set set = CF_MEMBER_SET_INIT;
+    static const struct {
+        const char *name;
+        long twin;
+        const char *says;
+    } adds[] = {
+        { "hw/__init__.py", -1, NULL },
+        { "./hw/__init__.py", 0, "both install to W: pip writes one over the other" },
+        { "hw/Util.py", -1, NULL },
+        { "hw/util.py", 2, "differ only in case" },
+        { "hw/caf\xc3\xa9.py", -1, NULL },
+        { "hw/cafe\xcc\x81.py", 4, "(bytes c3 a9 in the first, 65 cc 81 in the second)" },
+        { "HW/CAF\xc3\x89.PY", 4, "Unicode-normalised (NFC/NFD) and lower-cased" },
+        { "hw/stra\xc3\x9f" "e.py", -1, NULL },
+        { "hw/strasse.py", -1, NULL },
+    };
+    for (size_t i = 0; i < sizeof adds / sizeof adds[0]; i++) {
+        long got = cf_member_set_add(&set, adds[i].name, strlen(adds[i].name), i);
+        assert_int_equal(got, adds[i].twin);
+        if (got < 0)
+            continue;
+        struct strbuf why = STRBUF_INIT;
+        cf_member_alias_describe(&why, adds[got].name, adds[got].name, adds[i].name, adds[i].name, "W");
+        assert_non_null(strstr(cf_sb_str(&why), adds[i].says));
+        assert_true(cf_starts_with(cf_sb_str(&why), "'"));
+        cf_sb_release(&why);
+    }
+    cf_member_set_release(&set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -708,6 +796,7 @@ int main(void)
         cmocka_unit_test(test_tags_and_arch),
         cmocka_unit_test(test_linear_parsers),
         cmocka_unit_test(test_ranks_supervised),
+        cmocka_unit_test(test_member_names),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     ts_cleanup();
