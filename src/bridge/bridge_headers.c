@@ -277,7 +277,10 @@ static void plan_defines(const struct cf_bridge_opts *o, struct cf_bridge_plan *
     const struct cf_bridge_lib *gpu = cf_bridge_lib_role(p, CF_BRIDGE_LINK_TORCH_GPU);
     d = cf_asprintf("CCLFORGE_TORCH_GPU_LIB=\"%s\"", gpu && gpu->path ? cf_basename(gpu->path)
                                                                      : cf_vendor_get(p->vendor)->torch_gpu_lib);
-    push_define(p, d, "abi_info() names the libtorch it finds ProcessGroupNCCL in");
+    push_define(p, d, "the ABI guard's facts name the libtorch ProcessGroupNCCL is in");
+    free(d);
+    d = cf_asprintf("CCLFORGE_COMM_LIB=\"%s\"", cf_vendor_get(p->vendor)->comm->soname);
+    push_define(p, d, "the ABI guard's facts name the comm library's soname");
     free(d);
     if (p->device_count.value && !strcmp(p->device_count.value, "hip"))
         push_define(p, "CCLFORGE_DEVICE_COUNT_HIP", p->device_count.from);

@@ -54,6 +54,15 @@ char *cf_bridge_stage_layout(const struct cf_bridge_plan *p, const char *output,
 
 void cf_bridge_duplicates_free(struct cf_bridge_duplicate *v, size_t n);
 
+/* bridge_toolkit.c: the libraries the host's toolkit provides (--toolkit-lib
+ * and the defaults), the toolkit's version; called once the libraries are resolved. */
+struct cf_survey;
+void cf_bridge_plan_toolkit_libs(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, const struct cf_survey *sv);
+int cf_bridge_is_toolkit_lib(const struct cf_bridge_plan *p, const char *soname);
+/* The toolkit's directories holding them, ':'-joined (the layout check's
+ * LD_LIBRARY_PATH, as a host with the toolkit has it); NULL when none. */
+char *cf_bridge_toolkit_search_path(const struct cf_bridge_plan *p);
+
 /* bridge_plan.c: a directory's shared objects by soname ("libc10.so" -> path). */
 void cf_bridge_sonames_in(const char *dir, struct strvec *sonames, struct strvec *paths);
 
