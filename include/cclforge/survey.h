@@ -224,6 +224,16 @@ int cf_toolkit_has_markers(const struct cf_vendor_profile *p, const char *root);
  * /opt/dtk-*) that is a directory with one of p's markers, as doctor's survey
  * finds it; NULL when none. Caller frees. */
 char *cf_toolkit_default_root(const struct cf_vendor_profile *p);
+/* Where this host's loader finds soname (a library a toolkit provides): path and
+ * how (LD_LIBRARY_PATH, ld.so.cache, default dirs), NULL when it does not; then
+ * in_toolkit: the file under the root a vendor root variable names (toolkit_var,
+ * "DTK_HOME") though the loader does not look there. vendor_word NULL: any vendor. */
+struct cf_host_lib {
+    char *path, *how, *considered;
+    char *in_toolkit, *toolkit_var;
+};
+int cf_host_lib_locate(const char *soname, const char *vendor_word, struct cf_host_lib *out, cf_error *err);
+void cf_host_lib_release(struct cf_host_lib *h);
 /* The comm-library profile of c by its kind (NCCL when c or its kind is unknown). */
 const struct cf_comm_profile *cf_comm_lib_profile(const struct cf_comm_lib *c);
 /* What one Python interpreter says about itself, asked without importing any

@@ -113,6 +113,8 @@ static void resolve_root(struct verify_ctx *c, struct vmember *root, const struc
         }
         if (!n->error && cf_elf_is_gpu_driver_lib(lib))
             continue; /* the host's driver provides it */
+        if (!n->error && cf_strvec_contains(&c->wf.toolkit_libs, lib))
+            continue; /* the host's toolkit provides it: the host check's */
         char *key = cf_asprintf("%s\n%s", user, lib);
         if (!cf_name_index_find(&t->reported, key, strlen(key), NULL)) {
             cf_strvec_push_nodup(&t->keys, key);
