@@ -7,9 +7,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/bridge_facts.h"
 #include "cclforge/strbuf.h"
 #include "cclforge/survey.h"
 #include "pkg/wheel_verify_internal.h"
+
+/* The toolkit libraries the extensions' own ABI facts name (any cclforge-built
+ * bridge, with or without the marker: a plugin's own wheel). */
+void cf_wheel_toolkit_libs_from_facts(struct verify_ctx *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        const struct vmember *m = &c->m[i];
+        if (!m->elf || !m->is_extension || !m->placed)
+            continue;
+        struct cf_bridge_facts f;
+        const char *why;
+        cf_error err = CF_ERROR_INIT;
+        if (cf_bridge_facts_read_file(m->placed, &f, &why, &err) == 0 && f.found) {
+            struct strvec libs = STRVEC_INIT;
+            cf_strvec_split(&libs, f.toolkit_libs, " ", 0);
+            for (size_t k = 0; k < libs.n; k++)
+                if (*libs.v[k] && !cf_strvec_contains(&c->wf.toolkit_libs, libs.v[k]))
+                    cf_strvec_push(&c->wf.toolkit_libs, libs.v[k]);
+            cf_strvec_clear(&libs);
+            if (!c->wf.toolkit_vendor && *f.vendor)
+                c->wf.toolkit_vendor = cf_strdup(f.vendor);
+            if (!c->wf.toolkit_version && *f.toolkit_version)
+                c->wf.toolkit_version = cf_strdup(f.toolkit_version);
+        }
+        cf_error_clear(&err);
+    }
+}
 
 void cf_wheel_check_host(struct verify_ctx *c)
 {

@@ -139,6 +139,7 @@ static void resolve_root(struct verify_ctx *c, struct vmember *root, const struc
 
 void cf_wheel_check_needed(struct verify_ctx *c)
 {
+    cf_wheel_toolkit_libs_from_facts(c);
     struct strvec linked = STRVEC_INIT;
     cf_wheel_layout_link_externals(c, &linked);
     struct strbuf hint = STRBUF_INIT;

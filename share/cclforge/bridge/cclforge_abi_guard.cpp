@@ -19,6 +19,12 @@
 #ifndef CCLFORGE_LIBTORCH_NCCL
 #define CCLFORGE_LIBTORCH_NCCL ""
 #endif
+#ifndef CCLFORGE_TOOLKIT_VERSION
+#define CCLFORGE_TOOLKIT_VERSION ""
+#endif
+#ifndef CCLFORGE_TOOLKIT_LIBS
+#define CCLFORGE_TOOLKIT_LIBS ""
+#endif
 #define CCLFORGE_GUARD_STR2(x) #x
 #define CCLFORGE_GUARD_STR(x) CCLFORGE_GUARD_STR2(x)
 #ifndef CCLFORGE_BRIDGE_VENDOR
@@ -56,8 +62,8 @@ constexpr int64_t kLibtorchPgSize = -1;
 #endif
 } // namespace
 
-// Plain data, no pointers (nothing to relocate): readable from the file and
-// through ctypes alike. Field order and sizes are the format; magic names it.
+// Plain data, no pointers (nothing to relocate): readable from the file
+// without loading it, and through ctypes alike. Field order and sizes are the format; magic names it.
 extern "C" {
 struct cclforge_abi_facts {
     char magic[16];                      // "cclforge-abi/1"
@@ -71,7 +77,11 @@ struct cclforge_abi_facts {
     char torch_gpu_lib[64];              // "libtorch_cuda.so", "libtorch_hip.so"
     char comm_lib[64];                   // the comm library's file name linked: "libnccl.so.2", "librccl.so.1"
     char vendor[16];                     // "nvidia", "rocm", "dtk"
+    char toolkit_version[32];            // the toolkit's version seen at build, "" unknown
+    char toolkit_libs[256];              // sonames the host's toolkit provides, space-separated
 };
+// cclforge reads these 504 bytes from the file (src/survey/bridge_facts.c)
+static_assert(sizeof(cclforge_abi_facts) == 504, "cclforge_abi_facts is a file format: 504 bytes");
 __attribute__((visibility("default"), used)) extern const cclforge_abi_facts cclforge_abi_info;
 const cclforge_abi_facts cclforge_abi_info = {
     "cclforge-abi/1",
@@ -85,5 +95,7 @@ const cclforge_abi_facts cclforge_abi_info = {
     CCLFORGE_TORCH_GPU_LIB,
     CCLFORGE_COMM_LIB,
     CCLFORGE_GUARD_STR(CCLFORGE_BRIDGE_VENDOR),
+    CCLFORGE_TOOLKIT_VERSION,
+    CCLFORGE_TOOLKIT_LIBS,
 };
 }
