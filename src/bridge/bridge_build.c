@@ -25,6 +25,8 @@ void cf_bridge_compile_argv(const struct cf_bridge_plan *p, const char *source, 
 {
     cf_strvec_push(argv, p->docker ? "g++" : p->cxx.value ? p->cxx.value : "g++");
     cf_bridge_preprocessor_flags(p, argv);
+    if (p->guard.value && !strcmp(source, p->guard.value))
+        cf_bridge_guard_flags(p, argv);
     cf_strvec_push(argv, "-O2");
     cf_strvec_push(argv, "-fPIC");
     /* only PyInit_<name> needs to be visible */

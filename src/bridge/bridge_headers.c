@@ -282,20 +282,6 @@ static void plan_defines(const struct cf_bridge_opts *o, struct cf_bridge_plan *
     d = cf_asprintf("CCLFORGE_COMM_LIB=\"%s\"", cf_vendor_get(p->vendor)->comm->soname);
     push_define(p, d, "the ABI guard's facts name the comm library's soname");
     free(d);
-    if (p->n_toolkit_libs) {
-        struct strbuf libs = STRBUF_INIT;
-        for (size_t i = 0; i < p->n_toolkit_libs; i++)
-            cf_sb_addf(&libs, "%s%s", i ? " " : "", p->toolkit_libs[i].value);
-        d = cf_asprintf("CCLFORGE_TOOLKIT_LIBS=\"%.255s\"", libs.buf);
-        push_define(p, d, "the ABI guard's facts: what the host's toolkit provides (--toolkit-lib)");
-        free(d);
-        cf_sb_release(&libs);
-        if (p->toolkit_version) {
-            d = cf_asprintf("CCLFORGE_TOOLKIT_VERSION=\"%.31s\"", p->toolkit_version);
-            push_define(p, d, "the ABI guard's facts: the toolkit seen at build");
-            free(d);
-        }
-    }
     if (p->device_count.value && !strcmp(p->device_count.value, "hip"))
         push_define(p, "CCLFORGE_DEVICE_COUNT_HIP", p->device_count.from);
     if (p->flavour == CF_BRIDGE_HIPIFIED)
@@ -344,6 +330,21 @@ void cf_bridge_plan_headers(const struct cf_bridge_opts *o, struct cf_bridge_pla
     plan_includes(o, p, cs);
     detect_flavour(p);
     plan_defines(o, p);
+}
+
+void cf_bridge_guard_flags(const struct cf_bridge_plan *p, struct strvec *argv)
+{
+    /* the guard's own facts: not the bridge's defines, so the bridge's object
+     * stays the same whatever the host's toolkit is declared to provide */
+    if (p->n_toolkit_libs) {
+        struct strbuf libs = STRBUF_INIT;
+        for (size_t i = 0; i < p->n_toolkit_libs; i++)
+            cf_sb_addf(&libs, "%s%s", i ? " " : "", p->toolkit_libs[i].value);
+        cf_strvec_pushf(argv, "-DCCLFORGE_TOOLKIT_LIBS=\"%.255s\"", libs.buf);
+        cf_sb_release(&libs);
+    }
+    if (p->toolkit_version)
+        cf_strvec_pushf(argv, "-DCCLFORGE_TOOLKIT_VERSION=\"%.31s\"", p->toolkit_version);
 }
 
 void cf_bridge_preprocessor_flags(const struct cf_bridge_plan *p, struct strvec *argv)

@@ -37,6 +37,8 @@ void cf_bridge_prove_headers(struct cf_bridge_plan *p);
 void cf_bridge_read_proof(struct cf_bridge_plan *p, const char *tree, const char *macros);
 /* The -D and -isystem flags of a compile (shared by the proof and the build). */
 void cf_bridge_preprocessor_flags(const struct cf_bridge_plan *p, struct strvec *argv);
+/* The ABI guard's extra -D flags: the toolkit libraries and version it records. */
+void cf_bridge_guard_flags(const struct cf_bridge_plan *p, struct strvec *argv);
 
 /* bridge_layout.c: package path, RPATH entries and what they reach, the
  * sonames both the vendor directory and the importing torch provide. */

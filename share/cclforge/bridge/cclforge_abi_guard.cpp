@@ -82,8 +82,8 @@ struct cclforge_abi_facts {
 };
 // cclforge reads these 504 bytes from the file (src/survey/bridge_facts.c)
 static_assert(sizeof(cclforge_abi_facts) == 504, "cclforge_abi_facts is a file format: 504 bytes");
-__attribute__((visibility("default"), used)) extern const cclforge_abi_facts cclforge_abi_info;
-const cclforge_abi_facts cclforge_abi_info = {
+__attribute__((visibility("default"))) extern const cclforge_abi_facts cclforge_abi_info;
+__attribute__((used)) const cclforge_abi_facts cclforge_abi_info = {
     "cclforge-abi/1",
     static_cast<int64_t>(sizeof(c10d::ProcessGroupNCCL::Options)),
     kLibtorchOptionsSize,
