@@ -106,8 +106,8 @@ expect_no_out 'abi_info' "cli: and nothing the module does not export"
 run "$CCLFORGE" bridge wheel -o "$T/cli-build" --wheel-dir "$T/cli-dist" --dist-name torch-fl
 expect_rc 0 "cli: bridge wheel"
 whl=$(ls "$T"/cli-dist/*.whl 2>/dev/null)
-run "$CCLFORGE" wheel verify "$whl" --json
-expect_json 'd["platform_tag"] == d["policy_needed"] or not d["platform_tag"].startswith("manylinux")' "cli: the wheel's tag is the policy the verifier holds it to"
+run "$CCLFORGE" wheel verify "$whl" --site "$site" --json
+expect_json 'd["tags"]["platform"] == d["policy_needed"] and d["tags"]["platform"].startswith("manylinux_2_")' "cli: the wheel's tag is the policy the verifier holds it to"
 smoke_verify "$whl" "cli"
 
 # ---- 2. the plan's commands, as given -----------------------------------------
@@ -250,6 +250,16 @@ expect_json 'any(c["name"] == "host" and "is in the toolkit DTK_HOME names" in c
 CALL="returned ProcessGroupNCCL" LD_LIBRARY_PATH="$dtk/lib:$LD_LIBRARY_PATH" smoke_verify "$dwhl" "dtk" --external torch/lib
 LD_LIBRARY_PATH="$dtk/lib:$LD_LIBRARY_PATH" run "$CCLFORGE" wheel verify "$dwhl" --site "$site" --external torch/lib --json
 expect_json 'any(c["name"] == "host" and c["status"] == "ok" and "librccl.so.1 -> '"$dtk"'/lib/librccl.so.1 (LD_LIBRARY_PATH)" in c["detail"] for c in d["checks"])' "dtk: the host check finds librccl.so.1 as the loader does"
-# doctor, on the host: the installed plugin's toolkit libraries
+# doctor, on the host: the installed bridge wheel's toolkit libraries (its cclforge.json)
+run "$CCLFORGE" wheel verify "$(ls "$T"/dtk-bw/*.whl)" --install --site "$site" --external torch/lib --work-dir "$T/dtk-venv"
+vpy=$T/dtk-venv/venv/bin/python
+if [ -x "$vpy" ]; then
+    run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
+    expect_json 'any(f["id"] == "bridge-toolkit-lib-missing" and f["subject"] == "librccl.so.1" and "'"$PKG"'._flagos_nccl" in f["why"] and "dtk toolkit 24.04.1 at build" in f["why"] for f in d["findings"])' "doctor: names librccl.so.1, the bridge needing it and DTK 24.04.1, on a host without it"
+    LD_LIBRARY_PATH="$dtk/lib:$LD_LIBRARY_PATH" run "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
+    expect_json 'not any(f["id"] == "bridge-toolkit-lib-missing" for f in d["findings"]) and any("librccl.so.1 -> '"$dtk"'/lib/librccl.so.1" in l for t in d["survey"]["libtorch"][:1] for l in t["bridge_toolkit_found"])' "doctor: found through LD_LIBRARY_PATH, no finding"
+else
+    bad "doctor: the kept venv of wheel verify --work-dir"
+fi
 unset DTK_HOME
 t_end
