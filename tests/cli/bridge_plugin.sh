@@ -257,7 +257,7 @@ if [ -x "$vpy" ]; then
     run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
     expect_json 'any(f["id"] == "bridge-toolkit-lib-missing" and f["subject"] == "librccl.so.1" and "'"$PKG"'._flagos_nccl" in f["why"] and "dtk toolkit 24.04.1 at build" in f["why"] for f in d["findings"])' "doctor: names librccl.so.1, the bridge needing it and DTK 24.04.1, on a host without it"
     LD_LIBRARY_PATH="$dtk/lib:$LD_LIBRARY_PATH" run "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
-    expect_json 'not any(f["id"] == "bridge-toolkit-lib-missing" for f in d["findings"]) and any("librccl.so.1 -> '"$dtk"'/lib/librccl.so.1" in l for t in d["survey"]["libtorch"][:1] for l in t["bridge_toolkit_found"])' "doctor: found through LD_LIBRARY_PATH, no finding"
+    expect_json 'not any(f["id"] == "bridge-toolkit-lib-missing" for f in d["findings"]) and any("librccl.so.1 -> '"$dtk"'/lib/librccl.so.1" in l for t in d["libtorch"][:1] for l in t["bridge_toolkit_found"])' "doctor: found through LD_LIBRARY_PATH, no finding"
 else
     bad "doctor: the kept venv of wheel verify --work-dir"
 fi
