@@ -122,14 +122,18 @@ int cf_bridge_is_toolkit_lib(const struct cf_bridge_plan *p, const char *soname)
 
 char *cf_bridge_toolkit_search_path(const struct cf_bridge_plan *p)
 {
-    struct strbuf sb = STRBUF_INIT;
+    struct strvec dirs = STRVEC_INIT;
     for (size_t i = 0; i < p->n_toolkit_libs; i++) {
         char *at = find_in_toolkit(p, p->toolkit_libs[i].value);
         char *dir = at ? cf_dirname(at) : NULL;
-        if (dir && !strstr(sb.len ? sb.buf : "", dir))
-            cf_sb_addf(&sb, "%s%s", sb.len ? ":" : "", dir);
+        if (dir && !cf_strvec_contains(&dirs, dir))
+            cf_strvec_push(&dirs, dir);
         free(dir);
         free(at);
     }
+    struct strbuf sb = STRBUF_INIT;
+    for (size_t i = 0; i < dirs.n; i++)
+        cf_sb_addf(&sb, "%s%s", i ? ":" : "", dirs.v[i]);
+    cf_strvec_clear(&dirs);
     return sb.len ? cf_sb_detach(&sb) : (cf_sb_release(&sb), NULL);
 }

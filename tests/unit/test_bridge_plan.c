@@ -451,7 +451,29 @@ static void test_separate_headers_vendor_libs_and_rpath(void **state)
     for (size_t i = 0; i < p.n_duplicates; i++)
         c10 |= !strcmp(p.duplicates[i].soname, "libc10.so");
     assert_true(c10);
+    /* librccl.so.1 is only in the toolkit's lib/: a toolkit library by default, no RPATH to it */
+    assert_int_equal(p.n_toolkit_libs, 1);
+    assert_string_equal(p.toolkit_libs[0].value, "librccl.so.1");
+    assert_non_null(strstr(p.toolkit_libs[0].from, "default: the vendor's comm library"));
+    for (size_t i = 0; i < p.n_rpath; i++)
+        assert_true(cf_starts_with(p.rpath[i].value, "$ORIGIN"));
+    struct strvec gargv = STRVEC_INIT, cargv = STRVEC_INIT;
+    cf_bridge_compile_argv(&p, p.guard.value, "g.o", &gargv);
+    cf_bridge_compile_argv(&p, p.source.value, "x.o", &cargv);
+    assert_true(cf_strvec_contains(&gargv, "-DCCLFORGE_TOOLKIT_LIBS=\"librccl.so.1\""));
+    assert_false(cf_strvec_contains(&cargv, "-DCCLFORGE_TOOLKIT_LIBS=\"librccl.so.1\"")); /* the bridge's object stays the same */
+    cf_strvec_clear(&gargv);
+    cf_strvec_clear(&cargv);
     cf_bridge_plan_release(&p);
+    /* --toolkit-lib names a soname, never a path */
+    const char *tl[] = { "/opt/dtk/lib/librccl.so.1" };
+    o.toolkit_libs = tl;
+    o.n_toolkit_libs = 1;
+    plan(&o, &p);
+    assert_true(has(&p.problems, "--toolkit-lib '/opt/dtk/lib/librccl.so.1': name a library by its soname"));
+    cf_bridge_plan_release(&p);
+    o.toolkit_libs = NULL;
+    o.n_toolkit_libs = 0;
 
     static const char *const bad[] = { "/opt/dtk/lib", "lib_dcu", "$ORIGIN/../../../../escape", "$ORIGIN/$LIB" };
     for (size_t i = 0; i < 4; i++) {
