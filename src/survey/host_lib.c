@@ -46,7 +46,7 @@ int cf_host_lib_locate(const char *soname, const char *vendor_word, struct cf_ho
     memset(&lo, 0, sizeof lo);
     lo.explain = 1;
     struct cf_ldso_node node;
-    if (cf_ldso_locate(soname, HOST_MACHINE, ELFCLASS64, 0, &lo, &node, err) < 0)
+    if (cf_ldso_locate(soname, HOST_MACHINE, 64, 0, &lo, &node, err) < 0)
         return -1;
     if (node.path) {
         out->path = cf_strdup(node.path);
