@@ -467,7 +467,7 @@ static void check_bridge_toolkit_libs(const struct cf_survey *s, struct cf_findi
         cf_findings_add(out, CF_SEV_WARNING, "bridge-toolkit-lib-missing", lib,
                         "install the toolkit the bridge was built with and put its lib dir on LD_LIBRARY_PATH "
                         "(its environment script does), or in ld.so.conf",
-                        "an installed bridge needs %s from the host's toolkit", line);
+                        "a library an installed bridge needs from the host's toolkit is missing: %s", line);
         free(lib);
     }
 }

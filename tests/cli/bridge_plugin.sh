@@ -253,15 +253,16 @@ CALL="raised RuntimeError" LD_LIBRARY_PATH="$dtk/lib:$LD_LIBRARY_PATH" smoke_ver
 LD_LIBRARY_PATH="$dtk/lib:$LD_LIBRARY_PATH" run "$CCLFORGE" wheel verify "$dwhl" --site "$site" --external torch/lib --json
 expect_json 'any(c["name"] == "host" and c["status"] == "ok" and "librccl.so.1 -> '"$dtk"'/lib/librccl.so.1 (LD_LIBRARY_PATH)" in c["detail"] for c in d["checks"])' "dtk: the host check finds librccl.so.1 as the loader does"
 # doctor, on the host: the installed bridge wheel's toolkit libraries (its cclforge.json)
-run "$CCLFORGE" wheel verify "$(ls "$T"/dtk-bw/*.whl)" --install --site "$site" --external torch/lib --work-dir "$T/dtk-venv"
+# (the plugin's wheel installed by verify into a kept venv, then the bridge wheel, which has the marker, over it)
+LD_LIBRARY_PATH="$dtk/lib:$LD_LIBRARY_PATH" run "$CCLFORGE" wheel verify "$dwhl" --install --site "$site" --external torch/lib --work-dir "$T/dtk-venv"
 vpy=$T/dtk-venv/venv/bin/python
-if [ -x "$vpy" ]; then
+if [ -x "$vpy" ] && "$vpy" -m pip install --quiet --no-deps --no-index --disable-pip-version-check "$(ls "$T"/dtk-bw/*.whl)" >"$T/pip-bw.log" 2>&1; then
     run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
     expect_json 'any(f["id"] == "bridge-toolkit-lib-missing" and f["subject"] == "librccl.so.1" and "'"$PKG"'._flagos_nccl" in f["why"] and "dtk toolkit 24.04.1 at build" in f["why"] for f in d["findings"])' "doctor: names librccl.so.1, the bridge needing it and DTK 24.04.1, on a host without it"
     LD_LIBRARY_PATH="$dtk/lib:$LD_LIBRARY_PATH" run "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
     expect_json 'not any(f["id"] == "bridge-toolkit-lib-missing" for f in d["findings"]) and any("librccl.so.1 -> '"$dtk"'/lib/librccl.so.1" in l for t in d["libtorch"][:1] for l in t["bridge_toolkit_found"])' "doctor: found through LD_LIBRARY_PATH, no finding"
 else
-    bad "doctor: the kept venv of wheel verify --work-dir"
+    cat "$T/pip-bw.log" 2>/dev/null; bad "doctor: a venv with the bridge wheel installed"
 fi
 unset DTK_HOME
 t_end
