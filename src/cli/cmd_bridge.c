@@ -383,7 +383,7 @@ static void print_plan(const struct cf_bridge_plan *p)
         rowf("output", p->into ? "--into" : NULL, "%s/%s/%s", p->into ? p->into : "<out>", p->package_dir,
              p->output_name);
     for (size_t i = 0; i < p->n_toolkit_libs; i++)
-        row(i ? "" : "toolkit lib", p->toolkit_libs[i].value, p->toolkit_libs[i].from);
+        row(i ? "" : "host lib", p->toolkit_libs[i].value, p->toolkit_libs[i].from);
     if (p->output && p->source.value && p->guard.value) {
         struct strvec v[3] = { STRVEC_INIT, STRVEC_INIT, STRVEC_INIT };
         cf_bridge_compile_argv(p, p->source.value, p->object, &v[0]);
