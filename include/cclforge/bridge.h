@@ -49,6 +49,12 @@ struct cf_bridge_opts {
     const char *into;           /* --into DIR: the tree the package lives in (source or staging tree) */
     const char *max_glibc;      /* "2.28" or a manylinux tag: the newest GLIBC_ version the result may need */
     const char *docker;         /* compile and link inside this image */
+    /* --toolkit-lib SONAME: provided on every host by the vendor's toolkit (found there by the loader:
+     * ROCM_PATH / DTK_HOME / CUDA_HOME, ld.so.cache, LD_LIBRARY_PATH), never bundled nor reached by an RPATH.
+     * Always added: the vendor's comm library and device runtime when the vendor directory lacks them. */
+    const char *const *toolkit_libs;
+    size_t n_toolkit_libs;
+    const char *out_dir;        /* the build directory the plan's commands write into (default "bridge-build") */
 };
 
 /* One resolved input and where it came from ("--libtorch", "CUDA_HOME", "detected: ..."). */
@@ -129,7 +135,15 @@ struct cf_bridge_plan {
     size_t n_rpath;
     struct cf_bridge_duplicate *duplicates;
     size_t n_duplicates;
-    struct cf_bridge_item source;        /* the bridge .cpp */
+    struct cf_bridge_item source;        /* the bridge .cpp (absolute) */
+    struct cf_bridge_item guard;         /* cclforge's ABI guard (share/cclforge/bridge/cclforge_abi_guard.cpp) */
+    char *out_dir;                       /* absolute build directory of the plan's commands */
+    char *object;                        /* <out_dir>/<module>.o */
+    char *guard_object;                  /* <out_dir>/<module>.abi_guard.o */
+    char *output;                        /* <out_dir>/<package dir>/<output_name> */
+    struct cf_bridge_item *toolkit_libs; /* sonames the host's toolkit provides, each with where it was seen here */
+    size_t n_toolkit_libs;
+    char *toolkit_version;               /* the toolkit's version at build ("24.04", "6.2.41133", "13.0"), NULL unknown */
     char *module_name;
     char *package;                       /* dotted */
     char *package_dir;                   /* "a/b/c" */
@@ -148,10 +162,12 @@ int cf_bridge_plan_make(const struct cf_bridge_opts *opts, struct cf_bridge_plan
 void cf_bridge_plan_release(struct cf_bridge_plan *plan);
 
 /* The compiler and linker command lines the plan implies (argv vectors; under
- * --docker the docker run around them). */
-void cf_bridge_compile_argv(const struct cf_bridge_plan *plan, const char *object, struct strvec *argv);
-void cf_bridge_link_argv(const struct cf_bridge_plan *plan, const char *object, const char *output,
-                         struct strvec *argv);
+ * --docker the docker run around them): one compile per source (the bridge's,
+ * then the ABI guard's, both with the same flags), one link of both objects. */
+void cf_bridge_compile_argv(const struct cf_bridge_plan *plan, const char *source, const char *object,
+                            struct strvec *argv);
+void cf_bridge_link_argv(const struct cf_bridge_plan *plan, const char *object, const char *guard_object,
+                         const char *output, struct strvec *argv);
 /* `docker run` around inner: every input directory mounted read-only at its own
  * path, work_dir read-write, no network. */
 void cf_bridge_docker_argv(const struct cf_bridge_plan *plan, const char *work_dir, const struct strvec *inner,

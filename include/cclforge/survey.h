@@ -113,6 +113,12 @@ struct cf_libtorch {
     struct strvec archs;   /* GPU code in gpu_lib's fatbins / offload bundles */
     int archs_known;
     char *problem;         /* why this candidate is not a usable libtorch (e.g. LIBTORCH names no libtorch), else NULL */
+    /* Bridges installed beside this torch (site-packages/<dist>.dist-info/cclforge.json) and the
+     * libraries the host's toolkit must provide them, as this host's loader finds each: one line
+     * per library ("librccl.so.1 -> /opt/dtk/lib/librccl.so.1 (LD_LIBRARY_PATH) for torch_fl...")
+     * in found, and in missing with where it is not and the toolkit it was built with. */
+    struct strvec bridge_toolkit_found;
+    struct strvec bridge_toolkit_missing;
 };
 
 /* A compiler found on PATH or in a toolkit. */
@@ -224,6 +230,16 @@ int cf_toolkit_has_markers(const struct cf_vendor_profile *p, const char *root);
  * /opt/dtk-*) that is a directory with one of p's markers, as doctor's survey
  * finds it; NULL when none. Caller frees. */
 char *cf_toolkit_default_root(const struct cf_vendor_profile *p);
+/* Where this host's loader finds soname (a library a toolkit provides): path and
+ * how (LD_LIBRARY_PATH, ld.so.cache, default dirs), NULL when it does not; then
+ * in_toolkit: the file under the root a vendor root variable names (toolkit_var,
+ * "DTK_HOME") though the loader does not look there. vendor_word NULL: any vendor. */
+struct cf_host_lib {
+    char *path, *how, *considered;
+    char *in_toolkit, *toolkit_var;
+};
+int cf_host_lib_locate(const char *soname, const char *vendor_word, struct cf_host_lib *out, cf_error *err);
+void cf_host_lib_release(struct cf_host_lib *h);
 /* The comm-library profile of c by its kind (NCCL when c or its kind is unknown). */
 const struct cf_comm_profile *cf_comm_lib_profile(const struct cf_comm_lib *c);
 /* What one Python interpreter says about itself, asked without importing any

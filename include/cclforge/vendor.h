@@ -71,6 +71,7 @@ struct cf_vendor_profile {
     const char *const *visible_env; /* CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES */
     const char *arch_list_env;      /* TORCH_CUDA_ARCH_LIST / PYTORCH_ROCM_ARCH */
     const char *torch_gpu_lib;      /* "libtorch_cuda.so" / "libtorch_hip.so" */
+    const char *runtime_stem;       /* the device runtime's soname stem: "libcudart.so" / "libamdhip64.so" */
     const char *const *torch_gpu_link; /* {"c10_cuda", "torch_cuda"} / {"c10_hip", "torch_hip"}:
                                         * what a native extension links besides comm->link_name */
 };

@@ -1,3 +1,150 @@
-"""The plugin build API: bridge extensions for a plugin's setup.py, from
-`cclforge bridge plan --json` (the binary computes the plan; nothing here
-computes it twice)."""
+"""The plugin build API: a ProcessGroupNCCL bridge as an ext_module of a
+plugin's own setup.py, planned and built by the cclforge binary (`cclforge
+bridge plan --json`, `cclforge bridge build`); nothing here computes a plan.
+
+    from setuptools import setup
+    from cclforge.build import bridge_extension, build_ext
+
+    setup(...,
+          ext_modules=[bridge_extension("torch_fl.comm._nccl_ext._flagos_nccl",
+                                        ["torch_fl/comm/_nccl_ext/nccl_backend.cpp"])],
+          cmdclass={"build_ext": build_ext})
+
+`build_ext` builds such an extension exactly by the plan: cclforge's ABI guard
+linked in, the headers proven, $ORIGIN-relative RPATHs only (none from
+setuptools or Python's libdir), every symbol resolved against the vendor
+libraries in the installed layout. Other extensions build as setuptools builds
+them.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from ._binary import find as _binary
+
+__all__ = ["bridge_extension", "build_ext", "BridgePlanError", "bridge_args"]
+
+
+class BridgePlanError(RuntimeError):
+    """The plan has problems (each a sentence with its fix), or cclforge failed."""
+
+
+# keyword -> the `cclforge bridge` flag; a list value repeats the flag
+_FLAGS = {
+    "vendor": "--vendor", "libtorch": "--libtorch", "torch_headers": "--torch-headers",
+    "vendor_libs": "--vendor-libs", "toolkit": "--toolkit", "nccl_home": "--nccl-home",
+    "python": "--python", "cxx": "--cxx", "into": "--into", "max_glibc": "--max-glibc",
+    "docker": "--docker", "rpath": "--rpath", "bundle": "--bundle", "include": "--include",
+    "define": "--define", "undefine": "--undefine", "toolkit_lib": "--toolkit-lib",
+}
+
+
+def bridge_args(name, sources, extra_args=(), **options):
+    """The `cclforge bridge plan|build` arguments for module `name` (dotted:
+    package and module) built from `sources` (one .cpp) with `options` named as
+    the CLI's flags (vendor_libs="..." for --vendor-libs, rpath=[...] repeats)."""
+    if "." not in name:
+        raise ValueError("bridge_extension: name %r must be dotted: <package>.<module>" % name)
+    srcs = [sources] if isinstance(sources, str) else list(sources)
+    if len(srcs) != 1:
+        raise ValueError("bridge_extension: a bridge is built from one source file, got %d: %r" % (len(srcs), srcs))
+    package, module = name.rsplit(".", 1)
+    args = ["--package", package, "--name", module, "--source", os.path.abspath(srcs[0])]
+    options.setdefault("python", sys.executable)
+    for key, value in options.items():
+        if key not in _FLAGS:
+            raise TypeError("bridge_extension: unknown option %r (known: %s)" % (key, ", ".join(sorted(_FLAGS))))
+        if value is None:
+            continue
+        for v in ([value] if isinstance(value, str) else list(value)):
+            args += [_FLAGS[key], os.fspath(v)]
+    return args + [os.fspath(a) for a in extra_args]
+
+
+def _run(argv):
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    try:
+        doc = json.loads(r.stdout) if r.stdout.strip() else {}
+    except ValueError:
+        doc = {}
+    return r.returncode, doc, r.stderr.strip()
+
+
+def plan(name, sources, extra_args=(), **options):
+    """`cclforge bridge plan --json` for these arguments: the plan's dict.
+    BridgePlanError lists its problems when it has any."""
+    rc, doc, err = _run([_binary(), "bridge", "plan", "--json", *bridge_args(name, sources, extra_args, **options)])
+    p = doc.get("plan")
+    if p is None:
+        raise BridgePlanError("cclforge bridge plan failed (exit %d): %s" % (rc, err))
+    if p.get("problems"):
+        raise BridgePlanError("the bridge plan for %s has %d problem(s):\n  - %s"
+                              % (name, len(p["problems"]), "\n  - ".join(p["problems"])))
+    return p
+
+
+def bridge_extension(name, sources, extra_args=(), **options):
+    """A setuptools.Extension for the bridge `name` from the plan: its include
+    dirs, defines, libraries and $ORIGIN-relative runtime dirs. Build it with
+    this module's build_ext, which builds it by the plan itself."""
+    from setuptools import Extension
+
+    args = bridge_args(name, sources, extra_args, **options)
+    p = plan(name, sources, extra_args, **options)
+    defines = []
+    for d in p["defines"]:
+        key, _, value = d["value"].partition("=")
+        defines.append((key, value or None))
+    libs = [lib["path"] for lib in p["libraries"] if lib.get("path")]
+    ext = Extension(
+        name,
+        sources=[os.path.abspath(s) for s in ([sources] if isinstance(sources, str) else sources)],
+        include_dirs=[i["value"] for i in p["includes"]],
+        define_macros=defines,
+        library_dirs=sorted({os.path.dirname(f) for f in libs}),
+        extra_link_args=["-l:" + os.path.basename(f) for f in libs] + ["-Wl,--disable-new-dtags"],
+        runtime_library_dirs=[r["value"] for r in p["rpath"]],
+        extra_compile_args=["-std=" + (p["compiler"].get("std") or "c++17"), "-fvisibility=hidden"],
+        language="c++",
+    )
+    ext._cclforge_args = args
+    ext._cclforge_plan = p
+    return ext
+
+
+def _make_build_ext():
+    from setuptools.command.build_ext import build_ext as base
+
+    class build_ext(base):
+        """setuptools' build_ext, but a bridge_extension is built by
+        `cclforge bridge build` (the plan, the ABI guard, the check in the
+        installed layout) and its output copied where setuptools puts it."""
+
+        def build_extension(self, ext):
+            args = getattr(ext, "_cclforge_args", None)
+            if args is None:
+                return super().build_extension(ext)
+            out = os.path.join(os.path.abspath(self.build_temp), "cclforge-bridge", ext.name)
+            rc, doc, err = _run([_binary(), "bridge", "build", *args, "-o", out, "--json"])
+            built = (doc.get("build") or {}).get("output")
+            if rc != 0 or not built:
+                problems = (doc.get("plan") or {}).get("problems") or []
+                raise BridgePlanError("cclforge bridge build of %s failed (exit %d): %s%s"
+                                      % (ext.name, rc, err, "".join("\n  - " + p for p in problems)))
+            dest = self.get_ext_fullpath(ext.name)
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copyfile(built, dest)
+            os.chmod(dest, 0o755)
+
+    return build_ext
+
+
+def __getattr__(attr):
+    # setuptools is imported only by a build that asks for build_ext
+    if attr == "build_ext":
+        cls = _make_build_ext()
+        globals()["build_ext"] = cls
+        return cls
+    raise AttributeError(attr)

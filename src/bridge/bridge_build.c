@@ -17,29 +17,35 @@
 #include "cclforge/atomic_file.h"
 #include "cclforge/clock.h"
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 #include "cclforge/spawn.h"
 
-void cf_bridge_compile_argv(const struct cf_bridge_plan *p, const char *object, struct strvec *argv)
+void cf_bridge_compile_argv(const struct cf_bridge_plan *p, const char *source, const char *object,
+                            struct strvec *argv)
 {
     cf_strvec_push(argv, p->docker ? "g++" : p->cxx.value ? p->cxx.value : "g++");
     cf_bridge_preprocessor_flags(p, argv);
+    if (p->guard.value && !strcmp(source, p->guard.value))
+        cf_bridge_guard_flags(p, argv);
     cf_strvec_push(argv, "-O2");
     cf_strvec_push(argv, "-fPIC");
     /* only PyInit_<name> needs to be visible */
     cf_strvec_push(argv, "-fvisibility=hidden");
     cf_strvec_push(argv, "-c");
-    cf_strvec_push(argv, p->source.value ? p->source.value : "cclforge_nccl_bridge.cpp");
+    cf_strvec_push(argv, source);
     cf_strvec_push(argv, "-o");
     cf_strvec_push(argv, object);
 }
 
-void cf_bridge_link_argv(const struct cf_bridge_plan *p, const char *object, const char *output, struct strvec *argv)
+void cf_bridge_link_argv(const struct cf_bridge_plan *p, const char *object, const char *guard_object,
+                         const char *output, struct strvec *argv)
 {
     cf_strvec_push(argv, p->docker ? "g++" : p->cxx.value ? p->cxx.value : "g++");
     cf_strvec_push(argv, "-shared");
     cf_strvec_push(argv, "-o");
     cf_strvec_push(argv, output);
     cf_strvec_push(argv, object);
+    cf_strvec_push(argv, guard_object);
     /* exactly the planned libraries become NEEDED, by their file names */
     cf_strvec_push(argv, "-Wl,--no-as-needed");
     for (size_t i = 0; i < p->n_libs; i++) {
@@ -87,6 +93,9 @@ void cf_bridge_docker_argv(const struct cf_bridge_plan *p, const char *work_dir,
     char *src_dir = p->source.value ? cf_dirname(p->source.value) : NULL;
     mount_ro(argv, &seen, src_dir);
     free(src_dir);
+    char *guard_dir = p->guard.value ? cf_dirname(p->guard.value) : NULL;
+    mount_ro(argv, &seen, guard_dir);
+    free(guard_dir);
     cf_strvec_push(argv, "--volume");
     cf_strvec_pushf(argv, "%s:%s", work_dir, work_dir);
     cf_strvec_push(argv, "--workdir");
@@ -107,8 +116,37 @@ static int copy_file(const char *from, const char *to, unsigned mode, cf_error *
     return rc;
 }
 
+/* A line appended to the build log (never through a link: cf_open_log). */
+static void log_line(const char *log, const char *text)
+{
+    cf_error err = CF_ERROR_INIT;
+    int fd = cf_open_log(log, 1, &err);
+    if (fd >= 0) {
+        size_t len = strlen(text);
+        ssize_t w = write(fd, text, len);
+        (void)w;
+        close(fd);
+    }
+    cf_error_clear(&err);
+}
+
+/* "$ argv..." as a shell would show it: what was run, in the log. */
+static void log_command(const char *log, const struct strvec *argv)
+{
+    struct strbuf sb = STRBUF_INIT;
+    cf_sb_adds(&sb, "$");
+    for (size_t i = 0; i < argv->n; i++) {
+        int plain = argv->v[i][0] && strcspn(argv->v[i], " \t\"'$\\") == strlen(argv->v[i]);
+        cf_sb_addf(&sb, plain ? " %s" : " '%s'", argv->v[i]);
+    }
+    cf_sb_adds(&sb, "\n");
+    log_line(log, sb.buf);
+    cf_sb_release(&sb);
+}
+
 static int run_logged(const struct strvec *argv, const char *log, double *seconds, const char *what, cf_error *err)
 {
+    log_command(log, argv);
     struct cf_spawn_opts so = { 0 };
     so.merge_stderr = 1;
     so.capture_stdout = 1;
@@ -119,6 +157,9 @@ static int run_logged(const struct strvec *argv, const char *log, double *second
     double t0 = cf_now_seconds();
     int rc = cf_spawn_run((const char *const *)argv->v, &so, &r, err);
     *seconds = cf_now_seconds() - t0;
+    char *done = cf_asprintf("# %s: %s after %.1f s\n", what, rc == 0 && cf_spawn_ok(&r) ? "done" : "FAILED", *seconds);
+    log_line(log, done);
+    free(done);
     if (rc < 0 && !strcmp(argv->v[0], "docker"))
         cf_error_prefix(err, "--docker: the containerised build has not run");
     if (rc == 0 && !cf_spawn_ok(&r)) {
@@ -144,29 +185,41 @@ static int write_text(const char *path, const char *text, cf_error *err)
 }
 
 /* The object cache's key: compiler, compile command (less the output path),
- * and the sha256 of every file the preprocessor read. NULL when unproven. */
-static char *object_key(const struct cf_bridge_plan *p)
+ * and the sha256 of the source and of every file the preprocessor read (for
+ * the guard, all but the bridge's own source). NULL when unproven. */
+static char *object_key(const struct cf_bridge_plan *p, const char *source)
 {
     if (!p->proof_files.n || p->docker)
         return NULL;
     struct strbuf sb = STRBUF_INIT;
     struct strvec argv = STRVEC_INIT;
-    cf_bridge_compile_argv(p, "-", &argv);
+    cf_bridge_compile_argv(p, source, "-", &argv);
     cf_sb_addf(&sb, "cxx %s %s\n", p->cxx.value, p->cxx_version ? p->cxx_version : "?");
     /* the source by its content alone: the same bridge from another copy of share/ is the same object */
     for (size_t i = 0; i < argv.n; i++)
-        cf_sb_addf(&sb, "%s\n", !strcmp(argv.v[i], p->source.value) ? "<source>" : argv.v[i]);
+        cf_sb_addf(&sb, "%s\n", !strcmp(argv.v[i], source) ? "<source>" : argv.v[i]);
     cf_strvec_clear(&argv);
-    for (size_t i = 0; i < p->proof_files.n; i++) {
+    int guard = strcmp(source, p->source.value) != 0;
+    struct strvec files = STRVEC_INIT;
+    cf_strvec_push(&files, source);
+    for (size_t i = 0; i < p->proof_files.n; i++)
+        if (strcmp(p->proof_files.v[i], p->source.value) != 0)
+            cf_strvec_push(&files, p->proof_files.v[i]);
+    if (guard) /* the header the guard measures, whether or not the bridge includes it */
+        cf_strvec_pushf(&files, "%s/include/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp", p->torch_dir.value);
+    int ok = 1;
+    for (size_t i = 0; ok && i < files.n; i++) {
         char hex[65];
         cf_error err = CF_ERROR_INIT;
-        if (cf_sha256_file(p->proof_files.v[i], hex, &err) != 0) {
-            cf_error_clear(&err);
-            cf_sb_release(&sb);
-            return NULL;
-        }
-        cf_sb_addf(&sb, "%s %s\n", !strcmp(p->proof_files.v[i], p->source.value) ? "<source>" : p->proof_files.v[i],
-                   hex);
+        ok = cf_sha256_file(files.v[i], hex, &err) == 0;
+        if (ok)
+            cf_sb_addf(&sb, "%s %s\n", i == 0 ? "<source>" : files.v[i], hex);
+        cf_error_clear(&err);
+    }
+    cf_strvec_clear(&files);
+    if (!ok) {
+        cf_sb_release(&sb);
+        return NULL;
     }
     char key[65];
     cf_sha256_hex(sb.buf, sb.len, key);
@@ -174,37 +227,78 @@ static char *object_key(const struct cf_bridge_plan *p)
     return cf_strdup(key);
 }
 
-static int compile_cached(const struct cf_bridge_plan *p, const char *object, struct cf_bridge_build_result *res,
-                          const char *work, cf_error *err)
+/* A failed ABI guard, in words: the two sizes from the compiler's message
+ * (its template arguments) and the header that decides each. NULL when the
+ * log says nothing of the guard. */
+static char *guard_failure(const struct cf_bridge_plan *p, const char *log_text)
 {
-    char *key = object_key(p);
+    static const struct {
+        const char *tmpl, *what, *header;
+    } facts[] = {
+        { "cclforge_abi_options_size<", "ProcessGroupNCCL::Options", "nccl" },
+        { "cclforge_abi_process_group_size<", "ProcessGroupNCCL", "torch" },
+    };
+    for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
+        const char *at = strstr(log_text, facts[i].tmpl);
+        long headers, libtorch;
+        if (!at || sscanf(at + strlen(facts[i].tmpl), "%ld, %ld", &headers, &libtorch) != 2)
+            continue;
+        const struct cf_bridge_header *h = p->headers[0].path ? &p->headers[0] : &p->headers[1];
+        const struct cf_bridge_lib *gpu = cf_bridge_lib_role(p, CF_BRIDGE_LINK_TORCH_GPU);
+        char *hdr = !strcmp(facts[i].header, "nccl")
+                        ? cf_asprintf("%s (NCCL %s, the nccl.h the preprocessor resolved)", h->path ? h->path : "nccl.h",
+                                      h->version ? h->version : "?")
+                        : cf_asprintf("%s/include/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp (torch %s)",
+                                      p->torch_dir.value, p->torch_version ? p->torch_version : "?");
+        char *msg = cf_asprintf("the ABI guard failed: sizeof(c10d::%s) is %ld bytes with the header %s but %ld in "
+                                "%s, which the bridge links; nothing was built. Compile against the headers that "
+                                "libtorch was built from (--include DIR first, --nccl-home, --torch-headers) or "
+                                "drop the --define that changes the layout",
+                                facts[i].what, headers, hdr, libtorch, gpu && gpu->path ? gpu->path : "libtorch");
+        free(hdr);
+        return msg;
+    }
+    return NULL;
+}
+
+static int compile_cached(const struct cf_bridge_plan *p, const char *source, const char *object, const char *what,
+                          struct cf_bridge_build_result *res, const char *work, int *hit, cf_error *err)
+{
+    char *key = object_key(p, source);
     char *root = key ? cf_cache_root_usable(NULL) : NULL; /* no safe cache root: no cache */
     char *cached = root ? cf_asprintf("%s/bridge/objects/%s.o", root, key) : NULL;
     int rc = 0;
+    *hit = 0;
     if (cached && cf_is_file(cached)) {
         rc = copy_file(cached, object, 0644, err);
         if (rc == 0) {
-            res->cache_hit = 1;
+            *hit = 1;
+            free(res->object_cache);
             res->object_cache = cf_strdup(cached);
-            char *line = cf_asprintf("object cache hit: %s (same compiler, command and %zu input files)\n", cached,
-                                     p->proof_files.n);
-            write_text(res->log_path, line, err);
+            char *line = cf_asprintf("# %s: object cache hit %s (same compiler, command and %zu input files)\n", what,
+                                     cached, p->proof_files.n);
+            log_line(res->log_path, line);
             free(line);
         }
     } else {
         struct strvec argv = STRVEC_INIT, outer = STRVEC_INIT;
-        cf_bridge_compile_argv(p, object, &argv);
+        double seconds = 0;
+        cf_bridge_compile_argv(p, source, object, &argv);
         if (p->docker)
             cf_bridge_docker_argv(p, work, &argv, &outer);
-        rc = run_logged(p->docker ? &outer : &argv, res->log_path, &res->compile_seconds, "compiling the bridge", err);
+        rc = run_logged(p->docker ? &outer : &argv, res->log_path, &seconds, what, err);
+        res->compile_seconds += seconds;
         cf_strvec_clear(&argv);
         cf_strvec_clear(&outer);
         if (rc == 0 && cached) {
             char *dir = cf_dirname(cached);
             cf_error cerr = CF_ERROR_INIT;
             /* a cache that cannot be written costs the next build time, not this one */
-            if (cf_mkdir_p(dir, 0755, &cerr) == 0 && copy_file(object, cached, 0644, &cerr) == 0)
+            if (cf_mkdir_p(dir, 0755, &cerr) == 0 && copy_file(object, cached, 0644, &cerr) == 0 &&
+                !strcmp(source, p->source.value)) {
+                free(res->object_cache);
                 res->object_cache = cf_strdup(cached);
+            }
             cf_error_clear(&cerr);
             free(dir);
         }
@@ -245,6 +339,14 @@ static int write_manifest(const struct cf_bridge_plan *p, const char *abs_out, c
     cJSON *bundled = cJSON_AddArrayToObject(doc, "bundled");
     for (size_t i = 0; i < p->bundle_libs.n; i++)
         cJSON_AddItemToArray(bundled, cJSON_CreateString(cf_basename(p->bundle_libs.v[i])));
+    /* what the host's toolkit must provide, and the toolkit seen here */
+    cJSON *tk = cJSON_AddArrayToObject(doc, "toolkit_libs");
+    for (size_t i = 0; i < p->n_toolkit_libs; i++)
+        cJSON_AddItemToArray(tk, cJSON_CreateString(p->toolkit_libs[i].value));
+    cJSON *tko = cJSON_AddObjectToObject(doc, "toolkit");
+    cJSON_AddStringToObject(tko, "vendor", cf_vendor_get(p->vendor)->word);
+    cf_json_put_str(tko, "version", p->toolkit_version);
+    cf_json_put_str(tko, "root", p->toolkit_root.value);
     char *json = cJSON_Print(doc);
     cJSON_Delete(doc);
     char *json_path = cf_path_join(abs_out, "cclforge-build.json");
@@ -254,17 +356,69 @@ static int write_manifest(const struct cf_bridge_plan *p, const char *abs_out, c
     return rc;
 }
 
+/* The package's __init__.py: the plugin's own when --into has one (kept, as
+ * it is, for `bridge wheel`), else one importing what every bridge exports. */
 static int write_init(const struct cf_bridge_plan *p, const char *pkg_dir, cf_error *err)
 {
-    char *init = cf_asprintf("\"\"\"cclforge bridge (%s): c10d::ProcessGroupNCCL of the vendor libtorch.\"\"\"\n"
-                             "import torch.distributed  # registers Store and Backend before the extension loads\n"
-                             "from .%s import make_nccl_backend, abi_info  # noqa: F401\n",
-                             cf_vendor_get(p->vendor)->word, p->module_name);
     char *init_path = cf_path_join(pkg_dir, "__init__.py");
-    int rc = write_text(init_path, init, err);
-    free(init);
+    char *own = p->into ? cf_asprintf("%s/%s/__init__.py", p->into, p->package_dir) : NULL;
+    int rc;
+    if (own && cf_is_file(own)) {
+        rc = copy_file(own, init_path, 0644, err);
+    } else {
+        char *init = cf_asprintf("\"\"\"cclforge bridge (%s): c10d::ProcessGroupNCCL of the vendor libtorch.\"\"\"\n"
+                                 "import torch.distributed  # registers Store and Backend before the extension loads\n"
+                                 "from .%s import make_nccl_backend  # noqa: F401\n",
+                                 cf_vendor_get(p->vendor)->word, p->module_name);
+        rc = write_text(init_path, init, err);
+        free(init);
+    }
+    free(own);
     free(init_path);
     return rc;
+}
+
+/* --into, once the build passed its check: the extension and the bundled
+ * libraries at their places in the package's own tree. */
+static int place_into(const struct cf_bridge_plan *p, const char *output, struct cf_bridge_build_result *res,
+                      cf_error *err)
+{
+    char *dir = cf_path_join(p->into, p->package_dir);
+    char *libdir = cf_path_join(dir, "lib");
+    char *at = cf_path_join(dir, p->output_name);
+    int rc = cf_mkdir_p(dir, 0755, err);
+    if (rc == 0 && p->bundle_libs.n)
+        rc = cf_mkdir_p(libdir, 0755, err);
+    for (size_t i = 0; rc == 0 && i < p->bundle_libs.n; i++) {
+        char *to = cf_path_join(libdir, cf_basename(p->bundle_libs.v[i]));
+        rc = copy_file(p->bundle_libs.v[i], to, 0755, err);
+        free(to);
+    }
+    if (rc == 0)
+        rc = copy_file(output, at, 0755, err);
+    if (rc == 0)
+        res->installed = cf_strdup(at);
+    free(at);
+    free(libdir);
+    free(dir);
+    return rc;
+}
+
+/* The guard's failure, read back from the log, replaces the compiler's words. */
+static void explain_guard(const struct cf_bridge_plan *p, const char *log, cf_error *err)
+{
+    struct strbuf text = STRBUF_INIT;
+    cf_error rerr = CF_ERROR_INIT;
+    if (cf_read_file(log, 64u << 20, &text, &rerr) == 0) {
+        char *msg = guard_failure(p, cf_sb_str(&text));
+        if (msg) {
+            cf_error_clear(err);
+            cf_error_set(err, CF_ERR_FAILED, "%s (full log: %s)", msg, log);
+            free(msg);
+        }
+    }
+    cf_error_clear(&rerr);
+    cf_sb_release(&text);
 }
 
 int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct cf_bridge_build_result *res,
@@ -280,22 +434,32 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
     char *pkg_dir = cf_path_join(abs_out, p->package_dir);
     char *lib_dir = cf_path_join(pkg_dir, "lib");
     char *object_name = cf_asprintf("%s/%s.o", abs_out, p->module_name);
+    char *guard_name = cf_asprintf("%s/%s.abi_guard.o", abs_out, p->module_name);
     char *output = cf_path_join(pkg_dir, p->output_name);
     /* The compiler and the linker write to unpredictable temporaries (nothing
      * planted at a known name is written through); only the linked output is
      * renamed into place. */
-    struct cf_atomic_file object = { .fd = -1, .dir_fd = -1 }, linked = { .fd = -1, .dir_fd = -1 };
+    struct cf_atomic_file object = { .fd = -1, .dir_fd = -1 }, guard = { .fd = -1, .dir_fd = -1 },
+                          linked = { .fd = -1, .dir_fd = -1 };
     char *stage = cf_path_join(abs_out, "installed-layout");
     res->log_path = cf_path_join(abs_out, "build.log");
     struct strvec largv = STRVEC_INIT, outer = STRVEC_INIT;
-    int rc = -1;
+    int rc = -1, hit = 0, guard_hit = 0;
     unlink(res->log_path);
     if (cf_mkdir_p(pkg_dir, 0755, err) < 0 || cf_atomic_begin(&object, AT_FDCWD, object_name, 0644, err) < 0 ||
+        cf_atomic_begin(&guard, AT_FDCWD, guard_name, 0644, err) < 0 ||
         cf_atomic_begin(&linked, AT_FDCWD, output, 0755, err) < 0)
         goto out;
-    if (compile_cached(p, object.tmp_path, res, abs_out, err) < 0)
+    /* the guard first: a layout mismatch is said before the long compile */
+    if (compile_cached(p, p->guard.value, guard.tmp_path, "compiling the ABI guard", res, abs_out, &guard_hit, err) <
+        0) {
+        explain_guard(p, res->log_path, err);
         goto out;
-    cf_bridge_link_argv(p, object.tmp_path, linked.tmp_path, &largv);
+    }
+    if (compile_cached(p, p->source.value, object.tmp_path, "compiling the bridge", res, abs_out, &hit, err) < 0)
+        goto out;
+    res->cache_hit = hit && guard_hit;
+    cf_bridge_link_argv(p, object.tmp_path, guard.tmp_path, linked.tmp_path, &largv);
     if (p->docker)
         cf_bridge_docker_argv(p, abs_out, &largv, &outer);
     if (run_logged(p->docker ? &outer : &largv, res->log_path, &res->link_seconds, "linking the bridge", err) < 0)
@@ -316,34 +480,23 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
     }
     if (write_manifest(p, abs_out, err) < 0)
         goto out;
-    if (p->into) {
-        /* its place in the package's own tree: only the extension, the tree keeps its files */
-        char *dir = cf_path_join(p->into, p->package_dir);
-        char *at = cf_path_join(dir, p->output_name);
-        int crc = cf_mkdir_p(dir, 0755, err);
-        if (crc == 0)
-            crc = copy_file(output, at, 0755, err);
-        free(dir);
-        if (crc < 0) {
-            free(at);
-            goto out;
-        }
-        res->installed = at;
-    }
-    if (cf_bridge_inspect_output(p, res->installed ? res->installed : output, stage, res, err) < 0)
+    if (cf_bridge_inspect_output(p, output, stage, res, err) < 0)
         goto out;
     if (res->problems.n) {
         struct strbuf sb = STRBUF_INIT;
         for (size_t i = 0; i < res->problems.n; i++)
             cf_sb_addf(&sb, "\n  - %s", res->problems.v[i]);
-        cf_error_set(err, CF_ERR_FAILED, "%s was built but fails its check in the installed layout:%s", output,
-                     sb.buf);
+        cf_error_set(err, CF_ERR_FAILED, "%s was built but fails its check in the installed layout%s:%s", output,
+                     p->into ? " (the --into tree was left as it was)" : "", sb.buf);
         cf_sb_release(&sb);
         goto out;
     }
+    if (p->into && place_into(p, output, res, err) < 0)
+        goto out;
     rc = 0;
 out:
     cf_atomic_abort(&linked);
+    cf_atomic_abort(&guard);
     cf_atomic_abort(&object);
     cf_strvec_clear(&largv);
     cf_strvec_clear(&outer);
@@ -351,6 +504,7 @@ out:
     free(pkg_dir);
     free(lib_dir);
     free(object_name);
+    free(guard_name);
     free(output);
     free(stage);
     return rc;

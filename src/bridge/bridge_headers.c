@@ -277,7 +277,10 @@ static void plan_defines(const struct cf_bridge_opts *o, struct cf_bridge_plan *
     const struct cf_bridge_lib *gpu = cf_bridge_lib_role(p, CF_BRIDGE_LINK_TORCH_GPU);
     d = cf_asprintf("CCLFORGE_TORCH_GPU_LIB=\"%s\"", gpu && gpu->path ? cf_basename(gpu->path)
                                                                      : cf_vendor_get(p->vendor)->torch_gpu_lib);
-    push_define(p, d, "abi_info() names the libtorch it finds ProcessGroupNCCL in");
+    push_define(p, d, "the ABI guard's facts name the libtorch ProcessGroupNCCL is in");
+    free(d);
+    d = cf_asprintf("CCLFORGE_COMM_LIB=\"%s\"", cf_vendor_get(p->vendor)->comm->soname);
+    push_define(p, d, "the ABI guard's facts name the comm library's soname");
     free(d);
     if (p->device_count.value && !strcmp(p->device_count.value, "hip"))
         push_define(p, "CCLFORGE_DEVICE_COUNT_HIP", p->device_count.from);
@@ -327,6 +330,21 @@ void cf_bridge_plan_headers(const struct cf_bridge_opts *o, struct cf_bridge_pla
     plan_includes(o, p, cs);
     detect_flavour(p);
     plan_defines(o, p);
+}
+
+void cf_bridge_guard_flags(const struct cf_bridge_plan *p, struct strvec *argv)
+{
+    /* the guard's own facts: not the bridge's defines, so the bridge's object
+     * stays the same whatever the host's toolkit is declared to provide */
+    if (p->n_toolkit_libs) {
+        struct strbuf libs = STRBUF_INIT;
+        for (size_t i = 0; i < p->n_toolkit_libs; i++)
+            cf_sb_addf(&libs, "%s%s", i ? " " : "", p->toolkit_libs[i].value);
+        cf_strvec_pushf(argv, "-DCCLFORGE_TOOLKIT_LIBS=\"%.255s\"", libs.buf);
+        cf_sb_release(&libs);
+    }
+    if (p->toolkit_version)
+        cf_strvec_pushf(argv, "-DCCLFORGE_TOOLKIT_VERSION=\"%.31s\"", p->toolkit_version);
 }
 
 void cf_bridge_preprocessor_flags(const struct cf_bridge_plan *p, struct strvec *argv)

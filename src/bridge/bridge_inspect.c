@@ -96,12 +96,26 @@ static void check_needed(const struct cf_bridge_plan *p, const struct cf_ldso_re
         const struct cf_ldso_node *n = &r->nodes[i];
         if (n->parent != ext)
             continue;
+        if (cf_bridge_is_toolkit_lib(p, n->needed)) {
+            /* the host's toolkit provides it: found here the way the host's loader finds it */
+            if (n->path)
+                cf_strvec_pushf(&res->checks, "ok: NEEDED %s -> %s (the host's toolkit provides it: found here "
+                                              "through the toolkit's lib dir; recorded for wheel verify and doctor)",
+                                n->needed, n->path);
+            else
+                cf_strvec_pushf(&res->problems, "NEEDED %s is declared toolkit-provided but this machine's toolkit "
+                                                "(%s) has no %s: set ROCM_PATH/DTK_HOME/CUDA_HOME or --toolkit to "
+                                                "the toolkit the bridge is built for",
+                                n->needed, p->toolkit_root.value ? p->toolkit_root.value : "none", n->needed);
+            continue;
+        }
         if (!n->path) {
             struct strbuf tried = STRBUF_INIT;
             for (size_t k = 0; k < n->n_considered && k < 8; k++)
                 cf_sb_addf(&tried, "%s%s", k ? ", " : "", shown(n->considered[k].path, stage, &a));
             cf_strvec_pushf(&res->problems, "NEEDED %s is not in the installed layout (considered: %s). Ship it "
-                                            "where an --rpath entry points, or --bundle it",
+                                            "where an --rpath entry points, --bundle it, or declare it "
+                                            "--toolkit-lib when the host's toolkit provides it",
                             n->needed, tried.len ? tried.buf : "no directory");
             cf_sb_release(&tried);
             continue;
@@ -479,6 +493,13 @@ int cf_bridge_inspect_output(const struct cf_bridge_plan *p, const char *output,
     const char *pre[3] = { torch_c ? torch_c : ext, torch_c ? ext : NULL, NULL };
     struct cf_ldso_opts lo = { 0 };
     lo.dlopen = pre;
+    /* the toolkit's libraries as a host with the toolkit finds them, before
+     * this shell's own LD_LIBRARY_PATH */
+    char *tk = cf_bridge_toolkit_search_path(p);
+    const char *env = getenv("LD_LIBRARY_PATH");
+    char *llp = tk && env && *env ? cf_asprintf("%s:%s", tk, env) : NULL;
+    if (tk)
+        lo.ld_library_path = llp ? llp : tk;
     struct cf_ldso_result r;
     int rc = p->python_exe ? cf_ldso_resolve(p->python_exe, &lo, &r, err) : cf_ldso_resolve(ext, NULL, &r, err);
     if (rc == 0) {
@@ -496,5 +517,7 @@ int cf_bridge_inspect_output(const struct cf_bridge_plan *p, const char *output,
     }
     free(ext);
     free(torch_c);
+    free(tk);
+    free(llp);
     return rc;
 }

@@ -37,6 +37,8 @@ void cf_bridge_prove_headers(struct cf_bridge_plan *p);
 void cf_bridge_read_proof(struct cf_bridge_plan *p, const char *tree, const char *macros);
 /* The -D and -isystem flags of a compile (shared by the proof and the build). */
 void cf_bridge_preprocessor_flags(const struct cf_bridge_plan *p, struct strvec *argv);
+/* The ABI guard's extra -D flags: the toolkit libraries and version it records. */
+void cf_bridge_guard_flags(const struct cf_bridge_plan *p, struct strvec *argv);
 
 /* bridge_layout.c: package path, RPATH entries and what they reach, the
  * sonames both the vendor directory and the importing torch provide. */
@@ -53,6 +55,15 @@ size_t cf_bridge_package_depth(const char *package);
 char *cf_bridge_stage_layout(const struct cf_bridge_plan *p, const char *output, const char *stage, cf_error *err);
 
 void cf_bridge_duplicates_free(struct cf_bridge_duplicate *v, size_t n);
+
+/* bridge_toolkit.c: the libraries the host's toolkit provides (--toolkit-lib
+ * and the defaults), the toolkit's version; called once the libraries are resolved. */
+struct cf_survey;
+void cf_bridge_plan_toolkit_libs(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, const struct cf_survey *sv);
+int cf_bridge_is_toolkit_lib(const struct cf_bridge_plan *p, const char *soname);
+/* The toolkit's directories holding them, ':'-joined (the layout check's
+ * LD_LIBRARY_PATH, as a host with the toolkit has it); NULL when none. */
+char *cf_bridge_toolkit_search_path(const struct cf_bridge_plan *p);
 
 /* bridge_plan.c: a directory's shared objects by soname ("libc10.so" -> path). */
 void cf_bridge_sonames_in(const char *dir, struct strvec *sonames, struct strvec *paths);

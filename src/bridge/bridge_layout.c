@@ -128,7 +128,7 @@ void cf_bridge_plan_user_rpath(const struct cf_bridge_opts *o, struct cf_bridge_
         free(rel);
     }
     /* --into with no --vendor-libs: the package's own vendor directory */
-    if (!p->vendor_libs.value) {
+    if (!p->vendor_libs.value && !o->vendor_libs && !o->libtorch) {
         char *v = into_vendor_dir(p);
         if (v)
             cf_bridge_item_set(&p->vendor_libs, v, "--into: the package directory its --rpath reaches");
@@ -296,6 +296,46 @@ static int link_files(const char *dir, const char *to, cf_error *err)
     return rc;
 }
 
+/* dir's tree under to: directories made, files (and links) linked. */
+static int mirror_tree(const char *dir, const char *to, cf_error *err)
+{
+    if (cf_mkdir_p(to, 0755, err) < 0)
+        return -1;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int rc = 0;
+    while (rc == 0 && d && (de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char *from = cf_path_join(dir, de->d_name), *link = cf_path_join(to, de->d_name);
+        struct stat st;
+        if (lstat(from, &st) == 0 && S_ISDIR(st.st_mode))
+            rc = mirror_tree(from, link, err);
+        else
+            rc = link_to(from, link, err);
+        free(from);
+        free(link);
+    }
+    if (d)
+        closedir(d);
+    return rc;
+}
+
+/* The build's new files at their installed places in the stage. */
+static int overlay_new_files(const struct cf_bridge_plan *p, const char *output, const char *ext, const char *stage,
+                             cf_error *err)
+{
+    int rc = link_to(output, ext, err);
+    char *libdir = cf_asprintf("%s/%s/lib", stage, p->package_dir);
+    for (size_t i = 0; rc == 0 && i < p->bundle_libs.n; i++) {
+        char *link = cf_path_join(libdir, cf_basename(p->bundle_libs.v[i]));
+        rc = link_to(p->bundle_libs.v[i], link, err);
+        free(link);
+    }
+    free(libdir);
+    return rc;
+}
+
 char *cf_bridge_stage_layout(const struct cf_bridge_plan *p, const char *output, const char *stage, cf_error *err)
 {
     cf_error rerr = CF_ERROR_INIT;
@@ -307,20 +347,17 @@ char *cf_bridge_stage_layout(const struct cf_bridge_plan *p, const char *output,
     char *ext = cf_asprintf("%s/%s/%s", stage, p->package_dir, cf_basename(output));
     int rc = 0;
     if (p->into) {
-        /* the tree the package will be built from holds everything of its own */
-        char *from = cf_path_join(p->into, top), *link = cf_path_join(stage, top);
-        rc = link_to(from, link, err);
+        /* the tree the package will be built from holds everything of its own;
+         * mirrored (links), with the new extension and bundled libraries laid
+         * over it, so the tree itself is written only once the check passes */
+        char *from = cf_path_join(p->into, top), *to = cf_path_join(stage, top);
+        rc = cf_is_dir(from) ? mirror_tree(from, to, err) : 0;
         free(from);
-        free(link);
+        free(to);
+        if (rc == 0)
+            rc = overlay_new_files(p, output, ext, stage, err);
     } else {
-        rc = link_to(output, ext, err);
-        char *libdir = cf_asprintf("%s/%s/lib", stage, p->package_dir);
-        for (size_t i = 0; rc == 0 && i < p->bundle_libs.n; i++) {
-            char *link = cf_path_join(libdir, cf_basename(p->bundle_libs.v[i]));
-            rc = link_to(p->bundle_libs.v[i], link, err);
-            free(link);
-        }
-        free(libdir);
+        rc = overlay_new_files(p, output, ext, stage, err);
         /* the package's own RPATH directories hold what --vendor-libs holds
          * now: the libraries the package will ship there */
         for (size_t i = 0; rc == 0 && i < p->n_rpath && p->vendor_libs.value; i++) {

@@ -224,7 +224,7 @@ static void resolve_torch(const struct cf_bridge_opts *o, struct cf_bridge_plan 
         else
             cf_bridge_item_set(&p->vendor_libs, v, "--vendor-libs");
         free(v);
-    } else if (both) {
+    } else if (both && !p->vendor_libs.value) {
         char *lib = cf_path_join(both, "lib");
         if (cf_is_dir(lib))
             cf_bridge_item_set(&p->vendor_libs, lib, from);
@@ -635,6 +635,17 @@ static void read_vendor_facts(struct cf_bridge_plan *p)
                           c10->path, cf_vendor_get(p->vendor)->torch_gpu_link[CF_BRIDGE_LINK_C10_GPU]);
 }
 
+/* A bridge source defines make_nccl_backend; anything else is named as such
+ * before it is compiled (no NCCL header is the proof's to say). */
+static void check_is_bridge(struct cf_bridge_plan *p)
+{
+    if (p->source.value && !file_contains(p->source.value, "make_nccl_backend"))
+        cf_bridge_problem(p, "%s is not a bridge source: it defines no make_nccl_backend (a bridge defines "
+                             "make_nccl_backend(store, rank, size, timeout_ms, high_priority_stream) in "
+                             "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)); pass the plugin's nccl_backend.cpp as --source",
+                          p->source.value);
+}
+
 static void resolve_source(const struct cf_bridge_opts *o, struct cf_bridge_plan *p)
 {
     if (o->source) {
@@ -647,16 +658,49 @@ static void resolve_source(const struct cf_bridge_opts *o, struct cf_bridge_plan
             cf_bridge_item_set(&p->source, beside, "beside the cclforge executable");
         free(beside);
     }
-    if (p->source.value && !cf_is_file(p->source.value)) {
-        cf_bridge_problem(p, "bridge source %s not found: pass --source FILE or set CCLFORGE_BRIDGE_SOURCE",
-                          p->source.value);
-    } else if (!p->source.value) {
+    if (!p->source.value) {
         char *looked = cf_share_looked("bridge/cclforge_nccl_bridge.cpp");
         cf_bridge_problem(p, "cclforge's share directory is missing (looked at %s): reinstall cclforge (its wheel or "
                              "tarball carries share/cclforge), or pass --source FILE or set CCLFORGE_BRIDGE_SOURCE",
                           looked);
         free(looked);
+    } else if (!cf_is_file(p->source.value)) {
+        cf_bridge_problem(p, "bridge source %s not found: pass --source FILE or set CCLFORGE_BRIDGE_SOURCE",
+                          p->source.value);
+    } else {
+        /* absolute: the plan's commands run from any directory */
+        char *abs = cf_realpath(p->source.value);
+        char *from = cf_strdup(p->source.from);
+        cf_bridge_item_set(&p->source, abs, from);
+        free(from);
+        free(abs);
+        check_is_bridge(p);
     }
+    char *guard = cf_share_file("bridge/cclforge_abi_guard.cpp");
+    char *real = guard ? cf_realpath(guard) : NULL;
+    if (real)
+        cf_bridge_item_set(&p->guard, real, "cclforge's ABI guard, beside the cclforge executable");
+    else
+        cf_bridge_problem(p, "cclforge's ABI guard (share/cclforge/bridge/cclforge_abi_guard.cpp) is not beside the "
+                             "cclforge executable: reinstall cclforge");
+    free(guard);
+    free(real);
+}
+
+/* Where the plan's commands write: absolute, not created by the plan. */
+static void plan_outputs(const struct cf_bridge_opts *o, struct cf_bridge_plan *p)
+{
+    const char *out = o->out_dir ? o->out_dir : "bridge-build";
+    char *cwd = out[0] == '/' ? NULL : getcwd(NULL, 0);
+    char *joined = cwd ? cf_path_join(cwd, out) : cf_strdup(out);
+    int escaped = 0;
+    p->out_dir = cf_path_normalize(joined, &escaped);
+    free(joined);
+    free(cwd);
+    p->object = cf_asprintf("%s/%s.o", p->out_dir, p->module_name);
+    p->guard_object = cf_asprintf("%s/%s.abi_guard.o", p->out_dir, p->module_name);
+    if (p->output_name)
+        p->output = cf_asprintf("%s/%s/%s", p->out_dir, p->package_dir, p->output_name);
 }
 
 static int valid_identifier(const char *s, size_t len)
@@ -728,22 +772,26 @@ int cf_bridge_plan_make(const struct cf_bridge_opts *o, struct cf_bridge_plan *p
     char *torch_from_python = NULL;
     struct cf_bridge_comm_source cs = { 0 };
     probe_python(o, p, &torch_from_python);
+    /* the --rpath entries first: with --into they locate the vendor directory,
+     * the default that --vendor-libs leaves (before the Python's torch/lib) */
+    cf_bridge_plan_user_rpath(o, p);
     resolve_torch(o, p, torch_from_python);
     free(torch_from_python);
-    cf_bridge_plan_user_rpath(o, p);
     struct cf_survey sv = CF_SURVEY_INIT;
     survey_toolkits(&sv);
     resolve_vendor(o, p, &sv);
     resolve_toolkit_root(o, p, &sv);
-    cf_survey_release(&sv);
     resolve_compiler(o, p);
     resolve_comm(o, p, &cs);
     if (p->torch_dir.value || p->vendor_libs.value) {
         resolve_libs(p, &cs);
         read_vendor_facts(p);
     }
+    cf_bridge_plan_toolkit_libs(o, p, &sv);
+    cf_survey_release(&sv);
     if (p->ext_suffix)
         p->output_name = cf_asprintf("%s%s", p->module_name, p->ext_suffix);
+    plan_outputs(o, p);
     cf_bridge_plan_headers(o, p, &cs);
     cf_bridge_plan_layout(o, p, &cs);
     resolve_source(o, p);

@@ -112,13 +112,15 @@ void cf_bridge_plan_release(struct cf_bridge_plan *p)
 {
     struct cf_bridge_item *singles[] = { &p->vendor_item, &p->cxx, &p->python, &p->python_include, &p->torch_dir,
                                          &p->vendor_libs, &p->torch_import, &p->toolkit_root, &p->nccl_header,
-                                         &p->nccl_library, &p->nccl_libtorch, &p->device_count, &p->source };
+                                         &p->nccl_library, &p->nccl_libtorch, &p->device_count, &p->source,
+                                         &p->guard };
     for (size_t i = 0; i < sizeof singles / sizeof singles[0]; i++)
         item_free(singles[i]);
     char *strings[] = { p->cxx_version, p->cxx_std, p->cxx_gate, p->python_exe, p->python_version, p->python_tag,
                         p->ext_suffix, p->torch_version, p->cxx11_abi_from, p->flavour_from, p->define_set,
                         p->define_set_why, p->nccl_header_version, p->proof, p->module_name, p->package,
-                        p->package_dir, p->output_name, p->into, p->docker };
+                        p->package_dir, p->output_name, p->into, p->docker, p->out_dir, p->object,
+                        p->guard_object, p->output, p->toolkit_version };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         free(strings[i]);
     for (size_t i = 0; i < sizeof p->headers / sizeof p->headers[0]; i++) {
@@ -130,6 +132,7 @@ void cf_bridge_plan_release(struct cf_bridge_plan *p)
     items_free(p->includes, p->n_includes);
     items_free(p->defines, p->n_defines);
     items_free(p->rpath, p->n_rpath);
+    items_free(p->toolkit_libs, p->n_toolkit_libs);
     cf_bridge_duplicates_free(p->duplicates, p->n_duplicates);
     for (size_t i = 0; i < p->n_libs; i++) {
         free(p->libs[i].name);

@@ -61,12 +61,21 @@ int cf_bridge_wheel(const struct cf_bridge_wheel_opts *o, char **wheel_path, cha
     /* the marker: module, vendor and externals, in a stable key order */
     cJSON *marker = cJSON_CreateObject();
     char *dotted = cf_asprintf("%s.%s", package, module);
-    cJSON_AddStringToObject(marker, "schema", "cclforge.bridge-wheel/1");
+    cJSON_AddStringToObject(marker, "schema", "cclforge.bridge-wheel/2");
     cJSON_AddStringToObject(marker, "module", dotted);
     cJSON_AddStringToObject(marker, "vendor", vendor ? vendor : "unknown");
     cJSON *ext_arr = cJSON_AddArrayToObject(marker, "externals");
     for (size_t i = 0; i < externals.n; i++)
         cJSON_AddItemToArray(ext_arr, cJSON_CreateString(externals.v[i]));
+    /* what the host's toolkit must provide, and the toolkit seen at build */
+    cJSON *tl = cJSON_GetObjectItemCaseSensitive(doc, "toolkit_libs");
+    cJSON_AddItemToObject(marker, "toolkit_libs", tl ? cJSON_Duplicate(tl, 1) : cJSON_CreateArray());
+    cJSON *tk = cJSON_GetObjectItemCaseSensitive(doc, "toolkit");
+    if (tk) {
+        cJSON *t = cJSON_AddObjectToObject(marker, "toolkit");
+        cf_json_put_str(t, "vendor", cf_json_str(tk, "vendor"));
+        cf_json_put_str(t, "version", cf_json_str(tk, "version"));
+    }
     char *marker_text = cJSON_Print(marker);
     cJSON_Delete(marker);
     free(dotted);

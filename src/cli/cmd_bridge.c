@@ -23,7 +23,8 @@ static const char usage_text[] =
     "\n"
     "  plan    the resolved configuration, each item with where it came from\n"
     "  plan    also proves the headers: the compiler's preprocessor says which nccl.h\n"
-    "          really resolves; it must match the NCCL linked and libtorch's\n"
+    "          really resolves; it must match the NCCL linked and libtorch's; and gives\n"
+    "          the compile, ABI-guard and link commands, runnable as given (-o DIR)\n"
     "  build   compile and link <name><EXT_SUFFIX> into DIR/<package dir>/, then check it\n"
     "          in its installed layout (import torch first, then the extension): every\n"
     "          NEEDED and undefined symbol resolved, $ORIGIN RPATHs only, PyInit_<name>\n"
@@ -49,12 +50,19 @@ static const char usage_text[] =
     "  --include DIR              an include root searched first (repeatable)\n"
     "  --define NAME[=VALUE]      add to or replace in the chosen define set (repeatable)\n"
     "  --undefine NAME            drop from the chosen define set (repeatable)\n"
-    "  --source FILE              bridge source (default: CCLFORGE_BRIDGE_SOURCE, then beside cclforge)\n"
-    "  --into DIR                 build: also place the extension at DIR/<package dir>/ (a source or staging\n"
-    "                             tree) and check it in that tree's layout\n"
+    "  --source FILE              bridge source: cclforge's or the plugin's own (any source defining\n"
+    "                             make_nccl_backend; cclforge's ABI guard is linked into every bridge)\n"
+    "                             (default: CCLFORGE_BRIDGE_SOURCE, then beside cclforge)\n"
+    "  --into DIR                 build: check the extension in the layout of DIR (a source or staging tree),\n"
+    "                             then place it (and --bundle libraries) at DIR/<package dir>/; a failed\n"
+    "                             build leaves DIR as it was\n"
     "  --max-glibc V              fail when the result needs a GLIBC_ version above V (2.28 or a manylinux tag)\n"
     "  --docker IMAGE             compile and link inside IMAGE (docker run, inputs mounted read-only)\n"
-    "  -o, --out DIR              build directory (default bridge-build)\n"
+    "  --toolkit-lib SONAME       a library the host's toolkit provides (e.g. librccl.so.1 in <DTK>/lib): no\n"
+    "                             RPATH to it, recorded in the wheel, checked by wheel verify and doctor\n"
+    "                             (repeatable; default: the vendor's comm library and runtime when the\n"
+    "                             vendor directory does not ship them)\n"
+    "  -o, --out DIR              build directory (default bridge-build; plan: where its commands write)\n"
     "  --wheel-dir DIR            where the wheel goes (default dist)\n"
     "  --dist-name NAME           wheel distribution name (default cclforge-nccl-bridge)\n"
     "  --dist-version V           wheel version (default 0.1.0)\n"
@@ -72,7 +80,7 @@ static const char usage_text[] =
 enum {
     OPT_VENDOR = 256, OPT_LIBTORCH, OPT_TORCH_HEADERS, OPT_VENDOR_LIBS, OPT_PYTHON, OPT_CXX, OPT_TOOLKIT, OPT_NCCL_HOME,
     OPT_NAME, OPT_PACKAGE, OPT_SOURCE, OPT_RPATH, OPT_BUNDLE, OPT_INCLUDE, OPT_DEFINE, OPT_UNDEFINE, OPT_INTO,
-    OPT_MAX_GLIBC, OPT_DOCKER, OPT_WHEEL_DIR, OPT_DIST_NAME, OPT_DIST_VERSION, OPT_PLATFORM_TAG, OPT_JSON
+    OPT_MAX_GLIBC, OPT_DOCKER, OPT_TOOLKIT_LIB, OPT_WHEEL_DIR, OPT_DIST_NAME, OPT_DIST_VERSION, OPT_PLATFORM_TAG, OPT_JSON
 };
 
 static const struct option long_options[] = {
@@ -95,6 +103,7 @@ static const struct option long_options[] = {
     { "into", required_argument, 0, OPT_INTO },
     { "max-glibc", required_argument, 0, OPT_MAX_GLIBC },
     { "docker", required_argument, 0, OPT_DOCKER },
+    { "toolkit-lib", required_argument, 0, OPT_TOOLKIT_LIB },
     { "out", required_argument, 0, 'o' },
     { "wheel-dir", required_argument, 0, OPT_WHEEL_DIR },
     { "dist-name", required_argument, 0, OPT_DIST_NAME },
@@ -107,7 +116,7 @@ static const struct option long_options[] = {
 
 struct args {
     struct cf_bridge_opts opts;
-    struct strvec rpath, bundle, includes, defines, undefines;
+    struct strvec rpath, bundle, includes, defines, undefines, toolkit_libs;
     const char *out, *wheel_dir, *dist_name, *dist_version, *platform_tag;
     int json;
 };
@@ -225,10 +234,33 @@ static cJSON *plan_json(const struct cf_bridge_plan *p)
     cJSON_AddItemToObject(o, "rpath", items_json(p->rpath, p->n_rpath));
     cJSON_AddItemToObject(o, "duplicates", duplicates_json(p->duplicates, p->n_duplicates));
     cJSON_AddItemToObject(o, "source", item_json(&p->source));
+    cJSON_AddItemToObject(o, "guard", item_json(&p->guard));
+    cJSON_AddItemToObject(o, "toolkit_libs", items_json(p->toolkit_libs, p->n_toolkit_libs));
+    cf_json_put_str(o, "toolkit_version", p->toolkit_version);
     cf_json_put_str(o, "module", p->module_name);
     cf_json_put_str(o, "package", p->package);
     cf_json_put_str(o, "package_dir", p->package_dir);
-    cf_json_put_str(o, "output", p->output_name);
+    cf_json_put_str(o, "output_name", p->output_name);
+    cf_json_put_str(o, "output", p->output);
+    cf_json_put_str(o, "output_dir", p->output ? p->out_dir : NULL);
+    /* the plan as commands: runnable as given, from any directory, once
+     * output_dir/<package dir> exists (the plan itself writes nothing) */
+    if (p->output && p->source.value && p->guard.value) {
+        struct strvec c = STRVEC_INIT, g = STRVEC_INIT, l = STRVEC_INIT;
+        cf_bridge_compile_argv(p, p->source.value, p->object, &c);
+        cf_bridge_compile_argv(p, p->guard.value, p->guard_object, &g);
+        cf_bridge_link_argv(p, p->object, p->guard_object, p->output, &l);
+        cJSON *co = cJSON_AddObjectToObject(o, "compile");
+        cJSON_AddItemToObject(co, "argv", cf_json_strvec(&c));
+        cJSON_AddItemToObject(co, "guard_argv", cf_json_strvec(&g));
+        cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "link"), "argv", cf_json_strvec(&l));
+        cf_strvec_clear(&c);
+        cf_strvec_clear(&g);
+        cf_strvec_clear(&l);
+    } else {
+        cJSON_AddNullToObject(o, "compile");
+        cJSON_AddNullToObject(o, "link");
+    }
     cf_json_put_str(o, "into", p->into);
     if (p->max_glibc) {
         char *g = cf_asprintf("%d.%d", p->max_glibc / 1000, p->max_glibc % 1000);
@@ -240,7 +272,7 @@ static cJSON *plan_json(const struct cf_bridge_plan *p)
     cf_json_put_str(o, "docker", p->docker);
     if (p->docker) {
         struct strvec inner = STRVEC_INIT, outer = STRVEC_INIT;
-        cf_bridge_compile_argv(p, "OBJECT", &inner);
+        cf_bridge_compile_argv(p, p->source.value ? p->source.value : "SOURCE", "OBJECT", &inner);
         cf_bridge_docker_argv(p, "BUILD_DIR", &inner, &outer);
         cJSON_AddItemToObject(o, "docker_compile", cf_json_strvec(&outer));
         cf_strvec_clear(&inner);
@@ -271,6 +303,21 @@ static void rowf(const char *label, const char *from, const char *fmt, ...)
     va_end(ap);
     row(label, sb.buf, from);
     cf_sb_release(&sb);
+}
+
+/* One argv word as a POSIX shell reads it back: bare when safe, else in single quotes. */
+static void shell_word(struct strbuf *sb, const char *w)
+{
+    if (sb->len)
+        cf_sb_adds(sb, " ");
+    if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%") == strlen(w)) {
+        cf_sb_adds(sb, w);
+        return;
+    }
+    cf_sb_adds(sb, "'");
+    for (const char *c = w; *c; c++)
+        cf_sb_adds(sb, *c == '\'' ? "'\\''" : (char[]){ *c, 0 });
+    cf_sb_adds(sb, "'");
 }
 
 static void print_plan(const struct cf_bridge_plan *p)
@@ -335,6 +382,23 @@ static void print_plan(const struct cf_bridge_plan *p)
     if (p->output_name)
         rowf("output", p->into ? "--into" : NULL, "%s/%s/%s", p->into ? p->into : "<out>", p->package_dir,
              p->output_name);
+    for (size_t i = 0; i < p->n_toolkit_libs; i++)
+        row(i ? "" : "host lib", p->toolkit_libs[i].value, p->toolkit_libs[i].from);
+    if (p->output && p->source.value && p->guard.value) {
+        struct strvec v[3] = { STRVEC_INIT, STRVEC_INIT, STRVEC_INIT };
+        cf_bridge_compile_argv(p, p->source.value, p->object, &v[0]);
+        cf_bridge_compile_argv(p, p->guard.value, p->guard_object, &v[1]);
+        cf_bridge_link_argv(p, p->object, p->guard_object, p->output, &v[2]);
+        static const char *const labels[] = { "compile", "guard", "link" };
+        for (int k = 0; k < 3; k++) {
+            struct strbuf sb = STRBUF_INIT;
+            for (size_t i = 0; i < v[k].n; i++)
+                shell_word(&sb, v[k].v[i]);
+            row(labels[k], sb.buf, NULL);
+            cf_sb_release(&sb);
+            cf_strvec_clear(&v[k]);
+        }
+    }
     if (p->max_glibc)
         rowf("glibc", "--max-glibc", "at most %d.%d", p->max_glibc / 1000, p->max_glibc % 1000);
     if (p->docker)
@@ -405,6 +469,7 @@ static int parse(int argc, char **argv, const char *cmd, struct args *a)
         case OPT_INTO: a->opts.into = optarg; break;
         case OPT_MAX_GLIBC: a->opts.max_glibc = optarg; break;
         case OPT_DOCKER: a->opts.docker = optarg; break;
+        case OPT_TOOLKIT_LIB: cf_strvec_push(&a->toolkit_libs, optarg); break;
         case 'o': a->out = optarg; break;
         case OPT_WHEEL_DIR: a->wheel_dir = optarg; break;
         case OPT_DIST_NAME: a->dist_name = optarg; break;
@@ -427,6 +492,9 @@ static int parse(int argc, char **argv, const char *cmd, struct args *a)
     a->opts.n_bundle_libs = a->bundle.n;
     a->opts.extra_includes = (const char *const *)a->includes.v;
     a->opts.n_extra_includes = a->includes.n;
+    a->opts.toolkit_libs = (const char *const *)a->toolkit_libs.v;
+    a->opts.n_toolkit_libs = a->toolkit_libs.n;
+    a->opts.out_dir = a->out;
     return 0;
 }
 
@@ -565,5 +633,6 @@ done:
     cf_strvec_clear(&a.undefines);
     cf_strvec_clear(&a.bundle);
     cf_strvec_clear(&a.includes);
+    cf_strvec_clear(&a.toolkit_libs);
     return rc;
 }

@@ -456,6 +456,22 @@ static void check_comm_present(const struct cf_survey *s, struct cf_findings *ou
                     "no NCCL or RCCL library found (loader search path, NCCL_HOME/RCCL_HOME, toolkits, pip)");
 }
 
+/* A bridge installed beside the torch in use that needs a library of the
+ * host's toolkit (its wheel's --toolkit-lib) this host's loader cannot find:
+ * the import will fail here, on this host only. */
+static void check_bridge_toolkit_libs(const struct cf_survey *s, struct cf_findings *out)
+{
+    for (size_t i = 0; s->n_torches && i < s->torches[0].bridge_toolkit_missing.n; i++) {
+        const char *line = s->torches[0].bridge_toolkit_missing.v[i];
+        char *lib = cf_strndup(line, strcspn(line, " "));
+        cf_findings_add(out, CF_SEV_WARNING, "bridge-toolkit-lib-missing", lib,
+                        "install the toolkit the bridge was built with and put its lib dir on LD_LIBRARY_PATH "
+                        "(its environment script does), or in ld.so.conf",
+                        "a library an installed bridge needs from the host's toolkit is missing: %s", line);
+        free(lib);
+    }
+}
+
 /* Without GPUs nothing can be checked, but the active library's oldest arch tells
  * which hosts it cannot serve (CUDA 13 NCCL starts at sm_75: no Pascal, no Volta). */
 static void check_arch_floor(const struct cf_survey *s, struct cf_findings *out)
@@ -503,6 +519,7 @@ static const struct {
     { "gpus present", check_gpus_present },
     { "libtorch present", check_torch_present },
     { "comm library present", check_comm_present },
+    { "bridge toolkit libraries", check_bridge_toolkit_libs },
     { "GPU code coverage", check_arch_coverage },
     { "oldest arch served (no GPU here)", check_arch_floor },
     { "NCCL libtorch was built against vs loaded", check_nccl_mismatch },

@@ -63,6 +63,7 @@ static const char *const hip_lib_dirs[] = { "lib", "lib64", NULL };
 #define HIP_STACK                                                                                                  \
     .arch_family = CF_ARCH_AMD, .compiler = "hipcc", .lib_dirs = hip_lib_dirs, .comm = &comms[RCCL],            \
     .visible_env = hip_visible_env, .arch_list_env = "PYTORCH_ROCM_ARCH", .torch_gpu_lib = "libtorch_hip.so",   \
+    .runtime_stem = "libamdhip64.so",                                                                            \
     .torch_gpu_link = hip_torch_link
 
 static const struct cf_vendor_profile profiles[] = {
@@ -111,6 +112,7 @@ static const struct cf_vendor_profile profiles[] = {
         .visible_env = (const char *const[]){ "CUDA_VISIBLE_DEVICES", NULL },
         .arch_list_env = "TORCH_CUDA_ARCH_LIST",
         .torch_gpu_lib = "libtorch_cuda.so",
+        .runtime_stem = "libcudart.so",
         .torch_gpu_link = (const char *const[]){ "c10_cuda", "torch_cuda", NULL },
     },
 };

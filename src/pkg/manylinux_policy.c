@@ -65,6 +65,14 @@ int cf_policy_for_tag(int tag_minor, const char *arch)
     return best;
 }
 
+int cf_policy_oldest_from(int need_minor, const char *arch)
+{
+    for (size_t i = 0; i < cf_n_policies; i++)
+        if (cf_policies[i].minor >= need_minor && covers(&cf_policies[i], arch))
+            return cf_policies[i].minor;
+    return 0;
+}
+
 int cf_policy_newest(const char *arch)
 {
     return cf_policy_for_tag(1 << 30, arch);

@@ -1,8 +1,11 @@
-/* `wheel verify --install`'s abi check of a cclforge bridge: the sizes of
- * ProcessGroupNCCL and its Options in the bridge's headers (its abi_info())
- * against the libtorch file the import really mapped, read from that file's
- * machine code (cclforge/libtorch_abi.h), and the NCCL of nccl.h, of the
- * library loaded and of libtorch's ProcessGroupNCCL. Any difference fails. */
+/* `wheel verify --install`'s abi check of a bridge: the sizes of
+ * ProcessGroupNCCL and its Options in the bridge's headers (the ABI facts
+ * cclforge's ABI guard exports as cclforge_abi_info, read at import) against
+ * the libtorch file the import really mapped, read from that file's machine
+ * code (cclforge/libtorch_abi.h), and the NCCL of nccl.h, of the library
+ * loaded and of libtorch's ProcessGroupNCCL. Any difference fails; a bridge
+ * without the facts (not built by cclforge) is a warning saying what is not
+ * known. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +15,7 @@
 #include "cclforge/strbuf.h"
 #include "pkg/wheel_verify_internal.h"
 
-/* a string abi_info() reported, NULL when absent or empty */
+/* a string of the facts, NULL when absent or empty */
 static const char *str(const cJSON *o, const char *key)
 {
     const char *v = cf_json_str(o, key);
@@ -23,14 +26,22 @@ void cf_wheel_bridge_abi_check(struct cf_wheel_verify_result *res, const cJSON *
 {
     long oh = (long)cf_json_num(abi, "options_size_headers", -1),
          ph = (long)cf_json_num(abi, "process_group_size_headers", -1);
-    if (!abi || oh < 0) {
-        cf_wheel_add_check(res, "abi", 0, "the bridge reports no abi_info(): built by an older cclforge (which "
-                                          "allocated with slack); rebuild it");
+    const char *format = cf_json_str(abi, "format");
+    if (abi && format) {
+        cf_wheel_add_check(res, "abi", 0, "the bridge's cclforge_abi_info is in a format this cclforge does not "
+                                          "read ('%.16s'): rebuild it with this cclforge",
+                           format);
         return;
     }
-    if (ph < 0) {
-        cf_wheel_add_check(res, "abi", 0, "abi_info() has no ProcessGroupNCCL size: built by an older cclforge; "
-                                          "rebuild it");
+    if (!abi || oh < 0 || ph < 0) {
+        cf_wheel_add_check(res, "abi", -1, "warning: no ABI facts (the module has no cclforge_abi_info symbol: it "
+                                           "was not built by `cclforge bridge build`, which links its ABI guard into "
+                                           "every bridge). What it means: the sizes of ProcessGroupNCCL and its "
+                                           "Options this bridge was compiled with are unknown, so nothing here "
+                                           "checks them against the libtorch it loads, and a mismatch would "
+                                           "corrupt memory at run time instead of failing here. Build it with "
+                                           "`cclforge bridge build --source ...` (or cclforge.build, or the CMake "
+                                           "function) to have them checked");
         return;
     }
     const char *file = str(abi, "libtorch_file");

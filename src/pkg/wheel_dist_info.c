@@ -10,6 +10,7 @@
 
 #include "pkg/name_index.h"
 #include "pkg/wheel_digest.h"
+#include "cclforge/json.h"
 #include "pkg/wheel_verify_internal.h"
 
 #define MAX_RECORD ((size_t)32 << 20) /* torch's RECORD is 1.6 MB; 40,000 lines are 4 MB */
@@ -179,6 +180,14 @@ static void read_marker(struct verify_ctx *c)
         c->wf.bridge_module = cf_strdup(mod->valuestring);
     const cJSON *it;
     cJSON_ArrayForEach(it, ext) if (cJSON_IsString(it)) cf_strvec_push(&c->externals, it->valuestring);
+    /* what the host's toolkit provides (bridge-wheel/2) */
+    const cJSON *tl = cJSON_GetObjectItemCaseSensitive(doc, "toolkit_libs");
+    cJSON_ArrayForEach(it, tl) if (cJSON_IsString(it) && !strchr(it->valuestring, '/'))
+        cf_strvec_push(&c->wf.toolkit_libs, it->valuestring);
+    const cJSON *tk = cJSON_GetObjectItemCaseSensitive(doc, "toolkit");
+    const char *tv = cf_json_str(tk, "vendor"), *tver = cf_json_str(tk, "version");
+    c->wf.toolkit_vendor = tv ? cf_strdup(tv) : NULL;
+    c->wf.toolkit_version = tver ? cf_strdup(tver) : NULL;
     cJSON_Delete(doc);
 }
 

@@ -22,21 +22,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "cclforge/fs.h"
 #include "cclforge/spawn.h"
+#include "cclforge/syscompat.h"
 #include "cclforge/wheel.h"
 #include "pkg/wheel_verify_internal.h"
 
 /* argv: module, "1" when the wheel's marker names it the cclforge bridge; a
- * module exporting make_nccl_backend and abi_info is taken for one too (a
- * plugin's own wheel carries the bridge without the marker); the nonce pipe's
- * and the result file's descriptors. The result: "<nonce> <JSON>\n", once,
- * after everything else. */
+ * module exporting make_nccl_backend is taken for one too (a plugin's own
+ * wheel carries the bridge without the marker, built from its own source);
+ * the nonce pipe's and the result file's descriptors. The ABI facts are the C
+ * symbol cclforge's ABI guard puts in every bridge it builds
+ * (share/cclforge/bridge/cclforge_abi_guard.cpp: this layout), read through
+ * ctypes from the module's own file, with the libtorch and comm library this
+ * process really mapped. The result: "<nonce> <JSON>\n", once, after
+ * everything else. */
 static const char import_script[] =
-    "import json, os, sys, importlib\n"
+    "import json, os, sys, importlib, ctypes\n"
     "name, bridge = sys.argv[1], sys.argv[2] == '1'\n"
     "nonce_fd, result_fd = int(sys.argv[3]), int(sys.argv[4])\n"
     "nonce = os.read(nonce_fd, 64).decode('ascii')\n"
@@ -47,14 +51,58 @@ static const char import_script[] =
     "m = importlib.import_module(name)\n"
     "out['file'] = os.path.realpath(m.__file__)\n"
     "out['has_make_nccl_backend'] = callable(getattr(m, 'make_nccl_backend', None))\n"
-    "bridge = bridge or (out['has_make_nccl_backend'] and callable(getattr(m, 'abi_info', None)))\n"
+    "bridge = bridge or out['has_make_nccl_backend']\n"
     "out['bridge'] = bridge\n"
+    "class Facts(ctypes.Structure):\n"
+    "    _fields_ = [('magic', ctypes.c_char * 16), ('options_size_headers', ctypes.c_int64),\n"
+    "                ('options_size_libtorch', ctypes.c_int64), ('process_group_size_headers', ctypes.c_int64),\n"
+    "                ('process_group_size_libtorch', ctypes.c_int64), ('nccl_header_code', ctypes.c_int32),\n"
+    "                ('reserved', ctypes.c_int32), ('nccl_libtorch', ctypes.c_char * 16),\n"
+    "                ('torch_gpu_lib', ctypes.c_char * 64), ('comm_lib', ctypes.c_char * 64),\n"
+    "                ('vendor', ctypes.c_char * 16)]\n"
+    "def nccl_text(code):\n"
+    "    if code <= 0:\n"
+    "        return ''\n"
+    "    big = code >= 10000\n"
+    "    return '%d.%d.%d' % (code // 10000 if big else code // 1000, code % 10000 // 100 if big else code % 1000 // 100, code % 100)\n"
+    "def mapped(pred):\n"
+    "    with open('/proc/self/maps') as f:\n"
+    "        for line in f:\n"
+    "            p = line.split(None, 5)[-1].strip() if len(line.split(None, 5)) == 6 else ''\n"
+    "            if p.startswith('/') and pred(os.path.basename(p)):\n"
+    "                return p\n"
+    "    return ''\n"
+    "def abi_facts(path):\n"
+    "    try:\n"
+    "        f = Facts.in_dll(ctypes.CDLL(path), 'cclforge_abi_info')\n"
+    "    except (OSError, ValueError) as e:\n"
+    "        return None\n"
+    "    if f.magic != b'cclforge-abi/1':\n"
+    "        return {'format': f.magic.decode('ascii', 'replace')}\n"
+    "    d = {k: getattr(f, k) for k in ('options_size_headers', 'options_size_libtorch',\n"
+    "                                    'process_group_size_headers', 'process_group_size_libtorch')}\n"
+    "    d['nccl_header'] = nccl_text(f.nccl_header_code)\n"
+    "    d['nccl_libtorch'] = f.nccl_libtorch.decode()\n"
+    "    d['libtorch_file'] = mapped(lambda b: b == f.torch_gpu_lib.decode()) if f.torch_gpu_lib else ''\n"
+    "    comm = f.comm_lib.decode()\n"
+    "    lib = mapped(lambda b: b == comm or b.startswith(comm + '.')) if comm else ''\n"
+    "    d['comm_file'] = lib\n"
+    "    d['nccl_runtime'] = ''\n"
+    "    if lib:\n"
+    "        v = ctypes.c_int(0)\n"
+    "        try:\n"
+    "            if ctypes.CDLL(lib, mode=os.RTLD_NOLOAD | os.RTLD_LAZY).ncclGetVersion(ctypes.byref(v)) == 0:\n"
+    "                d['nccl_runtime'] = nccl_text(v.value)\n"
+    "        except (OSError, AttributeError):\n"
+    "            pass\n"
+    "    return d\n"
     "if bridge:\n"
     "    import torch, torch.distributed as dist\n"
     "    out['torch'] = torch.__version__\n"
     "    out['gpus'] = torch.cuda.device_count()\n"
-    "if bridge and callable(getattr(m, 'abi_info', None)):\n"
-    "    out['abi'] = m.abi_info()\n"
+    "    facts = abi_facts(out['file'])\n"
+    "    if facts is not None:\n"
+    "        out['abi'] = facts\n"
     "if bridge and out['has_make_nccl_backend']:\n"
     "    store = dist.HashStore()\n"
     "    try:\n"
@@ -67,6 +115,20 @@ static const char import_script[] =
     "while data:\n"
     "    data = data[os.write(result_fd, data):]\n"
     "os.close(result_fd)\n";
+
+/* The last `limit` bytes of a process's words, from a line's start: the end
+ * of a traceback (the exception) is what matters, and a cut mid-word reads as
+ * garbage ("ck (most recent call last)"). */
+static const char *tail_lines(const char *text, size_t limit, int *cut)
+{
+    size_t len = strlen(text);
+    *cut = len > limit;
+    if (!*cut)
+        return text;
+    const char *start = text + len - limit;
+    const char *nl = strchr(start, '\n');
+    return nl && nl[1] ? nl + 1 : start;
+}
 
 #define NONCE_BYTES 16
 #define MAX_RESULT ((size_t)4 << 20)
@@ -83,20 +145,20 @@ static struct cf_spawn_opts step_opts(const char *cwd, double timeout_s)
     return so;
 }
 
-/* What it said last: stderr's tail, else stdout's. */
-static const char *tail_of(const struct cf_spawn_result *r)
+/* What it said last: stderr's tail, else stdout's, from a line's start. */
+static const char *tail_of(const struct cf_spawn_result *r, int *cut)
 {
-    const char *tail = r->err.len ? r->err.buf : cf_sb_str(&r->out);
-    size_t tl = strlen(tail);
-    return tl > 1500 ? tail + tl - 1500 : tail;
+    return tail_lines(r->err.len ? r->err.buf : cf_sb_str(&r->out), 1500, cut);
 }
 
 static void step_failed(struct cf_wheel_verify_result *res, const char *check, const char *const *argv,
                         const struct cf_spawn_result *r)
 {
     char *how = cf_spawn_describe(r);
-    cf_wheel_add_check(res, check, 0, "%s %s failed (%s)%s: %s", argv[0], argv[1] ? argv[1] : "", how,
-                       (!r->exited && r->term_signal) ? " - it crashed" : "", tail_of(r));
+    int cut;
+    const char *tail = tail_of(r, &cut);
+    cf_wheel_add_check(res, check, 0, "%s %s failed (%s)%s: %s%s", argv[0], argv[1] ? argv[1] : "", how,
+                       (!r->exited && r->term_signal) ? " - it crashed" : "", cut ? "[...]\n" : "", tail);
     free(how);
 }
 
@@ -126,7 +188,7 @@ static int nonce_pipe(struct cf_wheel_verify_result *res, char hex[2 * NONCE_BYT
 {
     unsigned char raw[NONCE_BYTES];
     int fds[2];
-    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw || pipe2(fds, O_CLOEXEC) < 0) {
+    if (cf_getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw || pipe2(fds, O_CLOEXEC) < 0) {
         cf_wheel_add_check(res, "import", 0, "no nonce for the import's private channel: %s", strerror(errno));
         return -1;
     }
@@ -194,6 +256,8 @@ static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, co
                nl == text + got.len - 1;
     cJSON *doc = ours ? cJSON_ParseWithLength(text + sizeof nonce, got.len - sizeof nonce) : NULL;
     char *left = r.left_behind ? cf_asprintf(" (it left %d process(es) running, killed)", r.left_behind) : NULL;
+    int said_cut = 0;
+    const char *said = tail_of(&r, &said_cut);
     if (started < 0)
         cf_wheel_add_check(res, "import", 0, "%s", cf_error_message(&err));
     else if (!cf_spawn_ok(&r))
@@ -202,8 +266,8 @@ static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, co
         cf_wheel_add_check(res, "import", 0,
                            "import %s did not complete: the interpreter exited 0 but no result came on the private "
                            "channel (the wheel's code ended the process during the import, e.g. os._exit(0), or "
-                           "closed the channel)%s; it printed: %s",
-                           mod, left ? left : "", tail_of(&r));
+                           "closed the channel)%s; it printed: %s%s",
+                           mod, left ? left : "", said_cut ? "[...]\n" : "", said);
     else if (!doc)
         cf_wheel_add_check(res, "import", 0,
                            "import %s: what came on the private channel is not the import script's result (%s): "
@@ -339,8 +403,8 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
     }
     if (opts->smoke_ranks > 0) {
         if (!bridge_module)
-            cf_wheel_add_check(res, "smoke", 0, "--smoke needs a cclforge bridge: a module exporting make_nccl_backend "
-                                                "and abi_info, or one the .dist-info/%s marker names",
+            cf_wheel_add_check(res, "smoke", 0, "--smoke needs a bridge: a module exporting make_nccl_backend, or "
+                                                "one the .dist-info/%s marker names",
                                CF_WHEEL_MARKER);
         else
             cf_wheel_run_smoke(opts, vpy, abs_work, bridge_module, gpus, res);

@@ -113,6 +113,8 @@ static void resolve_root(struct verify_ctx *c, struct vmember *root, const struc
         }
         if (!n->error && cf_elf_is_gpu_driver_lib(lib))
             continue; /* the host's driver provides it */
+        if (!n->error && cf_strvec_contains(&c->wf.toolkit_libs, lib))
+            continue; /* the host's toolkit provides it: the host check's */
         char *key = cf_asprintf("%s\n%s", user, lib);
         if (!cf_name_index_find(&t->reported, key, strlen(key), NULL)) {
             cf_strvec_push_nodup(&t->keys, key);
@@ -137,6 +139,7 @@ static void resolve_root(struct verify_ctx *c, struct vmember *root, const struc
 
 void cf_wheel_check_needed(struct verify_ctx *c)
 {
+    cf_wheel_toolkit_libs_from_facts(c);
     struct strvec linked = STRVEC_INIT;
     cf_wheel_layout_link_externals(c, &linked);
     struct strbuf hint = STRBUF_INIT;

@@ -35,12 +35,8 @@ static void policy_needed(struct verify_ctx *c)
     }
     if (!c->n_elf || !arch)
         return;
-    for (size_t i = 0; i < cf_n_policies && !none; i++)
-        if (cf_policies[i].minor >= need && cf_policy_for_tag(cf_policies[i].minor, arch) == cf_policies[i].minor) {
-            c->res->policy_needed = cf_asprintf("manylinux_2_%d_%s", cf_policies[i].minor, arch);
-            return;
-        }
-    c->res->policy_needed = cf_asprintf("linux_%s", arch);
+    int policy = none ? 0 : cf_policy_oldest_from(need, arch);
+    c->res->policy_needed = policy ? cf_asprintf("manylinux_2_%d_%s", policy, arch) : cf_asprintf("linux_%s", arch);
 }
 
 void cf_wheel_check_policy(struct verify_ctx *c)

@@ -32,6 +32,7 @@ static const struct step {
     { "needed", NEED_CONTENT, cf_wheel_check_needed },
     { "glibc", NEED_CONTENT, cf_wheel_check_glibc },
     { "policy", NEED_CONTENT, cf_wheel_check_policy },
+    { "host", NEED_CONTENT, cf_wheel_check_host },
 };
 
 /* NULL when the step can run, else why not. */
@@ -99,6 +100,9 @@ static void release_ctx(struct verify_ctx *c)
     cf_strvec_clear(&c->externals);
     free(c->wf.bridge_module);
     cf_strvec_clear(&c->wf.modules);
+    cf_strvec_clear(&c->wf.toolkit_libs);
+    free(c->wf.toolkit_vendor);
+    free(c->wf.toolkit_version);
 }
 
 int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_verify_result *res, cf_error *err)

@@ -41,11 +41,19 @@ void cf_wheel_report(struct cf_wheel_verify_result *res, const char *check, stru
 struct wheel_facts {
     char *bridge_module;          /* dotted module from the marker, NULL when not a cclforge bridge */
     struct strvec modules;        /* dotted names of every extension module */
+    struct strvec toolkit_libs;   /* sonames the host's toolkit provides (the marker's toolkit_libs) */
+    char *toolkit_vendor, *toolkit_version; /* the marker's toolkit seen at build */
 };
 
 /* --install and --smoke: a fresh venv, pip install, import from the installed location. */
 void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
                              struct cf_wheel_verify_result *res);
+/* wheel_host.c: the host requirements, each toolkit library found as this host's loader finds it. */
+struct verify_ctx;
+void cf_wheel_check_host(struct verify_ctx *c);
+/* Adds the toolkit libraries the extensions' ABI facts name to c->wf (run by
+ * the needed check, which leaves them to the host check). */
+void cf_wheel_toolkit_libs_from_facts(struct verify_ctx *c);
 /* wheel_abi.c: abi_info()'s sizes and NCCL versions against the libtorch file loaded. */
 struct cJSON;
 void cf_wheel_bridge_abi_check(struct cf_wheel_verify_result *res, const struct cJSON *abi);

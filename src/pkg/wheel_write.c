@@ -41,7 +41,7 @@ static char *normalise_dist(const char *name)
     return s;
 }
 
-/* manylinux_2_X with X the newest of: 17, the highest GLIBC_2.X needed, the
+/* manylinux_2_X, the oldest policy at or above the newest of: 17, the highest GLIBC_2.X needed, the
  * oldest policy allowing every other symbol version (GLIBCXX_3.4.30 needs
  * manylinux_2_35) and every system library needed (libmvec.so.1 needs
  * manylinux_2_24): what `wheel verify` then holds the wheel to. */
@@ -101,10 +101,14 @@ int cf_wheel_platform_tag(const char *const *elf_paths, const char *const *archi
         arch = "x86_64";
     if (no_policy && all_covered && why)
         cf_sb_adds(why, "a symbol version no manylinux policy allows is needed; ");
-    if (all_covered && !no_policy) {
-        *tag = cf_asprintf("manylinux_2_%d_%s", minor, arch);
+    /* the policy the verifier holds the wheel to, not a glibc no policy names */
+    int policy = cf_policy_oldest_from(minor, arch);
+    if (all_covered && !no_policy && policy) {
+        *tag = cf_asprintf("manylinux_2_%d_%s", policy, arch);
         if (why)
-            cf_sb_addf(why, "glibc 2.%d from %s, and every NEEDED library is covered", minor, reason);
+            cf_sb_addf(why, "glibc 2.%d from %s, the oldest manylinux policy at or above it, manylinux_2_%d, and "
+                            "every NEEDED library is covered",
+                       minor, reason, policy);
     } else {
         *tag = cf_asprintf("linux_%s", arch);
         if (why)

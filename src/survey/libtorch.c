@@ -377,6 +377,12 @@ static void add_candidate(const struct cf_survey_opts *opts, struct cf_survey *s
 {
     struct cf_libtorch *t = cf_survey_add_torch(s);
     t->found_by = cf_strdup(found_by);
+    /* a torch package's site-packages as named (a venv links torch in): its bridges */
+    if (!strcmp(cf_basename(given), "torch")) {
+        char *site = cf_dirname(given);
+        cf_survey_bridge_needs(site, t);
+        free(site);
+    }
     char *dir = cf_realpath(given);
     if (!dir) {
         t->root = cf_strdup(given);

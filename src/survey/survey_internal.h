@@ -100,4 +100,8 @@ void cf_glob_paths(const char *pattern, struct strvec *out);
 int cf_nvcc_host_gcc_max(int cuda_major, int cuda_minor);
 int cf_nvcc_host_clang_max(int cuda_major, int cuda_minor);
 
+/* bridge_needs.c: the toolkit libraries of the bridges installed in site (the
+ * directory holding the torch package as the Python named it), into t. */
+void cf_survey_bridge_needs(const char *site, struct cf_libtorch *t);
+
 #endif

@@ -122,6 +122,8 @@ static cJSON *torch_to_json(const struct cf_libtorch *t)
     cJSON_AddItemToObject(o, "embedded", comm_to_json(t->embedded));
     cJSON_AddItemToObject(o, "loaded", comm_to_json(t->loaded));
     cf_json_put_strvec(o, "missing_libs", &t->missing_libs);
+    cf_json_put_strvec(o, "bridge_toolkit_found", &t->bridge_toolkit_found);
+    cf_json_put_strvec(o, "bridge_toolkit_missing", &t->bridge_toolkit_missing);
     cf_json_put_strvec(o, "undefined_symbols", &t->undefined_symbols);
     if (t->archs_known)
         cf_json_put_strvec(o, "archs", &t->archs);
@@ -378,6 +380,10 @@ static void read_torch(struct reader *r, const cJSON *o, struct cf_libtorch *t)
     t->loaded = read_comm_opt(r, o, "loaded");
     t->needs_comm_lib = get_bool(r, o, "needs_comm_lib", t->loaded != NULL);
     get_strvec(r, o, "missing_libs", &t->missing_libs);
+    if (cJSON_GetObjectItemCaseSensitive(o, "bridge_toolkit_found")) /* absent in older surveys */
+        get_strvec(r, o, "bridge_toolkit_found", &t->bridge_toolkit_found);
+    if (cJSON_GetObjectItemCaseSensitive(o, "bridge_toolkit_missing"))
+        get_strvec(r, o, "bridge_toolkit_missing", &t->bridge_toolkit_missing);
     get_strvec(r, o, "undefined_symbols", &t->undefined_symbols);
     t->archs_known = get_strvec(r, o, "archs", &t->archs);
     t->problem = get_str(r, o, "problem");
@@ -676,6 +682,8 @@ static void free_section(struct cf_survey *s, enum cf_survey_section sec)
             cf_comm_lib_free(t->embedded);
             cf_comm_lib_free(t->loaded);
             cf_strvec_clear(&t->missing_libs);
+            cf_strvec_clear(&t->bridge_toolkit_found);
+            cf_strvec_clear(&t->bridge_toolkit_missing);
             cf_strvec_clear(&t->undefined_symbols);
             cf_strvec_clear(&t->archs);
             free(t->problem);

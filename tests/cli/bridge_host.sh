@@ -123,7 +123,7 @@ hip_case() { # VENDOR ROOT [SMOKE]: build into a host tree, pip wheel, verify (a
     expect_rc 0 "$v: bridge build --into with the vendor libraries of pkg/lib_vendor"
     echo "# $v build: $(( $(date +%s) - t0 ))s"
     expect_out 'ok: _ZN3c103hip12device_countEv from libc10_hip.so' "$v: the device count by c10::hip::, from libc10_hip.so"
-    expect_out 'ok: ncclGetVersion from librccl.so.1' "$v: ncclGetVersion from librccl.so.1"
+    expect_out 'ok: NEEDED librccl.so.1 -> site-packages/pkg/lib_vendor/librccl.so.1' "$v: librccl.so.1 from the vendor directory"
     expect_out 'ok: _ZN4c10d16ProcessGroupNCCL7OptionsC1Eb from libtorch_hip.so' "$v: Options(bool) from libtorch_hip.so"
     expect_out 'NEEDED libtorch_hip.so -> site-packages/pkg/lib_vendor/libtorch_hip.so' "$v: libtorch_hip.so through \$ORIGIN/../../lib_vendor"
     expect_out 'libc10.so is in both .*lib_vendor/libc10.so and .*torch/lib/libc10.so; at import the loader uses site-packages/torch/lib/libc10.so' "$v: libc10.so in both: the importing torch's is used"
@@ -179,13 +179,15 @@ hip_case rocm "$rocm"
 
 # ---- the link check: a bridge that asks for c10::cuda::device_count ---------
 cat > "$T/asks_cuda.cpp" <<'CPP'
-// The bridge's mistake, in small: the CUDA name for the device count.
+// The bridge's mistake, in small: the CUDA name for the device count (in
+// make_nccl_backend, which makes it a bridge source).
 #include <nccl.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <Python.h>
+static long make_nccl_backend() { return c10::cuda::device_count() + ncclGetVersion(nullptr); }
 extern "C" __attribute__((visibility("default"))) PyObject *PyInit__flagos_nccl()
 {
-    return PyLong_FromLong(c10::cuda::device_count() + ncclGetVersion(nullptr));
+    return PyLong_FromLong(make_nccl_backend());
 }
 CPP
 host_tree "$T/neg"

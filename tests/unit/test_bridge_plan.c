@@ -17,7 +17,7 @@
 
 static const char stub_src[] = "int cclforge_stub(void) { return 1; }\n";
 /* what the plan's proof compiles: the header chain of the real bridge, no more */
-static const char probe_src[] = "#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>\n";
+static const char probe_src[] = "#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>\nvoid make_nccl_backend();\n";
 
 static void stub_lib(const char *dir, const char *file, const char *soname, const char *extra_c)
 {
@@ -228,12 +228,12 @@ static void test_nvidia_plan_with_nccl_home(void **state)
     assert_true(cf_starts_with(p.output_name, "mymod.cpython-"));
 
     struct strvec argv = STRVEC_INIT;
-    cf_bridge_compile_argv(&p, "x.o", &argv);
+    cf_bridge_compile_argv(&p, p.source.value, "x.o", &argv);
     assert_true(cf_strvec_contains(&argv, "-std=c++20"));
     assert_true(cf_strvec_contains(&argv, "-DUSE_C10D_NCCL"));
     assert_true(cf_strvec_contains(&argv, "-DCCLFORGE_BRIDGE_NAME=mymod"));
     cf_strvec_clear(&argv);
-    cf_bridge_link_argv(&p, "x.o", "out.so", &argv);
+    cf_bridge_link_argv(&p, "x.o", "g.o", "out.so", &argv);
     assert_true(cf_strvec_contains(&argv, "-l:libnccl.so.2"));
     assert_true(cf_strvec_contains(&argv, "-l:libtorch_cuda.so"));
     assert_true(cf_strvec_contains(&argv, "-Wl,-rpath,$ORIGIN/../torch/lib"));
@@ -451,7 +451,29 @@ static void test_separate_headers_vendor_libs_and_rpath(void **state)
     for (size_t i = 0; i < p.n_duplicates; i++)
         c10 |= !strcmp(p.duplicates[i].soname, "libc10.so");
     assert_true(c10);
+    /* librccl.so.1 is only in the toolkit's lib/: a toolkit library by default, no RPATH to it */
+    assert_int_equal(p.n_toolkit_libs, 1);
+    assert_string_equal(p.toolkit_libs[0].value, "librccl.so.1");
+    assert_non_null(strstr(p.toolkit_libs[0].from, "default: the vendor's comm library"));
+    for (size_t i = 0; i < p.n_rpath; i++)
+        assert_true(cf_starts_with(p.rpath[i].value, "$ORIGIN"));
+    struct strvec gargv = STRVEC_INIT, cargv = STRVEC_INIT;
+    cf_bridge_compile_argv(&p, p.guard.value, "g.o", &gargv);
+    cf_bridge_compile_argv(&p, p.source.value, "x.o", &cargv);
+    assert_true(cf_strvec_contains(&gargv, "-DCCLFORGE_TOOLKIT_LIBS=\"librccl.so.1\""));
+    assert_false(cf_strvec_contains(&cargv, "-DCCLFORGE_TOOLKIT_LIBS=\"librccl.so.1\"")); /* the bridge's object stays the same */
+    cf_strvec_clear(&gargv);
+    cf_strvec_clear(&cargv);
     cf_bridge_plan_release(&p);
+    /* --toolkit-lib names a soname, never a path */
+    const char *tl[] = { "/opt/dtk/lib/librccl.so.1" };
+    o.toolkit_libs = tl;
+    o.n_toolkit_libs = 1;
+    plan(&o, &p);
+    assert_true(has(&p.problems, "--toolkit-lib '/opt/dtk/lib/librccl.so.1': name a library by its soname"));
+    cf_bridge_plan_release(&p);
+    o.toolkit_libs = NULL;
+    o.n_toolkit_libs = 0;
 
     static const char *const bad[] = { "/opt/dtk/lib", "lib_dcu", "$ORIGIN/../../../../escape", "$ORIGIN/$LIB" };
     for (size_t i = 0; i < 4; i++) {
@@ -801,6 +823,49 @@ static void test_vendor_library_references_in_the_extensions_scope(void **state)
     free(dtk);
 }
 
+/* A source without make_nccl_backend is named before anything compiles; a
+ * bridge's plan carries its commands with absolute paths under -o. */
+static void test_not_a_bridge_source_and_the_plan_commands(void **state)
+{
+    (void)state;
+    char *dir = ts_tmpdir();
+    char *site = cf_path_join(dir, "site");
+    char *torch = fake_torch(site, "cuda", 1, 0), *cuda = fake_cuda(dir), *nccl = fake_nccl(dir, "nccl", 27);
+    struct cf_bridge_opts o = { 0 };
+    o.libtorch = torch;
+    o.toolkit_root = cuda;
+    o.nccl_home = nccl;
+    o.source = ts_write(dir, "other.cpp", "#include <nccl.h>\nint f() { return 1; }\n");
+    struct cf_bridge_plan p;
+    plan(&o, &p);
+    int named = 0;
+    for (size_t i = 0; i < p.problems.n; i++)
+        named |= strstr(p.problems.v[i], "other.cpp is not a bridge source: it defines no make_nccl_backend") != NULL;
+    assert_true(named);
+    cf_bridge_plan_release(&p);
+    o.source = probe(dir);
+    o.out_dir = "rel-out";
+    plan(&o, &p);
+    print_problems(&p);
+    assert_int_equal(p.problems.n, 0);
+    char *cwd = getcwd(NULL, 0);
+    char *want = cf_asprintf("%s/rel-out/%s/%s", cwd, p.package_dir, p.output_name);
+    assert_string_equal(p.output, want);
+    assert_true(p.source.value[0] == '/' && p.guard.value[0] == '/');
+    assert_true(cf_ends_with(p.guard.value, "/bridge/cclforge_abi_guard.cpp"));
+    struct strvec argv = STRVEC_INIT;
+    cf_bridge_link_argv(&p, p.object, p.guard_object, p.output, &argv);
+    assert_true(cf_strvec_contains(&argv, p.object) && cf_strvec_contains(&argv, p.guard_object));
+    cf_strvec_clear(&argv);
+    free(want);
+    free(cwd);
+    cf_bridge_plan_release(&p);
+    free(torch);
+    free(cuda);
+    free(nccl);
+    free(site);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -817,6 +882,7 @@ int main(void)
         cmocka_unit_test(test_inspect_output_in_the_installed_layout),
         cmocka_unit_test(test_vendor_symbols_come_from_the_vendor),
         cmocka_unit_test(test_vendor_library_references_in_the_extensions_scope),
+        cmocka_unit_test(test_not_a_bridge_source_and_the_plan_commands),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     ts_cleanup();

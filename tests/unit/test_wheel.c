@@ -432,6 +432,34 @@ static void test_platform_tag_linux_when_not_covered(void **state)
     free_fixture(&fx);
 }
 
+/* glibc 2.32 needed (sigabbrev_np is GLIBC_2.32): there is no manylinux_2_32
+ * policy, so the tag is the one the verifier then holds the wheel to,
+ * manylinux_2_34, never a tag the policy line contradicts. */
+static void test_platform_tag_is_the_policy_the_verifier_uses(void **state)
+{
+    (void)state;
+    assert_int_equal(cf_policy_oldest_from(32, "x86_64"), 34);
+    assert_int_equal(cf_policy_oldest_from(17, "x86_64"), 17);
+    assert_int_equal(cf_policy_oldest_from(29, "x86_64"), 31);
+    assert_int_equal(cf_policy_oldest_from(99, "x86_64"), 0);
+    char *dir = ts_tmpdir();
+    char *so_path = cf_path_join(dir, "needs232.so");
+    const char *so = ts_cc(dir, so_path,
+                           "#define _GNU_SOURCE\n#include <string.h>\nconst char *f(int s) { return sigabbrev_np(s); }\n",
+                           "-shared", "-fPIC", NULL);
+    const char *paths[] = { so };
+    const char *names[] = { "p/needs232.so" };
+    char *tag = NULL;
+    struct strbuf why = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_wheel_platform_tag(paths, names, 1, NULL, 0, &tag, &why, &err), 0);
+    assert_string_equal(tag, "manylinux_2_34_x86_64");
+    assert_non_null(strstr(why.buf, "glibc 2.32"));
+    free(tag);
+    free(so_path);
+    cf_sb_release(&why);
+}
+
 /* ---- the zip reader, on archives written by libzip (an independent writer) ---- */
 
 static char *libzip_archive(const char *dir, const char *file, const char *const *names, const char *const *texts,
@@ -790,6 +818,7 @@ int main(void)
         cmocka_unit_test(test_verify_rejects_absolute_rpath),
         cmocka_unit_test(test_verify_rejects_missing_library),
         cmocka_unit_test(test_platform_tag_linux_when_not_covered),
+        cmocka_unit_test(test_platform_tag_is_the_policy_the_verifier_uses),
         cmocka_unit_test(test_zip_scan_and_read),
         cmocka_unit_test(test_name_index),
         cmocka_unit_test(test_manylinux_policy),

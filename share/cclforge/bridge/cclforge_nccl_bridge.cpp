@@ -4,8 +4,7 @@
 //
 // Built by `cclforge bridge build` with the define set its plan chose (see
 // docs/bridge.md: USE_C10D_NCCL always), -DCCLFORGE_BRIDGE_NAME=<module name>
-// (PyInit_<module name> follows it) and the sizes of libtorch's
-// ProcessGroupNCCL and Options it read from libtorch's own code.
+// (PyInit_<module name> follows it); cclforge links its ABI guard beside it.
 //
 // Types cross into Python through torch's own pybind11 (torch/include/pybind11)
 // so Store and Backend objects are the ones torch.distributed registered.
@@ -13,9 +12,6 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-
-#include <dlfcn.h>
-#include <link.h>
 
 #include <torch/csrc/utils/pybind.h>
 
@@ -55,32 +51,11 @@ void check_arguments(int rank, int size, int64_t timeout_ms)
                               std::to_string(timeout_ms));
 }
 
-// ProcessGroupNCCL::Options embeds ncclConfig_t, so its size depends on the
-// nccl.h it is compiled with, and libtorch (which constructs and destroys it,
-// freeing with sized operator delete) was compiled with one. cclforge reads
-// libtorch's sizes from its deleting destructors and passes them here: the
-// headers must agree exactly, or nothing is built. Torch objects are then
-// allocated as torch allocates them, with c10::make_intrusive.
-#if defined(CCLFORGE_LIBTORCH_OPTIONS_SIZE) && defined(CCLFORGE_LIBTORCH_PG_SIZE)
-static_assert(sizeof(c10d::ProcessGroupNCCL::Options) == CCLFORGE_LIBTORCH_OPTIONS_SIZE,
-              "ProcessGroupNCCL::Options differs in size from the libtorch it links: the nccl.h included is not "
-              "the one libtorch was compiled with (see cclforge bridge plan, 'NCCL')");
-static_assert(sizeof(c10d::ProcessGroupNCCL) == CCLFORGE_LIBTORCH_PG_SIZE,
-              "ProcessGroupNCCL differs in size from the libtorch it links: these torch headers are not the ones "
-              "that libtorch was built from");
-constexpr long kLibtorchOptionsSize = CCLFORGE_LIBTORCH_OPTIONS_SIZE;
-constexpr long kLibtorchPgSize = CCLFORGE_LIBTORCH_PG_SIZE;
-#else
-constexpr long kLibtorchOptionsSize = -1; // unknown: cclforge could not read them from libtorch
-constexpr long kLibtorchPgSize = -1;
-#endif
-
-#ifndef CCLFORGE_LIBTORCH_NCCL
-#define CCLFORGE_LIBTORCH_NCCL ""
-#endif
-#ifndef CCLFORGE_TORCH_GPU_LIB
-#define CCLFORGE_TORCH_GPU_LIB ""
-#endif
+// The sizes of ProcessGroupNCCL and its Options are checked against
+// libtorch's by cclforge's ABI guard (cclforge_abi_guard.cpp), linked into
+// every bridge cclforge builds, this one or a plugin's own; it also carries
+// the facts `cclforge wheel verify` reads (the C symbol cclforge_abi_info).
+// Torch objects are allocated as torch allocates them, with c10::make_intrusive.
 
 // The device count by the name the vendor's c10 GPU library exports: a
 // hipified libc10_hip has c10::hip::device_count, whatever torch headers the
@@ -102,64 +77,6 @@ int visible_devices()
 #else
     return c10::cuda::device_count();
 #endif
-}
-
-std::string nccl_text(int code)
-{
-    if (code <= 0)
-        return "";
-    int major = code >= 10000 ? code / 10000 : code / 1000;
-    int minor = code >= 10000 ? code % 10000 / 100 : code % 1000 / 100;
-    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
-}
-
-// The file the dynamic loader mapped for the vendor libtorch, for the caller to
-// check its sizes against ours (cclforge wheel verify does).
-std::string libtorch_file()
-{
-    std::string path;
-    if (!*CCLFORGE_TORCH_GPU_LIB)
-        return path;
-    void *h = dlopen(CCLFORGE_TORCH_GPU_LIB, RTLD_LAZY | RTLD_NOLOAD);
-    struct link_map *map = nullptr;
-    if (h && dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
-        path = map->l_name;
-    if (h)
-        dlclose(h);
-    return path;
-}
-
-py::dict abi_info()
-{
-    py::dict d;
-    const long oh = static_cast<long>(sizeof(c10d::ProcessGroupNCCL::Options));
-    const long ph = static_cast<long>(sizeof(c10d::ProcessGroupNCCL));
-    d["options_size_headers"] = oh;
-    d["options_size_libtorch"] = kLibtorchOptionsSize;
-    d["process_group_size_headers"] = ph;
-    d["process_group_size_libtorch"] = kLibtorchPgSize;
-    int runtime = 0;
-    ncclGetVersion(&runtime);
-    d["nccl_header"] = nccl_text(NCCL_VERSION_CODE);
-    d["nccl_runtime"] = nccl_text(runtime);
-    d["nccl_libtorch"] = std::string(CCLFORGE_LIBTORCH_NCCL);
-    d["libtorch_file"] = libtorch_file();
-    py::list problems;
-    if (kLibtorchOptionsSize >= 0 && oh != kLibtorchOptionsSize)
-        problems.append("ProcessGroupNCCL::Options: " + std::to_string(oh) + " bytes in the headers, " +
-                        std::to_string(kLibtorchOptionsSize) + " in libtorch");
-    if (kLibtorchPgSize >= 0 && ph != kLibtorchPgSize)
-        problems.append("ProcessGroupNCCL: " + std::to_string(ph) + " bytes in the headers, " +
-                        std::to_string(kLibtorchPgSize) + " in libtorch");
-    const std::string header = nccl_text(NCCL_VERSION_CODE), lib = nccl_text(runtime);
-    if (!lib.empty() && lib != header)
-        problems.append("nccl.h is NCCL " + header + " but the library loaded is " + lib);
-    if (*CCLFORGE_LIBTORCH_NCCL && header != CCLFORGE_LIBTORCH_NCCL)
-        problems.append("nccl.h is NCCL " + header + " but libtorch's ProcessGroupNCCL was compiled with " +
-                        CCLFORGE_LIBTORCH_NCCL);
-    d["problems"] = problems;
-    d["ok"] = problems.size() == 0 && kLibtorchOptionsSize >= 0;
-    return d;
 }
 
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store> &store, int rank,
@@ -201,8 +118,4 @@ PYBIND11_MODULE(CCLFORGE_BRIDGE_NAME, m)
           py::arg("timeout_ms") = 0, py::arg("high_priority_stream") = false,
           "Create a c10d ProcessGroupNCCL backend over `store` for `rank` of `size`.\n"
           "timeout_ms > 0 sets the collective timeout; high_priority_stream picks high-priority streams.");
-    m.def("abi_info", &abi_info,
-          "Sizes of ProcessGroupNCCL and its Options in this module's headers and in the libtorch it was built\n"
-          "against, the NCCL versions of nccl.h, of the library loaded and of libtorch's ProcessGroupNCCL,\n"
-          "the libtorch file loaded; 'ok' is False on any difference.");
 }

@@ -6,9 +6,11 @@
 #   cclforge_add_nccl_bridge(<target>
 #       PACKAGE torch_fl.comm._nccl_ext      # dotted package the extension lives in
 #       NAME _flagos_nccl                    # module name (PyInit_<NAME>)
+#       [SOURCE <plugin's bridge .cpp>]       # default: cclforge's own bridge source
 #       [VENDOR nvidia|rocm|dtk]
 #       [TORCH_HEADERS <dir>] [VENDOR_LIBS <dir>] [LIBTORCH <dir>] [TOOLKIT <dir>]
 #       [RPATH <$ORIGIN-entry>...]           # e.g. "$ORIGIN/../../lib_dcu"
+#       [TOOLKIT_LIB <soname>...]            # provided by the host's toolkit, e.g. librccl.so.1
 #       [INTO <dir>]                         # the tree holding the package (placed there too)
 #       [OUT <dir>]                          # default ${CMAKE_CURRENT_BINARY_DIR}/<target>
 #       [PYTHON <python>] [MAX_GLIBC <v>] [DOCKER <image>]
@@ -17,7 +19,8 @@
 # It adds a target (built by default) running `cclforge bridge build`, which
 # plans (the headers proven by the compiler's preprocessor), compiles, links
 # and checks the extension in its installed layout, failing the build on any
-# problem. CCLFORGE_EXECUTABLE names the cclforge to run (default: the one
+# problem: the same plan `cclforge bridge plan` prints, cclforge's ABI guard
+# linked in whatever the SOURCE. CCLFORGE_EXECUTABLE names the cclforge to run (default: the one
 # beside this file, then PATH). The extension's path is in
 # <OUT>/cclforge-build.json.
 include_guard(GLOBAL)
@@ -30,8 +33,8 @@ find_program(CCLFORGE_EXECUTABLE cclforge
 find_program(CCLFORGE_EXECUTABLE cclforge DOC "cclforge, which builds the ProcessGroupNCCL bridge")
 
 function(cclforge_add_nccl_bridge target)
-  set(one PACKAGE NAME VENDOR TORCH_HEADERS VENDOR_LIBS LIBTORCH TOOLKIT INTO OUT PYTHON MAX_GLIBC DOCKER)
-  set(multi RPATH ARGS)
+  set(one PACKAGE NAME SOURCE VENDOR TORCH_HEADERS VENDOR_LIBS LIBTORCH TOOLKIT INTO OUT PYTHON MAX_GLIBC DOCKER)
+  set(multi RPATH TOOLKIT_LIB ARGS)
   cmake_parse_arguments(PARSE_ARGV 1 CFB "" "${one}" "${multi}")
   if(CFB_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "cclforge_add_nccl_bridge(${target}): unknown arguments ${CFB_UNPARSED_ARGUMENTS}")
@@ -46,7 +49,7 @@ function(cclforge_add_nccl_bridge target)
     set(CFB_OUT "${CMAKE_CURRENT_BINARY_DIR}/${target}")
   endif()
   set(cmd "${CCLFORGE_EXECUTABLE}" bridge build --package "${CFB_PACKAGE}" --name "${CFB_NAME}" -o "${CFB_OUT}")
-  foreach(opt VENDOR TORCH_HEADERS VENDOR_LIBS LIBTORCH TOOLKIT INTO PYTHON MAX_GLIBC DOCKER)
+  foreach(opt SOURCE VENDOR TORCH_HEADERS VENDOR_LIBS LIBTORCH TOOLKIT INTO PYTHON MAX_GLIBC DOCKER)
     if(CFB_${opt})
       string(TOLOWER "${opt}" flag)
       string(REPLACE "_" "-" flag "${flag}")
@@ -60,10 +63,14 @@ function(cclforge_add_nccl_bridge target)
   foreach(entry IN LISTS CFB_RPATH)
     list(APPEND cmd --rpath "${entry}")
   endforeach()
+  foreach(lib IN LISTS CFB_TOOLKIT_LIB)
+    list(APPEND cmd --toolkit-lib "${lib}")
+  endforeach()
   list(APPEND cmd ${CFB_ARGS})
   add_custom_target(${target} ALL
     COMMAND ${cmd}
     BYPRODUCTS "${CFB_OUT}/cclforge-build.json"
+    DEPENDS ${CFB_SOURCE}
     COMMENT "cclforge bridge build: ${CFB_PACKAGE}.${CFB_NAME}"
     VERBATIM)
   set_target_properties(${target} PROPERTIES CCLFORGE_BRIDGE_DIR "${CFB_OUT}")
