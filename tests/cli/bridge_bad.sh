@@ -82,7 +82,7 @@ expect_out 'skip +install +not attempted' "no install of a wheel that failed the
 mkdir -p "$T/oot/bin" "$T/oot/share/cclforge/bridge" "$T/bare"
 cp "$CCLFORGE" "$T/bare/cclforge"
 run "$T/bare/cclforge" bridge plan --libtorch "$T/nowhere"
-expect_out 'bridge source .*not found' "no share/ beside a copied binary: the source is reported missing"
+expect_out "share directory is missing \\(looked at [^ ]*/share/cclforge/bridge/cclforge_nccl_bridge.cpp, " "no share/ beside a copied binary: the error says where it looked"
 cp "$CCLFORGE" "$T/oot/bin/cclforge"
 cp "$CCLFORGE_SOURCE_DIR/share/cclforge/bridge/cclforge_nccl_bridge.cpp" "$T/oot/share/cclforge/bridge/"
 run "$T/oot/bin/cclforge" bridge plan --libtorch "$T/nowhere"

@@ -105,7 +105,12 @@ fi
 impi=$(bash "$CCLFORGE_SOURCE_DIR/scripts/mpich-cache.sh" impi-rt 2>"$T_TMP/impi-cache.log" | tail -n 1)
 if [ -n "$impi" ] && [ -x "$impi/bin/mpiexec" ] && [ -f "$impi/lib/libmpi.so.12" ]; then
     for n in 2 4; do
-        run env -u LD_LIBRARY_PATH -u CCLFORGE_MPI_LIB "$impi/bin/mpiexec" -n $n "$CCLFORGE" smoke --backend mpi "${TESTS[@]}"
+        # Under ASan, LeakSanitizer's exit-time tracer crashed inside Intel
+        # MPI's runtime threads (SIGSEGV in the tracer, 4 ranks, once in the
+        # clean-clone CI): leak checking is off for this vendor's ranks only;
+        # the Open MPI and MPICH parts above keep it.
+        run env -u LD_LIBRARY_PATH -u CCLFORGE_MPI_LIB ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+            "$impi/bin/mpiexec" -n $n "$CCLFORGE" smoke --backend mpi "${TESTS[@]}"
         all_passed $n "Intel MPI"
         expect_out "^# cclforge smoke: mpi backend \(Intel\(R\) MPI Library [0-9.]+ for Linux\* OS\), $n ranks, launcher pmi" \
             "Intel MPI: $n ranks, its version"
