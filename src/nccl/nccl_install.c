@@ -24,13 +24,6 @@
 #include "cclforge/syscompat.h"
 #include "cclforge/trust.h"
 
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE (1 << 0)
-#endif
-#ifndef RENAME_EXCHANGE
-#define RENAME_EXCHANGE (1 << 1)
-#endif
-
 #define MAX_TREE_DEPTH 16
 
 static int copy_file_at(const char *from, int to_fd, const char *to, mode_t mode, cf_error *err)
