@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -161,7 +162,7 @@ void cf_launch_acceptor_adopt(struct cf_launch_acceptor *a, int fd)
     if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
         cf_launch_addr_string(&ss, p->addr, sizeof p->addr);
     else
-        strcpy(p->addr, "?");
+        snprintf(p->addr, sizeof p->addr, "?");
     a->n++;
     if (cf_launch_nonce(p->nonce, NULL) < 0 || send_now(fd, MSG_SERVER_HELLO, p->nonce, sizeof p->nonce) < 0)
         drop(a, a->n - 1, CF_STRAY_LEFT, 0);

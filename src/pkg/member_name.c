@@ -164,7 +164,7 @@ void cf_member_set_release(struct cf_member_set *s)
 /* How two names with one fold key are one file (the first takes where). */
 static const char *const alias_words[] = {
     "both install to ",
-    "differ only in case: one file on a case-insensitive file system (macOS, Windows), where one overwrites the "
+    "differ only in case: one file where file names ignore case (macOS, Windows), where one overwrites the "
     "other",
     "are one name once Unicode-normalised (NFC/NFD) and lower-cased: one file on macOS and Windows file systems, "
     "where one overwrites the other",
