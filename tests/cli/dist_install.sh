@@ -146,7 +146,7 @@ else
     home=$root/tmp/cclforge-user
     rm -rf "$home"
     mkdir -p "$home"
-    cp "$wx" "$tx" "$src/tests/fixtures/dist/ldd_agrees.py" "$home/"
+    cp "$wx" "$tx" "$src/tests/fixtures/dist/ldd_agrees.py" "$src/tests/support/ldd_compare.py" "$home/"
     chown -R 65534:65534 "$home"
     inroot() { run chroot --userspec=65534:65534 "$root" env -i PATH=/usr/bin:/bin HOME=/tmp/cclforge-user LC_ALL=C "$@"; }
     inroot python3 -m pip install --no-index --no-warn-script-location --prefix /tmp/cclforge-user/pfx "/tmp/cclforge-user/${wx##*/}"

@@ -71,6 +71,9 @@ for suite in "${SUITES[@]}"; do
     python3 - "$root" "$suite" "$CCLFORGE" "$WORK" "$HWDIR" <<'PY' || status=1
 import json, os, shutil, struct, subprocess, sys
 
+sys.path.insert(0, "tests/support")
+from ldd_compare import parse_ldd, ours_lines as shared_ours_lines
+
 root, suite, cclforge, work, hwdir = sys.argv[1:6]
 
 def ldd_lines(path, env=None):
@@ -84,44 +87,14 @@ def ldd_lines(path, env=None):
     r = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=60)
     if "not a dynamic executable" in r.stdout + r.stderr or "statically linked" in r.stdout:
         return None
-    out = []
-    for line in r.stdout.splitlines():
-        line = line.strip()
-        if " => " in line:
-            name, rest = line.split(" => ", 1)
-            if rest.startswith("not found"):
-                out.append(f"{name} => not found")
-            else:
-                out.append(f"{name} => {rest.split(' (0x')[0]}")
-        elif line.startswith("/") and " (0x" in line:
-            p = line.split(" (0x")[0]
-            out.append(p)
-    return out
+    return parse_ldd(r.stdout)
 
 def strip(p):
     return p[len(root):] if p and p.startswith(root + "/") else p
 
 def ours_lines(target):
     """The same list from an inspect --json target (ts_ldd_compare's order)."""
-    nodes, objs = target["nodes"], target["objects"]
-    interp = next((i for i, o in enumerate(objs) if o["is_interp"]), -1)
-    after = interp - 1 if interp > 0 else -1
-    out = []
-    if after == 0:
-        out.append(strip(objs[interp]["path"]))
-    for i, n in enumerate(nodes[1:], 1):
-        name = n["expanded"] or n["needed"]
-        if n["object"] < 0:
-            out.append(f"{name} => not found")
-            continue
-        o = objs[n["object"]]
-        if o["node"] != i or o["is_interp"]:
-            continue
-        p = strip(o["path"])
-        out.append(p if name == p else f"{name} => {p}")
-        if n["object"] == after:
-            out.append(strip(objs[interp]["path"]))
-    return out
+    return shared_ours_lines(target, strip)
 
 def inspect(paths, env=None):
     e = dict(os.environ)
