@@ -131,14 +131,16 @@ const char *cf_smoke_transport_name(enum cf_smoke_transport t); /* "any" for CF_
  * at the first size of OP, "abort" raises SIGABRT, "hang" sleeps forever, "exit"
  * exits 3; "corrupt" makes one element of this rank's result wrong in every test of
  * OP (its input when it contributes one, else what it received); "slow" sleeps 300 ms
- * in every iteration of OP. OP "init" fires before the backend starts. */
+ * in every iteration of OP. OP "init" fires before the backend starts; "finalize"
+ * after the rank's verdict is out, where MPI_Finalize runs (abort, hang, exit). */
 enum cf_smoke_fault_action {
     CF_FAULT_NONE, CF_FAULT_ABORT, CF_FAULT_HANG, CF_FAULT_EXIT, CF_FAULT_CORRUPT, CF_FAULT_SLOW
 };
 struct cf_smoke_fault {
     enum cf_smoke_fault_action action;
     int rank;
-    enum cf_smoke_op op; /* CF_OP_COUNT: init */
+    enum cf_smoke_op op; /* CF_OP_COUNT: init or finalize */
+    int at_finalize;
 };
 int cf_smoke_fault_parse(const char *spec, struct cf_smoke_fault *out, cf_error *err);
 
@@ -275,6 +277,7 @@ struct cf_smoke_report {
     char *mpi_chosen_by;    /* ... and the rule that chose that library */
     int (*finalize_later)(void); /* a rank's MPI_Finalize, run by cf_smoke_report_release: print first */
     int leave_by_exit;      /* a rank must end by exit(), not _exit() (smoke_backend.h) */
+    enum cf_smoke_fault_action finalize_fault; /* the fault switch's "finalize", fired there */
     struct cf_smoke_host *hosts;   /* nranks entries, by world rank (NULL fields when unknown) */
     struct cf_smoke_row *rows;     /* the agreed table, in run order */
     size_t nrows;

@@ -82,7 +82,7 @@ static void usage(FILE *f)
             "CCLFORGE_PORT (the unique-id port under a launcher; default MASTER_PORT, +1 under\n"
             "torchrun), CCLFORGE_SECRET (64 hex digits, the same on every rank: the run's rendezvous secret),\n"
             "NCCL_DEBUG_FILE (kept and read when set; else NCCL's INFO lines go to a file of each rank),\n"
-            "CCLFORGE_SMOKE_FAULT=RANK:abort|hang|exit|corrupt|slow:OP (fault injection for tests).\n"
+            "CCLFORGE_SMOKE_FAULT=RANK:abort|hang|exit|corrupt|slow:OP|init|finalize (fault injection for tests).\n"
             "Exit status: 0 all passed, 1 a test, a rank, --min-busbw, --expect-transport or a --pattern\n"
             "search failed (or the run was interrupted), 2 usage error.\n"
             "Examples:\n"

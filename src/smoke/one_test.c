@@ -4,7 +4,6 @@
  * compared element by element with the value computed here. Then the ranks agree:
  * every rank's time and wrong count go to every rank, so the row names the slowest
  * rank and how far it is from the median. */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,20 +177,8 @@ static void fire_fault(const struct test *x)
 {
     const struct cf_smoke_fault *f = &x->t->o->fault;
     /* abort, exit and hang end the process: they fire once */
-    if (f->rank != x->t->world_rank || f->op != x->op)
-        return;
-    switch (f->action) {
-    case CF_FAULT_ABORT:
-        raise(SIGABRT);
-        _exit(134);
-    case CF_FAULT_EXIT:
-        _exit(3);
-    case CF_FAULT_HANG:
-        for (;;)
-            pause();
-    default:
-        break;
-    }
+    if (f->rank == x->t->world_rank && f->op == x->op)
+        cf_smoke_fault_fire(f->action);
 }
 
 static void nap(double s)

@@ -102,11 +102,17 @@ int cf_smoke_fault_parse(const char *spec, struct cf_smoke_fault *out, cf_error 
                      parts.v[1]);
         goto out;
     }
-    if (!strcmp(parts.v[2], "init")) {
-        out->op = CF_OP_COUNT; /* before the backend starts */
+    if (!strcmp(parts.v[2], "init") || !strcmp(parts.v[2], "finalize")) {
+        out->op = CF_OP_COUNT; /* no collective: before the backend starts, or after the verdict */
+        out->at_finalize = parts.v[2][0] == 'f';
+        if (out->at_finalize && (out->action == CF_FAULT_CORRUPT || out->action == CF_FAULT_SLOW)) {
+            out->action = CF_FAULT_NONE;
+            cf_error_set(err, CF_ERR_USAGE, "fault '%s': at finalize only abort, hang or exit", spec);
+            goto out;
+        }
     } else if (cf_smoke_op_parse(parts.v[2], &out->op)) {
         out->action = CF_FAULT_NONE;
-        cf_error_set(err, CF_ERR_USAGE, "fault '%s': '%s' is not a collective or 'init'", spec, parts.v[2]);
+        cf_error_set(err, CF_ERR_USAGE, "fault '%s': '%s' is not a collective, 'init' or 'finalize'", spec, parts.v[2]);
         goto out;
     }
     rc = 0;

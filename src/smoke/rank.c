@@ -2,7 +2,6 @@
  * --pattern search's groups (each a sweep of ops x types x reductions x roots x sizes
  * x placements), agree on each group's result over the world, report the groups and
  * the verdict, say which transports NCCL used, finish. */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,16 +332,11 @@ int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *
     rep->nranks = t.nranks;
 
     cf_smoke_sink_begin(sink, 0, "starting the %s backend", o->backend == CF_BACKEND_MPI ? "mpi" : "nccl");
-    if (o->fault.action != CF_FAULT_NONE && o->fault.action != CF_FAULT_CORRUPT && o->fault.action != CF_FAULT_SLOW &&
-        o->fault.op == CF_OP_COUNT && o->fault.rank == t.world_rank) {
-        /* the fault switch's "init" */
-        if (o->fault.action == CF_FAULT_HANG)
-            for (;;)
-                pause();
-        if (o->fault.action == CF_FAULT_EXIT)
-            _exit(3);
-        raise(SIGABRT);
-        _exit(134);
+    if (o->fault.op == CF_OP_COUNT && o->fault.rank == t.world_rank) {
+        if (o->fault.at_finalize)
+            rep->finalize_fault = o->fault.action; /* cf_smoke_report_release fires it */
+        else
+            cf_smoke_fault_fire(o->fault.action);
     }
     if (o->root >= t.nranks)
         return cf_error_set(err, CF_ERR_USAGE, "-r %d: there are only %d ranks (0 to %d)", o->root, t.nranks,

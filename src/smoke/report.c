@@ -196,6 +196,8 @@ void cf_smoke_report_release(struct cf_smoke_report *r)
     free(r->lib_path);
     free(r->mpi_abi);
     free(r->mpi_chosen_by);
+    /* where MPI_Finalize runs: the rank's verdict is out */
+    cf_smoke_fault_fire(r->finalize_fault);
     if (r->finalize_later)
         r->finalize_later();
     memset(r, 0, sizeof *r);

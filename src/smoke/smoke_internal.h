@@ -98,6 +98,9 @@ int cf_smoke_mpi_backend_open(struct cf_smoke_backend *b, const struct cf_smoke_
 void cf_smoke_nccl_report_transport(struct cf_smoke_backend *b, int run_ok);
 
 /* ---- a rank's life: backend init, the groups and their sweeps, finalize ---- */
+/* The fault switch's abort, exit and hang: each ends (or stops) the process here. */
+void cf_smoke_fault_fire(enum cf_smoke_fault_action action);
+
 int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *sink, struct cf_smoke_report *rep,
                        cf_error *err);
 

@@ -35,6 +35,10 @@
 #define MPIRUN_GRACE_S 5.0
 /* A connection to the record port must prove it is one of the run's ranks this fast. */
 #define HANDSHAKE_S 0.5
+/* Every rank has its verdict: MPI_Finalize and mpirun's teardown may take this long
+ * (seconds for a big job, and more under a sanitizer's exit-time scan) before the
+ * processes still alive are killed and the run fails "finishing". */
+#define FINISH_WAIT_S 20.0
 /* Ranks left behind by a killed mpirun: how long to wait for them to go. */
 #define ORPHAN_WAIT_S 5.0
 #define MAX_LINE (1 << 20)
@@ -84,6 +88,8 @@ struct supervisor {
     int hung;                /* a hang was detected: nobody is going to say more */
     int stopping;
     double term_sent;
+    int killed_finishing;    /* still running FINISH_WAIT_S after the last verdict */
+    struct strbuf finishing; /* ... and which of this host's ranks were still alive then */
 };
 
 static void forward(struct supervisor *sv, const struct cf_smoke_event *ev)
@@ -443,6 +449,20 @@ static void say_strays(struct supervisor *sv, const struct cf_launch_strays *str
     cf_sb_release(&text);
 }
 
+/* The ranks on this host still alive (their reported pid, on our hostname): named when
+ * the run's end is stuck, never signalled by that pid (it may be reused). */
+static void name_lingering_ranks(struct supervisor *sv)
+{
+    char self[256] = "";
+    gethostname(self, sizeof self - 1);
+    for (int r = 0; sv->rep->hosts && r < sv->nranks; r++) {
+        const struct cf_smoke_host *h = &sv->rep->hosts[r];
+        if (h->pid <= 0 || !h->hostname || strcmp(h->hostname, self) || (kill(h->pid, 0) < 0 && errno == ESRCH))
+            continue;
+        cf_sb_addf(&sv->finishing, "%srank %d (pid %d)", sv->finishing.len ? ", " : "", r, h->pid);
+    }
+}
+
 static void interrupt(struct supervisor *sv)
 {
     if (sv->rep->interrupted)
@@ -471,7 +491,6 @@ static void supervise_loop(struct supervisor *sv)
     struct cf_launch_acceptor_opts ao = { sv->listen_fd, &sv->secret, SMOKE_RECORDS_TAG, sv->nranks, HANDSHAKE_S, 0 };
     struct cf_launch_acceptor *acc = cf_launch_acceptor_new(&ao);
     double settled_at = 0;
-    int killed = 0;
     for (;;) {
         int nfds = sv->nstreams;
         for (int i = 0; i < sv->nstreams; i++)
@@ -511,9 +530,10 @@ static void supervise_loop(struct supervisor *sv)
         /* every rank has its verdict but a process lingers (mpirun tearing down): not for ever */
         if (settled(sv) && !settled_at)
             settled_at = now;
-        if (settled_at && now - settled_at > TERM_WAIT_S && !killed) {
+        if (settled_at && now - settled_at > FINISH_WAIT_S && !sv->killed_finishing) {
+            name_lingering_ranks(sv);
             stop_all(sv, SIGKILL);
-            killed = 1;
+            sv->killed_finishing = 1;
         }
     }
     free(pfds);
@@ -593,6 +613,7 @@ static void supervisor_release(struct supervisor *sv)
     free(sv->ranks);
     free(sv->streams);
     free(sv->procs);
+    cf_sb_release(&sv->finishing);
 }
 
 /* the environment of a started process: our variables, and Open MPI kept on one box */
@@ -761,7 +782,14 @@ int cf_smoke_supervise(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event
             int status = sv.procs[0].status;
             struct strbuf why = STRBUF_INIT;
             cf_sb_adds(&why, "mpirun ");
-            describe_status(&why, status);
+            if (sv.killed_finishing && sv.finishing.len)
+                cf_sb_addf(&why, "was still running %.0f s after every rank's verdict and was killed: %s "
+                                 "had not exited (stuck in MPI_Finalize?)", FINISH_WAIT_S, cf_sb_str(&sv.finishing));
+            else if (sv.killed_finishing)
+                cf_sb_addf(&why, "was still running %.0f s after every rank's verdict, in its own teardown "
+                                 "(no rank on this host was left), and was killed", FINISH_WAIT_S);
+            else
+                describe_status(&why, status);
             int dead = sv.first_failure ? -2 : sv.mpirun_dead_rank; /* -2: already explained */
             if (dead >= 0 && dead < sv.nranks && !sv.ranks[dead].done && !sv.ranks[dead].failed) {
                 char *w = cf_asprintf("rank %d died (see mpirun's message above); %s", dead, cf_sb_str(&why));

@@ -62,6 +62,26 @@ if t_open_mpi; then
     [ "$(lingering)" -eq 0 ] && ok "no rank is left behind, not even a zombie of PID 1, after mpirun was killed" \
         || bad "$(lingering) ranks linger"
 
+    # every verdict is in, then a rank never leaves MPI_Finalize: waited for (a sanitizer's or a big
+    # job's teardown takes seconds), then named and killed, never a hang; the results still count
+    timed env CCLFORGE_SMOKE_FAULT=1:hang:finalize "$CCLFORGE" smoke --backend mpi -n 2 --ops all_reduce -b 1K -e 1K \
+        --iters 2 --connect-timeout "$MARK"
+    expect_rc 1 "a rank stuck after its verdict fails the run"
+    expect_err "mpirun was still running 20 s after every rank's verdict and was killed: .*rank 1 \(pid [0-9]+\).* had not exited" \
+        "the stuck rank is named, with its pid"
+    [ "$(last_line)" = "2 passed, 1 failed" ] && ok "the tests passed; the finish failed" || bad "finalize verdict: $(last_line)"
+    awk -v s="$SECS" 'BEGIN { exit !(s >= 20 && s < 35) }' && ok "the finish was waited for 20 s, not longer (took $SECS s)" \
+        || bad "the finish wait took $SECS s"
+    leftovers "hang in finalize"
+    [ "$(lingering)" -eq 0 ] && ok "no rank is left behind after a stuck finish" || bad "$(lingering) ranks linger"
+    CCLFORGE_SMOKE_FAULT=1:exit:finalize run "$CCLFORGE" smoke --backend mpi -n 2 --ops all_reduce -b 1K -e 1K \
+        --iters 2 --connect-timeout "$MARK"
+    expect_rc 1 "a rank that exits 3 after its verdict fails the run"
+    expect_err "mpirun exited with status 3" "and mpirun's status is given"
+    CCLFORGE_SMOKE_FAULT=1:slow:finalize run "$CCLFORGE" smoke --backend mpi -n 2
+    expect_rc 2 "slow at finalize is refused"
+    expect_err "fault '1:slow:finalize': at finalize only abort, hang or exit" "and named"
+
     # --timeout is per operation: 8 iterations of 0.3 s outlast --timeout 1 and are still progress
     timed env CCLFORGE_SMOKE_FAULT=1:slow:all_reduce "$CCLFORGE" smoke --backend mpi -n 2 --ops all_reduce -b 1K -e 1K \
         --place out --iters 8 -w 1 --timeout 1 --connect-timeout "$MARK"
