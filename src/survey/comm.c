@@ -94,7 +94,7 @@ struct cf_comm_lib *cf_comm_lib_examine(const struct cf_survey_opts *opts, const
     if (scanned)
         cf_scan_facts_release(&facts);
     cf_elf_close(elf);
-    cf_closure_check(path, NULL, NULL, NULL, &c->missing_libs, &c->undefined_symbols);
+    cf_closure_check(opts, path, NULL, NULL, NULL, &c->missing_libs, &c->undefined_symbols);
     return c;
 }
 

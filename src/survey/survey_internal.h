@@ -58,9 +58,11 @@ char *cf_loader_dlopen_from(const struct cf_survey_opts *opts, const char *root,
 /* Resolves the closure of `path` as glibc would: DT_NEEDED names not found go to
  * `missing`, undefined symbols and missing versions (ldd -r wording, capped) to
  * `undefined`. When `soname` is given, *needed says whether the closure needs it
- * and *resolved where it resolves (NULL when not found). */
-void cf_closure_check(const char *path, const char *soname, int *needed, char **resolved, struct strvec *missing,
-                   struct strvec *undefined);
+ * and *resolved where it resolves (NULL when not found). The answer is
+ * remembered while what it was read from is unchanged (closure_cache.c),
+ * unless opts->no_cache. */
+void cf_closure_check(const struct cf_survey_opts *opts, const char *path, const char *soname, int *needed,
+                      char **resolved, struct strvec *missing, struct strvec *undefined);
 
 /* The LD_PRELOAD entry that is a `soname` library (libnccl.so.2 -> any
  * ".../libnccl.so*"), NULL if none. Caller frees. */
