@@ -18,6 +18,10 @@
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
+/* doctor --gather -n: local ranks started here (tests, benchmarks); each holds
+ * one of rank 0's descriptors while it reports */
+#define MAX_LOCAL_RANKS 4096
+
 static const char doctor_usage[] =
     "usage: cclforge doctor [--json] [--libtorch DIR] [--survey FILE.json] [--save FILE.json]\n"
     "                       [--sysfs-root DIR] [--python PY | --no-python] [--no-nvidia] [--quick]\n"
@@ -546,9 +550,10 @@ int cmd_doctor(int argc, char **argv)
                 return cli_usage("doctor", "--timeout takes seconds from 1 to 86400, not '%s'", optarg);
             break;
         case 'n':
-            local_ranks = cf_parse_small(optarg, 256);
-            if (local_ranks <= 0)
-                return cli_usage("doctor", "-n takes a rank count from 1 to 256, not '%s'", optarg);
+            /* one past the bound: cf_parse_small clamps, and 5000 must not become 4096 */
+            local_ranks = cf_parse_small(optarg, MAX_LOCAL_RANKS + 1);
+            if (local_ranks <= 0 || local_ranks > MAX_LOCAL_RANKS)
+                return cli_usage("doctor", "-n takes a rank count from 1 to %d, not '%s'", MAX_LOCAL_RANKS, optarg);
             break;
         case 'h': fputs(doctor_usage, stdout); return EXIT_FINE;
         default: return cli_usage("doctor", "unknown or incomplete option '%s'", argv[optind - 1]);
