@@ -456,30 +456,12 @@ extern char **environ;
 static int doctor_gather(int argc, char **argv, const struct cf_survey_opts *opts, int json, int verbose,
                          int local_ranks, double timeout_s)
 {
-    /* -n N: every other rank runs this command again, less -n and --json */
-    struct strvec child = STRVEC_INIT;
-    cf_strvec_push(&child, "/proc/self/exe");
-    cf_strvec_push(&child, "doctor");
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-n")) {
-            i++;
-            continue;
-        }
-        if (cf_starts_with(argv[i], "-n") || !strcmp(argv[i], "--json"))
-            continue;
-        cf_strvec_push(&child, argv[i]);
-    }
-    char *exe = cf_self_exe();
-    if (exe) {
-        free(child.v[0]);
-        child.v[0] = exe;
-    }
     struct blob_ctx ctx = { opts };
-    struct cf_gather_opts go = { environ, timeout_s, local_ranks, cf_strvec_argv(&child), make_blob, &ctx };
+    /* -n N: the other ranks are forks that run the same survey (src/doctor/local_ranks.c) */
+    struct cf_gather_opts go = { environ, timeout_s, local_ranks, make_blob, &ctx };
     struct cf_gather_result r;
     cf_error err = CF_ERROR_INIT;
     int rc = cf_doctor_gather(&go, &r, &err);
-    cf_strvec_clear(&child);
     if (rc < 0) {
         cf_gather_result_release(&r);
         return cli_fail("doctor", &err);

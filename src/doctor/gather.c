@@ -191,6 +191,19 @@ static void consolidate(struct cf_gather_result *r, double timeout_s)
     free(labels);
 }
 
+/* A local rank's side (local_ranks.c runs it in a forked child): 0 when rank
+ * 0 answered that all is well. */
+static int local_rank(const struct cf_gather_opts *o)
+{
+    struct cf_gather_result r;
+    cf_error err = CF_ERROR_INIT;
+    int rc = cf_doctor_gather(o, &r, &err);
+    int fine = rc == 0 && r.verdict == 0;
+    cf_gather_result_release(&r);
+    cf_error_clear(&err);
+    return fine ? 0 : -1;
+}
+
 static int run_rank0(const struct cf_gather_opts *o, const struct cf_launch_info *le, int port, int loopback,
                      const struct cf_launch_secret *secret, const char *secret_hex, struct cf_gather_result *out,
                      cf_error *err)
@@ -202,7 +215,7 @@ static int run_rank0(const struct cf_gather_opts *o, const struct cf_launch_info
         return cf_error_prefix(err, "rank 0");
     /* -n N: the other ranks start while this one surveys and accepts (local_ranks.c) */
     struct local_ranks lr = { -1, -1, 0 };
-    if (o->local_ranks > 1 && cf_local_ranks_start(o, fd, got_port, secret_hex, &lr, err) < 0) {
+    if (o->local_ranks > 1 && cf_local_ranks_start(o, fd, got_port, secret_hex, local_rank, &lr, err) < 0) {
         close(fd);
         return -1;
     }

@@ -3,9 +3,9 @@
  * fork copied rank 0's page tables and its table of descriptors, and every
  * start waited for that rank's exec, so starting and accepting were serial
  * (issue 30: 1,024 ranks, 2 cores). The starter is forked once, before rank
- * 0 has accepted anything (few descriptors, a small heap): it starts the
- * ranks one after another on one core while rank 0 accepts, authenticates
- * and reads those already started on the other. */
+ * 0 has accepted anything or surveyed (few descriptors, a small heap): it
+ * forks the ranks one after another on one core while rank 0 accepts,
+ * authenticates and reads those already started on the other. */
 #include "doctor/local_ranks.h"
 
 #include <errno.h>
@@ -19,53 +19,72 @@
 
 #include "cclforge/clock.h"
 #include "cclforge/launch.h"
-#include "cclforge/spawn.h"
 #include "cclforge/strbuf.h"
 
 #define REAP_S 5.0 /* how long rank 0 waits for the ranks after its reply */
 
-static int start_one(const struct cf_gather_opts *o, int r, int port, const char *secret_hex, pid_t *pid,
-                     cf_error *err)
+/* Rank r, in a child forked from the starter: the environment an exec'd
+ * rank would get (the caller's, with cclforge's launcher variables set:
+ * cf_launch_detect and the secret read as under any launcher), stdin and
+ * output on /dev/null (only rank 0 reports), then the rank's side of the
+ * gather. No exec: a fresh image costs each rank an exec, the loader and
+ * its relocations, ~1 ms of CPU, as much as all the rest of what it does. */
+__attribute__((noreturn)) static void rank_child(const struct cf_gather_opts *o, int r, int port,
+                                                 const char *secret_hex, cf_local_rank_fn *run)
 {
-    struct strvec env = STRVEC_INIT; /* set over the inherited environment in the child */
+    prctl(PR_SET_PDEATHSIG, SIGTERM); /* the starter gone: this rank too */
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+        if (null > 2)
+            close(null);
+    }
+    static const char *const set[] = { CF_LAUNCH_RANK_ENV, CF_LAUNCH_WORLD_ENV, CF_LAUNCH_LOCAL_RANK_ENV,
+                                       CF_LAUNCH_ADDR_ENV, CF_LAUNCH_PORT_ENV, CF_LAUNCH_SECRET_ENV };
+    struct strvec env = STRVEC_INIT;
+    for (char *const *e = o->envp; e && *e; e++) {
+        int ours = 0;
+        for (size_t i = 0; i < sizeof set / sizeof set[0] && !ours; i++)
+            ours = !strncmp(*e, set[i], strlen(set[i])) && (*e)[strlen(set[i])] == '=';
+        if (!ours)
+            cf_strvec_push(&env, *e);
+    }
     cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_RANK_ENV, r);
     cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_WORLD_ENV, o->local_ranks);
     cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_LOCAL_RANK_ENV, r);
     cf_strvec_pushf(&env, "%s=127.0.0.1", CF_LAUNCH_ADDR_ENV);
     cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_PORT_ENV, port);
     cf_strvec_pushf(&env, "%s=%s", CF_LAUNCH_SECRET_ENV, secret_hex);
-    struct cf_spawn_opts so = { 0 };
-    so.env_set = (const char *const *)cf_strvec_argv(&env);
-    so.null_stdin = 1;
-    so.output_path = "/dev/null"; /* only rank 0 reports */
-    struct cf_spawn_proc proc = CF_SPAWN_PROC_INIT;
-    int rc = cf_spawn_start((const char *const *)o->child_argv, &so, &proc, err);
-    *pid = rc == 0 ? proc.pid : -1;
-    cf_spawn_proc_release(&proc);
-    cf_strvec_clear(&env);
-    return rc;
+    struct cf_gather_opts ro = *o;
+    ro.envp = cf_strvec_argv(&env);
+    ro.local_ranks = 0;
+    _exit(run(&ro) == 0 ? 0 : 1);
 }
 
 /* The starter: never returns. Its report on fd is empty when every rank
  * started, else the first failure's words. */
 __attribute__((noreturn)) static void starter(const struct cf_gather_opts *o, int port, const char *secret_hex,
-                                              int fd)
+                                              cf_local_rank_fn *run, int fd)
 {
     /* rank 0 gone (killed, or its reap gave up): stop; the ranks follow (their own PDEATHSIG) */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     pid_t *pids = cf_xcalloc((size_t)o->local_ranks, sizeof *pids);
     int failed = 0;
     for (int r = 1; r < o->local_ranks && !failed; r++) {
-        cf_error err = CF_ERROR_INIT;
-        if (start_one(o, r, port, secret_hex, &pids[r], &err) < 0) {
-            const char *m = cf_error_message(&err);
-            char *why = cf_asprintf("cannot start local rank %d of %d: %s", r, o->local_ranks, m);
+        pids[r] = fork();
+        if (pids[r] == 0) {
+            close(fd);
+            rank_child(o, r, port, secret_hex, run);
+        }
+        if (pids[r] < 0) {
+            char *why = cf_asprintf("cannot start local rank %d of %d: fork: %s", r, o->local_ranks, strerror(errno));
             if (write(fd, why, strlen(why)) < 0) {
             }
             free(why);
             failed = 1;
         }
-        cf_error_clear(&err);
     }
     close(fd); /* rank 0 sees the end of the report */
     for (int r = 1; r < o->local_ranks; r++)
@@ -75,7 +94,7 @@ __attribute__((noreturn)) static void starter(const struct cf_gather_opts *o, in
 }
 
 int cf_local_ranks_start(const struct cf_gather_opts *o, int listen_fd, int port, const char *secret_hex,
-                         struct local_ranks *lr, cf_error *err)
+                         cf_local_rank_fn *run, struct local_ranks *lr, cf_error *err)
 {
     memset(lr, 0, sizeof *lr);
     lr->starter = -1;
@@ -88,7 +107,7 @@ int cf_local_ranks_start(const struct cf_gather_opts *o, int listen_fd, int port
     if (pid == 0) {
         close(p[0]);
         close(listen_fd); /* rank 0's port is rank 0's alone: the ranks must not queue on a copy */
-        starter(o, port, secret_hex, p[1]);
+        starter(o, port, secret_hex, run, p[1]);
     }
     close(p[1]);
     if (pid < 0) {
