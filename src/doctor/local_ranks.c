@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cclforge/clock.h"
+#include "cclforge/fs.h"
 #include "cclforge/launch.h"
 #include "cclforge/strbuf.h"
 
@@ -98,6 +99,9 @@ int cf_local_ranks_start(const struct cf_gather_opts *o, int listen_fd, int port
 {
     memset(lr, 0, sizeof *lr);
     lr->starter = -1;
+    /* libcrypto's CPU probe (cpuid: a hypervisor exit each in a VM) once, here,
+     * rather than in every rank for its handshake's HMAC: the forks inherit it */
+    cf_crypto_ready();
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         lr->fd = -1;

@@ -28,10 +28,12 @@ static unsigned host_machine(void)
     return machine;
 }
 
-/* The loader as the survey's environment sets it up (LD_LIBRARY_PATH). */
-static void survey_ldso_opts(const struct cf_survey_opts *opts, struct cf_ldso_opts *lo)
+/* The loader as the survey's environment sets it up (LD_LIBRARY_PATH);
+ * facts: storage shared by a run of lookups, or NULL. */
+static void survey_ldso_opts(const struct cf_survey_opts *opts, struct cf_ldso_facts *facts, struct cf_ldso_opts *lo)
 {
     memset(lo, 0, sizeof *lo);
+    lo->facts_cache = facts;
     lo->ld_library_path = cf_env_get(opts, "LD_LIBRARY_PATH");
     lo->ignore_ld_library_path = lo->ld_library_path == NULL;
 }
@@ -54,10 +56,10 @@ static char *located_path(const char *soname, const struct cf_ldso_opts *lo)
 
 /* For a program without RPATH/RUNPATH glibc searches LD_LIBRARY_PATH, then
  * ld.so.cache, then the system directories: cf_ldso_locate does exactly that. */
-char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *soname)
+char *cf_loader_resolve_default(const struct cf_survey_opts *opts, struct cf_ldso_facts *facts, const char *soname)
 {
     struct cf_ldso_opts lo;
-    survey_ldso_opts(opts, &lo);
+    survey_ldso_opts(opts, facts, &lo);
     return located_path(soname, &lo);
 }
 
@@ -81,11 +83,11 @@ const char *cf_host_multiarch(void)
     return tuple;
 }
 
-char *cf_loader_dlopen_from(const struct cf_survey_opts *opts, const char *root, const char *caller,
-                            const char *name, char **why)
+char *cf_loader_dlopen_from(const struct cf_survey_opts *opts, struct cf_ldso_facts *facts, const char *root,
+                            const char *caller, const char *name, char **why)
 {
     struct cf_ldso_opts lo;
-    survey_ldso_opts(opts, &lo);
+    survey_ldso_opts(opts, facts, &lo);
     struct cf_ldso_node node;
     cf_error err = CF_ERROR_INIT;
     char *found = NULL;

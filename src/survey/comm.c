@@ -153,7 +153,7 @@ void cf_probe_comm_libs(struct probe_ctx *ctx, struct cf_survey *s)
             free(pre);
         }
         /* What a program without RPATH gets: LD_LIBRARY_PATH, ld.so.cache, default dirs. */
-        char *loaded = cf_loader_resolve_default(ctx->opts, p->comm->soname);
+        char *loaded = cf_loader_resolve_default(ctx->opts, NULL, p->comm->soname);
         if (loaded) {
             add_comm(ctx->opts, s, loaded, p->comm->kind, "loaded");
             free(loaded);
