@@ -54,7 +54,7 @@ static const char doctor_usage[] =
     "  --gather           one process per rank under srun, mpirun or torchrun: each host's local\n"
     "                     rank 0 surveys it, rank 0 prints one report for all hosts (silent when\n"
     "                     all is well) and every rank exits 0 or 1 alike\n"
-    "  -n N               with --gather: start N ranks here instead (tests)\n"
+    "  -n N               with --gather: start N ranks here instead, 1-4096 (tests, benchmarks)\n"
     "  --timeout S        with --gather: how long rank 0 waits for the others (default 60)\n"
     "  -v, --verbose      with --gather or compare: print the report even when all is well\n"
     "  -h, --help         this text\n"
