@@ -23,8 +23,8 @@ extern "C" {
 struct cf_gather_opts {
     char *const *envp;        /* the environment (launcher variables) */
     double timeout_s;         /* for every rank to answer; then rank 0 reports who did not */
-    int local_ranks;          /* > 0: start this many ranks here (rank 0 is this process) */
-    char *const *child_argv;  /* local_ranks: what each other rank runs (argv[0] a path) */
+    int local_ranks;          /* > 0: start this many ranks here (rank 0 is this process; the others are
+                               * forks of it, each with cclforge's launcher variables: src/doctor/local_ranks.c) */
     /* What this rank sends: a `doctor --json` report when host_leader (local rank 0),
      * else a report of its NCCL configuration only. The CLI builds it. */
     int (*make_blob)(void *ctx, int host_leader, struct strbuf *out, cf_error *err);

@@ -137,6 +137,13 @@ struct cf_ldso_result {
                                * subdirectories tried are their power set */
     struct cf_ldso_search_list *lists; /* the long search lists the candidates' runs refer to */
     size_t n_lists;
+    /* opts.list_inputs: the host paths besides the objects' files that the
+     * answer was read from: every directory whose existence a search asked
+     * (hwcaps subdirectories included), the ld.so.cache and the files the
+     * glibc release was read from. Present or absent, each as it was: with
+     * the objects' files and the candidates rejected for their content
+     * unchanged too, a new resolution gives the same answer. */
+    struct strvec inputs;
 };
 
 struct cf_ldso_opts {
@@ -151,6 +158,8 @@ struct cf_ldso_opts {
     const char *const *hwcaps;
     int no_legacy_hwcaps;         /* don't try the legacy hwcap subdirs (tls, haswell, ...) */
     int explain;                  /* keep the considered list for every node */
+    /* fill cf_ldso_result.inputs (cf_ldso_resolve only): for a cache of the result */
+    int list_inputs;
     /* The target's glibc release ("2.31", cf_glibc_parse) to plan for another
      * host; NULL: read from the root's own ld.so / libc.so.6. */
     const char *glibc;

@@ -18,6 +18,10 @@
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
+/* doctor --gather -n: local ranks started here (tests, benchmarks); each holds
+ * one of rank 0's descriptors while it reports */
+#define MAX_LOCAL_RANKS 4096
+
 static const char doctor_usage[] =
     "usage: cclforge doctor [--json] [--libtorch DIR] [--survey FILE.json] [--save FILE.json]\n"
     "                       [--sysfs-root DIR] [--python PY | --no-python] [--no-nvidia] [--quick]\n"
@@ -50,7 +54,7 @@ static const char doctor_usage[] =
     "  --gather           one process per rank under srun, mpirun or torchrun: each host's local\n"
     "                     rank 0 surveys it, rank 0 prints one report for all hosts (silent when\n"
     "                     all is well) and every rank exits 0 or 1 alike\n"
-    "  -n N               with --gather: start N ranks here instead (tests)\n"
+    "  -n N               with --gather: start N ranks here instead, 1-4096 (tests, benchmarks)\n"
     "  --timeout S        with --gather: how long rank 0 waits for the others (default 60)\n"
     "  -v, --verbose      with --gather or compare: print the report even when all is well\n"
     "  -h, --help         this text\n"
@@ -452,30 +456,12 @@ extern char **environ;
 static int doctor_gather(int argc, char **argv, const struct cf_survey_opts *opts, int json, int verbose,
                          int local_ranks, double timeout_s)
 {
-    /* -n N: every other rank runs this command again, less -n and --json */
-    struct strvec child = STRVEC_INIT;
-    cf_strvec_push(&child, "/proc/self/exe");
-    cf_strvec_push(&child, "doctor");
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-n")) {
-            i++;
-            continue;
-        }
-        if (cf_starts_with(argv[i], "-n") || !strcmp(argv[i], "--json"))
-            continue;
-        cf_strvec_push(&child, argv[i]);
-    }
-    char *exe = cf_self_exe();
-    if (exe) {
-        free(child.v[0]);
-        child.v[0] = exe;
-    }
     struct blob_ctx ctx = { opts };
-    struct cf_gather_opts go = { environ, timeout_s, local_ranks, cf_strvec_argv(&child), make_blob, &ctx };
+    /* -n N: the other ranks are forks that run the same survey (src/doctor/local_ranks.c) */
+    struct cf_gather_opts go = { environ, timeout_s, local_ranks, make_blob, &ctx };
     struct cf_gather_result r;
     cf_error err = CF_ERROR_INIT;
     int rc = cf_doctor_gather(&go, &r, &err);
-    cf_strvec_clear(&child);
     if (rc < 0) {
         cf_gather_result_release(&r);
         return cli_fail("doctor", &err);
@@ -546,9 +532,10 @@ int cmd_doctor(int argc, char **argv)
                 return cli_usage("doctor", "--timeout takes seconds from 1 to 86400, not '%s'", optarg);
             break;
         case 'n':
-            local_ranks = cf_parse_small(optarg, 256);
-            if (local_ranks <= 0)
-                return cli_usage("doctor", "-n takes a rank count from 1 to 256, not '%s'", optarg);
+            /* one past the bound: cf_parse_small clamps, and 5000 must not become 4096 */
+            local_ranks = cf_parse_small(optarg, MAX_LOCAL_RANKS + 1);
+            if (local_ranks <= 0 || local_ranks > MAX_LOCAL_RANKS)
+                return cli_usage("doctor", "-n takes a rank count from 1 to %d, not '%s'", MAX_LOCAL_RANKS, optarg);
             break;
         case 'h': fputs(doctor_usage, stdout); return EXIT_FINE;
         default: return cli_usage("doctor", "unknown or incomplete option '%s'", argv[optind - 1]);

@@ -2,12 +2,9 @@
  * report, rank 0 consolidates what arrived by the deadline and answers each rank
  * with the verdict. */
 #include <cjson/cJSON.h>
-#include <signal.h>
-#include "cclforge/spawn.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cclforge/clock.h"
@@ -17,6 +14,7 @@
 #include "cclforge/launch_collect.h"
 #include "cclforge/ncclconf.h"
 #include "doctor/doctor_internal.h"
+#include "doctor/local_ranks.h"
 
 #define MAX_REPORT (64u << 20)
 #define REPLY_SLACK_S 30.0 /* how much longer than the gather a rank waits for the verdict */
@@ -193,47 +191,17 @@ static void consolidate(struct cf_gather_result *r, double timeout_s)
     free(labels);
 }
 
-/* -n N: the other ranks are this program again with cclforge's launcher variables. */
-static int start_local(const struct cf_gather_opts *o, int port, const char *secret_hex, pid_t *pids, cf_error *err)
+/* A local rank's side (local_ranks.c runs it in a forked child): 0 when rank
+ * 0 answered that all is well. */
+static int local_rank(const struct cf_gather_opts *o)
 {
-    for (int r = 1; r < o->local_ranks; r++) {
-        struct strvec env = STRVEC_INIT; /* set over the inherited environment in the child */
-        cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_RANK_ENV, r);
-        cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_WORLD_ENV, o->local_ranks);
-        cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_LOCAL_RANK_ENV, r);
-        cf_strvec_pushf(&env, "%s=127.0.0.1", CF_LAUNCH_ADDR_ENV);
-        cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_PORT_ENV, port);
-        cf_strvec_pushf(&env, "%s=%s", CF_LAUNCH_SECRET_ENV, secret_hex);
-        struct cf_spawn_opts so = { 0 };
-        so.env_set = (const char *const *)cf_strvec_argv(&env);
-        so.null_stdin = 1;
-        so.output_path = "/dev/null"; /* only rank 0 reports */
-        struct cf_spawn_proc proc = CF_SPAWN_PROC_INIT;
-        int rc = cf_spawn_start((const char *const *)o->child_argv, &so, &proc, err);
-        pids[r] = rc == 0 ? proc.pid : -1;
-        cf_spawn_proc_release(&proc);
-        cf_strvec_clear(&env);
-        if (rc < 0)
-            return cf_error_prefix(err, "cannot start a local rank");
-    }
-    return 0;
-}
-
-static void reap_local(pid_t *pids, int n)
-{
-    double until = cf_now_seconds() + 5;
-    for (int r = 1; r < n; r++) {
-        if (pids[r] <= 0)
-            continue;
-        while (waitpid(pids[r], NULL, WNOHANG) == 0) {
-            if (cf_now_seconds() > until) {
-                kill(pids[r], SIGKILL);
-                waitpid(pids[r], NULL, 0);
-                break;
-            }
-            usleep(10000);
-        }
-    }
+    struct cf_gather_result r;
+    cf_error err = CF_ERROR_INIT;
+    int rc = cf_doctor_gather(o, &r, &err);
+    int fine = rc == 0 && r.verdict == 0;
+    cf_gather_result_release(&r);
+    cf_error_clear(&err);
+    return fine ? 0 : -1;
 }
 
 static int run_rank0(const struct cf_gather_opts *o, const struct cf_launch_info *le, int port, int loopback,
@@ -245,19 +213,20 @@ static int run_rank0(const struct cf_gather_opts *o, const struct cf_launch_info
     int fd = cf_launch_listen(port, loopback, &got_port, desc, sizeof desc, err);
     if (fd < 0)
         return cf_error_prefix(err, "rank 0");
-    pid_t *pids = cf_xcalloc((size_t)(o->local_ranks > 0 ? o->local_ranks : 1), sizeof *pids);
-    if (o->local_ranks > 1 && start_local(o, got_port, secret_hex, pids, err) < 0) {
+    /* -n N: the other ranks start while this one surveys and accepts (local_ranks.c) */
+    struct local_ranks lr = { -1, -1, 0 };
+    if (o->local_ranks > 1 && cf_local_ranks_start(o, fd, got_port, secret_hex, local_rank, &lr, err) < 0) {
         close(fd);
-        reap_local(pids, o->local_ranks);
-        free(pids);
         return -1;
     }
+    struct cf_collect_watch starting = { lr.fd, cf_local_ranks_ready, &lr };
     struct strbuf own = STRBUF_INIT;
     int rc = rank_blob(o, le, &own, err);
     struct cf_collected col;
     memset(&col, 0, sizeof col);
     if (rc == 0)
-        rc = cf_launch_collect(fd, secret, CF_GATHER_TAG, le->world, o->timeout_s, MAX_REPORT, &col, err);
+        rc = cf_launch_collect_watching(fd, secret, CF_GATHER_TAG, le->world, o->timeout_s, MAX_REPORT,
+                                        lr.fd >= 0 ? &starting : NULL, &col, err);
     else
         close(fd);
     if (rc == 0) {
@@ -277,9 +246,7 @@ static int run_rank0(const struct cf_gather_opts *o, const struct cf_launch_info
     }
     cf_collected_release(&col);
     cf_sb_release(&own);
-    if (o->local_ranks > 1)
-        reap_local(pids, o->local_ranks);
-    free(pids);
+    cf_local_ranks_reap(&lr);
     return rc;
 }
 

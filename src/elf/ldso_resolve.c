@@ -1041,6 +1041,27 @@ static int resolve_closure(struct ctx *c, const char *path, const struct cf_ldso
     return 0;
 }
 
+/* cf_ldso_result.inputs: what the searches read besides the objects */
+static void list_inputs(struct ctx *c)
+{
+    struct strvec *in = &c->res->inputs;
+    for (size_t i = 0; i < c->dirs.cap; i++)
+        if (c->dirs.v[i].path) {
+            char *host = cf_ldso_host_path(c->root, c->dirs.v[i].path);
+            if (host && !cf_strvec_contains(in, host))
+                cf_strvec_push(in, host);
+            free(host);
+        }
+    const char *files[] = { c->cache_path, c->facts.glibc_source, c->facts.loader_path };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        if (files[i] && files[i][0] == '/') { /* "--glibc", "assumed: ..." are no files */
+            char *host = i == 0 ? cf_ldso_host_path(c->root, files[i]) : cf_strdup(files[i]);
+            if (host && !cf_strvec_contains(in, host))
+                cf_strvec_push(in, host);
+            free(host);
+        }
+}
+
 int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct cf_ldso_result *out,
                     cf_error *err)
 {
@@ -1048,6 +1069,8 @@ int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts_in, struct
     struct ctx c;
     if (resolve_closure(&c, path, opts_in ? opts_in : &no_opts, 1, out, err) != 0)
         return -1;
+    if (opts_in && opts_in->list_inputs)
+        list_inputs(&c);
     release_ctx(&c);
     return 0;
 }
@@ -1195,6 +1218,7 @@ void cf_ldso_result_release(struct cf_ldso_result *res)
         free(res->lists[i].missing);
     }
     free(res->lists);
+    cf_strvec_clear(&res->inputs);
     memset(res, 0, sizeof *res);
 }
 

@@ -8,6 +8,7 @@
 #include "cclforge/fs.h"
 #include "cclforge/ldso.h"
 #include "cclforge/symcheck.h"
+#include "survey/closure_cache.h"
 #include "survey/survey_internal.h"
 
 /* The machine this program runs as: what a program started here would be. */
@@ -27,10 +28,12 @@ static unsigned host_machine(void)
     return machine;
 }
 
-/* The loader as the survey's environment sets it up (LD_LIBRARY_PATH). */
-static void survey_ldso_opts(const struct cf_survey_opts *opts, struct cf_ldso_opts *lo)
+/* The loader as the survey's environment sets it up (LD_LIBRARY_PATH);
+ * facts: storage shared by a run of lookups, or NULL. */
+static void survey_ldso_opts(const struct cf_survey_opts *opts, struct cf_ldso_facts *facts, struct cf_ldso_opts *lo)
 {
     memset(lo, 0, sizeof *lo);
+    lo->facts_cache = facts;
     lo->ld_library_path = cf_env_get(opts, "LD_LIBRARY_PATH");
     lo->ignore_ld_library_path = lo->ld_library_path == NULL;
 }
@@ -53,10 +56,10 @@ static char *located_path(const char *soname, const struct cf_ldso_opts *lo)
 
 /* For a program without RPATH/RUNPATH glibc searches LD_LIBRARY_PATH, then
  * ld.so.cache, then the system directories: cf_ldso_locate does exactly that. */
-char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *soname)
+char *cf_loader_resolve_default(const struct cf_survey_opts *opts, struct cf_ldso_facts *facts, const char *soname)
 {
     struct cf_ldso_opts lo;
-    survey_ldso_opts(opts, &lo);
+    survey_ldso_opts(opts, facts, &lo);
     return located_path(soname, &lo);
 }
 
@@ -80,11 +83,11 @@ const char *cf_host_multiarch(void)
     return tuple;
 }
 
-char *cf_loader_dlopen_from(const struct cf_survey_opts *opts, const char *root, const char *caller,
-                            const char *name, char **why)
+char *cf_loader_dlopen_from(const struct cf_survey_opts *opts, struct cf_ldso_facts *facts, const char *root,
+                            const char *caller, const char *name, char **why)
 {
     struct cf_ldso_opts lo;
-    survey_ldso_opts(opts, &lo);
+    survey_ldso_opts(opts, facts, &lo);
     struct cf_ldso_node node;
     cf_error err = CF_ERROR_INIT;
     char *found = NULL;
@@ -107,8 +110,58 @@ char *cf_loader_dlopen_from(const struct cf_survey_opts *opts, const char *root,
 
 enum { MAX_UNDEFINED_KEPT = 50 };
 
-void cf_closure_check(const char *path, const char *soname, int *needed, char **resolved, struct strvec *missing,
-                   struct strvec *undefined)
+/* The closure of path resolved and its symbols checked, into a. */
+static void closure_answer_of(const char *path, const char *soname, int remember, struct closure_answer *a)
+{
+    struct cf_ldso_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.explain = remember; /* the rejected candidates are part of what the answer depends on */
+    lo.list_inputs = remember;
+    struct cf_ldso_result res;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_ldso_resolve(path, &lo, &res, &err) < 0) {
+        cf_error_clear(&err);
+        return;
+    }
+    for (size_t i = 0; i < res.n_nodes; i++) {
+        const struct cf_ldso_node *n = &res.nodes[i];
+        if (!n->path && n->needed && !cf_strvec_contains(&a->missing, n->needed))
+            cf_strvec_push(&a->missing, n->needed);
+        if (soname && n->depth > 0 && n->needed && !strcmp(cf_basename(n->needed), soname)) {
+            a->needed = 1;
+            if (!a->resolved && n->path)
+                a->resolved = cf_strdup(n->path);
+        }
+    }
+    /* ldd -r without running anything: what stays undefined in the whole closure. */
+    struct cf_symcheck_result sc;
+    int checked = cf_symcheck_run(&res, &sc, &err) == 0;
+    if (checked) {
+        for (size_t i = 0; i < sc.n_problems && a->undefined.n < MAX_UNDEFINED_KEPT; i++)
+            if (sc.problems[i].message) {
+                /* ldd's tab before the path reads badly inside one line */
+                char *m = cf_strdup(sc.problems[i].message);
+                for (char *p = m; *p; p++)
+                    if (*p == '\t')
+                        *p = ' ';
+                if (!cf_strvec_contains(&a->undefined, m))
+                    cf_strvec_push(&a->undefined, m);
+                free(m);
+            }
+        cf_symcheck_result_release(&sc);
+    }
+    cf_error_clear(&err);
+    if (remember && checked) {
+        struct strbuf key = STRBUF_INIT;
+        cf_closure_cache_key(path, soname, &key);
+        cf_closure_cache_put(&key, a, &res);
+        cf_sb_release(&key);
+    }
+    cf_ldso_result_release(&res);
+}
+
+void cf_closure_check(const struct cf_survey_opts *opts, const char *path, const char *soname, int *needed,
+                      char **resolved, struct strvec *missing, struct strvec *undefined)
 {
     if (needed)
         *needed = 0;
@@ -116,39 +169,28 @@ void cf_closure_check(const char *path, const char *soname, int *needed, char **
         *resolved = NULL;
     if (!cf_is_file(path))
         return;
-    struct cf_ldso_result res;
-    cf_error err = CF_ERROR_INIT;
-    if (cf_ldso_resolve(path, NULL, &res, &err) < 0) {
-        cf_error_clear(&err);
-        return;
+    struct closure_answer a;
+    memset(&a, 0, sizeof a);
+    int cached = 0;
+    if (!opts->no_cache) {
+        struct strbuf key = STRBUF_INIT;
+        cf_closure_cache_key(path, soname, &key);
+        cached = cf_closure_cache_get(&key, &a);
+        cf_sb_release(&key);
     }
-    for (size_t i = 0; i < res.n_nodes; i++) {
-        const struct cf_ldso_node *n = &res.nodes[i];
-        if (!n->path && n->needed && !cf_strvec_contains(missing, n->needed))
-            cf_strvec_push(missing, n->needed);
-        if (soname && n->depth > 0 && n->needed && !strcmp(cf_basename(n->needed), soname)) {
-            if (needed)
-                *needed = 1;
-            if (resolved && !*resolved && n->path)
-                *resolved = cf_strdup(n->path);
-        }
+    if (!cached)
+        closure_answer_of(path, soname, !opts->no_cache, &a);
+    if (needed)
+        *needed = a.needed;
+    if (resolved) {
+        *resolved = a.resolved;
+        a.resolved = NULL;
     }
-    /* ldd -r without running anything: what stays undefined in the whole closure. */
-    struct cf_symcheck_result sc;
-    if (cf_symcheck_run(&res, &sc, &err) == 0) {
-        for (size_t i = 0; i < sc.n_problems && undefined->n < MAX_UNDEFINED_KEPT; i++)
-            if (sc.problems[i].message) {
-                /* ldd's tab before the path reads badly inside one line */
-                char *m = cf_strdup(sc.problems[i].message);
-                for (char *p = m; *p; p++)
-                    if (*p == '\t')
-                        *p = ' ';
-                if (!cf_strvec_contains(undefined, m))
-                    cf_strvec_push(undefined, m);
-                free(m);
-            }
-        cf_symcheck_result_release(&sc);
-    }
-    cf_error_clear(&err);
-    cf_ldso_result_release(&res);
+    for (size_t i = 0; i < a.missing.n; i++)
+        if (!cf_strvec_contains(missing, a.missing.v[i]))
+            cf_strvec_push(missing, a.missing.v[i]);
+    for (size_t i = 0; i < a.undefined.n && undefined->n < MAX_UNDEFINED_KEPT; i++)
+        if (!cf_strvec_contains(undefined, a.undefined.v[i]))
+            cf_strvec_push(undefined, a.undefined.v[i]);
+    cf_closure_answer_release(&a);
 }

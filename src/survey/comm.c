@@ -94,7 +94,7 @@ struct cf_comm_lib *cf_comm_lib_examine(const struct cf_survey_opts *opts, const
     if (scanned)
         cf_scan_facts_release(&facts);
     cf_elf_close(elf);
-    cf_closure_check(path, NULL, NULL, NULL, &c->missing_libs, &c->undefined_symbols);
+    cf_closure_check(opts, path, NULL, NULL, NULL, &c->missing_libs, &c->undefined_symbols);
     return c;
 }
 
@@ -153,7 +153,7 @@ void cf_probe_comm_libs(struct probe_ctx *ctx, struct cf_survey *s)
             free(pre);
         }
         /* What a program without RPATH gets: LD_LIBRARY_PATH, ld.so.cache, default dirs. */
-        char *loaded = cf_loader_resolve_default(ctx->opts, p->comm->soname);
+        char *loaded = cf_loader_resolve_default(ctx->opts, NULL, p->comm->soname);
         if (loaded) {
             add_comm(ctx->opts, s, loaded, p->comm->kind, "loaded");
             free(loaded);

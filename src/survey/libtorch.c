@@ -260,7 +260,7 @@ static void detect_gpu_lib(const struct cf_survey_opts *opts, struct cf_libtorch
     else if (cf_is_file(cpu))
         t->flavour = CF_TORCH_CPU;
     if (!p) {
-        cf_closure_check(cpu, NULL, NULL, NULL, &t->missing_libs, &t->undefined_symbols);
+        cf_closure_check(opts, cpu, NULL, NULL, NULL, &t->missing_libs, &t->undefined_symbols);
         free(cpu);
         return;
     }
@@ -297,7 +297,7 @@ static void detect_gpu_lib(const struct cf_survey_opts *opts, struct cf_libtorch
 
     int needed = 0;
     char *loaded = NULL;
-    cf_closure_check(t->gpu_lib, p->comm->soname, &needed, &loaded, &t->missing_libs, &t->undefined_symbols);
+    cf_closure_check(opts, t->gpu_lib, p->comm->soname, &needed, &loaded, &t->missing_libs, &t->undefined_symbols);
     t->needs_comm_lib = needed;
     /* LD_PRELOAD puts its libnccl first in the process: DT_NEEDED lookups by
      * soname then match it instead of the search path's copy. */

@@ -50,11 +50,12 @@ static void exported_entries(const char *path, struct strvec *out)
  * libnccl.so.2 in). Both NULL when no NCCL library is known here. */
 struct caller {
     const char *root, *lib;
+    struct cf_ldso_facts *facts; /* the loader's facts, worked out by the first lookup, shared by the rest */
 };
 
 static struct caller caller_of(const struct cf_survey *host)
 {
-    struct caller c = { NULL, NULL };
+    struct caller c = { NULL, NULL, NULL };
     const struct cf_comm_lib *lib = cf_survey_active_comm(host);
     if (!lib || !lib->path || !cf_is_file(lib->path))
         return c;
@@ -71,8 +72,8 @@ static char *resolve(const struct cf_survey_opts *opts, const struct caller *fro
     if (strchr(name, '/') && !strchr(name, '$')) /* dlopen takes a path as it is */
         return cf_is_file(name) ? cf_strdup(name) : NULL;
     if (from->lib)
-        return cf_loader_dlopen_from(opts, from->root, from->lib, name, why);
-    char *path = cf_loader_resolve_default(opts, name);
+        return cf_loader_dlopen_from(opts, from->facts, from->root, from->lib, name, why);
+    char *path = cf_loader_resolve_default(opts, from->facts, name);
     if (path)
         *why = cf_strdup("a program without RPATH or RUNPATH (no NCCL library known here)");
     return path;
@@ -117,6 +118,9 @@ void cf_nccl_config_find_plugins(const struct cf_survey_opts *opts, const struct
                                  struct cf_nccl_config *c)
 {
     struct caller from = caller_of(host);
+    struct cf_ldso_facts facts;
+    memset(&facts, 0, sizeof facts);
+    from.facts = &facts;
     for (size_t k = 0; k < sizeof plugin_kinds / sizeof plugin_kinds[0]; k++) {
         const struct cf_nccl_setting *s = cf_nccl_config_get(c, plugin_kinds[k].variable);
         const char *v = s ? s->value : NULL;

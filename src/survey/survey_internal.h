@@ -2,6 +2,7 @@
 #ifndef CCLFORGE_SURVEY_INTERNAL_H
 #define CCLFORGE_SURVEY_INTERNAL_H
 
+#include "cclforge/ldso.h"
 #include "cclforge/survey.h"
 #include "cclforge/numparse.h"
 #include "cclforge/vendor.h"
@@ -42,8 +43,9 @@ void cf_nccl_config_find_plugins(const struct cf_survey_opts *opts, const struct
                                  struct cf_nccl_config *c);
 
 /* The loader emulation (cclforge/ldso.h) as the survey needs it. */
-/* Where `soname` resolves for a program with no RPATH (LD_LIBRARY_PATH, ld.so.cache, defaults). */
-char *cf_loader_resolve_default(const struct cf_survey_opts *opts, const char *soname);
+/* Where `soname` resolves for a program with no RPATH (LD_LIBRARY_PATH, ld.so.cache, defaults).
+ * facts: zeroed storage a run of lookups shares (cf_ldso_opts.facts_cache), or NULL. */
+char *cf_loader_resolve_default(const struct cf_survey_opts *opts, struct cf_ldso_facts *facts, const char *soname);
 /* Where the loader would find soname searching only dirs (NULL-terminated),
  * with the hwcaps subdirectories and ELF checks it applies: a toolkit's own
  * library. NULL when none there. */
@@ -53,14 +55,17 @@ const char *cf_host_multiarch(void);
 /* Where dlopen(name) called from `caller` finds name in a process whose main program
  * is `root` (cf_ldso_dlopen_from; a caller outside root's closure is taken as the
  * main program itself). NULL when not found; *why: "runpath of /x/libnccl.so.2". */
-char *cf_loader_dlopen_from(const struct cf_survey_opts *opts, const char *root, const char *caller,
+char *cf_loader_dlopen_from(const struct cf_survey_opts *opts, struct cf_ldso_facts *facts, const char *root,
+                            const char *caller,
                             const char *name, char **why);
 /* Resolves the closure of `path` as glibc would: DT_NEEDED names not found go to
  * `missing`, undefined symbols and missing versions (ldd -r wording, capped) to
  * `undefined`. When `soname` is given, *needed says whether the closure needs it
- * and *resolved where it resolves (NULL when not found). */
-void cf_closure_check(const char *path, const char *soname, int *needed, char **resolved, struct strvec *missing,
-                   struct strvec *undefined);
+ * and *resolved where it resolves (NULL when not found). The answer is
+ * remembered while what it was read from is unchanged (closure_cache.c),
+ * unless opts->no_cache. */
+void cf_closure_check(const struct cf_survey_opts *opts, const char *path, const char *soname, int *needed,
+                      char **resolved, struct strvec *missing, struct strvec *undefined);
 
 /* The LD_PRELOAD entry that is a `soname` library (libnccl.so.2 -> any
  * ".../libnccl.so*"), NULL if none. Caller frees. */

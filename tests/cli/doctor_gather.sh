@@ -14,6 +14,15 @@ run env -u NCCL_DEBUG "${G[@]}" -n 2 --timeout 20
 if [ -z "$OUT" ] || printf '%s' "$OUT" | grep -q "^cclforge doctor: "; then ok "text is silent when all is well, else starts with one reason line"; else bad "text neither silent nor a reason line"; fi
 run env NCCL_DEBUG=TRACE "${G[@]}" -n 2 --timeout 20
 expect_out "^cclforge doctor: .*NCCL_DEBUG" "a problem gives one reason line first"
+# more ranks than the acceptor's bound of pending handshakes (256), started by
+# the starter process while rank 0 accepts (src/doctor/local_ranks.c); -n
+# used to clamp to 256 without a word
+run "${G[@]}" -n 300 --quick --timeout 120 --json
+expect_rc 0 "300 local ranks: exit 0"
+expect_json 'd["world"]==300 and not d["missing"] and sorted(r for h in d["hosts"] for r in h["ranks"])==list(range(300))' "every one of 300 ranks heard"
+run "${G[@]}" -n 5000
+expect_rc 2 "-n above 4096 is a usage error, not clamped"
+expect_err "from 1 to 4096, not '5000'" "and names the bound"
 run "${G[@]}" -n 0
 expect_rc 2 "-n 0 is a usage error"
 run "$CCLFORGE" doctor -n 2

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Issue 30, second round, three rows, side by side in one run: the incumbent
+# cclforge (BASE, the build before this round) against this one (NEW), each
+# as the source build and as the release binary, in paired rounds whose
+# order rotates:
+#   1. `doctor` warm with the real torch 2.15 wheel on PYTHONPATH (doctor_warm.sh's
+#      setup): wall median and CPU (perf task-clock, children included).
+#   2. `doctor --gather -n 1024 --quick`: wall median, all processes' CPU, and
+#      rank 0's own CPU per joining rank: (rank 0's task-clock at -n N minus at
+#      -n 2) / (N - 2), perf stat --no-inherit (the local ranks, and in NEW the
+#      process that starts them, are not rank 0).
+#   3. smoke --backend mpi all_reduce 1 KiB against a plain MPI_Allreduce loop
+#      (smoke_raw_allreduce.c) under the same mpirun settings: raw time / smoke
+#      time, best and median of REPEATS alternating runs, at 2 ranks and at 1
+#      (a local copy: the harness's own cost per call, little moved by load).
+# Ratios: NEW / BASE for times (below 1: NEW is faster); raw / smoke for row 3
+# (1.0: no overhead). The machine is shared: the load is printed before and
+# after, and CPU time moves less with load than wall time.
+#   BASE_SRC=/path/old/build/cclforge BASE_REL=/path/old/bin/cclforge \
+#   NEW_SRC=build/cclforge NEW_REL=/path/new/bin/cclforge bash bench/issue30_round2.sh
+# Any binary left unset is left out. RUNS (default 11: doctor), GRUNS (3:
+# gather), RANKS (1024), REPEATS (5: smoke), ITERS (20000: smoke calls at 2 ranks;
+# ten times that at 1), SMOKE_SPECS ("2:ITERS 1:ITERS*10": ranks:calls).
+# Results: docs/bench.md ("doctor, gather and smoke, second round (issue 30)").
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+. bench/lib.sh
+RUNS=${RUNS:-11}
+GRUNS=${GRUNS:-3}
+RANKS=${RANKS:-1024}
+REPEATS=${REPEATS:-5}
+ITERS=${ITERS:-20000}
+declare -A bin=()
+for k in BASE_SRC NEW_SRC BASE_REL NEW_REL; do
+    v=${!k:-}
+    [ -z "$v" ] && [ "$k" = NEW_SRC ] && v=$PWD/build/cclforge
+    [ -n "$v" ] || continue
+    [ -x "$v" ] || { echo "$k=$v is not an executable" >&2; exit 2; }
+    bin[$k]=$(readlink -f "$v")
+done
+names=()
+for k in BASE_SRC NEW_SRC BASE_REL NEW_REL; do [ -n "${bin[$k]:-}" ] && names+=("$k"); done
+command -v perf >/dev/null || { echo "perf is needed (CPU time): apt-get install linux-perf" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR] = $1} END {if (!NR) {print "n/a"; exit} m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.2f\n", m}'; }
+best() { tr ' ' '\n' <<<"$1" | grep . | sort -g | head -n 1; }
+spread() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR] = $1} END {if (NR) printf "%s-%s", a[1], a[NR]}'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "n/a") printf "%.3f", a / b; else print "n/a" }'; }
+# pair KIND: "NEW/BASE" ratio lines for a measure kept in arrays named KIND
+pairs() {
+    local -n col=$1
+    for t in SRC REL; do
+        [ -n "${col[NEW_$t]:-}" ] && [ -n "${col[BASE_$t]:-}" ] || continue
+        echo "  ${t/SRC/source}${t/REL/} NEW / BASE: $(div "$(median "${col[NEW_$t]}")" "$(median "${col[BASE_$t]}")") (medians)"
+    done | sed 's/sourceREL/release/; s/SRC//'
+}
+
+bench_header "issue 30, second round: doctor warm with torch, doctor --gather -n $RANKS, smoke vs raw MPI"
+for k in "${names[@]}"; do echo "$k: ${bin[$k]} ($(stat -c %s "${bin[$k]}") bytes)"; done
+
+# ---- 1. doctor warm with torch ----
+site=$(ls -d "${CCLFORGE_TORCH_CACHE:-$HOME/.cache/cclforge/torch}"/site-* 2>/dev/null | head -n 1)
+if [ -n "$site" ] && [ -d "$site/torch" ]; then
+    echo
+    echo "## 1. doctor, warm caches, torch $(PYTHONPATH=$site python3 -c 'import torch; print(torch.__version__)' 2>/dev/null) on PYTHONPATH ($site)"
+    declare -A dwall=() dcpu=()
+    for k in "${names[@]}"; do # each binary its own warm caches
+        CCLFORGE_HOME=$tmp/home-$k PYTHONPATH=$site "${bin[$k]}" doctor >/dev/null 2>&1
+    done
+    sleep 3 # cache entries of files changed in the last two seconds are not stored
+    for k in "${names[@]}"; do CCLFORGE_HOME=$tmp/home-$k PYTHONPATH=$site "${bin[$k]}" doctor >/dev/null 2>&1; done
+    for ((r = 0; r < RUNS; r++)); do
+        for i in "${!names[@]}"; do
+            k=${names[$(((i + r) % ${#names[@]}))]}
+            export CCLFORGE_HOME=$tmp/home-$k PYTHONPATH=$site
+            s=$EPOCHREALTIME
+            "${bin[$k]}" doctor >/dev/null 2>&1
+            e=$EPOCHREALTIME
+            dwall[$k]+="$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.2f", (e - s) * 1000 }') "
+            dcpu[$k]+="$(perf stat -x, -e task-clock "${bin[$k]}" doctor 2>&1 >/dev/null | awk -F, '/task-clock/ {printf "%.2f", $1}') "
+        done
+    done
+    unset CCLFORGE_HOME PYTHONPATH
+    printf '| %-9s | %-24s | %-14s | %-24s | %-14s |\n' binary "wall median (ms)" "wall spread" "CPU median (ms)" "CPU spread"
+    echo "|---|---|---|---|---|"
+    for k in "${names[@]}"; do
+        printf '| %-9s | %-24s | %-14s | %-24s | %-14s |\n' "$k" "$(median "${dwall[$k]}")" "$(spread "${dwall[$k]}")" \
+            "$(median "${dcpu[$k]}")" "$(spread "${dcpu[$k]}")"
+    done
+    echo "wall:"; pairs dwall
+    echo "CPU:"; pairs dcpu
+    echo "(load now: $(cut -d' ' -f1-3 /proc/loadavg))"
+else
+    echo "## 1. skipped: no cached torch (bash scripts/torch-cache.sh)"
+fi
+
+# ---- 2. doctor --gather -n N --quick ----
+# At 256 (the most the incumbent starts: it clamped -n to 256 without a word)
+# and at RANKS. A round whose gather did not hear every rank is not counted.
+# gather K N: prints "WALL_MS ALL_CPU_MS RANK0_CPU_MS FAILED" from one run: time(1)
+# around perf stat --no-inherit around rank 0 (all CPU: every process, perf's own
+# few ms included; rank 0's: its own task-clock)
+gather() {
+    local s e
+    s=$EPOCHREALTIME
+    /usr/bin/time -f "%U %S" -o "$tmp/all" perf stat --no-inherit -x, -e task-clock -o "$tmp/r0" \
+        "${bin[$1]}" doctor --gather -n "$2" --quick --no-nvidia --json >"$tmp/g.json" 2>/dev/null
+    e=$EPOCHREALTIME
+    local ok
+    ok=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(int(d["world"] == int(sys.argv[2]) and not d["missing"]))' "$tmp/g.json" "$2" 2>/dev/null || echo 0)
+    echo "$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.0f", (e - s) * 1000 }') $(tail -n 1 "$tmp/all" | awk '{printf "%.0f", ($1 + $2) * 1000}')" \
+        "$(awk -F, '/task-clock/ {printf "%.1f", $1}' "$tmp/r0") $((1 - ok))"
+}
+for N in ${GATHER_RANKS:-256 $RANKS}; do
+echo
+echo "## 2. doctor --gather -n $N --quick ($GRUNS rounds; rank 0's own CPU per joining rank from -n 2 and -n $N)"
+declare -A gwall=() gall=() g0=() g2=() gbad=()
+for ((r = 0; r < GRUNS; r++)); do
+    for i in "${!names[@]}"; do
+        k=${names[$(((i + r) % ${#names[@]}))]}
+        read -r w a c0 bad < <(gather "$k" "$N")
+        if [ "$bad" != 0 ]; then
+            gbad[$k]=1
+            continue
+        fi
+        gwall[$k]+="$w "
+        gall[$k]+="$a "
+        g0[$k]+="$c0 "
+        read -r _ _ c2 _ < <(gather "$k" 2)
+        g2[$k]+="$c2 "
+    done
+done
+printf '| %-9s | %-16s | %-14s | %-18s | %-16s | %-26s |\n' binary "wall median (ms)" "wall spread" "CPU, all (ms)" "rank 0 CPU (ms)" "rank 0 per joining rank (us)"
+echo "|---|---|---|---|---|---|"
+for k in "${names[@]}"; do
+    if [ -n "${gbad[$k]:-}" ] && [ -z "${gwall[$k]:-}" ]; then
+        printf '| %-9s | %s |\n' "$k" "n/a: no round heard all $N ranks (the incumbent clamps -n to 256)"
+        continue
+    fi
+    m0=$(median "${g0[$k]}")
+    m2=$(median "${g2[$k]}")
+    per=$(awk -v a="$m0" -v b="$m2" -v n="$N" 'BEGIN { printf "%.0f", (a - b) * 1000 / (n - 2) }')
+    printf '| %-9s | %-16s | %-14s | %-18s | %-16s | %-26s |\n' "$k" "$(median "${gwall[$k]}")" "$(spread "${gwall[$k]}")" \
+        "$(median "${gall[$k]}")" "$m0" "$per"
+done
+echo "wall:"; pairs gwall
+echo "CPU, all processes:"; pairs gall
+echo "rank 0 CPU:"; pairs g0
+echo "(load now: $(cut -d' ' -f1-3 /proc/loadavg))"
+unset gwall gall g0 g2 gbad
+done
+
+# ---- 3. smoke vs raw MPI_Allreduce, 1 KiB ----
+# Two rank counts: 2 (the issue's figure: a real exchange, ~1 us a call, which
+# the load of a shared machine moves by far more than the harness costs) and
+# 1 (MPI_Allreduce on one rank is a local copy, tens of ns: what is left is
+# the harness's own cost per call, on one core, little disturbed by load).
+echo
+if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
+    mpicc -O2 -o "$tmp/raw" bench/smoke_raw_allreduce.c || exit 1
+    export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_oob_tcp_if_include=lo
+    root=""
+    [ "$(id -u)" = 0 ] && root="--allow-run-as-root"
+    for spec in ${SMOKE_SPECS:-2:$ITERS 1:$((ITERS * 10))}; do
+        n=${spec%%:*} iters=${spec#*:}
+        echo "## 3. smoke --backend mpi all_reduce 1 KiB vs MPI_Allreduce ($(mpirun --version | head -n1), $n rank(s), $iters calls, $REPEATS alternating runs)"
+        declare -A sm=()
+        raw_t=""
+        for ((r = 0; r < REPEATS; r++)); do
+            raw_t+="$(mpirun $root --oversubscribe --bind-to none -n "$n" "$tmp/raw" 1024 "$iters" 200) "
+            for i in "${!names[@]}"; do
+                k=${names[$(((i + r) % ${#names[@]}))]}
+                sm[$k]+="$("${bin[$k]}" smoke --backend mpi -n "$n" --ops all_reduce -d float --place out -c 0 -b 1024 -e 1024 \
+                    --iters "$iters" -w 200 --json 2>/dev/null |
+                    python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["ok"]; print("%.4f" % d["rows"][0]["time_us"])' 2>/dev/null || echo n/a) "
+            done
+            raw_t+="$(mpirun $root --oversubscribe --bind-to none -n "$n" "$tmp/raw" 1024 "$iters" 200) "
+        done
+        rb=$(best "$raw_t")
+        rm=$(median "$raw_t")
+        printf '| %-9s | %-10s | %-12s | %-16s | %-18s | %-24s |\n' binary "best (us)" "median (us)" "raw/smoke, best" "raw/smoke, median" "spread (us)"
+        echo "|---|---|---|---|---|---|"
+        printf '| %-9s | %-10s | %-12s | %-16s | %-18s | %-24s |\n' "raw MPI" "$rb" "$rm" 1 1 "$(spread "$raw_t")"
+        for k in "${names[@]}"; do
+            b=$(best "${sm[$k]}")
+            m=$(median "${sm[$k]}")
+            printf '| %-9s | %-10s | %-12s | %-16s | %-18s | %-24s |\n' "$k" "$b" "$m" "$(div "$rb" "$b")" "$(div "$rm" "$m")" "$(spread "${sm[$k]}")"
+        done
+        unset sm
+        echo "(load now: $(cut -d' ' -f1-3 /proc/loadavg))"
+    done
+else
+    echo "## 3. skipped: mpicc/mpirun missing (apt-get install libopenmpi-dev openmpi-bin)"
+fi
