@@ -31,7 +31,10 @@ expect_out "not a readable zip archive" "and says why"
 
 # cJSON: in the build from source (a shared libcjson.so.1) loaded by the
 # first JSON a command makes; the release links it statically (no loader).
-if nm "$CCLFORGE" 2>/dev/null | grep -q ' cf_cJSON_Parse$'; then
+if readelf -d "$CCLFORGE" | grep -q 'NEEDED.*libcjson'; then
+    RC=1 OUT=$(readelf -d "$CCLFORGE" | grep NEEDED) ERR=
+    bad "libcjson.so.1 is not a NEEDED library of the executable (CMakeLists.txt links the loader's aliases)"
+elif nm "$CCLFORGE" 2>/dev/null | grep -q ' cf_cJSON_Parse$'; then
     export CCLFORGE_HOME=$T_TMP/home
     run env LD_DEBUG=libs "$CCLFORGE" --version
     if printf '%s' "$ERR" | grep -q "libcjson"; then bad "libcjson is not loaded at start-up"; else ok "libcjson is not loaded at start-up"; fi
