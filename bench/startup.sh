@@ -11,6 +11,7 @@
 #   CCLFORGE_RELEASE=.../bin/cclforge bash bench/startup.sh
 #     the release binary; by default the one in dist/'s x86_64 tarball or
 #     DIST_DIR's (bash scripts/dist.sh --arch x86_64 --no-sdist --out DIR).
+#   CCLFORGE_BEFORE=path: another build (e.g. main's) in the same rounds.
 # Results: docs/bench.md ("inspect and start-up, second round (issue 30)").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -28,13 +29,21 @@ echo "source:  $CCLFORGE (NEEDED: $(bench_needed "$CCLFORGE"))"
 echo "release: $CCLFORGE_RELEASE (NEEDED: $(bench_needed "$CCLFORGE_RELEASE"))"
 libtree=$(command -v libtree)
 declare -A name=([source]="$CCLFORGE" [release]="$CCLFORGE_RELEASE" [libtree]="$libtree" [true]=/bin/true)
-"$tmp/spawn_cpu" "$ROUNDS" -- "$CCLFORGE" --version -- "$CCLFORGE_RELEASE" --version -- "$libtree" --version -- /bin/true \
+rows=(source release libtree true)
+before=()
+if [ -n "${CCLFORGE_BEFORE:-}" ]; then
+    name[before]=$(cd "$(dirname "$CCLFORGE_BEFORE")" && pwd)/$(basename "$CCLFORGE_BEFORE")
+    echo "before:  ${name[before]} (NEEDED: $(bench_needed "${name[before]}"))"
+    rows=(before "${rows[@]}")
+    before=(-- "${name[before]}" --version)
+fi
+"$tmp/spawn_cpu" "$ROUNDS" "${before[@]}" -- "$CCLFORGE" --version -- "$CCLFORGE_RELEASE" --version -- "$libtree" --version -- /bin/true \
     >"$tmp/spawn.txt" || exit 1
 declare -A cpu
 echo
 echo "| command | CPU median (µs) | CPU quartiles | wall median (µs) | page faults | syscalls | instructions (callgrind) | relative relocations |"
 echo "|---|---|---|---|---|---|---|---|"
-for t in source release libtree true; do
+for t in "${rows[@]}"; do
     line=$(awk -v b="${name[$t]}" '$9 == b' "$tmp/spawn.txt")
     cpu[$t]=$(awk '{print $2}' <<<"$line")
     q=$(awk '{print $3 "–" $4}' <<<"$line")
@@ -50,4 +59,5 @@ done
 echo
 over() { awk -v a="$1" -v b="$2" -v t="${cpu[true]}" 'BEGIN { printf "%.2f (above /bin/true: %.0f / %.0f µs)", a / b, a - t, b - t }'; }
 echo "ratios of CPU medians, cclforge / libtree: source $(over "${cpu[source]}" "${cpu[libtree]}"); release $(over "${cpu[release]}" "${cpu[libtree]}")"
+[ -n "${cpu[before]:-}" ] && echo "before / libtree: $(over "${cpu[before]}" "${cpu[libtree]}"); source / before: $(awk -v a="${cpu[source]}" -v b="${cpu[before]}" 'BEGIN { printf "%.3f", a / b }')"
 echo "($ROUNDS rounds; load after: $(cut -d' ' -f1-3 /proc/loadavg))"

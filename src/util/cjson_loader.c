@@ -72,7 +72,8 @@ enum cjson_function { CF_CJSON_FUNCTIONS(AS_INDEX, AS_INDEX_VOID) CJSON_FUNCTION
 
 #define AS_NAME(ret, name, params, args) "cJSON_" #name,
 #define AS_NAME_VOID(name, params, args) "cJSON_" #name,
-static const char *const cjson_names[CJSON_FUNCTION_COUNT] = { CF_CJSON_FUNCTIONS(AS_NAME, AS_NAME_VOID) };
+/* the names held in the table, not pointed to: nothing for ld.so to relocate */
+static const char cjson_names[CJSON_FUNCTION_COUNT][48] = { CF_CJSON_FUNCTIONS(AS_NAME, AS_NAME_VOID) };
 
 static _Atomic(void *) cjson_resolved[CJSON_FUNCTION_COUNT];
 
