@@ -16,7 +16,8 @@
 # $DIST_DIR's tarball: bench_release in bench/lib.sh); the paired per-process
 # measure (bench/spawn_cpu.c: each file's commands in rotating order,
 # $SPAWN_ROUNDS rounds, the child's CPU from wait4, medians summed over the
-# corpus) gives the ratios of both against ldd -r and libtree.
+# corpus) gives the ratios of both against ldd -r and libtree; CCLFORGE_BEFORE
+# (another build, e.g. main's) joins those rounds when set.
 #   bash bench/inspect_corpus.sh   (after scripts/build.sh and scripts/dist.sh). Results: docs/bench.md.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -136,13 +137,16 @@ echo "ratios (wall): ldd -r / cclforge $(ratio "${med[ldd]}" "${med[cclforge]}")
 # rotating order; the median of the child's own CPU (and wall) summed.
 SPAWN_ROUNDS=${SPAWN_ROUNDS:-11}
 libtree=$(command -v libtree) ldd=$(command -v ldd)
+spawn_tools=(cclforge release ldd libtree)
+before=${CCLFORGE_BEFORE:+$(cd "$(dirname "$CCLFORGE_BEFORE")" && pwd)/$(basename "$CCLFORGE_BEFORE")}
+[ -n "$before" ] && spawn_tools+=(before)
 for f in "${files[@]}"; do
     "$tmp/spawn_cpu" "$SPAWN_ROUNDS" -- "$CCLFORGE" inspect --undefined "$f" -- "$CCLFORGE_RELEASE" inspect --undefined "$f" \
-        -- "$ldd" -r "$f" -- "$libtree" "$f"
+        -- "$ldd" -r "$f" -- "$libtree" "$f" ${before:+-- "$before" inspect --undefined "$f"}
 done >"$tmp/spawn.txt"
 declare -A sp spw
-for t in cclforge release ldd libtree; do
-    case $t in cclforge) b=$CCLFORGE ;; release) b=$CCLFORGE_RELEASE ;; ldd) b=$ldd ;; libtree) b=$libtree ;; esac
+for t in "${spawn_tools[@]}"; do
+    case $t in cclforge) b=$CCLFORGE ;; release) b=$CCLFORGE_RELEASE ;; ldd) b=$ldd ;; libtree) b=$libtree ;; before) b=$before ;; esac
     sp[$t]=$(awk -v b="$b" '$9 == b { s += $2 } END { printf "%.1f\n", s / 1000 }' "$tmp/spawn.txt")
     spw[$t]=$(awk -v b="$b" '$9 == b { s += $6 } END { printf "%.1f\n", s / 1000 }' "$tmp/spawn.txt")
 done
@@ -153,6 +157,8 @@ echo "  CPU: ldd -r / source $(r2 "${sp[ldd]}" "${sp[cclforge]}")x, ldd -r / rel
     "source / libtree $(r2 "${sp[cclforge]}" "${sp[libtree]}")x, release / libtree $(r2 "${sp[release]}" "${sp[libtree]}")x"
 echo "  wall: ldd -r / source $(r2 "${spw[ldd]}" "${spw[cclforge]}")x, ldd -r / release $(r2 "${spw[ldd]}" "${spw[release]}")x;" \
     "source / libtree $(r2 "${spw[cclforge]}" "${spw[libtree]}")x, release / libtree $(r2 "${spw[release]}" "${spw[libtree]}")x"
+[ -n "$before" ] && echo "  before ($before): CPU ${sp[before]} ms, wall ${spw[before]} ms; source / before, CPU $(r2 "${sp[cclforge]}" "${sp[before]}")," \
+    "before / libtree $(r2 "${sp[before]}" "${sp[libtree]}")x, ldd -r / before $(r2 "${sp[ldd]}" "${sp[before]}")x"
 if command -v perf >/dev/null; then
     # interleaved per round, so that a load change hits the three alike
     for t in cclforge ldd libtree; do pp[$t]=""; done
