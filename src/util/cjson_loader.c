@@ -26,7 +26,9 @@
 
 /* X(return type, name without cJSON_, parameters, arguments), V(name,
  * parameters, arguments) for the void ones: one per line, `X(` or `V(`
- * first, for CMakeLists.txt's reader. */
+ * first, for CMakeLists.txt's reader. A cJSON function called anywhere
+ * else needs its line here: without it the build from source fails to link
+ * ("undefined reference to cJSON_..."). */
 #define CF_CJSON_FUNCTIONS(X, V) \
     X(cJSON *, AddArrayToObject, (cJSON *const object, const char *const name), (object, name)) \
     X(cJSON *, AddBoolToObject, (cJSON *const object, const char *const name, const cJSON_bool boolean), (object, name, boolean)) \
