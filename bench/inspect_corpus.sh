@@ -11,7 +11,14 @@
 # processes included: ldd is a shell script running ld.so), and CPU per process
 # (perf stat task-clock of each command itself, $PP_RUNS runs per file, summed;
 # median of $PP_ROUNDS interleaved rounds): the measure without the loop's shell.
-#   bash bench/inspect_corpus.sh   (after scripts/build.sh). Results: docs/bench.md.
+# Both builds in the same run: the source build ($CCLFORGE, default
+# build/cclforge) and the release binary ($CCLFORGE_RELEASE, or the one in
+# $DIST_DIR's tarball: bench_release in bench/lib.sh); the paired per-process
+# measure (bench/spawn_cpu.c: each file's commands in rotating order,
+# $SPAWN_ROUNDS rounds, the child's CPU from wait4, medians summed over the
+# corpus) gives the ratios of both against ldd -r and libtree; CCLFORGE_BEFORE
+# (another build, e.g. main's) joins those rounds when set.
+#   bash bench/inspect_corpus.sh   (after scripts/build.sh and scripts/dist.sh). Results: docs/bench.md.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
@@ -25,6 +32,8 @@ for tool in ldd libtree; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+bench_release "$tmp" || exit 2
+cc -O2 -std=c11 -D_GNU_SOURCE -o "$tmp/spawn_cpu" bench/spawn_cpu.c || exit 2
 # A scan cache of the bench's own, warmed once (the state of any second run).
 export CCLFORGE_HOME=$tmp/home
 ls -d "$SYSLIB"/*.so* | sort | awk 'NR % 15 == 1' >"$tmp/corpus"
@@ -33,16 +42,19 @@ mapfile -t files <"$tmp/corpus"
 
 bench_header "inspect over a corpus, one process per file"
 echo "corpus: ${#files[@]} files (every 15th of $SYSLIB/*.so*, plus the regular files of $CUDA_LIB)"
+echo "source build: $CCLFORGE (NEEDED: $(bench_needed "$CCLFORGE")); release: $CCLFORGE_RELEASE (NEEDED: $(bench_needed "$CCLFORGE_RELEASE"))"
 echo
 
-tools=(cclforge nocache linkage ldd libtree)
+tools=(cclforge release nocache linkage ldd libtree)
 declare -A label=([cclforge]="cclforge inspect --undefined (default, warm scan cache)"
+    [release]="the same, release binary"
     [nocache]="cclforge inspect --undefined --no-cache"
     [linkage]="cclforge inspect --undefined --no-gpu --no-banner"
     [ldd]="ldd -r" [libtree]="libtree")
 run_tool() {
     case $1 in
     cclforge) "$CCLFORGE" inspect --undefined "$2" ;;
+    release) "$CCLFORGE_RELEASE" inspect --undefined "$2" ;;
     nocache) "$CCLFORGE" inspect --undefined --no-cache "$2" ;;
     linkage) "$CCLFORGE" inspect --undefined --no-gpu --no-banner "$2" ;;
     ldd) ldd -r "$2" ;;
@@ -52,7 +64,7 @@ run_tool() {
 # warm: page cache for every tool alike, and the scan cache
 for f in "${files[@]}"; do for t in "${tools[@]}"; do run_tool "$t" "$f"; done; done
 sleep 3 # entries of files changed just now are not stored; nothing here changed, but be safe
-for f in "${files[@]}"; do run_tool cclforge "$f"; done
+for f in "${files[@]}"; do run_tool cclforge "$f"; run_tool release "$f"; done
 
 declare -A totals
 for ((r = 0; r < RUNS; r++)); do
@@ -74,7 +86,7 @@ done
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.0f\n", m / 1000}'; }
 cpu_corpus() { # task-clock ms of the whole corpus loop for one tool
     command -v perf >/dev/null || return 0
-    perf stat -x, -e task-clock bash -c 'for f in "${@:2}"; do '"$(declare -f run_tool)"'; CCLFORGE='"$CCLFORGE"' run_tool "$1" "$f"; done' _ "$1" "${files[@]}" \
+    perf stat -x, -e task-clock bash -c 'for f in "${@:2}"; do '"$(declare -f run_tool)"'; CCLFORGE='"$CCLFORGE"' CCLFORGE_RELEASE='"$CCLFORGE_RELEASE"' run_tool "$1" "$f"; done' _ "$1" "${files[@]}" \
         2>&1 >/dev/null | awk -F, '/task-clock/ {printf "%.0f\n", $1}'
 }
 cpu_per_process() { # task-clock ms of each tool's own processes, $PP_RUNS per file, summed (no loop shell)
@@ -98,6 +110,7 @@ instr_sample() { # callgrind instructions over the first $SAMPLE files, children
         rm -f "$tmp"/cg.*
         case $1 in
         cclforge) valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$tmp/cg.%p" "$CCLFORGE" inspect --undefined "$f" ;;
+        release) valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$tmp/cg.%p" "$CCLFORGE_RELEASE" inspect --undefined "$f" ;;
         ldd) valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$tmp/cg.%p" ldd -r "$f" ;;
         libtree) valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$tmp/cg.%p" libtree "$f" ;;
         esac >/dev/null 2>&1
@@ -116,8 +129,36 @@ for t in "${tools[@]}"; do
 done
 echo
 echo "ratios (wall): ldd -r / cclforge $(ratio "${med[ldd]}" "${med[cclforge]}")x; cclforge / libtree $(ratio "${med[cclforge]}" "${med[libtree]}")x;" \
+    "release: ldd -r / release $(ratio "${med[ldd]}" "${med[release]}")x; release / libtree $(ratio "${med[release]}" "${med[libtree]}")x;" \
     "ldd -r / --no-cache $(ratio "${med[ldd]}" "${med[nocache]}")x; ldd -r / linkage $(ratio "${med[ldd]}" "${med[linkage]}")x"
-[ -n "${cpu[ldd]}" ] && echo "ratios (CPU): ldd -r / cclforge $(ratio "${cpu[ldd]}" "${cpu[cclforge]}")x; cclforge / libtree $(ratio "${cpu[cclforge]}" "${cpu[libtree]}")x"
+[ -n "${cpu[ldd]}" ] && echo "ratios (CPU): ldd -r / cclforge $(ratio "${cpu[ldd]}" "${cpu[cclforge]}")x; cclforge / libtree $(ratio "${cpu[cclforge]}" "${cpu[libtree]}")x;" \
+    "release: ldd -r / release $(ratio "${cpu[ldd]}" "${cpu[release]}")x; release / libtree $(ratio "${cpu[release]}" "${cpu[libtree]}")x"
+# Paired per process, both builds: per file, every command once per round in
+# rotating order; the median of the child's own CPU (and wall) summed.
+SPAWN_ROUNDS=${SPAWN_ROUNDS:-11}
+libtree=$(command -v libtree) ldd=$(command -v ldd)
+spawn_tools=(cclforge release ldd libtree)
+before=${CCLFORGE_BEFORE:+$(cd "$(dirname "$CCLFORGE_BEFORE")" && pwd)/$(basename "$CCLFORGE_BEFORE")}
+[ -n "$before" ] && spawn_tools+=(before)
+for f in "${files[@]}"; do
+    "$tmp/spawn_cpu" "$SPAWN_ROUNDS" -- "$CCLFORGE" inspect --undefined "$f" -- "$CCLFORGE_RELEASE" inspect --undefined "$f" \
+        -- "$ldd" -r "$f" -- "$libtree" "$f" ${before:+-- "$before" inspect --undefined "$f"}
+done >"$tmp/spawn.txt"
+declare -A sp spw
+for t in "${spawn_tools[@]}"; do
+    case $t in cclforge) b=$CCLFORGE ;; release) b=$CCLFORGE_RELEASE ;; ldd) b=$ldd ;; libtree) b=$libtree ;; before) b=$before ;; esac
+    sp[$t]=$(awk -v b="$b" '$9 == b { s += $2 } END { printf "%.1f\n", s / 1000 }' "$tmp/spawn.txt")
+    spw[$t]=$(awk -v b="$b" '$9 == b { s += $6 } END { printf "%.1f\n", s / 1000 }' "$tmp/spawn.txt")
+done
+r2() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+echo "paired per process (bench/spawn_cpu.c, $SPAWN_ROUNDS rounds per file, medians summed; CPU / wall ms):" \
+    "source ${sp[cclforge]} / ${spw[cclforge]}, release ${sp[release]} / ${spw[release]}, ldd -r ${sp[ldd]} / ${spw[ldd]}, libtree ${sp[libtree]} / ${spw[libtree]}"
+echo "  CPU: ldd -r / source $(r2 "${sp[ldd]}" "${sp[cclforge]}")x, ldd -r / release $(r2 "${sp[ldd]}" "${sp[release]}")x;" \
+    "source / libtree $(r2 "${sp[cclforge]}" "${sp[libtree]}")x, release / libtree $(r2 "${sp[release]}" "${sp[libtree]}")x"
+echo "  wall: ldd -r / source $(r2 "${spw[ldd]}" "${spw[cclforge]}")x, ldd -r / release $(r2 "${spw[ldd]}" "${spw[release]}")x;" \
+    "source / libtree $(r2 "${spw[cclforge]}" "${spw[libtree]}")x, release / libtree $(r2 "${spw[release]}" "${spw[libtree]}")x"
+[ -n "$before" ] && echo "  before ($before): CPU ${sp[before]} ms, wall ${spw[before]} ms; source / before, CPU $(r2 "${sp[cclforge]}" "${sp[before]}")," \
+    "before / libtree $(r2 "${sp[before]}" "${sp[libtree]}")x, ldd -r / before $(r2 "${sp[ldd]}" "${sp[before]}")x"
 if command -v perf >/dev/null; then
     # interleaved per round, so that a load change hits the three alike
     for t in cclforge ldd libtree; do pp[$t]=""; done
@@ -130,8 +171,8 @@ if command -v perf >/dev/null; then
         "ldd -r / cclforge $(ratio "${ppm[ldd]}" "${ppm[cclforge]}")x; cclforge / libtree $(ratio "${ppm[cclforge]}" "${ppm[libtree]}")x"
 fi
 if command -v valgrind >/dev/null; then
-    ic=$(instr_sample cclforge); il=$(instr_sample ldd); it=$(instr_sample libtree)
-    echo "instructions over the first $SAMPLE files (callgrind, children included): cclforge $ic, ldd -r $il, libtree $it:" \
-        "ldd -r / cclforge $(ratio "$il" "$ic")x; cclforge / libtree $(ratio "$ic" "$it")x"
+    ic=$(instr_sample cclforge); ir=$(instr_sample release); il=$(instr_sample ldd); it=$(instr_sample libtree)
+    echo "instructions over the first $SAMPLE files (callgrind, children included): cclforge $ic, release $ir, ldd -r $il, libtree $it:" \
+        "ldd -r / cclforge $(ratio "$il" "$ic")x; cclforge / libtree $(ratio "$ic" "$it")x; ldd -r / release $(ratio "$il" "$ir")x; release / libtree $(ratio "$ir" "$it")x"
 fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -65,3 +65,28 @@ bench_link() {
     cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude "$1" "$BUILD_DIR/libcclforge.a" \
         $(pkg-config --libs libcjson libzip libcrypto zlib libzstd) -ldl -lm -lpthread -o "$2"
 }
+
+# bench_release TMPDIR: sets CCLFORGE_RELEASE (absolute) to the release binary:
+# as given, or the one in $DIST_DIR's (default dist/) tarball of this machine's
+# architecture, unpacked under TMPDIR (the same binary the wheel carries:
+# scripts/dist.sh builds one and puts it in both). Says the fix and returns 1
+# when there is none.
+bench_release() {
+    if [ -n "${CCLFORGE_RELEASE:-}" ]; then
+        [ -x "$CCLFORGE_RELEASE" ] || { echo "CCLFORGE_RELEASE=$CCLFORGE_RELEASE is not an executable" >&2; return 1; }
+        CCLFORGE_RELEASE=$(cd "$(dirname "$CCLFORGE_RELEASE")" && pwd)/$(basename "$CCLFORGE_RELEASE")
+        return 0
+    fi
+    local dist=${DIST_DIR:-dist} tarball
+    tarball=$(ls "$dist"/cclforge-*-linux-"$(uname -m)".tar.gz 2>/dev/null | head -n 1)
+    [ -n "$tarball" ] || {
+        echo "no release binary: bash scripts/dist.sh --arch $(uname -m) --no-sdist --out DIR, then DIST_DIR=DIR (or CCLFORGE_RELEASE=path)" >&2
+        return 1
+    }
+    mkdir -p "$1/release" && tar -xzf "$tarball" -C "$1/release" || return 1
+    CCLFORGE_RELEASE=$(ls "$1"/release/*/bin/cclforge 2>/dev/null | head -n 1)
+    [ -x "$CCLFORGE_RELEASE" ] || { echo "no bin/cclforge in $tarball" >&2; return 1; }
+}
+
+# bench_needed BINARY: its NEEDED libraries, space-separated.
+bench_needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ' | sed 's/ $//'; }

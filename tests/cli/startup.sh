@@ -1,6 +1,8 @@
 # What cclforge loads at start-up: libzip (and the libcrypto.so.3 and libbz2 it
-# brings) only once a wheel command needs it (src/pkg/zip_loader.c), so that
-# inspect and the rest start without them (docs/bench.md). `wheel verify`
+# brings) only once a wheel command needs it (src/pkg/zip_loader.c), and a
+# shared cJSON only once a command builds or reads JSON
+# (src/util/cjson_loader.c), so that inspect and the rest start without them
+# (docs/bench.md). `wheel verify`
 # reads stored and deflated members itself (src/pkg/zip_read.c) and asks
 # libzip only for the others (bzip2, lzma).
 . "$(dirname "$0")/lib.sh"
@@ -26,4 +28,40 @@ echo "not a zip archive" >junk-1.0-py3-none-any.whl
 run "$CCLFORGE" wheel verify junk-1.0-py3-none-any.whl
 [ "$RC" -eq 1 ] && ok "a broken wheel fails (exit $RC)" || bad "a broken wheel fails"
 expect_out "not a readable zip archive" "and says why"
+
+# cJSON: in the build from source (a shared libcjson.so.1) loaded by the
+# first JSON a command makes; the release links it statically (no loader).
+if readelf -d "$CCLFORGE" | grep -q 'NEEDED.*libcjson'; then
+    RC=1 OUT=$(readelf -d "$CCLFORGE" | grep NEEDED) ERR=
+    bad "libcjson.so.1 is not a NEEDED library of the executable (CMakeLists.txt links the loader's aliases)"
+elif nm "$CCLFORGE" 2>/dev/null | grep -q ' cf_cJSON_Parse$'; then
+    export CCLFORGE_HOME=$T_TMP/home
+    run env LD_DEBUG=libs "$CCLFORGE" --version
+    if printf '%s' "$ERR" | grep -q "libcjson"; then bad "libcjson is not loaded at start-up"; else ok "libcjson is not loaded at start-up"; fi
+    run env LD_DEBUG=libs "$CCLFORGE" inspect --undefined "$CCLFORGE"
+    expect_rc 0 "inspect in text runs"
+    if printf '%s' "$ERR" | grep -q "libcjson"; then bad "inspect in text loads no libcjson"; else ok "inspect in text loads no libcjson"; fi
+    run env LD_DEBUG=libs "$CCLFORGE" inspect --json "$CCLFORGE"
+    expect_err "calling init: .*libcjson\.so\.1" "inspect --json loads libcjson"
+    expect_json 'd["schema"] == "cclforge.inspect/1" and d["targets"]' "and its JSON is whole"
+    # without a loadable libcjson.so.1: what ld.so said at start-up, later
+    printf '%s\n' '#define _GNU_SOURCE' '#include <dlfcn.h>' '#include <string.h>' \
+        'void *dlopen(const char *f, int m) {' \
+        '    if (f && strstr(f, "libcjson")) return NULL;' \
+        '    void *(*real)(const char *, int) = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");' \
+        '    return real(f, m);' '}' >no_cjson.c
+    if "${CC:-cc}" -shared -fPIC -o no_cjson.so no_cjson.c -ldl 2>"$T_TMP/cc.err"; then
+        hide=(env LD_PRELOAD="$T_TMP/no_cjson.so" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
+        run "${hide[@]}" "$CCLFORGE" inspect --undefined "$CCLFORGE"
+        expect_rc 0 "without libcjson, inspect in text still runs"
+        run "${hide[@]}" "$CCLFORGE" inspect --json "$CCLFORGE"
+        expect_rc 127 "without libcjson, --json ends with ld.so's status"
+        expect_err "error while loading shared libraries: libcjson\.so\.1" "and ld.so's words, naming the library"
+    else
+        RC=1 OUT= ERR=$(cat "$T_TMP/cc.err")
+        bad "the dlopen shim compiles"
+    fi
+else
+    t_skip_part "cJSON is linked statically into this build: nothing is loaded on first use"
+fi
 t_end
