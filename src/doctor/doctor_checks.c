@@ -470,6 +470,18 @@ static void check_bridge_toolkit_libs(const struct cf_survey *s, struct cf_findi
                         "a library an installed bridge needs from the host's toolkit is missing: %s", line);
         free(lib);
     }
+    /* a module that cannot be read as a bridge: what it needs from the toolkit is not known */
+    for (size_t i = 0; s->n_torches && i < s->torches[0].bridge_unreadable.n; i++) {
+        const char *line = s->torches[0].bridge_unreadable.v[i];
+        char *module = cf_strndup(line, strcspn(line, " "));
+        cf_findings_add(out, CF_SEV_INFO, "bridge-facts-unreadable", module,
+                        "rebuild the module with this cclforge (cclforge bridge build, cclforge.build) or reinstall "
+                        "its wheel",
+                        "an extension module beside torch cannot be read (truncated, not ELF, or cclforge ABI facts "
+                        "in a format this cclforge does not read), so what it needs from the host's toolkit is not "
+                        "checked: %s", line);
+        free(module);
+    }
 }
 
 /* Without GPUs nothing can be checked, but the active library's oldest arch tells

@@ -256,6 +256,25 @@ expect_json 'any(c["name"] == "host" and c["status"] == "ok" and "librccl.so.1 -
 # (the plugin's wheel installed by verify into a kept venv, then the bridge wheel, which has the marker, over it)
 LD_LIBRARY_PATH="$dtk/lib:$LD_LIBRARY_PATH" run "$CCLFORGE" wheel verify "$dwhl" --install --site "$site" --external torch/lib --work-dir "$T/dtk-venv"
 vpy=$T/dtk-venv/venv/bin/python
+# the plugin's own pip-built wheel has no cclforge.json: doctor reads the module's own ABI facts
+if [ -x "$vpy" ] && ! ls -d "$T"/dtk-venv/venv/lib/python*/site-packages/*.dist-info/cclforge.json >/dev/null 2>&1; then
+    run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
+    expect_json 'any(f["id"] == "bridge-toolkit-lib-missing" and f["subject"] == "librccl.so.1" and "librccl.so.1 for '"$PKG"'._flagos_nccl (dtk toolkit 24.04.1 at build): not on this host" in f["why"] for f in d["findings"])' "doctor, plugin wheel without a marker: the module's own facts name librccl.so.1 and DTK 24.04.1 on a host without it"
+    run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
+    expect_json 'sum(f["id"] == "bridge-toolkit-lib-missing" for f in d["findings"]) == 1' "doctor, plugin wheel: the same one finding on the warm run (the module walk remembered)"
+    run "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
+    expect_json 'any(f["id"] == "bridge-toolkit-lib-missing" and "in the toolkit DTK_HOME names" in f["why"] for f in d["findings"])' "doctor, plugin wheel: in the toolkit DTK_HOME names, not on the loader's path: said so"
+    LD_LIBRARY_PATH="$dtk/lib:$LD_LIBRARY_PATH" run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
+    expect_json 'not any(f["id"] == "bridge-toolkit-lib-missing" for f in d["findings"]) and any("librccl.so.1 -> '"$dtk"'/lib/librccl.so.1 (LD_LIBRARY_PATH) for '"$PKG"'._flagos_nccl" in l for t in d["libtorch"][:1] for l in t["bridge_toolkit_found"])' "doctor, plugin wheel: librccl.so.1 (a real ELF) found through LD_LIBRARY_PATH, no finding"
+    # a truncated copy of the bridge beside it: reported, no crash
+    vext=$(ls -d "$T"/dtk-venv/venv/lib/python*/site-packages/$EXT)
+    head -c 3000 "$(ls "$vext"/_flagos_nccl*.so)" > "$vext/_cut.so"
+    run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
+    expect_json 'any(f["id"] == "bridge-facts-unreadable" and f["subject"] == "'"$PKG"'._cut" for f in d["findings"]) and any(f["id"] == "bridge-toolkit-lib-missing" for f in d["findings"])' "doctor: a truncated module beside it is reported (bridge-facts-unreadable), the bridge still checked"
+    rm -f "$vext/_cut.so"
+else
+    bad "doctor: a venv with the plugin's own wheel (no cclforge.json) installed"
+fi
 if [ -x "$vpy" ] && "$vpy" -m pip install --quiet --no-deps --no-index --disable-pip-version-check "$(ls "$T"/dtk-bw/*.whl)" >"$T/pip-bw.log" 2>&1; then
     run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
     expect_json 'any(f["id"] == "bridge-toolkit-lib-missing" and f["subject"] == "librccl.so.1" and "'"$PKG"'._flagos_nccl" in f["why"] and "dtk toolkit 24.04.1 at build" in f["why"] for f in d["findings"])' "doctor: names librccl.so.1, the bridge needing it and DTK 24.04.1, on a host without it"
