@@ -110,6 +110,47 @@ run "$CCLFORGE" wheel verify "$whl" --site "$site" --json
 expect_json 'd["tags"]["platform"] == d["policy_needed"] and d["tags"]["platform"].startswith("manylinux_2_")' "cli: the wheel's tag is the policy the verifier holds it to"
 smoke_verify "$whl" "cli"
 
+# ---- 1b. two sources: options.cpp (no make_nccl_backend) and nccl_backend.cpp ----
+split_tree() { plugin_tree "$1"; cp "$FIX/plugin_torch_fl_split/options.cpp" "$FIX/plugin_torch_fl_split/nccl_backend.cpp" "$1/$EXT/"; cp "$FIX/plugin_torch_fl_split/setup.py" "$1/"; }
+split_tree "$T/two"
+tree_state "$T/two" > "$T/two.state"
+run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --source "$T/helper.cpp" --package "$PKG" --name _flagos_nccl
+expect_rc 1 "two sources: a set none of which defines make_nccl_backend is refused"
+expect_out "these 2 sources are not a bridge: none of .*options.cpp, .*helper.cpp defines make_nccl_backend" "two sources: named as a set"
+run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --source "$T/two/$EXT/nccl_backend.cpp" --package "$PKG" --name _flagos_nccl -o "$T/two-build" --json
+expect_rc 0 "two sources: plan (make_nccl_backend in the second)"
+expect_json 'p = d["plan"]; p["source"]["value"].endswith("/nccl_backend.cpp") and [a[-3] for a in p["compile"]["argvs"]] == [p["source"]["value"], p["more_sources"][0]] and p["more_sources"][0].endswith("/options.cpp") and p["compile"]["argvs"][0] == p["compile"]["argv"]' "two sources: compile.argvs, one per source, the bridge's (argv) first"
+expect_json 'p = d["plan"]; objs = [a[-1] for a in p["compile"]["argvs"]] + [p["compile"]["guard_argv"][-1]]; all(o in p["link"]["argv"] for o in objs) and len(set(objs)) == 3' "two sources: link.argv links the three objects"
+run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --source "$T/two/$EXT/nccl_backend.cpp" --package "$PKG" --name _flagos_nccl -o "$T/two-build"
+expect_out '^  compile +/.*-c '"$T/two/$EXT/options.cpp"' -o '"$T/two-build"'/_flagos_nccl.1.options.o' "two sources: the text plan prints a compile per source"
+t0=$(date +%s)
+run "$CCLFORGE" bridge build --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --source "$T/two/$EXT/nccl_backend.cpp" --package "$PKG" --name _flagos_nccl -o "$T/two-build"
+expect_rc 0 "two sources: bridge build --source options.cpp --source nccl_backend.cpp"
+echo "# two-source cli build: $(( $(date +%s) - t0 ))s"
+grep -q "compiling the bridge's options.cpp" "$T/two-build/build.log" && ok "two sources: build.log records options.cpp's compile" || bad "two sources: build.log records options.cpp's compile"
+untouched "$T/two" "two sources"
+so=$(ls "$T/two-build/$EXT"/_flagos_nccl*.so 2>/dev/null)
+no_abs_rpath "$so" "two sources"
+OUT=$(nm -C --defined-only "$so" 2>&1); RC=0
+expect_out 'torch_fl_nccl_options' "two sources: options.cpp's function is linked in"
+run "$CCLFORGE" bridge wheel -o "$T/two-build" --wheel-dir "$T/two-dist" --dist-name torch-fl
+expect_rc 0 "two sources: bridge wheel"
+smoke_verify "$(ls "$T"/two-dist/*.whl 2>/dev/null)" "two sources cli"
+# setup.py: bridge_extension(name, [options.cpp, nccl_backend.cpp])
+CCLFORGE_BRIDGE_ARGS="--libtorch $site/torch" "$pybuild" -m pip wheel --no-deps --no-build-isolation --disable-pip-version-check \
+    -w "$T/two-pydist" "$T/two" >"$T/pip-two.log" 2>&1 && ok "two sources: pip wheel with bridge_extension of two sources" \
+    || { tail -n 40 "$T/pip-two.log"; bad "two sources: pip wheel with bridge_extension of two sources"; }
+smoke_verify "$(ls "$T"/two-pydist/torch_fl-*.whl 2>/dev/null)" "two sources setup.py" --external torch/lib --external nvidia/nccl/lib
+if command -v cmake >/dev/null; then
+    printf 'cmake_minimum_required(VERSION 3.18)\nproject(two NONE)\ninclude("${CCLFORGE_CMAKE_DIR}/CCLForgeBridge.cmake")\ncclforge_add_nccl_bridge(flagos_nccl PACKAGE %s NAME _flagos_nccl\n  SOURCE "${CMAKE_CURRENT_SOURCE_DIR}/%s/options.cpp" "${CMAKE_CURRENT_SOURCE_DIR}/%s/nccl_backend.cpp"\n  ARGS ${CCLFORGE_BRIDGE_ARGS})\n' "$PKG" "$EXT" "$EXT" > "$T/two/CMakeLists.txt"
+    run cmake -S "$T/two" -B "$T/two-cm" -DCCLFORGE_CMAKE_DIR="$CCLFORGE_BINARY_DIR/share/cclforge/cmake" -DCCLFORGE_EXECUTABLE="$CCLFORGE" "-DCCLFORGE_BRIDGE_ARGS=--libtorch;$site/torch"
+    expect_rc 0 "two sources: cmake configure with SOURCE of two files"
+    run cmake --build "$T/two-cm"
+    expect_rc 0 "two sources: cmake --build"
+    OUT=$(nm -C --defined-only "$(ls "$T/two-cm/flagos_nccl/$EXT"/_flagos_nccl*.so 2>/dev/null)" 2>&1); RC=0
+    expect_out 'torch_fl_nccl_options' "two sources: cmake's extension links options.cpp"
+fi
+
 # ---- 2. the plan's commands, as given -----------------------------------------
 plugin_tree "$T/argv"
 run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/argv/$EXT/nccl_backend.cpp" --package "$PKG" --name _flagos_nccl -o "$T/argv-build" --json
