@@ -114,6 +114,9 @@ smoke_verify "$whl" "cli"
 split_tree() { plugin_tree "$1"; cp "$FIX/plugin_torch_fl_split/options.cpp" "$FIX/plugin_torch_fl_split/nccl_backend.cpp" "$1/$EXT/"; cp "$FIX/plugin_torch_fl_split/setup.py" "$1/"; }
 split_tree "$T/two"
 tree_state "$T/two" > "$T/two.state"
+run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --package "$PKG" --name _flagos_nccl
+expect_rc 1 "two sources: options.cpp alone is not a bridge"
+expect_out "options.cpp is not a bridge source: it defines no make_nccl_backend" "two sources: options.cpp alone named so"
 run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --source "$T/helper.cpp" --package "$PKG" --name _flagos_nccl
 expect_rc 1 "two sources: a set none of which defines make_nccl_backend is refused"
 expect_out "these 2 sources are not a bridge: none of .*options.cpp, .*helper.cpp defines make_nccl_backend" "two sources: named as a set"
