@@ -122,8 +122,8 @@ expect_rc 1 "two sources: a set none of which defines make_nccl_backend is refus
 expect_out "these 2 sources are not a bridge: none of .*options.cpp, .*helper.cpp defines make_nccl_backend" "two sources: named as a set"
 run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --source "$T/two/$EXT/nccl_backend.cpp" --package "$PKG" --name _flagos_nccl -o "$T/two-build" --json
 expect_rc 0 "two sources: plan (make_nccl_backend in the second)"
-expect_json 'p = d["plan"]; p["source"]["value"].endswith("/nccl_backend.cpp") and [a[-3] for a in p["compile"]["argvs"]] == [p["source"]["value"], p["more_sources"][0]] and p["more_sources"][0].endswith("/options.cpp") and p["compile"]["argvs"][0] == p["compile"]["argv"]' "two sources: compile.argvs, one per source, the bridge's (argv) first"
-expect_json 'p = d["plan"]; objs = [a[-1] for a in p["compile"]["argvs"]] + [p["compile"]["guard_argv"][-1]]; all(o in p["link"]["argv"] for o in objs) and len(set(objs)) == 3' "two sources: link.argv links the three objects"
+expect_json '(p := d["plan"])["source"]["value"].endswith("/nccl_backend.cpp") and [a[-3] for a in p["compile"]["argvs"]] == [p["source"]["value"], p["more_sources"][0]] and p["more_sources"][0].endswith("/options.cpp") and p["compile"]["argvs"][0] == p["compile"]["argv"]' "two sources: compile.argvs, one per source, the bridge's (argv) first"
+expect_json 'len(objs := [a[-1] for a in d["plan"]["compile"]["argvs"]] + [d["plan"]["compile"]["guard_argv"][-1]]) == len(set(objs)) == 3 and set(objs) <= set(d["plan"]["link"]["argv"])' "two sources: link.argv links the three objects"
 run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --source "$T/two/$EXT/nccl_backend.cpp" --package "$PKG" --name _flagos_nccl -o "$T/two-build"
 expect_out '^  compile +/.*-c '"$T/two/$EXT/options.cpp"' -o '"$T/two-build"'/_flagos_nccl.1.options.o' "two sources: the text plan prints a compile per source"
 t0=$(date +%s)
