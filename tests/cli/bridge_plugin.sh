@@ -9,11 +9,16 @@
 #    compile.argv, link.argv run as given from /), packaged by setuptools;
 #  - setup.py with cclforge.build (bridge_extension, build_ext) and `pip wheel`;
 #  - CMake (cclforge_add_nccl_bridge with SOURCE);
+# and a bridge of two sources (tests/fixtures/plugin_torch_fl_split: options.cpp,
+# which alone is not a bridge, and nccl_backend.cpp) by the CLI (--source twice),
+# setup.py (bridge_extension of both) and CMake (SOURCE a b);
 # each proven by `wheel verify --install --smoke 2 --backend gloo` from the
 # installed wheel (the ABI facts of cclforge's guard checked against the
 # libtorch the import mapped). Then DTK, whose librccl.so.1 lives only in the
 # toolkit (<DTK>/lib): --toolkit-lib by default, recorded, found by the host
-# check as the loader would, named as a host requirement where it is not.
+# check as the loader would, named as a host requirement where it is not, and
+# by doctor from the module's own ABI facts when the plugin's own wheel (no
+# cclforge.json) is installed.
 # Bad input: a source that is not a bridge, a guard that fails (two sizes and
 # the header), a failed layout check; none writes into the plugin's tree.
 . "$(dirname "$0")/lib.sh"
