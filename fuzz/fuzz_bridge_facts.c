@@ -20,6 +20,14 @@ static void fuzz_one(const uint8_t *data, size_t size)
                 abort();
             if (strlen(f.toolkit_libs) >= sizeof f.toolkit_libs || strlen(f.vendor) >= sizeof f.vendor)
                 abort();
+            /* printable only: doctor's module walk stores these fields tab- and
+             * newline-separated (src/survey/bridge_needs.c) */
+            const char *fields[] = { f.nccl_libtorch, f.torch_gpu_lib, f.comm_lib, f.vendor, f.toolkit_version,
+                                     f.toolkit_libs };
+            for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+                for (const char *c = fields[i]; *c; c++)
+                    if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+                        abort();
         }
         cf_elf_close(elf);
     }

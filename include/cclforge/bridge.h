@@ -36,6 +36,8 @@ struct cf_bridge_opts {
     const char *module_name;    /* NULL: CF_BRIDGE_DEFAULT_MODULE */
     const char *package;        /* dotted ("torch_fl.comm._nccl_ext"); NULL: CF_BRIDGE_DEFAULT_PACKAGE */
     const char *source;         /* the bridge .cpp; NULL: CCLFORGE_BRIDGE_SOURCE, then beside the executable */
+    const char *const *more_sources; /* the bridge's other .cpp files (--source repeated), compiled alike */
+    size_t n_more_sources;
     const char *const *rpath;   /* --rpath: $ORIGIN-relative entries of the installed extension */
     size_t n_rpath;
     const char *const *bundle_libs;    /* vendor libraries to ship in <package>/lib (RPATH $ORIGIN/lib) */
@@ -135,7 +137,9 @@ struct cf_bridge_plan {
     size_t n_rpath;
     struct cf_bridge_duplicate *duplicates;
     size_t n_duplicates;
-    struct cf_bridge_item source;        /* the bridge .cpp (absolute) */
+    struct cf_bridge_item source;        /* the bridge .cpp (absolute): of its sources, the one defining make_nccl_backend */
+    struct strvec more_sources;          /* its other sources (absolute), in the order given */
+    struct strvec more_objects;          /* <out_dir>/<module>.<k>.<stem>.o, one per more_sources */
     struct cf_bridge_item guard;         /* cclforge's ABI guard (share/cclforge/bridge/cclforge_abi_guard.cpp) */
     char *out_dir;                       /* absolute build directory of the plan's commands */
     char *object;                        /* <out_dir>/<module>.o */
@@ -163,11 +167,12 @@ void cf_bridge_plan_release(struct cf_bridge_plan *plan);
 
 /* The compiler and linker command lines the plan implies (argv vectors; under
  * --docker the docker run around them): one compile per source (the bridge's,
- * then the ABI guard's, both with the same flags), one link of both objects. */
+ * its other sources', then the ABI guard's, all with the same flags), one link
+ * of all the objects (more_objects: the other sources' objects, NULL none). */
 void cf_bridge_compile_argv(const struct cf_bridge_plan *plan, const char *source, const char *object,
                             struct strvec *argv);
-void cf_bridge_link_argv(const struct cf_bridge_plan *plan, const char *object, const char *guard_object,
-                         const char *output, struct strvec *argv);
+void cf_bridge_link_argv(const struct cf_bridge_plan *plan, const char *object, const struct strvec *more_objects,
+                         const char *guard_object, const char *output, struct strvec *argv);
 /* `docker run` around inner: every input directory mounted read-only at its own
  * path, work_dir read-write, no network. */
 void cf_bridge_docker_argv(const struct cf_bridge_plan *plan, const char *work_dir, const struct strvec *inner,

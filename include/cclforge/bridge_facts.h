@@ -17,6 +17,8 @@ extern "C" {
 
 #define CF_BRIDGE_FACTS_SYMBOL "cclforge_abi_info"
 #define CF_BRIDGE_FACTS_MAGIC "cclforge-abi/1"
+/* *why when the file has no such symbol at all: not a cclforge-built bridge (no fault of the file) */
+#define CF_BRIDGE_FACTS_ABSENT "no cclforge_abi_info symbol: not built by cclforge bridge build"
 /* The guard's struct, byte for byte (all fields naturally aligned, no padding). */
 #define CF_BRIDGE_FACTS_SIZE 504
 

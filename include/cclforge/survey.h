@@ -113,12 +113,16 @@ struct cf_libtorch {
     struct strvec archs;   /* GPU code in gpu_lib's fatbins / offload bundles */
     int archs_known;
     char *problem;         /* why this candidate is not a usable libtorch (e.g. LIBTORCH names no libtorch), else NULL */
-    /* Bridges installed beside this torch (site-packages/<dist>.dist-info/cclforge.json) and the
+    /* Bridges installed beside this torch (site-packages/<dist>.dist-info/cclforge.json, and the
+     * extension modules of the packages there whose cclforge_abi_info names toolkit libraries) and the
      * libraries the host's toolkit must provide them, as this host's loader finds each: one line
      * per library ("librccl.so.1 -> /opt/dtk/lib/librccl.so.1 (LD_LIBRARY_PATH) for torch_fl...")
      * in found, and in missing with where it is not and the toolkit it was built with. */
     struct strvec bridge_toolkit_found;
     struct strvec bridge_toolkit_missing;
+    /* Extension modules beside this torch that claim cclforge_abi_info but whose facts cannot be
+     * read (truncated, another format), or the walk's bound reached: "<module> (<file>): why". */
+    struct strvec bridge_unreadable;
 };
 
 /* A compiler found on PATH or in a toolkit. */

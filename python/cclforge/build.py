@@ -43,15 +43,18 @@ _FLAGS = {
 
 def bridge_args(name, sources, extra_args=(), **options):
     """The `cclforge bridge plan|build` arguments for module `name` (dotted:
-    package and module) built from `sources` (one .cpp) with `options` named as
-    the CLI's flags (vendor_libs="..." for --vendor-libs, rpath=[...] repeats)."""
+    package and module) built from `sources` (one .cpp or several, one of which
+    defines make_nccl_backend) with `options` named as the CLI's flags
+    (vendor_libs="..." for --vendor-libs, rpath=[...] repeats)."""
     if "." not in name:
         raise ValueError("bridge_extension: name %r must be dotted: <package>.<module>" % name)
-    srcs = [sources] if isinstance(sources, str) else list(sources)
-    if len(srcs) != 1:
-        raise ValueError("bridge_extension: a bridge is built from one source file, got %d: %r" % (len(srcs), srcs))
+    srcs = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    if not srcs:
+        raise ValueError("bridge_extension: no source for %s: pass the bridge's .cpp files" % name)
     package, module = name.rsplit(".", 1)
-    args = ["--package", package, "--name", module, "--source", os.path.abspath(srcs[0])]
+    args = ["--package", package, "--name", module]
+    for src in srcs:
+        args += ["--source", os.path.abspath(os.fspath(src))]
     options.setdefault("python", sys.executable)
     for key, value in options.items():
         if key not in _FLAGS:
@@ -100,7 +103,7 @@ def bridge_extension(name, sources, extra_args=(), **options):
     libs = [lib["path"] for lib in p["libraries"] if lib.get("path")]
     ext = Extension(
         name,
-        sources=[os.path.abspath(s) for s in ([sources] if isinstance(sources, str) else sources)],
+        sources=[os.path.abspath(os.fspath(s)) for s in ([sources] if isinstance(sources, (str, os.PathLike)) else sources)],
         include_dirs=[i["value"] for i in p["includes"]],
         define_macros=defines,
         library_dirs=sorted({os.path.dirname(f) for f in libs}),

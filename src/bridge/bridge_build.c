@@ -37,14 +37,16 @@ void cf_bridge_compile_argv(const struct cf_bridge_plan *p, const char *source, 
     cf_strvec_push(argv, object);
 }
 
-void cf_bridge_link_argv(const struct cf_bridge_plan *p, const char *object, const char *guard_object,
-                         const char *output, struct strvec *argv)
+void cf_bridge_link_argv(const struct cf_bridge_plan *p, const char *object, const struct strvec *more_objects,
+                         const char *guard_object, const char *output, struct strvec *argv)
 {
     cf_strvec_push(argv, p->docker ? "g++" : p->cxx.value ? p->cxx.value : "g++");
     cf_strvec_push(argv, "-shared");
     cf_strvec_push(argv, "-o");
     cf_strvec_push(argv, output);
     cf_strvec_push(argv, object);
+    for (size_t i = 0; more_objects && i < more_objects->n; i++)
+        cf_strvec_push(argv, more_objects->v[i]);
     cf_strvec_push(argv, guard_object);
     /* exactly the planned libraries become NEEDED, by their file names */
     cf_strvec_push(argv, "-Wl,--no-as-needed");
@@ -186,10 +188,12 @@ static int write_text(const char *path, const char *text, cf_error *err)
 
 /* The object cache's key: compiler, compile command (less the output path),
  * and the sha256 of the source and of every file the preprocessor read (for
- * the guard, all but the bridge's own source). NULL when unproven. */
+ * the guard, all but the bridge's own source). NULL when unproven, and for the
+ * bridge's other sources, whose includes the proof did not read (compiled
+ * every time rather than served stale). */
 static char *object_key(const struct cf_bridge_plan *p, const char *source)
 {
-    if (!p->proof_files.n || p->docker)
+    if (!p->proof_files.n || p->docker || cf_strvec_contains(&p->more_sources, source))
         return NULL;
     struct strbuf sb = STRBUF_INIT;
     struct strvec argv = STRVEC_INIT;
@@ -443,7 +447,10 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
                           linked = { .fd = -1, .dir_fd = -1 };
     char *stage = cf_path_join(abs_out, "installed-layout");
     res->log_path = cf_path_join(abs_out, "build.log");
-    struct strvec largv = STRVEC_INIT, outer = STRVEC_INIT;
+    struct strvec largv = STRVEC_INIT, outer = STRVEC_INIT, more_tmp = STRVEC_INIT;
+    struct cf_atomic_file *more = cf_xcalloc(p->more_sources.n + 1, sizeof *more);
+    for (size_t i = 0; i < p->more_sources.n; i++)
+        more[i] = (struct cf_atomic_file){ .fd = -1, .dir_fd = -1 };
     int rc = -1, hit = 0, guard_hit = 0;
     unlink(res->log_path);
     if (cf_mkdir_p(pkg_dir, 0755, err) < 0 || cf_atomic_begin(&object, AT_FDCWD, object_name, 0644, err) < 0 ||
@@ -458,8 +465,19 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
     }
     if (compile_cached(p, p->source.value, object.tmp_path, "compiling the bridge", res, abs_out, &hit, err) < 0)
         goto out;
-    res->cache_hit = hit && guard_hit;
-    cf_bridge_link_argv(p, object.tmp_path, guard.tmp_path, linked.tmp_path, &largv);
+    res->cache_hit = hit && guard_hit && !p->more_sources.n;
+    for (size_t i = 0; i < p->more_sources.n; i++) {
+        struct cf_atomic_file *f = &more[i];
+        char *what = cf_asprintf("compiling the bridge's %s", cf_basename(p->more_sources.v[i]));
+        int crc = cf_atomic_begin(f, AT_FDCWD, p->more_objects.v[i], 0644, err);
+        if (crc == 0)
+            crc = compile_cached(p, p->more_sources.v[i], f->tmp_path, what, res, abs_out, &hit, err);
+        free(what);
+        if (crc < 0)
+            goto out;
+        cf_strvec_push(&more_tmp, f->tmp_path);
+    }
+    cf_bridge_link_argv(p, object.tmp_path, &more_tmp, guard.tmp_path, linked.tmp_path, &largv);
     if (p->docker)
         cf_bridge_docker_argv(p, abs_out, &largv, &outer);
     if (run_logged(p->docker ? &outer : &largv, res->log_path, &res->link_seconds, "linking the bridge", err) < 0)
@@ -498,6 +516,10 @@ out:
     cf_atomic_abort(&linked);
     cf_atomic_abort(&guard);
     cf_atomic_abort(&object);
+    for (size_t i = 0; i < p->more_sources.n; i++)
+        cf_atomic_abort(&more[i]);
+    free(more);
+    cf_strvec_clear(&more_tmp);
     cf_strvec_clear(&largv);
     cf_strvec_clear(&outer);
     free(abs_out);

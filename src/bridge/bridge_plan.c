@@ -635,15 +635,58 @@ static void read_vendor_facts(struct cf_bridge_plan *p)
                           c10->path, cf_vendor_get(p->vendor)->torch_gpu_link[CF_BRIDGE_LINK_C10_GPU]);
 }
 
-/* A bridge source defines make_nccl_backend; anything else is named as such
- * before it is compiled (no NCCL header is the proof's to say). */
+/* A bridge's sources define make_nccl_backend, in one of them; anything
+ * else is named as such before it is compiled (no NCCL header is the proof's
+ * to say). The source defining it becomes the bridge's source (the one the
+ * proof reads), the others follow in the order given. */
 static void check_is_bridge(struct cf_bridge_plan *p)
 {
-    if (p->source.value && !file_contains(p->source.value, "make_nccl_backend"))
+    if (!p->source.value || file_contains(p->source.value, "make_nccl_backend"))
+        return;
+    for (size_t i = 0; i < p->more_sources.n; i++)
+        if (file_contains(p->more_sources.v[i], "make_nccl_backend")) {
+            char *was = p->source.value;
+            p->source.value = p->more_sources.v[i];
+            p->more_sources.v[i] = was;
+            return;
+        }
+    if (!p->more_sources.n) {
         cf_bridge_problem(p, "%s is not a bridge source: it defines no make_nccl_backend (a bridge defines "
                              "make_nccl_backend(store, rank, size, timeout_ms, high_priority_stream) in "
                              "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)); pass the plugin's nccl_backend.cpp as --source",
                           p->source.value);
+        return;
+    }
+    struct strbuf all = STRBUF_INIT;
+    cf_sb_addf(&all, "%s", p->source.value);
+    for (size_t i = 0; i < p->more_sources.n; i++)
+        cf_sb_addf(&all, ", %s", p->more_sources.v[i]);
+    cf_bridge_problem(p, "these %zu sources are not a bridge: none of %s defines make_nccl_backend (one of a bridge's "
+                         "sources defines make_nccl_backend(store, rank, size, timeout_ms, high_priority_stream) in "
+                         "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)); add the plugin's nccl_backend.cpp as a --source",
+                      p->more_sources.n + 1, all.buf);
+    cf_sb_release(&all);
+}
+
+/* The bridge's other sources: each must exist; absolute, each once. */
+static int resolve_more_sources(const struct cf_bridge_opts *o, struct cf_bridge_plan *p)
+{
+    int ok = 1;
+    for (size_t i = 0; i < o->n_more_sources; i++) {
+        char *abs = cf_is_file(o->more_sources[i]) ? cf_realpath(o->more_sources[i]) : NULL;
+        if (!abs) {
+            cf_bridge_problem(p, "bridge source %s not found: each --source names an existing file",
+                              o->more_sources[i]);
+            ok = 0;
+        } else if ((p->source.value && !strcmp(abs, p->source.value)) || cf_strvec_contains(&p->more_sources, abs)) {
+            cf_bridge_problem(p, "bridge source %s is given twice: name each --source once", abs);
+            ok = 0;
+        } else {
+            cf_strvec_push(&p->more_sources, abs);
+        }
+        free(abs);
+    }
+    return ok;
 }
 
 static void resolve_source(const struct cf_bridge_opts *o, struct cf_bridge_plan *p)
@@ -674,7 +717,8 @@ static void resolve_source(const struct cf_bridge_opts *o, struct cf_bridge_plan
         cf_bridge_item_set(&p->source, abs, from);
         free(from);
         free(abs);
-        check_is_bridge(p);
+        if (resolve_more_sources(o, p))
+            check_is_bridge(p);
     }
     char *guard = cf_share_file("bridge/cclforge_abi_guard.cpp");
     char *real = guard ? cf_realpath(guard) : NULL;
@@ -698,6 +742,12 @@ static void plan_outputs(const struct cf_bridge_opts *o, struct cf_bridge_plan *
     free(joined);
     free(cwd);
     p->object = cf_asprintf("%s/%s.o", p->out_dir, p->module_name);
+    /* numbered: two sources of one name (a/util.cpp, b/util.cpp) get two objects */
+    for (size_t i = 0; i < p->more_sources.n; i++) {
+        const char *base = cf_basename(p->more_sources.v[i]);
+        cf_strvec_pushf(&p->more_objects, "%s/%s.%zu.%.*s.o", p->out_dir, p->module_name, i + 1,
+                        (int)strcspn(base, "."), base);
+    }
     p->guard_object = cf_asprintf("%s/%s.abi_guard.o", p->out_dir, p->module_name);
     if (p->output_name)
         p->output = cf_asprintf("%s/%s/%s", p->out_dir, p->package_dir, p->output_name);
@@ -791,10 +841,10 @@ int cf_bridge_plan_make(const struct cf_bridge_opts *o, struct cf_bridge_plan *p
     cf_survey_release(&sv);
     if (p->ext_suffix)
         p->output_name = cf_asprintf("%s%s", p->module_name, p->ext_suffix);
-    plan_outputs(o, p);
     cf_bridge_plan_headers(o, p, &cs);
     cf_bridge_plan_layout(o, p, &cs);
     resolve_source(o, p);
+    plan_outputs(o, p);
     cf_bridge_prove_headers(p);
     free(cs.include);
     free(cs.lib_dir);

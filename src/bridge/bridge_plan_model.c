@@ -128,6 +128,8 @@ void cf_bridge_plan_release(struct cf_bridge_plan *p)
         free(p->headers[i].version);
     }
     cf_strvec_clear(&p->proof_files);
+    cf_strvec_clear(&p->more_sources);
+    cf_strvec_clear(&p->more_objects);
     cf_libtorch_abi_release(&p->abi);
     items_free(p->includes, p->n_includes);
     items_free(p->defines, p->n_defines);

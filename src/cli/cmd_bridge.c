@@ -50,8 +50,9 @@ static const char usage_text[] =
     "  --include DIR              an include root searched first (repeatable)\n"
     "  --define NAME[=VALUE]      add to or replace in the chosen define set (repeatable)\n"
     "  --undefine NAME            drop from the chosen define set (repeatable)\n"
-    "  --source FILE              bridge source: cclforge's or the plugin's own (any source defining\n"
-    "                             make_nccl_backend; cclforge's ABI guard is linked into every bridge)\n"
+    "  --source FILE              bridge source: cclforge's or the plugin's own (repeatable: a bridge of\n"
+    "                             several .cpp files, one of which defines make_nccl_backend; each compiled\n"
+    "                             with the same flags; cclforge's ABI guard is linked into every bridge)\n"
     "                             (default: CCLFORGE_BRIDGE_SOURCE, then beside cclforge)\n"
     "  --into DIR                 build: check the extension in the layout of DIR (a source or staging tree),\n"
     "                             then place it (and --bundle libraries) at DIR/<package dir>/; a failed\n"
@@ -116,7 +117,7 @@ static const struct option long_options[] = {
 
 struct args {
     struct cf_bridge_opts opts;
-    struct strvec rpath, bundle, includes, defines, undefines, toolkit_libs;
+    struct strvec rpath, bundle, includes, defines, undefines, toolkit_libs, more_sources;
     const char *out, *wheel_dir, *dist_name, *dist_version, *platform_tag;
     int json;
 };
@@ -234,6 +235,7 @@ static cJSON *plan_json(const struct cf_bridge_plan *p)
     cJSON_AddItemToObject(o, "rpath", items_json(p->rpath, p->n_rpath));
     cJSON_AddItemToObject(o, "duplicates", duplicates_json(p->duplicates, p->n_duplicates));
     cJSON_AddItemToObject(o, "source", item_json(&p->source));
+    cJSON_AddItemToObject(o, "more_sources", cf_json_strvec(&p->more_sources));
     cJSON_AddItemToObject(o, "guard", item_json(&p->guard));
     cJSON_AddItemToObject(o, "toolkit_libs", items_json(p->toolkit_libs, p->n_toolkit_libs));
     cf_json_put_str(o, "toolkit_version", p->toolkit_version);
@@ -249,9 +251,18 @@ static cJSON *plan_json(const struct cf_bridge_plan *p)
         struct strvec c = STRVEC_INIT, g = STRVEC_INIT, l = STRVEC_INIT;
         cf_bridge_compile_argv(p, p->source.value, p->object, &c);
         cf_bridge_compile_argv(p, p->guard.value, p->guard_object, &g);
-        cf_bridge_link_argv(p, p->object, p->guard_object, p->output, &l);
+        cf_bridge_link_argv(p, p->object, &p->more_objects, p->guard_object, p->output, &l);
         cJSON *co = cJSON_AddObjectToObject(o, "compile");
         cJSON_AddItemToObject(co, "argv", cf_json_strvec(&c));
+        /* one per source, the bridge's (argv above) first: a one-source bridge has one */
+        cJSON *all = cJSON_AddArrayToObject(co, "argvs");
+        cJSON_AddItemToArray(all, cf_json_strvec(&c));
+        for (size_t i = 0; i < p->more_sources.n; i++) {
+            struct strvec m = STRVEC_INIT;
+            cf_bridge_compile_argv(p, p->more_sources.v[i], p->more_objects.v[i], &m);
+            cJSON_AddItemToArray(all, cf_json_strvec(&m));
+            cf_strvec_clear(&m);
+        }
         cJSON_AddItemToObject(co, "guard_argv", cf_json_strvec(&g));
         cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "link"), "argv", cf_json_strvec(&l));
         cf_strvec_clear(&c);
@@ -379,25 +390,31 @@ static void print_plan(const struct cf_bridge_plan *p)
     for (size_t i = 0; i < p->bundle_libs.n; i++)
         row("bundle", p->bundle_libs.v[i], "--bundle");
     row("source", p->source.value, p->source.from);
+    for (size_t i = 0; i < p->more_sources.n; i++)
+        row("", p->more_sources.v[i], "--source");
     if (p->output_name)
         rowf("output", p->into ? "--into" : NULL, "%s/%s/%s", p->into ? p->into : "<out>", p->package_dir,
              p->output_name);
     for (size_t i = 0; i < p->n_toolkit_libs; i++)
         row(i ? "" : "host lib", p->toolkit_libs[i].value, p->toolkit_libs[i].from);
     if (p->output && p->source.value && p->guard.value) {
-        struct strvec v[3] = { STRVEC_INIT, STRVEC_INIT, STRVEC_INIT };
+        size_t n = p->more_sources.n + 3;
+        struct strvec *v = cf_xcalloc(n, sizeof *v);
         cf_bridge_compile_argv(p, p->source.value, p->object, &v[0]);
-        cf_bridge_compile_argv(p, p->guard.value, p->guard_object, &v[1]);
-        cf_bridge_link_argv(p, p->object, p->guard_object, p->output, &v[2]);
-        static const char *const labels[] = { "compile", "guard", "link" };
-        for (int k = 0; k < 3; k++) {
+        for (size_t i = 0; i < p->more_sources.n; i++)
+            cf_bridge_compile_argv(p, p->more_sources.v[i], p->more_objects.v[i], &v[1 + i]);
+        cf_bridge_compile_argv(p, p->guard.value, p->guard_object, &v[n - 2]);
+        cf_bridge_link_argv(p, p->object, &p->more_objects, p->guard_object, p->output, &v[n - 1]);
+        for (size_t k = 0; k < n; k++) {
+            const char *label = k == n - 1 ? "link" : k == n - 2 ? "guard" : "compile";
             struct strbuf sb = STRBUF_INIT;
             for (size_t i = 0; i < v[k].n; i++)
                 shell_word(&sb, v[k].v[i]);
-            row(labels[k], sb.buf, NULL);
+            row(label, sb.buf, NULL);
             cf_sb_release(&sb);
             cf_strvec_clear(&v[k]);
         }
+        free(v);
     }
     if (p->max_glibc)
         rowf("glibc", "--max-glibc", "at most %d.%d", p->max_glibc / 1000, p->max_glibc % 1000);
@@ -460,7 +477,12 @@ static int parse(int argc, char **argv, const char *cmd, struct args *a)
         case OPT_NCCL_HOME: a->opts.nccl_home = optarg; break;
         case OPT_NAME: a->opts.module_name = optarg; break;
         case OPT_PACKAGE: a->opts.package = optarg; break;
-        case OPT_SOURCE: a->opts.source = optarg; break;
+        case OPT_SOURCE:
+            if (a->opts.source)
+                cf_strvec_push(&a->more_sources, optarg);
+            else
+                a->opts.source = optarg;
+            break;
         case OPT_RPATH: cf_strvec_push(&a->rpath, optarg); break;
         case OPT_BUNDLE: cf_strvec_push(&a->bundle, optarg); break;
         case OPT_INCLUDE: cf_strvec_push(&a->includes, optarg); break;
@@ -482,6 +504,8 @@ static int parse(int argc, char **argv, const char *cmd, struct args *a)
     }
     if (optind < argc)
         return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    a->opts.more_sources = (const char *const *)a->more_sources.v;
+    a->opts.n_more_sources = a->more_sources.n;
     a->opts.rpath = (const char *const *)a->rpath.v;
     a->opts.n_rpath = a->rpath.n;
     a->opts.defines = (const char *const *)a->defines.v;
@@ -629,6 +653,7 @@ int cmd_bridge(int argc, char **argv)
     rc = run_wheel(&a, doc);
 done:
     cf_strvec_clear(&a.rpath);
+    cf_strvec_clear(&a.more_sources);
     cf_strvec_clear(&a.defines);
     cf_strvec_clear(&a.undefines);
     cf_strvec_clear(&a.bundle);

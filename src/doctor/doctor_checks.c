@@ -1,5 +1,6 @@
 /* Single-host checks: one function per finding family, run from a table. */
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -457,18 +458,36 @@ static void check_comm_present(const struct cf_survey *s, struct cf_findings *ou
 }
 
 /* A bridge installed beside the torch in use that needs a library of the
- * host's toolkit (its wheel's --toolkit-lib) this host's loader cannot find:
- * the import will fail here, on this host only. */
+ * host's toolkit (its --toolkit-lib, from its wheel's marker or the module's
+ * own ABI facts) this host's loader cannot find: the import will fail here,
+ * on this host only. And a module that cannot be read as a bridge: what it
+ * needs from the toolkit is not known. One finding per survey line, the
+ * line's first word its subject. */
+static const struct {
+    size_t offset; /* of the struct strvec in struct cf_libtorch */
+    enum cf_severity sev;
+    const char *id, *remedy, *lead;
+} bridge_lines[] = {
+    { offsetof(struct cf_libtorch, bridge_toolkit_missing), CF_SEV_WARNING, "bridge-toolkit-lib-missing",
+      "install the toolkit the bridge was built with and put its lib dir on LD_LIBRARY_PATH (its environment script "
+      "does), or in ld.so.conf",
+      "a library an installed bridge needs from the host's toolkit is missing" },
+    { offsetof(struct cf_libtorch, bridge_unreadable), CF_SEV_INFO, "bridge-facts-unreadable",
+      "rebuild the module with this cclforge (cclforge bridge build, cclforge.build) or reinstall its wheel",
+      "an extension module beside torch cannot be read (truncated, not ELF, or cclforge ABI facts in a format this "
+      "cclforge does not read), so what it needs from the host's toolkit is not checked" },
+};
+
 static void check_bridge_toolkit_libs(const struct cf_survey *s, struct cf_findings *out)
 {
-    for (size_t i = 0; s->n_torches && i < s->torches[0].bridge_toolkit_missing.n; i++) {
-        const char *line = s->torches[0].bridge_toolkit_missing.v[i];
-        char *lib = cf_strndup(line, strcspn(line, " "));
-        cf_findings_add(out, CF_SEV_WARNING, "bridge-toolkit-lib-missing", lib,
-                        "install the toolkit the bridge was built with and put its lib dir on LD_LIBRARY_PATH "
-                        "(its environment script does), or in ld.so.conf",
-                        "a library an installed bridge needs from the host's toolkit is missing: %s", line);
-        free(lib);
+    for (size_t k = 0; s->n_torches && k < sizeof bridge_lines / sizeof bridge_lines[0]; k++) {
+        const struct strvec *lines = (const struct strvec *)((const char *)&s->torches[0] + bridge_lines[k].offset);
+        for (size_t i = 0; i < lines->n; i++) {
+            char *subject = cf_strndup(lines->v[i], strcspn(lines->v[i], " "));
+            cf_findings_add(out, bridge_lines[k].sev, bridge_lines[k].id, subject, bridge_lines[k].remedy, "%s: %s",
+                            bridge_lines[k].lead, lines->v[i]);
+            free(subject);
+        }
     }
 }
 

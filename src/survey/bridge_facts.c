@@ -37,7 +37,7 @@ static void text(char *to, size_t cap, const uint8_t *from, size_t len)
 int cf_bridge_facts_read(struct cf_elf *elf, struct cf_bridge_facts *f, const char **why, cf_error *err)
 {
     memset(f, 0, sizeof *f);
-    *why = "no cclforge_abi_info symbol: not built by cclforge bridge build";
+    *why = CF_BRIDGE_FACTS_ABSENT;
     const struct cf_elf_symbol *syms;
     size_t n;
     if (cf_elf_dynsyms(elf, &syms, &n, err) < 0)

@@ -380,7 +380,7 @@ static void add_candidate(const struct cf_survey_opts *opts, struct cf_survey *s
     /* a torch package's site-packages as named (a venv links torch in): its bridges */
     if (!strcmp(cf_basename(given), "torch")) {
         char *site = cf_dirname(given);
-        cf_survey_bridge_needs(site, t);
+        cf_survey_bridge_needs(site, opts->no_cache, t);
         free(site);
     }
     char *dir = cf_realpath(given);

@@ -106,7 +106,9 @@ int cf_nvcc_host_gcc_max(int cuda_major, int cuda_minor);
 int cf_nvcc_host_clang_max(int cuda_major, int cuda_minor);
 
 /* bridge_needs.c: the toolkit libraries of the bridges installed in site (the
- * directory holding the torch package as the Python named it), into t. */
-void cf_survey_bridge_needs(const char *site, struct cf_libtorch *t);
+ * directory holding the torch package as the Python named it: the bridge
+ * wheels' markers and the cclforge-built modules' own ABI facts), into t;
+ * no_cache: walk the packages again, remember nothing. */
+void cf_survey_bridge_needs(const char *site, int no_cache, struct cf_libtorch *t);
 
 #endif

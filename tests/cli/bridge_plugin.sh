@@ -9,11 +9,16 @@
 #    compile.argv, link.argv run as given from /), packaged by setuptools;
 #  - setup.py with cclforge.build (bridge_extension, build_ext) and `pip wheel`;
 #  - CMake (cclforge_add_nccl_bridge with SOURCE);
+# and a bridge of two sources (tests/fixtures/plugin_torch_fl_split: options.cpp,
+# which alone is not a bridge, and nccl_backend.cpp) by the CLI (--source twice),
+# setup.py (bridge_extension of both) and CMake (SOURCE a b);
 # each proven by `wheel verify --install --smoke 2 --backend gloo` from the
 # installed wheel (the ABI facts of cclforge's guard checked against the
 # libtorch the import mapped). Then DTK, whose librccl.so.1 lives only in the
 # toolkit (<DTK>/lib): --toolkit-lib by default, recorded, found by the host
-# check as the loader would, named as a host requirement where it is not.
+# check as the loader would, named as a host requirement where it is not, and
+# by doctor from the module's own ABI facts when the plugin's own wheel (no
+# cclforge.json) is installed.
 # Bad input: a source that is not a bridge, a guard that fails (two sizes and
 # the header), a failed layout check; none writes into the plugin's tree.
 . "$(dirname "$0")/lib.sh"
@@ -109,6 +114,50 @@ whl=$(ls "$T"/cli-dist/*.whl 2>/dev/null)
 run "$CCLFORGE" wheel verify "$whl" --site "$site" --json
 expect_json 'd["tags"]["platform"] == d["policy_needed"] and d["tags"]["platform"].startswith("manylinux_2_")' "cli: the wheel's tag is the policy the verifier holds it to"
 smoke_verify "$whl" "cli"
+
+# ---- 1b. two sources: options.cpp (no make_nccl_backend) and nccl_backend.cpp ----
+split_tree() { plugin_tree "$1"; cp "$FIX/plugin_torch_fl_split/options.cpp" "$FIX/plugin_torch_fl_split/nccl_backend.cpp" "$1/$EXT/"; cp "$FIX/plugin_torch_fl_split/setup.py" "$1/"; }
+split_tree "$T/two"
+tree_state "$T/two" > "$T/two.state"
+run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --package "$PKG" --name _flagos_nccl
+expect_rc 1 "two sources: options.cpp alone is not a bridge"
+expect_out "options.cpp is not a bridge source: it defines no make_nccl_backend" "two sources: options.cpp alone named so"
+run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --source "$T/helper.cpp" --package "$PKG" --name _flagos_nccl
+expect_rc 1 "two sources: a set none of which defines make_nccl_backend is refused"
+expect_out "these 2 sources are not a bridge: none of .*options.cpp, .*helper.cpp defines make_nccl_backend" "two sources: named as a set"
+run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --source "$T/two/$EXT/nccl_backend.cpp" --package "$PKG" --name _flagos_nccl -o "$T/two-build" --json
+expect_rc 0 "two sources: plan (make_nccl_backend in the second)"
+expect_json '(p := d["plan"])["source"]["value"].endswith("/nccl_backend.cpp") and [a[-3] for a in p["compile"]["argvs"]] == [p["source"]["value"], p["more_sources"][0]] and p["more_sources"][0].endswith("/options.cpp") and p["compile"]["argvs"][0] == p["compile"]["argv"]' "two sources: compile.argvs, one per source, the bridge's (argv) first"
+expect_json 'len(objs := [a[-1] for a in d["plan"]["compile"]["argvs"]] + [d["plan"]["compile"]["guard_argv"][-1]]) == len(set(objs)) == 3 and set(objs) <= set(d["plan"]["link"]["argv"])' "two sources: link.argv links the three objects"
+run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --source "$T/two/$EXT/nccl_backend.cpp" --package "$PKG" --name _flagos_nccl -o "$T/two-build"
+expect_out '^  compile +/.*-c '"$T/two/$EXT/options.cpp"' -o '"$T/two-build"'/_flagos_nccl.1.options.o' "two sources: the text plan prints a compile per source"
+t0=$(date +%s)
+run "$CCLFORGE" bridge build --libtorch "$site/torch" --source "$T/two/$EXT/options.cpp" --source "$T/two/$EXT/nccl_backend.cpp" --package "$PKG" --name _flagos_nccl -o "$T/two-build"
+expect_rc 0 "two sources: bridge build --source options.cpp --source nccl_backend.cpp"
+echo "# two-source cli build: $(( $(date +%s) - t0 ))s"
+grep -q "compiling the bridge's options.cpp" "$T/two-build/build.log" && ok "two sources: build.log records options.cpp's compile" || bad "two sources: build.log records options.cpp's compile"
+untouched "$T/two" "two sources"
+so=$(ls "$T/two-build/$EXT"/_flagos_nccl*.so 2>/dev/null)
+no_abs_rpath "$so" "two sources"
+OUT=$(nm -C --defined-only "$so" 2>&1); RC=0
+expect_out 'torch_fl_nccl_options' "two sources: options.cpp's function is linked in"
+run "$CCLFORGE" bridge wheel -o "$T/two-build" --wheel-dir "$T/two-dist" --dist-name torch-fl
+expect_rc 0 "two sources: bridge wheel"
+smoke_verify "$(ls "$T"/two-dist/*.whl 2>/dev/null)" "two sources cli"
+# setup.py: bridge_extension(name, [options.cpp, nccl_backend.cpp])
+CCLFORGE_BRIDGE_ARGS="--libtorch $site/torch" "$pybuild" -m pip wheel --no-deps --no-build-isolation --disable-pip-version-check \
+    -w "$T/two-pydist" "$T/two" >"$T/pip-two.log" 2>&1 && ok "two sources: pip wheel with bridge_extension of two sources" \
+    || { tail -n 40 "$T/pip-two.log"; bad "two sources: pip wheel with bridge_extension of two sources"; }
+smoke_verify "$(ls "$T"/two-pydist/torch_fl-*.whl 2>/dev/null)" "two sources setup.py" --external torch/lib --external nvidia/nccl/lib
+if command -v cmake >/dev/null; then
+    printf 'cmake_minimum_required(VERSION 3.18)\nproject(two NONE)\ninclude("${CCLFORGE_CMAKE_DIR}/CCLForgeBridge.cmake")\ncclforge_add_nccl_bridge(flagos_nccl PACKAGE %s NAME _flagos_nccl\n  SOURCE "${CMAKE_CURRENT_SOURCE_DIR}/%s/options.cpp" "${CMAKE_CURRENT_SOURCE_DIR}/%s/nccl_backend.cpp"\n  ARGS ${CCLFORGE_BRIDGE_ARGS})\n' "$PKG" "$EXT" "$EXT" > "$T/two/CMakeLists.txt"
+    run cmake -S "$T/two" -B "$T/two-cm" -DCCLFORGE_CMAKE_DIR="$CCLFORGE_BINARY_DIR/share/cclforge/cmake" -DCCLFORGE_EXECUTABLE="$CCLFORGE" "-DCCLFORGE_BRIDGE_ARGS=--libtorch;$site/torch"
+    expect_rc 0 "two sources: cmake configure with SOURCE of two files"
+    run cmake --build "$T/two-cm"
+    expect_rc 0 "two sources: cmake --build"
+    OUT=$(nm -C --defined-only "$(ls "$T/two-cm/flagos_nccl/$EXT"/_flagos_nccl*.so 2>/dev/null)" 2>&1); RC=0
+    expect_out 'torch_fl_nccl_options' "two sources: cmake's extension links options.cpp"
+fi
 
 # ---- 2. the plan's commands, as given -----------------------------------------
 plugin_tree "$T/argv"
@@ -256,6 +305,25 @@ expect_json 'any(c["name"] == "host" and c["status"] == "ok" and "librccl.so.1 -
 # (the plugin's wheel installed by verify into a kept venv, then the bridge wheel, which has the marker, over it)
 LD_LIBRARY_PATH="$dtk/lib:$LD_LIBRARY_PATH" run "$CCLFORGE" wheel verify "$dwhl" --install --site "$site" --external torch/lib --work-dir "$T/dtk-venv"
 vpy=$T/dtk-venv/venv/bin/python
+# the plugin's own pip-built wheel has no cclforge.json: doctor reads the module's own ABI facts
+if [ -x "$vpy" ] && ! ls -d "$T"/dtk-venv/venv/lib/python*/site-packages/*.dist-info/cclforge.json >/dev/null 2>&1; then
+    run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
+    expect_json 'any(f["id"] == "bridge-toolkit-lib-missing" and f["subject"] == "librccl.so.1" and "librccl.so.1 for '"$PKG"'._flagos_nccl (dtk toolkit 24.04.1 at build): not on this host" in f["why"] for f in d["findings"])' "doctor, plugin wheel without a marker: the module's own facts name librccl.so.1 and DTK 24.04.1 on a host without it"
+    run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
+    expect_json 'sum(f["id"] == "bridge-toolkit-lib-missing" for f in d["findings"]) == 1' "doctor, plugin wheel: the same one finding on the warm run (the module walk remembered)"
+    run "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
+    expect_json 'any(f["id"] == "bridge-toolkit-lib-missing" and "in the toolkit DTK_HOME names" in f["why"] for f in d["findings"])' "doctor, plugin wheel: in the toolkit DTK_HOME names, not on the loader's path: said so"
+    LD_LIBRARY_PATH="$dtk/lib:$LD_LIBRARY_PATH" run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
+    expect_json 'not any(f["id"] == "bridge-toolkit-lib-missing" for f in d["findings"]) and any("librccl.so.1 -> '"$dtk"'/lib/librccl.so.1 (LD_LIBRARY_PATH) for '"$PKG"'._flagos_nccl" in l for t in d["libtorch"][:1] for l in t["bridge_toolkit_found"])' "doctor, plugin wheel: librccl.so.1 (a real ELF) found through LD_LIBRARY_PATH, no finding"
+    # a truncated copy of the bridge beside it: reported, no crash
+    vext=$(ls -d "$T"/dtk-venv/venv/lib/python*/site-packages/$EXT)
+    head -c 3000 "$(ls "$vext"/_flagos_nccl*.so)" > "$vext/_cut.so"
+    run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
+    expect_json 'any(f["id"] == "bridge-facts-unreadable" and f["subject"] == "'"$PKG"'._cut" for f in d["findings"]) and any(f["id"] == "bridge-toolkit-lib-missing" for f in d["findings"])' "doctor: a truncated module beside it is reported (bridge-facts-unreadable), the bridge still checked"
+    rm -f "$vext/_cut.so"
+else
+    bad "doctor: a venv with the plugin's own wheel (no cclforge.json) installed"
+fi
 if [ -x "$vpy" ] && "$vpy" -m pip install --quiet --no-deps --no-index --disable-pip-version-check "$(ls "$T"/dtk-bw/*.whl)" >"$T/pip-bw.log" 2>&1; then
     run env -u DTK_HOME "$CCLFORGE" doctor --python "$vpy" --no-nvidia --json
     expect_json 'any(f["id"] == "bridge-toolkit-lib-missing" and f["subject"] == "librccl.so.1" and "'"$PKG"'._flagos_nccl" in f["why"] and "dtk toolkit 24.04.1 at build" in f["why"] for f in d["findings"])' "doctor: names librccl.so.1, the bridge needing it and DTK 24.04.1, on a host without it"

@@ -233,7 +233,7 @@ static void test_nvidia_plan_with_nccl_home(void **state)
     assert_true(cf_strvec_contains(&argv, "-DUSE_C10D_NCCL"));
     assert_true(cf_strvec_contains(&argv, "-DCCLFORGE_BRIDGE_NAME=mymod"));
     cf_strvec_clear(&argv);
-    cf_bridge_link_argv(&p, "x.o", "g.o", "out.so", &argv);
+    cf_bridge_link_argv(&p, "x.o", NULL, "g.o", "out.so", &argv);
     assert_true(cf_strvec_contains(&argv, "-l:libnccl.so.2"));
     assert_true(cf_strvec_contains(&argv, "-l:libtorch_cuda.so"));
     assert_true(cf_strvec_contains(&argv, "-Wl,-rpath,$ORIGIN/../torch/lib"));
@@ -854,7 +854,7 @@ static void test_not_a_bridge_source_and_the_plan_commands(void **state)
     assert_true(p.source.value[0] == '/' && p.guard.value[0] == '/');
     assert_true(cf_ends_with(p.guard.value, "/bridge/cclforge_abi_guard.cpp"));
     struct strvec argv = STRVEC_INIT;
-    cf_bridge_link_argv(&p, p.object, p.guard_object, p.output, &argv);
+    cf_bridge_link_argv(&p, p.object, &p.more_objects, p.guard_object, p.output, &argv);
     assert_true(cf_strvec_contains(&argv, p.object) && cf_strvec_contains(&argv, p.guard_object));
     cf_strvec_clear(&argv);
     free(want);

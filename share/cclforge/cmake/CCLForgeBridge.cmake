@@ -6,7 +6,8 @@
 #   cclforge_add_nccl_bridge(<target>
 #       PACKAGE torch_fl.comm._nccl_ext      # dotted package the extension lives in
 #       NAME _flagos_nccl                    # module name (PyInit_<NAME>)
-#       [SOURCE <plugin's bridge .cpp>]       # default: cclforge's own bridge source
+#       [SOURCE <plugin's bridge .cpp>...]    # one or several (one defines make_nccl_backend);
+#                                            # default: cclforge's own bridge source
 #       [VENDOR nvidia|rocm|dtk]
 #       [TORCH_HEADERS <dir>] [VENDOR_LIBS <dir>] [LIBTORCH <dir>] [TOOLKIT <dir>]
 #       [RPATH <$ORIGIN-entry>...]           # e.g. "$ORIGIN/../../lib_dcu"
@@ -33,8 +34,8 @@ find_program(CCLFORGE_EXECUTABLE cclforge
 find_program(CCLFORGE_EXECUTABLE cclforge DOC "cclforge, which builds the ProcessGroupNCCL bridge")
 
 function(cclforge_add_nccl_bridge target)
-  set(one PACKAGE NAME SOURCE VENDOR TORCH_HEADERS VENDOR_LIBS LIBTORCH TOOLKIT INTO OUT PYTHON MAX_GLIBC DOCKER)
-  set(multi RPATH TOOLKIT_LIB ARGS)
+  set(one PACKAGE NAME VENDOR TORCH_HEADERS VENDOR_LIBS LIBTORCH TOOLKIT INTO OUT PYTHON MAX_GLIBC DOCKER)
+  set(multi SOURCE RPATH TOOLKIT_LIB ARGS)
   cmake_parse_arguments(PARSE_ARGV 1 CFB "" "${one}" "${multi}")
   if(CFB_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "cclforge_add_nccl_bridge(${target}): unknown arguments ${CFB_UNPARSED_ARGUMENTS}")
@@ -49,7 +50,10 @@ function(cclforge_add_nccl_bridge target)
     set(CFB_OUT "${CMAKE_CURRENT_BINARY_DIR}/${target}")
   endif()
   set(cmd "${CCLFORGE_EXECUTABLE}" bridge build --package "${CFB_PACKAGE}" --name "${CFB_NAME}" -o "${CFB_OUT}")
-  foreach(opt SOURCE VENDOR TORCH_HEADERS VENDOR_LIBS LIBTORCH TOOLKIT INTO PYTHON MAX_GLIBC DOCKER)
+  foreach(src IN LISTS CFB_SOURCE)
+    list(APPEND cmd --source "${src}")
+  endforeach()
+  foreach(opt VENDOR TORCH_HEADERS VENDOR_LIBS LIBTORCH TOOLKIT INTO PYTHON MAX_GLIBC DOCKER)
     if(CFB_${opt})
       string(TOLOWER "${opt}" flag)
       string(REPLACE "_" "-" flag "${flag}")
