@@ -51,6 +51,7 @@
     V(DeleteItemFromObjectCaseSensitive, (cJSON * object, const char *string), (object, string)) \
     X(cJSON *, DetachItemViaPointer, (cJSON * parent, cJSON *const item), (parent, item)) \
     X(cJSON *, Duplicate, (const cJSON *item, cJSON_bool recurse), (item, recurse)) \
+    V(free, (void *object), (object)) \
     X(int, GetArraySize, (const cJSON *array), (array)) \
     X(const char *, GetErrorPtr, (void), ()) \
     X(cJSON *, GetObjectItem, (const cJSON *const object, const char *const string), (object, string)) \
