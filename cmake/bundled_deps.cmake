@@ -12,6 +12,11 @@
 # A recipe builds only what cclforge links, with the host's C compiler;
 # ExternalProject checks the URL_HASH again before it unpacks.
 include(ExternalProject)
+# Sources keep their archive's timestamps (configure/make recipes must not
+# think their generated files stale).
+if(POLICY CMP0135)
+  cmake_policy(SET CMP0135 OLD)
+endif()
 option(CCLFORGE_BUNDLED_DEPS "Build every third-party library from the sdist's pinned tarballs, even those pkg-config finds (reproducible builds)" OFF)
 set(CCLFORGE_BUNDLED_DIR "${CMAKE_SOURCE_DIR}/third_party" CACHE PATH
   "Where the tarballs pinned in scripts/dist/deps.lock lie (the sdist carries them in third_party/)")

@@ -31,6 +31,7 @@ configure() { # CMAKE-ARGS...: a fresh configure of the project in $T_TMP/b<n>
     n=$((n + 1))
     B=$T_TMP/b$n
     run cmake -S "$src" -B "$B" -DCCLFORGE_TESTS=OFF -DCCLFORGE_BUNDLED_DIR="$tp" "$@"
+    ERR=$(printf '%s' "$ERR" | tr '\n' ' ' | tr -s ' ') # CMake wraps its messages
 }
 # the names on CMake's "bundled" line, sorted, one space apart
 bundled_line() { printf '%s' "$OUT" | sed -n 's/^-- cclforge: bundled[^:]*: //p' | tr ' ' '\n' | grep . | sort | tr '\n' ' ' | sed 's/ $//'; }
