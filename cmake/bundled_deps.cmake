@@ -13,9 +13,10 @@
 # ExternalProject checks the URL_HASH again before it unpacks.
 include(ExternalProject)
 # Sources keep their archive's timestamps (configure/make recipes must not
-# think their generated files stale).
-if(POLICY CMP0135)
-  cmake_policy(SET CMP0135 OLD)
+# think their generated files stale); the keyword exists from CMake 3.24.
+set(CCLFORGE_BUNDLED_TIMES)
+if(NOT CMAKE_VERSION VERSION_LESS 3.24)
+  set(CCLFORGE_BUNDLED_TIMES DOWNLOAD_EXTRACT_TIMESTAMP TRUE)
 endif()
 option(CCLFORGE_BUNDLED_DEPS "Build every third-party library from the sdist's pinned tarballs, even those pkg-config finds (reproducible builds)" OFF)
 set(CCLFORGE_BUNDLED_DIR "${CMAKE_SOURCE_DIR}/third_party" CACHE PATH
@@ -23,7 +24,15 @@ set(CCLFORGE_BUNDLED_DIR "${CMAKE_SOURCE_DIR}/third_party" CACHE PATH
 set(CCLFORGE_DEPS_LOCK "${CMAKE_SOURCE_DIR}/scripts/dist/deps.lock")
 set(CCLFORGE_BUNDLED_PREFIX "${CMAKE_BINARY_DIR}/bundled")
 set(CCLFORGE_BUNDLED)
-cmake_host_system_information(RESULT CCLFORGE_BUNDLED_JOBS QUERY NUMBER_OF_LOGICAL_CORES)
+# make's -j for the configure/make recipes: CMAKE_BUILD_PARALLEL_LEVEL (which
+# pip's build honours too), else the cores; 0 where /proc is absent (a chroot).
+set(CCLFORGE_BUNDLED_JOBS "$ENV{CMAKE_BUILD_PARALLEL_LEVEL}")
+if(NOT CCLFORGE_BUNDLED_JOBS MATCHES "^[1-9][0-9]*$")
+  cmake_host_system_information(RESULT CCLFORGE_BUNDLED_JOBS QUERY NUMBER_OF_LOGICAL_CORES)
+  if(NOT CCLFORGE_BUNDLED_JOBS GREATER 0)
+    set(CCLFORGE_BUNDLED_JOBS 1)
+  endif()
+endif()
 find_package(PkgConfig QUIET)
 
 # The lock's line for NAME: its tarball and sha256 into OUT_FILE, OUT_SUM.
@@ -94,7 +103,7 @@ set(CCLFORGE_BUNDLED_CFLAGS "CFLAGS=-O2 -fPIC")
 
 function(cclforge_bundle_zlib target tarball sum prefix archive)
   cclforge_bundled_tool(CCLFORGE_MAKE zlib make gmake)
-  ExternalProject_Add(${target} URL "${tarball}" URL_HASH SHA256=${sum} BUILD_IN_SOURCE 1
+  ExternalProject_Add(${target} URL "${tarball}" URL_HASH SHA256=${sum} ${CCLFORGE_BUNDLED_TIMES} BUILD_IN_SOURCE 1
     CONFIGURE_COMMAND ${CMAKE_COMMAND} -E env CC=${CMAKE_C_COMPILER} ${CCLFORGE_BUNDLED_CFLAGS}
       ./configure --static --prefix=${prefix}
     BUILD_COMMAND ${CCLFORGE_MAKE} -j${CCLFORGE_BUNDLED_JOBS} libz.a
@@ -107,7 +116,7 @@ endfunction()
 function(cclforge_bundle_libzstd target tarball sum prefix archive)
   cclforge_bundled_tool(CCLFORGE_MAKE zstd make gmake)
   set(make ${CMAKE_COMMAND} -E env ${CCLFORGE_BUNDLED_CFLAGS} ${CCLFORGE_MAKE} -C lib CC=${CMAKE_C_COMPILER})
-  ExternalProject_Add(${target} URL "${tarball}" URL_HASH SHA256=${sum} BUILD_IN_SOURCE 1
+  ExternalProject_Add(${target} URL "${tarball}" URL_HASH SHA256=${sum} ${CCLFORGE_BUNDLED_TIMES} BUILD_IN_SOURCE 1
     CONFIGURE_COMMAND ""
     BUILD_COMMAND ${make} -j${CCLFORGE_BUNDLED_JOBS} ZSTD_LIB_MINIFY=0 libzstd.a-nomt
     INSTALL_COMMAND ${make} PREFIX=${prefix} LIBDIR=${prefix}/lib install-static install-includes
@@ -124,7 +133,7 @@ function(cclforge_bundle_openssl target tarball sum prefix archive)
     message(FATAL_ERROR "cclforge: building the bundled libcrypto needs perl's IPC::Cmd for OpenSSL's Configure "
       "(Debian: perl; RHEL: perl-IPC-Cmd), or install libcrypto's development files (libssl-dev, openssl-devel)")
   endif()
-  ExternalProject_Add(${target} URL "${tarball}" URL_HASH SHA256=${sum} BUILD_IN_SOURCE 1
+  ExternalProject_Add(${target} URL "${tarball}" URL_HASH SHA256=${sum} ${CCLFORGE_BUNDLED_TIMES} BUILD_IN_SOURCE 1
     CONFIGURE_COMMAND ${CMAKE_COMMAND} -E env CC=${CMAKE_C_COMPILER} ${CCLFORGE_BUNDLED_CFLAGS}
       ${CCLFORGE_PERL} ./Configure no-shared no-tests no-dso no-engine no-async no-comp no-legacy no-module
       no-ui-console no-ssl no-dtls no-tls1 no-tls1_1 --prefix=${prefix} --libdir=lib --openssldir=/etc/ssl
@@ -141,7 +150,7 @@ set(CCLFORGE_BUNDLED_CMAKE_ARGS -DCMAKE_C_COMPILER=${CMAKE_C_COMPILER} -DCMAKE_B
   -DCMAKE_INSTALL_PREFIX=${CCLFORGE_BUNDLED_PREFIX} -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_PREFIX_PATH=${CCLFORGE_BUNDLED_PREFIX})
 
 function(cclforge_bundle_cjson target tarball sum prefix archive)
-  ExternalProject_Add(${target} URL "${tarball}" URL_HASH SHA256=${sum}
+  ExternalProject_Add(${target} URL "${tarball}" URL_HASH SHA256=${sum} ${CCLFORGE_BUNDLED_TIMES}
     CMAKE_ARGS ${CCLFORGE_BUNDLED_CMAKE_ARGS} -DENABLE_CJSON_TEST=OFF -DENABLE_CJSON_UTILS=OFF
       -DENABLE_CUSTOM_COMPILER_FLAGS=OFF
     BUILD_BYPRODUCTS ${archive})
@@ -154,7 +163,7 @@ function(cclforge_bundle_libzip target tarball sum prefix archive)
   if(TARGET bundled_zlib)
     set(after DEPENDS bundled_zlib)
   endif()
-  ExternalProject_Add(${target} URL "${tarball}" URL_HASH SHA256=${sum} ${after}
+  ExternalProject_Add(${target} URL "${tarball}" URL_HASH SHA256=${sum} ${CCLFORGE_BUNDLED_TIMES} ${after}
     CMAKE_ARGS ${CCLFORGE_BUNDLED_CMAKE_ARGS} -DENABLE_BZIP2=OFF -DENABLE_LZMA=OFF -DENABLE_ZSTD=OFF
       -DENABLE_COMMONCRYPTO=OFF -DENABLE_GNUTLS=OFF -DENABLE_MBEDTLS=OFF -DENABLE_OPENSSL=OFF
       -DENABLE_WINDOWS_CRYPTO=OFF -DBUILD_TOOLS=OFF -DBUILD_REGRESS=OFF -DBUILD_EXAMPLES=OFF -DBUILD_DOC=OFF
