@@ -100,13 +100,10 @@ if [ "$sdist" = 1 ]; then
     # It carries every pinned tarball of the lock in third_party/ (made here
     # and removed after; ignored by git, included by pyproject.toml), from
     # which its CMake builds what the user's system lacks (cmake/bundled_deps.cmake).
-    sources=$(bash scripts/dist/sources.sh | tail -n 1) || die "the sdist's pinned sources are not at hand (above)"
     trap 'rm -rf "$staging" "$repo/third_party"' EXIT
     rm -rf third_party
     mkdir third_party
-    grep -vE '^[[:space:]]*(#|$)' scripts/dist/deps.lock | while read -r _ _ tarball _; do
-        cp "$sources/$tarball" third_party/
-    done
+    bash scripts/dist/sources.sh --copy-to third_party >/dev/null || die "the sdist's pinned sources are not at hand (above)"
     "$tools/python" -m build --sdist --no-isolation --outdir "$staging" . >"$work/sdist.log" 2>&1 ||
         die "the sdist failed (see $work/sdist.log)"
     rm -rf third_party

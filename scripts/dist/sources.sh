@@ -3,12 +3,17 @@
 # once into the cclforge cache with apt-get source (a private source list: the
 # host's apt configuration is not touched; Debian's signed index checks them)
 # and checked against the lock's sha256. Prints the directory that holds them
-# as its last line. Used by scripts/dist-deps.sh (the release's static
-# libraries) and scripts/dist.sh (the sdist carries them in third_party/).
-#   bash scripts/dist/sources.sh
+# as its last line; with --copy-to DIR, also copies each into DIR. Used by
+# scripts/dist-deps.sh (the release's static libraries) and scripts/dist.sh
+# (the sdist carries them in third_party/).
+#   bash scripts/dist/sources.sh [--copy-to DIR]
 #   CCLFORGE_DIST_CACHE  cache root (default ~/.cache/cclforge/dist)
 #   DEBIAN_MIRROR        default http://deb.debian.org/debian
 set -euo pipefail
+copy_to=
+if [ $# -eq 2 ] && [ "$1" = --copy-to ]; then copy_to=$2; elif [ $# -ne 0 ]; then
+    echo "usage: sources.sh [--copy-to DIR]" >&2; exit 2
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 lock=$here/deps.lock
 root=${CCLFORGE_DIST_CACHE:-$HOME/.cache/cclforge/dist}
@@ -47,5 +52,6 @@ if [ "${#need[@]}" -gt 0 ]; then
 fi
 while read -r name version tarball sum; do
     pinned "$tarball" "$sum" || die "$tarball does not have the sha256 pinned in $lock"
+    [ -z "$copy_to" ] || cp "$src/tarballs/$tarball" "$copy_to/" || die "cannot copy $tarball into $copy_to"
 done < <(entries)
 echo "$src/tarballs"

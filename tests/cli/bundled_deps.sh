@@ -13,7 +13,9 @@ src=${CCLFORGE_SOURCE_DIR:?}
 lock=$src/scripts/dist/deps.lock
 command -v cmake >/dev/null || t_skip "no cmake"
 command -v pkg-config >/dev/null || t_skip "no pkg-config (the host side of the choice needs it)"
-tarballs=$(bash "$src/scripts/dist/sources.sh" 2>"$T_TMP/sources.log" | tail -n 1) ||
+tp=$T_TMP/third_party
+mkdir -p "$tp"
+bash "$src/scripts/dist/sources.sh" --copy-to "$tp" >/dev/null 2>"$T_TMP/sources.log" ||
     { cat "$T_TMP/sources.log"; t_skip "the pinned sources cannot be fetched from the Debian archive here"; }
 names=$(grep -vE '^[[:space:]]*(#|$)' "$lock" | awk '{ print $1 }' | sort | tr '\n' ' ' | sed 's/ $//')
 
@@ -23,9 +25,6 @@ for n in $names; do
         ok "the lock's $n has a recipe" || bad "the lock's $n has no cclforge_bundle_$n() in cmake/bundled_deps.cmake"
 done
 
-tp=$T_TMP/third_party
-mkdir -p "$tp"
-grep -vE '^[[:space:]]*(#|$)' "$lock" | while read -r _ _ tarball _; do cp "$tarballs/$tarball" "$tp/"; done
 n=0
 configure() { # CMAKE-ARGS...: a fresh configure of the project in $T_TMP/b<n>
     n=$((n + 1))
