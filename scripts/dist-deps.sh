@@ -3,8 +3,8 @@
 # release toolchain (scripts/dist/toolchain.sh) from the sources pinned in
 # scripts/dist/deps.lock, into a prefix in the cclforge cache that the release
 # build's pkg-config reads. Made once per (lock, this script, toolchain, zig,
-# ARCH); prints the prefix as its last line. No root: the sources come through
-# a private apt source list (the host's apt configuration is not touched).
+# ARCH); prints the prefix as its last line. No root: the sources come from
+# scripts/dist/sources.sh (a private apt source list, then the lock's sha256).
 #   bash scripts/dist-deps.sh ZIG ARCH
 #   CCLFORGE_DIST_CACHE  cache root (default ~/.cache/cclforge/dist)
 set -euo pipefail
@@ -20,38 +20,10 @@ die() { say "$*"; exit 1; }
 key=$(cat "$lock" "$0" "$here/dist/toolchain.sh" | { cat; "$zig" version; echo "$arch"; } | sha256sum | cut -c1-16)
 prefix=$root/deps-$arch-$key
 if [ -f "$prefix/.complete" ]; then echo "$prefix"; exit 0; fi
+tarballs=$(bash "$here/dist/sources.sh" | tail -n 1) || die "the pinned sources are not at hand (above)"
 . "$here/cache-lock.sh"
 cache_lock "$root"
 if [ -f "$prefix/.complete" ]; then echo "$prefix"; exit 0; fi
-
-# --- sources: apt-get source through a private list, then our own sha256 ---
-src=$root/src
-mkdir -p "$src/apt/lists/partial" "$src/apt/archives/partial" "$src/tarballs"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-[ -f "$keyring" ] || die "no Debian archive keyring at $keyring (install debian-archive-keyring)"
-command -v apt-get >/dev/null || die "apt-get is needed to fetch the pinned sources (a Debian/Ubuntu host)"
-mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-echo "deb-src [signed-by=$keyring] $mirror bookworm main" >"$src/apt/sources.list"
-apt_opts=(-o "Dir::Etc::SourceList=$src/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-    -o "Dir::State::Lists=$src/apt/lists" -o "Dir::Cache=$src/apt" -o Dir::State::status=/dev/null
-    -o Acquire::Retries=2 -o Debug::NoLocking=1)
-need=()
-while read -r name version tarball sum; do
-    case $name in ''|'#'*) continue ;; esac
-    if [ -f "$src/tarballs/$tarball" ] && echo "$sum  $src/tarballs/$tarball" | sha256sum -c --status; then continue; fi
-    need+=("$name=$version")
-done <"$lock"
-if [ "${#need[@]}" -gt 0 ]; then
-    say "fetching ${need[*]}"
-    apt-get "${apt_opts[@]}" update >"$src/apt.log" 2>&1 || die "cannot read Debian's source index from $mirror (see $src/apt.log)"
-    (cd "$src/tarballs" && apt-get "${apt_opts[@]}" source --download-only "${need[@]}") >>"$src/apt.log" 2>&1 ||
-        die "cannot fetch ${need[*]} (a pin the archive no longer serves? see $src/apt.log and docs/release.md)"
-fi
-while read -r name version tarball sum; do
-    case $name in ''|'#'*) continue ;; esac
-    echo "$sum  $src/tarballs/$tarball" | sha256sum -c --status ||
-        die "$tarball does not have the sha256 pinned in $lock"
-done <"$lock"
 
 # --- builds: each into the prefix, static, position-independent (the binary is PIE) ---
 work=$root/work-$arch-$key
@@ -66,7 +38,7 @@ tarball_of() { awk -v n="$1" '$1 == n { print $3 }' "$lock"; }
 unpack() { # NAME -> the source directory
     local d=$work/$1
     mkdir -p "$d"
-    tar -xf "$src/tarballs/$(tarball_of "$1")" -C "$d" --strip-components=1
+    tar -xf "$tarballs/$(tarball_of "$1")" -C "$d" --strip-components=1
     echo "$d"
 }
 cmake_dep() { # SOURCE-DIR CMAKE-ARGS...

@@ -2,7 +2,8 @@
 # Builds the release: into dist/ (or --out DIR)
 #   cclforge-V-py3-none-manylinux_2_17_ARCH.manylinux2014_ARCH.whl   (x86_64, aarch64)
 #   cclforge-V-linux-ARCH.tar.gz                                    (bin/, share/)
-#   cclforge-V.tar.gz                                               (the sdist)
+#   cclforge-V.tar.gz                                               (the sdist, with
+#                                          the pinned third-party sources in third_party/)
 #   SHA256SUMS
 # The native binary is built with zig cc for glibc 2.17 on both
 # architectures, every third-party library static (scripts/dist-deps.sh), and
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
         --arch) [ $# -ge 2 ] || die "--arch needs x86_64 or aarch64"; arches+=("$2"); shift 2 ;;
         --out) [ $# -ge 2 ] || die "--out needs a directory"; out=$2; shift 2 ;;
         --no-sdist) sdist=0; shift ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "dist.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -96,8 +97,16 @@ done
 
 if [ "$sdist" = 1 ]; then
     say "sdist"
+    # It carries every pinned tarball of the lock in third_party/ (made here
+    # and removed after; ignored by git, included by pyproject.toml), from
+    # which its CMake builds what the user's system lacks (cmake/bundled_deps.cmake).
+    trap 'rm -rf "$staging" "$repo/third_party"' EXIT
+    rm -rf third_party
+    mkdir third_party
+    bash scripts/dist/sources.sh --copy-to third_party >/dev/null || die "the sdist's pinned sources are not at hand (above)"
     "$tools/python" -m build --sdist --no-isolation --outdir "$staging" . >"$work/sdist.log" 2>&1 ||
         die "the sdist failed (see $work/sdist.log)"
+    rm -rf third_party
 fi
 
 (cd "$staging" && sha256sum -- * | LC_ALL=C sort -k2 >SHA256SUMS)

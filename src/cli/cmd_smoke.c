@@ -560,7 +560,7 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
         patterns[i] = cf_smoke_pattern_name((enum cf_smoke_pattern)i);
     for (int i = 0; i <= CF_TRANSPORT_SHM; i++)
         transports[i] = i == CF_TRANSPORT_ANY ? NULL : cf_smoke_transport_name((enum cf_smoke_transport)i);
-    long whole;
+    long whole = 0; /* gcc 12 at -O3 (the sdist's Release build) warns it may be unset */
     int c, word, factor_given = 0, bytes_given = 0;
     opterr = 0;
     optind = 1;

@@ -4,6 +4,10 @@
 
 #include "cclforge/elf.h"
 
+#ifndef EM_LOONGARCH /* glibc 2.36's <elf.h>; the sdist builds on older hosts (Debian 11: 2.31) */
+#define EM_LOONGARCH 258
+#endif
+
 static const struct {
     unsigned machine;
     const char *name;

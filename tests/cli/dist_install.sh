@@ -2,7 +2,7 @@
 # The release as users get it: scripts/dist.sh builds both wheels, both
 # tarballs and the sdist; then, as the issue's users would on their hosts:
 #  - the artefacts: SHA256SUMS holds, the same commit builds the same bytes
-#    (x86_64 rebuilt from scratch in another directory), auditwheel show places
+#    (x86_64 and the sdist rebuilt from scratch in another directory), auditwheel show places
 #    both wheels in manylinux_2_17, readelf finds no GLIBC version above 2.17
 #    and no NEEDED outside manylinux2014's libraries in either binary;
 #  - a real Debian 11 root (debootstrap, glibc 2.31): the wheel installed
@@ -10,6 +10,9 @@
 #    `python -m cclforge` run there, `doctor --no-python --json`, and `inspect`
 #    of that root's own binaries agreeing with that root's own ldd; the
 #    tarball extracted anywhere in it and run there, finding its share/;
+#  - the sdist, in a Debian 11 root without the libraries' -dev packages,
+#    pkg-config or cmake: pip builds it, bundling every pinned library, and
+#    the command runs there (doctor, inspect against ldd, wheel verify);
 #  - the aarch64 binary under qemu-user-static in a real arm64 Debian root
 #    (debootstrap --foreign): --version and inspect /bin/ls.
 # Needs root (debootstrap, chroot), PyPI and the Debian archive; parts whose
@@ -45,9 +48,9 @@ run bash -c "cd '$dist' && sha256sum -c --strict SHA256SUMS"
 expect_rc 0 "SHA256SUMS matches every artefact"
 [ -z "$(ls -A "$dist" | grep -vE '\.(whl|tar\.gz)$|^SHA256SUMS$')" ] && ok "nothing else in dist/" || bad "dist/ has extra files: $(ls "$dist")"
 
-run env CCLFORGE_DIST_BUILD="$T_TMP/build-b" bash "$src/scripts/dist.sh" --arch x86_64 --no-sdist --out "$T_TMP/dist-b"
+run env CCLFORGE_DIST_BUILD="$T_TMP/build-b" bash "$src/scripts/dist.sh" --arch x86_64 --out "$T_TMP/dist-b"
 expect_rc 0 "a second x86_64 release build in another directory"
-for f in "$wx" "$tx"; do
+for f in "$wx" "$tx" "$sd"; do
     cmp -s "$f" "$T_TMP/dist-b/${f##*/}" && ok "reproducible: ${f##*/} is the same bytes" ||
         bad "${f##*/} differs between two builds of one commit"
 done
@@ -182,6 +185,71 @@ else
     inroot $tdir/bin/cclforge bridge plan --vendor nvidia
     expect_out "source .*$tdir/share/cclforge/bridge/" "Debian 11: the tarball's binary finds its share/"
     rm -rf "$home"
+fi
+
+# --- Debian 11 without the -dev packages: the sdist built by pip -------------
+# A root with gcc, make, perl and python3-venv, but no libcjson-dev,
+# libssl-dev, zlib1g-dev, libzstd-dev or libzip-dev, no pkg-config and no
+# cmake: pip fetches cmake, ninja and scikit-build-core from PyPI, and the
+# project's CMake builds every library of scripts/dist/deps.lock from the
+# tarballs the sdist carries (cmake/bundled_deps.cmake). pip there trusts
+# this host's CA bundle (the machine's TLS set-up; a user's host has its own).
+# No /proc in the chroot: CMAKE_BUILD_PARALLEL_LEVEL gives the jobs.
+ca=${PIP_CERT:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}
+if ! command -v debootstrap >/dev/null; then
+    t_skip_part "the sdist in Debian 11 without -dev packages: debootstrap is not installed"
+elif ! mkroot bullseye "$cache/dist-roots/bullseye-cc" --variant=minbase --include=python3,python3-pip,python3-venv,gcc,make,perl,libc6-dev; then
+    t_skip_part "the sdist in Debian 11 without -dev packages: debootstrap failed (see $cache/dist-roots/bullseye-cc.log)"
+else
+    croot=$cache/dist-roots/bullseye-cc
+    lacks=""
+    for f in usr/include/zlib.h usr/include/zstd.h usr/include/openssl usr/include/cjson usr/include/zip.h usr/bin/pkg-config usr/bin/cmake; do
+        [ -e "$croot/$f" ] && lacks="$lacks /$f"
+    done
+    [ -z "$lacks" ] && ok "the build root has no -dev files of the five libraries, no pkg-config, no cmake" ||
+        bad "the build root is not bare:$lacks"
+    chome=$croot/tmp/cclforge-sdist
+    rm -rf "$chome"
+    mkdir -p "$chome"
+    cp "$sd" "$wx" "$src/tests/fixtures/dist/ldd_agrees.py" "$src/tests/support/ldd_compare.py" "$chome/"
+    [ -f "$ca" ] && cp "$ca" "$chome/ca.crt"
+    chown -R 65534:65534 "$chome"
+    incroot() { run chroot --userspec=65534:65534 "$croot" env -i PATH=/usr/bin:/bin HOME=/tmp/cclforge-sdist LC_ALL=C \
+        PIP_CERT=/tmp/cclforge-sdist/ca.crt CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$@"; }
+    v=/tmp/cclforge-sdist/venv
+    incroot python3 -m venv $v
+    t0=$(date +%s)
+    incroot nice -n 10 $v/bin/pip install -v --no-warn-script-location "/tmp/cclforge-sdist/${sd##*/}"
+    secs=$(($(date +%s) - t0))
+    log=$(printf '%s\n%s' "$OUT" "$ERR")
+    if [ "$RC" -ne 0 ] && printf '%s' "$log" | grep -qiE "could not find a version|connection|network|ssl"; then
+        t_skip_part "the sdist in Debian 11 without -dev packages: PyPI cannot be reached from the root here"
+    else
+        expect_rc 0 "Debian 11 without -dev packages: pip install of the sdist builds it from source (${secs} s)"
+        [ "$RC" -eq 0 ] || printf '%s\n' "$log" | grep -vE "Skipping link|Found link" | tail -n 60
+        bundled=$(printf '%s' "$log" | sed -n 's/.*-- cclforge: bundled ([^)]*): //p' | head -n 1)
+        for n in $(grep -vE '^[[:space:]]*(#|$)' "$src/scripts/dist/deps.lock" | awk '{ print $1 }'); do
+            case " $bundled " in *" $n "*) ok "the sdist's build bundled $n" ;; *) bad "the sdist's build did not bundle $n (bundled: $bundled)" ;; esac
+        done
+        incroot $v/bin/cclforge --version
+        expect_out "^cclforge $version\$" "Debian 11: the command built from the sdist runs"
+        run readelf -d "$croot$v/bin/cclforge"
+        needed=$(printf '%s' "$OUT" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+        extra=$(printf '%s\n' $needed | grep -vxE 'libc\.so\.6|libpthread\.so\.0|libdl\.so\.2' || true)
+        [ -z "$extra" ] && ok "the sdist's binary NEEDs only glibc ($needed)" || bad "the sdist's binary NEEDs $extra"
+        incroot $v/bin/cclforge doctor --no-python --json
+        [ "$RC" -le 1 ] && ok "Debian 11: the sdist's doctor --no-python --json ran (exit $RC)" || bad "the sdist's doctor crashed"
+        expect_json 'd["schema"].startswith("cclforge.doctor/")' "Debian 11: the sdist's doctor report is its JSON"
+        incroot python3 /tmp/cclforge-sdist/ldd_agrees.py $v/bin/cclforge /bin/ls /usr/bin/python3.9 /bin/bash /usr/bin/make
+        expect_rc 0 "Debian 11: the sdist's inspect agrees with the root's own ldd"
+        expect_out "same  /bin/ls" "Debian 11: compared /bin/ls's closure"
+        # the bundled libzip is linked (the root has no libzip.so.4 to load)
+        incroot $v/bin/cclforge wheel verify "/tmp/cclforge-sdist/${wx##*/}"
+        expect_rc 0 "Debian 11: the sdist's wheel verify reads the release wheel (libzip linked)"
+        incroot $v/bin/cclforge bridge plan --vendor nvidia
+        expect_out "source .*$v/share/cclforge/bridge/" "Debian 11: the sdist's install finds its share/cclforge"
+    fi
+    rm -rf "$chome"
 fi
 
 # --- aarch64 under qemu-user-static -----------------------------------------
