@@ -71,6 +71,9 @@ build_arch() { # ARCH: the release build of ARCH, installed into $work/ARCH/stag
         die "$arch: configure failed (see $dir/configure.log)"
     cmake --build "$dir/build" -j"$(nproc)" >"$dir/build.log" 2>&1 || die "$arch: build failed (see $dir/build.log)"
     cmake --install "$dir/build" --prefix "$dir/stage" >>"$dir/build.log" 2>&1 || die "$arch: install failed"
+    # e_type at offset 16, little-endian on both arches: 3 is ET_DYN (PIE), 2 ET_EXEC
+    [ "$(od -An -tu2 -j16 -N2 "$dir/stage/bin/cclforge" | tr -d ' ')" = 3 ] ||
+        die "$arch: bin/cclforge is not position-independent (ELF type ET_EXEC): no ASLR; the link needs -pie"
 }
 
 for arch in "${arches[@]}"; do
