@@ -112,7 +112,11 @@ if [ "$sdist" = 1 ]; then
     rm -rf third_party
 fi
 
-(cd "$staging" && sha256sum -- * | LC_ALL=C sort -k2 >SHA256SUMS)
+# Written outside $staging and moved in: in a pipeline the glob and sort's
+# redirection run in separate children, so a SHA256SUMS created in $staging
+# could be hashed by its own list (CI saw "SHA256SUMS: FAILED").
+(cd "$staging" && sha256sum -- * | LC_ALL=C sort -k2 >"$work/SHA256SUMS")
+mv "$work/SHA256SUMS" "$staging/SHA256SUMS"
 rm -rf "$out.old"
 [ ! -e "$out" ] || mv "$out" "$out.old"
 mv "$staging" "$out"
