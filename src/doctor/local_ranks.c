@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cclforge/clock.h"
+#include "cclforge/envp.h"
 #include "cclforge/fs.h"
 #include "cclforge/launch.h"
 #include "cclforge/strbuf.h"
@@ -42,22 +43,14 @@ __attribute__((noreturn)) static void rank_child(const struct cf_gather_opts *o,
         if (null > 2)
             close(null);
     }
-    static const char *const set[] = { CF_LAUNCH_RANK_ENV, CF_LAUNCH_WORLD_ENV, CF_LAUNCH_LOCAL_RANK_ENV,
-                                       CF_LAUNCH_ADDR_ENV, CF_LAUNCH_PORT_ENV, CF_LAUNCH_SECRET_ENV };
-    struct strvec env = STRVEC_INIT;
-    for (char *const *e = o->envp; e && *e; e++) {
-        int ours = 0;
-        for (size_t i = 0; i < sizeof set / sizeof set[0] && !ours; i++)
-            ours = !strncmp(*e, set[i], strlen(set[i])) && (*e)[strlen(set[i])] == '=';
-        if (!ours)
-            cf_strvec_push(&env, *e);
-    }
-    cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_RANK_ENV, r);
-    cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_WORLD_ENV, o->local_ranks);
-    cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_LOCAL_RANK_ENV, r);
-    cf_strvec_pushf(&env, "%s=127.0.0.1", CF_LAUNCH_ADDR_ENV);
-    cf_strvec_pushf(&env, "%s=%d", CF_LAUNCH_PORT_ENV, port);
-    cf_strvec_pushf(&env, "%s=%s", CF_LAUNCH_SECRET_ENV, secret_hex);
+    struct strvec ours = STRVEC_INIT, env = STRVEC_INIT;
+    cf_strvec_pushf(&ours, "%s=%d", CF_LAUNCH_RANK_ENV, r);
+    cf_strvec_pushf(&ours, "%s=%d", CF_LAUNCH_WORLD_ENV, o->local_ranks);
+    cf_strvec_pushf(&ours, "%s=%d", CF_LAUNCH_LOCAL_RANK_ENV, r);
+    cf_strvec_pushf(&ours, "%s=127.0.0.1", CF_LAUNCH_ADDR_ENV);
+    cf_strvec_pushf(&ours, "%s=%d", CF_LAUNCH_PORT_ENV, port);
+    cf_strvec_pushf(&ours, "%s=%s", CF_LAUNCH_SECRET_ENV, secret_hex);
+    cf_envp_with(o->envp, (const char *const *)cf_strvec_argv(&ours), &env);
     struct cf_gather_opts ro = *o;
     ro.envp = cf_strvec_argv(&env);
     ro.local_ranks = 0;

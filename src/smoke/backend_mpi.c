@@ -164,6 +164,15 @@ static void short_version(const char *lib, char *out, size_t cap)
     out[n] = 0;
 }
 
+/* This rank's place in comm, now the one calls go to, and the largest count
+ * every call's MPI int holds there. */
+static void use_comm(struct mpi_state *s, cf_mpi_handle comm)
+{
+    s->mpi.Comm_rank(comm, &s->rank);
+    s->mpi.Comm_size(comm, &s->nranks);
+    s->max_count = INT_MAX / (size_t)(s->nranks > 0 ? s->nranks : 1);
+}
+
 static int mpi_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx *ctx, char *errbuf, size_t errlen)
 {
     struct mpi_state *s = b->state;
@@ -181,9 +190,7 @@ static int mpi_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx *
     m->Comm_set_errhandler(world, m->h[CF_MPI_ERRORS_RETURN]);
     s->cur = world;
     s->sub = m->h[CF_MPI_COMM_NULL];
-    m->Comm_rank(world, &s->rank);
-    m->Comm_size(world, &s->nranks);
-    s->max_count = INT_MAX / (size_t)(s->nranks > 0 ? s->nranks : 1);
+    use_comm(s, world);
     if (ctx && (ctx->rank != s->rank || ctx->nranks != s->nranks))
         return fail(errbuf, errlen,
                     "%s says rank %d of %d but the launcher's variables say rank %d of %d: was cclforge started by "
@@ -421,9 +428,7 @@ static int mpi_split(struct cf_smoke_backend *b, int color, int key, int *rank, 
     s->cur = none ? m->h[CF_MPI_COMM_WORLD] : sub;
     if (!none) {
         m->Comm_set_errhandler(sub, m->h[CF_MPI_ERRORS_RETURN]);
-        m->Comm_rank(sub, &s->rank);
-        m->Comm_size(sub, &s->nranks);
-        s->max_count = INT_MAX / (size_t)(s->nranks > 0 ? s->nranks : 1);
+        use_comm(s, sub);
     }
     *rank = s->rank;
     *nranks = s->nranks;
@@ -464,9 +469,7 @@ static void mpi_unsplit(struct cf_smoke_backend *b)
     }
     s->sub = m->h[CF_MPI_COMM_NULL];
     s->cur = world;
-    m->Comm_rank(world, &s->rank);
-    m->Comm_size(world, &s->nranks);
-    s->max_count = INT_MAX / (size_t)(s->nranks > 0 ? s->nranks : 1);
+    use_comm(s, world);
 }
 
 static void mpi_finalize(struct cf_smoke_backend *b)

@@ -10,3 +10,22 @@ const char *cf_envp_get(char *const *envp, const char *key)
             return *envp + klen + 1;
     return NULL;
 }
+
+/* "KEY=..." (or "KEY") of entry is key's */
+static int same_key(const char *entry, const char *key, size_t klen)
+{
+    return !strncmp(entry, key, klen) && (entry[klen] == '=' || !entry[klen]);
+}
+
+void cf_envp_with(char *const *envp, const char *const *set, struct strvec *out)
+{
+    for (; envp && *envp; envp++) {
+        int replaced = 0;
+        for (const char *const *s = set; s && *s && !replaced; s++)
+            replaced = same_key(*envp, *s, strcspn(*s, "="));
+        if (!replaced)
+            cf_strvec_push(out, *envp);
+    }
+    for (const char *const *s = set; s && *s; s++)
+        cf_strvec_push(out, *s);
+}

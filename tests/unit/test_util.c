@@ -18,6 +18,7 @@
 #include <fcntl.h>
 
 #include "cclforge/atomic_file.h"
+#include "cclforge/envp.h"
 #include "cclforge/fs.h"
 #include "cclforge/json.h"
 #include "cclforge/spawn.h"
@@ -52,6 +53,26 @@ static void test_strvec_split(void **state)
     assert_int_equal(sv.n, 3);
     assert_string_equal(sv.v[1], "");
     cf_strvec_clear(&sv);
+}
+
+/* set's keys replace the inherited ones, keys that only share a prefix stay */
+static void test_envp_with_overrides(void **state)
+{
+    char *envp[] = { "PATH=/bin", "CCLFORGE_RANK=9", "CCLFORGE_RANKS=x", "HOME=/h", NULL };
+    const char *set[] = { "CCLFORGE_RANK=1", "NEW=v", NULL };
+    struct strvec out = STRVEC_INIT;
+    cf_envp_with(envp, set, &out);
+    assert_int_equal(out.n, 5);
+    assert_string_equal(out.v[0], "PATH=/bin");
+    assert_string_equal(out.v[1], "CCLFORGE_RANKS=x");
+    assert_string_equal(out.v[2], "HOME=/h");
+    assert_string_equal(out.v[3], "CCLFORGE_RANK=1");
+    assert_string_equal(out.v[4], "NEW=v");
+    assert_string_equal(cf_envp_get(out.v, "CCLFORGE_RANK"), "1");
+    cf_strvec_clear(&out);
+    cf_envp_with(NULL, set, &out);
+    assert_int_equal(out.n, 2);
+    cf_strvec_clear(&out);
 }
 
 static void test_spawn_captures_and_reports(void **state)
@@ -704,6 +725,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strbuf_grows_and_formats),
         cmocka_unit_test(test_strvec_split),
+        cmocka_unit_test(test_envp_with_overrides),
         cmocka_unit_test(test_spawn_captures_and_reports),
         cmocka_unit_test(test_spawn_missing_program),
         cmocka_unit_test(test_spawn_setup_failure_closes_fds),
