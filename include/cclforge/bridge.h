@@ -173,6 +173,12 @@ void cf_bridge_compile_argv(const struct cf_bridge_plan *plan, const char *sourc
                             struct strvec *argv);
 void cf_bridge_link_argv(const struct cf_bridge_plan *plan, const char *object, const struct strvec *more_objects,
                          const char *guard_object, const char *output, struct strvec *argv);
+/* Every command the plan implies, in the order they run, as the plan's own
+ * paths name them: one compile per source (the bridge's, then its other
+ * sources', then the ABI guard's) and the link last. Returns an array of
+ * *n = more_sources.n + 3 vectors; cf_bridge_commands_free releases it. */
+struct strvec *cf_bridge_plan_commands(const struct cf_bridge_plan *plan, size_t *n);
+void cf_bridge_commands_free(struct strvec *cmds, size_t n);
 /* `docker run` around inner: every input directory mounted read-only at its own
  * path, work_dir read-write, no network. */
 void cf_bridge_docker_argv(const struct cf_bridge_plan *plan, const char *work_dir, const struct strvec *inner,

@@ -66,6 +66,26 @@ void cf_bridge_link_argv(const struct cf_bridge_plan *p, const char *object, con
         cf_strvec_pushf(argv, "-Wl,-rpath,%s", p->rpath[i].value);
 }
 
+struct strvec *cf_bridge_plan_commands(const struct cf_bridge_plan *p, size_t *n)
+{
+    size_t more = p->more_sources.n;
+    struct strvec *v = cf_xcalloc(more + 3, sizeof *v);
+    cf_bridge_compile_argv(p, p->source.value, p->object, &v[0]);
+    for (size_t i = 0; i < more; i++)
+        cf_bridge_compile_argv(p, p->more_sources.v[i], p->more_objects.v[i], &v[1 + i]);
+    cf_bridge_compile_argv(p, p->guard.value, p->guard_object, &v[more + 1]);
+    cf_bridge_link_argv(p, p->object, &p->more_objects, p->guard_object, p->output, &v[more + 2]);
+    *n = more + 3;
+    return v;
+}
+
+void cf_bridge_commands_free(struct strvec *cmds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cf_strvec_clear(&cmds[i]);
+    free(cmds);
+}
+
 static void mount_ro(struct strvec *argv, struct strvec *seen, const char *dir)
 {
     if (!dir || cf_strvec_contains(seen, dir))

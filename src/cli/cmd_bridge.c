@@ -248,26 +248,17 @@ static cJSON *plan_json(const struct cf_bridge_plan *p)
     /* the plan as commands: runnable as given, from any directory, once
      * output_dir/<package dir> exists (the plan itself writes nothing) */
     if (p->output && p->source.value && p->guard.value) {
-        struct strvec c = STRVEC_INIT, g = STRVEC_INIT, l = STRVEC_INIT;
-        cf_bridge_compile_argv(p, p->source.value, p->object, &c);
-        cf_bridge_compile_argv(p, p->guard.value, p->guard_object, &g);
-        cf_bridge_link_argv(p, p->object, &p->more_objects, p->guard_object, p->output, &l);
+        size_t n;
+        struct strvec *cmd = cf_bridge_plan_commands(p, &n); /* sources' compiles, the guard's, the link */
         cJSON *co = cJSON_AddObjectToObject(o, "compile");
-        cJSON_AddItemToObject(co, "argv", cf_json_strvec(&c));
+        cJSON_AddItemToObject(co, "argv", cf_json_strvec(&cmd[0]));
         /* one per source, the bridge's (argv above) first: a one-source bridge has one */
         cJSON *all = cJSON_AddArrayToObject(co, "argvs");
-        cJSON_AddItemToArray(all, cf_json_strvec(&c));
-        for (size_t i = 0; i < p->more_sources.n; i++) {
-            struct strvec m = STRVEC_INIT;
-            cf_bridge_compile_argv(p, p->more_sources.v[i], p->more_objects.v[i], &m);
-            cJSON_AddItemToArray(all, cf_json_strvec(&m));
-            cf_strvec_clear(&m);
-        }
-        cJSON_AddItemToObject(co, "guard_argv", cf_json_strvec(&g));
-        cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "link"), "argv", cf_json_strvec(&l));
-        cf_strvec_clear(&c);
-        cf_strvec_clear(&g);
-        cf_strvec_clear(&l);
+        for (size_t i = 0; i + 2 < n; i++)
+            cJSON_AddItemToArray(all, cf_json_strvec(&cmd[i]));
+        cJSON_AddItemToObject(co, "guard_argv", cf_json_strvec(&cmd[n - 2]));
+        cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "link"), "argv", cf_json_strvec(&cmd[n - 1]));
+        cf_bridge_commands_free(cmd, n);
     } else {
         cJSON_AddNullToObject(o, "compile");
         cJSON_AddNullToObject(o, "link");
@@ -398,13 +389,8 @@ static void print_plan(const struct cf_bridge_plan *p)
     for (size_t i = 0; i < p->n_toolkit_libs; i++)
         row(i ? "" : "host lib", p->toolkit_libs[i].value, p->toolkit_libs[i].from);
     if (p->output && p->source.value && p->guard.value) {
-        size_t n = p->more_sources.n + 3;
-        struct strvec *v = cf_xcalloc(n, sizeof *v);
-        cf_bridge_compile_argv(p, p->source.value, p->object, &v[0]);
-        for (size_t i = 0; i < p->more_sources.n; i++)
-            cf_bridge_compile_argv(p, p->more_sources.v[i], p->more_objects.v[i], &v[1 + i]);
-        cf_bridge_compile_argv(p, p->guard.value, p->guard_object, &v[n - 2]);
-        cf_bridge_link_argv(p, p->object, &p->more_objects, p->guard_object, p->output, &v[n - 1]);
+        size_t n;
+        struct strvec *v = cf_bridge_plan_commands(p, &n);
         for (size_t k = 0; k < n; k++) {
             const char *label = k == n - 1 ? "link" : k == n - 2 ? "guard" : "compile";
             struct strbuf sb = STRBUF_INIT;
@@ -412,9 +398,8 @@ static void print_plan(const struct cf_bridge_plan *p)
                 shell_word(&sb, v[k].v[i]);
             row(label, sb.buf, NULL);
             cf_sb_release(&sb);
-            cf_strvec_clear(&v[k]);
         }
-        free(v);
+        cf_bridge_commands_free(v, n);
     }
     if (p->max_glibc)
         rowf("glibc", "--max-glibc", "at most %d.%d", p->max_glibc / 1000, p->max_glibc % 1000);
