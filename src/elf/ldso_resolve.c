@@ -718,6 +718,10 @@ static void keep_candidates(struct ctx *c, struct cf_ldso_node *n)
         c->cands = NULL;
         c->cands_alloc = 0;
     } else {
+        /* not kept, but what a file held decided the answer: an input (list_inputs) */
+        for (size_t k = 0; c->opts->list_inputs && k < c->n_cands; k++)
+            if (cf_ldso_candidate_read(&c->cands[k]) && !cf_strvec_contains(&c->res->inputs, c->cands[k].path))
+                cf_strvec_push(&c->res->inputs, c->cands[k].path);
         free_candidates(c->cands, c->n_cands);
         c->cands = NULL;
         c->cands_alloc = 0;
