@@ -207,10 +207,11 @@ void cf_ldso_result_release(struct cf_ldso_result *res);
  * the dependency cache (cclforge/depcache.h) takes it. cf_ldso_result_depends
  * appends to deps (as "?path": may be absent, then must stay so) every
  * object's file, every candidate rejected for its content and, for each of
- * res->inputs (opts.list_inputs), the path or its nearest existing ancestor.
+ * res->inputs (opts.list_inputs), the path or its nearest existing ancestor;
+ * -1 (deps partly filled) when they would exceed CF_DEPCACHE_MAX_DEPS.
  * cf_ldso_env_key appends what else decides the answer: the host and the
  * environment the loader reads. */
-void cf_ldso_result_depends(const struct cf_ldso_result *res, struct strvec *deps);
+int cf_ldso_result_depends(const struct cf_ldso_result *res, struct strvec *deps);
 void cf_ldso_env_key(struct strbuf *key);
 void cf_ldso_depend(struct strvec *deps, const char *path);
 void cf_ldso_depend_nearest(struct strvec *deps, const char *path);

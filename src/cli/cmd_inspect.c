@@ -795,9 +795,11 @@ int cmd_inspect(int argc, char **argv)
     opts.files = (const char *const *)(argv + optind);
     opts.n_files = (size_t)(argc - optind);
 
-    /* The whole answer remembered (inspect_answer.c) when what is printed
-     * does not depend on a terminal (colour): files named, not --no-cache. */
-    int remember = opts.n_files && !opts.no_cache && !cf_term_is_tty(stdout);
+    /* The whole answer remembered (inspect_answer.c) for text not printed
+     * on a terminal (colour), files named, not --no-cache. Not --json: the
+     * document reports this run's own scan-cache work (from_cache, counts),
+     * which a replay would misstate. */
+    int remember = opts.n_files && !opts.no_cache && !json && !cf_term_is_tty(stdout);
     struct strbuf key = STRBUF_INIT, answer = STRBUF_INIT;
     int code;
     if (remember) {

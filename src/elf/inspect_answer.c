@@ -84,12 +84,18 @@ void cf_inspect_answer_put(const struct strbuf *key, const struct cf_inspect_res
         return;
     cf_strvec_push(&deps, self);
     free(self);
-    for (size_t i = 0; i < r->n_targets; i++) {
+    int bounded = 1;
+    for (size_t i = 0; bounded && i < r->n_targets; i++) {
         const struct cf_inspect_target *t = &r->targets[i];
         cf_ldso_depend(&deps, t->file);
-        cf_ldso_result_depends(&t->closure, &deps);
-        for (size_t k = 0; k < t->inputs.n; k++)
+        bounded = cf_ldso_result_depends(&t->closure, &deps) == 0 &&
+                  deps.n + t->inputs.n <= CF_DEPCACHE_MAX_DEPS;
+        for (size_t k = 0; bounded && k < t->inputs.n; k++)
             cf_ldso_depend_nearest(&deps, t->inputs.v[k]);
+    }
+    if (!bounded) {
+        cf_strvec_clear(&deps);
+        return;
     }
     struct strbuf value = STRBUF_INIT;
     cf_sb_addf(&value, "%s%d\n", MAGIC, code);

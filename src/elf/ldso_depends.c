@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
+#include "cclforge/depcache.h"
 #include "cclforge/fs.h"
 #include "cclforge/ldso.h"
 
@@ -56,8 +57,16 @@ void cf_ldso_depend_nearest(struct strvec *deps, const char *path)
     free(p);
 }
 
-void cf_ldso_result_depends(const struct cf_ldso_result *res, struct strvec *deps)
+int cf_ldso_result_depends(const struct cf_ldso_result *res, struct strvec *deps)
 {
+    /* each input costs a stat on every warm run, and a search of the list
+     * here: past the dependency cache's bound it would not be kept anyway */
+    size_t n = deps->n + res->n_objects + res->inputs.n;
+    for (size_t i = 0; i < res->n_nodes; i++)
+        for (size_t k = 0; k < res->nodes[i].n_considered; k++)
+            n += (size_t)cf_ldso_candidate_read(&res->nodes[i].considered[k]);
+    if (n > CF_DEPCACHE_MAX_DEPS)
+        return -1;
     for (size_t i = 0; i < res->n_objects; i++)
         cf_ldso_depend(deps, res->objects[i].file ? res->objects[i].file : res->objects[i].path);
     /* a file rejected for what it holds (another class, machine, a bad header)
@@ -68,4 +77,5 @@ void cf_ldso_result_depends(const struct cf_ldso_result *res, struct strvec *dep
                 cf_ldso_depend(deps, res->nodes[i].considered[k].path);
     for (size_t i = 0; i < res->inputs.n; i++)
         cf_ldso_depend_nearest(deps, res->inputs.v[i]);
+    return 0;
 }

@@ -58,7 +58,10 @@ void cf_closure_cache_put(const struct strbuf *key, const struct closure_answer 
         return;
     cf_strvec_push(&deps, self);
     free(self);
-    cf_ldso_result_depends(res, &deps);
+    if (cf_ldso_result_depends(res, &deps) != 0) {
+        cf_strvec_clear(&deps);
+        return;
+    }
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddBoolToObject(doc, "needed", a->needed);
     cf_json_put_str(doc, "resolved", a->resolved);

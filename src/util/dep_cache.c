@@ -26,7 +26,7 @@
  * A prune lists the whole directory, so it runs after one store in
  * PRUNE_EVERY (chosen by the key's hash): the bound is overshot by about
  * that many entries at most, and a cold run does not pay a listing per file. */
-enum { MAX_ENTRY = 1 << 20, MAX_DEPS = 4096, MAX_ENTRIES = 2048, PRUNE_EVERY = 32 };
+enum { MAX_ENTRY = 1 << 20, MAX_ENTRIES = 2048, PRUNE_EVERY = 32 };
 
 static int file_id(const char *path, struct cf_file_id *id)
 {
@@ -110,7 +110,7 @@ int cf_depcache_get(const char *kind, const char *key, size_t key_len, struct st
         goto done;
     char *nl;
     n_deps = (size_t)strtoull(p, &nl, 10);
-    if (nl == p || *nl != '\n' || n_deps > MAX_DEPS)
+    if (nl == p || *nl != '\n' || n_deps > CF_DEPCACHE_MAX_DEPS)
         goto done;
     p = nl + 1;
     for (size_t i = 0; i < n_deps; i++) {
@@ -155,6 +155,10 @@ void cf_depcache_put(const char *kind, const char *key, size_t key_len, const ch
     size_t n = 0;
     while (deps && deps[n])
         n++;
+    if (n > CF_DEPCACHE_MAX_DEPS) {
+        cf_sb_release(&b); /* get would refuse it */
+        return;
+    }
     cf_sb_addf(&b, "\n%zu\n", n);
     for (size_t i = 0; i < n; i++) {
         struct cf_file_id id = { 0 };
