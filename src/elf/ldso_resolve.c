@@ -1058,7 +1058,10 @@ static void list_inputs(struct ctx *c)
         }
     const char *files[] = { c->cache_path, c->facts.glibc_source, c->facts.loader_path };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-        if (files[i] && files[i][0] == '/') { /* "--glibc", "assumed: ..." are no files */
+        /* the cache is a path even under a relative --root; of the glibc
+         * sources, "--glibc", "assumed: ..." are no files */
+        if (files[i] && (i == 0 || files[i][0] == '/' ||
+                         (c->root && *c->root && strncmp(files[i], c->root, strlen(c->root)) == 0))) {
             char *host = i == 0 ? cf_ldso_host_path(c->root, files[i]) : cf_strdup(files[i]);
             if (host && !cf_strvec_contains(in, host))
                 cf_strvec_push(in, host);
