@@ -45,6 +45,7 @@ cc -shared -fPIC -o lib2/libdep.so src/dep.c -Wl,-soname,libdep.so &&
     cc -shared -fPIC -o src/libextra.so src/extra.c -Wl,-soname,libextra.so &&
     cc -shared -fPIC -o libtop.so src/top.c -Wl,--no-as-needed lib2/libdep.so src/libextra.so \
         "-Wl,-rpath,$T_TMP/lib1:$T_TMP/lib2:$T_TMP/gone/sub" -Wl,--enable-new-dtags &&
+    cc -shared -fPIC -nostdlib -o liblint.so src/dep.c "-Wl,-rpath,$T_TMP/lintonly" -Wl,--enable-new-dtags &&
     cc -shared -fPIC -o src/libsys.so src/sys.c -Wl,-soname,libsys.so &&
     cc -shared -fPIC -o root/app/libtop2.so src/top2.c -Wl,--no-as-needed src/libsys.so ||
     { echo "cc failed"; exit 1; }
@@ -105,6 +106,14 @@ grep -q 'libdep.so => .*/lib1/libdep.so' warm.txt && ok "the earlier library is 
 mkdir -p gone/sub
 check "a missing RPATH directory created" -u libtop.so
 grep -q 'missing-dir' warm.txt && bad "the lint finding is gone" || ok "the lint finding is gone"
+
+# An RPATH directory no search reaches (the object needs nothing) appears:
+# only the lint asked about it.
+check "an RPATH directory only the lint asked about, missing" -u liblint.so
+grep -q 'missing-dir.*lintonly' warm.txt && ok "the lint reports it missing" || bad "the lint reports it missing"
+mkdir lintonly
+check "an RPATH directory only the lint asked about, created" -u liblint.so
+grep -q 'missing-dir' warm.txt && bad "that lint finding is gone" || ok "that lint finding is gone"
 
 # LD_LIBRARY_PATH set (libextra.so only there), then changed.
 cp src/libextra.so llp/
