@@ -46,7 +46,7 @@ echo "source build: $CCLFORGE (NEEDED: $(bench_needed "$CCLFORGE")); release: $C
 echo
 
 tools=(cclforge release nocache linkage ldd libtree)
-declare -A label=([cclforge]="cclforge inspect --undefined (default, warm scan cache)"
+declare -A label=([cclforge]="cclforge inspect --undefined (default: warm scan cache and remembered answers)"
     [release]="the same, release binary"
     [nocache]="cclforge inspect --undefined --no-cache"
     [linkage]="cclforge inspect --undefined --no-gpu --no-banner"
@@ -159,6 +159,49 @@ echo "  wall: ldd -r / source $(r2 "${spw[ldd]}" "${spw[cclforge]}")x, ldd -r / 
     "source / libtree $(r2 "${spw[cclforge]}" "${spw[libtree]}")x, release / libtree $(r2 "${spw[release]}" "${spw[libtree]}")x"
 [ -n "$before" ] && echo "  before ($before): CPU ${sp[before]} ms, wall ${spw[before]} ms; source / before, CPU $(r2 "${sp[cclforge]}" "${sp[before]}")," \
     "before / libtree $(r2 "${sp[before]}" "${sp[libtree]}")x, ldd -r / before $(r2 "${sp[ldd]}" "${sp[before]}")x"
+# Cold: the same per-process measure with an empty cache root before every
+# run (no scan entries, no remembered answer; the run computes and stores),
+# COLD_ROUNDS rounds over the corpus, each round's sum, median of the rounds.
+# "answers cold": only the remembered answers removed (scan entries warm), the
+# state the second round measured plus the cost of storing the answer.
+cold_once() { # BINARY FILE WHAT: CPU and wall µs of one run after removing WHAT
+    rm -rf "$3"
+    "$tmp/spawn_cpu" 1 -- "$1" inspect --undefined "$2" | awk '{ print $2, $6 }'
+}
+declare -A cold_cpu cold_wall
+cold_tools=(cclforge release acold_cclforge acold_release)
+for t in "${cold_tools[@]}"; do cold_cpu[$t]=""; cold_wall[$t]=""; done
+for ((r = 0; r < ${COLD_ROUNDS:-3}; r++)); do
+    declare -A cc=() cw=()
+    for t in "${cold_tools[@]}"; do cc[$t]=0; cw[$t]=0; done
+    for f in "${files[@]}"; do
+        for t in "${cold_tools[@]}"; do
+            case $t in *cclforge) b=$CCLFORGE ;; *) b=$CCLFORGE_RELEASE ;; esac
+            case $t in acold_*) what=$CCLFORGE_HOME/inspect-v1 ;; *) what=$CCLFORGE_HOME ;; esac
+            read -r c w < <(cold_once "$b" "$f" "$what")
+            cc[$t]=$(awk -v a="${cc[$t]}" -v b="$c" 'BEGIN { print a + b }')
+            cw[$t]=$(awk -v a="${cw[$t]}" -v b="$w" 'BEGIN { print a + b }')
+        done
+    done
+    for t in "${cold_tools[@]}"; do cold_cpu[$t]+="${cc[$t]} "; cold_wall[$t]+="${cw[$t]} "; done
+done
+for t in "${cold_tools[@]}"; do
+    cold_cpu[$t]=$(median "${cold_cpu[$t]}"); cold_wall[$t]=$(median "${cold_wall[$t]}") # ms
+done
+echo "cold per process (empty cache root before each run, median of ${COLD_ROUNDS:-3} rounds; CPU / wall ms):" \
+    "source ${cold_cpu[cclforge]} / ${cold_wall[cclforge]}, release ${cold_cpu[release]} / ${cold_wall[release]}"
+echo "  CPU: ldd -r / source cold $(r2 "${sp[ldd]}" "${cold_cpu[cclforge]}")x, ldd -r / release cold $(r2 "${sp[ldd]}" "${cold_cpu[release]}")x;" \
+    "source cold / libtree $(r2 "${cold_cpu[cclforge]}" "${sp[libtree]}")x, release cold / libtree $(r2 "${cold_cpu[release]}" "${sp[libtree]}")x"
+echo "  wall: ldd -r / source cold $(r2 "${spw[ldd]}" "${cold_wall[cclforge]}")x, ldd -r / release cold $(r2 "${spw[ldd]}" "${cold_wall[release]}")x;" \
+    "source cold / libtree $(r2 "${cold_wall[cclforge]}" "${spw[libtree]}")x, release cold / libtree $(r2 "${cold_wall[release]}" "${spw[libtree]}")x"
+echo "answers cold (scan entries warm, remembered answers removed before each run; CPU / wall ms):" \
+    "source ${cold_cpu[acold_cclforge]} / ${cold_wall[acold_cclforge]}, release ${cold_cpu[acold_release]} / ${cold_wall[acold_release]}"
+echo "  CPU: ldd -r / source $(r2 "${sp[ldd]}" "${cold_cpu[acold_cclforge]}")x, ldd -r / release $(r2 "${sp[ldd]}" "${cold_cpu[acold_release]}")x;" \
+    "source / libtree $(r2 "${cold_cpu[acold_cclforge]}" "${sp[libtree]}")x, release / libtree $(r2 "${cold_cpu[acold_release]}" "${sp[libtree]}")x"
+# the warm measures below need the caches again
+for f in "${files[@]}"; do run_tool cclforge "$f"; run_tool release "$f"; done
+sleep 3
+for f in "${files[@]}"; do run_tool cclforge "$f"; run_tool release "$f"; done
 if command -v perf >/dev/null; then
     # interleaved per round, so that a load change hits the three alike
     for t in cclforge ldd libtree; do pp[$t]=""; done

@@ -12,6 +12,9 @@
 extern "C" {
 #endif
 
+/* The most files one entry may depend on (more: not stored, not read). */
+#define CF_DEPCACHE_MAX_DEPS 4096
+
 /* Appends the answer stored for (kind, key) to value and returns 1 when there
  * is one and every file it depends on is as it was; 0 otherwise. */
 int cf_depcache_get(const char *kind, const char *key, size_t key_len, struct strbuf *value);

@@ -158,7 +158,9 @@ struct cf_ldso_opts {
     const char *const *hwcaps;
     int no_legacy_hwcaps;         /* don't try the legacy hwcap subdirs (tls, haswell, ...) */
     int explain;                  /* keep the considered list for every node */
-    /* fill cf_ldso_result.inputs (cf_ldso_resolve only): for a cache of the result */
+    /* fill cf_ldso_result.inputs (cf_ldso_resolve only): for a cache of the
+     * result; without explain the candidates rejected for their content are
+     * listed there too (their nodes keep no considered list) */
     int list_inputs;
     /* The target's glibc release ("2.31", cf_glibc_parse) to plan for another
      * host; NULL: read from the root's own ld.so / libc.so.6. */
@@ -200,6 +202,22 @@ int cf_ldso_facts_get(unsigned machine, int elf_class, const struct cf_ldso_opts
 int cf_ldso_resolve(const char *path, const struct cf_ldso_opts *opts, struct cf_ldso_result *out,
                     cf_error *err);
 void cf_ldso_result_release(struct cf_ldso_result *res);
+
+/* What a remembered answer of cf_ldso_resolve depends on (ldso_depends.c), as
+ * the dependency cache (cclforge/depcache.h) takes it. cf_ldso_result_depends
+ * appends to deps (as "?path": may be absent, then must stay so) every
+ * object's file, every candidate rejected for its content and, for each of
+ * res->inputs (opts.list_inputs), the path or its nearest existing ancestor;
+ * -1 (deps partly filled) when they would exceed CF_DEPCACHE_MAX_DEPS.
+ * cf_ldso_env_key appends what else decides the answer: the host and the
+ * environment the loader reads. */
+int cf_ldso_result_depends(const struct cf_ldso_result *res, struct strvec *deps);
+void cf_ldso_env_key(struct strbuf *key);
+void cf_ldso_depend(struct strvec *deps, const char *path);
+void cf_ldso_depend_nearest(struct strvec *deps, const char *path);
+/* 1 when the candidate was rejected for what the file holds (so its file,
+ * not only its directory, is an input of the answer). */
+int cf_ldso_candidate_read(const struct cf_ldso_candidate *c);
 
 /* Where the loader would find `name` for a default program of (machine, class):
  * one with no RPATH, RUNPATH or DF_1_NODEFLIB, run from the current directory

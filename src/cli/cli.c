@@ -58,10 +58,15 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 
 void cli_print_json(cJSON *doc)
 {
+    cli_print_json_to(stdout, doc);
+}
+
+void cli_print_json_to(FILE *f, cJSON *doc)
+{
     char *s = cJSON_Print(doc);
     if (s) {
-        fputs(s, stdout);
-        fputc('\n', stdout);
+        fputs(s, f);
+        fputc('\n', f);
         free(s);
     }
     cJSON_Delete(doc);

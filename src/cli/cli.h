@@ -17,6 +17,8 @@ void cli_warn(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int cli_fail(const char *cmd, cf_error *err);
 /* Prints a JSON document (pretty) on stdout followed by a newline and frees it. */
 void cli_print_json(cJSON *doc);
+/* The same, into f. */
+void cli_print_json_to(FILE *f, cJSON *doc);
 /* Usage error: message plus a pointer to --help, returns 2. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 1 when argv[i] is -h or --help anywhere before a "--". */

@@ -718,6 +718,10 @@ static void keep_candidates(struct ctx *c, struct cf_ldso_node *n)
         c->cands = NULL;
         c->cands_alloc = 0;
     } else {
+        /* not kept, but what a file held decided the answer: an input (list_inputs) */
+        for (size_t k = 0; c->opts->list_inputs && k < c->n_cands; k++)
+            if (cf_ldso_candidate_read(&c->cands[k]) && !cf_strvec_contains(&c->res->inputs, c->cands[k].path))
+                cf_strvec_push(&c->res->inputs, c->cands[k].path);
         free_candidates(c->cands, c->n_cands);
         c->cands = NULL;
         c->cands_alloc = 0;
@@ -1047,14 +1051,17 @@ static void list_inputs(struct ctx *c)
     struct strvec *in = &c->res->inputs;
     for (size_t i = 0; i < c->dirs.cap; i++)
         if (c->dirs.v[i].path) {
+            /* the memo holds each directory once: no search of the list (40,000 directories in tests) */
             char *host = cf_ldso_host_path(c->root, c->dirs.v[i].path);
-            if (host && !cf_strvec_contains(in, host))
-                cf_strvec_push(in, host);
-            free(host);
+            if (host)
+                cf_strvec_push_nodup(in, host);
         }
     const char *files[] = { c->cache_path, c->facts.glibc_source, c->facts.loader_path };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-        if (files[i] && files[i][0] == '/') { /* "--glibc", "assumed: ..." are no files */
+        /* the cache is a path even under a relative --root; of the glibc
+         * sources, "--glibc", "assumed: ..." are no files */
+        if (files[i] && (i == 0 || files[i][0] == '/' ||
+                         (c->root && *c->root && strncmp(files[i], c->root, strlen(c->root)) == 0))) {
             char *host = i == 0 ? cf_ldso_host_path(c->root, files[i]) : cf_strdup(files[i]);
             if (host && !cf_strvec_contains(in, host))
                 cf_strvec_push(in, host);

@@ -9,8 +9,6 @@
  * executable. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
 
 #include <cjson/cJSON.h>
 
@@ -19,19 +17,12 @@
 #include "cclforge/json.h"
 #include "survey/closure_cache.h"
 
-/* What else decides the answer: the question, the environment the loader
- * reads and the host (a cache root shared by hosts of other CPUs: hwcaps). */
+/* What else decides the answer: the question, then the environment the
+ * loader reads and the host (cf_ldso_env_key). */
 void cf_closure_cache_key(const char *path, const char *soname, struct strbuf *key)
 {
-    static const char *const vars[] = { "LD_LIBRARY_PATH", "GLIBC_TUNABLES" };
-    struct utsname u;
-    int named = uname(&u) == 0;
-    cf_sb_addf(key, "path=%s\nsoname=%s\nhost=%s %s\n", path, soname ? soname : "", named ? u.nodename : "?",
-               named ? u.machine : "?");
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        cf_sb_addf(key, "%s%s%s\n", vars[i], v ? "=" : " unset", v ? v : "");
-    }
+    cf_sb_addf(key, "path=%s\nsoname=%s\n", path, soname ? soname : "");
+    cf_ldso_env_key(key);
 }
 
 int cf_closure_cache_get(const struct strbuf *key, struct closure_answer *a)
@@ -59,32 +50,6 @@ int cf_closure_cache_get(const struct strbuf *key, struct closure_answer *a)
     return ok;
 }
 
-/* A dependency that may be absent ("?": then it must stay absent). */
-static void depend(struct strvec *deps, const char *path)
-{
-    char *d = cf_asprintf("?%s", path);
-    if (!cf_strvec_contains(deps, d))
-        cf_strvec_push(deps, d);
-    free(d);
-}
-
-/* An absent path stays absent while its nearest existing ancestor directory
- * is unchanged (creating a child changes the parent's mtime): hwcaps
- * subdirectories that do not exist, times every search directory, are most
- * of the inputs, and this keeps a warm check to one stat per directory. */
-static void depend_nearest(struct strvec *deps, const char *path)
-{
-    char *p = cf_strdup(path);
-    struct stat st;
-    while (stat(p, &st) != 0 && strcmp(p, "/") != 0 && strcmp(p, ".") != 0) {
-        char *up = cf_dirname(p);
-        free(p);
-        p = up;
-    }
-    depend(deps, p);
-    free(p);
-}
-
 void cf_closure_cache_put(const struct strbuf *key, const struct closure_answer *a, const struct cf_ldso_result *res)
 {
     struct strvec deps = STRVEC_INIT;
@@ -93,19 +58,10 @@ void cf_closure_cache_put(const struct strbuf *key, const struct closure_answer 
         return;
     cf_strvec_push(&deps, self);
     free(self);
-    for (size_t i = 0; i < res->n_objects; i++)
-        depend(&deps, res->objects[i].file ? res->objects[i].file : res->objects[i].path);
-    /* a file rejected for what it holds (another class, machine, a bad header)
-     * may be rewritten in place, which its directory's mtime does not show */
-    for (size_t i = 0; i < res->n_nodes; i++)
-        for (size_t k = 0; k < res->nodes[i].n_considered; k++) {
-            const struct cf_ldso_candidate *c = &res->nodes[i].considered[k];
-            if (c->list < 0 && c->path && c->reject != CF_LDSO_REJ_NONE && c->reject != CF_LDSO_REJ_NOT_FOUND &&
-                c->reject != CF_LDSO_REJ_DIR_MISSING)
-                depend(&deps, c->path);
-        }
-    for (size_t i = 0; i < res->inputs.n; i++)
-        depend_nearest(&deps, res->inputs.v[i]);
+    if (cf_ldso_result_depends(res, &deps) != 0) {
+        cf_strvec_clear(&deps);
+        return;
+    }
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddBoolToObject(doc, "needed", a->needed);
     cf_json_put_str(doc, "resolved", a->resolved);

@@ -21,7 +21,12 @@
 #include "cclforge/fs.h"
 
 #define MAGIC "CFDEP1\n"
-enum { MAX_ENTRY = 1 << 20, MAX_DEPS = 4096, MAX_ENTRIES = 256 };
+/* MAX_ENTRIES: inspect keeps one answer per file and output form, and a
+ * corpus walked in rotation by more entries than the bound would never hit.
+ * A prune lists the whole directory, so it runs after one store in
+ * PRUNE_EVERY (chosen by the key's hash): the bound is overshot by about
+ * that many entries at most, and a cold run does not pay a listing per file. */
+enum { MAX_ENTRY = 1 << 20, MAX_ENTRIES = 2048, PRUNE_EVERY = 32 };
 
 static int file_id(const char *path, struct cf_file_id *id)
 {
@@ -44,11 +49,17 @@ static char *dir_of(const char *kind)
     return d;
 }
 
-static char *entry_path(const char *kind, const char *key, size_t key_len)
+static uint64_t key_hash(const char *key, size_t key_len)
 {
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
     for (size_t i = 0; i < key_len; i++)
         h = (h ^ (unsigned char)key[i]) * 1099511628211ull;
+    return h;
+}
+
+static char *entry_path(const char *kind, const char *key, size_t key_len)
+{
+    uint64_t h = key_hash(key, key_len);
     char *d = dir_of(kind);
     char *p = d ? cf_asprintf("%s/%016llx", d, (unsigned long long)h) : NULL;
     free(d);
@@ -78,7 +89,9 @@ int cf_depcache_get(const char *kind, const char *key, size_t key_len, struct st
     struct stat st;
     struct strbuf b = STRBUF_INIT;
     int ok = 0;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= MAX_ENTRY) {
+    /* ours alone: the root is trusted (cf_cache_root_usable), its entries must be too */
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022) &&
+        st.st_size > 0 && st.st_size <= MAX_ENTRY) {
         char *buf = cf_xmalloc((size_t)st.st_size);
         if (pread(fd, buf, (size_t)st.st_size, 0) == st.st_size)
             cf_sb_add(&b, buf, (size_t)st.st_size);
@@ -97,7 +110,7 @@ int cf_depcache_get(const char *kind, const char *key, size_t key_len, struct st
         goto done;
     char *nl;
     n_deps = (size_t)strtoull(p, &nl, 10);
-    if (nl == p || *nl != '\n' || n_deps > MAX_DEPS)
+    if (nl == p || *nl != '\n' || n_deps > CF_DEPCACHE_MAX_DEPS)
         goto done;
     p = nl + 1;
     for (size_t i = 0; i < n_deps; i++) {
@@ -142,6 +155,10 @@ void cf_depcache_put(const char *kind, const char *key, size_t key_len, const ch
     size_t n = 0;
     while (deps && deps[n])
         n++;
+    if (n > CF_DEPCACHE_MAX_DEPS) {
+        cf_sb_release(&b); /* get would refuse it */
+        return;
+    }
     cf_sb_addf(&b, "\n%zu\n", n);
     for (size_t i = 0; i < n; i++) {
         struct cf_file_id id = { 0 };
@@ -177,7 +194,7 @@ void cf_depcache_put(const char *kind, const char *key, size_t key_len, const ch
         }
         if (close(fd) != 0 || done != b.len || rename(tmp, path) != 0)
             unlink(tmp);
-        else
+        else if (key_hash(key, key_len) % PRUNE_EVERY == 0)
             cf_cache_prune(dir, 1, MAX_ENTRIES, UINT64_MAX);
     }
     free(tmp);
