@@ -2,14 +2,22 @@
 # `cclforge wheel verify` (the static checks: zip structure and CRCs, RECORD
 # digests, metadata, RPATH, NEEDED through the loader emulation, glibc and
 # manylinux policy) against what users run today, in the same run, on
-# torch's CUDA wheel (539 MB, 1.1 GB uncompressed, 13,187 members):
+# torch's CUDA wheel (torch 2.15.0 cp311: 539 MB, 1.1 GB uncompressed, 13,187
+# members):
 #   auditwheel show WHEEL     (the manylinux policy check; extracts the wheel)
 #   python3 -m zipfile -t     (CRC of every member; nothing else)
-# Paired runs in turn (cclforge, auditwheel, zipfile, then again), wall time
-# and peak RSS (GNU time) of each, medians; the load average before and
-# after goes with the numbers. Usage: bash bench/wheel_verify.sh (after
-# scripts/build.sh, scripts/torch-cache.sh and scripts/wheel-cache.sh).
-# Results: docs/wheel.md.
+# Both builds of cclforge in the same run: the release binary (the one users
+# install: $CCLFORGE_RELEASE, or the one in $DIST_DIR's tarball, bench_release
+# in bench/lib.sh) and the source build ($CCLFORGE, default build/cclforge),
+# each with its default workers (one per online CPU) and the source build with
+# one (CCLFORGE_WHEEL_JOBS=1: what the workers buy); CCLFORGE_BEFORE (another
+# build, e.g. main's) joins when set. Paired runs in turn, the order rotated
+# each round (a load spike hits every tool alike); wall time, CPU time
+# (user + system) and peak RSS from GNU time; medians, and the spread (min-max
+# of wall) beside them; the load average before and after goes with the
+# numbers. Usage: bash bench/wheel_verify.sh (after scripts/build.sh,
+# scripts/dist.sh, scripts/torch-cache.sh and scripts/wheel-cache.sh).
+# Results: docs/bench.md.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
@@ -20,52 +28,76 @@ TORCH=${TORCH:-$(ls -1 "${CCLFORGE_TORCH_CACHE:-$HOME/.cache/cclforge/torch}"/wh
 [ -f "$TORCH" ] || { echo "no torch wheel: bash scripts/torch-cache.sh (or TORCH=path)" >&2; exit 2; }
 AW=$(bash scripts/wheel-cache.sh 2>/dev/null | sed -n 's/^auditwheel=//p')
 [ -x "$AW" ] || { echo "no auditwheel: bash scripts/wheel-cache.sh" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bench_release "$tmp" || exit 2
 
 bench_header "cclforge wheel verify benchmark"
 echo "wheel: $(basename "$TORCH") ($(du -m "$TORCH" | cut -f1) MB); cclforge $("$CCLFORGE" --version | head -1);" \
     "auditwheel $("$AW" --version 2>&1 | head -1 | awk '{print $2}'); $(python3 --version)"
+echo "source build: $CCLFORGE (NEEDED: $(bench_needed "$CCLFORGE")); release: $CCLFORGE_RELEASE (NEEDED: $(bench_needed "$CCLFORGE_RELEASE"))"
 echo
 
-# one run: prints "seconds max_rss_kb"
+# one run: prints "wall_s cpu_s max_rss_kb"
 # (the last line: GNU time writes "Command exited with non-zero status 1" first
 # when it did, and cclforge does on torch, which needs libraries from other wheels)
-one() { /usr/bin/time -f "%e %M" -o /dev/fd/3 "$@" 3>&1 >/dev/null 2>/dev/null | tail -1; }
+one() { /usr/bin/time -f "%e %U %S %M" -o /dev/fd/3 "$@" 3>&1 >/dev/null 2>/dev/null | tail -1 | awk '{print $1, $2 + $3, $4}'; }
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+spread() { sort -n | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%s-%s", lo, hi}'; }
 
-tools=(cclforge auditwheel zipfile)
-declare -A t m
-for tool in "${tools[@]}"; do t[$tool]=""; m[$tool]=""; done
+tools=(release source source1)
+[ -n "${CCLFORGE_BEFORE:-}" ] && tools+=(before)
+tools+=(auditwheel zipfile)
+declare -A label=([release]="cclforge wheel verify, release binary" [source]="cclforge wheel verify, source build"
+    [source1]="the same, CCLFORGE_WHEEL_JOBS=1" [before]="cclforge wheel verify, CCLFORGE_BEFORE"
+    [auditwheel]="auditwheel show" [zipfile]="python3 -m zipfile -t")
+declare -A what=([release]="zip structure + CRCs, RECORD digests, metadata, RPATH, NEEDED (loader emulation), glibc + policy"
+    [source]="the same" [source1]="the same" [before]="the same"
+    [auditwheel]="external libraries + symbol versions vs the manylinux policies" [zipfile]="CRC of every member")
+declare -A t c m
+for tool in "${tools[@]}"; do t[$tool]=""; c[$tool]=""; m[$tool]=""; done
 run_tool() {
     case $1 in
-    cclforge) one "$CCLFORGE" wheel verify "$TORCH" ;;
+    release) one "$CCLFORGE_RELEASE" wheel verify "$TORCH" ;;
+    source) one "$CCLFORGE" wheel verify "$TORCH" ;;
+    source1) CCLFORGE_WHEEL_JOBS=1 one "$CCLFORGE" wheel verify "$TORCH" ;;
+    before) one "$CCLFORGE_BEFORE" wheel verify "$TORCH" ;;
     auditwheel) one "$AW" show "$TORCH" ;;
     zipfile) one python3 -m zipfile -t "$TORCH" ;;
     esac
 }
 cat "$TORCH" >/dev/null # the wheel in the page cache for every tool alike
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+n=${#tools[@]}
 for ((i = 0; i < RUNS; i++)); do
-    for tool in "${tools[@]}"; do
-        read -r s kb < <(run_tool "$tool")
+    for ((k = 0; k < n; k++)); do
+        tool=${tools[$(((k + i) % n))]}
+        read -r s cpu kb < <(run_tool "$tool")
         t[$tool]+="$s "
+        c[$tool]+="$cpu "
         m[$tool]+="$kb "
     done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-echo "Median of $RUNS paired runs; load average $load_before before, $load_after after."
+echo "Median of $RUNS paired runs (order rotated each round); load average $load_before before, $load_after after."
+echo "workers: one per online CPU ($(nproc)) unless CCLFORGE_WHEEL_JOBS says otherwise."
 echo
-echo "| tool | what it checks | wall s | max RSS MB | wall vs cclforge | RSS vs cclforge |"
-echo "|---|---|---|---|---|---|"
-cs=$(printf '%s\n' ${t[cclforge]} | median)
-cm=$(printf '%s\n' ${m[cclforge]} | median)
+echo "| tool | what it checks | wall s (min-max) | CPU s | max RSS MB | auditwheel's wall / this | auditwheel's CPU / this |"
+echo "|---|---|---|---|---|---|---|"
+aws=$(printf '%s\n' ${t[auditwheel]} | median)
+awc=$(printf '%s\n' ${c[auditwheel]} | median)
 for tool in "${tools[@]}"; do
     s=$(printf '%s\n' ${t[$tool]} | median)
+    cpu=$(printf '%s\n' ${c[$tool]} | median)
     kb=$(printf '%s\n' ${m[$tool]} | median)
-    case $tool in
-    cclforge) what="zip structure + CRCs, RECORD digests, metadata, RPATH, NEEDED (loader emulation), glibc + policy" ;;
-    auditwheel) what="external libraries + symbol versions vs the manylinux policies" ;;
-    zipfile) what="CRC of every member" ;;
-    esac
-    echo "| $tool | $what | $s | $(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}') | $(ratio "$s" "$cs")x | $(ratio "$kb" "$cm")x |"
+    echo "| ${label[$tool]} | ${what[$tool]} | $s ($(printf '%s\n' ${t[$tool]} | spread)) | $cpu |" \
+        "$(awk -v k="$kb" 'BEGIN {printf "%.1f", k / 1024}') | $(ratio "$aws" "$s")x | $(ratio "$awc" "$cpu")x |"
 done
+echo
+for tool in release source; do
+    s=$(printf '%s\n' ${t[$tool]} | median)
+    echo "${label[$tool]}: $(ratio "$aws" "$s")x faster than auditwheel show (wall), $(ratio "$awc" "$(printf '%s\n' ${c[$tool]} | median)")x less CPU"
+done
+s1=$(printf '%s\n' ${t[source1]} | median)
+echo "workers: $(ratio "$s1" "$(printf '%s\n' ${t[source]} | median)")x faster than one (source build, wall)"

@@ -86,6 +86,8 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0 the wheel passed, 1 a check failed (a missing or unreadable wheel\n"
     "included), 2 usage error.\n"
+    "Environment: CCLFORGE_WHEEL_JOBS=N (1-16) threads that read the members (default:\n"
+    "one per online CPU, 16 at most); the report is the same whatever N.\n"
     "Examples:\n"
     "  cclforge wheel verify dist/cclforge_nccl_bridge-0.1.0-*.whl\n"
     "  cclforge wheel verify --install --site ~/venv/lib/python3.11/site-packages --json dist/X.whl\n"

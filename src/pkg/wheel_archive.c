@@ -1,9 +1,10 @@
 /* The archive itself: the file, its name, and the zip check, which reads the
  * structure (zip_scan.c), the names, the symlinks, and then every member's
- * data once, streaming (zip_read.c): each member is hashed in RECORD's
- * algorithm as it is decompressed, and the ELF members are copied into the
- * installed layout for the native checks. Memory stays at the member table
- * and a 64 KiB buffer whatever the wheel holds. */
+ * data once, streaming, on all cores (wheel_stream_pool.c, wheel_stream.c):
+ * each member is hashed in RECORD's algorithm as it is decompressed, and the
+ * ELF members are copied into the installed layout for the native checks.
+ * Memory stays at the member table and ~170 KiB per worker whatever the
+ * wheel holds. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -13,15 +14,11 @@
 
 #include "cclforge/fs.h"
 #include "pkg/member_name.h"
-#include "pkg/wheel_digest.h"
 #include "pkg/wheel_verify_internal.h"
 
 #define MAX_MEMBERS 200000            /* 70,000 is a very large wheel; each costs ~250 bytes here */
 #define MAX_NAME CF_MEMBER_NAME_MAX
 #define MAX_LINK 4096                 /* a symlink target longer than PATH_MAX is no path */
-#define MAX_METADATA ((size_t)16 << 20) /* WHEEL, METADATA, the marker */
-#define LIBRARY_HEAD 4096             /* what is placed of a non-ELF file named like a library */
-#define CHUNK (64 * 1024)
 
 void cf_wheel_check_file(struct verify_ctx *c)
 {
@@ -113,144 +110,6 @@ static void read_link_targets(struct verify_ctx *c, struct cf_wheel_problems *p)
         }
         cf_sb_release(&target);
     }
-}
-
-static int write_all(int fd, const void *data, size_t n)
-{
-    for (size_t done = 0; done < n;) {
-        ssize_t w = write(fd, (const char *)data + done, n - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        done += (size_t)w;
-    }
-    return 0;
-}
-
-static int looks_like_library(const char *name)
-{
-    const char *base = strrchr(name, '/');
-    return strstr(base ? base + 1 : name, ".so") != NULL;
-}
-
-/* Where a member's bytes go besides the digest. */
-struct sink {
-    int fd;              /* its layout copy, -1 none */
-    uint64_t fd_cap;     /* bytes the copy may take */
-    struct strbuf *keep; /* a metadata file kept in memory, or NULL */
-};
-
-/* The first bytes decide: an ELF member is copied whole into the layout, a
- * non-ELF one named like a library gets its head there, others nothing. */
-static void open_sink(struct verify_ctx *c, size_t i, const unsigned char *head, size_t n, struct sink *s,
-                      struct cf_wheel_problems *p)
-{
-    struct vmember *m = &c->m[i];
-    m->is_elf = cf_elf_facts_is_elf(head, n);
-    if (!m->installable || m->z->is_symlink || (!m->is_elf && !looks_like_library(m->z->name)))
-        return;
-    cf_error err = CF_ERROR_INIT;
-    char *installed = cf_wheel_installed_path(c->stem, m->z->name);
-    s->fd = installed ? cf_wheel_layout_open(c, i, installed, &err) : -1;
-    s->fd_cap = m->is_elf ? UINT64_MAX : LIBRARY_HEAD;
-    if (installed && s->fd < 0) {
-        cf_wheel_problem(p, "%s", cf_error_message(&err));
-        cf_error_clear(&err);
-    }
-    free(installed);
-}
-
-/* Compares the digest of member m's bytes with its RECORD entry's, keeping it only when they differ. */
-static void settle_digest(struct verify_ctx *c, struct vmember *m, struct cf_digest *d, int have_algo)
-{
-    struct strbuf b64 = STRBUF_INIT;
-    cf_digest_final_b64(d, &b64);
-    const struct cf_record_entry *e = m->record_line >= 0 ? &c->rec.entries[m->record_line] : NULL;
-    if (have_algo && e && e->digest && strcmp(e->digest, b64.buf))
-        m->bad_digest = cf_sb_detach(&b64);
-    cf_sb_release(&b64);
-}
-
-/* Streams member i once: digest, layout copy, kept text, and its size and CRC checked. */
-static void stream_member(struct verify_ctx *c, size_t i, unsigned char *buf, struct cf_wheel_problems *p)
-{
-    struct vmember *m = &c->m[i];
-    if (m->z->is_dir) {
-        m->data = DATA_OK;
-        if (m->z->usize)
-            cf_wheel_problem(p, "'%s': a directory entry holding %llu bytes of data", m->shown,
-                             (unsigned long long)m->z->usize);
-        return;
-    }
-    enum cf_digest_algo algo = CF_DIGEST_SHA256;
-    int have_algo = m->record_line >= 0 && c->rec.entries[m->record_line].algo &&
-                    cf_digest_algo_named(c->rec.entries[m->record_line].algo, &algo) == 0;
-    struct cf_digest d;
-    cf_digest_init(&d, algo);
-    struct sink s = { -1, 0, NULL };
-    if ((long)i == c->wheel)
-        s.keep = &c->wheel_text;
-    else if ((long)i == c->metadata)
-        s.keep = &c->metadata_text;
-    else if ((long)i == c->marker)
-        s.keep = &c->marker_text;
-    if (s.keep && m->z->usize > MAX_METADATA) {
-        cf_wheel_problem(p, "'%s': %llu bytes, too large for a metadata file (16 MiB at most)", m->shown,
-                         (unsigned long long)m->z->usize);
-        s.keep = NULL;
-    }
-    struct cf_wheel_stream *st = cf_xmalloc(sizeof *st);
-    cf_error err = CF_ERROR_INIT;
-    if (cf_wheel_member_open(c, i, st, &err) < 0) {
-        cf_wheel_problem(p, "'%s': %s", m->shown, cf_error_message(&err));
-        cf_error_clear(&err);
-        m->data = DATA_BAD;
-        free(st);
-        return;
-    }
-    unsigned char head[4];
-    size_t head_n = 0;
-    int decided = 0, write_failed = 0;
-    ssize_t got;
-    while ((got = cf_wheel_member_read(st, buf, CHUNK, &err)) > 0) {
-        size_t n = (size_t)got;
-        cf_digest_update(&d, buf, n);
-        if (!decided) {
-            size_t before = head_n, take = n < sizeof head - head_n ? n : sizeof head - head_n;
-            memcpy(head + head_n, buf, take);
-            head_n += take;
-            if (head_n == sizeof head || m->size_read + n == m->z->usize) {
-                decided = 1;
-                open_sink(c, i, head, head_n, &s, p);
-                /* bytes of earlier, shorter reads go first */
-                if (s.fd >= 0 && before && write_all(s.fd, head, before) < 0)
-                    write_failed = 1;
-            }
-        }
-        if (s.fd >= 0 && m->size_read < s.fd_cap) {
-            size_t w = s.fd_cap - m->size_read < n ? (size_t)(s.fd_cap - m->size_read) : n;
-            if (write_all(s.fd, buf, w) < 0 && !write_failed) {
-                cf_wheel_problem(p, "writing the layout copy of '%s': %s", m->shown, strerror(errno));
-                write_failed = 1;
-            }
-        }
-        if (s.keep)
-            cf_sb_add(s.keep, buf, n);
-        m->size_read += n;
-    }
-    if (!decided)
-        open_sink(c, i, head, head_n, &s, p);
-    if (got < 0) {
-        cf_wheel_problem(p, "'%s': %s", m->shown, cf_error_message(&err));
-        cf_error_clear(&err);
-    }
-    cf_wheel_member_close(st);
-    free(st);
-    if (s.fd >= 0)
-        close(s.fd);
-    settle_digest(c, m, &d, have_algo);
-    m->data = got < 0 ? DATA_BAD : DATA_OK;
 }
 
 /* The earliest member before i that installs to the same file once case and
@@ -383,10 +242,7 @@ void cf_wheel_check_zip(struct verify_ctx *c)
         cf_wheel_problem(&p, "no installed layout to check the native code in: %s", cf_error_message(&err));
         cf_error_clear(&err);
     } else {
-        unsigned char *buf = cf_xmalloc(CHUNK);
-        for (size_t i = 0; i < c->n; i++)
-            stream_member(c, i, buf, &p);
-        free(buf);
+        cf_wheel_stream_members(c, c->jobs, &p);
         c->content_read = 1;
         cf_wheel_read_elf_facts(c);
     }

@@ -4,6 +4,7 @@
 #ifndef CCLFORGE_PKG_WHEEL_VERIFY_INTERNAL_H
 #define CCLFORGE_PKG_WHEEL_VERIFY_INTERNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <zip.h>
 
@@ -92,6 +93,7 @@ struct verify_ctx {
     const struct cf_wheel_verify_opts *opts;
     struct cf_wheel_verify_result *res;
     uint64_t max_size;
+    int jobs;                     /* workers of the streaming pass (cf_wheel_jobs) */
     int fd;                       /* the wheel, opened once: every read is of the same file */
     uint64_t file_size;
     struct cf_wheel_name wn;
@@ -142,6 +144,36 @@ ssize_t cf_wheel_member_read(struct cf_wheel_stream *s, void *buf, size_t n, cf_
 void cf_wheel_member_close(struct cf_wheel_stream *s);
 /* A small member whole (at most cap bytes: symlink targets, RECORD) into out. */
 int cf_wheel_member_read_all(struct verify_ctx *c, size_t i, size_t cap, struct strbuf *out, cf_error *err);
+
+/* The streaming pass (wheel_stream.c, wheel_stream_pool.c, wheel_member_problems.c) */
+#define CF_WHEEL_CHUNK (64 * 1024) /* a worker's buffer of decompressed bytes */
+/* The problems members have, found by workers in any order, kept as the
+ * serial pass would have shown them: the CF_WHEEL_SHOWN earliest (member
+ * number, then order within the member) and a count. */
+struct cf_logged_problem {
+    size_t member;
+    unsigned seq;
+    char *text;
+};
+struct cf_wheel_problem_log {
+    pthread_mutex_t lock;
+    struct cf_logged_problem kept[CF_WHEEL_SHOWN];
+    size_t n_kept, total;
+};
+void cf_wheel_problem_log_init(struct cf_wheel_problem_log *l);
+/* Problem number *seq (then incremented) of member `member`. Thread-safe. */
+void cf_wheel_member_problem(struct cf_wheel_problem_log *l, size_t member, unsigned *seq, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Into p in order (shown or counted as cf_wheel_problem would have); the log is done. */
+void cf_wheel_problem_log_flush(struct cf_wheel_problem_log *l, struct cf_wheel_problems *p);
+/* Streams member i once with the worker's buffer buf (CF_WHEEL_CHUNK bytes):
+ * digest, layout copy, kept text, size and CRC checked; writes only member
+ * i's fields, so workers may run it on different members at once. */
+void cf_wheel_stream_member(struct verify_ctx *c, size_t i, unsigned char *buf, struct cf_wheel_problem_log *log);
+/* The number of workers: CCLFORGE_WHEEL_JOBS (1-16) when set, else the online CPUs (16 at most). */
+int cf_wheel_jobs(int *jobs, cf_error *err);
+/* Streams every member on `jobs` workers (the calling thread one of them); problems into p in member order. */
+void cf_wheel_stream_members(struct verify_ctx *c, int jobs, struct cf_wheel_problems *p);
 
 /* The archive (wheel_archive.c) */
 void cf_wheel_check_file(struct verify_ctx *c);
