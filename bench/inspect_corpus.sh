@@ -151,12 +151,17 @@ for t in "${spawn_tools[@]}"; do
     spw[$t]=$(awk -v b="$b" '$9 == b { s += $6 } END { printf "%.1f\n", s / 1000 }' "$tmp/spawn.txt")
 done
 r2() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+# the CPU and the wall line of one measure against ldd -r and libtree (warm, paired)
+# ratio_lines SUFFIX SOURCE-CPU RELEASE-CPU SOURCE-WALL RELEASE-WALL
+ratio_lines() {
+    echo "  CPU: ldd -r / source$1 $(r2 "${sp[ldd]}" "$2")x, ldd -r / release$1 $(r2 "${sp[ldd]}" "$3")x;" \
+        "source$1 / libtree $(r2 "$2" "${sp[libtree]}")x, release$1 / libtree $(r2 "$3" "${sp[libtree]}")x"
+    echo "  wall: ldd -r / source$1 $(r2 "${spw[ldd]}" "$4")x, ldd -r / release$1 $(r2 "${spw[ldd]}" "$5")x;" \
+        "source$1 / libtree $(r2 "$4" "${spw[libtree]}")x, release$1 / libtree $(r2 "$5" "${spw[libtree]}")x"
+}
 echo "paired per process (bench/spawn_cpu.c, $SPAWN_ROUNDS rounds per file, medians summed; CPU / wall ms):" \
     "source ${sp[cclforge]} / ${spw[cclforge]}, release ${sp[release]} / ${spw[release]}, ldd -r ${sp[ldd]} / ${spw[ldd]}, libtree ${sp[libtree]} / ${spw[libtree]}"
-echo "  CPU: ldd -r / source $(r2 "${sp[ldd]}" "${sp[cclforge]}")x, ldd -r / release $(r2 "${sp[ldd]}" "${sp[release]}")x;" \
-    "source / libtree $(r2 "${sp[cclforge]}" "${sp[libtree]}")x, release / libtree $(r2 "${sp[release]}" "${sp[libtree]}")x"
-echo "  wall: ldd -r / source $(r2 "${spw[ldd]}" "${spw[cclforge]}")x, ldd -r / release $(r2 "${spw[ldd]}" "${spw[release]}")x;" \
-    "source / libtree $(r2 "${spw[cclforge]}" "${spw[libtree]}")x, release / libtree $(r2 "${spw[release]}" "${spw[libtree]}")x"
+ratio_lines "" "${sp[cclforge]}" "${sp[release]}" "${spw[cclforge]}" "${spw[release]}"
 [ -n "$before" ] && echo "  before ($before): CPU ${sp[before]} ms, wall ${spw[before]} ms; source / before, CPU $(r2 "${sp[cclforge]}" "${sp[before]}")," \
     "before / libtree $(r2 "${sp[before]}" "${sp[libtree]}")x, ldd -r / before $(r2 "${sp[ldd]}" "${sp[before]}")x"
 # Cold: the same per-process measure with an empty cache root before every
@@ -190,14 +195,10 @@ for t in "${cold_tools[@]}"; do
 done
 echo "cold per process (empty cache root before each run, median of ${COLD_ROUNDS:-3} rounds; CPU / wall ms):" \
     "source ${cold_cpu[cclforge]} / ${cold_wall[cclforge]}, release ${cold_cpu[release]} / ${cold_wall[release]}"
-echo "  CPU: ldd -r / source cold $(r2 "${sp[ldd]}" "${cold_cpu[cclforge]}")x, ldd -r / release cold $(r2 "${sp[ldd]}" "${cold_cpu[release]}")x;" \
-    "source cold / libtree $(r2 "${cold_cpu[cclforge]}" "${sp[libtree]}")x, release cold / libtree $(r2 "${cold_cpu[release]}" "${sp[libtree]}")x"
-echo "  wall: ldd -r / source cold $(r2 "${spw[ldd]}" "${cold_wall[cclforge]}")x, ldd -r / release cold $(r2 "${spw[ldd]}" "${cold_wall[release]}")x;" \
-    "source cold / libtree $(r2 "${cold_wall[cclforge]}" "${spw[libtree]}")x, release cold / libtree $(r2 "${cold_wall[release]}" "${spw[libtree]}")x"
+ratio_lines " cold" "${cold_cpu[cclforge]}" "${cold_cpu[release]}" "${cold_wall[cclforge]}" "${cold_wall[release]}"
 echo "answers cold (scan entries warm, remembered answers removed before each run; CPU / wall ms):" \
     "source ${cold_cpu[acold_cclforge]} / ${cold_wall[acold_cclforge]}, release ${cold_cpu[acold_release]} / ${cold_wall[acold_release]}"
-echo "  CPU: ldd -r / source $(r2 "${sp[ldd]}" "${cold_cpu[acold_cclforge]}")x, ldd -r / release $(r2 "${sp[ldd]}" "${cold_cpu[acold_release]}")x;" \
-    "source / libtree $(r2 "${cold_cpu[acold_cclforge]}" "${sp[libtree]}")x, release / libtree $(r2 "${cold_cpu[acold_release]}" "${sp[libtree]}")x"
+ratio_lines "" "${cold_cpu[acold_cclforge]}" "${cold_cpu[acold_release]}" "${cold_wall[acold_cclforge]}" "${cold_wall[acold_release]}"
 # the warm measures below need the caches again
 for f in "${files[@]}"; do run_tool cclforge "$f"; run_tool release "$f"; done
 sleep 3
