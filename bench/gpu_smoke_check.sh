@@ -53,7 +53,7 @@ find_nccl() {
 NCCL_HOME=$(find_nccl)
 [ -n "$NCCL_HOME" ] || { say "FAIL - no libnccl.so.2 found (give NCCL_HOME)"; exit 1; }
 LIB=$NCCL_HOME/lib/libnccl.so.2
-say "# NCCL: $LIB ($(grep -a -o -m1 'NCCL version [0-9.]*' "$LIB" | head -n1))"
+say "# NCCL: $LIB ($("$CCLFORGE" inspect --no-gpu "$LIB" 2>/dev/null | grep -o -m1 'NCCL [0-9][0-9.]*[^ ]*'))"
 export LD_LIBRARY_PATH=$NCCL_HOME/lib:$CUDA_HOME/lib64:$CUDA_HOME/lib:${LD_LIBRARY_PATH:-}
 
 SIZES=(-b 8 -e 256M -f 2)
@@ -62,7 +62,17 @@ PERF=""
 if [ -n "${NCCL_TESTS_SRC:-}" ] && [ -x "$CUDA_HOME/bin/nvcc" ] && [ -e "$NCCL_HOME/include/nccl.h" ]; then
     say "# building nccl-tests from $NCCL_TESTS_SRC"
     rm -rf "$OUT/nccl-tests" && cp -r "$NCCL_TESTS_SRC" "$OUT/nccl-tests"
-    make -C "$OUT/nccl-tests" -j"$(nproc)" MPI=0 CUDA_HOME="$CUDA_HOME" NCCL_HOME="$NCCL_HOME" src.build >>"$LOG" 2>&1 &&
+    # nccl-tests links -lnccl: pip's NCCL has only libnccl.so.2, and a libnccl.so
+    # elsewhere (the toolkit's) would be another NCCL; a home of links pins this one
+    TESTS_NCCL=$OUT/nccl-home
+    rm -rf "$TESTS_NCCL" && mkdir -p "$TESTS_NCCL/lib" &&
+        ln -s "$(realpath "$NCCL_HOME/include")" "$TESTS_NCCL/include" &&
+        ln -s "$(realpath "$LIB")" "$TESTS_NCCL/lib/libnccl.so"
+    # only all_reduce_perf, only for the GPUs here: nccl-tests' default builds every
+    # binary for every arch (minutes); a lent machine's time is short
+    cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '. ')
+    make -C "$OUT/nccl-tests" -j"$(nproc)" MPI=0 CUDA_HOME="$CUDA_HOME" NCCL_HOME="$TESTS_NCCL" \
+        ${cap:+NVCC_GENCODE="-gencode=arch=compute_$cap,code=sm_$cap"} BIN_FILES_LIST=all_reduce src.build >>"$LOG" 2>&1 &&
         PERF=$OUT/nccl-tests/build/all_reduce_perf
 fi
 if [ -n "$PERF" ] && [ -x "$PERF" ]; then

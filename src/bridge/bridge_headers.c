@@ -393,6 +393,22 @@ static char *header_version_from_macros(const char *dm, size_t k)
     return out;
 }
 
+/* The compiler prints a root as it resolved it (GCC folds "x/../y" away), so
+ * a root given as NCCL_HOME=.../torch/../nvidia/nccl or through a symlink is
+ * matched by what it names, not by its spelling. */
+static int is_include_root(const struct cf_bridge_plan *p, const char *dir)
+{
+    char *real = cf_realpath(dir);
+    int hit = 0;
+    for (size_t i = 0; real && !hit && i < p->n_includes; i++) {
+        char *root = cf_realpath(p->includes[i].value);
+        hit = root && !strcmp(root, real);
+        free(root);
+    }
+    free(real);
+    return hit;
+}
+
 /* The include root a -H path was found under, for one of the header's names. */
 static int resolves_from_root(const struct cf_bridge_plan *p, const char *path, size_t k)
 {
@@ -401,7 +417,7 @@ static int resolves_from_root(const struct cf_bridge_plan *p, const char *path, 
         if (pl <= rl + 1 || path[pl - rl - 1] != '/' || strcmp(path + pl - rl, proved[k].rel[r]) != 0)
             continue;
         char *dir = cf_strndup(path, pl - rl - 1);
-        int hit = has_include(p, dir);
+        int hit = has_include(p, dir) || is_include_root(p, dir);
         free(dir);
         if (hit)
             return 1;

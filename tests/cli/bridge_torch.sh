@@ -43,6 +43,15 @@ expect_rc 1 "an older nccl.h first fails the plan"
 expect_out "three NCCL versions disagree: nccl.h resolves to .* = NCCL $old_v, the library linked is 2.30.7 .* compiled with 2.30.7" "it names the three versions"
 expect_out "Fix: put NCCL 2.30.7's headers first" "and the remedy"
 
+# NCCL_HOME as users spell it: through "..", and through a symlink. The compiler
+# prints the folded path; the proof must still find nccl.h under that root.
+ln -sfn "$site/nvidia/nccl" "$T/nccl-link"
+for home in "$site/torch/../nvidia/nccl" "$T/nccl-link"; do
+    NCCL_HOME=$home run "$CCLFORGE" bridge plan --libtorch "$site/torch" --json
+    expect_rc 0 "plan with NCCL_HOME=$home"
+    expect_json 'd["plan"]["proof"]["headers"]["nccl.h"]["version"] == "2.30.7"' "nccl.h 2.30.7 proven under NCCL_HOME=$home"
+done
+
 # ---- build, wheel, install ---------------------------------------------------
 t0=$(date +%s)
 run "$CCLFORGE" bridge wheel --libtorch "$site/torch" -o "$T/nv-build" --wheel-dir "$T/dist1"
