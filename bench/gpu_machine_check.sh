@@ -120,8 +120,9 @@ EOF
 done
 
 # ---- 3. smoke against nccl-tests, every op and type, device flags ----
-[ -n "$NCCL_LIB" ] && export NCCL_HOME=${NCCL_HOME:-$(dirname "$(dirname "$NCCL_LIB")")}
-OUT=$LOGS/smoke CCLFORGE=$CF timeout -k 5 300 bash bench/gpu_smoke_check.sh >"$LOGS/gpu_smoke_check.out" 2>&1
+SMOKE_NCCL=${NCCL_HOME:-${NCCL_LIB:+$(dirname "$(dirname "$NCCL_LIB")")}}
+NCCL_HOME=$SMOKE_NCCL OUT=$LOGS/smoke CCLFORGE=$CF timeout -k 5 300 bash bench/gpu_smoke_check.sh \
+    >"$LOGS/gpu_smoke_check.out" 2>&1
 check $? "bench/gpu_smoke_check.sh"
 sed 's/^/#   /' "$LOGS/smoke/gpu_smoke_check.txt" 2>/dev/null | grep -v '^#   # building' | tee -a "$SUMMARY"
 LIB=${NCCL_LIB:-libnccl.so.2}
@@ -145,8 +146,8 @@ if [ -d "$TORCH_DIR" ]; then
     grep -E 'vendor|nccl.h|NCCL' "$LOGS/bridge_wheel.txt" | head -n 6 | sed 's/^/#   /' | tee -a "$SUMMARY"
     BW=$(ls /tmp/bridge-dist/*.whl 2>/dev/null | head -n1)
     if [ -n "$BW" ]; then
-        # --site: torch lives in a venv here, which a venv made from it would not see
-        run bridge_verify 240 "$CF" wheel verify "$BW" --smoke 1 --python "$PY" --site "$(dirname "$TORCH_DIR")"
+        # torch lives in a venv here: --system-site-packages must mean that venv's packages
+        run bridge_verify 240 "$CF" wheel verify "$BW" --smoke 1 --python "$PY" --system-site-packages
         st=$?
         check $st "wheel verify --smoke 1 of the bridge: ProcessGroupNCCL on the GPU from the installed wheel"
         grep -E 'RANK_|smoke|abi|verdict' "$LOGS/bridge_verify.txt" | head -n 8 | sed 's/^/#   /' | tee -a "$SUMMARY"

@@ -62,16 +62,20 @@ PERF=""
 if [ -n "${NCCL_TESTS_SRC:-}" ] && [ -x "$CUDA_HOME/bin/nvcc" ] && [ -e "$NCCL_HOME/include/nccl.h" ]; then
     say "# building nccl-tests from $NCCL_TESTS_SRC"
     rm -rf "$OUT/nccl-tests" && cp -r "$NCCL_TESTS_SRC" "$OUT/nccl-tests"
-    # nccl-tests links -lnccl: pip's NCCL has only libnccl.so.2, and a libnccl.so
-    # elsewhere (the toolkit's) would be another NCCL; a home of links pins this one
+    # nccl-tests links -lnccl after -L$CUDA_LIB: pip's NCCL has only libnccl.so.2,
+    # and the toolkit's libnccl.so would be another NCCL. One directory of links,
+    # given as CUDA_LIB, pins this NCCL and the toolkit's cudart.
     TESTS_NCCL=$OUT/nccl-home
     rm -rf "$TESTS_NCCL" && mkdir -p "$TESTS_NCCL/lib" &&
         ln -s "$(realpath "$NCCL_HOME/include")" "$TESTS_NCCL/include" &&
-        ln -s "$(realpath "$LIB")" "$TESTS_NCCL/lib/libnccl.so"
+        ln -s "$(realpath "$LIB")" "$TESTS_NCCL/lib/libnccl.so" &&
+        for f in "$CUDA_HOME"/lib64/libcudart.so "$CUDA_HOME"/lib64/libcudart_static.a; do
+            [ -e "$f" ] && ln -s "$(realpath "$f")" "$TESTS_NCCL/lib/$(basename "$f")"
+        done
     # only all_reduce_perf, only for the GPUs here: nccl-tests' default builds every
     # binary for every arch (minutes); a lent machine's time is short
     cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '. ')
-    make -C "$OUT/nccl-tests" -j"$(nproc)" MPI=0 CUDA_HOME="$CUDA_HOME" NCCL_HOME="$TESTS_NCCL" \
+    make -C "$OUT/nccl-tests" -j"$(nproc)" MPI=0 CUDA_HOME="$CUDA_HOME" NCCL_HOME="$TESTS_NCCL" CUDA_LIB="$TESTS_NCCL/lib" \
         ${cap:+NVCC_GENCODE="-gencode=arch=compute_$cap,code=sm_$cap"} BIN_FILES_LIST=all_reduce src.build >>"$LOG" 2>&1 &&
         PERF=$OUT/nccl-tests/build/all_reduce_perf
 fi
@@ -88,13 +92,15 @@ theirs = {}
 for line in open(sys.argv[1]):
     f = line.split()
     if len(f) >= 13 and f[0].isdigit():
-        theirs[int(f[0])] = (float(f[5]), float(f[7]))  # out-of-place time (us), busbw
-ours = {r["bytes"]: (r["time_us"], r["busbw_gbps"]) for r in json.load(open(sys.argv[2]))["rows"]}
-print("| size (B) | nccl-tests time (us) | cclforge time (us) | nccl-tests busbw | cclforge busbw | busbw ratio |")
-print("|---:|---:|---:|---:|---:|---:|")
+        theirs[int(f[0])] = (float(f[5]), float(f[6]), float(f[7]))  # out-of-place time (us), algbw, busbw
+ours = {r["bytes"]: (r["time_us"], r["algbw_gbps"], r["busbw_gbps"]) for r in json.load(open(sys.argv[2]))["rows"]}
+# one rank: busbw is 0 by definition, so time and algbw carry the comparison
+print("| size (B) | nccl-tests time (us) | cclforge time (us) | time ratio (theirs/ours) | nccl-tests algbw | cclforge algbw | nccl-tests busbw | cclforge busbw | busbw ratio |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for size in sorted(set(theirs) & set(ours)):
-    (tt, tb), (ot, ob) = theirs[size], ours[size]
-    print("| %d | %.2f | %.2f | %.2f | %.2f | %s |" % (size, tt, ot, tb, ob, "%.3f" % (ob / tb) if tb > 0 else "n/a"))
+    (tt, ta, tb), (ot, oa, ob) = theirs[size], ours[size]
+    print("| %d | %.2f | %.2f | %.3f | %.2f | %.2f | %.2f | %.2f | %s |" % (size, tt, ot, tt / ot if ot > 0 else 0, ta, oa, tb, ob,
+          "%.3f" % (ob / tb) if tb > 0 else "n/a"))
 EOF
 else
     say "# nccl-tests not built (give NCCL_TESTS_SRC, and nvcc and nccl.h must be here): comparison skipped"

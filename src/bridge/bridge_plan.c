@@ -433,6 +433,28 @@ static int comm_candidate(const char *inc, const char *libdir, const struct cf_c
     return ok;
 }
 
+/* site-packages of a torch package dir (<site>/torch), or of its lib dir (<site>/torch/lib). */
+static char *torch_site(const char *torch_path, int is_lib_dir)
+{
+    if (!is_lib_dir)
+        return cf_dirname(torch_path);
+    char *torch = cf_dirname(torch_path);
+    char *site = cf_dirname(torch);
+    free(torch);
+    return site;
+}
+
+static int names_same_dir(const char *a, const char *b)
+{
+    if (!a || !b)
+        return 0;
+    char *ra = cf_realpath(a), *rb = cf_realpath(b);
+    int same = ra && rb && !strcmp(ra, rb);
+    free(ra);
+    free(rb);
+    return same;
+}
+
 /* The nccl.h / rccl.h and the library that go together: --nccl-home /
  * NCCL_HOME, pip's nvidia/nccl beside the torch, the toolkit's. */
 static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, struct cf_bridge_comm_source *cs)
@@ -443,30 +465,39 @@ static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *
     const char *nh_from = o->nccl_home ? "--nccl-home" : "NCCL_HOME";
     int found = 0;
     if (p->vendor == CF_VENDOR_NVIDIA) {
-        if (nccl_home && *nccl_home) {
-            char *inc = cf_path_join(nccl_home, "include"), *lib = cf_path_join(nccl_home, "lib");
-            found = comm_candidate(inc, lib, vp->comm, nh_from, NULL, cs, &tried);
-            free(inc);
-            free(lib);
-        }
         /* pip's nvidia-nccl wheel beside torch: what torch itself was built and runs with */
         const char *torches[] = { p->torch_import.value, p->vendor_libs.value ? p->vendor_libs.value : NULL };
-        for (size_t t = 0; t < 2 && !found; t++) {
-            if (!torches[t])
-                continue;
-            char *site = t == 0 ? cf_dirname(torches[t]) : NULL;
-            if (t == 1) { /* <site>/torch/lib -> <site> */
-                char *torch = cf_dirname(torches[t]);
-                site = cf_dirname(torch);
-                free(torch);
+        char *pip_homes[2] = { NULL, NULL };
+        for (size_t t = 0; t < 2; t++)
+            if (torches[t]) {
+                char *site = torch_site(torches[t], t == 1);
+                pip_homes[t] = cf_asprintf("%s/nvidia/nccl", site);
+                free(site);
             }
-            char *inc = cf_asprintf("%s/nvidia/nccl/include", site), *lib = cf_asprintf("%s/nvidia/nccl/lib", site);
+        if (nccl_home && *nccl_home) {
+            /* NCCL_HOME may name that same wheel (through "..", a symlink): then
+             * the extension reaches it as the wheel, by an $ORIGIN RPATH */
+            int pip = names_same_dir(nccl_home, pip_homes[0]) || names_same_dir(nccl_home, pip_homes[1]);
+            char *home = cf_realpath(nccl_home);
+            char *inc = cf_path_join(home ? home : nccl_home, "include"), *lib = cf_path_join(home ? home : nccl_home, "lib");
+            char *from = pip ? cf_asprintf("%s: pip's nvidia/nccl beside torch", nh_from) : cf_strdup(nh_from);
+            found = comm_candidate(inc, lib, vp->comm, from, pip ? "nvidia/nccl/lib" : NULL, cs, &tried);
+            free(from);
+            free(inc);
+            free(lib);
+            free(home);
+        }
+        for (size_t t = 0; t < 2 && !found; t++) {
+            if (!pip_homes[t])
+                continue;
+            char *inc = cf_path_join(pip_homes[t], "include"), *lib = cf_path_join(pip_homes[t], "lib");
             found = comm_candidate(inc, lib, vp->comm, "pip's nvidia/nccl beside torch", "nvidia/nccl/lib", cs,
                                    &tried);
             free(inc);
             free(lib);
-            free(site);
         }
+        free(pip_homes[0]);
+        free(pip_homes[1]);
         if (!found && p->toolkit_root.value) {
             char *inc = cf_path_join(p->toolkit_root.value, "include");
             for (const char *const *d = vp->lib_dirs; !found && *d; d++) {

@@ -105,10 +105,39 @@ static void release_ctx(struct verify_ctx *c)
     free(c->wf.toolkit_version);
 }
 
-int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_verify_result *res, cf_error *err)
+/* --system-site-packages: the interpreter's own package directories join the
+ * --site ones (wheel_python_sites.c says why); 0 when that needs nothing. */
+static int with_python_sites(const struct cf_wheel_verify_opts *opts, struct cf_wheel_verify_opts *eff,
+                             struct strvec *sites, struct cf_wheel_verify_result *res)
+{
+    *eff = *opts;
+    if (!opts->system_site_packages)
+        return 0;
+    for (size_t i = 0; i < opts->n_site_dirs; i++)
+        cf_strvec_push(sites, opts->site_dirs[i]);
+    const char *python = opts->python ? opts->python : "python3";
+    cf_error e = CF_ERROR_INIT;
+    if (cf_wheel_python_sites(python, opts->timeout_s > 0 ? opts->timeout_s : 600, sites, &e) < 0) {
+        cf_wheel_add_check(res, "python", 0,
+                           "--system-site-packages: cannot ask %s for the directories it imports from: %s; "
+                           "give --python an interpreter that runs, or name its site-packages with --site DIR",
+                           python, cf_error_message(&e));
+        cf_error_clear(&e);
+        return -1;
+    }
+    eff->site_dirs = (const char *const *)sites->v;
+    eff->n_site_dirs = sites->n;
+    return 0;
+}
+
+int cf_wheel_verify(const struct cf_wheel_verify_opts *opts_in, struct cf_wheel_verify_result *res, cf_error *err)
 {
     memset(res, 0, sizeof *res);
-    res->wheel = cf_strdup(opts->wheel);
+    res->wheel = cf_strdup(opts_in->wheel);
+    struct cf_wheel_verify_opts eff;
+    struct strvec sites = STRVEC_INIT;
+    with_python_sites(opts_in, &eff, &sites, res);
+    const struct cf_wheel_verify_opts *opts = &eff;
     struct verify_ctx c;
     memset(&c, 0, sizeof c);
     c.opts = opts;
@@ -120,11 +149,13 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
         cf_strvec_push(&c.externals, opts->externals[i]);
     if (cf_wheel_jobs(&c.jobs, err) < 0) {
         release_ctx(&c);
+        cf_strvec_clear(&sites);
         return -1;
     }
     c.tmp = cf_mkdtemp(NULL, "cclforge-wheel-verify-", err);
     if (!c.tmp) {
         release_ctx(&c);
+        cf_strvec_clear(&sites);
         return -1;
     }
 
@@ -143,5 +174,6 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_ver
             cf_wheel_install_checks(opts, &c.wf, res);
     }
     release_ctx(&c);
+    cf_strvec_clear(&sites);
     return 0;
 }

@@ -46,6 +46,10 @@ struct wheel_facts {
     char *toolkit_vendor, *toolkit_version; /* the marker's toolkit seen at build */
 };
 
+/* wheel_python_sites.c: the package directories PYTHON imports from (sys.path
+ * less the standard library), appended to out; -1 when it cannot be asked. */
+int cf_wheel_python_sites(const char *python, double timeout_s, struct strvec *out, cf_error *err);
+
 /* --install and --smoke: a fresh venv, pip install, import from the installed location. */
 void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
                              struct cf_wheel_verify_result *res);

@@ -43,13 +43,15 @@ expect_rc 1 "an older nccl.h first fails the plan"
 expect_out "three NCCL versions disagree: nccl.h resolves to .* = NCCL $old_v, the library linked is 2.30.7 .* compiled with 2.30.7" "it names the three versions"
 expect_out "Fix: put NCCL 2.30.7's headers first" "and the remedy"
 
-# NCCL_HOME as users spell it: through "..", and through a symlink. The compiler
-# prints the folded path; the proof must still find nccl.h under that root.
+# NCCL_HOME as users spell it: the pip wheel beside torch through "..", and
+# through a symlink. The compiler prints the folded path: the proof must still
+# find nccl.h under that root, and the extension reach the wheel by $ORIGIN.
 ln -sfn "$site/nvidia/nccl" "$T/nccl-link"
 for home in "$site/torch/../nvidia/nccl" "$T/nccl-link"; do
     NCCL_HOME=$home run "$CCLFORGE" bridge plan --libtorch "$site/torch" --json
     expect_rc 0 "plan with NCCL_HOME=$home"
     expect_json 'd["plan"]["proof"]["headers"]["nccl.h"]["version"] == "2.30.7"' "nccl.h 2.30.7 proven under NCCL_HOME=$home"
+    expect_json '[r["value"] for r in d["plan"]["rpath"]] == ["$ORIGIN/../torch/lib", "$ORIGIN/../nvidia/nccl/lib"]' "NCCL_HOME=$home is the wheel beside torch: reached by \$ORIGIN"
 done
 
 # ---- build, wheel, install ---------------------------------------------------
@@ -108,6 +110,18 @@ expect_rc 1 "--smoke 2 on NCCL on a host without GPUs fails"
 expect_out 'needs 2 GPUs, this host has 0 visible: the 2-rank run was NOT performed' "and says why"
 run "$CCLFORGE" wheel verify "$whl" --smoke 2 --backend mpi
 expect_rc 2 "--backend is nccl or gloo"
+
+# torch in a venv, as users have it (here through a .pth to the cache): a venv
+# made from that venv's python does not see its packages; --system-site-packages
+# means the interpreter's own, asked of it
+tv=$T/torch-venv
+python3 -m venv "$tv" && echo "$site" >"$("$tv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch-cache.pth"
+run "$CCLFORGE" wheel verify "$whl" --smoke 2 --backend gloo --python "$tv/bin/python" --system-site-packages
+expect_rc 0 "--system-site-packages with a venv's python that has torch: its packages are seen"
+expect_out 'RANK_PASS rank=1 local_rank=1 value=3.0' "the gloo harness ran from the installed wheel"
+run "$CCLFORGE" wheel verify "$whl" --install --python "$T/no-such-python" --system-site-packages
+expect_rc 1 "--system-site-packages with an interpreter that does not run"
+expect_out "FAIL python .*cannot ask $T/no-such-python for the directories it imports from" "names the interpreter and the way out"
 
 # ---- --max-glibc, --docker ---------------------------------------------------
 glibc_max=$(nm -D --undefined-only "$so" | sed -n 's/.*@GLIBC_2\.\([0-9]*\).*/\1/p' | sort -n | tail -n 1)
