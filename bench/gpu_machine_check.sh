@@ -129,8 +129,8 @@ LIB=${NCCL_LIB:-libnccl.so.2}
 
 # ---- 4. failure paths on a GPU ----
 CCLFORGE_SMOKE_FAULT=0:corrupt:all_reduce run fault_corrupt 120 "$CF" smoke -n 1 --lib "$LIB" --ops all_reduce -b 1M -e 1M
-st=$?; [ "$st" = 1 ] && grep -q 'RANK_FAIL' "$LOGS/fault_corrupt.txt"
-check $? "a corrupted result on the GPU is caught (exit $st): $(grep -m1 -o 'RANK_FAIL.*' "$LOGS/fault_corrupt.txt" | cut -c1-200)"
+st=$?; [ "$st" = 1 ] && grep -q 'had wrong results' "$LOGS/fault_corrupt.txt"
+check $? "a corrupted result on the GPU is caught (exit $st): $(grep -m1 "^verdict" "$LOGS/fault_corrupt.txt" | cut -c1-200)"
 more=$((ngpu + 1))
 s=$(date +%s)
 run more_ranks 120 "$CF" smoke -n "$more" --lib "$LIB" --ops all_reduce -b 1K -e 1K -T 30 --connect-timeout 30
