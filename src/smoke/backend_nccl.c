@@ -332,20 +332,28 @@ static void nccl_release(struct cf_smoke_backend *b, void *buf)
         s->rt.Free(buf);
 }
 
+/* Copies go on the collectives' stream. A plain Memcpy runs on the legacy
+ * default stream, which a non-blocking stream does not wait for, and from
+ * pageable memory it returns before its DMA lands: on an H200 the sentinel
+ * fill of a 1 MiB output landed after NCCL had written the result (every
+ * wrong element read -1). On one stream, each copy and collective follow in
+ * order; a download then waits for its stream before the host reads. */
 static int nccl_upload(struct cf_smoke_backend *b, void *dst, const void *host, size_t bytes, char *errbuf,
                        size_t errlen)
 {
     struct nccl_state *s = b->state;
-    int rc = s->rt.Memcpy(dst, host, bytes, CF_GPU_MEMCPY_H2D);
-    return rc ? fail_gpu(s, "Memcpy (host to device)", rc, errbuf, errlen) : 0;
+    int rc = s->rt.MemcpyAsync(dst, host, bytes, CF_GPU_MEMCPY_H2D, s->stream);
+    return rc ? fail_gpu(s, "MemcpyAsync (host to device)", rc, errbuf, errlen) : 0;
 }
 
 static int nccl_download(struct cf_smoke_backend *b, void *host, const void *src, size_t bytes, char *errbuf,
                          size_t errlen)
 {
     struct nccl_state *s = b->state;
-    int rc = s->rt.Memcpy(host, src, bytes, CF_GPU_MEMCPY_D2H);
-    return rc ? fail_gpu(s, "Memcpy (device to host)", rc, errbuf, errlen) : 0;
+    int rc = s->rt.MemcpyAsync(host, src, bytes, CF_GPU_MEMCPY_D2H, s->stream);
+    if (rc == 0)
+        rc = s->rt.StreamSynchronize(s->stream);
+    return rc ? fail_gpu(s, "MemcpyAsync (device to host)", rc, errbuf, errlen) : 0;
 }
 
 static void nap(void)

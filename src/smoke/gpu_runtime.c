@@ -29,7 +29,7 @@ static const struct runtime_symbol runtime_symbols[] = {
     RSYM(GetDeviceCount, 1),    RSYM(SetDevice, 1),        RSYM(Malloc, 1),          RSYM(Free, 1),
     RSYM(Memcpy, 1),            RSYM(Memset, 1),           RSYM(StreamCreate, 1),    RSYM(StreamSynchronize, 1),
     RSYM(StreamDestroy, 1),     RSYM(GetErrorString, 1),   RSYM(RuntimeGetVersion, 1), RSYM(GetLastError, 1),
-    RSYM(PeekAtLastError, 1),   RSYM(MemsetAsync, 1),      RSYM(DeviceGetPCIBusId, 1),
+    RSYM(PeekAtLastError, 1),   RSYM(MemsetAsync, 1),      RSYM(MemcpyAsync, 1),     RSYM(DeviceGetPCIBusId, 1),
     RSYM(EventCreateWithFlags, 1), RSYM(EventRecord, 1),   RSYM(EventQuery, 1),      RSYM(EventDestroy, 1),
     RSYM(StreamCreateWithFlags, 0), RSYM(DeviceGetAttribute, 0), RSYM(StreamBeginCapture, 0),
     RSYM(StreamEndCapture, 0),  RSYM(GraphInstantiateWithFlags, 0), RSYM(GraphLaunch, 0),

@@ -72,6 +72,7 @@ struct cf_gpu_runtime {
     int (*Malloc)(void **ptr, size_t bytes);
     int (*Free)(void *ptr);
     int (*Memcpy)(void *dst, const void *src, size_t bytes, int kind);
+    int (*MemcpyAsync)(void *dst, const void *src, size_t bytes, int kind, cf_gpu_stream_t stream);
     int (*Memset)(void *dst, int value, size_t bytes);
     int (*StreamCreate)(cf_gpu_stream_t *stream);
     int (*StreamSynchronize)(cf_gpu_stream_t stream);
