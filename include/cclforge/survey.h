@@ -121,8 +121,9 @@ struct cf_libtorch {
     struct strvec bridge_toolkit_found;
     struct strvec bridge_toolkit_missing;
     /* Extension modules beside this torch that claim cclforge_abi_info but whose facts cannot be
-     * read (truncated, another format), or the walk's bound reached: "<module> (<file>): why". */
+     * read (truncated, another format): "<module> (<file>): why". */
     struct strvec bridge_unreadable;
+    struct strvec bridge_walk_bounded; /* a site-packages whose module walk stopped at its bound */
 };
 
 /* A compiler found on PATH or in a toolkit. */

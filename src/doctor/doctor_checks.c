@@ -476,6 +476,11 @@ static const struct {
       "rebuild the module with this cclforge (cclforge bridge build, cclforge.build) or reinstall its wheel",
       "an extension module beside torch cannot be read (truncated, not ELF, or cclforge ABI facts in a format this "
       "cclforge does not read), so what it needs from the host's toolkit is not checked" },
+    { offsetof(struct cf_libtorch, bridge_walk_bounded), CF_SEV_INFO, "bridge-walk-bounded",
+      "check a plugin's bridge directly: cclforge wheel verify --install PLUGIN.whl, or cclforge inspect -u "
+      "<its extension module>",
+      "the search for cclforge-built bridges beside torch stopped at its bound, so bridges in the packages past it "
+      "are not checked" },
 };
 
 static void check_bridge_toolkit_libs(const struct cf_survey *s, struct cf_findings *out)

@@ -96,10 +96,11 @@ static void one_marker(const char *path, struct cf_libtorch *t, struct strvec *m
 
 struct walk {
     const char *site;
-    struct strbuf found;  /* the cached answer: "B\t<rel>\t<vendor>\t<version>\t<libs>\n", "U\t<rel>\t<why>\n" */
+    struct strbuf found;  /* the cached answer: "B\t<rel>\t<vendor>\t<version>\t<libs>\n", "U\t<rel>\t<why>\n",
+                           * "L\n" when a bound stopped the walk */
     struct strvec deps;   /* the directories walked and the bridges found */
     size_t dirs, modules;
-    int complete;         /* 0: a bound was reached (not remembered) */
+    int complete;         /* 0: a bound was reached */
 };
 
 /* Tabs and newlines cannot occur in the fields (bridge_facts.c keeps them
@@ -181,13 +182,17 @@ static char *dotted(const char *rel)
     return m;
 }
 
-static void use_found(const char *found, struct cf_libtorch *t, const struct strvec *markers)
+static void use_found(const char *site, const char *found, struct cf_libtorch *t, const struct strvec *markers)
 {
     struct strvec lines = STRVEC_INIT;
     cf_strvec_split(&lines, found, "\n", 0);
     for (size_t i = 0; i < lines.n; i++) {
         struct strvec f = STRVEC_INIT;
         cf_strvec_split(&f, lines.v[i], "\t", 1);
+        if (f.n == 1 && !strcmp(f.v[0], "L"))
+            cf_strvec_pushf(&t->bridge_walk_bounded, "%s: more than %d package directories or %d extension modules "
+                                                     "(names in sorted order; the rest were not looked at)",
+                            site, MAX_DIRS, MAX_MODULES);
         char *module = f.n >= 2 ? dotted(f.v[1]) : NULL;
         if (module && f.n == 5 && !strcmp(f.v[0], "B") && !cf_strvec_contains(markers, module)) {
             struct strvec libs = STRVEC_INIT;
@@ -208,19 +213,21 @@ static void bridge_modules(const char *site, int no_cache, struct cf_libtorch *t
 {
     struct strbuf cached = STRBUF_INIT;
     if (!no_cache && cf_depcache_get("bridge-modules", site, strlen(site), &cached)) {
-        use_found(cf_sb_str(&cached), t, markers);
+        use_found(site, cf_sb_str(&cached), t, markers);
         cf_sb_release(&cached);
         return;
     }
     struct walk w = { .site = site, .found = STRBUF_INIT, .deps = STRVEC_INIT, .complete = 1 };
     walk_dir(&w, "", 0);
+    /* a walk stopped at a bound is remembered too: it visits names in sorted
+     * order, so the same directories give the same stop (a large ML
+     * environment re-walked 2,048 directories on every warm run) */
     if (!w.complete)
-        cf_strvec_pushf(&t->bridge_unreadable, "%s: more than %d package directories or %d extension modules; the "
-                                               "rest were not looked at", site, MAX_DIRS, MAX_MODULES);
-    else if (!no_cache)
+        cf_sb_adds(&w.found, "L\n");
+    if (!no_cache)
         cf_depcache_put("bridge-modules", site, strlen(site), cf_sb_str(&w.found), w.found.len,
                         (const char *const *)cf_strvec_argv(&w.deps));
-    use_found(cf_sb_str(&w.found), t, markers);
+    use_found(site, cf_sb_str(&w.found), t, markers);
     cf_sb_release(&w.found);
     cf_strvec_clear(&w.deps);
 }

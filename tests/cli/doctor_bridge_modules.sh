@@ -60,4 +60,17 @@ doctor
 expect_json 'any(f["id"] == "bridge-toolkit-lib-missing" and f["subject"] == "libcftest_new.so.1" and "plug.sub._new (rocm toolkit 6.2 at build)" in f["why"] for f in d["findings"])' "a module installed after the remembered walk is seen on the next run"
 run env -u LD_LIBRARY_PATH "$CCLFORGE" doctor --libtorch "$site/torch" --no-nvidia --no-cache --json
 expect_json "$missing" "--no-cache walks again: the same finding"
+# a large environment (a real ML image has thousands of packages): 2,100 package
+# directories pass the walk's bound. The bound is its own finding (not "unreadable"),
+# and the bounded walk is remembered: the warm run reads no directory again
+for i in $(seq -w 1 2100); do mkdir -p "$site/zz$i" && : >"$site/zz$i/__init__.py"; done
+sleep 3
+doctor
+expect_json 'any(f["id"] == "bridge-walk-bounded" and "more than 2048 package directories" in f["why"] and "wheel verify --install" in f["remedy"] for f in d["findings"])' "the bound reached: bridge-walk-bounded, with a way to check a bridge directly"
+expect_json 'not any(f["id"] == "bridge-facts-unreadable" and "more than" in f["why"] for f in d["findings"])' "and not filed as an unreadable module"
+expect_json "$missing" "the bridges before the bound are still checked"
+strace -f -e trace=openat -o "$T/warm.trace" env -u LD_LIBRARY_PATH "$CCLFORGE" doctor --libtorch "$site/torch" --no-nvidia --json >/dev/null 2>&1
+opened=$(grep -c "$site/zz" "$T/warm.trace")
+[ "$opened" = 0 ] && ok "warm run after the bounded walk: no package directory opened again" \
+    || { OUT="$opened directories opened"; RC=0; bad "warm run after the bounded walk: no package directory opened again"; }
 t_end
