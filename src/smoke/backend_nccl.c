@@ -16,7 +16,8 @@
 #include "smoke/nccl_api.h"
 #include "smoke/smoke_internal.h"
 
-#define EVENT_RING 256   /* collectives in flight before a launch waits for the oldest */
+#define EVENT_RING 256   /* events in flight before a launch waits for the oldest */
+#define EVENT_STRIDE_MAX 32
 #define POLL_NS 50000
 
 struct registration {
@@ -37,6 +38,7 @@ struct nccl_state {
     size_t scratch_cap;
     void *events[EVENT_RING];
     int ev_head, ev_pending, ev_created;
+    int since_event, event_stride; /* calls launched since the last event; calls per event */
     int capturing;
     void *graph, *graph_exec;
     struct registration *regs;
@@ -385,10 +387,27 @@ static int wait_oldest(struct nccl_state *s, struct cf_smoke_backend *b, char *e
     return 0;
 }
 
+/* An event costs its call about a microsecond of launch time, which shows
+ * only while launches are the bottleneck: then the newest event is already
+ * done when the next is due, and the stride doubles (up to EVENT_STRIDE_MAX
+ * calls per event). While the device is behind, every call gets one. */
+static int event_due(struct nccl_state *s)
+{
+    if (++s->since_event < s->event_stride)
+        return 0;
+    s->since_event = 0;
+    int newest = (s->ev_head + s->ev_pending - 1 + EVENT_RING) % EVENT_RING;
+    int idle = s->ev_pending == 0 || s->rt.EventQuery(s->events[newest]) == 0;
+    s->event_stride = idle ? (s->event_stride * 2 > EVENT_STRIDE_MAX ? EVENT_STRIDE_MAX : s->event_stride * 2) : 1;
+    return 1;
+}
+
 static int after_launch(struct nccl_state *s, struct cf_smoke_backend *b, char *errbuf, size_t errlen)
 {
     if (s->capturing)
         return 0; /* the graph's launches are timed as a whole */
+    if (!event_due(s))
+        return 0;
     if (s->ev_pending == EVENT_RING && wait_oldest(s, b, errbuf, errlen) < 0)
         return -1;
     int slot = (s->ev_head + s->ev_pending) % EVENT_RING;
@@ -479,6 +498,8 @@ static int nccl_collective(struct cf_smoke_backend *b, const struct cf_smoke_cal
 static int nccl_sync(struct cf_smoke_backend *b, char *errbuf, size_t errlen)
 {
     struct nccl_state *s = b->state;
+    s->since_event = 0; /* the next test (another size) starts with an event per call */
+    s->event_stride = 1;
     while (s->ev_pending)
         if (wait_oldest(s, b, errbuf, errlen) < 0)
             return -1;
@@ -770,6 +791,7 @@ int cf_smoke_nccl_backend_open(struct cf_smoke_backend *b, const struct smoke_ra
     struct nccl_state *s = cf_xcalloc(1, sizeof *s);
     s->setup = setup;
     s->sink = sink;
+    s->event_stride = 1;
     b->name = setup->opts->backend == CF_BACKEND_RCCL ? "rccl" : "nccl";
     b->state = s;
     b->features = CF_FEAT_DEVICE | CF_FEAT_ASYNC;
