@@ -17,6 +17,8 @@
 #   WHEEL=gpu-carry/cclforge-V-...x86_64.whl NCCL_TESTS_SRC=gpu-carry/nccl-tests-src \
 #     bash bench/gpu_machine_check.sh
 #   PY=python3           the interpreter that holds torch (default python3)
+#   BEFORE_TARBALL=F     a release tarball of another cclforge, timed beside this one
+#                        against nccl-tests (a change's before)
 # Output: $OUT/gpu_machine_check.txt (the summary, also on stdout) and
 # $OUT/gpu_machine_check.tar.gz (every log). Exit 0 all checks passed, 1 one failed,
 # 77 no GPU here.
@@ -68,6 +70,8 @@ run doctor 120 "$CF" doctor
 st=$?; [ "$st" -le 1 ]
 check $? "doctor ran (exit $st; 1 means problems were listed)"
 grep -E '^(GPU|  *GPU|gpu)|sm_[0-9]+' "$LOGS/doctor.txt" | head -n 8 | sed 's/^/#   /' | tee -a "$SUMMARY"
+run doctor_warm 120 "$CF" doctor
+say "# doctor cold $(awk '$1 == "doctor" {print $4}' "$LOGS/times.txt") s, warm $(awk '$1 == "doctor_warm" {print $4}' "$LOGS/times.txt") s; the site-packages beside torch: $(find "$(dirname "$TORCH_DIR")" -name __init__.py 2>/dev/null | wc -l) package dirs, $(find "$(dirname "$TORCH_DIR")" -name '*.so' 2>/dev/null | wc -l) .so files"
 run doctor_json 120 "$CF" doctor --json
 "$PY" - "$LOGS/doctor_json.txt" <<'EOF' 2>&1 | tee -a "$SUMMARY"
 import json, sys
@@ -121,7 +125,12 @@ done
 
 # ---- 3. smoke against nccl-tests, every op and type, device flags ----
 SMOKE_NCCL=${NCCL_HOME:-${NCCL_LIB:+$(dirname "$(dirname "$NCCL_LIB")")}}
-NCCL_HOME=$SMOKE_NCCL OUT=$LOGS/smoke CCLFORGE=$CF timeout -k 5 300 bash bench/gpu_smoke_check.sh \
+BEFORE_BIN=""
+if [ -n "${BEFORE_TARBALL:-}" ] && mkdir -p /tmp/cf-before && tar -xzf "$BEFORE_TARBALL" -C /tmp/cf-before; then
+    BEFORE_BIN=$(ls /tmp/cf-before/*/bin/cclforge 2>/dev/null | head -n1)
+    say "# timed beside it: $BEFORE_BIN ($BEFORE_TARBALL)"
+fi
+NCCL_HOME=$SMOKE_NCCL OUT=$LOGS/smoke CCLFORGE=$CF CCLFORGE_BEFORE=$BEFORE_BIN timeout -k 5 300 bash bench/gpu_smoke_check.sh \
     >"$LOGS/gpu_smoke_check.out" 2>&1
 check $? "bench/gpu_smoke_check.sh"
 sed 's/^/#   /' "$LOGS/smoke/gpu_smoke_check.txt" 2>/dev/null | grep -v '^#   # building' | tee -a "$SUMMARY"

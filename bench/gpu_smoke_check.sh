@@ -15,6 +15,8 @@
 #   NCCL_HOME=DIR               NCCL's include/ and lib/ (default: found from ldconfig, CUDA, pip)
 #   CUDA_HOME=/usr/local/cuda   nvcc for nccl-tests
 #   GPUS=N                      ranks / GPUs to use (default: all that nvidia-smi lists)
+#   CCLFORGE_BEFORE=BIN         another cclforge timed in the same rounds (a change's before)
+#   ROUNDS=2 ITERS=100          rounds (order rotated, best kept) and timed iterations
 # Exit status: 0 all checks passed, 1 one failed, 77 no GPU here.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -80,27 +82,51 @@ if [ -n "${NCCL_TESTS_SRC:-}" ] && [ -x "$CUDA_HOME/bin/nvcc" ] && [ -e "$NCCL_H
         PERF=$OUT/nccl-tests/build/all_reduce_perf
 fi
 if [ -n "$PERF" ] && [ -x "$PERF" ]; then
-    # nccl-tests: one process driving GPUS GPUs (-g); cclforge: GPUS processes, one GPU each
-    "$PERF" "${SIZES[@]}" -g "$GPUS" -w 5 -n 20 -c 1 >"$OUT/nccl-tests.txt" 2>&1
-    check $? "all_reduce_perf ran"
-    "$CCLFORGE" smoke -n "$GPUS" --lib "$LIB" --ops all_reduce --place out "${SIZES[@]}" -w 5 --iters 20 --json \
-        >"$OUT/cclforge.json" 2>"$OUT/cclforge.err"
-    check $? "cclforge smoke all_reduce ran"
-    python3 - "$OUT/nccl-tests.txt" "$OUT/cclforge.json" <<'EOF' | tee -a "$LOG"
-import json, sys
-theirs = {}
-for line in open(sys.argv[1]):
-    f = line.split()
-    if len(f) >= 13 and f[0].isdigit():
-        theirs[int(f[0])] = (float(f[5]), float(f[6]), float(f[7]))  # out-of-place time (us), algbw, busbw
-ours = {r["bytes"]: (r["time_us"], r["algbw_gbps"], r["busbw_gbps"]) for r in json.load(open(sys.argv[2]))["rows"]}
-# one rank: busbw is 0 by definition, so time and algbw carry the comparison
-print("| size (B) | nccl-tests time (us) | cclforge time (us) | time ratio (theirs/ours) | nccl-tests algbw | cclforge algbw | nccl-tests busbw | cclforge busbw | busbw ratio |")
-print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-for size in sorted(set(theirs) & set(ours)):
-    (tt, ta, tb), (ot, oa, ob) = theirs[size], ours[size]
-    print("| %d | %.2f | %.2f | %.3f | %.2f | %.2f | %.2f | %.2f | %s |" % (size, tt, ot, tt / ot if ot > 0 else 0, ta, oa, tb, ob,
-          "%.3f" % (ob / tb) if tb > 0 else "n/a"))
+    # nccl-tests: one process driving GPUS GPUs (-g); cclforge: GPUS processes, one GPU
+    # each; the same warmup and iterations; ROUNDS rounds, order rotated, best time kept
+    ITERS=${ITERS:-100}
+    tools=(theirs ours); [ -n "${CCLFORGE_BEFORE:-}" ] && tools+=(before)
+    for round in $(seq 1 "${ROUNDS:-2}"); do
+        for k in $(seq 0 $((${#tools[@]} - 1))); do
+            tool=${tools[$(( (k + round) % ${#tools[@]} ))]}
+            case $tool in
+            theirs) "$PERF" "${SIZES[@]}" -g "$GPUS" -w 10 -n "$ITERS" -c 1 >"$OUT/nccl-tests.$round.txt" 2>&1
+                    check $? "all_reduce_perf ran (round $round)" ;;
+            ours|before)
+                bin=$CCLFORGE; [ "$tool" = before ] && bin=$CCLFORGE_BEFORE
+                "$bin" smoke -n "$GPUS" --lib "$LIB" --ops all_reduce --place out "${SIZES[@]}" -w 10 --iters "$ITERS" \
+                    --json >"$OUT/$tool.$round.json" 2>"$OUT/$tool.err"
+                check $? "cclforge smoke all_reduce ran ($tool, round $round)" ;;
+            esac
+        done
+    done
+    python3 - "$OUT" "${tools[@]}" <<'EOF' | tee -a "$LOG"
+import glob, json, sys
+out, tools = sys.argv[1], sys.argv[2:]
+best = {t: {} for t in tools}  # size -> (time us, algbw, busbw) of the fastest round
+def keep(t, size, row):
+    if size not in best[t] or row[0] < best[t][size][0]:
+        best[t][size] = row
+for path in glob.glob(out + "/nccl-tests.*.txt"):
+    for line in open(path):
+        f = line.split()
+        if len(f) >= 13 and f[0].isdigit():
+            keep("theirs", int(f[0]), (float(f[5]), float(f[6]), float(f[7])))  # out-of-place
+for t in tools[1:]:
+    for path in glob.glob("%s/%s.*.json" % (out, t)):
+        for r in json.load(open(path))["rows"]:
+            keep(t, r["bytes"], (r["time_us"], r["algbw_gbps"], r["busbw_gbps"]))
+# one rank: busbw is 0 by definition, so time carries the comparison
+names = {"theirs": "nccl-tests", "ours": "cclforge", "before": "cclforge before"}
+head = ["size (B)"] + ["%s time (us)" % names[t] for t in tools] + ["%s / nccl-tests time" % names[t] for t in tools[1:]]
+head += ["%s busbw" % names[t] for t in tools]
+print("| " + " | ".join(head) + " |")
+print("|" + "---:|" * len(head))
+for size in sorted(set.intersection(*[set(best[t]) for t in tools])):
+    cells = [str(size)] + ["%.2f" % best[t][size][0] for t in tools]
+    cells += ["%.3f" % (best[t][size][0] / best["theirs"][size][0]) for t in tools[1:]]
+    cells += ["%.2f" % best[t][size][2] for t in tools]
+    print("| " + " | ".join(cells) + " |")
 EOF
 else
     say "# nccl-tests not built (give NCCL_TESTS_SRC, and nvcc and nccl.h must be here): comparison skipped"
