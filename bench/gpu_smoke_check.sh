@@ -15,7 +15,7 @@
 #   NCCL_HOME=DIR               NCCL's include/ and lib/ (default: found from ldconfig, CUDA, pip)
 #   CUDA_HOME=/usr/local/cuda   nvcc for nccl-tests
 #   GPUS=N                      ranks / GPUs to use (default: all that nvidia-smi lists)
-#   CCLFORGE_BEFORE=BIN         another cclforge timed in the same rounds (a change's before)
+#   CCLFORGE_BEFORE=BIN[:BIN]   other cclforge binaries timed in the same rounds (a change's before)
 #   ROUNDS=2 ITERS=100          rounds (order rotated, best kept) and timed iterations
 # Exit status: 0 all checks passed, 1 one failed, 77 no GPU here.
 set -uo pipefail
@@ -85,15 +85,16 @@ if [ -n "$PERF" ] && [ -x "$PERF" ]; then
     # nccl-tests: one process driving GPUS GPUs (-g); cclforge: GPUS processes, one GPU
     # each; the same warmup and iterations; ROUNDS rounds, order rotated, best time kept
     ITERS=${ITERS:-100}
-    tools=(theirs ours); [ -n "${CCLFORGE_BEFORE:-}" ] && tools+=(before)
+    tools=(theirs ours); IFS=: read -r -a befores <<<"${CCLFORGE_BEFORE:-}"
+    for i in "${!befores[@]}"; do tools+=("before$((i + 1))"); done
     for round in $(seq 1 "${ROUNDS:-2}"); do
         for k in $(seq 0 $((${#tools[@]} - 1))); do
             tool=${tools[$(( (k + round) % ${#tools[@]} ))]}
             case $tool in
             theirs) "$PERF" "${SIZES[@]}" -g "$GPUS" -w 10 -n "$ITERS" -c 1 >"$OUT/nccl-tests.$round.txt" 2>&1
                     check $? "all_reduce_perf ran (round $round)" ;;
-            ours|before)
-                bin=$CCLFORGE; [ "$tool" = before ] && bin=$CCLFORGE_BEFORE
+            ours|before*)
+                bin=$CCLFORGE; [ "$tool" != ours ] && bin=${befores[$(( ${tool#before} - 1 ))]}
                 "$bin" smoke -n "$GPUS" --lib "$LIB" --ops all_reduce --place out "${SIZES[@]}" -w 10 --iters "$ITERS" \
                     --json >"$OUT/$tool.$round.json" 2>"$OUT/$tool.err"
                 check $? "cclforge smoke all_reduce ran ($tool, round $round)" ;;
@@ -117,7 +118,7 @@ for t in tools[1:]:
         for r in json.load(open(path))["rows"]:
             keep(t, r["bytes"], (r["time_us"], r["algbw_gbps"], r["busbw_gbps"]))
 # one rank: busbw is 0 by definition, so time carries the comparison
-names = {"theirs": "nccl-tests", "ours": "cclforge", "before": "cclforge before"}
+names = {t: {"theirs": "nccl-tests", "ours": "cclforge"}.get(t, "cclforge " + t) for t in tools}
 head = ["size (B)"] + ["%s time (us)" % names[t] for t in tools] + ["%s / nccl-tests time" % names[t] for t in tools[1:]]
 head += ["%s busbw" % names[t] for t in tools]
 print("| " + " | ".join(head) + " |")
