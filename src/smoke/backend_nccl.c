@@ -1,6 +1,7 @@
 /* The nccl / rccl backend: any library with the NCCL C API, on device memory through
- * the CUDA or HIP runtime, everything loaded by dlopen. Every collective records an
- * event, so waiting for them reports each one as it completes (a long run of slow
+ * the CUDA or HIP runtime, everything loaded by dlopen. Collectives record events
+ * (each one while the device is behind, strided while launches are the bottleneck),
+ * so waiting for them reports progress as they complete (a long run of slow
  * operations is progress, not a hang); alltoall, gather and scatter are grouped
  * send/recv, as nccl-tests does them before NCCL 2.28. */
 #include <dlfcn.h>
