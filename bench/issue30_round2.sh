@@ -28,7 +28,8 @@
 # gather), RANKS (1024), REPEATS (5: smoke), ITERS (20000: smoke calls at 2 ranks;
 # ten times that at 1), SMOKE_SPECS ("2:ITERS 1:ITERS*10": ranks:calls), ROWS
 # ("1 2 3": the rows to run).
-# Results: docs/bench.md ("doctor, gather and smoke, second round (issue 30)").
+# Results: docs/bench.md ("doctor, gather and smoke, second round (issue 30)";
+# "The release binary's gaps (issue 30)").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
