@@ -216,16 +216,16 @@ elif command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
         raw_t="" raw_r=""
         raw() { mpirun $root --oversubscribe --bind-to none -n "$n" "$tmp/raw" 1024 "$iters" 200 || echo n/a; }
         for ((r = 0; r < REPEATS; r++)); do
-            a=$(raw)
+            before=$(raw)
             for i in "${!names[@]}"; do
                 k=${names[$(((i + r) % ${#names[@]}))]}
                 sm[$k]+="$("${bin[$k]}" smoke --backend mpi -n "$n" --ops all_reduce -d float --place out -c 0 -b 1024 -e 1024 \
                     --iters "$iters" -w 200 --json 2>/dev/null |
                     python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["ok"]; print("%.4f" % d["rows"][0]["time_us"])' 2>/dev/null || echo n/a) "
             done
-            b=$(raw)
-            raw_t+="$a $b "
-            if ((r % 2)); then raw_r+="$b "; else raw_r+="$a "; fi
+            after=$(raw)
+            raw_t+="$before $after "
+            if ((r % 2)); then raw_r+="$after "; else raw_r+="$before "; fi
         done
         rb=$(best "$raw_t") rq=$(quartile "$raw_t") rm=$(median "$raw_t")
         printf '| %-9s | %-10s | %-10s | %-12s | %-16s | %-16s | %-18s | %-24s |\n' binary "best (us)" "p25 (us)" "median (us)" \
