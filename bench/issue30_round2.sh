@@ -11,21 +11,31 @@
 #      process that starts them, are not rank 0).
 #   3. smoke --backend mpi all_reduce 1 KiB against a plain MPI_Allreduce loop
 #      (smoke_raw_allreduce.c) under the same mpirun settings: raw time / smoke
-#      time, best and median of REPEATS alternating runs, at 2 ranks and at 1
-#      (a local copy: the harness's own cost per call, little moved by load).
+#      time, best, lower quartile and median of REPEATS alternating runs, at 2
+#      ranks and at 1 (a local copy: the harness's own cost per call, little
+#      moved by load).
 # Ratios: NEW / BASE for times (below 1: NEW is faster); raw / smoke for row 3
-# (1.0: no overhead). The machine is shared: the load is printed before and
-# after, and CPU time moves less with load than wall time.
+# (1.0: no overhead). Rows 2 and 3 also pair the runs round by round (each
+# release against the source build of its commit; raw MPI against each): the
+# median of the per-round ratios and in how many rounds one was faster, which
+# tells a real gap (one side faster in nearly every round) from the luck of a
+# best-of. The machine is shared: the load is printed before and after, and
+# CPU time moves less with load than wall time. The header says each binary's
+# ELF type (PIE or EXEC), the CPU vendor and the clock source.
 #   BASE_SRC=/path/old/build/cclforge BASE_REL=/path/old/bin/cclforge \
 #   NEW_SRC=build/cclforge NEW_REL=/path/new/bin/cclforge bash bench/issue30_round2.sh
 # Any binary left unset is left out. RUNS (default 11: doctor), GRUNS (3:
 # gather), RANKS (1024), REPEATS (5: smoke), ITERS (20000: smoke calls at 2 ranks;
-# ten times that at 1), SMOKE_SPECS ("2:ITERS 1:ITERS*10": ranks:calls).
-# Results: docs/bench.md ("doctor, gather and smoke, second round (issue 30)").
+# ten times that at 1), SMOKE_SPECS ("2:ITERS 1:ITERS*10": ranks:calls), ROWS
+# ("1 2 3": the rows to run).
+# Results: docs/bench.md ("doctor, gather and smoke, second round (issue 30)";
+# "The release binary's gaps (issue 30)").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
 RUNS=${RUNS:-11}
+ROWS=${ROWS:-1 2 3}
+row() { [[ " $ROWS " == *" $1 "* ]]; }
 GRUNS=${GRUNS:-3}
 RANKS=${RANKS:-1024}
 REPEATS=${REPEATS:-5}
@@ -43,10 +53,35 @@ for k in BASE_SRC NEW_SRC BASE_REL NEW_REL; do [ -n "${bin[$k]:-}" ] && names+=(
 command -v perf >/dev/null || { echo "perf is needed (CPU time): apt-get install linux-perf" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR] = $1} END {if (!NR) {print "n/a"; exit} m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.2f\n", m}'; }
-best() { tr ' ' '\n' <<<"$1" | grep . | sort -g | head -n 1; }
-spread() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR] = $1} END {if (NR) printf "%s-%s", a[1], a[NR]}'; }
+# A list holds one value per round, "n/a" for a round that failed, so that
+# two binaries' lists stay aligned by round (paired below); the statistics
+# read the numbers only.
+nums() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9]+([.][0-9]*)?$'; }
+median() { nums "$1" | sort -g | awk '{a[NR] = $1} END {if (!NR) {print "n/a"; exit} m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.5g\n", m}'; }
+best() { nums "$1" | sort -g | head -n 1; }
+# the lower quartile: steadier than the best of many runs (one lucky run) and
+# than the median (the rounds a neighbour's job hit)
+quartile() { nums "$1" | sort -g | awk '{a[NR] = $1} END {if (!NR) {print "n/a"; exit} print a[int((NR - 1) / 4) + 1]}'; }
+spread() { nums "$1" | sort -g | awk '{a[NR] = $1} END {if (NR) printf "%s-%s", a[1], a[NR]}'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "n/a") printf "%.3f", a / b; else print "n/a" }'; }
+# paired A B: round by round (both ran in the same round, minutes apart at
+# most, under the same load), the median of A/B and in how many rounds A < B.
+# With no difference between the two, A < B in about half the rounds.
+paired() {
+    paste -d' ' <(tr ' ' '\n' <<<"$1" | grep .) <(tr ' ' '\n' <<<"$2" | grep .) |
+        awk '$1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ && $2 > 0 { printf "%.6f %d\n", $1 / $2, $1 < $2 }' | sort -g |
+        awk '{r[NR] = $1; w += $2} END {if (!NR) {print "n/a"; exit}
+             printf "median of the per-round ratios %.3f, lower in %d of %d rounds", (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2, w, NR}'
+}
+# paired_lines KIND: the release against the source build of the same commit,
+# round by round, for a measure kept in arrays named KIND
+paired_lines() {
+    local -n col=$1
+    for c in NEW BASE; do
+        [ -n "${col[${c}_REL]:-}" ] && [ -n "${col[${c}_SRC]:-}" ] || continue
+        echo "  $c release / $c source: $(paired "${col[${c}_REL]}" "${col[${c}_SRC]}")"
+    done
+}
 # pair KIND: "NEW/BASE" ratio lines for a measure kept in arrays named KIND
 pairs() {
     local -n col=$1
@@ -57,11 +92,16 @@ pairs() {
 }
 
 bench_header "issue 30, second round: doctor warm with torch, doctor --gather -n $RANKS, smoke vs raw MPI"
-for k in "${names[@]}"; do echo "$k: ${bin[$k]} ($(stat -c %s "${bin[$k]}") bytes)"; done
+# ELF type: the release of the second round was ET_EXEC (zig's default), PIE since 60d7ff7
+elf_type() { case $(od -An -tu2 -j16 -N2 "$1" | tr -d ' ') in 2) echo "EXEC" ;; 3) echo "PIE" ;; *) echo "?" ;; esac; }
+for k in "${names[@]}"; do echo "$k: ${bin[$k]} ($(stat -c %s "${bin[$k]}") bytes, $(elf_type "${bin[$k]}"))"; done
+echo "cpu: $(grep -m1 vendor_id /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo '?')"
 
 # ---- 1. doctor warm with torch ----
 site=$(ls -d "${CCLFORGE_TORCH_CACHE:-$HOME/.cache/cclforge/torch}"/site-* 2>/dev/null | head -n 1)
-if [ -n "$site" ] && [ -d "$site/torch" ]; then
+if ! row 1; then
+    :
+elif [ -n "$site" ] && [ -d "$site/torch" ]; then
     echo
     echo "## 1. doctor, warm caches, torch $(PYTHONPATH=$site python3 -c 'import torch; print(torch.__version__)' 2>/dev/null) on PYTHONPATH ($site)"
     declare -A dwall=() dcpu=()
@@ -112,16 +152,16 @@ gather() {
     echo "$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.0f", (e - s) * 1000 }') $(tail -n 1 "$tmp/all" | awk '{printf "%.0f", ($1 + $2) * 1000}')" \
         "$(awk -F, '/task-clock/ {printf "%.1f", $1}' "$tmp/r0") $((1 - ok))"
 }
-for N in ${GATHER_RANKS:-256 $RANKS}; do
+for N in $(row 2 && echo "${GATHER_RANKS:-256 $RANKS}"); do
 echo
 echo "## 2. doctor --gather -n $N --quick ($GRUNS rounds; rank 0's own CPU per joining rank from -n 2 and -n $N)"
-declare -A gwall=() gall=() g0=() g2=() gbad=()
+declare -A gwall=() gall=() g0=() g2=()
 for ((r = 0; r < GRUNS; r++)); do
     for i in "${!names[@]}"; do
         k=${names[$(((i + r) % ${#names[@]}))]}
         read -r w a c0 bad < <(gather "$k" "$N")
-        if [ "$bad" != 0 ]; then
-            gbad[$k]=1
+        if [ "$bad" != 0 ]; then # not counted, but kept as n/a: the lists stay aligned by round
+            gwall[$k]+="n/a " gall[$k]+="n/a " g0[$k]+="n/a " g2[$k]+="n/a "
             continue
         fi
         gwall[$k]+="$w "
@@ -134,7 +174,7 @@ done
 printf '| %-9s | %-16s | %-14s | %-18s | %-16s | %-26s |\n' binary "wall median (ms)" "wall spread" "CPU, all (ms)" "rank 0 CPU (ms)" "rank 0 per joining rank (us)"
 echo "|---|---|---|---|---|---|"
 for k in "${names[@]}"; do
-    if [ -n "${gbad[$k]:-}" ] && [ -z "${gwall[$k]:-}" ]; then
+    if [ -z "$(nums "${gwall[$k]:-}")" ]; then
         printf '| %-9s | %s |\n' "$k" "n/a: no round heard all $N ranks (the incumbent clamps -n to 256)"
         continue
     fi
@@ -147,8 +187,10 @@ done
 echo "wall:"; pairs gwall
 echo "CPU, all processes:"; pairs gall
 echo "rank 0 CPU:"; pairs g0
+echo "wall, round by round:"; paired_lines gwall
+echo "CPU, all processes, round by round:"; paired_lines gall
 echo "(load now: $(cut -d' ' -f1-3 /proc/loadavg))"
-unset gwall gall g0 g2 gbad
+unset gwall gall g0 g2
 done
 
 # ---- 3. smoke vs raw MPI_Allreduce, 1 KiB ----
@@ -156,8 +198,10 @@ done
 # the load of a shared machine moves by far more than the harness costs) and
 # 1 (MPI_Allreduce on one rank is a local copy, tens of ns: what is left is
 # the harness's own cost per call, on one core, little disturbed by load).
-echo
-if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
+if ! row 3; then
+    :
+elif command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
+    echo
     mpicc -O2 -o "$tmp/raw" bench/smoke_raw_allreduce.c || exit 1
     export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_oob_tcp_if_include=lo
     root=""
@@ -166,27 +210,42 @@ if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
         n=${spec%%:*} iters=${spec#*:}
         echo "## 3. smoke --backend mpi all_reduce 1 KiB vs MPI_Allreduce ($(mpirun --version | head -n1), $n rank(s), $iters calls, $REPEATS alternating runs)"
         declare -A sm=()
-        raw_t=""
+        # every raw run; and one per round to pair with the round's smoke runs,
+        # the one before them in even rounds, after in odd ones (one draw
+        # each: the better of two would win more rounds by itself)
+        raw_t="" raw_r=""
+        raw() { mpirun $root --oversubscribe --bind-to none -n "$n" "$tmp/raw" 1024 "$iters" 200 || echo n/a; }
         for ((r = 0; r < REPEATS; r++)); do
-            raw_t+="$(mpirun $root --oversubscribe --bind-to none -n "$n" "$tmp/raw" 1024 "$iters" 200) "
+            before=$(raw)
             for i in "${!names[@]}"; do
                 k=${names[$(((i + r) % ${#names[@]}))]}
                 sm[$k]+="$("${bin[$k]}" smoke --backend mpi -n "$n" --ops all_reduce -d float --place out -c 0 -b 1024 -e 1024 \
                     --iters "$iters" -w 200 --json 2>/dev/null |
                     python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["ok"]; print("%.4f" % d["rows"][0]["time_us"])' 2>/dev/null || echo n/a) "
             done
-            raw_t+="$(mpirun $root --oversubscribe --bind-to none -n "$n" "$tmp/raw" 1024 "$iters" 200) "
+            after=$(raw)
+            raw_t+="$before $after "
+            if ((r % 2)); then raw_r+="$after "; else raw_r+="$before "; fi
         done
-        rb=$(best "$raw_t")
-        rm=$(median "$raw_t")
-        printf '| %-9s | %-10s | %-12s | %-16s | %-18s | %-24s |\n' binary "best (us)" "median (us)" "raw/smoke, best" "raw/smoke, median" "spread (us)"
-        echo "|---|---|---|---|---|---|"
-        printf '| %-9s | %-10s | %-12s | %-16s | %-18s | %-24s |\n' "raw MPI" "$rb" "$rm" 1 1 "$(spread "$raw_t")"
+        rb=$(best "$raw_t") rq=$(quartile "$raw_t") rm=$(median "$raw_t")
+        printf '| %-9s | %-10s | %-10s | %-12s | %-16s | %-16s | %-18s | %-24s |\n' binary "best (us)" "p25 (us)" "median (us)" \
+            "raw/smoke, best" "raw/smoke, p25" "raw/smoke, median" "spread (us)"
+        echo "|---|---|---|---|---|---|---|---|"
+        printf '| %-9s | %-10s | %-10s | %-12s | %-16s | %-16s | %-18s | %-24s |\n' "raw MPI" "$rb" "$rq" "$rm" 1 1 1 "$(spread "$raw_t")"
         for k in "${names[@]}"; do
-            b=$(best "${sm[$k]}")
-            m=$(median "${sm[$k]}")
-            printf '| %-9s | %-10s | %-12s | %-16s | %-18s | %-24s |\n' "$k" "$b" "$m" "$(div "$rb" "$b")" "$(div "$rm" "$m")" "$(spread "${sm[$k]}")"
+            b=$(best "${sm[$k]}") q=$(quartile "${sm[$k]}") m=$(median "${sm[$k]}")
+            printf '| %-9s | %-10s | %-10s | %-12s | %-16s | %-16s | %-18s | %-24s |\n' "$k" "$b" "$q" "$m" "$(div "$rb" "$b")" \
+                "$(div "$rq" "$q")" "$(div "$rm" "$m")" "$(spread "${sm[$k]}")"
         done
+        # at 2 ranks the runs fall into modes (on a VM: where the host ran the
+        # two vCPUs then), and the best of a few runs says which mode it hit,
+        # not which binary is faster: the lowest runs show the modes
+        echo "lowest runs (us):"
+        echo "  raw MPI: $(nums "$raw_t" | sort -g | head -n 8 | tr '\n' ' ')"
+        for k in "${names[@]}"; do echo "  $k: $(nums "${sm[$k]}" | sort -g | head -n 8 | tr '\n' ' ')"; done
+        echo "round by round:"
+        paired_lines sm
+        for k in "${names[@]}"; do echo "  raw / $k: $(paired "$raw_r" "${sm[$k]}")"; done
         unset sm
         echo "(load now: $(cut -d' ' -f1-3 /proc/loadavg))"
     done

@@ -30,7 +30,7 @@ int main(int argc, char **argv)
     double us = (MPI_Wtime() - t0) * 1e6 / iters, sum = 0;
     MPI_Allreduce(&us, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("%.3f\n", sum / n);
+        printf("%.4f\n", sum / n); /* 1 rank: tens of ns */
     free(send);
     free(recv);
     MPI_Finalize();

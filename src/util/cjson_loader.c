@@ -3,7 +3,7 @@
  * opened, mapped and relocated at every start-up, ~0.03 ms of every
  * `inspect` and `--version` (docs/bench.md, issue 30), though most runs
  * print text. The release links the static cJSON of scripts/dist-deps.sh and
- * compiles none of this.
+ * compiles only the empty cf_json_ready.
  *
  * Each cJSON function cclforge calls is defined here as cf_cJSON_<name> with
  * cJSON's own prototype, and the link makes cJSON_<name> an alias of it
@@ -15,6 +15,8 @@
  * Without libcjson.so.1 the run ends as the dynamic loader would have ended
  * it at start-up, with its message and status 127: the callers, written
  * against a linked cJSON, have no failure path for "no JSON library". */
+#include "cclforge/json.h"
+
 #ifdef CCLFORGE_CJSON_LOADED
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
@@ -124,4 +126,14 @@ static void *cjson_function(enum cjson_function f)
         real args; \
     }
 CF_CJSON_FUNCTIONS(AS_FORWARDER, AS_FORWARDER_VOID)
+
+void cf_json_ready(void)
+{
+    for (int f = 0; f < CJSON_FUNCTION_COUNT; f++)
+        cjson_function((enum cjson_function)f);
+}
+#else
+void cf_json_ready(void)
+{
+}
 #endif

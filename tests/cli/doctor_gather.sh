@@ -20,6 +20,16 @@ expect_out "^cclforge doctor: .*NCCL_DEBUG" "a problem gives one reason line fir
 run "${G[@]}" -n 300 --quick --timeout 120 --json
 expect_rc 0 "300 local ranks: exit 0"
 expect_json 'd["world"]==300 and not d["missing"] and sorted(r for h in d["hosts"] for r in h["ranks"])==list(range(300))' "every one of 300 ranks heard"
+# the build from source loads its shared cJSON on first use: rank 0 loads it
+# before the local ranks are forked (cf_json_ready), so that no rank loads
+# it again (ld.so's log: every process appends to the one file it opened)
+if nm "$CCLFORGE" 2>/dev/null | grep -q ' cf_cJSON_Parse$'; then
+    run env LD_DEBUG=libs LD_DEBUG_OUTPUT="$T_TMP/ld" "${G[@]}" -n 4 --quick --timeout 20 --json
+    expect_rc 0 "four local ranks under ld.so's log: exit 0"
+    loads=$(cat "$T_TMP"/ld.* 2>/dev/null | grep -c 'calling init: .*libcjson\.so\.1')
+    [ "$loads" = 1 ] && ok "libcjson is loaded once, before the ranks are forked" ||
+        bad "libcjson is loaded once, before the ranks are forked (loaded $loads times)"
+fi
 run "${G[@]}" -n 5000
 expect_rc 2 "-n above 4096 is a usage error, not clamped"
 expect_err "from 1 to 4096, not '5000'" "and names the bound"
