@@ -193,6 +193,7 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r, const char *er
     cf_json_put_str(o, "policy_needed", r->policy_needed);
     cJSON_AddNumberToObject(o, "members", (double)r->members);
     cJSON_AddNumberToObject(o, "uncompressed_bytes", (double)r->uncompressed);
+    cf_json_put_str(o, "inflate", r->inflate_engine);
     cf_json_put_strvec(o, "extensions", &r->extensions);
     cJSON *checks = cJSON_AddArrayToObject(o, "checks");
     for (size_t i = 0; i < r->n_checks; i++) {
