@@ -182,3 +182,49 @@ function(cclforge_bundle_libzip target tarball sum prefix archive)
       -DENABLE_WINDOWS_CRYPTO=OFF -DBUILD_TOOLS=OFF -DBUILD_REGRESS=OFF -DBUILD_EXAMPLES=OFF -DBUILD_DOC=OFF
     BUILD_BYPRODUCTS ${archive})
 endfunction()
+
+# ISA-L's igzip (wheel verify's faster inflate) and its CRC-32: upstream's
+# Makefile.unx, units igzip and crc, with the upstream fixes of
+# scripts/dist/patches/libisal-*.patch. Optional (cclforge_dep ... OPTIONAL):
+# its x86-64 code needs nasm, its aarch64 code the C compiler; elsewhere, or
+# without nasm or patch, it is left out and zlib inflates.
+function(cclforge_bundle_libisal target tarball sum prefix archive)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64)$")
+    find_program(CCLFORGE_NASM nasm)
+    if(NOT CCLFORGE_NASM)
+      set(CCLFORGE_BUNDLE_SKIPPED "its x86-64 code needs nasm, which is not installed: zlib inflates" PARENT_SCOPE)
+      return()
+    endif()
+    # CFLAGS_ replaces upstream's x86-64 flags, whose -fcf-protection an
+    # older host compiler (GCC < 8) refuses; its nasm flags stay
+    set(isal_args host_cpu=x86_64 AS=${CCLFORGE_NASM} "CFLAGS_=-fstack-protector")
+  elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")
+    set(isal_args host_cpu=aarch64 arch=aarch64)
+  else()
+    set(CCLFORGE_BUNDLE_SKIPPED "no code of its own for ${CMAKE_SYSTEM_PROCESSOR} here (x86_64, aarch64): zlib inflates" PARENT_SCOPE)
+    return()
+  endif()
+  file(GLOB patches "${CMAKE_SOURCE_DIR}/scripts/dist/patches/libisal-*.patch")
+  set(patch_command)
+  if(patches)
+    find_program(CCLFORGE_PATCH patch)
+    if(NOT CCLFORGE_PATCH)
+      set(CCLFORGE_BUNDLE_SKIPPED "its pinned source takes upstream fixes with patch, which is not installed: zlib inflates" PARENT_SCOPE)
+      return()
+    endif()
+    foreach(p ${patches})
+      list(APPEND patch_command COMMAND ${CCLFORGE_PATCH} -p1 --batch --forward -i ${p})
+    endforeach()
+    list(REMOVE_AT patch_command 0) # PATCH_COMMAND's first command has no COMMAND keyword
+  endif()
+  cclforge_bundled_tool(CCLFORGE_MAKE ISA-L make gmake)
+  ExternalProject_Add(${target} URL "${tarball}" URL_HASH SHA256=${sum} ${CCLFORGE_BUNDLED_TIMES} BUILD_IN_SOURCE 1
+    PATCH_COMMAND ${patch_command}
+    CONFIGURE_COMMAND ""
+    BUILD_COMMAND ${CCLFORGE_MAKE} -f Makefile.unx -j${CCLFORGE_BUNDLED_JOBS} units=igzip lib ${isal_args}
+      "CC=${CMAKE_C_COMPILER} -fPIC"
+    INSTALL_COMMAND ${CMAKE_COMMAND} -E make_directory ${prefix}/include/isa-l
+      COMMAND ${CMAKE_COMMAND} -E copy include/igzip_lib.h include/crc.h ${prefix}/include/isa-l/
+      COMMAND ${CMAKE_COMMAND} -E copy bin/isa-l.a ${archive}
+    BUILD_BYPRODUCTS ${archive})
+endfunction()
