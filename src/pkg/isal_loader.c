@@ -14,6 +14,8 @@
 #include <string.h>
 
 #ifdef CCLFORGE_ISAL_LINKED
+#include <isa-l/crc.h>
+
 int cf_isal_resolve(struct cf_isal_api *api, cf_error *err)
 {
     api->inflate_init = isal_inflate_init;
