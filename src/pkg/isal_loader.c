@@ -10,12 +10,19 @@
 #include "pkg/isal_loader.h"
 
 #ifdef CCLFORGE_ISAL
+#include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #include <string.h>
 
-#ifdef CCLFORGE_ISAL_LINKED
-#include <isa-l/crc.h>
+/* struct cf_isal_api holds what the header compiled against declares */
+#define SAME_TYPE(fn, field) \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(&fn), __typeof__(((struct cf_isal_api *)0)->field)), \
+                   #fn " is not declared as struct cf_isal_api's " #field)
+SAME_TYPE(isal_inflate_init, inflate_init);
+SAME_TYPE(isal_inflate, inflate);
+SAME_TYPE(crc32_gzip_refl, crc32_gzip_refl);
 
+#ifdef CCLFORGE_ISAL_LINKED
 int cf_isal_resolve(struct cf_isal_api *api, cf_error *err)
 {
     api->inflate_init = isal_inflate_init;
