@@ -12,8 +12,6 @@
 #include "cclforge/spawn.h"
 #include "cclforge/strbuf.h"
 #include "cclforge/wheel.h"
-#include <zlib.h>
-
 #include "pkg/elf_facts.h"
 #include "pkg/inflate_engine.h"
 #include "pkg/manylinux_policy.h"
@@ -22,6 +20,7 @@
 #include "pkg/wheel_ranks.h"
 #include "pkg/zip_read.h"
 #include "pkg/zip_scan.h"
+#include "ts_inflate.h"
 
 /* The $ORIGIN test that wheel verify and the bridge's output check share. */
 static void test_rpath_origin_relative(void **state)
@@ -481,22 +480,13 @@ static char *libzip_archive(const char *dir, const char *file, const char *const
     return path;
 }
 
-static int read_buf(void *ctx, uint64_t off, void *buf, size_t n)
-{
-    const struct strbuf *sb = ctx;
-    if (off > sb->len || n > sb->len - off)
-        return -1;
-    memcpy(buf, sb->buf + off, n);
-    return 0;
-}
-
 /* Reads member e of the archive in sb whole, in reads of `piece` bytes
  * (small ones: the chunking must not matter); -1 (err set) on a fault. */
 static int read_pieces(const struct cf_inflate_engine *engine, struct strbuf *sb, const struct cf_zip_entry *e,
                        size_t piece, struct strbuf *out, cf_error *err)
 {
     struct cf_zip_member *m = malloc(sizeof *m);
-    int rc = cf_zip_member_open(m, engine, read_buf, sb, e, err);
+    int rc = cf_zip_member_open(m, engine, ts_read_strbuf, sb, e, err);
     unsigned char *buf = malloc(piece);
     ssize_t got;
     while (rc == 0 && (got = cf_zip_member_read(m, buf, piece, err)) != 0) {
@@ -518,20 +508,6 @@ static int read_whole(const struct cf_inflate_engine *engine, struct strbuf *sb,
     return read_pieces(engine, sb, e, 7, out, err);
 }
 
-/* The engines this build can run: zlib always, isal where it is built in and loads. */
-static size_t engines_here(struct cf_inflate_engine engines[2])
-{
-    size_t n = 0;
-    assert_int_equal(cf_inflate_named(&engines[n++], "zlib", NULL), 0);
-    cf_error err = CF_ERROR_INIT;
-    if (cf_inflate_named(&engines[n], "isal", &err) == 0)
-        n++;
-    else
-        print_message("isal is not available here, zlib only: %s\n", cf_error_message(&err));
-    cf_error_clear(&err);
-    return n;
-}
-
 static void zip_scan_and_read_with(const struct cf_inflate_engine *engine)
 {
     char *dir = ts_tmpdir();
@@ -545,7 +521,7 @@ static void zip_scan_and_read_with(const struct cf_inflate_engine *engine)
         assert_int_equal(cf_read_file(path, 1 << 20, &sb, &err), 0);
         struct cf_zip_limits lim = { 100, 1 << 20, 10 };
         struct cf_zip_scan scan;
-        assert_int_equal(cf_zip_scan(read_buf, &sb, sb.len, &lim, &scan, &err), 0);
+        assert_int_equal(cf_zip_scan(ts_read_strbuf, &sb, sb.len, &lim, &scan, &err), 0);
         assert_int_equal(scan.n, 2);
         assert_int_equal(scan.n_faults, 0);
         assert_string_equal(scan.entries[1].name, "a/two.txt");
@@ -584,7 +560,7 @@ static void zip_scan_and_read_with(const struct cf_inflate_engine *engine)
         cf_sb_release(&out);
         cf_zip_scan_release(&scan);
         /* cut short: no end record */
-        assert_int_equal(cf_zip_scan(read_buf, &sb, sb.len - 30, &lim, &scan, &err), -1);
+        assert_int_equal(cf_zip_scan(ts_read_strbuf, &sb, sb.len - 30, &lim, &scan, &err), -1);
         assert_non_null(strstr(cf_error_message(&err), "end of central directory"));
         cf_error_clear(&err);
         cf_sb_release(&sb);
@@ -595,7 +571,7 @@ static void zip_scan_and_read_with(const struct cf_inflate_engine *engine)
 static void test_zip_scan_and_read(void **state)
 {
     struct cf_inflate_engine engines[2];
-    size_t n = engines_here(engines);
+    size_t n = ts_inflate_engines(engines);
     for (size_t k = 0; k < n; k++)
         zip_scan_and_read_with(&engines[k]);
 }
