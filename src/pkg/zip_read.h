@@ -1,10 +1,10 @@
 /* A member's data, streamed from the archive's bytes: stored members as they
  * are, deflated ones through an inflate engine (inflate_engine.h: zlib or
  * ISA-L's igzip, the same checks for either), with the member's declared
- * size and CRC-32 checked as the bytes go by. Works from the table zip_scan.c read, so it
- * needs nothing per member beyond that table: libzip keeps ~250 bytes per
- * member of its own (17.5 MB for a 70,000-member wheel), and reading members
- * in bounded memory is this file's whole point. Members compressed otherwise
+ * size and CRC-32 checked as the bytes go by. Works from the table
+ * zip_scan.c read, so it needs nothing per member beyond that table: libzip
+ * keeps ~250 bytes per member of its own (17.5 MB for a 70,000-member
+ * wheel), and reading members in bounded memory is this file's whole point. Members compressed otherwise
  * (bzip2, lzma: rare in wheels) are left to libzip (cf_zip_member_supported).
  * Internal to src/pkg. */
 #ifndef CCLFORGE_PKG_ZIP_READ_H
