@@ -2,10 +2,10 @@
  * data, cut out by inflate_engines.sh), by zlib (what wheel verify uses now,
  * src/pkg/zip_read.c) and by ISA-L's igzip (a candidate: streaming like zlib,
  * so the memory bound holds; libdeflate is whole-buffer only). Both read the
- * input in 64 KiB pieces into a 256 KiB output buffer, as verify's workers
- * do; each prints its CPU time per round, the bytes out and the CRC, which
- * must agree with each other and with the archive's.
- *   inflate_engines FILE.deflate [ROUNDS]        (ROUNDS default 5) */
+ * input in 64 KiB pieces into an output buffer of OUT_KIB KiB (default 64,
+ * verify's CF_WHEEL_CHUNK); each prints its CPU time per round, the bytes
+ * out and the CRC, which must agree with each other and with the archive's.
+ *   inflate_engines FILE.deflate [ROUNDS] [OUT_KIB]   (ROUNDS default 5) */
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
 #include <stdio.h>
@@ -16,8 +16,9 @@
 #include <time.h>
 #include <zlib.h>
 
-enum { IN_PIECE = 64 * 1024, OUT_CAP = 256 * 1024 };
-static unsigned char out[OUT_CAP];
+enum { IN_PIECE = 64 * 1024, OUT_MAX = 4 << 20 };
+static unsigned char out[OUT_MAX];
+static size_t out_cap = 64 * 1024;
 
 static double cpu_s(void)
 {
@@ -44,14 +45,14 @@ static int by_zlib(const unsigned char *in, size_t size, size_t *total, unsigned
             off += s.avail_in;
         }
         s.next_out = out;
-        s.avail_out = OUT_CAP;
+        s.avail_out = out_cap;
         rc = inflate(&s, Z_NO_FLUSH);
         if (rc != Z_OK && rc != Z_STREAM_END) {
             inflateEnd(&s);
             return -1;
         }
-        *crc = crc32_z(*crc, out, OUT_CAP - s.avail_out);
-        *total += OUT_CAP - s.avail_out;
+        *crc = crc32_z(*crc, out, out_cap - s.avail_out);
+        *total += out_cap - s.avail_out;
     }
     inflateEnd(&s);
     return 0;
@@ -71,11 +72,11 @@ static int by_isal(const unsigned char *in, size_t size, size_t *total, unsigned
             off += s.avail_in;
         }
         s.next_out = out;
-        s.avail_out = OUT_CAP;
+        s.avail_out = out_cap;
         if (isal_inflate(&s) != ISAL_DECOMP_OK)
             return -1;
-        *total += OUT_CAP - s.avail_out;
-        if (s.avail_in == 0 && off == size && s.avail_out == OUT_CAP)
+        *total += out_cap - s.avail_out;
+        if (s.avail_in == 0 && off == size && s.avail_out == out_cap)
             return -1; /* cut off */
     }
     *crc = s.crc;
@@ -89,6 +90,8 @@ int main(int argc, char **argv)
         return 2;
     }
     int rounds = argc > 2 ? atoi(argv[2]) : 5;
+    if (argc > 3 && atoi(argv[3]) > 0 && (size_t)atoi(argv[3]) * 1024 <= OUT_MAX)
+        out_cap = (size_t)atoi(argv[3]) * 1024;
     int fd = open(argv[1], O_RDONLY);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {

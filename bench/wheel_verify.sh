@@ -10,8 +10,10 @@
 # install: $CCLFORGE_RELEASE, or the one in $DIST_DIR's tarball, bench_release
 # in bench/lib.sh) and the source build ($CCLFORGE, default build/cclforge),
 # each with its default workers (one per online CPU) and the source build with
-# one (CCLFORGE_WHEEL_JOBS=1: what the workers buy); CCLFORGE_BEFORE (another
-# build, e.g. main's) joins when set. Paired runs in turn, the order rotated
+# one (CCLFORGE_WHEEL_JOBS=1: what the workers buy), each of those three also
+# with CCLFORGE_INFLATE=zlib (what ISA-L's igzip, the default engine where it
+# runs, buys over zlib); CCLFORGE_BEFORE (another build, e.g. main's) joins
+# when set. Paired runs in turn, the order rotated
 # each round (a load spike hits every tool alike); wall time, CPU time
 # (user + system) and peak RSS from GNU time; medians, and the spread (min-max
 # of wall) beside them; the load average before and after goes with the
@@ -36,6 +38,8 @@ bench_header "cclforge wheel verify benchmark"
 echo "wheel: $(basename "$TORCH") ($(du -m "$TORCH" | cut -f1) MB); cclforge $("$CCLFORGE" --version | head -1);" \
     "auditwheel $("$AW" --version 2>&1 | head -1 | awk '{print $2}'); $(python3 --version)"
 echo "source build: $CCLFORGE (NEEDED: $(bench_needed "$CCLFORGE")); release: $CCLFORGE_RELEASE (NEEDED: $(bench_needed "$CCLFORGE_RELEASE"))"
+engine() { "$1" wheel verify --json "$TORCH" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin).get("inflate"))'; }
+echo "inflate engine by default (auto): release $(engine "$CCLFORGE_RELEASE"), source build $(engine "$CCLFORGE")"
 echo
 
 # one run: prints "wall_s cpu_s max_rss_kb"
@@ -45,14 +49,17 @@ one() { /usr/bin/time -f "%e %U %S %M" -o /dev/fd/3 "$@" 3>&1 >/dev/null 2>/dev/
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 spread() { sort -n | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%s-%s", lo, hi}'; }
 
-tools=(release source source1)
+tools=(release release_zlib source source_zlib source1 source1_zlib)
 [ -n "${CCLFORGE_BEFORE:-}" ] && tools+=(before)
 tools+=(auditwheel zipfile)
 declare -A label=([release]="cclforge wheel verify, release binary" [source]="cclforge wheel verify, source build"
     [source1]="the same, CCLFORGE_WHEEL_JOBS=1" [before]="cclforge wheel verify, CCLFORGE_BEFORE"
+    [release_zlib]="the release, CCLFORGE_INFLATE=zlib" [source_zlib]="the source build, CCLFORGE_INFLATE=zlib"
+    [source1_zlib]="the same, one worker, CCLFORGE_INFLATE=zlib"
     [auditwheel]="auditwheel show" [zipfile]="python3 -m zipfile -t")
 declare -A what=([release]="zip structure + CRCs, RECORD digests, metadata, RPATH, NEEDED (loader emulation), glibc + policy"
     [source]="the same" [source1]="the same" [before]="the same"
+    [release_zlib]="the same" [source_zlib]="the same" [source1_zlib]="the same"
     [auditwheel]="external libraries + symbol versions vs the manylinux policies" [zipfile]="CRC of every member")
 declare -A t c m
 for tool in "${tools[@]}"; do t[$tool]=""; c[$tool]=""; m[$tool]=""; done
@@ -61,6 +68,9 @@ run_tool() {
     release) one "$CCLFORGE_RELEASE" wheel verify "$TORCH" ;;
     source) one "$CCLFORGE" wheel verify "$TORCH" ;;
     source1) CCLFORGE_WHEEL_JOBS=1 one "$CCLFORGE" wheel verify "$TORCH" ;;
+    release_zlib) CCLFORGE_INFLATE=zlib one "$CCLFORGE_RELEASE" wheel verify "$TORCH" ;;
+    source_zlib) CCLFORGE_INFLATE=zlib one "$CCLFORGE" wheel verify "$TORCH" ;;
+    source1_zlib) CCLFORGE_INFLATE=zlib CCLFORGE_WHEEL_JOBS=1 one "$CCLFORGE" wheel verify "$TORCH" ;;
     before) one "$CCLFORGE_BEFORE" wheel verify "$TORCH" ;;
     auditwheel) one "$AW" show "$TORCH" ;;
     zipfile) one python3 -m zipfile -t "$TORCH" ;;
@@ -101,3 +111,8 @@ for tool in release source; do
 done
 s1=$(printf '%s\n' ${t[source1]} | median)
 echo "workers: $(ratio "$s1" "$(printf '%s\n' ${t[source]} | median)")x faster than one (source build, wall)"
+for pair in release:release_zlib source:source_zlib source1:source1_zlib; do
+    a=${pair%%:*} z=${pair#*:}
+    echo "default engine against zlib, ${label[$a]}: $(ratio "$(printf '%s\n' ${c[$z]} | median)" "$(printf '%s\n' ${c[$a]} | median)")x less CPU," \
+        "$(ratio "$(printf '%s\n' ${t[$z]} | median)" "$(printf '%s\n' ${t[$a]} | median)")x less wall"
+done

@@ -57,7 +57,11 @@ function(cclforge_bundled_tool var what)
   endif()
 endfunction()
 
+#   cclforge_dep(... OPTIONAL): a library cclforge can do without: when
+#     neither pkg-config nor the pinned source (or its recipe's tools) gives
+#     it, CCLFORGE_<VAR>_BUNDLED stays OFF and <VAR>_FOUND unset, no error.
 function(cclforge_dep var module lock_name lib)
+  cmake_parse_arguments(PARSE_ARGV 4 arg "OPTIONAL" "" "")
   set(CCLFORGE_${var}_BUNDLED OFF PARENT_SCOPE)
   if(NOT CCLFORGE_BUNDLED_DEPS AND PKG_CONFIG_FOUND)
     pkg_check_modules(${var} QUIET IMPORTED_TARGET ${module})
@@ -66,6 +70,9 @@ function(cclforge_dep var module lock_name lib)
     endif()
   endif()
   cclforge_lock_entry(${lock_name} tarball sum)
+  if(NOT EXISTS "${tarball}" AND arg_OPTIONAL)
+    return()
+  endif()
   if(NOT EXISTS "${tarball}")
     if(CCLFORGE_BUNDLED_DEPS)
       set(why "CCLFORGE_BUNDLED_DEPS is ON")
@@ -88,7 +95,13 @@ function(cclforge_dep var module lock_name lib)
   endif()
   set(prefix "${CCLFORGE_BUNDLED_PREFIX}")
   file(MAKE_DIRECTORY "${prefix}/include" "${prefix}/lib")
+  # a recipe that cannot build here (a tool missing) sets CCLFORGE_BUNDLE_SKIPPED to why
+  set(CCLFORGE_BUNDLE_SKIPPED "")
   cmake_language(CALL cclforge_bundle_${lock_name} bundled_${lock_name} "${tarball}" "${sum}" "${prefix}" "${prefix}/lib/lib${lib}.a")
+  if(CCLFORGE_BUNDLE_SKIPPED)
+    message(STATUS "cclforge: ${lock_name} not bundled: ${CCLFORGE_BUNDLE_SKIPPED}")
+    return()
+  endif()
   add_library(cclforge_bundled_${lib} STATIC IMPORTED GLOBAL)
   set_target_properties(cclforge_bundled_${lib} PROPERTIES
     IMPORTED_LOCATION "${prefix}/lib/lib${lib}.a" INTERFACE_INCLUDE_DIRECTORIES "${prefix}/include")
@@ -167,5 +180,51 @@ function(cclforge_bundle_libzip target tarball sum prefix archive)
     CMAKE_ARGS ${CCLFORGE_BUNDLED_CMAKE_ARGS} -DENABLE_BZIP2=OFF -DENABLE_LZMA=OFF -DENABLE_ZSTD=OFF
       -DENABLE_COMMONCRYPTO=OFF -DENABLE_GNUTLS=OFF -DENABLE_MBEDTLS=OFF -DENABLE_OPENSSL=OFF
       -DENABLE_WINDOWS_CRYPTO=OFF -DBUILD_TOOLS=OFF -DBUILD_REGRESS=OFF -DBUILD_EXAMPLES=OFF -DBUILD_DOC=OFF
+    BUILD_BYPRODUCTS ${archive})
+endfunction()
+
+# ISA-L's igzip (wheel verify's faster inflate) and its CRC-32: upstream's
+# Makefile.unx, units igzip and crc, with the upstream fixes of
+# scripts/dist/patches/libisal-*.patch. Optional (cclforge_dep ... OPTIONAL):
+# its x86-64 code needs nasm, its aarch64 code the C compiler; elsewhere, or
+# without nasm or patch, it is left out and zlib inflates.
+function(cclforge_bundle_libisal target tarball sum prefix archive)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64)$")
+    find_program(CCLFORGE_NASM nasm)
+    if(NOT CCLFORGE_NASM)
+      set(CCLFORGE_BUNDLE_SKIPPED "its x86-64 code needs nasm, which is not installed: zlib inflates" PARENT_SCOPE)
+      return()
+    endif()
+    # CFLAGS_ replaces upstream's x86-64 flags, whose -fcf-protection an
+    # older host compiler (GCC < 8) refuses; its nasm flags stay
+    set(isal_args host_cpu=x86_64 AS=${CCLFORGE_NASM} "CFLAGS_=-fstack-protector")
+  elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")
+    set(isal_args host_cpu=aarch64 arch=aarch64)
+  else()
+    set(CCLFORGE_BUNDLE_SKIPPED "no code of its own for ${CMAKE_SYSTEM_PROCESSOR} here (x86_64, aarch64): zlib inflates" PARENT_SCOPE)
+    return()
+  endif()
+  file(GLOB patches "${CMAKE_SOURCE_DIR}/scripts/dist/patches/libisal-*.patch")
+  set(patch_command)
+  if(patches)
+    find_program(CCLFORGE_PATCH patch)
+    if(NOT CCLFORGE_PATCH)
+      set(CCLFORGE_BUNDLE_SKIPPED "its pinned source takes upstream fixes with patch, which is not installed: zlib inflates" PARENT_SCOPE)
+      return()
+    endif()
+    foreach(p ${patches})
+      list(APPEND patch_command COMMAND ${CCLFORGE_PATCH} -p1 --batch --forward -i ${p})
+    endforeach()
+    list(REMOVE_AT patch_command 0) # PATCH_COMMAND's first command has no COMMAND keyword
+  endif()
+  cclforge_bundled_tool(CCLFORGE_MAKE ISA-L make gmake)
+  ExternalProject_Add(${target} URL "${tarball}" URL_HASH SHA256=${sum} ${CCLFORGE_BUNDLED_TIMES} BUILD_IN_SOURCE 1
+    PATCH_COMMAND ${patch_command}
+    CONFIGURE_COMMAND ""
+    BUILD_COMMAND ${CCLFORGE_MAKE} -f Makefile.unx -j${CCLFORGE_BUNDLED_JOBS} units=igzip lib ${isal_args}
+      "CC=${CMAKE_C_COMPILER} -fPIC"
+    INSTALL_COMMAND ${CMAKE_COMMAND} -E make_directory ${prefix}/include/isa-l
+      COMMAND ${CMAKE_COMMAND} -E copy include/igzip_lib.h include/crc.h ${prefix}/include/isa-l/
+      COMMAND ${CMAKE_COMMAND} -E copy bin/isa-l.a ${archive}
     BUILD_BYPRODUCTS ${archive})
 endfunction()

@@ -7,6 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config clang clang-tools gcc-multilib
   libcjson-dev libzip-dev libssl-dev libcmocka-dev zlib1g-dev libzstd-dev
+  libisal-dev nasm patch
   openmpi-bin libopenmpi-dev
   libtree python3 python3-venv python3-dev zip unzip procps git make tar time strace
   iproute2 util-linux

@@ -17,7 +17,8 @@ jobs=$(nproc)
 say() { echo "dist-deps: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-key=$(cat "$lock" "$0" "$here/dist/toolchain.sh" | { cat; "$zig" version; echo "$arch"; } | sha256sum | cut -c1-16)
+key=$(cat "$lock" "$0" "$here/dist/toolchain.sh" "$here"/dist/patches/*.patch | { cat; "$zig" version; echo "$arch"; } |
+    sha256sum | cut -c1-16)
 prefix=$root/deps-$arch-$key
 if [ -f "$prefix/.complete" ]; then echo "$prefix"; exit 0; fi
 tarballs=$(bash "$here/dist/sources.sh" | tail -n 1) || die "the pinned sources are not at hand (above)"
@@ -35,10 +36,14 @@ tc=$work/tc
 export CCLFORGE_DIST_SRC=$work CCLFORGE_DIST_PREFIX=$prefix.tmp
 export CFLAGS="-O2 -fPIC" PKG_CONFIG_LIBDIR=$prefix.tmp/lib/pkgconfig PKG_CONFIG_PATH=
 tarball_of() { awk -v n="$1" '$1 == n { print $3 }' "$lock"; }
-unpack() { # NAME -> the source directory
-    local d=$work/$1
+unpack() { # NAME -> the source directory, with the upstream fixes of scripts/dist/patches/NAME-*.patch
+    local d=$work/$1 p
     mkdir -p "$d"
     tar -xf "$tarballs/$(tarball_of "$1")" -C "$d" --strip-components=1
+    for p in "$here/dist/patches/$1"-*.patch; do
+        [ -f "$p" ] || continue
+        patch -d "$d" -p1 --batch --forward <"$p" >>"$d.log" 2>&1 || die "$1: ${p##*/} does not apply (see $d.log)"
+    done
     echo "$d"
 }
 cmake_dep() { # SOURCE-DIR CMAKE-ARGS...
@@ -87,6 +92,23 @@ cmake_dep "$s" -DENABLE_BZIP2=OFF -DENABLE_LZMA=OFF -DENABLE_ZSTD=OFF -DENABLE_C
     -DENABLE_GNUTLS=OFF -DENABLE_MBEDTLS=OFF -DENABLE_OPENSSL=OFF -DENABLE_WINDOWS_CRYPTO=OFF \
     -DBUILD_TOOLS=OFF -DBUILD_REGRESS=OFF -DBUILD_EXAMPLES=OFF -DBUILD_DOC=OFF ||
     die "libzip failed (see $s.log)"
+
+step isal
+s=$(unpack libisal)
+# ISA-L's igzip (wheel verify's inflate) and the CRC-32 it needs: upstream's
+# Makefile.unx, its units igzip and crc only; x86-64 code is nasm's, aarch64
+# code GNU assembly that zig cc assembles. -fPIC in CC: the C objects go into
+# a PIE (the assembly is position-independent as upstream writes it).
+case $arch in x86_64) isal_args=(AS=nasm) ;; aarch64) isal_args=(arch=aarch64) ;; esac
+command -v nasm >/dev/null || [ "$arch" != x86_64 ] || die "ISA-L's x86-64 code needs nasm (bash scripts/deps.sh installs it)"
+(make -C "$s" -f Makefile.unx -j"$jobs" units=igzip lib host_cpu="$arch" "${isal_args[@]}" CC="$tc/cc -fPIC" \
+    AR="$tc/ar" >>"$s.log" 2>&1 &&
+    mkdir -p "$prefix.tmp/include/isa-l" "$prefix.tmp/lib/pkgconfig" &&
+    cp "$s/bin/isa-l.a" "$prefix.tmp/lib/libisal.a" &&
+    cp "$s/include/igzip_lib.h" "$s/include/crc.h" "$prefix.tmp/include/isa-l/" &&
+    printf 'prefix=%s\nincludedir=${prefix}/include\nlibdir=${prefix}/lib\n\nName: libisal\nDescription: %s\nVersion: %s\nLibs: -L${libdir} -lisal\nCflags: -I${includedir}\n' \
+        "$prefix.tmp" "ISA-L (igzip and crc, static)" "$(sed -n 's/^version ?= //p' "$s/make.inc")" \
+        >"$prefix.tmp/lib/pkgconfig/libisal.pc") || die "ISA-L failed (see $s.log)"
 
 rm -rf "$prefix"
 mv "$prefix.tmp" "$prefix"

@@ -169,6 +169,7 @@ struct cf_wheel_verify_result {
                                         ("manylinux_2_27_x86_64", auditwheel's sym_tag), "linux_<arch>"
                                         when none does, NULL without native code */
     uint64_t members, uncompressed;  /* the archive's member count and declared uncompressed bytes */
+    const char *inflate_engine;      /* what inflated the members: "isal" or "zlib" (static) */
     struct strvec extensions;        /* archive names of extension modules */
     struct strvec elf_members;
     struct cf_wheel_check *checks;

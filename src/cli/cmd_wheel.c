@@ -89,6 +89,9 @@ static const char usage_text[] =
     "included), 2 usage error.\n"
     "Environment: CCLFORGE_WHEEL_JOBS=N (1-16) threads that read the members (default:\n"
     "one per online CPU, 16 at most); the report is the same whatever N.\n"
+    "CCLFORGE_INFLATE=isal|zlib the inflate engine (default auto: ISA-L's igzip where\n"
+    "this build has it and it loads, else zlib); the report is the same, but for the\n"
+    "\"inflate\" field of --json.\n"
     "Examples:\n"
     "  cclforge wheel verify dist/cclforge_nccl_bridge-0.1.0-*.whl\n"
     "  cclforge wheel verify --install --site ~/venv/lib/python3.11/site-packages --json dist/X.whl\n"
@@ -194,6 +197,7 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r, const char *er
     cf_json_put_str(o, "policy_needed", r->policy_needed);
     cJSON_AddNumberToObject(o, "members", (double)r->members);
     cJSON_AddNumberToObject(o, "uncompressed_bytes", (double)r->uncompressed);
+    cf_json_put_str(o, "inflate", r->inflate_engine);
     cf_json_put_strvec(o, "extensions", &r->extensions);
     cJSON *checks = cJSON_AddArrayToObject(o, "checks");
     for (size_t i = 0; i < r->n_checks; i++) {

@@ -46,7 +46,7 @@ int cf_wheel_member_open(struct verify_ctx *c, size_t i, struct cf_wheel_stream 
     const struct cf_zip_entry *e = &c->scan.entries[i];
     s->zf = NULL;
     if (cf_zip_member_supported(e))
-        return cf_zip_member_open(&s->zm, cf_wheel_read_at, &c->fd, e, err);
+        return cf_zip_member_open(&s->zm, &c->engine, cf_wheel_read_at, &c->fd, e, err);
     if (open_libzip(c, err) < 0)
         return -1;
     s->zf = cf_zip_fopen_index(c->za, i, 0);

@@ -147,11 +147,12 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts_in, struct cf_wheel_
     c.max_size = opts->max_size ? opts->max_size : CF_WHEEL_MAX_SIZE;
     for (size_t i = 0; i < opts->n_externals; i++)
         cf_strvec_push(&c.externals, opts->externals[i]);
-    if (cf_wheel_jobs(&c.jobs, err) < 0) {
+    if (cf_wheel_jobs(&c.jobs, err) < 0 || cf_inflate_pick(&c.engine, err) < 0) {
         release_ctx(&c);
         cf_strvec_clear(&sites);
         return -1;
     }
+    res->inflate_engine = c.engine.ops->name;
     c.tmp = cf_mkdtemp(NULL, "cclforge-wheel-verify-", err);
     if (!c.tmp) {
         release_ctx(&c);

@@ -98,6 +98,7 @@ struct verify_ctx {
     struct cf_wheel_verify_result *res;
     uint64_t max_size;
     int jobs;                     /* workers of the streaming pass (cf_wheel_jobs) */
+    struct cf_inflate_engine engine; /* what inflates the deflated members (cf_inflate_pick) */
     int fd;                       /* the wheel, opened once: every read is of the same file */
     uint64_t file_size;
     struct cf_wheel_name wn;

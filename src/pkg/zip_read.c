@@ -14,21 +14,18 @@ int cf_zip_member_supported(const struct cf_zip_entry *e)
     return e->method == METHOD_STORED || e->method == METHOD_DEFLATE;
 }
 
-int cf_zip_member_open(struct cf_zip_member *m, cf_zip_read_fn read, void *ctx, const struct cf_zip_entry *e,
-                       cf_error *err)
+int cf_zip_member_open(struct cf_zip_member *m, const struct cf_inflate_engine *engine, cf_zip_read_fn read, void *ctx,
+                       const struct cf_zip_entry *e, cf_error *err)
 {
     memset(m, 0, offsetof(struct cf_zip_member, in));
     m->read = read;
     m->ctx = ctx;
     m->e = e;
-    m->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+    m->engine = engine;
     if (!cf_zip_member_supported(e))
         return cf_error_set(err, CF_ERR_FORMAT, "compression method %u is not read here", e->method);
-    if (e->method == METHOD_DEFLATE) {
-        if (inflateInit2(&m->zs, -MAX_WBITS) != Z_OK)
-            return cf_error_set(err, CF_ERR_INTERNAL, "zlib: %s", m->zs.msg ? m->zs.msg : "cannot start inflate");
-        m->inflating = 1;
-    }
+    if (e->method == METHOD_DEFLATE && engine->ops->start(engine, &m->inflating, err) < 0)
+        return -1;
     return 0;
 }
 
@@ -49,8 +46,9 @@ static ssize_t finish(struct cf_zip_member *m, cf_error *err)
     if (m->out != m->e->usize)
         return cf_error_set(err, CF_ERR_FORMAT, "the data ends after %llu of the %llu bytes the archive declares",
                             (unsigned long long)m->out, (unsigned long long)m->e->usize);
-    if (m->crc != m->e->crc)
-        return cf_error_set(err, CF_ERR_FORMAT, "CRC-32 is %08x, the archive says %08x", m->crc, m->e->crc);
+    uint32_t crc = m->inflating ? m->engine->ops->out_crc(m->engine, m->inflating) : m->crc;
+    if (crc != m->e->crc)
+        return cf_error_set(err, CF_ERR_FORMAT, "CRC-32 is %08x, the archive says %08x", crc, m->e->crc);
     m->done = 1;
     return 0;
 }
@@ -61,36 +59,42 @@ static ssize_t finish(struct cf_zip_member *m, cf_error *err)
 static ssize_t inflate_some(struct cf_zip_member *m, unsigned char *out, size_t cap, cf_error *err)
 {
     unsigned char extra;
-    m->zs.next_out = cap ? out : &extra;
-    m->zs.avail_out = cap ? (uInt)cap : 1;
+    struct cf_inflate_io *io = &m->io;
+    io->next_out = cap ? out : &extra;
+    io->avail_out = cap ? cap : 1;
     for (;;) {
-        if (m->zs.avail_in == 0 && m->in_pos < m->e->csize) {
+        if (io->avail_in == 0 && m->in_pos < m->e->csize) {
             ssize_t f = fill(m, err);
             if (f < 0)
                 return -1;
-            m->zs.next_in = m->in;
-            m->zs.avail_in = (uInt)f;
+            io->next_in = m->in;
+            io->avail_in = (size_t)f;
         }
-        int rc = inflate(&m->zs, Z_NO_FLUSH);
-        size_t got = cap ? (size_t)(m->zs.next_out - out) : 0;
-        if (!cap && m->zs.avail_out == 0)
+        size_t in_before = io->avail_in, room_before = io->avail_out;
+        enum cf_inflate_step step = m->engine->ops->run(m->engine, m->inflating, io, err);
+        if (step == CF_INFLATE_BAD)
+            return -1;
+        size_t got = cap ? cap - io->avail_out : 0;
+        if (!cap && io->avail_out == 0)
             return cf_error_set(err, CF_ERR_FORMAT, "more data than the %llu bytes the archive declares",
                                 (unsigned long long)m->e->usize);
-        if (rc == Z_STREAM_END) {
+        if (step == CF_INFLATE_END) {
             m->ended = 1;
             return (ssize_t)got;
         }
-        if (rc != Z_OK && !(rc == Z_BUF_ERROR && m->zs.avail_in == 0))
-            return cf_error_set(err, CF_ERR_FORMAT, "corrupt deflate data (%s)", m->zs.msg ? m->zs.msg : "zlib error");
-        if (cap && m->zs.avail_out == 0)
+        if (cap && io->avail_out == 0)
             return (ssize_t)got;
-        if (m->zs.avail_in == 0 && m->in_pos == m->e->csize) {
+        if (io->avail_in == 0 && m->in_pos == m->e->csize) {
             if (got)
                 return (ssize_t)got;
             return cf_error_set(err, CF_ERR_FORMAT, "the deflate stream is cut off after %llu of the %llu bytes "
                                                     "the archive declares",
                                 (unsigned long long)(m->out + got), (unsigned long long)m->e->usize);
         }
+        /* input and room, and neither taken: calling again would spin */
+        if (io->avail_in == in_before && io->avail_out == room_before)
+            return cf_error_set(err, CF_ERR_FORMAT, "corrupt deflate data (%s stops making progress)",
+                                m->engine->ops->name);
     }
 }
 
@@ -110,12 +114,12 @@ ssize_t cf_zip_member_read(struct cf_zip_member *m, void *buf, size_t n, cf_erro
                                 (unsigned long long)(m->e->data_offset + m->in_pos));
         m->in_pos += cap;
         got = (ssize_t)cap;
+        m->crc = m->engine->ops->crc32(m->engine, m->crc, buf, cap);
     } else if (m->ended) {
         return finish(m, err); /* the stream ended: right only if every declared byte came out */
     } else if ((got = inflate_some(m, buf, cap, err)) < 0) {
         return -1;
     }
-    m->crc = (uint32_t)crc32(m->crc, buf, (uInt)got);
     m->out += (uint64_t)got;
     return got ? got : finish(m, err);
 }
@@ -123,6 +127,6 @@ ssize_t cf_zip_member_read(struct cf_zip_member *m, void *buf, size_t n, cf_erro
 void cf_zip_member_close(struct cf_zip_member *m)
 {
     if (m->inflating)
-        inflateEnd(&m->zs);
-    m->inflating = 0;
+        m->engine->ops->end(m->engine, m->inflating);
+    m->inflating = NULL;
 }

@@ -74,6 +74,23 @@ t_cuda_libs() {
 t_open_mpi() {
     command -v mpirun >/dev/null && /sbin/ldconfig -p 2>/dev/null | grep -q 'libmpi\.so\.40 '
 }
+# t_inflate_engine: the wheel tests run once per inflate engine (ctest's
+# cli.<name>.zlib and cli.<name>.isal set CCLFORGE_INFLATE). Skips (77) when
+# the engine asked for cannot run in this build (ISA-L not built in, or
+# libisal.so.2 absent), saying why; T_INFLATE is the engine every report
+# must name ("" when the variable is unset: the build's own choice).
+t_inflate_engine() {
+    T_INFLATE=${CCLFORGE_INFLATE:-}
+    [ -n "$T_INFLATE" ] || return 0
+    local out rc
+    out=$("$CCLFORGE" wheel verify --json "$T_TMP/probe-1.0-py3-none-any.whl" 2>/dev/null); rc=$?
+    [ "$rc" -ne 2 ] || t_skip "$(printf '%s' "$out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["error"])')"
+    echo "inflate engine: $T_INFLATE"
+}
+# expect_engine DESC: the JSON report (in $OUT) names the engine asked for.
+expect_engine() {
+    [ -z "${T_INFLATE:-}" ] || expect_json "d.get('inflate') == '$T_INFLATE'" "$1: inflated by $T_INFLATE"
+}
 # t_skip_part REASON: one part of the script cannot run here (an optional
 # cross-check's tool, a real library this machine lacks); the rest goes on and
 # t_end names every part that did not run. A script whose main prerequisite is

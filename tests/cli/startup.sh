@@ -4,7 +4,9 @@
 # (src/util/cjson_loader.c), so that inspect and the rest start without them
 # (docs/bench.md). `wheel verify`
 # reads stored and deflated members itself (src/pkg/zip_read.c) and asks
-# libzip only for the others (bzip2, lzma).
+# libzip only for the others (bzip2, lzma); a shared ISA-L (the faster
+# inflate, src/pkg/isal_loader.c) is loaded only by wheel verify, and
+# CCLFORGE_INFLATE=zlib leaves it out.
 . "$(dirname "$0")/lib.sh"
 
 cd "$T_TMP" || exit 1
@@ -12,12 +14,23 @@ run env LD_DEBUG=libs "$CCLFORGE" --version
 expect_rc 0 "--version runs"
 expect_err "calling init: .*libc\.so" "the loader's trace is there to read"
 if printf '%s' "$ERR" | grep -q "libzip"; then bad "libzip is not loaded at start-up"; else ok "libzip is not loaded at start-up"; fi
+if printf '%s' "$ERR" | grep -q "libisal"; then bad "libisal is not loaded at start-up"; else ok "libisal is not loaded at start-up"; fi
+readelf -d "$CCLFORGE" | grep -q 'NEEDED.*libisal' && bad "libisal.so.2 is not a NEEDED library of the executable" ||
+    ok "libisal.so.2 is not a NEEDED library of the executable"
 
 # a deflated member: read without libzip
 python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED).writestr("pkg/__init__.py", "x = 1\n")' pkg-1.0-py3-none-any.whl
 run env LD_DEBUG=libs "$CCLFORGE" wheel verify pkg-1.0-py3-none-any.whl
 if printf '%s' "$ERR" | grep -q "calling init: .*libzip"; then bad "a deflated wheel is read without libzip"; else ok "a deflated wheel is read without libzip"; fi
 expect_out "FAIL record .*RECORD" "and what it read reaches the user"
+# ISA-L: loaded by wheel verify where the build loads it (a shared libisal)
+if [ -n "${CCLFORGE_BINARY_DIR:-}" ] && grep -q "CCLFORGE_ISAL_LOADED" "$CCLFORGE_BINARY_DIR/CMakeFiles/cclforge_lib.dir/flags.make" 2>/dev/null; then
+    expect_err "calling init: .*libisal\.so\.2" "wheel verify loads libisal.so.2 (the default engine)"
+    run env LD_DEBUG=libs CCLFORGE_INFLATE=zlib "$CCLFORGE" wheel verify pkg-1.0-py3-none-any.whl
+    if printf '%s' "$ERR" | grep -q "libisal"; then bad "CCLFORGE_INFLATE=zlib loads no libisal"; else ok "CCLFORGE_INFLATE=zlib loads no libisal"; fi
+else
+    t_skip_part "this build does not load a shared ISA-L (linked, or built without it)"
+fi
 # a bzip2 member: libzip is loaded for it, and what it read reaches the user
 python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_BZIP2).writestr("bz/__init__.py", "x = 1\n")' bz-1.0-py3-none-any.whl
 run env LD_DEBUG=libs "$CCLFORGE" wheel verify bz-1.0-py3-none-any.whl

@@ -5,7 +5,10 @@
 # (max RSS from GNU time) and a time bound generous enough for a loaded
 # 2-core machine. Then the loader itself as the oracle for the empty RPATH
 # entry: glibc really loads a library from the current directory through it.
+# Run once per inflate engine (cli.wheel_hostile.zlib, .isal): every report
+# must name it.
 . "$(dirname "$0")/lib.sh"
+t_inflate_engine
 SRC=${CCLFORGE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 for tool in cc g++ readelf python3; do
@@ -69,6 +72,9 @@ for c in json.load(open(os.path.join(out, "manifest.json"))):
                 why.append("%s says %r, wanted /%s/" % (c["check"], hit[0]["detail"][:600], c["detail"]))
         if doc.get("ok") != (c["rc"] == 0):
             why.append("JSON ok is %s" % doc.get("ok"))
+        engine = os.environ.get("CCLFORGE_INFLATE")
+        if engine and doc.get("inflate") != engine:
+            why.append("inflated by %s, not %s" % (doc.get("inflate"), engine))
     if rss < 0 or rss > limit_kb:
         why.append("max RSS %d KB, over %d KB" % (rss, limit_kb))
     if took > c["seconds"]:

@@ -12,8 +12,10 @@
 #         archive order) and the "and N more" count must not depend on which
 #         worker finished first;
 # then the threads are seen to exist (strace counts the clones) and a bad
-# CCLFORGE_WHEEL_JOBS is refused by name.
+# CCLFORGE_WHEEL_JOBS is refused by name. Run once per inflate engine
+# (cli.wheel_parallel.zlib, .isal).
 . "$(dirname "$0")/lib.sh"
+t_inflate_engine
 
 for tool in cc python3 cmp; do
     command -v "$tool" >/dev/null || t_skip "$tool is not installed (scripts/deps.sh installs it)"
@@ -105,6 +107,7 @@ verify() {
 for jobs in 1 2 3 8; do verify "$MANY" "$jobs"; done
 RC=$(cat "$W/many.1.rc") OUT=$(cat "$W/many.1.json") ERR=
 expect_rc 1 "many: the corrupt members fail verify (1 worker)"
+expect_engine "many"
 expect_json "[k for k in d['checks'] if k['name'] == 'zip' and k['status'] == 'fail' and \"'hw/deep/corrupt.dat': CRC-32 is\" in k['detail']]" \
     "many: the zip check names the member 2,500 deep whose CRC-32 is wrong"
 expect_json "[k for k in d['checks'] if k['name'] == 'zip' and k['detail'].count(\"'hw/\") == 1]" \

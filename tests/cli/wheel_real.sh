@@ -5,7 +5,9 @@
 # symbol versions need (its sym_tag); the policy table in the source is the
 # one generated from that auditwheel; and glibc itself, loading scipy with
 # LD_DEBUG, finds libquadmath through _fblas's RPATH as the emulation says.
+# Run once per inflate engine (cli.wheel_real.zlib, .isal).
 . "$(dirname "$0")/lib.sh"
+t_inflate_engine
 SRC=${CCLFORGE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 [ -x /usr/bin/time ] || t_skip "GNU time (/usr/bin/time) is not installed (scripts/deps.sh installs it)"
@@ -48,6 +50,7 @@ for whl in "$W"/*.whl; do
         expect_json 'd["extensions"]' "$name: its extension modules are found"
         ;;
     esac
+    expect_engine "$name"
     [ "$rss" -lt 65536 ] && ok "$name: max RSS $rss KB, under 64 MB" || bad "$name: max RSS $rss KB, under 64 MB"
     ours=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["policy_needed"])')
     # auditwheel's answer for these bytes is kept beside the wheels (it takes

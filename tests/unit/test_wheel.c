@@ -13,12 +13,14 @@
 #include "cclforge/strbuf.h"
 #include "cclforge/wheel.h"
 #include "pkg/elf_facts.h"
+#include "pkg/inflate_engine.h"
 #include "pkg/manylinux_policy.h"
 #include "pkg/member_name.h"
 #include "pkg/name_index.h"
 #include "pkg/wheel_ranks.h"
 #include "pkg/zip_read.h"
 #include "pkg/zip_scan.h"
+#include "ts_inflate.h"
 
 /* The $ORIGIN test that wheel verify and the bridge's output check share. */
 static void test_rpath_origin_relative(void **state)
@@ -478,23 +480,16 @@ static char *libzip_archive(const char *dir, const char *file, const char *const
     return path;
 }
 
-static int read_buf(void *ctx, uint64_t off, void *buf, size_t n)
-{
-    const struct strbuf *sb = ctx;
-    if (off > sb->len || n > sb->len - off)
-        return -1;
-    memcpy(buf, sb->buf + off, n);
-    return 0;
-}
-
-/* Reads member i of the archive in sb whole; -1 (err set) on a fault. */
-static int read_whole(struct strbuf *sb, const struct cf_zip_entry *e, struct strbuf *out, cf_error *err)
+/* Reads member e of the archive in sb whole, in reads of `piece` bytes
+ * (small ones: the chunking must not matter); -1 (err set) on a fault. */
+static int read_pieces(const struct cf_inflate_engine *engine, struct strbuf *sb, const struct cf_zip_entry *e,
+                       size_t piece, struct strbuf *out, cf_error *err)
 {
     struct cf_zip_member *m = malloc(sizeof *m);
-    int rc = cf_zip_member_open(m, read_buf, sb, e, err);
-    char buf[7]; /* small reads: the chunking must not matter */
+    int rc = cf_zip_member_open(m, engine, ts_read_strbuf, sb, e, err);
+    unsigned char *buf = malloc(piece);
     ssize_t got;
-    while (rc == 0 && (got = cf_zip_member_read(m, buf, sizeof buf, err)) != 0) {
+    while (rc == 0 && (got = cf_zip_member_read(m, buf, piece, err)) != 0) {
         if (got < 0) {
             rc = -1;
             break;
@@ -502,11 +497,18 @@ static int read_whole(struct strbuf *sb, const struct cf_zip_entry *e, struct st
         cf_sb_add(out, buf, (size_t)got);
     }
     cf_zip_member_close(m);
+    free(buf);
     free(m);
     return rc;
 }
 
-static void test_zip_scan_and_read(void **state)
+static int read_whole(const struct cf_inflate_engine *engine, struct strbuf *sb, const struct cf_zip_entry *e,
+                      struct strbuf *out, cf_error *err)
+{
+    return read_pieces(engine, sb, e, 7, out, err);
+}
+
+static void zip_scan_and_read_with(const struct cf_inflate_engine *engine)
 {
     char *dir = ts_tmpdir();
     const char *names[] = { "a/one.txt", "a/two.txt" };
@@ -519,20 +521,20 @@ static void test_zip_scan_and_read(void **state)
         assert_int_equal(cf_read_file(path, 1 << 20, &sb, &err), 0);
         struct cf_zip_limits lim = { 100, 1 << 20, 10 };
         struct cf_zip_scan scan;
-        assert_int_equal(cf_zip_scan(read_buf, &sb, sb.len, &lim, &scan, &err), 0);
+        assert_int_equal(cf_zip_scan(ts_read_strbuf, &sb, sb.len, &lim, &scan, &err), 0);
         assert_int_equal(scan.n, 2);
         assert_int_equal(scan.n_faults, 0);
         assert_string_equal(scan.entries[1].name, "a/two.txt");
         for (size_t i = 0; i < 2; i++) {
             struct strbuf out = STRBUF_INIT;
-            assert_int_equal(read_whole(&sb, &scan.entries[i], &out, &err), 0);
+            assert_int_equal(read_whole(engine, &sb, &scan.entries[i], &out, &err), 0);
             assert_string_equal(out.buf, texts[i]);
             cf_sb_release(&out);
         }
         /* a flipped data byte: the CRC says so */
         sb.buf[scan.entries[1].data_offset] ^= 0x01;
         struct strbuf out = STRBUF_INIT;
-        assert_int_equal(read_whole(&sb, &scan.entries[1], &out, &err), -1);
+        assert_int_equal(read_whole(engine, &sb, &scan.entries[1], &out, &err), -1);
         if (store)
             assert_non_null(strstr(cf_error_message(&err), "CRC-32 is"));
         cf_error_clear(&err);
@@ -541,7 +543,7 @@ static void test_zip_scan_and_read(void **state)
         struct cf_zip_entry lying = scan.entries[0];
         lying.usize += 1000;
         if (!store) {
-            assert_int_equal(read_whole(&sb, &lying, &out, &err), -1);
+            assert_int_equal(read_whole(engine, &sb, &lying, &out, &err), -1);
             assert_non_null(strstr(cf_error_message(&err), "the data ends after"));
             cf_error_clear(&err);
         }
@@ -550,7 +552,7 @@ static void test_zip_scan_and_read(void **state)
         lying = scan.entries[0];
         lying.usize -= 10;
         if (!store) {
-            assert_int_equal(read_whole(&sb, &lying, &out, &err), -1);
+            assert_int_equal(read_whole(engine, &sb, &lying, &out, &err), -1);
             assert_non_null(strstr(cf_error_message(&err), "more data than"));
             assert_true(out.len <= lying.usize);
             cf_error_clear(&err);
@@ -558,12 +560,20 @@ static void test_zip_scan_and_read(void **state)
         cf_sb_release(&out);
         cf_zip_scan_release(&scan);
         /* cut short: no end record */
-        assert_int_equal(cf_zip_scan(read_buf, &sb, sb.len - 30, &lim, &scan, &err), -1);
+        assert_int_equal(cf_zip_scan(ts_read_strbuf, &sb, sb.len - 30, &lim, &scan, &err), -1);
         assert_non_null(strstr(cf_error_message(&err), "end of central directory"));
         cf_error_clear(&err);
         cf_sb_release(&sb);
         free(path);
     }
+}
+
+static void test_zip_scan_and_read(void **state)
+{
+    struct cf_inflate_engine engines[2];
+    size_t n = ts_inflate_engines(engines);
+    for (size_t k = 0; k < n; k++)
+        zip_scan_and_read_with(&engines[k]);
 }
 
 static void test_name_index(void **state)
