@@ -302,7 +302,7 @@ static cJSON *row_json(const struct cf_smoke_report *rep, const struct cf_smoke_
     cJSON_AddNumberToObject(o, "time_us", r->time_us);
     cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw);
     cJSON_AddNumberToObject(o, "busbw_gbps", r->busbw);
-    cJSON_AddNumberToObject(o, "busbw_factor", cf_smoke_op_info(r->op)->busbw_factor(r->nranks));
+    cJSON_AddNumberToObject(o, "busbw_factor", cf_smoke_busbw_factor(cf_smoke_op_info(r->op), r->nranks));
     if (r->wrong >= 0)
         cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
     else
