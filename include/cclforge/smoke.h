@@ -70,8 +70,8 @@ int cf_smoke_redop_parse(const char *name, enum cf_smoke_redop *out);
 
 struct cf_smoke_dtype_info {
     enum cf_smoke_dtype dtype;
-    const char *name;      /* nccl-tests spelling: "float", "half", "bfloat16", "int32" */
-    const char *alias;     /* another accepted spelling: "fp32", "fp16", "bf16" */
+    char name[12];         /* nccl-tests spelling: "float", "half", "bfloat16", "int32" */
+    char alias[8];         /* another accepted spelling: "fp32", "fp16", "bf16" */
     size_t size;
     int is_float;
     int64_t exact_limit;   /* every integer in [0, exact_limit] is exactly representable */

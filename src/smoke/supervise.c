@@ -626,7 +626,7 @@ static void rank_env(struct supervisor *sv, struct strvec *env, int rank, int rd
     cf_strvec_pushf(env, "%s=127.0.0.1:%d", SMOKE_SUPERVISOR_ENV, rec_port);
     cf_strvec_pushf(env, "%s=%s", CF_LAUNCH_SECRET_ENV, secret_hex);
     if (sv->mpirun) {
-        static const char *const mca[][2] = {
+        static const char mca[][2][44] = {
             /* one box, loopback only: shared memory between ranks, TCP only on lo */
             { "OMPI_MCA_btl", "self,vader" },
             { "OMPI_MCA_btl_vader_single_copy_mechanism", "none" }, /* containers forbid CMA */

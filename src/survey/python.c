@@ -125,7 +125,7 @@ int cf_python_probe(const char *python, const char *const *env, int isolated, st
  * command, where it runs, and the variables Python and its launchers read. */
 static void probe_key(const struct probe_ctx *ctx, const char *exe, struct strbuf *key)
 {
-    static const char *const vars[] = { "PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE",
+    static const char vars[][20] = { "PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE",
                                         "PYTHONSAFEPATH", "PYTHONPLATLIBDIR", "VIRTUAL_ENV", "CONDA_PREFIX",
                                         "PYENV_VERSION", "PYENV_ROOT", "HOME" };
     char cwd[4096];
