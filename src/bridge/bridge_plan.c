@@ -27,7 +27,7 @@ static const char common_libs[][16] = { "c10", "torch", "torch_cpu", "torch_pyth
 /* The device-count function of each c10 GPU library flavour, by mangled name:
  * hipify turns c10/cuda into c10/hip (namespace c10::hip). */
 static const struct {
-    const char *symbol, *ns, *text;
+    char symbol[32], ns[8], text[28];
 } device_count_names[] = {
     { "_ZN3c103hip12device_countEv", "hip", "c10::hip::device_count()" },
     { "_ZN3c104cuda12device_countEv", "cuda", "c10::cuda::device_count()" },

@@ -356,8 +356,8 @@ static void remove_if_unlocked(const char *root, const char *name, const char *p
 static char *legacy_owner(const char *entry)
 {
     static const struct {
-        const char *prefix;
-        const char *suffix_chars;
+        char prefix[12];
+        char suffix_chars[64];
         size_t suffix_len; /* 0: any length */
     } forms[] = { { ".staging-", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 6 },
                   { ".removing-", "0123456789", 0 } };

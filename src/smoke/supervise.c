@@ -686,8 +686,8 @@ static int mpirun_argv(const struct cf_smoke_opts *o, int n, struct strvec *argv
     cf_strvec_push(argv, "none");
     cf_strvec_push(argv, "-n");
     cf_strvec_pushf(argv, "%d", n);
-    static const char *const passed[] = { SMOKE_SUPERVISED_ENV, SMOKE_SUPERVISOR_ENV, CF_LAUNCH_SECRET_ENV,
-                                          SMOKE_TMPDIR_ENV };
+    static const char passed[][28] = { SMOKE_SUPERVISED_ENV, SMOKE_SUPERVISOR_ENV, CF_LAUNCH_SECRET_ENV,
+                                       SMOKE_TMPDIR_ENV };
     for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++) {
         cf_strvec_push(argv, "-x");
         cf_strvec_push(argv, passed[i]);

@@ -34,7 +34,7 @@ static const char probe_code[] =
 
 /* The JSON keys and where each goes. */
 static const struct {
-    const char *key;
+    char key[16];
     size_t field;
 } info_fields[] = {
     { "executable", offsetof(struct cf_python_info, executable) },

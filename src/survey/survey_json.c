@@ -350,7 +350,7 @@ static void read_probe(struct reader *r, const cJSON *o, struct cf_gpu_probe *p)
 
 static enum cf_torch_flavour flavour_from_name(const char *s)
 {
-    static const struct { const char *name; enum cf_torch_flavour f; } names[] = {
+    static const struct { char name[8]; enum cf_torch_flavour f; } names[] = {
         { "cpu", CF_TORCH_CPU }, { "cuda", CF_TORCH_CUDA }, { "hip", CF_TORCH_HIP }, { "rocm", CF_TORCH_HIP },
     };
     for (size_t i = 0; s && i < sizeof names / sizeof names[0]; i++)
