@@ -160,7 +160,7 @@ static int parse_cc(const char *s, struct cf_arch *out)
 void cf_arch_nvidia(unsigned sm, char variant, enum cf_arch_code code, struct cf_arch *out)
 {
     static const char prefixes[][12] = { [CF_CODE_SASS] = "sm_", [CF_CODE_PTX] = "compute_",
-                                            [CF_CODE_LTOIR] = "lto_" };
+                                         [CF_CODE_LTOIR] = "lto_" };
     memset(out, 0, sizeof *out);
     out->family = CF_ARCH_NVIDIA;
     out->code = code;

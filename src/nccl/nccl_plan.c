@@ -17,7 +17,7 @@
 #include "cclforge/vendor.h"
 
 static const char tarball_suffixes[][12] = { ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2",
-                                                ".tar.zst", ".tar" };
+                                             ".tar.zst", ".tar" };
 
 static const char *env_nonempty(const char *name)
 {

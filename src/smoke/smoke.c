@@ -13,7 +13,7 @@
 static const char *backend_name(enum cf_smoke_backend_kind k)
 {
     static const char names[][8] = { [CF_BACKEND_NCCL] = "nccl", [CF_BACKEND_RCCL] = "rccl",
-                                         [CF_BACKEND_MPI] = "mpi" };
+                                     [CF_BACKEND_MPI] = "mpi" };
     return names[k];
 }
 

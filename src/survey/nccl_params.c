@@ -134,7 +134,7 @@ int cf_nccl_param_benign(const struct cf_nccl_param_info *info, const char *valu
 int cf_nccl_param_secret(const char *name)
 {
     static const char words[][11] = { "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "APIKEY",
-                                         "PRIVATE" };
+                                      "PRIVATE" };
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcasestr(name, words[i]))
             return 1;
