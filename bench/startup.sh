@@ -11,8 +11,9 @@
 #   CCLFORGE_RELEASE=.../bin/cclforge bash bench/startup.sh
 #     the release binary; by default the one in dist/'s x86_64 tarball or
 #     DIST_DIR's (bash scripts/dist.sh --arch x86_64 --no-sdist --out DIR).
-#   CCLFORGE_BEFORE=path: another build (e.g. main's) in the same rounds.
-# Results: docs/bench.md ("inspect and start-up, second round (issue 30)").
+#   CCLFORGE_BEFORE=path: another build (e.g. main's) in the same rounds;
+#   CCLFORGE_RELEASE_BEFORE=path: another release binary (e.g. main's) too.
+# Results: docs/bench.md ("start-up, third round (issue 30)").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
@@ -31,12 +32,14 @@ libtree=$(command -v libtree)
 declare -A name=([source]="$CCLFORGE" [release]="$CCLFORGE_RELEASE" [libtree]="$libtree" [true]=/bin/true)
 rows=(source release libtree true)
 before=()
-if [ -n "${CCLFORGE_BEFORE:-}" ]; then
-    name[before]=$(cd "$(dirname "$CCLFORGE_BEFORE")" && pwd)/$(basename "$CCLFORGE_BEFORE")
-    echo "before:  ${name[before]} (NEEDED: $(bench_needed "${name[before]}"))"
-    rows=(before "${rows[@]}")
-    before=(-- "${name[before]}" --version)
-fi
+for b in before release_before; do
+    var=CCLFORGE_${b^^}
+    [ -n "${!var:-}" ] || continue
+    name[$b]=$(cd "$(dirname "${!var}")" && pwd)/$(basename "${!var}")
+    echo "$b: ${name[$b]} (NEEDED: $(bench_needed "${name[$b]}"))"
+    rows=("$b" "${rows[@]}")
+    before+=(-- "${name[$b]}" --version)
+done
 "$tmp/spawn_cpu" "$ROUNDS" "${before[@]}" -- "$CCLFORGE" --version -- "$CCLFORGE_RELEASE" --version -- "$libtree" --version -- /bin/true \
     >"$tmp/spawn.txt" || exit 1
 declare -A cpu
@@ -60,4 +63,5 @@ echo
 over() { awk -v a="$1" -v b="$2" -v t="${cpu[true]}" 'BEGIN { printf "%.2f (above /bin/true: %.0f / %.0f µs)", a / b, a - t, b - t }'; }
 echo "ratios of CPU medians, cclforge / libtree: source $(over "${cpu[source]}" "${cpu[libtree]}"); release $(over "${cpu[release]}" "${cpu[libtree]}")"
 [ -n "${cpu[before]:-}" ] && echo "before / libtree: $(over "${cpu[before]}" "${cpu[libtree]}"); source / before: $(awk -v a="${cpu[source]}" -v b="${cpu[before]}" 'BEGIN { printf "%.3f", a / b }')"
+[ -n "${cpu[release_before]:-}" ] && echo "release before / libtree: $(over "${cpu[release_before]}" "${cpu[libtree]}"); release / release before: $(awk -v a="${cpu[release]}" -v b="${cpu[release_before]}" 'BEGIN { printf "%.3f", a / b }')"
 echo "($ROUNDS rounds; load after: $(cut -d' ' -f1-3 /proc/loadavg))"

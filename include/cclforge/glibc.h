@@ -63,12 +63,14 @@ enum cf_glibc_rule {
     CF_GLIBC_RULE_COUNT
 };
 
+/* The strings are held in the row: a table of pointers would be relocated by
+ * ld.so at every start of the PIE executable. */
 struct cf_glibc_rule_info {
     enum cf_glibc_rule rule;
-    const char *name;     /* "glibc-hwcaps", "legacy-hwcaps", ... (JSON, docs) */
+    char name[24];        /* "glibc-hwcaps", "legacy-hwcaps", ... (JSON, docs) */
     struct cf_glibc since;
     struct cf_glibc until; /* first release without it; {0, 0}: still there */
-    const char *source;   /* where it lives in glibc ("elf/dl-hwcaps.c", commit) */
+    char source[148];     /* where it lives in glibc ("elf/dl-hwcaps.c", commit) */
 };
 
 /* The table, one entry per rule. */

@@ -26,23 +26,28 @@ enum cf_jf_type {
     CF_JF_ARRAY,  /* T *items at offset, size_t count at count_offset; T described by sub */
 };
 
-struct cf_jf_table;
+/* A row holds no pointer (its key in place, its sub-table by number), so
+ * that the field tables stay in .rodata: tables of pointers are relocated by
+ * ld.so at every start of the PIE executable. */
+#define CF_JF_KEY_MAX 28
 struct cf_jf {
-    const char *key;
+    char key[CF_JF_KEY_MAX];
     enum cf_jf_type type;
+    unsigned sub;        /* CF_JF_ARRAY: the items' table, subs[sub] of the row's table */
     size_t offset;
-    const struct cf_jf_table *sub; /* CF_JF_ARRAY */
-    size_t count_offset;           /* CF_JF_ARRAY */
+    size_t count_offset; /* CF_JF_ARRAY */
 };
 struct cf_jf_table {
     const struct cf_jf *fields;
     size_t n;
     size_t size; /* sizeof the struct */
+    const struct cf_jf_table *const *subs; /* the tables of its CF_JF_ARRAY fields */
 };
 
-#define CF_JF(type, field, kind) { #field, kind, offsetof(type, field), NULL, 0 }
-#define CF_JF_ARR(type, field, count, table) { #field, CF_JF_ARRAY, offsetof(type, field), &(table), offsetof(type, count) }
-#define CF_JF_TABLE(type, fields) { fields, sizeof fields / sizeof fields[0], sizeof(type) }
+#define CF_JF(type, field, kind) { #field, kind, 0, offsetof(type, field), 0 }
+#define CF_JF_ARR(type, field, count, sub) { #field, CF_JF_ARRAY, sub, offsetof(type, field), offsetof(type, count) }
+#define CF_JF_TABLE(type, fields) { fields, sizeof fields / sizeof fields[0], sizeof(type), NULL }
+#define CF_JF_TABLE_SUBS(type, fields, subs) { fields, sizeof fields / sizeof fields[0], sizeof(type), subs }
 
 /* A new object with every field of obj. */
 cJSON *cf_jf_to_json(const struct cf_jf_table *t, const void *obj);

@@ -142,11 +142,13 @@ enum cf_nccl_param_class {
     CF_NCCL_PARAM_DEBUG,        /* debugging or a workaround: should not stay set in production */
     CF_NCCL_PARAM_FOREIGN,      /* NCCL_* names other tools use (NCCL_HOME, NCCL_VERSION): NCCL ignores them */
 };
+/* The strings are held in the rows: a table of pointers would be relocated
+ * by ld.so at every start of the (PIE) executable. */
 struct cf_nccl_param_info {
-    const char *name;
+    char name[40]; /* NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY is 34 */
     enum cf_nccl_param_class cls;
-    const char *benign; /* debug class: comma-separated values that are no workaround ("WARN,VERSION"), or NULL */
-    const char *what;   /* one line */
+    char benign[20]; /* debug class: comma-separated values that are no workaround ("WARN,VERSION"), or "" */
+    char what[76];   /* one line */
 };
 /* The table entry for name, NULL when unlisted. */
 const struct cf_nccl_param_info *cf_nccl_param_info(const char *name);

@@ -38,11 +38,20 @@ enum cf_smoke_share {
     CF_SHARE_BOTH  /* send = recv = share x n (alltoall) */
 };
 
+/* nccl-tests' algbw -> busbw factor for n ranks (cf_smoke_busbw_factor). */
+enum cf_smoke_busbw {
+    CF_BUSBW_ONE,          /* 1 */
+    CF_BUSBW_SHARE,        /* (n - 1) / n */
+    CF_BUSBW_TWICE_SHARE   /* 2 (n - 1) / n */
+};
+
+/* Names held in the row, the factor as data: a table of pointers would be
+ * relocated by ld.so at every start of the PIE executable. */
 struct cf_smoke_op_info {
     enum cf_smoke_op op;
-    const char *name;        /* "all_reduce" */
-    const char *nccl_tests;  /* the nccl-tests binary it matches: "all_reduce_perf" */
-    double (*busbw_factor)(int nranks); /* nccl-tests' algbw -> busbw factor */
+    char name[16];           /* "all_reduce" */
+    char nccl_tests[20];     /* the nccl-tests binary it matches: "all_reduce_perf" */
+    enum cf_smoke_busbw busbw;
     enum cf_smoke_share share;
     int reduces;             /* takes -o */
     int rooted;              /* takes -r */
@@ -50,18 +59,19 @@ struct cf_smoke_op_info {
 };
 const struct cf_smoke_op_info *cf_smoke_op_info(enum cf_smoke_op op);
 int cf_smoke_op_parse(const char *name, enum cf_smoke_op *out);
+double cf_smoke_busbw_factor(const struct cf_smoke_op_info *info, int nranks);
 
 struct cf_smoke_redop_info {
     enum cf_smoke_redop redop;
-    const char *name; /* nccl-tests' -o word */
+    char name[8]; /* nccl-tests' -o word */
 };
 const struct cf_smoke_redop_info *cf_smoke_redop_info(enum cf_smoke_redop r);
 int cf_smoke_redop_parse(const char *name, enum cf_smoke_redop *out);
 
 struct cf_smoke_dtype_info {
     enum cf_smoke_dtype dtype;
-    const char *name;      /* nccl-tests spelling: "float", "half", "bfloat16", "int32" */
-    const char *alias;     /* another accepted spelling: "fp32", "fp16", "bf16" */
+    char name[12];         /* nccl-tests spelling: "float", "half", "bfloat16", "int32" */
+    char alias[8];         /* another accepted spelling: "fp32", "fp16", "bf16" */
     size_t size;
     int is_float;
     int64_t exact_limit;   /* every integer in [0, exact_limit] is exactly representable */

@@ -257,7 +257,7 @@ static char *object_key(const struct cf_bridge_plan *p, const char *source)
 static char *guard_failure(const struct cf_bridge_plan *p, const char *log_text)
 {
     static const struct {
-        const char *tmpl, *what, *header;
+        char tmpl[36], what[28], header[8];
     } facts[] = {
         { "cclforge_abi_options_size<", "ProcessGroupNCCL::Options", "nccl" },
         { "cclforge_abi_process_group_size<", "ProcessGroupNCCL", "torch" },

@@ -18,9 +18,9 @@ enum { SET_CUDA_NAMED = 1u << CF_BRIDGE_CUDA_NAMED, SET_HIPIFIED = 1u << CF_BRID
 
 /* The define sets, by torch header flavour. */
 static const struct {
-    const char *define;
+    char define[36];
     unsigned sets;
-    const char *why;
+    char why[148];
 } define_table[] = {
     { "USE_C10D_NCCL", SET_CUDA_NAMED | SET_HIPIFIED, "torch's headers declare ProcessGroupNCCL only with it" },
     { "C10_CUDA_NO_CMAKE_CONFIGURE_FILE", SET_CUDA_NAMED,
@@ -34,15 +34,15 @@ static const struct {
 /* The headers the proof reports: name, paths relative to an include root, and
  * the macros that make its version. */
 static const struct {
-    const char *name;
-    const char *rel[2];
-    const char *macros[3];
+    char name[20];
+    char rel[2][20];    /* "" none */
+    char macros[3][20]; /* "" none */
     int cuda_style; /* CUDA_VERSION 13000 -> 13.0 */
 } proved[4] = {
-    { "nccl.h", { "nccl.h", NULL }, { "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH" }, 0 },
+    { "nccl.h", { "nccl.h" }, { "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH" }, 0 },
     { "rccl.h", { "rccl/rccl.h", "rccl.h" }, { "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH" }, 0 },
-    { "cuda.h", { "cuda.h", NULL }, { "CUDA_VERSION", NULL, NULL }, 1 },
-    { "hip/hip_runtime.h", { "hip/hip_runtime.h", NULL }, { "HIP_VERSION_MAJOR", "HIP_VERSION_MINOR", "HIP_VERSION_PATCH" }, 0 },
+    { "cuda.h", { "cuda.h" }, { "CUDA_VERSION" }, 1 },
+    { "hip/hip_runtime.h", { "hip/hip_runtime.h" }, { "HIP_VERSION_MAJOR", "HIP_VERSION_MINOR", "HIP_VERSION_PATCH" }, 0 },
 };
 
 /* "cuda-9" < "cuda-12" < "cuda-12.4": numbers compared as numbers. */
@@ -198,7 +198,7 @@ static void detect_flavour(struct cf_bridge_plan *p)
 {
     /* what hipify makes of c10/cuda/CUDAFunctions.h and ATen/cuda/CUDAContext.h; a
      * CUDA wheel ships ATen/hip/impl/HIPxxxMasqueradingAsCUDA.h headers too, so a directory is no sign */
-    static const char *const hip_dirs[] = { "include/c10/hip/HIPFunctions.h", "include/ATen/hip/HIPContext.h" };
+    static const char hip_dirs[][32] = { "include/c10/hip/HIPFunctions.h", "include/ATen/hip/HIPContext.h" };
     p->flavour = CF_BRIDGE_CUDA_NAMED;
     for (size_t i = 0; p->torch_dir.value && i < 2; i++) {
         char *d = cf_path_join(p->torch_dir.value, hip_dirs[i]);
@@ -379,7 +379,7 @@ static char *macro(const char *dm, const char *name)
 static char *header_version_from_macros(const char *dm, size_t k)
 {
     char *v[3] = { NULL, NULL, NULL };
-    for (size_t i = 0; i < 3 && proved[k].macros[i]; i++)
+    for (size_t i = 0; i < 3 && proved[k].macros[i][0]; i++)
         v[i] = macro(dm, proved[k].macros[i]);
     char *out = NULL;
     if (proved[k].cuda_style && v[0]) {
@@ -412,7 +412,7 @@ static int is_include_root(const struct cf_bridge_plan *p, const char *dir)
 /* The include root a -H path was found under, for one of the header's names. */
 static int resolves_from_root(const struct cf_bridge_plan *p, const char *path, size_t k)
 {
-    for (size_t r = 0; r < 2 && proved[k].rel[r]; r++) {
+    for (size_t r = 0; r < 2 && proved[k].rel[r][0]; r++) {
         size_t pl = strlen(path), rl = strlen(proved[k].rel[r]);
         if (pl <= rl + 1 || path[pl - rl - 1] != '/' || strcmp(path + pl - rl, proved[k].rel[r]) != 0)
             continue;

@@ -2,6 +2,7 @@
 #ifndef CCLFORGE_CLI_H
 #define CCLFORGE_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include <cjson/cJSON.h>
@@ -23,6 +24,20 @@ void cli_print_json_to(FILE *f, cJSON *doc);
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 1 when argv[i] is -h or --help anywhere before a "--". */
 int cli_wants_help(int argc, char **argv);
+
+/* A long option for cli_getopt: getopt_long's struct option without the flag
+ * pointer, its name held in the row (src/cli/longopts.c says why). */
+struct cli_option {
+    char name[24];
+    int has_arg; /* no_argument, required_argument */
+    int val;
+};
+enum { CLI_MAX_OPTIONS = 40 };
+/* getopt_long(argc, argv, shortopts, <opts as struct option>, NULL). */
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct cli_option *opts, size_t n);
+/* The same over a table whose size the compiler knows. */
+#define CLI_GETOPT(argc, argv, shortopts, table) \
+    cli_getopt(argc, argv, shortopts, table, sizeof(table) / sizeof((table)[0]))
 
 struct strbuf;
 /* Untrusted text made safe for a terminal (src/cli/safe_text.c): control

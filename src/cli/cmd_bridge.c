@@ -84,35 +84,34 @@ enum {
     OPT_MAX_GLIBC, OPT_DOCKER, OPT_TOOLKIT_LIB, OPT_WHEEL_DIR, OPT_DIST_NAME, OPT_DIST_VERSION, OPT_PLATFORM_TAG, OPT_JSON
 };
 
-static const struct option long_options[] = {
-    { "vendor", required_argument, 0, OPT_VENDOR },
-    { "libtorch", required_argument, 0, OPT_LIBTORCH },
-    { "torch-headers", required_argument, 0, OPT_TORCH_HEADERS },
-    { "vendor-libs", required_argument, 0, OPT_VENDOR_LIBS },
-    { "python", required_argument, 0, OPT_PYTHON },
-    { "cxx", required_argument, 0, OPT_CXX },
-    { "toolkit", required_argument, 0, OPT_TOOLKIT },
-    { "nccl-home", required_argument, 0, OPT_NCCL_HOME },
-    { "name", required_argument, 0, OPT_NAME },
-    { "package", required_argument, 0, OPT_PACKAGE },
-    { "source", required_argument, 0, OPT_SOURCE },
-    { "rpath", required_argument, 0, OPT_RPATH },
-    { "bundle", required_argument, 0, OPT_BUNDLE },
-    { "include", required_argument, 0, OPT_INCLUDE },
-    { "define", required_argument, 0, OPT_DEFINE },
-    { "undefine", required_argument, 0, OPT_UNDEFINE },
-    { "into", required_argument, 0, OPT_INTO },
-    { "max-glibc", required_argument, 0, OPT_MAX_GLIBC },
-    { "docker", required_argument, 0, OPT_DOCKER },
-    { "toolkit-lib", required_argument, 0, OPT_TOOLKIT_LIB },
-    { "out", required_argument, 0, 'o' },
-    { "wheel-dir", required_argument, 0, OPT_WHEEL_DIR },
-    { "dist-name", required_argument, 0, OPT_DIST_NAME },
-    { "dist-version", required_argument, 0, OPT_DIST_VERSION },
-    { "platform-tag", required_argument, 0, OPT_PLATFORM_TAG },
-    { "json", no_argument, 0, OPT_JSON },
-    { "help", no_argument, 0, 'h' },
-    { 0, 0, 0, 0 },
+static const struct cli_option long_options[] = {
+    { "vendor", required_argument, OPT_VENDOR },
+    { "libtorch", required_argument, OPT_LIBTORCH },
+    { "torch-headers", required_argument, OPT_TORCH_HEADERS },
+    { "vendor-libs", required_argument, OPT_VENDOR_LIBS },
+    { "python", required_argument, OPT_PYTHON },
+    { "cxx", required_argument, OPT_CXX },
+    { "toolkit", required_argument, OPT_TOOLKIT },
+    { "nccl-home", required_argument, OPT_NCCL_HOME },
+    { "name", required_argument, OPT_NAME },
+    { "package", required_argument, OPT_PACKAGE },
+    { "source", required_argument, OPT_SOURCE },
+    { "rpath", required_argument, OPT_RPATH },
+    { "bundle", required_argument, OPT_BUNDLE },
+    { "include", required_argument, OPT_INCLUDE },
+    { "define", required_argument, OPT_DEFINE },
+    { "undefine", required_argument, OPT_UNDEFINE },
+    { "into", required_argument, OPT_INTO },
+    { "max-glibc", required_argument, OPT_MAX_GLIBC },
+    { "docker", required_argument, OPT_DOCKER },
+    { "toolkit-lib", required_argument, OPT_TOOLKIT_LIB },
+    { "out", required_argument, 'o' },
+    { "wheel-dir", required_argument, OPT_WHEEL_DIR },
+    { "dist-name", required_argument, OPT_DIST_NAME },
+    { "dist-version", required_argument, OPT_DIST_VERSION },
+    { "platform-tag", required_argument, OPT_PLATFORM_TAG },
+    { "json", no_argument, OPT_JSON },
+    { "help", no_argument, 'h' },
 };
 
 struct args {
@@ -450,7 +449,7 @@ static int parse(int argc, char **argv, const char *cmd, struct args *a)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+o:h", long_options, NULL)) != -1) {
+    while ((c = CLI_GETOPT(argc, argv, "+o:h", long_options)) != -1) {
         switch (c) {
         case OPT_VENDOR: a->opts.vendor = optarg; break;
         case OPT_LIBTORCH: a->opts.libtorch = optarg; break;

@@ -289,18 +289,17 @@ static int cmd_build(int argc, char **argv)
     double started = cf_now_seconds(); /* the user's wait, survey included */
     enum { O_TAG = 256, O_ARCHS, O_PTX, O_NOPTX, O_SOURCE, O_VENDOR, O_ONLY, O_ROOT, O_CUDA, O_ROCM, O_SURVEY,
            O_DOCKER, O_IMAGE, O_FORCE, O_VERIFY_B, O_NOWAIT, O_DRY, O_JSON };
-    static const struct option longopts[] = {
-        { "tag", required_argument, 0, O_TAG },         { "archs", required_argument, 0, O_ARCHS },
-        { "ptx", no_argument, 0, O_PTX },               { "no-ptx", no_argument, 0, O_NOPTX },
-        { "source", required_argument, 0, O_SOURCE },   { "vendor", required_argument, 0, O_VENDOR },
-        { "jobs", required_argument, 0, 'j' },          { "only-funcs", required_argument, 0, O_ONLY },
-        { "root", required_argument, 0, O_ROOT },       { "cuda-home", required_argument, 0, O_CUDA },
-        { "rocm-path", required_argument, 0, O_ROCM },  { "survey", required_argument, 0, O_SURVEY },
-        { "docker", no_argument, 0, O_DOCKER },         { "docker-image", required_argument, 0, O_IMAGE },
-        { "force", no_argument, 0, O_FORCE },           { "no-wait", no_argument, 0, O_NOWAIT },
-        { "verify", no_argument, 0, O_VERIFY_B },
-        { "dry-run", no_argument, 0, O_DRY },           { "json", no_argument, 0, O_JSON },
-        { 0, 0, 0, 0 },
+    static const struct cli_option longopts[] = {
+        { "tag", required_argument, O_TAG },         { "archs", required_argument, O_ARCHS },
+        { "ptx", no_argument, O_PTX },               { "no-ptx", no_argument, O_NOPTX },
+        { "source", required_argument, O_SOURCE },   { "vendor", required_argument, O_VENDOR },
+        { "jobs", required_argument, 'j' },          { "only-funcs", required_argument, O_ONLY },
+        { "root", required_argument, O_ROOT },       { "cuda-home", required_argument, O_CUDA },
+        { "rocm-path", required_argument, O_ROCM },  { "survey", required_argument, O_SURVEY },
+        { "docker", no_argument, O_DOCKER },         { "docker-image", required_argument, O_IMAGE },
+        { "force", no_argument, O_FORCE },           { "no-wait", no_argument, O_NOWAIT },
+        { "verify", no_argument, O_VERIFY_B },
+        { "dry-run", no_argument, O_DRY },           { "json", no_argument, O_JSON },
     };
     struct cf_nccl_build_opts o;
     memset(&o, 0, sizeof o);
@@ -309,7 +308,7 @@ static int cmd_build(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
+    while ((c = CLI_GETOPT(argc, argv, "j:", longopts)) != -1) {
         switch (c) {
         case O_TAG: o.tag = optarg; break;
         case O_ARCHS: o.archs = optarg; break;
@@ -440,30 +439,27 @@ struct small_args {
 enum { O_ROOT = 256, O_JSON, O_FORMAT, O_HOST, O_VERIFY };
 
 /* Each subcommand accepts only the options its --help lists. */
-static const struct option root_opts[] = {
-    { "root", required_argument, 0, O_ROOT },
-    { 0, 0, 0, 0 },
+static const struct cli_option root_opts[] = {
+    { "root", required_argument, O_ROOT },
 };
-static const struct option list_opts[] = {
-    { "root", required_argument, 0, O_ROOT },
-    { "json", no_argument, 0, O_JSON },
-    { "verify", no_argument, 0, O_VERIFY },
-    { 0, 0, 0, 0 },
+static const struct cli_option list_opts[] = {
+    { "root", required_argument, O_ROOT },
+    { "json", no_argument, O_JSON },
+    { "verify", no_argument, O_VERIFY },
 };
-static const struct option env_opts[] = {
-    { "root", required_argument, 0, O_ROOT },     { "json", no_argument, 0, O_JSON },
-    { "format", required_argument, 0, O_FORMAT }, { "host-survey", required_argument, 0, O_HOST },
-    { 0, 0, 0, 0 },
+static const struct cli_option env_opts[] = {
+    { "root", required_argument, O_ROOT },     { "json", no_argument, O_JSON },
+    { "format", required_argument, O_FORMAT }, { "host-survey", required_argument, O_HOST },
 };
 
-static int cf_parse_small(int argc, char **argv, const char *sub, const struct option *longopts, int want_name,
-                       struct small_args *a)
+static int cf_parse_small(int argc, char **argv, const char *sub, const struct cli_option *longopts, size_t n_longopts,
+                          int want_name, struct small_args *a)
 {
     memset(a, 0, sizeof *a);
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, "", longopts, n_longopts)) != -1) {
         switch (c) {
         case O_ROOT: a->root = optarg; break;
         case O_JSON: a->json = 1; break;
@@ -487,7 +483,7 @@ static int cmd_list(int argc, char **argv)
     if (want_help(argc, argv, list_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = cf_parse_small(argc, argv, CMD " list", list_opts, 0, &a);
+    int rc = cf_parse_small(argc, argv, CMD " list", list_opts, sizeof list_opts / sizeof list_opts[0], 0, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root, CMD " list");
@@ -551,7 +547,7 @@ static int cmd_activate(int argc, char **argv)
     if (want_help(argc, argv, activate_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = cf_parse_small(argc, argv, CMD " activate", root_opts, 1, &a);
+    int rc = cf_parse_small(argc, argv, CMD " activate", root_opts, sizeof root_opts / sizeof root_opts[0], 1, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root, CMD " activate");
@@ -572,7 +568,7 @@ static int cmd_remove(int argc, char **argv)
     if (want_help(argc, argv, remove_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = cf_parse_small(argc, argv, CMD " remove", root_opts, 1, &a);
+    int rc = cf_parse_small(argc, argv, CMD " remove", root_opts, sizeof root_opts / sizeof root_opts[0], 1, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root, CMD " remove");
@@ -606,7 +602,7 @@ static int cmd_env(int argc, char **argv)
     if (want_help(argc, argv, env_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = cf_parse_small(argc, argv, CMD " env", env_opts, 2, &a);
+    int rc = cf_parse_small(argc, argv, CMD " env", env_opts, sizeof env_opts / sizeof env_opts[0], 2, &a);
     if (rc)
         return rc;
     const char *format = a.format ? a.format : a.json ? "json" : "shell";

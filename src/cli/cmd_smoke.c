@@ -302,7 +302,7 @@ static cJSON *row_json(const struct cf_smoke_report *rep, const struct cf_smoke_
     cJSON_AddNumberToObject(o, "time_us", r->time_us);
     cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw);
     cJSON_AddNumberToObject(o, "busbw_gbps", r->busbw);
-    cJSON_AddNumberToObject(o, "busbw_factor", cf_smoke_op_info(r->op)->busbw_factor(r->nranks));
+    cJSON_AddNumberToObject(o, "busbw_factor", cf_smoke_busbw_factor(cf_smoke_op_info(r->op), r->nranks));
     if (r->wrong >= 0)
         cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
     else
@@ -342,7 +342,7 @@ static cJSON *failures_json(const struct cf_smoke_failure *f, size_t n)
 
 static cJSON *report_json(const struct cf_smoke_report *rep, struct smoke_cli *cli, int exit_code)
 {
-    static const char *const roles[] = { "supervisor", "rank", "supervised_rank" };
+    static const char roles[][16] = { "supervisor", "rank", "supervised_rank" };
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "schema", "cclforge.smoke/2");
     cJSON_AddStringToObject(doc, "role", roles[rep->role]);
@@ -518,42 +518,41 @@ enum {
 
 static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smoke_cli *cli)
 {
-    static const struct option longopts[] = {
-        { "backend", required_argument, 0, OPT_BACKEND },
-        { "lib", required_argument, 0, OPT_LIB },
-        { "runtime", required_argument, 0, OPT_RUNTIME },
-        { "nranks", required_argument, 0, 'n' },
-        { "mpirun", required_argument, 0, OPT_MPIRUN },
-        { "mpi-lib", required_argument, 0, OPT_MPI_LIB },
-        { "timeout", required_argument, 0, 'T' },
-        { "connect-timeout", required_argument, 0, OPT_CONNECT_TIMEOUT },
-        { "ops", required_argument, 0, OPT_OPS },
-        { "dtype", required_argument, 0, 'd' },
-        { "op", required_argument, 0, 'o' },
-        { "root", required_argument, 0, 'r' },
-        { "minbytes", required_argument, 0, 'b' },
-        { "maxbytes", required_argument, 0, 'e' },
-        { "stepfactor", required_argument, 0, 'f' },
-        { "stepbytes", required_argument, 0, 'i' },
-        { "warmup", required_argument, 0, 'w' },
-        { "iters", required_argument, 0, OPT_ITERS },
-        { "check", required_argument, 0, 'c' },
-        { "place", required_argument, 0, OPT_PLACE },
-        { "average", required_argument, 0, 'a' },
-        { "blocking", required_argument, 0, 'z' },
-        { "cudagraph", required_argument, 0, 'G' },
-        { "register", required_argument, 0, 'R' },
-        { "pattern", required_argument, 0, OPT_PATTERN },
-        { "min-busbw", required_argument, 0, OPT_MIN_BUSBW },
-        { "expect-transport", required_argument, 0, OPT_EXPECT_TRANSPORT },
-        { "json", no_argument, 0, OPT_JSON },
-        { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
+    static const struct cli_option longopts[] = {
+        { "backend", required_argument, OPT_BACKEND },
+        { "lib", required_argument, OPT_LIB },
+        { "runtime", required_argument, OPT_RUNTIME },
+        { "nranks", required_argument, 'n' },
+        { "mpirun", required_argument, OPT_MPIRUN },
+        { "mpi-lib", required_argument, OPT_MPI_LIB },
+        { "timeout", required_argument, 'T' },
+        { "connect-timeout", required_argument, OPT_CONNECT_TIMEOUT },
+        { "ops", required_argument, OPT_OPS },
+        { "dtype", required_argument, 'd' },
+        { "op", required_argument, 'o' },
+        { "root", required_argument, 'r' },
+        { "minbytes", required_argument, 'b' },
+        { "maxbytes", required_argument, 'e' },
+        { "stepfactor", required_argument, 'f' },
+        { "stepbytes", required_argument, 'i' },
+        { "warmup", required_argument, 'w' },
+        { "iters", required_argument, OPT_ITERS },
+        { "check", required_argument, 'c' },
+        { "place", required_argument, OPT_PLACE },
+        { "average", required_argument, 'a' },
+        { "blocking", required_argument, 'z' },
+        { "cudagraph", required_argument, 'G' },
+        { "register", required_argument, 'R' },
+        { "pattern", required_argument, OPT_PATTERN },
+        { "min-busbw", required_argument, OPT_MIN_BUSBW },
+        { "expect-transport", required_argument, OPT_EXPECT_TRANSPORT },
+        { "json", no_argument, OPT_JSON },
+        { "help", no_argument, 'h' },
     };
-    static const char *const backends[] = { [CF_BACKEND_NCCL] = "nccl", [CF_BACKEND_RCCL] = "rccl",
-                                            [CF_BACKEND_MPI] = "mpi" };
-    static const char *const placements[] = { [CF_PLACE_OUT] = "out", [CF_PLACE_IN] = "in",
-                                              [CF_PLACE_OUT | CF_PLACE_IN] = "both" };
+    /* on the stack, as parse_word wants them: a static table of pointers is relocated at every start */
+    const char *const backends[] = { [CF_BACKEND_NCCL] = "nccl", [CF_BACKEND_RCCL] = "rccl", [CF_BACKEND_MPI] = "mpi" };
+    const char *const placements[] = { [CF_PLACE_OUT] = "out", [CF_PLACE_IN] = "in",
+                                       [CF_PLACE_OUT | CF_PLACE_IN] = "both" };
     /* the library's own words for patterns and transports, listed when one is wrong */
     const char *patterns[CF_PATTERN_BISECT + 1], *transports[CF_TRANSPORT_SHM + 1];
     for (int i = 0; i <= CF_PATTERN_BISECT; i++)
@@ -564,7 +563,7 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
     int c, word, factor_given = 0, bytes_given = 0;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":n:T:d:o:r:b:e:f:i:w:c:a:z:G:R:h", longopts, NULL)) != -1) {
+    while ((c = CLI_GETOPT(argc, argv, ":n:T:d:o:r:b:e:f:i:w:c:a:z:G:R:h", longopts)) != -1) {
         switch (c) {
         case OPT_BACKEND:
             if (parse_word("--backend", optarg, backends, 3, &word))

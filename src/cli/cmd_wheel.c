@@ -114,21 +114,20 @@ enum {
     OPT_JSON
 };
 
-static const struct option long_options[] = {
-    { "install", no_argument, 0, OPT_INSTALL },
-    { "smoke", required_argument, 0, OPT_SMOKE },
-    { "backend", required_argument, 0, OPT_BACKEND },
-    { "python", required_argument, 0, OPT_PYTHON },
-    { "site", required_argument, 0, OPT_SITE },
-    { "system-site-packages", no_argument, 0, OPT_SYSTEM_SITE },
-    { "external", required_argument, 0, OPT_EXTERNAL },
-    { "max-size", required_argument, 0, OPT_MAX_SIZE },
-    { "work-dir", required_argument, 0, OPT_WORK_DIR },
-    { "keep", no_argument, 0, OPT_KEEP },
-    { "timeout", required_argument, 0, OPT_TIMEOUT },
-    { "json", no_argument, 0, OPT_JSON },
-    { "help", no_argument, 0, 'h' },
-    { 0, 0, 0, 0 },
+static const struct cli_option long_options[] = {
+    { "install", no_argument, OPT_INSTALL },
+    { "smoke", required_argument, OPT_SMOKE },
+    { "backend", required_argument, OPT_BACKEND },
+    { "python", required_argument, OPT_PYTHON },
+    { "site", required_argument, OPT_SITE },
+    { "system-site-packages", no_argument, OPT_SYSTEM_SITE },
+    { "external", required_argument, OPT_EXTERNAL },
+    { "max-size", required_argument, OPT_MAX_SIZE },
+    { "work-dir", required_argument, OPT_WORK_DIR },
+    { "keep", no_argument, OPT_KEEP },
+    { "timeout", required_argument, OPT_TIMEOUT },
+    { "json", no_argument, OPT_JSON },
+    { "help", no_argument, 'h' },
 };
 
 /* "4G", "512M", "100K", "123456" -> bytes; 0 when it is none of those. */
@@ -261,16 +260,15 @@ static int usage_error(int json, const char *fmt, ...)
     return rc;
 }
 
-static const struct option graft_options[] = {
-    { "at", required_argument, 0, OPT_AT },
-    { "bundle", required_argument, 0, OPT_BUNDLE },
-    { "bundle-at", required_argument, 0, OPT_BUNDLE_AT },
-    { "external", required_argument, 0, OPT_EXTERNAL },
-    { "platform-tag", required_argument, 0, OPT_PLATFORM_TAG },
-    { "out", required_argument, 0, 'o' },
-    { "json", no_argument, 0, OPT_JSON },
-    { "help", no_argument, 0, 'h' },
-    { 0, 0, 0, 0 },
+static const struct cli_option graft_options[] = {
+    { "at", required_argument, OPT_AT },
+    { "bundle", required_argument, OPT_BUNDLE },
+    { "bundle-at", required_argument, OPT_BUNDLE_AT },
+    { "external", required_argument, OPT_EXTERNAL },
+    { "platform-tag", required_argument, OPT_PLATFORM_TAG },
+    { "out", required_argument, 'o' },
+    { "json", no_argument, OPT_JSON },
+    { "help", no_argument, 'h' },
 };
 
 static int cmd_wheel_graft(int argc, char **argv)
@@ -280,7 +278,7 @@ static int cmd_wheel_graft(int argc, char **argv)
     int json = 0, c, rc;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", graft_options, NULL)) != -1) {
+    while ((c = CLI_GETOPT(argc, argv, "o:h", graft_options)) != -1) {
         switch (c) {
         case OPT_AT: o.at = optarg; break;
         case OPT_BUNDLE: cf_strvec_push(&bundle, optarg); break;
@@ -368,7 +366,7 @@ int cmd_wheel(int argc, char **argv)
         json |= !strcmp(argv[i], "--json");
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc - 1, argv + 1, "h", long_options, NULL)) != -1) {
+    while ((c = CLI_GETOPT(argc - 1, argv + 1, "h", long_options)) != -1) {
         switch (c) {
         case OPT_INSTALL: o.install = 1; break;
         case OPT_SMOKE: {

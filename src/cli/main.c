@@ -23,6 +23,18 @@ static const struct command commands[] = {
     { "smoke", cmd_smoke, "multi-rank collective smoke and bandwidth test (NCCL, RCCL, MPI)", 0 },
 };
 
+/* The words that are no command, held in this table rather than as string
+ * literals: the linker may merge a literal into the tail of an equal string
+ * anywhere in the binary ("--version" into "nvcc --version"), a page fault
+ * away from the rest of what start-up touches. */
+static const struct {
+    char word[10];
+    enum { WORD_HELP, WORD_VERSION } what;
+} own_words[] = {
+    { "--help", WORD_HELP }, { "-h", WORD_HELP }, { "help", WORD_HELP },
+    { "--version", WORD_VERSION }, { "version", WORD_VERSION },
+};
+
 /* A cache root another user could write is not used (cf_cache_root_usable):
  * said once, here, for the whole run. */
 static void warn_untrusted_cache(void)
@@ -54,14 +66,14 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *name = argv[1];
-    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
-        usage(stdout);
-        return EXIT_FINE;
-    }
-    if (!strcmp(name, "--version") || !strcmp(name, "version")) {
-        printf("cclforge %s\n", CCLFORGE_VERSION);
-        return EXIT_FINE;
-    }
+    for (size_t i = 0; i < sizeof own_words / sizeof own_words[0]; i++)
+        if (!strcmp(name, own_words[i].word)) {
+            if (own_words[i].what == WORD_HELP)
+                usage(stdout);
+            else
+                fputs("cclforge " CCLFORGE_VERSION "\n", stdout); /* no printf: its code is 3-4 more pages */
+            return EXIT_FINE;
+        }
     /* Every command ends with the process: the files it read stay mapped
      * for exit to unmap at once (bounded: 64 MB of address range). */
     cf_mmap_leave_to_exit((size_t)64 << 20);

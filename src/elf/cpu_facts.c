@@ -22,7 +22,7 @@
  * (sysdeps/x86/cpu-tunables.c, TUNABLE_CALLBACK (set_hwcaps)). */
 static const struct {
     enum cf_cpu_feature feature;
-    const char *name;
+    char name[16];
     int tunable;
 } features[] = {
     { CF_CPU_CMOV, "CMOV", 1 },       { CF_CPU_CX8, "CX8", 1 },
@@ -64,7 +64,7 @@ static uint64_t xeon_phi_features(void)
 
 static const struct {
     enum cf_cpu_vendor vendor;
-    const char *name;
+    char name[8];
 } vendors[] = {
     { CF_CPU_VENDOR_INTEL, "intel" },     { CF_CPU_VENDOR_AMD, "amd" },     { CF_CPU_VENDOR_HYGON, "hygon" },
     { CF_CPU_VENDOR_ZHAOXIN, "zhaoxin" }, { CF_CPU_VENDOR_OTHER, "other" }, { CF_CPU_VENDOR_UNKNOWN, "unknown" },
@@ -294,7 +294,7 @@ int cf_cpu_probe_from(enum cf_cpu_way way, struct cf_cpu_facts *out)
         [CF_CPU_FROM_CPUID] = regs_from_cpuid,
         [CF_CPU_FROM_GLIBC] = regs_from_glibc,
     };
-    static const char *const names[] = { [CF_CPU_FROM_CPUID] = "cpuid", [CF_CPU_FROM_GLIBC] = "cpuid, as glibc read it" };
+    static const char names[][24] = { [CF_CPU_FROM_CPUID] = "cpuid", [CF_CPU_FROM_GLIBC] = "cpuid, as glibc read it" };
     if ((unsigned)way >= sizeof ways / sizeof ways[0])
         return -1;
     unsigned regs[REG_COUNT] = { 0 };
@@ -428,7 +428,7 @@ int cf_cpu_apply_zhaoxin_quirk(struct cf_cpu_facts *f)
 static int split_feature(const char *name, size_t len)
 {
     static const struct {
-        const char *name;
+        char name[12];
         enum cf_cpu_feature feature;
     } usable[] = { { "AVX2_Usable", CF_CPU_AVX2 }, { "FMA_Usable", CF_CPU_FMA }, { "AVX_Usable", CF_CPU_AVX } };
     for (size_t i = 0; i < sizeof usable / sizeof usable[0]; i++)

@@ -9,7 +9,7 @@
 enum dst_kind { DST_ORIGIN, DST_LIB, DST_PLATFORM };
 
 static const struct {
-    const char *name;
+    char name[12];
     enum dst_kind kind;
 } dst_names[] = {
     { "ORIGIN", DST_ORIGIN },

@@ -569,12 +569,12 @@ const char *cf_ldcache_lookup(const struct cf_ldcache *cache, const char *name,
     return best;
 }
 
-static const char *const type_names[] = { "libc4", "ELF", "libc5", "libc6" };
+static const char type_names[][8] = { "libc4", "ELF", "libc5", "libc6" };
 
 /* ldconfig's print_entry (elf/cache.c) wording for the required-ABI byte. */
 static const struct {
     int32_t flag;
-    const char *text;
+    char text[16];
 } required_names[] = {
     { CF_LDCACHE_FLAG_SPARC_LIB64, ",64bit" },          { CF_LDCACHE_FLAG_IA64_LIB64, ",IA-64" },
     { CF_LDCACHE_FLAG_X8664_LIB64, ",x86-64" },         { CF_LDCACHE_FLAG_S390_LIB64, ",64bit" },

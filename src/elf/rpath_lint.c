@@ -14,9 +14,9 @@
 
 static const struct {
     enum cf_rpath_finding_kind kind;
-    const char *name;
+    char name[20];
     enum cf_lint_severity severity;
-    const char *explanation; /* follows "<TAG> entry '<entry>' " */
+    char explanation[144]; /* follows "<TAG> entry '<entry>' " */
 } kinds[CF_RPATH_KIND_COUNT] = {
     { CF_RPATH_ABSOLUTE, "absolute", CF_LINT_WARNING,
       "is absolute: the object finds its dependencies only on machines with that directory; relocatable packages use $ORIGIN-relative entries" },
@@ -44,7 +44,7 @@ enum cf_lint_severity cf_rpath_kind_severity(enum cf_rpath_finding_kind kind)
 
 const char *cf_lint_severity_name(enum cf_lint_severity severity)
 {
-    static const char *const names[] = { "info", "warning", "error" };
+    static const char names[][8] = { "info", "warning", "error" };
     return (unsigned)severity < sizeof names / sizeof names[0] ? names[severity] : "error";
 }
 

@@ -16,7 +16,7 @@ struct nvidia_arch_row {
     int sm;
     int introduced; /* CUDA version code, 11080 = 11.8 */
     int dropped;
-    const char *note;
+    char note[88]; /* why it was dropped or renamed; "" while supported */
 };
 static const struct nvidia_arch_row nvidia_archs[] = {
     { 30, 6000, 11000, "Kepler sm_30 was removed in CUDA 11.0" },
@@ -30,23 +30,23 @@ static const struct nvidia_arch_row nvidia_archs[] = {
     { 62, 8000, 13000, "CUDA 13.0 removed offline compilation for archs before sm_75 (Maxwell, Pascal, Volta)" },
     { 70, 9000, 13000, "CUDA 13.0 removed offline compilation for archs before sm_75 (Maxwell, Pascal, Volta)" },
     { 72, 10000, 13000, "CUDA 13.0 removed offline compilation for archs before sm_75 (Maxwell, Pascal, Volta)" },
-    { 75, 10000, 0, NULL },
-    { 80, 11000, 0, NULL },
-    { 86, 11010, 0, NULL },
-    { 87, 11040, 0, NULL },
-    { 88, 13000, 0, NULL },
-    { 89, 11080, 0, NULL },
-    { 90, 11080, 0, NULL },
-    { 100, 12080, 0, NULL },
+    { 75, 10000, 0, "" },
+    { 80, 11000, 0, "" },
+    { 86, 11010, 0, "" },
+    { 87, 11040, 0, "" },
+    { 88, 13000, 0, "" },
+    { 89, 11080, 0, "" },
+    { 90, 11080, 0, "" },
+    { 100, 12080, 0, "" },
     { 101, 12080, 13000, "CUDA 13.0 renamed sm_101 to sm_110" },
-    { 103, 12090, 0, NULL },
-    { 110, 13000, 0, NULL },
-    { 120, 12080, 0, NULL },
-    { 121, 12090, 0, NULL },
+    { 103, 12090, 0, "" },
+    { 110, 13000, 0, "" },
+    { 120, 12080, 0, "" },
+    { 121, 12090, 0, "" },
 };
 
 /* AMD GPU targets that ROCm (and DTK for the Hygon gfx9xx parts) compile for. */
-static const char *const amd_archs[] = {
+static const char amd_archs[][8] = {
     "gfx803", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx926", "gfx928", "gfx936",
     "gfx940", "gfx941", "gfx942", "gfx950", "gfx1010", "gfx1030", "gfx1100", "gfx1101",
     "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201",
@@ -54,8 +54,8 @@ static const char *const amd_archs[] = {
 
 /* The family names torch.utils.cpp_extension accepts in TORCH_CUDA_ARCH_LIST. */
 static const struct {
-    const char *name;
-    const char *archs;
+    char name[8];
+    char archs[12];
 } nvidia_names[] = {
     { "kepler", "3.5+PTX" }, { "maxwell", "5.0;5.2+PTX" }, { "pascal", "6.0;6.1+PTX" },
     { "volta", "7.0+PTX" },  { "turing", "7.5+PTX" },      { "ampere", "8.0;8.6+PTX" },
@@ -159,8 +159,8 @@ static int parse_cc(const char *s, struct cf_arch *out)
 
 void cf_arch_nvidia(unsigned sm, char variant, enum cf_arch_code code, struct cf_arch *out)
 {
-    static const char *const prefixes[] = { [CF_CODE_SASS] = "sm_", [CF_CODE_PTX] = "compute_",
-                                            [CF_CODE_LTOIR] = "lto_" };
+    static const char prefixes[][12] = { [CF_CODE_SASS] = "sm_", [CF_CODE_PTX] = "compute_",
+                                         [CF_CODE_LTOIR] = "lto_" };
     memset(out, 0, sizeof *out);
     out->family = CF_ARCH_NVIDIA;
     out->code = code;
@@ -195,7 +195,7 @@ int cf_arch_parse(const char *text, struct cf_arch *out, cf_error *err)
         rc = parse_gfx(buf + 3, out);
     } else {
         static const struct {
-            const char *prefix;
+            char prefix[9];
             enum cf_arch_code code;
         } prefixes[] = { { "sm_", CF_CODE_SASS }, { "compute_", CF_CODE_PTX }, { "lto_", CF_CODE_LTOIR },
                          { "sm", CF_CODE_SASS } };
@@ -484,7 +484,7 @@ int cf_arch_check_cuda(const struct cf_arch_list *list, const char *cuda_version
                                 "%s cannot be targeted by CUDA %s (nvcc --list-gpu-arch lacks compute_%u)%s%s; "
                                 "use a CUDA toolkit that supports it or drop the arch",
                                 a->name, cuda_version ? cuda_version : "?", a->sm,
-                                row && row->note ? ": " : "", row && row->note ? row->note : "");
+                                row && row->note[0] ? ": " : "", row ? row->note : "");
         }
         if (!code || !row)
             continue; /* unknown toolkit: nvcc itself will decide */

@@ -17,7 +17,7 @@ static const struct cf_comm_profile comms[] = {
         .soname = "libnccl.so.2",
         .stem = "libnccl.so",
         .link_name = "nccl",
-        .headers = (const char *const[]){ "nccl.h", NULL },
+        .headers = { "nccl.h" },
         .home_env = "NCCL_HOME",
     },
     [RCCL] = {
@@ -27,7 +27,7 @@ static const struct cf_comm_profile comms[] = {
         .soname = "librccl.so.1",
         .stem = "librccl.so",
         .link_name = "rccl",
-        .headers = (const char *const[]){ "rccl/rccl.h", "rccl.h", NULL },
+        .headers = { "rccl/rccl.h", "rccl.h" },
         .home_env = "RCCL_HOME",
     },
 };
@@ -37,13 +37,13 @@ static const struct cf_version_source cuda_versions[] = {
     { CF_VER_CUDA_TXT, "version.txt" },       /* CUDA <= 11.0 */
     { CF_VER_NVCC, "bin/nvcc" },              /* pip-assembled trees have neither file */
     { CF_VER_CUDA_H, "include/cuda.h" },      /* always there with the headers; major.minor only */
-    { CF_VER_NONE, NULL },
+    { CF_VER_NONE, "" },
 };
 
 static const struct cf_version_source rocm_versions[] = {
     { CF_VER_PLAIN, ".info/version" },        /* "6.2.4-120" */
     { CF_VER_HIP_H, "include/hip/hip_version.h" },
-    { CF_VER_NONE, NULL },
+    { CF_VER_NONE, "" },
 };
 
 /* DTK writes its own release ("24.04.1") to .info/version; hip_version.h then gives
@@ -52,7 +52,7 @@ static const struct cf_version_source dtk_versions[] = {
     { CF_VER_PLAIN, ".info/version-dtk" },
     { CF_VER_PLAIN, ".info/version" },
     { CF_VER_HIP_H, "include/hip/hip_version.h" },
-    { CF_VER_NONE, NULL },
+    { CF_VER_NONE, "" },
 };
 
 /* What DTK shares with ROCm: gfx archs, hipcc, RCCL, the HIP runtime's

@@ -8,24 +8,26 @@
 #include "cclforge/envp.h"
 #include "cclforge/launch.h"
 
+/* The names are held in the row: a table of pointers would be relocated by
+ * ld.so at every start of the PIE executable. */
 struct launcher_vars {
-    const char *launcher;
-    const char *rank, *world, *local_rank; /* local_rank may be absent: then rank 0..n-1 of one node */
-    const char *addr, *port;               /* where rank 0 is reached, when the launcher says */
-    int port_offset;                       /* torchrun's own store already listens on MASTER_PORT */
-    const char *run_id[2];                 /* joined with '.': the job's id */
+    char launcher[12];
+    char rank[28], world[28], local_rank[28]; /* local_rank may be absent: then rank 0..n-1 of one node */
+    char addr[24], port[16];                  /* where rank 0 is reached, when the launcher says */
+    int port_offset;                          /* torchrun's own store already listens on MASTER_PORT */
+    char run_id[2][24];                       /* joined with '.': the job's id; "" none */
 };
 
 /* Most specific first: cclforge's supervisor may run ranks under mpirun, mpirun inside
  * a Slurm allocation also carries SLURM_*, torchrun started by srun carries both sets. */
 static const struct launcher_vars launchers[] = {
     { "cclforge", CF_LAUNCH_RANK_ENV, CF_LAUNCH_WORLD_ENV, CF_LAUNCH_LOCAL_RANK_ENV, CF_LAUNCH_ADDR_ENV,
-      CF_LAUNCH_PORT_ENV, 0, { NULL, NULL } },
+      CF_LAUNCH_PORT_ENV, 0, { "", "" } },
     { "mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "MASTER_ADDR",
-      "MASTER_PORT", 0, { "OMPI_MCA_ess_base_jobid", NULL } },
+      "MASTER_PORT", 0, { "OMPI_MCA_ess_base_jobid", "" } },
     { "torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", 1,
-      { "TORCHELASTIC_RUN_ID", NULL } },
-    { "pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MASTER_ADDR", "MASTER_PORT", 0, { "PMI_KVSNAME", NULL } },
+      { "TORCHELASTIC_RUN_ID", "" } },
+    { "pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MASTER_ADDR", "MASTER_PORT", 0, { "PMI_KVSNAME", "" } },
     { "srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "MASTER_ADDR", "MASTER_PORT", 0,
       { "SLURM_JOB_ID", "SLURM_STEP_ID" } },
 };
@@ -101,8 +103,8 @@ int cf_launch_detect(char *const *envp, struct cf_launch_info *out, cf_error *er
         copy_str(out->master_addr, sizeof out->master_addr, addr);
         if (read_port(envp, l, out, err) < 0)
             return -1;
-        const char *a = l->run_id[0] ? cf_envp_get(envp, l->run_id[0]) : NULL;
-        const char *b = l->run_id[1] ? cf_envp_get(envp, l->run_id[1]) : NULL;
+        const char *a = l->run_id[0][0] ? cf_envp_get(envp, l->run_id[0]) : NULL;
+        const char *b = l->run_id[1][0] ? cf_envp_get(envp, l->run_id[1]) : NULL;
         snprintf(out->run_id, sizeof out->run_id, "%s%s%s", a ? a : "", a && b ? "." : "", b ? b : "");
         return 1;
     }

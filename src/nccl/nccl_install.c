@@ -125,7 +125,7 @@ cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan)
 
 static const char *source_kind_name(enum cf_nccl_source_kind k)
 {
-    static const char *const names[] = { "upstream", "dir", "tarball", "git" };
+    static const char names[][12] = { "upstream", "dir", "tarball", "git" };
     return names[k];
 }
 
@@ -356,8 +356,8 @@ static void remove_if_unlocked(const char *root, const char *name, const char *p
 static char *legacy_owner(const char *entry)
 {
     static const struct {
-        const char *prefix;
-        const char *suffix_chars;
+        char prefix[12];
+        char suffix_chars[64];
         size_t suffix_len; /* 0: any length */
     } forms[] = { { ".staging-", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 6 },
                   { ".removing-", "0123456789", 0 } };

@@ -16,7 +16,7 @@
 #include "pkg/name_index.h"
 
 /* GPU driver libraries come with the driver on the target host, never in a wheel. */
-static const char *const gpu_driver_libs[] = {
+static const char gpu_driver_libs[][32] = {
     "libcuda.so", "libcuda.so.1", "libnvidia-ml.so.1", "libnvidia-ptxjitcompiler.so.1", "libamdhip64_driver",
     "libhsa-runtime64.so.1", "libhsakmt.so.1", "libdrm.so.2", "libdrm_amdgpu.so.1",
 };
@@ -24,7 +24,7 @@ static const char *const gpu_driver_libs[] = {
 static const struct {
     unsigned machine;
     int big_endian;
-    const char *arch;
+    char arch[12];
 } wheel_archs[] = {
     { EM_X86_64, 0, "x86_64" }, { EM_AARCH64, 0, "aarch64" }, { EM_PPC64, 0, "ppc64le" }, { EM_PPC64, 1, "ppc64" },
     { EM_S390, 1, "s390x" },    { EM_386, 0, "i686" },         { EM_ARM, 0, "armv7l" },    { EM_RISCV, 0, "riscv64" },

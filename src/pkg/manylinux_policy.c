@@ -33,8 +33,8 @@ int cf_policy_version_minor(const char *arch, const char *version)
     /* auditwheel's family is the part before the first '_' */
     const char *us = strchr(version, '_');
     size_t flen = us ? (size_t)(us - version) : strlen(version);
-    for (const char *const *f = cf_policy_families; *f; f++)
-        if (strlen(*f) == flen && !strncmp(*f, version, flen))
+    for (size_t i = 0; cf_policy_families[i][0]; i++)
+        if (strlen(cf_policy_families[i]) == flen && !strncmp(cf_policy_families[i], version, flen))
             return 0;
     return -1;
 }
@@ -82,8 +82,8 @@ int cf_policy_musl_lib(const char *soname)
 {
     if (cf_starts_with(soname, "ld-musl-"))
         return 1;
-    for (const char *const *l = cf_musl_policy_libs; *l; l++)
-        if (!strcmp(*l, soname))
+    for (size_t i = 0; cf_musl_policy_libs[i][0]; i++)
+        if (!strcmp(cf_musl_policy_libs[i], soname))
             return 1;
     return 0;
 }

@@ -9,18 +9,20 @@
 #include "cclforge/strbuf.h"
 #include "smoke/nccl_api.h"
 
+/* The tables hold their strings (a list ends at its first ""): tables of
+ * pointers would be relocated by ld.so at every start of the PIE executable. */
 struct runtime_vendor {
-    const char *api;
-    const char *sonames[5];
+    char api[8];
+    char sonames[5][20];
 };
 
 static const struct runtime_vendor vendors[] = {
-    { "cuda", { "libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", NULL } },
-    { "hip", { "libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5", NULL } },
+    { "cuda", { "libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0" } },
+    { "hip", { "libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5" } },
 };
 
 struct runtime_symbol {
-    const char *suffix; /* after the vendor prefix: cuda<suffix>, hip<suffix> */
+    char suffix[28]; /* after the vendor prefix: cuda<suffix>, hip<suffix> */
     size_t offset;
     int required;
 };
@@ -42,8 +44,9 @@ static void *open_first(const struct runtime_vendor *v, const char *near_dir, st
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 0 && !near_dir)
             continue;
-        for (const char *const *so = v->sonames; *so; so++) {
-            char *cand = pass == 0 ? cf_path_join(near_dir, *so) : cf_strdup(*so);
+        for (size_t k = 0; v->sonames[k][0]; k++) {
+            const char *so = v->sonames[k];
+            char *cand = pass == 0 ? cf_path_join(near_dir, so) : cf_strdup(so);
             if (pass == 0 && !cf_path_exists(cand)) {
                 free(cand);
                 continue;
@@ -93,8 +96,8 @@ int cf_gpu_runtime_load(struct cf_gpu_runtime *rt, const char *vendor, const cha
     rt->api = v->api;
     for (size_t i = 0; i < sizeof runtime_symbols / sizeof runtime_symbols[0]; i++) {
         char name[64];
-        snprintf(name, sizeof name, "%s%s", v->api, runtime_symbols[i].suffix);
-        void *sym = dlsym(rt->handle, name);
+        int len = snprintf(name, sizeof name, "%s%s", v->api, runtime_symbols[i].suffix);
+        void *sym = len < (int)sizeof name ? dlsym(rt->handle, name) : NULL;
         if (!sym && runtime_symbols[i].required) {
             cf_error_set(err, CF_ERR_FORMAT, "%s has no %s: not a %s runtime library", rt->path, name, v->api);
             cf_gpu_runtime_unload(rt);

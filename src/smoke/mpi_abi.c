@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-static const char *const handle_names[CF_MPI_HANDLE_COUNT] = {
+static const char handle_names[CF_MPI_HANDLE_COUNT][20] = {
     [CF_MPI_COMM_WORLD] = "MPI_COMM_WORLD", [CF_MPI_COMM_NULL] = "MPI_COMM_NULL",
     [CF_MPI_ERRORS_RETURN] = "MPI_ERRORS_RETURN", [CF_MPI_OP_NULL] = "MPI_OP_NULL",
     [CF_MPI_SUM] = "MPI_SUM", [CF_MPI_PROD] = "MPI_PROD", [CF_MPI_MAX] = "MPI_MAX", [CF_MPI_MIN] = "MPI_MIN",
@@ -22,10 +22,10 @@ static const struct cf_mpi_abi abis[CF_MPI_ABI_COUNT] = {
     [CF_MPI_ABI_OPENMPI] = {
         .name = "Open MPI",
         .speakers = "Open MPI 3.0 and later",
-        .sonames = { "libmpi.so.40", NULL },
+        .sonames = { "libmpi.so.40" },
         .marker = "ompi_mpi_comm_world",
-        .rank_vars = { "OMPI_COMM_WORLD_RANK", NULL },
-        .env_prefixes = { "OMPI_", NULL },
+        .rank_vars = { "OMPI_COMM_WORLD_RANK" },
+        .env_prefixes = { "OMPI_" },
         .install = "Open MPI (apt-get install libopenmpi3, dnf install openmpi)",
         .handle_size = sizeof(void *),
         .handle_symbol = {
@@ -50,10 +50,10 @@ static const struct cf_mpi_abi abis[CF_MPI_ABI_COUNT] = {
         .name = "MPICH",
         .speakers = "MPICH 3.1 and later, Intel MPI 5 and later, MVAPICH2, Cray MPICH",
         /* Debian's and Ubuntu's MPICH name it libmpich.so.12 */
-        .sonames = { "libmpi.so.12", "libmpich.so.12", NULL },
+        .sonames = { "libmpi.so.12", "libmpich.so.12" },
         .marker = "MPIR_Dup_fn", /* MPI_DUP_FN; the MPI 5 standard ABI's libmpi_abi.so has none */
-        .rank_vars = { "PMI_RANK", "MPI_LOCALRANKID", NULL },
-        .env_prefixes = { "PMI_", "HYDRA_", "MPI_LOCALRANKID", "I_MPI_", NULL },
+        .rank_vars = { "PMI_RANK", "MPI_LOCALRANKID" },
+        .env_prefixes = { "PMI_", "HYDRA_", "MPI_LOCALRANKID", "I_MPI_" },
         .install = "MPICH (pip install mpich, apt-get install libmpich12, dnf install mpich) or Intel MPI "
                    "(pip install impi-rt)",
         .handle_size = sizeof(int),

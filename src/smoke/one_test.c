@@ -284,7 +284,7 @@ static void agreed_row(const struct test *x, const double *times, const long *wr
     double pick[] = { times[0], sum / n, lo, hi };
     row->time_us = pick[which[t->o->average]];
     row->algbw = row->time_us > 0 ? (double)x->l.bytes / row->time_us / 1e3 : 0;
-    row->busbw = row->algbw * x->info->busbw_factor(n);
+    row->busbw = row->algbw * cf_smoke_busbw_factor(x->info, n);
     long wrong = 0;
     for (int i = 0; i < n; i++)
         wrong += wrongs[i];

@@ -6,35 +6,29 @@
 
 /* busbw = algbw * factor, chosen by nccl-tests so that busbw is comparable to the
  * hardware's link bandwidth whatever the rank count (its doc/PERFORMANCE.md). */
-static double factor_all_reduce(int n)
+double cf_smoke_busbw_factor(const struct cf_smoke_op_info *info, int n)
 {
-    return n > 0 ? 2.0 * (n - 1) / n : 0.0;
-}
-
-static double factor_n_minus_1_over_n(int n)
-{
-    return n > 0 ? (double)(n - 1) / n : 0.0;
-}
-
-static double factor_one(int n)
-{
-    (void)n;
+    switch (info->busbw) {
+    case CF_BUSBW_TWICE_SHARE: return n > 0 ? 2.0 * (n - 1) / n : 0.0;
+    case CF_BUSBW_SHARE: return n > 0 ? (double)(n - 1) / n : 0.0;
+    case CF_BUSBW_ONE: break;
+    }
     return 1.0;
 }
 
 /* nccl-tests 2.19.6: src/<op>.cu, <Op>GetBw and <Op>GetCollByteCount; sendrecv and
  * alltoall run their in-place form unchecked (reportErrors = 0 there). */
 static const struct cf_smoke_op_info op_table[CF_OP_COUNT] = {
-    { CF_OP_ALL_REDUCE, "all_reduce", "all_reduce_perf", factor_all_reduce, CF_SHARE_NONE, 1, 0, 1 },
-    { CF_OP_BROADCAST, "broadcast", "broadcast_perf", factor_one, CF_SHARE_NONE, 0, 1, 1 },
-    { CF_OP_ALL_GATHER, "all_gather", "all_gather_perf", factor_n_minus_1_over_n, CF_SHARE_SEND, 0, 0, 1 },
-    { CF_OP_REDUCE_SCATTER, "reduce_scatter", "reduce_scatter_perf", factor_n_minus_1_over_n, CF_SHARE_RECV, 1, 0,
+    { CF_OP_ALL_REDUCE, "all_reduce", "all_reduce_perf", CF_BUSBW_TWICE_SHARE, CF_SHARE_NONE, 1, 0, 1 },
+    { CF_OP_BROADCAST, "broadcast", "broadcast_perf", CF_BUSBW_ONE, CF_SHARE_NONE, 0, 1, 1 },
+    { CF_OP_ALL_GATHER, "all_gather", "all_gather_perf", CF_BUSBW_SHARE, CF_SHARE_SEND, 0, 0, 1 },
+    { CF_OP_REDUCE_SCATTER, "reduce_scatter", "reduce_scatter_perf", CF_BUSBW_SHARE, CF_SHARE_RECV, 1, 0,
       1 },
-    { CF_OP_SENDRECV, "sendrecv", "sendrecv_perf", factor_one, CF_SHARE_NONE, 0, 0, 0 },
-    { CF_OP_REDUCE, "reduce", "reduce_perf", factor_one, CF_SHARE_NONE, 1, 1, 1 },
-    { CF_OP_ALLTOALL, "alltoall", "alltoall_perf", factor_n_minus_1_over_n, CF_SHARE_BOTH, 0, 0, 0 },
-    { CF_OP_GATHER, "gather", "gather_perf", factor_n_minus_1_over_n, CF_SHARE_SEND, 0, 1, 1 },
-    { CF_OP_SCATTER, "scatter", "scatter_perf", factor_n_minus_1_over_n, CF_SHARE_RECV, 0, 1, 1 },
+    { CF_OP_SENDRECV, "sendrecv", "sendrecv_perf", CF_BUSBW_ONE, CF_SHARE_NONE, 0, 0, 0 },
+    { CF_OP_REDUCE, "reduce", "reduce_perf", CF_BUSBW_ONE, CF_SHARE_NONE, 1, 1, 1 },
+    { CF_OP_ALLTOALL, "alltoall", "alltoall_perf", CF_BUSBW_SHARE, CF_SHARE_BOTH, 0, 0, 0 },
+    { CF_OP_GATHER, "gather", "gather_perf", CF_BUSBW_SHARE, CF_SHARE_SEND, 0, 1, 1 },
+    { CF_OP_SCATTER, "scatter", "scatter_perf", CF_BUSBW_SHARE, CF_SHARE_RECV, 0, 1, 1 },
 };
 
 const struct cf_smoke_op_info *cf_smoke_op_info(enum cf_smoke_op op)
@@ -45,7 +39,7 @@ const struct cf_smoke_op_info *cf_smoke_op_info(enum cf_smoke_op op)
 int cf_smoke_op_parse(const char *name, enum cf_smoke_op *out)
 {
     /* also accept nccl-tests' binary names and stems and the camel-case NCCL names */
-    static const struct { const char *alias; enum cf_smoke_op op; } aliases[] = {
+    static const struct { char alias[16]; enum cf_smoke_op op; } aliases[] = {
         { "allreduce", CF_OP_ALL_REDUCE },         { "AllReduce", CF_OP_ALL_REDUCE },
         { "bcast", CF_OP_BROADCAST },              { "Broadcast", CF_OP_BROADCAST },
         { "allgather", CF_OP_ALL_GATHER },         { "AllGather", CF_OP_ALL_GATHER },

@@ -31,8 +31,8 @@ int cf_smoke_write_all(int fd, const char *data, size_t len)
 
 enum field_kind { F_INT, F_LONG, F_SIZE, F_DBL, F_TEXT, F_KEY, F_VALUE, F_CHARS, F_TIMES, F_RANKS, F_WAITS };
 struct field {
-    const char *name;
-    const char *types; /* the record types that carry it */
+    char name[12];
+    char types[12]; /* the record types that carry it */
     enum field_kind kind;
     size_t offset;     /* in struct cf_smoke_event */
     size_t cap;        /* F_CHARS: the array's size */

@@ -106,13 +106,13 @@ static char *first_dotted_token(const char *line)
 /* How each family says its version in `--version` output, most specific first:
  * hipcc prints a clang line as well; GNU compilers have no marker. */
 static const struct {
-    const char *family;
-    const char *marker; /* text just before the version; NULL: first_dotted_token of the first line */
+    char family[8];
+    char marker[16]; /* text just before the version; "": first_dotted_token of the first line */
 } version_markers[] = {
     { "hipcc", "HIP version:" },
     { "nvcc", ", V" },
     { "clang", "clang version" },
-    { "gcc", NULL },
+    { "gcc", "" },
 };
 
 /* nvcc: the host compiler range. bin/nvcc -> include/crt/host_config.h, else the table. */
@@ -169,7 +169,7 @@ int cf_compiler_probe_cached(const char *path, int use_cache, struct cf_compiler
     if (!out)
         return cf_error_set(err, CF_ERR_FAILED, "%s --version failed: is it a working compiler?", path);
     for (size_t i = 0; i < sizeof version_markers / sizeof version_markers[0]; i++) {
-        const char *marker = version_markers[i].marker;
+        const char *marker = version_markers[i].marker[0] ? version_markers[i].marker : NULL;
         const char *at = marker ? strstr(out, marker) : out;
         if (!at)
             continue;
@@ -199,7 +199,7 @@ void cf_compiler_release(struct cf_compiler *c)
 }
 
 /* The compilers doctor reports, by the names a build looks up. */
-static const char *const surveyed_compilers[] = { "gcc", "g++", "clang", "nvcc", "hipcc" };
+static const char surveyed_compilers[][8] = { "gcc", "g++", "clang", "nvcc", "hipcc" };
 
 static void add_compiler(const struct cf_survey_opts *opts, struct cf_survey *s, const char *name, const char *path)
 {

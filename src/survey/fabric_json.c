@@ -21,20 +21,22 @@ static const struct cf_jf gid_fields[] = {
 };
 static const struct cf_jf_table gid_table = CF_JF_TABLE(struct cf_ib_gid, gid_fields);
 
+static const struct cf_jf_table *const port_subs[] = { &gid_table };
 static const struct cf_jf port_fields[] = {
     F(struct cf_ib_port, port, CF_JF_INT), F(struct cf_ib_port, state, CF_JF_INT),
     F(struct cf_ib_port, state_name, CF_JF_STR), F(struct cf_ib_port, phys_state, CF_JF_INT),
     F(struct cf_ib_port, phys_state_name, CF_JF_STR), F(struct cf_ib_port, rate, CF_JF_STR),
-    F(struct cf_ib_port, link_layer, CF_JF_STR), CF_JF_ARR(struct cf_ib_port, gids, n_gids, gid_table),
+    F(struct cf_ib_port, link_layer, CF_JF_STR), CF_JF_ARR(struct cf_ib_port, gids, n_gids, 0),
     F(struct cf_ib_port, gid_table_len, CF_JF_INT),
 };
-static const struct cf_jf_table port_table = CF_JF_TABLE(struct cf_ib_port, port_fields);
+static const struct cf_jf_table port_table = CF_JF_TABLE_SUBS(struct cf_ib_port, port_fields, port_subs);
 
+static const struct cf_jf_table *const ib_subs[] = { &port_table };
 static const struct cf_jf ib_fields[] = {
     F(struct cf_ib_dev, name, CF_JF_STR), F(struct cf_ib_dev, pci, CF_JF_STR), F(struct cf_ib_dev, fw, CF_JF_STR),
-    CF_JF_ARR(struct cf_ib_dev, ports, n_ports, port_table),
+    CF_JF_ARR(struct cf_ib_dev, ports, n_ports, 0),
 };
-static const struct cf_jf_table ib_table = CF_JF_TABLE(struct cf_ib_dev, ib_fields);
+static const struct cf_jf_table ib_table = CF_JF_TABLE_SUBS(struct cf_ib_dev, ib_fields, ib_subs);
 
 static const struct cf_jf pci_fields[] = {
     F(struct cf_pci_dev, bdf, CF_JF_STR), F(struct cf_pci_dev, role, CF_JF_STR),
@@ -100,22 +102,27 @@ static const struct cf_jf limits_fields[] = {
 static const struct cf_jf_table limits_table = CF_JF_TABLE(struct cf_fabric_limits, limits_fields);
 
 /* The limits are a nested object: its fields are read through their own table. */
+enum { IFS, IB, PCI, BRIDGES, PAIRS, NVML, KFD_GPUS, KFD_LINKS };
+static const struct cf_jf_table *const fabric_subs[] = {
+    [IFS] = &if_table, [IB] = &ib_table, [PCI] = &pci_table, [BRIDGES] = &bridge_table, [PAIRS] = &pair_table,
+    [NVML] = &nvml_table, [KFD_GPUS] = &kfd_gpu_table, [KFD_LINKS] = &kfd_link_table,
+};
 static const struct cf_jf fabric_fields[] = {
-    CF_JF_ARR(struct cf_fabric, ifs, n_ifs, if_table),
-    CF_JF_ARR(struct cf_fabric, ib, n_ib, ib_table),
-    CF_JF_ARR(struct cf_fabric, pci, n_pci, pci_table),
-    CF_JF_ARR(struct cf_fabric, bridges, n_bridges, bridge_table),
-    CF_JF_ARR(struct cf_fabric, pairs, n_pairs, pair_table),
+    CF_JF_ARR(struct cf_fabric, ifs, n_ifs, IFS),
+    CF_JF_ARR(struct cf_fabric, ib, n_ib, IB),
+    CF_JF_ARR(struct cf_fabric, pci, n_pci, PCI),
+    CF_JF_ARR(struct cf_fabric, bridges, n_bridges, BRIDGES),
+    CF_JF_ARR(struct cf_fabric, pairs, n_pairs, PAIRS),
     F(struct cf_fabric, iommu, CF_JF_STR),
     F(struct cf_fabric, nvml_ok, CF_JF_BOOL),
     F(struct cf_fabric, nvml_note, CF_JF_STR),
-    CF_JF_ARR(struct cf_fabric, nvml, n_nvml, nvml_table),
-    CF_JF_ARR(struct cf_fabric, kfd_gpus, n_kfd_gpus, kfd_gpu_table),
-    CF_JF_ARR(struct cf_fabric, kfd_links, n_kfd_links, kfd_link_table),
+    CF_JF_ARR(struct cf_fabric, nvml, n_nvml, NVML),
+    CF_JF_ARR(struct cf_fabric, kfd_gpus, n_kfd_gpus, KFD_GPUS),
+    CF_JF_ARR(struct cf_fabric, kfd_links, n_kfd_links, KFD_LINKS),
     F(struct cf_fabric, kernel, CF_JF_STR),
     F(struct cf_fabric, glibc, CF_JF_STR),
 };
-static const struct cf_jf_table fabric_table = CF_JF_TABLE(struct cf_fabric, fabric_fields);
+static const struct cf_jf_table fabric_table = CF_JF_TABLE_SUBS(struct cf_fabric, fabric_fields, fabric_subs);
 
 void *cf_fabric_to_json(const struct cf_fabric *f)
 {

@@ -47,16 +47,20 @@ static const struct cf_jf plugin_fields[] = {
 };
 static const struct cf_jf_table plugin_table = CF_JF_TABLE(struct cf_nccl_plugin, plugin_fields);
 
+enum { FILES, SETTINGS, NOTES, PLUGINS };
+static const struct cf_jf_table *const config_subs[] = {
+    [FILES] = &file_table, [SETTINGS] = &setting_table, [NOTES] = &note_table, [PLUGINS] = &plugin_table,
+};
 static const struct cf_jf config_fields[] = {
     CF_JF(struct cf_nccl_config, flavour, CF_JF_STR),
     CF_JF(struct cf_nccl_config, home, CF_JF_STR),
-    CF_JF_ARR(struct cf_nccl_config, files, n_files, file_table),
-    CF_JF_ARR(struct cf_nccl_config, settings, n_settings, setting_table),
-    CF_JF_ARR(struct cf_nccl_config, notes, n_notes, note_table),
-    CF_JF_ARR(struct cf_nccl_config, plugins, n_plugins, plugin_table),
+    CF_JF_ARR(struct cf_nccl_config, files, n_files, FILES),
+    CF_JF_ARR(struct cf_nccl_config, settings, n_settings, SETTINGS),
+    CF_JF_ARR(struct cf_nccl_config, notes, n_notes, NOTES),
+    CF_JF_ARR(struct cf_nccl_config, plugins, n_plugins, PLUGINS),
     CF_JF(struct cf_nccl_config, topo_file_problem, CF_JF_STR),
 };
-static const struct cf_jf_table config_table = CF_JF_TABLE(struct cf_nccl_config, config_fields);
+static const struct cf_jf_table config_table = CF_JF_TABLE_SUBS(struct cf_nccl_config, config_fields, config_subs);
 
 void *cf_nccl_config_to_json(const struct cf_nccl_config *c)
 {

@@ -16,7 +16,7 @@
 #include "survey/survey_internal.h"
 
 static const struct {
-    const char *kind, *variable, *prefix;
+    char kind[12], variable[24], prefix[20];
     int list; /* NCCL_NET_PLUGIN is a comma-separated list (2.24+) */
 } plugin_kinds[] = {
     { "net", "NCCL_NET_PLUGIN", "libnccl-net", 1 },
@@ -24,7 +24,7 @@ static const struct {
     { "profiler", "NCCL_PROFILER_PLUGIN", "libnccl-profiler", 0 },
 };
 
-static const char *const entry_prefixes[] = {
+static const char entry_prefixes[][24] = {
     "ncclNetPlugin_v", "ncclCollNetPlugin_v", "ncclGinPlugin_v", "ncclTunerPlugin_v", "ncclProfiler_v",
 };
 

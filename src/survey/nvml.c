@@ -46,37 +46,38 @@ struct nvml_api {
     nvml_ret (*mig_mode)(nvml_dev, unsigned *, unsigned *);
 };
 
-/* Entry points: the first name found wins (EventReasons replaced ThrottleReasons). */
+/* Entry points: the first name found wins (EventReasons replaced ThrottleReasons).
+ * Names held in the rows ("" none): a table of pointers is relocated at every start. */
 static const struct {
     size_t offset;
-    const char *names[2];
+    char names[2][44];
     int required;
 } symbols[] = {
-    { offsetof(struct nvml_api, init), { "nvmlInit_v2", NULL }, 1 },
-    { offsetof(struct nvml_api, shutdown), { "nvmlShutdown", NULL }, 1 },
-    { offsetof(struct nvml_api, error_string), { "nvmlErrorString", NULL }, 1 },
-    { offsetof(struct nvml_api, driver_version), { "nvmlSystemGetDriverVersion", NULL }, 0 },
-    { offsetof(struct nvml_api, count), { "nvmlDeviceGetCount_v2", NULL }, 1 },
-    { offsetof(struct nvml_api, handle), { "nvmlDeviceGetHandleByIndex_v2", NULL }, 1 },
-    { offsetof(struct nvml_api, name), { "nvmlDeviceGetName", NULL }, 0 },
-    { offsetof(struct nvml_api, uuid), { "nvmlDeviceGetUUID", NULL }, 0 },
-    { offsetof(struct nvml_api, pci_info), { "nvmlDeviceGetPciInfo_v3", NULL }, 0 },
-    { offsetof(struct nvml_api, nvlink_state), { "nvmlDeviceGetNvLinkState", NULL }, 0 },
-    { offsetof(struct nvml_api, ecc_mode), { "nvmlDeviceGetEccMode", NULL }, 0 },
-    { offsetof(struct nvml_api, ecc_total), { "nvmlDeviceGetTotalEccErrors", NULL }, 0 },
-    { offsetof(struct nvml_api, retired_pages), { "nvmlDeviceGetRetiredPages", NULL }, 0 },
-    { offsetof(struct nvml_api, retired_pending), { "nvmlDeviceGetRetiredPagesPendingStatus", NULL }, 0 },
-    { offsetof(struct nvml_api, remapped_rows), { "nvmlDeviceGetRemappedRows", NULL }, 0 },
+    { offsetof(struct nvml_api, init), { "nvmlInit_v2" }, 1 },
+    { offsetof(struct nvml_api, shutdown), { "nvmlShutdown" }, 1 },
+    { offsetof(struct nvml_api, error_string), { "nvmlErrorString" }, 1 },
+    { offsetof(struct nvml_api, driver_version), { "nvmlSystemGetDriverVersion" }, 0 },
+    { offsetof(struct nvml_api, count), { "nvmlDeviceGetCount_v2" }, 1 },
+    { offsetof(struct nvml_api, handle), { "nvmlDeviceGetHandleByIndex_v2" }, 1 },
+    { offsetof(struct nvml_api, name), { "nvmlDeviceGetName" }, 0 },
+    { offsetof(struct nvml_api, uuid), { "nvmlDeviceGetUUID" }, 0 },
+    { offsetof(struct nvml_api, pci_info), { "nvmlDeviceGetPciInfo_v3" }, 0 },
+    { offsetof(struct nvml_api, nvlink_state), { "nvmlDeviceGetNvLinkState" }, 0 },
+    { offsetof(struct nvml_api, ecc_mode), { "nvmlDeviceGetEccMode" }, 0 },
+    { offsetof(struct nvml_api, ecc_total), { "nvmlDeviceGetTotalEccErrors" }, 0 },
+    { offsetof(struct nvml_api, retired_pages), { "nvmlDeviceGetRetiredPages" }, 0 },
+    { offsetof(struct nvml_api, retired_pending), { "nvmlDeviceGetRetiredPagesPendingStatus" }, 0 },
+    { offsetof(struct nvml_api, remapped_rows), { "nvmlDeviceGetRemappedRows" }, 0 },
     { offsetof(struct nvml_api, clock_reasons),
       { "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons" }, 0 },
-    { offsetof(struct nvml_api, mig_mode), { "nvmlDeviceGetMigMode", NULL }, 0 },
+    { offsetof(struct nvml_api, mig_mode), { "nvmlDeviceGetMigMode" }, 0 },
 };
 
 /* Clock event reasons that slow a collective down (nvml.h's bits); idle, sync boost,
  * application clocks and display are not a problem. */
 static const struct {
     unsigned long long bit;
-    const char *name;
+    char name[16];
 } reasons[] = {
     { 0x4, "sw_power_cap" },          { 0x8, "hw_slowdown" },  { 0x20, "sw_thermal" },
     { 0x40, "hw_thermal" },           { 0x80, "hw_power_brake" }, { 0x400, "reliability" },
@@ -196,7 +197,7 @@ void cf_fabric_probe_nvml(const struct cf_survey_opts *opts, struct cf_fabric *f
     memset(&api, 0, sizeof api);
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
         void *sym = NULL;
-        for (int k = 0; k < 2 && !sym && symbols[i].names[k]; k++)
+        for (int k = 0; k < 2 && !sym && symbols[i].names[k][0]; k++)
             sym = dlsym(h, symbols[i].names[k]);
         if (!sym && symbols[i].required) {
             f->nvml_note = cf_asprintf("%s has no %s: not NVML", lib, symbols[i].names[0]);

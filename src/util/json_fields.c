@@ -16,7 +16,7 @@ static void *at(const void *obj, size_t off)
     return (char *)obj + off;
 }
 
-static cJSON *field_to_json(const struct cf_jf *f, const void *obj)
+static cJSON *field_to_json(const struct cf_jf_table *t, const struct cf_jf *f, const void *obj)
 {
     const void *p = at(obj, f->offset);
     switch (f->type) {
@@ -37,8 +37,9 @@ static cJSON *field_to_json(const struct cf_jf *f, const void *obj)
         cJSON *a = cJSON_CreateArray();
         const char *items = *(char *const *)p;
         size_t n = *(const size_t *)at(obj, f->count_offset);
+        const struct cf_jf_table *sub = t->subs[f->sub];
         for (size_t i = 0; i < n; i++)
-            cJSON_AddItemToArray(a, cf_jf_to_json(f->sub, items + i * f->sub->size));
+            cJSON_AddItemToArray(a, cf_jf_to_json(sub, items + i * sub->size));
         return a;
     }
     }
@@ -49,7 +50,7 @@ cJSON *cf_jf_to_json(const struct cf_jf_table *t, const void *obj)
 {
     cJSON *o = cJSON_CreateObject();
     for (size_t i = 0; i < t->n; i++)
-        cJSON_AddItemToObject(o, t->fields[i].key, field_to_json(&t->fields[i], obj));
+        cJSON_AddItemToObject(o, t->fields[i].key, field_to_json(t, &t->fields[i], obj));
     return o;
 }
 
@@ -63,7 +64,8 @@ static int integral_in(double v, double lo, double hi)
     return v == v && v >= lo && v <= hi && v == (double)(long long)v;
 }
 
-static int field_from_json(const struct cf_jf *f, const cJSON *v, void *obj, const char *where, cf_error *err)
+static int field_from_json(const struct cf_jf_table *t, const struct cf_jf *f, const cJSON *v, void *obj,
+                           const char *where, cf_error *err)
 {
     void *p = at(obj, f->offset);
     switch (f->type) {
@@ -117,7 +119,8 @@ static int field_from_json(const struct cf_jf *f, const cJSON *v, void *obj, con
         int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
         if (n < 0 || n > (int)MAX_ITEMS)
             return bad(err, where, f->key, "an array of objects");
-        char *items = cf_xcalloc(n ? (size_t)n : 1, f->sub->size);
+        const struct cf_jf_table *sub = t->subs[f->sub];
+        char *items = cf_xcalloc(n ? (size_t)n : 1, sub->size);
         *(char **)p = items;
         size_t *count = at(obj, f->count_offset);
         *count = 0;
@@ -125,7 +128,7 @@ static int field_from_json(const struct cf_jf *f, const cJSON *v, void *obj, con
         cJSON_ArrayForEach(it, v)
         {
             char *sub_where = cf_asprintf("%s.%s[%zu]", where, f->key, *count);
-            int rc = cJSON_IsObject(it) ? cf_jf_from_json(f->sub, it, items + *count * f->sub->size, sub_where, err)
+            int rc = cJSON_IsObject(it) ? cf_jf_from_json(sub, it, items + *count * sub->size, sub_where, err)
                                         : cf_error_set(err, CF_ERR_FORMAT, "survey JSON: %s must be an object",
                                                        sub_where);
             free(sub_where);
@@ -147,7 +150,7 @@ int cf_jf_from_json(const struct cf_jf_table *t, const cJSON *o, void *obj, cons
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, t->fields[i].key);
         if (!v || cJSON_IsNull(v))
             continue;
-        if (field_from_json(&t->fields[i], v, obj, where, err) < 0)
+        if (field_from_json(t, &t->fields[i], v, obj, where, err) < 0)
             return -1;
     }
     return 0;
@@ -168,7 +171,7 @@ void cf_jf_release(const struct cf_jf_table *t, void *obj)
             char *items = *(char **)p;
             size_t *count = at(obj, f->count_offset);
             for (size_t k = 0; items && k < *count; k++)
-                cf_jf_release(f->sub, items + k * f->sub->size);
+                cf_jf_release(t->subs[f->sub], items + k * t->subs[f->sub]->size);
             free(items);
             *(char **)p = NULL;
             *count = 0;
