@@ -39,6 +39,9 @@ char *cf_dirname(const char *path);
 const char *cf_basename(const char *path);
 /* Canonical absolute path, or NULL. Caller frees. */
 char *cf_realpath(const char *path);
+/* 1 when both paths exist and name the same file or directory, however
+ * spelled ("x/../y", symlinks); 0 otherwise or when either is NULL. */
+int cf_same_path(const char *a, const char *b);
 /* The real path of the running executable: /proc/self/exe, or where there is
  * no /proc (a chroot, some sandboxes) the path execve was given
  * (AT_EXECFN). NULL when neither resolves. Caller frees. */

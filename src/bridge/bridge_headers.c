@@ -398,15 +398,10 @@ static char *header_version_from_macros(const char *dm, size_t k)
  * matched by what it names, not by its spelling. */
 static int is_include_root(const struct cf_bridge_plan *p, const char *dir)
 {
-    char *real = cf_realpath(dir);
-    int hit = 0;
-    for (size_t i = 0; real && !hit && i < p->n_includes; i++) {
-        char *root = cf_realpath(p->includes[i].value);
-        hit = root && !strcmp(root, real);
-        free(root);
-    }
-    free(real);
-    return hit;
+    for (size_t i = 0; i < p->n_includes; i++)
+        if (cf_same_path(dir, p->includes[i].value))
+            return 1;
+    return 0;
 }
 
 /* The include root a -H path was found under, for one of the header's names. */

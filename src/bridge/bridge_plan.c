@@ -444,17 +444,6 @@ static char *torch_site(const char *torch_path, int is_lib_dir)
     return site;
 }
 
-static int names_same_dir(const char *a, const char *b)
-{
-    if (!a || !b)
-        return 0;
-    char *ra = cf_realpath(a), *rb = cf_realpath(b);
-    int same = ra && rb && !strcmp(ra, rb);
-    free(ra);
-    free(rb);
-    return same;
-}
-
 /* The nccl.h / rccl.h and the library that go together: --nccl-home /
  * NCCL_HOME, pip's nvidia/nccl beside the torch, the toolkit's. */
 static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, struct cf_bridge_comm_source *cs)
@@ -477,15 +466,13 @@ static void resolve_comm(const struct cf_bridge_opts *o, struct cf_bridge_plan *
         if (nccl_home && *nccl_home) {
             /* NCCL_HOME may name that same wheel (through "..", a symlink): then
              * the extension reaches it as the wheel, by an $ORIGIN RPATH */
-            int pip = names_same_dir(nccl_home, pip_homes[0]) || names_same_dir(nccl_home, pip_homes[1]);
-            char *home = cf_realpath(nccl_home);
-            char *inc = cf_path_join(home ? home : nccl_home, "include"), *lib = cf_path_join(home ? home : nccl_home, "lib");
+            int pip = cf_same_path(nccl_home, pip_homes[0]) || cf_same_path(nccl_home, pip_homes[1]);
+            char *inc = cf_path_join(nccl_home, "include"), *lib = cf_path_join(nccl_home, "lib");
             char *from = pip ? cf_asprintf("%s: pip's nvidia/nccl beside torch", nh_from) : cf_strdup(nh_from);
             found = comm_candidate(inc, lib, vp->comm, from, pip ? "nvidia/nccl/lib" : NULL, cs, &tried);
             free(from);
             free(inc);
             free(lib);
-            free(home);
         }
         for (size_t t = 0; t < 2 && !found; t++) {
             if (!pip_homes[t])

@@ -106,13 +106,14 @@ static void release_ctx(struct verify_ctx *c)
 }
 
 /* --system-site-packages: the interpreter's own package directories join the
- * --site ones (wheel_python_sites.c says why); 0 when that needs nothing. */
-static int with_python_sites(const struct cf_wheel_verify_opts *opts, struct cf_wheel_verify_opts *eff,
-                             struct strvec *sites, struct cf_wheel_verify_result *res)
+ * --site ones (wheel_python_sites.c says why); an interpreter that cannot be
+ * asked is a failed check. */
+static void with_python_sites(const struct cf_wheel_verify_opts *opts, struct cf_wheel_verify_opts *eff,
+                              struct strvec *sites, struct cf_wheel_verify_result *res)
 {
     *eff = *opts;
     if (!opts->system_site_packages)
-        return 0;
+        return;
     for (size_t i = 0; i < opts->n_site_dirs; i++)
         cf_strvec_push(sites, opts->site_dirs[i]);
     const char *python = opts->python ? opts->python : "python3";
@@ -123,11 +124,10 @@ static int with_python_sites(const struct cf_wheel_verify_opts *opts, struct cf_
                            "give --python an interpreter that runs, or name its site-packages with --site DIR",
                            python, cf_error_message(&e));
         cf_error_clear(&e);
-        return -1;
+        return;
     }
     eff->site_dirs = (const char *const *)sites->v;
     eff->n_site_dirs = sites->n;
-    return 0;
 }
 
 int cf_wheel_verify(const struct cf_wheel_verify_opts *opts_in, struct cf_wheel_verify_result *res, cf_error *err)
@@ -147,18 +147,13 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts_in, struct cf_wheel_
     c.max_size = opts->max_size ? opts->max_size : CF_WHEEL_MAX_SIZE;
     for (size_t i = 0; i < opts->n_externals; i++)
         cf_strvec_push(&c.externals, opts->externals[i]);
-    if (cf_wheel_jobs(&c.jobs, err) < 0 || cf_inflate_pick(&c.engine, err) < 0) {
-        release_ctx(&c);
-        cf_strvec_clear(&sites);
-        return -1;
-    }
+    int rc = -1;
+    if (cf_wheel_jobs(&c.jobs, err) < 0 || cf_inflate_pick(&c.engine, err) < 0)
+        goto out;
     res->inflate_engine = c.engine.ops->name;
     c.tmp = cf_mkdtemp(NULL, "cclforge-wheel-verify-", err);
-    if (!c.tmp) {
-        release_ctx(&c);
-        cf_strvec_clear(&sites);
-        return -1;
-    }
+    if (!c.tmp)
+        goto out;
 
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         const char *why = unmet(&c, steps[i].need);
@@ -174,7 +169,9 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts_in, struct cf_wheel_
         else
             cf_wheel_install_checks(opts, &c.wf, res);
     }
+    rc = 0;
+out:
     release_ctx(&c);
     cf_strvec_clear(&sites);
-    return 0;
+    return rc;
 }

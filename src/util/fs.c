@@ -240,6 +240,17 @@ char *cf_realpath(const char *path)
     return out;
 }
 
+int cf_same_path(const char *a, const char *b)
+{
+    if (!a || !b)
+        return 0;
+    char *ra = cf_realpath(a), *rb = cf_realpath(b);
+    int same = ra && rb && !strcmp(ra, rb);
+    free(ra);
+    free(rb);
+    return same;
+}
+
 /* Maps the regular file open on fd, which st describes; closes fd. */
 static int map_opened(int fd, const char *path, const struct stat *st, struct cf_mmap *map, cf_error *err)
 {

@@ -460,6 +460,28 @@ static void test_path_in_root(void **state)
     ts_cleanup();
 }
 
+/* cf_same_path: what two spellings name, not how they are spelled */
+static void test_same_path(void **state)
+{
+    char *root = ts_tmpdir();
+    char *inc = cf_path_join(root, "nvidia/nccl/include");
+    assert_int_equal(cf_mkdir_p(inc, 0755, NULL), 0);
+    char *torch = cf_path_join(root, "torch");
+    assert_int_equal(cf_mkdir_p(torch, 0755, NULL), 0);
+    char *dotted = cf_path_join(root, "torch/../nvidia/nccl/include");
+    char *link = cf_path_join(root, "nccl-link");
+    assert_int_equal(symlink("nvidia/nccl", link), 0);
+    char *via_link = cf_path_join(link, "include");
+    char *missing = cf_path_join(root, "nowhere");
+    assert_true(cf_same_path(inc, dotted));
+    assert_true(cf_same_path(via_link, inc));
+    assert_false(cf_same_path(inc, torch));
+    assert_false(cf_same_path(missing, missing)); /* nothing there: not the same anything */
+    assert_false(cf_same_path(inc, NULL));
+    free(inc); free(torch); free(dotted); free(link); free(via_link); free(missing);
+    ts_cleanup();
+}
+
 static void test_fs_atomic_write_and_rm(void **state)
 {
     char *d = ts_tmpdir();
@@ -737,6 +759,7 @@ int main(void)
         cmocka_unit_test(test_mmap_survives_truncation),
         cmocka_unit_test(test_mmap_left_to_exit),
         cmocka_unit_test(test_path_in_root),
+        cmocka_unit_test(test_same_path),
         cmocka_unit_test(test_atomic_writer_refuses_planted_links),
         cmocka_unit_test(test_path_normalize),
         cmocka_unit_test(test_cache_prune_oldest_first),
