@@ -22,6 +22,9 @@ int cf_open_regular(const char *path, cf_error *err);
 const char *cf_file_kind_name(unsigned mode);
 /* Reads a whole file, refusing files larger than max_bytes. Appends to out. */
 int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_error *err);
+/* Writes all of data to fd, through short writes and EINTR: 0, or -1 with
+ * errno set (ENOSPC when the file took nothing). */
+int cf_write_all(int fd, const void *data, size_t len);
 /* Writes data to path (0644) with the safe atomic writer, cclforge/atomic_file.h. */
 int cf_write_file_atomic(const char *path, const void *data, size_t len, cf_error *err);
 int cf_mkdir_p(const char *path, unsigned mode, cf_error *err);

@@ -27,7 +27,7 @@ extern "C" {
 struct cf_launch_info {
     const char *launcher;  /* "cclforge", "mpirun", "torchrun", "pmi", "srun" (static); NULL: none */
     int rank, world, local_rank;
-    char hostname[256];    /* gethostname() */
+    char hostname[256];    /* cf_host_name() */
     char master_addr[256]; /* where rank 0 is reached; "" when the launcher gave none */
     int master_port;       /* the port cclforge may use there; 0 when none (see launch.h's table) */
     const char *port_from; /* what master_port came from: "MASTER_PORT+1", "CCLFORGE_PORT", ... (static) */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cclforge/host.h"
 #include "cclforge/clock.h"
 #include "cclforge/envp.h"
 #include "cclforge/gather.h"
@@ -259,8 +260,7 @@ int cf_doctor_gather(const struct cf_gather_opts *o, struct cf_gather_result *ou
     int port = 0, loopback = 0;
     if (o->local_ranks > 0) {
         memset(&le, 0, sizeof le);
-        if (gethostname(le.hostname, sizeof le.hostname - 1) != 0)
-            snprintf(le.hostname, sizeof le.hostname, "localhost");
+        cf_host_name(le.hostname, sizeof le.hostname);
         le.launcher = "cclforge";
         le.world = o->local_ranks;
         loopback = 1;

@@ -1,6 +1,7 @@
 /* The per-file scan cache (scancache.h): a memory layer for one run and a
  * directory of entries, one file per (device, inode), each holding its full
  * key. */
+#include "cclforge/fs.h"
 #include "cclforge/scancache.h"
 
 #include <stdint.h>
@@ -177,16 +178,8 @@ static void disk_store(struct cf_scan_cache *c, const struct cf_file_id *id, con
     char *tmp = cf_asprintf("%s/.tmp-XXXXXX", sub);
     int fd = mkostemp(tmp, O_CLOEXEC | O_NOFOLLOW);
     if (fd >= 0) {
-        size_t done = 0;
-        while (done < b->len) {
-            ssize_t w = write(fd, b->buf + done, b->len - done);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                break;
-            done += (size_t)w;
-        }
-        int ok = close(fd) == 0 && done == b->len && rename(tmp, path) == 0;
+        int wrote = cf_write_all(fd, b->buf, b->len) == 0;
+        int ok = close(fd) == 0 && wrote && rename(tmp, path) == 0;
         if (!ok)
             unlink(tmp);
         else

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cclforge/host.h"
 #include "cclforge/envp.h"
 #include "cclforge/launch.h"
 
@@ -80,8 +81,7 @@ static int read_port(char *const *envp, const struct launcher_vars *l, struct cf
 int cf_launch_detect(char *const *envp, struct cf_launch_info *out, cf_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (gethostname(out->hostname, sizeof out->hostname - 1) != 0)
-        copy_str(out->hostname, sizeof out->hostname, "unknown");
+    cf_host_name(out->hostname, sizeof out->hostname);
     for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++) {
         const struct launcher_vars *l = &launchers[i];
         if (!cf_envp_get(envp, l->rank) || !cf_envp_get(envp, l->world))

@@ -48,15 +48,8 @@ static int copy_file_at(const char *from, int to_fd, const char *to, mode_t mode
             rc = cf_error_set(err, CF_ERR_IO, "%s: %s", from, strerror(errno));
             break;
         }
-        for (ssize_t off = 0; rc == 0 && off < n;) {
-            ssize_t w = write(out.fd, buf + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                rc = cf_error_set(err, CF_ERR_IO, "%s: %s", to, w < 0 ? strerror(errno) : "no space");
-            else
-                off += w;
-        }
+        if (cf_write_all(out.fd, buf, (size_t)n) < 0)
+            rc = cf_error_set(err, CF_ERR_IO, "%s: %s", to, strerror(errno));
         if (rc)
             break;
     }

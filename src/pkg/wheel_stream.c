@@ -18,19 +18,6 @@
 #define MAX_METADATA ((size_t)16 << 20) /* WHEEL, METADATA, the marker */
 #define LIBRARY_HEAD 4096             /* what is placed of a non-ELF file named like a library */
 
-static int write_all(int fd, const void *data, size_t n)
-{
-    for (size_t done = 0; done < n;) {
-        ssize_t w = write(fd, (const char *)data + done, n - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        done += (size_t)w;
-    }
-    return 0;
-}
-
 static int looks_like_library(const char *name)
 {
     const char *base = strrchr(name, '/');
@@ -127,13 +114,13 @@ void cf_wheel_stream_member(struct verify_ctx *c, size_t i, unsigned char *buf, 
                 decided = 1;
                 open_sink(c, i, head, head_n, &s, log, &seq);
                 /* bytes of earlier, shorter reads go first */
-                if (s.fd >= 0 && before && write_all(s.fd, head, before) < 0)
+                if (s.fd >= 0 && before && cf_write_all(s.fd, head, before) < 0)
                     write_failed = 1;
             }
         }
         if (s.fd >= 0 && m->size_read < s.fd_cap) {
             size_t w = s.fd_cap - m->size_read < n ? (size_t)(s.fd_cap - m->size_read) : n;
-            if (write_all(s.fd, buf, w) < 0 && !write_failed) {
+            if (cf_write_all(s.fd, buf, w) < 0 && !write_failed) {
                 cf_wheel_member_problem(log, i, &seq, "writing the layout copy of '%s': %s", m->shown, strerror(errno));
                 write_failed = 1;
             }

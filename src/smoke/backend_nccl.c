@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cclforge/host.h"
 #include "cclforge/clock.h"
 #include "cclforge/envp.h"
 #include "cclforge/fs.h"
@@ -93,7 +94,7 @@ static void capture_nccl_log(struct nccl_state *s)
 {
     const char *file = getenv("NCCL_DEBUG_FILE");
     char host[256] = "";
-    gethostname(host, sizeof host - 1);
+    cf_host_name(host, sizeof host);
     if (file) {
         struct strbuf sb = STRBUF_INIT;
         for (const char *p = file; *p; p++) {

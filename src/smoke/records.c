@@ -10,24 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cclforge/fs.h"
 #include "cclforge/clock.h"
 #include "smoke/smoke_internal.h"
 
 #define MAX_LIST (1 << 20)
-
-int cf_smoke_write_all(int fd, const char *data, size_t len)
-{
-    while (len) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 enum field_kind { F_INT, F_LONG, F_SIZE, F_DBL, F_TEXT, F_KEY, F_VALUE, F_CHARS, F_TIMES, F_RANKS, F_WAITS };
 struct field {
@@ -375,7 +362,7 @@ static void emit(struct smoke_sink *s, enum smoke_record_type type, const struct
     struct strbuf line = STRBUF_INIT;
     cf_smoke_record_encode(&line, type, ev, waits);
     /* one write per record: on a socket, a record is never split by another writer */
-    cf_smoke_write_all(*(int *)s->ctx, line.buf, line.len);
+    cf_write_all(*(int *)s->ctx, line.buf, line.len);
     cf_sb_release(&line);
 }
 

@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "cclforge/fs.h"
 #include "cclforge/clock.h"
 #include "cclforge/envp.h"
 #include "smoke/smoke_internal.h"
@@ -150,7 +151,7 @@ static int run_as_rank(const struct cf_smoke_opts *o, const struct cf_launch_inf
         ev.text = rc < 0 ? cf_error_message(&rank_err) : NULL;
         struct strbuf line = STRBUF_INIT;
         cf_smoke_record_encode(&line, rc < 0 ? REC_FAIL : REC_DONE, &ev, 0);
-        cf_smoke_write_all(out_fd, line.buf, line.len);
+        cf_write_all(out_fd, line.buf, line.len);
         cf_sb_release(&line);
         close(out_fd);
     } else if (rc < 0) {

@@ -78,7 +78,6 @@ void cf_smoke_record_release(struct smoke_record *rec);
 enum smoke_record_type cf_smoke_record_type_for(enum cf_smoke_event_kind kind);
 /* A sink writing records to fd. */
 void cf_smoke_record_sink(struct smoke_sink *s, int *fd, int rank, int local_rank);
-int cf_smoke_write_all(int fd, const char *data, size_t len);
 
 /* ---- backends ---- */
 int cf_smoke_nccl_backend_open(struct cf_smoke_backend *b, const struct smoke_rank_setup *setup,

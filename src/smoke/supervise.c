@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cclforge/host.h"
 #include "cclforge/clock.h"
 #include "cclforge/envp.h"
 #include "cclforge/fs.h"
@@ -454,7 +455,7 @@ static void say_strays(struct supervisor *sv, const struct cf_launch_strays *str
 static void name_lingering_ranks(struct supervisor *sv)
 {
     char self[256] = "";
-    gethostname(self, sizeof self - 1);
+    cf_host_name(self, sizeof self);
     for (int r = 0; sv->rep->hosts && r < sv->nranks; r++) {
         const struct cf_smoke_host *h = &sv->rep->hosts[r];
         if (h->pid <= 0 || !h->hostname || strcmp(h->hostname, self) || (kill(h->pid, 0) < 0 && errno == ESRCH))

@@ -1,4 +1,5 @@
 /* The survey entry point: inject what a JSON file gives, probe the rest. */
+#include "cclforge/host.h"
 #include "cclforge/survey.h"
 
 #include <stdio.h>
@@ -65,7 +66,7 @@ int cf_survey_run(const struct cf_survey_opts *opts, struct cf_survey *out, cf_e
     struct cf_survey probed = CF_SURVEY_INIT;
     if (!out->injected[CF_SEC_HOST]) {
         char host[256] = "";
-        if (gethostname(host, sizeof host - 1) == 0)
+        if (cf_host_name(host, sizeof host) == 0)
             probed.hostname = cf_strdup(host);
     }
     if (!out->injected[CF_SEC_TOOLKITS] && !(opts->skip & CF_SURVEY_SKIP_TOOLKITS))

@@ -144,18 +144,10 @@ int cf_write_file_at(int at_fd, const char *path, const void *data, size_t len, 
     struct cf_atomic_file f;
     if (cf_atomic_begin(&f, at_fd, path, mode, err) < 0)
         return -1;
-    const char *p = data;
-    while (len) {
-        ssize_t n = write(f.fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            int rc = cf_error_set(err, CF_ERR_IO, "%s: write failed: %s", path, n < 0 ? strerror(errno) : "no space");
-            cf_atomic_abort(&f);
-            return rc;
-        }
-        p += n;
-        len -= (size_t)n;
+    if (cf_write_all(f.fd, data, len) < 0) {
+        int rc = cf_error_set(err, CF_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        cf_atomic_abort(&f);
+        return rc;
     }
     return cf_atomic_commit(&f, err);
 }

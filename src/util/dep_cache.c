@@ -183,16 +183,8 @@ void cf_depcache_put(const char *kind, const char *key, size_t key_len, const ch
     char *tmp = dir ? cf_asprintf("%s/.tmp-XXXXXX", dir) : NULL;
     int fd = dir && cf_mkdir_p(dir, 0700, NULL) == 0 ? mkostemp(tmp, O_CLOEXEC | O_NOFOLLOW) : -1;
     if (fd >= 0) {
-        size_t done = 0;
-        while (done < b.len) {
-            ssize_t w = write(fd, b.buf + done, b.len - done);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                break;
-            done += (size_t)w;
-        }
-        if (close(fd) != 0 || done != b.len || rename(tmp, path) != 0)
+        int wrote = cf_write_all(fd, b.buf, b.len) == 0;
+        if (close(fd) != 0 || !wrote || rename(tmp, path) != 0)
             unlink(tmp);
         else if (key_hash(key, key_len) % PRUNE_EVERY == 0)
             cf_cache_prune(dir, 1, MAX_ENTRIES, UINT64_MAX);

@@ -79,6 +79,24 @@ int cf_open_regular(const char *path, cf_error *err)
     return open_regular(path, &st, err);
 }
 
+int cf_write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = ENOSPC;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 int cf_read_file(const char *path, size_t max_bytes, struct strbuf *out, cf_error *err)
 {
     struct stat st;

@@ -2,6 +2,7 @@
 #include "testsupport.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 #include "cclforge/atomic_file.h"
 #include "cclforge/envp.h"
 #include "cclforge/fs.h"
+#include "cclforge/host.h"
 #include "cclforge/json.h"
 #include "cclforge/spawn.h"
 #include "cclforge/strbuf.h"
@@ -482,6 +485,64 @@ static void test_same_path(void **state)
     ts_cleanup();
 }
 
+/* cf_write_all: everything through a pipe's short writes; a full device and
+ * a closed descriptor are errors with errno, never a silent partial file */
+static void test_write_all(void **state)
+{
+    enum { N = 1 << 20 };
+    char *data = malloc(N);
+    for (size_t i = 0; i < N; i++)
+        data[i] = (char)(i * 131u);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t child = fork();
+    if (child == 0) { /* the reader: exits 0 only when every byte arrived in order */
+        close(p[1]);
+        size_t got = 0;
+        char buf[4096];
+        ssize_t n;
+        while ((n = read(p[0], buf, sizeof buf)) > 0)
+            for (ssize_t i = 0; i < n; i++, got++)
+                if (buf[i] != (char)(got * 131u))
+                    _exit(2);
+        _exit(got == N ? 0 : 1);
+    }
+    close(p[0]);
+    assert_int_equal(cf_write_all(p[1], data, N), 0); /* a 64 KiB pipe: many short writes */
+    close(p[1]);
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+    if (full >= 0) {
+        errno = 0;
+        assert_int_equal(cf_write_all(full, data, 10), -1);
+        assert_int_equal(errno, ENOSPC);
+        close(full);
+    }
+    assert_int_equal(cf_write_all(p[1], data, 1), -1); /* closed above */
+    assert_int_equal(errno, EBADF);
+    assert_int_equal(cf_write_all(p[1], data, 0), 0);  /* nothing to write: nothing asked of fd */
+    free(data);
+}
+
+/* cf_host_name: the kernel's nodename, always terminated, one fallback */
+static void test_host_name(void **state)
+{
+    struct utsname u;
+    assert_int_equal(uname(&u), 0);
+    char buf[256];
+    assert_int_equal(cf_host_name(buf, sizeof buf), 0);
+    assert_string_equal(buf, u.nodename);
+    char tiny[2] = "x";
+    if (strlen(u.nodename) >= sizeof tiny) {
+        assert_int_equal(cf_host_name(tiny, sizeof tiny), -1); /* does not fit: no half name */
+        assert_string_equal(tiny, "u");
+    }
+    assert_int_equal(cf_host_name(NULL, 8), -1);
+    assert_int_equal(cf_host_name(buf, 0), -1);
+}
+
 static void test_fs_atomic_write_and_rm(void **state)
 {
     char *d = ts_tmpdir();
@@ -760,6 +821,8 @@ int main(void)
         cmocka_unit_test(test_mmap_left_to_exit),
         cmocka_unit_test(test_path_in_root),
         cmocka_unit_test(test_same_path),
+        cmocka_unit_test(test_write_all),
+        cmocka_unit_test(test_host_name),
         cmocka_unit_test(test_atomic_writer_refuses_planted_links),
         cmocka_unit_test(test_path_normalize),
         cmocka_unit_test(test_cache_prune_oldest_first),
