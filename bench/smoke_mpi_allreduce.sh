@@ -3,13 +3,15 @@
 # same run, same mpirun settings, alternating, REPEATS runs each. Reports the best
 # and the median time per call, and the throughput ratios raw_time / harness_time
 # (goal >= 0.95). On a shared, loaded box the best-of is the steadier figure.
-# Usage: bench/smoke_mpi_allreduce.sh [BUILD_DIR]   (env: RANKS=2 REPEATS=5)
+# Usage: bench/smoke_mpi_allreduce.sh [BUILD_DIR]   (env: RANKS=2 REPEATS=5
+#        SPECS="1024:2000:200 65536:500:50 16777216:20:3", each BYTES:ITERS:WARMUP)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 CCLFORGE=$BUILD/cclforge
 RANKS=${RANKS:-2}
 REPEATS=${REPEATS:-5}
+SPECS=${SPECS:-"1024:2000:200 65536:500:50 16777216:20:3"}
 [ -x "$CCLFORGE" ] || { echo "build cclforge first ($CCLFORGE missing)"; exit 1; }
 command -v mpicc >/dev/null || { echo "mpicc is missing (apt-get install libopenmpi-dev): the raw program needs it"; exit 1; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/cclforge-bench-XXXXXX")
@@ -33,8 +35,8 @@ echo "# cclforge smoke (mpi) vs plain MPI_Allreduce: $RANKS ranks, $(nproc) core
      "$(mpirun --version | head -n1), $REPEATS alternating runs each"
 echo "| size (B) | iters | raw best (us) | smoke best (us) | ratio best | raw median (us) | smoke median (us) | ratio median |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
-for spec in "1024 2000 200" "65536 500 50" "16777216 20 3"; do
-    read -r bytes iters warm <<<"$spec"
+for spec in $SPECS; do
+    IFS=: read -r bytes iters warm <<<"$spec"
     : >"$TMP/r"; : >"$TMP/h"
     for _ in $(seq "$REPEATS"); do
         raw "$bytes" "$iters" "$warm" >>"$TMP/r"
