@@ -25,7 +25,7 @@ enum { MAX_OUT = 768 << 10 };
 void cf_inspect_answer_key(const char *const *args, size_t n_args, struct strbuf *key)
 {
     char *self = cf_self_exe(); /* another cclforge may answer otherwise */
-    char *cwd = getcwd(NULL, 0); /* relative FILEs, $ORIGIN of them */
+    char *cwd = cf_getcwd(); /* relative FILEs, $ORIGIN of them */
     cf_sb_adds(key, "inspect/1\nexe=");
     cf_sb_adds(key, self ? self : "?");
     cf_sb_adds(key, "\ncwd=");

@@ -28,8 +28,12 @@ void cf_ldso_env_key(struct strbuf *key)
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
         cf_sb_adds(key, vars[i]);
-        cf_sb_adds(key, v ? "=" : " unset");
-        cf_sb_adds(key, v ? v : "");
+        if (v) {
+            cf_sb_addc(key, '=');
+            cf_sb_adds(key, v);
+        } else {
+            cf_sb_adds(key, " unset"); /* no "" literal: ld merges it into any string's end, pages away */
+        }
         cf_sb_addc(key, '\n');
     }
 }

@@ -1,10 +1,8 @@
 #include "cclforge/fs.h"
 
-#include <limits.h>
 #include <stddef.h>
-#include <string.h>
+#include <stdlib.h>
 #include <sys/auxv.h>
-#include <unistd.h>
 
 #include "cclforge/strbuf.h"
 
@@ -14,14 +12,13 @@
  * refuses). One readlink where realpath's walk takes one per component. */
 static char *proc_exe(void)
 {
-    char buf[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf);
-    if (n <= 0 || (size_t)n >= sizeof buf || buf[0] != '/')
-        return NULL;
     static const char deleted[] = " (deleted)";
-    if ((size_t)n >= sizeof deleted - 1 && !memcmp(buf + n - (sizeof deleted - 1), deleted, sizeof deleted - 1))
-        return NULL;
-    return cf_strndup(buf, (size_t)n);
+    char *exe = cf_readlink("/proc/self/exe");
+    if (exe && (exe[0] != '/' || cf_ends_with(exe, deleted))) {
+        free(exe);
+        exe = NULL;
+    }
+    return exe;
 }
 
 char *cf_self_exe(void)
