@@ -804,10 +804,11 @@ int cmd_inspect(int argc, char **argv)
     if (remember) {
         cf_inspect_answer_key((const char *const *)argv + 1, (size_t)(argc - 1), &key);
         if (cf_inspect_answer_get(cli_cache_root(), &key, &code, &answer)) {
+            /* printed past stdio, nothing else held: the process ends here */
             cli_write_stdout(answer.buf, answer.len);
             cf_sb_release(&answer);
             cf_sb_release(&key);
-            return code;
+            cli_exit_now(code);
         }
         opts.list_inputs = 1;
     }
