@@ -17,7 +17,8 @@
 # measure (bench/spawn_cpu.c: each file's commands in rotating order,
 # $SPAWN_ROUNDS rounds, the child's CPU from wait4, medians summed over the
 # corpus) gives the ratios of both against ldd -r and libtree; CCLFORGE_BEFORE
-# (another build, e.g. main's) joins those rounds when set.
+# and CCLFORGE_RELEASE_BEFORE (other builds, e.g. main's source build and
+# release binary) join those rounds when set.
 #   bash bench/inspect_corpus.sh   (after scripts/build.sh and scripts/dist.sh). Results: docs/bench.md.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -139,14 +140,22 @@ SPAWN_ROUNDS=${SPAWN_ROUNDS:-11}
 libtree=$(command -v libtree) ldd=$(command -v ldd)
 spawn_tools=(cclforge release ldd libtree)
 before=${CCLFORGE_BEFORE:+$(cd "$(dirname "$CCLFORGE_BEFORE")" && pwd)/$(basename "$CCLFORGE_BEFORE")}
+release_before=${CCLFORGE_RELEASE_BEFORE:+$(cd "$(dirname "$CCLFORGE_RELEASE_BEFORE")" && pwd)/$(basename "$CCLFORGE_RELEASE_BEFORE")}
 [ -n "$before" ] && spawn_tools+=(before)
+[ -n "$release_before" ] && spawn_tools+=(release_before)
+if [ -n "$before$release_before" ]; then # their answers remembered too, as for the others above
+    for f in "${files[@]}"; do for b in $before $release_before; do "$b" inspect --undefined "$f" >/dev/null 2>&1; done; done
+    sleep 3
+fi
 for f in "${files[@]}"; do
     "$tmp/spawn_cpu" "$SPAWN_ROUNDS" -- "$CCLFORGE" inspect --undefined "$f" -- "$CCLFORGE_RELEASE" inspect --undefined "$f" \
-        -- "$ldd" -r "$f" -- "$libtree" "$f" ${before:+-- "$before" inspect --undefined "$f"}
+        -- "$ldd" -r "$f" -- "$libtree" "$f" ${before:+-- "$before" inspect --undefined "$f"} \
+        ${release_before:+-- "$release_before" inspect --undefined "$f"}
 done >"$tmp/spawn.txt"
 declare -A sp spw
 for t in "${spawn_tools[@]}"; do
-    case $t in cclforge) b=$CCLFORGE ;; release) b=$CCLFORGE_RELEASE ;; ldd) b=$ldd ;; libtree) b=$libtree ;; before) b=$before ;; esac
+    case $t in cclforge) b=$CCLFORGE ;; release) b=$CCLFORGE_RELEASE ;; ldd) b=$ldd ;; libtree) b=$libtree ;; before) b=$before ;;
+    release_before) b=$release_before ;; esac
     sp[$t]=$(awk -v b="$b" '$9 == b { s += $2 } END { printf "%.1f\n", s / 1000 }' "$tmp/spawn.txt")
     spw[$t]=$(awk -v b="$b" '$9 == b { s += $6 } END { printf "%.1f\n", s / 1000 }' "$tmp/spawn.txt")
 done
@@ -164,6 +173,9 @@ echo "paired per process (bench/spawn_cpu.c, $SPAWN_ROUNDS rounds per file, medi
 ratio_lines "" "${sp[cclforge]}" "${sp[release]}" "${spw[cclforge]}" "${spw[release]}"
 [ -n "$before" ] && echo "  before ($before): CPU ${sp[before]} ms, wall ${spw[before]} ms; source / before, CPU $(r2 "${sp[cclforge]}" "${sp[before]}")," \
     "before / libtree $(r2 "${sp[before]}" "${sp[libtree]}")x, ldd -r / before $(r2 "${sp[ldd]}" "${sp[before]}")x"
+[ -n "$release_before" ] && echo "  release before ($release_before): CPU ${sp[release_before]} ms, wall ${spw[release_before]} ms;" \
+    "release / release before, CPU $(r2 "${sp[release]}" "${sp[release_before]}"), release before / libtree" \
+    "$(r2 "${sp[release_before]}" "${sp[libtree]}")x, ldd -r / release before $(r2 "${sp[ldd]}" "${sp[release_before]}")x"
 # Cold: the same per-process measure with an empty cache root before every
 # run (no scan entries, no remembered answer; the run computes and stores),
 # COLD_ROUNDS rounds over the corpus, each round's sum, median of the rounds.

@@ -42,6 +42,12 @@ char *cf_dirname(const char *path);
 const char *cf_basename(const char *path);
 /* Canonical absolute path, or NULL. Caller frees. */
 char *cf_realpath(const char *path);
+/* The working directory and the target of the link at path (as getcwd and
+ * readlink give them), malloc'd; NULL on failure. A small buffer first,
+ * grown only for long names: getcwd(NULL, 0) takes 4 KB of heap (and a
+ * PATH_MAX array as many of stack), pages a short run faults in for them. */
+char *cf_getcwd(void);
+char *cf_readlink(const char *path);
 /* 1 when both paths exist and name the same file or directory, however
  * spelled ("x/../y", symlinks); 0 otherwise or when either is NULL. */
 int cf_same_path(const char *a, const char *b);

@@ -119,8 +119,9 @@ void cf_inspect_result_release(struct cf_inspect_result *res);
  * the question: this executable, the working directory, the arguments and
  * the environment the loader reads (cf_ldso_env_key). */
 void cf_inspect_answer_key(const char *const *args, size_t n_args, struct strbuf *key);
-/* 1 with *code and out filled when a valid answer is stored for key. */
-int cf_inspect_answer_get(const struct strbuf *key, int *code, struct strbuf *out);
+/* 1 with *code and out filled when a valid answer is stored for key under
+ * root (a cache root found usable: cf_cache_root_usable; NULL: none). */
+int cf_inspect_answer_get(const char *root, const struct strbuf *key, int *code, struct strbuf *out);
 /* Stores what a run printed (r computed with opts.list_inputs); nothing for
  * the default mode or when a file could not be inspected (it also wrote to
  * stderr). Silent on failure: it is a cache. */

@@ -1,9 +1,12 @@
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
 #include "cli/term.h"
 
@@ -81,4 +84,54 @@ int cli_wants_help(int argc, char **argv)
             return 1;
     }
     return 0;
+}
+
+/* A cache root another user could write is not used (cf_cache_root_usable):
+ * checked once per process (a walk of lstat calls from "/"), said once. */
+const char *cli_cache_root(void)
+{
+    static int checked;
+    static char *root;
+    if (!checked) {
+        cf_error why = CF_ERROR_INIT;
+        root = cf_cache_root_usable(&why);
+        if (!root && why.message) /* no message: no cache root is set at all */
+            fprintf(stderr, "cclforge: warning: %s; running without a cache\n", cli_safe(cf_error_message(&why)));
+        cf_error_clear(&why);
+        checked = 1;
+    }
+    return root;
+}
+
+int cli_write_stdout(const char *data, size_t len)
+{
+    while (len) {
+        ssize_t w = write(STDOUT_FILENO, data, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        data += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* LeakSanitizer runs from exit(): a sanitizer build ends normally, so the
+ * replayed path is leak-checked too. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CLI_LEAK_CHECKED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CLI_LEAK_CHECKED 1
+#endif
+#endif
+
+void cli_exit_now(int code)
+{
+#ifdef CLI_LEAK_CHECKED
+    exit(code);
+#else
+    _exit(code);
+#endif
 }

@@ -803,11 +803,12 @@ int cmd_inspect(int argc, char **argv)
     int code;
     if (remember) {
         cf_inspect_answer_key((const char *const *)argv + 1, (size_t)(argc - 1), &key);
-        if (cf_inspect_answer_get(&key, &code, &answer)) {
-            fwrite(answer.buf, 1, answer.len, stdout);
+        if (cf_inspect_answer_get(cli_cache_root(), &key, &code, &answer)) {
+            /* printed past stdio, nothing else held: the process ends here */
+            cli_write_stdout(answer.buf, answer.len);
             cf_sb_release(&answer);
             cf_sb_release(&key);
-            return code;
+            cli_exit_now(code);
         }
         opts.list_inputs = 1;
     }

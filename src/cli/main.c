@@ -35,18 +35,6 @@ static const struct {
     { "--version", WORD_VERSION }, { "version", WORD_VERSION },
 };
 
-/* A cache root another user could write is not used (cf_cache_root_usable):
- * said once, here, for the whole run. */
-static void warn_untrusted_cache(void)
-{
-    cf_error why = CF_ERROR_INIT;
-    char *root = cf_cache_root_usable(&why);
-    if (!root && why.message) /* no message: no cache root is set at all */
-        fprintf(stderr, "cclforge: warning: %s; running without a cache\n", cli_safe(cf_error_message(&why)));
-    free(root);
-    cf_error_clear(&why);
-}
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: cclforge [--version] [--help] <command> [<args>]\n\ncommands:\n");
@@ -80,7 +68,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(name, commands[i].name)) {
             if (commands[i].uses_cache)
-                warn_untrusted_cache();
+                (void)cli_cache_root(); /* said once, here, for the whole run */
             return commands[i].run(argc - 1, argv + 1);
         }
     fprintf(stderr, "cclforge: '%s' is not a command.\n\n", cli_safe(name));

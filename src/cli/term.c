@@ -11,7 +11,9 @@
 
 int cf_term_is_tty(FILE *f)
 {
-    return f && isatty(fileno(f));
+    /* the standard streams without fileno: a page of libc a short run need not touch */
+    int fd = f == stdout ? STDOUT_FILENO : f == stderr ? STDERR_FILENO : f ? fileno(f) : -1;
+    return fd >= 0 && isatty(fd);
 }
 
 int cf_term_color_enabled(FILE *f)

@@ -20,15 +20,26 @@
 /* dep_cache.c refuses entries over 1 MB (key and dependencies included) */
 enum { MAX_OUT = 768 << 10 };
 
+/* Built with appends, not printf: this is the warm path of every run, and
+ * printf's code is pages of libc a replay need not fault in. */
 void cf_inspect_answer_key(const char *const *args, size_t n_args, struct strbuf *key)
 {
     char *self = cf_self_exe(); /* another cclforge may answer otherwise */
-    char *cwd = getcwd(NULL, 0); /* relative FILEs, $ORIGIN of them */
-    cf_sb_addf(key, "inspect/1\nexe=%s\ncwd=%s\n", self ? self : "?", cwd ? cwd : "?");
+    char *cwd = cf_getcwd(); /* relative FILEs, $ORIGIN of them */
+    cf_sb_adds(key, "inspect/1\nexe=");
+    cf_sb_adds(key, self ? self : "?");
+    cf_sb_adds(key, "\ncwd=");
+    cf_sb_adds(key, cwd ? cwd : "?");
+    cf_sb_addc(key, '\n');
     free(self);
     free(cwd);
-    for (size_t i = 0; i < n_args; i++)
-        cf_sb_addf(key, "%zu:%s\n", strlen(args[i]), args[i]);
+    for (size_t i = 0; i < n_args; i++) {
+        size_t n = strlen(args[i]);
+        cf_sb_addu(key, n);
+        cf_sb_addc(key, ':');
+        cf_sb_add(key, args[i], n);
+        cf_sb_addc(key, '\n');
+    }
     cf_ldso_env_key(key);
 }
 
@@ -57,12 +68,12 @@ int cf_inspect_answer_decode(const char *value, size_t value_len, int *code, con
     return 0;
 }
 
-int cf_inspect_answer_get(const struct strbuf *key, int *code, struct strbuf *out)
+int cf_inspect_answer_get(const char *root, const struct strbuf *key, int *code, struct strbuf *out)
 {
     struct strbuf value = STRBUF_INIT;
     const char *p;
     size_t n;
-    int ok = cf_depcache_get("inspect", key->buf, key->len, &value) &&
+    int ok = cf_depcache_get_at(root, "inspect", key->buf, key->len, &value) &&
              cf_inspect_answer_decode(value.buf, value.len, code, &p, &n) == 0;
     if (ok)
         cf_sb_add(out, p, n);

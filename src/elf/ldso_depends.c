@@ -19,10 +19,22 @@ void cf_ldso_env_key(struct strbuf *key)
     static const char vars[][16] = { "LD_LIBRARY_PATH", "GLIBC_TUNABLES" };
     struct utsname u;
     int named = uname(&u) == 0;
-    cf_sb_addf(key, "host=%s %s\n", named ? u.nodename : "?", named ? u.machine : "?");
+    /* appends, not printf: inspect's warm path (inspect_answer.c) */
+    cf_sb_adds(key, "host=");
+    cf_sb_adds(key, named ? u.nodename : "?");
+    cf_sb_addc(key, ' ');
+    cf_sb_adds(key, named ? u.machine : "?");
+    cf_sb_addc(key, '\n');
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
-        cf_sb_addf(key, "%s%s%s\n", vars[i], v ? "=" : " unset", v ? v : "");
+        cf_sb_adds(key, vars[i]);
+        if (v) {
+            cf_sb_addc(key, '=');
+            cf_sb_adds(key, v);
+        } else {
+            cf_sb_adds(key, " unset"); /* no "" literal: ld merges it into any string's end, pages away */
+        }
+        cf_sb_addc(key, '\n');
     }
 }
 

@@ -41,10 +41,25 @@ static int file_id(const char *path, struct cf_file_id *id)
     return 0;
 }
 
+/* <root>/<kind>-v1, and an entry's path in it: built by hand, as the warm
+ * path of inspect is (no printf and scanf: their code is several pages of
+ * libc, faulted in by every process that asks). */
+static char *dir_in(const char *root, const char *kind)
+{
+    if (!root)
+        return NULL; /* no (trusted) root: nothing is kept */
+    struct strbuf d = STRBUF_INIT;
+    cf_sb_adds(&d, root);
+    cf_sb_addc(&d, '/');
+    cf_sb_adds(&d, kind);
+    cf_sb_adds(&d, "-v1");
+    return cf_sb_detach(&d);
+}
+
 static char *dir_of(const char *kind)
 {
     char *root = cf_cache_root_usable(NULL);
-    char *d = root ? cf_asprintf("%s/%s-v1", root, kind) : NULL; /* no (trusted) root: nothing is kept */
+    char *d = dir_in(root, kind);
     free(root);
     return d;
 }
@@ -57,23 +72,76 @@ static uint64_t key_hash(const char *key, size_t key_len)
     return h;
 }
 
+/* "<dir>/<the key's hash in 16 hex digits>" */
+static char *entry_path_in(const char *root, const char *kind, const char *key, size_t key_len)
+{
+    static const char hex[16] = { '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f' };
+    char *d = dir_in(root, kind);
+    if (!d)
+        return NULL;
+    uint64_t h = key_hash(key, key_len);
+    char name[18] = { '/' };
+    for (int i = 0; i < 16; i++)
+        name[1 + i] = hex[(h >> (60 - 4 * i)) & 0xf];
+    struct strbuf p = STRBUF_INIT;
+    cf_sb_adds(&p, d);
+    cf_sb_add(&p, name, sizeof name);
+    free(d);
+    return cf_sb_detach(&p);
+}
+
 static char *entry_path(const char *kind, const char *key, size_t key_len)
 {
-    uint64_t h = key_hash(key, key_len);
-    char *d = dir_of(kind);
-    char *p = d ? cf_asprintf("%s/%016llx", d, (unsigned long long)h) : NULL;
-    free(d);
+    char *root = cf_cache_root_usable(NULL);
+    char *p = entry_path_in(root, kind, key, key_len);
+    free(root);
     return p;
+}
+
+/* The decimal digits at p, before end, into *v; NULL when none, more than
+ * fit 64 bits, or running into end. What follows is the caller's to check. */
+static const char *decimal(const char *p, const char *end, uint64_t *v)
+{
+    const char *start = p;
+    uint64_t n = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; p++) {
+        unsigned digit = (unsigned)(*p - '0');
+        if (n > (UINT64_MAX - digit) / 10)
+            return NULL;
+        n = n * 10 + digit;
+    }
+    *v = n;
+    return p > start && p < end ? p : NULL;
+}
+
+/* The same with an optional '-' (times before 1970), within int64_t. */
+static const char *signed_decimal(const char *p, const char *end, int64_t *v)
+{
+    int neg = p < end && *p == '-';
+    uint64_t n;
+    if (!(p = decimal(p + neg, end, &n)) || n > (uint64_t)INT64_MAX + (uint64_t)neg)
+        return NULL;
+    *v = neg && n ? -(int64_t)(n - 1) - 1 : (int64_t)n;
+    return p;
+}
+
+/* One dependency's identity line: "<dev> <ino> <size> <mtime_ns> <ctime_ns>\n". */
+static const char *identity(const char *p, const char *end, struct cf_file_id *id)
+{
+    if ((p = decimal(p, end, &id->dev)) && *p == ' ' && (p = decimal(p + 1, end, &id->ino)) && *p == ' ' &&
+        (p = decimal(p + 1, end, &id->size)) && *p == ' ' && (p = signed_decimal(p + 1, end, &id->mtime_ns)) &&
+        *p == ' ' && (p = signed_decimal(p + 1, end, &id->ctime_ns)) && *p == '\n')
+        return p + 1;
+    return NULL;
 }
 
 /* Reads a length-prefixed field ("<decimal>\n<bytes>\n"). */
 static const char *field(const char *p, const char *end, const char **start, size_t *len)
 {
-    char *nl;
-    unsigned long long n = strtoull(p, &nl, 10);
-    if (nl == p || nl >= end || *nl != '\n' || n > (unsigned long long)(end - nl - 1))
+    uint64_t n;
+    if (!(p = decimal(p, end, &n)) || *p != '\n' || n > (uint64_t)(end - p - 1))
         return NULL;
-    *start = nl + 1;
+    *start = p + 1;
     *len = (size_t)n;
     const char *next = *start + n;
     return next < end && *next == '\n' ? next + 1 : NULL;
@@ -81,7 +149,15 @@ static const char *field(const char *p, const char *end, const char **start, siz
 
 int cf_depcache_get(const char *kind, const char *key, size_t key_len, struct strbuf *value)
 {
-    char *path = entry_path(kind, key, key_len);
+    char *root = cf_cache_root_usable(NULL);
+    int ok = cf_depcache_get_at(root, kind, key, key_len, value);
+    free(root);
+    return ok;
+}
+
+int cf_depcache_get_at(const char *root, const char *kind, const char *key, size_t key_len, struct strbuf *value)
+{
+    char *path = entry_path_in(root, kind, key, key_len);
     int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) : -1;
     free(path);
     if (fd < 0)
@@ -92,39 +168,33 @@ int cf_depcache_get(const char *kind, const char *key, size_t key_len, struct st
     /* ours alone: the root is trusted (cf_cache_root_usable), its entries must be too */
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022) &&
         st.st_size > 0 && st.st_size <= MAX_ENTRY) {
-        char *buf = cf_xmalloc((size_t)st.st_size);
-        if (pread(fd, buf, (size_t)st.st_size, 0) == st.st_size)
-            cf_sb_add(&b, buf, (size_t)st.st_size);
-        free(buf);
+        cf_sb_grow(&b, (size_t)st.st_size); /* read in place: one copy of the entry */
+        if (pread(fd, b.buf, (size_t)st.st_size, 0) == st.st_size) {
+            b.len = (size_t)st.st_size;
+            b.buf[b.len] = '\0';
+        }
     }
     close(fd);
-    const char *p = b.buf, *end = b.buf ? b.buf + b.len : NULL;
     const char *k, *v;
-    size_t kl, vl, n_deps;
-    if (!p || b.len < sizeof MAGIC - 1 || memcmp(p, MAGIC, sizeof MAGIC - 1) != 0)
+    size_t kl, vl;
+    uint64_t n_deps;
+    if (b.len < sizeof MAGIC - 1 || memcmp(b.buf, MAGIC, sizeof MAGIC - 1) != 0)
         goto done;
+    const char *p = b.buf, *end = b.buf + b.len;
     p += sizeof MAGIC - 1;
     if (!(p = field(p, end, &k, &kl)) || kl != key_len || memcmp(k, key, kl) != 0)
         goto done;
     if (!(p = field(p, end, &v, &vl)))
         goto done;
-    char *nl;
-    n_deps = (size_t)strtoull(p, &nl, 10);
-    if (nl == p || *nl != '\n' || n_deps > CF_DEPCACHE_MAX_DEPS)
+    if (!(p = decimal(p, end, &n_deps)) || *p != '\n' || n_deps > CF_DEPCACHE_MAX_DEPS)
         goto done;
-    p = nl + 1;
-    for (size_t i = 0; i < n_deps; i++) {
+    p++;
+    for (uint64_t i = 0; i < n_deps; i++) {
         const char *dp;
         size_t dl;
-        if (!(p = field(p, end, &dp, &dl)))
-            goto done;
         struct cf_file_id want, now;
-        int used = 0;
-        if (sscanf(p, "%llu %llu %llu %lld %lld%n", (unsigned long long *)&want.dev, (unsigned long long *)&want.ino,
-                   (unsigned long long *)&want.size, (long long *)&want.mtime_ns, (long long *)&want.ctime_ns,
-                   &used) != 5 || p + used >= end || p[used] != '\n')
+        if (!(p = field(p, end, &dp, &dl)) || !(p = identity(p, end, &want)))
             goto done;
-        p += used + 1;
         char *dep = cf_strndup(dp, dl);
         struct cf_file_id absent = { 0 };
         int same = memcmp(&want, &absent, sizeof want) == 0

@@ -258,6 +258,45 @@ char *cf_realpath(const char *path)
     return out;
 }
 
+/* read_name(ctx, buf, size): the name's length, or -1 (errno ERANGE, or
+ * the size filled: try bigger) */
+static char *name_growing(ssize_t (*read_name)(const char *ctx, char *buf, size_t size), const char *ctx)
+{
+    for (size_t size = 256; size <= ((size_t)1 << 20); size *= 4) {
+        char *buf = cf_xmalloc(size);
+        ssize_t n = read_name(ctx, buf, size);
+        if (n >= 0 && (size_t)n < size) {
+            buf[n] = '\0';
+            return buf;
+        }
+        free(buf);
+        if (n < 0 && errno != ERANGE)
+            return NULL;
+    }
+    return NULL;
+}
+
+static ssize_t cwd_into(const char *unused, char *buf, size_t size)
+{
+    (void)unused;
+    return getcwd(buf, size) ? (ssize_t)strlen(buf) : -1;
+}
+
+static ssize_t link_into(const char *path, char *buf, size_t size)
+{
+    return readlink(path, buf, size);
+}
+
+char *cf_getcwd(void)
+{
+    return name_growing(cwd_into, NULL);
+}
+
+char *cf_readlink(const char *path)
+{
+    return name_growing(link_into, path);
+}
+
 int cf_same_path(const char *a, const char *b)
 {
     if (!a || !b)

@@ -52,7 +52,7 @@ char *cf_path_absolute(const char *path)
 {
     if (path[0] == '/')
         return cf_strdup(path);
-    char *cwd = getcwd(NULL, 0);
+    char *cwd = cf_getcwd();
     char *abs = cf_path_join(cwd ? cwd : "/", path);
     free(cwd);
     return abs;

@@ -28,9 +28,9 @@ static int private_group(gid_t gid)
     return 1;
 }
 
-int cf_stat_trusted(const char *path, const struct stat *st, cf_error *err)
+/* cf_stat_trusted for the user me: a walk asks geteuid once, not per component. */
+static int stat_trusted_as(uid_t me, const char *path, const struct stat *st, cf_error *err)
 {
-    uid_t me = geteuid();
     if (st->st_uid != me && st->st_uid != 0)
         return cf_error_set(err, CF_ERR_FAILED,
                             "%s is owned by uid %u, not by you (uid %u) or root: another user could change what "
@@ -47,6 +47,11 @@ int cf_stat_trusted(const char *path, const struct stat *st, cf_error *err)
     return 0;
 }
 
+int cf_stat_trusted(const char *path, const struct stat *st, cf_error *err)
+{
+    return stat_trusted_as(geteuid(), path, st, err);
+}
+
 int cf_path_trusted(const char *path, int follow, cf_error *err)
 {
     struct stat st;
@@ -58,9 +63,8 @@ int cf_path_trusted(const char *path, int follow, cf_error *err)
 /* A directory above the one cclforge uses: its owner and anyone who may write
  * it could rename what lies below and put their own in its place, unless it
  * is sticky (as /tmp: only an entry's owner may rename it). */
-static int ancestor_trusted(const char *dir, const char *below, const struct stat *st, cf_error *err)
+static int ancestor_trusted(uid_t me, const char *dir, const char *below, const struct stat *st, cf_error *err)
 {
-    uid_t me = geteuid();
     if (st->st_uid != me && st->st_uid != 0)
         return cf_error_set(err, CF_ERR_FAILED,
                             "%s, a directory above %s, is owned by uid %u, not by you (uid %u) or root: its owner "
@@ -85,6 +89,7 @@ static int chain_trusted(const char *abs, const char *named, int *saw_link, cf_e
 {
     size_t len = strlen(abs);
     char *prefix = cf_xmalloc(len + 2);
+    uid_t me = geteuid();
     int rc = 0;
     for (size_t end = 0;;) {
         size_t n = end ? end : 1;
@@ -98,7 +103,7 @@ static int chain_trusted(const char *abs, const char *named, int *saw_link, cf_e
         }
         int leaf = n >= len;
         *saw_link |= S_ISLNK(st.st_mode);
-        rc = leaf ? cf_stat_trusted(prefix, &st, err) : ancestor_trusted(prefix, named, &st, err);
+        rc = leaf ? stat_trusted_as(me, prefix, &st, err) : ancestor_trusted(me, prefix, named, &st, err);
         if (rc < 0 || leaf)
             break;
         for (end = n + 1; end < len && abs[end] != '/'; end++)
@@ -132,13 +137,24 @@ static char *resolved(const char *lexical)
     }
 }
 
+/* strstr(path, "/..") without strstr: every inspect asks this of the cache
+ * root, and libc's strstr is a page of code no other part of a warm run
+ * touches. */
+static int has_dotdot(const char *path)
+{
+    for (const char *p = path; *p; p++)
+        if (p[0] == '/' && p[1] == '.' && p[2] == '.')
+            return 1;
+    return 0;
+}
+
 int cf_dir_trusted(const char *path, cf_error *err)
 {
     char *abs = cf_path_absolute(path);
     char *lexical = cf_path_normalize(abs, NULL);
     /* as written (a link is checked where it lies), then, when a link was
      * on the way or ".." was written, as the kernel resolves it */
-    int saw_link = strstr(abs, "/..") != NULL;
+    int saw_link = has_dotdot(abs);
     int rc = chain_trusted(lexical, path, &saw_link, err);
     char *real = rc == 0 && saw_link ? resolved(lexical) : NULL;
     if (real && strcmp(real, lexical))

@@ -27,7 +27,12 @@
 #      every start, a copy-on-write fault each: 1,858 of them were 8 pages of
 #      a 70-fault --version, docs/bench.md), and every char array given a
 #      string keeps room for its NUL (gcc's -Wc++-compat names one that has
-#      none, which C itself accepts silently).
+#      none, which C itself accepts silently);
+#   9. a warm inspect runs in main's code window: the functions a replayed
+#      answer calls (WARM_PATH) lie within 64 KB of main, where the
+#      fault-around of main's own page maps them (each other 64 KB window of
+#      code was a page fault of every run, 2.5 us: docs/bench.md, inspect
+#      fourth round); CMakeLists.txt's CCLFORGE_WARM_* lists put them there.
 # Each rule is first run on a seeded object (compiled here) that breaks it, so
 # the test is known to fail when a rule is broken.
 . "$(dirname "$0")/lib.sh"
@@ -142,6 +147,26 @@ check_relocations() { # EXECUTABLE
     [ "$n" -le "$RELATIVE_BUDGET" ] ||
         echo "$(basename "$1") has $n relative relocations (budget $RELATIVE_BUDGET): hold the strings of a table in its rows (char name[N]), not pointers to them (rule 8, tests/cli/rules.sh)"
 }
+# rule 9: the functions of a warm inspect (a replayed answer), beyond main
+WARM_PATH='cf_mmap_leave_to_exit cli_cache_root cf_cache_root_usable cf_dir_trusted cmd_inspect cli_getopt
+cf_term_is_tty cf_inspect_answer_key cf_self_exe cf_readlink cf_getcwd cf_ldso_env_key cf_inspect_answer_get
+cf_depcache_get_at cf_inspect_answer_decode cf_sb_add cf_xmalloc cli_write_stdout'
+check_warm_window() { # EXECUTABLE FUNCTION...
+    local exe=$1
+    shift
+    nm "$exe" | awk -v want="$*" -v exe="$(basename "$exe")" '
+        function hex(s,   v, i) { v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+        BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) if (w[i] != "") need[w[i]] = 1 }
+        $2 ~ /^[Tt]$/ { addr[$3] = hex($1) }
+        END {
+            if (!("main" in addr)) { print exe ": no main in its symbols"; exit }
+            for (f in need)
+                if (!(f in addr)) print exe ": " f " is not in its symbols (renamed? update WARM_PATH, rule 9)"
+                else if (addr[f] - addr["main"] >= 65536 || addr["main"] - addr[f] >= 65536)
+                    printf "%s: %s lies %d KB from main: a warm inspect faults its window in (rule 9: CMakeLists.txt CCLFORGE_WARM_*)\n", exe, f, (addr[f] - addr["main"]) / 1024
+        }'
+}
+
 check_nul_room() { # SOURCE...: a char array initialised by a string as long as the array drops the NUL
     local f
     for f in "$@"; do
@@ -297,6 +322,17 @@ if "${CC:-cc}" -c -I"$SRC/include" -o "$SEED/obj/src/util/seeded.c.o" "$SEED/src
         RC=1 OUT= ERR=$(cat "$T_TMP/seed.err")
         bad "the seeded executable links"
     fi
+    # a function 128 KB of code away from main
+    printf 'int main(void) { return 0; }\n__asm__(".text\\n.skip 131072\\n");\nvoid cf_seeded_far(void) {}\n' >"$SEED/far.c"
+    if "${CC:-cc}" -O0 -fno-toplevel-reorder -o "$SEED/seeded_far" "$SEED/far.c" 2>>"$T_TMP/seed.err"; then
+        expect_caught "rule 9 catches a seeded function far from main" "$(check_warm_window "$SEED/seeded_far" cf_seeded_far)" \
+            "seeded_far: cf_seeded_far lies 128 KB from main"
+        expect_caught "rule 9 catches a function not found" "$(check_warm_window "$SEED/seeded_far" cf_seeded_gone)" \
+            "cf_seeded_gone is not in its symbols"
+    else
+        RC=1 OUT= ERR=$(cat "$T_TMP/seed.err")
+        bad "the seeded far executable links"
+    fi
 else
     RC=1 OUT= ERR=$(cat "$T_TMP/seed.err")
     bad "the seeded object compiles"
@@ -330,6 +366,12 @@ if sanitized "$OBJS"; then
 else
     expect_rule "rule 8: the executable's relocated tables stay within budget" \
         "$(check_relocations "$CCLFORGE_BINARY_DIR/cclforge")"
+fi
+if sanitized "$OBJS"; then
+    echo "# rule 9 not checked in this build: sanitizer instrumentation spreads the code"
+else
+    expect_rule "rule 9: a warm inspect's functions lie within 64 KB of main" \
+        "$(check_warm_window "$CCLFORGE_BINARY_DIR/cclforge" $WARM_PATH)"
 fi
 expect_rule "rule 8: every string given to a char array keeps its NUL" \
     "$(check_nul_room $(find "$SRC/src" "$SRC/tests/fixtures" -name '*.c' | sort))"

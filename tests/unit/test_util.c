@@ -20,6 +20,7 @@
 #include <fcntl.h>
 
 #include "cclforge/atomic_file.h"
+#include "cclforge/depcache.h"
 #include "cclforge/envp.h"
 #include "cclforge/fs.h"
 #include "cclforge/host.h"
@@ -42,6 +43,124 @@ static void test_strbuf_grows_and_formats(void **state)
     char *s = cf_sb_detach(&sb);
     assert_int_equal(sb.len, 0);
     free(s);
+}
+
+/* cf_sb_addu writes what "%llu" does */
+static void test_strbuf_addu(void **state)
+{
+    static const unsigned long long v[] = { 0, 7, 10, 4096, 18446744073709551615ull };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+        cf_sb_addu(&a, v[i]);
+        cf_sb_addf(&b, "%llu", v[i]);
+        assert_string_equal(a.buf, b.buf);
+        cf_sb_release(&a);
+        cf_sb_release(&b);
+    }
+}
+
+/* cf_self_exe: the running test, by the name realpath gives it */
+static void test_self_exe(void **state)
+{
+    char *exe = cf_self_exe();
+    char *real = cf_realpath("/proc/self/exe");
+    assert_non_null(exe);
+    assert_string_equal(exe, real);
+    free(exe);
+    free(real);
+}
+
+/* Writes one hand-made dependency cache entry (the on-disk form of
+ * src/util/dep_cache.c) in place of the only entry under dir. */
+static void rewrite_entry(const char *dir, const char *text)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    char *path = NULL;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            assert_null(path); /* one entry */
+            path = cf_path_join(dir, e->d_name);
+        }
+    closedir(d);
+    assert_non_null(path);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(path);
+}
+
+/* The stored form is read without scanf: every number bounded, a time
+ * before 1970 read as negative, and anything but the exact form a miss. */
+static void test_depcache_entry_parse(void **state)
+{
+    char *root = ts_tmpdir();
+    char *home = cf_path_join(root, "home");
+    char *dep = ts_write(root, "dep", "x");
+    struct timespec old[2] = { { -5, 250 }, { -5, 250 } }; /* 1969 */
+    assert_int_equal(utimensat(AT_FDCWD, dep, old, 0), 0);
+    struct stat st;
+    assert_int_equal(stat(dep, &st), 0);
+    setenv("CCLFORGE_HOME", home, 1);
+    const char *absent[] = { "?/nonexistent/cclforge-test", NULL };
+    cf_depcache_put("t", "k", 1, "answer", 6, absent);
+    struct strbuf v = STRBUF_INIT;
+    assert_int_equal(cf_depcache_get("t", "k", 1, &v), 1);
+    assert_string_equal(v.buf, "answer");
+    assert_int_equal(cf_depcache_get("t", "j", 1, &v), 0); /* another key */
+    char *root_usable = cf_cache_root_usable(NULL);
+    cf_sb_reset(&v);
+    assert_int_equal(cf_depcache_get_at(root_usable, "t", "k", 1, &v), 1);
+    assert_int_equal(cf_depcache_get_at(NULL, "t", "k", 1, &v), 0); /* no root: nothing */
+    char *dir = cf_path_join(home, "t-v1");
+    char ident[160];
+    snprintf(ident, sizeof ident, "%llu %llu %llu %lld %lld", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
+             (long long)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+             (long long)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec);
+    assert_true(st.st_mtim.tv_sec < 0);
+    struct {
+        const char *dep_line; /* the identity as stored */
+        const char *tail;     /* after the last dependency */
+        int hit;
+    } cases[] = {
+        { ident, "", 1 },
+        { "1 2 3 4 5", "", 0 },                 /* another file */
+        { ident, "x", 0 },                      /* trailing bytes */
+        { "0 0 0 0 0", "", 0 },                 /* recorded absent, present now */
+        { "99999999999999999999 0 0 0 0", "", 0 }, /* over 64 bits */
+        { "+1 0 0 0 0", "", 0 },
+        { "1  2 3 4 5", "", 0 },
+        { "1 2 3 4", "", 0 },
+        { "1 2 3 4 -", "", 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct strbuf e = STRBUF_INIT;
+        cf_sb_addf(&e, "CFDEP1\n1\nk\n6\nanswer\n1\n%zu\n%s\n%s\n%s", strlen(dep), dep, cases[i].dep_line,
+                   cases[i].tail);
+        rewrite_entry(dir, e.buf);
+        cf_sb_reset(&v);
+        assert_int_equal(cf_depcache_get("t", "k", 1, &v), cases[i].hit);
+        if (cases[i].hit)
+            assert_string_equal(v.buf, "answer");
+        cf_sb_release(&e);
+    }
+    /* a length past the end, a count past the bound */
+    rewrite_entry(dir, "CFDEP1\n1\nk\n600\nanswer\n0\n");
+    assert_int_equal(cf_depcache_get("t", "k", 1, &v), 0);
+    rewrite_entry(dir, "CFDEP1\n1\nk\n6\nanswer\n99999\n");
+    assert_int_equal(cf_depcache_get("t", "k", 1, &v), 0);
+    rewrite_entry(dir, "CFDEP1\n1\nk\n6\nanswer\n0\n");
+    cf_sb_reset(&v);
+    assert_int_equal(cf_depcache_get("t", "k", 1, &v), 1);
+    unsetenv("CCLFORGE_HOME");
+    cf_sb_release(&v);
+    free(root_usable);
+    free(dir);
+    free(home);
+    ts_cleanup();
 }
 
 static void test_strvec_split(void **state)
@@ -829,6 +948,9 @@ int main(void)
         cmocka_unit_test(test_crypto_probe_deferred),
         cmocka_unit_test(test_dir_trusted_modes),
         cmocka_unit_test(test_dir_trusted_owners),
+        cmocka_unit_test(test_strbuf_addu),
+        cmocka_unit_test(test_self_exe),
+        cmocka_unit_test(test_depcache_entry_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
