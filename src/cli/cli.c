@@ -1,6 +1,5 @@
 #include "cli/cli.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,20 +100,6 @@ const char *cli_cache_root(void)
         checked = 1;
     }
     return root;
-}
-
-int cli_write_stdout(const char *data, size_t len)
-{
-    while (len) {
-        ssize_t w = write(STDOUT_FILENO, data, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        data += w;
-        len -= (size_t)w;
-    }
-    return 0;
 }
 
 /* LeakSanitizer runs from exit(): a sanitizer build ends normally, so the

@@ -43,16 +43,11 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct cli_op
  * process; the first call warns on stderr when one is set but not used.
  * NULL: none. */
 const char *cli_cache_root(void);
-/* data on stdout in as few write(2) calls as the kernel allows, past stdio:
- * a replayed answer needs none of its buffering (an fstat, an ioctl, a
- * buffer, fflush's code). Only before anything is printed to stdout with
- * stdio, which would come out after. 0, or -1 when not all was written. */
-int cli_write_stdout(const char *data, size_t len);
 /* Ends the process with code at once (_exit): no exit handlers, no stdio
  * cleanup, no destructors, whose code is pages a short run otherwise
  * faults in only to end (~2 page faults, ~10 us of a warm inspect). Only
- * for a run that printed nothing through stdout's buffer (cli_write_stdout
- * and the unbuffered stderr only) and holds nothing to clean up. Sanitizer
+ * for a run that printed nothing through stdout's buffer (cf_write_all on
+ * STDOUT_FILENO and the unbuffered stderr only) and holds nothing to clean up. Sanitizer
  * builds exit() normally, so LeakSanitizer still checks. */
 __attribute__((noreturn)) void cli_exit_now(int code);
 

@@ -150,7 +150,7 @@ check_relocations() { # EXECUTABLE
 # rule 9: the functions of a warm inspect (a replayed answer), beyond main
 WARM_PATH='cf_mmap_leave_to_exit cli_cache_root cf_cache_root_usable cf_dir_trusted cmd_inspect cli_getopt
 cf_term_is_tty cf_inspect_answer_key cf_self_exe cf_readlink cf_getcwd cf_ldso_env_key cf_inspect_answer_get
-cf_depcache_get_at cf_inspect_answer_decode cf_sb_add cf_xmalloc cli_write_stdout'
+cf_depcache_get_at cf_inspect_answer_decode cf_sb_add cf_xmalloc cf_write_all'
 check_warm_window() { # EXECUTABLE FUNCTION...
     local exe=$1
     shift
