@@ -1,5 +1,6 @@
 /* cclforge smoke: parse flags, run cf_smoke_run, print per-rank lines, the table, the
  * footer, the groups, the transports and the verdict (or one JSON document). */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -147,6 +148,7 @@ static void json_info(struct smoke_cli *cli, const struct cf_smoke_event *ev)
 
 static void on_result(struct smoke_cli *cli, const struct cf_smoke_event *ev)
 {
+    FILE *f = cli->out;
     const struct cf_smoke_row *row = &ev->row;
     int ok = ev->own_wrong == 0;
     if (cli->json) {
@@ -168,20 +170,21 @@ static void on_result(struct smoke_cli *cli, const struct cf_smoke_event *ev)
         cJSON_AddItemToArray(cli->rank_results, o);
         return;
     }
-    printf("%s rank=%d local_rank=%d op=%s bytes=%zu dtype=%s redop=%s place=%s time_us=%.2f",
-           ok ? "RANK_PASS" : "RANK_FAIL", ev->rank, ev->local_rank, cf_smoke_op_info(row->op)->name, row->bytes,
-           cf_smoke_dtype_info(row->dtype)->name, redop_name(row->redop), row->in_place ? "in" : "out",
-           ev->own_time_us);
+    fprintf(f, "%s rank=%d local_rank=%d op=%s bytes=%zu dtype=%s redop=%s place=%s time_us=%.2f",
+            ok ? "RANK_PASS" : "RANK_FAIL", ev->rank, ev->local_rank, cf_smoke_op_info(row->op)->name, row->bytes,
+            cf_smoke_dtype_info(row->dtype)->name, redop_name(row->redop), row->in_place ? "in" : "out",
+            ev->own_time_us);
     if (!ok) {
-        printf(" reason=");
-        print_quoted(stdout, ev->text ? ev->text : "wrong result");
+        fprintf(f, " reason=");
+        print_quoted(f, ev->text ? ev->text : "wrong result");
     }
-    putchar('\n');
+    fputc('\n', f);
 }
 
 static void on_event(void *ctx, const struct cf_smoke_event *ev)
 {
     struct smoke_cli *cli = ctx;
+    FILE *f = cli->out;
     switch (ev->kind) {
     case CF_EV_LOG:
         if (ev->rank >= 0)
@@ -195,9 +198,9 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
         if (cli->json) {
             json_info(cli, ev);
         } else {
-            printf("RANK_INFO rank=%d local_rank=%d %s=", ev->rank, ev->local_rank, cli_safe(ev->key));
-            print_quoted(stdout, ev->value);
-            putchar('\n');
+            fprintf(f, "RANK_INFO rank=%d local_rank=%d %s=", ev->rank, ev->local_rank, cli_safe(ev->key));
+            print_quoted(f, ev->value);
+            fputc('\n', f);
         }
         break;
     case CF_EV_RESULT:
@@ -213,16 +216,16 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
             cJSON_AddBoolToObject(o, "stops_the_run", ev->kind == CF_EV_FAIL);
             cJSON_AddItemToArray(cli->rank_failures, o);
         } else {
-            printf("%s rank=%d local_rank=%d reason=", ev->kind == CF_EV_FAIL ? "RANK_FAIL" : "RANK_PROBLEM",
-                   ev->rank, ev->local_rank);
-            print_quoted(stdout, ev->text ? ev->text : "failed");
-            putchar('\n');
+            fprintf(f, "%s rank=%d local_rank=%d reason=", ev->kind == CF_EV_FAIL ? "RANK_FAIL" : "RANK_PROBLEM",
+                    ev->rank, ev->local_rank);
+            print_quoted(f, ev->text ? ev->text : "failed");
+            fputc('\n', f);
         }
         if (ev->fatal) {
             /* this rank is stuck inside a collective: say so and leave; the launcher
              * (mpirun, srun, torchrun) stops the others */
             cli_error("smoke", "%s", ev->text ? ev->text : "rank hung");
-            fflush(stdout);
+            fflush(f);
             fflush(stderr);
             _exit(EXIT_PROBLEMS);
         }
@@ -230,26 +233,26 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
     default: /* transports, groups and the verdict are printed from the report */
         break;
     }
-    fflush(stdout);
+    fflush(f);
 }
 
-static void print_table(const struct cf_smoke_report *rep)
+static void print_table(FILE *f, const struct cf_smoke_report *rep)
 {
-    printf("# cclforge smoke: %s backend (%s), %d rank%s, launcher %s\n", cli_safe(rep->backend),
-           rep->lib_version ? cli_safe(rep->lib_version) : "version unknown", rep->nranks, rep->nranks == 1 ? "" : "s",
-           rep->launcher ? cli_safe(rep->launcher) : "none");
+    fprintf(f, "# cclforge smoke: %s backend (%s), %d rank%s, launcher %s\n", cli_safe(rep->backend),
+            rep->lib_version ? cli_safe(rep->lib_version) : "version unknown", rep->nranks,
+            rep->nranks == 1 ? "" : "s", rep->launcher ? cli_safe(rep->launcher) : "none");
     if (rep->mpi_abi)
-        printf("# library: %s (%s ABI, chosen by %s)\n", rep->lib_path ? cli_safe(rep->lib_path) : "?",
-               cli_safe(rep->mpi_abi), rep->mpi_chosen_by ? cli_safe(rep->mpi_chosen_by) : "?");
+        fprintf(f, "# library: %s (%s ABI, chosen by %s)\n", rep->lib_path ? cli_safe(rep->lib_path) : "?",
+                cli_safe(rep->mpi_abi), rep->mpi_chosen_by ? cli_safe(rep->mpi_chosen_by) : "?");
     for (int r = 0; rep->hosts && r < rep->nranks; r++)
         if (rep->hosts[r].hostname)
-            printf("#  rank %2d pid %6d on %s device %s\n", r, rep->hosts[r].pid, cli_safe(rep->hosts[r].hostname),
-                   rep->hosts[r].device ? cli_safe(rep->hosts[r].device) : "?");
+            fprintf(f, "#  rank %2d pid %6d on %s device %s\n", r, rep->hosts[r].pid, cli_safe(rep->hosts[r].hostname),
+                    rep->hosts[r].device ? cli_safe(rep->hosts[r].device) : "?");
     if (!rep->nrows)
         return;
     int groups = rep->ngroups > 0;
-    printf("# %10s %12s %8s %6s %4s %14s %5s %9s %8s %8s %7s %6s  %s\n", "size(B)", "count(elem)", "type", "redop",
-           "root", "op", "place", "time(us)", "algbw", "busbw", "#wrong", "result", "slowest rank/host (x median)");
+    fprintf(f, "# %10s %12s %8s %6s %4s %14s %5s %9s %8s %8s %7s %6s  %s\n", "size(B)", "count(elem)", "type", "redop",
+            "root", "op", "place", "time(us)", "algbw", "busbw", "#wrong", "result", "slowest rank/host (x median)");
     for (size_t i = 0; i < rep->nrows; i++) {
         const struct cf_smoke_row *r = &rep->rows[i];
         char root[16], wrong[24];
@@ -259,34 +262,34 @@ static void print_table(const struct cf_smoke_report *rep)
                                    rep->hosts[r->slowest_rank].hostname
                                ? rep->hosts[r->slowest_rank].hostname
                                : "?";
-        printf("  %10zu %12zu %8s %6s %4s %14s %5s %9.2f %8.3f %8.3f %7s %6s  %d %s %.2fx", r->bytes, r->count,
-               cf_smoke_dtype_info(r->dtype)->name, redop_name(r->redop), root, cf_smoke_op_info(r->op)->name,
-               r->in_place ? "in" : "out", r->time_us, r->algbw, r->busbw, wrong, r->ok ? "ok" : "FAIL",
-               r->slowest_rank, cli_safe(host), r->median_us > 0 ? r->slowest_us / r->median_us : 0.0);
+        fprintf(f, "  %10zu %12zu %8s %6s %4s %14s %5s %9.2f %8.3f %8.3f %7s %6s  %d %s %.2fx", r->bytes, r->count,
+                cf_smoke_dtype_info(r->dtype)->name, redop_name(r->redop), root, cf_smoke_op_info(r->op)->name,
+                r->in_place ? "in" : "out", r->time_us, r->algbw, r->busbw, wrong, r->ok ? "ok" : "FAIL",
+                r->slowest_rank, cli_safe(host), r->median_us > 0 ? r->slowest_us / r->median_us : 0.0);
         if (groups)
-            printf("  group %d", r->group);
-        putchar('\n');
+            fprintf(f, "  group %d", r->group);
+        fputc('\n', f);
     }
 }
 
-static void print_footer(const struct cf_smoke_report *rep)
+static void print_footer(FILE *f, const struct cf_smoke_report *rep)
 {
     /* nccl-tests' footer, its words */
-    printf("# %-20s : %ld %s\n", "Out of bounds values", rep->out_of_bounds, rep->out_of_bounds ? "FAILED" : "OK");
-    printf("# %-20s : %g\n", "Avg bus bandwidth", rep->avg_busbw);
+    fprintf(f, "# %-20s : %ld %s\n", "Out of bounds values", rep->out_of_bounds, rep->out_of_bounds ? "FAILED" : "OK");
+    fprintf(f, "# %-20s : %g\n", "Avg bus bandwidth", rep->avg_busbw);
     if (rep->skipped)
-        printf("# skipped: %s\n", cli_safe(rep->skipped));
+        fprintf(f, "# skipped: %s\n", cli_safe(rep->skipped));
     for (size_t i = 0; i < rep->ngroups; i++) {
         const struct cf_smoke_group *g = &rep->groups[i];
-        printf("# group %d (round %d): %s, %d ranks on %d host%s: %ld tests, avg busbw %.3f GB/s%s%s%s\n", g->id,
-               g->round, cli_safe(g->label), g->nranks, g->nhosts, g->nhosts == 1 ? "" : "s", g->tests, g->avg_busbw,
-               g->bad ? " BAD" : "", g->why[0] ? ": " : "", cli_safe(g->why));
+        fprintf(f, "# group %d (round %d): %s, %d ranks on %d host%s: %ld tests, avg busbw %.3f GB/s%s%s%s\n", g->id,
+                g->round, cli_safe(g->label), g->nranks, g->nhosts, g->nhosts == 1 ? "" : "s", g->tests,
+                g->avg_busbw, g->bad ? " BAD" : "", g->why[0] ? ": " : "", cli_safe(g->why));
     }
     if (rep->net_plugin)
-        printf("# network: %s\n", cli_safe(rep->net_plugin));
+        fprintf(f, "# network: %s\n", cli_safe(rep->net_plugin));
     for (size_t i = 0; i < rep->nconns; i++)
-        printf("# transport: rank %d -> %d via %s (%d channel%s)\n", rep->conns[i].rank, rep->conns[i].peer,
-               cli_safe(rep->conns[i].via), rep->conns[i].channels, rep->conns[i].channels == 1 ? "" : "s");
+        fprintf(f, "# transport: rank %d -> %d via %s (%d channel%s)\n", rep->conns[i].rank, rep->conns[i].peer,
+                cli_safe(rep->conns[i].via), rep->conns[i].channels, rep->conns[i].channels == 1 ? "" : "s");
 }
 
 static cJSON *row_json(const struct cf_smoke_report *rep, const struct cf_smoke_row *r)
@@ -700,23 +703,23 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
     return 0;
 }
 
-static void print_text(const struct cf_smoke_report *rep)
+static void print_text(FILE *f, const struct cf_smoke_report *rep)
 {
-    print_table(rep);
-    print_footer(rep);
+    print_table(f, rep);
+    print_footer(f, rep);
     for (size_t i = 0; i < rep->nfailures; i++) {
-        const struct cf_smoke_failure *f = &rep->failures[i];
-        if (f->rank >= 0)
-            cli_error("smoke", "rank %d failed while %s: %s", f->rank, f->doing[0] ? f->doing : "starting",
-                      f->reason);
+        const struct cf_smoke_failure *fail = &rep->failures[i];
+        if (fail->rank >= 0)
+            cli_error("smoke", "rank %d failed while %s: %s", fail->rank, fail->doing[0] ? fail->doing : "starting",
+                      fail->reason);
         else
-            cli_error("smoke", "%s", f->reason);
+            cli_error("smoke", "%s", fail->reason);
     }
     for (size_t i = 0; i < rep->nproblems; i++)
         cli_error("smoke", "%s", rep->problems[i].reason);
     if (rep->verdict)
-        printf("verdict: %s\n", cli_safe(rep->verdict));
-    printf("%ld passed, %ld failed\n", rep->passed, rep->failed);
+        fprintf(f, "verdict: %s\n", cli_safe(rep->verdict));
+    fprintf(f, "%ld passed, %ld failed\n", rep->passed, rep->failed);
 }
 
 int cmd_smoke(int argc, char **argv)
@@ -757,20 +760,30 @@ int cmd_smoke(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
     }
-    cli.out = stdout;
-    int json_fd = -1;
+    /* The report goes to a stream of our own on fd 1, line-buffered: each line leaves in
+     * one write. A library may change `stdout` itself (Intel MPI's MPI_Init makes it
+     * unbuffered), and a launcher that forwards every rank's output (Hydra) would then
+     * splice another rank's line into the middle of ours. */
+    static char report_buf[1 << 16];
+    fflush(stdout);
+    int report_fd = dup(1);
+    cli.out = report_fd >= 0 ? fdopen(report_fd, "w") : NULL;
+    if (!cli.out) {
+        if (report_fd >= 0)
+            close(report_fd);
+        cf_strvec_clear(&self_args);
+        free(self);
+        cli_error("smoke", "standard output cannot carry the report: %s", strerror(errno));
+        return EXIT_PROBLEMS;
+    }
+    setvbuf(cli.out, report_buf, cli.json ? _IOFBF : _IOLBF, sizeof report_buf);
     if (cli.json) {
         cli.rank_results = cJSON_CreateArray();
         cli.rank_info = cJSON_CreateObject();
         cli.rank_failures = cJSON_CreateArray();
         /* whatever a library prints on stdout (NCCL_DEBUG without a file) goes to stderr:
-         * stdout carries the one JSON document */
-        fflush(stdout);
-        json_fd = dup(1);
-        if (json_fd >= 0) {
-            dup2(2, 1);
-            cli.out = fdopen(json_fd, "w");
-        }
+         * our stream carries the one JSON document */
+        dup2(2, 1);
     }
 
     struct cf_smoke_report rep;
@@ -781,8 +794,7 @@ int cmd_smoke(int argc, char **argv)
         cJSON_Delete(cli.rank_results);
         cJSON_Delete(cli.rank_info);
         cJSON_Delete(cli.rank_failures);
-        if (cli.out != stdout && cli.out)
-            fclose(cli.out);
+        fclose(cli.out);
         return cli_fail("smoke", &err);
     }
     int code = rep.failed || rep.aborted ? EXIT_PROBLEMS : EXIT_FINE;
@@ -795,11 +807,11 @@ int cmd_smoke(int argc, char **argv)
          * have the launcher kill rank 0 before it says what failed */
         code = rep.aborted ? EXIT_PROBLEMS : EXIT_FINE;
     } else if (!cli.json) {
-        print_text(&rep);
+        print_text(cli.out, &rep);
     } else {
         cJSON *doc = report_json(&rep, &cli, code);
         char *s = cJSON_Print(doc);
-        if (s && cli.out) {
+        if (s) {
             fputs(s, cli.out);
             fputc('\n', cli.out);
             fflush(cli.out);
@@ -807,8 +819,7 @@ int cmd_smoke(int argc, char **argv)
         free(s);
         cJSON_Delete(doc);
     }
-    if (cli.out && cli.out != stdout)
-        fclose(cli.out);
+    fclose(cli.out);
     cJSON_Delete(cli.rank_results);
     cJSON_Delete(cli.rank_info);
     cJSON_Delete(cli.rank_failures);
