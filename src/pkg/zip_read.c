@@ -22,6 +22,8 @@ int cf_zip_member_open(struct cf_zip_member *m, const struct cf_inflate_engine *
     m->ctx = ctx;
     m->e = e;
     m->engine = engine;
+    /* never NULL, even for a member of no compressed bytes: the engines advance it by 0 */
+    m->io.next_in = m->in;
     if (!cf_zip_member_supported(e))
         return cf_error_set(err, CF_ERR_FORMAT, "compression method %u is not read here", e->method);
     if (e->method == METHOD_DEFLATE && engine->ops->start(engine, &m->inflating, err) < 0)

@@ -363,6 +363,13 @@ static void test_faults_every_engine(void **state)
     /* a member declaring nothing whose stream holds bytes */
     struct cf_zip_entry none = entry_of(&stream, 8, 0, 0);
     each_fails(&es, &stream, &none, "more data than the 0 bytes", 0);
+    /* a deflate member of no compressed bytes at all (the fuzzer's: the engines were
+     * handed no input pointer and advanced it by 0), declaring bytes or none: cut off */
+    struct strbuf empty = STRBUF_INIT;
+    struct cf_zip_entry nothing = entry_of(&empty, 8, 5, crc);
+    each_fails(&es, &empty, &nothing, "the deflate stream is cut off after 0 of the 5 bytes", 0);
+    nothing.usize = 0;
+    each_fails(&es, &empty, &nothing, "the deflate stream is cut off after 0 of the 0 bytes", 0);
     cf_sb_release(&stream);
     free(data);
     if (es.n < 2)
@@ -479,6 +486,32 @@ static void test_an_engine_that_stalls_is_stopped(void **state)
     cf_sb_release(&out);
 }
 
+/* An engine is never handed a NULL buffer, not even for a member of no
+ * compressed bytes: it advances next_in by what it used, and NULL + 0 is
+ * undefined (clang's UBSan stopped the fuzzer on zlib's engine there). */
+static int null_buffers;
+static enum cf_inflate_step watch_run(const struct cf_inflate_engine *e, void *state, struct cf_inflate_io *io,
+                                      cf_error *err)
+{
+    null_buffers += !io->next_in + !io->next_out;
+    return CF_INFLATE_MORE;
+}
+
+static void test_an_engine_is_never_handed_null(void **state)
+{
+    static const struct cf_inflate_ops watch = { "watch", stuck_start, watch_run, stuck_crc, stuck_end, stuck_crc32 };
+    struct cf_inflate_engine en = { &watch, { 0 } };
+    struct strbuf empty = STRBUF_INIT, out = STRBUF_INIT;
+    struct cf_zip_entry e = entry_of(&empty, 8, 5, 0);
+    cf_error err = CF_ERROR_INIT;
+    null_buffers = 0;
+    assert_int_equal(read_member(&en, &empty, &e, 7, &out, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "the deflate stream is cut off after 0 of the 5 bytes"));
+    assert_int_equal(null_buffers, 0);
+    cf_error_clear(&err);
+    cf_sb_release(&out);
+}
+
 /* The switch: a name it does not know is refused, listing those it does. */
 static void test_engine_names(void **state)
 {
@@ -510,6 +543,7 @@ int main(void)
         cmocka_unit_test(test_faults_every_engine),
         cmocka_unit_test(test_edges_every_engine),
         cmocka_unit_test(test_an_engine_that_stalls_is_stopped),
+        cmocka_unit_test(test_an_engine_is_never_handed_null),
         cmocka_unit_test(test_engine_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
