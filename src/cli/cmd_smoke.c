@@ -233,7 +233,6 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
     default: /* transports, groups and the verdict are printed from the report */
         break;
     }
-    fflush(f);
 }
 
 static void print_table(FILE *f, const struct cf_smoke_report *rep)
@@ -722,6 +721,27 @@ static void print_text(FILE *f, const struct cf_smoke_report *rep)
     fprintf(f, "%ld passed, %ld failed\n", rep->passed, rep->failed);
 }
 
+/* The report goes to a stream of our own on fd 1, line-buffered: each line leaves in
+ * one write. A library may change `stdout` itself (Intel MPI's MPI_Init makes it
+ * unbuffered), and a launcher that forwards every rank's output (Hydra) would then
+ * splice another rank's line into the middle of ours. NULL with errno. */
+static FILE *open_report(int json)
+{
+    static char report_buf[1 << 16];
+    fflush(stdout);
+    int fd = dup(1);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        errno = e;
+        return NULL;
+    }
+    setvbuf(f, report_buf, json ? _IOFBF : _IOLBF, sizeof report_buf);
+    return f;
+}
+
 int cmd_smoke(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -746,6 +766,12 @@ int cmd_smoke(int argc, char **argv)
         cf_strvec_clear(&self_args);
         return cli_fail("smoke", &err);
     }
+    cli.out = open_report(cli.json);
+    if (!cli.out) {
+        cf_strvec_clear(&self_args);
+        cli_error("smoke", "standard output cannot carry the report: %s", strerror(errno));
+        return EXIT_PROBLEMS;
+    }
     char *self = cf_self_exe();
     o.self_exe = self;
     o.self_argv = self_args.v;
@@ -760,23 +786,6 @@ int cmd_smoke(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
     }
-    /* The report goes to a stream of our own on fd 1, line-buffered: each line leaves in
-     * one write. A library may change `stdout` itself (Intel MPI's MPI_Init makes it
-     * unbuffered), and a launcher that forwards every rank's output (Hydra) would then
-     * splice another rank's line into the middle of ours. */
-    static char report_buf[1 << 16];
-    fflush(stdout);
-    int report_fd = dup(1);
-    cli.out = report_fd >= 0 ? fdopen(report_fd, "w") : NULL;
-    if (!cli.out) {
-        if (report_fd >= 0)
-            close(report_fd);
-        cf_strvec_clear(&self_args);
-        free(self);
-        cli_error("smoke", "standard output cannot carry the report: %s", strerror(errno));
-        return EXIT_PROBLEMS;
-    }
-    setvbuf(cli.out, report_buf, cli.json ? _IOFBF : _IOLBF, sizeof report_buf);
     if (cli.json) {
         cli.rank_results = cJSON_CreateArray();
         cli.rank_info = cJSON_CreateObject();
