@@ -67,25 +67,27 @@ bench_link() {
 }
 
 # bench_release TMPDIR: sets CCLFORGE_RELEASE (absolute) to the release binary:
-# as given, or the one in $DIST_DIR's (default dist/) tarball of this machine's
-# architecture, unpacked under TMPDIR (the same binary the wheel carries:
-# scripts/dist.sh builds one and puts it in both). Says the fix and returns 1
-# when there is none.
+# as given, or the one pip installs on this host from $DIST_DIR (default
+# dist/), installed into a venv under TMPDIR: the binary a user installs
+# (the manylinux_2_34 wheel's on glibc 2.34+, the manylinux2014 one before;
+# CCLFORGE_RELEASE=path measures another). Says the fix and returns 1 when
+# there is none.
 bench_release() {
     if [ -n "${CCLFORGE_RELEASE:-}" ]; then
         [ -x "$CCLFORGE_RELEASE" ] || { echo "CCLFORGE_RELEASE=$CCLFORGE_RELEASE is not an executable" >&2; return 1; }
         CCLFORGE_RELEASE=$(cd "$(dirname "$CCLFORGE_RELEASE")" && pwd)/$(basename "$CCLFORGE_RELEASE")
         return 0
     fi
-    local dist=${DIST_DIR:-dist} tarball
-    tarball=$(ls "$dist"/cclforge-*-linux-"$(uname -m)".tar.gz 2>/dev/null | head -n 1)
-    [ -n "$tarball" ] || {
-        echo "no release binary: bash scripts/dist.sh --arch $(uname -m) --no-sdist --out DIR, then DIST_DIR=DIR (or CCLFORGE_RELEASE=path)" >&2
+    local dist=${DIST_DIR:-dist}
+    ls "$dist"/cclforge-*-"$(uname -m)".whl >/dev/null 2>&1 || {
+        echo "no release wheel: bash scripts/dist.sh --arch $(uname -m) --no-sdist --out DIR, then DIST_DIR=DIR (or CCLFORGE_RELEASE=path)" >&2
         return 1
     }
-    mkdir -p "$1/release" && tar -xzf "$tarball" -C "$1/release" || return 1
-    CCLFORGE_RELEASE=$(ls "$1"/release/*/bin/cclforge 2>/dev/null | head -n 1)
-    [ -x "$CCLFORGE_RELEASE" ] || { echo "no bin/cclforge in $tarball" >&2; return 1; }
+    python3 -m venv "$1/release" && "$1/release/bin/pip" install -q --no-index --find-links "$dist" cclforge || {
+        echo "pip cannot install cclforge from $dist's wheels here" >&2
+        return 1
+    }
+    CCLFORGE_RELEASE=$1/release/bin/cclforge
 }
 
 # bench_needed BINARY: its NEEDED libraries, space-separated.

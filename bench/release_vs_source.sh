@@ -15,19 +15,17 @@ bench_cclforge
 RUNS=${RUNS:-7}
 SYSLIB=${SYSLIB:-/usr/lib/x86_64-linux-gnu}
 CUDA_LIB=${CUDA_LIB:-/usr/local/cuda-13.0/lib}
-wheel=$(ls dist/cclforge-*-manylinux_2_17_x86_64.manylinux2014_x86_64.whl 2>/dev/null | head -n 1)
-[ -n "$wheel" ] || { echo "no release wheel: bash scripts/dist.sh --arch x86_64" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 -m venv "$tmp/venv" && "$tmp/venv/bin/pip" install -q --no-index "$wheel" || exit 1
-declare -A bin=([release]="$tmp/venv/bin/cclforge" [source]="$CCLFORGE")
+bench_release "$tmp" || exit 2
+declare -A bin=([release]="$CCLFORGE_RELEASE" [source]="$CCLFORGE")
 ls -d "$SYSLIB"/*.so* | sort | awk 'NR % 15 == 1' >"$tmp/corpus"
 for f in "$CUDA_LIB"/*.so*; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done >>"$tmp/corpus"
 mapfile -t files <"$tmp/corpus"
 site=$(ls -d "${CCLFORGE_TORCH_CACHE:-$HOME/.cache/cclforge/torch}"/site-* 2>/dev/null | head -n 1)
 
 bench_header "the release binary (pip-installed wheel) against the source build"
-echo "release: ${wheel##*/} ($(stat -c %s "${bin[release]}") bytes, NEEDED: $(readelf -d "${bin[release]}" | sed -n 's/.*\[\(.*\)\]/\1/p' | tr '\n' ' '))"
+echo "release: ${bin[release]} ($(stat -c %s "${bin[release]}") bytes, NEEDED: $(readelf -d "${bin[release]}" | sed -n 's/.*\[\(.*\)\]/\1/p' | tr '\n' ' '))"
 echo "source:  $CCLFORGE ($(stat -c %s "$CCLFORGE") bytes, NEEDED: $(readelf -d "$CCLFORGE" | sed -n 's/.*\[\(.*\)\]/\1/p' | tr '\n' ' '))"
 echo "corpus: ${#files[@]} files; torch for doctor: ${site:-none (doctor runs without it)}"
 corpus_ms() { # BIN: wall ms of the whole corpus, one process per file

@@ -3,7 +3,8 @@
 # our own `cclforge wheel verify` (structure, RECORD, tags, and the manylinux
 # policy: each ELF's glibc symbol versions and NEEDED entries, named per file
 # and symbol) and the incumbent's `auditwheel show`, which must place it in
-# manylinux_2_17 (manylinux2014) as its tag says.
+# the policy its file name's first platform tag names (manylinux_2_17_x86_64
+# for ...-manylinux_2_17_x86_64.manylinux2014_x86_64.whl).
 #   bash scripts/dist/check-wheel.sh CCLFORGE TOOLS-BIN WHEEL
 set -euo pipefail
 [ $# -eq 3 ] || { echo "usage: check-wheel.sh CCLFORGE TOOLS-BIN WHEEL" >&2; exit 2; }
@@ -16,12 +17,13 @@ if ! out=$("$cclforge" wheel verify "$wheel" 2>&1); then
     rc=1
 fi
 # auditwheel prints the tag it places the wheel in: "manylinux_2_17_<arch>".
-arch=${name##*manylinux2014_}
-arch=${arch%.whl}
+tag=${name#*-py3-none-}
+tag=${tag%%.*}
+tag=${tag%.whl}
 aw=$("$tools/auditwheel" show "$wheel" 2>&1) || true
-if ! printf '%s' "$aw" | grep -q "\"manylinux_2_17_$arch\""; then
+if ! printf '%s' "$aw" | grep -q "\"$tag\""; then
     echo "$aw" >&2
-    echo "check-wheel: auditwheel show does not place $name in manylinux_2_17_$arch" >&2
+    echo "check-wheel: auditwheel show does not place $name in $tag" >&2
     rc=1
 fi
 exit $rc

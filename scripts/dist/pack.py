@@ -3,11 +3,15 @@
 SOURCE_DATE_EPOCH give the same bytes (members sorted, one timestamp, modes
 0644/0755 only, no owner names, gzip without a name or time).
 
-  pack.py wheel   STAGE PYPKG VERSION ARCH OUT.whl
+  pack.py wheel   STAGE PYPKG VERSION OUT.whl
   pack.py tarball STAGE VERSION ARCH OUT.tar.gz
 
 STAGE is a `cmake --install` prefix (bin/cclforge, share/cclforge, share/man);
-PYPKG the built Python package (<build>/python/cclforge)."""
+PYPKG the built Python package (<build>/python/cclforge). A wheel's platform
+tags are read from its file name, cclforge-VERSION-py3-none-PLATFORMS.whl
+(PLATFORMS dot-separated, as in manylinux_2_17_x86_64.manylinux2014_x86_64):
+the name pip matches against the host and the WHEEL file's Tag lines are
+then one fact."""
 import base64
 import gzip
 import hashlib
@@ -49,7 +53,15 @@ def record_line(name, data):
     return "%s,sha256=%s,%d" % (name, digest, len(data))
 
 
-def wheel_members(stage, pypkg, version, arch):
+def platform_tags(out, version):
+    name = os.path.basename(out)
+    head = "cclforge-%s-py3-none-" % version
+    if not name.startswith(head) or not name.endswith(".whl") or len(name) == len(head) + 4:
+        sys.exit("pack.py: %s is not named %sPLATFORMS.whl" % (name, head))
+    return name[len(head):-len(".whl")].split(".")
+
+
+def wheel_members(stage, pypkg, version, platforms):
     data = "cclforge-%s.data" % version
     info = "cclforge-%s.dist-info" % version
     members = []  # (name, bytes, mode)
@@ -68,8 +80,8 @@ def wheel_members(stage, pypkg, version, arch):
                 "Requires-Python: >=3.6\nClassifier: Operating System :: POSIX :: Linux\n"
                 "Classifier: Programming Language :: C\n"
                 "Description-Content-Type: text/markdown\n\n%s" % (version, SUMMARY, readme))
-    wheel = ("Wheel-Version: 1.0\nGenerator: cclforge scripts/dist/pack.py\nRoot-Is-Purelib: false\n"
-             "Tag: py3-none-manylinux_2_17_%s\nTag: py3-none-manylinux2014_%s\n" % (arch, arch))
+    wheel = ("Wheel-Version: 1.0\nGenerator: cclforge scripts/dist/pack.py\nRoot-Is-Purelib: false\n" +
+             "".join("Tag: py3-none-%s\n" % p for p in platforms))
     members.append((info + "/METADATA", metadata.encode(), 0o644))
     members.append((info + "/WHEEL", wheel.encode(), 0o644))
     record = [record_line(n, b) for n, b, _ in members] + [info + "/RECORD,,"]
@@ -119,9 +131,9 @@ def write_tarball(stage, version, arch, out):
 
 
 def main(argv):
-    if len(argv) == 6 and argv[0] == "wheel":
-        _, stage, pypkg, version, arch, out = argv
-        write_wheel(wheel_members(stage, pypkg, version, arch), out)
+    if len(argv) == 5 and argv[0] == "wheel":
+        _, stage, pypkg, version, out = argv
+        write_wheel(wheel_members(stage, pypkg, version, platform_tags(out, version)), out)
     elif len(argv) == 5 and argv[0] == "tarball":
         _, stage, version, arch, out = argv
         write_tarball(stage, version, arch, out)

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# The release as users get it: scripts/dist.sh builds both wheels, both
-# tarballs and the sdist; then, as the issue's users would on their hosts:
+# The release as users get it: scripts/dist.sh builds the four wheels (glibc
+# 2.17 and 2.34, x86_64 and aarch64), both tarballs and the sdist; then, as
+# the issue's users would on their hosts:
 #  - the artefacts: SHA256SUMS holds, the same commit builds the same bytes
 #    (x86_64 and the sdist rebuilt from scratch in another directory), auditwheel show places
-#    both wheels in manylinux_2_17, readelf finds no GLIBC version above 2.17
-#    and no NEEDED outside manylinux2014's libraries in either binary;
+#    each wheel in the policy its name says, readelf finds no GLIBC version
+#    above the binary's glibc and no NEEDED outside its policy's libraries,
+#    and the 2.34 binaries need libc.so.6 alone (no libpthread, no libdl);
+#  - pip chooses by the host's glibc: from a directory of all the wheels, the
+#    2.34 binary here when this host's glibc is 2.34 or newer (else the 2.17
+#    one) and the 2.17 binary in Debian 11, where the 2.34 wheel is refused;
 #  - a real Debian 11 root (debootstrap, glibc 2.31): the wheel installed
 #    without root (pip install --prefix, as user nobody), its command and
 #    `python -m cclforge` run there, `doctor --no-python --json`, and `inspect`
@@ -17,7 +22,8 @@
 #  - the aarch64 binary under qemu-user-static in a real arm64 Debian root
 #    (debootstrap --foreign): --version, inspect /bin/ls, and wheel verify
 #    of tests/fixtures/small_blocks_wheel.py's wheel through the linked
-#    ISA-L (upstream's aarch64 decoder before 2.32 ends that stream early).
+#    ISA-L (upstream's aarch64 decoder before 2.32 ends that stream early);
+#    the aarch64 2.34 binary likewise in an arm64 Debian 12 root (glibc 2.36).
 # Needs root (debootstrap, chroot), PyPI and the Debian archive; parts whose
 # tool is missing are skipped by name.
 . "$(dirname "$0")/lib.sh"
@@ -41,10 +47,12 @@ fi
 expect_rc 0 "scripts/dist.sh builds the release"
 wx=$dist/cclforge-$version-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
 wa=$dist/cclforge-$version-py3-none-manylinux_2_17_aarch64.manylinux2014_aarch64.whl
+wx34=$dist/cclforge-$version-py3-none-manylinux_2_34_x86_64.whl
+wa34=$dist/cclforge-$version-py3-none-manylinux_2_34_aarch64.whl
 tx=$dist/cclforge-$version-linux-x86_64.tar.gz
 ta=$dist/cclforge-$version-linux-aarch64.tar.gz
 sd=$dist/cclforge-$version.tar.gz
-for f in "$wx" "$wa" "$tx" "$ta" "$sd" "$dist/SHA256SUMS"; do
+for f in "$wx" "$wa" "$wx34" "$wa34" "$tx" "$ta" "$sd" "$dist/SHA256SUMS"; do
     [ -f "$f" ] && ok "dist/ has ${f##*/}" || bad "dist/ lacks ${f##*/}"
 done
 run bash -c "cd '$dist' && sha256sum -c --strict SHA256SUMS"
@@ -53,25 +61,48 @@ expect_rc 0 "SHA256SUMS matches every artefact"
 
 run env CCLFORGE_DIST_BUILD="$T_TMP/build-b" bash "$src/scripts/dist.sh" --arch x86_64 --out "$T_TMP/dist-b"
 expect_rc 0 "a second x86_64 release build in another directory"
-for f in "$wx" "$tx" "$sd"; do
+for f in "$wx" "$wx34" "$tx" "$sd"; do
     cmp -s "$f" "$T_TMP/dist-b/${f##*/}" && ok "reproducible: ${f##*/} is the same bytes" ||
         bad "${f##*/} differs between two builds of one commit"
 done
 
-for w in "$wx" "$wa"; do
+for w in "$wx" "$wa" "$wx34" "$wa34"; do
     run "$tools/auditwheel" show "$w"
-    arch=$(printf '%s' "${w##*manylinux2014_}" | sed 's/\.whl$//')
-    expect_out "\"manylinux_2_17_$arch\"" "auditwheel show places ${w##*/} in manylinux_2_17"
+    tag=${w##*-py3-none-}
+    tag=${tag%%.*}
+    expect_out "\"${tag%.whl}\"" "auditwheel show places ${w##*/} in ${tag%.whl}"
 done
 for arch in x86_64 aarch64; do
-    bin=$T_TMP/build-a/$arch/stage/bin/cclforge
-    run readelf -W --dyn-syms -d "$bin"
-    top=$(printf '%s' "$OUT" | grep -oE 'GLIBC_2\.[0-9]+' | sort -t. -k2 -n | tail -n 1)
-    [ "$top" = GLIBC_2.17 ] && ok "$arch: the highest glibc symbol version is $top" || bad "$arch: highest glibc version $top"
-    needed=$(printf '%s' "$OUT" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
-    extra=$(printf '%s\n' $needed | grep -vxE 'libc\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libm\.so\.6|ld-linux.*' || true)
-    [ -z "$extra" ] && ok "$arch: NEEDED only glibc's own ($needed)" || bad "$arch: NEEDED outside manylinux2014: $extra"
+    for glibc in 2.17 2.34; do
+        bin=$T_TMP/build-a/$arch-glibc$glibc/stage/bin/cclforge
+        run readelf -W --dyn-syms -d "$bin"
+        top=$(printf '%s' "$OUT" | grep -oE 'GLIBC_2\.[0-9]+' | sort -t. -k2 -n | tail -n 1)
+        [ "$top" = "GLIBC_$glibc" ] && ok "$arch, glibc $glibc: the highest glibc symbol version is $top" ||
+            bad "$arch, glibc $glibc: highest glibc version $top"
+        needed=$(printf '%s' "$OUT" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+        extra=$(printf '%s\n' $needed | grep -vxE 'libc\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libm\.so\.6|ld-linux.*' || true)
+        [ -z "$extra" ] && ok "$arch, glibc $glibc: NEEDED only glibc's own ($needed)" || bad "$arch, glibc $glibc: NEEDED outside the policy: $extra"
+    done
+    # what the 2.34 build is for: on 2.34+ libc.so.6 holds dlopen and the
+    # threads, and each stub library more is ~60 us of every start
+    stubs=$(readelf -d "$T_TMP/build-a/$arch-glibc2.34/stage/bin/cclforge" | sed -n 's/.*(NEEDED).*\[\(lib\(pthread\|dl\|rt\|m\)\.so\..*\)\]/\1/p' | tr '\n' ' ')
+    [ -z "$stubs" ] && ok "$arch, glibc 2.34: NEEDED neither libpthread nor libdl" || bad "$arch, glibc 2.34: still NEEDs $stubs"
 done
+
+# pip's own choice from a directory holding every wheel: the newest policy
+# the host's glibc allows (2.34+ here gets the binary without the stubs).
+host_glibc=$(getconf GNU_LIBC_VERSION | awk '{ print $2 }')
+host_arch=$(uname -m)
+if [ "$host_arch" = x86_64 ] || [ "$host_arch" = aarch64 ]; then
+    want=2.17
+    [ "$(printf '%s\n' "$host_glibc" 2.34 | sort -t. -k1,1n -k2,2n | head -n 1)" = 2.34 ] && want=2.34
+    python3 -m venv "$T_TMP/choice-venv"
+    run "$T_TMP/choice-venv/bin/pip" install -q --no-index --find-links "$dist" cclforge
+    expect_rc 0 "pip install --find-links dist/ cclforge (glibc $host_glibc, $host_arch)"
+    cmp -s "$T_TMP/choice-venv/bin/cclforge" "$T_TMP/build-a/$host_arch-glibc$want/stage/bin/cclforge" &&
+        ok "pip chose the glibc $want binary on this glibc $host_glibc host" ||
+        bad "pip did not install the glibc $want binary on this glibc $host_glibc host"
+fi
 
 # A failed release leaves the output directory as it was: the third-party
 # cache cannot be made (a path under /dev/null), so the build stops before any
@@ -100,7 +131,7 @@ fi
 # smoke --backend mpi from the installed wheel, with no MPI at build time:
 # Open MPI (libmpi.so.40) under mpirun, MPICH (libmpi.so.12) under its mpiexec.
 python3 -m venv "$T_TMP/wheel-venv"
-"$T_TMP/wheel-venv/bin/pip" install -q --no-index "$wx"
+"$T_TMP/wheel-venv/bin/pip" install -q --no-index --find-links "$dist" cclforge # this host's choice
 wbin=$T_TMP/wheel-venv/bin/cclforge
 if command -v mpirun >/dev/null; then
     run mpirun --allow-run-as-root --oversubscribe -n 2 "$wbin" smoke --backend mpi
@@ -127,12 +158,19 @@ mkdir -p "$T_TMP/bad/stage/bin"
 printf '%s\n' '#include <cjson/cJSON.h>' '#include <dlfcn.h>' \
     'int main(void) { return cJSON_Version()[0] == 0 && dlopen("x", RTLD_NOW) != 0; }' >"$T_TMP/bad/host.c"
 "${CC:-cc}" -o "$T_TMP/bad/stage/bin/cclforge" "$T_TMP/bad/host.c" -lcjson -ldl
-cp -r "$T_TMP/build-a/x86_64/stage/share" "$T_TMP/bad/stage/"
-python3 "$src/scripts/dist/pack.py" wheel "$T_TMP/bad/stage" "$T_TMP/build-a/x86_64/build/python/cclforge" "$version" x86_64 "$bad"
-run bash "$src/scripts/dist/check-wheel.sh" "$T_TMP/build-a/x86_64/stage/bin/cclforge" "$tools" "$bad"
+cp -r "$T_TMP/build-a/x86_64-glibc2.17/stage/share" "$T_TMP/bad/stage/"
+python3 "$src/scripts/dist/pack.py" wheel "$T_TMP/bad/stage" "$T_TMP/build-a/x86_64-glibc2.17/build/python/cclforge" "$version" "$bad"
+run bash "$src/scripts/dist/check-wheel.sh" "$T_TMP/build-a/x86_64-glibc2.17/stage/bin/cclforge" "$tools" "$bad"
 expect_rc 1 "check-wheel refuses a binary that needs a newer glibc and a shared cJSON"
 expect_err "scripts/cclforge needs GLIBC_2\.3[0-9]" "check-wheel names the file and the glibc version"
 expect_err "needs libcjson\.so\.1" "check-wheel names the NEEDED outside the policy"
+# the 2.34 binary under the manylinux2014 name (a wrong row in dist.sh's table)
+mislabelled=$T_TMP/mislabelled/${wx##*/}
+mkdir -p "${mislabelled%/*}"
+python3 "$src/scripts/dist/pack.py" wheel "$T_TMP/build-a/x86_64-glibc2.34/stage" "$T_TMP/build-a/x86_64-glibc2.34/build/python/cclforge" "$version" "$mislabelled"
+run bash "$src/scripts/dist/check-wheel.sh" "$T_TMP/build-a/x86_64-glibc2.17/stage/bin/cclforge" "$tools" "$mislabelled"
+expect_rc 1 "check-wheel refuses the glibc 2.34 binary in a wheel named manylinux2014"
+expect_err "scripts/cclforge needs GLIBC_2\.34" "check-wheel names GLIBC_2.34 in the mislabelled wheel"
 
 # --- Debian 11: pip install --prefix as an unprivileged user ---------------
 mkroot() { # SUITE DIR DEBOOTSTRAP-ARGS...: a cached root, made once
@@ -156,12 +194,18 @@ else
     home=$root/tmp/cclforge-user
     rm -rf "$home"
     mkdir -p "$home"
+    mkdir "$home/wheels"
+    cp "$dist"/*.whl "$home/wheels/"
     cp "$wx" "$tx" "$src/tests/fixtures/dist/ldd_agrees.py" "$src/tests/support/ldd_compare.py" "$home/"
     chown -R 65534:65534 "$home"
     inroot() { run chroot --userspec=65534:65534 "$root" env -i PATH=/usr/bin:/bin HOME=/tmp/cclforge-user LC_ALL=C "$@"; }
-    inroot python3 -m pip install --no-index --no-warn-script-location --prefix /tmp/cclforge-user/pfx "/tmp/cclforge-user/${wx##*/}"
-    expect_rc 0 "Debian 11: pip install --prefix of the wheel as user nobody"
+    inroot python3 -m pip install --no-index --no-warn-script-location --prefix /tmp/cclforge-user/pfx34 "/tmp/cclforge-user/wheels/${wx34##*/}"
+    [ "$RC" -ne 0 ] && ok "Debian 11: pip refuses the manylinux_2_34 wheel (glibc 2.31)" || bad "Debian 11: pip installed the manylinux_2_34 wheel"
+    inroot python3 -m pip install --no-index --no-warn-script-location --prefix /tmp/cclforge-user/pfx --find-links /tmp/cclforge-user/wheels cclforge
+    expect_rc 0 "Debian 11: pip install --prefix from the directory of all wheels, as user nobody"
     pfx=/tmp/cclforge-user/pfx
+    cmp -s "$root$pfx/bin/cclforge" "$T_TMP/build-a/x86_64-glibc2.17/stage/bin/cclforge" &&
+        ok "Debian 11: pip chose the glibc 2.17 binary" || bad "Debian 11: pip did not install the glibc 2.17 binary"
     inroot $pfx/bin/cclforge --version
     expect_out "^cclforge $version\$" "Debian 11: the installed command runs (glibc 2.31)"
     inroot env PYTHONPATH=$pfx/lib/python3.9/site-packages python3 -m cclforge --version
@@ -282,5 +326,25 @@ else
     run env TMPDIR="$T_TMP/arm" "$qemu" -L "$aroot" "$abin" wheel verify --json "$T_TMP/arm/$blocks"
     expect_rc 0 "aarch64: wheel verify reads 20,000 small deflate blocks whole (intel/isa-l#316 fixed)"
     expect_json 'd["inflate"] == "isal"' "aarch64: through the ISA-L the release links"
+fi
+# The aarch64 2.34 binary, as pip installs it from its wheel, in an arm64
+# Debian 12 root (glibc 2.36): the Grace and Graviton hosts it is for.
+if [ -z "$qemu" ]; then
+    t_skip_part "aarch64, glibc 2.34: qemu-user-static is not installed (scripts/deps.sh installs it)"
+elif ! command -v debootstrap >/dev/null || ! mkroot bookworm "$cache/dist-roots/bookworm-arm64" --foreign --arch=arm64 --variant=minbase; then
+    t_skip_part "aarch64, glibc 2.34: debootstrap --foreign --arch=arm64 bookworm failed (see $cache/dist-roots/bookworm-arm64.log)"
+else
+    broot=$cache/dist-roots/bookworm-arm64
+    mkdir -p "$T_TMP/arm34"
+    python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], "wb").write(z.read("cclforge-%s.data/scripts/cclforge" % sys.argv[3]))' \
+        "$wa34" "$T_TMP/arm34/cclforge" "$version"
+    chmod +x "$T_TMP/arm34/cclforge"
+    run "$qemu" -L "$broot" "$T_TMP/arm34/cclforge" --version
+    expect_out "^cclforge $version\$" "aarch64, glibc 2.34: the wheel's binary runs under qemu with Debian 12's arm64 glibc"
+    run "$qemu" -L "$broot" "$T_TMP/arm34/cclforge" inspect --root "$broot" --no-gpu --no-banner "$broot/bin/ls"
+    expect_out "libc\.so\.6.*lib/aarch64-linux-gnu/libc\.so\.6" "aarch64, glibc 2.34: inspect resolves libc.so.6 in the arm64 root"
+    blocks=$(python3 "$src/tests/fixtures/small_blocks_wheel.py" "$T_TMP/arm34")
+    run env TMPDIR="$T_TMP/arm34" "$qemu" -L "$broot" "$T_TMP/arm34/cclforge" wheel verify --json "$T_TMP/arm34/$blocks"
+    expect_rc 0 "aarch64, glibc 2.34: wheel verify (threads from libc.so.6 alone)"
 fi
 t_end
