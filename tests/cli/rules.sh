@@ -32,7 +32,10 @@
 #      answer calls (WARM_PATH) lie within 64 KB of main, where the
 #      fault-around of main's own page maps them (each other 64 KB window of
 #      code was a page fault of every run, 2.5 us: docs/bench.md, inspect
-#      fourth round); CMakeLists.txt's CCLFORGE_WARM_* lists put them there.
+#      fourth round); CMakeLists.txt's CCLFORGE_WARM_* lists put them there;
+#  10. exit touches no code for nothing: the executable has no DT_FINI (glibc's
+#      _fini is an empty frame at the end of .text, a page fault of every
+#      run), and its .fini section calls nothing, so that nothing is skipped.
 # Each rule is first run on a seeded object (compiled here) that breaks it, so
 # the test is known to fail when a rule is broken.
 . "$(dirname "$0")/lib.sh"
@@ -165,6 +168,14 @@ check_warm_window() { # EXECUTABLE FUNCTION...
                 else if (addr[f] - addr["main"] >= 65536 || addr["main"] - addr[f] >= 65536)
                     printf "%s: %s lies %d KB from main: a warm inspect faults its window in (rule 9: CMakeLists.txt CCLFORGE_WARM_*)\n", exe, f, (addr[f] - addr["main"]) / 1024
         }'
+}
+
+# rule 10: no DT_FINI, and nothing in .fini that leaving it out would skip
+check_fini() { # EXECUTABLE
+    readelf -d "$1" | grep -q '(FINI) ' &&
+        echo "$(basename "$1") has DT_FINI: ld.so calls _fini at every exit (rule 10: link with -Wl,-fini=cf_no_dt_fini)"
+    objdump -d -j .fini "$1" 2>/dev/null | awk -F '\t' -v exe="$(basename "$1")" '
+        $3 ~ /^(call|callq|bl|blr|jmp|b)[ \t]/ { print exe ": .fini runs code (" $3 "): it needs its DT_FINI (rule 10)" }'
 }
 
 check_nul_room() { # SOURCE...: a char array initialised by a string as long as the array drops the NUL
@@ -322,6 +333,18 @@ if "${CC:-cc}" -c -I"$SRC/include" -o "$SEED/obj/src/util/seeded.c.o" "$SEED/src
         RC=1 OUT= ERR=$(cat "$T_TMP/seed.err")
         bad "the seeded executable links"
     fi
+    # an executable linked as usual (DT_FINI), and one whose .fini calls a function
+    case $(uname -m) in x86_64) call=call ;; aarch64) call=bl ;; *) call= ;; esac
+    printf 'int main(void) { return 0; }\nvoid cf_seeded_fini(void) {}\n' >"$SEED/fini.c"
+    [ -z "$call" ] || printf '__asm__(".section .fini,\\"ax\\"\\n%s cf_seeded_fini\\n.text\\n");\n' "$call" >>"$SEED/fini.c"
+    if "${CC:-cc}" -o "$SEED/seeded_fini" "$SEED/fini.c" 2>>"$T_TMP/seed.err"; then
+        expect_caught "rule 10 catches a seeded DT_FINI" "$(check_fini "$SEED/seeded_fini")" "seeded_fini has DT_FINI"
+        [ -z "$call" ] || expect_caught "rule 10 catches a seeded $call in .fini" "$(check_fini "$SEED/seeded_fini")" \
+            "seeded_fini: .fini runs code ($call.*cf_seeded_fini"
+    else
+        RC=1 OUT= ERR=$(cat "$T_TMP/seed.err")
+        bad "the seeded .fini executable links"
+    fi
     # a function 128 KB of code away from main
     printf 'int main(void) { return 0; }\n__asm__(".text\\n.skip 131072\\n");\nvoid cf_seeded_far(void) {}\n' >"$SEED/far.c"
     if "${CC:-cc}" -O0 -fno-toplevel-reorder -o "$SEED/seeded_far" "$SEED/far.c" 2>>"$T_TMP/seed.err"; then
@@ -373,6 +396,7 @@ else
     expect_rule "rule 9: a warm inspect's functions lie within 64 KB of main" \
         "$(check_warm_window "$CCLFORGE_BINARY_DIR/cclforge" $WARM_PATH)"
 fi
+expect_rule "rule 10: no DT_FINI, and .fini calls nothing" "$(check_fini "$CCLFORGE_BINARY_DIR/cclforge")"
 expect_rule "rule 8: every string given to a char array keeps its NUL" \
     "$(check_nul_room $(find "$SRC/src" "$SRC/tests/fixtures" -name '*.c' | sort))"
 
