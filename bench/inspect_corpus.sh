@@ -12,8 +12,8 @@
 # (perf stat task-clock of each command itself, $PP_RUNS runs per file, summed;
 # median of $PP_ROUNDS interleaved rounds): the measure without the loop's shell.
 # Both builds in the same run: the source build ($CCLFORGE, default
-# build/cclforge) and the release binary ($CCLFORGE_RELEASE, or the one in
-# $DIST_DIR's tarball: bench_release in bench/lib.sh); the paired per-process
+# build/cclforge) and the release binary ($CCLFORGE_RELEASE, or the one pip
+# installs here from $DIST_DIR's wheels: bench_release in bench/lib.sh); the paired per-process
 # measure (bench/spawn_cpu.c: each file's commands in rotating order,
 # $SPAWN_ROUNDS rounds, the child's CPU from wait4, medians summed over the
 # corpus) gives the ratios of both against ldd -r and libtree; CCLFORGE_BEFORE

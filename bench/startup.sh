@@ -9,8 +9,9 @@
 # (strace -c), instructions (callgrind), NEEDED libraries and relocations.
 #   bash bench/startup.sh                        (after scripts/build.sh)
 #   CCLFORGE_RELEASE=.../bin/cclforge bash bench/startup.sh
-#     the release binary; by default the one in dist/'s x86_64 tarball or
-#     DIST_DIR's (bash scripts/dist.sh --arch x86_64 --no-sdist --out DIR).
+#     the release binary; by default the one pip installs here from dist/'s
+#     wheels or DIST_DIR's (bash scripts/dist.sh --arch x86_64 --no-sdist --out DIR):
+#     the manylinux_2_34 wheel's on glibc 2.34+.
 #   CCLFORGE_BEFORE=path: another build (e.g. main's) in the same rounds;
 #   CCLFORGE_RELEASE_BEFORE=path: another release binary (e.g. main's) too.
 # Results: docs/bench.md ("start-up, third round (issue 30)").

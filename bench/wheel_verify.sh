@@ -7,7 +7,7 @@
 #   auditwheel show WHEEL     (the manylinux policy check; extracts the wheel)
 #   python3 -m zipfile -t     (CRC of every member; nothing else)
 # Both builds of cclforge in the same run: the release binary (the one users
-# install: $CCLFORGE_RELEASE, or the one in $DIST_DIR's tarball, bench_release
+# install: $CCLFORGE_RELEASE, or the one pip installs here from $DIST_DIR's wheels, bench_release
 # in bench/lib.sh) and the source build ($CCLFORGE, default build/cclforge),
 # each with its default workers (one per online CPU) and the source build with
 # one (CCLFORGE_WHEEL_JOBS=1: what the workers buy), each of those three also
