@@ -79,7 +79,7 @@ bench_release() {
         return 0
     fi
     local dist=${DIST_DIR:-dist}
-    ls "$dist"/cclforge-*-"$(uname -m)".whl >/dev/null 2>&1 || {
+    ls "$dist"/cclforge-*_"$(uname -m)".whl >/dev/null 2>&1 || {
         echo "no release wheel: bash scripts/dist.sh --arch $(uname -m) --no-sdist --out DIR, then DIST_DIR=DIR (or CCLFORGE_RELEASE=path)" >&2
         return 1
     }
