@@ -83,6 +83,15 @@ for arch in x86_64 aarch64; do
         extra=$(printf '%s\n' $needed | grep -vxE 'libc\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libm\.so\.6|ld-linux.*' || true)
         [ -z "$extra" ] && ok "$arch, glibc $glibc: NEEDED only glibc's own ($needed)" || bad "$arch, glibc $glibc: NEEDED outside the policy: $extra"
     done
+    # pages ld.so writes at every start (a copy-on-write fault each): the
+    # relocated data stays together (CMakeLists.txt: ISA-L beside libzip);
+    # 4-6 pages per binary when written, 7 with the two libraries apart
+    for glibc in 2.17 2.34; do
+        pages=$(readelf -rW "$T_TMP/build-a/$arch-glibc$glibc/stage/bin/cclforge" |
+            awk '/R_(X86_64|AARCH64)_/ { print substr($1, 1, length($1) - 3) }' | sort -u | wc -l)
+        [ "$pages" -le 6 ] && ok "$arch, glibc $glibc: relocations land in $pages pages (at most 6)" ||
+            bad "$arch, glibc $glibc: relocations land in $pages pages (at most 6: keep relocated data together, docs/bench.md)"
+    done
     # what the 2.34 build is for: on 2.34+ libc.so.6 holds dlopen and the
     # threads, and each stub library more is ~60 us of every start
     stubs=$(readelf -d "$T_TMP/build-a/$arch-glibc2.34/stage/bin/cclforge" | sed -n 's/.*(NEEDED).*\[\(lib\(pthread\|dl\|rt\|m\)\.so\..*\)\]/\1/p' | tr '\n' ' ')
