@@ -23,7 +23,7 @@
 #    (debootstrap --foreign): --version, inspect /bin/ls, and wheel verify
 #    of tests/fixtures/small_blocks_wheel.py's wheel through the linked
 #    ISA-L (upstream's aarch64 decoder before 2.32 ends that stream early);
-#    the aarch64 2.34 binary likewise in an arm64 Debian 12 root (glibc 2.36).
+#    the aarch64 2.34 binary (from its wheel) likewise in an arm64 Debian 12 root (glibc 2.36).
 # Needs root (debootstrap, chroot), PyPI and the Debian archive; parts whose
 # tool is missing are skipped by name.
 . "$(dirname "$0")/lib.sh"
@@ -316,25 +316,28 @@ else
 fi
 
 # --- aarch64 under qemu-user-static -----------------------------------------
+arm_checks() { # LABEL ROOT BINARY WORKDIR: the aarch64 binary in an arm64 root under qemu
+    local label=$1 root=$2 bin=$3 dir=$4 blocks
+    run "$qemu" -L "$root" "$bin" --version
+    expect_out "^cclforge $version\$" "$label: the binary runs under qemu with the root's arm64 glibc"
+    run "$qemu" -L "$root" "$bin" inspect --root "$root" --no-gpu --no-banner "$root/bin/ls"
+    expect_rc 0 "$label: inspect /bin/ls of the arm64 root"
+    expect_out "libc\.so\.6.*lib/aarch64-linux-gnu/libc\.so\.6" "$label: inspect resolves libc.so.6 in the arm64 root"
+    blocks=$(python3 "$src/tests/fixtures/small_blocks_wheel.py" "$dir")
+    run env TMPDIR="$dir" "$qemu" -L "$root" "$bin" wheel verify --json "$dir/$blocks"
+    expect_rc 0 "$label: wheel verify reads 20,000 small deflate blocks whole (intel/isa-l#316 fixed), on its threads"
+    expect_json 'd["inflate"] == "isal"' "$label: through the ISA-L the release links"
+}
 qemu=$(command -v qemu-aarch64-static || true)
 if [ -z "$qemu" ]; then
     t_skip_part "aarch64: qemu-user-static is not installed (scripts/deps.sh installs it)"
 elif ! command -v debootstrap >/dev/null || ! mkroot bullseye "$cache/dist-roots/bullseye-arm64" --foreign --arch=arm64 --variant=minbase; then
     t_skip_part "aarch64: debootstrap --foreign --arch=arm64 failed (see $cache/dist-roots/bullseye-arm64.log)"
 else
-    aroot=$cache/dist-roots/bullseye-arm64
     mkdir -p "$T_TMP/arm"
     tar -xzf "$ta" -C "$T_TMP/arm"
-    abin=$T_TMP/arm/cclforge-$version-linux-aarch64/bin/cclforge
-    run "$qemu" -L "$aroot" "$abin" --version
-    expect_out "^cclforge $version\$" "aarch64: the binary runs under qemu with Debian's arm64 glibc"
-    run "$qemu" -L "$aroot" "$abin" inspect --root "$aroot" --no-gpu --no-banner "$aroot/bin/ls"
-    expect_rc 0 "aarch64: inspect /bin/ls of the arm64 root"
-    expect_out "libc\.so\.6.*lib/aarch64-linux-gnu/libc\.so\.6" "aarch64: inspect resolves libc.so.6 in the arm64 root"
-    blocks=$(python3 "$src/tests/fixtures/small_blocks_wheel.py" "$T_TMP/arm")
-    run env TMPDIR="$T_TMP/arm" "$qemu" -L "$aroot" "$abin" wheel verify --json "$T_TMP/arm/$blocks"
-    expect_rc 0 "aarch64: wheel verify reads 20,000 small deflate blocks whole (intel/isa-l#316 fixed)"
-    expect_json 'd["inflate"] == "isal"' "aarch64: through the ISA-L the release links"
+    arm_checks "aarch64 (the tarball's binary, Debian 11)" "$cache/dist-roots/bullseye-arm64" \
+        "$T_TMP/arm/cclforge-$version-linux-aarch64/bin/cclforge" "$T_TMP/arm"
 fi
 # The aarch64 2.34 binary, as pip installs it from its wheel, in an arm64
 # Debian 12 root (glibc 2.36): the Grace and Graviton hosts it is for.
@@ -343,17 +346,11 @@ if [ -z "$qemu" ]; then
 elif ! command -v debootstrap >/dev/null || ! mkroot bookworm "$cache/dist-roots/bookworm-arm64" --foreign --arch=arm64 --variant=minbase; then
     t_skip_part "aarch64, glibc 2.34: debootstrap --foreign --arch=arm64 bookworm failed (see $cache/dist-roots/bookworm-arm64.log)"
 else
-    broot=$cache/dist-roots/bookworm-arm64
     mkdir -p "$T_TMP/arm34"
     python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], "wb").write(z.read("cclforge-%s.data/scripts/cclforge" % sys.argv[3]))' \
         "$wa34" "$T_TMP/arm34/cclforge" "$version"
     chmod +x "$T_TMP/arm34/cclforge"
-    run "$qemu" -L "$broot" "$T_TMP/arm34/cclforge" --version
-    expect_out "^cclforge $version\$" "aarch64, glibc 2.34: the wheel's binary runs under qemu with Debian 12's arm64 glibc"
-    run "$qemu" -L "$broot" "$T_TMP/arm34/cclforge" inspect --root "$broot" --no-gpu --no-banner "$broot/bin/ls"
-    expect_out "libc\.so\.6.*lib/aarch64-linux-gnu/libc\.so\.6" "aarch64, glibc 2.34: inspect resolves libc.so.6 in the arm64 root"
-    blocks=$(python3 "$src/tests/fixtures/small_blocks_wheel.py" "$T_TMP/arm34")
-    run env TMPDIR="$T_TMP/arm34" "$qemu" -L "$broot" "$T_TMP/arm34/cclforge" wheel verify --json "$T_TMP/arm34/$blocks"
-    expect_rc 0 "aarch64, glibc 2.34: wheel verify (threads from libc.so.6 alone)"
+    arm_checks "aarch64, glibc 2.34 (the manylinux_2_34 wheel's binary, Debian 12)" "$cache/dist-roots/bookworm-arm64" \
+        "$T_TMP/arm34/cclforge" "$T_TMP/arm34"
 fi
 t_end
