@@ -328,12 +328,18 @@ arm_checks() { # LABEL ROOT BINARY WORKDIR: the aarch64 binary in an arm64 root 
     expect_rc 0 "$label: wheel verify reads 20,000 small deflate blocks whole (intel/isa-l#316 fixed), on its threads"
     expect_json 'd["inflate"] == "isal"' "$label: through the ISA-L the release links"
 }
+arm_root() { # SUITE LABEL: a cached arm64 root of SUITE for qemu, or LABEL's part skipped saying why
+    if [ -z "$qemu" ]; then
+        t_skip_part "$2: qemu-user-static is not installed (scripts/deps.sh installs it)"
+    elif ! command -v debootstrap >/dev/null || ! mkroot "$1" "$cache/dist-roots/$1-arm64" --foreign --arch=arm64 --variant=minbase; then
+        t_skip_part "$2: debootstrap --foreign --arch=arm64 $1 failed (see $cache/dist-roots/$1-arm64.log)"
+    else
+        return 0
+    fi
+    return 1
+}
 qemu=$(command -v qemu-aarch64-static || true)
-if [ -z "$qemu" ]; then
-    t_skip_part "aarch64: qemu-user-static is not installed (scripts/deps.sh installs it)"
-elif ! command -v debootstrap >/dev/null || ! mkroot bullseye "$cache/dist-roots/bullseye-arm64" --foreign --arch=arm64 --variant=minbase; then
-    t_skip_part "aarch64: debootstrap --foreign --arch=arm64 failed (see $cache/dist-roots/bullseye-arm64.log)"
-else
+if arm_root bullseye aarch64; then
     mkdir -p "$T_TMP/arm"
     tar -xzf "$ta" -C "$T_TMP/arm"
     arm_checks "aarch64 (the tarball's binary, Debian 11)" "$cache/dist-roots/bullseye-arm64" \
@@ -341,11 +347,7 @@ else
 fi
 # The aarch64 2.34 binary, as pip installs it from its wheel, in an arm64
 # Debian 12 root (glibc 2.36): the Grace and Graviton hosts it is for.
-if [ -z "$qemu" ]; then
-    t_skip_part "aarch64, glibc 2.34: qemu-user-static is not installed (scripts/deps.sh installs it)"
-elif ! command -v debootstrap >/dev/null || ! mkroot bookworm "$cache/dist-roots/bookworm-arm64" --foreign --arch=arm64 --variant=minbase; then
-    t_skip_part "aarch64, glibc 2.34: debootstrap --foreign --arch=arm64 bookworm failed (see $cache/dist-roots/bookworm-arm64.log)"
-else
+if arm_root bookworm "aarch64, glibc 2.34"; then
     mkdir -p "$T_TMP/arm34"
     python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], "wb").write(z.read("cclforge-%s.data/scripts/cclforge" % sys.argv[3]))' \
         "$wa34" "$T_TMP/arm34/cclforge" "$version"
