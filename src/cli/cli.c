@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,25 @@ const char *cli_cache_root(void)
 #define CLI_LEAK_CHECKED 1
 #endif
 #endif
+
+int cli_output_failed(void)
+{
+    if (errno)
+        fprintf(stderr, "cclforge: cannot write to standard output: %s\n", strerror(errno));
+    else
+        fprintf(stderr, "cclforge: a write to standard output failed\n");
+    return EXIT_PROBLEMS;
+}
+
+int cli_finish_output(int code)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int failed = cli_output_failed();
+        return code == EXIT_FINE ? failed : code;
+    }
+    return code;
+}
 
 void cli_exit_now(int code)
 {

@@ -50,6 +50,14 @@ const char *cli_cache_root(void);
  * STDOUT_FILENO and the unbuffered stderr only) and holds nothing to clean up. Sanitizer
  * builds exit() normally, so LeakSanitizer still checks. */
 __attribute__((noreturn)) void cli_exit_now(int code);
+/* The end of a command's output (coreutils' close_stdout): stdio flushed
+ * and checked, so output lost to a full disk or a closed descriptor is an
+ * error on stderr and exit 1, never a silent 0. Returns the code to exit
+ * with. */
+int cli_finish_output(int code);
+/* "cclforge: cannot write to standard output: ..." with errno's reason;
+ * returns the exit code for it. */
+int cli_output_failed(void);
 
 struct strbuf;
 /* Untrusted text made safe for a terminal (src/cli/safe_text.c): control

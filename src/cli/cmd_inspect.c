@@ -809,7 +809,8 @@ int cmd_inspect(int argc, char **argv)
             /* printed past stdio (a replay needs none of its buffering: an
              * fstat, an ioctl, fflush's code), nothing else held: the
              * process ends here */
-            cf_write_all(STDOUT_FILENO, answer.buf, answer.len);
+            if (cf_write_all(STDOUT_FILENO, answer.buf, answer.len) != 0)
+                code = cli_output_failed();
             cf_sb_release(&answer);
             cf_sb_release(&key);
             cli_exit_now(code);

@@ -1,7 +1,10 @@
 /* cclforge: parse the command name and hand over to one builtin. */
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cclforge/fs.h"
 #include "cli/builtin.h"
@@ -35,13 +38,29 @@ static const struct {
     { "--version", WORD_VERSION }, { "version", WORD_VERSION },
 };
 
+/* A command started with 0, 1 or 2 closed would hand that number to the
+ * next file it opens, and what it prints would land in that file. Each
+ * closed one is held by /dev/null opened the other way round, so a write
+ * to a closed stdout still fails (EBADF) and is reported as lost output.
+ * One poll(2) tells which are closed; open(2) takes the lowest free number. */
+static void hold_closed_std_fds(void)
+{
+    struct pollfd std[3] = { { .fd = 0 }, { .fd = 1 }, { .fd = 2 } };
+    if (poll(std, 3, 0) < 0)
+        return;
+    for (int fd = 0; fd < 3; fd++)
+        if (std[fd].revents & POLLNVAL)
+            (void)open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY) | O_NOCTTY);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: cclforge [--version] [--help] <command> [<args>]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s  %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nRun 'cclforge <command> --help' for a command's options.\n"
-               "Exit status: 0 fine, 1 problems found or the job failed, 2 usage error.\n"
+               "Exit status: 0 fine, 1 problems found or the job failed (or its output\n"
+               "could not be written), 2 usage error.\n"
                "Examples:\n"
                "  cclforge doctor\n"
                "  cclforge inspect --undefined build/libbridge.so\n");
@@ -56,12 +75,18 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     for (size_t i = 0; i < sizeof own_words / sizeof own_words[0]; i++)
         if (!strcmp(name, own_words[i].word)) {
-            if (own_words[i].what == WORD_HELP)
+            if (own_words[i].what == WORD_HELP) {
                 usage(stdout);
-            else
-                fputs("cclforge " CCLFORGE_VERSION "\n", stdout); /* no printf: its code is 3-4 more pages */
-            return EXIT_FINE;
+                return cli_finish_output(EXIT_FINE);
+            }
+            /* One write, checked, and the end (cli_exit_now): stdio's
+             * buffer, fstat and exit-time flush are 3-4 page faults of
+             * libc for one fixed line. */
+            static const char version_line[] = "cclforge " CCLFORGE_VERSION "\n";
+            cli_exit_now(cf_write_all(STDOUT_FILENO, version_line, sizeof version_line - 1) == 0 ? EXIT_FINE
+                                                                                                : cli_output_failed());
         }
+    hold_closed_std_fds();
     /* Every command ends with the process: the files it read stay mapped
      * for exit to unmap at once (bounded: 64 MB of address range). */
     cf_mmap_leave_to_exit((size_t)64 << 20);
@@ -69,7 +94,7 @@ int main(int argc, char **argv)
         if (!strcmp(name, commands[i].name)) {
             if (commands[i].uses_cache)
                 (void)cli_cache_root(); /* said once, here, for the whole run */
-            return commands[i].run(argc - 1, argv + 1);
+            return cli_finish_output(commands[i].run(argc - 1, argv + 1));
         }
     fprintf(stderr, "cclforge: '%s' is not a command.\n\n", cli_safe(name));
     usage(stderr);
