@@ -14,7 +14,7 @@
 #     the manylinux_2_34 wheel's on glibc 2.34+.
 #   CCLFORGE_BEFORE=path: another build (e.g. main's) in the same rounds;
 #   CCLFORGE_RELEASE_BEFORE=path: another release binary (e.g. main's) too.
-# Results: docs/bench.md ("start-up, third round (issue 30)").
+# Results: docs/bench.md ("start-up, fifth round" and the rounds before it).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
