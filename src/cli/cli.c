@@ -115,10 +115,7 @@ const char *cli_cache_root(void)
 
 int cli_output_failed(void)
 {
-    if (errno)
-        fprintf(stderr, "cclforge: cannot write to standard output: %s\n", strerror(errno));
-    else
-        fprintf(stderr, "cclforge: a write to standard output failed\n");
+    cli_error(NULL, "cannot write to standard output: %s", errno ? strerror(errno) : "an earlier write failed");
     return EXIT_PROBLEMS;
 }
 

@@ -55,7 +55,7 @@ __attribute__((noreturn)) void cli_exit_now(int code);
  * error on stderr and exit 1, never a silent 0. Returns the code to exit
  * with. */
 int cli_finish_output(int code);
-/* "cclforge: cannot write to standard output: ..." with errno's reason;
+/* cli_error's "cannot write to standard output: <errno's reason>";
  * returns the exit code for it. */
 int cli_output_failed(void);
 
