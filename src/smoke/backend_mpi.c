@@ -16,6 +16,28 @@
 #include "smoke/mpi_api.h"
 #include "smoke/smoke_internal.h"
 
+/* What a call needs around its one MPI call; none: it can be issued as planned, again
+ * and again (the timed loop's prepared call). */
+enum {
+    AROUND_PRESCALE = 1,  /* avg of floats: the send buffer is a copy premultiplied by 1/n */
+    AROUND_DIVIDE = 2,    /* avg of integers: the sum divided by n afterwards */
+    AROUND_ROOT_COPY = 4, /* broadcast out of place: the root's input copied to recv first */
+    AROUND_SLOT_MOVE = 8, /* reduce_scatter in place: MPI's result moved to the rank's slot */
+    AROUND_STATUS = 16    /* sendrecv: the status checked */
+};
+
+/* One MPI call with every argument fixed: NCCL's in-place forms spelled the MPI way
+ * (MPI_IN_PLACE: MPI forbids aliasing). */
+struct mpi_call {
+    enum cf_smoke_op op;
+    const void *send; /* NULL until the caller's prescaled copy fills it (AROUND_PRESCALE) */
+    void *recv;
+    int n, root, to, from; /* to, from: sendrecv's peers */
+    cf_mpi_handle type, red, comm;
+    unsigned around;
+    size_t send_elems, divided; /* the prescaled copy's elements; the elements divided */
+};
+
 struct mpi_state {
     struct cf_mpi_api mpi;
     int rank, nranks; /* the current communicator */
@@ -24,6 +46,7 @@ struct mpi_state {
     int we_initialized;
     cf_mpi_handle cur, sub;
     cf_mpi_handle half_ops[2][4]; /* [fp16, bf16][sum, prod, max, min] */
+    struct mpi_call ready;        /* mpi_prepare's */
 };
 
 /* The MPI type of each element type: fp16 and bf16 travel as bits, reduced by our ops. */
@@ -236,59 +259,94 @@ static int mpi_copy(struct cf_smoke_backend *b, void *dst, const void *src, size
     return 0;
 }
 
-/* the reductions: avg's premultiplied copy of the input when it is a float */
-static int reduction(struct mpi_state *s, const struct cf_smoke_call *c, size_t send_elems, char *errbuf,
-                     size_t errlen, const char **call)
+static const char *const mpi_call_names[CF_OP_COUNT] = {
+    [CF_OP_ALL_REDUCE] = "MPI_Allreduce", [CF_OP_REDUCE] = "MPI_Reduce",
+    [CF_OP_REDUCE_SCATTER] = "MPI_Reduce_scatter_block", [CF_OP_BROADCAST] = "MPI_Bcast",
+    [CF_OP_ALL_GATHER] = "MPI_Allgather", [CF_OP_GATHER] = "MPI_Gather", [CF_OP_SCATTER] = "MPI_Scatter",
+    [CF_OP_ALLTOALL] = "MPI_Alltoall", [CF_OP_SENDRECV] = "MPI_Sendrecv",
+};
+
+static const char *call_name(const struct mpi_call *p)
 {
-    const struct cf_mpi_api *m = &s->mpi;
-    size_t esize = cf_smoke_dtype_info(c->dtype)->size;
-    int n = (int)c->count;
-    cf_mpi_handle type = mpi_type(s, c->dtype);
-    cf_mpi_handle op = mpi_op(s, c->dtype, c->redop);
-    int avg = c->redop == CF_RED_AVG;
-    const void *send = c->send;
-    void *scaled = NULL;
-    if (avg && is_float(c->dtype)) {
-        scaled = malloc(send_elems * esize + 1);
-        if (!scaled)
-            return fail(errbuf, errlen, "out of memory");
-        prescale(c->dtype, c->send, scaled, send_elems, s->nranks);
-        send = scaled;
-    }
-    int in_place = send == c->recv;
-    int rc = 0;
-    size_t divided = 0;
+    return p->op == CF_OP_SENDRECV && p->send == p->recv ? "MPI_Sendrecv_replace" : mpi_call_names[p->op];
+}
+
+static void plan(const struct mpi_state *s, const struct cf_smoke_call *c, struct mpi_call *p)
+{
+    void *in_place = s->mpi.in_place;
+    size_t share = c->count * cf_smoke_dtype_info(c->dtype)->size;
+    int root = s->rank == c->root;
+    *p = (struct mpi_call){ .op = c->op, .send = c->send, .recv = c->recv, .n = (int)c->count, .root = c->root,
+                            .type = mpi_type(s, c->dtype), .comm = s->cur, .divided = c->count };
     switch (c->op) {
     case CF_OP_ALL_REDUCE:
-        *call = "MPI_Allreduce";
-        rc = m->Allreduce(in_place ? m->in_place : send, c->recv, n, type, op, s->cur);
-        divided = c->count;
-        break;
     case CF_OP_REDUCE:
-        *call = "MPI_Reduce";
-        /* MPI_IN_PLACE only at the root; elsewhere recv is not touched */
-        rc = m->Reduce(in_place && s->rank == c->root ? m->in_place : send, c->recv, n, type, op, c->root, s->cur);
-        divided = s->rank == c->root ? c->count : 0;
-        break;
-    default: { /* reduce_scatter */
-        *call = "MPI_Reduce_scatter_block";
-        char *slot = (char *)send + (size_t)s->rank * c->count * esize;
-        if ((char *)c->recv == slot) {
-            /* MPI leaves an in-place result at the start of the buffer, NCCL at the rank's slot */
-            rc = m->Reduce_scatter_block(m->in_place, (void *)send, n, type, op, s->cur);
-            if (rc == 0 && s->rank != 0)
-                memmove(slot, send, c->count * esize);
-        } else {
-            rc = m->Reduce_scatter_block(send, c->recv, n, type, op, s->cur);
+    case CF_OP_REDUCE_SCATTER: {
+        p->red = mpi_op(s, c->dtype, c->redop);
+        p->send_elems = c->op == CF_OP_REDUCE_SCATTER ? c->count * (size_t)s->nranks : c->count;
+        if (c->op == CF_OP_REDUCE && !root)
+            p->divided = 0; /* recv is not touched */
+        if (c->redop == CF_RED_AVG)
+            p->around |= is_float(c->dtype) ? AROUND_PRESCALE : AROUND_DIVIDE;
+        if (p->around & AROUND_PRESCALE) {
+            p->send = NULL; /* a copy of its own: never in place */
+            break;
         }
-        divided = c->count;
+        const char *slot = (const char *)c->send + (size_t)s->rank * share;
+        if (c->op == CF_OP_ALL_REDUCE && c->send == c->recv)
+            p->send = in_place;
+        else if (c->op == CF_OP_REDUCE && c->send == c->recv && root)
+            p->send = in_place; /* MPI_IN_PLACE only at the root; elsewhere recv is not touched */
+        else if (c->op == CF_OP_REDUCE_SCATTER && (const char *)c->recv == slot) {
+            /* MPI leaves an in-place result at the start of the buffer, NCCL at the rank's slot */
+            p->send = in_place;
+            p->recv = (void *)c->send;
+            p->around |= s->rank ? AROUND_SLOT_MOVE : 0;
+        }
         break;
     }
+    case CF_OP_BROADCAST:
+        p->around |= root && c->send != c->recv ? AROUND_ROOT_COPY : 0;
+        break;
+    case CF_OP_ALL_GATHER:
+        p->send = c->send == (const char *)c->recv + (size_t)s->rank * share ? in_place : c->send;
+        break;
+    case CF_OP_GATHER:
+        p->send = root && c->send == (const char *)c->recv + (size_t)s->rank * share ? in_place : c->send;
+        break;
+    case CF_OP_SCATTER:
+        p->recv = root && (const char *)c->recv == (const char *)c->send + (size_t)s->rank * share ? in_place
+                                                                                                 : c->recv;
+        break;
+    case CF_OP_ALLTOALL:
+        p->send = c->send == c->recv ? in_place : c->send;
+        break;
+    default: /* sendrecv: a ring, and its status says where the message came from */
+        p->to = (s->rank + 1) % s->nranks;
+        p->from = (s->rank - 1 + s->nranks) % s->nranks;
+        p->around |= AROUND_STATUS;
+        break;
     }
-    free(scaled);
-    if (rc == 0 && avg && !is_float(c->dtype) && divided)
-        divide(c->dtype, c->recv, divided, s->nranks);
-    return rc;
+}
+
+/* the planned call; status: MPI_Status room for sendrecv */
+static int issue(const struct cf_mpi_api *m, const struct mpi_call *p, void *status)
+{
+    switch (p->op) {
+    case CF_OP_ALL_REDUCE: return m->Allreduce(p->send, p->recv, p->n, p->type, p->red, p->comm);
+    case CF_OP_REDUCE: return m->Reduce(p->send, p->recv, p->n, p->type, p->red, p->root, p->comm);
+    case CF_OP_REDUCE_SCATTER: return m->Reduce_scatter_block(p->send, p->recv, p->n, p->type, p->red, p->comm);
+    case CF_OP_BROADCAST: return m->Bcast(p->recv, p->n, p->type, p->root, p->comm);
+    case CF_OP_ALL_GATHER: return m->Allgather(p->send, p->n, p->type, p->recv, p->n, p->type, p->comm);
+    case CF_OP_GATHER: return m->Gather(p->send, p->n, p->type, p->recv, p->n, p->type, p->root, p->comm);
+    case CF_OP_SCATTER: return m->Scatter(p->send, p->n, p->type, p->recv, p->n, p->type, p->root, p->comm);
+    case CF_OP_ALLTOALL: return m->Alltoall(p->send, p->n, p->type, p->recv, p->n, p->type, p->comm);
+    default:
+        return p->send == p->recv
+                   ? m->Sendrecv_replace(p->recv, p->n, p->type, p->to, 0, p->from, 0, p->comm, status)
+                   : m->Sendrecv(p->send, p->n, p->type, p->to, 0, p->recv, p->n, p->type, p->from, 0, p->comm,
+                                 status);
+    }
 }
 
 /* A sendrecv's status says where its message came from: read through the ABI's own
@@ -310,68 +368,48 @@ static int mpi_collective(struct cf_smoke_backend *b, const struct cf_smoke_call
 {
     struct mpi_state *s = b->state;
     const struct cf_mpi_api *m = &s->mpi;
-    size_t esize = cf_smoke_dtype_info(c->dtype)->size;
     if (c->count > s->max_count)
         return fail(errbuf, errlen, "%zu elements exceed MPI's int count", c->count);
-    int n = (int)c->count;
-    cf_mpi_handle type = mpi_type(s, c->dtype);
-    int rc = 0;
-    const char *call = "";
-    size_t share = c->count * esize;
-    /* NCCL's in-place forms, spelled the MPI way (MPI_IN_PLACE: MPI forbids aliasing) */
-    switch (c->op) {
-    case CF_OP_ALL_REDUCE:
-    case CF_OP_REDUCE:
-        rc = reduction(s, c, c->count, errbuf, errlen, &call);
-        break;
-    case CF_OP_REDUCE_SCATTER:
-        rc = reduction(s, c, c->count * (size_t)s->nranks, errbuf, errlen, &call);
-        break;
-    case CF_OP_BROADCAST:
-        call = "MPI_Bcast";
-        if (s->rank == c->root && c->send != c->recv)
-            memcpy(c->recv, c->send, share);
-        rc = m->Bcast(c->recv, n, type, c->root, s->cur);
-        break;
-    case CF_OP_ALL_GATHER:
-        call = "MPI_Allgather";
-        rc = m->Allgather(c->send == (const char *)c->recv + (size_t)s->rank * share ? m->in_place : c->send, n, type,
-                          c->recv, n, type, s->cur);
-        break;
-    case CF_OP_GATHER:
-        call = "MPI_Gather";
-        rc = m->Gather(s->rank == c->root && c->send == (const char *)c->recv + (size_t)s->rank * share ? m->in_place
-                                                                                                        : c->send,
-                       n, type, c->recv, n, type, c->root, s->cur);
-        break;
-    case CF_OP_SCATTER:
-        call = "MPI_Scatter";
-        rc = m->Scatter(c->send, n, type,
-                        s->rank == c->root && (const char *)c->recv == (const char *)c->send + (size_t)s->rank * share
-                            ? m->in_place
-                            : c->recv,
-                        n, type, c->root, s->cur);
-        break;
-    case CF_OP_ALLTOALL:
-        call = "MPI_Alltoall";
-        rc = m->Alltoall(c->send == c->recv ? m->in_place : c->send, n, type, c->recv, n, type, s->cur);
-        break;
-    case CF_OP_SENDRECV: {
-        call = c->send == c->recv ? "MPI_Sendrecv_replace" : "MPI_Sendrecv";
-        int next = (s->rank + 1) % s->nranks, prev = (s->rank - 1 + s->nranks) % s->nranks;
-        _Alignas(8) unsigned char status[CF_MPI_STATUS_MAX] = { 0 };
-        rc = c->send == c->recv ? m->Sendrecv_replace(c->recv, n, type, next, 0, prev, 0, s->cur, status)
-                                : m->Sendrecv(c->send, n, type, next, 0, c->recv, n, type, prev, 0, s->cur, status);
-        if (rc == 0)
-            return check_status(s, status, prev, errbuf, errlen);
-        break;
+    struct mpi_call p;
+    plan(s, c, &p);
+    size_t esize = cf_smoke_dtype_info(c->dtype)->size;
+    void *scaled = NULL;
+    if (p.around & AROUND_PRESCALE) {
+        scaled = malloc(p.send_elems * esize + 1);
+        if (!scaled)
+            return fail(errbuf, errlen, "out of memory");
+        prescale(c->dtype, c->send, scaled, p.send_elems, s->nranks);
+        p.send = scaled;
     }
-    default:
-        return fail(errbuf, errlen, "unknown collective %d", (int)c->op);
-    }
-    if (rc == -1)
-        return -1; /* reduction() said why */
-    return rc == 0 ? 0 : fail_mpi(m, call, rc, errbuf, errlen);
+    if (p.around & AROUND_ROOT_COPY)
+        memcpy(c->recv, c->send, c->count * esize);
+    _Alignas(8) unsigned char status[CF_MPI_STATUS_MAX] = { 0 };
+    int rc = issue(m, &p, status);
+    free(scaled);
+    if (rc != 0)
+        return fail_mpi(m, call_name(&p), rc, errbuf, errlen);
+    if (p.around & AROUND_SLOT_MOVE)
+        memmove(c->recv, p.recv, c->count * esize);
+    if ((p.around & AROUND_DIVIDE) && p.divided)
+        divide(c->dtype, c->recv, p.divided, s->nranks);
+    return p.around & AROUND_STATUS ? check_status(s, status, p.from, errbuf, errlen) : 0;
+}
+
+/* The timed loop's call: planned once, issued as is (nothing around it). */
+static int mpi_prepare(struct cf_smoke_backend *b, const struct cf_smoke_call *c)
+{
+    struct mpi_state *s = b->state;
+    if (c->count > s->max_count)
+        return 0; /* collective says why */
+    plan(s, c, &s->ready);
+    return s->ready.around == 0;
+}
+
+static int mpi_run_prepared(struct cf_smoke_backend *b, char *errbuf, size_t errlen)
+{
+    struct mpi_state *s = b->state;
+    int rc = issue(&s->mpi, &s->ready, NULL);
+    return rc == 0 ? 0 : fail_mpi(&s->mpi, call_name(&s->ready), rc, errbuf, errlen);
 }
 
 static int mpi_sync(struct cf_smoke_backend *b, char *errbuf, size_t errlen)
@@ -521,6 +559,8 @@ int cf_smoke_mpi_backend_open(struct cf_smoke_backend *b, const struct cf_smoke_
     b->upload = mpi_copy;
     b->download = mpi_copy;
     b->collective = mpi_collective;
+    b->prepare = mpi_prepare;
+    b->run_prepared = mpi_run_prepared;
     b->sync = mpi_sync;
     b->host_sum = mpi_host_sum;
     b->host_allgather = mpi_host_allgather;
