@@ -368,6 +368,8 @@ static int mpi_collective(struct cf_smoke_backend *b, const struct cf_smoke_call
 {
     struct mpi_state *s = b->state;
     const struct cf_mpi_api *m = &s->mpi;
+    if ((unsigned)c->op >= CF_OP_COUNT)
+        return fail(errbuf, errlen, "unknown collective %d", (int)c->op);
     if (c->count > s->max_count)
         return fail(errbuf, errlen, "%zu elements exceed MPI's int count", c->count);
     struct mpi_call p;
@@ -399,7 +401,7 @@ static int mpi_collective(struct cf_smoke_backend *b, const struct cf_smoke_call
 static int mpi_prepare(struct cf_smoke_backend *b, const struct cf_smoke_call *c)
 {
     struct mpi_state *s = b->state;
-    if (c->count > s->max_count)
+    if ((unsigned)c->op >= CF_OP_COUNT || c->count > s->max_count)
         return 0; /* collective says why */
     plan(s, c, &s->ready);
     return s->ready.around == 0;
