@@ -271,8 +271,14 @@ static const char *call_name(const struct mpi_call *p)
     return p->op == CF_OP_SENDRECV && p->send == p->recv ? "MPI_Sendrecv_replace" : mpi_call_names[p->op];
 }
 
-static void plan(const struct mpi_state *s, const struct cf_smoke_call *c, struct mpi_call *p)
+/* 0, or -1 with why in errbuf: a call MPI cannot take */
+static int plan(const struct mpi_state *s, const struct cf_smoke_call *c, struct mpi_call *p, char *errbuf,
+                size_t errlen)
 {
+    if ((unsigned)c->op >= CF_OP_COUNT)
+        return fail(errbuf, errlen, "unknown collective %d", (int)c->op);
+    if (c->count > s->max_count)
+        return fail(errbuf, errlen, "%zu elements exceed MPI's int count", c->count);
     void *in_place = s->mpi.in_place;
     size_t share = c->count * cf_smoke_dtype_info(c->dtype)->size;
     int root = s->rank == c->root;
@@ -327,6 +333,7 @@ static void plan(const struct mpi_state *s, const struct cf_smoke_call *c, struc
         p->around |= AROUND_STATUS;
         break;
     }
+    return 0;
 }
 
 /* the planned call; status: MPI_Status room for sendrecv */
@@ -368,12 +375,9 @@ static int mpi_collective(struct cf_smoke_backend *b, const struct cf_smoke_call
 {
     struct mpi_state *s = b->state;
     const struct cf_mpi_api *m = &s->mpi;
-    if ((unsigned)c->op >= CF_OP_COUNT)
-        return fail(errbuf, errlen, "unknown collective %d", (int)c->op);
-    if (c->count > s->max_count)
-        return fail(errbuf, errlen, "%zu elements exceed MPI's int count", c->count);
     struct mpi_call p;
-    plan(s, c, &p);
+    if (plan(s, c, &p, errbuf, errlen) < 0)
+        return -1;
     size_t esize = cf_smoke_dtype_info(c->dtype)->size;
     void *scaled = NULL;
     if (p.around & AROUND_PRESCALE) {
@@ -401,10 +405,8 @@ static int mpi_collective(struct cf_smoke_backend *b, const struct cf_smoke_call
 static int mpi_prepare(struct cf_smoke_backend *b, const struct cf_smoke_call *c)
 {
     struct mpi_state *s = b->state;
-    if ((unsigned)c->op >= CF_OP_COUNT || c->count > s->max_count)
-        return 0; /* collective says why */
-    plan(s, c, &s->ready);
-    return s->ready.around == 0;
+    char why[1]; /* collective says why */
+    return plan(s, c, &s->ready, why, sizeof why) == 0 && s->ready.around == 0;
 }
 
 static int mpi_run_prepared(struct cf_smoke_backend *b, char *errbuf, size_t errlen)
