@@ -57,8 +57,8 @@ int cf_launch_send_collect(const char *addr, int port, const struct cf_launch_se
 /* Where rank 0 listens when the launcher gives no MASTER_ADDR: srun's first node
  * (SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST: Slurm places task 0 on it), or
  * loopback for a one-node mpirun (OMPI_MCA_orte_num_nodes=1). The port, when no
- * MASTER_PORT/CCLFORGE_PORT is set: 20000 + a hash of the job id modulo 20000, the
- * same on every rank. how says which rule gave them. -1 when neither is known. */
+ * MASTER_PORT/CCLFORGE_PORT is set: a hash of the job id into 20000-32767 (below
+ * Linux's ephemeral ports), the same on every rank. how says which rule gave them. -1 when neither is known. */
 int cf_launch_rank0_where(const struct cf_launch_info *info, char *const *envp, char *addr, size_t addr_cap,
                           int *port, char *how, size_t how_cap, cf_error *err);
 

@@ -74,6 +74,11 @@ int cf_slurm_hostlist_expand(const char *expr, size_t max, struct strvec *out, c
     return 0;
 }
 
+/* A port derived from the job id lies below Linux's ephemeral range (32768-60999 by
+ * default), which the kernel lends to every outgoing connection: a derived port
+ * inside it was found taken (EADDRINUSE) on a busy host. */
+enum { DERIVED_PORT_FIRST = 20000, DERIVED_PORT_END = 32768 };
+
 /* FNV-1a of the job id: the same port on every rank of one job */
 static unsigned hash(const char *s)
 {
@@ -122,7 +127,8 @@ int cf_launch_rank0_where(const struct cf_launch_info *info, char *const *envp, 
         *port = info->master_port;
         snprintf(how, how_cap, "%s, port from %s", from, info->port_from ? info->port_from : "the launcher");
     } else {
-        *port = 20000 + (int)(hash(info->run_id[0] ? info->run_id : "cclforge") % 20000u);
+        unsigned span = DERIVED_PORT_END - DERIVED_PORT_FIRST;
+        *port = DERIVED_PORT_FIRST + (int)(hash(info->run_id[0] ? info->run_id : "cclforge") % span);
         snprintf(how, how_cap, "%s, port derived from the job id %s", from, info->run_id[0] ? info->run_id : "(none)");
     }
     return 0;

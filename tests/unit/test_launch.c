@@ -15,6 +15,7 @@
 
 #include "cclforge/clock.h"
 #include "cclforge/launch.h"
+#include "cclforge/launch_collect.h"
 #include "launch/launch_internal.h"
 
 struct launcher_case {
@@ -599,6 +600,40 @@ static void test_wire_headers_are_bounded(void **state)
     assert_int_equal(cf_launch_header_parse(hdr, 1 << 20, &type, &len), -1);
 }
 
+/* A port derived from the job id: the same for every rank of a job, and always
+ * below Linux's ephemeral range (32768-60999), where an outgoing connection may
+ * hold it; MASTER_PORT, when the launcher gave one, wins. */
+static void test_derived_port_is_stable_and_below_ephemeral_range(void **state)
+{
+    (void)state;
+    char *envp[] = { "OMPI_MCA_orte_num_nodes=1", NULL };
+    struct cf_launch_info info;
+    memset(&info, 0, sizeof info);
+    info.launcher = "mpirun";
+    char addr[64], how[256];
+    int lo = 65536, hi = 0;
+    for (int i = 0; i < 4000; i++) {
+        snprintf(info.run_id, sizeof info.run_id, "%d", 1000 + i * 7919);
+        int port = 0, again = 0;
+        cf_error err = CF_ERROR_INIT;
+        assert_int_equal(cf_launch_rank0_where(&info, envp, addr, sizeof addr, &port, how, sizeof how, &err), 0);
+        assert_int_equal(cf_launch_rank0_where(&info, envp, addr, sizeof addr, &again, how, sizeof how, &err), 0);
+        assert_int_equal(port, again);
+        assert_string_equal(addr, "127.0.0.1");
+        lo = port < lo ? port : lo;
+        hi = port > hi ? port : hi;
+    }
+    assert_true(lo >= 20000);
+    assert_true(hi <= 32767);
+    assert_true(hi - lo > 10000); /* spread over the range, not a few ports */
+    info.master_port = 29500;
+    info.port_from = "MASTER_PORT";
+    int port = 0;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_launch_rank0_where(&info, envp, addr, sizeof addr, &port, how, sizeof how, &err), 0);
+    assert_int_equal(port, 29500);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_client_trusts_only_authenticated_refusals),
         cmocka_unit_test(test_waits_are_bounded),
         cmocka_unit_test(test_wire_headers_are_bounded),
+        cmocka_unit_test(test_derived_port_is_stable_and_below_ephemeral_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
