@@ -83,16 +83,6 @@ int cf_mmap_file(const char *path, struct cf_mmap *map, cf_error *err);
  * path labels errors. */
 int cf_mmap_fd(int fd, const char *path, struct cf_mmap *map, cf_error *err);
 void cf_munmap(struct cf_mmap *map);
-/* For a short-lived program (the CLI): from now on cf_munmap leaves up to
- * `budget` bytes of mappings (each of at most 8 MB) in place for the
- * process's exit to tear down at once, instead of a munmap per file (a
- * page-table walk and a TLB flush each: ~3 % of an `inspect` over a closure
- * of 10-30 libraries). The map itself is released as before (data NULL,
- * guard dropped); only the address range stays. 0 turns it off. */
-void cf_mmap_leave_to_exit(size_t budget);
-/* Whether a mapping of len bytes being released may stay; takes len from
- * the budget when it may (src/util/mmap_exit.c). */
-int cf_mmap_may_leave(size_t len);
 /* 1 when a read of the mapping found the file shorter than when it was mapped. */
 int cf_mmap_faulted(const struct cf_mmap *map);
 /* 0, or -1 with err "NAME: the file was truncated while it was read (...):
@@ -134,13 +124,9 @@ size_t cf_cache_prune(const char *dir, int depth, size_t max_files, uint64_t max
 int cf_sha256_file(const char *path, char hex[65], cf_error *err);
 void cf_sha256_hex(const void *data, size_t len, char hex[65]);
 /* SHA-256 of a buffer. Every digest goes through the low-level SHA*_Init
- * calls: OpenSSL 3's one-shot SHA256() routes through EVP, which links the
- * whole provider machinery statically (~700 objects, 20,000 start-up
- * relocations: a third of a millisecond on every run). */
+ * calls: OpenSSL 3's one-shot SHA256() routes through EVP, which would link
+ * the whole provider machinery (~700 objects) into the static binary. */
 void cf_sha256(const void *data, size_t len, unsigned char md[32]);
-/* Before a libcrypto digest is begun: runs libcrypto's CPU probe once,
- * which the link moved out of every start-up (src/util/crypto_cpu.c). */
-void cf_crypto_ready(void);
 /* n bytes as 2n lowercase hex digits and a NUL. */
 void cf_hex_encode(const unsigned char *bytes, size_t n, char *hex);
 /* The same for an open file from offset 0 (name for messages); src/util/sha256_fd.c. */

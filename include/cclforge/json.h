@@ -12,14 +12,6 @@
 extern "C" {
 #endif
 
-/* cJSON loaded and every function cclforge calls resolved, now, in the
- * build that loads a shared cJSON on first use (util/cjson_loader.c; the
- * release links it: nothing to do). For a process about to fork many
- * children that each build JSON (doctor --gather's local ranks): the forks
- * inherit the mappings and the addresses instead of each loading the
- * library again. Ends the process as ld.so would (status 127) without it. */
-void cf_json_ready(void);
-
 /* o[key] = v as a string, or null when v is NULL. */
 void cf_json_put_str(cJSON *o, const char *key, const char *v);
 /* A new array of sv's strings. */

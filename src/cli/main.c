@@ -26,13 +26,10 @@ static const struct command commands[] = {
     { "smoke", cmd_smoke, "multi-rank collective smoke and bandwidth test (NCCL, RCCL, MPI)", 0 },
 };
 
-/* The words that are no command, held in this table rather than as string
- * literals: the linker may merge a literal into the tail of an equal string
- * anywhere in the binary ("--version" into "nvcc --version"), a page fault
- * away from the rest of what start-up touches. */
+enum own_word { WORD_HELP, WORD_VERSION };
 static const struct {
-    char word[10];
-    enum { WORD_HELP, WORD_VERSION } what;
+    const char *word;
+    enum own_word what;
 } own_words[] = {
     { "--help", WORD_HELP }, { "-h", WORD_HELP }, { "help", WORD_HELP },
     { "--version", WORD_VERSION }, { "version", WORD_VERSION },
@@ -72,24 +69,16 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
+    hold_closed_std_fds();
     const char *name = argv[1];
     for (size_t i = 0; i < sizeof own_words / sizeof own_words[0]; i++)
         if (!strcmp(name, own_words[i].word)) {
-            if (own_words[i].what == WORD_HELP) {
+            if (own_words[i].what == WORD_HELP)
                 usage(stdout);
-                return cli_finish_output(EXIT_FINE);
-            }
-            /* One write, checked, and the end (cli_exit_now): stdio's
-             * buffer, fstat and exit-time flush are 3-4 page faults of
-             * libc for one fixed line. */
-            static const char version_line[] = "cclforge " CCLFORGE_VERSION "\n";
-            cli_exit_now(cf_write_all(STDOUT_FILENO, version_line, sizeof version_line - 1) == 0 ? EXIT_FINE
-                                                                                                : cli_output_failed());
+            else
+                printf("cclforge %s\n", CCLFORGE_VERSION);
+            return cli_finish_output(EXIT_FINE);
         }
-    hold_closed_std_fds();
-    /* Every command ends with the process: the files it read stay mapped
-     * for exit to unmap at once (bounded: 64 MB of address range). */
-    cf_mmap_leave_to_exit((size_t)64 << 20);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(name, commands[i].name)) {
             if (commands[i].uses_cache)

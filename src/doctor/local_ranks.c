@@ -93,13 +93,6 @@ int cf_local_ranks_start(const struct cf_gather_opts *o, int listen_fd, int port
 {
     memset(lr, 0, sizeof *lr);
     lr->starter = -1;
-    /* libcrypto's CPU probe (cpuid: a hypervisor exit each in a VM) once, here,
-     * rather than in every rank for its handshake's HMAC: the forks inherit it */
-    cf_crypto_ready();
-    /* and cJSON, which the source build loads on first use: each rank
-     * builds its report with it, and loading it in every rank cost each
-     * one two opens, five mappings and ~90k instructions (docs/bench.md) */
-    cf_json_ready();
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         lr->fd = -1;

@@ -22,7 +22,6 @@ void cf_launch_hmac(const unsigned char *key, size_t key_len, const void *msg, s
     else
         memcpy(k, key, key_len);
     SHA256_CTX ctx;
-    cf_crypto_ready();
     for (int i = 0; i < 64; i++)
         pad[i] = k[i] ^ 0x36;
     SHA256_Init(&ctx);

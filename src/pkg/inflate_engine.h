@@ -1,8 +1,7 @@
 /* The streaming inflaters a member's raw deflate data can go through, as a
  * table of operations: zlib (always there: cclforge links it) and ISA-L's
- * igzip (faster: 1.6-2.3x zlib with its CRC-32 on torch's largest members,
- * docs/bench.md; linked in the release, loaded from libisal.so.2 on first
- * use in the build from source, absent where it was not built). Both stream
+ * igzip (faster: 1.6-2.3x zlib with its CRC-32 on torch's largest members;
+ * linked where the build found it, statically in the release). Both stream
  * in pieces into buffers of the caller's size, so the memory per member
  * stays bounded whichever runs; zip_read.c keeps every check (sizes, cut
  * off, more data than declared, CRC-32) for either.
@@ -34,14 +33,6 @@ enum cf_inflate_step {
     CF_INFLATE_BAD   /* corrupt data: err says what the engine found */
 };
 
-struct inflate_state;
-/* ISA-L's functions, as linked or as found in the loaded libisal.so.2. */
-struct cf_isal_api {
-    void (*inflate_init)(struct inflate_state *state);
-    int (*inflate)(struct inflate_state *state);
-    uint32_t (*crc32_gzip_refl)(uint32_t crc, const unsigned char *buf, uint64_t len);
-};
-
 struct cf_inflate_engine;
 struct cf_inflate_ops {
     const char *name; /* what CCLFORGE_INFLATE names it, and the report shows */
@@ -55,15 +46,14 @@ struct cf_inflate_ops {
     uint32_t (*crc32)(const struct cf_inflate_engine *e, uint32_t crc, const unsigned char *buf, size_t n);
 };
 
-/* An engine ready to run: its operations and the library functions they call. */
+/* An engine ready to run. */
 struct cf_inflate_engine {
     const struct cf_inflate_ops *ops;
-    struct cf_isal_api isal; /* set for "isal" */
 };
 
 /* Fills e with the engine CCLFORGE_INFLATE names, or the fastest available
  * when it is unset, empty or "auto". An unknown name, or a named engine
- * that is not available here (not built in, libisal.so.2 missing), is
+ * that is not available here (not built in, or known wrong on this CPU), is
  * CF_ERR_USAGE saying why. */
 int cf_inflate_pick(struct cf_inflate_engine *e, cf_error *err);
 /* Fills e with the engine called name (as CCLFORGE_INFLATE would). */

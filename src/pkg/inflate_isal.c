@@ -15,16 +15,16 @@
 #include "pkg/inflate_engine.h"
 
 #ifdef CCLFORGE_ISAL
+#include <isa-l/crc.h>
 #include <isa-l/igzip_lib.h>
 #include <stdlib.h>
 
 #include "cclforge/strbuf.h"
-#include "pkg/isal_loader.h"
 
 static int isal_start(const struct cf_inflate_engine *e, void **state, cf_error *err)
 {
     struct inflate_state *s = cf_xmalloc(sizeof *s);
-    e->isal.inflate_init(s);
+    isal_inflate_init(s);
     s->crc_flag = ISAL_GZIP_NO_HDR;
     *state = s;
     return 0;
@@ -61,7 +61,7 @@ static enum cf_inflate_step isal_run(const struct cf_inflate_engine *e, void *st
     s->avail_in = in;
     s->next_out = io->next_out;
     s->avail_out = out;
-    int rc = e->isal.inflate(s);
+    int rc = isal_inflate(s);
     size_t used = in - s->avail_in, made = out - s->avail_out;
     io->next_in += used;
     io->avail_in -= used;
@@ -86,7 +86,7 @@ static void isal_end(const struct cf_inflate_engine *e, void *state)
 
 static uint32_t isal_crc32(const struct cf_inflate_engine *e, uint32_t crc, const unsigned char *buf, size_t n)
 {
-    return e->isal.crc32_gzip_refl(crc, buf, n);
+    return crc32_gzip_refl(crc, buf, n);
 }
 
 static const struct cf_inflate_ops isal_ops = {
@@ -95,8 +95,6 @@ static const struct cf_inflate_ops isal_ops = {
 
 int cf_inflate_isal_setup(struct cf_inflate_engine *e, cf_error *err)
 {
-    if (cf_isal_resolve(&e->isal, err) < 0)
-        return -1;
     e->ops = &isal_ops;
     return 0;
 }

@@ -49,7 +49,6 @@ int cf_digest_algo_named(const char *name, enum cf_digest_algo *algo)
 void cf_digest_init(struct cf_digest *d, enum cf_digest_algo algo)
 {
     d->algo = algo;
-    cf_crypto_ready();
     if (algo == CF_DIGEST_SHA256)
         SHA256_Init(&d->u.s256);
     else if (algo == CF_DIGEST_SHA384)

@@ -123,36 +123,8 @@ double cf_smoke_reduced(const struct cf_smoke_data *d, size_t i)
     }
     if (d->redop == CF_RED_AVG)
         acc = (double)(uint64_t)(acc / n); /* integers: NCCL sums, then divides (non-negative, below
-                                            * 2^53: truncation is floor, and needs no libm) */
+                                            * 2^53: truncation is floor) */
     return acc;
-}
-
-/* frexp's exponent e of a finite x > 0 (x in [2^(e-1), 2^e)) and ldexp(1, k),
- * from the IEEE 754 binary64 bits. With floor above they were the only libm
- * calls cclforge made, and linking libm cost every process a 900 KB mapping
- * and its relocations (docs/bench.md). */
-static int binary_exponent(double x)
-{
-    uint64_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    int biased = (int)(bits >> 52 & 0x7ff);
-    if (biased == 0) /* subnormal: scale into the normal range first (exact) */
-        return binary_exponent(x * 0x1p64) - 64;
-    return biased - 1022;
-}
-
-static double power_of_two(int k)
-{
-    if (k > 1023)
-        return INFINITY;
-    if (k < -1074)
-        return 0;
-    if (k < -1022) /* subnormal: a normal power times 2^-1022, exact */
-        return power_of_two(k + 1022) * 0x1p-1022;
-    uint64_t bits = (uint64_t)(k + 1023) << 52;
-    double x;
-    memcpy(&x, &bits, sizeof x);
-    return x;
 }
 
 double cf_smoke_tolerance(const struct cf_smoke_data *d, double expected)
@@ -165,5 +137,7 @@ double cf_smoke_tolerance(const struct cf_smoke_data *d, double expected)
     };
     if (!isfinite(expected))
         return 0;
-    return 2 * power_of_two(binary_exponent(fabs(expected)) - 1 - mantissa_bits[d->dtype]);
+    int exponent; /* |expected| in [2^(exponent-1), 2^exponent) */
+    (void)frexp(fabs(expected), &exponent);
+    return 2 * ldexp(1.0, exponent - 1 - mantissa_bits[d->dtype]);
 }

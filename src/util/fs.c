@@ -356,8 +356,7 @@ void cf_munmap(struct cf_mmap *map)
 {
     if (map->data) {
         cf_mmap_guard_remove(map->guard);
-        if (!cf_mmap_may_leave(map->len))
-            munmap((void *)map->data, map->len);
+        munmap((void *)map->data, map->len);
     }
     map->data = NULL;
     map->len = 0;
@@ -390,7 +389,6 @@ void cf_hex_encode(const unsigned char *md, size_t n, char *hex)
 void cf_sha256(const void *data, size_t len, unsigned char md[32])
 {
     SHA256_CTX ctx; /* not SHA256(): see fs.h */
-    cf_crypto_ready();
     SHA256_Init(&ctx);
     SHA256_Update(&ctx, data, len);
     SHA256_Final(md, &ctx);

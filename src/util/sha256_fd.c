@@ -12,7 +12,6 @@
 int cf_sha256_fd(int fd, const char *name, char hex[65], cf_error *err)
 {
     SHA256_CTX ctx;
-    cf_crypto_ready();
     SHA256_Init(&ctx);
     unsigned char buf[1 << 16];
     for (off_t off = 0;;) {
