@@ -7,9 +7,8 @@
  * our mappings go to the handler that was there before, or kill as usual.
  *
  * A signal handler sees only globals: the table of live mappings below is
- * process-wide state (with mmap_exit.c's budget of mappings left to exit, the
- * only such state in the library), written with atomics so the handler reads it
- * safely from any thread. */
+ * process-wide state (the only such state in the library), written with
+ * atomics so the handler reads it safely from any thread. */
 #include "cclforge/fs.h"
 
 #include <pthread.h>

@@ -76,8 +76,8 @@ t_open_mpi() {
 }
 # t_inflate_engine: the wheel tests run once per inflate engine (ctest's
 # cli.<name>.zlib and cli.<name>.isal set CCLFORGE_INFLATE). Skips (77) when
-# the engine asked for cannot run in this build (ISA-L not built in, or
-# libisal.so.2 absent), saying why; T_INFLATE is the engine every report
+# the engine asked for cannot run in this build (ISA-L not built in),
+# saying why; T_INFLATE is the engine every report
 # must name ("" when the variable is unset: the build's own choice).
 t_inflate_engine() {
     T_INFLATE=${CCLFORGE_INFLATE:-}
