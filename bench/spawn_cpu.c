@@ -1,7 +1,9 @@
 /* Paired per-process cost of a few commands, the way a shell runs them:
  *
- *   spawn_cpu ROUNDS -- CMD1 ARGS... -- CMD2 ARGS... [-- ...]
+ *   spawn_cpu ROUNDS -- [NAME=VALUE...] CMD1 ARGS... -- CMD2 ARGS... [-- ...]
  *
+ * Leading NAME=VALUE words of a command are added to its environment (as
+ * env(1) would, without env's own process start in the measure).
  * Each round starts every command once (posix_spawn, output to /dev/null),
  * in an order that rotates with the round, so a load change during the run
  * hits every command alike. Per command it prints the median and the
@@ -25,7 +27,24 @@
 
 extern char **environ;
 
-enum { MAX_COMMANDS = 32 };
+enum { MAX_COMMANDS = 32, MAX_ENV = 4096 };
+
+/* environ plus the command's leading NAME=VALUE words (later ones win by
+ * coming first: getenv takes the first match); *cmd moves past them. */
+static char **command_env(char ***cmd)
+{
+    size_t n = 0, k = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + MAX_ENV + 1, sizeof *env);
+    if (!env)
+        exit(1);
+    while (**cmd && strchr(**cmd, '=') && k < MAX_ENV)
+        env[k++] = *(*cmd)++;
+    for (size_t i = 0; i < n; i++)
+        env[k++] = environ[i];
+    return env;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -53,6 +72,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: spawn_cpu ROUNDS -- CMD ARGS... [-- CMD ARGS...] (at most %d commands)\n", MAX_COMMANDS);
         return 2;
     }
+    char **envs[MAX_COMMANDS];
+    char **shown[MAX_COMMANDS];
+    for (int c = 0; c < n; c++) {
+        shown[c] = cmds[c];
+        envs[c] = command_env(&cmds[c]);
+        if (!cmds[c][0]) {
+            fprintf(stderr, "spawn_cpu: command %d has no program\n", c + 1);
+            return 2;
+        }
+    }
     double *cpu = calloc((size_t)n * (size_t)rounds, sizeof *cpu);
     double *wall = calloc((size_t)n * (size_t)rounds, sizeof *wall);
     if (!cpu || !wall)
@@ -69,7 +98,7 @@ int main(int argc, char **argv)
             struct rusage ru;
             int status;
             clock_gettime(CLOCK_MONOTONIC, &s);
-            int rc = posix_spawnp(&pid, cmds[c][0], &fa, NULL, cmds[c], environ);
+            int rc = posix_spawnp(&pid, cmds[c][0], &fa, NULL, cmds[c], envs[c]);
             if (rc) {
                 fprintf(stderr, "spawn_cpu: cannot start %s: %s\n", cmds[c][0], strerror(rc));
                 return 1;
@@ -88,7 +117,7 @@ int main(int argc, char **argv)
         qsort(w, (size_t)rounds, sizeof *w, cmp_double);
         printf("cpu %.1f %.1f %.1f wall %.1f %.1f %.1f", p[rounds / 2], p[rounds / 4], p[3 * rounds / 4],
                w[rounds / 2], w[rounds / 4], w[3 * rounds / 4]);
-        for (char **a = cmds[c]; *a; a++)
+        for (char **a = shown[c]; *a; a++)
             printf(" %s", *a);
         printf("\n");
     }
