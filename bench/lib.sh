@@ -99,7 +99,7 @@ bench_cclforge() {
 bench_link() {
     [ -f "$BUILD_DIR/libcclforge.a" ] || { echo "build first: bash scripts/build.sh (no $BUILD_DIR/libcclforge.a)" >&2; exit 2; }
     cc -O2 -std=c11 -D_GNU_SOURCE -Iinclude "$1" "$BUILD_DIR/libcclforge.a" \
-        $(pkg-config --libs libcjson libzip libcrypto zlib libzstd) -ldl -lm -lpthread -o "$2"
+        $(pkg-config --libs libcjson libzip libcrypto zlib libzstd) $(pkg-config --libs libisal 2>/dev/null) -ldl -lm -lpthread -o "$2"
 }
 
 # bench_release TMPDIR: sets CCLFORGE_RELEASE (absolute) to the release binary:
