@@ -7,7 +7,7 @@
 # the table shows medians over repeats and the ratio release / source
 # (below 1 the release is faster).
 #   bash scripts/dist.sh --arch x86_64 && bash scripts/build.sh && bash bench/release_vs_source.sh
-# Results: docs/bench.md ("Release binary against the source build").
+# Results: docs/bench.md ("The release binary against the source build").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh

@@ -13,7 +13,7 @@
 #     wheels or DIST_DIR's (bash scripts/dist.sh --arch x86_64 --no-sdist --out DIR).
 #   CCLFORGE_BEFORE=path: another build (e.g. main's) in the same repeats;
 #   CCLFORGE_RELEASE_BEFORE=path: another release binary (e.g. main's) too.
-# Results: docs/bench.md ("Start-up").
+# Results: docs/bench.md ("The release binary against the source build", "Cost of hardening").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
