@@ -5,7 +5,7 @@
 #   BUILDS="label=/path/to/cclforge label2=/path/to/other ..." bash bench/builds.sh
 #
 # (default: BUILDS="source=build/cclforge"). Measured, paired (every command
-# once per round, in an order that rotates with the round, so a load change
+# once per repeat, in an order that rotates with the repeat, so a load change
 # hits all alike), CPU time of the command's own process from wait4
 # (bench/spawn_cpu.c: exec, loading, the work and exit; no shell):
 #
@@ -17,21 +17,21 @@
 #       build remembers removed before every run (the state after a first run
 #       over the same libraries);
 #     - warm: whatever each build keeps, kept (a repeat of the same file);
-#     ldd -r and libtree run in the same rounds. Per file the median of
-#     $ROUNDS rounds; summed over the corpus. Ratios are against libtree and
+#     ldd -r and libtree run in the same repeats. Per file the median of
+#     $REPEATS repeats; summed over the corpus. Ratios are against libtree and
 #     ldd -r of the same run.
 #  2. wheel verify of the torch wheel (scripts/torch-cache.sh) against
 #     auditwheel show (scripts/wheel-cache.sh): wall, CPU and peak RSS from
 #     GNU time, median of $WHEEL_RUNS paired runs.
 #  3. doctor with a Python torch on PYTHONPATH, caches warm: median CPU of
-#     $ROUNDS paired runs.
+#     $REPEATS paired runs.
 # Sections whose input is missing say so and are skipped. Results: docs/bench.md.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
 BUILDS=${BUILDS:-source=build/cclforge}
-ROUNDS=${ROUNDS:-11}
-COLD_ROUNDS=${COLD_ROUNDS:-5}
+REPEATS=${REPEATS:-11}
+COLD_REPEATS=${COLD_REPEATS:-5}
 WHEEL_RUNS=${WHEEL_RUNS:-3}
 SECTIONS=${SECTIONS:-inspect wheel doctor}
 SYSLIB=${SYSLIB:-/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)}
@@ -75,12 +75,12 @@ inspect_section() {
     echo
     local ldd libtree
     ldd=$(command -v ldd) libtree=$(command -v libtree)
-    # first run: an empty cache directory before each run; COLD_ROUNDS rounds,
+    # first run: an empty cache directory before each run; COLD_REPEATS repeats,
     # per file the median, the builds in rotating order
     declare -A first=()
     for f in "${files[@]}"; do
         declare -A per=()
-        for ((r = 0; r < COLD_ROUNDS; r++)); do
+        for ((r = 0; r < COLD_REPEATS; r++)); do
             for k in "${!labels[@]}"; do
                 l=${labels[$(((k + r) % ${#labels[@]}))]}
                 rm -rf "$tmp/home"
@@ -102,7 +102,7 @@ inspect_section() {
     declare -A scan=()
     for f in "${files[@]}"; do
         declare -A per=()
-        for ((r = 0; r < COLD_ROUNDS; r++)); do
+        for ((r = 0; r < COLD_REPEATS; r++)); do
             for k in "${!labels[@]}"; do
                 l=${labels[$(((k + r) % ${#labels[@]}))]}
                 find "$tmp/home-$l" -mindepth 1 -maxdepth 1 ! -name scan-v1 -exec rm -rf {} +
@@ -112,7 +112,7 @@ inspect_section() {
         for l in "${labels[@]}"; do scan[$l]+="$(median "${per[$l]}") "; done
         unset per
     done
-    # warm, with ldd -r and libtree: spawn_cpu's paired rounds per file
+    # warm, with ldd -r and libtree: spawn_cpu's paired repeats per file
     for l in "${labels[@]}"; do
         for f in "${files[@]}"; do CCLFORGE_HOME=$tmp/home-$l "${bin[$l]}" inspect --undefined "$f" >/dev/null 2>&1; done
     done
@@ -121,7 +121,7 @@ inspect_section() {
     for f in "${files[@]}"; do
         local cmds=()
         for l in "${labels[@]}"; do cmds+=(-- CCLFORGE_HOME="$tmp/home-$l" "${bin[$l]}" inspect --undefined "$f"); done
-        "$tmp/spawn_cpu" "$ROUNDS" "${cmds[@]}" -- "$ldd" -r "$f" -- "$libtree" "$f" >>"$tmp/warm.txt"
+        "$tmp/spawn_cpu" "$REPEATS" "${cmds[@]}" -- "$ldd" -r "$f" -- "$libtree" "$f" >>"$tmp/warm.txt"
     done
     local l_ms t_ms
     l_ms=$(awk -v b="$ldd" '$9 == b { print $2 }' "$tmp/warm.txt" | sum)
@@ -191,7 +191,7 @@ doctor_section() {
         cmds+=(-- PYTHONPATH="$site" CCLFORGE_HOME="$tmp/dhome-$l" "${bin[$l]}" doctor)
     done
     sleep 3
-    "$tmp/spawn_cpu" "$ROUNDS" "${cmds[@]}" >"$tmp/doctor.txt"
+    "$tmp/spawn_cpu" "$REPEATS" "${cmds[@]}" >"$tmp/doctor.txt"
     echo "| build | CPU ms (median, quartiles) | wall ms (median) |"
     echo "|---|---|---|"
     for l in "${labels[@]}"; do

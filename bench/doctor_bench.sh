@@ -10,6 +10,7 @@
 # Usage: bench/doctor_bench.sh [CCLFORGE] [RUNS]
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
+. "$HERE/bench/lib.sh"
 CCLFORGE=${1:-$HERE/build/cclforge}
 RUNS=${2:-5}
 NCCL=${NCCL:-/usr/local/cuda/lib64/libnccl.so.2}
@@ -53,7 +54,6 @@ size=$(stat -c %s "$LT/lib/libtorch_cuda.so")
 cat "$LT/lib/libtorch_cuda.so" >/dev/null # warm the page cache for every contender alike
 
 now() { date +%s.%N; }
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 timeit() { # label, command...
     local label=$1
     shift

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# `cclforge doctor` on a warm machine with a Python torch installed (issue 11's
-# goal: under 100 ms). The torch is the real wheel from scripts/torch-cache.sh
-# on PYTHONPATH, found through the python3 on PATH (a pyenv shim on the
-# development VM, as in the issue's measurement). Paired rounds: in each
-# round every variant runs once, in an order that rotates per round; the
+# `cclforge doctor` on a warm machine with a Python torch installed. The torch
+# is the real wheel from scripts/torch-cache.sh on PYTHONPATH, found through
+# the python3 on PATH. Paired repeats: in each
+# repeat every variant runs once, in an order that rotates per repeat; the
 # table shows medians of wall time (fork to exit, bash's $EPOCHREALTIME
 # around it) and the
 # mean CPU time (perf task-clock, children included: the Python probe is a
@@ -45,8 +44,7 @@ for ((r = 0; r < RUNS; r++)); do
         times[$v]+="$((e - s)) "
     done
 done
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.1f\n", m / 1000}'; }
-echo "| variant | wall, median of $RUNS paired rounds (ms) | CPU, mean of $RUNS (ms) |"
+echo "| variant | wall, median of $RUNS paired repeats (ms) | CPU, mean of $RUNS (ms) |"
 echo "|---|---|---|"
 for v in "${variants[@]}"; do
     cpu=$(case $v in
@@ -54,6 +52,6 @@ for v in "${variants[@]}"; do
         nocache) cpu_ms "$RUNS" "$CCLFORGE" doctor --no-cache ;;
         nopython) cpu_ms "$RUNS" "$CCLFORGE" doctor --no-python ;;
         esac)
-    echo "| ${label[$v]} | $(median "${times[$v]}") | ${cpu:--} |"
+    echo "| ${label[$v]} | $(us_to_ms "$(median "${times[$v]}")") | ${cpu:--} |"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -15,8 +15,8 @@
 #   NCCL_HOME=DIR               NCCL's include/ and lib/ (default: found from ldconfig, CUDA, pip)
 #   CUDA_HOME=/usr/local/cuda   nvcc for nccl-tests
 #   GPUS=N                      ranks / GPUs to use (default: all that nvidia-smi lists)
-#   CCLFORGE_BEFORE=BIN[:BIN]   other cclforge binaries timed in the same rounds (a change's before)
-#   ROUNDS=2 ITERS=100          rounds (order rotated, best kept) and timed iterations
+#   CCLFORGE_BEFORE=BIN[:BIN]   other cclforge binaries timed in the same repeats (a change's before)
+#   REPEATS=2 ITERS=100          repeats (order rotated, best kept) and timed iterations
 # Exit status: 0 all checks passed, 1 one failed, 77 no GPU here.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -83,28 +83,28 @@ if [ -n "${NCCL_TESTS_SRC:-}" ] && [ -x "$CUDA_HOME/bin/nvcc" ] && [ -e "$NCCL_H
 fi
 if [ -n "$PERF" ] && [ -x "$PERF" ]; then
     # nccl-tests: one process driving GPUS GPUs (-g); cclforge: GPUS processes, one GPU
-    # each; the same warmup and iterations; ROUNDS rounds, order rotated, best time kept
+    # each; the same warmup and iterations; REPEATS repeats, order rotated, best time kept
     ITERS=${ITERS:-100}
     tools=(theirs ours); IFS=: read -r -a befores <<<"${CCLFORGE_BEFORE:-}"
     for i in "${!befores[@]}"; do tools+=("before$((i + 1))"); done
-    for round in $(seq 1 "${ROUNDS:-2}"); do
+    for repeat in $(seq 1 "${REPEATS:-2}"); do
         for k in $(seq 0 $((${#tools[@]} - 1))); do
-            tool=${tools[$(( (k + round) % ${#tools[@]} ))]}
+            tool=${tools[$(( (k + repeat) % ${#tools[@]} ))]}
             case $tool in
-            theirs) "$PERF" "${SIZES[@]}" -g "$GPUS" -w 10 -n "$ITERS" -c 1 >"$OUT/nccl-tests.$round.txt" 2>&1
-                    check $? "all_reduce_perf ran (round $round)" ;;
+            theirs) "$PERF" "${SIZES[@]}" -g "$GPUS" -w 10 -n "$ITERS" -c 1 >"$OUT/nccl-tests.$repeat.txt" 2>&1
+                    check $? "all_reduce_perf ran (repeat $repeat)" ;;
             ours|before*)
                 bin=$CCLFORGE; [ "$tool" != ours ] && bin=${befores[$(( ${tool#before} - 1 ))]}
                 "$bin" smoke -n "$GPUS" --lib "$LIB" --ops all_reduce --place out "${SIZES[@]}" -w 10 --iters "$ITERS" \
-                    --json >"$OUT/$tool.$round.json" 2>"$OUT/$tool.err"
-                check $? "cclforge smoke all_reduce ran ($tool, round $round)" ;;
+                    --json >"$OUT/$tool.$repeat.json" 2>"$OUT/$tool.err"
+                check $? "cclforge smoke all_reduce ran ($tool, repeat $repeat)" ;;
             esac
         done
     done
     python3 - "$OUT" "${tools[@]}" <<'EOF' | tee -a "$LOG"
 import glob, json, sys
 out, tools = sys.argv[1], sys.argv[2:]
-best = {t: {} for t in tools}  # size -> (time us, algbw, busbw) of the fastest round
+best = {t: {} for t in tools}  # size -> (time us, algbw, busbw) of the fastest repeat
 def keep(t, size, row):
     if size not in best[t] or row[0] < best[t][size][0]:
         best[t][size] = row

@@ -3,9 +3,9 @@
  * src/pkg/zip_read.c) and by ISA-L's igzip (a candidate: streaming like zlib,
  * so the memory bound holds; libdeflate is whole-buffer only). Both read the
  * input in 64 KiB pieces into an output buffer of OUT_KIB KiB (default 64,
- * verify's CF_WHEEL_CHUNK); each prints its CPU time per round, the bytes
+ * verify's CF_WHEEL_CHUNK); each prints its CPU time per repeat, the bytes
  * out and the CRC, which must agree with each other and with the archive's.
- *   inflate_engines FILE.deflate [ROUNDS] [OUT_KIB]   (ROUNDS default 5) */
+ *   inflate_engines FILE.deflate [REPEATS] [OUT_KIB]   (REPEATS default 5) */
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
 #include <stdio.h>
@@ -86,10 +86,10 @@ static int by_isal(const unsigned char *in, size_t size, size_t *total, unsigned
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: inflate_engines FILE.deflate [ROUNDS]\n");
+        fprintf(stderr, "usage: inflate_engines FILE.deflate [REPEATS]\n");
         return 2;
     }
-    int rounds = argc > 2 ? atoi(argv[2]) : 5;
+    int repeats = argc > 2 ? atoi(argv[2]) : 5;
     if (argc > 3 && atoi(argv[3]) > 0 && (size_t)atoi(argv[3]) * 1024 <= OUT_MAX)
         out_cap = (size_t)atoi(argv[3]) * 1024;
     int fd = open(argv[1], O_RDONLY);
@@ -107,8 +107,8 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(const unsigned char *, size_t, size_t *, unsigned long *);
     } engines[] = {{"zlib", by_zlib}, {"isal", by_isal}};
-    printf("round engine cpu_s bytes_out crc32\n");
-    for (int r = 0; r < rounds; r++)
+    printf("repeat engine cpu_s bytes_out crc32\n");
+    for (int r = 0; r < repeats; r++)
         for (size_t i = 0; i < sizeof engines / sizeof engines[0]; i++) {
             size_t total;
             unsigned long crc;

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # zlib against ISA-L's igzip, streaming inflate + CRC-32, on the largest
 # members of torch's wheel (85 % of its uncompressed bytes are in the two
-# largest: libtorch_cuda.so, libtorch_cpu.so): the measurement behind the
-# next step for `wheel verify` (docs/bench.md, "wheel verify, third round").
+# largest: libtorch_cuda.so, libtorch_cpu.so): why `wheel verify` inflates
+# with igzip where ISA-L is linked (docs/wheel.md).
 # Needs libisal-dev (apt-get install libisal-dev); not part of the build.
 #   bash bench/inflate_engines.sh [WHEEL] [MEMBERS]   (MEMBERS default 2)
-#   ROUNDS (default 5), OUT_KIB (the output buffer, default 64: verify's)
+#   REPEATS (default 5), OUT_KIB (the output buffer, default 64: verify's)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TORCH=${1:-$(ls -1 "${CCLFORGE_TORCH_CACHE:-$HOME/.cache/cclforge/torch}"/wheels-*/torch-*.whl 2>/dev/null | head -1)}
@@ -30,7 +30,7 @@ PY
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
 for f in "$tmp"/*.deflate; do
     echo "== ${f##*/}"
-    "$tmp/inflate_engines" "$f" "${ROUNDS:-5}" "${OUT_KIB:-64}" | tee "$tmp/out" | awk '
+    "$tmp/inflate_engines" "$f" "${REPEATS:-5}" "${OUT_KIB:-64}" | tee "$tmp/out" | awk '
         NR > 1 { t[$2] = t[$2] " " $3; if (!($2 in best) || $3 < best[$2]) best[$2] = $3; crcs[$5]++ }
         END { for (e in t) printf "%s cpu_s:%s (best %.3f)\n", e, t[e], best[e]
               printf "zlib / isal (best): %.2fx; crc agreement: %s\n", best["zlib"] / best["isal"], length(crcs) == 1 ? "yes" : "NO" }'

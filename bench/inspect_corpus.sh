@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# The issue's corpus, one process per file, the tools side by side in one run:
+# inspect over a corpus, one process per file, the tools side by side in one run:
 # every 15th entry of `ls /usr/lib/x86_64-linux-gnu/*.so*` (names as users
 # type them, symlinks included) plus the regular files of the CUDA library
-# directory. For each of $RUNS rounds every file is run once by each tool, in
+# directory. For each of $RUNS repeats every file is run once by each tool, in
 # an order that rotates per file (paired runs: a load spike hits all tools
-# alike); the table shows the median over rounds of each tool's corpus total.
+# alike); the table shows the median over repeats of each tool's corpus total.
 # Machine-load-independent columns: CPU time (perf task-clock over the whole
 # corpus loop, the loop's own shell included for every tool alike) and
 # instructions (valgrind callgrind on a sample of $SAMPLE files, child
 # processes included: ldd is a shell script running ld.so), and CPU per process
 # (perf stat task-clock of each command itself, $PP_RUNS runs per file, summed;
-# median of $PP_ROUNDS interleaved rounds): the measure without the loop's shell.
+# median of $PP_REPEATS interleaved repeats): the measure without the loop's shell.
 # Both builds in the same run: the source build ($CCLFORGE, default
 # build/cclforge) and the release binary ($CCLFORGE_RELEASE, or the one pip
 # installs here from $DIST_DIR's wheels: bench_release in bench/lib.sh); the paired per-process
 # measure (bench/spawn_cpu.c: each file's commands in rotating order,
-# $SPAWN_ROUNDS rounds, the child's CPU from wait4, medians summed over the
+# $SPAWN_REPEATS repeats, the child's CPU from wait4, medians summed over the
 # corpus) gives the ratios of both against ldd -r and libtree; CCLFORGE_BEFORE
 # and CCLFORGE_RELEASE_BEFORE (other builds, e.g. main's source build and
-# release binary) join those rounds when set.
+# release binary) join those repeats when set.
 #   bash bench/inspect_corpus.sh   (after scripts/build.sh and scripts/dist.sh). Results: docs/bench.md.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -27,7 +27,7 @@ bench_cclforge
 RUNS=${RUNS:-7}
 SAMPLE=${SAMPLE:-12}
 SYSLIB=${SYSLIB:-/usr/lib/x86_64-linux-gnu}
-CUDA_LIB=${CUDA_LIB:-/usr/local/cuda-13.0/lib}
+CUDA_LIB=${CUDA_LIB:-$(ls -d /usr/local/cuda*/lib 2>/dev/null | sort -V | tail -n 1)}
 for tool in ldd libtree; do
     command -v "$tool" >/dev/null || { echo "missing $tool: bash scripts/deps.sh" >&2; exit 2; }
 done
@@ -47,7 +47,7 @@ echo "source build: $CCLFORGE (NEEDED: $(bench_needed "$CCLFORGE")); release: $C
 echo
 
 tools=(cclforge release nocache linkage ldd libtree)
-declare -A label=([cclforge]="cclforge inspect --undefined (default: warm scan cache and remembered answers)"
+declare -A label=([cclforge]="cclforge inspect --undefined (scan cache warm)"
     [release]="the same, release binary"
     [nocache]="cclforge inspect --undefined --no-cache"
     [linkage]="cclforge inspect --undefined --no-gpu --no-banner"
@@ -84,7 +84,6 @@ for ((r = 0; r < RUNS; r++)); do
     for t in "${tools[@]}"; do totals[$t]+="${sum[$t]} "; done
     unset sum
 done
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.0f\n", m / 1000}'; }
 cpu_corpus() { # task-clock ms of the whole corpus loop for one tool
     command -v perf >/dev/null || return 0
     perf stat -x, -e task-clock bash -c 'for f in "${@:2}"; do '"$(declare -f run_tool)"'; CCLFORGE='"$CCLFORGE"' CCLFORGE_RELEASE='"$CCLFORGE_RELEASE"' run_tool "$1" "$f"; done' _ "$1" "${files[@]}" \
@@ -120,11 +119,11 @@ instr_sample() { # callgrind instructions over the first $SAMPLE files, children
     done
     echo "$total"
 }
-echo "| tool | corpus wall, median of $RUNS paired rounds (ms) | CPU, task-clock of the corpus loop (ms) |"
+echo "| tool | corpus wall, median of $RUNS paired repeats (ms) | CPU, task-clock of the corpus loop (ms) |"
 echo "|---|---|---|"
 declare -A med cpu pp ppm
 for t in "${tools[@]}"; do
-    med[$t]=$(median "${totals[$t]}")
+    med[$t]=$(us_to_ms "$(median "${totals[$t]}")" 0)
     cpu[$t]=$(cpu_corpus "$t")
     echo "| ${label[$t]} | ${med[$t]} | ${cpu[$t]:--} |"
 done
@@ -134,21 +133,21 @@ echo "ratios (wall): ldd -r / cclforge $(ratio "${med[ldd]}" "${med[cclforge]}")
     "ldd -r / --no-cache $(ratio "${med[ldd]}" "${med[nocache]}")x; ldd -r / linkage $(ratio "${med[ldd]}" "${med[linkage]}")x"
 [ -n "${cpu[ldd]}" ] && echo "ratios (CPU): ldd -r / cclforge $(ratio "${cpu[ldd]}" "${cpu[cclforge]}")x; cclforge / libtree $(ratio "${cpu[cclforge]}" "${cpu[libtree]}")x;" \
     "release: ldd -r / release $(ratio "${cpu[ldd]}" "${cpu[release]}")x; release / libtree $(ratio "${cpu[release]}" "${cpu[libtree]}")x"
-# Paired per process, both builds: per file, every command once per round in
+# Paired per process, both builds: per file, every command once per repeat in
 # rotating order; the median of the child's own CPU (and wall) summed.
-SPAWN_ROUNDS=${SPAWN_ROUNDS:-11}
+SPAWN_REPEATS=${SPAWN_REPEATS:-11}
 libtree=$(command -v libtree) ldd=$(command -v ldd)
 spawn_tools=(cclforge release ldd libtree)
 before=${CCLFORGE_BEFORE:+$(cd "$(dirname "$CCLFORGE_BEFORE")" && pwd)/$(basename "$CCLFORGE_BEFORE")}
 release_before=${CCLFORGE_RELEASE_BEFORE:+$(cd "$(dirname "$CCLFORGE_RELEASE_BEFORE")" && pwd)/$(basename "$CCLFORGE_RELEASE_BEFORE")}
 [ -n "$before" ] && spawn_tools+=(before)
 [ -n "$release_before" ] && spawn_tools+=(release_before)
-if [ -n "$before$release_before" ]; then # their answers remembered too, as for the others above
+if [ -n "$before$release_before" ]; then # their scan caches warm too, as for the others above
     for f in "${files[@]}"; do for b in $before $release_before; do "$b" inspect --undefined "$f" >/dev/null 2>&1; done; done
     sleep 3
 fi
 for f in "${files[@]}"; do
-    "$tmp/spawn_cpu" "$SPAWN_ROUNDS" -- "$CCLFORGE" inspect --undefined "$f" -- "$CCLFORGE_RELEASE" inspect --undefined "$f" \
+    "$tmp/spawn_cpu" "$SPAWN_REPEATS" -- "$CCLFORGE" inspect --undefined "$f" -- "$CCLFORGE_RELEASE" inspect --undefined "$f" \
         -- "$ldd" -r "$f" -- "$libtree" "$f" ${before:+-- "$before" inspect --undefined "$f"} \
         ${release_before:+-- "$release_before" inspect --undefined "$f"}
 done >"$tmp/spawn.txt"
@@ -159,7 +158,7 @@ for t in "${spawn_tools[@]}"; do
     sp[$t]=$(awk -v b="$b" '$9 == b { s += $2 } END { printf "%.1f\n", s / 1000 }' "$tmp/spawn.txt")
     spw[$t]=$(awk -v b="$b" '$9 == b { s += $6 } END { printf "%.1f\n", s / 1000 }' "$tmp/spawn.txt")
 done
-r2() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+r2() { div "$1" "$2" 2; }
 # the CPU and the wall line of one measure against ldd -r and libtree (warm, paired)
 # ratio_lines SUFFIX SOURCE-CPU RELEASE-CPU SOURCE-WALL RELEASE-WALL
 ratio_lines() {
@@ -168,7 +167,7 @@ ratio_lines() {
     echo "  wall: ldd -r / source$1 $(r2 "${spw[ldd]}" "$4")x, ldd -r / release$1 $(r2 "${spw[ldd]}" "$5")x;" \
         "source$1 / libtree $(r2 "$4" "${spw[libtree]}")x, release$1 / libtree $(r2 "$5" "${spw[libtree]}")x"
 }
-echo "paired per process (bench/spawn_cpu.c, $SPAWN_ROUNDS rounds per file, medians summed; CPU / wall ms):" \
+echo "paired per process (bench/spawn_cpu.c, $SPAWN_REPEATS repeats per file, medians summed; CPU / wall ms):" \
     "source ${sp[cclforge]} / ${spw[cclforge]}, release ${sp[release]} / ${spw[release]}, ldd -r ${sp[ldd]} / ${spw[ldd]}, libtree ${sp[libtree]} / ${spw[libtree]}"
 ratio_lines "" "${sp[cclforge]}" "${sp[release]}" "${spw[cclforge]}" "${spw[release]}"
 [ -n "$before" ] && echo "  before ($before): CPU ${sp[before]} ms, wall ${spw[before]} ms; source / before, CPU $(r2 "${sp[cclforge]}" "${sp[before]}")," \
@@ -176,26 +175,25 @@ ratio_lines "" "${sp[cclforge]}" "${sp[release]}" "${spw[cclforge]}" "${spw[rele
 [ -n "$release_before" ] && echo "  release before ($release_before): CPU ${sp[release_before]} ms, wall ${spw[release_before]} ms;" \
     "release / release before, CPU $(r2 "${sp[release]}" "${sp[release_before]}"), release before / libtree" \
     "$(r2 "${sp[release_before]}" "${sp[libtree]}")x, ldd -r / release before $(r2 "${sp[ldd]}" "${sp[release_before]}")x"
-# Cold: the same per-process measure with an empty cache root before every
-# run (no scan entries, no remembered answer; the run computes and stores),
-# COLD_ROUNDS rounds over the corpus, each round's sum, median of the rounds.
-# "answers cold": only the remembered answers removed (scan entries warm), the
-# state the second round measured plus the cost of storing the answer.
-cold_once() { # BINARY FILE WHAT: CPU and wall µs of one run after removing WHAT
-    rm -rf "$3"
+# First run: the same per-process measure with an empty cache root before
+# every run (no scan entries: the run scans every file's data and stores it),
+# COLD_REPEATS repeats over the corpus, each repeat's sum, median of the repeats.
+# The paired measure above is the scan-cache-warm run (any later run of an
+# unchanged file).
+cold_once() { # BINARY FILE: CPU and wall µs of one run after emptying the cache root
+    rm -rf "$CCLFORGE_HOME"
     "$tmp/spawn_cpu" 1 -- "$1" inspect --undefined "$2" | awk '{ print $2, $6 }'
 }
 declare -A cold_cpu cold_wall
-cold_tools=(cclforge release acold_cclforge acold_release)
+cold_tools=(cclforge release)
 for t in "${cold_tools[@]}"; do cold_cpu[$t]=""; cold_wall[$t]=""; done
-for ((r = 0; r < ${COLD_ROUNDS:-3}; r++)); do
+for ((r = 0; r < ${COLD_REPEATS:-3}; r++)); do
     declare -A cc=() cw=()
     for t in "${cold_tools[@]}"; do cc[$t]=0; cw[$t]=0; done
     for f in "${files[@]}"; do
         for t in "${cold_tools[@]}"; do
-            case $t in *cclforge) b=$CCLFORGE ;; *) b=$CCLFORGE_RELEASE ;; esac
-            case $t in acold_*) what=$CCLFORGE_HOME/inspect-v1 ;; *) what=$CCLFORGE_HOME ;; esac
-            read -r c w < <(cold_once "$b" "$f" "$what")
+            case $t in cclforge) b=$CCLFORGE ;; *) b=$CCLFORGE_RELEASE ;; esac
+            read -r c w < <(cold_once "$b" "$f")
             cc[$t]=$(awk -v a="${cc[$t]}" -v b="$c" 'BEGIN { print a + b }')
             cw[$t]=$(awk -v a="${cw[$t]}" -v b="$w" 'BEGIN { print a + b }')
         done
@@ -203,26 +201,23 @@ for ((r = 0; r < ${COLD_ROUNDS:-3}; r++)); do
     for t in "${cold_tools[@]}"; do cold_cpu[$t]+="${cc[$t]} "; cold_wall[$t]+="${cw[$t]} "; done
 done
 for t in "${cold_tools[@]}"; do
-    cold_cpu[$t]=$(median "${cold_cpu[$t]}"); cold_wall[$t]=$(median "${cold_wall[$t]}") # ms
+    cold_cpu[$t]=$(us_to_ms "$(median "${cold_cpu[$t]}")"); cold_wall[$t]=$(us_to_ms "$(median "${cold_wall[$t]}")")
 done
-echo "cold per process (empty cache root before each run, median of ${COLD_ROUNDS:-3} rounds; CPU / wall ms):" \
+echo "first run per process (empty cache root before each run, median of ${COLD_REPEATS:-3} repeats; CPU / wall ms):" \
     "source ${cold_cpu[cclforge]} / ${cold_wall[cclforge]}, release ${cold_cpu[release]} / ${cold_wall[release]}"
-ratio_lines " cold" "${cold_cpu[cclforge]}" "${cold_cpu[release]}" "${cold_wall[cclforge]}" "${cold_wall[release]}"
-echo "answers cold (scan entries warm, remembered answers removed before each run; CPU / wall ms):" \
-    "source ${cold_cpu[acold_cclforge]} / ${cold_wall[acold_cclforge]}, release ${cold_cpu[acold_release]} / ${cold_wall[acold_release]}"
-ratio_lines "" "${cold_cpu[acold_cclforge]}" "${cold_cpu[acold_release]}" "${cold_wall[acold_cclforge]}" "${cold_wall[acold_release]}"
+ratio_lines " first run" "${cold_cpu[cclforge]}" "${cold_cpu[release]}" "${cold_wall[cclforge]}" "${cold_wall[release]}"
 # the warm measures below need the caches again
 for f in "${files[@]}"; do run_tool cclforge "$f"; run_tool release "$f"; done
 sleep 3
 for f in "${files[@]}"; do run_tool cclforge "$f"; run_tool release "$f"; done
 if command -v perf >/dev/null; then
-    # interleaved per round, so that a load change hits the three alike
+    # interleaved per repeat, so that a load change hits the three alike
     for t in cclforge ldd libtree; do pp[$t]=""; done
-    for ((r = 0; r < ${PP_ROUNDS:-3}; r++)); do
+    for ((r = 0; r < ${PP_REPEATS:-3}; r++)); do
         for t in cclforge ldd libtree; do pp[$t]+="$(cpu_per_process "$t") "; done
     done
-    for t in cclforge ldd libtree; do ppm[$t]=$(tr ' ' '\n' <<<"${pp[$t]}" | grep . | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'); done
-    echo "CPU per process (perf task-clock, ${PP_RUNS:-3} runs per file, summed over the corpus; median of ${PP_ROUNDS:-3} rounds):" \
+    for t in cclforge ldd libtree; do ppm[$t]=$(median "${pp[$t]}"); done
+    echo "CPU per process (perf task-clock, ${PP_RUNS:-3} runs per file, summed over the corpus; median of ${PP_REPEATS:-3} repeats):" \
         "cclforge ${ppm[cclforge]} ms, ldd -r ${ppm[ldd]} ms, libtree ${ppm[libtree]} ms:" \
         "ldd -r / cclforge $(ratio "${ppm[ldd]}" "${ppm[cclforge]}")x; cclforge / libtree $(ratio "${ppm[cclforge]}" "${ppm[libtree]}")x"
 fi

@@ -3,11 +3,11 @@
 # against the source build, side by side in one run: `inspect --undefined`
 # over inspect_corpus.sh's corpus (one process per file) and `doctor` warm
 # with the real torch wheel on the Python path (doctor_warm.sh's setup).
-# Paired rounds: each round runs both binaries, in an order that alternates;
-# the table shows medians over rounds and the ratio release / source
-# (the issue's goal: within 20 %, i.e. at most 1.2).
+# Paired repeats: each repeat runs both binaries, in an order that alternates;
+# the table shows medians over repeats and the ratio release / source
+# (below 1 the release is faster).
 #   bash scripts/dist.sh --arch x86_64 && bash scripts/build.sh && bash bench/release_vs_source.sh
-# Results: docs/bench.md ("Release binary against the source build").
+# Results: docs/bench.md ("The release binary against the source build").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
@@ -38,7 +38,6 @@ doctor_ms() { # BIN: wall ms of 5 warm doctors
     for i in 1 2 3 4 5; do "$1" doctor >/dev/null 2>&1; done
     awk -v s="$s" -v e="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", (e - s) * 1000 / 5 }'
 }
-median() { sort -n | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.1f\n", m}'; }
 for t in release source; do # each its own warm caches
     export CCLFORGE_HOME=$tmp/home-$t
     corpus_ms "${bin[$t]}" >/dev/null
@@ -58,10 +57,10 @@ done
 printf '\n%-44s %12s %12s %8s\n' measure "release ms" "source ms" ratio
 for m in corpus doctor; do
     declare -n col=$m
-    rel=$(printf '%s\n' ${col[release]} | median)
-    srcm=$(printf '%s\n' ${col[source]} | median)
+    rel=$(median "${col[release]}")
+    srcm=$(median "${col[source]}")
     name="inspect --undefined, ${#files[@]} files, one process each"
     [ $m = doctor ] && name="doctor, warm, with torch (one run)"
-    printf '%-44s %12s %12s %8s\n' "$name" "$rel" "$srcm" "$(awk -v a="$rel" -v b="$srcm" 'BEGIN { printf "%.2f", a / b }')"
+    printf '%-44s %12s %12s %8s\n' "$name" "$rel" "$srcm" "$(div "$rel" "$srcm" 2)"
 done
-echo "(median of $RUNS paired rounds; ratio = release / source: below 1 the release is faster)"
+echo "(median of $RUNS paired repeats; ratio = release / source: below 1 the release is faster)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What silent connections on rank 0's port cost a 2-rank `doctor --gather`
-# (issue 29: 1,000 of them must add under 1 s). Each round starts rank 0 by hand
+# (1,000 of them should add under 1 s). Each repeat starts rank 0 by hand
 # as a launcher would (CCLFORGE_RANK ... CCLFORGE_PORT), then a stranger
 # (tests/fixtures/rdv_stranger.py) opens N connections that never speak, then,
 # once all are open, rank 1; the time is rank 0's start to both ranks' exit, the
@@ -8,8 +8,8 @@
 # `doctor --gather -n 2` with nobody else on the port.
 #   bash bench/rendezvous_strays.sh            (after scripts/build.sh)
 #   CCLFORGE=/other/build/cclforge bash bench/rendezvous_strays.sh   (before/after)
-# RUNS (default 7) rounds per N, STRAYS (default "0 100 1000"), TIMEOUT (the
-# gather's --timeout, default 20). A failed round ends that N's rounds. Results:
+# RUNS (default 7) repeats per N, STRAYS (default "0 100 1000"), TIMEOUT (the
+# gather's --timeout, default 20). A failed repeat ends that N's repeats. Results:
 # docs/bench.md.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -32,8 +32,8 @@ rank() { # rank R PORT
     env CCLFORGE_RANK=$1 CCLFORGE_WORLD_SIZE=2 CCLFORGE_LOCAL_RANK=$1 CCLFORGE_MASTER_ADDR=127.0.0.1 \
         CCLFORGE_PORT=$2 CCLFORGE_SECRET=$SECRET "$CCLFORGE" "${G[@]}" >/dev/null 2>&1
 }
-# one round: prints "WALL_MS CONNECT_MS RC"
-round() {
+# one repeat: prints "WALL_MS CONNECT_MS RC"
+one_gather() {
     local n=$1 port t0 t1 c0 c1 r0 r1 s=
     port=$(free_port)
     rm -f "$tmp/ready"
@@ -54,20 +54,19 @@ round() {
     [ "$n" -gt 0 ] || c1=$c0
     echo "$((t1 - t0)) $((c1 - c0)) $((r0 | r1))"
 }
-median() { sort -n | awk '{a[NR] = $1} END {if (!NR) {print "n/a"; exit} print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 bench_header "2-rank doctor --gather with silent connections on rank 0's port"
 echo "cclforge: $CCLFORGE ($(git -C "$(dirname "$CCLFORGE")" rev-parse --short HEAD 2>/dev/null || echo '?')); runs: $RUNS; --timeout $TIMEOUT"
 normal=$(median_ms "$RUNS" "$CCLFORGE" doctor --gather --no-python --no-nvidia -n 2 --timeout "$TIMEOUT")
 printf '%-34s %10s ms\n' "doctor --gather -n 2 (no strays)" "$normal"
-printf '%-10s %12s %12s %14s %12s  %s\n' "silent" "median ms" "added ms" "connecting ms" "added less" "failed rounds"
+printf '%-10s %12s %12s %14s %12s  %s\n' "silent" "median ms" "added ms" "connecting ms" "added less" "failed repeats"
 base=""
 for n in $STRAYS; do
     : >"$tmp/walls"
     : >"$tmp/conns"
     fails=0
     for ((i = 0; i < RUNS; i++)); do
-        read -r wall conn rc < <(round "$n")
+        read -r wall conn rc < <(one_gather "$n")
         echo "$wall" >>"$tmp/walls"
         echo "$conn" >>"$tmp/conns"
         if [ "$rc" != 0 ]; then
@@ -81,5 +80,5 @@ for n in $STRAYS; do
     added=$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.0f", a - b }')
     less=$(awk -v a="$added" -v c="$c" 'BEGIN { printf "%.0f", a - c }')
     printf '%-10s %12s %12s %14s %12s  %s\n' "$n" "$m" "$added" "$c" "$less" \
-        "$([ "$fails" = 0 ] && echo "0 of $RUNS" || echo "round $((i + 1)) failed (exit 1 after $m ms)")"
+        "$([ "$fails" = 0 ] && echo "0 of $RUNS" || echo "repeat $((i + 1)) failed (exit 1 after $m ms)")"
 done

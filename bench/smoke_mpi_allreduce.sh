@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # cclforge smoke's MPI all_reduce against a plain MPI_Allreduce loop, same machine,
-# same run, same mpirun settings, REPEATS rounds in a rotating order. Reports the best
+# same run, same mpirun settings, REPEATS repeats in a rotating order. Reports the best
 # and the median time per call, and the throughput ratios raw_time / harness_time
-# (goal >= 0.97), and the median of the per-round ratios (the runs of one round,
+# (goal >= 0.97), and the median of the per-repeat ratios (the runs of one repeat,
 # minutes apart at most). On a shared, loaded box the best-of and the
-# paired median are the steadier figures. A third program runs in every round
+# paired median are the steadier figures. A third program runs in every repeat
 # too: the same loop built with -DRAW_DLOPEN, reaching libmpi through dlopen and
 # dlsym as smoke must (it chooses the MPI ABI at run time); its paired ratios
 # split the gap into what any such program pays (raw / dlopen) and what smoke's
@@ -15,6 +15,7 @@
 #        SPECS="1024:20000:200 65536:2000:50 16777216:20:3", each BYTES:ITERS:WARMUP)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${1:-build}
 CCLFORGE=$BUILD/cclforge
 RANKS=${RANKS:-2}
@@ -38,27 +39,25 @@ harness() {
         -b "$1" -e "$1" --iters "$2" -w "$3" --json |
         python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["ok"]; print("%.3f" % d["rows"][0]["time_us"])'
 }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-best() { sort -g | head -n 1; }
 
 echo "# cclforge smoke (mpi) vs plain MPI_Allreduce: $RANKS ranks, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
-     "$(mpirun --version | head -n1), $REPEATS rounds, order rotating"
+     "$(mpirun --version | head -n1), $REPEATS repeats, order rotating"
 echo "| size (B) | iters | raw best (us) | smoke best (us) | ratio best | raw median (us) | smoke median (us) | ratio median | pairs: median ratio (quartiles) | dlopen median (us) | pairs: raw / dlopen | pairs: dlopen / smoke |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-# pairs FILE: median (quartiles) of a file of per-round ratios
-pairs() { sort -g "$1" | awk '{a[NR]=$1} END {q=int((NR+3)/4); printf "%.3f (%.3f-%.3f)", (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2, a[q], a[NR+1-q]}'; }
+# pairs FILE: median (quartiles) of a file of per-repeat ratios
+pairs() { echo "$(median <"$1") ($(quartiles <"$1"))"; }
 for spec in $SPECS; do
     IFS=: read -r bytes iters warm <<<"$spec"
     : >"$TMP/r"; : >"$TMP/h"; : >"$TMP/d"; : >"$TMP/p"; : >"$TMP/pd"; : >"$TMP/dh"
     for i in $(seq "$REPEATS"); do
-        # Each round moves the start of every process's stack by a random amount
-        # (an environment variable of 0-4095 bytes, the same for the round's three
+        # Each repeat moves the start of every process's stack by a random amount
+        # (an environment variable of 0-4095 bytes, the same for the repeat's three
         # programs): the environment's size alone moves the raw loop by about 2 %
         # (4K aliasing, alignment), a bias a fixed layout would give one program
-        # and not another; randomised, it averages out over the rounds.
+        # and not another; randomised, it averages out over the repeats.
         export CCLFORGE_BENCH_PAD
         CCLFORGE_BENCH_PAD=$(head -c $((RANDOM % 4096)) /dev/zero | tr '\0' x)
-        # the three programs in an order that rotates each round
+        # the three programs in an order that rotates each repeat
         case $((i % 3)) in
         1) r=$(raw "$bytes" "$iters" "$warm"); d=$(dl "$bytes" "$iters" "$warm"); h=$(harness "$bytes" "$iters" "$warm") ;;
         2) h=$(harness "$bytes" "$iters" "$warm"); r=$(raw "$bytes" "$iters" "$warm"); d=$(dl "$bytes" "$iters" "$warm") ;;
@@ -70,6 +69,5 @@ for spec in $SPECS; do
         awk -v a="$d" -v b="$h" 'BEGIN { printf "%.4f\n", a / b }' >>"$TMP/dh"
     done
     rb=$(best <"$TMP/r"); hb=$(best <"$TMP/h"); rm=$(median <"$TMP/r"); hm=$(median <"$TMP/h"); dm=$(median <"$TMP/d")
-    ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
-    echo "| $bytes | $iters | $rb | $hb | $(ratio "$rb" "$hb") | $rm | $hm | $(ratio "$rm" "$hm") | $(pairs "$TMP/p") | $dm | $(pairs "$TMP/pd") | $(pairs "$TMP/dh") |"
+    echo "| $bytes | $iters | $rb | $hb | $(div "$rb" "$hb") | $rm | $hm | $(div "$rm" "$hm") | $(pairs "$TMP/p") | $dm | $(pairs "$TMP/pd") | $(pairs "$TMP/dh") |"
 done

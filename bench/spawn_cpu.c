@@ -1,11 +1,11 @@
 /* Paired per-process cost of a few commands, the way a shell runs them:
  *
- *   spawn_cpu ROUNDS -- [NAME=VALUE...] CMD1 ARGS... -- CMD2 ARGS... [-- ...]
+ *   spawn_cpu REPEATS -- [NAME=VALUE...] CMD1 ARGS... -- CMD2 ARGS... [-- ...]
  *
  * Leading NAME=VALUE words of a command are added to its environment (as
  * env(1) would, without env's own process start in the measure).
- * Each round starts every command once (posix_spawn, output to /dev/null),
- * in an order that rotates with the round, so a load change during the run
+ * Each repeat starts every command once (posix_spawn, output to /dev/null),
+ * in an order that rotates with the repeat, so a load change during the run
  * hits every command alike. Per command it prints the median and the
  * quartiles of the child's CPU time (user + system from wait4: the kernel's
  * exec, the loader, the work and the exit, without any measuring process's
@@ -29,8 +29,8 @@ extern char **environ;
 
 enum { MAX_COMMANDS = 32, MAX_ENV = 4096 };
 
-/* environ plus the command's leading NAME=VALUE words (later ones win by
- * coming first: getenv takes the first match); *cmd moves past them. */
+/* environ after the command's leading NAME=VALUE words (getenv takes the
+ * first match, so they win); *cmd moves past them. */
 static char **command_env(char ***cmd)
 {
     size_t n = 0, k = 0;
@@ -59,7 +59,7 @@ static double us_of(struct timeval tv)
 
 int main(int argc, char **argv)
 {
-    int rounds = argc > 1 ? atoi(argv[1]) : 0;
+    int repeats = argc > 1 ? atoi(argv[1]) : 0;
     char **cmds[MAX_COMMANDS];
     int n = 0;
     for (int i = 2; i < argc; i++)
@@ -68,8 +68,8 @@ int main(int argc, char **argv)
             if (i + 1 < argc && n < MAX_COMMANDS)
                 cmds[n++] = &argv[i + 1];
         }
-    if (rounds < 1 || n < 1) {
-        fprintf(stderr, "usage: spawn_cpu ROUNDS -- CMD ARGS... [-- CMD ARGS...] (at most %d commands)\n", MAX_COMMANDS);
+    if (repeats < 1 || n < 1) {
+        fprintf(stderr, "usage: spawn_cpu REPEATS -- CMD ARGS... [-- CMD ARGS...] (at most %d commands)\n", MAX_COMMANDS);
         return 2;
     }
     char **envs[MAX_COMMANDS];
@@ -82,15 +82,15 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    double *cpu = calloc((size_t)n * (size_t)rounds, sizeof *cpu);
-    double *wall = calloc((size_t)n * (size_t)rounds, sizeof *wall);
+    double *cpu = calloc((size_t)n * (size_t)repeats, sizeof *cpu);
+    double *wall = calloc((size_t)n * (size_t)repeats, sizeof *wall);
     if (!cpu || !wall)
         return 1;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    for (int r = 0; r < rounds; r++)
+    for (int r = 0; r < repeats; r++)
         for (int k = 0; k < n; k++) {
             int c = (k + r) % n;
             pid_t pid;
@@ -108,15 +108,15 @@ int main(int argc, char **argv)
                 return 1;
             }
             clock_gettime(CLOCK_MONOTONIC, &e);
-            cpu[(size_t)c * rounds + r] = us_of(ru.ru_utime) + us_of(ru.ru_stime);
-            wall[(size_t)c * rounds + r] = (double)(e.tv_sec - s.tv_sec) * 1e6 + (double)(e.tv_nsec - s.tv_nsec) / 1e3;
+            cpu[(size_t)c * repeats + r] = us_of(ru.ru_utime) + us_of(ru.ru_stime);
+            wall[(size_t)c * repeats + r] = (double)(e.tv_sec - s.tv_sec) * 1e6 + (double)(e.tv_nsec - s.tv_nsec) / 1e3;
         }
     for (int c = 0; c < n; c++) {
-        double *p = cpu + (size_t)c * rounds, *w = wall + (size_t)c * rounds;
-        qsort(p, (size_t)rounds, sizeof *p, cmp_double);
-        qsort(w, (size_t)rounds, sizeof *w, cmp_double);
-        printf("cpu %.1f %.1f %.1f wall %.1f %.1f %.1f", p[rounds / 2], p[rounds / 4], p[3 * rounds / 4],
-               w[rounds / 2], w[rounds / 4], w[3 * rounds / 4]);
+        double *p = cpu + (size_t)c * repeats, *w = wall + (size_t)c * repeats;
+        qsort(p, (size_t)repeats, sizeof *p, cmp_double);
+        qsort(w, (size_t)repeats, sizeof *w, cmp_double);
+        printf("cpu %.1f %.1f %.1f wall %.1f %.1f %.1f", p[repeats / 2], p[repeats / 4], p[3 * repeats / 4],
+               w[repeats / 2], w[repeats / 4], w[3 * repeats / 4]);
         for (char **a = shown[c]; *a; a++)
             printf(" %s", *a);
         printf("\n");

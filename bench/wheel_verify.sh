@@ -14,7 +14,7 @@
 # with CCLFORGE_INFLATE=zlib (what ISA-L's igzip, the default engine where it
 # runs, buys over zlib); CCLFORGE_BEFORE (another build, e.g. main's) joins
 # when set. Paired runs in turn, the order rotated
-# each round (a load spike hits every tool alike); wall time, CPU time
+# each repeat (a load spike hits every tool alike); wall time, CPU time
 # (user + system) and peak RSS from GNU time; medians, and the spread (min-max
 # of wall) beside them; the load average before and after goes with the
 # numbers. Usage: bash bench/wheel_verify.sh (after scripts/build.sh,
@@ -46,8 +46,6 @@ echo
 # (the last line: GNU time writes "Command exited with non-zero status 1" first
 # when it did, and cclforge does on torch, which needs libraries from other wheels)
 one() { /usr/bin/time -f "%e %U %S %M" -o /dev/fd/3 "$@" 3>&1 >/dev/null 2>/dev/null | tail -1 | awk '{print $1, $2 + $3, $4}'; }
-median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-spread() { sort -n | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%s-%s", lo, hi}'; }
 
 tools=(release release_zlib source source_zlib source1 source1_zlib)
 [ -n "${CCLFORGE_BEFORE:-}" ] && tools+=(before)
@@ -90,7 +88,7 @@ for ((i = 0; i < RUNS; i++)); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-echo "Median of $RUNS paired runs (order rotated each round); load average $load_before before, $load_after after."
+echo "Median of $RUNS paired runs (order rotated each repeat); load average $load_before before, $load_after after."
 echo "workers: one per online CPU ($(nproc)) unless CCLFORGE_WHEEL_JOBS says otherwise."
 echo
 echo "| tool | what it checks | wall s (min-max) | CPU s | max RSS MB | auditwheel's wall / this | auditwheel's CPU / this |"

@@ -1,35 +1,32 @@
 #!/usr/bin/env bash
-# Issue 30, second round, three rows, side by side in one run: the incumbent
-# cclforge (BASE, the build before this round) against this one (NEW), each
-# as the source build and as the release binary, in paired rounds whose
-# order rotates:
-#   1. `doctor` warm with the real torch 2.15 wheel on PYTHONPATH (doctor_warm.sh's
+# Two cclforge builds side by side in one run, each as the source build and
+# as the release binary: the incumbent (BASE, e.g. main's) against a change
+# (NEW), in paired repeats whose order rotates:
+#   1. `doctor` warm with the real torch wheel on PYTHONPATH (doctor_warm.sh's
 #      setup): wall median and CPU (perf task-clock, children included).
 #   2. `doctor --gather -n 1024 --quick`: wall median, all processes' CPU, and
 #      rank 0's own CPU per joining rank: (rank 0's task-clock at -n N minus at
-#      -n 2) / (N - 2), perf stat --no-inherit (the local ranks, and in NEW the
-#      process that starts them, are not rank 0).
+#      -n 2) / (N - 2), perf stat --no-inherit (the local ranks and the
+#      process that starts them are not rank 0).
 #   3. smoke --backend mpi all_reduce 1 KiB against a plain MPI_Allreduce loop
 #      (smoke_raw_allreduce.c) under the same mpirun settings: raw time / smoke
 #      time, best, lower quartile and median of REPEATS alternating runs, at 2
 #      ranks and at 1 (a local copy: the harness's own cost per call, little
 #      moved by load).
 # Ratios: NEW / BASE for times (below 1: NEW is faster); raw / smoke for row 3
-# (1.0: no overhead). Rows 2 and 3 also pair the runs round by round (each
+# (1.0: no overhead). Rows 2 and 3 also pair the runs repeat by repeat (each
 # release against the source build of its commit; raw MPI against each): the
-# median of the per-round ratios and in how many rounds one was faster, which
-# tells a real gap (one side faster in nearly every round) from the luck of a
-# best-of. The machine is shared: the load is printed before and after, and
-# CPU time moves less with load than wall time. The header says each binary's
-# ELF type (PIE or EXEC), the CPU vendor and the clock source.
+# median of the per-repeat ratios and in how many repeats one was faster
+# (`paired` in bench/lib.sh). The machine may be shared: the load is printed
+# before and after, and CPU time moves less with load than wall time. The
+# header says each binary's ELF type (PIE or EXEC), the CPU vendor and the
+# clock source.
 #   BASE_SRC=/path/old/build/cclforge BASE_REL=/path/old/bin/cclforge \
-#   NEW_SRC=build/cclforge NEW_REL=/path/new/bin/cclforge bash bench/issue30_round2.sh
+#   NEW_SRC=build/cclforge NEW_REL=/path/new/bin/cclforge bash bench/side_by_side.sh
 # Any binary left unset is left out. RUNS (default 11: doctor), GRUNS (3:
 # gather), RANKS (1024), REPEATS (5: smoke), ITERS (20000: smoke calls at 2 ranks;
 # ten times that at 1), SMOKE_SPECS ("2:ITERS 1:ITERS*10": ranks:calls), ROWS
-# ("1 2 3": the rows to run).
-# Results: docs/bench.md ("doctor, gather and smoke, second round (issue 30)";
-# "The release binary's gaps (issue 30)").
+# ("1 2 3": the rows to run). Results: docs/bench.md.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . bench/lib.sh
@@ -53,28 +50,11 @@ for k in BASE_SRC NEW_SRC BASE_REL NEW_REL; do [ -n "${bin[$k]:-}" ] && names+=(
 command -v perf >/dev/null || { echo "perf is needed (CPU time): apt-get install linux-perf" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# A list holds one value per round, "n/a" for a round that failed, so that
-# two binaries' lists stay aligned by round (paired below); the statistics
+# A list holds one value per repeat, "n/a" for a repeat that failed, so that
+# two binaries' lists stay aligned (paired); the statistics of bench/lib.sh
 # read the numbers only.
-nums() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9]+([.][0-9]*)?$'; }
-median() { nums "$1" | sort -g | awk '{a[NR] = $1} END {if (!NR) {print "n/a"; exit} m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.5g\n", m}'; }
-best() { nums "$1" | sort -g | head -n 1; }
-# the lower quartile: steadier than the best of many runs (one lucky run) and
-# than the median (the rounds a neighbour's job hit)
-quartile() { nums "$1" | sort -g | awk '{a[NR] = $1} END {if (!NR) {print "n/a"; exit} print a[int((NR - 1) / 4) + 1]}'; }
-spread() { nums "$1" | sort -g | awk '{a[NR] = $1} END {if (NR) printf "%s-%s", a[1], a[NR]}'; }
-div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "n/a") printf "%.3f", a / b; else print "n/a" }'; }
-# paired A B: round by round (both ran in the same round, minutes apart at
-# most, under the same load), the median of A/B and in how many rounds A < B.
-# With no difference between the two, A < B in about half the rounds.
-paired() {
-    paste -d' ' <(tr ' ' '\n' <<<"$1" | grep .) <(tr ' ' '\n' <<<"$2" | grep .) |
-        awk '$1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ && $2 > 0 { printf "%.6f %d\n", $1 / $2, $1 < $2 }' | sort -g |
-        awk '{r[NR] = $1; w += $2} END {if (!NR) {print "n/a"; exit}
-             printf "median of the per-round ratios %.3f, lower in %d of %d rounds", (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2, w, NR}'
-}
 # paired_lines KIND: the release against the source build of the same commit,
-# round by round, for a measure kept in arrays named KIND
+# repeat by repeat, for a measure kept in arrays named KIND
 paired_lines() {
     local -n col=$1
     for c in NEW BASE; do
@@ -91,8 +71,7 @@ pairs() {
     done | sed 's/sourceREL/release/; s/SRC//'
 }
 
-bench_header "issue 30, second round: doctor warm with torch, doctor --gather -n $RANKS, smoke vs raw MPI"
-# ELF type: the release of the second round was ET_EXEC (zig's default), PIE since 60d7ff7
+bench_header "side by side: doctor warm with torch, doctor --gather -n $RANKS, smoke vs raw MPI"
 elf_type() { case $(od -An -tu2 -j16 -N2 "$1" | tr -d ' ') in 2) echo "EXEC" ;; 3) echo "PIE" ;; *) echo "?" ;; esac; }
 for k in "${names[@]}"; do echo "$k: ${bin[$k]} ($(stat -c %s "${bin[$k]}") bytes, $(elf_type "${bin[$k]}"))"; done
 echo "cpu: $(grep -m1 vendor_id /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo '?')"
@@ -136,8 +115,8 @@ else
 fi
 
 # ---- 2. doctor --gather -n N --quick ----
-# At 256 (the most the incumbent starts: it clamped -n to 256 without a word)
-# and at RANKS. A round whose gather did not hear every rank is not counted.
+# At 256 and at RANKS (GATHER_RANKS chooses); a repeat whose gather did not
+# hear every rank is not counted.
 # gather K N: prints "WALL_MS ALL_CPU_MS RANK0_CPU_MS FAILED" from one run: time(1)
 # around perf stat --no-inherit around rank 0 (all CPU: every process, perf's own
 # few ms included; rank 0's: its own task-clock)
@@ -154,13 +133,13 @@ gather() {
 }
 for N in $(row 2 && echo "${GATHER_RANKS:-256 $RANKS}"); do
 echo
-echo "## 2. doctor --gather -n $N --quick ($GRUNS rounds; rank 0's own CPU per joining rank from -n 2 and -n $N)"
+echo "## 2. doctor --gather -n $N --quick ($GRUNS repeats; rank 0's own CPU per joining rank from -n 2 and -n $N)"
 declare -A gwall=() gall=() g0=() g2=()
 for ((r = 0; r < GRUNS; r++)); do
     for i in "${!names[@]}"; do
         k=${names[$(((i + r) % ${#names[@]}))]}
         read -r w a c0 bad < <(gather "$k" "$N")
-        if [ "$bad" != 0 ]; then # not counted, but kept as n/a: the lists stay aligned by round
+        if [ "$bad" != 0 ]; then # not counted, but kept as n/a: the lists stay aligned by repeat
             gwall[$k]+="n/a " gall[$k]+="n/a " g0[$k]+="n/a " g2[$k]+="n/a "
             continue
         fi
@@ -175,7 +154,7 @@ printf '| %-9s | %-16s | %-14s | %-18s | %-16s | %-26s |\n' binary "wall median 
 echo "|---|---|---|---|---|---|"
 for k in "${names[@]}"; do
     if [ -z "$(nums "${gwall[$k]:-}")" ]; then
-        printf '| %-9s | %s |\n' "$k" "n/a: no round heard all $N ranks (the incumbent clamps -n to 256)"
+        printf '| %-9s | %s |\n' "$k" "n/a: no repeat heard all $N ranks"
         continue
     fi
     m0=$(median "${g0[$k]}")
@@ -187,14 +166,14 @@ done
 echo "wall:"; pairs gwall
 echo "CPU, all processes:"; pairs gall
 echo "rank 0 CPU:"; pairs g0
-echo "wall, round by round:"; paired_lines gwall
-echo "CPU, all processes, round by round:"; paired_lines gall
+echo "wall, repeat by repeat:"; paired_lines gwall
+echo "CPU, all processes, repeat by repeat:"; paired_lines gall
 echo "(load now: $(cut -d' ' -f1-3 /proc/loadavg))"
 unset gwall gall g0 g2
 done
 
 # ---- 3. smoke vs raw MPI_Allreduce, 1 KiB ----
-# Two rank counts: 2 (the issue's figure: a real exchange, ~1 us a call, which
+# Two rank counts: 2 (a real exchange, ~1 us a call, which
 # the load of a shared machine moves by far more than the harness costs) and
 # 1 (MPI_Allreduce on one rank is a local copy, tens of ns: what is left is
 # the harness's own cost per call, on one core, little disturbed by load).
@@ -210,9 +189,9 @@ elif command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
         n=${spec%%:*} iters=${spec#*:}
         echo "## 3. smoke --backend mpi all_reduce 1 KiB vs MPI_Allreduce ($(mpirun --version | head -n1), $n rank(s), $iters calls, $REPEATS alternating runs)"
         declare -A sm=()
-        # every raw run; and one per round to pair with the round's smoke runs,
-        # the one before them in even rounds, after in odd ones (one draw
-        # each: the better of two would win more rounds by itself)
+        # every raw run; and one per repeat to pair with the repeat's smoke runs,
+        # the one before them in even repeats, after in odd ones (one draw
+        # each: the better of two would win more repeats by itself)
         raw_t="" raw_r=""
         raw() { mpirun $root --oversubscribe --bind-to none -n "$n" "$tmp/raw" 1024 "$iters" 200 || echo n/a; }
         for ((r = 0; r < REPEATS; r++)); do
@@ -227,13 +206,13 @@ elif command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
             raw_t+="$before $after "
             if ((r % 2)); then raw_r+="$after "; else raw_r+="$before "; fi
         done
-        rb=$(best "$raw_t") rq=$(quartile "$raw_t") rm=$(median "$raw_t")
+        rb=$(best "$raw_t") rq=$(lower_quartile "$raw_t") rm=$(median "$raw_t")
         printf '| %-9s | %-10s | %-10s | %-12s | %-16s | %-16s | %-18s | %-24s |\n' binary "best (us)" "p25 (us)" "median (us)" \
             "raw/smoke, best" "raw/smoke, p25" "raw/smoke, median" "spread (us)"
         echo "|---|---|---|---|---|---|---|---|"
         printf '| %-9s | %-10s | %-10s | %-12s | %-16s | %-16s | %-18s | %-24s |\n' "raw MPI" "$rb" "$rq" "$rm" 1 1 1 "$(spread "$raw_t")"
         for k in "${names[@]}"; do
-            b=$(best "${sm[$k]}") q=$(quartile "${sm[$k]}") m=$(median "${sm[$k]}")
+            b=$(best "${sm[$k]}") q=$(lower_quartile "${sm[$k]}") m=$(median "${sm[$k]}")
             printf '| %-9s | %-10s | %-10s | %-12s | %-16s | %-16s | %-18s | %-24s |\n' "$k" "$b" "$q" "$m" "$(div "$rb" "$b")" \
                 "$(div "$rq" "$q")" "$(div "$rm" "$m")" "$(spread "${sm[$k]}")"
         done
@@ -243,7 +222,7 @@ elif command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
         echo "lowest runs (us):"
         echo "  raw MPI: $(nums "$raw_t" | sort -g | head -n 8 | tr '\n' ' ')"
         for k in "${names[@]}"; do echo "  $k: $(nums "${sm[$k]}" | sort -g | head -n 8 | tr '\n' ' ')"; done
-        echo "round by round:"
+        echo "repeat by repeat:"
         paired_lines sm
         for k in "${names[@]}"; do echo "  raw / $k: $(paired "$raw_r" "${sm[$k]}")"; done
         unset sm
