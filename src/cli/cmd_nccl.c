@@ -317,10 +317,10 @@ static int cmd_build(int argc, char **argv)
         case O_SOURCE: o.source = optarg; break;
         case O_VENDOR: o.vendor = optarg; break;
         case 'j': {
-            char *end = NULL;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n <= 0 || n > 4096)
-                return cli_usage(CMD " build", "--jobs wants a positive number, not '%s'", optarg);
+            long long n;
+            cf_error err = CF_ERROR_INIT;
+            if (cli_whole("--jobs", "a number of jobs", optarg, 1, 4096, &n, &err))
+                return cli_usage_fail(CMD " build", &err);
             o.jobs = (int)n;
             break;
         }
@@ -452,7 +452,7 @@ static const struct cli_option env_opts[] = {
     { "format", required_argument, O_FORMAT }, { "host-survey", required_argument, O_HOST },
 };
 
-static int cf_parse_small(int argc, char **argv, const char *sub, const struct cli_option *longopts, size_t n_longopts,
+static int parse_small_args(int argc, char **argv, const char *sub, const struct cli_option *longopts, size_t n_longopts,
                           int want_name, struct small_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -483,7 +483,7 @@ static int cmd_list(int argc, char **argv)
     if (want_help(argc, argv, list_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = cf_parse_small(argc, argv, CMD " list", list_opts, sizeof list_opts / sizeof list_opts[0], 0, &a);
+    int rc = parse_small_args(argc, argv, CMD " list", list_opts, sizeof list_opts / sizeof list_opts[0], 0, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root, CMD " list");
@@ -547,7 +547,7 @@ static int cmd_activate(int argc, char **argv)
     if (want_help(argc, argv, activate_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = cf_parse_small(argc, argv, CMD " activate", root_opts, sizeof root_opts / sizeof root_opts[0], 1, &a);
+    int rc = parse_small_args(argc, argv, CMD " activate", root_opts, sizeof root_opts / sizeof root_opts[0], 1, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root, CMD " activate");
@@ -568,7 +568,7 @@ static int cmd_remove(int argc, char **argv)
     if (want_help(argc, argv, remove_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = cf_parse_small(argc, argv, CMD " remove", root_opts, sizeof root_opts / sizeof root_opts[0], 1, &a);
+    int rc = parse_small_args(argc, argv, CMD " remove", root_opts, sizeof root_opts / sizeof root_opts[0], 1, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root, CMD " remove");
@@ -602,7 +602,7 @@ static int cmd_env(int argc, char **argv)
     if (want_help(argc, argv, env_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = cf_parse_small(argc, argv, CMD " env", env_opts, sizeof env_opts / sizeof env_opts[0], 2, &a);
+    int rc = parse_small_args(argc, argv, CMD " env", env_opts, sizeof env_opts / sizeof env_opts[0], 2, &a);
     if (rc)
         return rc;
     const char *format = a.format ? a.format : a.json ? "json" : "shell";

@@ -465,34 +465,26 @@ static int parse_redop(const char *s, int *v)
     return 0;
 }
 
-static int parse_number(const char *flag, const char *s, double min, double max, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (!*s || *end || v != v || v < min || v > max)
-        return cli_usage("smoke", "%s '%s': expected a number from %g to %g", flag, s, min, max);
-    *out = v;
-    return 0;
-}
-
-static int parse_whole(const char *flag, const char *s, long min, long max, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < min || v > max)
-        return cli_usage("smoke", "%s '%s': expected a whole number from %ld to %ld", flag, s, min, max);
-    *out = v;
-    return 0;
-}
-
-static int parse_size_flag(const char *flag, const char *s, size_t *out)
+static int parse_number(const char *flag, const char *what, const char *s, double min, double max, double *out)
 {
     cf_error err = CF_ERROR_INIT;
-    if (cf_smoke_parse_size(s, out, &err) < 0) {
-        int rc = cli_usage("smoke", "%s: %s", flag, cf_error_message(&err));
-        cf_error_clear(&err);
-        return rc;
-    }
+    return cli_decimal(flag, what, s, min, max, out, &err) ? cli_usage_fail("smoke", &err) : 0;
+}
+
+static int parse_whole(const char *flag, const char *s, long long min, long long max, long long *out)
+{
+    cf_error err = CF_ERROR_INIT;
+    return cli_whole(flag, "a whole number", s, min, max, out, &err) ? cli_usage_fail("smoke", &err) : 0;
+}
+
+/* a message size; a petabyte is past any buffer a collective is given */
+static int parse_size_flag(const char *flag, const char *s, uint64_t min, size_t *out)
+{
+    cf_error err = CF_ERROR_INIT;
+    uint64_t v;
+    if (cli_size(flag, s, min, 1ull << 50, &v, &err))
+        return cli_usage_fail("smoke", &err);
+    *out = (size_t)v;
     return 0;
 }
 
@@ -561,7 +553,7 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
         patterns[i] = cf_smoke_pattern_name((enum cf_smoke_pattern)i);
     for (int i = 0; i <= CF_TRANSPORT_SHM; i++)
         transports[i] = i == CF_TRANSPORT_ANY ? NULL : cf_smoke_transport_name((enum cf_smoke_transport)i);
-    long whole = 0; /* gcc 12 at -O3 (the sdist's Release build) warns it may be unset */
+    long long whole = 0; /* gcc 12 at -O3 (the sdist's Release build) warns it may be unset */
     int c, word, factor_given = 0, bytes_given = 0;
     opterr = 0;
     optind = 1;
@@ -582,11 +574,11 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
             o->nranks = (int)whole;
             break;
         case 'T':
-            if (parse_number("--timeout", optarg, 0.1, 86400, &o->op_timeout_s))
+            if (parse_number("--timeout", "a number of seconds", optarg, 0.1, 86400, &o->op_timeout_s))
                 return EXIT_USAGE;
             break;
         case OPT_CONNECT_TIMEOUT:
-            if (parse_number("--connect-timeout", optarg, 0.1, 86400, &o->connect_timeout_s))
+            if (parse_number("--connect-timeout", "a number of seconds", optarg, 0.1, 86400, &o->connect_timeout_s))
                 return EXIT_USAGE;
             break;
         case OPT_OPS:
@@ -611,11 +603,11 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
                 o->root = (int)whole;
             break;
         case 'b':
-            if (parse_size_flag("-b", optarg, &o->sweep.min_bytes))
+            if (parse_size_flag("-b", optarg, 0, &o->sweep.min_bytes))
                 return EXIT_USAGE;
             break;
         case 'e':
-            if (parse_size_flag("-e", optarg, &o->sweep.max_bytes))
+            if (parse_size_flag("-e", optarg, 0, &o->sweep.max_bytes))
                 return EXIT_USAGE;
             break;
         case 'f':
@@ -626,10 +618,9 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
             factor_given = 1;
             break;
         case 'i':
-            if (parse_size_flag("-i", optarg, &o->sweep.step_bytes))
+            /* from 1: a step of 0 would never grow the size */
+            if (parse_size_flag("-i", optarg, 1, &o->sweep.step_bytes))
                 return EXIT_USAGE;
-            if (!o->sweep.step_bytes)
-                return cli_usage("smoke", "-i 0 would never grow the size");
             bytes_given = 1;
             break;
         case 'w':
@@ -678,7 +669,7 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
                 return EXIT_USAGE;
             break;
         case OPT_MIN_BUSBW:
-            if (parse_number("--min-busbw", optarg, 0, 1e6, &o->min_busbw))
+            if (parse_number("--min-busbw", "a bandwidth in GB/s", optarg, 0, 1e6, &o->min_busbw))
                 return EXIT_USAGE;
             break;
         case OPT_EXPECT_TRANSPORT:
