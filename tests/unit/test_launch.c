@@ -399,7 +399,7 @@ static int has_bytes(const unsigned char *hay, size_t n, const char *needle)
     return 0;
 }
 
-/* Issue 29: hellos without the secret whose tag is "joined twice", or whose world
+/* Hellos without the secret whose tag is "joined twice", or whose world
  * size differs, and 300 connections that never speak: the rendezvous neither ends
  * nor waits for them; each is counted as a stray; the refusals are bare codes. */
 static void test_strangers_cannot_end_or_delay_the_rendezvous(void **state)
