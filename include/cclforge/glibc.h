@@ -73,8 +73,6 @@ struct cf_glibc_rule_info {
     char source[148];     /* where it lives in glibc ("elf/dl-hwcaps.c", commit) */
 };
 
-/* The table, one entry per rule. */
-const struct cf_glibc_rule_info *cf_glibc_rules(size_t *n);
 /* 1 when release v follows the rule. */
 int cf_glibc_follows(struct cf_glibc v, enum cf_glibc_rule rule);
 const char *cf_glibc_rule_name(enum cf_glibc_rule rule);

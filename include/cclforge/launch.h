@@ -3,7 +3,7 @@
  * rendezvous between the ranks of one run: rank 0 listens on every address of its
  * port (as torch's TCPStore does), every connection proves it belongs to the run
  * (HMAC-SHA256 over a per-run secret, both ways), every wait is bounded, and once
- * joined rank 0 can gather one blob from every rank and broadcast one to all.
+ * joined rank 0 can broadcast one blob to all.
  *
  * Used by `smoke` (the NCCL unique id, the supervisor's record channel) and by
  * `doctor --gather`. The library never prints: errors come back as cf_error. */
@@ -187,8 +187,8 @@ struct cf_rdv_opts {
     int rank, world;
     const struct cf_launch_secret *secret;
     const char *tag;
-    double timeout_s;       /* bound on joining, and on each gather and broadcast */
-    size_t max_blob;        /* largest blob accepted; 0: 1 MiB */
+    double timeout_s;       /* bound on joining, and on each broadcast */
+    size_t max_blob;        /* largest broadcast accepted; 0: 1 MiB */
 };
 struct cf_rdv;
 /* Rank 0 waits until every other rank joined; the others connect to it. */
@@ -204,14 +204,6 @@ const struct cf_launch_strays *cf_rdv_strays(const struct cf_rdv *r);
  * reached (rank argument ignored). "" when unknown. */
 const char *cf_rdv_peer_addr(const struct cf_rdv *r, int rank);
 
-struct cf_rdv_blob {
-    unsigned char *data;
-    size_t len;
-};
-/* Every rank gives one blob; rank 0 gets all `world` of them in rank order (*all,
- * freed with cf_rdv_blobs_free); the others get *all = NULL. */
-int cf_rdv_gather(struct cf_rdv *r, const void *blob, size_t len, struct cf_rdv_blob **all, cf_error *err);
-void cf_rdv_blobs_free(struct cf_rdv_blob *all, int n);
 /* Rank 0 sends (*data, *len) to every rank; the others receive into a malloc'd *data. */
 int cf_rdv_bcast(struct cf_rdv *r, unsigned char **data, size_t *len, cf_error *err);
 void cf_rdv_close(struct cf_rdv *r);

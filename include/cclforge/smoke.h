@@ -108,8 +108,6 @@ struct cf_smoke_sweep {
     size_t step_factor; /* > 1: multiply (nccl-tests: -f wins over -i) */
     size_t step_bytes;  /* added when step_factor <= 1 */
 };
-/* Parses "8", "1K", "128M", "1G" (powers of 1024). */
-int cf_smoke_parse_size(const char *s, size_t *out, cf_error *err);
 /* The size after `bytes`, or 0 when the sweep ends (past max, or not growing). */
 size_t cf_smoke_next_size(const struct cf_smoke_sweep *sw, size_t bytes);
 
@@ -314,9 +312,6 @@ void cf_smoke_report_release(struct cf_smoke_report *r);
  * ran to a verdict (check report->failed and ->aborted), -1 on a usage or setup error. */
 int cf_smoke_run(const struct cf_smoke_opts *opts, cf_smoke_event_fn on_event, void *ctx,
                  struct cf_smoke_report *report, cf_error *err);
-
-/* FNV-1a 64 of bytes, as printed for the NCCL unique id each rank received. */
-uint64_t cf_smoke_fnv1a(const void *data, size_t len);
 
 /* ---- NCCL's own log: which transport each connection used ---- */
 struct cf_smoke_nccl_log {

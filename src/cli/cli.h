@@ -3,6 +3,7 @@
 #define CCLFORGE_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <cjson/cJSON.h>
@@ -22,6 +23,19 @@ void cli_print_json(cJSON *doc);
 void cli_print_json_to(FILE *f, cJSON *doc);
 /* Usage error: message plus a pointer to --help, returns 2. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints err as a usage error of cmd (cli_usage) and clears it; returns EXIT_USAGE. */
+int cli_usage_fail(const char *cmd, cf_error *err);
+
+/* The one parser of numeric flags (src/cli/cli_number.c): the whole text a
+ * number from min to max, else -1 and err (CF_ERR_USAGE) says "<flag> '<text>':
+ * expected <what> from <min> to <max>"; never clamped. cli_whole takes
+ * digits, cli_decimal 1.5 and 1e3 too, cli_size bytes with K, M, G or T. */
+int cli_whole(const char *flag, const char *what, const char *text, long long min, long long max, long long *out,
+              cf_error *err);
+int cli_decimal(const char *flag, const char *what, const char *text, double min, double max, double *out,
+                cf_error *err);
+int cli_size(const char *flag, const char *text, uint64_t min, uint64_t max, uint64_t *out, cf_error *err);
+
 /* 1 when argv[i] is -h or --help anywhere before a "--". */
 int cli_wants_help(int argc, char **argv);
 

@@ -508,6 +508,8 @@ int cmd_doctor(int argc, char **argv)
     const char *save = NULL;
     int json = 0, quick = 0, gather = 0, verbose = 0, local_ranks = 0, c;
     double timeout_s = 60;
+    long long ranks;
+    cf_error err = CF_ERROR_INIT;
     optind = 1;
     opterr = 0;
     while ((c = CLI_GETOPT(argc, argv, "hn:v", longopts)) != -1) {
@@ -525,15 +527,13 @@ int cmd_doctor(int argc, char **argv)
         case 'g': gather = 1; break;
         case 'v': verbose = 1; break;
         case 't':
-            timeout_s = cf_parse_small(optarg, 86400);
-            if (timeout_s <= 0)
-                return cli_usage("doctor", "--timeout takes seconds from 1 to 86400, not '%s'", optarg);
+            if (cli_decimal("--timeout", "a number of seconds", optarg, 1, 86400, &timeout_s, &err))
+                return cli_usage_fail("doctor", &err);
             break;
         case 'n':
-            /* one past the bound: cf_parse_small clamps, and 5000 must not become 4096 */
-            local_ranks = cf_parse_small(optarg, MAX_LOCAL_RANKS + 1);
-            if (local_ranks <= 0 || local_ranks > MAX_LOCAL_RANKS)
-                return cli_usage("doctor", "-n takes a rank count from 1 to %d, not '%s'", MAX_LOCAL_RANKS, optarg);
+            if (cli_whole("-n", "a rank count", optarg, 1, MAX_LOCAL_RANKS, &ranks, &err))
+                return cli_usage_fail("doctor", &err);
+            local_ranks = (int)ranks;
             break;
         case 'h': fputs(doctor_usage, stdout); return EXIT_FINE;
         default: return cli_usage("doctor", "unknown or incomplete option '%s'", argv[optind - 1]);
@@ -551,7 +551,6 @@ int cmd_doctor(int argc, char **argv)
         return doctor_gather(argc, argv, &opts, json, verbose, local_ranks, timeout_s);
 
     struct cf_survey s;
-    cf_error err = CF_ERROR_INIT;
     if (cf_survey_run(&opts, &s, &err) < 0) {
         /* A survey file the user named that cannot be read is a usage error. */
         if (err.kind == CF_ERR_IO || err.kind == CF_ERR_FORMAT || err.kind == CF_ERR_NOTFOUND)

@@ -771,10 +771,10 @@ int cmd_inspect(int argc, char **argv)
         case 'e': opts.explain = 1; view.explain = 1; break;
         case 'a': view.all = 1; break;
         case OPT_DEPTH: {
-            char *end;
-            long d = strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end || d < 0 || d > INT_MAX)
-                return cli_usage("inspect", "--depth wants a number >= 0, not '%s'", optarg);
+            long long d;
+            cf_error err = CF_ERROR_INIT;
+            if (cli_whole("--depth", "a depth", optarg, 0, INT_MAX, &d, &err))
+                return cli_usage_fail("inspect", &err);
             view.max_depth = (int)d;
             break;
         }

@@ -282,67 +282,132 @@ static cJSON *verify_json(const struct cf_nccl_verify *v)
     return o;
 }
 
-static int cmd_build(int argc, char **argv)
+enum { O_TAG = 256, O_ARCHS, O_PTX, O_NOPTX, O_SOURCE, O_VENDOR, O_ONLY, O_ROOT_B, O_CUDA, O_ROCM, O_SURVEY,
+       O_DOCKER, O_IMAGE, O_FORCE, O_VERIFY_B, O_NOWAIT, O_DRY, O_JSON_B };
+
+/* build's flags into *o; 0, or the exit code of a usage error */
+static int parse_build_args(int argc, char **argv, struct cf_nccl_build_opts *o, int *dry_run, int *json)
 {
-    if (want_help(argc, argv, build_usage))
-        return EXIT_FINE;
-    double started = cf_now_seconds(); /* the user's wait, survey included */
-    enum { O_TAG = 256, O_ARCHS, O_PTX, O_NOPTX, O_SOURCE, O_VENDOR, O_ONLY, O_ROOT, O_CUDA, O_ROCM, O_SURVEY,
-           O_DOCKER, O_IMAGE, O_FORCE, O_VERIFY_B, O_NOWAIT, O_DRY, O_JSON };
     static const struct cli_option longopts[] = {
         { "tag", required_argument, O_TAG },         { "archs", required_argument, O_ARCHS },
         { "ptx", no_argument, O_PTX },               { "no-ptx", no_argument, O_NOPTX },
         { "source", required_argument, O_SOURCE },   { "vendor", required_argument, O_VENDOR },
         { "jobs", required_argument, 'j' },          { "only-funcs", required_argument, O_ONLY },
-        { "root", required_argument, O_ROOT },       { "cuda-home", required_argument, O_CUDA },
+        { "root", required_argument, O_ROOT_B },     { "cuda-home", required_argument, O_CUDA },
         { "rocm-path", required_argument, O_ROCM },  { "survey", required_argument, O_SURVEY },
         { "docker", no_argument, O_DOCKER },         { "docker-image", required_argument, O_IMAGE },
         { "force", no_argument, O_FORCE },           { "no-wait", no_argument, O_NOWAIT },
         { "verify", no_argument, O_VERIFY_B },
-        { "dry-run", no_argument, O_DRY },           { "json", no_argument, O_JSON },
+        { "dry-run", no_argument, O_DRY },           { "json", no_argument, O_JSON_B },
     };
-    struct cf_nccl_build_opts o;
-    memset(&o, 0, sizeof o);
-    o.ptx = 1;
-    int dry_run = 0, json = 0;
+    memset(o, 0, sizeof *o);
+    o->ptx = 1;
     optind = 1;
     opterr = 0;
     int c;
     while ((c = CLI_GETOPT(argc, argv, "j:", longopts)) != -1) {
         switch (c) {
-        case O_TAG: o.tag = optarg; break;
-        case O_ARCHS: o.archs = optarg; break;
-        case O_PTX: o.ptx = 1; break;
-        case O_NOPTX: o.ptx = 0; break;
-        case O_SOURCE: o.source = optarg; break;
-        case O_VENDOR: o.vendor = optarg; break;
+        case O_TAG: o->tag = optarg; break;
+        case O_ARCHS: o->archs = optarg; break;
+        case O_PTX: o->ptx = 1; break;
+        case O_NOPTX: o->ptx = 0; break;
+        case O_SOURCE: o->source = optarg; break;
+        case O_VENDOR: o->vendor = optarg; break;
         case 'j': {
-            char *end = NULL;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n <= 0 || n > 4096)
-                return cli_usage(CMD " build", "--jobs wants a positive number, not '%s'", optarg);
-            o.jobs = (int)n;
+            long long n;
+            cf_error err = CF_ERROR_INIT;
+            if (cli_whole("--jobs", "a number of jobs", optarg, 1, 4096, &n, &err))
+                return cli_usage_fail(CMD " build", &err);
+            o->jobs = (int)n;
             break;
         }
-        case O_ONLY: o.only_funcs = optarg; break;
-        case O_ROOT: o.root = optarg; break;
-        case O_CUDA: o.cuda_home = optarg; break;
-        case O_ROCM: o.rocm_path = optarg; break;
-        case O_SURVEY: o.survey_file = optarg; break;
-        case O_DOCKER: o.docker = 1; break;
-        case O_IMAGE: o.docker_image = optarg; break;
-        case O_FORCE: o.force = 1; break;
-        case O_VERIFY_B: o.verify = 1; break;
-        case O_NOWAIT: o.no_wait = 1; break;
-        case O_DRY: dry_run = 1; break;
-        case O_JSON: json = 1; break;
+        case O_ONLY: o->only_funcs = optarg; break;
+        case O_ROOT_B: o->root = optarg; break;
+        case O_CUDA: o->cuda_home = optarg; break;
+        case O_ROCM: o->rocm_path = optarg; break;
+        case O_SURVEY: o->survey_file = optarg; break;
+        case O_DOCKER: o->docker = 1; break;
+        case O_IMAGE: o->docker_image = optarg; break;
+        case O_FORCE: o->force = 1; break;
+        case O_VERIFY_B: o->verify = 1; break;
+        case O_NOWAIT: o->no_wait = 1; break;
+        case O_DRY: *dry_run = 1; break;
+        case O_JSON_B: *json = 1; break;
         default: return cli_usage(CMD " build", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
         return cli_usage(CMD " build", "unexpected argument '%s'", argv[optind]);
+    o->use_survey = 1; /* defaults (tag, archs) from this host's or --survey's GPUs and libtorch */
+    return 0;
+}
 
-    o.use_survey = 1; /* defaults (tag, archs) from this host's or --survey's GPUs and libtorch */
+static void print_dry_run(const struct cf_nccl_plan *plan, int json)
+{
+    if (!json) {
+        print_plan(plan);
+        return;
+    }
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-build/1");
+    cJSON_AddBoolToObject(doc, "dry_run", 1);
+    cJSON_AddItemToObject(doc, "plan", plan_json(plan));
+    cli_print_json(doc);
+}
+
+static cJSON *build_json(const struct cf_nccl_plan *plan, const struct cf_nccl_build_result *r, int rc,
+                         const cf_error *err)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-build/1");
+    cJSON_AddBoolToObject(doc, "ok", rc == 0);
+    cJSON_AddBoolToObject(doc, "cache_hit", r->cache_hit);
+    cf_json_put_str(doc, "damaged_cache", r->damage);
+    cJSON_AddItemToObject(doc, "plan", plan_json(plan));
+    if (r->target_dir)
+        cJSON_AddStringToObject(doc, "installed", r->target_dir);
+    cJSON_AddNumberToObject(doc, "build_seconds", r->build_seconds);
+    cJSON_AddNumberToObject(doc, "total_seconds", r->total_seconds);
+    if (r->verify.library)
+        cJSON_AddItemToObject(doc, "verify", verify_json(&r->verify));
+    if (rc < 0) {
+        cJSON_AddStringToObject(doc, "error", cf_error_message(err));
+        cJSON_AddStringToObject(doc, "log_tail", cf_sb_str(&r->log_tail));
+    }
+    return doc;
+}
+
+/* what a fresh build installed: its banner, soname and GPU code */
+static void print_installed(const struct cf_nccl_build_result *r)
+{
+    printf("installed %s (built in %.1f s)\n", cli_safe(r->target_dir), r->build_seconds);
+    printf("  banner  %s\n", cli_safe(r->verify.banner));
+    printf("  soname  %s\n", cli_safe(r->verify.soname));
+    struct strbuf s = STRBUF_INIT;
+    for (size_t i = 0; i < r->verify.sass.n; i++)
+        cf_sb_addf(&s, "%s%s", i ? " " : "", r->verify.sass.v[i]);
+    for (size_t i = 0; i < r->verify.ptx.n; i++)
+        cf_sb_addf(&s, " %s(PTX)", r->verify.ptx.v[i]);
+    printf("  code    %s\n", cli_safe(cf_sb_str(&s)));
+    cf_sb_release(&s);
+    if (r->verify.extra.n) {
+        printf("  extra   ");
+        for (size_t i = 0; i < r->verify.extra.n; i++)
+            printf("%s%s", i ? " " : "", cli_safe(r->verify.extra.v[i]));
+        printf(" (not requested; reported, not an error)\n");
+    }
+}
+
+static int cmd_build(int argc, char **argv)
+{
+    if (want_help(argc, argv, build_usage))
+        return EXIT_FINE;
+    double started = cf_now_seconds(); /* the user's wait, survey included */
+    struct cf_nccl_build_opts o;
+    int dry_run = 0, json = 0;
+    int code = parse_build_args(argc, argv, &o, &dry_run, &json);
+    if (code)
+        return code;
 
     struct build_ui ui;
     memset(&ui, 0, sizeof ui);
@@ -352,23 +417,14 @@ static int cmd_build(int argc, char **argv)
 
     cf_error err = CF_ERROR_INIT;
     struct cf_nccl_plan plan;
-    int code = EXIT_FINE;
     if (cf_nccl_plan_make(&o, &plan, &err) < 0)
         return cli_fail(CMD " build", &err);
     for (size_t i = 0; i < plan.warnings.n; i++)
         cli_warn(CMD " build", "%s", plan.warnings.v[i]);
     if (dry_run) {
-        if (json) {
-            cJSON *doc = cJSON_CreateObject();
-            cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-build/1");
-            cJSON_AddBoolToObject(doc, "dry_run", 1);
-            cJSON_AddItemToObject(doc, "plan", plan_json(&plan));
-            cli_print_json(doc);
-        } else {
-            print_plan(&plan);
-        }
+        print_dry_run(&plan, json);
         cf_nccl_plan_release(&plan);
-        return code;
+        return EXIT_FINE;
     }
 
     struct cf_nccl_build_result r;
@@ -379,23 +435,7 @@ static int cmd_build(int argc, char **argv)
         cli_warn(CMD " build", "the cached %s was damaged (%s): it was rebuilt, not served", plan.target_name,
                  r.damage);
     if (json) {
-        cJSON *doc = cJSON_CreateObject();
-        cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-build/1");
-        cJSON_AddBoolToObject(doc, "ok", rc == 0);
-        cJSON_AddBoolToObject(doc, "cache_hit", r.cache_hit);
-        cf_json_put_str(doc, "damaged_cache", r.damage);
-        cJSON_AddItemToObject(doc, "plan", plan_json(&plan));
-        if (r.target_dir)
-            cJSON_AddStringToObject(doc, "installed", r.target_dir);
-        cJSON_AddNumberToObject(doc, "build_seconds", r.build_seconds);
-        cJSON_AddNumberToObject(doc, "total_seconds", r.total_seconds);
-        if (r.verify.library)
-            cJSON_AddItemToObject(doc, "verify", verify_json(&r.verify));
-        if (rc < 0) {
-            cJSON_AddStringToObject(doc, "error", cf_error_message(&err));
-            cJSON_AddStringToObject(doc, "log_tail", cf_sb_str(&r.log_tail));
-        }
-        cli_print_json(doc);
+        cli_print_json(build_json(&plan, &r, rc, &err));
         if (rc < 0)
             code = cli_fail(CMD " build", &err);
     } else if (rc < 0) {
@@ -406,22 +446,7 @@ static int cmd_build(int argc, char **argv)
     } else if (r.cache_hit) {
         printf("cached %s (same inputs; --force rebuilds) in %.3f s\n", cli_safe(r.target_dir), cf_now_seconds() - started);
     } else {
-        printf("installed %s (built in %.1f s)\n", cli_safe(r.target_dir), r.build_seconds);
-        printf("  banner  %s\n", cli_safe(r.verify.banner));
-        printf("  soname  %s\n", cli_safe(r.verify.soname));
-        struct strbuf s = STRBUF_INIT;
-        for (size_t i = 0; i < r.verify.sass.n; i++)
-            cf_sb_addf(&s, "%s%s", i ? " " : "", r.verify.sass.v[i]);
-        for (size_t i = 0; i < r.verify.ptx.n; i++)
-            cf_sb_addf(&s, " %s(PTX)", r.verify.ptx.v[i]);
-        printf("  code    %s\n", cli_safe(cf_sb_str(&s)));
-        cf_sb_release(&s);
-        if (r.verify.extra.n) {
-            printf("  extra   ");
-            for (size_t i = 0; i < r.verify.extra.n; i++)
-                printf("%s%s", i ? " " : "", cli_safe(r.verify.extra.v[i]));
-            printf(" (not requested; reported, not an error)\n");
-        }
+        print_installed(&r);
     }
     cf_nccl_build_result_release(&r);
     cf_nccl_plan_release(&plan);
@@ -452,7 +477,7 @@ static const struct cli_option env_opts[] = {
     { "format", required_argument, O_FORMAT }, { "host-survey", required_argument, O_HOST },
 };
 
-static int cf_parse_small(int argc, char **argv, const char *sub, const struct cli_option *longopts, size_t n_longopts,
+static int parse_small_args(int argc, char **argv, const char *sub, const struct cli_option *longopts, size_t n_longopts,
                           int want_name, struct small_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -483,7 +508,7 @@ static int cmd_list(int argc, char **argv)
     if (want_help(argc, argv, list_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = cf_parse_small(argc, argv, CMD " list", list_opts, sizeof list_opts / sizeof list_opts[0], 0, &a);
+    int rc = parse_small_args(argc, argv, CMD " list", list_opts, sizeof list_opts / sizeof list_opts[0], 0, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root, CMD " list");
@@ -547,7 +572,7 @@ static int cmd_activate(int argc, char **argv)
     if (want_help(argc, argv, activate_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = cf_parse_small(argc, argv, CMD " activate", root_opts, sizeof root_opts / sizeof root_opts[0], 1, &a);
+    int rc = parse_small_args(argc, argv, CMD " activate", root_opts, sizeof root_opts / sizeof root_opts[0], 1, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root, CMD " activate");
@@ -568,7 +593,7 @@ static int cmd_remove(int argc, char **argv)
     if (want_help(argc, argv, remove_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = cf_parse_small(argc, argv, CMD " remove", root_opts, sizeof root_opts / sizeof root_opts[0], 1, &a);
+    int rc = parse_small_args(argc, argv, CMD " remove", root_opts, sizeof root_opts / sizeof root_opts[0], 1, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root, CMD " remove");
@@ -602,7 +627,7 @@ static int cmd_env(int argc, char **argv)
     if (want_help(argc, argv, env_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = cf_parse_small(argc, argv, CMD " env", env_opts, sizeof env_opts / sizeof env_opts[0], 2, &a);
+    int rc = parse_small_args(argc, argv, CMD " env", env_opts, sizeof env_opts / sizeof env_opts[0], 2, &a);
     if (rc)
         return rc;
     const char *format = a.format ? a.format : a.json ? "json" : "shell";

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -465,34 +466,26 @@ static int parse_redop(const char *s, int *v)
     return 0;
 }
 
-static int parse_number(const char *flag, const char *s, double min, double max, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (!*s || *end || v != v || v < min || v > max)
-        return cli_usage("smoke", "%s '%s': expected a number from %g to %g", flag, s, min, max);
-    *out = v;
-    return 0;
-}
-
-static int parse_whole(const char *flag, const char *s, long min, long max, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < min || v > max)
-        return cli_usage("smoke", "%s '%s': expected a whole number from %ld to %ld", flag, s, min, max);
-    *out = v;
-    return 0;
-}
-
-static int parse_size_flag(const char *flag, const char *s, size_t *out)
+static int parse_number(const char *flag, const char *what, const char *s, double min, double max, double *out)
 {
     cf_error err = CF_ERROR_INIT;
-    if (cf_smoke_parse_size(s, out, &err) < 0) {
-        int rc = cli_usage("smoke", "%s: %s", flag, cf_error_message(&err));
-        cf_error_clear(&err);
-        return rc;
-    }
+    return cli_decimal(flag, what, s, min, max, out, &err) ? cli_usage_fail("smoke", &err) : 0;
+}
+
+static int parse_whole(const char *flag, const char *s, long long min, long long max, long long *out)
+{
+    cf_error err = CF_ERROR_INIT;
+    return cli_whole(flag, "a whole number", s, min, max, out, &err) ? cli_usage_fail("smoke", &err) : 0;
+}
+
+/* a message size; a petabyte is past any buffer a collective is given */
+static int parse_size_flag(const char *flag, const char *s, uint64_t min, size_t *out)
+{
+    cf_error err = CF_ERROR_INIT;
+    uint64_t v;
+    if (cli_size(flag, s, min, 1ull << 50, &v, &err))
+        return cli_usage_fail("smoke", &err);
+    *out = (size_t)v;
     return 0;
 }
 
@@ -517,6 +510,76 @@ enum {
     OPT_BACKEND = 256, OPT_LIB, OPT_RUNTIME, OPT_MPIRUN, OPT_MPI_LIB, OPT_CONNECT_TIMEOUT, OPT_OPS, OPT_ITERS, OPT_PLACE,
     OPT_JSON, OPT_PATTERN, OPT_MIN_BUSBW, OPT_EXPECT_TRANSPORT
 };
+
+/* The flags that take a whole number into an int of the options: 1 when c
+ * is one (and its value is good), 0 when it is not one, -1 on a usage error. */
+static int whole_flag(int c, const char *arg, struct cf_smoke_opts *o)
+{
+    static const struct {
+        int c;
+        char flag[8];
+        int min, max;
+        size_t field;
+    } flags[] = {
+        { 'n', "-n", 1, 4096, offsetof(struct cf_smoke_opts, nranks) },
+        { 'w', "-w", 0, 1000000, offsetof(struct cf_smoke_opts, warmup_iters) },
+        { OPT_ITERS, "--iters", 1, 10000000, offsetof(struct cf_smoke_opts, iters) },
+        { 'c', "-c", 0, 1000, offsetof(struct cf_smoke_opts, check) },
+        { 'z', "-z", 0, 1, offsetof(struct cf_smoke_opts, blocking) },
+        { 'G', "-G", 0, 100000, offsetof(struct cf_smoke_opts, graph_launches) },
+        { 'R', "-R", 0, 1, offsetof(struct cf_smoke_opts, registration) },
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        if (flags[i].c != c)
+            continue;
+        long long v;
+        if (parse_whole(flags[i].flag, arg, flags[i].min, flags[i].max, &v))
+            return -1;
+        *(int *)((char *)o + flags[i].field) = (int)v;
+        return 1;
+    }
+    return 0;
+}
+
+/* The flags that take one word of a list (--backend, --place, --pattern,
+ * --expect-transport): 1, 0 or -1 as whole_flag. */
+static int word_flag(int c, const char *arg, struct cf_smoke_opts *o)
+{
+    /* on the stack, as parse_word wants them: a static table of pointers is relocated at every start */
+    const char *const backends[] = { [CF_BACKEND_NCCL] = "nccl", [CF_BACKEND_RCCL] = "rccl", [CF_BACKEND_MPI] = "mpi" };
+    const char *const placements[] = { [CF_PLACE_OUT] = "out", [CF_PLACE_IN] = "in",
+                                       [CF_PLACE_OUT | CF_PLACE_IN] = "both" };
+    /* the library's own words for patterns and transports, listed when one is wrong */
+    const char *patterns[CF_PATTERN_BISECT + 1], *transports[CF_TRANSPORT_SHM + 1];
+    int word;
+    switch (c) {
+    case OPT_BACKEND:
+        if (parse_word("--backend", arg, backends, 3, &word))
+            return -1;
+        o->backend = (enum cf_smoke_backend_kind)word;
+        return 1;
+    case OPT_PLACE:
+        if (parse_word("--place", arg, placements, 4, &word))
+            return -1;
+        o->places = (unsigned)word;
+        return 1;
+    case OPT_PATTERN:
+        for (int i = 0; i <= CF_PATTERN_BISECT; i++)
+            patterns[i] = cf_smoke_pattern_name((enum cf_smoke_pattern)i);
+        if (cf_smoke_pattern_parse(arg, &o->pattern) &&
+            parse_word("--pattern", arg, patterns, CF_PATTERN_BISECT + 1, &word))
+            return -1;
+        return 1;
+    case OPT_EXPECT_TRANSPORT:
+        for (int i = 0; i <= CF_TRANSPORT_SHM; i++)
+            transports[i] = i == CF_TRANSPORT_ANY ? NULL : cf_smoke_transport_name((enum cf_smoke_transport)i);
+        if (cf_smoke_transport_parse(arg, &o->expect_transport) &&
+            parse_word("--expect-transport", arg, transports, CF_TRANSPORT_SHM + 1, &word))
+            return -1;
+        return 1;
+    default: return 0;
+    }
+}
 
 static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smoke_cli *cli)
 {
@@ -551,42 +614,28 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
         { "json", no_argument, OPT_JSON },
         { "help", no_argument, 'h' },
     };
-    /* on the stack, as parse_word wants them: a static table of pointers is relocated at every start */
-    const char *const backends[] = { [CF_BACKEND_NCCL] = "nccl", [CF_BACKEND_RCCL] = "rccl", [CF_BACKEND_MPI] = "mpi" };
-    const char *const placements[] = { [CF_PLACE_OUT] = "out", [CF_PLACE_IN] = "in",
-                                       [CF_PLACE_OUT | CF_PLACE_IN] = "both" };
-    /* the library's own words for patterns and transports, listed when one is wrong */
-    const char *patterns[CF_PATTERN_BISECT + 1], *transports[CF_TRANSPORT_SHM + 1];
-    for (int i = 0; i <= CF_PATTERN_BISECT; i++)
-        patterns[i] = cf_smoke_pattern_name((enum cf_smoke_pattern)i);
-    for (int i = 0; i <= CF_TRANSPORT_SHM; i++)
-        transports[i] = i == CF_TRANSPORT_ANY ? NULL : cf_smoke_transport_name((enum cf_smoke_transport)i);
-    long whole = 0; /* gcc 12 at -O3 (the sdist's Release build) warns it may be unset */
-    int c, word, factor_given = 0, bytes_given = 0;
+    long long whole = 0; /* gcc 12 at -O3 (the sdist's Release build) warns it may be unset */
+    int c, done, factor_given = 0, bytes_given = 0;
     opterr = 0;
     optind = 1;
     while ((c = CLI_GETOPT(argc, argv, ":n:T:d:o:r:b:e:f:i:w:c:a:z:G:R:h", longopts)) != -1) {
+        if ((done = whole_flag(c, optarg, o)) == 0)
+            done = word_flag(c, optarg, o);
+        if (done < 0)
+            return EXIT_USAGE;
+        if (done)
+            continue;
         switch (c) {
-        case OPT_BACKEND:
-            if (parse_word("--backend", optarg, backends, 3, &word))
-                return EXIT_USAGE;
-            o->backend = (enum cf_smoke_backend_kind)word;
-            break;
         case OPT_LIB: o->lib_path = optarg; break;
         case OPT_RUNTIME: o->runtime_path = optarg; break;
         case OPT_MPIRUN: o->mpirun = optarg; break;
         case OPT_MPI_LIB: o->mpi_lib = optarg; break;
-        case 'n':
-            if (parse_whole("-n", optarg, 1, 4096, &whole))
-                return EXIT_USAGE;
-            o->nranks = (int)whole;
-            break;
         case 'T':
-            if (parse_number("--timeout", optarg, 0.1, 86400, &o->op_timeout_s))
+            if (parse_number("--timeout", "a number of seconds", optarg, 0.1, 86400, &o->op_timeout_s))
                 return EXIT_USAGE;
             break;
         case OPT_CONNECT_TIMEOUT:
-            if (parse_number("--connect-timeout", optarg, 0.1, 86400, &o->connect_timeout_s))
+            if (parse_number("--connect-timeout", "a number of seconds", optarg, 0.1, 86400, &o->connect_timeout_s))
                 return EXIT_USAGE;
             break;
         case OPT_OPS:
@@ -611,11 +660,11 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
                 o->root = (int)whole;
             break;
         case 'b':
-            if (parse_size_flag("-b", optarg, &o->sweep.min_bytes))
+            if (parse_size_flag("-b", optarg, 0, &o->sweep.min_bytes))
                 return EXIT_USAGE;
             break;
         case 'e':
-            if (parse_size_flag("-e", optarg, &o->sweep.max_bytes))
+            if (parse_size_flag("-e", optarg, 0, &o->sweep.max_bytes))
                 return EXIT_USAGE;
             break;
         case 'f':
@@ -626,64 +675,18 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
             factor_given = 1;
             break;
         case 'i':
-            if (parse_size_flag("-i", optarg, &o->sweep.step_bytes))
+            /* from 1: a step of 0 would never grow the size */
+            if (parse_size_flag("-i", optarg, 1, &o->sweep.step_bytes))
                 return EXIT_USAGE;
-            if (!o->sweep.step_bytes)
-                return cli_usage("smoke", "-i 0 would never grow the size");
             bytes_given = 1;
-            break;
-        case 'w':
-            if (parse_whole("-w", optarg, 0, 1000000, &whole))
-                return EXIT_USAGE;
-            o->warmup_iters = (int)whole;
-            break;
-        case OPT_ITERS:
-            if (parse_whole("--iters", optarg, 1, 10000000, &whole))
-                return EXIT_USAGE;
-            o->iters = (int)whole;
-            break;
-        case 'c':
-            if (parse_whole("-c", optarg, 0, 1000, &whole))
-                return EXIT_USAGE;
-            o->check = (int)whole;
-            break;
-        case OPT_PLACE:
-            if (parse_word("--place", optarg, placements, 4, &word))
-                return EXIT_USAGE;
-            o->places = (unsigned)word;
             break;
         case 'a':
             if (parse_whole("-a", optarg, 0, 3, &whole))
                 return EXIT_USAGE;
             o->average = (enum cf_smoke_average)whole;
             break;
-        case 'z':
-            if (parse_whole("-z", optarg, 0, 1, &whole))
-                return EXIT_USAGE;
-            o->blocking = (int)whole;
-            break;
-        case 'G':
-            if (parse_whole("-G", optarg, 0, 100000, &whole))
-                return EXIT_USAGE;
-            o->graph_launches = (int)whole;
-            break;
-        case 'R':
-            if (parse_whole("-R", optarg, 0, 1, &whole))
-                return EXIT_USAGE;
-            o->registration = (int)whole;
-            break;
-        case OPT_PATTERN:
-            if (cf_smoke_pattern_parse(optarg, &o->pattern) &&
-                parse_word("--pattern", optarg, patterns, CF_PATTERN_BISECT + 1, &word))
-                return EXIT_USAGE;
-            break;
         case OPT_MIN_BUSBW:
-            if (parse_number("--min-busbw", optarg, 0, 1e6, &o->min_busbw))
-                return EXIT_USAGE;
-            break;
-        case OPT_EXPECT_TRANSPORT:
-            if (cf_smoke_transport_parse(optarg, &o->expect_transport) &&
-                parse_word("--expect-transport", optarg, transports, CF_TRANSPORT_SHM + 1, &word))
+            if (parse_number("--min-busbw", "a bandwidth in GB/s", optarg, 0, 1e6, &o->min_busbw))
                 return EXIT_USAGE;
             break;
         case OPT_JSON: cli->json = 1; break;

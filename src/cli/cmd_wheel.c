@@ -130,33 +130,6 @@ static const struct cli_option long_options[] = {
     { "help", no_argument, 'h' },
 };
 
-/* "4G", "512M", "100K", "123456" -> bytes; 0 when it is none of those. */
-static uint64_t parse_size(const char *s)
-{
-    static const struct {
-        char unit;
-        int shift;
-    } units[] = { { 'K', 10 }, { 'M', 20 }, { 'G', 30 }, { 'T', 40 } };
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return 0;
-    int shift = 0;
-    for (size_t i = 0; *end && i < sizeof units / sizeof units[0]; i++)
-        if (toupper((unsigned char)*end) == units[i].unit) {
-            shift = units[i].shift;
-            end++;
-            if (toupper((unsigned char)*end) == 'I' && toupper((unsigned char)end[1]) == 'B')
-                end += 2;
-            else if (toupper((unsigned char)*end) == 'B')
-                end++;
-        }
-    if (*end || v > (UINT64_MAX >> shift))
-        return 0;
-    return (uint64_t)v << shift;
-}
-
 /* Text that came from the wheel (member names, RECORD paths) never reaches
  * the terminal raw: control bytes show as '?'. */
 static const char *status_word(int ok)
@@ -257,6 +230,14 @@ static int usage_error(int json, const char *fmt, ...)
     }
     int rc = cli_usage("wheel verify", "%s", msg.buf);
     cf_sb_release(&msg);
+    return rc;
+}
+
+/* usage_error of a flag's value that cli_whole and its kin refused */
+static int usage_error_of(int json, cf_error *err)
+{
+    int rc = usage_error(json, "%s", cf_error_message(err));
+    cf_error_clear(err);
     return rc;
 }
 
@@ -362,6 +343,7 @@ int cmd_wheel(int argc, char **argv)
     struct cf_wheel_verify_opts o = { 0 };
     struct strvec sites = STRVEC_INIT, externals = STRVEC_INIT;
     int json = 0, c, rc = EXIT_FINE;
+    cf_error err = CF_ERROR_INIT;
     for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
         json |= !strcmp(argv[i], "--json");
     optind = 1;
@@ -370,10 +352,9 @@ int cmd_wheel(int argc, char **argv)
         switch (c) {
         case OPT_INSTALL: o.install = 1; break;
         case OPT_SMOKE: {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n < 1 || n > 1024) {
-                rc = usage_error(json, "--smoke wants a rank count from 1 to 1024, not '%s'", optarg);
+            long long n;
+            if (cli_whole("--smoke", "a rank count", optarg, 1, 1024, &n, &err)) {
+                rc = usage_error_of(json, &err);
                 goto done;
             }
             o.smoke_ranks = (int)n;
@@ -392,22 +373,18 @@ int cmd_wheel(int argc, char **argv)
         case OPT_SYSTEM_SITE: o.system_site_packages = 1; break;
         case OPT_EXTERNAL: cf_strvec_push(&externals, optarg); break;
         case OPT_MAX_SIZE:
-            o.max_size = parse_size(optarg);
-            if (!o.max_size) {
-                rc = usage_error(json, "--max-size wants a size such as 4G, 512M or 1000000, not '%s'", optarg);
+            /* up to a petabyte: past any wheel, and short to say */
+            if (cli_size("--max-size", optarg, 1, 1ull << 50, &o.max_size, &err)) {
+                rc = usage_error_of(json, &err);
                 goto done;
             }
             break;
-        case OPT_TIMEOUT: {
-            char *end;
-            double t = strtod(optarg, &end);
-            if (*end || !(t > 0) || t > 86400) {
-                rc = usage_error(json, "--timeout wants seconds from 1 to 86400, not '%s'", optarg);
+        case OPT_TIMEOUT:
+            if (cli_decimal("--timeout", "a number of seconds", optarg, 0.1, 86400, &o.timeout_s, &err)) {
+                rc = usage_error_of(json, &err);
                 goto done;
             }
-            o.timeout_s = t;
             break;
-        }
         case OPT_WORK_DIR: o.work_dir = optarg; break;
         case OPT_KEEP: o.keep = 1; break;
         case OPT_JSON: json = 1; break;
@@ -426,7 +403,6 @@ int cmd_wheel(int argc, char **argv)
     o.externals = (const char *const *)externals.v;
     o.n_externals = externals.n;
     struct cf_wheel_verify_result r;
-    cf_error err = CF_ERROR_INIT;
     if (cf_wheel_verify(&o, &r, &err) < 0) {
         /* the verifier could not work at all: still one JSON document */
         if (json)

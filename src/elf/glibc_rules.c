@@ -45,12 +45,6 @@ static const struct cf_glibc_rule_info rules[CF_GLIBC_RULE_COUNT] = {
       "elf/rtld.c: rtld_multiple_ref is always true (8f8dd904c4)" },
 };
 
-const struct cf_glibc_rule_info *cf_glibc_rules(size_t *n)
-{
-    *n = CF_GLIBC_RULE_COUNT;
-    return rules;
-}
-
 int cf_glibc_compare(struct cf_glibc a, struct cf_glibc b)
 {
     if (a.major != b.major)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cclforge/dst.h"
+#include "cclforge/fnv1a.h"
 #include "cclforge/fs.h"
 #include "cclforge/ldcache.h"
 #include "cclforge/strbuf.h"
@@ -160,20 +161,12 @@ static char *absolute_dir_of(const char *path)
 /* fillin_rpath: split, expand tokens, drop entries that expand to nothing, strip
  * trailing '/' and add one, drop duplicates. An empty entry means the current
  * directory (""). Absolute entries not derived from $ORIGIN go under --root. */
-static uint32_t path_hash(const char *s)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
 /* Index of dir in out (whose indices set[] holds, open addressing, +1; 0
  * empty), adding it when new: a 40,000-entry RUNPATH is deduplicated in
  * linear time. */
 static void push_unique(struct strvec *out, size_t *set, size_t cap, char *dir)
 {
-    for (size_t k = path_hash(dir) & (cap - 1);; k = (k + 1) & (cap - 1)) {
+    for (size_t k = cf_fnv1a32_str(dir) & (cap - 1);; k = (k + 1) & (cap - 1)) {
         if (!set[k]) {
             cf_strvec_push_nodup(out, dir);
             set[k] = out->n;
@@ -195,7 +188,7 @@ static void fill_dirs(struct ctx *c, struct strvec *out, const char *list, const
         cap *= 2;
     size_t *set = cf_xcalloc(cap, sizeof *set);
     for (size_t i = 0; i < out->n; i++) {
-        size_t k = path_hash(out->v[i]) & (cap - 1);
+        size_t k = cf_fnv1a32_str(out->v[i]) & (cap - 1);
         while (set[k])
             k = (k + 1) & (cap - 1);
         set[k] = i + 1;
@@ -290,7 +283,7 @@ static enum search_outcome try_path(struct ctx *c, const char *path, enum cf_lds
 static int dir_exists(struct ctx *c, const char *dir)
 {
     struct dir_memo *m = &c->dirs;
-    uint32_t h = path_hash(dir);
+    uint32_t h = cf_fnv1a32_str(dir);
     if (m->cap) {
         for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
             if (!m->v[i].path)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cclforge/elf.h"
+#include "cclforge/fnv1a.h"
 #include "cclforge/strbuf.h"
 
 enum { MAX_ENTRY = 8 << 20 };      /* an entry is kilobytes; anything this large is not ours */
@@ -104,11 +105,7 @@ static void memory_keep(struct cf_scan_cache *c, const struct cf_file_id *id, un
 /* <dir>/<xx>/<16 hex digits of a hash of device and inode> */
 static char *entry_path(const struct cf_scan_cache *c, const struct cf_file_id *id, char **subdir)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a over the two numbers */
-    const uint64_t parts[] = { id->dev, id->ino };
-    for (size_t k = 0; k < 2; k++)
-        for (int i = 0; i < 8; i++)
-            h = (h ^ ((parts[k] >> (8 * i)) & 0xff)) * 1099511628211ull;
+    uint64_t h = cf_fnv1a64_u64(cf_fnv1a64_u64(CF_FNV1A64_CACHE_BASIS, id->dev), id->ino);
     *subdir = cf_asprintf("%s/%02x", c->dir, (unsigned)(h >> 56));
     return cf_asprintf("%s/%016llx", *subdir, (unsigned long long)h);
 }

@@ -26,12 +26,6 @@ static void init(struct cf_collected *c, int world)
         c->fds[i] = -1;
 }
 
-int cf_launch_collect(int listen_fd, const struct cf_launch_secret *s, const char *tag, int world, double timeout_s,
-                      size_t max_blob, struct cf_collected *out, cf_error *err)
-{
-    return cf_launch_collect_watching(listen_fd, s, tag, world, timeout_s, max_blob, NULL, out, err);
-}
-
 int cf_launch_collect_watching(int listen_fd, const struct cf_launch_secret *s, const char *tag, int world,
                                double timeout_s, size_t max_blob, const struct cf_collect_watch *w,
                                struct cf_collected *out, cf_error *err)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cclforge/envp.h"
+#include "cclforge/fnv1a.h"
 #include "cclforge/launch_collect.h"
 
 #define NAME_MAX_LEN 255
@@ -79,15 +80,6 @@ int cf_slurm_hostlist_expand(const char *expr, size_t max, struct strvec *out, c
  * inside it was found taken (EADDRINUSE) on a busy host. */
 enum { DERIVED_PORT_FIRST = 20000, DERIVED_PORT_END = 32768 };
 
-/* FNV-1a of the job id: the same port on every rank of one job */
-static unsigned hash(const char *s)
-{
-    unsigned h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
 int cf_launch_rank0_where(const struct cf_launch_info *info, char *const *envp, char *addr, size_t addr_cap,
                           int *port, char *how, size_t how_cap, cf_error *err)
 {
@@ -127,8 +119,9 @@ int cf_launch_rank0_where(const struct cf_launch_info *info, char *const *envp, 
         *port = info->master_port;
         snprintf(how, how_cap, "%s, port from %s", from, info->port_from ? info->port_from : "the launcher");
     } else {
+        /* the same port on every rank of one job, whatever host it runs on */
         unsigned span = DERIVED_PORT_END - DERIVED_PORT_FIRST;
-        *port = DERIVED_PORT_FIRST + (int)(hash(info->run_id[0] ? info->run_id : "cclforge") % span);
+        *port = DERIVED_PORT_FIRST + (int)(cf_fnv1a32_str(info->run_id[0] ? info->run_id : "cclforge") % span);
         snprintf(how, how_cap, "%s, port derived from the job id %s", from, info->run_id[0] ? info->run_id : "(none)");
     }
     return 0;

@@ -1,7 +1,6 @@
 /* The rendezvous: rank 0 listens on every address of its port and waits (bounded)
  * until every other rank has joined through the authenticated handshake; then one
- * blob per rank can be gathered to rank 0 and one broadcast from it. A star of
- * connections, enough for a unique id, a host table or a survey per host. */
+ * blob can be broadcast from it. A star of connections, enough for a unique id. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -199,37 +198,6 @@ const char *cf_rdv_peer_addr(const struct cf_rdv *r, int rank)
     if (r->rank != 0)
         return r->up.addr;
     return rank > 0 && rank < r->world ? r->peers[rank].addr : "";
-}
-
-int cf_rdv_gather(struct cf_rdv *r, const void *blob, size_t len, struct cf_rdv_blob **all, cf_error *err)
-{
-    *all = NULL;
-    double deadline = cf_now_seconds() + r->timeout_s;
-    if (r->rank != 0) {
-        if (cf_launch_send(r->up.fd, blob, len, deadline, err) < 0)
-            return cf_error_prefix(err, "rank %d sending its part to rank 0", r->rank);
-        return 0;
-    }
-    struct cf_rdv_blob *b = cf_xcalloc((size_t)r->world, sizeof *b);
-    b[0].data = cf_xmalloc(len + 1);
-    memcpy(b[0].data, blob, len);
-    b[0].data[len] = 0;
-    b[0].len = len;
-    for (int i = 1; i < r->world; i++) {
-        if (cf_launch_recv(r->peers[i].fd, &b[i].data, &b[i].len, r->max_blob, deadline, err) < 0) {
-            cf_rdv_blobs_free(b, r->world);
-            return cf_error_prefix(err, "rank 0 gathering from rank %d (%s)", i, r->peers[i].addr);
-        }
-    }
-    *all = b;
-    return 0;
-}
-
-void cf_rdv_blobs_free(struct cf_rdv_blob *all, int n)
-{
-    for (int i = 0; all && i < n; i++)
-        free(all[i].data);
-    free(all);
 }
 
 int cf_rdv_bcast(struct cf_rdv *r, unsigned char **data, size_t *len, cf_error *err)

@@ -440,6 +440,71 @@ static int check_build_paths(const struct cf_nccl_plan *plan, int docker, cf_err
     return rc;
 }
 
+/* The archs' family decides the vendor when none was given (gfx archs alone:
+ * ROCm); one given that cannot build them is refused, naming the one that
+ * can. PTX: asked for with an arch's "+PTX", never for AMD. */
+static int fit_vendor_to_archs(struct cf_nccl_plan *plan, int vendor_given, cf_error *err)
+{
+    enum cf_arch_family family = cf_arch_list_family(&plan->archs);
+    if (family != plan->vendor->arch_family) {
+        if (vendor_given) {
+            struct strbuf fits = STRBUF_INIT;
+            for (int v = 0; v < CF_VENDOR_COUNT; v++)
+                if (cf_vendor_get((enum cf_vendor)v)->arch_family == family)
+                    cf_sb_addf(&fits, "%s%s", fits.len ? " or " : "--vendor ", cf_vendor_get((enum cf_vendor)v)->word);
+            cf_error_set(err, CF_ERR_USAGE, "%s archs (%s) cannot be built with --vendor %s: use %s",
+                         family == CF_ARCH_AMD ? "AMD" : "NVIDIA", plan->archs.v[0].name, plan->vendor->word,
+                         cf_sb_str(&fits));
+            cf_sb_release(&fits);
+            return -1;
+        }
+        plan->vendor = cf_vendor_for_arch_family(family);
+    }
+    if (plan->vendor->arch_family == CF_ARCH_NVIDIA && plan->archs.ptx_requested)
+        plan->ptx = 1;
+    if (plan->vendor->arch_family == CF_ARCH_AMD)
+        plan->ptx = 0;
+    return 0;
+}
+
+/* RCCL has no default source; --docker builds NCCL only, from a git URL the
+ * container clones itself (no build context is sent). */
+static int check_source_fits(const struct cf_nccl_build_opts *opts, const struct cf_nccl_plan *plan, cf_error *err)
+{
+    if (plan->vendor->comm->lib == CF_COMMLIB_RCCL && plan->source_kind == CF_SRC_UPSTREAM)
+        return cf_error_set(err, CF_ERR_USAGE, "RCCL builds need --source (a ROCm/rccl checkout, tarball or git URL)");
+    if (!opts->docker)
+        return 0;
+    if (plan->vendor->comm->lib != CF_COMMLIB_NCCL)
+        return cf_error_set(err, CF_ERR_USAGE, "--docker builds NCCL only; build RCCL natively against ROCm/DTK");
+    if (plan->source_kind != CF_SRC_UPSTREAM && plan->source_kind != CF_SRC_GIT)
+        return cf_error_set(err, CF_ERR_USAGE,
+                            "--docker clones the source inside the container and sends no build context: use a git "
+                            "URL or the default upstream source, not %s",
+                            plan->source);
+    if (strncmp(plan->source, "http", 4) && strncmp(plan->source, "git", 3))
+        return cf_error_set(err, CF_ERR_USAGE, "--docker needs a network git URL the container can reach, not %s",
+                            plan->source);
+    return 0;
+}
+
+/* The image (given, else a CUDA devel image of the toolkit's major), and an
+ * image tag and container name no other build shares. */
+static void plan_docker(const char *image, struct cf_nccl_plan *plan)
+{
+    plan->docker = 1;
+    plan->docker_image = image ? cf_strdup(image)
+                               : cf_asprintf("nvidia/cuda:%s-devel-ubuntu22.04",
+                                             plan->cuda_version && cf_cuda_version_code(plan->cuda_version) >= 13000
+                                                 ? "13.0.0"
+                                                 : "12.8.1");
+    char *rnd = random_hex();
+    plan->docker_tag = cf_asprintf("cclforge-nccl-build:%s-%d-%s", plan->target_name, (int)getpid(), rnd);
+    plan->docker_container = cf_asprintf("cclforge-nccl-%s-%d-%s", plan->target_name, (int)getpid(), rnd);
+    free(rnd);
+    make_dockerfile(plan);
+}
+
 int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts_in, struct cf_nccl_plan *plan, cf_error *err)
 {
     memset(plan, 0, sizeof *plan);
@@ -485,50 +550,9 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts_in, struct cf_nccl_p
     }
     if (resolve_archs(opts, vendor_given, plan, err) < 0)
         goto out;
-    enum cf_arch_family family = cf_arch_list_family(&plan->archs);
-    if (family != plan->vendor->arch_family) {
-        if (vendor_given) {
-            struct strbuf fits = STRBUF_INIT;
-            for (int v = 0; v < CF_VENDOR_COUNT; v++)
-                if (cf_vendor_get((enum cf_vendor)v)->arch_family == family)
-                    cf_sb_addf(&fits, "%s%s", fits.len ? " or " : "--vendor ", cf_vendor_get((enum cf_vendor)v)->word);
-            cf_error_set(err, CF_ERR_USAGE, "%s archs (%s) cannot be built with --vendor %s: use %s",
-                         family == CF_ARCH_AMD ? "AMD" : "NVIDIA", plan->archs.v[0].name, plan->vendor->word,
-                         cf_sb_str(&fits));
-            cf_sb_release(&fits);
-            goto out;
-        }
-        plan->vendor = cf_vendor_for_arch_family(family); /* gfx archs alone: ROCm */
-    }
-    if (plan->vendor->arch_family == CF_ARCH_NVIDIA && plan->archs.ptx_requested)
-        plan->ptx = 1;
-    if (plan->vendor->arch_family == CF_ARCH_AMD)
-        plan->ptx = 0;
-
-    if (classify_source(opts->source, plan, err) < 0)
+    if (fit_vendor_to_archs(plan, vendor_given, err) < 0 || classify_source(opts->source, plan, err) < 0 ||
+        check_source_fits(opts, plan, err) < 0)
         goto out;
-    if (plan->vendor->comm->lib == CF_COMMLIB_RCCL && plan->source_kind == CF_SRC_UPSTREAM) {
-        cf_error_set(err, CF_ERR_USAGE, "RCCL builds need --source (a ROCm/rccl checkout, tarball or git URL)");
-        goto out;
-    }
-    if (opts->docker) {
-        if (plan->vendor->comm->lib != CF_COMMLIB_NCCL) {
-            cf_error_set(err, CF_ERR_USAGE, "--docker builds NCCL only; build RCCL natively against ROCm/DTK");
-            goto out;
-        }
-        if (plan->source_kind != CF_SRC_UPSTREAM && plan->source_kind != CF_SRC_GIT) {
-            cf_error_set(err, CF_ERR_USAGE,
-                         "--docker clones the source inside the container and sends no build context: use a git "
-                         "URL or the default upstream source, not %s",
-                         plan->source);
-            goto out;
-        }
-        if (strncmp(plan->source, "http", 4) && strncmp(plan->source, "git", 3)) {
-            cf_error_set(err, CF_ERR_USAGE, "--docker needs a network git URL the container can reach, not %s",
-                         plan->source);
-            goto out;
-        }
-    }
     if (resolve_toolkit(opts, plan, &nvcc_archs, err) < 0)
         goto out;
     if (plan->vendor->arch_family == CF_ARCH_NVIDIA &&
@@ -554,21 +578,8 @@ int cf_nccl_plan_make(const struct cf_nccl_build_opts *opts_in, struct cf_nccl_p
     if (check_build_paths(plan, opts->docker, err) < 0)
         goto out;
 
-    if (opts->docker) {
-        plan->docker = 1;
-        plan->docker_image = opts->docker_image
-                                 ? cf_strdup(opts->docker_image)
-                                 : cf_asprintf("nvidia/cuda:%s-devel-ubuntu22.04",
-                                               plan->cuda_version ? (cf_cuda_version_code(plan->cuda_version) >= 13000
-                                                                         ? "13.0.0"
-                                                                         : "12.8.1")
-                                                                  : "12.8.1");
-        char *rnd = random_hex();
-        plan->docker_tag = cf_asprintf("cclforge-nccl-build:%s-%d-%s", plan->target_name, (int)getpid(), rnd);
-        plan->docker_container = cf_asprintf("cclforge-nccl-%s-%d-%s", plan->target_name, (int)getpid(), rnd);
-        free(rnd);
-        make_dockerfile(plan);
-    }
+    if (opts->docker)
+        plan_docker(opts->docker_image, plan);
     rc = 0;
 out:
     free(nvcc_archs);

@@ -73,11 +73,6 @@ int cf_policy_oldest_from(int need_minor, const char *arch)
     return 0;
 }
 
-int cf_policy_newest(const char *arch)
-{
-    return cf_policy_for_tag(1 << 30, arch);
-}
-
 int cf_policy_musl_lib(const char *soname)
 {
     if (cf_starts_with(soname, "ld-musl-"))

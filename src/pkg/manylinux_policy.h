@@ -56,8 +56,6 @@ int cf_policy_lib_minor(const char *soname);
 /* The policy a manylinux_2_<tag_minor> tag stands under on arch: the newest
  * policy at or below it that covers arch; 0 when none does. */
 int cf_policy_for_tag(int tag_minor, const char *arch);
-/* The newest policy covering arch (0 none): what a linux_<arch> tag is held to. */
-int cf_policy_newest(const char *arch);
 /* The oldest policy of arch at or above manylinux_2_<need_minor> (glibc 2.32
  * needed: manylinux_2_34, there being no 2_32 policy); 0 when none. The one
  * rule the writer's tag and the verifier's "policy needed" both follow. */

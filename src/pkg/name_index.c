@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cclforge/fnv1a.h"
 #include "cclforge/strbuf.h"
 #include "cclforge/syscompat.h"
 
@@ -18,13 +19,6 @@ static uint64_t mix(uint64_t h)
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
     return h;
-}
-
-uint64_t cf_name_hash_more(uint64_t raw, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        raw = (raw ^ (unsigned char)s[i]) * 1099511628211ull;
-    return raw;
 }
 
 uint64_t cf_name_hash_start(struct cf_name_index *ix)
@@ -38,7 +32,7 @@ uint64_t cf_name_hash_start(struct cf_name_index *ix)
         }
         ix->seed = seed | 1;
     }
-    return 1469598103934665603ull ^ ix->seed;
+    return CF_FNV1A64_BASIS ^ ix->seed;
 }
 
 static struct cf_name_slot *probe(struct cf_name_slot *slots, size_t cap, const char *key, size_t len, uint64_t raw)
@@ -59,7 +53,7 @@ static void grow_to(struct cf_name_index *ix, size_t cap)
     for (size_t i = 0; i < ix->cap; i++)
         if (ix->slots[i].key) {
             const struct cf_name_slot *s = &ix->slots[i];
-            *probe(slots, cap, s->key, s->len, cf_name_hash_more(start, s->key, s->len)) = *s;
+            *probe(slots, cap, s->key, s->len, cf_fnv1a64_more(start, s->key, s->len)) = *s;
         }
     free(ix->slots);
     ix->slots = slots;
@@ -110,13 +104,13 @@ int cf_name_index_find_raw(const struct cf_name_index *ix, const char *key, size
 
 int cf_name_index_add(struct cf_name_index *ix, const char *key, size_t len, size_t value, size_t *existing)
 {
-    uint64_t raw = cf_name_hash_more(cf_name_hash_start(ix), key, len);
+    uint64_t raw = cf_fnv1a64_more(cf_name_hash_start(ix), key, len);
     return cf_name_index_add_raw(ix, key, len, raw, value, existing);
 }
 
 int cf_name_index_find(struct cf_name_index *ix, const char *key, size_t len, size_t *value)
 {
-    uint64_t raw = cf_name_hash_more(cf_name_hash_start(ix), key, len);
+    uint64_t raw = cf_fnv1a64_more(cf_name_hash_start(ix), key, len);
     return cf_name_index_find_raw(ix, key, len, raw, value);
 }
 

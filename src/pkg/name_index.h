@@ -4,13 +4,15 @@
  * outlive the index. Internal to src/pkg.
  *
  * The hash is incremental: the hashes of every prefix of a name come out of
- * one pass over it (cf_name_hash_more), so indexing each directory of a deep
+ * one pass over it (cf_fnv1a64_more), so indexing each directory of a deep
  * path costs its length once, not once per directory. */
 #ifndef CCLFORGE_PKG_NAME_INDEX_H
 #define CCLFORGE_PKG_NAME_INDEX_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "cclforge/fnv1a.h"
 
 struct cf_name_index {
     struct cf_name_slot { /* 16 bytes: an index of 200,000 names is 8 MB at most */
@@ -36,9 +38,9 @@ void cf_name_index_release(struct cf_name_index *ix);
 void cf_name_index_reserve(struct cf_name_index *ix, size_t n);
 
 /* The incremental form: start from cf_name_hash_start(ix), feed bytes with
- * cf_name_hash_more; the raw hash of key[0..len) goes to the _raw calls. */
+ * cf_fnv1a64_more (cclforge/fnv1a.h); the raw hash of key[0..len) goes to the
+ * _raw calls. */
 uint64_t cf_name_hash_start(struct cf_name_index *ix);
-uint64_t cf_name_hash_more(uint64_t raw, const char *s, size_t n);
 int cf_name_index_add_raw(struct cf_name_index *ix, const char *key, size_t len, uint64_t raw, size_t value,
                           size_t *existing);
 int cf_name_index_find_raw(const struct cf_name_index *ix, const char *key, size_t len, uint64_t raw, size_t *value);

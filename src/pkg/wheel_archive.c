@@ -75,7 +75,7 @@ static void index_dirs(struct verify_ctx *c, const char *path)
     uint64_t hashes[MAX_NAME / 2 + 32];
     for (size_t i = 0, from = 0; i < len; i++)
         if (path[i] == '/' && n_cuts < sizeof cuts / sizeof cuts[0]) {
-            raw = cf_name_hash_more(raw, path + from, i - from);
+            raw = cf_fnv1a64_more(raw, path + from, i - from);
             from = i;
             cuts[n_cuts] = i;
             hashes[n_cuts++] = raw;

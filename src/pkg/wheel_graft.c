@@ -280,134 +280,128 @@ static int clean_dir(const char *flag, const char *at, cf_error *err)
     return 0;
 }
 
-int cf_wheel_graft(const struct cf_wheel_graft_opts *o, struct cf_wheel_graft_result *res, cf_error *err)
+/* Signatures over the old RECORD no longer hold: dropped. */
+static void drop_signatures(struct members *ms, const char *dist_info, struct cf_wheel_graft_result *res)
 {
-    memset(res, 0, sizeof *res);
-    if (!o->n_files)
-        return cf_error_set(err, CF_ERR_USAGE, "nothing to graft: name the built files");
-    char *bundle_at = o->bundle_at ? cf_strdup(o->bundle_at) : o->at ? cf_asprintf("%s/lib", o->at) : NULL;
-    if (!o->at || clean_dir("--at", o->at, err) < 0 || clean_dir("--bundle-at", bundle_at, err) < 0) {
-        if (!o->at)
-            cf_error_set(err, CF_ERR_USAGE, "--at PKG/PATH is required: where in the wheel the files go");
-        free(bundle_at);
-        return -1;
-    }
-    struct cf_wheel_name wn;
-    if (cf_wheel_name_parse(cf_basename(o->wheel), &wn, err) < 0) {
-        free(bundle_at);
-        return -1;
-    }
-    struct members ms = { 0 };
-    struct strvec externals = STRVEC_INIT, elf_paths = STRVEC_INIT, elf_names = STRVEC_INIT;
-    struct strbuf why = STRBUF_INIT;
-    char *dist_info = NULL, *module = NULL, *py = NULL, *tag = NULL, *tmpdir = NULL;
-    int rc = -1;
-    time_t mtime = (time_t)cf_wheel_fixed_mtime();
-    if (read_wheel(o->wheel, &ms, err) < 0)
-        goto out;
-    dist_info = dist_info_dir(&ms);
-    if (!dist_info) {
-        cf_error_set(err, CF_ERR_FORMAT, "%s has no *.dist-info/WHEEL: not a wheel", o->wheel);
-        goto out;
-    }
-    if (add_files(&ms, o->files, o->n_files, o->at, mtime, res, err) < 0 ||
-        add_files(&ms, o->bundle, o->n_bundle, bundle_at, mtime, res, err) < 0 || no_aliases(&ms, err) < 0)
-        goto out;
-    /* signatures over the old RECORD no longer hold */
-    for (size_t i = 0; i < ms.n; i++) {
-        const char *b = cf_basename(ms.v[i].name);
-        if ((!strcmp(b, "RECORD.jws") || !strcmp(b, "RECORD.p7s")) && cf_starts_with(ms.v[i].name, dist_info)) {
-            cf_strvec_push(&res->dropped, ms.v[i].name);
-            free(ms.v[i].name);
-            cf_sb_release(&ms.v[i].data);
-            memmove(&ms.v[i], &ms.v[i + 1], (ms.n - i - 1) * sizeof *ms.v);
-            ms.n--;
+    for (size_t i = 0; i < ms->n; i++) {
+        const char *b = cf_basename(ms->v[i].name);
+        if ((!strcmp(b, "RECORD.jws") || !strcmp(b, "RECORD.p7s")) && cf_starts_with(ms->v[i].name, dist_info)) {
+            cf_strvec_push(&res->dropped, ms->v[i].name);
+            free(ms->v[i].name);
+            cf_sb_release(&ms->v[i].data);
+            memmove(&ms->v[i], &ms->v[i + 1], (ms->n - i - 1) * sizeof *ms->v);
+            ms->n--;
             i--;
         }
     }
-    /* the ELF members, written out for the platform tag; the grafted extension's facts */
-    tmpdir = cf_mkdtemp(NULL, "cclforge-graft-", err);
-    if (!tmpdir)
-        goto out;
-    for (size_t i = 0; i < ms.n; i++) {
-        if (!cf_elf_facts_is_elf(ms.v[i].data.buf, ms.v[i].data.len))
+}
+
+/* What the ELF members say: each written out under tmpdir for the platform
+ * tag (paths and member names in order), and of the grafted ones the
+ * libraries they reach outside the wheel, the module (PyInit_) and the
+ * Python tag. */
+struct elf_members {
+    struct strvec paths, names, externals;
+    char *module, *py;
+};
+
+static int read_elf_members(const struct members *ms, const char *tmpdir, const struct cf_wheel_graft_result *res,
+                            struct elf_members *e, cf_error *err)
+{
+    for (size_t i = 0; i < ms->n; i++) {
+        const struct member *m = &ms->v[i];
+        if (!cf_elf_facts_is_elf(m->data.buf, m->data.len))
             continue;
         struct elf_facts f;
-        if (cf_elf_facts_read_memory(ms.v[i].data.buf, ms.v[i].data.len, ms.v[i].name, &f, err) < 0)
-            goto out;
-        int grafted = cf_strvec_contains(&res->added, ms.v[i].name) || cf_strvec_contains(&res->replaced, ms.v[i].name);
-        if (grafted) {
-            outside_dirs(ms.v[i].name, &f, &ms, &externals);
-            if (!module && f.pyinit.n) {
-                char *dir = cf_dirname(ms.v[i].name);
-                module = cf_asprintf("%s.%s", dir, f.pyinit.v[0] + strlen("PyInit_"));
-                for (char *c = module; *c; c++)
+        if (cf_elf_facts_read_memory(m->data.buf, m->data.len, m->name, &f, err) < 0)
+            return -1;
+        if (cf_strvec_contains(&res->added, m->name) || cf_strvec_contains(&res->replaced, m->name)) {
+            outside_dirs(m->name, &f, ms, &e->externals);
+            if (!e->module && f.pyinit.n) {
+                char *dir = cf_dirname(m->name);
+                e->module = cf_asprintf("%s.%s", dir, f.pyinit.v[0] + strlen("PyInit_"));
+                for (char *c = e->module; *c; c++)
                     if (*c == '/')
                         *c = '.';
                 free(dir);
             }
-            if (!py)
-                py = python_tag_of(ms.v[i].name);
+            if (!e->py)
+                e->py = python_tag_of(m->name);
         }
         cf_elf_facts_release(&f);
-        char *p = cf_asprintf("%s/%zu-%s", tmpdir, i, cf_basename(ms.v[i].name));
-        if (cf_write_file_atomic(p, ms.v[i].data.buf, ms.v[i].data.len, err) < 0) {
+        char *p = cf_asprintf("%s/%zu-%s", tmpdir, i, cf_basename(m->name));
+        if (cf_write_file_atomic(p, m->data.buf, m->data.len, err) < 0) {
             free(p);
-            goto out;
+            return -1;
         }
-        cf_strvec_push_nodup(&elf_paths, p);
-        cf_strvec_push(&elf_names, ms.v[i].name);
+        cf_strvec_push_nodup(&e->paths, p);
+        cf_strvec_push(&e->names, m->name);
     }
-    for (size_t i = 0; i < o->n_externals; i++)
-        if (!cf_strvec_contains(&externals, o->externals[i]))
-            cf_strvec_push(&externals, o->externals[i]);
-    /* tags: a pure wheel becomes one for this Python and platform */
-    int pure = !strcmp(wn.abi_tag, "none") && !strcmp(wn.platform_tag, "any");
+    return 0;
+}
+
+/* res->tag: a pure wheel becomes one for this Python and platform; the
+ * platform is the one given, else what the ELF members need, and a manylinux
+ * wheel keeps the higher of its ceiling and that. */
+static int graft_tag(const struct cf_wheel_graft_opts *o, const struct cf_wheel_name *wn, const struct elf_members *e,
+                     struct cf_wheel_graft_result *res, struct strbuf *why, cf_error *err)
+{
+    char *tag = NULL;
+    int pure = !strcmp(wn->abi_tag, "none") && !strcmp(wn->platform_tag, "any");
     if (o->platform_tag)
         tag = cf_strdup(o->platform_tag);
-    else if (elf_paths.n && cf_wheel_platform_tag((const char *const *)elf_paths.v, (const char *const *)elf_names.v,
-                                                  elf_paths.n, (const char *const *)externals.v, externals.n, &tag,
-                                                  &why, err) < 0)
-        goto out;
+    else if (e->paths.n && cf_wheel_platform_tag((const char *const *)e->paths.v, (const char *const *)e->names.v,
+                                                 e->paths.n, (const char *const *)e->externals.v, e->externals.n, &tag,
+                                                 why, err) < 0) {
+        free(tag);
+        return -1;
+    }
     if (!tag)
-        tag = cf_strdup(wn.platform_tag);
-    /* a manylinux wheel keeps the higher of its ceiling and what the ELF members need */
-    int have = cf_platform_glibc_ceiling(wn.platform_tag), need = cf_platform_glibc_ceiling(tag);
+        tag = cf_strdup(wn->platform_tag);
+    int have = cf_platform_glibc_ceiling(wn->platform_tag), need = cf_platform_glibc_ceiling(tag);
     if (!o->platform_tag && have && need && have > need) {
         free(tag);
-        tag = cf_strdup(wn.platform_tag);
+        tag = cf_strdup(wn->platform_tag);
     }
-    const char *pytag = pure && py ? py : wn.python_tag, *abitag = pure && py ? py : wn.abi_tag;
+    const char *pytag = pure && e->py ? e->py : wn->python_tag, *abitag = pure && e->py ? e->py : wn->abi_tag;
     res->tag = cf_asprintf("%s-%s-%s", pytag, abitag, tag);
-    /* .dist-info: WHEEL, the marker, RECORD */
+    free(tag);
+    return 0;
+}
+
+/* .dist-info's WHEEL (purelib, tag) and the marker cclforge reads back
+ * (schema, module, externals: what was there kept, the new added). */
+static void update_dist_info(struct members *ms, const char *dist_info, const struct elf_members *e, const char *tag,
+                             time_t mtime)
+{
     char *wheel_name = cf_asprintf("%s/WHEEL", dist_info), *marker_name = cf_asprintf("%s/%s", dist_info, CF_WHEEL_MARKER);
-    struct member *wheel = find(&ms, wheel_name);
-    set_header(&wheel->data, "Root-Is-Purelib", elf_paths.n ? "false" : "true");
-    set_header(&wheel->data, "Tag", res->tag);
-    struct member *marker = find(&ms, marker_name);
+    struct member *wheel = find(ms, wheel_name);
+    set_header(&wheel->data, "Root-Is-Purelib", e->paths.n ? "false" : "true");
+    set_header(&wheel->data, "Tag", tag);
+    struct member *marker = find(ms, marker_name);
     cJSON *doc = marker ? cJSON_Parse(cf_sb_str(&marker->data)) : NULL;
     if (!doc)
         doc = cJSON_CreateObject();
     if (!cJSON_GetObjectItemCaseSensitive(doc, "schema"))
         cJSON_AddStringToObject(doc, "schema", "cclforge.wheel-graft/1");
-    if (module && !cJSON_GetObjectItemCaseSensitive(doc, "module"))
-        cJSON_AddStringToObject(doc, "module", module);
+    if (e->module && !cJSON_GetObjectItemCaseSensitive(doc, "module"))
+        cJSON_AddStringToObject(doc, "module", e->module);
     cJSON *ext = cJSON_GetObjectItemCaseSensitive(doc, "externals");
     if (!cJSON_IsArray(ext)) {
         cJSON_DeleteItemFromObjectCaseSensitive(doc, "externals");
         ext = cJSON_AddArrayToObject(doc, "externals");
     }
-    for (size_t i = 0; i < externals.n; i++) {
+    for (size_t i = 0; i < e->externals.n; i++) {
         int seen = 0;
         const cJSON *it;
-        cJSON_ArrayForEach(it, ext) seen |= cJSON_IsString(it) && !strcmp(it->valuestring, externals.v[i]);
+        cJSON_ArrayForEach(it, ext) seen |= cJSON_IsString(it) && !strcmp(it->valuestring, e->externals.v[i]);
         if (!seen)
-            cJSON_AddItemToArray(ext, cJSON_CreateString(externals.v[i]));
+            cJSON_AddItemToArray(ext, cJSON_CreateString(e->externals.v[i]));
     }
     char *text = cJSON_Print(doc);
     cJSON_Delete(doc);
     if (!marker) {
-        marker = push(&ms, marker_name);
+        marker = push(ms, marker_name);
         marker->mtime = mtime;
     }
     cf_sb_reset(&marker->data);
@@ -416,18 +410,23 @@ int cf_wheel_graft(const struct cf_wheel_graft_opts *o, struct cf_wheel_graft_re
     free(text);
     free(wheel_name);
     free(marker_name);
-    res->module = module;
-    module = NULL;
-    /* order: the payload as it was plus the new files, then .dist-info, RECORD last */
+}
+
+/* Writes res->wheel, <dist>-<ver>[-build]-<tags>.whl in out_dir (default:
+ * beside the input), through a temporary file renamed into place: the
+ * payload as it was plus the new files, then .dist-info, a fresh RECORD last. */
+static int write_wheel(const struct cf_wheel_graft_opts *o, const struct cf_wheel_name *wn, struct members *ms,
+                       const char *dist_info, time_t mtime, struct cf_wheel_graft_result *res, cf_error *err)
+{
     struct members ordered = { 0 };
     char *record_name = cf_asprintf("%s/RECORD", dist_info);
     for (int pass = 0; pass < 2; pass++)
-        for (size_t i = 0; i < ms.n; i++) {
-            int in_di = cf_starts_with(ms.v[i].name, dist_info) && ms.v[i].name[strlen(dist_info)] == '/';
-            if (in_di != pass || !strcmp(ms.v[i].name, record_name))
+        for (size_t i = 0; i < ms->n; i++) {
+            int in_di = cf_starts_with(ms->v[i].name, dist_info) && ms->v[i].name[strlen(dist_info)] == '/';
+            if (in_di != pass || !strcmp(ms->v[i].name, record_name))
                 continue;
             ordered.v = cf_xrealloc(ordered.v, (ordered.n + 1) * sizeof *ordered.v);
-            ordered.v[ordered.n++] = ms.v[i];
+            ordered.v[ordered.n++] = ms->v[i];
         }
     struct strbuf record = STRBUF_INIT;
     for (size_t i = 0; i < ordered.n; i++) {
@@ -437,21 +436,20 @@ int cf_wheel_graft(const struct cf_wheel_graft_opts *o, struct cf_wheel_graft_re
         cf_sb_release(&b64);
     }
     cf_record_format_line(&record, record_name, NULL, 0);
-    struct member *old_record = find(&ms, record_name);
+    const struct member *old_record = find(ms, record_name);
     time_t record_mtime = old_record ? old_record->mtime : mtime;
-    /* write: <dist>-<ver>[-build]-<tags>.whl in out_dir (default: beside the input) */
     char *in_dir = cf_dirname(o->wheel);
     const char *out_dir = o->out_dir ? o->out_dir : in_dir;
     char *base = cf_strndup(cf_basename(o->wheel), strcspn(cf_basename(o->wheel), "-"));
-    res->wheel = wn.build ? cf_asprintf("%s/%s-%s-%s-%s.whl", out_dir, base, wn.version, wn.build, res->tag)
-                          : cf_asprintf("%s/%s-%s-%s.whl", out_dir, base, wn.version, res->tag);
+    res->wheel = wn->build ? cf_asprintf("%s/%s-%s-%s-%s.whl", out_dir, base, wn->version, wn->build, res->tag)
+                           : cf_asprintf("%s/%s-%s-%s.whl", out_dir, base, wn->version, res->tag);
     free(base);
-    free(in_dir);
     char *tmp = cf_asprintf("%s.tmp.%d", res->wheel, (int)getpid());
     int zerr = 0;
     zip_t *za = NULL;
     if (cf_mkdir_p(out_dir, 0755, err) == 0)
         za = cf_zip_open(tmp, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
+    free(in_dir);
     int wrc = za ? 0 : -1;
     if (!za && !err->kind)
         cf_error_set(err, CF_ERR_IO, "cannot create %s (libzip error %d)", tmp, zerr);
@@ -474,8 +472,56 @@ int cf_wheel_graft(const struct cf_wheel_graft_opts *o, struct cf_wheel_graft_re
     free(ordered.v);
     free(record_name);
     cf_sb_release(&record);
+    return wrc;
+}
+
+int cf_wheel_graft(const struct cf_wheel_graft_opts *o, struct cf_wheel_graft_result *res, cf_error *err)
+{
+    memset(res, 0, sizeof *res);
+    if (!o->n_files)
+        return cf_error_set(err, CF_ERR_USAGE, "nothing to graft: name the built files");
+    char *bundle_at = o->bundle_at ? cf_strdup(o->bundle_at) : o->at ? cf_asprintf("%s/lib", o->at) : NULL;
+    if (!o->at || clean_dir("--at", o->at, err) < 0 || clean_dir("--bundle-at", bundle_at, err) < 0) {
+        if (!o->at)
+            cf_error_set(err, CF_ERR_USAGE, "--at PKG/PATH is required: where in the wheel the files go");
+        free(bundle_at);
+        return -1;
+    }
+    struct cf_wheel_name wn;
+    if (cf_wheel_name_parse(cf_basename(o->wheel), &wn, err) < 0) {
+        free(bundle_at);
+        return -1;
+    }
+    struct members ms = { 0 };
+    struct elf_members e = { STRVEC_INIT, STRVEC_INIT, STRVEC_INIT, NULL, NULL };
+    struct strbuf why = STRBUF_INIT;
+    char *dist_info = NULL, *tmpdir = NULL;
+    int rc = -1;
+    time_t mtime = (time_t)cf_wheel_fixed_mtime();
+    if (read_wheel(o->wheel, &ms, err) < 0)
+        goto out;
+    dist_info = dist_info_dir(&ms);
+    if (!dist_info) {
+        cf_error_set(err, CF_ERR_FORMAT, "%s has no *.dist-info/WHEEL: not a wheel", o->wheel);
+        goto out;
+    }
+    if (add_files(&ms, o->files, o->n_files, o->at, mtime, res, err) < 0 ||
+        add_files(&ms, o->bundle, o->n_bundle, bundle_at, mtime, res, err) < 0 || no_aliases(&ms, err) < 0)
+        goto out;
+    drop_signatures(&ms, dist_info, res);
+    tmpdir = cf_mkdtemp(NULL, "cclforge-graft-", err);
+    if (!tmpdir || read_elf_members(&ms, tmpdir, res, &e, err) < 0)
+        goto out;
+    for (size_t i = 0; i < o->n_externals; i++)
+        if (!cf_strvec_contains(&e.externals, o->externals[i]))
+            cf_strvec_push(&e.externals, o->externals[i]);
+    if (graft_tag(o, &wn, &e, res, &why, err) < 0)
+        goto out;
+    update_dist_info(&ms, dist_info, &e, res->tag, mtime);
+    res->module = e.module;
+    e.module = NULL;
+    rc = write_wheel(o, &wn, &ms, dist_info, mtime, res, err);
     res->why = cf_sb_detach(&why);
-    rc = wrc;
 out:
     if (tmpdir) {
         cf_error rerr = CF_ERROR_INIT;
@@ -483,15 +529,14 @@ out:
         cf_error_clear(&rerr);
     }
     members_free(&ms);
-    cf_strvec_clear(&externals);
-    cf_strvec_clear(&elf_paths);
-    cf_strvec_clear(&elf_names);
+    cf_strvec_clear(&e.externals);
+    cf_strvec_clear(&e.paths);
+    cf_strvec_clear(&e.names);
     cf_sb_release(&why);
     cf_wheel_name_release(&wn);
     free(dist_info);
-    free(module);
-    free(py);
-    free(tag);
+    free(e.module);
+    free(e.py);
     free(tmpdir);
     free(bundle_at);
     return rc;

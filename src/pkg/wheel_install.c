@@ -282,6 +282,94 @@ static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, co
     return doc;
 }
 
+/* Each top-level entry of a --site dir is linked into the venv's
+ * site-packages, so the installed layout is what a real install of those
+ * packages (e.g. torch) gives: $ORIGIN/../torch/lib resolves for real. */
+static int link_site_dirs(const struct cf_wheel_verify_opts *opts, struct cf_wheel_verify_result *res, const char *vpy,
+                          const char *cwd, double tmo)
+{
+    struct strbuf out = STRBUF_INIT;
+    const char *sp_argv[] = { vpy, "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])", NULL };
+    int rc = run_step(res, "install", sp_argv, cwd, tmo, &out);
+    size_t linked = 0;
+    cf_sb_rtrim(&out);
+    for (size_t i = 0; rc == 0 && i < opts->n_site_dirs; i++) {
+        char *abs = cf_realpath(opts->site_dirs[i]);
+        DIR *d = abs ? opendir(abs) : NULL;
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+            if (de->d_name[0] == '.' || cf_ends_with(de->d_name, ".dist-info") || !strcmp(de->d_name, "bin"))
+                continue;
+            char *from = cf_path_join(abs, de->d_name), *to = cf_path_join(out.buf, de->d_name);
+            /* a name already there (the venv's own, an earlier --site dir's) is kept */
+            if (!cf_path_exists(to) && symlink(from, to) == 0)
+                linked++;
+            free(from);
+            free(to);
+        }
+        if (d) {
+            closedir(d);
+        } else {
+            cf_wheel_add_check(res, "install", 0, "--site %s: not a readable directory", opts->site_dirs[i]);
+            rc = -1;
+        }
+        free(abs);
+    }
+    (void)linked;
+    cf_sb_release(&out);
+    return rc;
+}
+
+/* The import check of one module: it must come from the installed copy in
+ * the venv. The bridge, else the first module, is the one reported. */
+static void judge_import(struct cf_wheel_verify_result *res, const cJSON *doc, const char *mod, const char *venv,
+                         int is_bridge)
+{
+    const cJSON *left = cJSON_GetObjectItemCaseSensitive(doc, "left_behind");
+    const char *left_s = cJSON_IsString(left) ? left->valuestring : "";
+    const cJSON *file = cJSON_GetObjectItemCaseSensitive(doc, "file");
+    const char *f = cJSON_IsString(file) ? file->valuestring : "";
+    char *prefix = cf_asprintf("%s/", venv);
+    int inside = cf_starts_with(f, prefix);
+    free(prefix);
+    if (!inside)
+        cf_wheel_add_check(res, "import", 0, "%s was imported from %s, outside the venv %s: not the installed copy",
+                           mod, f, venv);
+    else
+        cf_wheel_add_check(res, "import", 1, "import %s from %s%s", mod, f, left_s);
+    if (!res->module || is_bridge) {
+        free(res->module);
+        free(res->module_file);
+        res->module = cf_strdup(mod);
+        res->module_file = cf_strdup(f);
+    }
+}
+
+/* The bridge check of the module that is the bridge: its ABI and its
+ * make_nccl_backend called with one rank. Returns the GPUs it saw. */
+static int bridge_check(struct cf_wheel_verify_result *res, const cJSON *doc, const char *mod)
+{
+    const cJSON *has = cJSON_GetObjectItemCaseSensitive(doc, "has_make_nccl_backend");
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "gpus");
+    const cJSON *call = cJSON_GetObjectItemCaseSensitive(doc, "call");
+    const cJSON *exc = cJSON_GetObjectItemCaseSensitive(doc, "exception");
+    int gpus = cJSON_IsNumber(g) ? g->valueint : 0;
+    cf_wheel_bridge_abi_check(res, cJSON_GetObjectItemCaseSensitive(doc, "abi"));
+    if (!cJSON_IsTrue(has)) {
+        cf_wheel_add_check(res, "bridge", 0, "%s has no callable make_nccl_backend", mod);
+    } else if (cJSON_IsString(call) && !strcmp(call->valuestring, "raised")) {
+        /* without a GPU a Python exception is the right answer; with one it is a failure */
+        cf_wheel_add_check(res, "bridge", gpus == 0 ? 1 : 0,
+                           "make_nccl_backend present; called with 1 rank on a host with %d GPU(s) it raised %s%s",
+                           gpus, cJSON_IsString(exc) ? exc->valuestring : "an exception",
+                           gpus == 0 ? " (expected without a GPU; no collective ran)" : "");
+    } else {
+        cf_wheel_add_check(res, "bridge", 1, "make_nccl_backend present; with 1 rank it %s (%d GPU(s))",
+                           cJSON_IsString(call) ? call->valuestring : "ran", gpus);
+    }
+    return gpus;
+}
+
 void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const struct wheel_facts *wf,
                           struct cf_wheel_verify_result *res)
 {
@@ -299,46 +387,13 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
     char *venv = cf_asprintf("%s/venv", abs_work);
     char *vpy = cf_asprintf("%s/bin/python", venv);
     char *wheel_abs = cf_realpath(opts->wheel);
-    struct strbuf out = STRBUF_INIT;
 
     const char *venv_argv[] = { python, "-m", "venv", opts->system_site_packages ? "--system-site-packages" : venv,
                                 opts->system_site_packages ? venv : NULL, NULL };
     if (run_step(res, "install", venv_argv, abs_work, tmo, NULL) < 0)
         goto out;
-    /* each top-level entry of a --site dir is linked into the venv's
-     * site-packages, so the installed layout is what a real install of those
-     * packages (e.g. torch) gives: $ORIGIN/../torch/lib resolves for real */
-    if (opts->n_site_dirs) {
-        const char *sp_argv[] = { vpy, "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])", NULL };
-        if (run_step(res, "install", sp_argv, abs_work, tmo, &out) < 0)
-            goto out;
-        cf_sb_rtrim(&out);
-        size_t linked = 0;
-        for (size_t i = 0; i < opts->n_site_dirs; i++) {
-            char *abs = cf_realpath(opts->site_dirs[i]);
-            DIR *d = abs ? opendir(abs) : NULL;
-            struct dirent *de;
-            while (d && (de = readdir(d))) {
-                if (de->d_name[0] == '.' || cf_ends_with(de->d_name, ".dist-info") || !strcmp(de->d_name, "bin"))
-                    continue;
-                char *from = cf_path_join(abs, de->d_name), *to = cf_path_join(out.buf, de->d_name);
-                if (!cf_path_exists(to) && symlink(from, to) == 0)
-                    linked++;
-                free(from);
-                free(to);
-            }
-            if (d)
-                closedir(d);
-            if (!d) {
-                cf_wheel_add_check(res, "install", 0, "--site %s: not a readable directory", opts->site_dirs[i]);
-                free(abs);
-                goto out;
-            }
-            free(abs);
-        }
-        cf_sb_reset(&out);
-        (void)linked;
-    }
+    if (opts->n_site_dirs && link_site_dirs(opts, res, vpy, abs_work, tmo) < 0)
+        goto out;
     const char *pip_argv[] = { vpy,         "-m",        "pip", "install", "--no-index", "--no-deps", "--no-compile",
                                "--disable-pip-version-check", "--no-cache-dir", wheel_abs, NULL };
     if (run_step(res, "install", pip_argv, abs_work, tmo, NULL) < 0)
@@ -358,47 +413,12 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
         cJSON *doc = import_one(res, vpy, mod, marked, abs_work, tmo);
         if (!doc)
             continue;
-        const cJSON *left = cJSON_GetObjectItemCaseSensitive(doc, "left_behind");
-        const char *left_s = cJSON_IsString(left) ? left->valuestring : "";
-        const cJSON *file = cJSON_GetObjectItemCaseSensitive(doc, "file");
         int is_bridge = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "bridge"));
         if (is_bridge && !bridge_module)
             bridge_module = mod;
-        const char *f = cJSON_IsString(file) ? file->valuestring : "";
-        char *prefix = cf_asprintf("%s/", venv);
-        int inside = cf_starts_with(f, prefix);
-        free(prefix);
-        if (!inside)
-            cf_wheel_add_check(res, "import", 0, "%s was imported from %s, outside the venv %s: not the installed copy",
-                            mod, f, venv);
-        else
-            cf_wheel_add_check(res, "import", 1, "import %s from %s%s", mod, f, left_s);
-        if (!res->module || is_bridge) {
-            free(res->module);
-            free(res->module_file);
-            res->module = cf_strdup(mod);
-            res->module_file = cf_strdup(f);
-        }
-        if (is_bridge) {
-            const cJSON *has = cJSON_GetObjectItemCaseSensitive(doc, "has_make_nccl_backend");
-            const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "gpus");
-            const cJSON *call = cJSON_GetObjectItemCaseSensitive(doc, "call");
-            const cJSON *exc = cJSON_GetObjectItemCaseSensitive(doc, "exception");
-            gpus = cJSON_IsNumber(g) ? g->valueint : 0;
-            cf_wheel_bridge_abi_check(res, cJSON_GetObjectItemCaseSensitive(doc, "abi"));
-            if (!cJSON_IsTrue(has)) {
-                cf_wheel_add_check(res, "bridge", 0, "%s has no callable make_nccl_backend", mod);
-            } else if (cJSON_IsString(call) && !strcmp(call->valuestring, "raised")) {
-                /* without a GPU a Python exception is the right answer; with one it is a failure */
-                cf_wheel_add_check(res, "bridge", gpus == 0 ? 1 : 0,
-                                "make_nccl_backend present; called with 1 rank on a host with %d GPU(s) it raised %s%s",
-                                gpus, cJSON_IsString(exc) ? exc->valuestring : "an exception",
-                                gpus == 0 ? " (expected without a GPU; no collective ran)" : "");
-            } else {
-                cf_wheel_add_check(res, "bridge", 1, "make_nccl_backend present; with 1 rank it %s (%d GPU(s))",
-                                cJSON_IsString(call) ? call->valuestring : "ran", gpus);
-            }
-        }
+        judge_import(res, doc, mod, venv, is_bridge);
+        if (is_bridge)
+            gpus = bridge_check(res, doc, mod);
         cJSON_Delete(doc);
     }
     if (opts->smoke_ranks > 0) {
@@ -417,7 +437,6 @@ out:
         cf_rm_rf(abs_work, &err);
         cf_error_clear(&err);
     }
-    cf_sb_release(&out);
     free(venv);
     free(vpy);
     free(wheel_abs);

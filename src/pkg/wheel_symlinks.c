@@ -103,7 +103,7 @@ static int written_through_link(struct verify_ctx *c, const struct vmember *m, c
     for (size_t i = 0; i < m->z->name_len; i++) {
         if (name[i] != '/')
             continue;
-        raw = cf_name_hash_more(raw, name + from, i - from);
+        raw = cf_fnv1a64_more(raw, name + from, i - from);
         from = i;
         size_t k;
         if (cf_name_index_find_raw(&c->by_name, name, i, raw, &k) && c->m[k].z->is_symlink) {

@@ -14,6 +14,7 @@
 #include "cclforge/host.h"
 #include "cclforge/clock.h"
 #include "cclforge/envp.h"
+#include "cclforge/fnv1a.h"
 #include "cclforge/fs.h"
 #include "cclforge/vendor.h"
 #include "smoke/nccl_api.h"
@@ -286,7 +287,7 @@ static int nccl_init(struct cf_smoke_backend *b, const struct cf_smoke_rank_ctx 
     }
     if (exchange_unique_id(s, &id, errbuf, errlen) < 0)
         return -1;
-    cf_smoke_sink_info(s->sink, "unique_id_fnv1a", "%016llx", (unsigned long long)cf_smoke_fnv1a(&id, sizeof id));
+    cf_smoke_sink_info(s->sink, "unique_id_fnv1a", "%016llx", (unsigned long long)cf_fnv1a64(&id, sizeof id));
 
     /* The device comes first; when it is missing NCCL's own verdict is still asked
      * for, because its words (ncclGetLastError) are what a user will search for. */

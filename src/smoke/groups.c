@@ -373,11 +373,6 @@ void cf_smoke_search_result(struct smoke_search *s, const struct smoke_round *ro
     }
 }
 
-size_t cf_smoke_search_ran(const struct smoke_search *s)
-{
-    return s->nran;
-}
-
 int cf_smoke_search_bad(const struct smoke_search *s, size_t i)
 {
     double best = 0;

@@ -30,8 +30,7 @@ int cf_smoke_search_next(struct smoke_search *s, struct smoke_round *round);
 /* The round's results, group by group: average busbw, and whether it failed. */
 void cf_smoke_search_result(struct smoke_search *s, const struct smoke_round *round, const double *bw,
                             const int *failed);
-/* Groups that ran so far, and whether the i-th was judged bad. */
-size_t cf_smoke_search_ran(const struct smoke_search *s);
+/* Whether the i-th group that ran was judged bad. */
 int cf_smoke_search_bad(const struct smoke_search *s, size_t i);
 /* One line naming the bad host (its index in *culprit, else -1) or saying all is
  * well; *bad: the search found something wrong. */

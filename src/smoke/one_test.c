@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cclforge/clock.h"
+#include "cclforge/fnv1a.h"
 #include "smoke/one_test.h"
 
 #define SLOW_FAULT_S 0.3
@@ -31,11 +32,11 @@ static uint64_t seed_for(const struct test *x, unsigned long serial)
 {
     /* differs between tests and checks, so a stale result of an earlier one cannot
      * pass; made of what the test is, so every rank of the group draws the same */
-    uint64_t s = 0x243f6a8885a308d3ull;
     uint64_t parts[] = { (uint64_t)x->op, (uint64_t)x->d.dtype, (uint64_t)x->d.redop, (uint64_t)x->root,
                          x->l.bytes, (uint64_t)x->in_place, (uint64_t)x->t->group, serial };
+    uint64_t s = CF_FNV1A64_BASIS;
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        s = (s ^ parts[i]) * 0x100000001b3ull;
+        s = cf_fnv1a64_u64(s, parts[i]);
     return s;
 }
 

@@ -7,6 +7,7 @@
  * could hide a second change). Writers race safely: mkostemp (O_NOFOLLOW) in
  * the entry's directory, then rename. At most MAX_ENTRIES per kind. */
 #include "cclforge/depcache.h"
+#include "cclforge/fnv1a.h"
 
 #include <stdint.h>
 #include <errno.h>
@@ -66,10 +67,7 @@ static char *dir_of(const char *kind)
 
 static uint64_t key_hash(const char *key, size_t key_len)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < key_len; i++)
-        h = (h ^ (unsigned char)key[i]) * 1099511628211ull;
-    return h;
+    return cf_fnv1a64_more(CF_FNV1A64_CACHE_BASIS, key, key_len);
 }
 
 /* "<dir>/<the key's hash in 16 hex digits>" */

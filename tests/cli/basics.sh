@@ -54,4 +54,35 @@ if strace -qq -o /dev/null true 2>/dev/null; then
 else
     t_skip_part "the held closed stdout: no working strace here"
 fi
+# Every numeric flag goes through one parser: junk, nothing, a negative and a
+# value past the range are usage errors naming the flag and the range, never
+# read in part or clamped; a value in range is taken (the run then stops at
+# the unknown option after it, not at the number).
+number_flag() { # number_flag FLAG GOOD TOO_BIG CMD...
+    local flag=$1 good=$2 big=$3 v; shift 3
+    for v in 12x "" -1 "$big"; do
+        run "$@" "$flag" "$v"
+        expect_rc 2 "$* $flag '$v' is a usage error"
+        expect_err "$flag '$v': expected .* from [0-9.]+[KMGT]? to [0-9.]+[KMGT]?" "$* $flag '$v' names the flag and the range"
+    done
+    run "$@" "$flag" "$good" --no-such-flag
+    expect_err "no-such-flag" "$* $flag $good is taken"
+    printf '%s' "$ERR" | grep -q -- "$flag '" && bad "$* $flag $good is taken (the number refused)" || ok "$* $flag $good is not refused"
+}
+number_flag --timeout 1.5 100000 "$CCLFORGE" doctor --gather
+number_flag -n 2 5000 "$CCLFORGE" doctor --gather
+number_flag --depth 3 9999999999 "$CCLFORGE" inspect
+number_flag --jobs 4 5000 "$CCLFORGE" nccl build
+number_flag --smoke 2 2000 "$CCLFORGE" wheel verify
+number_flag --timeout 1.5 100000 "$CCLFORGE" wheel verify
+number_flag --max-size 4G 2048T "$CCLFORGE" wheel verify
+number_flag --timeout 1.5 100000 "$CCLFORGE" smoke
+number_flag -n 2 5000 "$CCLFORGE" smoke
+number_flag -b 8M 2048T "$CCLFORGE" smoke
+number_flag -f 2 2000 "$CCLFORGE" smoke
+# the size forms smoke and wheel verify have always taken
+for v in 8 64K 128m 1GB 8MiB; do
+    run "$CCLFORGE" smoke -e "$v" --no-such-flag
+    printf '%s' "$ERR" | grep -q -- "-e '" && bad "smoke -e $v is a size" || ok "smoke -e $v is a size"
+done
 t_end

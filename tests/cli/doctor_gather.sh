@@ -32,7 +32,7 @@ if nm "$CCLFORGE" 2>/dev/null | grep -q ' cf_cJSON_Parse$'; then
 fi
 run "${G[@]}" -n 5000
 expect_rc 2 "-n above 4096 is a usage error, not clamped"
-expect_err "from 1 to 4096, not '5000'" "and names the bound"
+expect_err "-n '5000': expected a rank count from 1 to 4096" "and names the flag and the bound"
 run "${G[@]}" -n 0
 expect_rc 2 "-n 0 is a usage error"
 run "$CCLFORGE" doctor -n 2

@@ -143,8 +143,8 @@ static struct cf_launch_secret test_secret(unsigned char fill)
     return s;
 }
 
-/* A forked peer: joins, sends "rank-R" in the gather, expects the broadcast, and exits
- * 0 on success, 10 + a step number on failure, writing the error to fd 2. */
+/* A forked peer: joins, expects the broadcast, and exits 0 on success, 10 + a
+ * step number on failure, writing the error to fd 2. */
 static pid_t spawn_peer(int port, int rank, int world, unsigned char fill, double timeout, const char *want_bcast)
 {
     pid_t pid = fork();
@@ -158,11 +158,6 @@ static pid_t spawn_peer(int port, int rank, int world, unsigned char fill, doubl
         fprintf(stderr, "peer %d: %s\n", rank, cf_error_message(&err));
         _exit(11);
     }
-    char mine[32];
-    snprintf(mine, sizeof mine, "rank-%d", rank);
-    struct cf_rdv_blob *all;
-    if (cf_rdv_gather(r, mine, strlen(mine), &all, &err) < 0)
-        _exit(12);
     unsigned char *got = NULL;
     size_t len = 0;
     if (cf_rdv_bcast(r, &got, &len, &err) < 0)
@@ -189,7 +184,7 @@ static int any_port(int *port)
     return fd;
 }
 
-static void test_rendezvous_gathers_and_broadcasts(void **state)
+static void test_rendezvous_broadcasts(void **state)
 {
     int port, lfd = any_port(&port);
     pid_t kids[3];
@@ -204,15 +199,6 @@ static void test_rendezvous_gathers_and_broadcasts(void **state)
     assert_non_null(strstr(cf_rdv_listen_desc(r), "given by the launcher"));
     assert_non_null(strstr(cf_rdv_advertised(r), "127.0.0.1"));
     assert_string_equal(cf_rdv_peer_addr(r, 2), "127.0.0.1");
-    struct cf_rdv_blob *all;
-    assert_int_equal(cf_rdv_gather(r, "rank-0", 6, &all, &err), 0);
-    for (int i = 0; i < 4; i++) {
-        char want[32];
-        snprintf(want, sizeof want, "rank-%d", i);
-        assert_int_equal(all[i].len, strlen(want));
-        assert_memory_equal(all[i].data, want, strlen(want));
-    }
-    cf_rdv_blobs_free(all, 4);
     unsigned char *msg = (unsigned char *)"the unique id";
     size_t len = strlen((const char *)msg);
     assert_int_equal(cf_rdv_bcast(r, &msg, &len, &err), 0);
@@ -343,9 +329,6 @@ static void test_strays_do_not_take_a_place(void **state)
     if (cf_rdv_open(&o, &r, &err) < 0)
         fail_msg("%s", cf_error_message(&err));
     assert_true(cf_now_seconds() - t0 < 5);
-    struct cf_rdv_blob *all;
-    assert_int_equal(cf_rdv_gather(r, "0", 1, &all, &err), 0);
-    cf_rdv_blobs_free(all, 2);
     unsigned char *x = (unsigned char *)"x";
     size_t len = 1;
     assert_int_equal(cf_rdv_bcast(r, &x, &len, &err), 0);
@@ -416,7 +399,7 @@ static int has_bytes(const unsigned char *hay, size_t n, const char *needle)
     return 0;
 }
 
-/* Issue 29: hellos without the secret whose tag is "joined twice", or whose world
+/* Hellos without the secret whose tag is "joined twice", or whose world
  * size differs, and 300 connections that never speak: the rendezvous neither ends
  * nor waits for them; each is counted as a stray; the refusals are bare codes. */
 static void test_strangers_cannot_end_or_delay_the_rendezvous(void **state)
@@ -640,7 +623,7 @@ int main(void)
         cmocka_unit_test(test_launcher_detection_table),
         cmocka_unit_test(test_hmac_sha256_rfc4231),
         cmocka_unit_test(test_secret_from_env_or_derived),
-        cmocka_unit_test(test_rendezvous_gathers_and_broadcasts),
+        cmocka_unit_test(test_rendezvous_broadcasts),
         cmocka_unit_test(test_rendezvous_listens_on_every_address),
         cmocka_unit_test(test_rendezvous_refuses_another_world_size),
         cmocka_unit_test(test_peer_reports_refusals_in_the_servers_words),

@@ -152,22 +152,6 @@ static void test_ops_and_factors_match_nccl_tests(void **state)
 
 static void test_sizes_counts_and_layouts(void **state)
 {
-    size_t v;
-    cf_error err = CF_ERROR_INIT;
-    assert_int_equal(cf_smoke_parse_size("8", &v, &err), 0);
-    assert_int_equal(v, 8);
-    assert_int_equal(cf_smoke_parse_size("64K", &v, &err), 0);
-    assert_int_equal(v, 65536);
-    assert_int_equal(cf_smoke_parse_size("128M", &v, &err), 0);
-    assert_int_equal(v, 128u << 20);
-    assert_int_equal(cf_smoke_parse_size("1GB", &v, &err), 0);
-    assert_int_equal(v, 1u << 30);
-    static const char *bad[] = { "", "x", "-1", "1T", "1KK", "12Kb" };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        assert_int_equal(cf_smoke_parse_size(bad[i], &v, &err), -1);
-        assert_int_equal(err.kind, CF_ERR_USAGE);
-        cf_error_clear(&err);
-    }
     /* nccl-tests' GetCollByteCount: each rank's share rounds down to 16 bytes; the
      * size column is max(send, recv), the count column the share */
     static const struct {

@@ -22,6 +22,7 @@
 #include "cclforge/atomic_file.h"
 #include "cclforge/depcache.h"
 #include "cclforge/envp.h"
+#include "cclforge/fnv1a.h"
 #include "cclforge/fs.h"
 #include "cclforge/host.h"
 #include "cclforge/json.h"
@@ -94,6 +95,26 @@ static void rewrite_entry(const char *dir, const char *text)
 
 /* The stored form is read without scanf: every number bounded, a time
  * before 1970 read as negative, and anything but the exact form a miss. */
+/* The published FNV-1a test vectors, and the cache basis pinned: the keys of
+ * entries already on disk must not move. */
+static void test_fnv1a_vectors(void **state)
+{
+    (void)state;
+    assert_true(cf_fnv1a64("", 0) == 0xcbf29ce484222325ull);
+    assert_true(cf_fnv1a64("a", 1) == 0xaf63dc4c8601ec8cull);
+    assert_true(cf_fnv1a64("foobar", 6) == 0x85944171f73967e8ull);
+    assert_true(cf_fnv1a64_more(cf_fnv1a64_more(CF_FNV1A64_BASIS, "foo", 3), "bar", 3) == 0x85944171f73967e8ull);
+    assert_true(cf_fnv1a32_str("") == 0x811c9dc5u);
+    assert_true(cf_fnv1a32_str("a") == 0xe40c292cu);
+    assert_true(cf_fnv1a32_str("foobar") == 0xbf9cf968u);
+    assert_true(cf_fnv1a64_more(CF_FNV1A64_CACHE_BASIS, "cclforge", 8) == 0x1c32a11c7bbb4126ull);
+    /* a number's bytes least significant first, whatever the host's byte order */
+    const unsigned char le[16] = { 0x01, 0x08, 0, 0, 0, 0, 0, 0, 0x87, 0xd6, 0x12, 0, 0, 0, 0, 0 };
+    uint64_t h = cf_fnv1a64_u64(cf_fnv1a64_u64(CF_FNV1A64_CACHE_BASIS, 2049), 1234567);
+    assert_true(h == cf_fnv1a64_more(CF_FNV1A64_CACHE_BASIS, le, sizeof le));
+    assert_true(h == 0x5ce7e41bd42c8e29ull);
+}
+
 static void test_depcache_entry_parse(void **state)
 {
     char *root = ts_tmpdir();
@@ -922,6 +943,7 @@ int main(void)
         cmocka_unit_test(test_strbuf_addu),
         cmocka_unit_test(test_self_exe),
         cmocka_unit_test(test_depcache_entry_parse),
+        cmocka_unit_test(test_fnv1a_vectors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
