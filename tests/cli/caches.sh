@@ -1,7 +1,7 @@
 # The scan cache (inspect, doctor) and the probe cache (doctor's Python and
-# compilers): an entry is used only for the very file it was made from. The
-# issue's case: a library rewritten in place with the same size and its mtime
-# put back (only ctime moves) must be scanned again. Plus --no-cache,
+# compilers): an entry is used only for the very file it was made from: a
+# library rewritten in place with the same size and its mtime put back (only
+# ctime moves) is scanned again. Plus --no-cache,
 # concurrent writers, a corrupt entry, the size bound, and a Python probe
 # that is asked once, then again when its site directory changes.
 . "$(dirname "$0")/lib.sh"

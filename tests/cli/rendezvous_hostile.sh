@@ -1,4 +1,4 @@
-# Strangers on a rendezvous port (issue 29, items 1 and 2), with real processes
+# Strangers on a rendezvous port, with real processes
 # and real sockets: tests/fixtures/rdv_stranger.py holds no secret. A hello whose
 # tag is "joined twice" with a zero MAC must not end a 2-rank smoke (real NCCL,
 # unique-id rendezvous) nor a 2-rank doctor --gather; a wrong tag is answered by a

@@ -62,8 +62,8 @@ on_host() {
 [ "$(on_host 1 getent hosts cf14-h0 | awk '{print $1}')" = "10.14.0.1" ] && ok "cf14-h0 is 10.14.0.1 from cf14-h1" || bad "name resolution on cf14-h1"
 [ "$(on_host 0 getent hosts cf14-h0 | awk '{print $1}')" = "127.0.1.1" ] && ok "cf14-h0 is 127.0.1.1 on itself" || bad "name resolution on cf14-h0"
 
-# the trap the issue describes: a server on the address its own name resolves to is
-# not reached from another host (what rank 0's unique-id server used to do)
+# the trap: a server on the address its own name resolves to is not reached
+# from another host, so rank 0's unique-id server must not bind there
 PORT=29417
 on_host 0 python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.1.1", 29417)); s.listen(1); time.sleep(3)' &
 sleep 0.5
