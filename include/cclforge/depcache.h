@@ -18,10 +18,6 @@ extern "C" {
 /* Appends the answer stored for (kind, key) to value and returns 1 when there
  * is one and every file it depends on is as it was; 0 otherwise. */
 int cf_depcache_get(const char *kind, const char *key, size_t key_len, struct strbuf *value);
-/* The same under root, a cache root the caller already found usable
- * (cf_cache_root_usable; NULL: none, nothing is found): a caller that
- * checked the root once does not pay for the check again. */
-int cf_depcache_get_at(const char *root, const char *kind, const char *key, size_t key_len, struct strbuf *value);
 /* Stores value for (kind, key), depending on the files deps (NULL-terminated;
  * directories count too: a new package changes site-packages' mtime; a
  * "?path" may be absent, and must then stay absent). Not stored when a

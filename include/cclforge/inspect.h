@@ -36,7 +36,6 @@ struct cf_inspect_opts {
     const char *cpu;             /* plan for this CPU (cf_cpu_parse spec); NULL: this host's */
     int no_cache;                /* scan every file again; keep nothing on disk (memory only) */
     const char *cache_dir;       /* the scan cache's directory; NULL: <cache root>/scan-v1 */
-    int list_inputs;             /* fill each target's inputs (and its closure's): for inspect_answer.c */
 };
 
 /* Facts about one object of a closure (parallel to cf_ldso_result.objects). */
@@ -86,7 +85,6 @@ struct cf_inspect_target {
     size_t n_problems;
     size_t n_errors, n_warnings;
     size_t nccl_copies;          /* objects that are or embed NCCL/RCCL */
-    struct strvec inputs;        /* opts.list_inputs: host paths the lint asked about (closure.inputs: the loader's) */
 };
 
 /* Default mode: where one comm library was looked for. */
@@ -112,24 +110,6 @@ struct cf_inspect_result {
  * not a directory, ...) or an internal error. */
 int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result *out, cf_error *err);
 void cf_inspect_result_release(struct cf_inspect_result *res);
-
-/* inspect's whole answer (the bytes it printed and its exit status)
- * remembered in the dependency cache (cclforge/depcache.h, kind "inspect"),
- * valid while every input of it is unchanged: inspect_answer.c. The key is
- * the question: this executable, the working directory, the arguments and
- * the environment the loader reads (cf_ldso_env_key). */
-void cf_inspect_answer_key(const char *const *args, size_t n_args, struct strbuf *key);
-/* 1 with *code and out filled when a valid answer is stored for key under
- * root (a cache root found usable: cf_cache_root_usable; NULL: none). */
-int cf_inspect_answer_get(const char *root, const struct strbuf *key, int *code, struct strbuf *out);
-/* Stores what a run printed (r computed with opts.list_inputs); nothing for
- * the default mode or when a file could not be inspected (it also wrote to
- * stderr). Silent on failure: it is a cache. */
-void cf_inspect_answer_put(const struct strbuf *key, const struct cf_inspect_result *r, int code, const char *out,
-                           size_t len);
-/* The stored form, exposed for the fuzz target: parses value (untrusted),
- * 0 with *code and the printed bytes [*out, *out + *len) when well formed. */
-int cf_inspect_answer_decode(const char *value, size_t value_len, int *code, const char **out, size_t *len);
 
 /* Stable names for JSON and text: "bad-input", "missing", "load-error",
  * "unreadable", "undefined-symbol", "version-not-found", "lint", "nccl-copies",

@@ -213,8 +213,6 @@ void cf_ldso_result_release(struct cf_ldso_result *res);
  * environment the loader reads. */
 int cf_ldso_result_depends(const struct cf_ldso_result *res, struct strvec *deps);
 void cf_ldso_env_key(struct strbuf *key);
-void cf_ldso_depend(struct strvec *deps, const char *path);
-void cf_ldso_depend_nearest(struct strvec *deps, const char *path);
 /* 1 when the candidate was rejected for what the file holds (so its file,
  * not only its directory, is an input of the answer). */
 int cf_ldso_candidate_read(const struct cf_ldso_candidate *c);

@@ -8,7 +8,6 @@
 
 #include "cclforge/elf.h"
 #include "cclforge/error.h"
-#include "cclforge/strbuf.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,9 +40,6 @@ struct cf_rpath_lint_opts {
     const char *lib;        /* $LIB; NULL: "lib64" for ELF64, "lib" for ELF32 */
     const char *platform;   /* $PLATFORM; NULL: uname's machine */
     const char *root;       /* sysroot prefixed to absolute entries when checking existence */
-    /* not NULL: every host path the lint asked about (an entry's directory,
-     * the --within tree) is appended, for a cache of the answer */
-    struct strvec *inputs;
 };
 
 struct cf_rpath_lint {

@@ -21,8 +21,6 @@ void cf_sb_grow(struct strbuf *sb, size_t extra);
 void cf_sb_add(struct strbuf *sb, const void *data, size_t len);
 void cf_sb_adds(struct strbuf *sb, const char *s);
 void cf_sb_addc(struct strbuf *sb, char c);
-/* v in decimal, as "%llu" would, without printf's code (a warm path's pages). */
-void cf_sb_addu(struct strbuf *sb, unsigned long long v);
 void cf_sb_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cf_sb_addvf(struct strbuf *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void cf_sb_reset(struct strbuf *sb);

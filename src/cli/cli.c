@@ -61,15 +61,10 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 
 void cli_print_json(cJSON *doc)
 {
-    cli_print_json_to(stdout, doc);
-}
-
-void cli_print_json_to(FILE *f, cJSON *doc)
-{
     char *s = cJSON_Print(doc);
     if (s) {
-        fputs(s, f);
-        fputc('\n', f);
+        fputs(s, stdout);
+        fputc('\n', stdout);
         free(s);
     }
     cJSON_Delete(doc);
@@ -103,8 +98,8 @@ const char *cli_cache_root(void)
     return root;
 }
 
-/* LeakSanitizer runs from exit(): a sanitizer build ends normally, so the
- * replayed path is leak-checked too. */
+/* LeakSanitizer runs from exit(): a sanitizer build ends normally, so a
+ * run ended by cli_exit_now is leak-checked too. */
 #if defined(__SANITIZE_ADDRESS__)
 #define CLI_LEAK_CHECKED 1
 #elif defined(__has_feature)

@@ -19,8 +19,6 @@ void cli_warn(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int cli_fail(const char *cmd, cf_error *err);
 /* Prints a JSON document (pretty) on stdout followed by a newline and frees it. */
 void cli_print_json(cJSON *doc);
-/* The same, into f. */
-void cli_print_json_to(FILE *f, cJSON *doc);
 /* Usage error: message plus a pointer to --help, returns 2. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints err as a usage error of cmd (cli_usage) and clears it; returns EXIT_USAGE. */
@@ -58,9 +56,7 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct cli_op
  * NULL: none. */
 const char *cli_cache_root(void);
 /* Ends the process with code at once (_exit): no exit handlers, no stdio
- * cleanup, no destructors, whose code is pages a short run otherwise
- * faults in only to end (~2 page faults, ~10 us of a warm inspect). Only
- * for a run that printed nothing through stdout's buffer (cf_write_all on
+ * cleanup, no destructors. Only for a run that printed nothing through stdout's buffer (cf_write_all on
  * STDOUT_FILENO and the unbuffered stderr only) and holds nothing to clean up. Sanitizer
  * builds exit() normally, so LeakSanitizer still checks. */
 __attribute__((noreturn)) void cli_exit_now(int code);

@@ -44,8 +44,7 @@ static const char usage[] =
     "  --flat                   one line per library in load order instead of a tree\n"
     "  --no-gpu                 skip the GPU code scan\n"
     "  --no-banner              skip the NCCL/RCCL banner scan (and the two-copies check)\n"
-    "  --no-cache               scan every file again and compute the answer anew; use and keep\n"
-    "                           no scan results or answers on disk\n"
+    "  --no-cache               scan every file again; use and keep no scan results on disk\n"
     "  --json                   print a cclforge.inspect/1 JSON document\n"
     "  -h, --help               this help\n"
     "\n"
@@ -715,12 +714,11 @@ static cJSON *json_doc(const struct cf_inspect_opts *opts, const struct cf_inspe
     return doc;
 }
 
-static void print_result(FILE *f, struct view *view, int json, const struct cf_inspect_opts *opts,
+static void print_result(struct view *view, int json, const struct cf_inspect_opts *opts,
                          const struct cf_inspect_result *res)
 {
-    view->f = f;
     if (json) {
-        cli_print_json_to(f, json_doc(opts, res));
+        cli_print_json(json_doc(opts, res));
         return;
     }
     print_text(view, res);
@@ -796,46 +794,12 @@ int cmd_inspect(int argc, char **argv)
     opts.files = (const char *const *)(argv + optind);
     opts.n_files = (size_t)(argc - optind);
 
-    /* The whole answer remembered (inspect_answer.c) for text not printed
-     * on a terminal (colour), files named, not --no-cache. Not --json: the
-     * document reports this run's own scan-cache work (from_cache, counts),
-     * which a replay would misstate. */
-    int remember = opts.n_files && !opts.no_cache && !json && !cf_term_is_tty(stdout);
-    struct strbuf key = STRBUF_INIT, answer = STRBUF_INIT;
-    int code;
-    if (remember) {
-        cf_inspect_answer_key((const char *const *)argv + 1, (size_t)(argc - 1), &key);
-        if (cf_inspect_answer_get(cli_cache_root(), &key, &code, &answer)) {
-            /* printed past stdio (a replay needs none of its buffering: an
-             * fstat, an ioctl, fflush's code), nothing else held: the
-             * process ends here */
-            if (cf_write_all(STDOUT_FILENO, answer.buf, answer.len) != 0)
-                code = cli_output_failed();
-            cf_sb_release(&answer);
-            cf_sb_release(&key);
-            cli_exit_now(code);
-        }
-        opts.list_inputs = 1;
-    }
     struct cf_inspect_result res;
     cf_error err = CF_ERROR_INIT;
-    if (cf_inspect_run(&opts, &res, &err) != 0) {
-        cf_sb_release(&key);
+    if (cf_inspect_run(&opts, &res, &err) != 0)
         return cli_fail("inspect", &err);
-    }
-    char *printed = NULL;
-    size_t printed_len = 0;
-    FILE *memout = remember ? open_memstream(&printed, &printed_len) : NULL;
-    code = res.n_errors ? EXIT_PROBLEMS : EXIT_FINE;
-    print_result(memout ? memout : stdout, &view, json, &opts, &res);
-    if (memout && fclose(memout) == 0) {
-        fwrite(printed, 1, printed_len, stdout);
-        cf_inspect_answer_put(&key, &res, code, printed, printed_len);
-    } else if (memout) {
-        print_result(stdout, &view, json, &opts, &res); /* not kept: printed now */
-    }
-    free(printed);
-    cf_sb_release(&key);
+    int code = res.n_errors ? EXIT_PROBLEMS : EXIT_FINE;
+    print_result(&view, json, &opts, &res);
     cf_inspect_result_release(&res);
     return code;
 }

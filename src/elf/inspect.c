@@ -118,7 +118,6 @@ static void scan_object(const struct cf_inspect_opts *opts, struct cf_scan_cache
         .lib = t->closure.dst_lib,
         .platform = t->closure.dst_platform,
         .root = opts->root,
-        .inputs = opts->list_inputs ? &t->inputs : NULL,
     };
     /* Roots are what the user asked about; other objects only when they are part of the tree. */
     if (within_real && (i == 0 || path_is_under(o->path, within_real))) {
@@ -344,7 +343,6 @@ int cf_inspect_run(const struct cf_inspect_opts *opts, struct cf_inspect_result 
         .cpu = opts->cpu,
         .facts_cache = &facts, /* one glibc read and cpuid probe for all targets */
         .keep_open = 1,        /* each object is read again next: open once */
-        .list_inputs = opts->list_inputs,
     };
     if (opts->n_files == 0) {
         out->default_mode = 1;
@@ -396,7 +394,6 @@ static void release_target(struct cf_inspect_target *t)
         free(t->problems[i].message);
     }
     free(t->problems);
-    cf_strvec_clear(&t->inputs);
     free(t->file);
     free(t->error);
 }

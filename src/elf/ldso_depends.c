@@ -1,8 +1,7 @@
 /* What an answer of the loader emulation depends on, as the dependency cache
  * (cclforge/depcache.h) takes it: the files a later run must find unchanged
- * for a remembered answer to stay true, and the environment it was asked in.
- * Shared by every cache of such answers (doctor's closure check, inspect's
- * answers), so each keys on the same inputs. */
+ * for a remembered answer to stay true, and the environment it was asked in
+ * (doctor's closure check, survey/closure_cache.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,22 +18,13 @@ void cf_ldso_env_key(struct strbuf *key)
     static const char vars[][16] = { "LD_LIBRARY_PATH", "GLIBC_TUNABLES" };
     struct utsname u;
     int named = uname(&u) == 0;
-    /* appends, not printf: inspect's warm path (inspect_answer.c) */
-    cf_sb_adds(key, "host=");
-    cf_sb_adds(key, named ? u.nodename : "?");
-    cf_sb_addc(key, ' ');
-    cf_sb_adds(key, named ? u.machine : "?");
-    cf_sb_addc(key, '\n');
+    cf_sb_addf(key, "host=%s %s\n", named ? u.nodename : "?", named ? u.machine : "?");
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
-        cf_sb_adds(key, vars[i]);
-        if (v) {
-            cf_sb_addc(key, '=');
-            cf_sb_adds(key, v);
-        } else {
-            cf_sb_adds(key, " unset"); /* no "" literal: ld merges it into any string's end, pages away */
-        }
-        cf_sb_addc(key, '\n');
+        if (v)
+            cf_sb_addf(key, "%s=%s\n", vars[i], v);
+        else
+            cf_sb_addf(key, "%s unset\n", vars[i]);
     }
 }
 
@@ -44,7 +34,7 @@ int cf_ldso_candidate_read(const struct cf_ldso_candidate *c)
            c->reject != CF_LDSO_REJ_DIR_MISSING;
 }
 
-void cf_ldso_depend(struct strvec *deps, const char *path)
+static void depend(struct strvec *deps, const char *path)
 {
     char *d = cf_asprintf("?%s", path);
     if (!cf_strvec_contains(deps, d))
@@ -52,7 +42,7 @@ void cf_ldso_depend(struct strvec *deps, const char *path)
     free(d);
 }
 
-void cf_ldso_depend_nearest(struct strvec *deps, const char *path)
+static void depend_nearest(struct strvec *deps, const char *path)
 {
     /* An absent path stays absent while its nearest existing ancestor
      * directory is unchanged (creating a child changes the parent's mtime):
@@ -65,7 +55,7 @@ void cf_ldso_depend_nearest(struct strvec *deps, const char *path)
         free(p);
         p = up;
     }
-    cf_ldso_depend(deps, p);
+    depend(deps, p);
     free(p);
 }
 
@@ -80,14 +70,14 @@ int cf_ldso_result_depends(const struct cf_ldso_result *res, struct strvec *deps
     if (n > CF_DEPCACHE_MAX_DEPS)
         return -1;
     for (size_t i = 0; i < res->n_objects; i++)
-        cf_ldso_depend(deps, res->objects[i].file ? res->objects[i].file : res->objects[i].path);
+        depend(deps, res->objects[i].file ? res->objects[i].file : res->objects[i].path);
     /* a file rejected for what it holds (another class, machine, a bad header)
      * may be rewritten in place, which its directory's mtime does not show */
     for (size_t i = 0; i < res->n_nodes; i++)
         for (size_t k = 0; k < res->nodes[i].n_considered; k++)
             if (cf_ldso_candidate_read(&res->nodes[i].considered[k]))
-                cf_ldso_depend(deps, res->nodes[i].considered[k].path);
+                depend(deps, res->nodes[i].considered[k].path);
     for (size_t i = 0; i < res->inputs.n; i++)
-        cf_ldso_depend_nearest(deps, res->inputs.v[i]);
+        depend_nearest(deps, res->inputs.v[i]);
     return 0;
 }

@@ -59,7 +59,6 @@ struct lint_ctx {
     const char *platform;
     const char *root;
     char *within; /* canonical, or NULL */
-    struct strvec *inputs;
     struct cf_rpath_lint *out;
 };
 
@@ -148,8 +147,6 @@ static void lint_entry(struct lint_ctx *ctx, const char *tag, const char *entry)
     }
     /* With a sysroot, absolute entries live under it; $ORIGIN ones already do. */
     char *location = ctx->root && entry[0] == '/' ? cf_asprintf("%s%s", ctx->root, expanded) : cf_strdup(expanded);
-    if (ctx->inputs) /* no search for duplicates: 40,000 entries in tests; the cache bounds the list */
-        cf_strvec_push(ctx->inputs, location);
     if (!cf_is_dir(location)) {
         char *detail = cf_asprintf("looked for %s", location);
         add_finding(ctx, CF_RPATH_MISSING_DIR, tag, entry, expanded, detail);
@@ -230,14 +227,11 @@ int cf_rpath_lint(const struct cf_elf *elf, const struct cf_rpath_lint_opts *opt
         .platform = opts->platform ? opts->platform : (uname(&uts) == 0 ? uts.machine : NULL),
         .root = opts->root && *opts->root ? opts->root : NULL,
         .within = NULL,
-        .inputs = opts->inputs,
         .out = out,
     };
     if (opts->within) {
         char *abs = cf_path_absolute(opts->within);
         ctx.within = canonical(abs);
-        if (ctx.inputs && !cf_strvec_contains(ctx.inputs, abs))
-            cf_strvec_push(ctx.inputs, abs);
         free(abs);
     }
 

@@ -22,9 +22,7 @@
 #include "cclforge/fs.h"
 
 #define MAGIC "CFDEP1\n"
-/* MAX_ENTRIES: inspect keeps one answer per file and output form, and a
- * corpus walked in rotation by more entries than the bound would never hit.
- * A prune lists the whole directory, so it runs after one store in
+/* A prune lists the whole directory, so it runs after one store in
  * PRUNE_EVERY (chosen by the key's hash): the bound is overshot by about
  * that many entries at most, and a cold run does not pay a listing per file. */
 enum { MAX_ENTRY = 1 << 20, MAX_ENTRIES = 2048, PRUNE_EVERY = 32 };
@@ -42,9 +40,7 @@ static int file_id(const char *path, struct cf_file_id *id)
     return 0;
 }
 
-/* <root>/<kind>-v1, and an entry's path in it: built by hand, as the warm
- * path of inspect is (no printf and scanf: their code is several pages of
- * libc, faulted in by every process that asks). */
+/* <root>/<kind>-v1, and an entry's path in it */
 static char *dir_in(const char *root, const char *kind)
 {
     if (!root)
@@ -147,15 +143,7 @@ static const char *field(const char *p, const char *end, const char **start, siz
 
 int cf_depcache_get(const char *kind, const char *key, size_t key_len, struct strbuf *value)
 {
-    char *root = cf_cache_root_usable(NULL);
-    int ok = cf_depcache_get_at(root, kind, key, key_len, value);
-    free(root);
-    return ok;
-}
-
-int cf_depcache_get_at(const char *root, const char *kind, const char *key, size_t key_len, struct strbuf *value)
-{
-    char *path = entry_path_in(root, kind, key, key_len);
+    char *path = entry_path(kind, key, key_len);
     int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) : -1;
     free(path);
     if (fd < 0)

@@ -67,17 +67,6 @@ void cf_sb_addc(struct strbuf *sb, char c)
     cf_sb_add(sb, &c, 1);
 }
 
-void cf_sb_addu(struct strbuf *sb, unsigned long long v)
-{
-    char digits[20]; /* 2^64 - 1 has 20 */
-    size_t n = sizeof digits;
-    do {
-        digits[--n] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    cf_sb_add(sb, digits + n, sizeof digits - n);
-}
-
 void cf_sb_addvf(struct strbuf *sb, const char *fmt, va_list ap)
 {
     /* Format into the room there is (most strings fit in 128 bytes), and a

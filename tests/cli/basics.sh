@@ -16,10 +16,10 @@ expect_rc 2 "no command is a usage error"
 # Output that cannot be written is an error (exit 1, stdout named), never a
 # silent 0: a closed stdout here; a full disk where /dev/full exists. Every
 # way a run ends: --version's one write, --help through stdio, a command
-# returning to main, inspect's replay of a remembered answer (cli_exit_now).
+# returning to main (inspect with its scan cache warm, and without it).
 export CCLFORGE_HOME=$T_TMP/home
 run "$CCLFORGE" inspect /bin/sh
-expect_rc 0 "inspect /bin/sh (its answer remembered)"
+expect_rc 0 "inspect /bin/sh (its scans kept)"
 lost() { # lost LABEL REDIRECT-TARGET CMD...
     local label=$1 target=$2; shift 2
     if [ "$target" = closed ]; then
@@ -38,7 +38,7 @@ for target in closed /dev/full; do
     fi
     lost --version "$target" "$CCLFORGE" --version
     lost --help "$target" "$CCLFORGE" --help
-    lost "inspect (replayed)" "$target" "$CCLFORGE" inspect /bin/sh
+    lost "inspect (scan cache warm)" "$target" "$CCLFORGE" inspect /bin/sh
     lost "inspect --no-cache" "$target" "$CCLFORGE" inspect --no-cache /bin/sh
 done
 # A closed stdout is held by /dev/null before a command opens anything, so no

@@ -3,8 +3,18 @@
 . "$(dirname "$0")/lib.sh"
 FX=$T_TMP/fx
 bash "$CCLFORGE_SOURCE_DIR/tests/fixtures/doctor_fixtures.sh" "$FX" >/dev/null || { echo "fixtures failed"; exit 1; }
+# the toolkit's NCCL: its version from its nccl.h, its oldest SASS arch and
+# newest PTX as inspect lists them (inspect_nccl.sh checks those against cuobjdump)
 HAVE_NCCL=0
-[ -f /usr/local/cuda/lib64/libnccl.so.2 ] && HAVE_NCCL=1
+if t_find_nccl; then
+    HAVE_NCCL=1 V_RE=${T_NCCL_VERSION//./\\.}
+    read -r OLDEST NEWEST_PTX < <("$CCLFORGE" inspect --json --no-banner "$T_NCCL" | python3 -c '
+import json, re, sys
+g = json.load(sys.stdin)["targets"][0]["objects"][0]["gpu"]
+sm = [int(m.group(1)) for a in g["sass"] for m in [re.fullmatch(r"sm_(\d+)f?", a)] if m]
+ptx = sorted(int(a[8:]) for a in g["ptx"] if re.fullmatch(r"compute_\d+", a))
+print("sm_%d" % min(sm) if sm else "none", "compute_%d" % ptx[-1] if ptx else "none")')
+fi
 
 run "$CCLFORGE" doctor --help
 expect_rc 0 "doctor --help exits 0"
@@ -26,9 +36,9 @@ expect_out "^Findings" "findings come last"
 if [ "$HAVE_NCCL" = 1 ] && ! command -v nvidia-smi >/dev/null; then
     expect_out "no NVIDIA driver" "no GPU is said plainly"
     expect_out "info +GPUs +\[no-gpu\]" "no GPU is information, not an error"
-    expect_out "NCCL 2\.28\.9" "the toolkit's NCCL is found with its version"
-    expect_out "sm_75 .*compute_120" "NCCL's archs are listed"
-    expect_out "has kernels for sm_75 and newer" "which GPUs this NCCL cannot serve is said"
+    expect_out "NCCL $V_RE" "the toolkit's NCCL is found with its version ($T_NCCL_VERSION)"
+    expect_out "$OLDEST .*${NEWEST_PTX#none}" "NCCL's archs are listed ($OLDEST .. $NEWEST_PTX)"
+    expect_out "has kernels for $OLDEST and newer" "which GPUs this NCCL cannot serve is said"
 fi
 run "$CCLFORGE" doctor --json
 expect_rc 0 "doctor --json exits 0"
@@ -36,21 +46,23 @@ expect_json 'd["schema"] == "cclforge.doctor/1"' "json has the schema"
 expect_json 'all(k in d for k in ("host","toolkits","gpus","gpu_probes","driver","libtorch","comm_libraries","compilers","findings","summary"))' "json has every section"
 expect_json 'd["summary"]["errors"] == 0' "json summary counts no errors"
 if [ "$HAVE_NCCL" = 1 ]; then
-    expect_json 'any(t["vendor"] == "cuda" and t["comm"] and t["comm"]["version_code"] == 22809 for t in d["toolkits"])' "json: CUDA toolkit with NCCL 22809"
+    expect_json 'any(t["vendor"] == "cuda" and t["comm"] and t["comm"]["version_code"] == '"$T_NCCL_CODE"' for t in d["toolkits"])' "json: CUDA toolkit with NCCL $T_NCCL_CODE"
 fi
 printf '%s' "$OUT" >"$T_TMP/here.json"
 
 # ---- injected GPUs on this machine's real NCCL ----
-if [ "$HAVE_NCCL" = 1 ]; then
+if [ "$HAVE_NCCL" = 1 ] && [ "${OLDEST#sm_}" != none ] && [ "${OLDEST#sm_}" -gt 61 ]; then
     run "$CCLFORGE" doctor --no-python --survey "$FX/survey-pascal-blackwell.json"
-    expect_rc 1 "Pascal + Blackwell on CUDA 13 NCCL is an error"
+    expect_rc 1 "Pascal + Blackwell on an NCCL from $OLDEST up is an error"
     expect_out "sm_61" "the uncovered arch is named"
-    expect_out "cclforge nccl build --tag v2.28.9-1 --archs sm_61,sm_120" "remedy builds the same release for both GPUs"
+    expect_out "cclforge nccl build --tag v$V_RE-1 --archs sm_61,sm_120" "remedy builds the same release for both GPUs"
     expect_out "NVIDIA GeForce GTX 1080, rev A" "a GPU name with a comma survives"
     run env CCLFORGE_SURVEY="$FX/survey-ampere.json" "$CCLFORGE" doctor --no-python --json
     expect_rc 0 "an Ampere host is covered (survey from CCLFORGE_SURVEY)"
     expect_json '"gpus" in d["host"]["injected_sections"] and d["gpus"][0]["arch"] == "sm_80"' "injected sections are recorded"
     expect_json 'not any(f["id"] == "gpu-arch-not-covered" for f in d["findings"])' "no arch finding for sm_80"
+else
+    t_skip_part "injected GPUs: no NCCL here whose oldest SASS arch is above Pascal's sm_61"
 fi
 run "$CCLFORGE" doctor --no-python --survey "$FX/survey-no-gpu.json"
 expect_rc 0 "a no-GPU survey exits 0"

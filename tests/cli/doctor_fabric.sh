@@ -7,7 +7,7 @@ FX=$T_TMP/fx
 bash "$CCLFORGE_SOURCE_DIR/tests/fixtures/fabric_fixtures.sh" "$FX" >/dev/null || { echo "fixtures failed"; exit 1; }
 D=("$CCLFORGE" doctor --no-python --no-nvidia)
 HAVE_NCCL=0
-[ -f /usr/local/cuda/lib64/libnccl.so.2 ] && HAVE_NCCL=1
+t_find_nccl && HAVE_NCCL=1
 
 # ---- the fabric of the fixture ----
 run env -u NCCL_IB_HCA NCCL_IB_GID_INDEX=0 "${D[@]}" --sysfs-root "$FX" --json
@@ -73,7 +73,7 @@ if [ "$HAVE_NCCL" = 1 ]; then
     expect_json 'any(f["id"]=="nccl-var-unknown" and "did you mean NCCL_SOCKET_IFNAME" in f["why"] for f in d["findings"])' "a typo gets the closest real name from libnccl"
     expect_json 'any(f["id"]=="nccl-debug-setting" and "environment" in f["why"] for f in d["findings"])' "NCCL_DEBUG=INFO is a warning naming its source"
     expect_json 'any(f["id"]=="nccl-var-foreign" and f["subject"]=="NCCL_HOME" for f in d["findings"])' "NCCL_HOME is someone else's variable"
-    expect_json 'any(f["id"]=="nccl-var-foreign" and f["subject"]=="NCCL_TESTS_SPLIT_MASK" and "nccl-tests" in f["why"] for f in d["findings"]) and not any(f["id"]=="nccl-var-unknown" and f["subject"]=="NCCL_TESTS_SPLIT_MASK" for f in d["findings"])' "nccl-tests' own variables are nccl-tests', not unknown to NCCL (seen on the H200 machine)"
+    expect_json 'any(f["id"]=="nccl-var-foreign" and f["subject"]=="NCCL_TESTS_SPLIT_MASK" and "nccl-tests" in f["why"] for f in d["findings"]) and not any(f["id"]=="nccl-var-unknown" and f["subject"]=="NCCL_TESTS_SPLIT_MASK" for f in d["findings"])' "nccl-tests' own variables are nccl-tests', not unknown to NCCL"
     expect_json '[s for s in d["nccl_config"]["settings"] if s["name"]=="NCCL_API_TOKEN"][0]["value"] is None' "a secret-like value is not recorded"
     printf '%s' "$OUT" | grep -q s3cr3t && bad "the secret appears in the report" || ok "the secret appears nowhere in the report"
     run env NCCL_DEBUG=WARN NCCL_ALGO=Ring "${D[@]}" --json
@@ -113,7 +113,7 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
     if [ "$HAVE_NCCL" = 1 ] && cc -o "$T_TMP/oracle" "$CCLFORGE_SOURCE_DIR/tests/fixtures/nccl_env_oracle.c" -ldl 2>"$T_TMP/.cc"; then
         agree() { # what, env assignments...
             local what=$1; shift
-            inns env "$@" timeout 60 "$T_TMP/oracle" /usr/local/cuda/lib64/libnccl.so.2 2>"$T_TMP/oracle.err" | sed -n "s/^env: //p" | sort >"$T_TMP/oracle.out"
+            inns env "$@" timeout 60 "$T_TMP/oracle" "$T_NCCL" 2>"$T_TMP/oracle.err" | sed -n "s/^env: //p" | sort >"$T_TMP/oracle.out"
             run inns env "$@" "${D[@]}" --json
             local ours
             ours=$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("\n".join(sorted(s["name"]+"="+(s["value"] or "") for s in d["nccl_config"]["settings"] if s["name"].startswith("NCCL_"))))')
@@ -138,7 +138,7 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
         agree "HOME is not the passwd home directory" HOME="$T_TMP/otherhome"
         expect_json 'any(f["id"]=="nccl-conf-home" and "otherhome/.nccl.conf is not read" in f["why"] for f in d["findings"])' "\$HOME/.nccl.conf, not read by NCCL: said"
     else
-        t_skip_part "the real libnccl (/usr/local/cuda/lib64/libnccl.so.2) as the oracle of the configuration files"
+        t_skip_part "the real libnccl (${T_NCCL:-none found}) as the oracle of the configuration files"
     fi
     rm "$E/nccl.conf"; mkfifo "$E/nccl.conf"
     run inns timeout 20 "${D[@]}" --json

@@ -64,7 +64,8 @@ expect_out "NVML: ok: driver 580.65.06" "the text report says NVML was read"
 run env LD_LIBRARY_PATH="$L" NVML_FIXTURE=init-fails "${D[@]}" --json
 expect_json 'not d["fabric"]["nvml_ok"] and d["fabric"]["nvml_note"]=="nvmlInit_v2 failed: Driver Not Loaded"' "nvmlInit_v2's error is kept"
 expect_json 'any(f["id"]=="nvml-unavailable" for f in d["findings"]) == any(g["vendor"]=="nvidia" for g in d["gpus"])' "nvml-unavailable exactly when this host has NVIDIA GPUs"
-cuda_h=${CUDA_HOME:-/usr/local/cuda}/include/cuda.h
+cuda_h=
+t_find_cuda && cuda_h=$T_CUDA/include/cuda.h
 if [ -f "$cuda_h" ]; then
     # a driver API with one NVIDIA GPU, built from the toolkit's real cuda.h
     cat >"$T_TMP/cuda.c" <<'C'

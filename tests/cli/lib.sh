@@ -19,6 +19,7 @@ expect_rc()      { [ "$RC" -eq "$1" ] && ok "$2" || bad "$2 (wanted exit $1)"; }
 expect_out()     { printf '%s' "$OUT" | grep -qE -- "$1" && ok "$2" || bad "$2 (stdout lacks /$1/)"; }
 expect_no_out()  { printf '%s' "$OUT" | grep -qE -- "$1" && bad "$2 (stdout has /$1/)" || ok "$2"; }
 expect_err()     { printf '%s' "$ERR" | grep -qE -- "$1" && ok "$2" || bad "$2 (stderr lacks /$1/)"; }
+expect_no_err()  { printf '%s' "$ERR" | grep -qE -- "$1" && bad "$2 (stderr has /$1/)" || ok "$2"; }
 # expect_json EXPR DESC: python expression over `d` (the parsed stdout) must be true
 expect_json() {
     if printf '%s' "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1) else 1)" 2>/dev/null
@@ -45,6 +46,61 @@ t_skip() {
     echo "SKIP: $1"
     exit 77
 }
+# t_find_cuda: this machine's CUDA toolkit, looked for as doctor looks
+# (src/gpu/vendor.c): CUDA_HOME, CUDA_PATH, the nvcc on PATH, /usr/local/cuda,
+# /usr/local/cuda-* (newest first), /opt/cuda; a toolkit holds include/cuda.h
+# or bin/nvcc. Sets T_CUDA (its root), T_NVCC (its nvcc, "" when it has none)
+# and T_CUDA_VERSION ("13.0", from cuda.h's CUDA_VERSION; "" without it);
+# returns 1 when there is none.
+t_find_cuda() {
+    local c nvcc v
+    nvcc=$(command -v nvcc 2>/dev/null)
+    T_CUDA= T_NVCC= T_CUDA_VERSION=
+    for c in "${CUDA_HOME:-}" "${CUDA_PATH:-}" "${nvcc:+${nvcc%/bin/nvcc}}" /usr/local/cuda \
+        $(ls -d /usr/local/cuda-* 2>/dev/null | sort -rV) /opt/cuda; do
+        [ -n "$c" ] && { [ -f "$c/include/cuda.h" ] || [ -x "$c/bin/nvcc" ]; } || continue
+        T_CUDA=$c
+        [ -x "$c/bin/nvcc" ] && T_NVCC=$c/bin/nvcc
+        v=$(sed -n 's/^#define CUDA_VERSION  *\([0-9][0-9]*\).*/\1/p' "$c/include/cuda.h" 2>/dev/null | head -n 1)
+        [ -n "$v" ] && T_CUDA_VERSION=$((v / 1000)).$((v % 1000 / 10))
+        return 0
+    done
+    return 1
+}
+# t_find_nccl: this machine's libnccl.so.2 (in the toolkit's lib64/, lib/ or
+# targets/<arch>-linux/lib/, then where ld.so.cache and the system library
+# directories have it) and its version read from the nccl.h beside it
+# (NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, NCCL_VERSION_CODE): an oracle that
+# does not ask cclforge. Sets T_NCCL (the library, its directory canonical),
+# T_NCCL_VERSION ("2.28.9"), T_NCCL_CODE (22809) and T_NCCL_H; returns 1 when
+# no library with a readable nccl.h beside it is found.
+t_find_nccl() {
+    local lib dir h real maj min pat code cands=()
+    T_NCCL= T_NCCL_VERSION= T_NCCL_CODE= T_NCCL_H=
+    if t_find_cuda; then
+        for dir in lib64 lib "targets/$(uname -m)-linux/lib"; do cands+=("$T_CUDA/$dir/libnccl.so.2"); done
+    fi
+    while read -r lib; do cands+=("$lib"); done < <(/sbin/ldconfig -p 2>/dev/null | sed -n 's/^[[:space:]]*libnccl\.so\.2 (.*) => //p')
+    for dir in "/usr/lib/$(uname -m)-linux-gnu" /usr/lib64 /usr/lib /usr/local/lib; do cands+=("$dir/libnccl.so.2"); done
+    for lib in "${cands[@]}"; do
+        [ -f "$lib" ] || continue
+        dir=$(cd "$(dirname "$lib")" && pwd -P) || continue
+        for h in "${dir%/*}/include/nccl.h" "${dir%/*/*}/include/nccl.h" ${T_CUDA:+"$T_CUDA/include/nccl.h"}; do
+            [ -f "$h" ] || continue
+            maj=$(sed -n 's/^#define NCCL_MAJOR  *\([0-9][0-9]*\).*/\1/p' "$h")
+            min=$(sed -n 's/^#define NCCL_MINOR  *\([0-9][0-9]*\).*/\1/p' "$h")
+            pat=$(sed -n 's/^#define NCCL_PATCH  *\([0-9][0-9]*\).*/\1/p' "$h")
+            code=$(sed -n 's/^#define NCCL_VERSION_CODE  *\([0-9][0-9]*\).*/\1/p' "$h")
+            [ -n "$maj" ] && [ -n "$min" ] && [ -n "$pat" ] && [ -n "$code" ] || continue
+            # a library named for its version (libnccl.so.2.28.9) must be the header's
+            real=$(readlink -f "$lib")
+            case ${real##*/} in libnccl.so.*.*.*) [ "${real##*/}" = "libnccl.so.$maj.$min.$pat" ] || continue ;; esac
+            T_NCCL=$dir/libnccl.so.2 T_NCCL_VERSION=$maj.$min.$pat T_NCCL_CODE=$code T_NCCL_H=$h
+            return 0
+        done
+    done
+    return 1
+}
 # t_torch_inputs: PyPI's torch wheel and its pinned NCCL wheel from the cache
 # scripts/torch-cache.sh keeps (fetched once) in $site, the CUDA toolkit in
 # $cuda (CUDA_HOME exported); NCCL_HOME, LIBTORCH and the ROCm/DTK roots unset.
@@ -55,8 +111,7 @@ t_torch_inputs() {
         cat "$T_TMP/torch-cache.log"
         t_skip "scripts/torch-cache.sh could not provide torch 2.15.0 and nvidia-nccl-cu13 2.30.7 (PyPI is needed once)"
     fi
-    cuda=${CUDA_HOME:-}
-    [ -n "$cuda" ] || cuda=$(dirname "$(dirname "$(command -v nvcc || echo /nonexistent/bin/nvcc)")")
+    t_find_cuda; cuda=$T_CUDA
     [ -f "$cuda/include/cuda_runtime_api.h" ] || t_skip "no CUDA toolkit headers (set CUDA_HOME): torch's CUDA-named headers need them"
     export CUDA_HOME=$cuda
     unset NCCL_HOME LIBTORCH ROCM_PATH DTK_HOME

@@ -4,14 +4,13 @@
 # concurrent builds of one target, git and tarball sources, RCCL's CMake path.
 . "$(dirname "$0")/lib.sh"
 
-NVCC=/usr/local/cuda/bin/nvcc
-if [ ! -x "$NVCC" ]; then
-    t_skip "no nvcc at $NVCC (install the CUDA toolkit); the NCCL build tests need it"
-fi
+t_find_cuda && [ -n "$T_NVCC" ] && [ -n "$T_CUDA_VERSION" ] ||
+    t_skip "no CUDA toolkit with nvcc and cuda.h found (install one, or set CUDA_HOME); the NCCL build tests need it"
+CV_RE=${T_CUDA_VERSION//./\\.}
 MINI="$CCLFORGE_SOURCE_DIR/tests/fixtures/nccl-mini"
 ROOT="$T_TMP/root"
 BUILDS="$ROOT/nccl/builds"
-export CUDA_HOME=/usr/local/cuda
+export CUDA_HOME=$T_CUDA
 unset CCLFORGE_TEST_FAULT TORCH_CUDA_ARCH_LIST PYTORCH_ROCM_ARCH MAX_JOBS
 B() { "$CCLFORGE" nccl build --root "$ROOT" -j2 "$@"; }
 # staged [TARGET]: some staging directory (of TARGET) is left under <root>/nccl/staging
@@ -30,7 +29,7 @@ expect_rc 2 "a bad --jobs is a usage error"
 # ---- dry run: the exact command, nothing built ----
 run B --source "$MINI" --archs "sm_75,sm_90" --dry-run
 expect_rc 0 "dry run exits 0"
-expect_out "make -C $MINI src.build 'NVCC_GENCODE=-gencode=arch=compute_75,code=sm_75 -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90' BUILDDIR=$ROOT/nccl/work/v2.28.9-sm75-sm90/build CUDA_HOME=/usr/local/cuda -j2" "dry run prints the exact make command"
+expect_out "make -C $MINI src.build 'NVCC_GENCODE=-gencode=arch=compute_75,code=sm_75 -gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90' BUILDDIR=$ROOT/nccl/work/v2.28.9-sm75-sm90/build CUDA_HOME=$T_CUDA -j2" "dry run prints the exact make command"
 [ ! -e "$BUILDS" ] && ok "dry run builds nothing" || bad "dry run created $BUILDS"
 
 run B --source "$MINI" --archs "6.1;12.0" --dry-run
@@ -50,7 +49,7 @@ run B --source "$MINI" --archs "7.5;9.0" --only-funcs SendRecv
 expect_rc 0 "mini NCCL builds"
 T="$BUILDS/$(ls "$BUILDS" | grep '^v2.28.9-sm75-sm90-funcs' | head -1)"
 expect_out "installed $T" "the install dir is reported"
-expect_out "banner  NCCL version 2.28.9\+cuda13.0" "the banner was verified"
+expect_out "banner  NCCL version 2.28.9\+cuda$CV_RE" "the banner was verified"
 expect_err "^\[3/3\] 100% .*SendRecv.cu|^\[3/3\] 100% .*common.cu|^\[3/3\] 100% .*init.cc" "plain progress lines count units out of the estimated total (3)"
 expect_out "code    sm_75 sm_90 compute_90\(PTX\)" "the archs and PTX were found by the inspect engine"
 [ "$(readlink "$T/lib/libnccl.so")" = libnccl.so.2 ] && [ "$(readlink "$T/lib/libnccl.so.2")" = libnccl.so.2.28.9 ] \
@@ -60,7 +59,7 @@ grep -q "^prefix=$T\$" "$T/lib/pkgconfig/nccl.pc" && grep -q "^Version: 2.28.9" 
     && ok "nccl.pc points at the install" || bad "nccl.pc"
 OUT=$(cat "$T/manifest.json")
 expect_json "d['schema']=='cclforge.nccl-manifest/1' and d['tag']=='v2.28.9-1' and d['version_code']==22809" "manifest: tag and version code"
-expect_json "d['archs']==['sm_75','sm_90'] and d['ptx'] is True and d['cuda_version']=='13.0'" "manifest: archs, ptx, CUDA"
+expect_json "d['archs']==['sm_75','sm_90'] and d['ptx'] is True and d['cuda_version']=='$T_CUDA_VERSION'" "manifest: archs, ptx, CUDA $T_CUDA_VERSION"
 expect_json "len(d['library_sha256'])==64 and d['flags']['ONLY_FUNCS']=='SendRecv' and d['build_seconds']>0" "manifest: sha256, flags, seconds"
 expect_json "d['library_sha256']=='$(sha256sum "$T/lib/libnccl.so.2.28.9" | cut -d' ' -f1)'" "manifest sha256 matches the file"
 [ -s "$T/build.log" ] && [ -s "$ROOT/nccl/work/$(basename "$T")/build.log" ] && ok "full log kept" || bad "build log"
@@ -97,7 +96,7 @@ run "$CCLFORGE" nccl activate "$NAME" --root "$ROOT"
 expect_rc 0 "activate"
 [ "$(readlink "$ROOT/nccl/active")" = "builds/$NAME" ] && ok "active symlink" || bad "active symlink"
 run "$CCLFORGE" nccl list --root "$ROOT"
-expect_out "$NAME +v2.28.9-1 +13.0 +sm_75;sm_90 +yes +\*" "list marks the active build"
+expect_out "$NAME +v2.28.9-1 +$CV_RE +sm_75;sm_90 +yes +\*" "list marks the active build"
 run "$CCLFORGE" nccl env --root "$ROOT"
 expect_out "^export LD_PRELOAD=$T/lib/libnccl.so.2" "env: LD_PRELOAD"
 expect_out "export LD_LIBRARY_PATH=$T/lib" "env: LD_LIBRARY_PATH"

@@ -7,12 +7,12 @@
 # path cclforge writes.
 . "$(dirname "$0")/lib.sh"
 
-NVCC=/usr/local/cuda/bin/nvcc
-[ -x "$NVCC" ] || t_skip "no nvcc at $NVCC (install the CUDA toolkit); the NCCL build tests need it"
+t_find_cuda && [ -n "$T_NVCC" ] ||
+    t_skip "no CUDA toolkit with nvcc found (install one, or set CUDA_HOME); the NCCL build tests need it"
 MINI="$CCLFORGE_SOURCE_DIR/tests/fixtures/nccl-mini"
 ROOT="$T_TMP/root"
 BUILDS="$ROOT/nccl/builds"
-export CUDA_HOME=/usr/local/cuda
+export CUDA_HOME=$T_CUDA
 unset CCLFORGE_TEST_FAULT CCLFORGE_TEST_STOP TORCH_CUDA_ARCH_LIST PYTORCH_ROCM_ARCH MAX_JOBS
 BUILD=("$CCLFORGE" nccl build --root "$ROOT" -j2 --source "$MINI")
 B() { "${BUILD[@]}" "$@"; }
@@ -55,7 +55,7 @@ expect_err "the install root .* contains '\\$': make and NCCL's Makefiles expand
 no_canary "--root make payload"
 [ -z "$(ls "$T_TMP" | grep '^r\$')" ] && ok "the payload root was not created" || bad "the payload root exists"
 
-ln -s /usr/local/cuda "$T_TMP/cuda\$(shell touch cf13canary)"
+ln -s "$T_CUDA" "$T_TMP/cuda\$(shell touch cf13canary)"
 traced "${BUILD[@]}" --archs 7.5 --cuda-home "$T_TMP/cuda\$(shell touch cf13canary)"
 expect_rc 2 "a toolkit path with \$(shell ...) is a usage error"
 expect_err "the CUDA toolkit .* contains '\\$'" "the toolkit path is named"

@@ -1,4 +1,4 @@
-# Strangers on a rendezvous port (issue 29, items 1 and 2), with real processes
+# Strangers on a rendezvous port, with real processes
 # and real sockets: tests/fixtures/rdv_stranger.py holds no secret. A hello whose
 # tag is "joined twice" with a zero MAC must not end a 2-rank smoke (real NCCL,
 # unique-id rendezvous) nor a 2-rank doctor --gather; a wrong tag is answered by a
@@ -95,8 +95,9 @@ expect_err "rank 0 could not reach the supervisor at 127\.0\.0\.1:1 within 1 s" 
 printf '%s' "$ERR" | grep -q "could not reach rank 0" && bad "it says it could not reach rank 0" || ok "not 'rank 0 could not reach rank 0'"
 
 # ---- 3. the same hello during a 2-rank smoke with the real NCCL ----
-NCCL=/usr/local/cuda-13.0/lib/libnccl.so.2
-if [ -r "$NCCL" ]; then
+NCCL=
+t_find_nccl && NCCL=$T_NCCL
+if [ -n "$NCCL" ]; then
     MPORT=$(free_port) # torchrun's MASTER_PORT: cclforge listens on MASTER_PORT+1
     smoke_rank() { RANK=$1 WORLD_SIZE=2 LOCAL_RANK=$1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$MPORT "$CCLFORGE" smoke --lib "$NCCL" --connect-timeout 20; }
     smoke_rank 0 >"$T_TMP/s0.out" 2>&1 &
@@ -121,6 +122,6 @@ if [ -r "$NCCL" ]; then
         grep -q 'ncclCommInitRank failed' "$T_TMP/s0.out" && ok "rank 0 went on to ncclCommInitRank" || bad "rank 0: $(tail -n 3 "$T_TMP/s0.out")"
     fi
 else
-    t_skip_part "the smoke part: $NCCL is not on this machine"
+    t_skip_part "the smoke part: no libnccl.so.2 with its nccl.h on this machine"
 fi
 t_end

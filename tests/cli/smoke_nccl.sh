@@ -6,18 +6,17 @@ command -v pgrep >/dev/null || { echo "pgrep is missing (apt-get install procps)
 
 MARK="33.$$"
 leftovers() { sleep 0.2; pgrep -f -- "--connect-timeout $MARK" >/dev/null && bad "$1: processes left behind" || ok "$1: no processes left behind"; }
-NCCL=/usr/local/cuda-13.0/lib/libnccl.so.2
+NCCL=
+t_find_nccl && NCCL=$T_NCCL
 
 run "$CCLFORGE" smoke --help
 expect_rc 0 "--help exits 0"
 expect_out "--backend nccl\|rccl\|mpi" "--help lists the backends"
 expect_out "CCLFORGE_SMOKE_FAULT" "--help documents the fault switch"
 
-if [ -r "$NCCL" ]; then
-    # the version NCCL prints in its banner, independent of ncclGetVersion
-    banner=$(grep -a -o -m1 "NCCL version [0-9]*\.[0-9]*\.[0-9]*" "$NCCL" | head -n 1 | awk '{print $3}')
-    IFS=. read -r MAJ MIN PAT <<<"$banner"
-    CODE=$((MAJ * 10000 + MIN * 100 + PAT))
+if [ -n "$NCCL" ]; then
+    # the version its nccl.h says, independent of ncclGetVersion
+    banner=$T_NCCL_VERSION CODE=$T_NCCL_CODE
     T0=$(date +%s.%N)
     run "$CCLFORGE" smoke -n 4 --lib "$NCCL" --connect-timeout "$MARK"
     SECS=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
@@ -122,7 +121,7 @@ if [ -r "$NCCL" ]; then
     fi
     leftovers "launchers"
 else
-    t_skip_part "the real-NCCL part: $NCCL is not on this machine"
+    t_skip_part "the real-NCCL part: no libnccl.so.2 with its nccl.h on this machine"
 fi
 
 # wrong libraries

@@ -62,8 +62,8 @@ on_host() {
 [ "$(on_host 1 getent hosts cf14-h0 | awk '{print $1}')" = "10.14.0.1" ] && ok "cf14-h0 is 10.14.0.1 from cf14-h1" || bad "name resolution on cf14-h1"
 [ "$(on_host 0 getent hosts cf14-h0 | awk '{print $1}')" = "127.0.1.1" ] && ok "cf14-h0 is 127.0.1.1 on itself" || bad "name resolution on cf14-h0"
 
-# the trap the issue describes: a server on the address its own name resolves to is
-# not reached from another host (what rank 0's unique-id server used to do)
+# the trap: a server on the address its own name resolves to is not reached
+# from another host, so rank 0's unique-id server must not bind there
 PORT=29417
 on_host 0 python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.1.1", 29417)); s.listen(1); time.sleep(3)' &
 sleep 0.5
@@ -74,8 +74,9 @@ else
 fi
 wait
 
-NCCL=/usr/local/cuda-13.0/lib/libnccl.so.2
-if [ -r "$NCCL" ]; then
+NCCL=
+t_find_nccl && NCCL=$T_NCCL
+if [ -n "$NCCL" ]; then
     # torchrun's variables on three hosts, MASTER_ADDR the master's hostname
     for h in 0 1 2; do
         on_host "$h" env RANK=$h WORLD_SIZE=3 LOCAL_RANK=0 MASTER_ADDR=cf14-h0 MASTER_PORT=$((PORT - 1)) \
@@ -91,7 +92,7 @@ if [ -r "$NCCL" ]; then
     expect_out 'rank=0 local_rank=0 rendezvous_advertised="cf14-h0 \(here 127.0.1.1\)"' "and says what it advertised and what that means there"
     expect_out 'rank=2 local_rank=0 rendezvous_reached="10.14.0.1"' "cf14-h2 reached it at 10.14.0.1"
 else
-    echo "SKIP (nccl rendezvous part): $NCCL is not on this machine"
+    t_skip_part "the NCCL rendezvous part: no libnccl.so.2 with its nccl.h on this machine"
 fi
 
 if ! t_open_mpi; then

@@ -2,9 +2,11 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cclforge/fs.h"
@@ -115,6 +117,192 @@ int ts_have(const char *prog)
     char *p = cf_which(prog);
     free(p);
     return p != NULL;
+}
+
+static const char *own(char *s)
+{
+    cf_strvec_push(&owned, s);
+    free(s);
+    return owned.v[owned.n - 1];
+}
+
+static int is_toolkit(const char *root)
+{
+    char *h = cf_path_join(root, "include/cuda.h"), *n = cf_path_join(root, "bin/nvcc");
+    int yes = cf_is_file(h) || access(n, X_OK) == 0;
+    free(h);
+    free(n);
+    return yes;
+}
+
+static int newest_first(const void *a, const void *b)
+{
+    return strverscmp(*(char *const *)b, *(char *const *)a);
+}
+
+const char *ts_cuda_root(void)
+{
+    struct strvec c = STRVEC_INIT;
+    const char *envs[] = { "CUDA_HOME", "CUDA_PATH" };
+    for (size_t i = 0; i < sizeof envs / sizeof envs[0]; i++)
+        if (getenv(envs[i]) && *getenv(envs[i]))
+            cf_strvec_push(&c, getenv(envs[i]));
+    char *nvcc = cf_which("nvcc");
+    if (nvcc && cf_ends_with(nvcc, "/bin/nvcc")) {
+        nvcc[strlen(nvcc) - strlen("/bin/nvcc")] = '\0';
+        cf_strvec_push(&c, nvcc);
+    }
+    free(nvcc);
+    cf_strvec_push(&c, "/usr/local/cuda");
+    glob_t g;
+    if (glob("/usr/local/cuda-*", GLOB_ONLYDIR, NULL, &g) == 0) {
+        qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, newest_first);
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            cf_strvec_push(&c, g.gl_pathv[i]);
+        globfree(&g);
+    }
+    cf_strvec_push(&c, "/opt/cuda");
+    const char *root = NULL;
+    for (size_t i = 0; !root && i < c.n; i++)
+        if (is_toolkit(c.v[i]))
+            root = own(cf_strdup(c.v[i]));
+    cf_strvec_clear(&c);
+    return root;
+}
+
+const char *ts_cuda_tool(const char *name)
+{
+    const char *root = ts_cuda_root();
+    if (root) {
+        char *p = cf_asprintf("%s/bin/%s", root, name);
+        if (access(p, X_OK) == 0)
+            return own(p);
+        free(p);
+    }
+    char *p = cf_which(name);
+    return p ? own(p) : NULL;
+}
+
+/* the value of `#define name N` in the header text h (starting with a newline), or -1 */
+static long header_define(const char *h, const char *name)
+{
+    char *pat = cf_asprintf("\n#define %s ", name);
+    const char *at = strstr(h, pat);
+    long v = -1;
+    if (at) {
+        char *end;
+        v = strtol(at + strlen(pat), &end, 10);
+        if (end == at + strlen(pat))
+            v = -1;
+    }
+    free(pat);
+    return v;
+}
+
+long ts_cuda_version(void)
+{
+    const char *root = ts_cuda_root();
+    if (!root)
+        return -1;
+    char *path = cf_path_join(root, "include/cuda.h");
+    struct strbuf h = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    cf_sb_addc(&h, '\n');
+    long v = cf_read_file(path, 4 << 20, &h, &err) == 0 ? header_define(h.buf, "CUDA_VERSION") : -1;
+    cf_error_clear(&err);
+    cf_sb_release(&h);
+    free(path);
+    return v;
+}
+
+static int nccl_from(const char *lib, const char *cuda, struct ts_nccl *out)
+{
+    char *parent = cf_dirname(lib);
+    char *dir = cf_realpath(parent);
+    free(parent);
+    if (!dir || !cf_is_file(lib))
+        goto no;
+    char *up = cf_dirname(dir), *up2 = cf_dirname(up);
+    char *headers[] = { cf_path_join(up, "include/nccl.h"), cf_path_join(up2, "include/nccl.h"),
+                        cuda ? cf_path_join(cuda, "include/nccl.h") : NULL };
+    free(up);
+    free(up2);
+    int found = 0;
+    for (size_t i = 0; !found && i < sizeof headers / sizeof headers[0]; i++) {
+        struct strbuf h = STRBUF_INIT;
+        cf_error err = CF_ERROR_INIT;
+        cf_sb_addc(&h, '\n'); /* a define on the first line is found too */
+        if (headers[i] && cf_read_file(headers[i], 1 << 20, &h, &err) == 0) {
+            long maj = header_define(h.buf, "NCCL_MAJOR"), min = header_define(h.buf, "NCCL_MINOR"),
+                 pat = header_define(h.buf, "NCCL_PATCH"), code = header_define(h.buf, "NCCL_VERSION_CODE");
+            /* a library named for its version (libnccl.so.2.28.9) must be the header's */
+            char *real = cf_realpath(lib);
+            char *named = cf_asprintf("libnccl.so.%ld.%ld.%ld", maj, min, pat);
+            const char *base = real ? cf_basename(real) : "";
+            int dots = 0;
+            for (const char *p = base; *p; p++)
+                dots += *p == '.';
+            if (maj >= 0 && min >= 0 && pat >= 0 && code >= 0 && (dots < 5 || !strcmp(base, named))) {
+                out->lib = own(cf_path_join(dir, "libnccl.so.2"));
+                out->dir = own(cf_strdup(dir));
+                out->header = own(cf_strdup(headers[i]));
+                out->major = (int)maj, out->minor = (int)min, out->patch = (int)pat, out->code = code;
+                snprintf(out->version, sizeof out->version, "%ld.%ld.%ld", maj, min, pat);
+                found = 1;
+            }
+            free(real);
+            free(named);
+        }
+        cf_error_clear(&err);
+        cf_sb_release(&h);
+    }
+    for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++)
+        free(headers[i]);
+    free(dir);
+    return found ? 0 : -1;
+no:
+    free(dir);
+    return -1;
+}
+
+static void push_free(struct strvec *v, char *s)
+{
+    cf_strvec_push(v, s);
+    free(s);
+}
+
+int ts_find_nccl(struct ts_nccl *out)
+{
+    memset(out, 0, sizeof *out);
+    struct strvec c = STRVEC_INIT;
+    const char *cuda = ts_cuda_root();
+    struct utsname u;
+    const char *machine = uname(&u) == 0 ? u.machine : "x86_64";
+    if (cuda) {
+        push_free(&c, cf_asprintf("%s/lib64/libnccl.so.2", cuda));
+        push_free(&c, cf_asprintf("%s/lib/libnccl.so.2", cuda));
+        push_free(&c, cf_asprintf("%s/targets/%s-linux/lib/libnccl.so.2", cuda, machine));
+    }
+    FILE *p = popen("/sbin/ldconfig -p 2>/dev/null", "r");
+    char line[4096];
+    while (p && fgets(line, sizeof line, p)) {
+        const char *arrow = strstr(line, " => ");
+        if (strstr(line, "\tlibnccl.so.2 (") == line && arrow) {
+            line[strcspn(line, "\n")] = '\0';
+            cf_strvec_push(&c, arrow + 4);
+        }
+    }
+    if (p)
+        pclose(p);
+    push_free(&c, cf_asprintf("/usr/lib/%s-linux-gnu/libnccl.so.2", machine));
+    cf_strvec_push(&c, "/usr/lib64/libnccl.so.2");
+    cf_strvec_push(&c, "/usr/lib/libnccl.so.2");
+    cf_strvec_push(&c, "/usr/local/lib/libnccl.so.2");
+    int rc = -1;
+    for (size_t i = 0; rc != 0 && i < c.n; i++)
+        rc = nccl_from(c.v[i], cuda, out);
+    cf_strvec_clear(&c);
+    return rc;
 }
 
 void ts_drop_section_headers(uint8_t *ehdr)

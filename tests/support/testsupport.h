@@ -24,6 +24,31 @@ const char *ts_cc(const char *dir, const char *out, const char *source, ...);
 /* 1 when a program is on PATH. */
 int ts_have(const char *prog);
 
+/* This machine's CUDA toolkit, looked for as doctor looks (src/gpu/vendor.c):
+ * CUDA_HOME, CUDA_PATH, the nvcc on PATH, /usr/local/cuda, /usr/local/cuda-*
+ * (newest first), /opt/cuda; a toolkit holds include/cuda.h or bin/nvcc.
+ * Its root (owned by the test state), NULL when there is none. */
+const char *ts_cuda_root(void);
+/* Its CUDA_VERSION (13000 for 13.0) from its include/cuda.h; -1 without one. */
+long ts_cuda_version(void);
+/* A program of the toolkit (bin/NAME), else NAME on PATH; NULL: neither. */
+const char *ts_cuda_tool(const char *name);
+/* This machine's libnccl.so.2 (the toolkit's lib64/, lib/ or
+ * targets/<arch>-linux/lib/, then ld.so.cache, then the system library
+ * directories) and its version read from the nccl.h beside it: an oracle that
+ * does not ask the code under test. */
+struct ts_nccl {
+    const char *lib;     /* <canonical directory>/libnccl.so.2 */
+    const char *dir;     /* that directory */
+    const char *header;  /* the nccl.h read */
+    int major, minor, patch;
+    long code;           /* NCCL_VERSION_CODE */
+    char version[32];    /* "2.28.9" */
+};
+/* 0 and *out filled, or -1 when no library with a readable nccl.h is found
+ * (the caller skips: a test never passes without it). */
+int ts_find_nccl(struct ts_nccl *out);
+
 /* Clears e_shoff, e_shnum and e_shstrndx of the ELF header at ehdr (either
  * class; zero reads the same in either byte order): the object sstrip or
  * `objcopy --strip-section-headers` leaves, which the loader still runs. */

@@ -3,8 +3,10 @@
  * clang-offload-bundler, and truncated/corrupt inputs. */
 #include "testsupport.h"
 
+#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cclforge/elf.h"
 #include "cclforge/fs.h"
@@ -15,7 +17,6 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#define REAL_NCCL "/usr/local/cuda-13.0/lib/libnccl.so.2"
 
 static const char kernel_source[] =
     "__global__ void scale(float *x) { x[threadIdx.x] *= 2.0f; }\n"
@@ -36,18 +37,40 @@ static char *find_tool(const char *env, const char *const *candidates)
     return NULL;
 }
 
-static char *find_nvcc(void)
+/* $ENV, else the toolkit's (ts_cuda_tool) */
+static char *find_cuda_tool(const char *env, const char *name)
 {
-    static const char *const c[] = { "/usr/local/cuda/bin/nvcc", "nvcc", NULL };
-    return find_tool("NVCC", c);
+    const char *e = getenv(env);
+    if (e && *e)
+        return cf_which(e);
+    const char *p = ts_cuda_tool(name);
+    return p ? cf_strdup(p) : NULL;
 }
 
-/* cuobjdump is the incumbent; the CUDA 13 toolkit here ships without it, so
- * $CUOBJDUMP may name one (e.g. from the nvidia-cuda-cuobjdump wheel). */
+static char *find_nvcc(void)
+{
+    return find_cuda_tool("NVCC", "nvcc");
+}
+
+/* cuobjdump is the incumbent; some toolkits ship without it, so $CUOBJDUMP
+ * may name one, else the nvidia-cuda-cuobjdump wheel that
+ * tests/cli/gpucode_cuobjdump.sh installs into the cache is used. */
 static char *find_cuobjdump(void)
 {
-    static const char *const c[] = { "/usr/local/cuda/bin/cuobjdump", "cuobjdump", NULL };
-    return find_tool("CUOBJDUMP", c);
+    char *c = find_cuda_tool("CUOBJDUMP", "cuobjdump");
+    if (c)
+        return c;
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char *pattern = xdg && *xdg ? cf_asprintf("%s/cclforge/cuobjdump-venv/lib/python*/site-packages/nvidia/*/bin/cuobjdump", xdg)
+                  : home ? cf_asprintf("%s/.cache/cclforge/cuobjdump-venv/lib/python*/site-packages/nvidia/*/bin/cuobjdump", home)
+                         : NULL;
+    glob_t g;
+    if (pattern && glob(pattern, 0, NULL, &g) == 0) {
+        c = cf_strdup(g.gl_pathv[0]);
+        globfree(&g);
+    }
+    free(pattern);
+    return c;
 }
 
 static char *find_bundler(void)
@@ -316,35 +339,38 @@ static void test_nvcc_arch_and_family_specific(void **state)
 
 static void test_real_libnccl_archs(void **state)
 {
-    if (!cf_is_file(REAL_NCCL)) {
-        print_message("SKIP: %s not present\n", REAL_NCCL);
+    struct ts_nccl nccl;
+    if (ts_find_nccl(&nccl) != 0) {
+        print_message("SKIP: no libnccl.so.2 with its nccl.h found (set CUDA_HOME)\n");
         skip();
     }
     struct cf_gpucode_inventory inv;
-    char *text = elf_inventory_text(REAL_NCCL, &inv);
-    /* The issue's list (sm_75..sm_120 + compute_120) plus the sm_100f
-     * (family-specific) cubins NCCL 2.28 carries for some kernels. */
-    assert_string_equal(text, "sm_75 sm_80 sm_90 sm_100 sm_100f sm_110 sm_120 compute_120");
+    char *text = elf_inventory_text(nccl.lib, &inv);
+    print_message("NCCL %s at %s: %s\n", nccl.version, nccl.lib, text);
+    assert_true(inv.n_sass > 0);
     assert_null(inv.problem);
-    assert_int_equal(inv.fatbin_sections, 2);
-    assert_int_equal(inv.fatbin_containers, 16 + 127);
-    assert_int_equal(inv.fatbin_entries, inv.fatbin_compressed_entries);
-    /* Only headers are read: well under 1% of the 218 MB file. */
-    assert_true(inv.header_bytes_read < 200000);
+    assert_true(inv.fatbin_sections > 0);
+    assert_true(inv.fatbin_containers > 0);
+    /* Only headers are read: well under 1% of the file. */
+    struct stat st;
+    assert_int_equal(stat(nccl.lib, &st), 0);
+    assert_true(inv.header_bytes_read < (uint64_t)st.st_size / 100);
 
     char *cuobjdump = find_cuobjdump();
     if (cuobjdump) {
-        char *elf_archs = cuobjdump_archs(cuobjdump, "--list-elf", REAL_NCCL, "sm_");
-        char *ptx_archs = cuobjdump_archs(cuobjdump, "--list-ptx", REAL_NCCL, "compute_");
+        char *elf_archs = cuobjdump_archs(cuobjdump, "--list-elf", nccl.lib, "sm_");
+        char *ptx_archs = cuobjdump_archs(cuobjdump, "--list-ptx", nccl.lib, "compute_");
         char *ours = base_archs(inv.sass, inv.n_sass, "sm_");
+        char *ours_ptx = base_archs(inv.ptx, inv.n_ptx, "compute_");
         assert_string_equal(elf_archs, ours);
-        assert_string_equal(ptx_archs, "compute_120");
+        assert_string_equal(ptx_archs, ours_ptx);
         free(elf_archs);
         free(ptx_archs);
         free(ours);
+        free(ours_ptx);
         free(cuobjdump);
     } else {
-        print_message("note: cuobjdump not found (set CUOBJDUMP); comparison skipped\n");
+        print_message("note: cuobjdump not found (set CUOBJDUMP); the arch list is not compared\n");
     }
     free(text);
     cf_gpucode_inventory_release(&inv);
@@ -787,8 +813,9 @@ static void test_bundle_from_clang_offload_bundler(void **state)
  * labelled with the path of a different file. */
 static void test_memory_image_uses_its_own_bytes(void **state)
 {
-    if (!cf_is_file(REAL_NCCL)) {
-        print_message("SKIP: %s not present\n", REAL_NCCL);
+    struct ts_nccl nccl;
+    if (ts_find_nccl(&nccl) != 0) {
+        print_message("SKIP: no libnccl.so.2 with its nccl.h found (set CUDA_HOME)\n");
         skip();
     }
     char *dir = ts_tmpdir();
@@ -802,7 +829,7 @@ static void test_memory_image_uses_its_own_bytes(void **state)
     struct strbuf bytes = STRBUF_INIT;
     cf_error err = CF_ERROR_INIT;
     assert_int_equal(cf_read_file(lib, 1u << 20, &bytes, &err), 0);
-    const char *labels[] = { "in-memory", REAL_NCCL, lib };
+    const char *labels[] = { "in-memory", nccl.lib, lib };
     for (size_t i = 0; i < 3; i++) {
         struct cf_elf *elf = NULL;
         assert_int_equal(cf_elf_open_memory(bytes.buf, bytes.len, labels[i], &elf, &err), 0);

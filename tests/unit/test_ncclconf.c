@@ -320,11 +320,12 @@ static void test_edit_distance(void **state)
 static void test_real_libnccl_parameter_names(void **state)
 {
     (void)state;
-    const char *lib = "/usr/local/cuda/lib64/libnccl.so.2";
-    if (!cf_is_file(lib) || !ts_have("objcopy") || !ts_have("strings")) {
-        printf("# SKIP: %s, objcopy or strings absent\n", lib);
+    struct ts_nccl nccl;
+    if (ts_find_nccl(&nccl) != 0 || !ts_have("objcopy") || !ts_have("strings")) {
+        printf("# SKIP: no libnccl.so.2 with its nccl.h, or objcopy or strings absent\n");
         skip();
     }
+    const char *lib = nccl.lib;
     char *dir = ts_tmpdir();
     char *ro = cf_path_join(dir, "rodata.bin");
     const char *oc[] = { "objcopy", "-O", "binary", "--only-section=.rodata", lib, ro, NULL };

@@ -360,7 +360,7 @@ static void test_without_section_headers_like_ldd_r(void **state)
 }
 
 /* torch 2.15's libtorch_python.so and _C: PyExc_FutureWarning is in .dynsym
- * but no relocation names it, so ldd -r does not report it (the issue's false
+ * but no relocation names it, so ldd -r does not report it (no false
  * "undefined symbol"); the rest are the interpreter's symbols, the same set. */
 static void test_torch_python_like_ldd_r(void **state)
 {
@@ -374,7 +374,8 @@ static void test_torch_python_like_ldd_r(void **state)
         skip();
     }
     char *libdir = cf_path_join(site, "lib");
-    char *llp = cf_asprintf("%s:/usr/local/cuda/lib64", libdir);
+    const char *cuda = ts_cuda_root(); /* the toolkit's libraries (cuBLAS, ...) for torch's closure */
+    char *llp = cuda ? cf_asprintf("%s:%s/lib64", libdir, cuda) : cf_strdup(libdir);
     setenv("LD_LIBRARY_PATH", llp, 1);
     struct cf_ldso_opts o = { 0 };
     struct cf_ldso_result r;
@@ -418,12 +419,13 @@ static void test_torch_python_like_ldd_r(void **state)
 
 static void test_real_libraries(void **state)
 {
-    const char *candidates[] = { "/usr/local/cuda-13.0/lib/libnccl.so.2", "/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
+    struct ts_nccl nccl;
+    const char *candidates[] = { ts_find_nccl(&nccl) == 0 ? nccl.lib : NULL, "/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
                                  "/usr/lib/x86_64-linux-gnu/libcjson.so.1" };
     size_t done = 0;
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-        if (!cf_is_file(candidates[i])) {
-            print_message("note: %s not present, skipped\n", candidates[i]);
+        if (!candidates[i] || !cf_is_file(candidates[i])) {
+            print_message("note: %s not present, skipped\n", candidates[i] ? candidates[i] : "libnccl.so.2");
             continue;
         }
         struct cf_ldso_result r;

@@ -46,20 +46,6 @@ static void test_strbuf_grows_and_formats(void **state)
     free(s);
 }
 
-/* cf_sb_addu writes what "%llu" does */
-static void test_strbuf_addu(void **state)
-{
-    static const unsigned long long v[] = { 0, 7, 10, 4096, 18446744073709551615ull };
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
-        cf_sb_addu(&a, v[i]);
-        cf_sb_addf(&b, "%llu", v[i]);
-        assert_string_equal(a.buf, b.buf);
-        cf_sb_release(&a);
-        cf_sb_release(&b);
-    }
-}
-
 /* cf_self_exe: the running test, by the name realpath gives it */
 static void test_self_exe(void **state)
 {
@@ -131,10 +117,6 @@ static void test_depcache_entry_parse(void **state)
     assert_int_equal(cf_depcache_get("t", "k", 1, &v), 1);
     assert_string_equal(v.buf, "answer");
     assert_int_equal(cf_depcache_get("t", "j", 1, &v), 0); /* another key */
-    char *root_usable = cf_cache_root_usable(NULL);
-    cf_sb_reset(&v);
-    assert_int_equal(cf_depcache_get_at(root_usable, "t", "k", 1, &v), 1);
-    assert_int_equal(cf_depcache_get_at(NULL, "t", "k", 1, &v), 0); /* no root: nothing */
     char *dir = cf_path_join(home, "t-v1");
     char ident[160];
     snprintf(ident, sizeof ident, "%llu %llu %llu %lld %lld", (unsigned long long)st.st_dev,
@@ -178,7 +160,6 @@ static void test_depcache_entry_parse(void **state)
     assert_int_equal(cf_depcache_get("t", "k", 1, &v), 1);
     unsetenv("CCLFORGE_HOME");
     cf_sb_release(&v);
-    free(root_usable);
     free(dir);
     free(home);
     ts_cleanup();
@@ -940,7 +921,6 @@ int main(void)
         cmocka_unit_test(test_sha256_known_vector),
         cmocka_unit_test(test_dir_trusted_modes),
         cmocka_unit_test(test_dir_trusted_owners),
-        cmocka_unit_test(test_strbuf_addu),
         cmocka_unit_test(test_self_exe),
         cmocka_unit_test(test_depcache_entry_parse),
         cmocka_unit_test(test_fnv1a_vectors),
