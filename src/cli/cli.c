@@ -98,16 +98,6 @@ const char *cli_cache_root(void)
     return root;
 }
 
-/* LeakSanitizer runs from exit(): a sanitizer build ends normally, so a
- * run ended by cli_exit_now is leak-checked too. */
-#if defined(__SANITIZE_ADDRESS__)
-#define CLI_LEAK_CHECKED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CLI_LEAK_CHECKED 1
-#endif
-#endif
-
 int cli_output_failed(void)
 {
     cli_error(NULL, "cannot write to standard output: %s", errno ? strerror(errno) : "an earlier write failed");
@@ -122,13 +112,4 @@ int cli_finish_output(int code)
         return code == EXIT_FINE ? failed : code;
     }
     return code;
-}
-
-void cli_exit_now(int code)
-{
-#ifdef CLI_LEAK_CHECKED
-    exit(code);
-#else
-    _exit(code);
-#endif
 }

@@ -55,11 +55,6 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct cli_op
  * process; the first call warns on stderr when one is set but not used.
  * NULL: none. */
 const char *cli_cache_root(void);
-/* Ends the process with code at once (_exit): no exit handlers, no stdio
- * cleanup, no destructors. Only for a run that printed nothing through stdout's buffer (cf_write_all on
- * STDOUT_FILENO and the unbuffered stderr only) and holds nothing to clean up. Sanitizer
- * builds exit() normally, so LeakSanitizer still checks. */
-__attribute__((noreturn)) void cli_exit_now(int code);
 /* The end of a command's output (coreutils' close_stdout): stdio flushed
  * and checked, so output lost to a full disk or a closed descriptor is an
  * error on stderr and exit 1, never a silent 0. Returns the code to exit
