@@ -1,7 +1,7 @@
 /* `wheel verify --smoke N`: N local ranks of a torch.distributed harness run
  * from the installed wheel, launched as `cclforge smoke` launches local ranks
  * (one process each, RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT),
- * rendezvous through torch's own TCPStore, supervised by wheel_ranks.c: a
+ * rendezvous through torch's own TCPStore, supervised by cclforge/ranks.h: a
  * rank that fails or dies stops the others after a grace period, and a hung
  * one is killed at the deadline. Backends:
  *   nccl  the installed bridge's make_nccl_backend (needs N GPUs)

@@ -1,8 +1,9 @@
 /* The local supervisor: starts the ranks (N copies of cclforge for nccl/rccl, or
- * mpirun for mpi, both through the rank supervisor, cclforge/ranks.h), reads their records over authenticated
- * loopback connections, enforces the per-operation timeout, and when one rank dies,
- * hangs or fails, names it and what it was doing, stops the others and reaps
- * everyone (ranks that mpirun leaves behind too: it is their subreaper meanwhile). */
+ * mpirun for mpi, both through the rank supervisor, cclforge/ranks.h), reads
+ * their records over authenticated loopback connections, enforces the
+ * per-operation timeout, and when one rank dies, hangs or fails, names it and
+ * what it was doing, stops the others and reaps everyone (ranks that mpirun
+ * leaves behind too: it is their subreaper meanwhile). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
