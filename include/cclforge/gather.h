@@ -1,5 +1,5 @@
 /* `cclforge doctor --gather`: one process per rank under srun, mpirun or torchrun
- * (or N local ones with -n N); each host's local rank 0 surveys its host, every
+ * (one process per rank); each host's local rank 0 surveys its host, every
  * rank reports its NCCL configuration, rank 0 collects what arrives by the
  * deadline over the authenticated TCP channel of cclforge/launch.h, names the
  * ranks and hosts that did not answer, and consolidates (cclforge/doctor.h).
@@ -23,8 +23,6 @@ extern "C" {
 struct cf_gather_opts {
     char *const *envp;        /* the environment (launcher variables) */
     double timeout_s;         /* for every rank to answer; then rank 0 reports who did not */
-    int local_ranks;          /* > 0: start this many ranks here (rank 0 is this process; the others are
-                               * forks of it, each with cclforge's launcher variables: src/doctor/local_ranks.c) */
     /* What this rank sends: a `doctor --json` report when host_leader (local rank 0),
      * else a report of its NCCL configuration only. The CLI builds it. */
     int (*make_blob)(void *ctx, int host_leader, struct strbuf *out, cf_error *err);

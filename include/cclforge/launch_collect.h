@@ -28,21 +28,10 @@ struct cf_collected {
     char *refused;         /* the first refusals of this run's ranks (another world size, a rank twice); NULL */
     struct cf_launch_strays strays; /* connections that never completed a handshake */
 };
-/* A descriptor rank 0 watches while it collects (the starter of `doctor
- * --gather -n`'s local ranks): when fd is readable or closed, on_ready(ctx)
- * runs; it returns 1 to keep watching, 0 to stop, -1 on an error (err set:
- * the collection ends and returns -1). */
-struct cf_collect_watch {
-    int fd;
-    int (*on_ready)(void *ctx, cf_error *err);
-    void *ctx;
-};
 /* Rank 0: accepts on listen_fd (it takes ownership and closes it) until every
- * other rank sent its blob or timeout_s passed, watching w too (NULL:
- * nothing). Returns 0 (missing ranks are data). */
-int cf_launch_collect_watching(int listen_fd, const struct cf_launch_secret *s, const char *tag, int world,
-                               double timeout_s, size_t max_blob, const struct cf_collect_watch *w,
-                               struct cf_collected *out, cf_error *err);
+ * other rank sent its blob or timeout_s passed; missing ranks are data. */
+void cf_launch_collect(int listen_fd, const struct cf_launch_secret *s, const char *tag, int world, double timeout_s,
+                       size_t max_blob, struct cf_collected *out);
 /* Rank 0: sends reply to every rank that answered, then closes the connections. */
 void cf_launch_collect_reply(struct cf_collected *c, const void *reply, size_t len, double timeout_s);
 void cf_collected_release(struct cf_collected *c);

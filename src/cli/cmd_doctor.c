@@ -18,15 +18,11 @@
 #include "cli/builtin.h"
 #include "cli/cli.h"
 
-/* doctor --gather -n: local ranks started here (tests, benchmarks); each holds
- * one of rank 0's descriptors while it reports */
-#define MAX_LOCAL_RANKS 4096
-
 static const char doctor_usage[] =
     "usage: cclforge doctor [--json] [--libtorch DIR] [--survey FILE.json] [--save FILE.json]\n"
     "                       [--sysfs-root DIR] [--python PY | --no-python] [--no-nvidia] [--quick]\n"
     "                       [--no-cache]\n"
-    "       cclforge doctor --gather [-n N] [--timeout S] [--verbose] [--json] [options above]\n"
+    "       cclforge doctor --gather [--timeout S] [--verbose] [--json] [options above]\n"
     "       cclforge doctor compare [--json] [--verbose] A.json B.json [...]\n"
     "\n"
     "Surveys this machine for collective communication: vendor toolkits (CUDA, ROCm,\n"
@@ -54,7 +50,6 @@ static const char doctor_usage[] =
     "  --gather           one process per rank under srun, mpirun or torchrun: each host's local\n"
     "                     rank 0 surveys it, rank 0 prints one report for all hosts (silent when\n"
     "                     all is well) and every rank exits 0 or 1 alike\n"
-    "  -n N               with --gather: start N ranks here instead, 1-4096 (tests, benchmarks)\n"
     "  --timeout S        with --gather: how long rank 0 waits for the others (default 60)\n"
     "  -v, --verbose      with --gather or compare: print the report even when all is well\n"
     "  -h, --help         this text\n"
@@ -453,11 +448,10 @@ static int make_blob(void *ctx, int host_leader, struct strbuf *out, cf_error *e
 extern char **environ;
 
 static int doctor_gather(int argc, char **argv, const struct cf_survey_opts *opts, int json, int verbose,
-                         int local_ranks, double timeout_s)
+                         double timeout_s)
 {
     struct blob_ctx ctx = { opts };
-    /* -n N: the other ranks are forks that run the same survey (src/doctor/local_ranks.c) */
-    struct cf_gather_opts go = { environ, timeout_s, local_ranks, make_blob, &ctx };
+    struct cf_gather_opts go = { environ, timeout_s, make_blob, &ctx };
     struct cf_gather_result r;
     cf_error err = CF_ERROR_INIT;
     int rc = cf_doctor_gather(&go, &r, &err);
@@ -506,13 +500,12 @@ int cmd_doctor(int argc, char **argv)
     };
     struct cf_survey_opts opts = { 0 };
     const char *save = NULL;
-    int json = 0, quick = 0, gather = 0, verbose = 0, local_ranks = 0, c;
+    int json = 0, quick = 0, gather = 0, verbose = 0, c;
     double timeout_s = 60;
-    long long ranks;
     cf_error err = CF_ERROR_INIT;
     optind = 1;
     opterr = 0;
-    while ((c = CLI_GETOPT(argc, argv, "hn:v", longopts)) != -1) {
+    while ((c = CLI_GETOPT(argc, argv, "hv", longopts)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'l': opts.libtorch = optarg; break;
@@ -530,11 +523,6 @@ int cmd_doctor(int argc, char **argv)
             if (cli_decimal("--timeout", "a number of seconds", optarg, 1, 86400, &timeout_s, &err))
                 return cli_usage_fail("doctor", &err);
             break;
-        case 'n':
-            if (cli_whole("-n", "a rank count", optarg, 1, MAX_LOCAL_RANKS, &ranks, &err))
-                return cli_usage_fail("doctor", &err);
-            local_ranks = (int)ranks;
-            break;
         case 'h': fputs(doctor_usage, stdout); return EXIT_FINE;
         default: return cli_usage("doctor", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
@@ -545,10 +533,8 @@ int cmd_doctor(int argc, char **argv)
         return cli_usage("doctor", "--sysfs-root %s is not a directory", opts.sysfs_root);
     if (quick)
         opts.skip |= CF_SURVEY_SKIP_PYTHON | CF_SURVEY_SKIP_TORCH | CF_SURVEY_SKIP_COMPILERS;
-    if (local_ranks && !gather)
-        return cli_usage("doctor", "-n needs --gather");
     if (gather)
-        return doctor_gather(argc, argv, &opts, json, verbose, local_ranks, timeout_s);
+        return doctor_gather(argc, argv, &opts, json, verbose, timeout_s);
 
     struct cf_survey s;
     if (cf_survey_run(&opts, &s, &err) < 0) {

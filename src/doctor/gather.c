@@ -15,7 +15,6 @@
 #include "cclforge/launch_collect.h"
 #include "cclforge/ncclconf.h"
 #include "doctor/doctor_internal.h"
-#include "doctor/local_ranks.h"
 
 #define MAX_REPORT (64u << 20)
 #define REPLY_SLACK_S 30.0 /* how much longer than the gather a rank waits for the verdict */
@@ -192,42 +191,20 @@ static void consolidate(struct cf_gather_result *r, double timeout_s)
     free(labels);
 }
 
-/* A local rank's side (local_ranks.c runs it in a forked child): 0 when rank
- * 0 answered that all is well. */
-static int local_rank(const struct cf_gather_opts *o)
-{
-    struct cf_gather_result r;
-    cf_error err = CF_ERROR_INIT;
-    int rc = cf_doctor_gather(o, &r, &err);
-    int fine = rc == 0 && r.verdict == 0;
-    cf_gather_result_release(&r);
-    cf_error_clear(&err);
-    return fine ? 0 : -1;
-}
-
-static int run_rank0(const struct cf_gather_opts *o, const struct cf_launch_info *le, int port, int loopback,
-                     const struct cf_launch_secret *secret, const char *secret_hex, struct cf_gather_result *out,
-                     cf_error *err)
+static int run_rank0(const struct cf_gather_opts *o, const struct cf_launch_info *le, int port,
+                     const struct cf_launch_secret *secret, struct cf_gather_result *out, cf_error *err)
 {
     char desc[128];
     int got_port = port;
-    int fd = cf_launch_listen(port, loopback, &got_port, desc, sizeof desc, err);
+    int fd = cf_launch_listen(port, 0, &got_port, desc, sizeof desc, err);
     if (fd < 0)
         return cf_error_prefix(err, "rank 0");
-    /* -n N: the other ranks start while this one surveys and accepts (local_ranks.c) */
-    struct local_ranks lr = { -1, -1, 0 };
-    if (o->local_ranks > 1 && cf_local_ranks_start(o, fd, got_port, secret_hex, local_rank, &lr, err) < 0) {
-        close(fd);
-        return -1;
-    }
-    struct cf_collect_watch starting = { lr.fd, cf_local_ranks_ready, &lr };
     struct strbuf own = STRBUF_INIT;
     int rc = rank_blob(o, le, &own, err);
     struct cf_collected col;
     memset(&col, 0, sizeof col);
     if (rc == 0)
-        rc = cf_launch_collect_watching(fd, secret, CF_GATHER_TAG, le->world, o->timeout_s, MAX_REPORT,
-                                        lr.fd >= 0 ? &starting : NULL, &col, err);
+        cf_launch_collect(fd, secret, CF_GATHER_TAG, le->world, o->timeout_s, MAX_REPORT, &col);
     else
         close(fd);
     if (rc == 0) {
@@ -247,7 +224,6 @@ static int run_rank0(const struct cf_gather_opts *o, const struct cf_launch_info
     }
     cf_collected_release(&col);
     cf_sb_release(&own);
-    cf_local_ranks_reap(&lr);
     return rc;
 }
 
@@ -256,39 +232,26 @@ int cf_doctor_gather(const struct cf_gather_opts *o, struct cf_gather_result *ou
     memset(out, 0, sizeof *out);
     struct cf_launch_info le;
     struct cf_launch_secret secret;
-    char secret_hex[65] = "";
-    int port = 0, loopback = 0;
-    if (o->local_ranks > 0) {
-        memset(&le, 0, sizeof le);
-        cf_host_name(le.hostname, sizeof le.hostname);
-        le.launcher = "cclforge";
-        le.world = o->local_ranks;
-        loopback = 1;
-        if (cf_launch_secret_random(&secret, secret_hex, err) < 0)
-            return -1;
-        snprintf(out->where, sizeof out->where, "127.0.0.1 (-n %d: local ranks)", o->local_ranks);
-    } else {
-        int found = cf_launch_detect(o->envp, &le, err);
-        if (found < 0)
-            return -1;
-        if (!found)
-            return cf_error_set(err, CF_ERR_USAGE,
-                                "--gather needs a launcher (srun, mpirun, torchrun: one process per rank) or -n N");
-        char addr[256], how[256];
-        if (cf_launch_rank0_where(&le, o->envp, addr, sizeof addr, &port, how, sizeof how, err) < 0)
-            return -1;
-        snprintf(le.master_addr, sizeof le.master_addr, "%s", addr);
-        le.master_port = port;
-        if (cf_launch_secret_for(&le, o->envp, &secret, err) < 0)
-            return -1;
-        snprintf(out->where, sizeof out->where, "%.250s:%d (%.200s)", addr, port, how);
-    }
+    int port = 0;
+    int found = cf_launch_detect(o->envp, &le, err);
+    if (found < 0)
+        return -1;
+    if (!found)
+        return cf_error_set(err, CF_ERR_USAGE, "--gather needs a launcher (srun, mpirun, torchrun: one process per rank)");
+    char addr[256], how[256];
+    if (cf_launch_rank0_where(&le, o->envp, addr, sizeof addr, &port, how, sizeof how, err) < 0)
+        return -1;
+    snprintf(le.master_addr, sizeof le.master_addr, "%s", addr);
+    le.master_port = port;
+    if (cf_launch_secret_for(&le, o->envp, &secret, err) < 0)
+        return -1;
+    snprintf(out->where, sizeof out->where, "%.250s:%d (%.200s)", addr, port, how);
     out->launcher = le.launcher;
     out->rank = le.rank;
     out->world = le.world;
     out->is_rank0 = le.rank == 0;
     if (le.rank == 0)
-        return run_rank0(o, &le, port, loopback, &secret, secret_hex, out, err);
+        return run_rank0(o, &le, port, &secret, out, err);
 
     struct strbuf blob = STRBUF_INIT;
     if (rank_blob(o, &le, &blob, err) < 0) {

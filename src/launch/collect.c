@@ -26,12 +26,10 @@ static void init(struct cf_collected *c, int world)
         c->fds[i] = -1;
 }
 
-int cf_launch_collect_watching(int listen_fd, const struct cf_launch_secret *s, const char *tag, int world,
-                               double timeout_s, size_t max_blob, const struct cf_collect_watch *w,
-                               struct cf_collected *out, cf_error *err)
+void cf_launch_collect(int listen_fd, const struct cf_launch_secret *s, const char *tag, int world, double timeout_s,
+                       size_t max_blob, struct cf_collected *out)
 {
     init(out, world);
-    int watching = w && w->fd >= 0, rc = 0;
     double deadline = cf_now_seconds() + timeout_s;
     struct cf_launch_acceptor_opts ao = { listen_fd, s, tag, world, ONE_CLIENT_S, 0 };
     struct cf_launch_acceptor *a = cf_launch_acceptor_new(&ao);
@@ -49,13 +47,10 @@ int cf_launch_collect_watching(int listen_fd, const struct cf_launch_secret *s, 
                 pfd[n] = (struct pollfd){ out->fds[r], POLLIN, 0 };
                 who[n++] = r;
             }
-        int watched = n; /* the watched descriptor goes last, outside who[] */
-        if (watching)
-            pfd[watched] = (struct pollfd){ w->fd, POLLIN, 0 };
         int ms = cf_launch_ms_left(deadline);
         if (!ms)
             break;
-        if (cf_launch_acceptor_poll(a, pfd, n + watching, ms) < 0) {
+        if (cf_launch_acceptor_poll(a, pfd, n, ms) < 0) {
             if (errno == EINTR)
                 continue;
             break;
@@ -70,11 +65,6 @@ int cf_launch_collect_watching(int listen_fd, const struct cf_launch_secret *s, 
                     cf_sb_adds(&refused, "; ");
                 cf_launch_event_describe(&ev, world, &refused);
             }
-        }
-        if (watching && (pfd[watched].revents & (POLLIN | POLLHUP | POLLERR)) &&
-            (watching = w->on_ready(w->ctx, err)) < 0) {
-            rc = -1;
-            break;
         }
         for (int i = 0; i < n; i++) {
             if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -99,7 +89,6 @@ int cf_launch_collect_watching(int listen_fd, const struct cf_launch_secret *s, 
         out->n_missing += out->blobs[r] == NULL;
     out->refused = refused.len ? cf_sb_detach(&refused) : NULL;
     cf_sb_release(&refused);
-    return rc;
 }
 
 void cf_launch_collect_reply(struct cf_collected *c, const void *reply, size_t len, double timeout_s)

@@ -1,7 +1,7 @@
 /* `wheel verify --smoke N`: N local ranks of a torch.distributed harness run
  * from the installed wheel, launched as `cclforge smoke` launches local ranks
  * (one process each, RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT),
- * rendezvous through torch's own TCPStore, supervised by wheel_ranks.c: a
+ * rendezvous through torch's own TCPStore, supervised by cclforge/ranks.h: a
  * rank that fails or dies stops the others after a grace period, and a hung
  * one is killed at the deadline. Backends:
  *   nccl  the installed bridge's make_nccl_backend (needs N GPUs)
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cclforge/fs.h"
-#include "pkg/wheel_ranks.h"
+#include "cclforge/ranks.h"
 #include "pkg/wheel_verify_internal.h"
 
 /* argv: module, backend. Environment: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT. */
@@ -116,9 +116,12 @@ void cf_wheel_run_smoke(const struct cf_wheel_verify_opts *opts, const char *py,
         cf_strvec_pushf(&logs, "%s/rank%d.log", work, r);
     }
     for (int r = 0; r < n; r++)
-        ranks[r] = (struct cf_rank_spec){ argv, (const char *const *)cf_strvec_argv(&envs[r]), work, logs.v[r] };
+        /* contained: what a rank starts (the wheel's code runs in it) ends with it */
+        ranks[r] = (struct cf_rank_spec){ .argv = argv, .env_set = (const char *const *)cf_strvec_argv(&envs[r]),
+                                          .cwd = work, .log = logs.v[r], .contain = 1 };
     /* one rank down: the others cannot finish a collective, give them 15 s */
-    cf_wheel_run_ranks(ranks, n, timeout, 15.0, outs);
+    struct cf_ranks_opts ro = { .timeout_s = timeout, .grace_s = 15.0, .term_wait_s = 3.0 };
+    cf_ranks_run(ranks, n, &ro, outs);
     int failed = 0;
     struct strbuf how = STRBUF_INIT;
     for (int r = 0; r < n; r++) {

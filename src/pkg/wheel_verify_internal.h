@@ -63,7 +63,7 @@ void cf_wheel_toolkit_libs_from_facts(struct verify_ctx *c);
 struct cJSON;
 void cf_wheel_bridge_abi_check(struct cf_wheel_verify_result *res, const struct cJSON *abi);
 /* wheel_smoke.c: --smoke N with opts->smoke_backend through the installed module,
- * its ranks supervised by wheel_ranks.c. */
+ * its ranks supervised by the rank supervisor (cclforge/ranks.h). */
 void cf_wheel_run_smoke(const struct cf_wheel_verify_opts *opts, const char *py, const char *work, const char *module,
                         int gpus, struct cf_wheel_verify_result *res);
 

@@ -1,8 +1,9 @@
 /* The local supervisor: starts the ranks (N copies of cclforge for nccl/rccl, or
- * mpirun for mpi, both through spawn), reads their records over authenticated
- * loopback connections, enforces the per-operation timeout, and when one rank dies,
- * hangs or fails, names it and what it was doing, stops the others and reaps
- * everyone (ranks that mpirun leaves behind too: it is their subreaper meanwhile). */
+ * mpirun for mpi, both through the rank supervisor, cclforge/ranks.h), reads
+ * their records over authenticated loopback connections, enforces the
+ * per-operation timeout, and when one rank dies, hangs or fails, names it and
+ * what it was doing, stops the others and reaps everyone (ranks that mpirun
+ * leaves behind too: it is their subreaper meanwhile). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include "cclforge/clock.h"
 #include "cclforge/envp.h"
 #include "cclforge/fs.h"
+#include "cclforge/ranks.h"
 #include "cclforge/spawn.h"
 #include "smoke/smoke_internal.h"
 
@@ -62,12 +64,6 @@ struct stream {
     struct strbuf partial;
 };
 
-struct proc {
-    struct cf_spawn_proc sp;
-    int rank;                /* -1: mpirun */
-    int reaped, status;
-};
-
 struct supervisor {
     const struct cf_smoke_opts *o;
     cf_smoke_event_fn on_event;
@@ -76,7 +72,7 @@ struct supervisor {
     int nranks;
     int mpirun;
     struct rank_slot *ranks;
-    struct proc *procs;
+    struct cf_ranks *procs;  /* the ranks, or mpirun alone */
     int nprocs;
     struct stream *streams;
     int nstreams, max_streams;
@@ -88,7 +84,6 @@ struct supervisor {
     int first_failed_rank;
     int hung;                /* a hang was detected: nobody is going to say more */
     int stopping;
-    double term_sent;
     int killed_finishing;    /* still running FINISH_WAIT_S after the last verdict */
     struct strbuf finishing; /* ... and which of this host's ranks were still alive then */
 };
@@ -254,33 +249,16 @@ static void read_stream(struct supervisor *sv, struct stream *st)
     }
 }
 
-static void describe_status(struct strbuf *sb, int status)
+/* The rank a started process is: mpirun is none of them. */
+static int rank_of_proc(const struct supervisor *sv, int i)
 {
-    if (WIFEXITED(status))
-        cf_sb_addf(sb, "exited with status %d", WEXITSTATUS(status));
-    else if (WIFSIGNALED(status))
-        cf_sb_addf(sb, "was killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-    else
-        cf_sb_adds(sb, "stopped");
+    return sv->mpirun ? -1 : i;
 }
 
-static void stop_all(struct supervisor *sv, int sig)
-{
-    for (int i = 0; i < sv->nprocs; i++) {
-        struct proc *p = &sv->procs[i];
-        if (p->reaped || p->sp.pid <= 0)
-            continue;
-        /* mpirun stops its own ranks on SIGTERM; a forked rank leads its own process group */
-        if (!sv->mpirun)
-            kill(-p->sp.pid, sig);
-        kill(p->sp.pid, sig);
-    }
-}
-
-static struct stream *stream_of_proc(struct supervisor *sv, const struct proc *p)
+static struct stream *stream_of_proc(struct supervisor *sv, int rank)
 {
     for (int i = 0; i < sv->nstreams; i++)
-        if (sv->streams[i].is_log && sv->streams[i].rank == p->rank && sv->streams[i].fd >= 0)
+        if (sv->streams[i].is_log && sv->streams[i].rank == rank && sv->streams[i].fd >= 0)
             return &sv->streams[i];
     return NULL;
 }
@@ -296,38 +274,42 @@ static void drain(struct supervisor *sv, struct stream *st)
     }
 }
 
-static void reap(struct supervisor *sv, int block)
+static void describe_end(struct strbuf *sb, const struct cf_rank_outcome *o)
 {
-    for (int i = 0; i < sv->nprocs; i++) {
-        struct proc *p = &sv->procs[i];
-        if (p->reaped || p->sp.pid <= 0)
+    if (WIFEXITED(o->status))
+        cf_sb_addf(sb, "exited with status %d", o->code);
+    else
+        cf_sb_addf(sb, "was killed by signal %d (%s)", o->code, strsignal(o->code));
+}
+
+/* The processes that ended since the last call: what they wrote is read
+ * first, then a rank that ended without a verdict is failed by how it ended. */
+static void reap(struct supervisor *sv)
+{
+    int *ended = cf_xcalloc((size_t)sv->nprocs, sizeof *ended);
+    int n = cf_ranks_step(sv->procs, ended);
+    for (int k = 0; k < n; k++) {
+        int rank = rank_of_proc(sv, ended[k]);
+        drain(sv, stream_of_proc(sv, rank));
+        if (rank >= 0) /* its record connection too */
+            for (int i = 0; i < sv->nstreams; i++)
+                if (!sv->streams[i].is_log && sv->streams[i].rank == rank)
+                    drain(sv, &sv->streams[i]);
+        if (sv->stopping || rank < 0)
             continue;
-        int status;
-        pid_t got;
-        while ((got = waitpid(p->sp.pid, &status, block ? 0 : WNOHANG)) < 0 && errno == EINTR) {
-        }
-        if (got != p->sp.pid)
-            continue;
-        p->reaped = 1;
-        p->status = status;
-        drain(sv, stream_of_proc(sv, p));
-        if (p->rank >= 0) /* its record connection too */
-            for (int k = 0; k < sv->nstreams; k++)
-                if (!sv->streams[k].is_log && sv->streams[k].rank == p->rank)
-                    drain(sv, &sv->streams[k]);
-        if (sv->stopping || p->rank < 0)
-            continue;
-        struct rank_slot *s = &sv->ranks[p->rank];
+        struct rank_slot *s = &sv->ranks[rank];
         if (!s->done && !s->failed) {
+            const struct cf_rank_outcome *o = cf_ranks_outcome(sv->procs, ended[k]);
             struct strbuf why = STRBUF_INIT;
-            cf_sb_addf(&why, "rank %d ", p->rank);
-            describe_status(&why, status);
-            if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            cf_sb_addf(&why, "rank %d ", rank);
+            describe_end(&why, o);
+            if (o->end == CF_RANK_EXITED && o->code == 0)
                 cf_sb_adds(&why, " without finishing");
-            fail_rank(sv, p->rank, cf_sb_str(&why));
+            fail_rank(sv, rank, cf_sb_str(&why));
             cf_sb_release(&why);
         }
     }
+    free(ended);
 }
 
 /* Whether rank slot a holds the others up more plainly than b: stuck outside a
@@ -504,7 +486,7 @@ static void supervise_loop(struct supervisor *sv)
             if (pfds[i].revents && sv->streams[i].fd >= 0)
                 read_stream(sv, &sv->streams[i]);
         take_ranks(sv, acc);
-        reap(sv, 0);
+        reap(sv);
         double now = cf_now_seconds();
         if (sv->o->stop && *sv->o->stop)
             interrupt(sv);
@@ -512,17 +494,9 @@ static void supervise_loop(struct supervisor *sv)
         if (should_stop(sv, now)) {
             sv->stopping = 1;
             sv->rep->aborted = 1;
-            stop_all(sv, sv->mpirun ? SIGTERM : SIGKILL);
-            sv->term_sent = now;
+            cf_ranks_stop(sv->procs, 0); /* mpirun: SIGTERM, then SIGKILL (its ranks follow: PDEATHSIG) */
         }
-        if (sv->stopping && sv->mpirun && sv->term_sent && now - sv->term_sent > TERM_WAIT_S) {
-            stop_all(sv, SIGKILL); /* its ranks follow through PR_SET_PDEATHSIG */
-            sv->term_sent = 0;
-        }
-        int alive = 0;
-        for (int i = 0; i < sv->nprocs; i++)
-            alive += !sv->procs[i].reaped;
-        if (!alive) {
+        if (!cf_ranks_live(sv->procs)) {
             /* every process is gone: what they wrote last is still to be read */
             for (int i = 0; i < sv->nstreams; i++)
                 drain(sv, &sv->streams[i]);
@@ -533,7 +507,7 @@ static void supervise_loop(struct supervisor *sv)
             settled_at = now;
         if (settled_at && now - settled_at > FINISH_WAIT_S && !sv->killed_finishing) {
             name_lingering_ranks(sv);
-            stop_all(sv, SIGKILL);
+            cf_ranks_stop(sv->procs, 1);
             sv->killed_finishing = 1;
         }
     }
@@ -541,7 +515,10 @@ static void supervise_loop(struct supervisor *sv)
     struct cf_launch_strays strays;
     cf_launch_acceptor_free(acc, &strays);
     say_strays(sv, &strays);
-    reap(sv, 1);
+    while (cf_ranks_live(sv->procs)) { /* the poll failed: the rest is still ours to reap */
+        reap(sv);
+        nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+    }
 }
 
 /* Our adopted children (ranks mpirun left behind): kill what is still there, reap all. */
@@ -605,15 +582,11 @@ static void supervisor_release(struct supervisor *sv)
             close(sv->streams[i].fd);
         cf_sb_release(&sv->streams[i].partial);
     }
-    for (int i = 0; i < sv->nprocs; i++) {
-        sv->procs[i].sp.out_fd = -1; /* its stream owned and closed it */
-        cf_spawn_proc_release(&sv->procs[i].sp);
-    }
+    cf_ranks_free(sv->procs);
     if (sv->listen_fd >= 0)
         close(sv->listen_fd);
     free(sv->ranks);
     free(sv->streams);
-    free(sv->procs);
     cf_sb_release(&sv->finishing);
 }
 
@@ -649,27 +622,6 @@ static void rank_env(struct supervisor *sv, struct strvec *env, int rank, int rd
         cf_strvec_pushf(env, "%s=%d", SMOKE_LISTEN_FD_ENV, listen_fd);
 }
 
-static int start_one(struct supervisor *sv, struct strvec *argv, struct strvec *env, int rank, int keep_fd,
-                     cf_error *err)
-{
-    struct cf_spawn_opts so;
-    memset(&so, 0, sizeof so);
-    so.capture_stdout = 1; /* the caller reads it: the process's own lines */
-    so.merge_stderr = 1;
-    so.null_stdin = 1;
-    so.pdeathsig = SIGKILL; /* no orphans if the supervisor dies */
-    so.env_set = (const char *const *)cf_strvec_argv(env);
-    so.keep_fds = keep_fd >= 0 ? &keep_fd : NULL;
-    so.n_keep_fds = keep_fd >= 0 ? 1 : 0;
-    struct proc *p = &sv->procs[sv->nprocs];
-    if (cf_spawn_start((const char *const *)cf_strvec_argv(argv), &so, &p->sp, err) < 0)
-        return -1;
-    p->rank = rank;
-    sv->nprocs++;
-    add_stream(sv, p->sp.out_fd, 1, rank);
-    return 0;
-}
-
 /* mpirun [--allow-run-as-root] --oversubscribe --bind-to none -n N -x ... cclforge smoke ARGS */
 static int mpirun_argv(const struct cf_smoke_opts *o, int n, struct strvec *argv, cf_error *err)
 {
@@ -696,39 +648,59 @@ static int mpirun_argv(const struct cf_smoke_opts *o, int n, struct strvec *argv
     return 0;
 }
 
+/* Starts the processes (their output read as the ranks' own lines); -1 when
+ * one could not start (err says which), the others then stopped at the end. */
+static int start_procs(struct supervisor *sv, struct strvec *argv, struct strvec *env, int n, int keep_fd,
+                       cf_error *err)
+{
+    struct cf_rank_spec *specs = cf_xcalloc((size_t)n, sizeof *specs);
+    for (int i = 0; i < n; i++)
+        specs[i] = (struct cf_rank_spec){ .argv = (const char *const *)cf_strvec_argv(&argv[i]),
+                                          .env_set = (const char *const *)cf_strvec_argv(&env[i]),
+                                          .pipe_output = 1,
+                                          .keep_fd = i == 0 ? keep_fd : -1 };
+    /* the supervisor judges failure; mpirun takes its own ranks down on SIGTERM, a
+     * forked rank is killed at once with its process group */
+    struct cf_ranks_opts ro = { .grace_s = -1, .term_wait_s = sv->mpirun ? TERM_WAIT_S : 0,
+                                .process_only = sv->mpirun };
+    cf_error first = CF_ERROR_INIT;
+    sv->procs = cf_ranks_start(specs, n, &ro, &first);
+    sv->nprocs = n;
+    free(specs);
+    for (int i = 0; i < n; i++)
+        add_stream(sv, cf_ranks_take_output(sv->procs, i), 1, rank_of_proc(sv, i));
+    if (first.kind == CF_OK)
+        return 0;
+    cf_error_set(err, first.kind, "%s", cf_error_message(&first));
+    cf_error_clear(&first);
+    return -1;
+}
+
 static int start_ranks(struct supervisor *sv, int rec_port, const char *secret_hex, cf_error *err)
 {
     const struct cf_smoke_opts *o = sv->o;
-    int rc = 0;
-    if (sv->mpirun) {
-        struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
-        rc = mpirun_argv(o, sv->nranks, &argv, err);
-        if (rc == 0) {
-            cf_strvec_push(&argv, o->self_exe);
-            for (char *const *a = o->self_argv; a && *a; a++)
-                cf_strvec_push(&argv, *a);
-            rank_env(sv, &env, -1, 0, -1, secret_hex, rec_port);
-            rc = start_one(sv, &argv, &env, -1, -1, err);
-        }
-        cf_strvec_clear(&argv);
-        cf_strvec_clear(&env);
-        return rc;
-    }
+    int n = sv->mpirun ? 1 : sv->nranks, rc = 0;
+    struct strvec *argv = cf_xcalloc((size_t)n, sizeof *argv), *env = cf_xcalloc((size_t)n, sizeof *env);
     /* rank 0 inherits an already listening rendezvous socket: no port race, no retry storm */
-    int rdv_port = 0;
-    int rdv_fd = sv->nranks > 1 ? cf_launch_listen(0, 1, &rdv_port, NULL, 0, err) : -1;
-    if (sv->nranks > 1 && rdv_fd < 0)
-        return -1;
-    for (int r = 0; r < sv->nranks && rc == 0; r++) {
-        struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
-        cf_strvec_push(&argv, o->self_exe);
+    int rdv_port = 0, rdv_fd = -1;
+    if (sv->mpirun)
+        rc = mpirun_argv(o, sv->nranks, &argv[0], err);
+    else if (sv->nranks > 1 && (rdv_fd = cf_launch_listen(0, 1, &rdv_port, NULL, 0, err)) < 0)
+        rc = -1;
+    for (int i = 0; i < n && rc == 0; i++) {
+        cf_strvec_push(&argv[i], o->self_exe);
         for (char *const *a = o->self_argv; a && *a; a++)
-            cf_strvec_push(&argv, *a);
-        rank_env(sv, &env, r, rdv_port, rdv_fd, secret_hex, rec_port);
-        rc = start_one(sv, &argv, &env, r, r == 0 ? rdv_fd : -1, err);
-        cf_strvec_clear(&argv);
-        cf_strvec_clear(&env);
+            cf_strvec_push(&argv[i], *a);
+        rank_env(sv, &env[i], rank_of_proc(sv, i), rdv_port, rdv_fd, secret_hex, rec_port);
     }
+    if (rc == 0)
+        rc = start_procs(sv, argv, env, n, rdv_fd, err);
+    for (int i = 0; i < n; i++) {
+        cf_strvec_clear(&argv[i]);
+        cf_strvec_clear(&env[i]);
+    }
+    free(argv);
+    free(env);
     if (rdv_fd >= 0)
         close(rdv_fd);
     return rc;
@@ -752,7 +724,6 @@ int cf_smoke_supervise(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event
     sv.max_streams = 2 * sv.nranks + 1;
     sv.ranks = cf_xcalloc((size_t)sv.nranks, sizeof *sv.ranks);
     sv.streams = cf_xcalloc((size_t)sv.max_streams, sizeof *sv.streams);
-    sv.procs = cf_xcalloc((size_t)sv.nranks + 1, sizeof *sv.procs);
     rep->role = CF_ROLE_SUPERVISOR;
     rep->nranks = sv.nranks;
     rep->launcher = sv.mpirun ? "mpirun" : "local";
@@ -774,13 +745,13 @@ int cf_smoke_supervise(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event
     if (rc == 0)
         rc = start_ranks(&sv, rec_port, secret_hex, err);
     if (rc < 0) {
-        stop_all(&sv, SIGKILL);
-        reap(&sv, 1);
+        if (sv.procs)
+            cf_ranks_stop(sv.procs, 1); /* reaped in supervisor_release */
     } else {
         supervise_loop(&sv);
         if (sv.mpirun && !sv.stopping) {
             /* ranks that neither finished nor said why: mpirun stopped them, or one died */
-            int status = sv.procs[0].status;
+            const struct cf_rank_outcome *end = cf_ranks_outcome(sv.procs, 0);
             struct strbuf why = STRBUF_INIT;
             cf_sb_adds(&why, "mpirun ");
             if (sv.killed_finishing && sv.finishing.len)
@@ -790,7 +761,7 @@ int cf_smoke_supervise(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event
                 cf_sb_addf(&why, "was still running %.0f s after every rank's verdict, in its own teardown "
                                  "(no rank on this host was left), and was killed", FINISH_WAIT_S);
             else
-                describe_status(&why, status);
+                describe_end(&why, end);
             int dead = sv.first_failure ? -2 : sv.mpirun_dead_rank; /* -2: already explained */
             if (dead >= 0 && dead < sv.nranks && !sv.ranks[dead].done && !sv.ranks[dead].failed) {
                 char *w = cf_asprintf("rank %d died (see mpirun's message above); %s", dead, cf_sb_str(&why));
@@ -800,7 +771,7 @@ int cf_smoke_supervise(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event
             for (int r = 0; r < sv.nranks; r++)
                 if (!sv.ranks[r].done && !sv.ranks[r].failed && dead == -1)
                     fail_rank(&sv, r, cf_sb_str(&why));
-            if (!sv.first_failure && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+            if (!sv.first_failure && !(end->end == CF_RANK_EXITED && end->code == 0)) {
                 cf_smoke_report_add_failure(rep, -1, "finishing", cf_sb_str(&why));
                 note_failure(&sv, -1);
             }

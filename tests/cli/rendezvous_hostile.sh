@@ -5,8 +5,7 @@
 # code that carries neither its tag nor ours; 20 connections that never speak
 # must not make a gather fail nor blame rank 1, and the report names them.
 # The ranks are started by hand as a launcher would (CCLFORGE_RANK ... and
-# torchrun's variables), so the strangers are in before rank 1: under -n 2 rank 1
-# joins within ~0.1 s of the port opening, before anyone else could.
+# torchrun's variables), so that the strangers are in before rank 1.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || t_skip "python3 is missing: the stranger is a Python script"
 # the interpreter itself (not a pyenv shim) without site (-S): the stranger uses the standard library only

@@ -41,7 +41,6 @@ src/util/strbuf.c abort     out of memory: cf_xmalloc has nothing sane to return
 src/util/spawn.c _exit      the forked child when exec fails (never the caller)
 src/util/spawn_keeper.c _exit  the keeper of a contained program, a forked child, ending as its program did (never the caller)
 src/smoke/fault.c _exit     an injected fault (CCLFORGE_SMOKE_FAULT=R:exit:OP, R:abort:OP) ends its rank on purpose
-src/doctor/local_ranks.c _exit  the starter of the local ranks of doctor --gather -n, a forked child, ending once they have (never the caller)
 src/smoke/supervise.c stdout flushed before a rank is spawned, so no child repeats the parent buffer
 src/smoke/supervise.c stderr flushed before a rank is spawned, and line-buffered in the rank
 '

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/ranks.h"
 #include "cclforge/spawn.h"
 
 static int fail_next_fork;
@@ -257,6 +258,118 @@ static void test_contained_tree_dies_with_it(void **state)
     free(pidfile);
 }
 
+/* The rank supervisor on real processes: a hung rank is killed at the
+ * deadline; after one rank fails the others are killed after the grace; a
+ * rank that cannot start fails the run at once. */
+static void test_ranks_supervised(void **state)
+{
+    (void)state;
+    static const char *const hang_argv[] = { "/bin/sh", "-c", "sleep 1000 & wait", NULL };
+    static const char *const fail_argv[] = { "/bin/sh", "-c", "exit 3", NULL };
+    static const char *const say_argv[] = { "/bin/sh", "-c", "echo \"said $WORD\"; echo err >&2; exit 0", NULL };
+    static const char *const env[] = { "WORD=hello", NULL };
+    char *dir = ts_tmpdir();
+    char *log = cf_path_join(dir, "rank.log");
+    struct cf_rank_spec hung[2] = { { .argv = say_argv, .env_set = env, .cwd = dir, .log = log, .contain = 1 },
+                                    { .argv = hang_argv, .cwd = dir, .contain = 1 } };
+    struct cf_rank_outcome out[2];
+    struct cf_ranks_opts o = { .timeout_s = 1.0, .grace_s = 60.0, .term_wait_s = 3.0 };
+    cf_ranks_run(hung, 2, &o, out);
+    assert_int_equal(out[0].end, CF_RANK_EXITED);
+    assert_int_equal(out[0].code, 0);
+    /* its environment set, stdout and stderr straight into its log */
+    struct strbuf text = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_read_file(log, 4096, &text, &err), 0);
+    assert_string_equal(cf_sb_str(&text), "said hello\nerr\n");
+    cf_sb_release(&text);
+    assert_int_equal(out[1].end, CF_RANK_KILLED_TIMEOUT);
+    char *how = cf_rank_describe(&out[1], 1.0);
+    assert_non_null(strstr(how, "hung"));
+    free(how);
+    struct cf_rank_spec peer[2] = { { .argv = fail_argv, .cwd = dir }, { .argv = hang_argv, .cwd = dir } };
+    o = (struct cf_ranks_opts){ .timeout_s = 600.0, .grace_s = 0.5, .term_wait_s = 3.0 };
+    cf_ranks_run(peer, 2, &o, out);
+    assert_int_equal(out[0].end, CF_RANK_EXITED);
+    assert_int_equal(out[0].code, 3);
+    assert_int_equal(out[1].end, CF_RANK_KILLED_PEER);
+    assert_true(out[1].seconds < 60); /* the grace, not the 600 s deadline */
+    static const char *const missing_argv[] = { "/nonexistent/cf-python", NULL };
+    struct cf_rank_spec gone[2] = { { .argv = missing_argv, .cwd = dir }, { .argv = hang_argv, .cwd = dir } };
+    cf_ranks_run(gone, 2, &o, out);
+    assert_int_equal(out[0].end, CF_RANK_NOT_STARTED);
+    how = cf_rank_describe(&out[0], 600.0);
+    assert_non_null(strstr(how, "/nonexistent/cf-python"));
+    free(how);
+    assert_int_equal(out[1].end, CF_RANK_KILLED_PEER);
+    free(log);
+}
+
+/* Driven from the caller's loop: each rank's output on a pipe the caller
+ * reads, the ranks reaped as they end, the caller stopping the rest; nothing
+ * is left behind, not even what a rank started in its process group. */
+static void test_ranks_stepped(void **state)
+{
+    (void)state;
+    static const char *const say_argv[] = { "/bin/sh", "-c", "echo \"rank $R\"; exit 0", NULL };
+    static const char *const hang_argv[] = { "/bin/sh", "-c", "sleep 1000 & echo $! >&2; wait", NULL };
+    static const char *const env0[] = { "R=0", NULL };
+    struct cf_rank_spec specs[2] = { { .argv = say_argv, .env_set = env0, .pipe_output = 1 },
+                                     { .argv = hang_argv, .pipe_output = 1 } };
+    struct cf_ranks_opts o = { .grace_s = -1 }; /* the caller judges */
+    cf_error err = CF_ERROR_INIT;
+    struct cf_ranks *s = cf_ranks_start(specs, 2, &o, &err);
+    assert_int_equal(err.kind, CF_OK);
+    int fd0 = cf_ranks_take_output(s, 0), fd1 = cf_ranks_take_output(s, 1);
+    assert_true(fd0 >= 0 && fd1 >= 0);
+    assert_int_equal(cf_ranks_take_output(s, 0), -1);
+    char buf[64] = "";
+    ssize_t n = read(fd0, buf, sizeof buf - 1);
+    assert_true(n > 0);
+    buf[n] = 0;
+    assert_string_equal(buf, "rank 0\n");
+    char pid_text[32] = "";
+    n = read(fd1, pid_text, sizeof pid_text - 1); /* the grandchild's pid: it must die too */
+    assert_true(n > 0);
+    pid_t grandchild = (pid_t)atoi(pid_text);
+    int ended[2], got = 0;
+    for (int i = 0; i < 500 && !got; i++) {
+        got = cf_ranks_step(s, ended);
+        usleep(10000);
+    }
+    assert_int_equal(got, 1);
+    assert_int_equal(ended[0], 0);
+    assert_int_equal(cf_ranks_live(s), 1);
+    /* the failing peer is not stopped without the caller's word */
+    assert_int_equal(cf_ranks_outcome(s, 1)->end, CF_RANK_RUNNING);
+    cf_ranks_stop(s, 1);
+    for (int i = 0; i < 500 && cf_ranks_live(s); i++) {
+        cf_ranks_step(s, ended);
+        usleep(10000);
+    }
+    assert_int_equal(cf_ranks_live(s), 0);
+    assert_int_equal(cf_ranks_outcome(s, 1)->end, CF_RANK_KILLED_PEER);
+    assert_int_equal(cf_ranks_outcome(s, 1)->code, SIGKILL);
+    cf_ranks_free(s);
+    close(fd0);
+    close(fd1);
+    int gone = 0;
+    for (int i = 0; i < 500 && !gone; i++) {
+        gone = kill(grandchild, 0) < 0 && errno == ESRCH;
+        usleep(10000);
+    }
+    assert_true(gone);
+    /* a rank that cannot start: the first error is the caller's */
+    static const char *const missing_argv[] = { "/nonexistent/cf-rank", NULL };
+    struct cf_rank_spec gone_spec[1] = { { .argv = missing_argv } };
+    s = cf_ranks_start(gone_spec, 1, &o, &err);
+    assert_int_not_equal(err.kind, CF_OK);
+    assert_non_null(strstr(cf_error_message(&err), "/nonexistent/cf-rank"));
+    assert_int_equal(cf_ranks_live(s), 0);
+    cf_ranks_free(s);
+    cf_error_clear(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +378,8 @@ int main(void)
         cmocka_unit_test(test_start_then_read_and_reap),
         cmocka_unit_test(test_output_into_file),
         cmocka_unit_test(test_contained_tree_dies_with_it),
+        cmocka_unit_test(test_ranks_supervised),
+        cmocka_unit_test(test_ranks_stepped),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     ts_cleanup();

@@ -17,7 +17,6 @@
 #include "pkg/manylinux_policy.h"
 #include "pkg/member_name.h"
 #include "pkg/name_index.h"
-#include "pkg/wheel_ranks.h"
 #include "pkg/zip_read.h"
 #include "pkg/zip_scan.h"
 #include "ts_inflate.h"
@@ -684,49 +683,6 @@ static void test_linear_parsers(void **state)
     cf_sb_release(&text);
 }
 
-/* --smoke's supervisor on real processes: a hung rank is killed at the
- * deadline; after one rank fails the others are killed after the grace. */
-static void test_ranks_supervised(void **state)
-{
-    static const char *const hang_argv[] = { "/bin/sh", "-c", "sleep 1000 & wait", NULL };
-    static const char *const fail_argv[] = { "/bin/sh", "-c", "exit 3", NULL };
-    static const char *const say_argv[] = { "/bin/sh", "-c", "echo \"said $WORD\"; echo err >&2; exit 0", NULL };
-    static const char *const env[] = { "WORD=hello", NULL };
-    char *dir = ts_tmpdir();
-    char *log = cf_path_join(dir, "rank.log");
-    struct cf_rank_spec hung[2] = { { say_argv, env, dir, log }, { hang_argv, NULL, dir, NULL } };
-    struct cf_rank_outcome out[2];
-    cf_wheel_run_ranks(hung, 2, 1.0, 60.0, out);
-    assert_int_equal(out[0].end, CF_RANK_EXITED);
-    assert_int_equal(out[0].code, 0);
-    /* its environment set, stdout and stderr straight into its log */
-    struct strbuf text = STRBUF_INIT;
-    cf_error err = CF_ERROR_INIT;
-    assert_int_equal(cf_read_file(log, 4096, &text, &err), 0);
-    assert_string_equal(cf_sb_str(&text), "said hello\nerr\n");
-    cf_sb_release(&text);
-    assert_int_equal(out[1].end, CF_RANK_KILLED_TIMEOUT);
-    char *how = cf_rank_describe(&out[1], 1.0);
-    assert_non_null(strstr(how, "hung"));
-    free(how);
-    struct cf_rank_spec peer[2] = { { fail_argv, NULL, dir, NULL }, { hang_argv, NULL, dir, NULL } };
-    cf_wheel_run_ranks(peer, 2, 600.0, 0.5, out);
-    assert_int_equal(out[0].end, CF_RANK_EXITED);
-    assert_int_equal(out[0].code, 3);
-    assert_int_equal(out[1].end, CF_RANK_KILLED_PEER);
-    assert_true(out[1].seconds < 60); /* the grace, not the 600 s deadline */
-    /* a rank that cannot start fails the run at once: its peer is not waited for */
-    static const char *const missing_argv[] = { "/nonexistent/cf-python", NULL };
-    struct cf_rank_spec gone[2] = { { missing_argv, NULL, dir, NULL }, { hang_argv, NULL, dir, NULL } };
-    cf_wheel_run_ranks(gone, 2, 600.0, 0.5, out);
-    assert_int_equal(out[0].end, CF_RANK_NOT_STARTED);
-    how = cf_rank_describe(&out[0], 600.0);
-    assert_non_null(strstr(how, "/nonexistent/cf-python"));
-    free(how);
-    assert_int_equal(out[1].end, CF_RANK_KILLED_PEER);
-    free(log);
-}
-
 static char *normal_of(const char *n)
 {
     struct strbuf sb = STRBUF_INIT;
@@ -834,7 +790,6 @@ int main(void)
         cmocka_unit_test(test_manylinux_policy),
         cmocka_unit_test(test_tags_and_arch),
         cmocka_unit_test(test_linear_parsers),
-        cmocka_unit_test(test_ranks_supervised),
         cmocka_unit_test(test_member_names),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
