@@ -37,19 +37,6 @@ int cli_size(const char *flag, const char *text, uint64_t min, uint64_t max, uin
 /* 1 when argv[i] is -h or --help anywhere before a "--". */
 int cli_wants_help(int argc, char **argv);
 
-/* A long option for cli_getopt: getopt_long's struct option without the flag
- * pointer, its name held in the row (src/cli/longopts.c says why). */
-struct cli_option {
-    char name[24];
-    int has_arg; /* no_argument, required_argument */
-    int val;
-};
-enum { CLI_MAX_OPTIONS = 40 };
-/* getopt_long(argc, argv, shortopts, <opts as struct option>, NULL). */
-int cli_getopt(int argc, char **argv, const char *shortopts, const struct cli_option *opts, size_t n);
-/* The same over a table whose size the compiler knows. */
-#define CLI_GETOPT(argc, argv, shortopts, table) \
-    cli_getopt(argc, argv, shortopts, table, sizeof(table) / sizeof((table)[0]))
 
 /* The cache root when it is usable (cf_cache_root_usable), checked once per
  * process; the first call warns on stderr when one is set but not used.

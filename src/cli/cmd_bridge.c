@@ -84,34 +84,35 @@ enum {
     OPT_MAX_GLIBC, OPT_DOCKER, OPT_TOOLKIT_LIB, OPT_WHEEL_DIR, OPT_DIST_NAME, OPT_DIST_VERSION, OPT_PLATFORM_TAG, OPT_JSON
 };
 
-static const struct cli_option long_options[] = {
-    { "vendor", required_argument, OPT_VENDOR },
-    { "libtorch", required_argument, OPT_LIBTORCH },
-    { "torch-headers", required_argument, OPT_TORCH_HEADERS },
-    { "vendor-libs", required_argument, OPT_VENDOR_LIBS },
-    { "python", required_argument, OPT_PYTHON },
-    { "cxx", required_argument, OPT_CXX },
-    { "toolkit", required_argument, OPT_TOOLKIT },
-    { "nccl-home", required_argument, OPT_NCCL_HOME },
-    { "name", required_argument, OPT_NAME },
-    { "package", required_argument, OPT_PACKAGE },
-    { "source", required_argument, OPT_SOURCE },
-    { "rpath", required_argument, OPT_RPATH },
-    { "bundle", required_argument, OPT_BUNDLE },
-    { "include", required_argument, OPT_INCLUDE },
-    { "define", required_argument, OPT_DEFINE },
-    { "undefine", required_argument, OPT_UNDEFINE },
-    { "into", required_argument, OPT_INTO },
-    { "max-glibc", required_argument, OPT_MAX_GLIBC },
-    { "docker", required_argument, OPT_DOCKER },
-    { "toolkit-lib", required_argument, OPT_TOOLKIT_LIB },
-    { "out", required_argument, 'o' },
-    { "wheel-dir", required_argument, OPT_WHEEL_DIR },
-    { "dist-name", required_argument, OPT_DIST_NAME },
-    { "dist-version", required_argument, OPT_DIST_VERSION },
-    { "platform-tag", required_argument, OPT_PLATFORM_TAG },
-    { "json", no_argument, OPT_JSON },
-    { "help", no_argument, 'h' },
+static const struct option long_options[] = {
+    { "vendor", required_argument, NULL, OPT_VENDOR },
+    { "libtorch", required_argument, NULL, OPT_LIBTORCH },
+    { "torch-headers", required_argument, NULL, OPT_TORCH_HEADERS },
+    { "vendor-libs", required_argument, NULL, OPT_VENDOR_LIBS },
+    { "python", required_argument, NULL, OPT_PYTHON },
+    { "cxx", required_argument, NULL, OPT_CXX },
+    { "toolkit", required_argument, NULL, OPT_TOOLKIT },
+    { "nccl-home", required_argument, NULL, OPT_NCCL_HOME },
+    { "name", required_argument, NULL, OPT_NAME },
+    { "package", required_argument, NULL, OPT_PACKAGE },
+    { "source", required_argument, NULL, OPT_SOURCE },
+    { "rpath", required_argument, NULL, OPT_RPATH },
+    { "bundle", required_argument, NULL, OPT_BUNDLE },
+    { "include", required_argument, NULL, OPT_INCLUDE },
+    { "define", required_argument, NULL, OPT_DEFINE },
+    { "undefine", required_argument, NULL, OPT_UNDEFINE },
+    { "into", required_argument, NULL, OPT_INTO },
+    { "max-glibc", required_argument, NULL, OPT_MAX_GLIBC },
+    { "docker", required_argument, NULL, OPT_DOCKER },
+    { "toolkit-lib", required_argument, NULL, OPT_TOOLKIT_LIB },
+    { "out", required_argument, NULL, 'o' },
+    { "wheel-dir", required_argument, NULL, OPT_WHEEL_DIR },
+    { "dist-name", required_argument, NULL, OPT_DIST_NAME },
+    { "dist-version", required_argument, NULL, OPT_DIST_VERSION },
+    { "platform-tag", required_argument, NULL, OPT_PLATFORM_TAG },
+    { "json", no_argument, NULL, OPT_JSON },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
 };
 
 struct args {
@@ -449,7 +450,7 @@ static int parse(int argc, char **argv, const char *cmd, struct args *a)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = CLI_GETOPT(argc, argv, "+o:h", long_options)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:h", long_options, NULL)) != -1) {
         switch (c) {
         case OPT_VENDOR: a->opts.vendor = optarg; break;
         case OPT_LIBTORCH: a->opts.libtorch = optarg; break;

@@ -300,15 +300,16 @@ static cJSON *report_json(const struct cf_survey *s, const struct cf_findings *f
 
 static int doctor_compare(int argc, char **argv)
 {
-    static const struct cli_option longopts[] = {
-        { "json", no_argument, 'j' },
-        { "verbose", no_argument, 'v' },
-        { "help", no_argument, 'h' },
+    static const struct option longopts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     int json = 0, verbose = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = CLI_GETOPT(argc, argv, "hv", longopts)) != -1) {
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'v': verbose = 1; break;
@@ -482,21 +483,22 @@ int cmd_doctor(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "compare"))
         return doctor_compare(argc - 1, argv + 1);
-    static const struct cli_option longopts[] = {
-        { "json", no_argument, 'j' },
-        { "libtorch", required_argument, 'l' },
-        { "survey", required_argument, 's' },
-        { "save", required_argument, 'o' },
-        { "sysfs-root", required_argument, 'r' },
-        { "python", required_argument, 'p' },
-        { "no-python", no_argument, 'P' },
-        { "no-nvidia", no_argument, 'N' },
-        { "no-cache", no_argument, 'C' },
-        { "quick", no_argument, 'q' },
-        { "gather", no_argument, 'g' },
-        { "timeout", required_argument, 't' },
-        { "verbose", no_argument, 'v' },
-        { "help", no_argument, 'h' },
+    static const struct option longopts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "libtorch", required_argument, NULL, 'l' },
+        { "survey", required_argument, NULL, 's' },
+        { "save", required_argument, NULL, 'o' },
+        { "sysfs-root", required_argument, NULL, 'r' },
+        { "python", required_argument, NULL, 'p' },
+        { "no-python", no_argument, NULL, 'P' },
+        { "no-nvidia", no_argument, NULL, 'N' },
+        { "no-cache", no_argument, NULL, 'C' },
+        { "quick", no_argument, NULL, 'q' },
+        { "gather", no_argument, NULL, 'g' },
+        { "timeout", required_argument, NULL, 't' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     struct cf_survey_opts opts = { 0 };
     const char *save = NULL;
@@ -505,7 +507,7 @@ int cmd_doctor(int argc, char **argv)
     cf_error err = CF_ERROR_INIT;
     optind = 1;
     opterr = 0;
-    while ((c = CLI_GETOPT(argc, argv, "hv", longopts)) != -1) {
+    while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'l': opts.libtorch = optarg; break;

@@ -733,23 +733,24 @@ enum { OPT_ROOT = 256, OPT_GLIBC, OPT_CPU, OPT_NO_CACHE, OPT_LLP, OPT_IGNORE_LLP
 
 int cmd_inspect(int argc, char **argv)
 {
-    static const struct cli_option longopts[] = {
-        { "root", required_argument, OPT_ROOT },
-        { "glibc", required_argument, OPT_GLIBC },
-        { "cpu", required_argument, OPT_CPU },
-        { "ld-library-path", required_argument, OPT_LLP },
-        { "ignore-ld-library-path", no_argument, OPT_IGNORE_LLP },
-        { "undefined", no_argument, 'u' },
-        { "within", required_argument, OPT_WITHIN },
-        { "explain", no_argument, 'e' },
-        { "all", no_argument, 'a' },
-        { "depth", required_argument, OPT_DEPTH },
-        { "flat", no_argument, OPT_FLAT },
-        { "no-gpu", no_argument, OPT_NO_GPU },
-        { "no-banner", no_argument, OPT_NO_BANNER },
-        { "no-cache", no_argument, OPT_NO_CACHE },
-        { "json", no_argument, OPT_JSON },
-        { "help", no_argument, 'h' },
+    static const struct option longopts[] = {
+        { "root", required_argument, NULL, OPT_ROOT },
+        { "glibc", required_argument, NULL, OPT_GLIBC },
+        { "cpu", required_argument, NULL, OPT_CPU },
+        { "ld-library-path", required_argument, NULL, OPT_LLP },
+        { "ignore-ld-library-path", no_argument, NULL, OPT_IGNORE_LLP },
+        { "undefined", no_argument, NULL, 'u' },
+        { "within", required_argument, NULL, OPT_WITHIN },
+        { "explain", no_argument, NULL, 'e' },
+        { "all", no_argument, NULL, 'a' },
+        { "depth", required_argument, NULL, OPT_DEPTH },
+        { "flat", no_argument, NULL, OPT_FLAT },
+        { "no-gpu", no_argument, NULL, OPT_NO_GPU },
+        { "no-banner", no_argument, NULL, OPT_NO_BANNER },
+        { "no-cache", no_argument, NULL, OPT_NO_CACHE },
+        { "json", no_argument, NULL, OPT_JSON },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     struct cf_inspect_opts opts = { 0 };
     struct view view = { stdout, 0, 0, 0, -1, 0 };
@@ -757,7 +758,7 @@ int cmd_inspect(int argc, char **argv)
     opterr = 0;
     optind = 1;
     int ch;
-    while ((ch = CLI_GETOPT(argc, argv, "ueah", longopts)) != -1) {
+    while ((ch = getopt_long(argc, argv, "ueah", longopts, NULL)) != -1) {
         switch (ch) {
         case OPT_ROOT: opts.root = optarg; break;
         case OPT_GLIBC: opts.glibc = optarg; break;

@@ -288,24 +288,25 @@ enum { O_TAG = 256, O_ARCHS, O_PTX, O_NOPTX, O_SOURCE, O_VENDOR, O_ONLY, O_ROOT_
 /* build's flags into *o; 0, or the exit code of a usage error */
 static int parse_build_args(int argc, char **argv, struct cf_nccl_build_opts *o, int *dry_run, int *json)
 {
-    static const struct cli_option longopts[] = {
-        { "tag", required_argument, O_TAG },         { "archs", required_argument, O_ARCHS },
-        { "ptx", no_argument, O_PTX },               { "no-ptx", no_argument, O_NOPTX },
-        { "source", required_argument, O_SOURCE },   { "vendor", required_argument, O_VENDOR },
-        { "jobs", required_argument, 'j' },          { "only-funcs", required_argument, O_ONLY },
-        { "root", required_argument, O_ROOT_B },     { "cuda-home", required_argument, O_CUDA },
-        { "rocm-path", required_argument, O_ROCM },  { "survey", required_argument, O_SURVEY },
-        { "docker", no_argument, O_DOCKER },         { "docker-image", required_argument, O_IMAGE },
-        { "force", no_argument, O_FORCE },           { "no-wait", no_argument, O_NOWAIT },
-        { "verify", no_argument, O_VERIFY_B },
-        { "dry-run", no_argument, O_DRY },           { "json", no_argument, O_JSON_B },
+    static const struct option longopts[] = {
+        { "tag", required_argument, NULL, O_TAG },         { "archs", required_argument, NULL, O_ARCHS },
+        { "ptx", no_argument, NULL, O_PTX },               { "no-ptx", no_argument, NULL, O_NOPTX },
+        { "source", required_argument, NULL, O_SOURCE },   { "vendor", required_argument, NULL, O_VENDOR },
+        { "jobs", required_argument, NULL, 'j' },          { "only-funcs", required_argument, NULL, O_ONLY },
+        { "root", required_argument, NULL, O_ROOT_B },     { "cuda-home", required_argument, NULL, O_CUDA },
+        { "rocm-path", required_argument, NULL, O_ROCM },  { "survey", required_argument, NULL, O_SURVEY },
+        { "docker", no_argument, NULL, O_DOCKER },         { "docker-image", required_argument, NULL, O_IMAGE },
+        { "force", no_argument, NULL, O_FORCE },           { "no-wait", no_argument, NULL, O_NOWAIT },
+        { "verify", no_argument, NULL, O_VERIFY_B },
+        { "dry-run", no_argument, NULL, O_DRY },           { "json", no_argument, NULL, O_JSON_B },
+        { NULL, 0, NULL, 0 },
     };
     memset(o, 0, sizeof *o);
     o->ptx = 1;
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = CLI_GETOPT(argc, argv, "j:", longopts)) != -1) {
+    while ((c = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
         switch (c) {
         case O_TAG: o->tag = optarg; break;
         case O_ARCHS: o->archs = optarg; break;
@@ -464,27 +465,30 @@ struct small_args {
 enum { O_ROOT = 256, O_JSON, O_FORMAT, O_HOST, O_VERIFY };
 
 /* Each subcommand accepts only the options its --help lists. */
-static const struct cli_option root_opts[] = {
-    { "root", required_argument, O_ROOT },
+static const struct option root_opts[] = {
+    { "root", required_argument, NULL, O_ROOT },
+    { NULL, 0, NULL, 0 },
 };
-static const struct cli_option list_opts[] = {
-    { "root", required_argument, O_ROOT },
-    { "json", no_argument, O_JSON },
-    { "verify", no_argument, O_VERIFY },
+static const struct option list_opts[] = {
+    { "root", required_argument, NULL, O_ROOT },
+    { "json", no_argument, NULL, O_JSON },
+    { "verify", no_argument, NULL, O_VERIFY },
+    { NULL, 0, NULL, 0 },
 };
-static const struct cli_option env_opts[] = {
-    { "root", required_argument, O_ROOT },     { "json", no_argument, O_JSON },
-    { "format", required_argument, O_FORMAT }, { "host-survey", required_argument, O_HOST },
+static const struct option env_opts[] = {
+    { "root", required_argument, NULL, O_ROOT },     { "json", no_argument, NULL, O_JSON },
+    { "format", required_argument, NULL, O_FORMAT }, { "host-survey", required_argument, NULL, O_HOST },
+    { NULL, 0, NULL, 0 },
 };
 
-static int parse_small_args(int argc, char **argv, const char *sub, const struct cli_option *longopts, size_t n_longopts,
+static int parse_small_args(int argc, char **argv, const char *sub, const struct option *longopts,
                           int want_name, struct small_args *a)
 {
     memset(a, 0, sizeof *a);
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = cli_getopt(argc, argv, "", longopts, n_longopts)) != -1) {
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case O_ROOT: a->root = optarg; break;
         case O_JSON: a->json = 1; break;
@@ -508,7 +512,7 @@ static int cmd_list(int argc, char **argv)
     if (want_help(argc, argv, list_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small_args(argc, argv, CMD " list", list_opts, sizeof list_opts / sizeof list_opts[0], 0, &a);
+    int rc = parse_small_args(argc, argv, CMD " list", list_opts, 0, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root, CMD " list");
@@ -572,7 +576,7 @@ static int cmd_activate(int argc, char **argv)
     if (want_help(argc, argv, activate_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small_args(argc, argv, CMD " activate", root_opts, sizeof root_opts / sizeof root_opts[0], 1, &a);
+    int rc = parse_small_args(argc, argv, CMD " activate", root_opts, 1, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root, CMD " activate");
@@ -593,7 +597,7 @@ static int cmd_remove(int argc, char **argv)
     if (want_help(argc, argv, remove_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small_args(argc, argv, CMD " remove", root_opts, sizeof root_opts / sizeof root_opts[0], 1, &a);
+    int rc = parse_small_args(argc, argv, CMD " remove", root_opts, 1, &a);
     if (rc)
         return rc;
     char *root = resolve_root(a.root, CMD " remove");
@@ -627,7 +631,7 @@ static int cmd_env(int argc, char **argv)
     if (want_help(argc, argv, env_usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small_args(argc, argv, CMD " env", env_opts, sizeof env_opts / sizeof env_opts[0], 2, &a);
+    int rc = parse_small_args(argc, argv, CMD " env", env_opts, 2, &a);
     if (rc)
         return rc;
     const char *format = a.format ? a.format : a.json ? "json" : "shell";

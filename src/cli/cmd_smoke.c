@@ -583,42 +583,43 @@ static int word_flag(int c, const char *arg, struct cf_smoke_opts *o)
 
 static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smoke_cli *cli)
 {
-    static const struct cli_option longopts[] = {
-        { "backend", required_argument, OPT_BACKEND },
-        { "lib", required_argument, OPT_LIB },
-        { "runtime", required_argument, OPT_RUNTIME },
-        { "nranks", required_argument, 'n' },
-        { "mpirun", required_argument, OPT_MPIRUN },
-        { "mpi-lib", required_argument, OPT_MPI_LIB },
-        { "timeout", required_argument, 'T' },
-        { "connect-timeout", required_argument, OPT_CONNECT_TIMEOUT },
-        { "ops", required_argument, OPT_OPS },
-        { "dtype", required_argument, 'd' },
-        { "op", required_argument, 'o' },
-        { "root", required_argument, 'r' },
-        { "minbytes", required_argument, 'b' },
-        { "maxbytes", required_argument, 'e' },
-        { "stepfactor", required_argument, 'f' },
-        { "stepbytes", required_argument, 'i' },
-        { "warmup", required_argument, 'w' },
-        { "iters", required_argument, OPT_ITERS },
-        { "check", required_argument, 'c' },
-        { "place", required_argument, OPT_PLACE },
-        { "average", required_argument, 'a' },
-        { "blocking", required_argument, 'z' },
-        { "cudagraph", required_argument, 'G' },
-        { "register", required_argument, 'R' },
-        { "pattern", required_argument, OPT_PATTERN },
-        { "min-busbw", required_argument, OPT_MIN_BUSBW },
-        { "expect-transport", required_argument, OPT_EXPECT_TRANSPORT },
-        { "json", no_argument, OPT_JSON },
-        { "help", no_argument, 'h' },
+    static const struct option longopts[] = {
+        { "backend", required_argument, NULL, OPT_BACKEND },
+        { "lib", required_argument, NULL, OPT_LIB },
+        { "runtime", required_argument, NULL, OPT_RUNTIME },
+        { "nranks", required_argument, NULL, 'n' },
+        { "mpirun", required_argument, NULL, OPT_MPIRUN },
+        { "mpi-lib", required_argument, NULL, OPT_MPI_LIB },
+        { "timeout", required_argument, NULL, 'T' },
+        { "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+        { "ops", required_argument, NULL, OPT_OPS },
+        { "dtype", required_argument, NULL, 'd' },
+        { "op", required_argument, NULL, 'o' },
+        { "root", required_argument, NULL, 'r' },
+        { "minbytes", required_argument, NULL, 'b' },
+        { "maxbytes", required_argument, NULL, 'e' },
+        { "stepfactor", required_argument, NULL, 'f' },
+        { "stepbytes", required_argument, NULL, 'i' },
+        { "warmup", required_argument, NULL, 'w' },
+        { "iters", required_argument, NULL, OPT_ITERS },
+        { "check", required_argument, NULL, 'c' },
+        { "place", required_argument, NULL, OPT_PLACE },
+        { "average", required_argument, NULL, 'a' },
+        { "blocking", required_argument, NULL, 'z' },
+        { "cudagraph", required_argument, NULL, 'G' },
+        { "register", required_argument, NULL, 'R' },
+        { "pattern", required_argument, NULL, OPT_PATTERN },
+        { "min-busbw", required_argument, NULL, OPT_MIN_BUSBW },
+        { "expect-transport", required_argument, NULL, OPT_EXPECT_TRANSPORT },
+        { "json", no_argument, NULL, OPT_JSON },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     long long whole = 0; /* gcc 12 at -O3 (the sdist's Release build) warns it may be unset */
     int c, done, factor_given = 0, bytes_given = 0;
     opterr = 0;
     optind = 1;
-    while ((c = CLI_GETOPT(argc, argv, ":n:T:d:o:r:b:e:f:i:w:c:a:z:G:R:h", longopts)) != -1) {
+    while ((c = getopt_long(argc, argv, ":n:T:d:o:r:b:e:f:i:w:c:a:z:G:R:h", longopts, NULL)) != -1) {
         if ((done = whole_flag(c, optarg, o)) == 0)
             done = word_flag(c, optarg, o);
         if (done < 0)

@@ -114,20 +114,21 @@ enum {
     OPT_JSON
 };
 
-static const struct cli_option long_options[] = {
-    { "install", no_argument, OPT_INSTALL },
-    { "smoke", required_argument, OPT_SMOKE },
-    { "backend", required_argument, OPT_BACKEND },
-    { "python", required_argument, OPT_PYTHON },
-    { "site", required_argument, OPT_SITE },
-    { "system-site-packages", no_argument, OPT_SYSTEM_SITE },
-    { "external", required_argument, OPT_EXTERNAL },
-    { "max-size", required_argument, OPT_MAX_SIZE },
-    { "work-dir", required_argument, OPT_WORK_DIR },
-    { "keep", no_argument, OPT_KEEP },
-    { "timeout", required_argument, OPT_TIMEOUT },
-    { "json", no_argument, OPT_JSON },
-    { "help", no_argument, 'h' },
+static const struct option long_options[] = {
+    { "install", no_argument, NULL, OPT_INSTALL },
+    { "smoke", required_argument, NULL, OPT_SMOKE },
+    { "backend", required_argument, NULL, OPT_BACKEND },
+    { "python", required_argument, NULL, OPT_PYTHON },
+    { "site", required_argument, NULL, OPT_SITE },
+    { "system-site-packages", no_argument, NULL, OPT_SYSTEM_SITE },
+    { "external", required_argument, NULL, OPT_EXTERNAL },
+    { "max-size", required_argument, NULL, OPT_MAX_SIZE },
+    { "work-dir", required_argument, NULL, OPT_WORK_DIR },
+    { "keep", no_argument, NULL, OPT_KEEP },
+    { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "json", no_argument, NULL, OPT_JSON },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
 };
 
 /* Text that came from the wheel (member names, RECORD paths) never reaches
@@ -241,15 +242,16 @@ static int usage_error_of(int json, cf_error *err)
     return rc;
 }
 
-static const struct cli_option graft_options[] = {
-    { "at", required_argument, OPT_AT },
-    { "bundle", required_argument, OPT_BUNDLE },
-    { "bundle-at", required_argument, OPT_BUNDLE_AT },
-    { "external", required_argument, OPT_EXTERNAL },
-    { "platform-tag", required_argument, OPT_PLATFORM_TAG },
-    { "out", required_argument, 'o' },
-    { "json", no_argument, OPT_JSON },
-    { "help", no_argument, 'h' },
+static const struct option graft_options[] = {
+    { "at", required_argument, NULL, OPT_AT },
+    { "bundle", required_argument, NULL, OPT_BUNDLE },
+    { "bundle-at", required_argument, NULL, OPT_BUNDLE_AT },
+    { "external", required_argument, NULL, OPT_EXTERNAL },
+    { "platform-tag", required_argument, NULL, OPT_PLATFORM_TAG },
+    { "out", required_argument, NULL, 'o' },
+    { "json", no_argument, NULL, OPT_JSON },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
 };
 
 static int cmd_wheel_graft(int argc, char **argv)
@@ -259,7 +261,7 @@ static int cmd_wheel_graft(int argc, char **argv)
     int json = 0, c, rc;
     optind = 1;
     opterr = 0;
-    while ((c = CLI_GETOPT(argc, argv, "o:h", graft_options)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:h", graft_options, NULL)) != -1) {
         switch (c) {
         case OPT_AT: o.at = optarg; break;
         case OPT_BUNDLE: cf_strvec_push(&bundle, optarg); break;
@@ -348,7 +350,7 @@ int cmd_wheel(int argc, char **argv)
         json |= !strcmp(argv[i], "--json");
     optind = 1;
     opterr = 0;
-    while ((c = CLI_GETOPT(argc - 1, argv + 1, "h", long_options)) != -1) {
+    while ((c = getopt_long(argc - 1, argv + 1, "h", long_options, NULL)) != -1) {
         switch (c) {
         case OPT_INSTALL: o.install = 1; break;
         case OPT_SMOKE: {
