@@ -3,7 +3,8 @@
 # lent machine with no network (the device tool's H200): each step under its own
 # time limit, every log kept.
 #  0. the release wheel installed by pip, offline (the README's first command)
-#  1. doctor on a real GPU: text, --json, --gather -n 4 --quick
+#  1. doctor on a real GPU: text, --json, and --gather --quick under mpirun -n 4
+#     (where Open MPI is installed)
 #  2. inspect of the NCCL and libtorch_cuda the machine's torch loads: banners and
 #     SASS/PTX archs, compared with the machine's own cuobjdump
 #  3. bench/gpu_smoke_check.sh: nccl-tests' all_reduce_perf side by side, every op,
@@ -86,9 +87,15 @@ for f in d["findings"]:
     print("#   finding %s %s: %s" % (f["severity"], f["id"], f["why"][:200]))
 EOF
 check "${PIPESTATUS[0]}" "doctor --json parses"
-run gather 120 "$CF" doctor --gather -n 4 --quick
-st=$?; [ "$st" -le 1 ]
-check $? "doctor --gather -n 4 --quick (exit $st): $(tail -n 2 "$LOGS/gather.txt" | tr '\n' ' ' | cut -c1-200)"
+if command -v mpirun >/dev/null; then
+    MPIRUN=(mpirun --oversubscribe --bind-to none)
+    [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
+    run gather 120 "${MPIRUN[@]}" -n 4 "$CF" doctor --gather --quick
+    st=$?; [ "$st" -le 1 ]
+    check $? "mpirun -n 4 doctor --gather --quick (exit $st): $(tail -n 2 "$LOGS/gather.txt" | tr '\n' ' ' | cut -c1-200)"
+else
+    say "# doctor --gather not run: no mpirun here (it needs a launcher)"
+fi
 
 # ---- 2. inspect against cuobjdump ----
 NCCL_LIB=$(ls "$TORCH_DIR"/../nvidia/nccl/lib/libnccl.so.2 2>/dev/null | head -n1)

@@ -4,8 +4,8 @@
 # as a launcher would (CCLFORGE_RANK ... CCLFORGE_PORT), then a stranger
 # (tests/fixtures/rdv_stranger.py) opens N connections that never speak, then,
 # once all are open, rank 1; the time is rank 0's start to both ranks' exit, the
-# strangers' own connecting included (given apart). Also the normal path:
-# `doctor --gather -n 2` with nobody else on the port.
+# strangers' own connecting included (given apart). The row of 0 strays is the
+# normal path: the same two ranks with nobody else on the port.
 #   bash bench/rendezvous_strays.sh            (after scripts/build.sh)
 #   CCLFORGE=/other/build/cclforge bash bench/rendezvous_strays.sh   (before/after)
 # RUNS (default 7) repeats per N, STRAYS (default "0 100 1000"), TIMEOUT (the
@@ -57,8 +57,6 @@ one_gather() {
 
 bench_header "2-rank doctor --gather with silent connections on rank 0's port"
 echo "cclforge: $CCLFORGE ($(git -C "$(dirname "$CCLFORGE")" rev-parse --short HEAD 2>/dev/null || echo '?')); runs: $RUNS; --timeout $TIMEOUT"
-normal=$(median_ms "$RUNS" "$CCLFORGE" doctor --gather --no-python --no-nvidia -n 2 --timeout "$TIMEOUT")
-printf '%-34s %10s ms\n' "doctor --gather -n 2 (no strays)" "$normal"
 printf '%-10s %12s %12s %14s %12s  %s\n' "silent" "median ms" "added ms" "connecting ms" "added less" "failed repeats"
 base=""
 for n in $STRAYS; do

@@ -4,10 +4,10 @@
 # (NEW), in paired repeats whose order rotates:
 #   1. `doctor` warm with the real torch wheel on PYTHONPATH (doctor_warm.sh's
 #      setup): wall median and CPU (perf task-clock, children included).
-#   2. `doctor --gather -n 1024 --quick`: wall median, all processes' CPU, and
-#      rank 0's own CPU per joining rank: (rank 0's task-clock at -n N minus at
-#      -n 2) / (N - 2), perf stat --no-inherit (the local ranks and the
-#      process that starts them are not rank 0).
+#   2. `mpirun -n N cclforge doctor --gather --quick` on this host (Open MPI,
+#      --oversubscribe): wall median, all processes' CPU (mpirun's included),
+#      and rank 0's own CPU per joining rank: (rank 0's task-clock at -n N
+#      minus at -n 2) / (N - 2), perf stat --no-inherit around rank 0 alone.
 #   3. smoke --backend mpi all_reduce 1 KiB against a plain MPI_Allreduce loop
 #      (smoke_raw_allreduce.c) under the same mpirun settings: raw time / smoke
 #      time, best, lower quartile and median of REPEATS alternating runs, at 2
@@ -24,7 +24,8 @@
 #   BASE_SRC=/path/old/build/cclforge BASE_REL=/path/old/bin/cclforge \
 #   NEW_SRC=build/cclforge NEW_REL=/path/new/bin/cclforge bash bench/side_by_side.sh
 # Any binary left unset is left out. RUNS (default 11: doctor), GRUNS (3:
-# gather), RANKS (1024), REPEATS (5: smoke), ITERS (20000: smoke calls at 2 ranks;
+# gather), RANKS (256: gather; GATHER_RANKS, default "16 RANKS", the rank
+# counts measured), REPEATS (5: smoke), ITERS (20000: smoke calls at 2 ranks;
 # ten times that at 1), SMOKE_SPECS ("2:ITERS 1:ITERS*10": ranks:calls), ROWS
 # ("1 2 3": the rows to run). Results: docs/bench.md.
 set -uo pipefail
@@ -34,7 +35,7 @@ RUNS=${RUNS:-11}
 ROWS=${ROWS:-1 2 3}
 row() { [[ " $ROWS " == *" $1 "* ]]; }
 GRUNS=${GRUNS:-3}
-RANKS=${RANKS:-1024}
+RANKS=${RANKS:-256}
 REPEATS=${REPEATS:-5}
 ITERS=${ITERS:-20000}
 declare -A bin=()
@@ -71,7 +72,7 @@ pairs() {
     done | sed 's/sourceREL/release/; s/SRC//'
 }
 
-bench_header "side by side: doctor warm with torch, doctor --gather -n $RANKS, smoke vs raw MPI"
+bench_header "side by side: doctor warm with torch, doctor --gather under mpirun, smoke vs raw MPI"
 elf_type() { case $(od -An -tu2 -j16 -N2 "$1" | tr -d ' ') in 2) echo "EXEC" ;; 3) echo "PIE" ;; *) echo "?" ;; esac; }
 for k in "${names[@]}"; do echo "$k: ${bin[$k]} ($(stat -c %s "${bin[$k]}") bytes, $(elf_type "${bin[$k]}"))"; done
 echo "cpu: $(grep -m1 vendor_id /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo '?')"
@@ -114,26 +115,35 @@ else
     echo "## 1. skipped: no cached torch (bash scripts/torch-cache.sh)"
 fi
 
-# ---- 2. doctor --gather -n N --quick ----
-# At 256 and at RANKS (GATHER_RANKS chooses); a repeat whose gather did not
+# ---- 2. mpirun -n N doctor --gather --quick ----
+# At 16 and at RANKS (GATHER_RANKS chooses); a repeat whose gather did not
 # hear every rank is not counted.
+MPIRUN=(mpirun --oversubscribe --bind-to none)
+[ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
+# rank 0 under perf stat --no-inherit (its own task-clock into the file given
+# first), every other rank as it is
+RANK0_PERF='if [ "${OMPI_COMM_WORLD_RANK:-}" = 0 ]; then exec perf stat --no-inherit -x, -e task-clock -o "$0" "$@"; else exec "$@"; fi'
 # gather K N: prints "WALL_MS ALL_CPU_MS RANK0_CPU_MS FAILED" from one run: time(1)
-# around perf stat --no-inherit around rank 0 (all CPU: every process, perf's own
-# few ms included; rank 0's: its own task-clock)
+# around mpirun (all CPU: mpirun and every rank, perf's own few ms included;
+# rank 0's: its own task-clock)
 gather() {
     local s e
     s=$EPOCHREALTIME
-    /usr/bin/time -f "%U %S" -o "$tmp/all" perf stat --no-inherit -x, -e task-clock -o "$tmp/r0" \
-        "${bin[$1]}" doctor --gather -n "$2" --quick --no-nvidia --json >"$tmp/g.json" 2>/dev/null
+    /usr/bin/time -f "%U %S" -o "$tmp/all" "${MPIRUN[@]}" -n "$2" bash -c "$RANK0_PERF" "$tmp/r0" \
+        "${bin[$1]}" doctor --gather --quick --no-nvidia --json >"$tmp/g.json" 2>/dev/null
     e=$EPOCHREALTIME
     local ok
     ok=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(int(d["world"] == int(sys.argv[2]) and not d["missing"]))' "$tmp/g.json" "$2" 2>/dev/null || echo 0)
     echo "$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.0f", (e - s) * 1000 }') $(tail -n 1 "$tmp/all" | awk '{printf "%.0f", ($1 + $2) * 1000}')" \
         "$(awk -F, '/task-clock/ {printf "%.1f", $1}' "$tmp/r0") $((1 - ok))"
 }
-for N in $(row 2 && echo "${GATHER_RANKS:-256 $RANKS}"); do
+if row 2 && ! command -v mpirun >/dev/null; then
+    echo "## 2. skipped: mpirun missing (apt-get install openmpi-bin)"
+    ROWS=${ROWS//2/}
+fi
+for N in $(row 2 && echo "${GATHER_RANKS:-16 $RANKS}"); do
 echo
-echo "## 2. doctor --gather -n $N --quick ($GRUNS repeats; rank 0's own CPU per joining rank from -n 2 and -n $N)"
+echo "## 2. mpirun -n $N doctor --gather --quick ($(mpirun --version | head -n1); $GRUNS repeats; rank 0's own CPU per joining rank from -n 2 and -n $N)"
 declare -A gwall=() gall=() g0=() g2=()
 for ((r = 0; r < GRUNS; r++)); do
     for i in "${!names[@]}"; do
