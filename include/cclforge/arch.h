@@ -43,14 +43,11 @@ struct cf_arch {
 /* Parses one arch as users and tools write it, case-insensitively: compute
  * capabilities "6.1", "12.0", "61"; "sm_61", "sm61", "sm_90a", "compute_120f",
  * "lto_90"; AMD targets "gfx90a", "gfx942:xnack-", "gfx9-generic". Syntax
- * only: a well-formed arch no table lists (sm_130) parses, cf_arch_known says
- * whether it exists. -1 with a usage error naming the accepted forms. */
+ * only: a well-formed arch no table lists (sm_130) parses; cf_arch_list_parse
+ * checks that it exists. -1 with a usage error naming the accepted forms. */
 int cf_arch_parse(const char *text, struct cf_arch *out, cf_error *err);
 /* The NVIDIA arch `sm` (61) with variant 0/'a'/'f' as code of kind `code`. */
 void cf_arch_nvidia(unsigned sm, char variant, enum cf_arch_code code, struct cf_arch *out);
-/* 1 when the toolkit tables below know the arch (NVIDIA: some CUDA release
- * targets it; AMD: ROCm or DTK compiles for it). */
-int cf_arch_known(const struct cf_arch *a);
 /* The one order: family, then NVIDIA sm / AMD target number, then variant
  * (plain, a, f), then code (SASS, PTX, LTO-IR), then name. */
 int cf_arch_cmp(const struct cf_arch *a, const struct cf_arch *b);
@@ -102,7 +99,7 @@ struct cf_arch_list {
 /* Parses a list of build targets separated by ';', ',' or spaces and appends
  * them: every form cf_arch_parse takes, "+PTX" suffixes, and the family names
  * torch's TORCH_CUDA_ARCH_LIST accepts ("Ampere"). Each target must be known
- * (cf_arch_known) and plain (no 'a'/'f' variant); "compute_90" means sm_90.
+ * to the toolkit tables and plain (no 'a'/'f' variant); "compute_90" means sm_90.
  * Mixing families is an error. */
 int cf_arch_list_parse(struct cf_arch_list *list, const char *text, cf_error *err);
 void cf_arch_list_add(struct cf_arch_list *list, const struct cf_arch *a);

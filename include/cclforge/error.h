@@ -29,7 +29,6 @@ typedef struct cf_error {
  * write `return cf_error_set(err, ...)`. err may be NULL. */
 int cf_error_set(cf_error *err, enum cf_error_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-int cf_error_setv(cf_error *err, enum cf_error_kind kind, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 /* Prefixes the existing message with context ("reading X: <old>"). Returns -1. */
 int cf_error_prefix(cf_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cf_error_clear(cf_error *err);

@@ -61,26 +61,24 @@ struct cf_spawn_proc {
     int pid;
     int out_fd;    /* read end of its stdout (and merged stderr) when piped, else -1 */
     int err_fd;    /* read end of its stderr when captured apart, else -1 */
-    int log_fd;    /* opts->log_path, appended to by cf_spawn_wait */
+    int log_fd;    /* opts->log_path, appended to while cf_spawn_run waits */
     double start;  /* cf_now_seconds() when it started */
     char *prog;    /* the program's full path */
-    int report_fd; /* contained: the keeper's report (read by cf_spawn_wait), else -1 */
+    int report_fd; /* contained: the keeper's report (read by cf_spawn_run), else -1 */
 };
 #define CF_SPAWN_PROC_INIT { -1, -1, -1, -1, 0.0, NULL, -1 }
 
 /* Starts argv[0] (searched on PATH when it has no '/') and returns once it has
  * exec'd. Returns 0, or -1 when it could not be started (not found, not
  * executable, fork failed), with err naming the program and nothing left open.
- * The caller may read proc->out_fd / err_fd itself, or hand proc to cf_spawn_wait. */
+ * The caller reads proc->out_fd / err_fd itself and reaps the program. */
 int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, struct cf_spawn_proc *proc,
                    cf_error *err);
-/* Reads what it writes (capture, log, on_line), enforces opts->timeout_s (counted
- * from the start) and reaps it; releases proc. Returns 0. */
-int cf_spawn_wait(struct cf_spawn_proc *proc, const struct cf_spawn_opts *opts, struct cf_spawn_result *result);
 /* Closes what proc holds open (not the process: reap it with waitpid). */
 void cf_spawn_proc_release(struct cf_spawn_proc *proc);
 
-/* cf_spawn_start, then cf_spawn_wait. Returns 0 when the program ran (check
+/* cf_spawn_start, then reads what it writes (capture, log, on_line), enforces
+ * opts->timeout_s (counted from the start) and reaps it. Returns 0 when the program ran (check
  * result->exited/exit_code), -1 when it could not be started. */
 int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
                  struct cf_spawn_result *result, cf_error *err);

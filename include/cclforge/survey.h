@@ -203,7 +203,6 @@ struct cf_survey_opts {
  * machine is data (empty lists, probe notes), not an error. */
 int cf_survey_run(const struct cf_survey_opts *opts, struct cf_survey *out, cf_error *err);
 void cf_survey_release(struct cf_survey *s);
-void cf_comm_lib_free(struct cf_comm_lib *c); /* releases and frees one heap cf_comm_lib; NULL is fine */
 
 /* JSON. to_json returns a cJSON object (a cJSON *, typed void * so this header
  * does not need cjson) holding the sections; the caller adds "schema" and owns it. */

@@ -47,8 +47,6 @@ void cf_bridge_guard_flags(const struct cf_bridge_plan *p, struct strvec *argv);
 void cf_bridge_plan_user_rpath(const struct cf_bridge_opts *o, struct cf_bridge_plan *p);
 void cf_bridge_plan_layout(const struct cf_bridge_opts *o, struct cf_bridge_plan *p,
                            const struct cf_bridge_comm_source *cs);
-/* The number of package components ("a.b.c" -> 3): how many ".." reach site-packages. */
-size_t cf_bridge_package_depth(const char *package);
 /* Lays out the installed site-packages under stage: <pkg dir>/<output> (a link
  * to `output`), torch (the importing torch), the package's RPATH directories.
  * Returns the staged extension's path (caller frees) or NULL with err. */

@@ -17,7 +17,8 @@
 #include "cclforge/ldso.h"
 #include "pkg/elf_facts.h"
 
-size_t cf_bridge_package_depth(const char *package)
+/* The number of package components ("a.b.c" -> 3): how many ".." reach site-packages. */
+static size_t bridge_package_depth(const char *package)
 {
     size_t n = 1;
     for (const char *c = package; *c; c++)
@@ -112,7 +113,7 @@ static char *into_vendor_dir(const struct cf_bridge_plan *p)
 
 void cf_bridge_plan_user_rpath(const struct cf_bridge_opts *o, struct cf_bridge_plan *p)
 {
-    size_t depth = cf_bridge_package_depth(p->package);
+    size_t depth = bridge_package_depth(p->package);
     for (size_t i = 0; i < o->n_rpath; i++) {
         const char *why = NULL;
         char *rel = site_relative(p->package_dir, o->rpath[i], &why);
@@ -138,7 +139,7 @@ void cf_bridge_plan_user_rpath(const struct cf_bridge_opts *o, struct cf_bridge_
 
 static void plan_rpath(const struct cf_bridge_opts *o, struct cf_bridge_plan *p, const struct cf_bridge_comm_source *cs)
 {
-    size_t depth = cf_bridge_package_depth(p->package);
+    size_t depth = bridge_package_depth(p->package);
     if (o->n_bundle_libs)
         cf_bridge_item_push(&p->rpath, &p->n_rpath, "$ORIGIN/lib",
                             "the package's bundled vendor libraries (--bundle, in <package>/lib)");

@@ -43,7 +43,8 @@ static int range_in_file(uint64_t offset, uint64_t size, size_t len)
     return offset <= len && size <= len - offset;
 }
 
-const struct cf_elf_section *cf_elf_section_index(const struct cf_elf *elf, size_t index)
+/* The section with this index, or NULL when out of range. */
+static const struct cf_elf_section *elf_section_index(const struct cf_elf *elf, size_t index)
 {
     return index < elf->n_sections ? &elf->sections[index] : NULL;
 }
@@ -67,7 +68,7 @@ int cf_elf_section_bytes(const struct cf_elf *elf, const struct cf_elf_section *
 int cf_elf_linked_strtab(const struct cf_elf *elf, const struct cf_elf_section *user, uint32_t link,
                          struct cf_span *out, cf_error *err)
 {
-    const struct cf_elf_section *strtab = cf_elf_section_index(elf, link);
+    const struct cf_elf_section *strtab = elf_section_index(elf, link);
     if (!strtab || link == 0 || strtab->type != SHT_STRTAB)
         return cf_elf_fault(elf, err, "section %s: sh_link %u names no string table section (the file has %zu sections)",
                             user->name, link, elf->n_sections);
@@ -348,7 +349,7 @@ size_t cf_elf_segment_count(const struct cf_elf *elf) { return elf->n_segments; 
 
 const struct cf_elf_section *cf_elf_section_at(const struct cf_elf *elf, size_t i)
 {
-    return cf_elf_section_index(elf, i);
+    return elf_section_index(elf, i);
 }
 
 const struct cf_elf_segment *cf_elf_segment_at(const struct cf_elf *elf, size_t i)

@@ -78,8 +78,6 @@ struct cf_elf {
 int cf_elf_fault(const struct cf_elf *elf, cf_error *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The section with this index, or NULL when out of range. */
-const struct cf_elf_section *cf_elf_section_index(const struct cf_elf *elf, size_t index);
 /* The bytes of a string table section named by another section's sh_link; errors
  * name `user` (the section whose link it is) when the link is bad. */
 int cf_elf_linked_strtab(const struct cf_elf *elf, const struct cf_elf_section *user, uint32_t link,

@@ -217,7 +217,9 @@ int cf_arch_parse(const char *text, struct cf_arch *out, cf_error *err)
     return 0;
 }
 
-int cf_arch_known(const struct cf_arch *a)
+/* 1 when the toolkit tables know the arch (NVIDIA: some CUDA release
+ * targets it; AMD: ROCm or DTK compiles for it). */
+static int arch_known(const struct cf_arch *a)
 {
     if (a->family == CF_ARCH_NVIDIA)
         return nvidia_row(a->sm) != NULL;
@@ -358,7 +360,7 @@ static int parse_target(struct cf_arch_list *list, const char *token, cf_error *
             return reject(token, err);
         cf_arch_nvidia(a.sm, 0, CF_CODE_SASS, &a); /* "compute_90" asks for sm_90 */
     }
-    if (!cf_arch_known(&a))
+    if (!arch_known(&a))
         return reject(token, err);
     enum cf_arch_family have = cf_arch_list_family(list);
     if (have != CF_ARCH_NONE && have != a.family)

@@ -86,9 +86,6 @@ void cf_launch_refusal_client_text(unsigned code, uint32_t value, int authentica
                                    const char *tag, int rank, int world, struct strbuf *out);
 void cf_launch_strays_add(struct cf_launch_strays *s, enum cf_launch_stray_kind kind, const char *addr);
 
-/* Reads or writes exactly len bytes before deadline (cf_now_seconds); -1 with errno-like
- * *why (ETIMEDOUT, ECONNRESET, ...). */
-int cf_launch_io_full(int fd, void *buf, size_t len, int writing, double deadline, int *why);
 /* Milliseconds left before deadline, for poll (0 when passed). */
 int cf_launch_ms_left(double deadline);
 /* One message: header, then its payload (malloc'd, NUL-terminated; data bounded by

@@ -40,7 +40,9 @@ static int wait_ready(int fd, short events, double deadline, int *why)
     return 0;
 }
 
-int cf_launch_io_full(int fd, void *buf, size_t len, int writing, double deadline, int *why)
+/* Reads or writes exactly len bytes before deadline (cf_now_seconds); -1 with errno-like
+ * *why (ETIMEDOUT, ECONNRESET, ...). */
+static int launch_io_full(int fd, void *buf, size_t len, int writing, double deadline, int *why)
 {
     char *p = buf;
     while (len) {
@@ -188,7 +190,7 @@ int cf_launch_read_msg(int fd, size_t max_data, double deadline, int *type, unsi
     unsigned char hdr[LAUNCH_HEADER_LEN];
     uint32_t n;
     *payload = NULL;
-    if (cf_launch_io_full(fd, hdr, sizeof hdr, 0, deadline, why) < 0)
+    if (launch_io_full(fd, hdr, sizeof hdr, 0, deadline, why) < 0)
         return -1;
     int parsed = cf_launch_header_parse(hdr, max_data, type, &n);
     if (parsed < 0) {
@@ -196,7 +198,7 @@ int cf_launch_read_msg(int fd, size_t max_data, double deadline, int *type, unsi
         return -1;
     }
     unsigned char *p = cf_xmalloc((size_t)n + 1);
-    if (n && cf_launch_io_full(fd, p, n, 0, deadline, why) < 0) {
+    if (n && launch_io_full(fd, p, n, 0, deadline, why) < 0) {
         free(p);
         return -1;
     }

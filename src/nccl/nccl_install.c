@@ -122,7 +122,7 @@ static const char *source_kind_name(enum cf_nccl_source_kind k)
     return names[k];
 }
 
-char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_built *built)
+static char *nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_built *built)
 {
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "schema", "cclforge.nccl-manifest/1");
@@ -271,7 +271,7 @@ int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, struct nccl_stage *st,
             built->library_sha256 = cf_strdup(sha->valuestring);
     }
     if (rc == 0) {
-        char *text = cf_nccl_manifest_text(plan, built);
+        char *text = nccl_manifest_text(plan, built);
         rc = cf_write_file_at(st->fd, "manifest.json", text, strlen(text), 0644, err);
         free(text);
     }

@@ -83,7 +83,6 @@ int cf_nccl_survey_defaults(const char *survey_file, int need_torch, int need_gp
 
 /* The cache key of a plan: what must match for a cache hit. */
 cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan);
-char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_built *built);
 int cf_nccl_stage_begin(const struct cf_nccl_plan *plan, struct nccl_stage *st, cf_error *err);
 /* Fills the stage with include/, lib/ (file + soname + dev links), pkgconfig,
  * build.log and manifest.json (with the files' record). */

@@ -27,7 +27,7 @@ static void *dup_array(const void *src, size_t n, size_t size)
     return p;
 }
 
-void cf_smoke_report_add_row(struct cf_smoke_report *rep, const struct cf_smoke_row *row)
+static void smoke_report_add_row(struct cf_smoke_report *rep, const struct cf_smoke_row *row)
 {
     rep->rows = cf_xrealloc(rep->rows, (rep->nrows + 1) * sizeof *rep->rows);
     struct cf_smoke_row *r = &rep->rows[rep->nrows++];
@@ -60,7 +60,7 @@ void cf_smoke_report_add_problem(struct cf_smoke_report *rep, int rank, const ch
     add_failure_to(&rep->problems, &rep->nproblems, rank, "", reason);
 }
 
-void cf_smoke_report_add_conn(struct cf_smoke_report *rep, const struct cf_smoke_transport_conn *c)
+static void smoke_report_add_conn(struct cf_smoke_report *rep, const struct cf_smoke_transport_conn *c)
 {
     /* both ends of a network connection log it ([send] and [receive]): one entry */
     for (size_t i = 0; i < rep->nconns; i++) {
@@ -75,7 +75,7 @@ void cf_smoke_report_add_conn(struct cf_smoke_report *rep, const struct cf_smoke
     rep->conns[rep->nconns++] = *c;
 }
 
-void cf_smoke_report_add_group(struct cf_smoke_report *rep, const struct cf_smoke_group *g)
+static void smoke_report_add_group(struct cf_smoke_report *rep, const struct cf_smoke_group *g)
 {
     rep->groups = cf_xrealloc(rep->groups, (rep->ngroups + 1) * sizeof *rep->groups);
     rep->groups[rep->ngroups++] = *g;
@@ -107,7 +107,7 @@ void cf_smoke_report_take(struct cf_smoke_report *rep, const struct cf_smoke_eve
     switch (ev->kind) {
     case CF_EV_RESULT:
         if (ev->leader)
-            cf_smoke_report_add_row(rep, &ev->row);
+            smoke_report_add_row(rep, &ev->row);
         break;
     case CF_EV_INFO:
         if (!ev->key || !ev->value)
@@ -131,10 +131,10 @@ void cf_smoke_report_take(struct cf_smoke_report *rep, const struct cf_smoke_eve
         cf_smoke_report_add_problem(rep, ev->rank, ev->text);
         break;
     case CF_EV_TRANSPORT:
-        cf_smoke_report_add_conn(rep, &ev->conn);
+        smoke_report_add_conn(rep, &ev->conn);
         break;
     case CF_EV_GROUP:
-        cf_smoke_report_add_group(rep, &ev->group);
+        smoke_report_add_group(rep, &ev->group);
         break;
     case CF_EV_VERDICT:
         if (ev->text)

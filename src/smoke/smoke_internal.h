@@ -118,11 +118,8 @@ int cf_smoke_supervise(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event
 /* ---- the report ---- */
 /* A one-line description of one test: "all_reduce float sum 4096 B out-of-place". */
 char *cf_smoke_describe(const struct cf_smoke_row *row);
-void cf_smoke_report_add_row(struct cf_smoke_report *rep, const struct cf_smoke_row *row);
 void cf_smoke_report_add_failure(struct cf_smoke_report *rep, int rank, const char *doing, const char *reason);
 void cf_smoke_report_add_problem(struct cf_smoke_report *rep, int rank, const char *reason);
-void cf_smoke_report_add_conn(struct cf_smoke_report *rep, const struct cf_smoke_transport_conn *c);
-void cf_smoke_report_add_group(struct cf_smoke_report *rep, const struct cf_smoke_group *g);
 void cf_smoke_report_set_host(struct cf_smoke_report *rep, int rank, const char *key, const char *value);
 /* Takes in what an event says (rows of group leaders, facts, connections, groups,
  * the verdict): one place for the supervisor and a rank under a launcher alike. */

@@ -42,7 +42,8 @@ int cf_nvcc_host_gcc_max(int cuda_major, int cuda_minor)
     return r < 0 ? 0 : nvcc_host_table[r].gcc_max;
 }
 
-int cf_nvcc_host_clang_max(int cuda_major, int cuda_minor)
+/* Newest clang major nvcc of that CUDA version accepts (table; 0 = unknown). */
+static int nvcc_host_clang_max(int cuda_major, int cuda_minor)
 {
     int r = table_row(cuda_major, cuda_minor);
     return r < 0 ? 0 : nvcc_host_table[r].clang_max;
@@ -126,7 +127,7 @@ static void nvcc_host_range(struct cf_compiler *c)
         c->host_range_source = cf_strdup(hc);
     } else if (c->major) {
         c->host_gcc_max = cf_nvcc_host_gcc_max(c->major, c->minor);
-        c->host_clang_max = cf_nvcc_host_clang_max(c->major, c->minor);
+        c->host_clang_max = nvcc_host_clang_max(c->major, c->minor);
         c->host_range_source = cf_strdup("table (docs/doctor.md)");
     }
     free(hc);

@@ -101,9 +101,8 @@ struct cf_comm_lib *cf_comm_lib_examine(const struct cf_survey_opts *opts, const
 /* Expands one path with at most one '*' component into existing paths (sorted). */
 void cf_glob_paths(const char *pattern, struct strvec *out);
 
-/* Newest GCC / clang major nvcc of that CUDA version accepts (table; 0 = unknown). */
+/* Newest GCC major nvcc of that CUDA version accepts (table; 0 = unknown). */
 int cf_nvcc_host_gcc_max(int cuda_major, int cuda_minor);
-int cf_nvcc_host_clang_max(int cuda_major, int cuda_minor);
 
 /* bridge_needs.c: the toolkit libraries of the bridges installed in site (the
  * directory holding the torch package as the Python named it: the bridge

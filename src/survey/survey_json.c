@@ -351,7 +351,7 @@ static void read_probe(struct reader *r, const cJSON *o, struct cf_gpu_probe *p)
 
 static enum cf_torch_flavour flavour_from_name(const char *s)
 {
-    static const struct { char name[8]; enum cf_torch_flavour f; } names[] = {
+    static const struct { const char *name; enum cf_torch_flavour f; } names[] = {
         { "cpu", CF_TORCH_CPU }, { "cuda", CF_TORCH_CUDA }, { "hip", CF_TORCH_HIP }, { "rocm", CF_TORCH_HIP },
     };
     for (size_t i = 0; s && i < sizeof names / sizeof names[0]; i++)
@@ -615,7 +615,8 @@ static void comm_release(struct cf_comm_lib *c)
     memset(c, 0, sizeof *c);
 }
 
-void cf_comm_lib_free(struct cf_comm_lib *c)
+/* Releases and frees one heap cf_comm_lib; NULL is fine. */
+static void comm_lib_free(struct cf_comm_lib *c)
 {
     comm_release(c);
     free(c);
@@ -639,7 +640,7 @@ static void free_section(struct cf_survey *s, enum cf_survey_section sec)
             free(t->compiler);
             cf_strvec_clear(&t->include_dirs);
             cf_strvec_clear(&t->lib_dirs);
-            cf_comm_lib_free(t->comm);
+            comm_lib_free(t->comm);
         }
         free(s->toolkits);
         s->toolkits = NULL;
@@ -685,8 +686,8 @@ static void free_section(struct cf_survey *s, enum cf_survey_section sec)
             free(t->abi_source);
             free(t->gpu_lib);
             free(t->nccl_built_against);
-            cf_comm_lib_free(t->embedded);
-            cf_comm_lib_free(t->loaded);
+            comm_lib_free(t->embedded);
+            comm_lib_free(t->loaded);
             cf_strvec_clear(&t->missing_libs);
             cf_strvec_clear(&t->bridge_toolkit_found);
             cf_strvec_clear(&t->bridge_toolkit_missing);

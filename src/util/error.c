@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cf_error_setv(cf_error *err, enum cf_error_kind kind, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static int error_setv(cf_error *err, enum cf_error_kind kind,
+                                                             const char *fmt, va_list ap)
 {
     if (!err)
         return -1;
@@ -21,7 +22,7 @@ int cf_error_set(cf_error *err, enum cf_error_kind kind, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    cf_error_setv(err, kind, fmt, ap);
+    error_setv(err, kind, fmt, ap);
     va_end(ap);
     return -1;
 }

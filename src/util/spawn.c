@@ -274,7 +274,9 @@ int cf_spawn_start(const char *const *argv, const struct cf_spawn_opts *opts, st
     return 0;
 }
 
-int cf_spawn_wait(struct cf_spawn_proc *p, const struct cf_spawn_opts *opts, struct cf_spawn_result *res)
+/* Reads what it writes (capture, log, on_line), enforces opts->timeout_s (counted
+ * from the start) and reaps it; releases proc. Returns 0. */
+static int spawn_wait(struct cf_spawn_proc *p, const struct cf_spawn_opts *opts, struct cf_spawn_result *res)
 {
     static const struct cf_spawn_opts defaults;
     if (!opts)
@@ -368,7 +370,7 @@ int cf_spawn_run(const char *const *argv, const struct cf_spawn_opts *opts,
     struct cf_spawn_proc p;
     if (cf_spawn_start(argv, opts, &p, err) < 0)
         return -1;
-    return cf_spawn_wait(&p, opts, res);
+    return spawn_wait(&p, opts, res);
 }
 
 void cf_spawn_result_release(struct cf_spawn_result *res)
