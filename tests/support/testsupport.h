@@ -43,7 +43,7 @@ struct ts_nccl {
     const char *header;  /* the nccl.h read */
     int major, minor, patch;
     long code;           /* NCCL_VERSION_CODE */
-    char version[32];    /* "2.28.9" */
+    char version[64];    /* "2.28.9" (room for three longs) */
 };
 /* 0 and *out filled, or -1 when no library with a readable nccl.h is found
  * (the caller skips: a test never passes without it). */
