@@ -53,7 +53,7 @@ static void usage(FILE *f)
             "                           (default float)\n"
             "  -o, --op LIST            reductions: sum,prod,max,min,avg or all (default sum)\n"
             "  -r, --root N|all         root of broadcast, reduce, gather, scatter (default 0)\n"
-            "  -b, --minbytes SIZE      smallest size (default 1K); sizes take K, M, G suffixes\n"
+            "  -b, --minbytes SIZE      smallest size (default 1K); sizes take K, M, G, T (B, iB)\n"
             "  -e, --maxbytes SIZE      largest size (default 1M)\n"
             "  -f, --stepfactor N       multiply the size by N each step (default 4; a whole number)\n"
             "  -i, --stepbytes SIZE     add SIZE each step (taken when -f is 1 or not given)\n"
@@ -517,7 +517,7 @@ static int whole_flag(int c, const char *arg, struct cf_smoke_opts *o)
 {
     static const struct {
         int c;
-        char flag[8];
+        const char *flag;
         int min, max;
         size_t field;
     } flags[] = {
@@ -545,10 +545,10 @@ static int whole_flag(int c, const char *arg, struct cf_smoke_opts *o)
  * --expect-transport): 1, 0 or -1 as whole_flag. */
 static int word_flag(int c, const char *arg, struct cf_smoke_opts *o)
 {
-    /* on the stack, as parse_word wants them: a static table of pointers is relocated at every start */
-    const char *const backends[] = { [CF_BACKEND_NCCL] = "nccl", [CF_BACKEND_RCCL] = "rccl", [CF_BACKEND_MPI] = "mpi" };
-    const char *const placements[] = { [CF_PLACE_OUT] = "out", [CF_PLACE_IN] = "in",
-                                       [CF_PLACE_OUT | CF_PLACE_IN] = "both" };
+    static const char *const backends[] = { [CF_BACKEND_NCCL] = "nccl", [CF_BACKEND_RCCL] = "rccl",
+                                            [CF_BACKEND_MPI] = "mpi" };
+    static const char *const placements[] = { [CF_PLACE_OUT] = "out", [CF_PLACE_IN] = "in",
+                                              [CF_PLACE_OUT | CF_PLACE_IN] = "both" };
     /* the library's own words for patterns and transports, listed when one is wrong */
     const char *patterns[CF_PATTERN_BISECT + 1], *transports[CF_TRANSPORT_SHM + 1];
     int word;

@@ -77,7 +77,7 @@ static const char usage_text[] =
     "                     RPATH entries may point at; NEEDED libraries are looked up there\n"
     "                     under each --site DIR (repeatable; a cclforge wheel declares its own\n"
     "                     in .dist-info/cclforge.json)\n"
-    "  --max-size SIZE    the most the members may hold uncompressed (default 4G; K, M, G)\n"
+    "  --max-size SIZE    the most the members may hold uncompressed (default 4G; K, M, G, T)\n"
     "  --work-dir DIR     put the venv there and keep it (default: a temporary dir, removed)\n"
     "  --keep             keep the temporary venv\n"
     "  --timeout SECONDS  limit for each install step, and for the whole --smoke run (default 600)\n"
