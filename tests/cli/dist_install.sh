@@ -305,33 +305,26 @@ else
 fi
 
 # --- aarch64 under qemu-user-static -----------------------------------------
-arm_checks() { # LABEL ROOT BINARY WORKDIR: the aarch64 binary in an arm64 root under qemu
-    local label=$1 root=$2 bin=$3 dir=$4 blocks
-    run "$qemu" -L "$root" "$bin" --version
-    expect_out "^cclforge $version\$" "$label: the binary runs under qemu with the root's arm64 glibc"
-    run "$qemu" -L "$root" "$bin" inspect --root "$root" --no-gpu --no-banner "$root/bin/ls"
-    expect_rc 0 "$label: inspect /bin/ls of the arm64 root"
-    expect_out "libc\.so\.6.*lib/aarch64-linux-gnu/libc\.so\.6" "$label: inspect resolves libc.so.6 in the arm64 root"
-    blocks=$(python3 "$src/tests/fixtures/small_blocks_wheel.py" "$dir")
-    run env TMPDIR="$dir" "$qemu" -L "$root" "$bin" wheel verify --json "$dir/$blocks"
-    expect_rc 0 "$label: wheel verify reads 20,000 small deflate blocks whole (intel/isa-l#316 fixed), on its threads"
-    expect_json 'd["inflate"] == "isal"' "$label: through the ISA-L the release links"
-}
-arm_root() { # SUITE LABEL: a cached arm64 root of SUITE for qemu, or LABEL's part skipped saying why
-    if [ -z "$qemu" ]; then
-        t_skip_part "$2: qemu-user-static is not installed (scripts/deps.sh installs it)"
-    elif ! command -v debootstrap >/dev/null || ! mkroot "$1" "$cache/dist-roots/$1-arm64" --foreign --arch=arm64 --variant=minbase; then
-        t_skip_part "$2: debootstrap --foreign --arch=arm64 $1 failed (see $cache/dist-roots/$1-arm64.log)"
-    else
-        return 0
-    fi
-    return 1
-}
 qemu=$(command -v qemu-aarch64-static || true)
-if arm_root bullseye aarch64; then
-    mkdir -p "$T_TMP/arm"
-    tar -xzf "$ta" -C "$T_TMP/arm"
-    arm_checks "aarch64 (the tarball's binary, Debian 11)" "$cache/dist-roots/bullseye-arm64" \
-        "$T_TMP/arm/cclforge-$version-linux-aarch64/bin/cclforge" "$T_TMP/arm"
+aroot=$cache/dist-roots/bullseye-arm64
+if [ -z "$qemu" ]; then
+    t_skip_part "aarch64: qemu-user-static is not installed (scripts/deps.sh installs it)"
+elif ! command -v debootstrap >/dev/null || ! mkroot bullseye "$aroot" --foreign --arch=arm64 --variant=minbase; then
+    t_skip_part "aarch64: debootstrap --foreign --arch=arm64 bullseye failed (see $aroot.log)"
+else
+    # the tarball's binary, which is the wheel's (checked above)
+    adir=$T_TMP/arm
+    mkdir -p "$adir"
+    tar -xzf "$ta" -C "$adir"
+    abin=$adir/cclforge-$version-linux-aarch64/bin/cclforge
+    run "$qemu" -L "$aroot" "$abin" --version
+    expect_out "^cclforge $version\$" "aarch64: the binary runs under qemu with Debian 11's arm64 glibc"
+    run "$qemu" -L "$aroot" "$abin" inspect --root "$aroot" --no-gpu --no-banner "$aroot/bin/ls"
+    expect_rc 0 "aarch64: inspect /bin/ls of the arm64 root"
+    expect_out "libc\.so\.6.*lib/aarch64-linux-gnu/libc\.so\.6" "aarch64: inspect resolves libc.so.6 in the arm64 root"
+    blocks=$(python3 "$src/tests/fixtures/small_blocks_wheel.py" "$adir")
+    run env TMPDIR="$adir" "$qemu" -L "$aroot" "$abin" wheel verify --json "$adir/$blocks"
+    expect_rc 0 "aarch64: wheel verify reads 20,000 small deflate blocks whole (intel/isa-l#316 fixed), on its threads"
+    expect_json 'd["inflate"] == "isal"' "aarch64: through the ISA-L the release links"
 fi
 t_end
