@@ -34,7 +34,12 @@ mkdir -p "$work" "$prefix.tmp"
 bash "$here/dist/toolchain.sh" "$zig" "$arch" "$work/tc"
 tc=$work/tc
 export CCLFORGE_DIST_SRC=$work CCLFORGE_DIST_PREFIX=$prefix.tmp
-export CFLAGS="-O2 -fPIC" PKG_CONFIG_LIBDIR=$prefix.tmp/lib/pkgconfig PKG_CONFIG_PATH=
+# The libraries parse the untrusted input (zlib, libzip and ISA-L inflate a
+# wheel's members), so they get the compile-time hardening cclforge gets
+# (CMakeLists.txt); the link's (PIE, RELRO, BIND_NOW) is the binary's.
+case $arch in x86_64) cf=-fcf-protection ;; aarch64) cf=-mbranch-protection=standard ;; esac
+harden="-D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection $cf"
+export CFLAGS="-O2 -fPIC $harden" PKG_CONFIG_LIBDIR=$prefix.tmp/lib/pkgconfig PKG_CONFIG_PATH=
 tarball_of() { awk -v n="$1" '$1 == n { print $3 }' "$lock"; }
 unpack() { # NAME -> the source directory, with the upstream fixes of scripts/dist/patches/NAME-*.patch
     local d=$work/$1 p
@@ -97,11 +102,12 @@ step isal
 s=$(unpack libisal)
 # ISA-L's igzip (wheel verify's inflate) and the CRC-32 it needs: upstream's
 # Makefile.unx, its units igzip and crc only; x86-64 code is nasm's, aarch64
-# code GNU assembly that zig cc assembles. -fPIC in CC: the C objects go into
-# a PIE (the assembly is position-independent as upstream writes it).
+# code GNU assembly that zig cc assembles. -fPIC and the hardening in CC: its
+# make.inc sets CFLAGS itself (the C objects go into a PIE; the assembly is
+# position-independent as upstream writes it).
 case $arch in x86_64) isal_args=(AS=nasm) ;; aarch64) isal_args=(arch=aarch64) ;; esac
 command -v nasm >/dev/null || [ "$arch" != x86_64 ] || die "ISA-L's x86-64 code needs nasm (bash scripts/deps.sh installs it)"
-(make -C "$s" -f Makefile.unx -j"$jobs" units=igzip lib host_cpu="$arch" "${isal_args[@]}" CC="$tc/cc -fPIC" \
+(make -C "$s" -f Makefile.unx -j"$jobs" units=igzip lib host_cpu="$arch" "${isal_args[@]}" CC="$tc/cc -fPIC $harden" \
     AR="$tc/ar" >>"$s.log" 2>&1 &&
     mkdir -p "$prefix.tmp/include/isa-l" "$prefix.tmp/lib/pkgconfig" &&
     cp "$s/bin/isa-l.a" "$prefix.tmp/lib/libisal.a" &&

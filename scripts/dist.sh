@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
 # Builds the release: into dist/ (or --out DIR)
 #   cclforge-V-py3-none-manylinux_2_17_ARCH.manylinux2014_ARCH.whl   (x86_64, aarch64)
-#   cclforge-V-py3-none-manylinux_2_34_ARCH.whl                      (x86_64, aarch64)
-#   cclforge-V-linux-ARCH.tar.gz                 (bin/, share/; the glibc 2.17 binary)
+#   cclforge-V-linux-ARCH.tar.gz                                     (bin/, share/)
 #   cclforge-V.tar.gz                                               (the sdist, with
 #                                          the pinned third-party sources in third_party/)
 #   SHA256SUMS
-# The native binary is built with zig cc twice per architecture, for glibc
-# 2.17 and for 2.34 (which needs no libpthread.so.0 or libdl.so.2 at each
-# start; pip installs the newest wheel a host's glibc allows), every
-# third-party library static (scripts/dist-deps.sh), and each artefact is
-# checked before it is kept: `cclforge wheel verify` and `auditwheel show` on
-# every wheel, the ELF rules (no symbol version above the wheel's glibc,
-# NEEDED within its policy) named per file and symbol. Nothing
+# The native binary is built with zig cc for glibc 2.17, once per
+# architecture, every third-party library static (scripts/dist-deps.sh); the
+# wheel and the tarball carry the same binary. Each artefact is checked
+# before it is kept: the binary's hardening (tests/support/check_hardening.sh),
+# `cclforge wheel verify` and `auditwheel show` on every wheel, the ELF rules
+# (no symbol version above GLIBC_2.17, NEEDED within the policy) named per
+# file and symbol. Nothing
 # half-made reaches the output directory: it is written aside and moved in
 # whole. Reproducible: the same commit and SOURCE_DATE_EPOCH (default: the
 # commit's time) give the same bytes. Release steps: docs/release.md.
@@ -39,7 +38,7 @@ for a in "${arches[@]}"; do
     case $a in x86_64|aarch64) ;; *) echo "dist.sh: no release for '$a' (x86_64 or aarch64)" >&2; exit 2 ;; esac
 done
 bash scripts/deps.sh # the build tools and the Debian keyring; a no-op when present
-for tool in python3 cmake make tar perl sha256sum; do
+for tool in python3 cmake make tar perl sha256sum readelf; do
     command -v "$tool" >/dev/null || die "$tool is missing (bash scripts/deps.sh installs the build tools)"
 done
 
@@ -61,50 +60,37 @@ rm -rf "$staging"
 trap 'rm -rf "$staging"' EXIT
 mkdir -p "$staging" "$work"
 
-# Each wheel's glibc release and platform tags (the one home of both): pip
-# takes the newest a host allows, so glibc 2.34+ hosts get the binary that
-# loads only libc.so.6. The tarball carries the 2.17 binary: it runs anywhere.
-wheel_glibcs="2.17 2.34"
-platform_tags() { # GLIBC ARCH
-    case $1 in
-        2.17) echo "manylinux_2_17_$2.manylinux2014_$2" ;;
-        *) echo "manylinux_${1/./_}_$2" ;;
-    esac
-}
-
-build_arch() { # ARCH GLIBC: the release build of ARCH for GLIBC, installed into $work/ARCH-glibcGLIBC/stage
-    local arch=$1 glibc=$2 deps dir=$work/$1-glibc$2
+build_arch() { # ARCH: the release build of ARCH, installed into $work/ARCH/stage
+    local arch=$1 deps dir=$work/$1
     deps=$(bash scripts/dist-deps.sh "$zig" "$arch" | tail -n 1) || die "$arch: third-party libraries failed (above)"
     rm -rf "$dir/stage"
-    bash scripts/dist/toolchain.sh "$zig" "$arch" "$dir/tc" "$glibc"
-    say "$arch, glibc $glibc: configuring and building in $dir/build"
+    bash scripts/dist/toolchain.sh "$zig" "$arch" "$dir/tc"
+    say "$arch: configuring and building in $dir/build"
     export CCLFORGE_DIST_SRC=$repo
     PKG_CONFIG_LIBDIR=$deps/lib/pkgconfig PKG_CONFIG_PATH= cmake -S . -B "$dir/build" \
         -DCMAKE_TOOLCHAIN_FILE="$dir/tc/toolchain.cmake" -DCCLFORGE_DIST_PREFIX="$deps" \
         -DCMAKE_BUILD_TYPE=Release -DCCLFORGE_RELEASE=ON -DCCLFORGE_WERROR=ON >"$dir/configure.log" 2>&1 ||
-        die "$arch, glibc $glibc: configure failed (see $dir/configure.log)"
-    cmake --build "$dir/build" -j"$(nproc)" >"$dir/build.log" 2>&1 || die "$arch, glibc $glibc: build failed (see $dir/build.log)"
-    cmake --install "$dir/build" --prefix "$dir/stage" >>"$dir/build.log" 2>&1 || die "$arch, glibc $glibc: install failed"
-    # e_type at offset 16, little-endian on both arches: 3 is ET_DYN (PIE), 2 ET_EXEC
-    [ "$(od -An -tu2 -j16 -N2 "$dir/stage/bin/cclforge" | tr -d ' ')" = 3 ] ||
-        die "$arch, glibc $glibc: bin/cclforge is not position-independent (ELF type ET_EXEC): no ASLR; the link needs -pie"
+        die "$arch: configure failed (see $dir/configure.log)"
+    cmake --build "$dir/build" -j"$(nproc)" >"$dir/build.log" 2>&1 || die "$arch: build failed (see $dir/build.log)"
+    cmake --install "$dir/build" --prefix "$dir/stage" >>"$dir/build.log" 2>&1 || die "$arch: install failed"
+    # a binary that reads hostile wheels and ELF files ships hardened or not at all
+    bash tests/support/check_hardening.sh "$dir/stage/bin/cclforge" >&2 ||
+        die "$arch: bin/cclforge lacks the hardening named above (CMakeLists.txt's flags)"
 }
 
 for arch in "${arches[@]}"; do
-    for glibc in $wheel_glibcs; do
-        build_arch "$arch" "$glibc"
-        python3 scripts/dist/pack.py wheel "$work/$arch-glibc$glibc/stage" "$work/$arch-glibc$glibc/build/python/cclforge" \
-            "$version" "$staging/cclforge-$version-py3-none-$(platform_tags "$glibc" "$arch").whl"
-    done
-    python3 scripts/dist/pack.py tarball "$work/$arch-glibc2.17/stage" "$version" "$arch" \
+    build_arch "$arch"
+    python3 scripts/dist/pack.py wheel "$work/$arch/stage" "$work/$arch/build/python/cclforge" \
+        "$version" "$staging/cclforge-$version-py3-none-manylinux_2_17_$arch.manylinux2014_$arch.whl"
+    python3 scripts/dist/pack.py tarball "$work/$arch/stage" "$version" "$arch" \
         "$staging/cclforge-$version-linux-$arch.tar.gz"
 done
 
 # The checker: the release binary of this machine's architecture when built
-# now (our product checks itself; the 2.17 one runs on any build host), else
-# a source build.
+# now (our product checks itself; it runs on any build host), else a source
+# build.
 host=$(uname -m)
-checker=$work/$host-glibc2.17/stage/bin/cclforge
+checker=$work/$host/stage/bin/cclforge
 if [ ! -x "$checker" ]; then
     BUILD_DIR=build bash scripts/build.sh >&2
     checker=$repo/build/cclforge
@@ -131,7 +117,7 @@ fi
 
 # Written outside $staging and moved in: in a pipeline the glob and sort's
 # redirection run in separate children, so a SHA256SUMS created in $staging
-# could be hashed by its own list (CI saw "SHA256SUMS: FAILED").
+# could be hashed by its own list ("SHA256SUMS: FAILED" in its own check).
 (cd "$staging" && sha256sum -- * | LC_ALL=C sort -k2 >"$work/SHA256SUMS")
 mv "$work/SHA256SUMS" "$staging/SHA256SUMS"
 rm -rf "$out.old"

@@ -1,24 +1,20 @@
 #!/usr/bin/env bash
 # Writes the release cross toolchain for ARCH into DIR: cc, ar, ranlib
-# wrappers around `zig cc -target ARCH-linux-gnu.GLIBC` (glibc's symbol
-# versions are then at most GLIBC_<GLIBC>, and what that release lacks is not
-# declared), and toolchain.cmake for CMake projects. GLIBC is 2.17 (the
-# manylinux2014 binary, and every third-party library) unless given: the
-# release also links a 2.34 binary, which needs no libpthread.so.0 or
-# libdl.so.2 (docs/release.md).
-#   bash scripts/dist/toolchain.sh ZIG ARCH DIR [GLIBC]
+# wrappers around `zig cc -target ARCH-linux-gnu.2.17` (glibc's symbol
+# versions are then at most GLIBC_2.17, as manylinux2014 requires, and what
+# that release lacks is not declared), and toolchain.cmake for CMake projects.
+#   bash scripts/dist/toolchain.sh ZIG ARCH DIR
 set -euo pipefail
-[ $# -eq 3 ] || [ $# -eq 4 ] || { echo "usage: toolchain.sh ZIG ARCH DIR [GLIBC]" >&2; exit 2; }
-zig=$1 arch=$2 dir=$3 glibc=${4:-2.17}
+[ $# -eq 3 ] || { echo "usage: toolchain.sh ZIG ARCH DIR" >&2; exit 2; }
+zig=$1 arch=$2 dir=$3
 case $arch in
     x86_64) cpu=x86_64 ;;      # the baseline x86-64, as manylinux2014 requires
     aarch64) cpu=generic ;;    # armv8-a
     *) echo "toolchain.sh: no release target for '$arch' (x86_64 or aarch64)" >&2; exit 2 ;;
 esac
-case $glibc in 2.[0-9]|2.[1-9][0-9]) ;; *) echo "toolchain.sh: '$glibc' is not a glibc release (2.17, 2.34, ...)" >&2; exit 2 ;; esac
 [ -x "$zig" ] || { echo "toolchain.sh: zig not found at $zig (scripts/dist-tools.sh installs it)" >&2; exit 1; }
 mkdir -p "$dir"
-target="$arch-linux-gnu.$glibc"
+target="$arch-linux-gnu.2.17"
 # -ffile-prefix-map keeps the build machine's paths out of the binary
 # (__FILE__ in assertions): the same commit builds the same bytes anywhere.
 # ZIG_GLOBAL_CACHE_DIR beside the wrappers: no state outside the build tree.
