@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long fuzzing pass (issue 11: a CPU-hour per target): builds the targets
+# The long fuzzing pass (a CPU-hour per target): builds the targets
 # with clang into build-fuzz, then runs each until it has used SECONDS of CPU
 # (default 3600; FUZZ_CLOCK=wall for wall seconds) at nice 19, one after another, with fuzz/run.sh's
 # seeds and limits (4 MB inputs, 64 MB per allocation, 2 GB per process).

@@ -63,8 +63,6 @@ enum cf_glibc_rule {
     CF_GLIBC_RULE_COUNT
 };
 
-/* The strings are held in the row: a table of pointers would be relocated by
- * ld.so at every start of the PIE executable. */
 struct cf_glibc_rule_info {
     enum cf_glibc_rule rule;
     char name[24];        /* "glibc-hwcaps", "legacy-hwcaps", ... (JSON, docs) */

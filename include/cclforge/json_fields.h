@@ -26,9 +26,8 @@ enum cf_jf_type {
     CF_JF_ARRAY,  /* T *items at offset, size_t count at count_offset; T described by sub */
 };
 
-/* A row holds no pointer (its key in place, its sub-table by number), so
- * that the field tables stay in .rodata: tables of pointers are relocated by
- * ld.so at every start of the PIE executable. */
+/* One field: its key, type and place in the struct (a CF_JF_ARRAY's
+ * sub-table by number). */
 #define CF_JF_KEY_MAX 28
 struct cf_jf {
     char key[CF_JF_KEY_MAX];

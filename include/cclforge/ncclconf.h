@@ -142,8 +142,6 @@ enum cf_nccl_param_class {
     CF_NCCL_PARAM_DEBUG,        /* debugging or a workaround: should not stay set in production */
     CF_NCCL_PARAM_FOREIGN,      /* NCCL_* names other tools use (NCCL_HOME, NCCL_VERSION): NCCL ignores them */
 };
-/* The strings are held in the rows: a table of pointers would be relocated
- * by ld.so at every start of the (PIE) executable. */
 struct cf_nccl_param_info {
     char name[40]; /* NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY is 34 */
     enum cf_nccl_param_class cls;

@@ -45,8 +45,7 @@ enum cf_smoke_busbw {
     CF_BUSBW_TWICE_SHARE   /* 2 (n - 1) / n */
 };
 
-/* Names held in the row, the factor as data: a table of pointers would be
- * relocated by ld.so at every start of the PIE executable. */
+/* One collective: its names, and its bus-bandwidth factor as data. */
 struct cf_smoke_op_info {
     enum cf_smoke_op op;
     char name[16];           /* "all_reduce" */

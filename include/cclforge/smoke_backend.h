@@ -93,8 +93,8 @@ struct cf_smoke_backend {
     int (*collective)(struct cf_smoke_backend *b, const struct cf_smoke_call *call, char *errbuf, size_t errlen);
     /* Optional (NULL: not offered): fixes every argument of call once, so that
      * run_prepared starts it again with nothing of the harness around it: the timed
-     * loop's call, where argument handling is a visible part of a small host call
-     * (docs/bench.md, "smoke's prepared call"). 1: prepared, until the next prepare;
+     * loop's call, where argument handling is a visible part of a small host call.
+     * 1: prepared, until the next prepare;
      * 0: the call needs work around it each time (avg, an in-place slot...) or MPI
      * cannot take it: collective it is, and says why. */
     int (*prepare)(struct cf_smoke_backend *b, const struct cf_smoke_call *call);

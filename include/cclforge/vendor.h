@@ -25,8 +25,7 @@ enum cf_vendor { CF_VENDOR_NVIDIA = 0, CF_VENDOR_ROCM, CF_VENDOR_DTK };
 /* A library with the NCCL C API. */
 enum cf_commlib { CF_COMMLIB_NONE = 0, CF_COMMLIB_NCCL, CF_COMMLIB_RCCL };
 
-/* Its strings held in the row (a table of pointers is relocated by ld.so at
- * every start of the PIE executable); a list ends at its first "". */
+/* One library's names; a list ends at its first "". */
 struct cf_comm_profile {
     enum cf_commlib lib;
     char kind[8];                 /* "nccl" / "rccl": the word surveys and manifests use */

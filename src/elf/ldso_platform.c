@@ -12,8 +12,7 @@
 
 /* One way a distribution lays out a machine's libraries. The first layout whose
  * probe file exists under the root wins; the last row for a machine is the
- * fallback. The strings are held in the row: a table of pointers would be
- * relocated by ld.so at every start of the PIE executable. */
+ * fallback. */
 struct layout_row {
     unsigned machine;
     int elf_class;

@@ -9,8 +9,7 @@
 #include "cclforge/envp.h"
 #include "cclforge/launch.h"
 
-/* The names are held in the row: a table of pointers would be relocated by
- * ld.so at every start of the PIE executable. */
+/* The variables one launcher sets. */
 struct launcher_vars {
     char launcher[12];
     char rank[28], world[28], local_rank[28]; /* local_rank may be absent: then rank 0..n-1 of one node */

@@ -9,10 +9,8 @@
 
 #include <stddef.h>
 
-/* Strings held in the rows, not pointed at: the table's 1,007 rows then stay
- * in .rodata, untouched until a wheel command reads them. As pointers they
- * were 2,014 of the binary's 3,716 relocations and 24 KB that ld.so wrote at
- * every start-up. scripts/gen-manylinux-policy.py checks the lengths. */
+/* The longest string each column holds, NUL included: the generated rows
+ * hold their strings. scripts/gen-manylinux-policy.py checks the lengths. */
 #define CF_POLICY_ARCH_MAX 12    /* "loongarch64" and its NUL */
 #define CF_POLICY_VERSION_MAX 24 /* "GLIBCXX_3.4.21" and longer */
 #define CF_POLICY_SONAME_MAX 24  /* "libgobject-2.0.so.0" */

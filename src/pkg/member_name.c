@@ -162,7 +162,7 @@ void cf_member_set_release(struct cf_member_set *s)
 }
 
 /* How two names with one fold key are one file (the first takes where). */
-static const char alias_words[][140] = {
+static const char *const alias_words[] = {
     "both install to ",
     "differ only in case: one file where file names ignore case (macOS, Windows), where one overwrites the "
     "other",

@@ -3,8 +3,8 @@
 #define CCLFORGE_PKG_WHEEL_DIGEST_H
 
 /* The low-level calls, declared without deprecation warnings at the 1.1.1
- * API level: the EVP interface would link OpenSSL's provider machinery into
- * cclforge (3.4 MB, relocated at every start-up; see docs/bench.md). */
+ * API level: the EVP interface would link OpenSSL's provider machinery
+ * (3.4 MB) into a cclforge built with a static libcrypto. */
 #define OPENSSL_API_COMPAT 10101
 #include <openssl/sha.h>
 #include <stddef.h>

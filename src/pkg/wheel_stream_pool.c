@@ -21,7 +21,7 @@
 
 #include "pkg/wheel_verify_internal.h"
 
-#define MAX_JOBS 16      /* the memory bound above; more cores than this gain little (docs/bench.md) */
+#define MAX_JOBS 16      /* the memory bound above; more cores than this gain little */
 #define JOBS_ENV "CCLFORGE_WHEEL_JOBS"
 
 int cf_wheel_jobs(int *jobs, cf_error *err)

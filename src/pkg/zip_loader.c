@@ -1,8 +1,7 @@
 /* libzip, loaded the first time a wheel command calls it. Linking it would
- * make every cclforge start-up load libzip.so.4 and, through it,
- * libcrypto.so.3 and libbz2: 0.9 ms of loading and relocation, more than
- * inspecting a whole library closure takes (docs/bench.md), for the two
- * commands that write or read wheels.
+ * make every cclforge run load libzip.so.4 and, through it, libcrypto.so.3
+ * and libbz2, for the two commands that write or read wheels: a machine
+ * without libzip still runs every other command.
  *
  * Each libzip function the wheel code calls is defined here as cf_<name>
  * with libzip's own prototype (from <zip.h>; cclforge must not define

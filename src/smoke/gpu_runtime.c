@@ -9,8 +9,7 @@
 #include "cclforge/strbuf.h"
 #include "smoke/nccl_api.h"
 
-/* The tables hold their strings (a list ends at its first ""): tables of
- * pointers would be relocated by ld.so at every start of the PIE executable. */
+/* A list of names ends at its first "". */
 struct runtime_vendor {
     char api[8];
     char sonames[5][20];

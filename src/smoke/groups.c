@@ -23,7 +23,7 @@ enum bisect_end {
     BISECT_RUNNING, BISECT_CULPRIT, BISECT_LINK, BISECT_NONE_STANDS_OUT, BISECT_WHOLE_PASSED, BISECT_HALVES_PASSED,
     BISECT_BOTH_BAD, BISECT_ONE_HOST
 };
-static const struct { enum bisect_end end; int bad; char text[112]; } bisect_words[] = {
+static const struct { enum bisect_end end; int bad; const char *text; } bisect_words[] = {
     { BISECT_CULPRIT, 1, "bisect: host %s is the bad one" },
     { BISECT_LINK, 1, "bisect: the link between %s and %s is bad; no third host to tell which end" },
     { BISECT_NONE_STANDS_OUT, 0, "bisect: no host stands out" },

@@ -34,9 +34,8 @@ enum cf_mpi_handle_id {
 
 enum cf_mpi_abi_id { CF_MPI_ABI_OPENMPI, CF_MPI_ABI_MPICH, CF_MPI_ABI_COUNT };
 
-/* Strings are held in the row (a table of pointers would be relocated by ld.so
- * at every start of the PIE executable); a list ends at its first empty string,
- * and its last slot is always empty. */
+/* A list of strings ends at its first empty string, and its last slot is
+ * always empty. */
 struct cf_mpi_abi {
     char name[12];             /* "Open MPI", "MPICH" */
     char speakers[72];         /* the implementations that ship it */

@@ -20,7 +20,7 @@
 #endif
 
 struct api_symbol {
-    char name[28]; /* held in the row: a table of pointers is relocated at every start */
+    const char *name;
     size_t offset;
 };
 #define SYM(field) { "MPI_" #field, offsetof(struct cf_mpi_api, field) }

@@ -11,7 +11,7 @@
 #include "cclforge/vendor.h"
 
 struct api_symbol {
-    char name[24]; /* held in the row: a table of pointers is relocated at every start */
+    const char *name;
     size_t offset;
     int required;
 };

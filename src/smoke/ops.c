@@ -39,7 +39,7 @@ const struct cf_smoke_op_info *cf_smoke_op_info(enum cf_smoke_op op)
 int cf_smoke_op_parse(const char *name, enum cf_smoke_op *out)
 {
     /* also accept nccl-tests' binary names and stems and the camel-case NCCL names */
-    static const struct { char alias[16]; enum cf_smoke_op op; } aliases[] = {
+    static const struct { const char *alias; enum cf_smoke_op op; } aliases[] = {
         { "allreduce", CF_OP_ALL_REDUCE },         { "AllReduce", CF_OP_ALL_REDUCE },
         { "bcast", CF_OP_BROADCAST },              { "Broadcast", CF_OP_BROADCAST },
         { "allgather", CF_OP_ALL_GATHER },         { "AllGather", CF_OP_ALL_GATHER },

@@ -28,11 +28,8 @@ void cf_smoke_opts_defaults(struct cf_smoke_opts *o)
     o->mpirun = "mpirun";
 }
 
-/* Words held in the tables ("" none): tables of pointers are relocated at every start. */
-#define WORD_MAX 12
-
-/* the index of name in a table of words, or -1 */
-static int word_index(const char (*words)[WORD_MAX], size_t n, const char *name)
+/* the index of name in a table of words ("" none), or -1 */
+static int word_index(const char *const *words, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
         if (words[i][0] && !strcmp(name, words[i]))
@@ -40,12 +37,12 @@ static int word_index(const char (*words)[WORD_MAX], size_t n, const char *name)
     return -1;
 }
 
-static const char pattern_names[][WORD_MAX] = {
+static const char *const pattern_names[] = {
     [CF_PATTERN_ALL] = "all", [CF_PATTERN_INTRA] = "intra", [CF_PATTERN_INTER] = "inter",
     [CF_PATTERN_PAIRWISE] = "pairwise", [CF_PATTERN_BISECT] = "bisect",
 };
 /* "any" is the absence of --expect-transport, not a word it takes */
-static const char transport_names[][WORD_MAX] = {
+static const char *const transport_names[] = {
     [CF_TRANSPORT_ANY] = "", [CF_TRANSPORT_IB] = "ib", [CF_TRANSPORT_SOCKET] = "socket",
     [CF_TRANSPORT_P2P] = "p2p", [CF_TRANSPORT_SHM] = "shm",
 };
@@ -79,7 +76,7 @@ const char *cf_smoke_transport_name(enum cf_smoke_transport t)
 
 int cf_smoke_fault_parse(const char *spec, struct cf_smoke_fault *out, cf_error *err)
 {
-    static const struct { char name[8]; enum cf_smoke_fault_action action; } actions[] = {
+    static const struct { const char *name; enum cf_smoke_fault_action action; } actions[] = {
         { "abort", CF_FAULT_ABORT }, { "hang", CF_FAULT_HANG }, { "exit", CF_FAULT_EXIT },
         { "corrupt", CF_FAULT_CORRUPT }, { "slow", CF_FAULT_SLOW },
     };

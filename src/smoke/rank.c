@@ -78,7 +78,7 @@ static int learn_world(struct cf_smoke_backend *b, const struct smoke_rank_setup
 /* notes for options that only a device backend can honour: said once, by rank 0 */
 static void device_notes(const struct cf_smoke_opts *o, const struct cf_smoke_backend *b, struct smoke_sink *sink)
 {
-    static const struct { char key[16]; unsigned feature; char flag[4]; } notes[] = {
+    static const struct { const char *key; unsigned feature; const char *flag; } notes[] = {
         { "graph", CF_FEAT_GRAPH, "-G" }, { "registration", CF_FEAT_REGISTER, "-R" }, { "blocking", CF_FEAT_ASYNC, "-z" },
     };
     int asked[] = { o->graph_launches > 0, o->registration, o->blocking };

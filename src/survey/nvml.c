@@ -46,8 +46,8 @@ struct nvml_api {
     nvml_ret (*mig_mode)(nvml_dev, unsigned *, unsigned *);
 };
 
-/* Entry points: the first name found wins (EventReasons replaced ThrottleReasons).
- * Names held in the rows ("" none): a table of pointers is relocated at every start. */
+/* Entry points: the first name found wins (EventReasons replaced ThrottleReasons);
+ * "" none. */
 static const struct {
     size_t offset;
     char names[2][44];

@@ -13,8 +13,7 @@
 
 /* The low-level SHA-256 calls (declared without deprecation warnings at the
  * 1.1.1 API level): with a static libcrypto they pull in the digest alone,
- * where EVP pulls in the provider machinery, whose relocations cost every
- * cclforge start-up ~0.3 ms (see docs/bench.md). */
+ * where EVP pulls in OpenSSL's provider machinery. */
 #define OPENSSL_API_COMPAT 10101
 #include <openssl/sha.h>
 
