@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A plugin's own bridge source, first-class (issue 28): the Torch-FL-shaped
+# A plugin's own bridge source, first-class: the Torch-FL-shaped
 # fixture tests/fixtures/plugin_torch_fl (nested package torch_fl.comm._nccl_ext,
 # its own __init__.py that tolerates a missing module, nccl_backend.cpp with
 # only make_nccl_backend in PYBIND11_MODULE(TORCH_EXTENSION_NAME, m), knowing

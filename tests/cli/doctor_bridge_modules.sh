@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # doctor finds cclforge-built bridge modules beside torch by their own ABI
-# facts (issue 28: a plugin's pip or CMake wheel has no cclforge.json): a
+# facts (a plugin's pip or CMake wheel has no cclforge.json): a
 # site-packages laid out by hand, its extension modules real ELF files linked
 # here from tests/fixtures/bridge_facts/facts.c, the toolkit library a real
 # ELF of that soname. Checks: the library missing names it, the module and the

@@ -58,7 +58,7 @@ run "${D[@]}" --sysfs-root "$KFD" --json
 expect_json 'not any(f["id"]=="kfd-xgmi-missing" for f in d["findings"]) and ("XGMI" in [l["type"] for l in d["fabric"]["kfd_links"] if (l["from"],l["to"])==(2,3)])' "once node3 has an XGMI link it is no longer named"
 
 # ---- NCCL_SOCKET_IFNAME against real interfaces (this network namespace) ----
-run env NCCL_SOCKET_IFNAME=cf15-none "${D[@]}" --json
+run env NCCL_SOCKET_IFNAME=cffb-none "${D[@]}" --json
 expect_json 'any(f["id"]=="nccl-ifname-none" and f["severity"]=="error" for f in d["findings"])' "an interface that does not exist is an error"
 run env NCCL_SOCKET_IFNAME==lo "${D[@]}" --json
 expect_json 'any(f["id"]=="nccl-ifname-loopback" for f in d["findings"])' "'=lo' selects only loopback: a warning"
@@ -78,8 +78,8 @@ if [ "$HAVE_NCCL" = 1 ]; then
     printf '%s' "$OUT" | grep -q s3cr3t && bad "the secret appears in the report" || ok "the secret appears nowhere in the report"
     run env NCCL_DEBUG=WARN NCCL_ALGO=Ring "${D[@]}" --json
     expect_json 'not any(f["id"]=="nccl-debug-setting" and f["subject"]=="NCCL_DEBUG" for f in d["findings"]) and any(f["subject"]=="NCCL_ALGO" for f in d["findings"])' "NCCL_DEBUG=WARN is benign, NCCL_ALGO is a workaround"
-    run env NCCL_NET_PLUGIN=cf15absent "${D[@]}" --json
-    expect_json 'any(f["id"]=="nccl-plugin-missing" and "libnccl-net-cf15absent.so" in f["why"] for f in d["findings"])' "NCCL_NET_PLUGIN=NAME tries NAME and libnccl-net-NAME.so"
+    run env NCCL_NET_PLUGIN=cffbabsent "${D[@]}" --json
+    expect_json 'any(f["id"]=="nccl-plugin-missing" and "libnccl-net-cffbabsent.so" in f["why"] for f in d["findings"])' "NCCL_NET_PLUGIN=NAME tries NAME and libnccl-net-NAME.so"
     printf '<?xml version="1.0"?>\n<system version="1">\n</system>\n' >"$T_TMP/topo.xml"
     run env NCCL_TOPO_FILE="$T_TMP/topo.xml" "${D[@]}" --json
     expect_json 'any(f["id"]=="nccl-topo-file" and "declaration" in f["why"] for f in d["findings"])' "an XML declaration NCCL's reader refuses"

@@ -1,5 +1,5 @@
 # cclforge doctor --gather: real Open MPI ranks under mpirun,
-# and three hosts made of network namespaces joined by veth pairs (cf15-*), each
+# and three hosts made of network namespaces joined by veth pairs (cfgt-*), each
 # with its own host name (unshare --uts) and srun's environment (a real Slurm is
 # not started here: see doctor_slurm.sh). A host that does not answer is named.
 . "$(dirname "$0")/lib.sh"
@@ -39,45 +39,45 @@ else
 fi
 
 # ---- three hosts: network namespaces + veth, srun's environment ----
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! ip netns add cf15-probe 2>/dev/null; then
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! ip netns add cfgt-probe 2>/dev/null; then
     echo "# not root or no network namespaces: the multi-host cases did not run"
     t_end; exit $?
 fi
-ip netns del cf15-probe
+ip netns del cfgt-probe
 cleanup() {
-    for n in 0 1 2; do ip netns del cf15-h$n 2>/dev/null; rm -rf /etc/netns/cf15-h$n; done
+    for n in 0 1 2; do ip netns del cfgt-h$n 2>/dev/null; rm -rf /etc/netns/cfgt-h$n; done
 }
 trap 'cleanup; [ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"' EXIT
 cleanup
-for n in 0 1 2; do ip netns add cf15-h$n; ip -n cf15-h$n link set lo up; done
+for n in 0 1 2; do ip netns add cfgt-h$n; ip -n cfgt-h$n link set lo up; done
 # a star: h0 has one link to each of h1 and h2
 for n in 1 2; do
-    ip link add cf15-a$n netns cf15-h0 type veth peer name cf15-b$n netns cf15-h$n
-    ip -n cf15-h0 addr add 10.15.$n.1/24 dev cf15-a$n; ip -n cf15-h0 link set cf15-a$n up
-    ip -n cf15-h$n addr add 10.15.$n.2/24 dev cf15-b$n; ip -n cf15-h$n link set cf15-b$n up
+    ip link add cfgt-a$n netns cfgt-h0 type veth peer name cfgt-b$n netns cfgt-h$n
+    ip -n cfgt-h0 addr add 10.15.$n.1/24 dev cfgt-a$n; ip -n cfgt-h0 link set cfgt-a$n up
+    ip -n cfgt-h$n addr add 10.15.$n.2/24 dev cfgt-b$n; ip -n cfgt-h$n link set cfgt-b$n up
 done
 # `ip netns exec` bind-mounts /etc/netns/NAME/hosts over /etc/hosts
 for n in 0 1 2; do
-    mkdir -p /etc/netns/cf15-h$n
-    { echo "127.0.0.1 localhost"; echo "10.15.${n/0/1}.1 cf15-h0"; echo "10.15.1.2 cf15-h1"; echo "10.15.2.2 cf15-h2"; } >/etc/netns/cf15-h$n/hosts
+    mkdir -p /etc/netns/cfgt-h$n
+    { echo "127.0.0.1 localhost"; echo "10.15.${n/0/1}.1 cfgt-h0"; echo "10.15.1.2 cfgt-h1"; echo "10.15.2.2 cfgt-h2"; } >/etc/netns/cfgt-h$n/hosts
 done
 # host N runs rank N as srun would start it
 onhost() { # onhost N ENV... -- ARGS
     local n=$1; shift
-    ip netns exec cf15-h$n unshare --uts sh -c 'hostname "$0"; exec "$@"' cf15-h$n \
-        env SLURM_PROCID=$n SLURM_NTASKS=3 SLURM_LOCALID=0 SLURM_STEP_NODELIST='cf15-h[0-2]' \
+    ip netns exec cfgt-h$n unshare --uts sh -c 'hostname "$0"; exec "$@"' cfgt-h$n \
+        env SLURM_PROCID=$n SLURM_NTASKS=3 SLURM_LOCALID=0 SLURM_STEP_NODELIST='cfgt-h[0-2]' \
         SLURM_JOB_ID=1515 SLURM_STEP_ID=0 "$@"
 }
-onhost 1 NCCL_SOCKET_IFNAME=cf15-b "${G[@]}" --timeout 20 >"$T_TMP/r1.out" 2>&1 &
+onhost 1 NCCL_SOCKET_IFNAME=cfgt-b "${G[@]}" --timeout 20 >"$T_TMP/r1.out" 2>&1 &
 p1=$!
 onhost 2 "${G[@]}" --timeout 20 >"$T_TMP/r2.out" 2>&1 &
 p2=$!
 run onhost 0 "${G[@]}" --timeout 20 --json
 wait $p1; rc1=$?
 wait $p2; rc2=$?
-expect_json 'sorted(h["label"] for h in d["hosts"])==["cf15-h0","cf15-h1","cf15-h2"] and all(h["surveyed"] for h in d["hosts"])' "three hosts, each surveyed by its own rank"
-expect_json 'd["rank0"].startswith("cf15-h0:") and "SLURM_STEP_NODELIST" in d["rank0"]' "rank 0 found from srun's node list"
-expect_json 'any(x["label"]=="NCCL_SOCKET_IFNAME" and x["summary"]=="cf15-h0, cf15-h2 (unset), cf15-h1 cf15-b" for x in d["differences"])' "the odd host is named: a variable set on one host only"
+expect_json 'sorted(h["label"] for h in d["hosts"])==["cfgt-h0","cfgt-h1","cfgt-h2"] and all(h["surveyed"] for h in d["hosts"])' "three hosts, each surveyed by its own rank"
+expect_json 'd["rank0"].startswith("cfgt-h0:") and "SLURM_STEP_NODELIST" in d["rank0"]' "rank 0 found from srun's node list"
+expect_json 'any(x["label"]=="NCCL_SOCKET_IFNAME" and x["summary"]=="cfgt-h0, cfgt-h2 (unset), cfgt-h1 cfgt-b" for x in d["differences"])' "the odd host is named: a variable set on one host only"
 expect_json 'any(s["label"]=="NCCL" for s in d["shared"])' "what every host shares is listed"
 [ "$rc1" = "$RC" ] && [ "$rc2" = "$RC" ] && ok "every rank exits as rank 0 does ($RC)" || bad "ranks exit differently: rank0 $RC, rank1 $rc1, rank2 $rc2"
 
@@ -90,7 +90,7 @@ wait $p1
 took=$(( $(date +%s) - start ))
 expect_rc 1 "a host that does not answer is an error"
 expect_out "host-no-answer" "its finding is shown"
-expect_out "host cf15-h2 \(in SLURM_STEP_NODELIST" "the silent host is named from srun's node list"
+expect_out "host cfgt-h2 \(in SLURM_STEP_NODELIST" "the silent host is named from srun's node list"
 expect_out "^cclforge doctor: " "the first line is the one reason line"
 [ "$took" -lt 30 ] && ok "rank 0 gave up after the timeout (${took} s)" || bad "rank 0 waited ${took} s"
 t_end

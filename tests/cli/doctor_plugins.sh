@@ -24,10 +24,10 @@ nccl() { # nccl DIR [linker flags]: a libnccl.so.2 in DIR
     shift
     "$CC" -shared -fPIC -o "$d/libnccl.so.2" "$T_TMP/nccl.c" -Wl,-soname,libnccl.so.2 "$@" -ldl
 }
-plugin() { mkdir -p "$1" && "$CC" -shared -fPIC -o "$1/libnccl-net-cf15.so" "$T_TMP/plugin.c"; }
+plugin() { mkdir -p "$1" && "$CC" -shared -fPIC -o "$1/libnccl-net-cfpl.so" "$T_TMP/plugin.c"; }
 oracle() { "$P/bin/oracle" "$@"; }
 D=("$CCLFORGE" doctor --no-nvidia --no-python)
-plug() { # plug FIELD: that field of the NCCL_NET_PLUGIN=cf15 entry
+plug() { # plug FIELD: that field of the NCCL_NET_PLUGIN=cfpl entry
     printf '[p for p in d["nccl_config"]["plugins"] if p["variable"]=="NCCL_NET_PLUGIN"][0]["%s"]' "$1"
 }
 
@@ -35,13 +35,13 @@ plug() { # plug FIELD: that field of the NCCL_NET_PLUGIN=cf15 entry
 A=$P/a
 nccl "$A/lib" -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../plugins'
 plugin "$A/plugins"
-OUT=$(oracle "$A/lib/libnccl.so.2" fixture_open_plugin libnccl-net-cf15.so); RC=$?; ERR=
-expect_out "^$A/lib/../plugins/libnccl-net-cf15.so$" "glibc: NCCL's dlopen finds the plugin through libnccl's RUNPATH"
-OUT=$(oracle "$A/lib/libnccl.so.2" dlopen libnccl-net-cf15.so); RC=$?
+OUT=$(oracle "$A/lib/libnccl.so.2" fixture_open_plugin libnccl-net-cfpl.so); RC=$?; ERR=
+expect_out "^$A/lib/../plugins/libnccl-net-cfpl.so$" "glibc: NCCL's dlopen finds the plugin through libnccl's RUNPATH"
+OUT=$(oracle "$A/lib/libnccl.so.2" dlopen libnccl-net-cfpl.so); RC=$?
 expect_out "^not found" "glibc: the same dlopen from the program does not"
-run env LD_LIBRARY_PATH="$A/lib" NCCL_NET_PLUGIN=cf15 "${D[@]}" --json
+run env LD_LIBRARY_PATH="$A/lib" NCCL_NET_PLUGIN=cfpl "${D[@]}" --json
 expect_json "$(plug loader)==\"$A/lib/libnccl.so.2\"" "doctor: the dlopen is libnccl's"
-expect_json "$(plug path)==\"$A/lib/../plugins/libnccl-net-cf15.so\" and $(plug found_by)==\"runpath of $A/lib/libnccl.so.2\"" "doctor: the plugin glibc finds, through libnccl's RUNPATH"
+expect_json "$(plug path)==\"$A/lib/../plugins/libnccl-net-cfpl.so\" and $(plug found_by)==\"runpath of $A/lib/libnccl.so.2\"" "doctor: the plugin glibc finds, through libnccl's RUNPATH"
 expect_json '"ncclNetPlugin_v9" in '"$(plug symbols)" "and its entry point is read"
 expect_json 'not any(f["id"]=="nccl-plugin-missing" for f in d["findings"])' "no nccl-plugin-missing"
 
@@ -56,17 +56,17 @@ echo 'int torch_cpu_fixture(void) { return 0; }' >"$T_TMP/cpu.c"
     -Wl,--disable-new-dtags,-rpath,'$ORIGIN/../../nvidia/nccl/lib:$ORIGIN' -Wl,--no-as-needed \
     -L"$B/nvidia/nccl/lib" -l:libnccl.so.2
 plugin "$B/torch/lib"
-OUT=$(oracle "$B/torch/lib/libtorch_cuda.so" fixture_open_plugin libnccl-net-cf15.so); RC=$?
-expect_out "^$B/torch/lib/libnccl-net-cf15.so$" "glibc: libnccl has no RUNPATH, so the RPATH of libtorch_cuda.so, which loaded it, is searched"
-run env -u LD_LIBRARY_PATH NCCL_NET_PLUGIN=cf15 "${D[@]}" --libtorch "$B/torch" --json
+OUT=$(oracle "$B/torch/lib/libtorch_cuda.so" fixture_open_plugin libnccl-net-cfpl.so); RC=$?
+expect_out "^$B/torch/lib/libnccl-net-cfpl.so$" "glibc: libnccl has no RUNPATH, so the RPATH of libtorch_cuda.so, which loaded it, is searched"
+run env -u LD_LIBRARY_PATH NCCL_NET_PLUGIN=cfpl "${D[@]}" --libtorch "$B/torch" --json
 expect_json "$(plug loader)==\"$B/nvidia/nccl/lib/libnccl.so.2\"" "doctor: libtorch's libnccl makes the call"
-expect_json "$(plug path)==\"$B/torch/lib/libnccl-net-cf15.so\" and $(plug found_by)==\"rpath of $B/torch/lib/libtorch_cuda.so\"" "doctor: found as glibc finds it, up the loader chain"
+expect_json "$(plug path)==\"$B/torch/lib/libnccl-net-cfpl.so\" and $(plug found_by)==\"rpath of $B/torch/lib/libtorch_cuda.so\"" "doctor: found as glibc finds it, up the loader chain"
 
 # ---- 3. the same tree, but libnccl.so.2 has a RUNPATH: the chain is not searched ----
 nccl "$B/nvidia/nccl/lib" -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../nothing'
-OUT=$(oracle "$B/torch/lib/libtorch_cuda.so" fixture_open_plugin libnccl-net-cf15.so); RC=$?
+OUT=$(oracle "$B/torch/lib/libtorch_cuda.so" fixture_open_plugin libnccl-net-cfpl.so); RC=$?
 expect_out "^not found" "glibc: with a RUNPATH on libnccl the RPATH chain is skipped"
-run env -u LD_LIBRARY_PATH NCCL_NET_PLUGIN=cf15 "${D[@]}" --libtorch "$B/torch" --json
+run env -u LD_LIBRARY_PATH NCCL_NET_PLUGIN=cfpl "${D[@]}" --libtorch "$B/torch" --json
 expect_json "$(plug path) is None" "doctor: not found either"
 expect_json 'any(f["id"]=="nccl-plugin-missing" and f["severity"]=="error" for f in d["findings"])' "so it is nccl-plugin-missing, an error"
 t_end

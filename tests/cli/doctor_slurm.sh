@@ -2,7 +2,7 @@
 # slurmctld, slurmd, slurm-client and munge (installed by
 # tests/fixtures/slurm_cluster.sh when missing), a munged with a key made for
 # this run, slurmctld and slurmd on loopback with a private slurm.conf and
-# state, spool, sockets and logs under a cf15- directory, no cgroups
+# state, spool, sockets and logs under a cfsl- directory, no cgroups
 # (proctrack/linuxproc, task/none). srun starts the ranks with its own
 # environment (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_STEP_NODELIST,
 # SLURM_JOB_ID); every daemon is stopped by its pid in the trap. Exits 77 with
@@ -11,7 +11,7 @@
 . "${CCLFORGE_SOURCE_DIR:?}/tests/fixtures/slurm_cluster.sh"
 [ "$(id -u)" = 0 ] || t_skip "not root: slurmd runs jobs as root here (SlurmdUser=root), so a real Slurm cannot be started"
 slurm_install || t_skip "$SLURM_WHY"
-S=$(mktemp -d /tmp/cf15-slurm-XXXXXX)
+S=$(mktemp -d /tmp/cfsl-slurm-XXXXXX)
 trap 'slurm_stop; rm -rf "$S"; [ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"' EXIT
 t0=$(date +%s)
 if ! slurm_start "$S"; then
@@ -33,7 +33,7 @@ expect_json 'd["hosts"][0]["surveyed"] and d["hosts"][0]["report"]["host"]["host
 [ -s "$S/out.1" ] && bad "rank 1 printed (only rank 0 reports)" || ok "only rank 0 prints the report"
 
 # an error on every rank: srun's status is 1, from each task
-run timeout 180 srun -n 2 -o "$S/out.%t" -e "$S/err.%t" --kill-on-bad-exit=0 env NCCL_SOCKET_IFNAME=cf15-none "$CCLFORGE" "${G[@]}"
+run timeout 180 srun -n 2 -o "$S/out.%t" -e "$S/err.%t" --kill-on-bad-exit=0 env NCCL_SOCKET_IFNAME=cfsl-none "$CCLFORGE" "${G[@]}"
 OUT=$(cat "$S/out.0" 2>/dev/null)
 expect_rc 1 "an error: srun exits 1"
 expect_out "^cclforge doctor: .*NCCL_SOCKET_IFNAME" "rank 0's text starts with the one reason line"

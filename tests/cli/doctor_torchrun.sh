@@ -28,7 +28,7 @@ expect_json 'd["launcher"]=="torchrun" and d["world"]==2 and [h["ranks"] for h i
 expect_json '"MASTER_ADDR" in d["rank0"] and "port from MASTER_PORT+1" in d["rank0"]' "rank 0 found from torchrun's MASTER_ADDR, beside torchrun's own store"
 expect_json 'd["hosts"][0]["surveyed"] and "nccl_config" in d["hosts"][0]["report"]' "local rank 0 surveyed the host"
 
-run torchrun NCCL_SOCKET_IFNAME=cf15-none -- --json
+run torchrun NCCL_SOCKET_IFNAME=cftr-none -- --json
 expect_rc 1 "an error: torchrun fails because its ranks exit 1"
 expect_json 'any(f["id"]=="nccl-ifname-none" for f in d["findings"])' "the finding is in rank 0's report"
 printf '%s' "$ERR" | grep -q "rank *: *1" && printf '%s' "$ERR" | grep -q "exitcode *: *1" \

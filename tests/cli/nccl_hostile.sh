@@ -25,7 +25,7 @@ traced true
 [ "$T_TRACE" = 1 ] || echo "# strace cannot trace here: canary files only"
 # no_canary DESC: no canary file anywhere it could land, and no payload program ran
 no_canary() {
-    if [ -e "$CANARY" ] || find "$T_TMP" "$MINI" -name 'cf13canary*' 2>/dev/null | grep -q .; then
+    if [ -e "$CANARY" ] || find "$T_TMP" "$MINI" -name 'cfcanary*' 2>/dev/null | grep -q .; then
         bad "$1: a canary appeared (the payload ran)"
     elif grep -qE 'execve\("[^"]*/(touch|id)"' "$T_TMP/trace"; then
         bad "$1: the trace shows the payload's program: $(grep -E 'touch|"id"' "$T_TMP/trace" | head -2)"
@@ -33,7 +33,7 @@ no_canary() {
         ok "$1: no canary, no payload program spawned"
     fi
     rm -f "$CANARY"
-    find "$T_TMP" "$MINI" -name 'cf13canary*' -delete 2>/dev/null
+    find "$T_TMP" "$MINI" -name 'cfcanary*' -delete 2>/dev/null
 }
 spawned_make() { grep -q 'execve("[^"]*/make"' "$T_TMP/trace"; }
 
@@ -55,13 +55,13 @@ expect_err "the install root .* contains '\\$': make and NCCL's Makefiles expand
 no_canary "--root make payload"
 [ -z "$(ls "$T_TMP" | grep '^r\$')" ] && ok "the payload root was not created" || bad "the payload root exists"
 
-ln -s "$T_CUDA" "$T_TMP/cuda\$(shell touch cf13canary)"
-traced "${BUILD[@]}" --archs 7.5 --cuda-home "$T_TMP/cuda\$(shell touch cf13canary)"
+ln -s "$T_CUDA" "$T_TMP/cuda\$(shell touch cfcanary)"
+traced "${BUILD[@]}" --archs 7.5 --cuda-home "$T_TMP/cuda\$(shell touch cfcanary)"
 expect_rc 2 "a toolkit path with \$(shell ...) is a usage error"
 expect_err "the CUDA toolkit .* contains '\\$'" "the toolkit path is named"
 no_canary "--cuda-home make payload"
 
-traced "$CCLFORGE" nccl build --root "$ROOT" --tag v2.28.9-1 --archs 7.5 --docker --docker-image $'ubuntu:22.04\nRUN touch /cf13canary' --dry-run
+traced "$CCLFORGE" nccl build --root "$ROOT" --tag v2.28.9-1 --archs 7.5 --docker --docker-image $'ubuntu:22.04\nRUN touch /cfcanary' --dry-run
 expect_rc 2 "an image with a newline is a usage error (no Dockerfile line injected)"
 expect_err "is not an image reference" "the image grammar is named"
 traced "$CCLFORGE" nccl build --root "$ROOT" --tag v2.28.9-1 --archs 7.5 --source "ext::sh -c touch% $CANARY #://x"

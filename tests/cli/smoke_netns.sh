@@ -4,7 +4,7 @@
 # master's hostname means 127.0.1.1 on its own host (Debian's /etc/hosts); the MPI
 # data path across the hosts with their names in the report; and --pattern pairwise
 # and bisect naming the one host whose link is slowed down (tc tbf on its veth) or
-# whose results are wrong. Every name carries cf14-; the trap removes them all.
+# whose results are wrong. Every name carries cfsn-; the trap removes them all.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || t_skip "needs root for network namespaces"
@@ -12,11 +12,11 @@ for tool in ip tc unshare python3; do
     command -v "$tool" >/dev/null || t_skip "$tool is missing (apt-get install iproute2 util-linux python3)"
 done
 ID=$(($$ % 100000))
-NS=cf14-$ID
+NS=cfsn-$ID
 ip netns add "$NS-probe" 2>/dev/null || t_skip "cannot create network namespaces here"
 ip netns del "$NS-probe"
 
-HOSTS=(cf14-h0 cf14-h1 cf14-h2)
+HOSTS=(cfsn-h0 cfsn-h1 cfsn-h2)
 cleanup() {
     for h in 0 1 2; do
         ip netns del "$NS-h$h" 2>/dev/null
@@ -59,18 +59,18 @@ on_host() {
     shift
     ip netns exec "$NS-h$h" unshare --uts sh -c 'hostname "$0"; exec "$@"' "${HOSTS[$h]}" "$@"
 }
-[ "$(on_host 1 getent hosts cf14-h0 | awk '{print $1}')" = "10.14.0.1" ] && ok "cf14-h0 is 10.14.0.1 from cf14-h1" || bad "name resolution on cf14-h1"
-[ "$(on_host 0 getent hosts cf14-h0 | awk '{print $1}')" = "127.0.1.1" ] && ok "cf14-h0 is 127.0.1.1 on itself" || bad "name resolution on cf14-h0"
+[ "$(on_host 1 getent hosts cfsn-h0 | awk '{print $1}')" = "10.14.0.1" ] && ok "cfsn-h0 is 10.14.0.1 from cfsn-h1" || bad "name resolution on cfsn-h1"
+[ "$(on_host 0 getent hosts cfsn-h0 | awk '{print $1}')" = "127.0.1.1" ] && ok "cfsn-h0 is 127.0.1.1 on itself" || bad "name resolution on cfsn-h0"
 
 # the trap: a server on the address its own name resolves to is not reached
 # from another host, so rank 0's unique-id server must not bind there
 PORT=29417
 on_host 0 python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.1.1", 29417)); s.listen(1); time.sleep(3)' &
 sleep 0.5
-if on_host 1 python3 -c 'import socket; socket.create_connection(("cf14-h0", 29417), 2)' 2>/dev/null; then
-    bad "a server bound to 127.0.1.1 on cf14-h0 should be unreachable from cf14-h1"
+if on_host 1 python3 -c 'import socket; socket.create_connection(("cfsn-h0", 29417), 2)' 2>/dev/null; then
+    bad "a server bound to 127.0.1.1 on cfsn-h0 should be unreachable from cfsn-h1"
 else
-    ok "control: a server bound to what cf14-h0 resolves to on itself is refused from cf14-h1"
+    ok "control: a server bound to what cfsn-h0 resolves to on itself is refused from cfsn-h1"
 fi
 wait
 
@@ -79,7 +79,7 @@ t_find_nccl && NCCL=$T_NCCL
 if [ -n "$NCCL" ]; then
     # torchrun's variables on three hosts, MASTER_ADDR the master's hostname
     for h in 0 1 2; do
-        on_host "$h" env RANK=$h WORLD_SIZE=3 LOCAL_RANK=0 MASTER_ADDR=cf14-h0 MASTER_PORT=$((PORT - 1)) \
+        on_host "$h" env RANK=$h WORLD_SIZE=3 LOCAL_RANK=0 MASTER_ADDR=cfsn-h0 MASTER_PORT=$((PORT - 1)) \
             "$CCLFORGE" smoke --lib "$NCCL" --connect-timeout 20 >"$T_TMP/nccl$h.out" 2>&1 &
     done
     wait
@@ -89,8 +89,8 @@ if [ -n "$NCCL" ]; then
         && ok "the real libnccl's unique id reached all 3 hosts through rank 0 on 127.0.1.1's host" \
         || bad "unique ids: $ids"
     expect_out 'rank=0 local_rank=0 rendezvous_listen="\[::\]:29417 \(all addresses\)"' "rank 0 listens on every address of its port"
-    expect_out 'rank=0 local_rank=0 rendezvous_advertised="cf14-h0 \(here 127.0.1.1\)"' "and says what it advertised and what that means there"
-    expect_out 'rank=2 local_rank=0 rendezvous_reached="10.14.0.1"' "cf14-h2 reached it at 10.14.0.1"
+    expect_out 'rank=0 local_rank=0 rendezvous_advertised="cfsn-h0 \(here 127.0.1.1\)"' "and says what it advertised and what that means there"
+    expect_out 'rank=2 local_rank=0 rendezvous_reached="10.14.0.1"' "cfsn-h2 reached it at 10.14.0.1"
 else
     t_skip_part "the NCCL rendezvous part: no libnccl.so.2 with its nccl.h on this machine"
 fi
@@ -105,17 +105,17 @@ cat >"$T_TMP/agent" <<EOF
 #!/bin/sh
 while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
 host=\$1; shift
-exec ip netns exec "$NS-\${host#cf14-}" unshare --uts sh -c 'hostname "\$0"; exec sh -c "\$*"' "\$host" "\$@"
+exec ip netns exec "$NS-\${host#cfsn-}" unshare --uts sh -c 'hostname "\$0"; exec sh -c "\$*"' "\$host" "\$@"
 EOF
 chmod +x "$T_TMP/agent"
 root=""; [ "$(id -u)" = 0 ] && root="--allow-run-as-root"
-MPIRUN=(mpirun $root --oversubscribe --host cf14-h0,cf14-h1,cf14-h2 -n 3 --mca plm_rsh_agent "$T_TMP/agent"
+MPIRUN=(mpirun $root --oversubscribe --host cfsn-h0,cfsn-h1,cfsn-h2 -n 3 --mca plm_rsh_agent "$T_TMP/agent"
     --mca btl self,tcp --mca btl_tcp_if_include 10.14.0.0/24 --mca oob_tcp_if_include 10.14.0.0/24)
 SMOKE=(smoke --backend mpi --ops all_reduce -b 64K -e 64K --iters 2 -w 1 --place out --connect-timeout 20)
 
 run on_host 0 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --ops all_reduce,all_gather,alltoall,gather -d float,half --json
 expect_rc 0 "the data path across three hosts passes"
-expect_json "d['nranks'] == 3 and [h['hostname'] for h in d['ranks']] == ['cf14-h0', 'cf14-h1', 'cf14-h2']" "each rank's host is named"
+expect_json "d['nranks'] == 3 and [h['hostname'] for h in d['ranks']] == ['cfsn-h0', 'cfsn-h1', 'cfsn-h2']" "each rank's host is named"
 expect_json "len(d['rows']) == 8 and all(r['ok'] for r in d['rows'])" "every test checked"
 
 # one slowed host: its veth shaped to 2 Mbit/s both ways
@@ -123,22 +123,22 @@ ip netns exec "$NS-h2" tc qdisc add dev e0 root tbf rate 2mbit burst 8kb limit 4
 ip netns exec "$NS-sw" tc qdisc add dev "$NS-b2" root tbf rate 2mbit burst 8kb limit 4mb
 run on_host 0 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --pattern pairwise
 expect_rc 1 "pairwise: a slow pair fails the run"
-expect_out "^verdict: pairwise: host cf14-h2 is in every bad pair \(2 of 3 pairs bad\)" "pairwise names the slowed host"
-expect_out "^# group [0-9] \(round [0-9]\): cf14-h0\+cf14-h1, 2 ranks on 2 hosts: .* GB/s$" "the pair without it is not bad"
+expect_out "^verdict: pairwise: host cfsn-h2 is in every bad pair \(2 of 3 pairs bad\)" "pairwise names the slowed host"
+expect_out "^# group [0-9] \(round [0-9]\): cfsn-h0\+cfsn-h1, 2 ranks on 2 hosts: .* GB/s$" "the pair without it is not bad"
 run on_host 0 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --pattern bisect
 expect_rc 1 "bisect: the slow set fails the run"
-expect_out "^verdict: bisect: host cf14-h2 is the bad one" "bisect names the slowed host"
+expect_out "^verdict: bisect: host cfsn-h2 is the bad one" "bisect names the slowed host"
 # (judged by --min-busbw instead of a ratio the search is unit-tested: a bound between a
 # shaped link and an unshaped one does not hold on a loaded 2-core box under ASan)
 ip netns exec "$NS-h2" tc qdisc del dev e0 root
 ip netns exec "$NS-sw" tc qdisc del dev "$NS-b2" root
 
-# one failing host: the rank on cf14-h2 gets wrong results
+# one failing host: the rank on cfsn-h2 gets wrong results
 run on_host 0 env CCLFORGE_SMOKE_FAULT=2:corrupt:all_reduce "${MPIRUN[@]}" -x CCLFORGE_SMOKE_FAULT "$CCLFORGE" "${SMOKE[@]}" \
     --pattern pairwise
 expect_rc 1 "pairwise: wrong results fail the run"
-expect_out "^verdict: pairwise: host cf14-h2 is in every bad pair" "pairwise names the failing host"
+expect_out "^verdict: pairwise: host cfsn-h2 is in every bad pair" "pairwise names the failing host"
 run on_host 0 env CCLFORGE_SMOKE_FAULT=2:corrupt:all_reduce "${MPIRUN[@]}" -x CCLFORGE_SMOKE_FAULT "$CCLFORGE" "${SMOKE[@]}" \
     --pattern bisect
-expect_out "^verdict: bisect: host cf14-h2 is the bad one" "bisect names the failing host"
+expect_out "^verdict: bisect: host cfsn-h2 is the bad one" "bisect names the failing host"
 t_end

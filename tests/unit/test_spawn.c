@@ -45,7 +45,7 @@ static int open_fds(void)
 
 static void test_failed_fork_leaks_nothing(void **state)
 {
-    char log[] = "/tmp/cf14-spawn-log-XXXXXX";
+    char log[] = "/tmp/cclforge-spawn-log-XXXXXX";
     int lfd = mkstemp(log);
     assert_true(lfd >= 0);
     close(lfd);
@@ -76,7 +76,7 @@ static void test_failed_fork_leaks_nothing(void **state)
 
 static void test_start_reports_exec_failure(void **state)
 {
-    char path[] = "/tmp/cf14-spawn-noexec-XXXXXX";
+    char path[] = "/tmp/cclforge-spawn-noexec-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     assert_true(write(fd, "\x7f" "ELF garbage", 12) == 12);
