@@ -51,7 +51,7 @@ struct cf_gather_result {
     struct cf_gather_host *hosts; size_t n_hosts;
     struct cf_survey *surveys; /* [n_hosts]: empty for a host whose local rank 0 did not answer */
     struct cf_findings *per_host;
-    struct strvec missing;    /* "rank 2" / "rank 2 (host cf15-h2)" */
+    struct strvec missing;    /* "rank 2" / "rank 2 (host node-c)" */
     struct cf_gather_rank *ranks; size_t n_ranks; /* every rank heard, in rank order */
     struct cf_launch_strays strays; /* connections to rank 0's port that never became a rank */
     struct cf_consolidated report;

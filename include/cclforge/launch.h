@@ -196,7 +196,7 @@ int cf_rdv_open(const struct cf_rdv_opts *o, struct cf_rdv **out, cf_error *err)
 /* Rank 0: what it listened on ("[::]:29501 (all addresses)"); others: "". */
 const char *cf_rdv_listen_desc(const struct cf_rdv *r);
 /* What rank 0 advertised and what that resolves to where it runs:
- * "cf14-h0 (here 127.0.1.1)". */
+ * "node-a (here 127.0.1.1)". */
 const char *cf_rdv_advertised(const struct cf_rdv *r);
 /* Rank 0: the connections that never completed a handshake while it waited. */
 const struct cf_launch_strays *cf_rdv_strays(const struct cf_rdv *r);

@@ -228,7 +228,7 @@ struct cf_smoke_transport_conn {
 struct cf_smoke_group {
     int id;               /* 1.. in the order they ran */
     int round;            /* groups of one round ran at the same time */
-    char label[256];      /* "cf14-h0+cf14-h2", "local rank 0 ring" */
+    char label[256];      /* "node-a+node-c", "local rank 0 ring" */
     int nranks, nhosts;
     double avg_busbw;     /* mean busbw over its tests */
     long tests, failed;
