@@ -127,6 +127,10 @@ void cf_sha256_hex(const void *data, size_t len, char hex[65]);
  * calls: OpenSSL 3's one-shot SHA256() routes through EVP, which would link
  * the whole provider machinery (~700 objects) into the static binary. */
 void cf_sha256(const void *data, size_t len, unsigned char md[32]);
+/* libcrypto's CPU probe, so that its digests take the CPU's fast code
+ * (src/util/crypto_cpu.c says why it is called by hand). Once, before any
+ * thread hashes: the CLI calls it at start. */
+void cf_crypto_cpu_probe(void);
 /* n bytes as 2n lowercase hex digits and a NUL. */
 void cf_hex_encode(const unsigned char *bytes, size_t n, char *hex);
 /* The same for an open file from offset 0 (name for messages); src/util/sha256_fd.c. */

@@ -70,6 +70,7 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     hold_closed_std_fds();
+    cf_crypto_cpu_probe();
     const char *name = argv[1];
     for (size_t i = 0; i < sizeof own_words / sizeof own_words[0]; i++)
         if (!strcmp(name, own_words[i].word)) {
