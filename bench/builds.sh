@@ -12,7 +12,7 @@
 #  1. inspect --undefined over the corpus (every 15th of the system's
 #     shared objects, plus the CUDA toolkit's libraries), one process per file:
 #     - first run: an empty cache directory before every run (nothing
-#       remembered; the run scans every object and stores its entries);
+#       kept; the run scans every object and stores its entries);
 #     - scan cache warm: the per-file scan entries present, anything else a
 #       build remembers removed before every run (the state after a first run
 #       over the same libraries);
@@ -65,6 +65,32 @@ echo
 spawn() { "$tmp/spawn_cpu" 1 -- "$@" | awk '{ print $2 }'; }
 sum() { awk '{ s += $1 } END { printf "%.1f\n", s / 1000 }'; }
 
+# The cache directory a build's run is given, after the state is set up:
+empty_home() { rm -rf "$tmp/home"; echo "$tmp/home"; }
+scan_only_home() {
+    find "$tmp/home-$1" -mindepth 1 -maxdepth 1 ! -name scan-v1 -exec rm -rf {} +
+    echo "$tmp/home-$1"
+}
+# per_file_medians RESULT HOME_FN: per file of the corpus, COLD_REPEATS runs of
+# every build in rotating order, each in the directory HOME_FN LABEL sets up;
+# the per-file median CPU of each build appended to RESULT[label]
+per_file_medians() {
+    local -n result=$1
+    local f r k l home
+    for f in "${files[@]}"; do
+        declare -A per=()
+        for ((r = 0; r < COLD_REPEATS; r++)); do
+            for k in "${!labels[@]}"; do
+                l=${labels[$(((k + r) % ${#labels[@]}))]}
+                home=$("$2" "$l")
+                per[$l]+="$(CCLFORGE_HOME=$home spawn "${bin[$l]}" inspect --undefined "$f") "
+            done
+        done
+        for l in "${labels[@]}"; do result[$l]+="$(median "${per[$l]}") "; done
+        unset per
+    done
+}
+
 inspect_section() {
     ls -d "$SYSLIB"/*.so* | sort | awk 'NR % 15 == 1' >"$tmp/corpus"
     [ -n "$CUDA_LIB" ] && for f in "$CUDA_LIB"/*.so*; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done >>"$tmp/corpus"
@@ -75,22 +101,10 @@ inspect_section() {
     echo
     local ldd libtree
     ldd=$(command -v ldd) libtree=$(command -v libtree)
-    # first run: an empty cache directory before each run; COLD_REPEATS repeats,
-    # per file the median, the builds in rotating order
+    # first run: an empty cache directory before each run
     declare -A first=()
-    for f in "${files[@]}"; do
-        declare -A per=()
-        for ((r = 0; r < COLD_REPEATS; r++)); do
-            for k in "${!labels[@]}"; do
-                l=${labels[$(((k + r) % ${#labels[@]}))]}
-                rm -rf "$tmp/home"
-                per[$l]+="$(CCLFORGE_HOME=$tmp/home spawn "${bin[$l]}" inspect --undefined "$f") "
-            done
-        done
-        for l in "${labels[@]}"; do first[$l]+="$(median "${per[$l]}") "; done
-        unset per
-    done
-    # warm: each build's own cache directory, filled by two runs over the corpus
+    per_file_medians first empty_home
+    # each build's own cache directory, filled by two runs over the corpus
     for l in "${labels[@]}"; do
         for f in "${files[@]}"; do CCLFORGE_HOME=$tmp/home-$l "${bin[$l]}" inspect --undefined "$f" >/dev/null 2>&1; done
     done
@@ -100,18 +114,7 @@ inspect_section() {
     done
     # scan cache warm: every cache directory entry but scan-v1 removed before each run
     declare -A scan=()
-    for f in "${files[@]}"; do
-        declare -A per=()
-        for ((r = 0; r < COLD_REPEATS; r++)); do
-            for k in "${!labels[@]}"; do
-                l=${labels[$(((k + r) % ${#labels[@]}))]}
-                find "$tmp/home-$l" -mindepth 1 -maxdepth 1 ! -name scan-v1 -exec rm -rf {} +
-                per[$l]+="$(CCLFORGE_HOME=$tmp/home-$l spawn "${bin[$l]}" inspect --undefined "$f") "
-            done
-        done
-        for l in "${labels[@]}"; do scan[$l]+="$(median "${per[$l]}") "; done
-        unset per
-    done
+    per_file_medians scan scan_only_home
     # warm, with ldd -r and libtree: spawn_cpu's paired repeats per file
     for l in "${labels[@]}"; do
         for f in "${files[@]}"; do CCLFORGE_HOME=$tmp/home-$l "${bin[$l]}" inspect --undefined "$f" >/dev/null 2>&1; done
