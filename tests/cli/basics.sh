@@ -70,7 +70,6 @@ number_flag() { # number_flag FLAG GOOD TOO_BIG CMD...
     printf '%s' "$ERR" | grep -q -- "$flag '" && bad "$* $flag $good is taken (the number refused)" || ok "$* $flag $good is not refused"
 }
 number_flag --timeout 1.5 100000 "$CCLFORGE" doctor --gather
-number_flag -n 2 5000 "$CCLFORGE" doctor --gather
 number_flag --depth 3 9999999999 "$CCLFORGE" inspect
 number_flag --jobs 4 5000 "$CCLFORGE" nccl build
 number_flag --smoke 2 2000 "$CCLFORGE" wheel verify
