@@ -92,9 +92,7 @@ per_file_medians() {
 }
 
 inspect_section() {
-    ls -d "$SYSLIB"/*.so* | sort | awk 'NR % 15 == 1' >"$tmp/corpus"
-    [ -n "$CUDA_LIB" ] && for f in "$CUDA_LIB"/*.so*; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done >>"$tmp/corpus"
-    mapfile -t files <"$tmp/corpus"
+    mapfile -t files < <(bench_corpus "$SYSLIB" "$CUDA_LIB")
     echo "## inspect --undefined over the corpus: ${#files[@]} files, one process each"
     echo
     echo "(every 15th of $SYSLIB/*.so*${CUDA_LIB:+, and the regular files of $CUDA_LIB}; CPU ms summed over the corpus)"

@@ -13,12 +13,9 @@
 # median of $PP_REPEATS interleaved repeats): the measure without the loop's shell.
 # Both builds in the same run: the source build ($CCLFORGE, default
 # build/cclforge) and the release binary ($CCLFORGE_RELEASE, or the one pip
-# installs here from $DIST_DIR's wheels: bench_release in bench/lib.sh); the paired per-process
-# measure (bench/spawn_cpu.c: each file's commands in rotating order,
-# $SPAWN_REPEATS repeats, the child's CPU from wait4, medians summed over the
-# corpus) gives the ratios of both against ldd -r and libtree; CCLFORGE_BEFORE
-# and CCLFORGE_RELEASE_BEFORE (other builds, e.g. main's source build and
-# release binary) join those repeats when set.
+# installs here from $DIST_DIR's wheels: bench_release in bench/lib.sh).
+# Paired CPU per process (first run, scan cache warm) for any set of builds,
+# a change's before among them, is bench/builds.sh's.
 #   bash bench/inspect_corpus.sh   (after scripts/build.sh and scripts/dist.sh). Results: docs/bench.md.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -34,12 +31,9 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bench_release "$tmp" || exit 2
-cc -O2 -std=c11 -D_GNU_SOURCE -o "$tmp/spawn_cpu" bench/spawn_cpu.c || exit 2
 # A scan cache of the bench's own, warmed once (the state of any second run).
 export CCLFORGE_HOME=$tmp/home
-ls -d "$SYSLIB"/*.so* | sort | awk 'NR % 15 == 1' >"$tmp/corpus"
-for f in "$CUDA_LIB"/*.so*; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done >>"$tmp/corpus"
-mapfile -t files <"$tmp/corpus"
+mapfile -t files < <(bench_corpus "$SYSLIB" "$CUDA_LIB")
 
 bench_header "inspect over a corpus, one process per file"
 echo "corpus: ${#files[@]} files (every 15th of $SYSLIB/*.so*, plus the regular files of $CUDA_LIB)"
@@ -133,83 +127,6 @@ echo "ratios (wall): ldd -r / cclforge $(ratio "${med[ldd]}" "${med[cclforge]}")
     "ldd -r / --no-cache $(ratio "${med[ldd]}" "${med[nocache]}")x; ldd -r / linkage $(ratio "${med[ldd]}" "${med[linkage]}")x"
 [ -n "${cpu[ldd]}" ] && echo "ratios (CPU): ldd -r / cclforge $(ratio "${cpu[ldd]}" "${cpu[cclforge]}")x; cclforge / libtree $(ratio "${cpu[cclforge]}" "${cpu[libtree]}")x;" \
     "release: ldd -r / release $(ratio "${cpu[ldd]}" "${cpu[release]}")x; release / libtree $(ratio "${cpu[release]}" "${cpu[libtree]}")x"
-# Paired per process, both builds: per file, every command once per repeat in
-# rotating order; the median of the child's own CPU (and wall) summed.
-SPAWN_REPEATS=${SPAWN_REPEATS:-11}
-libtree=$(command -v libtree) ldd=$(command -v ldd)
-spawn_tools=(cclforge release ldd libtree)
-before=${CCLFORGE_BEFORE:+$(cd "$(dirname "$CCLFORGE_BEFORE")" && pwd)/$(basename "$CCLFORGE_BEFORE")}
-release_before=${CCLFORGE_RELEASE_BEFORE:+$(cd "$(dirname "$CCLFORGE_RELEASE_BEFORE")" && pwd)/$(basename "$CCLFORGE_RELEASE_BEFORE")}
-[ -n "$before" ] && spawn_tools+=(before)
-[ -n "$release_before" ] && spawn_tools+=(release_before)
-if [ -n "$before$release_before" ]; then # their scan caches warm too, as for the others above
-    for f in "${files[@]}"; do for b in $before $release_before; do "$b" inspect --undefined "$f" >/dev/null 2>&1; done; done
-    sleep 3
-fi
-for f in "${files[@]}"; do
-    "$tmp/spawn_cpu" "$SPAWN_REPEATS" -- "$CCLFORGE" inspect --undefined "$f" -- "$CCLFORGE_RELEASE" inspect --undefined "$f" \
-        -- "$ldd" -r "$f" -- "$libtree" "$f" ${before:+-- "$before" inspect --undefined "$f"} \
-        ${release_before:+-- "$release_before" inspect --undefined "$f"}
-done >"$tmp/spawn.txt"
-declare -A sp spw
-for t in "${spawn_tools[@]}"; do
-    case $t in cclforge) b=$CCLFORGE ;; release) b=$CCLFORGE_RELEASE ;; ldd) b=$ldd ;; libtree) b=$libtree ;; before) b=$before ;;
-    release_before) b=$release_before ;; esac
-    sp[$t]=$(awk -v b="$b" '$9 == b { s += $2 } END { printf "%.1f\n", s / 1000 }' "$tmp/spawn.txt")
-    spw[$t]=$(awk -v b="$b" '$9 == b { s += $6 } END { printf "%.1f\n", s / 1000 }' "$tmp/spawn.txt")
-done
-r2() { div "$1" "$2" 2; }
-# the CPU and the wall line of one measure against ldd -r and libtree (warm, paired)
-# ratio_lines SUFFIX SOURCE-CPU RELEASE-CPU SOURCE-WALL RELEASE-WALL
-ratio_lines() {
-    echo "  CPU: ldd -r / source$1 $(r2 "${sp[ldd]}" "$2")x, ldd -r / release$1 $(r2 "${sp[ldd]}" "$3")x;" \
-        "source$1 / libtree $(r2 "$2" "${sp[libtree]}")x, release$1 / libtree $(r2 "$3" "${sp[libtree]}")x"
-    echo "  wall: ldd -r / source$1 $(r2 "${spw[ldd]}" "$4")x, ldd -r / release$1 $(r2 "${spw[ldd]}" "$5")x;" \
-        "source$1 / libtree $(r2 "$4" "${spw[libtree]}")x, release$1 / libtree $(r2 "$5" "${spw[libtree]}")x"
-}
-echo "paired per process (bench/spawn_cpu.c, $SPAWN_REPEATS repeats per file, medians summed; CPU / wall ms):" \
-    "source ${sp[cclforge]} / ${spw[cclforge]}, release ${sp[release]} / ${spw[release]}, ldd -r ${sp[ldd]} / ${spw[ldd]}, libtree ${sp[libtree]} / ${spw[libtree]}"
-ratio_lines "" "${sp[cclforge]}" "${sp[release]}" "${spw[cclforge]}" "${spw[release]}"
-[ -n "$before" ] && echo "  before ($before): CPU ${sp[before]} ms, wall ${spw[before]} ms; source / before, CPU $(r2 "${sp[cclforge]}" "${sp[before]}")," \
-    "before / libtree $(r2 "${sp[before]}" "${sp[libtree]}")x, ldd -r / before $(r2 "${sp[ldd]}" "${sp[before]}")x"
-[ -n "$release_before" ] && echo "  release before ($release_before): CPU ${sp[release_before]} ms, wall ${spw[release_before]} ms;" \
-    "release / release before, CPU $(r2 "${sp[release]}" "${sp[release_before]}"), release before / libtree" \
-    "$(r2 "${sp[release_before]}" "${sp[libtree]}")x, ldd -r / release before $(r2 "${sp[ldd]}" "${sp[release_before]}")x"
-# First run: the same per-process measure with an empty cache root before
-# every run (no scan entries: the run scans every file's data and stores it),
-# COLD_REPEATS repeats over the corpus, each repeat's sum, median of the repeats.
-# The paired measure above is the scan-cache-warm run (any later run of an
-# unchanged file).
-cold_once() { # BINARY FILE: CPU and wall µs of one run after emptying the cache root
-    rm -rf "$CCLFORGE_HOME"
-    "$tmp/spawn_cpu" 1 -- "$1" inspect --undefined "$2" | awk '{ print $2, $6 }'
-}
-declare -A cold_cpu cold_wall
-cold_tools=(cclforge release)
-for t in "${cold_tools[@]}"; do cold_cpu[$t]=""; cold_wall[$t]=""; done
-for ((r = 0; r < ${COLD_REPEATS:-3}; r++)); do
-    declare -A cc=() cw=()
-    for t in "${cold_tools[@]}"; do cc[$t]=0; cw[$t]=0; done
-    for f in "${files[@]}"; do
-        for t in "${cold_tools[@]}"; do
-            case $t in cclforge) b=$CCLFORGE ;; *) b=$CCLFORGE_RELEASE ;; esac
-            read -r c w < <(cold_once "$b" "$f")
-            cc[$t]=$(awk -v a="${cc[$t]}" -v b="$c" 'BEGIN { print a + b }')
-            cw[$t]=$(awk -v a="${cw[$t]}" -v b="$w" 'BEGIN { print a + b }')
-        done
-    done
-    for t in "${cold_tools[@]}"; do cold_cpu[$t]+="${cc[$t]} "; cold_wall[$t]+="${cw[$t]} "; done
-done
-for t in "${cold_tools[@]}"; do
-    cold_cpu[$t]=$(us_to_ms "$(median "${cold_cpu[$t]}")"); cold_wall[$t]=$(us_to_ms "$(median "${cold_wall[$t]}")")
-done
-echo "first run per process (empty cache root before each run, median of ${COLD_REPEATS:-3} repeats; CPU / wall ms):" \
-    "source ${cold_cpu[cclforge]} / ${cold_wall[cclforge]}, release ${cold_cpu[release]} / ${cold_wall[release]}"
-ratio_lines " first run" "${cold_cpu[cclforge]}" "${cold_cpu[release]}" "${cold_wall[cclforge]}" "${cold_wall[release]}"
-# the warm measures below need the caches again
-for f in "${files[@]}"; do run_tool cclforge "$f"; run_tool release "$f"; done
-sleep 3
-for f in "${files[@]}"; do run_tool cclforge "$f"; run_tool release "$f"; done
 if command -v perf >/dev/null; then
     # interleaved per repeat, so that a load change hits the three alike
     for t in cclforge ldd libtree; do pp[$t]=""; done

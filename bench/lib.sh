@@ -125,5 +125,13 @@ bench_release() {
     CCLFORGE_RELEASE=$1/release/bin/cclforge
 }
 
+# bench_corpus SYSLIB CUDA_LIB: the inspect corpus, a path a line: every
+# 15th of SYSLIB/*.so* (names as users type them, symlinks included), then
+# the regular files of CUDA_LIB (none when it is empty or absent).
+bench_corpus() {
+    ls -d "$1"/*.so* | sort | awk 'NR % 15 == 1'
+    [ -z "$2" ] || for f in "$2"/*.so*; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done
+}
+
 # bench_needed BINARY: its NEEDED libraries, space-separated.
 bench_needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ' | sed 's/ $//'; }
