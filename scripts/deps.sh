@@ -11,6 +11,7 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev
   libtree python3 python3-venv python3-dev zip unzip procps git make tar time strace
   iproute2 util-linux
+  chromium fonts-dejavu-core
   debootstrap qemu-user-static debian-archive-keyring bzip2 xz-utils perl
 )
 
