@@ -216,6 +216,11 @@ struct cf_smoke_row {
     double slowest_us, median_us;
     double *rank_time_us;      /* nranks entries, group rank order (owned by the report) */
     int *rank_of;              /* nranks entries: the world rank of each */
+    /* robustness: the timed calls cut into samples (docs/smoke.md, "How a figure is measured") */
+    int iters;                 /* timed calls */
+    int samples;               /* samples they were cut into */
+    double busbw_median;       /* GB/s, from the median time of a call over the samples */
+    double busbw_spread;       /* (fastest - slowest sample's busbw, k-th of each end) / median; < 0: unknown */
 };
 
 struct cf_smoke_transport_conn {
@@ -231,8 +236,11 @@ struct cf_smoke_group {
     char label[256];      /* "node-a+node-c", "local rank 0 ring" */
     int nranks, nhosts;
     double avg_busbw;     /* mean busbw over its tests */
+    double busbw_median;  /* median over its tests of each test's median busbw: what is judged */
+    double busbw_spread;  /* median over its tests of each test's spread; < 0: unknown */
     long tests, failed;
     int bad;              /* judged bad (failed, under --min-busbw, or slow against the others) */
+    int conclusive;       /* 0: its numbers could not tell whether it is bad (why says why) */
     char why[256];
 };
 
@@ -298,6 +306,8 @@ struct cf_smoke_report {
     struct cf_smoke_group *groups;
     size_t ngroups;
     char *verdict;                 /* one line naming the bad host, rank or link, or that all is well */
+    char *inconclusive;            /* NULL: the verdict stands on its numbers; else why it could not
+                                    * (the verdict then names no host and the run fails) */
     char *skipped;                 /* why sizes were skipped (NULL: none) */
     long passed, failed;           /* tests passed / failed (rank-level failures and problems count as failed) */
     long out_of_bounds;            /* wrong elements over every test (nccl-tests' footer) */

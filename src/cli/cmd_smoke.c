@@ -236,6 +236,15 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
     }
 }
 
+/* "±4%": half the spread of the samples' busbw; "±?" when unknown (one sample) */
+static void spread_text(char *out, size_t cap, double spread)
+{
+    if (spread < 0)
+        snprintf(out, cap, "\u00b1?");
+    else
+        snprintf(out, cap, "\u00b1%.0f%%", spread * 50);
+}
+
 static void print_table(FILE *f, const struct cf_smoke_report *rep)
 {
     fprintf(f, "# cclforge smoke: %s backend (%s), %d rank%s, launcher %s\n", cli_safe(rep->backend),
@@ -251,8 +260,9 @@ static void print_table(FILE *f, const struct cf_smoke_report *rep)
     if (!rep->nrows)
         return;
     int groups = rep->ngroups > 0;
-    fprintf(f, "# %10s %12s %8s %6s %4s %14s %5s %9s %8s %8s %7s %6s  %s\n", "size(B)", "count(elem)", "type", "redop",
-            "root", "op", "place", "time(us)", "algbw", "busbw", "#wrong", "result", "slowest rank/host (x median)");
+    fprintf(f, "# %10s %12s %8s %6s %4s %14s %5s %9s %8s %8s %6s %7s %6s  %s\n", "size(B)", "count(elem)", "type",
+            "redop", "root", "op", "place", "time(us)", "algbw", "busbw", "spread", "#wrong", "result",
+            "slowest rank/host (x median)");
     for (size_t i = 0; i < rep->nrows; i++) {
         const struct cf_smoke_row *r = &rep->rows[i];
         char root[16], wrong[24];
@@ -262,9 +272,13 @@ static void print_table(FILE *f, const struct cf_smoke_report *rep)
                                    rep->hosts[r->slowest_rank].hostname
                                ? rep->hosts[r->slowest_rank].hostname
                                : "?";
-        fprintf(f, "  %10zu %12zu %8s %6s %4s %14s %5s %9.2f %8.3f %8.3f %7s %6s  %d %s %.2fx", r->bytes, r->count,
-                cf_smoke_dtype_info(r->dtype)->name, redop_name(r->redop), root, cf_smoke_op_info(r->op)->name,
-                r->in_place ? "in" : "out", r->time_us, r->algbw, r->busbw, wrong, r->ok ? "ok" : "FAIL",
+        char spread[32];
+        spread_text(spread, sizeof spread, r->busbw_spread);
+        /* the spread column is 6 wide on screen; its "±" takes two bytes */
+        fprintf(f, "  %10zu %12zu %8s %6s %4s %14s %5s %9.2f %8.3f %8.3f %7s %7s %6s  %d %s %.2fx", r->bytes,
+                r->count, cf_smoke_dtype_info(r->dtype)->name, redop_name(r->redop), root,
+                cf_smoke_op_info(r->op)->name, r->in_place ? "in" : "out", r->time_us, r->algbw, r->busbw, spread,
+                wrong, r->ok ? "ok" : "FAIL",
                 r->slowest_rank, cli_safe(host), r->median_us > 0 ? r->slowest_us / r->median_us : 0.0);
         if (groups)
             fprintf(f, "  group %d", r->group);
@@ -281,15 +295,27 @@ static void print_footer(FILE *f, const struct cf_smoke_report *rep)
         fprintf(f, "# skipped: %s\n", cli_safe(rep->skipped));
     for (size_t i = 0; i < rep->ngroups; i++) {
         const struct cf_smoke_group *g = &rep->groups[i];
-        fprintf(f, "# group %d (round %d): %s, %d ranks on %d host%s: %ld tests, avg busbw %.3f GB/s%s%s%s\n", g->id,
-                g->round, cli_safe(g->label), g->nranks, g->nhosts, g->nhosts == 1 ? "" : "s", g->tests,
-                g->avg_busbw, g->bad ? " BAD" : "", g->why[0] ? ": " : "", cli_safe(g->why));
+        char spread[32];
+        spread_text(spread, sizeof spread, g->busbw_spread);
+        fprintf(f, "# group %d (round %d): %s, %d ranks on %d host%s: %ld tests, busbw %.3f GB/s %s (median), avg %.3f GB/s%s%s%s\n",
+                g->id, g->round, cli_safe(g->label), g->nranks, g->nhosts, g->nhosts == 1 ? "" : "s", g->tests,
+                g->busbw_median, spread, g->avg_busbw, g->bad ? " BAD" : !g->conclusive ? " UNDECIDED" : "",
+                g->why[0] ? ": " : "", cli_safe(g->why));
     }
     if (rep->net_plugin)
         fprintf(f, "# network: %s\n", cli_safe(rep->net_plugin));
     for (size_t i = 0; i < rep->nconns; i++)
         fprintf(f, "# transport: rank %d -> %d via %s (%d channel%s)\n", rep->conns[i].rank, rep->conns[i].peer,
                 cli_safe(rep->conns[i].via), rep->conns[i].channels, rep->conns[i].channels == 1 ? "" : "s");
+}
+
+/* a spread, or null when unknown (one sample) */
+static void put_spread(cJSON *o, double spread)
+{
+    if (spread < 0)
+        cJSON_AddNullToObject(o, "busbw_spread");
+    else
+        cJSON_AddNumberToObject(o, "busbw_spread", spread);
 }
 
 static cJSON *row_json(const struct cf_smoke_report *rep, const struct cf_smoke_row *r)
@@ -306,6 +332,8 @@ static cJSON *row_json(const struct cf_smoke_report *rep, const struct cf_smoke_
     cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw);
     cJSON_AddNumberToObject(o, "busbw_gbps", r->busbw);
     cJSON_AddNumberToObject(o, "busbw_factor", cf_smoke_busbw_factor(cf_smoke_op_info(r->op), r->nranks));
+    cJSON_AddNumberToObject(o, "iters", r->iters);
+    put_spread(o, r->busbw_spread);
     if (r->wrong >= 0)
         cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
     else
@@ -360,6 +388,9 @@ static cJSON *report_json(const struct cf_smoke_report *rep, struct smoke_cli *c
     cf_json_put_str(doc, "mpi_chosen_by", rep->mpi_chosen_by);
     cJSON_AddBoolToObject(doc, "ok", exit_code == 0);
     cf_json_put_str(doc, "verdict", rep->verdict);
+    cJSON_AddBoolToObject(doc, "conclusive", !rep->inconclusive);
+    if (rep->inconclusive)
+        cJSON_AddStringToObject(doc, "inconclusive_why", rep->inconclusive);
     cJSON_AddNumberToObject(doc, "passed", (double)rep->passed);
     cJSON_AddNumberToObject(doc, "failed", (double)rep->failed);
     cJSON_AddBoolToObject(doc, "aborted", rep->aborted);
@@ -390,8 +421,11 @@ static cJSON *report_json(const struct cf_smoke_report *rep, struct smoke_cli *c
         cJSON_AddNumberToObject(o, "nhosts", g->nhosts);
         cJSON_AddNumberToObject(o, "tests", (double)g->tests);
         cJSON_AddNumberToObject(o, "avg_busbw_gbps", g->avg_busbw);
+        cJSON_AddNumberToObject(o, "busbw_median_gbps", g->busbw_median);
+        put_spread(o, g->busbw_spread);
         cJSON_AddBoolToObject(o, "failed", g->failed);
         cJSON_AddBoolToObject(o, "bad", g->bad);
+        cJSON_AddBoolToObject(o, "conclusive", g->conclusive);
         cJSON_AddStringToObject(o, "why", g->why);
         cJSON_AddItemToArray(groups, o);
     }

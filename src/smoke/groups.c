@@ -6,22 +6,27 @@
  *   inter     one ring per local rank k: the k-th rank of every host, all at once
  *   pairwise  disjoint host pairs in rounds (the circle method), every pair once
  *   bisect    halve the hosts under suspicion until one remains
- * A group is bad when it failed (a wrong element), when its average busbw is under
+ * A group is bad when it failed (a wrong element), when its median busbw is under
  * --min-busbw, or, without --min-busbw, under SLOW_RATIO of the best group it is
- * compared with. Pairwise names the host that is in every bad pair; bisect assumes
- * one bad host and names it, or says why it cannot. */
+ * compared with. Medians come with a 90% band (stats.c): a group is slow only when
+ * its whole band is under the line (half the best's band, or the bound), fine only
+ * when its whole band is over it; else its numbers cannot tell, and a search that
+ * needs such a judgement says "inconclusive" and why instead of naming a host.
+ * Pairwise names the host that is in every bad pair; bisect assumes one bad host and
+ * names it, or says why it cannot. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "smoke/groups.h"
+#include "smoke/stats.h"
 
 #define SLOW_RATIO 0.5
 
 /* how a bisection ended */
 enum bisect_end {
     BISECT_RUNNING, BISECT_CULPRIT, BISECT_LINK, BISECT_NONE_STANDS_OUT, BISECT_WHOLE_PASSED, BISECT_HALVES_PASSED,
-    BISECT_BOTH_BAD, BISECT_ONE_HOST
+    BISECT_BOTH_BAD, BISECT_ONE_HOST, BISECT_UNSURE
 };
 static const struct { enum bisect_end end; int bad; const char *text; } bisect_words[] = {
     { BISECT_CULPRIT, 1, "bisect: host %s is the bad one" },
@@ -43,9 +48,11 @@ struct hostset {
 struct ran_group {
     struct hostset hosts;
     int local_index; /* -1: all ranks of the hosts */
-    double bw;
-    int failed;
+    struct smoke_group_result r;
 };
+
+/* what a group's numbers say against a line */
+enum judgement { J_FINE, J_SLOW, J_FAILED, J_UNSURE };
 
 struct smoke_search {
     enum cf_smoke_pattern pattern;
@@ -59,8 +66,9 @@ struct smoke_search {
     enum { PHASE_WHOLE, PHASE_HALF_A, PHASE_HALF_B, PHASE_CHECK } phase;
     struct hostset cand, good, half[2], check;
     int suspect;           /* PHASE_CHECK: the host both halves shared */
-    double half_bw;        /* PHASE_CHECK: the better of the two halves */
+    size_t half_best;      /* PHASE_CHECK: the better of the two halves (index in ran) */
     enum bisect_end end;
+    size_t unsure[2];      /* BISECT_UNSURE: the group it could not judge, and its yardstick */
 };
 
 static void set_add(struct hostset *s, int h, int cap)
@@ -171,13 +179,41 @@ static int pairwise_round(const struct smoke_search *s, int round, struct smoke_
     return 1;
 }
 
-static int is_bad(const struct smoke_search *s, double bw, int failed, double best)
+/* g against --min-busbw, or against SLOW_RATIO of best (NULL, or g itself: nothing to
+ * compare with). Slow or fine only when the whole band is on one side of the line. */
+static enum judgement judge(const struct smoke_search *s, const struct smoke_group_result *g,
+                            const struct smoke_group_result *best)
 {
-    if (failed)
-        return 1;
-    if (s->min_busbw > 0)
-        return bw < s->min_busbw;
-    return best > 0 && bw < SLOW_RATIO * best;
+    const struct smoke_bw_figure *f = &g->bw;
+    if (g->failed)
+        return J_FAILED;
+    double below, above; /* slow when hi < below, fine when lo >= above */
+    if (s->min_busbw > 0) {
+        below = above = s->min_busbw;
+    } else {
+        if (!best || best == g || best->bw.median <= 0)
+            return J_FINE;
+        if (!best->bw.have_band)
+            return J_UNSURE;
+        below = SLOW_RATIO * best->bw.lo;
+        above = SLOW_RATIO * best->bw.hi;
+    }
+    if (!f->have_band)
+        return J_UNSURE;
+    return f->hi < below ? J_SLOW : f->lo >= above ? J_FINE : J_UNSURE;
+}
+
+/* the yardstick among groups: the highest median of those that did not fail */
+static const struct smoke_group_result *best_of(const struct ran_group *g, size_t n, size_t *at)
+{
+    const struct smoke_group_result *best = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!g[i].r.failed && (!best || g[i].r.bw.median > best->bw.median)) {
+            best = &g[i].r;
+            if (at)
+                *at = i;
+        }
+    return best;
 }
 
 /* bisect: the two halves to test next, or the end */
@@ -200,7 +236,7 @@ static void bisect_plan(struct smoke_search *s)
     if (a->n < 2 && b->n < 2) {
         /* two candidates and nobody to compare them with: the link between them is bad
          * if the whole was (failed, or under the bound); a ratio cannot say */
-        int whole_bad = s->nran && (s->ran[0].failed || (s->min_busbw > 0 && s->ran[0].bw < s->min_busbw));
+        int whole_bad = s->nran && judge(s, &s->ran[0].r, NULL) != J_FINE;
         finish(s, whole_bad ? BISECT_LINK : BISECT_NONE_STANDS_OUT);
         return;
     }
@@ -268,15 +304,21 @@ int cf_smoke_search_next(struct smoke_search *s, struct smoke_round *out)
     return 1;
 }
 
-static void bisect_decide(struct smoke_search *s, const struct ran_group *ga, const struct ran_group *gb)
+static void bisect_decide(struct smoke_search *s, size_t ia, size_t ib)
 {
+    const struct ran_group *ga = &s->ran[ia], *gb = &s->ran[ib];
     /* a group that failed is no yardstick of speed */
-    double best = 0;
-    if (!ga->failed && ga->bw > best)
-        best = ga->bw;
-    if (!gb->failed && gb->bw > best)
-        best = gb->bw;
-    int bad_a = is_bad(s, ga->bw, ga->failed, best), bad_b = is_bad(s, gb->bw, gb->failed, best);
+    size_t at = 0;
+    const struct smoke_group_result *best = best_of(ga, 2, &at);
+    at += ia;
+    enum judgement ja = judge(s, &ga->r, best), jb = judge(s, &gb->r, best);
+    if (ja == J_UNSURE || jb == J_UNSURE) {
+        s->unsure[0] = ja == J_UNSURE ? ia : ib;
+        s->unsure[1] = at;
+        finish(s, BISECT_UNSURE);
+        return;
+    }
+    int bad_a = ja != J_FINE, bad_b = jb != J_FINE;
     const struct hostset *a = &s->half[0], *b = &s->half[1];
     struct hostset keep;
     set_init(&keep, s->nhosts);
@@ -284,11 +326,11 @@ static void bisect_decide(struct smoke_search *s, const struct ran_group *ga, co
     for (int i = 0; i < a->n && shared < 0; i++)
         if (set_has(b, a->h[i]))
             shared = a->h[i];
-    if (!bad_a && !bad_b && shared >= 0 && s->min_busbw <= 0 && !ga->failed && !gb->failed) {
+    if (!bad_a && !bad_b && shared >= 0 && s->min_busbw <= 0) {
         /* the halves are alike, and both hold the host one lent the other: either it
          * is bad, or nobody is. The others without it tell (if they are much faster). */
         s->suspect = shared;
-        s->half_bw = best;
+        s->half_best = at;
         s->check.n = 0;
         for (int i = 0; i < s->cand.n; i++)
             if (s->cand.h[i] != shared)
@@ -325,7 +367,7 @@ static void bisect_decide(struct smoke_search *s, const struct ran_group *ga, co
     free(keep.h);
 }
 
-static void record(struct smoke_search *s, const struct smoke_round *round, int g, double bw, int failed)
+static void record(struct smoke_search *s, const struct smoke_round *round, int g, const struct smoke_group_result *r)
 {
     s->ran = cf_xrealloc(s->ran, (s->nran + 1) * sizeof *s->ran);
     struct ran_group *rg = &s->ran[s->nran++];
@@ -334,24 +376,30 @@ static void record(struct smoke_search *s, const struct smoke_round *round, int 
         if (round->by_local_index || round->host_group[h] == g)
             set_add(&rg->hosts, h, s->nhosts);
     rg->local_index = round->by_local_index ? g : -1;
-    rg->bw = bw;
-    rg->failed = failed;
+    rg->r = *r;
 }
 
-void cf_smoke_search_result(struct smoke_search *s, const struct smoke_round *round, const double *bw,
-                            const int *failed)
+void cf_smoke_search_result(struct smoke_search *s, const struct smoke_round *round,
+                            const struct smoke_group_result *res)
 {
     for (int g = 0; g < round->ngroups; g++)
-        record(s, round, g, bw[g], failed[g]);
+        record(s, round, g, &res[g]);
     if (s->pattern != CF_PATTERN_BISECT)
         return;
     switch (s->phase) {
     case PHASE_WHOLE:
         /* with a bound, a whole set that passes it needs no search */
-        if (s->nhosts < 2)
+        if (s->nhosts < 2) {
             finish(s, BISECT_ONE_HOST);
-        else if (s->min_busbw > 0 && !failed[0] && bw[0] >= s->min_busbw)
-            finish(s, BISECT_WHOLE_PASSED);
+        } else if (s->min_busbw > 0) {
+            enum judgement j = judge(s, &res[0], NULL);
+            if (j == J_FINE)
+                finish(s, BISECT_WHOLE_PASSED);
+            if (j == J_UNSURE) {
+                s->unsure[0] = s->unsure[1] = s->nran - 1;
+                finish(s, BISECT_UNSURE);
+            }
+        }
         s->phase = PHASE_HALF_A;
         break;
     case PHASE_HALF_A:
@@ -359,10 +407,16 @@ void cf_smoke_search_result(struct smoke_search *s, const struct smoke_round *ro
         break;
     case PHASE_HALF_B:
         s->phase = PHASE_HALF_A;
-        bisect_decide(s, &s->ran[s->nran - 2], &s->ran[s->nran - 1]);
+        bisect_decide(s, s->nran - 2, s->nran - 1);
         break;
-    case PHASE_CHECK:
-        if (!failed[0] && bw[0] * SLOW_RATIO > s->half_bw) {
+    case PHASE_CHECK: {
+        /* the halves are slow against the others without the suspect, or not */
+        enum judgement j = res[0].failed ? J_FINE : judge(s, &s->ran[s->half_best].r, &res[0]);
+        if (j == J_UNSURE) {
+            s->unsure[0] = s->half_best;
+            s->unsure[1] = s->nran - 1;
+            finish(s, BISECT_UNSURE);
+        } else if (j == J_SLOW) {
             s->cand.n = 0;
             set_add(&s->cand, s->suspect, s->nhosts);
             finish(s, BISECT_CULPRIT);
@@ -371,15 +425,24 @@ void cf_smoke_search_result(struct smoke_search *s, const struct smoke_round *ro
         }
         break;
     }
+    }
+}
+
+/* group i against the best of the whole search */
+static enum judgement judged(const struct smoke_search *s, size_t i)
+{
+    return judge(s, &s->ran[i].r, best_of(s->ran, s->nran, NULL));
 }
 
 int cf_smoke_search_bad(const struct smoke_search *s, size_t i)
 {
-    double best = 0;
-    for (size_t j = 0; j < s->nran; j++)
-        if (!s->ran[j].failed && s->ran[j].bw > best)
-            best = s->ran[j].bw;
-    return is_bad(s, s->ran[i].bw, s->ran[i].failed, best);
+    enum judgement j = judged(s, i);
+    return j == J_SLOW || j == J_FAILED;
+}
+
+int cf_smoke_search_conclusive(const struct smoke_search *s, size_t i)
+{
+    return judged(s, i) != J_UNSURE;
 }
 
 static void add_names(struct strbuf *sb, const struct hostset *set, char *const *names)
@@ -429,11 +492,94 @@ static void bisect_verdict(const struct smoke_search *s, char *const *names, str
     cf_sb_adds(sb, "bisect: no verdict");
 }
 
+/* "h0+h2 (local rank 1)" */
+static void add_label(struct strbuf *sb, const struct ran_group *g, char *const *names)
+{
+    add_names(sb, &g->hosts, names);
+    if (g->local_index >= 0)
+        cf_sb_addf(sb, " (local rank %d)", g->local_index);
+}
+
+static void add_figure(struct strbuf *sb, const struct smoke_group_result *r)
+{
+    cf_sb_addf(sb, "median %.3g GB/s", r->bw.median);
+    if (r->bw.have_band)
+        cf_sb_addf(sb, ", band %.3g-%.3g", r->bw.lo, r->bw.hi);
+}
+
+/* Why groups could not be judged: too few samples for a band, or bands that straddle
+ * the line. unsure: indices in ran (n of them); yard: the yardstick's, or (size_t)-1. */
+static void unsure_why(const struct smoke_search *s, char *const *names, const size_t *unsure, size_t n,
+                       size_t judged_of, size_t yard, struct strbuf *sb)
+{
+    const char *name = cf_smoke_pattern_name(s->pattern);
+    int samples = s->ran[unsure[0]].r.samples;
+    if (yard != (size_t)-1 && s->ran[yard].r.samples < samples)
+        samples = s->ran[yard].r.samples;
+    if (samples < SMOKE_MIN_BAND_SAMPLES) {
+        cf_sb_addf(sb,
+                   "%s: %d timed sample%s per test cannot tell a slow group from a noisy one (a median's 90%% band "
+                   "needs %d: --iters %d or more)",
+                   name, samples, samples == 1 ? "" : "s", SMOKE_MIN_BAND_SAMPLES, SMOKE_MIN_BAND_SAMPLES);
+        return;
+    }
+    cf_sb_addf(sb, "%s: %zu of %zu group%s cannot be told %s or not at this spread: ", name, n, judged_of,
+               judged_of == 1 ? "" : "s", s->min_busbw > 0 ? "below --min-busbw" : "slow");
+    for (size_t i = 0; i < n && i < 3; i++) {
+        cf_sb_adds(sb, i ? "; " : "");
+        add_label(sb, &s->ran[unsure[i]], names);
+        cf_sb_adds(sb, " (");
+        add_figure(sb, &s->ran[unsure[i]].r);
+        cf_sb_adds(sb, ")");
+    }
+    if (n > 3)
+        cf_sb_addf(sb, "; %zu more", n - 3);
+    if (s->min_busbw > 0) {
+        cf_sb_addf(sb, " against --min-busbw %g GB/s", s->min_busbw);
+    } else if (yard != (size_t)-1) {
+        cf_sb_adds(sb, " against half of ");
+        add_label(sb, &s->ran[yard], names);
+        cf_sb_adds(sb, " (");
+        add_figure(sb, &s->ran[yard].r);
+        cf_sb_adds(sb, ")");
+    }
+    cf_sb_adds(sb, "; run more --iters or on quieter hosts");
+}
+
+char *cf_smoke_search_inconclusive(const struct smoke_search *s, char *const *names)
+{
+    struct strbuf sb = STRBUF_INIT;
+    if (s->pattern == CF_PATTERN_BISECT) {
+        if (s->end != BISECT_UNSURE)
+            return NULL;
+        size_t yard = s->unsure[1] == s->unsure[0] ? (size_t)-1 : s->unsure[1];
+        unsure_why(s, names, s->unsure, 1, 1, yard, &sb);
+        return cf_sb_detach(&sb);
+    }
+    size_t *unsure = cf_xcalloc(s->nran + 1, sizeof *unsure), n = 0, yard = (size_t)-1;
+    best_of(s->ran, s->nran, &yard);
+    for (size_t i = 0; i < s->nran; i++)
+        if (judged(s, i) == J_UNSURE)
+            unsure[n++] = i;
+    if (n)
+        unsure_why(s, names, unsure, n, s->nran, yard, &sb);
+    free(unsure);
+    return n ? cf_sb_detach(&sb) : NULL;
+}
+
 char *cf_smoke_search_verdict(const struct smoke_search *s, char *const *names, int *culprit, int *bad)
 {
     struct strbuf sb = STRBUF_INIT;
     *culprit = -1;
     *bad = 0;
+    char *unsure = cf_smoke_search_inconclusive(s, names);
+    if (unsure) {
+        /* a search asked for and not decided is no pass, and names nobody */
+        *bad = 1;
+        cf_sb_addf(&sb, "inconclusive: %s", unsure);
+        free(unsure);
+        return cf_sb_detach(&sb);
+    }
     if (s->pattern == CF_PATTERN_BISECT) {
         bisect_verdict(s, names, &sb, culprit, bad);
         return cf_sb_detach(&sb);
@@ -478,9 +624,7 @@ char *cf_smoke_search_verdict(const struct smoke_search *s, char *const *names, 
         if (!cf_smoke_search_bad(s, i))
             continue;
         cf_sb_adds(&sb, " ");
-        add_names(&sb, &s->ran[i].hosts, names);
-        if (s->ran[i].local_index >= 0)
-            cf_sb_addf(&sb, " (local rank %d)", s->ran[i].local_index);
+        add_label(&sb, &s->ran[i], names);
         if (s->pattern == CF_PATTERN_INTRA && nbad == 1)
             *culprit = s->ran[i].hosts.h[0];
     }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "cclforge/smoke.h"
+#include "smoke/stats.h"
 
 /* One round: groups that run at the same time. A rank takes part in group
  * host_group[its host], or, for the inter-host rings, in group k when it is the k-th
@@ -27,13 +28,19 @@ struct smoke_search *cf_smoke_search_new(enum cf_smoke_pattern pattern, int nhos
 void cf_smoke_search_free(struct smoke_search *s);
 /* The next round (release it after cf_smoke_search_result), or 0 when the search is over. */
 int cf_smoke_search_next(struct smoke_search *s, struct smoke_round *round);
-/* The round's results, group by group: average busbw, and whether it failed. */
-void cf_smoke_search_result(struct smoke_search *s, const struct smoke_round *round, const double *bw,
-                            const int *failed);
-/* Whether the i-th group that ran was judged bad. */
+/* The round's results, group by group (agreed over the world). */
+void cf_smoke_search_result(struct smoke_search *s, const struct smoke_round *round,
+                            const struct smoke_group_result *res);
+/* Whether the i-th group that ran was judged bad against the best of the search (or
+ * --min-busbw), and whether its numbers could tell at all. */
 int cf_smoke_search_bad(const struct smoke_search *s, size_t i);
-/* One line naming the bad host (its index in *culprit, else -1) or saying all is
- * well; *bad: the search found something wrong. */
+int cf_smoke_search_conclusive(const struct smoke_search *s, size_t i);
+/* Why the search could not decide (groups its numbers cannot judge, and whether for
+ * too few samples or too wide a band), or NULL when it could. */
+char *cf_smoke_search_inconclusive(const struct smoke_search *s, char *const *host_names);
+/* One line naming the bad host (its index in *culprit, else -1), saying all is well,
+ * or "inconclusive: <why>" naming no host; *bad: the search found something wrong
+ * or could not decide (either fails the run). */
 char *cf_smoke_search_verdict(const struct smoke_search *s, char *const *host_names, int *culprit, int *bad);
 /* "h0+h2", "h0+h1+h2 (local rank 1 of each)" */
 void cf_smoke_group_label(const struct smoke_round *r, int group, char *const *host_names, char *out, size_t cap);

@@ -1,9 +1,11 @@
 /* One test, as nccl-tests' BenchTime runs it: inputs written, -w warmup calls, a
  * barrier, -n (--iters) timed calls (back to back, or each waited for with -z, or
  * captured in a graph launched -G times), then -c check calls on fresh inputs, each
- * compared element by element with the value computed here. Then the ranks agree:
- * every rank's time and wrong count go to every rank, so the row names the slowest
- * rank and how far it is from the median. */
+ * compared element by element with the value computed here. The timed calls are cut
+ * into samples (stats.c): the row keeps nccl-tests' mean time, and a median, spread
+ * and band the verdict can trust. Then the ranks agree: every rank's time, wrong
+ * count and sample statistics go to every rank, so the row names the slowest rank
+ * and how far it is from the median. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "cclforge/clock.h"
 #include "cclforge/fnv1a.h"
 #include "smoke/one_test.h"
+#include "smoke/stats.h"
 
 #define SLOW_FAULT_S 0.3
 
@@ -236,22 +239,57 @@ static int progress_stride(int calls, double seconds)
     return stride >= MAX_STRIDE ? MAX_STRIDE : stride < 1 ? 1 : (int)stride;
 }
 
-static double timed_iterations(struct test *x, int *rc)
+/* How many samples the timed calls are cut into. Where a call is complete when it
+ * returns (MPI, -z 1) a cut costs one clock read, and every call is a sample up to
+ * SMOKE_MAX_SAMPLES. Where completion needs a wait on the device a cut costs a wait:
+ * a plain run (--pattern all) keeps nccl-tests' single wait after all of them, and a
+ * search, whose verdict rests on the spread, cuts them into SMOKE_WAITED_SAMPLES. */
+#define SMOKE_WAITED_SAMPLES 10
+static int sample_count(const struct smoke_test_ctx *t, int units, int waits)
+{
+    int cap = !waits ? SMOKE_MAX_SAMPLES : t->o->pattern == CF_PATTERN_ALL ? 1 : SMOKE_WAITED_SAMPLES;
+    return units < cap ? units : cap;
+}
+
+/* The end (exclusive) of sample s of ns over units. */
+static long long sample_end(int s, int ns, int units)
+{
+    return (long long)(s + 1) * units / ns;
+}
+
+/* The timed calls, cut into samples (time per call of each, µs); *time_us: the time per
+ * call over all of them, as nccl-tests reports it. -1 on a backend error. */
+static int timed_iterations(struct test *x, double *samples, int *nsamples, double *time_us)
 {
     struct smoke_test_ctx *t = x->t;
     const struct cf_smoke_opts *o = t->o;
     int graph = o->graph_launches > 0 && (t->b->features & CF_FEAT_GRAPH);
-    *rc = -1;
+    int waits = graph || ((t->b->features & CF_FEAT_ASYNC) && !o->blocking);
+    int units = graph ? o->graph_launches : o->iters; /* what is cut into samples */
+    double calls_per_unit = graph ? o->iters : 1;
+    int ns = sample_count(t, units, waits);
+    *nsamples = ns;
     if (graph && t->b->graph_capture(t->b, t->errbuf, SMOKE_ERRLEN) < 0)
-        return 0;
+        return -1;
     /* the prepared call where the backend has one and nothing else must happen per call */
     x->prepared = !graph && t->b->prepare && !fault_here(x, CF_FAULT_SLOW) &&
                   !(o->blocking && (t->b->features & CF_FEAT_ASYNC)) && t->b->prepare(t->b, &x->call);
-    int stride = 1, next = 1;
-    double t0 = cf_now_seconds(), mark = t0;
+    int stride = 1, next = 1, s = 0;
+    long long cut = graph ? -1 : sample_end(0, ns, units) - 1;
+    double t0 = cf_now_seconds(), mark = t0, last = t0;
     for (int i = 0; i < o->iters; i++) {
         if ((x->prepared ? t->b->run_prepared(t->b, t->errbuf, SMOKE_ERRLEN) : bare_call(x)) < 0)
-            return 0;
+            return -1;
+        if (i == cut) {
+            /* the sample ends when its calls are complete: the last one waits in any case */
+            if ((waits || s == ns - 1) && t->b->sync(t->b, t->errbuf, SMOKE_ERRLEN) < 0)
+                return -1;
+            double now = cf_now_seconds();
+            samples[s] = (now - last) * 1e6 / (double)(cut + 1 - (s ? sample_end(s - 1, ns, units) : 0));
+            last = now;
+            if (++s < ns)
+                cut = sample_end(s, ns, units) - 1;
+        }
         if (--next == 0) {
             double now = cf_now_seconds();
             stride = next = progress_stride(stride, now - mark);
@@ -260,57 +298,79 @@ static double timed_iterations(struct test *x, int *rc)
         }
     }
     if (graph) {
-        /* the captured calls ran nowhere yet: time the launches */
-        t0 = cf_now_seconds();
-        if (t->b->graph_launch(t->b, o->graph_launches, t->errbuf, SMOKE_ERRLEN) < 0)
-            return 0;
+        /* the captured calls ran nowhere yet: time the launches, sample by sample */
+        t0 = last = cf_now_seconds();
+        for (s = 0; s < ns; s++) {
+            long long from = s ? sample_end(s - 1, ns, units) : 0, to = sample_end(s, ns, units);
+            if (t->b->graph_launch(t->b, (int)(to - from), t->errbuf, SMOKE_ERRLEN) < 0 ||
+                t->b->sync(t->b, t->errbuf, SMOKE_ERRLEN) < 0)
+                return -1;
+            double now = cf_now_seconds();
+            samples[s] = (now - last) * 1e6 / ((double)(to - from) * calls_per_unit);
+            last = now;
+            cf_smoke_sink_progress(t->sink);
+        }
     }
-    if (t->b->sync(t->b, t->errbuf, SMOKE_ERRLEN) < 0)
-        return 0;
-    *rc = 0;
-    double per = (double)o->iters * (graph ? o->graph_launches : 1);
-    return per > 0 ? (cf_now_seconds() - t0) * 1e6 / per : 0;
+    double per = (double)units * calls_per_unit;
+    *time_us = per > 0 ? (last - t0) * 1e6 / per : 0;
+    return 0;
 }
 
-static int compare_doubles(const void *a, const void *b)
+/* One statistic over the ranks, as -a asks for the time: rank 0's, the mean, min or max. */
+static double over_ranks(const double *v, int n, enum cf_smoke_average a)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    double sum = 0, lo = v[0], hi = v[0];
+    for (int i = 0; i < n; i++) {
+        sum += v[i];
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    static const int which[] = { [CF_AVG_RANK0] = 0, [CF_AVG_MEAN] = 1, [CF_AVG_MIN] = 2, [CF_AVG_MAX] = 3 };
+    double pick[] = { v[0], sum / n, lo, hi };
+    return pick[which[a]];
 }
 
-/* the row everyone agrees on: the time per -a, the slowest rank and the median */
-static void agreed_row(const struct test *x, const double *times, const long *wrongs, int checked,
-                       struct cf_smoke_row *row)
+/* What each rank gives for a test, a slot per rank each: its time, wrong count and the
+ * statistics of its samples. */
+enum { AG_TIME, AG_WRONG, AG_MEDIAN, AG_FAST, AG_SLOW, AG_BAND_FAST, AG_BAND_SLOW, AG_COUNT };
+
+/* the row everyone agrees on: the time per -a, the slowest rank and the median; the
+ * samples' statistics per -a over the ranks as the time */
+static void agreed_row(const struct test *x, const double *agree, int checked, int nsamples,
+                       struct cf_smoke_row *row, struct smoke_bw_figure *fig)
 {
     const struct smoke_test_ctx *t = x->t;
     int n = t->nranks;
-    double sum = 0, lo = times[0], hi = times[0];
+    const double *times = agree + AG_TIME * n;
     int slowest = 0;
-    for (int i = 0; i < n; i++) {
-        sum += times[i];
-        lo = times[i] < lo ? times[i] : lo;
-        if (times[i] > hi) {
-            hi = times[i];
+    for (int i = 0; i < n; i++)
+        if (times[i] > times[slowest])
             slowest = i;
-        }
-    }
-    static const int which[] = { [CF_AVG_RANK0] = 0, [CF_AVG_MEAN] = 1, [CF_AVG_MIN] = 2, [CF_AVG_MAX] = 3 };
-    double pick[] = { times[0], sum / n, lo, hi };
-    row->time_us = pick[which[t->o->average]];
+    row->time_us = over_ranks(times, n, t->o->average);
+    double factor = cf_smoke_busbw_factor(x->info, n);
     row->algbw = row->time_us > 0 ? (double)x->l.bytes / row->time_us / 1e3 : 0;
-    row->busbw = row->algbw * cf_smoke_busbw_factor(x->info, n);
+    row->busbw = row->algbw * factor;
     long wrong = 0;
     for (int i = 0; i < n; i++)
-        wrong += wrongs[i];
+        wrong += (long)agree[AG_WRONG * n + i];
     row->wrong = checked ? wrong : -1;
     row->ok = wrong == 0;
     row->slowest_rank = t->world_of[slowest];
-    row->slowest_us = hi;
+    row->slowest_us = times[slowest];
     double *sorted = cf_xmalloc((size_t)n * sizeof *sorted);
     memcpy(sorted, times, (size_t)n * sizeof *sorted);
-    qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
-    row->median_us = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    row->median_us = cf_smoke_median(sorted, (size_t)n);
     free(sorted);
+    struct smoke_time_stats st = { .n = nsamples };
+    st.median = over_ranks(agree + AG_MEDIAN * n, n, t->o->average);
+    st.fast = over_ranks(agree + AG_FAST * n, n, t->o->average);
+    st.slow = over_ranks(agree + AG_SLOW * n, n, t->o->average);
+    st.band_fast = over_ranks(agree + AG_BAND_FAST * n, n, t->o->average);
+    st.band_slow = over_ranks(agree + AG_BAND_SLOW * n, n, t->o->average);
+    cf_smoke_bw_figure(&st, (double)x->l.bytes / 1e3 * factor, fig);
+    row->samples = nsamples;
+    row->busbw_median = fig->median;
+    row->busbw_spread = fig->spread;
 }
 
 /* -c checks on fresh inputs; -1 on a backend error, else the wrong count (why: the first) */
@@ -415,16 +475,20 @@ int cf_smoke_one_test(struct smoke_test_ctx *t, enum cf_smoke_op op, enum cf_smo
     x.d.seed = seed_for(&x, 0);
     if (fill(&x) < 0)
         return -1;
-    /* one call before the barrier, as nccl-tests' BenchTime does ("Sync") */
+    /* one call before the barrier, as nccl-tests' BenchTime does ("Sync"): whatever -w
+     * says, the connections a fresh communicator makes on its first call of this
+     * pattern (MPI's lazy TCP, NCCL's runtime connect) are made here, untimed */
     if (call(&x) < 0 || t->b->sync(t->b, t->errbuf, SMOKE_ERRLEN) < 0)
         return -1;
     double barrier = 0; /* nccl-tests' Barrier before the timed loop: all start together */
     if (t->b->host_sum(t->b, &barrier, 1, t->errbuf, SMOKE_ERRLEN) < 0)
         return -1;
-    int rc;
-    double time_us = timed_iterations(&x, &rc);
-    if (rc < 0)
+    double samples[SMOKE_MAX_SAMPLES], time_us = 0;
+    int nsamples = 0;
+    if (timed_iterations(&x, samples, &nsamples, &time_us) < 0)
         return -1;
+    struct smoke_time_stats own;
+    cf_smoke_time_stats(samples, nsamples, &own);
     /* the timed calls may have changed in-place data: check fresh ones */
     struct strbuf why = STRBUF_INIT;
     int checked = t->o->check > 0 && (x.info->checks_in_place || !in_place);
@@ -433,21 +497,23 @@ int cf_smoke_one_test(struct smoke_test_ctx *t, enum cf_smoke_op op, enum cf_smo
         cf_sb_release(&why);
         return -1;
     }
-    /* every rank's time and wrong count, to every rank */
+    /* every rank's time, wrong count and sample statistics, to every rank */
     int n = t->nranks;
-    double *agree = cf_xcalloc(2 * (size_t)n, sizeof *agree);
-    agree[t->rank] = time_us;
-    agree[n + t->rank] = (double)wrong;
-    if (t->b->host_sum(t->b, agree, 2 * (size_t)n, t->errbuf, SMOKE_ERRLEN) < 0) {
+    double *agree = cf_xcalloc(AG_COUNT * (size_t)n, sizeof *agree);
+    double mine[AG_COUNT] = { [AG_TIME] = time_us, [AG_WRONG] = (double)wrong, [AG_MEDIAN] = own.median,
+                              [AG_FAST] = own.fast, [AG_SLOW] = own.slow, [AG_BAND_FAST] = own.band_fast,
+                              [AG_BAND_SLOW] = own.band_slow };
+    for (int k = 0; k < AG_COUNT; k++)
+        agree[k * n + t->rank] = mine[k];
+    if (t->b->host_sum(t->b, agree, AG_COUNT * (size_t)n, t->errbuf, SMOKE_ERRLEN) < 0) {
         free(agree);
         cf_sb_release(&why);
         return -1;
     }
-    long *wrongs = cf_xcalloc((size_t)n, sizeof *wrongs);
-    for (int i = 0; i < n; i++)
-        wrongs[i] = (long)agree[n + i];
-    agreed_row(&x, agree, wrongs, checked, &row);
-    row.rank_time_us = agree;
+    struct smoke_bw_figure fig;
+    row.iters = t->o->iters * (t->o->graph_launches > 0 && (t->b->features & CF_FEAT_GRAPH) ? t->o->graph_launches : 1);
+    agreed_row(&x, agree, checked, nsamples, &row, &fig);
+    row.rank_time_us = agree + AG_TIME * n;
     row.rank_of = (int *)t->world_of;
 
     struct cf_smoke_event ev = { .kind = CF_EV_RESULT, .rank = t->world_rank, .local_rank = t->sink->local_rank };
@@ -463,10 +529,7 @@ int cf_smoke_one_test(struct smoke_test_ctx *t, enum cf_smoke_op op, enum cf_smo
     t->sink->event(t->sink, &ev);
     cf_sb_release(&why);
     free(agree);
-    free(wrongs);
 
-    t->bw_sum += row.busbw;
-    t->tests++;
-    t->failed += !row.ok;
+    cf_smoke_tally_add(&t->tally, row.busbw, &fig, nsamples, row.ok);
     return SMOKE_TEST_RAN;
 }

@@ -5,6 +5,7 @@
 #define CCLFORGE_SMOKE_ONE_TEST_H
 
 #include "smoke/smoke_internal.h"
+#include "smoke/stats.h"
 
 #define SMOKE_ERRLEN 1024
 
@@ -20,9 +21,7 @@ struct smoke_test_ctx {
     unsigned char *hsend, *hrecv;
     size_t cap;
     char errbuf[SMOKE_ERRLEN];
-    /* the group's tally */
-    double bw_sum;
-    long tests, failed;
+    struct smoke_tally tally; /* the tests of the current group */
 };
 
 /* nccl-tests' warm-up before the timed sizes of one collective, type, reduction and root. */

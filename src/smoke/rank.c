@@ -218,24 +218,20 @@ static int run_round(struct smoke_test_ctx *t, const struct smoke_round *round, 
     return rc;
 }
 
-/* The round's results, agreed over the world: [bw_sum, tests, failed] per group from
- * each group's rank 0. */
+/* The round's results, agreed over the world: each group's, from its rank 0. */
 static int agree_round(struct smoke_test_ctx *t, const struct smoke_round *round, int my_group, int group_rank0,
-                       double *bw, int *failed, long *tests)
+                       struct smoke_group_result *res)
 {
-    size_t n = 3 * (size_t)round->ngroups;
+    size_t n = SMOKE_RESULT_WORDS * (size_t)round->ngroups;
     double *v = cf_xcalloc(n, sizeof *v);
     if (my_group >= 0 && group_rank0) {
-        v[3 * my_group] = t->bw_sum;
-        v[3 * my_group + 1] = (double)t->tests;
-        v[3 * my_group + 2] = (double)t->failed;
+        struct smoke_group_result mine;
+        cf_smoke_tally_result(&t->tally, &mine);
+        cf_smoke_result_pack(&mine, v + SMOKE_RESULT_WORDS * (size_t)my_group);
     }
     int rc = t->b->host_sum(t->b, v, n, t->errbuf, SMOKE_ERRLEN);
-    for (int g = 0; rc == 0 && g < round->ngroups; g++) {
-        tests[g] = (long)v[3 * g + 1];
-        bw[g] = tests[g] ? v[3 * g] / (double)tests[g] : 0;
-        failed[g] = v[3 * g + 2] > 0;
-    }
+    for (int g = 0; rc == 0 && g < round->ngroups; g++)
+        cf_smoke_result_unpack(v + SMOKE_RESULT_WORDS * (size_t)g, &res[g]);
     free(v);
     return rc;
 }
@@ -250,17 +246,14 @@ static int search(struct smoke_test_ctx *t, const struct world *w, struct strvec
     int rc = 0, round_no = 0;
     while (rc == 0 && cf_smoke_search_next(s, &round)) {
         round_no++;
-        t->bw_sum = 0;
-        t->tests = t->failed = 0;
+        cf_smoke_tally_reset(&t->tally);
         int my_group = -1;
         /* group ids count from 1 over the whole search; pattern all's one group is the world, 0 */
         int base = o->pattern == CF_PATTERN_ALL ? 0 : (int)ngroups + 1;
         int color = cf_smoke_round_color(&round, w->host_of[t->world_rank], w->local_index[t->world_rank]);
         t->group = base + (color > 0 ? color : 0);
         rc = run_round(t, &round, w, skips, ran, &my_group);
-        double *bw = cf_xcalloc((size_t)round.ngroups, sizeof *bw);
-        int *failed = cf_xcalloc((size_t)round.ngroups, sizeof *failed);
-        long *tests = cf_xcalloc((size_t)round.ngroups, sizeof *tests);
+        struct smoke_group_result *res = cf_xcalloc((size_t)round.ngroups, sizeof *res);
         /* this rank is its group's rank 0 when no lower world rank shares its color */
         int first = 1;
         for (int r = 0; r < t->world_rank; r++)
@@ -270,9 +263,9 @@ static int search(struct smoke_test_ctx *t, const struct world *w, struct strvec
         if (rc == 0 && t->b->idle_barrier && o->pattern != CF_PATTERN_ALL)
             rc = t->b->idle_barrier(t->b, t->errbuf, SMOKE_ERRLEN);
         if (rc == 0)
-            rc = agree_round(t, &round, my_group, first, bw, failed, tests);
+            rc = agree_round(t, &round, my_group, first, res);
         if (rc == 0) {
-            cf_smoke_search_result(s, &round, bw, failed);
+            cf_smoke_search_result(s, &round, res);
             for (int g = 0; g < round.ngroups; g++) {
                 groups = cf_xrealloc(groups, (ngroups + 1) * sizeof *groups);
                 struct cf_smoke_group *G = &groups[ngroups++];
@@ -284,27 +277,35 @@ static int search(struct smoke_test_ctx *t, const struct world *w, struct strvec
                     G->nranks += cf_smoke_round_color(&round, w->host_of[r], w->local_index[r]) == g;
                 for (int h = 0; h < w->nhosts; h++)
                     G->nhosts += round.by_local_index || round.host_group[h] == g;
-                G->avg_busbw = bw[g];
-                G->tests = tests[g];
-                G->failed = failed[g];
+                G->avg_busbw = res[g].avg_busbw;
+                G->busbw_median = res[g].bw.median;
+                G->busbw_spread = res[g].bw.spread;
+                G->tests = res[g].tests;
+                G->failed = res[g].failed;
             }
         }
-        free(bw);
-        free(failed);
-        free(tests);
+        free(res);
         cf_smoke_round_release(&round);
     }
     if (rc == 0 && t->world_rank == 0 && o->pattern != CF_PATTERN_ALL) {
         for (size_t i = 0; i < ngroups; i++) {
             groups[i].bad = cf_smoke_search_bad(s, i);
-            if (groups[i].bad)
+            groups[i].conclusive = cf_smoke_search_conclusive(s, i);
+            if (groups[i].bad || !groups[i].conclusive)
                 snprintf(groups[i].why, sizeof groups[i].why, "%s",
-                         groups[i].failed ? "wrong results" : o->min_busbw > 0 ? "below --min-busbw" : "slow");
+                         groups[i].failed      ? "wrong results"
+                         : !groups[i].conclusive ? "cannot tell: its band straddles the line, or too few samples"
+                         : o->min_busbw > 0    ? "below --min-busbw"
+                                               : "slow");
             struct cf_smoke_event ev = { .kind = CF_EV_GROUP, .rank = 0, .local_rank = t->sink->local_rank };
             ev.group = groups[i];
             t->sink->event(t->sink, &ev);
         }
         int culprit, bad;
+        char *why = cf_smoke_search_inconclusive(s, w->names);
+        if (why)
+            cf_smoke_sink_info(t->sink, SMOKE_INCONCLUSIVE_KEY, "%s", why);
+        free(why);
         char *v = cf_smoke_search_verdict(s, w->names, &culprit, &bad);
         cf_smoke_sink_text(t->sink, CF_EV_VERDICT, "%s", v);
         if (bad)
@@ -313,6 +314,7 @@ static int search(struct smoke_test_ctx *t, const struct world *w, struct strvec
     }
     free(groups);
     cf_smoke_search_free(s);
+    cf_smoke_tally_release(&t->tally);
     return rc;
 }
 

@@ -126,6 +126,8 @@ void cf_smoke_report_take(struct cf_smoke_report *rep, const struct cf_smoke_eve
             replace(&rep->net_plugin, ev->value);
         if (!strcmp(ev->key, "skipped") && ev->rank == 0)
             replace(&rep->skipped, ev->value);
+        if (!strcmp(ev->key, SMOKE_INCONCLUSIVE_KEY) && ev->rank == 0)
+            replace(&rep->inconclusive, ev->value);
         break;
     case CF_EV_PROBLEM:
         cf_smoke_report_add_problem(rep, ev->rank, ev->text);
@@ -191,6 +193,7 @@ void cf_smoke_report_release(struct cf_smoke_report *r)
     free(r->groups);
     free(r->net_plugin);
     free(r->verdict);
+    free(r->inconclusive);
     free(r->skipped);
     free(r->lib_version);
     free(r->lib_path);

@@ -44,6 +44,8 @@ struct smoke_rendezvous {
     struct cf_launch_secret secret; /* every rendezvous connection proves it knows it */
 };
 #define SMOKE_RDV_TAG "smoke"
+/* rank 0's fact when a search could not decide: why (cf_smoke_report.inconclusive) */
+#define SMOKE_INCONCLUSIVE_KEY "inconclusive"
 #define SMOKE_RECORDS_TAG "smoke-records"
 
 /* What one rank needs to run. */

@@ -682,6 +682,22 @@ static void test_nccl_logs_of_four_versions(void **state)
 
 /* ---- the bad-node search, on made-up results ---- */
 
+/* a group's result: median bw, its band +-band x bw, from `samples` samples a test */
+static struct smoke_group_result result_of(double bw, double band, int samples, int failed)
+{
+    struct smoke_group_result r;
+    memset(&r, 0, sizeof r);
+    r.avg_busbw = r.bw.median = bw;
+    r.bw.spread = 2 * band;
+    r.bw.have_band = samples >= SMOKE_MIN_BAND_SAMPLES;
+    r.bw.lo = r.bw.have_band ? bw * (1 - band) : 0;
+    r.bw.hi = r.bw.have_band ? bw * (1 + band) : 0;
+    r.tests = 1;
+    r.samples = samples;
+    r.failed = failed;
+    return r;
+}
+
 /* busbw of a round's group: 1 GB/s, or 0.01 when it holds the bad host (-1: none) */
 static int run_search(enum cf_smoke_pattern p, int nhosts, int bad, int fail_instead, double min_busbw,
                       char **verdict, int *found_bad)
@@ -690,8 +706,7 @@ static int run_search(enum cf_smoke_pattern p, int nhosts, int bad, int fail_ins
     struct smoke_round round;
     int rounds = 0;
     while (cf_smoke_search_next(s, &round)) {
-        double bw[64];
-        int failed[64];
+        struct smoke_group_result res[64];
         assert_true(round.ngroups <= 64);
         for (int g = 0; g < round.ngroups; g++) {
             int has = bad >= 0 && cf_smoke_round_color(&round, bad, 0) == g;
@@ -700,10 +715,9 @@ static int run_search(enum cf_smoke_pattern p, int nhosts, int bad, int fail_ins
                 members += cf_smoke_round_color(&round, h, 0) == g;
             assert_true(members >= (p == CF_PATTERN_INTRA ? 1 : 2));
             /* a failing group may well be the fastest: that must not make the others look slow */
-            bw[g] = has ? (fail_instead ? 50.0 : 0.01) : 1.0;
-            failed[g] = has && fail_instead;
+            res[g] = result_of(has ? (fail_instead ? 50.0 : 0.01) : 1.0, 0.1, 20, has && fail_instead);
         }
-        cf_smoke_search_result(s, &round, bw, failed);
+        cf_smoke_search_result(s, &round, res);
         cf_smoke_round_release(&round);
         assert_true(++rounds < 64);
     }
@@ -741,9 +755,9 @@ static void test_pairwise_meets_every_pair_once(void **state)
                 assert_true(a >= 0 && b > a);
                 met[a][b]++;
             }
-            double bw[16] = { 0 };
-            int failed[16] = { 0 };
-            cf_smoke_search_result(s, &round, bw, failed);
+            struct smoke_group_result res[16];
+            memset(res, 0, sizeof res);
+            cf_smoke_search_result(s, &round, res);
             cf_smoke_round_release(&round);
             rounds++;
         }
