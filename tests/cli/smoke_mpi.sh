@@ -86,7 +86,7 @@ expect_err "no test ran: --pattern pairwise formed no group of 1 host" "and says
 
 # the patterns on one host: inter makes one ring per local rank (here of one rank each, split
 # from the world), intra one group (the world)
-run "$CCLFORGE" smoke --backend mpi -n 3 --pattern inter --ops all_reduce,all_gather -b 1K -e 1K --iters 2 --json \
+run "$CCLFORGE" smoke --backend mpi -n 3 --pattern inter --ops all_reduce,all_gather -b 1K -e 1K --json \
     --connect-timeout "$MARK"
 expect_rc 0 "--pattern inter on one host"
 expect_json "[g['label'] for g in d['groups']] == ['%s (local rank %d of each)' % (d['ranks'][0]['hostname'], k) for k in range(3)]" "three rings, one per local rank"

@@ -121,11 +121,12 @@ expect_json "len(d['rows']) == 8 and all(r['ok'] for r in d['rows'])" "every tes
 # one slowed host: its veth shaped to 2 Mbit/s both ways
 ip netns exec "$NS-h2" tc qdisc add dev e0 root tbf rate 2mbit burst 8kb limit 4mb
 ip netns exec "$NS-sw" tc qdisc add dev "$NS-b2" root tbf rate 2mbit burst 8kb limit 4mb
-run on_host 0 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --pattern pairwise
+# (a slow pair is told from a noisy one by its median's band: 5 samples a test at least)
+run on_host 0 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --pattern pairwise --iters 5
 expect_rc 1 "pairwise: a slow pair fails the run"
 expect_out "^verdict: pairwise: host cfsn-h2 is in every bad pair \(2 of 3 pairs bad\)" "pairwise names the slowed host"
 expect_out "^# group [0-9] \(round [0-9]\): cfsn-h0\+cfsn-h1, 2 ranks on 2 hosts: .* GB/s$" "the pair without it is not bad"
-run on_host 0 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --pattern bisect
+run on_host 0 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --pattern bisect --iters 5
 expect_rc 1 "bisect: the slow set fails the run"
 expect_out "^verdict: bisect: host cfsn-h2 is the bad one" "bisect names the slowed host"
 # (judged by --min-busbw instead of a ratio the search is unit-tested: a bound between a

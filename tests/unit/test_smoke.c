@@ -19,6 +19,7 @@
 #include "smoke/mpi_api.h"
 #include "smoke/nccl_api.h"
 #include "smoke/smoke_internal.h"
+#include "smoke/stats.h"
 
 
 static void test_fp16_roundtrip_every_pattern(void **state)
@@ -680,7 +681,7 @@ static void test_nccl_logs_of_four_versions(void **state)
     }
 }
 
-/* ---- the bad-node search, on made-up results ---- */
+/* ---- robust statistics: medians, spreads, bands ---- */
 
 /* a group's result: median bw, its band +-band x bw, from `samples` samples a test */
 static struct smoke_group_result result_of(double bw, double band, int samples, int failed)
@@ -697,6 +698,165 @@ static struct smoke_group_result result_of(double bw, double band, int samples, 
     r.failed = failed;
     return r;
 }
+
+
+static void test_stats_median_spread_and_band(void **state)
+{
+    (void)state;
+    double odd[] = { 3, 1, 2 }, even[] = { 4, 1, 3, 2 };
+    assert_true(cf_smoke_median(odd, 3) == 2.0);
+    assert_true(cf_smoke_median(even, 4) == 2.5);
+    /* the band's order statistic: P(Binomial(n, 1/2) < k) <= 5% */
+    static const int band[][2] = { { 1, 0 }, { 2, 0 }, { 4, 0 }, { 5, 1 }, { 6, 1 }, { 8, 2 }, { 9, 2 },
+                                   { 10, 2 }, { 20, 6 }, { 64, 25 } };
+    for (size_t i = 0; i < sizeof band / sizeof band[0]; i++)
+        if (cf_smoke_band_rank(band[i][0]) != band[i][1])
+            fail_msg("n %d: band rank %d, want %d", band[i][0], cf_smoke_band_rank(band[i][0]), band[i][1]);
+    /* the reported fault: two iterations, one waited 12 ms for a core */
+    double two[] = { 12000, 100 };
+    struct smoke_time_stats st;
+    cf_smoke_time_stats(two, 2, &st);
+    assert_true(st.median == 6050 && st.fast == 100 && st.slow == 12000 && st.band_fast == 0 && st.band_slow == 0);
+    struct smoke_bw_figure f;
+    cf_smoke_bw_figure(&st, 1000, &f); /* busbw = 1000 / time */
+    assert_false(f.have_band);
+    assert_true(fabs(f.spread - (6050.0 / 100 - 6050.0 / 12000)) < 1e-12);
+    /* twenty samples, two of them hit: the median and band stay on the others */
+    double twenty[20];
+    for (int i = 0; i < 20; i++)
+        twenty[i] = 100 + i; /* 100 .. 119 */
+    twenty[3] = 12000;
+    twenty[11] = 9000;
+    cf_smoke_time_stats(twenty, 20, &st);
+    /* sorted: 100 101 102 104 .. 110 112 .. 119 9000 12000 */
+    assert_true(st.median == (110 + 112) / 2.0);
+    assert_true(st.fast == 102 && st.slow == 119); /* k = 3: the third from each end */
+    assert_true(st.band_fast == 106 && st.band_slow == 116); /* k = 6 */
+    cf_smoke_bw_figure(&st, 1000, &f);
+    assert_true(f.have_band && f.median == 1000 / 111.0 && f.lo == 1000 / 116.0 && f.hi == 1000 / 106.0);
+    assert_true(fabs(f.spread - (111.0 / 102 - 111.0 / 119)) < 1e-12);
+    /* one sample: no spread at all */
+    double one[] = { 5 };
+    cf_smoke_time_stats(one, 1, &st);
+    cf_smoke_bw_figure(&st, 1000, &f);
+    assert_true(f.median == 200 && f.spread < 0 && !f.have_band);
+}
+
+static void test_stats_group_tally_and_pack(void **state)
+{
+    (void)state;
+    struct smoke_tally t;
+    memset(&t, 0, sizeof t);
+    struct smoke_bw_figure a = { 4, 0.1, 3, 5, 1 }, b = { 8, 0.3, 7, 9, 1 }, c = { 2, 0.2, 1, 3, 1 };
+    cf_smoke_tally_add(&t, 4.5, &a, 20, 1);
+    cf_smoke_tally_add(&t, 8.5, &b, 20, 1);
+    cf_smoke_tally_add(&t, 2.5, &c, 20, 0);
+    struct smoke_group_result r, back;
+    cf_smoke_tally_result(&t, &r);
+    assert_true(r.avg_busbw == 15.5 / 3 && r.bw.median == 4 && r.bw.spread == 0.2 && r.bw.lo == 3 && r.bw.hi == 5);
+    assert_true(r.bw.have_band && r.tests == 3 && r.samples == 20 && r.failed);
+    double w[SMOKE_RESULT_WORDS];
+    cf_smoke_result_pack(&r, w);
+    cf_smoke_result_unpack(w, &back);
+    assert_memory_equal(&r.bw, &back.bw, sizeof r.bw);
+    assert_true(back.avg_busbw == r.avg_busbw && back.tests == 3 && back.samples == 20 && back.failed);
+    /* a test without a band (too few samples) leaves the group without one */
+    struct smoke_bw_figure d = { 6, -1, 0, 0, 0 };
+    cf_smoke_tally_add(&t, 6, &d, 2, 1);
+    cf_smoke_tally_result(&t, &r);
+    assert_true(!r.bw.have_band && r.bw.spread < 0 && r.samples == 2 && r.bw.median == 5);
+    cf_smoke_tally_reset(&t);
+    cf_smoke_tally_result(&t, &r);
+    assert_true(r.tests == 0 && r.bw.median == 0);
+    cf_smoke_tally_release(&t);
+}
+
+/* pairwise over 4 hosts from given results (by pair a-b), the verdict and whether it decided */
+static char *pairwise_of(struct smoke_group_result (*pair)[4], int *culprit, int *bad, char **why)
+{
+    struct smoke_search *s = cf_smoke_search_new(CF_PATTERN_PAIRWISE, 4, 1, 0);
+    struct smoke_round round;
+    while (cf_smoke_search_next(s, &round)) {
+        struct smoke_group_result res[2];
+        for (int g = 0; g < round.ngroups; g++) {
+            int a = -1, b = -1;
+            for (int h = 0; h < 4; h++)
+                if (cf_smoke_round_color(&round, h, 0) == g)
+                    *(a < 0 ? &a : &b) = h;
+            res[g] = pair[a][b];
+        }
+        cf_smoke_search_result(s, &round, res);
+        cf_smoke_round_release(&round);
+    }
+    char *names[] = { "n0", "n1", "n2", "n3" };
+    *why = cf_smoke_search_inconclusive(s, names);
+    char *v = cf_smoke_search_verdict(s, names, culprit, bad);
+    cf_smoke_search_free(s);
+    return v;
+}
+
+static void test_search_says_inconclusive(void **state)
+{
+    (void)state;
+    struct smoke_group_result pair[4][4];
+    int culprit, bad;
+    char *why, *v;
+    /* the fault: two iterations a pair, noise makes most pairs look slow against the luckiest */
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            pair[a][b] = result_of(a == 0 && b == 1 ? 1.0 : 0.3, 0.5, 2, 0);
+    v = pairwise_of(pair, &culprit, &bad, &why);
+    assert_string_equal(why, "pairwise: 2 timed samples per test cannot tell a slow group from a noisy one (a "
+                             "median's 90% band needs 5: --iters 5 or more)");
+    assert_string_equal(v, "inconclusive: pairwise: 2 timed samples per test cannot tell a slow group from a noisy "
+                           "one (a median's 90% band needs 5: --iters 5 or more)");
+    assert_true(culprit == -1 && bad == 1); /* names nobody, and is no pass */
+    free(v);
+    free(why);
+    /* enough samples, clear numbers: n3 is slow in every pair that holds it */
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            pair[a][b] = result_of(b == 3 ? 0.01 : 1.0, 0.2, 20, 0);
+    v = pairwise_of(pair, &culprit, &bad, &why);
+    assert_null(why);
+    assert_string_equal(v, "pairwise: host n3 is in every bad pair (3 of 6 pairs bad)");
+    assert_int_equal(culprit, 3);
+    free(v);
+    /* enough samples, but one pair's band straddles half the best's: cannot tell */
+    pair[1][2] = result_of(0.6, 0.5, 20, 0); /* band 0.3-0.9 against half of 0.8-1.2: 0.4-0.6 */
+    v = pairwise_of(pair, &culprit, &bad, &why);
+    assert_non_null(why);
+    assert_string_equal(why, "pairwise: 1 of 6 groups cannot be told slow or not at this spread: n1+n2 (median "
+                             "0.6 GB/s, band 0.3-0.9) against half of n0+n2 (median 1 GB/s, band 0.8-1.2); run "
+                             "more --iters or on quieter hosts");
+    assert_true(culprit == -1 && bad == 1 && !strncmp(v, "inconclusive: pairwise: 1 of 6", 30));
+    free(v);
+    free(why);
+    /* a band wholly under half the best's band is slow; wholly over it, fine */
+    pair[1][2] = result_of(0.3, 0.2, 20, 0); /* 0.24-0.36 < 0.4 */
+    v = pairwise_of(pair, &culprit, &bad, &why);
+    assert_null(why);
+    assert_string_equal(v, "pairwise: bad groups: n0+n3 n1+n2 n1+n3 n2+n3");
+    free(v);
+    pair[1][2] = result_of(0.7, 0.1, 20, 0); /* 0.63-0.77 >= 0.6 */
+    v = pairwise_of(pair, &culprit, &bad, &why);
+    assert_null(why);
+    assert_int_equal(culprit, 3);
+    free(v);
+    /* wrong results need no band: a failed pair is bad with two samples */
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            pair[a][b] = result_of(1.0, 0.1, 2, b == 3);
+    pair[0][1] = result_of(1.0, 0.1, 2, 1);
+    pair[0][2] = result_of(1.0, 0.1, 2, 1);
+    pair[1][2] = result_of(1.0, 0.1, 2, 1); /* every pair failed but none is compared by speed */
+    v = pairwise_of(pair, &culprit, &bad, &why);
+    assert_null(why);
+    assert_string_equal(v, "pairwise: bad groups: n0+n3 n1+n2 n1+n3 n0+n2 n2+n3 n0+n1");
+    free(v);
+}
+
+/* ---- the bad-node search, on made-up results ---- */
 
 /* busbw of a round's group: 1 GB/s, or 0.01 when it holds the bad host (-1: none) */
 static int run_search(enum cf_smoke_pattern p, int nhosts, int bad, int fail_instead, double min_busbw,
@@ -856,6 +1016,9 @@ int main(void)
         cmocka_unit_test(test_nccl_logs_of_four_versions),
         cmocka_unit_test(test_pairwise_meets_every_pair_once),
         cmocka_unit_test(test_search_names_the_bad_host),
+        cmocka_unit_test(test_stats_median_spread_and_band),
+        cmocka_unit_test(test_stats_group_tally_and_pack),
+        cmocka_unit_test(test_search_says_inconclusive),
         cmocka_unit_test(test_real_nccl_loads_and_reports_version),
         cmocka_unit_test(test_library_without_nccl_api_is_refused),
         cmocka_unit_test(test_cuda_runtime_loads_by_dlopen),
