@@ -47,6 +47,7 @@ static const char usage[] =
     "  --no-cache               scan every file again; use and keep no scan results on disk\n"
     "  --json                   print a cclforge.inspect/1 JSON document\n"
     "  -h, --help               this help\n"
+    CLI_HELP_COLOR("           ")
     "\n"
     "examples:\n"
     "  cclforge inspect                                  # the NCCL/RCCL a program here would load\n"
