@@ -57,7 +57,7 @@ static const char usage[] =
     "Exit status: 0 fine (warnings allowed); 1 a library is missing, a symbol or\n"
     "version is undefined (with --undefined), an error-severity lint finding, or\n"
     "a FILE that cannot be inspected (missing, not ELF, truncated, a directory);\n"
-    "2 usage error. Colour only on a terminal, never with NO_COLOR.\n"
+    "2 usage error.\n"
     "Documentation: docs/inspect.md, JSON schema: docs/schemas/inspect.md.\n";
 
 struct view {
