@@ -134,8 +134,14 @@ void cf_progress_step(struct cf_progress *p, long done, const char *label)
         if (now - p->last_draw < 0.1 && done < p->total)
             return;
         p->last_draw = now;
-        fprintf(p->f, "\r\033[K[%4ld/%ld] %3d%% %s elapsed, ETA %s  %.60s", done, p->total, pct, el, eta,
-                cli_safe(label));
+        /* the old line is overwritten with spaces, as git does: no escape
+         * sequence, so --color=never means none at all */
+        char line[256];
+        int n = snprintf(line, sizeof line, "[%4ld/%ld] %3d%% %s elapsed, ETA %s  %.60s", done, p->total, pct, el,
+                         eta, cli_safe(label));
+        n = n < 0 ? 0 : n >= (int)sizeof line ? (int)sizeof line - 1 : n;
+        fprintf(p->f, "\r%s%*s", line, p->drawn > n ? p->drawn - n : 0, "");
+        p->drawn = n;
         fflush(p->f);
     } else if (p->plain_every > 0 && (done % p->plain_every == 0 || done == p->total)) {
         fprintf(p->f, "[%ld/%ld] %d%% %s elapsed, ETA %s %s\n", done, p->total, pct, el, eta, cli_safe(label));
@@ -144,6 +150,7 @@ void cf_progress_step(struct cf_progress *p, long done, const char *label)
 
 void cf_progress_finish(struct cf_progress *p)
 {
-    if (p->f && p->tty)
-        fprintf(p->f, "\r\033[K");
+    if (p->f && p->tty && p->drawn)
+        fprintf(p->f, "\r%*s\r", p->drawn, "");
+    p->drawn = 0;
 }

@@ -47,6 +47,7 @@ struct cf_progress {
     double last_draw;
     int tty;
     int plain_every;
+    int drawn; /* the length of the line drawn last (tty), to overwrite */
 };
 void cf_progress_start(struct cf_progress *p, FILE *f, long total);
 void cf_progress_step(struct cf_progress *p, long done, const char *label);

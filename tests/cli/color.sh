@@ -4,7 +4,7 @@
 # launcher started (each launcher's variables; a real `mpirun -n 1`, whose rank
 # writes to a pty of Open MPI's, into a file); always colours anyway; a bad
 # value is a usage error naming the option and the words. Progress lines are
-# redrawn only on the user's own terminal (nccl build, when a toolkit is here).
+# redrawn only on the user's own terminal (nccl build), with no escape sequence.
 . "$(dirname "$0")/lib.sh"
 SRC=${CCLFORGE_SOURCE_DIR:?}
 T=$T_TMP
@@ -139,6 +139,43 @@ expect_err "^usage: cclforge " "the usage is printed"
 for v in $LAUNCH_VARS; do
     grep -q "fB$v\\\\fR" "$SRC/docs/man/cclforge.1" && ok "cclforge.1 names $v" || bad "cclforge.1 does not name $v"
     grep -q "\`$v\`" "$SRC/docs/colour.md" && ok "docs/colour.md names $v" || bad "docs/colour.md does not name $v"
+done
+
+# ---- progress lines: redrawn in place only on the user's own terminal ----
+# nccl build on the NCCL-shaped mini tree shows them; with this machine's CUDA
+# when it has one, else with a stand-in nvcc that writes empty objects (the
+# build then fails its verification, after the progress was shown)
+if t_find_cuda && [ -n "$T_NVCC" ]; then
+    TOOLKIT=$T_CUDA
+else
+    TOOLKIT=$T/cuda
+    mkdir -p "$TOOLKIT/bin" "$TOOLKIT/include"
+    printf '#define CUDA_VERSION 13000\n' >"$TOOLKIT/include/cuda.h"
+    cat >"$TOOLKIT/bin/nvcc" <<'NVCC'
+#!/bin/sh
+case "$*" in *--version*) echo "Cuda compilation tools, release 13.0, V13.0.48"; exit 0 ;; esac
+while [ $# -gt 0 ]; do [ "$1" = -o ] && : >"$2"; shift; done
+NVCC
+    chmod +x "$TOOLKIT/bin/nvcc"
+    echo "# no CUDA toolkit here: a stand-in nvcc drives the progress lines"
+fi
+builds=0
+nb() { builds=$((builds + 1)); pty env CUDA_HOME="$TOOLKIT" "$@" "$CCLFORGE" nccl build --root "$T/nccl$builds" \
+    --source "$SRC/tests/fixtures/nccl-mini" --archs 9.0 -j2; }
+# a redraw is a carriage return before a progress line; the pty turns each
+# newline into CR LF, so "\r[" appears only when the line is redrawn
+redraws() { printf '%s%s' "$OUT" "$ERR" | grep -o $'\r\\[' | wc -l; }
+nb
+[ "$(redraws)" -ge 1 ] && ok "progress on the user's terminal is one line redrawn ($(redraws) redraws)" || bad "progress on the user's terminal is redrawn"
+printf '%s' "$OUT" | grep -q $'\033\\[K' && bad "the redraw uses no erase sequence (overwritten with spaces)" || ok "the redraw uses no erase sequence (overwritten with spaces)"
+pty env CUDA_HOME="$TOOLKIT" "$CCLFORGE" --color=never nccl build --root "$T/nccl-never" --source "$SRC/tests/fixtures/nccl-mini" --archs 9.0 -j2
+[ "$(redraws)" -ge 1 ] && ok "--color=never still redraws progress" || bad "--color=never still redraws progress"
+plain "--color=never: not one escape sequence, progress included"
+for e in "OMPI_COMM_WORLD_RANK=0" "SLURM_STEP_ID=0 SLURM_PROCID=0" "TORCHELASTIC_RUN_ID=x" "TERM=dumb"; do
+    read -r -a vars <<<"$e"
+    nb "${vars[@]}"
+    [ "$(redraws)" = 0 ] && printf '%s' "$OUT" | grep -qE '^\[[0-9]+/[0-9]+\] 100%' &&
+        ok "with $e on a terminal: plain progress lines, none redrawn" || bad "with $e on a terminal: plain progress lines, none redrawn"
 done
 
 # ---- a real mpirun: its rank writes into the user's file through a pty ----
