@@ -55,7 +55,7 @@ int cli_usage(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vreport(cmd, CF_RED, "usage error: ", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "Try 'cclforge %s --help'.\n", cmd ? cmd : "");
+    fprintf(stderr, "Try 'cclforge %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
     return EXIT_USAGE;
 }
 

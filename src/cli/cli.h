@@ -34,6 +34,10 @@ int cli_decimal(const char *flag, const char *what, const char *text, double min
                 cf_error *err);
 int cli_size(const char *flag, const char *text, uint64_t min, uint64_t max, uint64_t *out, cf_error *err);
 
+/* The line each command's --help gives the global --color (taken out of argv
+ * by main, cf_term_take_color_option); pad aligns its description. */
+#define CLI_HELP_COLOR(pad) "  --color[=WHEN]" pad "auto (default), always or never: see 'cclforge --help'\n"
+
 /* 1 when argv[i] is -h or --help anywhere before a "--". */
 int cli_wants_help(int argc, char **argv);
 

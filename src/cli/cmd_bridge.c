@@ -70,6 +70,7 @@ static const char usage_text[] =
     "  --platform-tag TAG         override the computed platform tag\n"
     "  --json                     machine-readable output (schema cclforge.bridge-<sub>/2)\n"
     "  -h, --help                 this text\n"
+    CLI_HELP_COLOR("             ")
     "\n"
     "Exit status: 0 fine, 1 problems in the plan or a failed build, 2 usage error.\n"
     "Examples:\n"

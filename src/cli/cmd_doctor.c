@@ -53,6 +53,7 @@ static const char doctor_usage[] =
     "  --timeout S        with --gather: how long rank 0 waits for the others (default 60)\n"
     "  -v, --verbose      with --gather or compare: print the report even when all is well\n"
     "  -h, --help         this text\n"
+    CLI_HELP_COLOR("     ")
     "\n"
     "compare reads the --json reports of several hosts and reports what stops their ranks\n"
     "from talking (NCCL version codes, NCCL vs RCCL, torch versions) and the GPU archs a\n"
@@ -80,6 +81,7 @@ static const char compare_usage[] =
     "  --json             machine-readable result (schema cclforge.doctor-compare/1)\n"
     "  -v, --verbose      print the report even when all is well\n"
     "  -h, --help         this text\n"
+    CLI_HELP_COLOR("     ")
     "\n"
     "Exit status: 0 no error-severity finding, 1 an error finding, 2 usage error (fewer\n"
     "than two reports, or one that cannot be read).\n"

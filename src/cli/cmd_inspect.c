@@ -47,6 +47,7 @@ static const char usage[] =
     "  --no-cache               scan every file again; use and keep no scan results on disk\n"
     "  --json                   print a cclforge.inspect/1 JSON document\n"
     "  -h, --help               this help\n"
+    CLI_HELP_COLOR("           ")
     "\n"
     "examples:\n"
     "  cclforge inspect                                  # the NCCL/RCCL a program here would load\n"
@@ -56,7 +57,7 @@ static const char usage[] =
     "Exit status: 0 fine (warnings allowed); 1 a library is missing, a symbol or\n"
     "version is undefined (with --undefined), an error-severity lint finding, or\n"
     "a FILE that cannot be inspected (missing, not ELF, truncated, a directory);\n"
-    "2 usage error. Colour only on a terminal, never with NO_COLOR.\n"
+    "2 usage error.\n"
     "Documentation: docs/inspect.md, JSON schema: docs/schemas/inspect.md.\n";
 
 struct view {

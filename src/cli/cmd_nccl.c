@@ -31,6 +31,7 @@ static const char nccl_usage[] =
     "\n"
     "options:\n"
     "  -h, --help this text; 'cclforge nccl <subcommand> --help' gives its options\n"
+    CLI_HELP_COLOR("  ")
     "\n"
     "The install root is --root, else $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge,\n"
     "else $HOME/.cache/cclforge (none of them set: refused); builds live in\n"
@@ -77,6 +78,7 @@ static const char build_usage[] =
     "  --dry-run             print the plan and the exact commands, build nothing\n"
     "  --json                machine-readable result (schema cclforge.nccl-build/1)\n"
     "  -h, --help            this text\n"
+    CLI_HELP_COLOR("        ")
     "\n"
     "Exit status: 0 built or cached, 1 the build or its verification failed, 2 usage\n"
     "error (bad tag or arch, an arch the toolkit cannot target, a vendor mismatch, a\n"
@@ -96,6 +98,7 @@ static const char list_usage[] =
     "  --verify      re-hash every file (default: those whose size or stat stamp changed)\n"
     "  --json        machine-readable list (schema cclforge.nccl-list/1)\n"
     "  -h, --help    this text\n"
+    CLI_HELP_COLOR("  ")
     "\n"
     "Exit status: 0 fine (also when nothing is installed), 1 a build is damaged or the\n"
     "root cannot be read or is not yours, 2 usage error.\n"
@@ -111,6 +114,7 @@ static const char activate_usage[] =
     "options:\n"
     "  --root DIR    install root (default: see 'cclforge nccl --help')\n"
     "  -h, --help    this text\n"
+    CLI_HELP_COLOR("  ")
     "\n"
     "Exit status: 0 fine, 1 no such build, 2 usage error.\n"
     "Example:\n"
@@ -125,6 +129,7 @@ static const char remove_usage[] =
     "options:\n"
     "  --root DIR    install root (default: see 'cclforge nccl --help')\n"
     "  -h, --help    this text\n"
+    CLI_HELP_COLOR("  ")
     "\n"
     "Exit status: 0 removed, 1 no such build or it is being built, 2 usage error.\n"
     "Example:\n"
@@ -145,6 +150,7 @@ static const char env_usage[] =
     "  --host-survey FILE  a worker's doctor JSON: check its GPU archs are covered\n"
     "  --root DIR          install root (default: see 'cclforge nccl --help')\n"
     "  -h, --help          this text\n"
+    CLI_HELP_COLOR("      ")
     "\n"
     "Exit status: 0 fine, 1 no such build, a damaged one, or a host arch not covered,\n"
     "2 usage error.\n"

@@ -75,6 +75,7 @@ static void usage(FILE *f)
             "Output:\n"
             "  --json                   one JSON document (schema cclforge.smoke/2) instead of text\n"
             "  -h, --help               this help\n"
+            CLI_HELP_COLOR("           ")
             "\n"
             "Text output: 'RANK_PASS rank=R local_rank=L op=OP bytes=B ...', 'RANK_FAIL ... reason=...' and\n"
             "'RANK_INFO rank=R local_rank=L KEY=\"VALUE\"' lines, the table with the slowest rank and host of\n"

@@ -84,6 +84,7 @@ static const char usage_text[] =
     "  --json             machine-readable output (schema cclforge.wheel-verify/1,\n"
     "                     cclforge.wheel-graft/1)\n"
     "  -h, --help         this text\n"
+    CLI_HELP_COLOR("     ")
     "\n"
     "Exit status: 0 the wheel passed, 1 a check failed (a missing or unreadable wheel\n"
     "included), 2 usage error.\n"

@@ -9,6 +9,7 @@
 #include "cclforge/fs.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
+#include "cli/term.h"
 
 struct command {
     const char *name;
@@ -52,15 +53,31 @@ static void hold_closed_std_fds(void)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: cclforge [--version] [--help] <command> [<args>]\n\ncommands:\n");
+    fprintf(f, "usage: cclforge [--version] [--help] [--color[=WHEN]] <command> [<args>]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s  %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nRun 'cclforge <command> --help' for a command's options.\n"
+               "\n"
+               "Every command also takes, anywhere before a '--':\n"
+               "  --color[=WHEN]  colour: auto (the default), always (--color alone) or never\n"
+               "                  (also --no-color). auto colours only the user's own terminal:\n"
+               "                  never into a file or pipe, with NO_COLOR set, with TERM unset\n"
+               "                  or dumb, or in a rank started by mpirun, srun, torchrun or\n"
+               "                  another launcher (its terminal is the launcher's).\n"
+               "\n"
                "Exit status: 0 fine, 1 problems found or the job failed (or its output\n"
                "could not be written), 2 usage error.\n"
                "Examples:\n"
                "  cclforge doctor\n"
                "  cclforge inspect --undefined build/libbridge.so\n");
+}
+
+static int command_named(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(name, commands[i].name))
+            return 1;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -71,6 +88,13 @@ int main(int argc, char **argv)
     }
     hold_closed_std_fds();
     cf_crypto_cpu_probe();
+    cf_error color_err = CF_ERROR_INIT;
+    if (cf_term_take_color_option(&argc, argv, &color_err) < 0)
+        return cli_usage_fail(command_named(argv[1]) ? argv[1] : NULL, &color_err);
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
     const char *name = argv[1];
     for (size_t i = 0; i < sizeof own_words / sizeof own_words[0]; i++)
         if (!strcmp(name, own_words[i].word)) {

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 
 #include "cclforge/clock.h"
+#include "cclforge/launch_mark.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,18 +17,75 @@ int cf_term_is_tty(FILE *f)
     return fd >= 0 && isatty(fd);
 }
 
+/* The choice of --color; the auto answer per standard stream, decided once
+ * (asked for every colour code printed). */
+static enum cf_color_when color_when = CF_COLOR_AUTO;
+static signed char auto_answer[2] = { -1, -1 }; /* stdout, stderr; -1 not yet */
+
+static const struct {
+    const char *word;
+    enum cf_color_when when;
+} color_words[] = { { "auto", CF_COLOR_AUTO }, { "always", CF_COLOR_ALWAYS }, { "never", CF_COLOR_NEVER } };
+
+void cf_term_set_color(enum cf_color_when when)
+{
+    color_when = when;
+}
+
+static int parse_when(const char *text, enum cf_color_when *when, cf_error *err)
+{
+    for (size_t i = 0; i < sizeof color_words / sizeof color_words[0]; i++)
+        if (!strcmp(text, color_words[i].word)) {
+            *when = color_words[i].when;
+            return 0;
+        }
+    return cf_error_set(err, CF_ERR_USAGE, "--color='%s': expected auto, always or never", text);
+}
+
+int cf_term_take_color_option(int *argc, char **argv, cf_error *err)
+{
+    enum cf_color_when when = color_when;
+    int kept = 1, i = 1;
+    for (; i < *argc && strcmp(argv[i], "--"); i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--color"))
+            when = CF_COLOR_ALWAYS;
+        else if (!strcmp(a, "--no-color"))
+            when = CF_COLOR_NEVER;
+        else if (!strncmp(a, "--color=", 8)) {
+            if (parse_when(a + 8, &when, err) < 0)
+                return -1;
+        } else
+            argv[kept++] = argv[i];
+    }
+    while (i < *argc)
+        argv[kept++] = argv[i++];
+    argv[kept] = NULL;
+    *argc = kept;
+    cf_term_set_color(when);
+    return 0;
+}
+
+extern char **environ;
+
+int cf_term_user_terminal(FILE *f)
+{
+    const char *term = getenv("TERM");
+    return term && *term && strcmp(term, "dumb") && cf_term_is_tty(f) && !cf_launch_marked(environ);
+}
+
 int cf_term_color_enabled(FILE *f)
 {
-    /* Asked for every colour code printed: decided once per stream. */
-    static FILE *last;
-    static int enabled;
-    if (f && f == last)
-        return enabled;
+    if (color_when != CF_COLOR_AUTO)
+        return color_when == CF_COLOR_ALWAYS;
+    int slot = f == stdout ? 0 : f == stderr ? 1 : -1;
+    if (slot >= 0 && auto_answer[slot] >= 0)
+        return auto_answer[slot];
     const char *nc = getenv("NO_COLOR");
-    const char *term = getenv("TERM");
-    enabled = !(nc && *nc) && !(term && !strcmp(term, "dumb")) && cf_term_is_tty(f);
-    last = f;
-    return enabled;
+    int on = !(nc && *nc) && cf_term_user_terminal(f);
+    if (slot >= 0)
+        auto_answer[slot] = (signed char)on;
+    return on;
 }
 
 const char *cf_term_color(FILE *f, enum cf_color c)
@@ -56,7 +114,7 @@ void cf_progress_start(struct cf_progress *p, FILE *f, long total)
     p->f = f;
     p->total = total;
     p->start = cf_now_seconds();
-    p->tty = cf_term_is_tty(f);
+    p->tty = cf_term_user_terminal(f);
     p->plain_every = total > 40 ? (int)(total / 20) : 1;
 }
 
@@ -76,8 +134,14 @@ void cf_progress_step(struct cf_progress *p, long done, const char *label)
         if (now - p->last_draw < 0.1 && done < p->total)
             return;
         p->last_draw = now;
-        fprintf(p->f, "\r\033[K[%4ld/%ld] %3d%% %s elapsed, ETA %s  %.60s", done, p->total, pct, el, eta,
-                cli_safe(label));
+        /* the old line is overwritten with spaces, as git does: no escape
+         * sequence, so --color=never means none at all */
+        char line[256];
+        int n = snprintf(line, sizeof line, "[%4ld/%ld] %3d%% %s elapsed, ETA %s  %.60s", done, p->total, pct, el,
+                         eta, cli_safe(label));
+        n = n < 0 ? 0 : n >= (int)sizeof line ? (int)sizeof line - 1 : n;
+        fprintf(p->f, "\r%s%*s", line, p->drawn > n ? p->drawn - n : 0, "");
+        p->drawn = n;
         fflush(p->f);
     } else if (p->plain_every > 0 && (done % p->plain_every == 0 || done == p->total)) {
         fprintf(p->f, "[%ld/%ld] %d%% %s elapsed, ETA %s %s\n", done, p->total, pct, el, eta, cli_safe(label));
@@ -86,6 +150,7 @@ void cf_progress_step(struct cf_progress *p, long done, const char *label)
 
 void cf_progress_finish(struct cf_progress *p)
 {
-    if (p->f && p->tty)
-        fprintf(p->f, "\r\033[K");
+    if (p->f && p->tty && p->drawn)
+        fprintf(p->f, "\r%*s\r", p->drawn, "");
+    p->drawn = 0;
 }

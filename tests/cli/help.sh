@@ -83,8 +83,11 @@ check_options() { # SOURCE MANPAGE SUBCOMMAND...
     c=$(code_opts "$src")
     h=$(help_opts "$@")
     m=$(man_opts "$man")
-    # nccl build reads --help before getopt (no table entry); every command takes it
-    c=$(printf '%s\n--help\n' "$c" | sort -u)
+    # nccl build reads --help before getopt (no table entry); every command takes it,
+    # and --color, which main takes out of argv for every command (term.c) and
+    # cclforge.1 documents once
+    c=$(printf '%s\n--help\n--color\n' "$c" | sort -u)
+    m=$(printf '%s\n%s\n' "$m" "$(man_opts cclforge.1 | grep -x -- --color)" | sort -u)
     same_set "$1: options the code accepts == options its --help lists" "$c" "$h"
     same_set "$1: options its --help lists == options $man documents" "$h" "$m"
 }
