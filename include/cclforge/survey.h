@@ -276,6 +276,12 @@ int cf_compiler_probe_cached(const char *path, int use_cache, struct cf_compiler
 void cf_compiler_release(struct cf_compiler *c);
 const char *cf_torch_flavour_name(enum cf_torch_flavour f); /* "cpu", "cuda", "hip", "unknown" */
 const char *cf_survey_section_name(enum cf_survey_section sec); /* the JSON key */
+/* 0 when a loaded document holds a host's facts as `doctor --json` writes
+ * them (host, toolkits, gpus, driver, libtorch, comm_libraries: what compare
+ * and gather compare); else -1 with err (CF_ERR_FORMAT) naming the sections
+ * missing and the fix. A hand-written subset injects sections (--survey)
+ * but describes no host. `name` says which document. */
+int cf_survey_check_whole(const struct cf_survey *s, const char *name, cf_error *err);
 
 /* Pieces usable on their own (and unit-tested). */
 /* Applies a *_VISIBLE_DEVICES value to the GPUs of one vendor (indices or UUID

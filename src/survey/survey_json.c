@@ -544,6 +544,29 @@ int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err)
     return r.failed ? -1 : 0;
 }
 
+/* The sections every `doctor --json` report carries and compare reads: a
+ * document without one of them compares as a host that has nothing. */
+static const enum cf_survey_section whole_sections[] = {
+    CF_SEC_HOST, CF_SEC_TOOLKITS, CF_SEC_GPUS, CF_SEC_DRIVER, CF_SEC_LIBTORCH, CF_SEC_COMM_LIBS,
+};
+
+int cf_survey_check_whole(const struct cf_survey *s, const char *name, cf_error *err)
+{
+    struct strbuf missing = STRBUF_INIT;
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof whole_sections / sizeof *whole_sections; i++)
+        if (!s->injected[whole_sections[i]])
+            cf_sb_addf(&missing, "%s\"%s\"", n++ ? ", " : "", cf_survey_section_name(whole_sections[i]));
+    if (!n)
+        return 0;
+    cf_error_set(err, CF_ERR_FORMAT,
+                 "%s is not a host's survey: it lacks %s; write each host's report with `cclforge doctor --json > "
+                 "HOST.json` on that host",
+                 name, missing.buf);
+    cf_sb_release(&missing);
+    return -1;
+}
+
 int cf_survey_load(const char *path, struct cf_survey *s, cf_error *err)
 {
     struct strbuf text = STRBUF_INIT;
