@@ -124,6 +124,13 @@ struct cf_libtorch {
      * read (truncated, another format): "<module> (<file>): why". */
     struct strvec bridge_unreadable;
     struct strvec bridge_walk_bounded; /* a site-packages whose module walk stopped at its bound */
+    /* Plugin bridges there without cclforge's facts: extension modules whose read-only data holds
+     * CF_BRIDGE_FACTORY (cclforge/pymodule.h), "<module> (<file>)" in plugins; each NEEDED of one
+     * that this host's loader does not find, in a process that imported torch first (the
+     * emulation: torch/_C's closure, then the module), in plugin_missing: "<module> needs <lib>
+     * ...: where the loader looked". */
+    struct strvec bridge_plugins;
+    struct strvec bridge_plugin_missing;
 };
 
 /* A compiler found on PATH or in a toolkit. */

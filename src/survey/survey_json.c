@@ -126,6 +126,8 @@ static cJSON *torch_to_json(const struct cf_libtorch *t)
     cf_json_put_strvec(o, "bridge_toolkit_missing", &t->bridge_toolkit_missing);
     cf_json_put_strvec(o, "bridge_unreadable", &t->bridge_unreadable);
     cf_json_put_strvec(o, "bridge_walk_bounded", &t->bridge_walk_bounded);
+    cf_json_put_strvec(o, "bridge_plugins", &t->bridge_plugins);
+    cf_json_put_strvec(o, "bridge_plugin_missing", &t->bridge_plugin_missing);
     cf_json_put_strvec(o, "undefined_symbols", &t->undefined_symbols);
     if (t->archs_known)
         cf_json_put_strvec(o, "archs", &t->archs);
@@ -390,6 +392,10 @@ static void read_torch(struct reader *r, const cJSON *o, struct cf_libtorch *t)
         get_strvec(r, o, "bridge_unreadable", &t->bridge_unreadable);
     if (cJSON_GetObjectItemCaseSensitive(o, "bridge_walk_bounded"))
         get_strvec(r, o, "bridge_walk_bounded", &t->bridge_walk_bounded);
+    if (cJSON_GetObjectItemCaseSensitive(o, "bridge_plugins"))
+        get_strvec(r, o, "bridge_plugins", &t->bridge_plugins);
+    if (cJSON_GetObjectItemCaseSensitive(o, "bridge_plugin_missing"))
+        get_strvec(r, o, "bridge_plugin_missing", &t->bridge_plugin_missing);
     get_strvec(r, o, "undefined_symbols", &t->undefined_symbols);
     t->archs_known = get_strvec(r, o, "archs", &t->archs);
     t->problem = get_str(r, o, "problem");
@@ -716,6 +722,8 @@ static void free_section(struct cf_survey *s, enum cf_survey_section sec)
             cf_strvec_clear(&t->bridge_toolkit_missing);
             cf_strvec_clear(&t->bridge_unreadable);
             cf_strvec_clear(&t->bridge_walk_bounded);
+            cf_strvec_clear(&t->bridge_plugins);
+            cf_strvec_clear(&t->bridge_plugin_missing);
             cf_strvec_clear(&t->undefined_symbols);
             cf_strvec_clear(&t->archs);
             free(t->problem);
