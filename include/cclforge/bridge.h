@@ -178,6 +178,10 @@ void cf_bridge_link_argv(const struct cf_bridge_plan *plan, const char *object, 
  * sources', then the ABI guard's) and the link last. Returns an array of
  * *n = more_sources.n + 3 vectors; cf_bridge_commands_free releases it. */
 struct strvec *cf_bridge_plan_commands(const struct cf_bridge_plan *plan, size_t *n);
+/* The command that creates the directories those commands write into
+ * (`mkdir -p <out>/<package dir>`: the objects' directory and the module's),
+ * which a compiler does not create: it runs first. */
+void cf_bridge_mkdir_argv(const struct cf_bridge_plan *plan, struct strvec *argv);
 void cf_bridge_commands_free(struct strvec *cmds, size_t n);
 /* `docker run` around inner: every input directory mounted read-only at its own
  * path, work_dir read-write, no network. */

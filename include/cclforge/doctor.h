@@ -76,6 +76,7 @@ struct cf_fact_diff {
     enum cf_severity sev;
     struct cf_host_group *groups; size_t n_groups; /* largest first */
     char *summary;           /* "7 hosts NCCL 2.27.5, node-b 2.26.2" */
+    int judged;              /* counted by a cross-host finding of its own (sev is that one's), not as hosts-differ */
 };
 struct cf_consolidated {
     size_t n_hosts;

@@ -124,6 +124,13 @@ struct cf_libtorch {
      * read (truncated, another format): "<module> (<file>): why". */
     struct strvec bridge_unreadable;
     struct strvec bridge_walk_bounded; /* a site-packages whose module walk stopped at its bound */
+    /* Plugin bridges there without cclforge's facts: extension modules whose read-only data holds
+     * CF_BRIDGE_FACTORY (cclforge/pymodule.h), "<module> (<file>)" in plugins; each NEEDED of one
+     * that this host's loader does not find, in a process that imported torch first (the
+     * emulation: torch/_C's closure, then the module), in plugin_missing: "<module> needs <lib>
+     * ...: where the loader looked". */
+    struct strvec bridge_plugins;
+    struct strvec bridge_plugin_missing;
 };
 
 /* A compiler found on PATH or in a toolkit. */
@@ -276,6 +283,12 @@ int cf_compiler_probe_cached(const char *path, int use_cache, struct cf_compiler
 void cf_compiler_release(struct cf_compiler *c);
 const char *cf_torch_flavour_name(enum cf_torch_flavour f); /* "cpu", "cuda", "hip", "unknown" */
 const char *cf_survey_section_name(enum cf_survey_section sec); /* the JSON key */
+/* 0 when a loaded document holds a host's facts as `doctor --json` writes
+ * them (host, toolkits, gpus, driver, libtorch, comm_libraries: what compare
+ * and gather compare); else -1 with err (CF_ERR_FORMAT) naming the sections
+ * missing and the fix. A hand-written subset injects sections (--survey)
+ * but describes no host. `name` says which document. */
+int cf_survey_check_whole(const struct cf_survey *s, const char *name, cf_error *err);
 
 /* Pieces usable on their own (and unit-tested). */
 /* Applies a *_VISIBLE_DEVICES value to the GPUs of one vendor (indices or UUID

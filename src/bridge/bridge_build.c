@@ -79,6 +79,14 @@ struct strvec *cf_bridge_plan_commands(const struct cf_bridge_plan *p, size_t *n
     return v;
 }
 
+void cf_bridge_mkdir_argv(const struct cf_bridge_plan *p, struct strvec *argv)
+{
+    cf_strvec_push(argv, "mkdir");
+    cf_strvec_push(argv, "-p");
+    cf_strvec_push(argv, "--");
+    cf_strvec_pushf(argv, "%s/%s", p->out_dir, p->package_dir);
+}
+
 void cf_bridge_commands_free(struct strvec *cmds, size_t n)
 {
     for (size_t i = 0; i < n; i++)

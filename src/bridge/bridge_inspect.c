@@ -393,23 +393,34 @@ static void check_glibc(const struct cf_bridge_plan *p, const char *output, stru
     struct cf_elf *elf;
     cf_error err = CF_ERROR_INIT;
     if (cf_elf_open(output, &elf, &err) != 0) {
+        /* --max-glibc asked for a check that cannot run: a failure, not a silent pass */
+        if (p->max_glibc)
+            cf_strvec_pushf(&res->problems, "--max-glibc %d.%d: the check did not run: %s", p->max_glibc / 1000,
+                            p->max_glibc % 1000, cf_error_message(&err));
         cf_error_clear(&err);
         return;
     }
     const struct cf_elf_symbol *syms;
     size_t n;
     int max = 0;
-    if (cf_elf_dynsyms(elf, &syms, &n, &err) == 0)
-        for (size_t k = 0; k < n; k++) {
-            if (syms[k].defined || !syms[k].version || !cf_starts_with(syms[k].version, "GLIBC_2."))
-                continue;
-            int code = cf_elf_glibc_version_code(syms[k].version);
-            if (code > max)
-                max = code;
-            if (p->max_glibc && code > p->max_glibc)
-                cf_strvec_pushf(&res->glibc_symbols, "%s@%s", syms[k].name, syms[k].version);
-        }
-    cf_error_clear(&err);
+    if (cf_elf_dynsyms(elf, &syms, &n, &err) < 0) {
+        if (p->max_glibc)
+            cf_strvec_pushf(&res->problems, "--max-glibc %d.%d: the check did not run: the extension's dynamic "
+                                            "symbols cannot be read (%s)",
+                            p->max_glibc / 1000, p->max_glibc % 1000, cf_error_message(&err));
+        cf_error_clear(&err);
+        cf_elf_close(elf);
+        return;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (syms[k].defined || !syms[k].version || !cf_starts_with(syms[k].version, "GLIBC_2."))
+            continue;
+        int code = cf_elf_glibc_version_code(syms[k].version);
+        if (code > max)
+            max = code;
+        if (p->max_glibc && code > p->max_glibc)
+            cf_strvec_pushf(&res->glibc_symbols, "%s@%s", syms[k].name, syms[k].version);
+    }
     cf_elf_close(elf);
     if (res->glibc_symbols.n) {
         struct strbuf list = STRBUF_INIT;

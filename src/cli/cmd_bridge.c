@@ -246,11 +246,20 @@ static cJSON *plan_json(const struct cf_bridge_plan *p)
     cf_json_put_str(o, "output_name", p->output_name);
     cf_json_put_str(o, "output", p->output);
     cf_json_put_str(o, "output_dir", p->output ? p->out_dir : NULL);
-    /* the plan as commands: runnable as given, from any directory, once
-     * output_dir/<package dir> exists (the plan itself writes nothing) */
+    /* the plan as commands: runnable as given, from any directory; the first
+     * (mkdir) creates the directories the others write into (the plan itself
+     * writes nothing). steps: every argv in the order to run them. */
     if (p->output && p->source.value && p->guard.value) {
         size_t n;
         struct strvec *cmd = cf_bridge_plan_commands(p, &n); /* sources' compiles, the guard's, the link */
+        struct strvec mk = STRVEC_INIT;
+        cf_bridge_mkdir_argv(p, &mk);
+        cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "mkdir"), "argv", cf_json_strvec(&mk));
+        cJSON *steps = cJSON_AddArrayToObject(o, "steps");
+        cJSON_AddItemToArray(steps, cf_json_strvec(&mk));
+        for (size_t i = 0; i < n; i++)
+            cJSON_AddItemToArray(steps, cf_json_strvec(&cmd[i]));
+        cf_strvec_clear(&mk);
         cJSON *co = cJSON_AddObjectToObject(o, "compile");
         cJSON_AddItemToObject(co, "argv", cf_json_strvec(&cmd[0]));
         /* one per source, the bridge's (argv above) first: a one-source bridge has one */
@@ -261,6 +270,8 @@ static cJSON *plan_json(const struct cf_bridge_plan *p)
         cJSON_AddItemToObject(cJSON_AddObjectToObject(o, "link"), "argv", cf_json_strvec(&cmd[n - 1]));
         cf_bridge_commands_free(cmd, n);
     } else {
+        cJSON_AddNullToObject(o, "mkdir");
+        cJSON_AddNullToObject(o, "steps");
         cJSON_AddNullToObject(o, "compile");
         cJSON_AddNullToObject(o, "link");
     }
@@ -392,6 +403,14 @@ static void print_plan(const struct cf_bridge_plan *p)
     if (p->output && p->source.value && p->guard.value) {
         size_t n;
         struct strvec *v = cf_bridge_plan_commands(p, &n);
+        struct strvec mk = STRVEC_INIT;
+        struct strbuf mks = STRBUF_INIT;
+        cf_bridge_mkdir_argv(p, &mk);
+        for (size_t i = 0; i < mk.n; i++)
+            shell_word(&mks, mk.v[i]);
+        row("mkdir", mks.buf, NULL);
+        cf_sb_release(&mks);
+        cf_strvec_clear(&mk);
         for (size_t k = 0; k < n; k++) {
             const char *label = k == n - 1 ? "link" : k == n - 2 ? "guard" : "compile";
             struct strbuf sb = STRBUF_INIT;

@@ -75,7 +75,10 @@ static const char compare_usage[] =
     "different torch versions, and GPU archs a host's library has no code for; then\n"
     "every other fact that differs (NCCL path and archs, driver, CUDA/HIP runtime,\n"
     "toolkit, C++11 ABI, glibc, each NCCL variable, the net plugin, IB ports, GPUs,\n"
-    "kernel, limits) with the hosts on each side. Text is silent when all is well.\n"
+    "kernel, limits) with the hosts on each side, each with the severity it is\n"
+    "counted at. Text is silent when all is well. Each report must be a whole\n"
+    "'doctor --json' (host, toolkits, gpus, driver, libtorch, comm_libraries): a\n"
+    "hand-written --survey subset describes no host and is refused.\n"
     "\n"
     "options:\n"
     "  --json             machine-readable result (schema cclforge.doctor-compare/1)\n"
@@ -84,7 +87,7 @@ static const char compare_usage[] =
     CLI_HELP_COLOR("     ")
     "\n"
     "Exit status: 0 no error-severity finding, 1 an error finding, 2 usage error (fewer\n"
-    "than two reports, or one that cannot be read).\n"
+    "than two reports, or one that cannot be read or is not a host's survey).\n"
     "Example:\n"
     "  cclforge doctor compare node1.json node2.json\n";
 
@@ -327,7 +330,8 @@ static int doctor_compare(int argc, char **argv)
     int rc = EXIT_FINE;
     for (size_t i = 0; i < n; i++) {
         cf_error err = CF_ERROR_INIT;
-        if (cf_survey_load(argv[optind + (int)i], &hosts[i], &err) < 0) {
+        if (cf_survey_load(argv[optind + (int)i], &hosts[i], &err) < 0 ||
+            cf_survey_check_whole(&hosts[i], argv[optind + (int)i], &err) < 0) {
             rc = cli_fail("doctor compare", &err);
             for (size_t k = 0; k <= i; k++)
                 cf_survey_release(&hosts[k]);

@@ -106,6 +106,18 @@ void cf_doctor_consolidate(const struct cf_survey *hosts, const char *const *lab
                 add_diff(out, per[h][i].label, per[h][i].sev, per, counts, labels, n);
             }
     cf_strvec_clear(&seen);
+
+    if (n > 1)
+        cf_doctor_compare(hosts, labels, n, &out->findings);
+    /* A difference compare judged (NCCL, torch) is shown with the severity it
+     * is counted at: a host without NCCL is compare's warning, not an error
+     * the summary leaves out. */
+    for (size_t i = 0; i < out->n_diffs; i++) {
+        int judged = cf_doctor_compare_severity(&out->findings, out->diffs[i].label);
+        if (judged >= 0)
+            out->diffs[i].sev = (enum cf_severity)judged;
+        out->diffs[i].judged = judged >= 0;
+    }
     /* a stable sort keeps table order within a severity */
     for (size_t i = 1; i < out->n_diffs; i++)
         for (size_t j = i; j > 0 && diff_by_severity(&out->diffs[j - 1], &out->diffs[j]) > 0; j--) {
@@ -113,13 +125,9 @@ void cf_doctor_consolidate(const struct cf_survey *hosts, const char *const *lab
             out->diffs[j] = out->diffs[j - 1];
             out->diffs[j - 1] = t;
         }
-
-    if (n > 1)
-        cf_doctor_compare(hosts, labels, n, &out->findings);
     for (size_t i = 0; i < out->n_diffs; i++) {
         const struct cf_fact_diff *d = &out->diffs[i];
-        /* NCCL and torch versions already have their own findings from compare */
-        if (d->sev == CF_SEV_INFO || !strcmp(d->label, "NCCL") || !strcmp(d->label, "torch"))
+        if (d->sev == CF_SEV_INFO || d->judged)
             continue;
         cf_findings_add(&out->findings, d->sev, "hosts-differ", d->label,
                         "make the hosts alike, or confirm the difference is intended", "%s differs: %s", d->label,

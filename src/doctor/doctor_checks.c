@@ -9,6 +9,7 @@
 #include "cclforge/fs.h"
 #include "cclforge/vendor.h"
 #include "cclforge/numparse.h"
+#include "cclforge/pymodule.h"
 #include "doctor/doctor_internal.h"
 
 /* Injected surveys may leave any string null: print a placeholder instead. */
@@ -460,18 +461,25 @@ static void check_comm_present(const struct cf_survey *s, struct cf_findings *ou
 /* A bridge installed beside the torch in use that needs a library of the
  * host's toolkit (its --toolkit-lib, from its wheel's marker or the module's
  * own ABI facts) this host's loader cannot find: the import will fail here,
- * on this host only. And a module that cannot be read as a bridge: what it
+ * on this host only. The same for a plugin's own bridge module without
+ * cclforge's facts, each NEEDED as the loader resolves it after `import
+ * torch`. And a module that cannot be read as a bridge: what it
  * needs from the toolkit is not known. One finding per survey line, the
  * line's first word its subject. */
 static const struct {
     size_t offset; /* of the struct strvec in struct cf_libtorch */
     enum cf_severity sev;
-    char id[28], remedy[144], lead[200];
+    char id[28], remedy[192], lead[200];
 } bridge_lines[] = {
     { offsetof(struct cf_libtorch, bridge_toolkit_missing), CF_SEV_WARNING, "bridge-toolkit-lib-missing",
       "install the toolkit the bridge was built with and put its lib dir on LD_LIBRARY_PATH (its environment script "
       "does), or in ld.so.conf",
       "a library an installed bridge needs from the host's toolkit is missing" },
+    { offsetof(struct cf_libtorch, bridge_plugin_missing), CF_SEV_WARNING, "bridge-plugin-lib-missing",
+      "install what provides the library (the toolkit the plugin was built for) and put its lib dir on "
+      "LD_LIBRARY_PATH or in ld.so.conf; or rebuild the plugin against this host's",
+      "a plugin's bridge module beside torch (it defines " CF_BRIDGE_FACTORY ", no cclforge marker) needs a "
+      "library this host's loader does not find: its import fails here" },
     { offsetof(struct cf_libtorch, bridge_unreadable), CF_SEV_INFO, "bridge-facts-unreadable",
       "rebuild the module with this cclforge (cclforge bridge build, cclforge.build) or reinstall its wheel",
       "an extension module beside torch cannot be read (truncated, not ELF, or cclforge ABI facts in a format this "

@@ -7,6 +7,25 @@
 #include "cclforge/vendor.h"
 #include "doctor/doctor_internal.h"
 
+/* The host facts (facts.c labels) each cross-host finding judges: their
+ * difference is counted by these findings, not as a plain "hosts-differ". */
+static const struct {
+    char id[24], label[8];
+} judges[] = {
+    { "comm-kind-differs", "NCCL" },       { "nccl-version-differs", "NCCL" },  { "comm-missing-on-host", "NCCL" },
+    { "comm-version-unknown", "NCCL" },    { "torch-version-differs", "torch" }, { "torch-missing-on-host", "torch" },
+};
+
+int cf_doctor_compare_severity(const struct cf_findings *f, const char *label)
+{
+    int worst = -1;
+    for (size_t i = 0; i < f->n; i++)
+        for (size_t k = 0; k < sizeof judges / sizeof *judges; k++)
+            if (!strcmp(f->v[i].id, judges[k].id) && !strcmp(judges[k].label, label) && (int)f->v[i].severity > worst)
+                worst = (int)f->v[i].severity;
+    return worst;
+}
+
 /* "host-a: NCCL 2.28.9, host-b: NCCL 2.27.5" */
 static void describe_comms(const struct cf_survey *hosts, const char *const *labels, size_t n, struct strbuf *out)
 {

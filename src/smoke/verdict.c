@@ -59,6 +59,13 @@ void cf_smoke_verdict(struct cf_smoke_report *rep, const struct cf_smoke_opts *o
         free(p);
         cf_smoke_report_finish(rep);
     }
+    /* a smoke that completed no test proved nothing: never "ok: 0 tests passed" */
+    int reporter = rep->role == CF_ROLE_SUPERVISOR || (rep->role == CF_ROLE_RANK && rep->rank == 0);
+    if (reporter && !rep->nrows && !rep->nfailures && !rep->nproblems) {
+        cf_smoke_report_add_problem(rep, -1, "no test ran: the smoke was asked for and no collective completed, "
+                                             "so nothing was checked");
+        cf_smoke_report_finish(rep);
+    }
     if (!rep->verdict) {
         struct strbuf v = STRBUF_INIT;
         const struct cf_smoke_failure *f = rep->nfailures ? &rep->failures[0] : NULL;

@@ -126,6 +126,8 @@ static cJSON *torch_to_json(const struct cf_libtorch *t)
     cf_json_put_strvec(o, "bridge_toolkit_missing", &t->bridge_toolkit_missing);
     cf_json_put_strvec(o, "bridge_unreadable", &t->bridge_unreadable);
     cf_json_put_strvec(o, "bridge_walk_bounded", &t->bridge_walk_bounded);
+    cf_json_put_strvec(o, "bridge_plugins", &t->bridge_plugins);
+    cf_json_put_strvec(o, "bridge_plugin_missing", &t->bridge_plugin_missing);
     cf_json_put_strvec(o, "undefined_symbols", &t->undefined_symbols);
     if (t->archs_known)
         cf_json_put_strvec(o, "archs", &t->archs);
@@ -390,6 +392,10 @@ static void read_torch(struct reader *r, const cJSON *o, struct cf_libtorch *t)
         get_strvec(r, o, "bridge_unreadable", &t->bridge_unreadable);
     if (cJSON_GetObjectItemCaseSensitive(o, "bridge_walk_bounded"))
         get_strvec(r, o, "bridge_walk_bounded", &t->bridge_walk_bounded);
+    if (cJSON_GetObjectItemCaseSensitive(o, "bridge_plugins"))
+        get_strvec(r, o, "bridge_plugins", &t->bridge_plugins);
+    if (cJSON_GetObjectItemCaseSensitive(o, "bridge_plugin_missing"))
+        get_strvec(r, o, "bridge_plugin_missing", &t->bridge_plugin_missing);
     get_strvec(r, o, "undefined_symbols", &t->undefined_symbols);
     t->archs_known = get_strvec(r, o, "archs", &t->archs);
     t->problem = get_str(r, o, "problem");
@@ -544,6 +550,29 @@ int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err)
     return r.failed ? -1 : 0;
 }
 
+/* The sections every `doctor --json` report carries and compare reads: a
+ * document without one of them compares as a host that has nothing. */
+static const enum cf_survey_section whole_sections[] = {
+    CF_SEC_HOST, CF_SEC_TOOLKITS, CF_SEC_GPUS, CF_SEC_DRIVER, CF_SEC_LIBTORCH, CF_SEC_COMM_LIBS,
+};
+
+int cf_survey_check_whole(const struct cf_survey *s, const char *name, cf_error *err)
+{
+    struct strbuf missing = STRBUF_INIT;
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof whole_sections / sizeof *whole_sections; i++)
+        if (!s->injected[whole_sections[i]])
+            cf_sb_addf(&missing, "%s\"%s\"", n++ ? ", " : "", cf_survey_section_name(whole_sections[i]));
+    if (!n)
+        return 0;
+    cf_error_set(err, CF_ERR_FORMAT,
+                 "%s is not a host's survey: it lacks %s; write each host's report with `cclforge doctor --json > "
+                 "HOST.json` on that host",
+                 name, missing.buf);
+    cf_sb_release(&missing);
+    return -1;
+}
+
 int cf_survey_load(const char *path, struct cf_survey *s, cf_error *err)
 {
     struct strbuf text = STRBUF_INIT;
@@ -693,6 +722,8 @@ static void free_section(struct cf_survey *s, enum cf_survey_section sec)
             cf_strvec_clear(&t->bridge_toolkit_missing);
             cf_strvec_clear(&t->bridge_unreadable);
             cf_strvec_clear(&t->bridge_walk_bounded);
+            cf_strvec_clear(&t->bridge_plugins);
+            cf_strvec_clear(&t->bridge_plugin_missing);
             cf_strvec_clear(&t->undefined_symbols);
             cf_strvec_clear(&t->archs);
             free(t->problem);

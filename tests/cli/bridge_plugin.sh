@@ -164,19 +164,23 @@ plugin_tree "$T/argv"
 run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/argv/$EXT/nccl_backend.cpp" --package "$PKG" --name _flagos_nccl -o "$T/argv-build" --json
 expect_rc 0 "argv: bridge plan --json"
 expect_json 'd["plan"]["output"] == "'"$T/argv-build/$EXT/"'" + d["plan"]["output_name"] and d["plan"]["compile"]["argv"][-1].startswith("'"$T/argv-build/"'") and d["plan"]["link"]["argv"][3] == d["plan"]["output"]' "argv: compile.argv, link.argv and output, absolute under -o"
+expect_json 'd["plan"]["steps"][0] == d["plan"]["mkdir"]["argv"] == ["mkdir", "-p", "--", "'"$T/argv-build/$EXT"'"] and d["plan"]["steps"][1:] == d["plan"]["compile"]["argvs"] + [d["plan"]["compile"]["guard_argv"], d["plan"]["link"]["argv"]]' "argv: steps: mkdir of the output directories first, then the compiles, the guard and the link"
 printf '%s' "$OUT" > "$T/plan.json"
 run "$CCLFORGE" bridge plan --libtorch "$site/torch" --source "$T/argv/$EXT/nccl_backend.cpp" --package "$PKG" --name _flagos_nccl -o "$T/argv-build"
 expect_out '^  compile +/.*-c '"$T/argv/$EXT/nccl_backend.cpp"' -o '"$T/argv-build"'/_flagos_nccl.o' "argv: the text plan prints the compile command"
 expect_out '^  link +/.* -shared -o '"$T/argv-build/$EXT"'/_flagos_nccl' "argv: and the link command"
-mkdir -p "$T/argv-build/$EXT"
+expect_out '^  mkdir +mkdir -p -- '"$T/argv-build/$EXT"'$' "argv: the text plan prints the mkdir step first"
+[ ! -e "$T/argv-build" ] && ok "argv: the plan wrote nothing" || bad "argv: the plan wrote nothing"
 t0=$(date +%s)
 cat > "$T/run_plan.py" <<'PY'
 import json, subprocess, sys
 p = json.load(open(sys.argv[1]))["plan"]
-for argv in (p["compile"]["guard_argv"], p["compile"]["argv"], p["link"]["argv"]):
+for argv in p["steps"]:
     subprocess.run(argv, check=True)  # argv, no shell
 PY
-(cd / && python3 "$T/run_plan.py" "$T/plan.json") && ok "argv: guard, compile and link run as given from /" || bad "argv: guard, compile and link run as given from /"
+mkdir "$T/empty-cwd"
+(cd "$T/empty-cwd" && python3 "$T/run_plan.py" "$T/plan.json") && ok "argv: the plan's steps run as given from an empty directory, -o not created beforehand" || bad "argv: the plan's steps run as given from an empty directory"
+[ -z "$(ls -A "$T/empty-cwd")" ] && ok "argv: nothing written into the working directory" || bad "argv: nothing written into the working directory"
 echo "# plan argv compile+link: $(( $(date +%s) - t0 ))s"
 so=$(ls "$T/argv-build/$EXT"/_flagos_nccl*.so 2>/dev/null)
 no_abs_rpath "$so" "argv"

@@ -93,4 +93,27 @@ expect_out "host-no-answer" "its finding is shown"
 expect_out "host cfgt-h2 \(in SLURM_STEP_NODELIST" "the silent host is named from srun's node list"
 expect_out "^cclforge doctor: " "the first line is the one reason line"
 [ "$took" -lt 30 ] && ok "rank 0 gave up after the timeout (${took} s)" || bad "rank 0 waited ${took} s"
+
+# a plugin's bridge module (no cclforge marker) whose toolkit library only
+# cfgt-h1 provides: the finding comes from each host lacking it, named
+if command -v gcc >/dev/null; then
+    ps=$T_TMP/plugin-site
+    mkdir -p "$ps/torch/lib" "$ps/plug" "$T_TMP/tk"
+    : >"$ps/torch/__init__.py"; : >"$ps/plug/__init__.py"
+    printf 'int plain(void) { return 1; }\n' >"$T_TMP/plain.c"
+    gcc -shared -fPIC -Wl,-soname,libtorch_cpu.so -o "$ps/torch/lib/libtorch_cpu.so" "$T_TMP/plain.c"
+    gcc -shared -fPIC -Wl,-soname,libcfgt_rccl.so.1 -o "$T_TMP/tk/libcfgt_rccl.so.1" "$T_TMP/plain.c"
+    printf 'static const char f[] = "make_nccl_backend";\nextern int plain(void);\n__attribute__((visibility("default"))) const char *PyInit__br(void) { return plain() ? f : 0; }\n' >"$T_TMP/br.c"
+    gcc -shared -fPIC -fvisibility=hidden -o "$ps/plug/_br.cpython-311-x86_64-linux-gnu.so" "$T_TMP/br.c" -Wl,--no-as-needed -L"$T_TMP/tk" -l:libcfgt_rccl.so.1
+    onhost 1 LD_LIBRARY_PATH="$T_TMP/tk" "${G[@]}" --libtorch "$ps/torch" --timeout 20 >"$T_TMP/r1.out" 2>&1 &
+    p1=$!
+    onhost 2 "${G[@]}" --libtorch "$ps/torch" --timeout 20 >"$T_TMP/r2.out" 2>&1 &
+    p2=$!
+    run onhost 0 "${G[@]}" --libtorch "$ps/torch" --timeout 20 --json
+    wait $p1; wait $p2
+    expect_json 'sorted(f["subject"] for f in d["findings"] if f["id"]=="bridge-plugin-lib-missing")==["cfgt-h0: plug._br","cfgt-h2: plug._br"]' "a plugin bridge's library missing on two hosts: each host named, the one that has it not"
+    expect_json 'all("needs libcfgt_rccl.so.1" in f["why"] for f in d["findings"] if f["id"]=="bridge-plugin-lib-missing")' "and the library named"
+else
+    t_skip_part "no gcc to link a plugin bridge for the multi-host case"
+fi
 t_end

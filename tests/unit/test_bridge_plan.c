@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cclforge/bridge.h"
@@ -860,6 +861,47 @@ static void test_not_a_bridge_source_and_the_plan_commands(void **state)
     free(want);
     free(cwd);
     cf_bridge_plan_release(&p);
+    /* run as given into a directory nothing created: the mkdir step first
+     * makes every directory a later command's -o writes into */
+    char *fresh = cf_path_join(dir, "fresh/out");
+    o.out_dir = fresh;
+    plan(&o, &p);
+    assert_int_equal(p.problems.n, 0);
+    struct strvec mk = STRVEC_INIT;
+    cf_bridge_mkdir_argv(&p, &mk);
+    assert_string_equal(mk.v[0], "mkdir");
+    size_t n;
+    struct strvec *cmds = cf_bridge_plan_commands(&p, &n);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k + 1 < cmds[i].n; k++)
+            if (!strcmp(cmds[i].v[k], "-o")) {
+                char *d = cf_dirname(cmds[i].v[k + 1]);
+                assert_false(cf_is_dir(d));
+                free(d);
+            }
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execvp(mk.v[0], cf_strvec_argv(&mk));
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    size_t outputs = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k + 1 < cmds[i].n; k++)
+            if (!strcmp(cmds[i].v[k], "-o")) {
+                char *d = cf_dirname(cmds[i].v[k + 1]);
+                assert_true(cf_is_dir(d));
+                outputs++;
+                free(d);
+            }
+    assert_int_equal(outputs, n); /* every compile and the link write somewhere, and each place exists */
+    cf_bridge_commands_free(cmds, n);
+    cf_strvec_clear(&mk);
+    cf_bridge_plan_release(&p);
+    free(fresh);
     free(torch);
     free(cuda);
     free(nccl);

@@ -1002,6 +1002,30 @@ static void test_tolerance_matches_libm(void **state)
     }
 }
 
+/* A smoke that completed no test is a failure that says so, never "ok: 0
+ * tests passed"; only the process that reports (the supervisor, rank 0)
+ * says it. */
+static void test_verdict_nothing_ran(void **state)
+{
+    (void)state;
+    struct cf_smoke_opts o;
+    cf_smoke_opts_defaults(&o);
+    struct cf_smoke_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.role = CF_ROLE_SUPERVISOR;
+    cf_smoke_verdict(&rep, &o);
+    assert_true(rep.failed > 0);
+    assert_non_null(rep.verdict);
+    assert_non_null(strstr(rep.verdict, "FAIL: no test ran"));
+    cf_smoke_report_release(&rep);
+    memset(&rep, 0, sizeof rep);
+    rep.role = CF_ROLE_RANK;
+    rep.rank = 1;
+    cf_smoke_verdict(&rep, &o);
+    assert_int_equal(rep.nproblems, 0);
+    cf_smoke_report_release(&rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1027,6 +1051,7 @@ int main(void)
         cmocka_unit_test(test_mpi_library_choice),
         cmocka_unit_test(test_mpi_load_errors),
         cmocka_unit_test(test_mpi_load_open_mpi),
+        cmocka_unit_test(test_verdict_nothing_ran),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

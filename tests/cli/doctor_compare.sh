@@ -1,0 +1,60 @@
+# cclforge doctor compare: a document that is no host's survey is refused, and
+# every difference is shown with the severity it is counted at (the summary,
+# the JSON and the exit status agree with the Differences list).
+. "$(dirname "$0")/lib.sh"
+cd "$T_TMP" || exit 1
+
+# one host with NCCL 2.28.9 (injected, so the test does not depend on this machine's)
+echo '{"host":{"hostname":"vm"},"toolkits":[],"comm_libraries":[{"kind":"nccl","path":"/x/libnccl.so.2","how":"loaded","version":"2.28.9"}]}' >inj.json
+run "$CCLFORGE" doctor --no-python --json --survey inj.json
+expect_rc 0 "doctor --json writes a survey"
+printf '%s' "$OUT" >vm.json
+# derived hosts: one without any NCCL, one with another NCCL version code
+python3 - <<'PY'
+import json
+d = json.load(open("vm.json"))
+d["host"]["hostname"] = "other-host"
+d["comm_libraries"] = []
+d["toolkits"] = []
+json.dump(d, open("none.json", "w"))
+d["host"]["hostname"] = "old-host"
+d["comm_libraries"] = [{"kind": "nccl", "path": "/y/libnccl.so.2", "how": "loaded", "version": "2.27.5"}]
+json.dump(d, open("old.json", "w"))
+PY
+
+# ---- a document without a host's facts is not a survey ----
+echo '{"schema":"cclforge.doctor/1"}' >empty.json
+run "$CCLFORGE" doctor compare vm.json empty.json
+expect_rc 2 "a document with only a schema is refused, not compared as a host with nothing"
+expect_err "empty.json is not a host's survey" "the error names the document"
+expect_err '"host".*"comm_libraries"' "the error names the sections missing"
+expect_err "cclforge doctor --json" "the error gives the fix"
+expect_no_out "Differences" "nothing is compared"
+echo '{"gpus":[{"arch":"sm_80"}]}' >subset.json
+run "$CCLFORGE" doctor compare --json subset.json vm.json
+expect_rc 2 "a hand-written --survey subset is no host either"
+expect_err 'lacks "host", "toolkits", "driver"' "only the sections it lacks are named"
+run "$CCLFORGE" doctor compare vm.json vm.json
+expect_rc 0 "a whole report compared with itself is fine"
+
+# ---- a difference shown is counted at the severity shown ----
+# the JSON's differences, findings, summary and exit status must agree
+consistent='all((x["severity"] != "error") or d["summary"]["errors"] > 0 for x in d["differences"]) and all((x["severity"] != "warning") or d["summary"]["warnings"] > 0 for x in d["differences"]) and d["summary"]["errors"] == sum(f["severity"] == "error" for f in d["findings"])'
+run "$CCLFORGE" doctor compare vm.json none.json
+expect_rc 0 "a host without NCCL is compare's warning (comm-missing-on-host): exit 0"
+expect_out "warning NCCL: vm NCCL 2\.28\.9 \(22809\), other-host \(none\)" "the NCCL difference is shown as the warning it is counted as"
+expect_no_out "error +NCCL" "no error is shown that the summary leaves out"
+expect_out "0 error\(s\), 1 warning\(s\)" "the summary counts it"
+run "$CCLFORGE" doctor compare --json vm.json none.json
+expect_json "$consistent" "JSON: every difference's severity is counted in the summary"
+expect_json 'any(x["label"] == "NCCL" and x["severity"] == "warning" for x in d["differences"])' "JSON: the NCCL difference carries the severity it is counted at"
+
+run "$CCLFORGE" doctor compare vm.json old.json
+expect_rc 1 "different NCCL version codes are an error and exit 1"
+expect_out "error +NCCL: vm NCCL 2\.28\.9 \(22809\), old-host NCCL 2\.27\.5 \(22705\)" "shown as an error"
+expect_out "1 error\(s\)" "and counted as one"
+run "$CCLFORGE" doctor compare --json vm.json old.json none.json
+expect_rc 1 "three hosts, one older and one without NCCL: exit 1"
+expect_json "$consistent" "JSON: three hosts' differences agree with the summary"
+expect_json 'any(x["label"] == "NCCL" and x["severity"] == "error" for x in d["differences"]) and any(f["id"] == "nccl-version-differs" for f in d["findings"])' "the worst judgement wins: the NCCL difference is an error"
+t_end
