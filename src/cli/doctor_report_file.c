@@ -41,6 +41,8 @@ int doctor_write_topology(const char *path, const cJSON *doc, const char *topo_f
 {
     struct strbuf html = STRBUF_INIT;
     int rc = cf_doctor_topology_html(doc, topo_file, &html, err);
+    if (rc < 0 && topo_file)
+        err->kind = CF_ERR_USAGE; /* the file the user named cannot be drawn */
     if (rc == 0)
         rc = write_report(path, &html, quiet, err);
     cf_sb_release(&html);

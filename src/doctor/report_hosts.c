@@ -62,6 +62,23 @@ static void hostlist(struct strbuf *out, const char **names, size_t n)
     free(hl);
 }
 
+enum { CLIP = 600 }; /* a why that lists every host is cut; the JSON keeps it whole */
+
+static void clipped(struct strbuf *out, const char *s)
+{
+    size_t len = s ? strlen(s) : 0, cut = CLIP;
+    if (len <= CLIP + 80) {
+        cf_html_text(out, s);
+        return;
+    }
+    while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+        cut--; /* not inside a UTF-8 sequence */
+    char *head = cf_strndup(s, cut);
+    cf_html_text(out, head);
+    free(head);
+    cf_sb_addf(out, " <span class=\"muted\">[%zu more bytes in the embedded JSON]</span>", len - cut);
+}
+
 static const char *sev_class(const char *sev)
 {
     return sev && (!strcmp(sev, "error") || !strcmp(sev, "warning")) ? sev : "info";
@@ -272,7 +289,7 @@ static void findings(struct strbuf *out, const struct model *m)
             cf_sb_adds(out, "</td><td>");
             cf_html_text(out, g[i].subject);
             cf_sb_adds(out, "</td><td>");
-            cf_html_text(out, g[i].why);
+            clipped(out, g[i].why);
             cf_sb_adds(out, "</td><td>");
             cf_html_text(out, g[i].remedy);
             cf_sb_adds(out, "</td><td>");
@@ -329,7 +346,7 @@ static void render(struct strbuf *out, struct model *m)
     const char *reason = cf_json_str(m->cons, "reason");
     if (reason) {
         cf_sb_adds(out, "<p id=\"reason\">");
-        cf_html_text(out, reason);
+        clipped(out, reason);
         cf_sb_adds(out, "</p>\n");
     }
     const cJSON *missing = cJSON_GetObjectItemCaseSensitive(m->cons, "missing"), *x;

@@ -125,7 +125,9 @@ static void node_box(struct strbuf *out, const struct cf_topo *t, const struct l
     cf_html_text(out, n->label);
     cf_sb_addf(out, "</text><text class=\"detail\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\" fill=\"%s\">",
                L->x[i], y + 34, ink);
-    const char *sub = n->kind == CF_TOPO_GPU || n->kind == CF_TOPO_NIC || n->kind == CF_TOPO_SWITCH ? n->id
+    const char *sub = n->kind == CF_TOPO_GPU || n->kind == CF_TOPO_NIC || n->kind == CF_TOPO_SWITCH ||
+                              n->kind == CF_TOPO_ROOT
+                          ? n->id
                       : n->detail                                                                      ? n->detail
                                                                                                        : "";
     char cut[24];

@@ -319,6 +319,8 @@ int cf_topo_from_xml(const char *text, size_t len, struct cf_topo *t, cf_error *
                 set_cls(t, (int)a, (int)b, tree_class(t, (int)a, (int)b));
         }
     nvlink_classes(t);
+    cf_strvec_push(&t->notes, "NCCL's XML hangs every root complex of a socket under its CPU: a pair across two "
+                              "root complexes of one NUMA node reads PHB here (NCCL's own reading), NODE in sysfs");
     if (!w.cpus && t->n_nodes)
         cf_strvec_push(&t->notes, "no <cpu> element: NUMA nodes unknown");
     return 0;

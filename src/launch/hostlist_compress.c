@@ -10,6 +10,7 @@ struct name {
     const char *s;
     size_t prefix;       /* bytes before the trailing digits */
     size_t width;        /* trailing digits; 0 none */
+    size_t pad;          /* width when zero-padded ("07"), else 0: only equal pads share brackets */
     unsigned long long num;
 };
 
@@ -24,8 +25,10 @@ static int by_prefix_width_num(const void *a, const void *b)
         return c;
     if (x->prefix != y->prefix)
         return x->prefix < y->prefix ? -1 : 1;
-    if (x->width != y->width)
+    if ((x->width > 0) != (y->width > 0))
         return x->width < y->width ? -1 : 1;
+    if (x->pad != y->pad)
+        return x->pad < y->pad ? -1 : 1;
     if (x->num != y->num)
         return x->num < y->num ? -1 : 1;
     return strcmp(x->s, y->s);
@@ -33,7 +36,7 @@ static int by_prefix_width_num(const void *a, const void *b)
 
 static int same_group(const struct name *a, const struct name *b)
 {
-    return a->width && b->width && a->prefix == b->prefix && a->width == b->width && !memcmp(a->s, b->s, a->prefix);
+    return a->width && b->width && a->prefix == b->prefix && a->pad == b->pad && !memcmp(a->s, b->s, a->prefix);
 }
 
 static void add_num(struct strbuf *sb, const struct name *x)
@@ -56,7 +59,22 @@ char *cf_hostlist_compress(const char *const *names, size_t n)
             v[i].prefix = d;
             v[i].width = len - d;
             v[i].num = strtoull(s + d, NULL, 10);
+            v[i].pad = s[d] == '0' && len - d > 1 ? len - d : 0;
         }
+    }
+    qsort(v, n, sizeof *v, by_prefix_width_num);
+    /* node01..node09 are padded to two digits, node10 is natural but as wide: one range */
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && v[j].width && v[i].width && v[j].prefix == v[i].prefix && !memcmp(v[i].s, v[j].s, v[i].prefix))
+            j++;
+        int padded[MAX_DIGITS + 1] = { 0 };
+        for (size_t k = i; k < j; k++)
+            padded[v[k].pad] = 1;
+        for (size_t k = i; k < j; k++)
+            if (!v[k].pad && v[k].width && padded[v[k].width])
+                v[k].pad = v[k].width;
+        i = j;
     }
     qsort(v, n, sizeof *v, by_prefix_width_num);
     struct strbuf sb = STRBUF_INIT;
