@@ -326,6 +326,13 @@ static void shared(struct strbuf *out, const struct model *m)
     cf_sb_adds(out, "</table>\n");
 }
 
+/* a count from a saved document, which may hold anything */
+static size_t count_of(const cJSON *o, const char *key)
+{
+    double v = cf_json_num(o, key, 0);
+    return v >= 0 && v < 1e15 ? (size_t)v : 0;
+}
+
 static void render(struct strbuf *out, struct model *m)
 {
     m->sorted = cf_xcalloc(m->n ? m->n : 1, sizeof *m->sorted);
@@ -333,7 +340,7 @@ static void render(struct strbuf *out, struct model *m)
         m->sorted[i] = (struct label_ix){ m->labels[i], i };
     qsort(m->sorted, m->n, sizeof *m->sorted, by_label);
     const cJSON *sum = cJSON_GetObjectItemCaseSensitive(m->cons, "summary");
-    size_t errors = (size_t)cf_json_num(sum, "errors", 0), warnings = (size_t)cf_json_num(sum, "warnings", 0);
+    size_t errors = count_of(sum, "errors"), warnings = count_of(sum, "warnings");
     size_t ndiff = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(m->cons, "differences"));
     char title[96];
     snprintf(title, sizeof title, "cclforge doctor: %zu host%s", m->n, m->n == 1 ? "" : "s");

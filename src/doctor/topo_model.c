@@ -110,6 +110,12 @@ static int by_bdf(const void *a, const void *b)
     return strcmp((*(const struct cf_pci_dev *const *)a)->bdf, (*(const struct cf_pci_dev *const *)b)->bdf);
 }
 
+/* a saved report may lack any field: a device without its address or role is not drawn */
+static int drawable(const struct cf_pci_dev *d)
+{
+    return d->bdf && d->role && (!strcmp(d->role, "gpu") || !strcmp(d->role, "nic"));
+}
+
 static char *link_text(const char *speed, int width)
 {
     if (!speed && !width)
@@ -124,11 +130,13 @@ void cf_topo_from_fabric(const struct cf_fabric *f, struct cf_topo *t)
 {
     memset(t, 0, sizeof *t);
     const struct cf_pci_dev **devs = cf_xcalloc(f->n_pci ? f->n_pci : 1, sizeof *devs);
+    size_t n_devs = 0;
     for (size_t i = 0; i < f->n_pci; i++)
-        devs[i] = &f->pci[i];
-    qsort(devs, f->n_pci, sizeof *devs, by_bdf);
+        if (drawable(&f->pci[i]))
+            devs[n_devs++] = &f->pci[i];
+    qsort(devs, n_devs, sizeof *devs, by_bdf);
     int gpus = 0, nvlinks = 0;
-    for (size_t i = 0; i < f->n_pci; i++) {
+    for (size_t i = 0; i < n_devs; i++) {
         const struct cf_pci_dev *d = devs[i];
         int is_gpu = !strcmp(d->role, "gpu");
         char id[32], label[32];
@@ -158,13 +166,14 @@ void cf_topo_from_fabric(const struct cf_fabric *f, struct cf_topo *t)
         free(lt);
     }
     free(devs);
-    if (!f->n_pci)
+    if (!n_devs)
         for (size_t i = 0; i < f->n_ifs; i++)
-            if (!f->ifs[i].loopback)
+            if (!f->ifs[i].loopback && f->ifs[i].name)
                 add(t, CF_TOPO_NETIF, f->ifs[i].name, f->ifs[i].name, -1, -1);
     alloc_cls(t);
     for (size_t i = 0; i < f->n_pairs; i++)
-        set_cls(t, find(t, f->pairs[i].a), find(t, f->pairs[i].b), f->pairs[i].cls);
+        if (f->pairs[i].a && f->pairs[i].b && f->pairs[i].cls)
+            set_cls(t, find(t, f->pairs[i].a), find(t, f->pairs[i].b), f->pairs[i].cls);
     if (nvlinks)
         cf_strvec_push(&t->notes, "NVML counts active NVLinks per GPU but names no peer: the matrix shows PCIe "
                                   "classes; give NCCL's topology XML (--topo-file) for NV#");

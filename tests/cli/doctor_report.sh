@@ -5,7 +5,9 @@
 # 1,024 saved hosts through the library (tests/unit/test_doctor_report.c).
 # Each page is opened by Debian's headless Chromium with the network off and
 # checked from its DOM, its pixels and its console (tests/support/html_page.py).
-# CCLFORGE_DOCS_SHOTS=DIR also keeps the screenshots docs/doctor.md shows.
+# CCLFORGE_DOCS_SHOTS=DIR also keeps the screenshots docs/doctor.md shows
+# (doctor-topology.png, doctor-topology-xml.png, doctor-hosts.png,
+# doctor-hosts-1024.png: CCLFORGE_DOCS_SHOTS=docs remakes them).
 . "$(dirname "$0")/lib.sh"
 PAGE=$CCLFORGE_SOURCE_DIR/tests/support/html_page.py
 command -v chromium >/dev/null || t_skip "no chromium (scripts/deps.sh installs it)"
@@ -17,7 +19,9 @@ page() {
     if python3 "$PAGE" render "$2" "$P" "${3:-1500,1300}" 2>"$T_TMP/$1.err"; then ok "$1: Chromium opened it, nothing on the console"
     else bad "$1: Chromium failed or the page logged to the console: $(cat "$T_TMP/$1.err")"; fi
     python3 "$PAGE" selfcontained "$2" 2>"$T_TMP/$1.err" && ok "$1: references nothing outside itself" || bad "$1: $(cat "$T_TMP/$1.err")"
-    [ -n "$SHOTS" ] && [ -f "$P.png" ] && cp "$P.png" "$SHOTS/doctor-$1.png"
+    case " topology topology-xml hosts hosts-1024 " in
+    *" $1 "*) [ -n "$SHOTS" ] && [ -f "$P.png" ] && cp "$P.png" "$SHOTS/doctor-$1.png" ;;
+    esac
     return 0
 }
 dom() { python3 "$PAGE" eval "$P.dom" "$1" && ok "$2" || bad "$2 (dom: $1)"; }
@@ -180,8 +184,62 @@ if [ -x "$UNIT" ]; then
     dom 'len(q("tr", class_="hostgroup"))==3 and q("tr", class_="hostgroup")[0]["attrs"]["data-count"]=="1022"' "three rows: 1,022 hosts alike and the two odd ones"
     dom 'any(e["attrs"].get("data-diff")=="NCCL" and e["attrs"]["class"]=="odd" for e in q("td")) and q("tr", class_="hostgroup", data_hosts="node0003")' "the odd host's NCCL is marked, the host named"
     page hosts-escaped "$T_TMP/saved/hosts-escape.html" 1300,900
-    dom 'not any("alert" in e["text"] for e in q("script")) and any(e["text"].strip()=="<script>alert(1)</script>" for e in q("div", class_="hosts"))' "a host named <script> is text"
+    dom 'not any("alert" in e["text"] for e in q("script") if e["attrs"].get("type")!="application/json") and any(e["text"].strip()=="<script>alert(1)</script>" for e in q("div", class_="hosts"))' "a host named <script> is text"
     n=$(pixels 00224e); [ "$n" -gt 2000 ] && ok "the odd value is marked in the picture ($n pixels)" || bad "the odd value is not marked ($n pixels)"
 else
     bad "no $UNIT: build the unit tests"
 fi
+
+# ---- hosts: a real gather with --report ----
+G=("${D[@]}" --gather --quick)
+if command -v mpirun >/dev/null; then
+    MPI=(mpirun --oversubscribe)
+    [ "$(id -u)" = 0 ] && MPI=(mpirun --allow-run-as-root --oversubscribe)
+    run timeout 120 "${MPI[@]}" -n 2 "${G[@]}" --timeout 60 --report "$T_TMP/mpi.html"
+    [ -s "$T_TMP/mpi.html" ] && grep -q 'data-hosts="1"' "$T_TMP/mpi.html" && ok "mpirun -n 2 doctor --gather --report: rank 0 writes one host's report" || bad "no gather report under mpirun (rc $RC): $ERR"
+else
+    echo "# mpirun not installed: the Open MPI case did not run"
+fi
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! ip netns add cfhr-probe 2>/dev/null; then
+    echo "# not root or no network namespaces: the multi-host gather did not run"
+    t_end; exit $?
+fi
+ip netns del cfhr-probe
+cleanup() {
+    for n in 0 1 2 3; do ip netns del cfhr-h$n 2>/dev/null; rm -rf /etc/netns/cfhr-h$n; done
+}
+trap 'cleanup; [ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"' EXIT
+cleanup
+for n in 0 1 2 3; do ip netns add cfhr-h$n; ip -n cfhr-h$n link set lo up; done
+for n in 1 2 3; do # a star: h0 has one link to each
+    ip link add cfhr-a$n netns cfhr-h0 type veth peer name cfhr-b$n netns cfhr-h$n
+    ip -n cfhr-h0 addr add 10.43.$n.1/24 dev cfhr-a$n; ip -n cfhr-h0 link set cfhr-a$n up
+    ip -n cfhr-h$n addr add 10.43.$n.2/24 dev cfhr-b$n; ip -n cfhr-h$n link set cfhr-b$n up
+done
+for n in 0 1 2 3; do # `ip netns exec` bind-mounts /etc/netns/NAME/hosts over /etc/hosts
+    mkdir -p /etc/netns/cfhr-h$n
+    { echo "127.0.0.1 localhost"; echo "10.43.$((n ? n : 1)).1 cfhr-h0"; for k in 1 2 3; do echo "10.43.$k.2 cfhr-h$k"; done; } >/etc/netns/cfhr-h$n/hosts
+done
+onhost() { # onhost N CMD...: rank N on host N, as srun starts it
+    local n=$1; shift
+    ip netns exec cfhr-h$n unshare --uts sh -c 'hostname "$0"; exec "$@"' cfhr-h$n \
+        env SLURM_PROCID=$n SLURM_NTASKS=4 SLURM_LOCALID=0 SLURM_STEP_NODELIST='cfhr-h[0-3]' \
+        SLURM_JOB_ID=4343 SLURM_STEP_ID=0 "$@"
+}
+pids=()
+for n in 1 2 3; do
+    if [ $n = 2 ]; then onhost $n env NCCL_SOCKET_IFNAME=cfhr-b "${G[@]}" --timeout 60 >/dev/null 2>&1 &
+    else onhost $n "${G[@]}" --timeout 60 >/dev/null 2>&1 &
+    fi
+    pids+=($!)
+done
+run onhost 0 "${G[@]}" --timeout 60 --report "$T_TMP/gather.html"
+for p in "${pids[@]}"; do wait "$p"; done
+[ -s "$T_TMP/gather.html" ] && ok "rank 0 writes the gather's report" || bad "no gather report (rc $RC): $ERR"
+page hosts "$T_TMP/gather.html" 1300,760
+dom 'q("p", id="summary")[0]["attrs"]["data-hosts"]=="4"' "four hosts in the report"
+dom 'q("tr", class_="hostgroup")[0]["attrs"]["data-hosts"]=="cfhr-h[0-1,3]" and q("tr", class_="hostgroup")[0]["attrs"]["data-count"]=="3"' "the three hosts alike share a row, as a hostlist"
+dom 'q("tr", class_="hostgroup", data_hosts="cfhr-h2")[0]["attrs"]["data-odd"]=="1" and any(e["attrs"].get("data-diff")=="NCCL_SOCKET_IFNAME" and e["attrs"]["class"]=="odd" and e["attrs"]["data-value"]=="cfhr-b" for e in q("td"))' "the odd host's NCCL_SOCKET_IFNAME is marked with its value"
+dom 'q("tr", class_="diffgroup", data_diff="NCCL_SOCKET_IFNAME", data_odd="1")[0]["attrs"]["data-hosts"]=="cfhr-h2"' "and the difference names the host that has it"
+n=$(pixels 00224e); [ "$n" -gt 1000 ] && ok "the marked value shows in the picture ($n pixels)" || bad "the marked value is not in the picture ($n pixels)"
+t_end
