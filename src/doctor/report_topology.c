@@ -341,8 +341,10 @@ int cf_doctor_topology_html(const struct cJSON *doc, const char *topo_xml_path, 
         if (!cJSON_IsObject(fj))
             return cf_error_set(err, CF_ERR_FORMAT, "the report has no fabric section: run cclforge doctor without "
                                 "--quick, or give NCCL's topology XML");
-        if (cf_fabric_from_json(fj, &f, err) < 0)
-            return -1;
+        if (cf_fabric_from_json(fj, &f, err) < 0) {
+            cf_fabric_release(&f); /* what was read before the error */
+            return cf_error_prefix(err, "the report's fabric");
+        }
         cf_topo_from_fabric(&f, &t);
         cf_fabric_release(&f);
         t.source = cf_asprintf("the sysfs of %s (PCI devices, NUMA nodes, NVML)", host ? host : "this host");

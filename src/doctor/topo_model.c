@@ -162,6 +162,7 @@ void cf_topo_from_fabric(const struct cf_fabric *f, struct cf_topo *t)
                 name = f->nvml[k].name;
                 nvlinks += f->nvml[k].nvlinks_active > 0;
             }
+        free(t->nodes[me].detail); /* a saved report may list one address twice */
         t->nodes[me].detail = cf_asprintf("%s%s%s", name ? name : "", name && lt ? " · " : "", lt ? lt : "");
         free(lt);
     }
@@ -300,6 +301,7 @@ int cf_topo_from_xml(const char *text, size_t len, struct cf_topo *t, cf_error *
     char why[300];
     if (cf_nccl_topo_xml_walk(text, len, visit, &w, why, sizeof why) < 0) {
         free(w.nv);
+        cf_topo_release(t); /* what was read before the error */
         return cf_error_set(err, CF_ERR_FORMAT, "%s", why);
     }
     if (t->n_nodes == MAX_NODES)
