@@ -148,6 +148,11 @@ struct cf_fabric {
  * "NODE" or "SYS" (static). */
 const char *cf_pci_topo_class(const struct strvec *path_a, int numa_a, const struct strvec *path_b, int numa_b);
 
+/* The switches above a device as NCCL's tree has them (a switch's upstream port
+ * two levels up in sysfs; the CPU once the root complex is within two levels),
+ * nearest first, into chain[cap] (pointers into path); returns how many. */
+size_t cf_pci_switch_chain(const struct strvec *path, const char **chain, size_t cap);
+
 /* 1 for "0000:17:00.0" (domain:bus:device.function). */
 int cf_pci_is_bdf(const char *s);
 

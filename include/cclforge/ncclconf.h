@@ -113,6 +113,25 @@ void cf_nccl_conf_parse(const char *text, size_t len, int rccl, cf_nccl_conf_vis
  * top), -1 with why otherwise (bounded; fuzzed). */
 int cf_nccl_topo_xml_check(const char *text, size_t len, char *why, size_t why_len);
 
+/* One element of a topology as NCCL's reader takes it: names and values under
+ * 256 bytes, the first 16 attributes (NCCL's MAX_ATTR_COUNT; it ignores more). */
+#define CF_TOPO_XML_MAX_STR 256
+#define CF_TOPO_XML_MAX_ATTRS 16
+struct cf_topo_xml_elem {
+    size_t depth; /* 0 for <system> */
+    char name[CF_TOPO_XML_MAX_STR];
+    char keys[CF_TOPO_XML_MAX_ATTRS][CF_TOPO_XML_MAX_STR];
+    char values[CF_TOPO_XML_MAX_ATTRS][CF_TOPO_XML_MAX_STR];
+    size_t n_attrs;
+};
+typedef void (*cf_topo_xml_visit_fn)(void *ctx, const struct cf_topo_xml_elem *e);
+/* The same reader, calling visit (NULL: none) for each element as it opens, in
+ * document order; a later error still returns -1 with why. */
+int cf_nccl_topo_xml_walk(const char *text, size_t len, cf_topo_xml_visit_fn visit, void *ctx, char *why,
+                          size_t why_len);
+/* The value of an attribute of e; NULL when absent. */
+const char *cf_topo_xml_attr(const struct cf_topo_xml_elem *e, const char *key);
+
 /* NCCL_SOCKET_IFNAME and NCCL_IB_HCA as NCCL parses them (misc/utils.cc
  * parseStringList, matchIfList): an optional '^' (exclude), then an optional '='
  * (exact names instead of prefixes), then names separated by ',', each with an

@@ -21,8 +21,9 @@
 static const char doctor_usage[] =
     "usage: cclforge doctor [--json] [--libtorch DIR] [--survey FILE.json] [--save FILE.json]\n"
     "                       [--sysfs-root DIR] [--python PY | --no-python] [--no-nvidia] [--quick]\n"
-    "                       [--no-cache]\n"
-    "       cclforge doctor --gather [--timeout S] [--verbose] [--json] [options above]\n"
+    "                       [--no-cache] [--report FILE.html [--topo-file NCCL.xml]]\n"
+    "       cclforge doctor --gather [--timeout S] [--verbose] [--json] [--report FILE.html]\n"
+    "                       [options above]\n"
     "       cclforge doctor compare [--json] [--verbose] A.json B.json [...]\n"
     "\n"
     "Surveys this machine for collective communication: vendor toolkits (CUDA, ROCm,\n"
@@ -52,6 +53,13 @@ static const char doctor_usage[] =
     "                     all is well) and every rank exits 0 or 1 alike\n"
     "  --timeout S        with --gather: how long rank 0 waits for the others (default 60)\n"
     "  -v, --verbose      with --gather or compare: print the report even when all is well\n"
+    "  --report FILE      also write a self-contained HTML report (no network, no script needed):\n"
+    "                     this host's topology drawn (NUMA nodes, root complexes, PCIe switches,\n"
+    "                     GPUs, NICs, NVLink) with nvidia-smi topo -m's link classes; with --gather\n"
+    "                     (rank 0) the hosts side by side, hosts alike collapsed, each value that\n"
+    "                     differs marked with its hosts, findings by severity (docs/doctor.md)\n"
+    "  --topo-file FILE   with --report: draw NCCL's topology XML instead of sysfs (default:\n"
+    "                     NCCL_TOPO_FILE, else NCCL_TOPO_DUMP_FILE when that file exists)\n"
     "  -h, --help         this text\n"
     CLI_HELP_COLOR("     ")
     "\n"
@@ -455,7 +463,7 @@ static int make_blob(void *ctx, int host_leader, struct strbuf *out, cf_error *e
 extern char **environ;
 
 static int doctor_gather(int argc, char **argv, const struct cf_survey_opts *opts, int json, int verbose,
-                         double timeout_s)
+                         double timeout_s, const char *report)
 {
     struct blob_ctx ctx = { opts };
     struct cf_gather_opts go = { environ, timeout_s, make_blob, &ctx };
@@ -474,11 +482,17 @@ static int doctor_gather(int argc, char **argv, const struct cf_survey_opts *opt
         cf_gather_result_release(&r);
         return rc;
     }
+    cJSON *doc = doctor_gather_json(&r);
+    int report_rc = report ? doctor_write_hosts(report, doc, 0, &err) : 0;
     if (json)
-        cli_print_json(doctor_gather_json(&r));
-    else
+        cli_print_json(doc);
+    else {
+        cJSON_Delete(doc);
         doctor_print_gather(&r, verbose);
+    }
     rc = r.report.findings.n && cf_findings_worst(&r.report.findings) == CF_SEV_ERROR ? EXIT_PROBLEMS : EXIT_FINE;
+    if (report_rc < 0)
+        rc = cli_fail("doctor", &err);
     cf_gather_result_release(&r);
     return rc;
 }
@@ -503,11 +517,13 @@ int cmd_doctor(int argc, char **argv)
         { "gather", no_argument, NULL, 'g' },
         { "timeout", required_argument, NULL, 't' },
         { "verbose", no_argument, NULL, 'v' },
+        { "report", required_argument, NULL, 'R' },
+        { "topo-file", required_argument, NULL, 'T' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     struct cf_survey_opts opts = { 0 };
-    const char *save = NULL;
+    const char *save = NULL, *report = NULL, *topo_file = NULL;
     int json = 0, quick = 0, gather = 0, verbose = 0, c;
     double timeout_s = 60;
     cf_error err = CF_ERROR_INIT;
@@ -527,6 +543,8 @@ int cmd_doctor(int argc, char **argv)
         case 'q': quick = 1; break;
         case 'g': gather = 1; break;
         case 'v': verbose = 1; break;
+        case 'R': report = optarg; break;
+        case 'T': topo_file = optarg; break;
         case 't':
             if (cli_decimal("--timeout", "a number of seconds", optarg, 1, 86400, &timeout_s, &err))
                 return cli_usage_fail("doctor", &err);
@@ -541,8 +559,10 @@ int cmd_doctor(int argc, char **argv)
         return cli_usage("doctor", "--sysfs-root %s is not a directory", opts.sysfs_root);
     if (quick)
         opts.skip |= CF_SURVEY_SKIP_PYTHON | CF_SURVEY_SKIP_TORCH | CF_SURVEY_SKIP_COMPILERS;
+    if (topo_file && (!report || gather))
+        return cli_usage("doctor", "--topo-file draws one host's topology: it needs --report and not --gather");
     if (gather)
-        return doctor_gather(argc, argv, &opts, json, verbose, timeout_s);
+        return doctor_gather(argc, argv, &opts, json, verbose, timeout_s, report);
 
     struct cf_survey s;
     if (cf_survey_run(&opts, &s, &err) < 0) {
@@ -557,6 +577,15 @@ int cmd_doctor(int argc, char **argv)
     }
     struct cf_findings f = CF_FINDINGS_INIT;
     cf_doctor_diagnose(&s, &f);
+    int report_rc = 0;
+    if (report) {
+        const char *why = NULL, *xml = doctor_topo_file(topo_file, &why);
+        cJSON *doc = report_json(&s, &f);
+        report_rc = doctor_write_topology(report, doc, xml, quick, &err);
+        if (report_rc < 0 && why)
+            cf_error_prefix(&err, "%s", why);
+        cJSON_Delete(doc);
+    }
     if (json)
         cli_print_json(report_json(&s, &f));
     else if (quick)
@@ -564,6 +593,8 @@ int cmd_doctor(int argc, char **argv)
     else
         print_report(&s, &f);
     int rc = cf_findings_worst(&f) == CF_SEV_ERROR ? EXIT_PROBLEMS : EXIT_FINE;
+    if (report_rc < 0)
+        rc = cli_fail("doctor", &err);
     cf_findings_release(&f);
     cf_survey_release(&s);
     return rc;

@@ -15,4 +15,12 @@ void doctor_print_consolidated(const struct cf_consolidated *c, const char *cons
 void doctor_print_gather(const struct cf_gather_result *r, int verbose);
 cJSON *doctor_gather_json(const struct cf_gather_result *r);
 
+/* --report (src/cli/doctor_report_file.c): the topology file to draw, from
+ * --topo-file, else NCCL_TOPO_FILE, else NCCL_TOPO_DUMP_FILE when it exists
+ * (*why names which; NULL: none, the sysfs facts are drawn); and the reports
+ * written atomically, a line on stderr unless quiet. */
+const char *doctor_topo_file(const char *given, const char **why);
+int doctor_write_topology(const char *path, const cJSON *doc, const char *topo_file, int quiet, cf_error *err);
+int doctor_write_hosts(const char *path, const cJSON *gather_doc, int quiet, cf_error *err);
+
 #endif

@@ -14,7 +14,7 @@ int cf_pci_is_bdf(const char *s)
  * sysfs (a switch's upstream port, skipping the downstream port), or below the
  * CPU once the walk reaches the root complex. Fills the chain of switches above
  * the device, nearest first; returns its length. */
-static size_t switch_chain(const struct strvec *path, const char **chain, size_t cap)
+size_t cf_pci_switch_chain(const struct strvec *path, const char **chain, size_t cap)
 {
     size_t n = 0;
     if (path->n < 2)
@@ -36,7 +36,7 @@ const char *cf_pci_topo_class(const struct strvec *a, int numa_a, const struct s
         return numa_a >= 0 && numa_a == numa_b ? "NODE" : "SYS";
     }
     const char *ca[32], *cb[32];
-    size_t na = switch_chain(a, ca, 32), nb = switch_chain(b, cb, 32);
+    size_t na = cf_pci_switch_chain(a, ca, 32), nb = cf_pci_switch_chain(b, cb, 32);
     for (size_t i = 0; i < na; i++)
         for (size_t j = 0; j < nb; j++)
             if (!strcmp(ca[i], cb[j]))

@@ -7,7 +7,7 @@
 
 #include "cclforge/ncclconf.h"
 
-enum { MAX_STR = 256, MAX_DEPTH = 1024 };
+enum { MAX_STR = CF_TOPO_XML_MAX_STR, MAX_DEPTH = 1024 };
 
 struct reader {
     const char *start, *p, *end;
@@ -29,8 +29,8 @@ static int get(struct reader *r, char *c)
     return 0;
 }
 
-/* xmlGetValue: a quoted value */
-static int value(struct reader *r, char *last)
+/* xmlGetValue: a quoted value, kept (without its quotes) in val[MAX_STR] */
+static int value(struct reader *r, char *val, char *last)
 {
     char c, quote;
     if (get(r, &quote) < 0)
@@ -41,14 +41,17 @@ static int value(struct reader *r, char *last)
     do {
         if (get(r, &c) < 0)
             return fail(r, "unexpected end of file in a value");
-        if (++n == MAX_STR)
+        if (n + 1 == MAX_STR)
             return fail(r, "a value of 256 bytes or more");
+        val[n++] = c;
     } while (c != quote);
+    val[n - 1] = 0;
     return get(r, last) < 0 ? fail(r, "unexpected end of file") : 0;
 }
 
-/* xmlGetToken: a name up to ' ', '>', '/', '\n' or '\r', or name=value */
-static int token(struct reader *r, char *name, int allow_value, char *last)
+/* xmlGetToken: a name up to ' ', '>', '/', '\n' or '\r', or name=value (the
+ * value into val; NULL where none is allowed) */
+static int token(struct reader *r, char *name, char *val, char *last)
 {
     size_t n = 0;
     char c;
@@ -57,9 +60,9 @@ static int token(struct reader *r, char *name, int allow_value, char *last)
             return fail(r, "unexpected end of file");
         if (c == '=') {
             name[n] = 0;
-            if (!allow_value)
+            if (!val)
                 return fail(r, "an attribute in a closing tag or element name");
-            return value(r, last);
+            return value(r, val, last);
         }
         name[n] = c;
         if (++n == MAX_STR)
@@ -84,9 +87,12 @@ static int skip_comment(struct reader *r, const char *from)
     return fail(r, "an unterminated comment");
 }
 
-/* xmlGetNode */
-static int node(struct reader *r, char *name, enum node_type *type)
+/* xmlGetNode: the element's name and its first CF_TOPO_XML_MAX_ATTRS attributes
+ * into e (NCCL ignores the others too) */
+static int node(struct reader *r, struct cf_topo_xml_elem *e, enum node_type *type)
 {
+    char *name = e->name;
+    e->n_attrs = 0;
     char c = ' ';
     *type = NODE_NONE;
     for (;;) {
@@ -97,7 +103,7 @@ static int node(struct reader *r, char *name, enum node_type *type)
             return fail(r, c == '\t' ? "a tab between elements (NCCL accepts only spaces and newlines)"
                                      : "text outside a tag (NCCL expects '<')");
         const char *tag = r->p;
-        if (token(r, name, 0, &c) < 0)
+        if (token(r, name, NULL, &c) < 0)
             return -1;
         if (strncmp(name, "!--", 3))
             break;
@@ -107,18 +113,24 @@ static int node(struct reader *r, char *name, enum node_type *type)
     }
     if (!name[0] && c == '/') {
         *type = NODE_CLOSE;
-        if (token(r, name, 0, &c) < 0)
+        if (token(r, name, NULL, &c) < 0)
             return -1;
         return c == '>' ? 0 : fail(r, "a closing tag not ended by '>'");
     }
-    char key[MAX_STR];
-    while (c == ' ')
-        if (token(r, key, 1, &c) < 0)
+    char key[MAX_STR], val[MAX_STR];
+    while (c == ' ') {
+        val[0] = 0;
+        if (token(r, key, val, &c) < 0)
             return -1;
+        if (key[0] && e->n_attrs < CF_TOPO_XML_MAX_ATTRS) {
+            memcpy(e->keys[e->n_attrs], key, MAX_STR);
+            memcpy(e->values[e->n_attrs++], val, MAX_STR);
+        }
+    }
     *type = NODE_OPEN;
     if (c == '/') {
         *type = NODE_SINGLE;
-        if (token(r, key, 0, &c) < 0)
+        if (token(r, key, NULL, &c) < 0)
             return -1;
     }
     if (c != '>')
@@ -127,21 +139,23 @@ static int node(struct reader *r, char *name, enum node_type *type)
     return 0;
 }
 
-int cf_nccl_topo_xml_check(const char *text, size_t len, char *why, size_t why_len)
+int cf_nccl_topo_xml_walk(const char *text, size_t len, cf_topo_xml_visit_fn visit, void *ctx, char *why,
+                          size_t why_len)
 {
     struct reader r = { text, text, text + len, why, why_len };
     char open[MAX_DEPTH][MAX_STR > 64 ? 64 : MAX_STR];
     int depth = 0, systems = 0;
-    char name[MAX_STR];
+    struct cf_topo_xml_elem e;
     for (;;) {
         enum node_type type;
-        if (node(&r, name, &type) < 0)
+        if (node(&r, &e, &type) < 0)
             return -1;
         if (type == NODE_NONE) {
             if (depth)
                 return fail(&r, "an element left open at the end");
             break;
         }
+        const char *name = e.name;
         if (type == NODE_CLOSE) {
             if (!depth || strncmp(open[depth - 1], name, sizeof open[0] - 1))
                 return fail(&r, "a closing tag that does not match the open element");
@@ -150,6 +164,10 @@ int cf_nccl_topo_xml_check(const char *text, size_t len, char *why, size_t why_l
         }
         if (!depth && !strcmp(name, "system"))
             systems++;
+        if (visit) {
+            e.depth = (size_t)depth;
+            visit(ctx, &e);
+        }
         if (type == NODE_OPEN) {
             if (depth == MAX_DEPTH)
                 return fail(&r, "elements nested deeper than NCCL's 1024");
@@ -161,4 +179,17 @@ int cf_nccl_topo_xml_check(const char *text, size_t len, char *why, size_t why_l
     if (!systems)
         return fail(&r, "no <system> element at the top: NCCL finds no topology in it");
     return 0;
+}
+
+int cf_nccl_topo_xml_check(const char *text, size_t len, char *why, size_t why_len)
+{
+    return cf_nccl_topo_xml_walk(text, len, NULL, NULL, why, why_len);
+}
+
+const char *cf_topo_xml_attr(const struct cf_topo_xml_elem *e, const char *key)
+{
+    for (size_t i = 0; i < e->n_attrs; i++)
+        if (!strcmp(e->keys[i], key))
+            return e->values[i];
+    return NULL;
 }

@@ -1,0 +1,75 @@
+/* doctor's HTML reports (built on cclforge/html.h; the CLI writes them): the
+ * hosts of a gather side by side, and one host's topology drawn. Both read
+ * cJSON documents as doctor writes them, so a report can be remade from saved
+ * JSON after the job. */
+#ifndef CCLFORGE_DOCTOR_REPORT_H
+#define CCLFORGE_DOCTOR_REPORT_H
+
+#include <stddef.h>
+
+#include "cclforge/error.h"
+#include "cclforge/fabric.h"
+#include "cclforge/strbuf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct cJSON;
+
+/* Hosts x facts and findings: hosts alike collapsed into groups, each fact that
+ * differs with the hosts that have each value (a Slurm hostlist), the minority
+ * values marked, findings by severity. docs: one `doctor --gather --json`
+ * document (schema cclforge.doctor-gather/1), or the `doctor --json` documents
+ * (cclforge.doctor/1) of several hosts, consolidated as the gather does.
+ * -1 (CF_ERR_FORMAT) naming the document that is neither. */
+int cf_doctor_hosts_html(const struct cJSON *const *docs, size_t n, struct strbuf *out, cf_error *err);
+
+/* One host's topology: NUMA nodes, root complexes, PCIe switches, GPUs, NICs
+ * and NVLink, drawn as SVG, with the GPU x GPU and GPU x NIC matrix of
+ * `nvidia-smi topo -m` classes. doc: a `doctor --json` document; its "fabric"
+ * section is drawn unless topo_xml (NCCL's topology file, NCCL_TOPO_FILE's
+ * format) is given, which then is. -1 when the XML cannot be read (err names
+ * the file and the byte) or doc is no doctor document. */
+int cf_doctor_topology_html(const struct cJSON *doc, const char *topo_xml_path, struct strbuf *out, cf_error *err);
+
+/* ---- the topology model both sources fill (src/doctor/topo_model.c) ---- */
+
+enum cf_topo_kind { CF_TOPO_NUMA, CF_TOPO_ROOT, CF_TOPO_SWITCH, CF_TOPO_GPU, CF_TOPO_NIC, CF_TOPO_NVSWITCH, CF_TOPO_NETIF };
+
+struct cf_topo_node {
+    enum cf_topo_kind kind;
+    char *id;       /* "numa0", "pci0000:00", a BDF, "nvswitch", an interface */
+    char *label;    /* "GPU0", "mlx5_0,ens1f0", "NUMA 0" */
+    char *detail;   /* "H100 · 32.0 GT/s x16"; NULL */
+    int parent;     /* index into nodes; -1 at the top */
+    int numa;       /* -1 unknown */
+};
+
+struct cf_topo_link { /* an NVLink bond (or XGMI): a GPU to a GPU or to the NVSwitch */
+    int a, b;
+    int count;
+    char *type;     /* "NVLink", "XGMI" */
+};
+
+struct cf_topo {
+    struct cf_topo_node *nodes; size_t n_nodes;
+    struct cf_topo_link *links; size_t n_links;
+    char **cls;     /* [n_nodes * n_nodes]: the class between two GPUs or a GPU and a NIC; NULL elsewhere */
+    char *source;   /* "sysfs of HOST" or "NCCL topology XML FILE" */
+    struct strvec notes; /* what the source cannot say */
+};
+
+/* From a survey's fabric: every GPU and NIC with the bridges above it (NCCL's
+ * switch rule, cf_pci_switch_chain), classes from the fabric's own pairs. */
+void cf_topo_from_fabric(const struct cf_fabric *f, struct cf_topo *t);
+/* From NCCL's topology XML (bounded, as cf_nccl_topo_xml_walk reads it). */
+int cf_topo_from_xml(const char *text, size_t len, struct cf_topo *t, cf_error *err);
+void cf_topo_release(struct cf_topo *t);
+/* Indices of the nodes of one kind, in order (GPU order is bus order). */
+size_t cf_topo_of_kind(const struct cf_topo *t, enum cf_topo_kind k, int *out, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

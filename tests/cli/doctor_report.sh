@@ -1,0 +1,245 @@
+# cclforge doctor --report: one host's topology drawn from a sysfs fixture of a
+# two-socket host with 8 GPUs and 4 NICs and from NCCL's topology XML of the
+# same machine; a host without GPUs; the hosts of a real gather (namespace
+# hosts under srun's environment, and mpirun) with one host that differs; and
+# 1,024 saved hosts through the library (tests/unit/test_doctor_report.c).
+# Each page is opened by Debian's headless Chromium with the network off and
+# checked from its DOM, its pixels and its console (tests/support/html_page.py).
+# CCLFORGE_DOCS_SHOTS=DIR also keeps the screenshots docs/doctor.md shows
+# (doctor-topology.png, doctor-topology-xml.png, doctor-hosts.png,
+# doctor-hosts-1024.png: CCLFORGE_DOCS_SHOTS=docs remakes them).
+. "$(dirname "$0")/lib.sh"
+PAGE=$CCLFORGE_SOURCE_DIR/tests/support/html_page.py
+command -v chromium >/dev/null || t_skip "no chromium (scripts/deps.sh installs it)"
+D=("$CCLFORGE" doctor --no-python --no-nvidia)
+SHOTS=${CCLFORGE_DOCS_SHOTS:-}
+# page NAME FILE.html [W,H]: render it; sets P to the prefix of its .dom/.png
+page() {
+    P=$T_TMP/$1
+    if python3 "$PAGE" render "$2" "$P" "${3:-1500,1300}" 2>"$T_TMP/$1.err"; then ok "$1: Chromium opened it, nothing on the console"
+    else bad "$1: Chromium failed or the page logged to the console: $(cat "$T_TMP/$1.err")"; fi
+    python3 "$PAGE" selfcontained "$2" 2>"$T_TMP/$1.err" && ok "$1: references nothing outside itself" || bad "$1: $(cat "$T_TMP/$1.err")"
+    case " topology topology-xml hosts hosts-1024 " in
+    *" $1 "*) [ -n "$SHOTS" ] && [ -f "$P.png" ] && cp "$P.png" "$SHOTS/doctor-$1.png" ;;
+    esac
+    return 0
+}
+dom() { python3 "$PAGE" eval "$P.dom" "$1" && ok "$2" || bad "$2 (dom: $1)"; }
+pixels() { python3 "$PAGE" pixels "$P.png" "$1"; }
+# the background colour of the first element EXPR finds, as RRGGBB
+bg() { python3 "$PAGE" print "$P.dom" "__import__('re').search(r'background:#([0-9a-f]{6})', ($1)[0]['attrs']['style']).group(1)"; }
+
+# ---- the checks themselves can fail ----
+printf '<!doctype html><html><body><img src="http://192.0.2.1/x.png"><script>console.error("boom")</script></body></html>\n' >"$T_TMP/ext.html"
+python3 "$PAGE" selfcontained "$T_TMP/ext.html" 2>/dev/null && bad "an <img> from the network passes the self-containment check" || ok "the self-containment check fails a page that loads an image"
+python3 "$PAGE" render "$T_TMP/ext.html" "$T_TMP/ext" 2>/dev/null && bad "a console error passes" || ok "the browser check fails a page that logs to the console"
+
+# two sockets, 8 GPUs, 4 NICs (sysfs shapes as the kernel lays them out)
+gen_fixture() { # DIR
+    local R=$1 S=$1/sys
+    rm -rf "$R"; mkdir -p "$S/bus/pci/devices" "$S/class/infiniband"
+    dev() { # PATH class vendor device numa speed width
+        local d=$S/devices/$1
+        mkdir -p "$d"
+        echo "$2" >"$d/class"; echo "$3" >"$d/vendor"; echo "$4" >"$d/device"; echo "$5" >"$d/numa_node"
+        echo "$6 GT/s PCIe" >"$d/current_link_speed"; echo "$6 GT/s PCIe" >"$d/max_link_speed"
+        echo "$7" >"$d/current_link_width"; echo "$7" >"$d/max_link_width"
+        head -c 64 /dev/zero >"$d/config"
+        ln -s "../../../devices/$1" "$S/bus/pci/devices/$(basename "$1")"
+    }
+    nic() { # PATH numa hca ifname
+        dev "$1" 0x020700 0x15b3 0x1021 "$2" 32.0 16
+        local d=$S/devices/$1
+        mkdir -p "$d/net/$4" "$d/infiniband/$3/ports/1"
+        ln -s "../../devices/$1/infiniband/$3" "$S/class/infiniband/$3"
+        ln -s "../../../$(basename "$1")" "$d/infiniband/$3/device"
+        echo "28.39.1002" >"$d/infiniband/$3/fw_ver"
+        local p=$d/infiniband/$3/ports/1
+        echo "4: ACTIVE" >"$p/state"; echo "5: LinkUp" >"$p/phys_state"
+        echo "400 Gb/sec (4X NDR)" >"$p/rate"; echo InfiniBand >"$p/link_layer"
+    }
+    gpu() { dev "$1" 0x030200 0x10de 0x2330 "$2" 32.0 16; }
+    bridge() { dev "$1" 0x060400 0x1000 0xc030 "$2" 32.0 16; }
+    # socket 0: two root complexes, one switch each (2 GPUs + 1 NIC below it)
+    for rc in 00 10; do
+        local b=$((16#$rc)); local x; x=$(printf %02x $((b + 1))); local y; y=$(printf %02x $((b + 2)))
+        local up=pci0000:$rc/0000:$rc:01.0/0000:$x:00.0
+        bridge pci0000:$rc/0000:$rc:01.0 0; bridge $up 0
+        for k in 0 1 2; do bridge $up/0000:$y:0$k.0 0; done
+        gpu $up/0000:$y:00.0/0000:$(printf %02x $((b + 3))):00.0 0
+        gpu $up/0000:$y:01.0/0000:$(printf %02x $((b + 4))):00.0 0
+        nic $up/0000:$y:02.0/0000:$(printf %02x $((b + 5))):00.0 0 mlx5_$((b / 16)) ibp$((b + 5))s0
+    done
+    # socket 1: one root complex like those, and one with two levels of switches
+    local up=pci0000:80/0000:80:01.0/0000:81:00.0
+    bridge pci0000:80/0000:80:01.0 1; bridge $up 1
+    for k in 0 1 2; do bridge $up/0000:82:0$k.0 1; done
+    gpu $up/0000:82:00.0/0000:83:00.0 1; gpu $up/0000:82:01.0/0000:84:00.0 1
+    nic $up/0000:82:02.0/0000:85:00.0 1 mlx5_2 ibp133s0
+    up=pci0000:90/0000:90:01.0/0000:91:00.0
+    bridge pci0000:90/0000:90:01.0 1; bridge $up 1
+    bridge $up/0000:92:00.0 1; bridge $up/0000:92:01.0 1
+    bridge $up/0000:92:00.0/0000:93:00.0 1
+    bridge $up/0000:92:00.0/0000:93:00.0/0000:94:00.0 1; bridge $up/0000:92:00.0/0000:93:00.0/0000:94:01.0 1
+    gpu $up/0000:92:00.0/0000:93:00.0/0000:94:00.0/0000:95:00.0 1
+    gpu $up/0000:92:00.0/0000:93:00.0/0000:94:01.0/0000:96:00.0 1
+    nic $up/0000:92:01.0/0000:97:00.0 1 mlx5_3 ibp151s0
+}
+# the same machine as NCCL dumps it (NCCL_TOPO_DUMP_FILE): switches under each
+# CPU, GPUs with their NVLinks to the NVSwitch, NICs with their net devices
+gen_xml() { # FILE
+    local g=0
+    xgpu() { printf '        <pci busid="%s" class="0x030200" vendor="0x10de" device="0x2330" subsystem_vendor="0x10de" subsystem_device="0x16c1" link_speed="32.0 GT/s PCIe" link_width="16">\n          <gpu dev="%d" sm="90" rank="%d" gdr="1">\n            <nvlink target="0000:00:00.0" count="18" tclass="0x068000"/>\n          </gpu>\n        </pci>\n' "$1" $g $g; g=$((g + 1)); }
+    xnic() { printf '        <pci busid="%s" class="0x020700" vendor="0x15b3" device="0x1021" link_speed="32.0 GT/s PCIe" link_width="16">\n          <nic>\n            <net name="%s" dev="%s" speed="400000" port="1" latency="0.000000" guid="0x%s" maxconn="131072" gdr="1"/>\n          </nic>\n        </pci>\n' "$1" "$2" "$3" "$3"; }
+    sw() { printf '      <pci busid="%s" class="0x060400" vendor="0x1000" device="0xc030" link_speed="32.0 GT/s PCIe" link_width="16">\n' "$1"; }
+    {
+        echo '<system version="1">'
+        echo '  <cpu numaid="0" affinity="0000ffff" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143">'
+        sw 0000:01:00.0; xgpu 0000:03:00.0; xgpu 0000:04:00.0; xnic 0000:05:00.0 mlx5_0 0; echo '      </pci>'
+        sw 0000:11:00.0; xgpu 0000:13:00.0; xgpu 0000:14:00.0; xnic 0000:15:00.0 mlx5_1 1; echo '      </pci>'
+        echo '  </cpu>'
+        echo '  <cpu numaid="1" affinity="ffff0000" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143">'
+        sw 0000:81:00.0; xgpu 0000:83:00.0; xgpu 0000:84:00.0; xnic 0000:85:00.0 mlx5_2 2; echo '      </pci>'
+        sw 0000:91:00.0; sw 0000:93:00.0; xgpu 0000:95:00.0; xgpu 0000:96:00.0; echo '      </pci>'
+        xnic 0000:97:00.0 mlx5_3 3; echo '      </pci>'
+        echo '  </cpu>'
+        echo '</system>'
+    } >"$1"
+}
+
+# ---- the topology from sysfs ----
+FX=$T_TMP/fx
+gen_fixture "$FX"
+run "${D[@]}" --sysfs-root "$FX" --report "$T_TMP/topo.html" --json
+[ -s "$T_TMP/topo.html" ] && ok "--report writes the file alongside --json" || bad "no report written"
+expect_json 'd["schema"]=="cclforge.doctor/1"' "stdout is still the JSON report"
+expect_err "report written to .*topo.html" "stderr says where the report is"
+page topology "$T_TMP/topo.html"
+dom 'len(q("g", data_kind="gpu"))==8 and len(q("g", data_kind="nic"))==4 and len(q("g", data_kind="numa"))==2' "8 GPUs, 4 NICs and 2 NUMA nodes are drawn"
+dom 'len(q("g", data_kind="root"))==4 and len(q("g", data_kind="switch"))==5 and len(q(data_link="smp"))==1' "4 root complexes, 5 switches and the socket interconnect are drawn"
+dom 'q("p", id="counts")[0]["attrs"]["data-gpus"]=="8"' "the counts say 8 GPUs"
+dom 'q("td", data_a="GPU0", data_b="GPU1")[0]["attrs"]["data-cls"]=="PIX" and q("td", data_a="GPU0", data_b="GPU2")[0]["attrs"]["data-cls"]=="NODE" and q("td", data_a="GPU0", data_b="GPU4")[0]["attrs"]["data-cls"]=="SYS"' "GPU x GPU: PIX behind one switch, NODE across root complexes, SYS across sockets"
+dom 'q("td", data_a="GPU0", data_b="mlx5_0,ibp5s0")[0]["attrs"]["data-cls"]=="PIX" and q("td", data_a="GPU6", data_b="mlx5_3,ibp151s0")[0]["attrs"]["data-cls"]=="PXB" and q("td", data_a="GPU6", data_b="GPU6")[0]["attrs"]["data-cls"]=="X"' "GPU x NIC: PIX, PXB through two switches; X on the diagonal"
+dom 'len(q("td", data_cls="SYS"))==48' "every cross-socket pair is SYS: 4x4 GPU pairs both ways, 4x2 GPU-NIC pairs from each side"
+SYS_BG=$(bg 'q("td", data_cls="SYS")') PIX_BG=$(bg 'q("td", data_cls="PIX")')
+[ "$SYS_BG" = 00224e ] && ok "SYS is the far end of the scale (dark)" || bad "SYS is drawn #$SYS_BG"
+n=$(pixels "$SYS_BG"); [ "$n" -gt 20000 ] && ok "the screenshot shows the SYS cells ($n pixels)" || bad "only $n SYS-coloured pixels"
+n=$(pixels "$PIX_BG"); [ "$n" -gt 3000 ] && ok "and the PIX cells, lighter ($n pixels of #$PIX_BG)" || bad "only $n PIX-coloured pixels"
+python3 "$PAGE" eval "$P.dom" 'float(root["attrs"]["data-load-ms"]) < 2000' && ok "loaded in under 2 s" || bad "slow to load"
+
+# ---- the same machine from NCCL's topology XML ----
+gen_xml "$T_TMP/topo.xml"
+run "${D[@]}" --sysfs-root "$FX" --report "$T_TMP/xml.html" --topo-file "$T_TMP/topo.xml" --quick
+[ -s "$T_TMP/xml.html" ] && grep -q "NCCL&#39;s topology XML" "$T_TMP/xml.html" && ok "--topo-file: drawn from the XML" || bad "the XML was not drawn"
+page topology-xml "$T_TMP/xml.html"
+dom 'len(q("g", data_kind="gpu"))==8 and len(q("g", data_kind="nic"))==4 and len(q("g", data_kind="numa"))==2 and len(q("g", data_kind="nvswitch"))==1' "8 GPUs, 4 NICs, 2 NUMA nodes and the NVSwitch"
+dom 'len(q("g", data_link="nvlink", data_count="18"))==8' "each GPU's 18 NVLinks to the NVSwitch"
+dom 'q("td", data_a="GPU0", data_b="GPU7")[0]["attrs"]["data-cls"]=="NV18" and len(q("td", data_cls="NV18"))==56' "every GPU pair is NV18 over the NVSwitch"
+dom 'q("td", data_a="GPU0", data_b="mlx5_0")[0]["attrs"]["data-cls"]=="PIX" and q("td", data_a="GPU6", data_b="mlx5_3")[0]["attrs"]["data-cls"]=="PXB" and q("td", data_a="GPU0", data_b="mlx5_1")[0]["attrs"]["data-cls"]=="PHB" and q("td", data_a="GPU0", data_b="mlx5_2")[0]["attrs"]["data-cls"]=="SYS"' "GPU x NIC from the XML: PIX, PXB, PHB (NCCL's reading of NODE), SYS"
+dom 'any("reads PHB here" in e["text"] for e in q("p"))' "the page says the XML cannot tell NODE from PHB"
+[ "$(pixels "$(bg 'q("td", data_cls="NV18")')")" -gt 50000 ] && ok "the NVLink cells are drawn" || bad "no NV18-coloured pixels"
+run env NCCL_TOPO_FILE="$T_TMP/topo.xml" "${D[@]}" --sysfs-root "$FX" --report "$T_TMP/env.html" --quick
+grep -q 'data-kind="nvswitch"' "$T_TMP/env.html" && ok "NCCL_TOPO_FILE is drawn without --topo-file" || bad "NCCL_TOPO_FILE was not used"
+printf '<system version="1"><cpu numaid="0"/></system>\n' >"$T_TMP/empty.xml"
+run env NCCL_TOPO_FILE="$T_TMP/topo.xml" NCCL_TOPO_DUMP_FILE="$T_TMP/topo.xml" "${D[@]}" --sysfs-root "$FX" --report "$T_TMP/env.html" --topo-file "$T_TMP/empty.xml" --quick
+grep -q 'data-gpus="0"' "$T_TMP/env.html" && ok "--topo-file wins over NCCL_TOPO_FILE" || bad "--topo-file did not win"
+run env NCCL_TOPO_DUMP_FILE="$T_TMP/topo.xml" "${D[@]}" --sysfs-root "$FX" --report "$T_TMP/env.html" --quick
+grep -q 'data-kind="nvswitch"' "$T_TMP/env.html" && ok "NCCL_TOPO_DUMP_FILE, once it exists, is drawn" || bad "NCCL_TOPO_DUMP_FILE was not used"
+run env NCCL_TOPO_DUMP_FILE="$T_TMP/not-yet.xml" "${D[@]}" --sysfs-root "$FX" --report "$T_TMP/env.html" --quick
+grep -q 'data-kind="root"' "$T_TMP/env.html" && ok "a dump NCCL has not written yet: sysfs is drawn" || bad "a missing dump file was not ignored"
+printf '<system version="1">\n\t<cpu numaid="0"/>\n</system>\n' >"$T_TMP/tab.xml"
+rm -f "$T_TMP/bad.html"
+run env NCCL_TOPO_FILE="$T_TMP/tab.xml" "${D[@]}" --sysfs-root "$FX" --report "$T_TMP/bad.html" --quick
+expect_rc 2 "an XML NCCL cannot read is a usage error"
+expect_err "NCCL_TOPO_FILE: NCCL topology .*tab.xml: a tab between elements .*byte" "naming the variable, the file and the byte"
+[ ! -e "$T_TMP/bad.html" ] && ok "and no report is left behind" || bad "a report was written anyway"
+run "${D[@]}" --topo-file "$T_TMP/topo.xml"
+expect_rc 2 "--topo-file without --report is refused"
+# names from the XML are text
+sed 's/name="mlx5_1"/name="<img src=x onerror=alert(1)>"/' "$T_TMP/topo.xml" >"$T_TMP/evil.xml"
+run "${D[@]}" --sysfs-root "$FX" --report "$T_TMP/evil.html" --topo-file "$T_TMP/evil.xml" --quick
+page topology-escaped "$T_TMP/evil.html"
+dom 'not q("img") and any(e["attrs"].get("data-label")=="<img src=x onerror=alert(1)>" for e in q("g"))' "a NIC named '<img ...>' is text, not an element"
+
+# ---- a host without GPUs (this machine's own sysfs) ----
+run "${D[@]}" --report "$T_TMP/here.html" --quick
+[ -s "$T_TMP/here.html" ] && ok "a report for this host" || bad "no report for this host"
+if grep -q 'data-gpus="0"' "$T_TMP/here.html"; then
+    page topology-nogpu "$T_TMP/here.html" 1200,700
+    dom 'q("p", id="nogpu") and "no GPUs" in q("p", id="nogpu")[0]["text"]' "it says plainly there are no GPUs"
+    dom 'q("svg") or q("p", id="empty")' "and draws what there is (or says there is nothing)"
+else
+    echo "# this host has GPUs: the no-GPU page is not checked here"
+fi
+
+# ---- hosts: saved documents through the library (1,024 hosts; a host named <script>) ----
+UNIT=${CCLFORGE_BINARY_DIR:?}/tests/test_doctor_report
+if [ -x "$UNIT" ]; then
+    mkdir -p "$T_TMP/saved"
+    CCLFORGE_REPORT_OUT=$T_TMP/saved "$UNIT" >"$T_TMP/unit.out" 2>&1 && ok "the library's hosts reports are made" || bad "test_doctor_report failed: $(tail -5 "$T_TMP/unit.out")"
+    size=$(stat -c %s "$T_TMP/saved/hosts-1024.html")
+    [ "$size" -lt 5242880 ] && ok "1,024 hosts: $size bytes, under 5 MB" || bad "1,024 hosts: $size bytes"
+    page hosts-1024 "$T_TMP/saved/hosts-1024.html" 1300,900
+    python3 "$PAGE" eval "$P.dom" 'float(root["attrs"]["data-load-ms"]) < 2000' && ok "1,024 hosts load in under 2 s ($(python3 "$PAGE" print "$P.dom" 'root["attrs"]["data-load-ms"]') ms)" || bad "1,024 hosts load slowly"
+    dom 'len(q("tr", class_="hostgroup"))==3 and q("tr", class_="hostgroup")[0]["attrs"]["data-count"]=="1022"' "three rows: 1,022 hosts alike and the two odd ones"
+    dom 'any(e["attrs"].get("data-diff")=="NCCL" and e["attrs"]["class"]=="odd" for e in q("td")) and q("tr", class_="hostgroup", data_hosts="node0003")' "the odd host's NCCL is marked, the host named"
+    page hosts-escaped "$T_TMP/saved/hosts-escape.html" 1300,900
+    dom 'not any("alert" in e["text"] for e in q("script") if e["attrs"].get("type")!="application/json") and any(e["text"].strip()=="<script>alert(1)</script>" for e in q("div", class_="hosts"))' "a host named <script> is text"
+    n=$(pixels 00224e); [ "$n" -gt 2000 ] && ok "the odd value is marked in the picture ($n pixels)" || bad "the odd value is not marked ($n pixels)"
+else
+    bad "no $UNIT: build the unit tests"
+fi
+
+# ---- hosts: a real gather with --report ----
+G=("${D[@]}" --gather --quick)
+if command -v mpirun >/dev/null; then
+    MPI=(mpirun --oversubscribe)
+    [ "$(id -u)" = 0 ] && MPI=(mpirun --allow-run-as-root --oversubscribe)
+    run timeout 120 "${MPI[@]}" -n 2 "${G[@]}" --timeout 60 --report "$T_TMP/mpi.html"
+    [ -s "$T_TMP/mpi.html" ] && grep -q 'data-hosts="1"' "$T_TMP/mpi.html" && ok "mpirun -n 2 doctor --gather --report: rank 0 writes one host's report" || bad "no gather report under mpirun (rc $RC): $ERR"
+else
+    echo "# mpirun not installed: the Open MPI case did not run"
+fi
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! ip netns add cfhr-probe 2>/dev/null; then
+    echo "# not root or no network namespaces: the multi-host gather did not run"
+    t_end; exit $?
+fi
+ip netns del cfhr-probe
+cleanup() {
+    for n in 0 1 2 3; do ip netns del cfhr-h$n 2>/dev/null; rm -rf /etc/netns/cfhr-h$n; done
+}
+trap 'cleanup; [ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"' EXIT
+cleanup
+for n in 0 1 2 3; do ip netns add cfhr-h$n; ip -n cfhr-h$n link set lo up; done
+for n in 1 2 3; do # a star: h0 has one link to each
+    ip link add cfhr-a$n netns cfhr-h0 type veth peer name cfhr-b$n netns cfhr-h$n
+    ip -n cfhr-h0 addr add 10.43.$n.1/24 dev cfhr-a$n; ip -n cfhr-h0 link set cfhr-a$n up
+    ip -n cfhr-h$n addr add 10.43.$n.2/24 dev cfhr-b$n; ip -n cfhr-h$n link set cfhr-b$n up
+done
+for n in 0 1 2 3; do # `ip netns exec` bind-mounts /etc/netns/NAME/hosts over /etc/hosts
+    mkdir -p /etc/netns/cfhr-h$n
+    { echo "127.0.0.1 localhost"; echo "10.43.$((n ? n : 1)).1 cfhr-h0"; for k in 1 2 3; do echo "10.43.$k.2 cfhr-h$k"; done; } >/etc/netns/cfhr-h$n/hosts
+done
+onhost() { # onhost N CMD...: rank N on host N, as srun starts it
+    local n=$1; shift
+    ip netns exec cfhr-h$n unshare --uts sh -c 'hostname "$0"; exec "$@"' cfhr-h$n \
+        env SLURM_PROCID=$n SLURM_NTASKS=4 SLURM_LOCALID=0 SLURM_STEP_NODELIST='cfhr-h[0-3]' \
+        SLURM_JOB_ID=4343 SLURM_STEP_ID=0 "$@"
+}
+pids=()
+for n in 1 2 3; do
+    if [ $n = 2 ]; then onhost $n env NCCL_SOCKET_IFNAME=cfhr-b "${G[@]}" --timeout 60 >/dev/null 2>&1 &
+    else onhost $n "${G[@]}" --timeout 60 >/dev/null 2>&1 &
+    fi
+    pids+=($!)
+done
+run onhost 0 "${G[@]}" --timeout 60 --report "$T_TMP/gather.html"
+for p in "${pids[@]}"; do wait "$p"; done
+[ -s "$T_TMP/gather.html" ] && ok "rank 0 writes the gather's report" || bad "no gather report (rc $RC): $ERR"
+page hosts "$T_TMP/gather.html" 1300,760
+dom 'q("p", id="summary")[0]["attrs"]["data-hosts"]=="4"' "four hosts in the report"
+dom 'q("tr", class_="hostgroup")[0]["attrs"]["data-hosts"]=="cfhr-h[0-1,3]" and q("tr", class_="hostgroup")[0]["attrs"]["data-count"]=="3"' "the three hosts alike share a row, as a hostlist"
+dom 'q("tr", class_="hostgroup", data_hosts="cfhr-h2")[0]["attrs"]["data-odd"]=="1" and any(e["attrs"].get("data-diff")=="NCCL_SOCKET_IFNAME" and e["attrs"]["class"]=="odd" and e["attrs"]["data-value"]=="cfhr-b" for e in q("td"))' "the odd host's NCCL_SOCKET_IFNAME is marked with its value"
+dom 'q("tr", class_="diffgroup", data_diff="NCCL_SOCKET_IFNAME", data_odd="1")[0]["attrs"]["data-hosts"]=="cfhr-h2"' "and the difference names the host that has it"
+n=$(pixels 00224e); [ "$n" -gt 1000 ] && ok "the marked value shows in the picture ($n pixels)" || bad "the marked value is not in the picture ($n pixels)"
+t_end

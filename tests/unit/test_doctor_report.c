@@ -1,0 +1,325 @@
+/* doctor's HTML reports: Slurm hostlists, NCCL's topology XML read into the
+ * model with the classes nvidia-smi would print, and the hosts report from
+ * saved documents -- odd hosts marked, hosts alike collapsed, names escaped,
+ * and 1,024 hosts under 5 MB. CCLFORGE_REPORT_OUT=DIR keeps the pages for the
+ * browser checks of tests/cli/doctor_report.sh. */
+#include "testsupport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "cclforge/doctor.h"
+#include "cclforge/doctor_report.h"
+#include "cclforge/hostlist.h"
+#include "cclforge/fs.h"
+#include "cclforge/launch_collect.h"
+#include "cclforge/survey.h"
+
+static void test_hostlist(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in[8];
+        const char *out;
+    } cases[] = {
+        { { "node01", "node02", "node03", "node07", "gpu-a" }, "gpu-a,node[01-03,07]" },
+        { { "n1", "n2", "n10" }, "n[1-2,10]" },
+        { { "node08", "node09", "node10", "node11" }, "node[08-11]" },
+        { { "a", "a", "b1" }, "a,b1" },
+        { { "x[1]", "y,2", "rack1-n3", "rack1-n4" }, "rack1-n[3-4],x[1],y,2" },
+        { { "c7", "c7", "c5" }, "c[5,7]" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t n = 0;
+        while (n < 8 && cases[i].in[n])
+            n++;
+        char *got = cf_hostlist_compress(cases[i].in, n);
+        if (strcmp(got, cases[i].out))
+            fail_msg("case %zu: got %s, wanted %s", i, got, cases[i].out);
+        free(got);
+    }
+    char *none = cf_hostlist_compress(NULL, 0);
+    assert_string_equal(none, "");
+    free(none);
+    /* what it writes, Slurm's expansion reads back */
+    const char *names[300];
+    char buf[300][16];
+    for (int i = 0; i < 300; i++) {
+        snprintf(buf[i], sizeof buf[i], i % 7 ? "gpu%03d" : "cpu%d", i * 3 % 512);
+        names[i] = buf[i];
+    }
+    char *hl = cf_hostlist_compress(names, 300);
+    struct strvec back = STRVEC_INIT;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_slurm_hostlist_expand(hl, 1000, &back, &err), 0);
+    assert_int_equal(back.n, 300);
+    for (int i = 0; i < 300; i++)
+        if (!cf_strvec_contains(&back, names[i]))
+            fail_msg("%s lost in %s", names[i], hl);
+    cf_strvec_clear(&back);
+    free(hl);
+}
+
+static const char xml[] =
+    "<system version=\"1\">\n"
+    "  <cpu numaid=\"0\" arch=\"x86_64\" vendor=\"GenuineIntel\">\n"
+    "    <pci busid=\"0000:01:00.0\" class=\"0x060400\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\">\n"
+    "      <pci busid=\"0000:03:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" link_width=\"16\">\n"
+    "        <gpu dev=\"0\" sm=\"90\"><nvlink target=\"0000:04:00.0\" count=\"4\" tclass=\"0x030200\"/></gpu>\n"
+    "      </pci>\n"
+    "      <pci busid=\"0000:04:00.0\" class=\"0x030200\"><gpu dev=\"1\" sm=\"90\">"
+    "<nvlink target=\"0000:03:00.0\" count=\"4\" tclass=\"0x030200\"/></gpu></pci>\n"
+    "      <pci busid=\"0000:02:00.0\" class=\"0x060400\"><pci busid=\"0000:05:00.0\" class=\"0x020700\">"
+    "<nic><net name=\"mlx5_0\" dev=\"0\"/></nic></pci></pci>\n"
+    "    </pci>\n"
+    "    <pci busid=\"0000:11:00.0\" class=\"0x030000\"><gpu dev=\"2\" sm=\"80\"/></pci>\n"
+    "  </cpu>\n"
+    "  <cpu numaid=\"1\"><pci busid=\"0000:81:00.0\" class=\"0x020000\"><nic><net name=\"eth9\"/></nic></pci></cpu>\n"
+    "</system>\n";
+
+static const char *cls(const struct cf_topo *t, const char *a, const char *b)
+{
+    int ia = -1, ib = -1;
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        if (!strcmp(t->nodes[i].label, a))
+            ia = (int)i;
+        if (!strcmp(t->nodes[i].label, b))
+            ib = (int)i;
+    }
+    if (ia < 0 || ib < 0)
+        fail_msg("no %s or %s in the model", a, b);
+    const char *c = t->cls[(size_t)ia * t->n_nodes + (size_t)ib];
+    return c ? c : "(none)";
+}
+
+static void test_topology_xml(void **state)
+{
+    (void)state;
+    struct cf_topo t;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_topo_from_xml(xml, sizeof xml - 1, &t, &err), 0);
+    int idx[8];
+    assert_int_equal(cf_topo_of_kind(&t, CF_TOPO_GPU, idx, 8), 3);
+    assert_int_equal(cf_topo_of_kind(&t, CF_TOPO_NIC, idx, 8), 2);
+    assert_int_equal(cf_topo_of_kind(&t, CF_TOPO_NUMA, idx, 8), 2);
+    assert_int_equal(cf_topo_of_kind(&t, CF_TOPO_SWITCH, idx, 8), 2);
+    assert_int_equal(t.n_links, 1); /* each bond once, though both GPUs list it */
+    assert_string_equal(cls(&t, "GPU0", "GPU1"), "NV4");
+    assert_string_equal(cls(&t, "GPU0", "GPU0"), "X");
+    assert_string_equal(cls(&t, "GPU0", "mlx5_0"), "PXB");
+    assert_string_equal(cls(&t, "GPU0", "GPU2"), "PHB");
+    assert_string_equal(cls(&t, "GPU2", "eth9"), "SYS");
+    assert_string_equal(cls(&t, "GPU2", "mlx5_0"), "PHB");
+    cf_topo_release(&t);
+    static const char *const bad[] = {
+        "<system>\n\t<cpu/>\n</system>\n",
+        "<system><cpu numaid=0/></system>",
+        "<system><cpu></system>",
+        "<system><pci busid=\"0000:01:00.0\"",
+        "<?xml version=\"1.0\"?><system/>",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(cf_topo_from_xml(bad[i], strlen(bad[i]), &t, &err), -1);
+        assert_non_null(strstr(cf_error_message(&err), "byte"));
+        cf_error_clear(&err);
+    }
+}
+
+/* a doctor --json document as a host writes it: its name, NCCL, GPUs and findings */
+static cJSON *host_doc(const char *name, const char *nccl, int code, const char *arch)
+{
+    char *text = cf_asprintf(
+        "{\"schema\":\"cclforge.doctor/1\",\"host\":{\"hostname\":\"%s\"},"
+        "\"comm_libraries\":[{\"kind\":\"nccl\",\"path\":\"/usr/lib/libnccl.so.2\",\"how\":\"loaded\","
+        "\"version\":\"%s\",\"version_code\":%d,\"archs\":[\"sm_80\",\"sm_90\"]}],"
+        "\"gpus\":[{\"vendor\":\"nvidia\",\"arch\":\"%s\"},{\"vendor\":\"nvidia\",\"arch\":\"%s\"}],"
+        "\"findings\":[{\"severity\":\"warning\",\"id\":\"memlock-limited\",\"subject\":\"RLIMIT_MEMLOCK\","
+        "\"why\":\"locked memory is limited to 8192 KiB\",\"remedy\":\"ulimit -l unlimited\"}]}",
+        name, nccl, code, arch, arch);
+    cJSON *doc = cJSON_Parse(text);
+    if (!doc)
+        fail_msg("test JSON does not parse: %s", text);
+    free(text);
+    return doc;
+}
+
+static void keep(const char *name, const struct strbuf *html)
+{
+    const char *dir = getenv("CCLFORGE_REPORT_OUT");
+    if (!dir)
+        return;
+    char *path = cf_asprintf("%s/%s", dir, name);
+    cf_error err = CF_ERROR_INIT;
+    if (cf_write_file_atomic(path, html->buf, html->len, &err) < 0)
+        fail_msg("%s", cf_error_message(&err));
+    free(path);
+}
+
+static char *between(const char *s, const char *from, const char *to)
+{
+    const char *a = strstr(s, from), *b = a ? strstr(a, to) : NULL;
+    return a && b ? cf_strndup(a, (size_t)(b - a)) : cf_strdup("");
+}
+
+static void test_hosts_escaped_and_marked(void **state)
+{
+    (void)state;
+    cJSON *docs[4] = {
+        host_doc("node1", "2.28.9", 22809, "sm_90"),
+        host_doc("node2", "2.28.9", 22809, "sm_90"),
+        host_doc("<script>alert(1)</script>", "2.27.5", 22705, "sm_90"),
+        host_doc("node3", "2.28.9", 22809, "sm_90"),
+    };
+    struct strbuf html = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_doctor_hosts_html((const cJSON *const *)docs, 4, &html, &err) < 0)
+        fail_msg("%s", cf_error_message(&err));
+    const char *s = cf_sb_str(&html);
+    keep("hosts-escape.html", &html);
+    assert_null(strstr(s, "<script>alert"));
+    assert_non_null(strstr(s, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert_non_null(strstr(s, "3 hosts alike"));
+    assert_non_null(strstr(s, "data-hosts=\"node[1-3]\""));
+    /* the odd host's NCCL is marked, in the row of that host alone */
+    char *row = between(s, "<tr class=\"hostgroup\" data-count=\"1\" data-odd=\"1\"", "</tr>");
+    assert_non_null(strstr(row, "<td class=\"odd\" data-diff=\"NCCL\" data-value=\"NCCL 2.27.5 (22705)\""));
+    free(row);
+    /* the warning every host has is one row naming them all */
+    assert_non_null(strstr(s, "data-id=\"memlock-limited\" data-hosts=\"&lt;script&gt;alert(1)&lt;/script&gt;,node[1-3]\""));
+
+    /* the gather's own document gives the same table */
+    struct cf_survey sv[4];
+    const char *labels[4];
+    memset(sv, 0, sizeof sv);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(cf_survey_from_json(docs[i], &sv[i], &err), 0);
+        labels[i] = sv[i].hostname;
+    }
+    struct cf_consolidated c;
+    cf_doctor_consolidate(sv, labels, NULL, 4, &c);
+    cJSON *g = cJSON_CreateObject();
+    cJSON_AddStringToObject(g, "schema", "cclforge.doctor-gather/1");
+    cJSON *hosts = cJSON_AddArrayToObject(g, "hosts");
+    for (int i = 0; i < 4; i++) {
+        cJSON *h = cJSON_CreateObject();
+        cJSON_AddStringToObject(h, "label", labels[i]);
+        cJSON_AddItemToArray(hosts, h);
+    }
+    cf_consolidated_to_json(&c, g);
+    struct strbuf html2 = STRBUF_INIT;
+    const cJSON *one = g;
+    assert_int_equal(cf_doctor_hosts_html(&one, 1, &html2, &err), 0);
+    char *t1 = between(s, "<table id=\"alike\"", "</table>"), *t2 = between(cf_sb_str(&html2), "<table id=\"alike\"", "</table>");
+    assert_true(strlen(t1) > 100);
+    assert_string_equal(t1, t2);
+    free(t1);
+    free(t2);
+    cf_sb_release(&html2);
+    cJSON_Delete(g);
+    cf_consolidated_release(&c);
+    for (int i = 0; i < 4; i++)
+        cf_survey_release(&sv[i]);
+
+    /* a document of another kind is named */
+    cJSON *odd = cJSON_Parse("{\"schema\":\"cclforge.smoke/1\"}");
+    const cJSON *mixed[2] = { docs[0], odd };
+    cf_sb_reset(&html);
+    assert_int_equal(cf_doctor_hosts_html(mixed, 2, &html, &err), -1);
+    assert_non_null(strstr(cf_error_message(&err), "report 2 is of schema cclforge.smoke/1"));
+    cf_error_clear(&err);
+    cJSON_Delete(odd);
+    for (int i = 0; i < 4; i++)
+        cJSON_Delete(docs[i]);
+    cf_sb_release(&html);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A gather's document as doctor_gather_json writes it: labels and the consolidation. */
+static cJSON *gather_doc(cJSON **docs, size_t n)
+{
+    struct cf_survey *sv = cf_xcalloc(n, sizeof *sv);
+    struct cf_findings *per = cf_xcalloc(n, sizeof *per);
+    const char **labels = cf_xcalloc(n, sizeof *labels);
+    cf_error err = CF_ERROR_INIT;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(cf_survey_from_json(docs[i], &sv[i], &err), 0);
+        cf_findings_from_json(cJSON_GetObjectItemCaseSensitive(docs[i], "findings"), &per[i]);
+        labels[i] = sv[i].hostname;
+    }
+    struct cf_consolidated c;
+    cf_doctor_consolidate(sv, labels, per, n, &c);
+    cJSON *g = cJSON_CreateObject();
+    cJSON_AddStringToObject(g, "schema", "cclforge.doctor-gather/1");
+    cJSON *hosts = cJSON_AddArrayToObject(g, "hosts");
+    for (size_t i = 0; i < n; i++) {
+        cJSON *h = cJSON_CreateObject();
+        cJSON_AddStringToObject(h, "label", labels[i]);
+        cJSON_AddItemToArray(hosts, h);
+    }
+    cJSON_AddArrayToObject(g, "missing");
+    cf_consolidated_to_json(&c, g);
+    cf_consolidated_release(&c);
+    for (size_t i = 0; i < n; i++) {
+        cf_survey_release(&sv[i]);
+        cf_findings_release(&per[i]);
+    }
+    free(sv);
+    free(per);
+    free(labels);
+    return g;
+}
+
+static void test_hosts_at_scale(void **state)
+{
+    (void)state;
+    enum { N = 1024 };
+    cJSON **docs = cf_xcalloc(N, sizeof *docs);
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "node%04d", i + 1);
+        docs[i] = host_doc(name, i == 2 ? "2.27.5" : "2.28.9", i == 2 ? 22705 : 22809, i == 516 ? "sm_80" : "sm_90");
+    }
+    const cJSON *g = gather_doc(docs, N);
+    struct strbuf html = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    double t0 = now_s();
+    if (cf_doctor_hosts_html(&g, 1, &html, &err) < 0)
+        fail_msg("%s", cf_error_message(&err));
+    double took = now_s() - t0;
+    const char *s = cf_sb_str(&html);
+    keep("hosts-1024.html", &html);
+    print_message("1024 hosts: %zu bytes in %.3f s\n", html.len, took);
+    assert_true(html.len < 5u << 20);
+    assert_true(took < 2); /* sanitizers included */
+    assert_non_null(strstr(s, "1022 hosts alike"));
+    assert_non_null(strstr(s, "data-hosts=\"node[0001-0002,0004-0516,0518-1024]\""));
+    assert_non_null(strstr(s, "data-diff=\"NCCL\" data-odd=\"1\" data-hosts=\"node0003\""));
+    assert_non_null(strstr(s, "data-odd=\"1\" data-hosts=\"node0517\""));
+    assert_non_null(strstr(s, "data-id=\"memlock-limited\" data-hosts=\"node[0001-1024]\""));
+    cJSON_Delete((cJSON *)g);
+    for (int i = 0; i < N; i++)
+        cJSON_Delete(docs[i]);
+    free(docs);
+    cf_sb_release(&html);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hostlist),
+        cmocka_unit_test(test_topology_xml),
+        cmocka_unit_test(test_hosts_escaped_and_marked),
+        cmocka_unit_test(test_hosts_at_scale),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
