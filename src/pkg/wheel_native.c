@@ -187,6 +187,19 @@ static void build_rpath_problem(struct verify_ctx *c, const struct vmember *m, c
         if (at)
             tail = at + strlen(site_words[k]);
     }
+    /* a --site directory is a package directory too, whatever its name */
+    for (size_t k = 0; !tail && k < c->opts->n_site_dirs; k++) {
+        char *real = cf_realpath(c->opts->site_dirs[k]);
+        const char *dirs[] = { c->opts->site_dirs[k], real };
+        for (size_t d = 0; d < 2 && !tail; d++) {
+            size_t n = dirs[d] ? strlen(dirs[d]) : 0;
+            while (n > 1 && dirs[d][n - 1] == '/')
+                n--;
+            if (n && !strncmp(entry, dirs[d], n) && entry[n] == '/')
+                tail = entry + n + 1;
+        }
+        free(real);
+    }
     const char *installed = cf_wheel_installed_of(c, m);
     int in_site = cf_starts_with(installed, CF_WHEEL_SITE_REL "/");
     if (tail && *tail && in_site) {
