@@ -25,7 +25,8 @@ static int check(void *ctx, const struct cf_py_import *imp)
     if (!imp->module_len || imp->module_len > s->size)
         abort();
     for (size_t i = 0; i < imp->module_len; i++) /* a dotted name, read within its bounds */
-        if (!strchr("._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", imp->module[i]) || !imp->module[i])
+        if (!imp->module[i] || !strchr("._abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+                                       imp->module[i]))
             abort();
     if (imp->names && (imp->names_len > CF_PY_IMPORT_MAX_NAMES || strlen(imp->names) != imp->names_len))
         abort();

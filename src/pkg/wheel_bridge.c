@@ -110,7 +110,8 @@ static int on_import(void *ctx, const struct cf_py_import *imp)
     } else if (imp->names) { /* from pkg import _flagos_nccl */
         for (size_t i = 0; i < s->mods.n && !target; i++) {
             const char *leaf = leaf_of(s->mods.v[i]);
-            if (cf_strvec_contains(&s->factories, s->mods.v[i]) && cf_py_import_names_has(imp->names, imp->names_len, leaf))
+            if (cf_strvec_contains(&s->factories, s->mods.v[i]) &&
+                cf_py_import_names_has(imp->names, imp->names_len, leaf))
                 target = cf_asprintf("%s.%s", base, leaf);
         }
     }

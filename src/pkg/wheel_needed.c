@@ -162,8 +162,8 @@ static void resolve_root(struct verify_ctx *c, struct vmember *root, const struc
                                  "vendor-lib: %s needs %s (%s), which nothing the wheel says provides: not in the "
                                  "wheel, not on a declared external, not a toolkit library it names (the loader "
                                  "looked in: %s); a host without it cannot import the module; %s",
-                                 user, lib, what.buf, dirs.len ? dirs.buf : "no RPATH or RUNPATH of its own or its loaders",
-                                 fix);
+                                 user, lib, what.buf,
+                                 dirs.len ? dirs.buf : "no RPATH or RUNPATH of its own or its loaders", fix);
             else
                 cf_wheel_problem(&t->bad,
                                  "%s needs %s, which is missing: not a system library of the %s policy, not in "
