@@ -224,15 +224,16 @@ void cf_wheel_check_bridge_module(struct verify_ctx *c);
  * ("torch/lib"): 1 with *owner "torch 2.15.0" (or "nvidia-nccl-cu13 2.30.7,
  * which torch requires") and *site the directory it was found in
  * (caller frees both), 0 when none does, -1 with err when a RECORD cannot be
- * read. For --install too: pass the venv's site-packages. */
+ * read. For --install too: pass opts->site_dirs (the venv links their
+ * packages, not their .dist-info) and the venv's own site-packages. */
 int cf_wheel_dist_owning_dir(const char *const *site_dirs, size_t n_sites, const struct strvec *requires,
                              const char *site_rel_dir, char **owner, char **site, cf_error *err);
 /* The canonical distribution names of METADATA's Requires-Dist lines (those
  * without an extra marker), appended to out. */
 void cf_wheel_requires_dist(const char *metadata, size_t len, struct strvec *out);
 /* When a distribution among `requires` owns site_rel_dir under a --site
- * directory: declares it (c->externals), appends "torch/lib (torch 2.15.0,
- * installed in SITE)" to provided, and returns 1. */
+ * directory: declares it (c->externals), appends "torch/lib (owned by torch
+ * 2.15.0, installed in SITE)" to provided, and returns 1. */
 int cf_wheel_external_from_requires(struct verify_ctx *c, const struct strvec *requires, const char *site_rel_dir,
                                     struct strvec *provided);
 
