@@ -24,7 +24,7 @@ import sys
 
 from ._binary import find as _binary
 
-__all__ = ["bridge_extension", "build_ext", "BridgePlanError", "bridge_args"]
+__all__ = ["bridge_extension", "build_ext", "BridgePlanError", "bridge_args", "requirements"]
 
 
 class BridgePlanError(RuntimeError):
@@ -117,13 +117,71 @@ def bridge_extension(name, sources, extra_args=(), **options):
     return ext
 
 
+def _owner(lib):
+    """(name, version) of the installed distribution whose RECORD lists the file lib, or None."""
+    from importlib import metadata
+
+    d = os.path.dirname(os.path.realpath(lib))
+    real = os.path.realpath(lib)
+    while d != os.path.dirname(d):
+        if any(e.endswith(".dist-info") for e in os.listdir(d)):
+            for dist in metadata.distributions(path=[d]):
+                for f in dist.files or ():
+                    if os.path.realpath(os.path.join(d, f)) == real:
+                        return dist.metadata["Name"], dist.version
+        d = os.path.dirname(d)
+    return None
+
+
+def requirements(plan_doc):
+    """The Requires-Dist a plan implies: the installed distributions that own
+    the libraries it links from a site-packages (torch, the NCCL wheel),
+    torch pinned to the minor version it was built against (its C++ ABI),
+    any other at least the version built against."""
+    reqs = []
+    for lib in plan_doc.get("libraries") or []:
+        path = lib.get("path")
+        owner = _owner(path) if path and os.path.exists(path) else None
+        if not owner:
+            continue
+        name, version = owner
+        release = version.split("+")[0]
+        if name.lower() == "torch":
+            spec = "%s==%s.*" % (name, ".".join(release.split(".")[:2]))
+        else:
+            spec = "%s>=%s" % (name, release)
+        if spec not in reqs:
+            reqs.append(spec)
+    return reqs
+
+
 def _make_build_ext():
     from setuptools.command.build_ext import build_ext as base
 
     class build_ext(base):
         """setuptools' build_ext, but a bridge_extension is built by
         `cclforge bridge build` (the plan, the ABI guard, the check in the
-        installed layout) and its output copied where setuptools puts it."""
+        installed layout) and its output copied where setuptools puts it.
+        When the project declares no install_requires, the wheel requires
+        what the plans link from site-packages (torch, the NCCL wheel): pip
+        installs them, and `wheel verify` finds the RUNPATH directories they
+        own declared by that."""
+
+        def run(self):
+            dist = self.distribution
+            plans = [getattr(e, "_cclforge_plan", None) for e in (self.extensions or [])]
+            if not dist.install_requires and any(plans):
+                reqs = []
+                for p in plans:
+                    for r in requirements(p or {}):
+                        if r not in reqs:
+                            reqs.append(r)
+                if reqs:
+                    dist.install_requires = reqs
+                    dist.metadata.install_requires = reqs  # newer setuptools writes Requires-Dist from here
+                    if dist.have_run.get("egg_info"):  # already written: again, with them
+                        self.get_finalized_command("egg_info").run()
+            super().run()
 
         def build_extension(self, ext):
             args = getattr(ext, "_cclforge_args", None)

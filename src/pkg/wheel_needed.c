@@ -13,6 +13,7 @@
 
 #include "cclforge/fs.h"
 #include "cclforge/ldso.h"
+#include "cclforge/vendor.h"
 #include "pkg/manylinux_policy.h"
 #include "pkg/wheel_verify_internal.h"
 
@@ -65,6 +66,37 @@ static void note_system_lib(struct verify_ctx *c, const char *lib, const char *u
         const char *key = c->syslibs.v[c->syslibs.n - 1];
         cf_name_index_add(&c->syslib_ix, key, strlen(key), c->syslibs.n - 1, NULL);
     }
+}
+
+/* A library the GPU stack provides (cclforge/vendor.h's tables: the
+ * communication library, the toolkit's runtime, torch's own libraries): what
+ * it is, and how a wheel gets it onto a host; NULL for any other library. */
+static const char *vendor_lib_fix(const char *lib, struct strbuf *what)
+{
+    const enum cf_commlib comms[] = { CF_COMMLIB_NCCL, CF_COMMLIB_RCCL };
+    for (size_t k = 0; k < sizeof comms / sizeof comms[0]; k++) {
+        const struct cf_comm_profile *p = cf_comm_profile(comms[k]);
+        if (cf_starts_with(lib, p->stem)) {
+            cf_sb_addf(what, "the %s library", p->display);
+            return "depend on the wheel that ships it (a Requires-Dist such as nvidia-nccl-cu12, with a RUNPATH "
+                   "$ORIGIN-relative into its directory, nvidia/nccl/lib), bundle it, or, where the host's toolkit "
+                   "provides it, declare it the host's at build (--toolkit-lib, recorded in the wheel)";
+        }
+    }
+    if (cf_starts_with(lib, "libtorch") || cf_starts_with(lib, "libc10")) {
+        cf_sb_adds(what, "torch's library");
+        return "a Requires-Dist on torch and a RUNPATH $ORIGIN-relative into torch/lib (then give --site where torch "
+               "is installed, or --external torch/lib)";
+    }
+    size_t n;
+    const struct cf_vendor_profile *v = cf_vendor_profiles(&n);
+    for (size_t i = 0; i < n; i++)
+        if (v[i].runtime_stem && cf_starts_with(lib, v[i].runtime_stem)) {
+            cf_sb_addf(what, "the %s runtime", v[i].display);
+            return "declare it the host's toolkit library at build (--toolkit-lib, recorded in the wheel), or "
+                   "depend on the wheel that ships it (a Requires-Dist, with a RUNPATH into its directory)";
+        }
+    return NULL;
 }
 
 struct tally {
@@ -121,8 +153,17 @@ static void resolve_root(struct verify_ctx *c, struct vmember *root, const struc
             cf_name_index_add(&t->reported, key, strlen(key), 0, NULL);
             struct strbuf dirs = STRBUF_INIT;
             tried_dirs(c, n, &dirs);
+            struct strbuf what = STRBUF_INIT;
+            const char *fix = n->error ? NULL : vendor_lib_fix(lib, &what);
             if (n->error)
                 cf_wheel_problem(&t->bad, "%s needs %s: the loader stops at %s", user, lib, n->error);
+            else if (fix)
+                cf_wheel_problem(&t->bad,
+                                 "vendor-lib: %s needs %s (%s), which nothing the wheel says provides: not in the "
+                                 "wheel, not on a declared external, not a toolkit library it names (the loader "
+                                 "looked in: %s); a host without it cannot import the module; %s",
+                                 user, lib, what.buf,
+                                 dirs.len ? dirs.buf : "no RPATH or RUNPATH of its own or its loaders", fix);
             else
                 cf_wheel_problem(&t->bad,
                                  "%s needs %s, which is missing: not a system library of the %s policy, not in "
@@ -130,6 +171,7 @@ static void resolve_root(struct verify_ctx *c, struct vmember *root, const struc
                                  user, lib, c->musl ? "musllinux" : "manylinux",
                                  dirs.len ? dirs.buf : "no RPATH or RUNPATH of its own or its loaders");
             cf_sb_release(&dirs);
+            cf_sb_release(&what);
         } else {
             free(key);
         }

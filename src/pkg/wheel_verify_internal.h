@@ -86,10 +86,16 @@ struct vmember {
     unsigned char data;           /* DATA_* */
     unsigned char installable;    /* pip installs it somewhere (cf_wheel_installed_path) */
     unsigned char is_elf;         /* starts with the ELF magic */
-    unsigned char is_extension;   /* exports PyInit_<its module name> */
+    unsigned char is_extension;   /* a module import loads: a tagged extension-module name
+                                     in site-packages, or <leaf>.so exporting some PyInit_ */
+    unsigned char init_mismatch;  /* an extension module not exporting PyInit_<its leaf> */
+    unsigned char factory;        /* an extension module whose data holds make_nccl_backend */
     unsigned char reached;        /* loaded as a dependency of an extension module (wheel_needed.c) */
 };
 
+/* The dotted module an installed path (prefix relative) is imported as, or
+ * NULL when it is not under site-packages. Caller frees. */
+char *cf_wheel_module_of(const char *installed);
 /* The installed path of a placed member, relative to the layout's prefix. */
 const char *cf_wheel_installed_of(const struct verify_ctx *c, const struct vmember *m);
 
@@ -203,6 +209,33 @@ void cf_wheel_check_rpath(struct verify_ctx *c);
 void cf_wheel_check_needed(struct verify_ctx *c);
 void cf_wheel_check_glibc(struct verify_ctx *c);
 void cf_wheel_check_policy(struct verify_ctx *c);
+
+/* The ways a plugin's bridge wheel installs yet loses its tier, found
+ * statically (wheel_bridge.c): the bridge module outside the package path the
+ * wheel's Python imports it from, and a module imported for make_nccl_backend
+ * (or linked like a bridge) that holds no such function. Adds the check
+ * "bridge-module" when the wheel has a module that is or looks like a bridge. */
+void cf_wheel_check_bridge_module(struct verify_ctx *c);
+
+/* Requires-Dist against installed distributions (wheel_requires.c). */
+/* The distribution among `requires` (canonical names), or among what they
+ * require in turn as installed (pip installs those too), whose installed
+ * RECORD, in one of site_dirs, lists a file directly in site_rel_dir
+ * ("torch/lib"): 1 with *owner "torch 2.15.0" (or "nvidia-nccl-cu13 2.30.7,
+ * which torch requires") and *site the directory it was found in
+ * (caller frees both), 0 when none does, -1 with err when a RECORD cannot be
+ * read. For --install too: pass opts->site_dirs (the venv links their
+ * packages, not their .dist-info) and the venv's own site-packages. */
+int cf_wheel_dist_owning_dir(const char *const *site_dirs, size_t n_sites, const struct strvec *requires,
+                             const char *site_rel_dir, char **owner, char **site, cf_error *err);
+/* The canonical distribution names of METADATA's Requires-Dist lines (those
+ * without an extra marker), appended to out. */
+void cf_wheel_requires_dist(const char *metadata, size_t len, struct strvec *out);
+/* When a distribution among `requires` owns site_rel_dir under a --site
+ * directory: declares it (c->externals), appends "torch/lib (owned by torch
+ * 2.15.0, installed in SITE)" to provided, and returns 1. */
+int cf_wheel_external_from_requires(struct verify_ctx *c, const struct strvec *requires, const char *site_rel_dir,
+                                    struct strvec *provided);
 
 /* Symlinks (wheel_symlinks.c): the links that, followed through the other
  * links, leave the wheel, and the members written through a link; one
