@@ -74,7 +74,11 @@ void cli_smoke_matrix_print(FILE *f, const struct cf_pair_matrix *m, const char 
     if (lw > 24)
         lw = 24;
     int width = term_width(f);
-    fprintf(f, "# pairs: %s %.0f B, busbw against the median pair (%.3g GB/s)", cli_safe(s->op), s->bytes, s->median);
+    if (s->bytes >= 0)
+        fprintf(f, "# pairs: %s %.0f B", cli_safe(s->op), s->bytes);
+    else
+        fprintf(f, "# pairs: %s", cli_safe(s->op));
+    fprintf(f, ", busbw against the median pair (%.3g GB/s)", s->median);
     if (lw + 3 + n <= (size_t)width) {
         fprintf(f, "; . ok  s slow  X failed  ~ wide spread; bad hosts first\n");
         for (size_t i = 0; i < n; i++) {

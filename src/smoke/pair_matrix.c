@@ -9,8 +9,10 @@
 #include "cclforge/json.h"
 #include "cclforge/smoke_matrix.h"
 
-/* host pairs x sizes a report draws at most (12 bytes each) */
+/* host pairs x sizes a report draws at most (12 bytes each), and hosts (one
+ * size's cells in one allocation of under 64 MB) */
 #define MAX_CELLS (1u << 24)
+#define MAX_HOSTS 2048
 #define MAX_SIZES 64
 
 static const char *const class_names[CF_PAIR_CLASS_COUNT] = { "untested", "ok", "slow", "failed" };
@@ -38,6 +40,7 @@ struct group {
     int nhosts;
     int failed, bad;
     double spread;
+    double busbw;     /* busbw_median_gbps, else avg_busbw_gbps */
     long *members;    /* non-pairs: host indexes from the rows */
     size_t nmembers;
 };
@@ -186,12 +189,18 @@ static int load_groups(struct build *b, struct id_ix **ids_out, cf_error *err)
         double nh = 0;
         g->a = g->b = -1;
         g->spread = -1;
+        double med = NAN;
         if (!cJSON_IsObject(o) || cf_json_get_num(o, "id", &g->id) < 1 || cf_json_get_str(o, "label", &label) < 0 ||
             cf_json_get_num(o, "nhosts", &nh) < 0 || get_flag(o, "failed", &g->failed) < 0 ||
-            get_flag(o, "bad", &g->bad) < 0 || cf_json_get_num(o, "busbw_spread", &g->spread) < 0)
+            get_flag(o, "bad", &g->bad) < 0 || cf_json_get_num(o, "busbw_spread", &g->spread) < 0 ||
+            cf_json_get_num(o, "avg_busbw_gbps", &g->busbw) < 0 || cf_json_get_num(o, "busbw_median_gbps", &med) < 0)
             return field_error(err, "a group lacks a numeric \"id\" or has a field of a wrong type",
                                "groups hold id, label, nhosts, failed, bad as cclforge smoke --json writes them");
         g->nhosts = nh >= 0 && nh <= 1e9 ? (int)nh : 0;
+        if (isfinite(med))
+            g->busbw = med;
+        if (!isfinite(g->busbw) || !isfinite(g->spread))
+            return field_error(err, "a group's busbw or spread is not a finite number", "numbers as smoke writes them");
         if (g->nhosts == 2 && label)
             split_pair_label(b, label, g);
         ids[b->ngroups] = (struct id_ix){ g->id, b->ngroups };
@@ -286,9 +295,9 @@ static int is_pairwise(const struct build *b)
     return 1;
 }
 
-/* Which hosts are bad: in a pairwise search, those in most of their pairs that
- * were bad (one bad host is in all of its pairs; a good one in at most as many
- * bad pairs as there are bad hosts); otherwise a bad group of one host, or the
+/* Which hosts are bad: in a pairwise search, those whose every pair was bad (a
+ * bad host is; a good one is fine with every good peer, so two or three bad
+ * hosts among many are each named, and noise in one pair names nobody); otherwise a bad group of one host, or the
  * hosts in every bad group and in no good one, when that is not all of them. */
 static void find_bad(const struct build *b, int pairwise, unsigned char *bad_by_first)
 {
@@ -313,7 +322,7 @@ static void find_bad(const struct build *b, int pairwise, unsigned char *bad_by_
     size_t count = 0;
     for (size_t h = 0; h < n; h++) {
         if (pairwise)
-            bad_by_first[h] = n >= 3 && 2 * nbad[h] > tested[h];
+            bad_by_first[h] = n >= 3 && tested[h] >= 2 && nbad[h] == tested[h];
         else if (bad_groups && (size_t)nbad[h] == bad_groups && !in_good[h])
             bad_by_first[h] |= 2;
         count += (bad_by_first[h] & 2) != 0;
@@ -391,6 +400,9 @@ static int fill_cells(struct build *b, struct cf_pair_matrix *m, const struct id
                       cf_error *err)
 {
     size_t n = m->nhosts;
+    if (m->pairwise && n > MAX_HOSTS)
+        return cf_error_set(err, CF_ERR_FORMAT, "smoke document: %zu hosts; a report draws a matrix of up to %d", n,
+                            MAX_HOSTS);
     if (m->nsizes && n * n > MAX_CELLS / m->nsizes)
         return cf_error_set(err, CF_ERR_FORMAT,
                             "smoke document: %zu hosts x %zu test sizes is more than a report draws (%u pairs x sizes)",
@@ -465,6 +477,54 @@ static int fill_cells(struct build *b, struct cf_pair_matrix *m, const struct id
     return 0;
 }
 
+/* The pairs' own figures (each group's median or average over its tests) as one
+ * more "size", drawn first when some pair has no row of its own at a size (the
+ * run's table holds the rows of rank 0's groups only), so that no pair that ran
+ * reads as untested. */
+static void add_group_key(struct build *b, struct cf_pair_matrix *m, const size_t *disp)
+{
+    size_t n = m->nhosts, pairs = 0, complete = 1;
+    for (size_t i = 0; i < b->ngroups; i++)
+        pairs += b->groups[i].a >= 0;
+    for (size_t s = 0; s < m->nsizes; s++) {
+        size_t have = 0;
+        for (size_t x = 0; x < n; x++)
+            for (size_t y = x + 1; y < n; y++)
+                have += m->size[s].cell[x * n + y].cls != CF_PAIR_UNTESTED;
+        complete &= have >= pairs;
+    }
+    if ((complete && m->nsizes) || !pairs || n > MAX_HOSTS || n * n * (m->nsizes + 1) > MAX_CELLS ||
+        m->nsizes >= MAX_SIZES)
+        return;
+    struct cf_pair_size *k = &m->size[m->nsizes];
+    k->op = cf_strdup("every test");
+    k->bytes = -1;
+    k->cell = cf_xcalloc(n * n + 1, sizeof *k->cell);
+    for (size_t i = 0; i < n * n; i++) {
+        k->cell[i].busbw = NAN;
+        k->cell[i].spread = -1;
+    }
+    double *vals = cf_xcalloc(pairs + 1, sizeof *vals);
+    size_t nv = 0;
+    for (size_t i = 0; i < b->ngroups; i++) {
+        const struct group *g = &b->groups[i];
+        if (g->a < 0)
+            continue;
+        struct cf_pair_cell c = { (float)g->busbw, (float)g->spread,
+                                  g->failed ? CF_PAIR_FAILED : g->bad ? CF_PAIR_SLOW : CF_PAIR_OK };
+        size_t x = disp[g->a], y = disp[g->b];
+        k->cell[x * n + y] = k->cell[y * n + x] = c;
+        if (!g->failed)
+            vals[nv++] = g->busbw;
+    }
+    if (nv) {
+        qsort(vals, nv, sizeof *vals, double_cmp);
+        k->median = nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2;
+    }
+    free(vals);
+    m->shown = m->nsizes++;
+}
+
 static void release_build(struct build *b)
 {
     for (size_t i = 0; i < b->ngroups; i++)
@@ -531,6 +591,13 @@ int cf_pair_matrix_build(const cJSON *doc, struct cf_pair_matrix *m, cf_error *e
         disp[host_lookup(&b, m->host[i], strlen(m->host[i]))] = i;
     if (collect_sizes(&b, m, ids, err) < 0 || fill_cells(&b, m, ids, disp, err) < 0)
         goto out;
+    if (m->pairwise) {
+        add_group_key(&b, m, disp);
+        m->npairs_tested = 0;
+        for (size_t x = 0; m->nsizes && x < m->nhosts; x++)
+            for (size_t y = x + 1; y < m->nhosts; y++)
+                m->npairs_tested += m->size[m->shown].cell[x * m->nhosts + y].cls != CF_PAIR_UNTESTED;
+    }
     rc = 0;
 out:
     free(ids);

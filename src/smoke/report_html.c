@@ -32,7 +32,9 @@ static const char script[] =
     "var sel=document.getElementById('size-select');\n"
     "function show(){document.querySelectorAll('.size').forEach(function(d){"
     "d.classList.toggle('on',d.id===sel.value);});}\n"
-    "if(sel){sel.addEventListener('change',show);show();}";
+    "if(sel){sel.addEventListener('change',show);show();}\n"
+    "window.addEventListener('load',function(){void document.body.offsetHeight;"
+    "document.body.setAttribute('data-load-ms',Math.round(performance.now()));});";
 
 static const char *class_fill_failed = "#ffffff";
 
@@ -55,6 +57,10 @@ static void size_words(double bytes, char *buf, size_t cap)
 
 static void size_title(const struct cf_pair_size *s, struct strbuf *sb)
 {
+    if (s->bytes < 0) {
+        cf_sb_addf(sb, "%s (each pair's own figure over its tests)", s->op);
+        return;
+    }
     char b[32];
     size_words(s->bytes, b, sizeof b);
     cf_sb_addf(sb, "%s, %s", s->op, b);
@@ -91,6 +97,10 @@ static void draw_cell(struct ctx *c, double x, double y, double cs, const struct
         snprintf(fill, sizeof fill, "%s", class_fill_failed);
     else
         cf_html_scale(top > 0 ? cell->busbw / top : 0, fill);
+    /* marks in white on the dark half of the scale, in black on the light half */
+    const char *ink = cls == CF_PAIR_UNTESTED || cls == CF_PAIR_FAILED || (top > 0 && cell->busbw / top > 0.5)
+                          ? "#1b1b1b"
+                          : "#ffffff";
     cf_sb_addf(o, "<g><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"", x, y, cs, cs, fill);
     cf_sb_addf(o, " data-%s-a=\"", attr);
     cf_html_text(o, a);
@@ -127,13 +137,13 @@ static void draw_cell(struct ctx *c, double x, double y, double cs, const struct
                    "pointer-events=\"none\"/>",
                    x + m, y + m, x + cs - m, y + cs - m, x + cs - m, y + m, x + m, y + cs - m, cs > 8 ? 2.0 : 1.0);
     else if (cls == CF_PAIR_SLOW && cs >= 5)
-        cf_sb_addf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ffffff\" "
+        cf_sb_addf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
                       "pointer-events=\"none\"/>",
-                   x + m, y + cs / 2 - cs * 0.08, cs - 2 * m, cs * 0.16);
+                   x + m, y + cs / 2 - cs * 0.08, cs - 2 * m, cs * 0.16, ink);
     if (cls != CF_PAIR_UNTESTED && cell->spread > CF_PAIR_WIDE_SPREAD && cs >= 8)
-        cf_sb_addf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"none\" stroke=\"#ffffff\" "
+        cf_sb_addf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"none\" stroke=\"%s\" "
                       "stroke-width=\"1\" pointer-events=\"none\"/>",
-                   x + cs * 0.78, y + cs * 0.22, cs * 0.15);
+                   x + cs * 0.78, y + cs * 0.22, cs * 0.15, ink);
     cf_sb_adds(o, "</g>\n");
 }
 
@@ -205,7 +215,7 @@ static void legend(struct ctx *c, double top)
                top);
     cf_sb_adds(o, "<tr><td><svg width=\"14\" height=\"14\"><rect width=\"14\" height=\"14\" fill=\"#1f366d\"/>"
                   "<rect x=\"3\" y=\"6\" width=\"8\" height=\"2\" fill=\"#fff\"/></svg></td><td><b>slow</b>: "
-                  "the run judged the pair bad by its busbw (a white bar)</td></tr>\n"
+                  "the run judged the pair bad by its busbw (a bar)</td></tr>\n"
                   "<tr><td><svg width=\"14\" height=\"14\"><rect width=\"14\" height=\"14\" fill=\"#fff\" "
                   "stroke=\"#c9c9c9\"/><path d=\"M3 3L11 11M11 3L3 11\" stroke=\"#b00020\" stroke-width=\"2\"/>"
                   "</svg></td><td><b>failed</b>: wrong results or a failed test (a cross on white)</td></tr>\n"
@@ -506,7 +516,6 @@ static void block_view(struct ctx *c)
     double *tmp = cf_xcalloc(m->nhosts + 1, sizeof *tmp);
     size_t drawn = 0;
     for (size_t b = 0; b < bl.nb; b++) {
-        size_t k = b * bl.nb + b;
         long slow = 0, failed = 0, bad = 0;
         for (size_t y = 0; y < bl.nb; y++) {
             slow += bl.nslow[b * bl.nb + y];
@@ -518,7 +527,6 @@ static void block_view(struct ctx *c)
         cf_html_text(o, bl.label[b]);
         cf_sb_addf(o, ": %zu hosts, %ld slow and %ld failed pairs%s</summary>\n", bl.start[b + 1] - bl.start[b],
                    slow, failed, bad ? ", a bad host" : "");
-        (void)k;
         if ((bad || failed) && drawn < DRILL_MATRICES && bl.start[b + 1] - bl.start[b] <= CF_PAIR_FULL_MAX) {
             struct host_cells hc = { m, s, bl.order + bl.start[b] };
             const char **labels = cf_xcalloc(bl.start[b + 1] - bl.start[b] + 1, sizeof *labels);
