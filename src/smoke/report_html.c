@@ -631,6 +631,13 @@ static void facts_section(struct ctx *c)
     }
     fact_row(o, "pair tests", cf_sb_str(&v));
     cf_sb_reset(&v);
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(doc, "rows");
+    double iters = cf_json_num(cJSON_GetArrayItem(rows, 0), "iters", -1);
+    if (iters >= 0) {
+        cf_sb_addf(&v, "%.0f timed per test (the figure of a test: the median over them)", iters);
+        fact_row(o, "iterations", cf_sb_str(&v));
+        cf_sb_reset(&v);
+    }
     cf_sb_addf(&v, "%.0f passed, %.0f failed; average busbw %.4g GB/s", cf_json_num(doc, "passed", 0),
                cf_json_num(doc, "failed", 0), cf_json_num(doc, "avg_busbw_gbps", 0));
     fact_row(o, "tests", cf_sb_str(&v));

@@ -139,18 +139,22 @@ fi
 grep -Eq 'id="exclude">(cfsr-h3|cfsr-h\[[0-9,-]*3\])<' "$T_TMP/run.html" && ok "the page gives the hostlist to exclude" || bad "no exclude hostlist on the page"
 grep -q 'against the median pair, no path capacity known' "$T_TMP/run.html" && ok "the page states its reference" || bad "no reference stated"
 
-# the same report remade from the saved JSON; its cost against the run's time
+# the same report remade from the saved JSON; its cost (less a process's start,
+# which a run that writes --report does not pay again) against the run's time
+b0=$(date +%s.%N)
+"$CCLFORGE" --version >/dev/null
 r0=$(date +%s.%N)
 run "$CCLFORGE" report -o "$T_TMP/again.html" "$T_TMP/run.json"
 r1=$(date +%s.%N)
 expect_rc 0 "cclforge report remakes the report from the saved JSON"
 [ "$(grep -o 'id="exclude">[^<]*' "$T_TMP/again.html")" = "id=\"exclude\">$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["exclude"])' "$T_TMP/run.json")" ] \
     && ok "with the run's own hostlist" || bad "remade report's hostlist differs from the run's"
-python3 - "$t0" "$t1" "$r0" "$r1" <<'EOF2' && ok "writing the report costs the run under 1 % of its time" || bad "the report is too slow to write"
+python3 - "$t0" "$t1" "$b0" "$r0" "$r1" <<'EOF2' && ok "writing the report costs the run under 1 % of its time" || bad "the report is too slow to write"
 import sys
-t0, t1, r0, r1 = map(float, sys.argv[1:])
-print("run %.1f s, report %.3f s (%.2f %%)" % (t1 - t0, r1 - r0, 100 * (r1 - r0) / (t1 - t0)))
-sys.exit(0 if (r1 - r0) < 0.01 * (t1 - t0) else 1)
+t0, t1, b0, r0, r1 = map(float, sys.argv[1:])
+cost = (r1 - r0) - (r0 - b0)
+print("run %.1f s, report %.3f s less %.3f s of start (%.2f %%)" % (t1 - t0, r1 - r0, r0 - b0, 100 * cost / (t1 - t0)))
+sys.exit(0 if cost < 0.01 * (t1 - t0) else 1)
 EOF2
 
 # 1,024 hosts from data: an overview by rack, worst pairs, a drill-down; small and quick
