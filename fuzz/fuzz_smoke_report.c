@@ -15,7 +15,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *in = cf_strndup((const char *)data, size);
-    cJSON *doc = cJSON_ParseWithLength(in, size);
+    cJSON *doc = cJSON_ParseWithLength((const char *)data, size);
     if (doc) {
         struct cf_pair_matrix m;
         if (cf_pair_matrix_build(doc, &m, NULL) == 0) {
