@@ -86,7 +86,7 @@ int cmd_report(int argc, char **argv)
     }
     const char *schema = cf_json_str(doc, "schema");
     if (schema && !strcmp(schema, "cclforge.smoke/2")) {
-        rc = cli_smoke_report_write("report", doc, text.buf, out);
+        rc = cli_smoke_report_write("report", doc, text.buf, path, out);
         if (rc == EXIT_FINE)
             printf("report: %s\n", cli_safe(out));
     } else if (schema && !strcmp(schema, "cclforge.doctor/1")) {

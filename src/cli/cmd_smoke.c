@@ -769,7 +769,7 @@ static int report_out(const struct cf_smoke_report *rep, struct smoke_cli *cli, 
     }
     fflush(cli->out);
     if (cli->report) {
-        int rc = cli_smoke_report_write("smoke", doc, s, cli->report);
+        int rc = cli_smoke_report_write("smoke", doc, s, "the run's document", cli->report);
         if (rc != EXIT_FINE)
             code = EXIT_PROBLEMS;
     }

@@ -12,12 +12,13 @@
 #include "cli/smoke_out.h"
 #include "cli/term.h"
 
-int cli_smoke_report_write(const char *cmd, const cJSON *doc, const char *json_text, const char *path)
+int cli_smoke_report_write(const char *cmd, const cJSON *doc, const char *json_text, const char *source,
+                           const char *path)
 {
     cf_error err = CF_ERROR_INIT;
     struct cf_pair_matrix m;
     if (cf_pair_matrix_build(doc, &m, &err) < 0) {
-        cf_error_prefix(&err, "%s", path);
+        cf_error_prefix(&err, "%s", source);
         return cli_fail(cmd, &err);
     }
     char *printed = json_text ? NULL : cJSON_Print(doc);
@@ -28,7 +29,7 @@ int cli_smoke_report_write(const char *cmd, const cJSON *doc, const char *json_t
     int rc = cf_write_file_atomic(path, html.buf, html.len, &err);
     cf_sb_release(&html);
     if (rc < 0) {
-        cli_error(cmd, "cannot write the report %s: %s", cli_safe(path), cf_error_message(&err));
+        cli_error(cmd, "the report: %s", cf_error_message(&err));
         return EXIT_PROBLEMS;
     }
     return EXIT_FINE;

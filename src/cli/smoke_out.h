@@ -10,9 +10,10 @@
 #include "cclforge/smoke_matrix.h"
 
 /* Builds the report of doc (json_text: doc as written, embedded; NULL: printed
- * here) and writes it to path atomically. An exit status; errors are printed
- * as cmd's. */
-int cli_smoke_report_write(const char *cmd, const cJSON *doc, const char *json_text, const char *path);
+ * here; source: where doc came from, for messages) and writes it to path
+ * atomically. An exit status; errors are printed as cmd's. */
+int cli_smoke_report_write(const char *cmd, const cJSON *doc, const char *json_text, const char *source,
+                           const char *path);
 
 /* The matrix, one character a pair, when it fits the width of f's terminal
  * (COLUMNS, else TIOCGWINSZ, else 80); else the worst pairs as a list. Then
