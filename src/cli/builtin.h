@@ -9,5 +9,6 @@ int cmd_nccl(int argc, char **argv);
 int cmd_bridge(int argc, char **argv);
 int cmd_wheel(int argc, char **argv);
 int cmd_smoke(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -483,7 +483,7 @@ static int doctor_gather(int argc, char **argv, const struct cf_survey_opts *opt
         return rc;
     }
     cJSON *doc = doctor_gather_json(&r);
-    int report_rc = report ? doctor_write_hosts(report, doc, 0, &err) : 0;
+    int report_rc = report ? doctor_write_hosts(report, (const cJSON *const *)&doc, 1, 0, &err) : 0;
     if (json)
         cli_print_json(doc);
     else {

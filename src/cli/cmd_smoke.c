@@ -12,10 +12,12 @@
 #include "cclforge/fs.h"
 #include "cclforge/json.h"
 #include "cclforge/smoke.h"
+#include "cclforge/smoke_matrix.h"
 #include "cclforge/strbuf.h"
 #include "cli/term.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
+#include "cli/smoke_out.h"
 
 extern char **environ;
 
@@ -74,13 +76,19 @@ static void usage(FILE *f)
             "                           fail when a connection of that kind used another (NCCL's own log)\n"
             "Output:\n"
             "  --json                   one JSON document (schema cclforge.smoke/2) instead of text\n"
+            "  --report FILE.html       also write the HTML report: verdict, bad hosts as a Slurm hostlist,\n"
+            "                           the host x host busbw matrix of --pattern pairwise, the run's facts\n"
+            "                           and its JSON (one self-contained file; `cclforge report` remakes it\n"
+            "                           from a saved --json document)\n"
             "  -h, --help               this help\n"
             CLI_HELP_COLOR("           ")
             "\n"
             "Text output: 'RANK_PASS rank=R local_rank=L op=OP bytes=B ...', 'RANK_FAIL ... reason=...' and\n"
             "'RANK_INFO rank=R local_rank=L KEY=\"VALUE\"' lines, the table with the slowest rank and host of\n"
-            "each test, nccl-tests' footer, the groups and transports, a 'verdict:' line, and a last line\n"
-            "'N passed, N failed'.\n"
+            "each test, nccl-tests' footer, the groups and transports, with --pattern pairwise the host x host\n"
+            "matrix (one character a pair: . ok, s slow, X failed, ~ wide spread; the worst pairs when wider\n"
+            "than the terminal), a 'verdict:' line, 'exclude: HOSTLIST' when hosts were judged bad (Slurm's\n"
+            "hostlist, for srun --exclude; JSON \"exclude\"), and a last line 'N passed, N failed'.\n"
             "Environment: CCLFORGE_MPI_LIB (the libmpi when --mpi-lib is not given),\n"
             "CCLFORGE_PORT (the unique-id port under a launcher; default MASTER_PORT, +1 under\n"
             "torchrun), CCLFORGE_SECRET (64 hex digits, the same on every rank: the run's rendezvous secret),\n"
@@ -101,6 +109,8 @@ static void usage(FILE *f)
 
 struct smoke_cli {
     int json;
+    const char *report;  /* --report FILE.html */
+    int pairwise;        /* --pattern pairwise: the text shows the matrix */
     FILE *out;           /* the JSON document goes here: stdout as it was before the run */
     cJSON *rank_results; /* JSON mode: one entry per rank and test */
     cJSON *rank_info;    /* JSON mode: rank -> {key: value} */
@@ -156,7 +166,7 @@ static void on_result(struct smoke_cli *cli, const struct cf_smoke_event *ev)
     FILE *f = cli->out;
     const struct cf_smoke_row *row = &ev->row;
     int ok = ev->own_wrong == 0;
-    if (cli->json) {
+    {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "rank", ev->rank);
         cJSON_AddNumberToObject(o, "local_rank", ev->local_rank);
@@ -173,7 +183,8 @@ static void on_result(struct smoke_cli *cli, const struct cf_smoke_event *ev)
         if (ev->text)
             cJSON_AddStringToObject(o, "reason", ev->text);
         cJSON_AddItemToArray(cli->rank_results, o);
-        return;
+        if (cli->json)
+            return;
     }
     fprintf(f, "%s rank=%d local_rank=%d op=%s bytes=%zu dtype=%s redop=%s place=%s time_us=%.2f",
             ok ? "RANK_PASS" : "RANK_FAIL", ev->rank, ev->local_rank, cf_smoke_op_info(row->op)->name, row->bytes,
@@ -200,9 +211,8 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
     case CF_EV_INFO:
         if (!ev->key)
             return;
-        if (cli->json) {
-            json_info(cli, ev);
-        } else {
+        json_info(cli, ev);
+        if (!cli->json) {
             fprintf(f, "RANK_INFO rank=%d local_rank=%d %s=", ev->rank, ev->local_rank, cli_safe(ev->key));
             print_quoted(f, ev->value);
             fputc('\n', f);
@@ -213,14 +223,15 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
         break;
     case CF_EV_FAIL:
     case CF_EV_PROBLEM:
-        if (cli->json) {
+        {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "rank", ev->rank);
             cJSON_AddNumberToObject(o, "local_rank", ev->local_rank);
             cJSON_AddStringToObject(o, "reason", ev->text ? ev->text : "");
             cJSON_AddBoolToObject(o, "stops_the_run", ev->kind == CF_EV_FAIL);
             cJSON_AddItemToArray(cli->rank_failures, o);
-        } else {
+        }
+        if (!cli->json) {
             fprintf(f, "%s rank=%d local_rank=%d reason=", ev->kind == CF_EV_FAIL ? "RANK_FAIL" : "RANK_PROBLEM",
                     ev->rank, ev->local_rank);
             print_quoted(f, ev->text ? ev->text : "failed");
@@ -546,7 +557,7 @@ static int parse_word(const char *flag, const char *s, const char *const *names,
 
 enum {
     OPT_BACKEND = 256, OPT_LIB, OPT_RUNTIME, OPT_MPIRUN, OPT_MPI_LIB, OPT_CONNECT_TIMEOUT, OPT_OPS, OPT_ITERS, OPT_PLACE,
-    OPT_JSON, OPT_PATTERN, OPT_MIN_BUSBW, OPT_EXPECT_TRANSPORT
+    OPT_JSON, OPT_PATTERN, OPT_MIN_BUSBW, OPT_EXPECT_TRANSPORT, OPT_REPORT
 };
 
 /* The flags that take a whole number into an int of the options: 1 when c
@@ -650,6 +661,7 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
         { "min-busbw", required_argument, NULL, OPT_MIN_BUSBW },
         { "expect-transport", required_argument, NULL, OPT_EXPECT_TRANSPORT },
         { "json", no_argument, NULL, OPT_JSON },
+        { "report", required_argument, NULL, OPT_REPORT },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -729,6 +741,11 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
                 return EXIT_USAGE;
             break;
         case OPT_JSON: cli->json = 1; break;
+        case OPT_REPORT:
+            if (!optarg[0])
+                return cli_usage("smoke", "--report needs a file name");
+            cli->report = optarg;
+            break;
         case 'h': usage(stdout); return -1;
         case ':': return cli_usage("smoke", "%s needs a value", argv[optind - 1]);
         default: return cli_usage("smoke", "unknown option '%s'", argv[optind - 1]);
@@ -744,10 +761,13 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
     return 0;
 }
 
-static void print_text(FILE *f, const struct cf_smoke_report *rep)
+static void print_text(FILE *f, const struct cf_smoke_report *rep, const struct cf_pair_matrix *m, int matrix,
+                       const char *report_path)
 {
     print_table(f, rep);
     print_footer(f, rep);
+    if (m && matrix)
+        cli_smoke_matrix_print(f, m, report_path);
     for (size_t i = 0; i < rep->nfailures; i++) {
         const struct cf_smoke_failure *fail = &rep->failures[i];
         if (fail->rank >= 0)
@@ -760,7 +780,42 @@ static void print_text(FILE *f, const struct cf_smoke_report *rep)
         cli_error("smoke", "%s", rep->problems[i].reason);
     if (rep->verdict)
         fprintf(f, "verdict: %s\n", cli_safe(rep->verdict));
+    if (m && !m->conclusive)
+        fprintf(f, "inconclusive: %s\n", m->inconclusive_why ? cli_safe(m->inconclusive_why) : "no reason given");
+    if (m && m->nbad)
+        fprintf(f, "exclude: %s\n", cli_safe(m->exclude));
     fprintf(f, "%ld passed, %ld failed\n", rep->passed, rep->failed);
+}
+
+/* The run's report: its JSON document (one model for text, JSON and HTML), then
+ * the text or the JSON, and the HTML file. Returns the exit status. */
+static int report_out(const struct cf_smoke_report *rep, struct smoke_cli *cli, int code)
+{
+    cJSON *doc = report_json(rep, cli, code);
+    struct cf_pair_matrix m;
+    cf_error err = CF_ERROR_INIT;
+    int have_m = cf_pair_matrix_build(doc, &m, &err) == 0;
+    if (!have_m) /* our own document: a bug */
+        cli_error("smoke", "the host matrix: %s", cf_error_message(&err));
+    cJSON_AddStringToObject(doc, "exclude", have_m ? m.exclude : "");
+    char *s = cli->json || cli->report ? cJSON_Print(doc) : NULL;
+    if (!cli->json) {
+        print_text(cli->out, rep, have_m ? &m : NULL, cli->pairwise, cli->report);
+    } else if (s) {
+        fputs(s, cli->out);
+        fputc('\n', cli->out);
+    }
+    fflush(cli->out);
+    if (cli->report) {
+        int rc = cli_smoke_report_write("smoke", doc, s, "the run's document", cli->report);
+        if (rc != EXIT_FINE)
+            code = EXIT_PROBLEMS;
+    }
+    free(s);
+    if (have_m)
+        cf_pair_matrix_release(&m);
+    cJSON_Delete(doc);
+    return code;
 }
 
 /* The report goes to a stream of our own on fd 1, line-buffered: each line leaves in
@@ -819,6 +874,7 @@ int cmd_smoke(int argc, char **argv)
     o.self_argv = self_args.v;
     o.envp = environ;
     o.stop = &stop_signal;
+    cli.pairwise = o.pattern == CF_PATTERN_PAIRWISE;
     int role = cf_smoke_role_for(&o, NULL);
     if (role == CF_ROLE_SUPERVISOR) {
         /* Ctrl-C (or a job's SIGTERM) stops the ranks and still prints what was found */
@@ -828,10 +884,10 @@ int cmd_smoke(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
     }
+    cli.rank_results = cJSON_CreateArray();
+    cli.rank_info = cJSON_CreateObject();
+    cli.rank_failures = cJSON_CreateArray();
     if (cli.json) {
-        cli.rank_results = cJSON_CreateArray();
-        cli.rank_info = cJSON_CreateObject();
-        cli.rank_failures = cJSON_CreateArray();
         /* whatever a library prints on stdout (NCCL_DEBUG without a file) goes to stderr:
          * our stream carries the one JSON document */
         dup2(2, 1);
@@ -857,18 +913,8 @@ int cmd_smoke(int argc, char **argv)
          * status; another rank failing the job for a test that failed everywhere would
          * have the launcher kill rank 0 before it says what failed */
         code = rep.aborted ? EXIT_PROBLEMS : EXIT_FINE;
-    } else if (!cli.json) {
-        print_text(cli.out, &rep);
     } else {
-        cJSON *doc = report_json(&rep, &cli, code);
-        char *s = cJSON_Print(doc);
-        if (s) {
-            fputs(s, cli.out);
-            fputc('\n', cli.out);
-            fflush(cli.out);
-        }
-        free(s);
-        cJSON_Delete(doc);
+        code = report_out(&rep, &cli, code);
     }
     fclose(cli.out);
     cJSON_Delete(cli.rank_results);

@@ -21,6 +21,7 @@ cJSON *doctor_gather_json(const struct cf_gather_result *r);
  * written atomically, a line on stderr unless quiet. */
 const char *doctor_topo_file(const char *given, const char **why);
 int doctor_write_topology(const char *path, const cJSON *doc, const char *topo_file, int quiet, cf_error *err);
-int doctor_write_hosts(const char *path, const cJSON *gather_doc, int quiet, cf_error *err);
+/* docs: one gather document, or several hosts' doctor documents. */
+int doctor_write_hosts(const char *path, const cJSON *const *docs, size_t n, int quiet, cf_error *err);
 
 #endif

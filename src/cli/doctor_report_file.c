@@ -49,10 +49,10 @@ int doctor_write_topology(const char *path, const cJSON *doc, const char *topo_f
     return rc;
 }
 
-int doctor_write_hosts(const char *path, const cJSON *gather_doc, int quiet, cf_error *err)
+int doctor_write_hosts(const char *path, const cJSON *const *docs, size_t n, int quiet, cf_error *err)
 {
     struct strbuf html = STRBUF_INIT;
-    int rc = cf_doctor_hosts_html(&gather_doc, 1, &html, err);
+    int rc = cf_doctor_hosts_html(docs, n, &html, err);
     if (rc == 0)
         rc = write_report(path, &html, quiet, err);
     cf_sb_release(&html);

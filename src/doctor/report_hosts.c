@@ -55,9 +55,18 @@ static long host_ix(const struct model *m, const char *label, size_t len)
     return -1;
 }
 
+/* The hosts that share a value, each once, in natural order, as a hostlist. */
 static void hostlist(struct strbuf *out, const char **names, size_t n)
 {
-    char *hl = cf_hostlist_compress(names, n);
+    const char **sorted = cf_xcalloc(n ? n : 1, sizeof *sorted);
+    memcpy(sorted, names, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cf_hostname_natural_ptr_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!k || strcmp(sorted[k - 1], sorted[i]))
+            sorted[k++] = sorted[i];
+    char *hl = cf_hostlist_compress(sorted, k);
+    free(sorted);
     cf_html_text(out, hl);
     free(hl);
 }
@@ -417,8 +426,14 @@ static int from_reports(const cJSON *const *docs, size_t n, struct strbuf *out, 
     int rc = 0;
     size_t loaded = 0;
     for (; loaded < n; loaded++) {
+        char which[32];
+        snprintf(which, sizeof which, "report %zu", loaded + 1);
         if (cf_survey_from_json(docs[loaded], &s[loaded], err) < 0) {
-            rc = cf_error_prefix(err, "report %zu", loaded + 1);
+            rc = cf_error_prefix(err, "%s", which);
+            break;
+        }
+        if (cf_survey_check_whole(&s[loaded], which, err) < 0) {
+            rc = -1;
             break;
         }
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(docs[loaded], "findings");

@@ -12,6 +12,7 @@
 #include "cclforge/fs.h"
 #include "cclforge/html.h"
 #include "cclforge/json.h"
+#include "cclforge/survey.h"
 
 enum { BW = 116, BH = 46, SLOT = 128, ROW = 86, MARGIN = 20, MAX_XML = 16 << 20 };
 
@@ -324,6 +325,14 @@ int cf_doctor_topology_html(const struct cJSON *doc, const char *topo_xml_path, 
     if (!schema || strcmp(schema, "cclforge.doctor/1"))
         return cf_error_set(err, CF_ERR_FORMAT, "not a doctor report (schema %s, wanted cclforge.doctor/1): make one "
                             "with cclforge doctor --json", schema ? schema : "missing");
+    struct cf_survey whole;
+    memset(&whole, 0, sizeof whole); /* released whatever the reader got to */
+    int rc = cf_survey_from_json(doc, &whole, err);
+    if (rc == 0)
+        rc = cf_survey_check_whole(&whole, "the report", err);
+    cf_survey_release(&whole);
+    if (rc < 0)
+        return -1;
     const char *host = cf_json_str(cJSON_GetObjectItemCaseSensitive(doc, "host"), "hostname");
     struct cf_topo t;
     if (topo_xml_path) {

@@ -127,6 +127,21 @@ n=$(pixels "$SYS_BG"); [ "$n" -gt 20000 ] && ok "the screenshot shows the SYS ce
 n=$(pixels "$PIX_BG"); [ "$n" -gt 3000 ] && ok "and the PIX cells, lighter ($n pixels of #$PIX_BG)" || bad "only $n PIX-coloured pixels"
 python3 "$PAGE" eval "$P.dom" 'float(root["attrs"]["data-load-ms"]) < 2000' && ok "loaded in under 2 s" || bad "slow to load"
 
+# ---- remade after the run from the saved JSON (cclforge report) ----
+printf '%s\n' "$OUT" > "$T_TMP/saved.json"
+run "$CCLFORGE" report -o "$T_TMP/remade.html" "$T_TMP/saved.json"
+expect_rc 0 "cclforge report remakes a host's topology from its saved doctor --json"
+[ "$(grep -o 'data-kind="gpu"' "$T_TMP/remade.html" | wc -l)" = 8 ] && ok "the remade page draws the same 8 GPUs" || bad "the remade page differs: $(grep -o 'data-kind="gpu"' "$T_TMP/remade.html" | wc -l) GPUs"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["host"]["hostname"]="other-host"; json.dump(d, open(sys.argv[2], "w"))' "$T_TMP/saved.json" "$T_TMP/other.json"
+run "$CCLFORGE" report -o "$T_TMP/two.html" "$T_TMP/saved.json" "$T_TMP/other.json"
+expect_rc 0 "two hosts' saved documents make a hosts report"
+grep -q 'id="summary"[^>]*data-hosts="2"' "$T_TMP/two.html" && ok "with both hosts in it" || bad "the hosts report does not hold two hosts"
+echo '{"schema":"cclforge.doctor/1"}' > "$T_TMP/empty.json"
+run "$CCLFORGE" report -o "$T_TMP/no.html" "$T_TMP/saved.json" "$T_TMP/empty.json"
+expect_rc 2 "a document without a host's facts is refused"
+expect_err 'report 2 is not a host.s survey: it lacks "host"' "naming the document and what it lacks"
+[ ! -e "$T_TMP/no.html" ] && ok "and nothing is written" || bad "a report was written from a document that is no survey"
+
 # ---- the same machine from NCCL's topology XML ----
 gen_xml "$T_TMP/topo.xml"
 run "${D[@]}" --sysfs-root "$FX" --report "$T_TMP/xml.html" --topo-file "$T_TMP/topo.xml" --quick

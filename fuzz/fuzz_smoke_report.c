@@ -1,0 +1,45 @@
+/* libFuzzer target for the smoke report's readers of untrusted input: a saved
+ * smoke JSON document through cf_pair_matrix_build and cf_smoke_report_html, and
+ * host names through cf_hostlist_compress. Properties: no crash, no leak; a
+ * model's indexes stay inside it; the hostlist of any non-empty names is not empty. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cclforge/hostlist.h"
+#include "cclforge/smoke_matrix.h"
+#include "cclforge/strbuf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *in = cf_strndup((const char *)data, size);
+    cJSON *doc = cJSON_ParseWithLength((const char *)data, size);
+    if (doc) {
+        struct cf_pair_matrix m;
+        if (cf_pair_matrix_build(doc, &m, NULL) == 0) {
+            if (m.shown >= m.nsizes && m.nsizes)
+                abort();
+            struct cf_pair_ref worst[8];
+            size_t k = cf_pair_matrix_worst(&m, m.shown, worst, 8);
+            for (size_t i = 0; i < k; i++)
+                if (worst[i].a >= m.nhosts || worst[i].b >= m.nhosts)
+                    abort();
+            struct strbuf html = STRBUF_INIT;
+            cf_smoke_report_html(doc, &m, in, &html);
+            cf_sb_release(&html);
+            cf_pair_matrix_release(&m);
+        }
+        cJSON_Delete(doc);
+    }
+    struct strvec names = STRVEC_INIT;
+    cf_strvec_split(&names, in, ",\n", 0);
+    char *list = cf_hostlist_compress((const char *const *)names.v, names.n);
+    if (names.n && !list[0])
+        abort();
+    free(list);
+    cf_strvec_clear(&names);
+    free(in);
+    return 0;
+}

@@ -1,0 +1,82 @@
+/* The host x host picture of a smoke run, built from its JSON document
+ * (cclforge.smoke/2, a live run's or a saved one): per host pair and test size
+ * the busbw, its spread over the iterations and a class (ok, slow, failed,
+ * untested); the hosts in an order where the bad ones come first, so that their
+ * rows and columns stand out; the bad hosts as a Slurm hostlist. The HTML report
+ * and the terminal matrix both draw this one model. */
+#ifndef CCLFORGE_SMOKE_MATRIX_H
+#define CCLFORGE_SMOKE_MATRIX_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "cclforge/error.h"
+#include "cclforge/strbuf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ordered from good to bad: the worst class of a set is its maximum */
+enum cf_pair_class { CF_PAIR_UNTESTED, CF_PAIR_OK, CF_PAIR_SLOW, CF_PAIR_FAILED, CF_PAIR_CLASS_COUNT };
+/* "untested", "ok", "slow", "failed" */
+const char *cf_pair_class_name(enum cf_pair_class c);
+
+/* a spread (relative, of the per-iteration busbw) over this is marked as wide */
+#define CF_PAIR_WIDE_SPREAD 0.2
+
+struct cf_pair_cell {
+    float busbw;        /* GB/s, mean of the pair's tests of this size; NaN: none */
+    float spread;       /* relative spread over its iterations; < 0: not reported */
+    unsigned char cls;  /* enum cf_pair_class */
+};
+
+struct cf_pair_size {
+    char *op;                   /* "all_reduce" */
+    double bytes;
+    struct cf_pair_cell *cell;  /* nhosts x nhosts by display index, symmetric */
+    double median;              /* median busbw over the tested pairs that did not fail (0: none) */
+};
+
+struct cf_pair_matrix {
+    size_t nhosts;
+    char **host;                /* display order: bad hosts first, then in natural order */
+    unsigned char *host_bad;    /* by display index */
+    int pairwise;               /* every group was a pair of hosts: the matrix means something */
+    size_t nsizes;
+    struct cf_pair_size *size;  /* by op (as they first ran), then bytes */
+    size_t shown;               /* the size drawn first: the largest */
+    int conclusive;             /* the document says the numbers can tell (absent: yes) */
+    char *inconclusive_why;     /* when not conclusive (NULL: no reason given) */
+    char **bad;                 /* bad hosts, natural order (none when inconclusive) */
+    size_t nbad;
+    char *exclude;              /* the bad hosts as a Slurm hostlist ("" for none) */
+    size_t npairs_tested;
+};
+
+/* Builds the model of doc. -1 with err (naming the field) when doc is not a
+ * cclforge.smoke/2 document or a field has a wrong type or value; a document
+ * without pairs gives a model with pairwise = 0 (hosts and bad hosts still set). */
+int cf_pair_matrix_build(const cJSON *doc, struct cf_pair_matrix *m, cf_error *err);
+void cf_pair_matrix_release(struct cf_pair_matrix *m);
+
+/* A pair, by display index (a < b). */
+struct cf_pair_ref {
+    size_t a, b;
+};
+/* Up to max pairs of size s, worst first (class, then lowest busbw); returns how many. */
+size_t cf_pair_matrix_worst(const struct cf_pair_matrix *m, size_t s, struct cf_pair_ref *out, size_t max);
+
+/* The self-contained HTML report of a smoke document: verdict, bad hosts and
+ * their hostlist, the matrix (an overview by host blocks with a drill-down past
+ * CF_PAIR_FULL_MAX hosts), each pair against the reference, the run's facts and
+ * json_text embedded. Appends to out. */
+#define CF_PAIR_FULL_MAX 64
+void cf_smoke_report_html(const cJSON *doc, const struct cf_pair_matrix *m, const char *json_text,
+                          struct strbuf *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

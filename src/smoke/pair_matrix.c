@@ -1,0 +1,657 @@
+/* The host x host model of a smoke document (cclforge/smoke_matrix.h). The
+ * document is untrusted (a saved file): every field is type-checked, every
+ * index bounds-checked, and the size of the picture capped before allocating. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/hostlist.h"
+#include "cclforge/json.h"
+#include "cclforge/smoke_matrix.h"
+
+/* host pairs x sizes a report draws at most (12 bytes each), and hosts (one
+ * size's cells in one allocation of under 64 MB) */
+#define MAX_CELLS (1u << 24)
+#define MAX_HOSTS 2048
+#define MAX_SIZES 64
+
+static const char *const class_names[CF_PAIR_CLASS_COUNT] = { "untested", "ok", "slow", "failed" };
+
+const char *cf_pair_class_name(enum cf_pair_class c)
+{
+    return c < CF_PAIR_CLASS_COUNT ? class_names[c] : "?";
+}
+
+/* a host name and where it was first seen */
+struct name_ix {
+    const char *name;
+    size_t ix;
+};
+
+static int name_ix_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct name_ix *)a)->name, ((const struct name_ix *)b)->name);
+}
+
+/* a group of the document */
+struct group {
+    double id;
+    long a, b;        /* host indexes (first-seen order), -1 unknown */
+    int nhosts;
+    int failed, bad;
+    double spread;
+    double busbw;     /* busbw_median_gbps, else avg_busbw_gbps */
+    long *members;    /* non-pairs: host indexes from the rows */
+    size_t nmembers;
+};
+
+struct build {
+    const cJSON *doc;
+    struct name_ix *names;   /* sorted by name */
+    size_t nnames;
+    char **first;            /* host names in first-seen order */
+    struct group *groups;
+    size_t ngroups;
+    size_t *group_by_id;     /* indexes into groups, sorted by id */
+};
+
+static int field_error(cf_error *err, const char *what, const char *fix)
+{
+    return cf_error_set(err, CF_ERR_FORMAT, "smoke document: %s (%s)", what, fix);
+}
+
+static long host_lookup(const struct build *b, const char *name, size_t len)
+{
+    char *key = cf_strndup(name, len);
+    struct name_ix probe = { key, 0 };
+    const struct name_ix *hit = bsearch(&probe, b->names, b->nnames, sizeof *b->names, name_ix_cmp);
+    free(key);
+    return hit ? (long)hit->ix : -1;
+}
+
+static int name_ix_seq_cmp(const void *a, const void *b)
+{
+    const struct name_ix *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->ix > y->ix) - (x->ix < y->ix);
+}
+
+static int ix_cmp(const void *a, const void *b)
+{
+    const struct name_ix *x = a, *y = b;
+    return (x->ix > y->ix) - (x->ix < y->ix);
+}
+
+/* The hosts: the ranks' host names, each once, in the order first seen. */
+static int load_hosts(struct build *b, cf_error *err)
+{
+    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(b->doc, "ranks");
+    if (ranks && !cJSON_IsArray(ranks))
+        return field_error(err, "\"ranks\" is not an array", "write it as cclforge smoke --json does");
+    size_t n = (size_t)cJSON_GetArraySize(ranks);
+    b->names = cf_xcalloc(n + 1, sizeof *b->names);
+    const cJSON *r;
+    size_t seq = 0;
+    cJSON_ArrayForEach(r, ranks) {
+        const char *h = NULL;
+        if (!cJSON_IsObject(r) || cf_json_get_str(r, "hostname", &h) < 0)
+            return field_error(err, "a rank is not an object with a string \"hostname\"", "fix or drop that rank");
+        if (h && h[0])
+            b->names[b->nnames++] = (struct name_ix){ h, seq++ };
+    }
+    qsort(b->names, b->nnames, sizeof *b->names, name_ix_seq_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < b->nnames; i++)
+        if (!k || strcmp(b->names[k - 1].name, b->names[i].name))
+            b->names[k++] = b->names[i];
+    b->nnames = k;
+    qsort(b->names, k, sizeof *b->names, ix_cmp);
+    b->first = cf_xcalloc(k + 1, sizeof *b->first);
+    for (size_t i = 0; i < k; i++) {
+        b->names[i].ix = i;
+        b->first[i] = (char *)b->names[i].name;
+    }
+    qsort(b->names, k, sizeof *b->names, name_ix_cmp);
+    return 0;
+}
+
+static int get_flag(const cJSON *o, const char *key, int *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (cJSON_IsBool(v))
+        *out = cJSON_IsTrue(v);
+    else if (cJSON_IsNumber(v))
+        *out = v->valuedouble != 0;
+    else
+        return -1;
+    return 1;
+}
+
+/* ids sorted for lookup: qsort has no context, so the ids are copied beside */
+struct id_ix {
+    double id;
+    size_t ix;
+};
+
+static int id_ix_cmp(const void *a, const void *b)
+{
+    double x = ((const struct id_ix *)a)->id, y = ((const struct id_ix *)b)->id;
+    return (x > y) - (x < y);
+}
+
+static long group_lookup(const struct id_ix *ids, size_t n, double id)
+{
+    struct id_ix probe = { id, 0 };
+    const struct id_ix *hit = bsearch(&probe, ids, n, sizeof *ids, id_ix_cmp);
+    return hit ? (long)hit->ix : -1;
+}
+
+/* "a+b" where both halves are known hosts (a name may hold a '+') */
+static void split_pair_label(const struct build *b, const char *label, struct group *g)
+{
+    for (const char *p = strchr(label, '+'); p; p = strchr(p + 1, '+')) {
+        long x = host_lookup(b, label, (size_t)(p - label)), y = host_lookup(b, p + 1, strlen(p + 1));
+        if (x >= 0 && y >= 0) {
+            g->a = x;
+            g->b = y;
+            return;
+        }
+    }
+}
+
+static void add_member(struct group *g, long h)
+{
+    for (size_t i = 0; i < g->nmembers; i++)
+        if (g->members[i] == h)
+            return;
+    if (g->nmembers >= 64) /* a group's hosts beyond this are not needed to name a bad one */
+        return;
+    if (!g->members)
+        g->members = cf_xcalloc(64, sizeof *g->members);
+    g->members[g->nmembers++] = h;
+}
+
+static int load_groups(struct build *b, struct id_ix **ids_out, cf_error *err)
+{
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(b->doc, "groups");
+    if (groups && !cJSON_IsArray(groups))
+        return field_error(err, "\"groups\" is not an array", "write it as cclforge smoke --json does");
+    size_t n = (size_t)cJSON_GetArraySize(groups);
+    b->groups = cf_xcalloc(n + 1, sizeof *b->groups);
+    struct id_ix *ids = cf_xcalloc(n + 1, sizeof *ids);
+    *ids_out = ids;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, groups) {
+        struct group *g = &b->groups[b->ngroups];
+        const char *label = NULL;
+        double nh = 0;
+        g->a = g->b = -1;
+        g->spread = -1;
+        double med = NAN;
+        if (!cJSON_IsObject(o) || cf_json_get_num(o, "id", &g->id) < 1 || cf_json_get_str(o, "label", &label) < 0 ||
+            cf_json_get_num(o, "nhosts", &nh) < 0 || get_flag(o, "failed", &g->failed) < 0 ||
+            get_flag(o, "bad", &g->bad) < 0 || cf_json_get_num(o, "busbw_spread", &g->spread) < 0 ||
+            cf_json_get_num(o, "avg_busbw_gbps", &g->busbw) < 0 || cf_json_get_num(o, "busbw_median_gbps", &med) < 0)
+            return field_error(err, "a group lacks a numeric \"id\" or has a field of a wrong type",
+                               "groups hold id, label, nhosts, failed, bad as cclforge smoke --json writes them");
+        g->nhosts = nh >= 0 && nh <= 1e9 ? (int)nh : 0;
+        if (isfinite(med))
+            g->busbw = med;
+        if (!isfinite(g->busbw) || !isfinite(g->spread))
+            return field_error(err, "a group's busbw or spread is not a finite number", "numbers as smoke writes them");
+        if (g->nhosts == 2 && label)
+            split_pair_label(b, label, g);
+        ids[b->ngroups] = (struct id_ix){ g->id, b->ngroups };
+        b->ngroups++;
+    }
+    qsort(ids, b->ngroups, sizeof *ids, id_ix_cmp);
+    return 0;
+}
+
+/* a row of the document, read */
+struct row {
+    const char *op;
+    double bytes, busbw, spread;
+    int ok;
+    long group;
+};
+
+static int read_row(const cJSON *o, const struct id_ix *ids, size_t nids, struct row *r, cf_error *err)
+{
+    double gid = 0;
+    memset(r, 0, sizeof *r);
+    r->spread = -1;
+    r->ok = 1;
+    if (!cJSON_IsObject(o) || cf_json_get_str(o, "op", &r->op) < 0 || cf_json_get_num(o, "bytes", &r->bytes) < 0 ||
+        cf_json_get_num(o, "busbw_gbps", &r->busbw) < 0 || get_flag(o, "ok", &r->ok) < 0 ||
+        cf_json_get_num(o, "group", &gid) < 0 || cf_json_get_num(o, "busbw_spread", &r->spread) < 0)
+        return field_error(err, "a row has a field of a wrong type",
+                           "rows hold op, bytes, busbw_gbps, ok, group as cclforge smoke --json writes them");
+    if (!(r->bytes >= 0 && r->bytes < 1e18) || !isfinite(r->busbw) || !isfinite(r->spread))
+        return field_error(err, "a row's bytes or busbw is out of range", "bytes >= 0, busbw a finite number");
+    r->group = group_lookup(ids, nids, gid);
+    if (!r->op)
+        r->op = "?";
+    return 0;
+}
+
+/* rank -> host index, from "ranks" */
+static long *rank_hosts(const struct build *b, size_t *n)
+{
+    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(b->doc, "ranks");
+    *n = (size_t)cJSON_GetArraySize(ranks);
+    long *map = cf_xcalloc(*n + 1, sizeof *map);
+    size_t i = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, ranks) {
+        const char *h = cf_json_str(r, "hostname");
+        map[i++] = h ? host_lookup(b, h, strlen(h)) : -1;
+    }
+    return map;
+}
+
+/* group members from the ranks each row names (rank_time_us) */
+static void members_from_rows(struct build *b, const struct id_ix *ids)
+{
+    size_t nranks;
+    long *map = rank_hosts(b, &nranks);
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(b->doc, "rows"), *o;
+    cJSON_ArrayForEach(o, rows) {
+        double gid, rk;
+        const cJSON *times = cJSON_GetObjectItemCaseSensitive(o, "rank_time_us"), *t;
+        if (cf_json_get_num(o, "group", &gid) < 1 || !cJSON_IsArray(times))
+            continue;
+        long gi = group_lookup(ids, b->ngroups, gid);
+        if (gi < 0)
+            continue;
+        cJSON_ArrayForEach(t, times) {
+            if (cf_json_get_num(t, "rank", &rk) == 1 && rk >= 0 && rk < (double)nranks && map[(size_t)rk] >= 0)
+                add_member(&b->groups[gi], map[(size_t)rk]);
+        }
+    }
+    free(map);
+    for (size_t i = 0; i < b->ngroups; i++) {
+        struct group *g = &b->groups[i];
+        if (g->a < 0 && g->nmembers == 2) {
+            g->a = g->members[0];
+            g->b = g->members[1];
+        }
+        if (g->nmembers == 0 && g->a >= 0) {
+            add_member(g, g->a);
+            add_member(g, g->b);
+        }
+    }
+}
+
+static int is_pairwise(const struct build *b)
+{
+    if (!b->ngroups)
+        return 0;
+    for (size_t i = 0; i < b->ngroups; i++)
+        if (b->groups[i].a < 0 || b->groups[i].a == b->groups[i].b)
+            return 0;
+    return 1;
+}
+
+/* Which hosts are bad: in a pairwise search, those whose every pair was bad (a
+ * bad host is; a good one is fine with every good peer, so two or three bad
+ * hosts among many are each named, and noise in one pair names nobody); otherwise a bad group of one host, or the
+ * hosts in every bad group and in no good one, when that is not all of them. */
+static void find_bad(const struct build *b, int pairwise, unsigned char *bad_by_first)
+{
+    size_t n = b->nnames;
+    long *tested = cf_xcalloc(n + 1, sizeof *tested), *nbad = cf_xcalloc(n + 1, sizeof *nbad);
+    unsigned char *in_good = cf_xcalloc(n + 1, 1);
+    size_t bad_groups = 0;
+    for (size_t i = 0; i < b->ngroups; i++) {
+        const struct group *g = &b->groups[i];
+        int isbad = g->bad || g->failed;
+        bad_groups += (size_t)isbad;
+        for (size_t k = 0; k < g->nmembers; k++) {
+            size_t h = (size_t)g->members[k];
+            tested[h]++;
+            nbad[h] += isbad;
+            if (!isbad)
+                in_good[h] = 1;
+        }
+        if (!pairwise && isbad && g->nmembers == 1)
+            bad_by_first[g->members[0]] = 1;
+    }
+    size_t count = 0;
+    for (size_t h = 0; h < n; h++) {
+        if (pairwise)
+            bad_by_first[h] = n >= 3 && tested[h] >= 2 && nbad[h] == tested[h];
+        else if (bad_groups && (size_t)nbad[h] == bad_groups && !in_good[h])
+            bad_by_first[h] |= 2;
+        count += (bad_by_first[h] & 2) != 0;
+    }
+    for (size_t h = 0; h < n; h++) /* "every host is bad" names nobody */
+        bad_by_first[h] = count == n ? (bad_by_first[h] & 1) : (bad_by_first[h] != 0);
+    free(tested);
+    free(nbad);
+    free(in_good);
+}
+
+static int double_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* the (op, bytes) keys of the pairs' rows: ops in the order they first ran, then bytes */
+static int collect_sizes(struct build *b, struct cf_pair_matrix *m, const struct id_ix *ids, cf_error *err)
+{
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(b->doc, "rows"), *o;
+    if (rows && !cJSON_IsArray(rows))
+        return field_error(err, "\"rows\" is not an array", "write it as cclforge smoke --json does");
+    struct strvec ops = STRVEC_INIT;
+    m->size = cf_xcalloc(MAX_SIZES + 1, sizeof *m->size);
+    cJSON_ArrayForEach(o, rows) {
+        struct row r;
+        if (read_row(o, ids, b->ngroups, &r, err) < 0) {
+            cf_strvec_clear(&ops);
+            return -1;
+        }
+        if (r.group < 0 || b->groups[r.group].a < 0)
+            continue;
+        size_t k = 0;
+        while (k < m->nsizes && (strcmp(m->size[k].op, r.op) || m->size[k].bytes != r.bytes))
+            k++;
+        if (k < m->nsizes)
+            continue;
+        if (m->nsizes == MAX_SIZES) {
+            cf_strvec_clear(&ops);
+            return field_error(err, "more than 64 test sizes in pairs", "a report draws up to 64 sizes");
+        }
+        if (!cf_strvec_contains(&ops, r.op))
+            cf_strvec_push(&ops, r.op);
+        m->size[m->nsizes].op = cf_strdup(r.op);
+        m->size[m->nsizes].bytes = r.bytes;
+        m->nsizes++;
+    }
+    /* order: op as first run, then bytes (a handful of keys: insertion sort) */
+    for (size_t i = 1; i < m->nsizes; i++) {
+        struct cf_pair_size key = m->size[i];
+        size_t j = i;
+        for (; j > 0; j--) {
+            const struct cf_pair_size *p = &m->size[j - 1];
+            size_t po = 0, ko = 0;
+            while (po < ops.n && strcmp(ops.v[po], p->op))
+                po++;
+            while (ko < ops.n && strcmp(ops.v[ko], key.op))
+                ko++;
+            if (po < ko || (po == ko && p->bytes <= key.bytes))
+                break;
+            m->size[j] = m->size[j - 1];
+        }
+        m->size[j] = key;
+    }
+    cf_strvec_clear(&ops);
+    m->shown = 0;
+    for (size_t i = 1; i < m->nsizes; i++)
+        if (m->size[i].bytes > m->size[m->shown].bytes)
+            m->shown = i;
+    return 0;
+}
+
+static int fill_cells(struct build *b, struct cf_pair_matrix *m, const struct id_ix *ids, const size_t *disp,
+                      cf_error *err)
+{
+    size_t n = m->nhosts;
+    if (m->pairwise && n > MAX_HOSTS)
+        return cf_error_set(err, CF_ERR_FORMAT, "smoke document: %zu hosts; a report draws a matrix of up to %d", n,
+                            MAX_HOSTS);
+    if (m->nsizes && n * n > MAX_CELLS / m->nsizes)
+        return cf_error_set(err, CF_ERR_FORMAT,
+                            "smoke document: %zu hosts x %zu test sizes is more than a report draws (%u pairs x sizes)",
+                            n, m->nsizes, MAX_CELLS);
+    unsigned short *count = cf_xcalloc(n * n * (m->nsizes ? m->nsizes : 1) + 1, sizeof *count);
+    for (size_t s = 0; s < m->nsizes; s++) {
+        m->size[s].cell = cf_xcalloc(n * n + 1, sizeof *m->size[s].cell);
+        for (size_t i = 0; i < n * n; i++) {
+            m->size[s].cell[i].busbw = NAN;
+            m->size[s].cell[i].spread = -1;
+        }
+    }
+    /* every pair's class from its group's judgement, at every size it ran */
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(b->doc, "rows"), *o;
+    cJSON_ArrayForEach(o, rows) {
+        struct row r;
+        if (read_row(o, ids, b->ngroups, &r, err) < 0) {
+            free(count);
+            return -1;
+        }
+        if (r.group < 0 || b->groups[r.group].a < 0)
+            continue;
+        const struct group *g = &b->groups[r.group];
+        size_t s = 0;
+        while (s < m->nsizes && (strcmp(m->size[s].op, r.op) || m->size[s].bytes != r.bytes))
+            s++;
+        if (s == m->nsizes)
+            continue;
+        size_t x = disp[g->a], y = disp[g->b];
+        struct cf_pair_cell *c = &m->size[s].cell[x * n + y];
+        unsigned short *k = &count[s * n * n + x * n + y];
+        if (*k == 0) {
+            c->busbw = 0;
+            c->cls = g->failed ? CF_PAIR_FAILED : g->bad ? CF_PAIR_SLOW : CF_PAIR_OK;
+            c->spread = (float)g->spread;
+        }
+        if (*k < 65535)
+            (*k)++;
+        c->busbw += (float)r.busbw;
+        if (!r.ok)
+            c->cls = CF_PAIR_FAILED;
+        if (r.spread >= 0 && r.spread > c->spread)
+            c->spread = (float)r.spread;
+    }
+    for (size_t s = 0; s < m->nsizes; s++) {
+        struct cf_pair_cell *cell = m->size[s].cell;
+        double *vals = cf_xcalloc(n * n / 2 + 1, sizeof *vals);
+        size_t nv = 0;
+        for (size_t x = 0; x < n; x++)
+            for (size_t y = 0; y < n; y++) {
+                struct cf_pair_cell *c = &cell[x * n + y];
+                unsigned short k = count[s * n * n + x * n + y];
+                if (!k)
+                    continue;
+                c->busbw /= k;
+                cell[y * n + x] = *c; /* symmetric; a pair ran once */
+            }
+        for (size_t x = 0; x < n; x++)
+            for (size_t y = x + 1; y < n; y++) {
+                const struct cf_pair_cell *c = &cell[x * n + y];
+                if (c->cls == CF_PAIR_OK || c->cls == CF_PAIR_SLOW)
+                    vals[nv++] = c->busbw;
+                m->npairs_tested += s == m->shown && c->cls != CF_PAIR_UNTESTED;
+            }
+        if (nv) {
+            qsort(vals, nv, sizeof *vals, double_cmp);
+            m->size[s].median = nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2;
+        }
+        free(vals);
+    }
+    free(count);
+    return 0;
+}
+
+/* The pairs' own figures (each group's median or average over its tests) as one
+ * more "size", drawn first when some pair has no row of its own at a size (the
+ * run's table holds the rows of rank 0's groups only), so that no pair that ran
+ * reads as untested. */
+static void add_group_key(struct build *b, struct cf_pair_matrix *m, const size_t *disp)
+{
+    size_t n = m->nhosts, pairs = 0, complete = 1;
+    for (size_t i = 0; i < b->ngroups; i++)
+        pairs += b->groups[i].a >= 0;
+    for (size_t s = 0; s < m->nsizes; s++) {
+        size_t have = 0;
+        for (size_t x = 0; x < n; x++)
+            for (size_t y = x + 1; y < n; y++)
+                have += m->size[s].cell[x * n + y].cls != CF_PAIR_UNTESTED;
+        complete &= have >= pairs;
+    }
+    if ((complete && m->nsizes) || !pairs || n > MAX_HOSTS || n * n * (m->nsizes + 1) > MAX_CELLS ||
+        m->nsizes >= MAX_SIZES)
+        return;
+    struct cf_pair_size *k = &m->size[m->nsizes];
+    k->op = cf_strdup("every test");
+    k->bytes = -1;
+    k->cell = cf_xcalloc(n * n + 1, sizeof *k->cell);
+    for (size_t i = 0; i < n * n; i++) {
+        k->cell[i].busbw = NAN;
+        k->cell[i].spread = -1;
+    }
+    double *vals = cf_xcalloc(pairs + 1, sizeof *vals);
+    size_t nv = 0;
+    for (size_t i = 0; i < b->ngroups; i++) {
+        const struct group *g = &b->groups[i];
+        if (g->a < 0)
+            continue;
+        struct cf_pair_cell c = { (float)g->busbw, (float)g->spread,
+                                  g->failed ? CF_PAIR_FAILED : g->bad ? CF_PAIR_SLOW : CF_PAIR_OK };
+        size_t x = disp[g->a], y = disp[g->b];
+        k->cell[x * n + y] = k->cell[y * n + x] = c;
+        if (!g->failed)
+            vals[nv++] = g->busbw;
+    }
+    if (nv) {
+        qsort(vals, nv, sizeof *vals, double_cmp);
+        k->median = nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2;
+    }
+    free(vals);
+    m->shown = m->nsizes++;
+}
+
+static void release_build(struct build *b)
+{
+    for (size_t i = 0; i < b->ngroups; i++)
+        free(b->groups[i].members);
+    free(b->groups);
+    free(b->names);
+    free(b->first);
+}
+
+int cf_pair_matrix_build(const cJSON *doc, struct cf_pair_matrix *m, cf_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->conclusive = 1;
+    const char *schema = NULL;
+    if (!cJSON_IsObject(doc) || cf_json_get_str(doc, "schema", &schema) < 1 || strcmp(schema, "cclforge.smoke/2"))
+        return cf_error_set(err, CF_ERR_FORMAT, "not a cclforge smoke document (schema cclforge.smoke/2): %s",
+                            schema ? "another schema" : "no \"schema\"");
+    const char *why = NULL;
+    if (get_flag(doc, "conclusive", &m->conclusive) < 0 || cf_json_get_str(doc, "inconclusive_why", &why) < 0)
+        return field_error(err, "\"conclusive\" or \"inconclusive_why\" has a wrong type",
+                           "a bool and a string");
+    m->inconclusive_why = cf_strdup(why);
+    struct build b = { .doc = doc };
+    struct id_ix *ids = NULL;
+    size_t *disp = NULL;
+    unsigned char *bad = NULL;
+    int rc = -1;
+    if (load_hosts(&b, err) < 0 || load_groups(&b, &ids, err) < 0)
+        goto out;
+    members_from_rows(&b, ids);
+    m->pairwise = is_pairwise(&b);
+    m->nhosts = b.nnames;
+    bad = cf_xcalloc(m->nhosts + 1, 1);
+    if (m->conclusive)
+        find_bad(&b, m->pairwise, bad);
+    /* display order: bad hosts first, each part in natural order */
+    m->host = cf_xcalloc(m->nhosts + 1, sizeof *m->host);
+    m->host_bad = cf_xcalloc(m->nhosts + 1, 1);
+    m->bad = cf_xcalloc(m->nhosts + 1, sizeof *m->bad);
+    size_t nb = 0, ng = 0;
+    for (size_t h = 0; h < m->nhosts; h++)
+        if (bad[h])
+            m->bad[nb++] = b.first[h];
+    m->nbad = nb;
+    qsort(m->bad, nb, sizeof *m->bad, cf_hostname_natural_ptr_cmp);
+    char **good = cf_xcalloc(m->nhosts + 1, sizeof *good);
+    for (size_t h = 0; h < m->nhosts; h++)
+        if (!bad[h])
+            good[ng++] = b.first[h];
+    qsort(good, ng, sizeof *good, cf_hostname_natural_ptr_cmp);
+    m->exclude = cf_hostlist_compress((const char *const *)m->bad, nb);
+    for (size_t i = 0; i < nb; i++) {
+        m->host[i] = cf_strdup(m->bad[i]);
+        m->host_bad[i] = 1;
+    }
+    for (size_t i = 0; i < ng; i++)
+        m->host[nb + i] = cf_strdup(good[i]);
+    free(good);
+    for (size_t i = 0; i < nb; i++)
+        m->bad[i] = m->host[i];
+    /* first-seen index -> display index */
+    disp = cf_xcalloc(m->nhosts + 1, sizeof *disp);
+    for (size_t i = 0; i < m->nhosts; i++)
+        disp[host_lookup(&b, m->host[i], strlen(m->host[i]))] = i;
+    if (collect_sizes(&b, m, ids, err) < 0 || fill_cells(&b, m, ids, disp, err) < 0)
+        goto out;
+    if (m->pairwise) {
+        add_group_key(&b, m, disp);
+        m->npairs_tested = 0;
+        for (size_t x = 0; m->nsizes && x < m->nhosts; x++)
+            for (size_t y = x + 1; y < m->nhosts; y++)
+                m->npairs_tested += m->size[m->shown].cell[x * m->nhosts + y].cls != CF_PAIR_UNTESTED;
+    }
+    rc = 0;
+out:
+    free(ids);
+    free(disp);
+    free(bad);
+    release_build(&b);
+    if (rc < 0)
+        cf_pair_matrix_release(m);
+    return rc;
+}
+
+void cf_pair_matrix_release(struct cf_pair_matrix *m)
+{
+    for (size_t i = 0; i < m->nhosts && m->host; i++)
+        free(m->host[i]);
+    free(m->host);
+    free(m->host_bad);
+    free(m->bad); /* its names are host's */
+    for (size_t s = 0; s < m->nsizes; s++) {
+        free(m->size[s].op);
+        free(m->size[s].cell);
+    }
+    free(m->size);
+    free(m->inconclusive_why);
+    free(m->exclude);
+    memset(m, 0, sizeof *m);
+}
+
+static int worse(const struct cf_pair_cell *x, const struct cf_pair_cell *y)
+{
+    if (x->cls != y->cls)
+        return x->cls > y->cls;
+    return x->busbw < y->busbw;
+}
+
+size_t cf_pair_matrix_worst(const struct cf_pair_matrix *m, size_t s, struct cf_pair_ref *out, size_t max)
+{
+    if (s >= m->nsizes || !max)
+        return 0;
+    const struct cf_pair_cell *cell = m->size[s].cell;
+    size_t n = m->nhosts, k = 0;
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = a + 1; b < n; b++) {
+            const struct cf_pair_cell *c = &cell[a * n + b];
+            if (c->cls == CF_PAIR_UNTESTED)
+                continue;
+            if (k == max && !worse(c, &cell[out[k - 1].a * n + out[k - 1].b]))
+                continue;
+            size_t j = k < max ? k++ : max - 1;
+            while (j > 0 && worse(c, &cell[out[j - 1].a * n + out[j - 1].b])) {
+                out[j] = out[j - 1];
+                j--;
+            }
+            out[j] = (struct cf_pair_ref){ a, b };
+        }
+    return k;
+}

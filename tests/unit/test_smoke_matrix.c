@@ -1,0 +1,206 @@
+/* The host x host model of a smoke document: which hosts are bad (and their
+ * hostlist), the display order, the classes of cells, the pairs' own figures
+ * when rows are missing, an inconclusive run naming nobody, and malformed
+ * documents refused with the field named. */
+#include "testsupport.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/smoke_matrix.h"
+#include "cclforge/strbuf.h"
+
+/* a pairwise document over names[0..n): pair (i, j) slow when i or j is in `slow`,
+ * failed when in `failed` (bit masks); rows only when `rows` */
+static cJSON *pairwise_doc(const char *const *names, int n, unsigned slow, unsigned failed, int rows)
+{
+    struct strbuf sb = STRBUF_INIT;
+    cf_sb_adds(&sb, "{\"schema\":\"cclforge.smoke/2\",\"ranks\":[");
+    for (int i = 0; i < n; i++)
+        cf_sb_addf(&sb, "%s{\"rank\":%d,\"hostname\":\"%s\"}", i ? "," : "", i, names[i]);
+    struct strbuf g = STRBUF_INIT, r = STRBUF_INIT;
+    int id = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            id++;
+            int s = ((slow >> i) | (slow >> j)) & 1, f = ((failed >> i) | (failed >> j)) & 1;
+            double bw = s ? 1.0 : 10.0 + i + j;
+            cf_sb_addf(&g, "%s{\"id\":%d,\"label\":\"%s+%s\",\"nhosts\":2,\"avg_busbw_gbps\":%g,\"failed\":%s,"
+                           "\"bad\":%s}",
+                       id > 1 ? "," : "", id, names[i], names[j], bw, f ? "true" : "false", s || f ? "true" : "false");
+            for (int k = 0; rows && k < 2; k++)
+                cf_sb_addf(&r, "%s{\"op\":\"all_reduce\",\"bytes\":%d,\"busbw_gbps\":%g,\"ok\":%s,\"group\":%d,"
+                               "\"rank_time_us\":[{\"rank\":%d},{\"rank\":%d}]}",
+                           r.len ? "," : "", k ? 4096 : 1024, bw / (k ? 1 : 2), f ? "false" : "true", id, i, j);
+        }
+    cf_sb_addf(&sb, "],\"groups\":[%s],\"rows\":[%s]}", cf_sb_str(&g), cf_sb_str(&r));
+    cJSON *doc = cJSON_Parse(cf_sb_str(&sb));
+    assert_non_null(doc);
+    cf_sb_release(&sb);
+    cf_sb_release(&g);
+    cf_sb_release(&r);
+    return doc;
+}
+
+static size_t ix_of(const struct cf_pair_matrix *m, const char *h)
+{
+    for (size_t i = 0; i < m->nhosts; i++)
+        if (!strcmp(m->host[i], h))
+            return i;
+    fail_msg("no host %s", h);
+    return 0;
+}
+
+static void test_one_slow_host(void **state)
+{
+    (void)state;
+    const char *names[] = { "n10", "n2", "n1", "n03", "n4" };
+    cJSON *doc = pairwise_doc(names, 5, 1u << 3, 0, 1);
+    struct cf_pair_matrix m;
+    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_true(m.pairwise);
+    assert_int_equal(m.nbad, 1);
+    assert_string_equal(m.exclude, "n03");
+    /* bad first, then natural order */
+    const char *order[] = { "n03", "n1", "n2", "n4", "n10" };
+    for (int i = 0; i < 5; i++)
+        assert_string_equal(m.host[i], order[i]);
+    assert_int_equal(m.nsizes, 2);
+    assert_true(m.size[m.shown].bytes == 4096);
+    const struct cf_pair_size *s = &m.size[m.shown];
+    for (size_t j = 1; j < 5; j++) {
+        assert_int_equal(s->cell[0 * 5 + j].cls, CF_PAIR_SLOW);
+        assert_int_equal(s->cell[j * 5 + 0].cls, CF_PAIR_SLOW);
+    }
+    assert_int_equal(s->cell[1 * 5 + 2].cls, CF_PAIR_OK);
+    assert_true(fabs(s->cell[1 * 5 + 2].busbw - 13.0) < 1e-4); /* n1 + n2: 10 + 2 + 1 */
+    struct cf_pair_ref w[3];
+    assert_int_equal(cf_pair_matrix_worst(&m, m.shown, w, 3), 3);
+    assert_int_equal(w[0].a, 0);
+    assert_int_equal(m.npairs_tested, 10);
+    cf_pair_matrix_release(&m);
+    cJSON_Delete(doc);
+}
+
+static void test_two_bad_hosts_and_failed(void **state)
+{
+    (void)state;
+    const char *names[] = { "n1", "n2", "n3", "n4", "n5", "n6" };
+    cJSON *doc = pairwise_doc(names, 6, 1u << 1, 1u << 4, 1);
+    struct cf_pair_matrix m;
+    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_string_equal(m.exclude, "n[2,5]");
+    size_t a = ix_of(&m, "n5"), b = ix_of(&m, "n1");
+    assert_int_equal(m.size[m.shown].cell[a * 6 + b].cls, CF_PAIR_FAILED);
+    cf_pair_matrix_release(&m);
+    cJSON_Delete(doc);
+}
+
+static void test_missing_rows(void **state)
+{
+    (void)state;
+    /* a launcher's table: only the groups of rank 0 have rows; here none */
+    const char *names[] = { "a", "b", "c", "d" };
+    cJSON *doc = pairwise_doc(names, 4, 1u << 2, 0, 0);
+    struct cf_pair_matrix m;
+    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(m.nsizes, 1);
+    assert_true(m.size[0].bytes < 0);
+    assert_string_equal(m.size[0].op, "every test");
+    assert_int_equal(m.npairs_tested, 6);
+    assert_string_equal(m.exclude, "c");
+    cf_pair_matrix_release(&m);
+    cJSON_Delete(doc);
+}
+
+static void test_inconclusive_names_nobody(void **state)
+{
+    (void)state;
+    const char *names[] = { "a", "b", "c" };
+    cJSON *doc = pairwise_doc(names, 3, 1u << 0, 0, 1);
+    cJSON_AddBoolToObject(doc, "conclusive", 0);
+    cJSON_AddStringToObject(doc, "inconclusive_why", "spread too wide");
+    struct cf_pair_matrix m;
+    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_false(m.conclusive);
+    assert_string_equal(m.inconclusive_why, "spread too wide");
+    assert_int_equal(m.nbad, 0);
+    assert_string_equal(m.exclude, "");
+    struct strbuf html = STRBUF_INIT;
+    cf_smoke_report_html(doc, &m, "{}", &html);
+    assert_non_null(strstr(cf_sb_str(&html), "<b>Inconclusive</b>: spread too wide"));
+    assert_null(strstr(cf_sb_str(&html), "id=\"exclude\""));
+    cf_sb_release(&html);
+    cf_pair_matrix_release(&m);
+    cJSON_Delete(doc);
+}
+
+static void test_names_with_plus(void **state)
+{
+    (void)state;
+    /* labels split where both halves are known hosts; no rows to name members */
+    const char *names[] = { "x+y", "x", "y+z" };
+    cJSON *doc = pairwise_doc(names, 3, 1u << 0, 0, 0);
+    struct cf_pair_matrix m;
+    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_true(m.pairwise);
+    assert_string_equal(m.exclude, "x+y");
+    cf_pair_matrix_release(&m);
+    cJSON_Delete(doc);
+}
+
+static void test_intra_bad_host(void **state)
+{
+    (void)state;
+    cJSON *doc = cJSON_Parse("{\"schema\":\"cclforge.smoke/2\",\"ranks\":[{\"hostname\":\"a\"},{\"hostname\":\"b\"}],"
+                             "\"groups\":[{\"id\":1,\"label\":\"a\",\"nhosts\":1,\"bad\":false},"
+                             "{\"id\":2,\"label\":\"b\",\"nhosts\":1,\"bad\":true}],"
+                             "\"rows\":[{\"group\":1,\"rank_time_us\":[{\"rank\":0}]},"
+                             "{\"group\":2,\"rank_time_us\":[{\"rank\":1}]}]}");
+    struct cf_pair_matrix m;
+    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_false(m.pairwise);
+    assert_string_equal(m.exclude, "b");
+    cf_pair_matrix_release(&m);
+    cJSON_Delete(doc);
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    static const struct { const char *doc, *says; } cases[] = {
+        { "{\"schema\":\"cclforge.doctor/1\"}", "not a cclforge smoke document" },
+        { "[1]", "not a cclforge smoke document" },
+        { "{\"schema\":\"cclforge.smoke/2\",\"ranks\":{}}", "\"ranks\" is not an array" },
+        { "{\"schema\":\"cclforge.smoke/2\",\"ranks\":[{\"hostname\":3}]}", "hostname" },
+        { "{\"schema\":\"cclforge.smoke/2\",\"groups\":[{\"id\":\"1\"}]}", "group" },
+        { "{\"schema\":\"cclforge.smoke/2\",\"groups\":[{\"id\":1,\"label\":\"a+b\",\"nhosts\":2}],"
+          "\"ranks\":[{\"hostname\":\"a\"},{\"hostname\":\"b\"}],\"rows\":[{\"group\":1,\"bytes\":-5}]}",
+          "out of range" },
+        { "{\"schema\":\"cclforge.smoke/2\",\"conclusive\":\"no\"}", "\"conclusive\"" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cJSON *doc = cJSON_Parse(cases[i].doc);
+        struct cf_pair_matrix m;
+        cf_error err = CF_ERROR_INIT;
+        if (cf_pair_matrix_build(doc, &m, &err) == 0)
+            fail_msg("case %zu accepted", i);
+        if (!strstr(cf_error_message(&err), cases[i].says))
+            fail_msg("case %zu: %s", i, cf_error_message(&err));
+        cf_error_clear(&err);
+        cJSON_Delete(doc);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_slow_host),          cmocka_unit_test(test_two_bad_hosts_and_failed),
+        cmocka_unit_test(test_missing_rows),           cmocka_unit_test(test_inconclusive_names_nobody),
+        cmocka_unit_test(test_names_with_plus),        cmocka_unit_test(test_intra_bad_host),
+        cmocka_unit_test(test_malformed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
