@@ -34,6 +34,7 @@ static void usage(FILE *f)
                "Options:\n"
                "  -o, --output FILE  where to write the report (default report.html), replaced atomically\n"
                "  -h, --help         this help\n"
+               CLI_HELP_COLOR("     ")
                "Exit status: 0 written, 1 a document could not be read or the report not written,\n"
                "2 usage error (no document, an unknown schema, documents of different kinds, more than one\n"
                "smoke or gather document).\n"

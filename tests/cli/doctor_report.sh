@@ -131,7 +131,8 @@ python3 "$PAGE" eval "$P.dom" 'float(root["attrs"]["data-load-ms"]) < 2000' && o
 printf '%s\n' "$OUT" > "$T_TMP/saved.json"
 run "$CCLFORGE" report -o "$T_TMP/remade.html" "$T_TMP/saved.json"
 expect_rc 0 "cclforge report remakes a host's topology from its saved doctor --json"
-[ "$(grep -o 'data-kind="gpu"' "$T_TMP/remade.html" | wc -l)" = 8 ] && ok "the remade page draws the same 8 GPUs" || bad "the remade page differs: $(grep -o 'data-kind="gpu"' "$T_TMP/remade.html" | wc -l) GPUs"
+gpus() { grep -o '<g[^>]*data-kind="gpu"' "$1" | wc -l; }
+[ "$(gpus "$T_TMP/remade.html")" = 8 ] && [ "$(gpus "$T_TMP/topo.html")" = 8 ] && ok "the remade page draws the same 8 GPUs" || bad "the remade page differs: $(gpus "$T_TMP/remade.html") GPUs against $(gpus "$T_TMP/topo.html")"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["host"]["hostname"]="other-host"; json.dump(d, open(sys.argv[2], "w"))' "$T_TMP/saved.json" "$T_TMP/other.json"
 run "$CCLFORGE" report -o "$T_TMP/two.html" "$T_TMP/saved.json" "$T_TMP/other.json"
 expect_rc 0 "two hosts' saved documents make a hosts report"

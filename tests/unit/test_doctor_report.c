@@ -111,6 +111,7 @@ static cJSON *host_doc(const char *name, const char *nccl, int code, const char 
 {
     char *text = cf_asprintf(
         "{\"schema\":\"cclforge.doctor/1\",\"host\":{\"hostname\":\"%s\"},"
+        "\"toolkits\":[],\"driver\":{},\"libtorch\":[],"
         "\"comm_libraries\":[{\"kind\":\"nccl\",\"path\":\"/usr/lib/libnccl.so.2\",\"how\":\"loaded\","
         "\"version\":\"%s\",\"version_code\":%d,\"archs\":[\"sm_80\",\"sm_90\"]}],"
         "\"gpus\":[{\"vendor\":\"nvidia\",\"arch\":\"%s\"},{\"vendor\":\"nvidia\",\"arch\":\"%s\"}],"
