@@ -2,8 +2,11 @@
 """Reads a report page as Chromium left it: `cells DOM` prints each SVG cell of
 the first matrix as JSON (data-host-a, data-host-b, data-class, data-busbw);
 `png FILE CELLS.json CS HOST` checks the picture against the page: every cell
-shows its own fill, and HOST's row and column are darker than every ok cell. Only the standard library: PNG decoded with zlib."""
-import html.parser, json, struct, sys, zlib
+shows its own fill, and HOST's row and column are darker than every ok cell. Only the standard library: PNG decoded by html_page.py."""
+import html.parser, json, os, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from html_page import png_pixels  # noqa: E402  (one PNG reader for every page test)
 
 
 class Cells(html.parser.HTMLParser):
@@ -37,40 +40,6 @@ def dom(path):
     p = Cells()
     p.feed(open(path, encoding="utf-8").read())
     print(json.dumps({"cells": p.cells, "scripts": p.scripts, "imgs": p.imgs, "load_ms": p.load_ms}))
-
-
-def png_pixels(path):
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos, idat, w = 8, b"", 0
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-            assert depth == 8 and ctype in (2, 6), "8-bit RGB(A) expected"
-            bpp = 3 if ctype == 2 else 4
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    raw = zlib.decompress(idat)
-    stride = w * bpp
-    rows, prev = [], bytearray(stride)
-    for y in range(h):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b = prev[i]
-            c = prev[i - bpp] if i >= bpp else 0
-            if f == 1: line[i] = (line[i] + a) & 255
-            elif f == 2: line[i] = (line[i] + b) & 255
-            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(line)
-        prev = line
-    return w, h, bpp, rows
 
 
 def png(path, cells_path, cs, host):
