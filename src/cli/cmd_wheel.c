@@ -135,7 +135,13 @@ static const struct option long_options[] = {
  * the terminal raw: control bytes show as '?'. */
 static const char *status_word(int ok)
 {
-    return ok > 0 ? "ok" : ok == 0 ? "FAIL" : "skip";
+    return ok > 0 ? "ok" : ok == 0 ? "FAIL" : ok == CF_WHEEL_NA ? "n/a" : "skip";
+}
+
+/* --json's status: a not-applicable check is neither ok nor skipped */
+static const char *status_json(int ok)
+{
+    return ok > 0 ? "ok" : ok == 0 ? "fail" : ok == CF_WHEEL_NA ? "n/a" : "skip";
 }
 
 static cJSON *glibc_json(int code)
@@ -176,7 +182,7 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r, const char *er
     for (size_t i = 0; i < r->n_checks; i++) {
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "name", r->checks[i].name);
-        cJSON_AddStringToObject(c, "status", r->checks[i].ok > 0 ? "ok" : r->checks[i].ok == 0 ? "fail" : "skip");
+        cJSON_AddStringToObject(c, "status", status_json(r->checks[i].ok));
         cJSON_AddStringToObject(c, "detail", r->checks[i].detail);
         cJSON_AddItemToArray(checks, c);
     }
@@ -187,6 +193,8 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r, const char *er
     if (r->venv)
         cJSON_AddStringToObject(o, "venv", r->venv);
     cf_json_put_strvec(o, "smoke", &r->smoke_lines);
+    cf_json_put_strvec(o, "imported", &r->imported);
+    cf_json_put_strvec(o, "import_failed", &r->import_failed);
     cJSON_AddNumberToObject(o, "failed", r->failed + (error != NULL));
     cJSON_AddBoolToObject(o, "ok", r->failed == 0 && !error);
     return o;
@@ -201,7 +209,7 @@ static void print_result(const struct cf_wheel_verify_result *r)
     for (size_t i = 0; i < r->n_checks; i++) {
         const struct cf_wheel_check *c = &r->checks[i];
         enum cf_color col = c->ok > 0 ? CF_GREEN : c->ok == 0 ? CF_RED : CF_YELLOW;
-        printf("  %s%-4s%s %-14s %s\n", cf_term_color(stdout, col), status_word(c->ok), cf_term_color(stdout, CF_RESET),
+        printf("  %s%-4s%s %-20s %s\n", cf_term_color(stdout, col), status_word(c->ok), cf_term_color(stdout, CF_RESET),
                cli_safe(c->name), cli_safe(c->detail));
     }
     for (size_t i = 0; i < r->smoke_lines.n; i++)
@@ -397,6 +405,17 @@ int cmd_wheel(int argc, char **argv)
     }
     if (optind + 1 != argc - 1) {
         rc = usage_error(json, "give exactly one WHEEL");
+        goto done;
+    }
+    /* an option that only shapes a run nobody asked for would be ignored in silence */
+    if (o.smoke_backend && !o.smoke_ranks) {
+        rc = usage_error(json, "--backend %s picks the backend of the --smoke run: give --smoke N too",
+                         o.smoke_backend);
+        goto done;
+    }
+    if ((o.keep || o.work_dir) && !o.install) {
+        rc = usage_error(json, "%s keeps the venv of --install: give --install (or --smoke N) too",
+                         o.keep ? "--keep" : "--work-dir");
         goto done;
     }
     o.wheel = argv[optind + 1];
