@@ -461,10 +461,14 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
     char *work = opts->work_dir ? cf_strdup(opts->work_dir) : cf_mkdtemp(NULL, "cclforge-wheel-", &err);
     if (!work || cf_mkdir_p(work, 0700, &err) < 0) {
         cf_wheel_add_check(res, "install", 0, "no work directory: %s", cf_error_message(&err));
+        if (opts->smoke_ranks > 0)
+            cf_wheel_add_check(res, "smoke", 0, "asked for a %d-rank smoke; nothing was installed; nothing ran",
+                               opts->smoke_ranks);
         cf_error_clear(&err);
         free(work);
         return;
     }
+    int smoke_said = 0;
     char *abs_work = cf_realpath(work);
     char *venv = cf_asprintf("%s/venv", abs_work);
     char *vpy = cf_asprintf("%s/bin/python", venv);
@@ -521,7 +525,11 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
                            n, CF_BRIDGE_FACTORY, CF_WHEEL_MARKER);
     else if (n > 0)
         cf_wheel_run_smoke(opts, vpy, abs_work, bridge_module, gpus, res);
+    smoke_said = 1;
 out:
+    if (opts->smoke_ranks > 0 && !smoke_said)
+        cf_wheel_add_check(res, "smoke", 0, "asked for a %d-rank smoke; the install failed (see install); nothing ran",
+                           opts->smoke_ranks);
     if (opts->keep || opts->work_dir) {
         res->venv = venv;
         venv = NULL;

@@ -217,11 +217,12 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts_in, struct cf_wheel_
     }
 
     if (opts->install || opts->smoke_ranks > 0) {
-        /* not run, and said so: the verdict is already a failure */
+        /* asked for and not run: a failure of its own, saying why */
         if (res->failed) {
-            cf_wheel_add_check(res, "install", -1, "not attempted: %d static check(s) above failed", res->failed);
+            int n_static = res->failed;
+            cf_wheel_add_check(res, "install", 0, "not attempted: %d static check(s) above failed", n_static);
             if (opts->smoke_ranks > 0)
-                cf_wheel_add_check(res, "smoke", -1, "asked for a %d-rank smoke; nothing was installed; nothing ran",
+                cf_wheel_add_check(res, "smoke", 0, "asked for a %d-rank smoke; nothing was installed; nothing ran",
                                    opts->smoke_ranks);
         } else {
             install_facts(&c);
