@@ -31,8 +31,9 @@
 #include "cclforge/wheel.h"
 #include "pkg/wheel_verify_internal.h"
 
-/* argv: module, "1" when it is a bridge as seen without importing it (the
- * wheel's marker names it, or its data names make_nccl_backend); a module
+/* argv: module, "1" when the wheel's marker names it the bridge, "2" when
+ * only its data names make_nccl_backend (a bridge most likely: torch first,
+ * but a bridge only if it exports the factory), else "0"; a module
  * exporting make_nccl_backend is taken for one too (a plugin's own wheel
  * carries the bridge without the marker, built from its own source); the
  * nonce pipe's and the result file's descriptors. An import that raises is a
@@ -42,9 +43,13 @@
  * ctypes from the module's own file, with the libtorch and comm library this
  * process really mapped. The result: "<nonce> <JSON>\n", once, after
  * everything else. */
+/* How a module is known for a bridge before its import. */
+enum { MARK_NONE, MARK_MARKER, MARK_FACTORY };
+
 static const char import_script[] =
     "import json, os, sys, importlib, ctypes\n"
-    "name, bridge = sys.argv[1], sys.argv[2] == '1'\n"
+    "name, mark = sys.argv[1], sys.argv[2]\n"
+    "bridge = mark == '1'\n"
     "nonce_fd, result_fd = int(sys.argv[3]), int(sys.argv[4])\n"
     "nonce = os.read(nonce_fd, 64).decode('ascii')\n"
     "os.close(nonce_fd)\n"
@@ -55,7 +60,7 @@ static const char import_script[] =
     "        data = data[os.write(result_fd, data):]\n"
     "    os.close(result_fd)\n"
     "try:\n"
-    "    if bridge:\n"
+    "    if mark != '0':\n"
     "        import torch.distributed\n"
     "    m = importlib.import_module(name)\n"
     "except BaseException as e:\n"
@@ -233,7 +238,7 @@ static int result_file(struct cf_wheel_verify_result *res, const char *dir)
 
 /* One module imported by import_script; its result document, or NULL with
  * the import check failed (saying how). */
-static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, const char *mod, int marked,
+static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, const char *mod, int mark,
                          const char *cwd, double timeout_s)
 {
     char nonce[2 * NONCE_BYTES + 1];
@@ -248,7 +253,8 @@ static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, co
     char nfd_s[16], rfd_s[16];
     snprintf(nfd_s, sizeof nfd_s, "%d", nfd);
     snprintf(rfd_s, sizeof rfd_s, "%d", rfd);
-    const char *argv[] = { vpy, "-I", "-c", import_script, mod, marked ? "1" : "0", nfd_s, rfd_s, NULL };
+    const char *const marks[] = { [MARK_NONE] = "0", [MARK_MARKER] = "1", [MARK_FACTORY] = "2" };
+    const char *argv[] = { vpy, "-I", "-c", import_script, mod, marks[mark], nfd_s, rfd_s, NULL };
     struct cf_spawn_opts so = step_opts(cwd, timeout_s);
     const int keep[] = { nfd, rfd };
     so.keep_fds = keep;
@@ -394,7 +400,7 @@ static const char *requirement_named(const struct strvec *reqs, const char *top)
  * import asked for did not happen), said as what it is: the bridge lost, no
  * init function of the module's name, or a module the wheel needs and does
  * not carry (declared in Requires-Dist or not; --no-deps installs none). */
-static void import_failure(struct cf_wheel_verify_result *res, const cJSON *doc, const char *mod, int is_bridge,
+static void import_failure(struct cf_wheel_verify_result *res, const cJSON *doc, const char *mod, int mark,
                            const struct wheel_facts *wf)
 {
     const cJSON *error = cJSON_GetObjectItemCaseSensitive(doc, "error");
@@ -418,8 +424,13 @@ static void import_failure(struct cf_wheel_verify_result *res, const cJSON *doc,
         cf_sb_addf(&why, "%sit defines no PyInit_%s, the function import calls for this file name (see extension)",
                    why.len ? "; " : "", leaf);
     }
-    if (is_bridge)
-        cf_sb_addf(&why, "%sit is the wheel's bridge (it defines %s): the wheel installs, and the native tier is lost",
+    if (mark == MARK_MARKER)
+        cf_sb_addf(&why, "%sit is the wheel's bridge (.dist-info/%s names it): the wheel installs, and the native "
+                         "tier is lost",
+                   why.len ? "; " : "", CF_WHEEL_MARKER);
+    else if (mark == MARK_FACTORY)
+        cf_sb_addf(&why, "%sit is the wheel's bridge (its data names %s): the wheel installs, and the native tier is "
+                         "lost",
                    why.len ? "; " : "", CF_BRIDGE_FACTORY);
     cf_wheel_add_check(res, "import", 0, "import %s failed%s%s%s: %s%s", mod, why.len ? " (" : "",
                        why.len ? why.buf : "", why.len ? ")" : "", cut ? "[...]\n" : "", tail);
@@ -493,17 +504,18 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
     const char *bridge_module = NULL, *bridge_lost = NULL;
     for (size_t i = 0; i < wf->modules.n; i++) {
         const char *mod = wf->modules.v[i];
-        int marked = (wf->bridge_module && !strcmp(wf->bridge_module, mod)) ||
-                     cf_strvec_contains(&wf->factory_modules, mod);
-        cJSON *doc = import_one(res, vpy, mod, marked, abs_work, tmo);
+        int mark = wf->bridge_module && !strcmp(wf->bridge_module, mod)  ? MARK_MARKER
+                   : cf_strvec_contains(&wf->factory_modules, mod) ? MARK_FACTORY
+                                                                    : MARK_NONE;
+        cJSON *doc = import_one(res, vpy, mod, mark, abs_work, tmo);
         int raised = doc && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(doc, "error"));
-        int is_bridge = marked || (doc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "bridge")));
+        int is_bridge = doc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "bridge"));
         if (raised)
-            import_failure(res, doc, mod, marked, wf);
+            import_failure(res, doc, mod, mark, wf);
         else if (!doc)
             cf_strvec_push(&res->import_failed, mod);
         if (!doc || raised) {
-            if (marked && !bridge_lost)
+            if (mark != MARK_NONE && !bridge_lost)
                 bridge_lost = mod;
             cJSON_Delete(doc);
             continue;

@@ -123,6 +123,6 @@ ext "$T/lost/lostpkg/_bridge" _bridge '    static const char *volatile factory =
 lost=$(mkwheel lostpkg "$T/lost" "torch")
 run "$CCLFORGE" wheel verify "$lost" --smoke 2 --backend gloo --json
 expect_rc 1 "a bridge that does not import"
-expect_json 'any(c["name"] == "import" and c["status"] == "fail" and c["detail"].startswith("import lostpkg._bridge failed (it needs module torch, ") and "it is the wheel'"'"'s bridge (it defines make_nccl_backend): the wheel installs, and the native tier is lost)" in c["detail"] for c in d["checks"])' "named the bridge, the tier lost"
+expect_json 'any(c["name"] == "import" and c["status"] == "fail" and c["detail"].startswith("import lostpkg._bridge failed (it needs module torch, ") and "it is the wheel'"'"'s bridge (its data names make_nccl_backend): the wheel installs, and the native tier is lost)" in c["detail"] for c in d["checks"])' "named the bridge, the tier lost"
 expect_json 'any(c["name"] == "smoke" and c["status"] == "fail" and c["detail"] == "asked for a 2-rank smoke; the bridge module lostpkg._bridge did not import (see import); nothing ran" for c in d["checks"])' "the smoke says the bridge did not import and nothing ran"
 t_end
