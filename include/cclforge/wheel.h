@@ -154,9 +154,14 @@ struct cf_wheel_verify_opts {
 /* The default total-uncompressed cap: 4 GiB (torch's CUDA wheel holds 1.1 GB). */
 #define CF_WHEEL_MAX_SIZE ((uint64_t)4 << 30)
 
+/* cf_wheel_check.ok of a check that cannot apply to this run ("smoke device_mesh" with 2 ranks) */
+#define CF_WHEEL_NA (-2)
+
 struct cf_wheel_check {
-    char *name;   /* "zip", "record", "rpath", "needed", "glibc", "install", "import", ... */
-    int ok;       /* 1 ok, 0 failed, -1 skipped / not applicable */
+    char *name;   /* "zip", "record", "rpath", "needed", "glibc", "install", "import", "smoke",
+                     "smoke all_reduce", ... */
+    int ok;       /* 1 ok, 0 failed, -1 skipped (an input missing: another check failed),
+                     CF_WHEEL_NA not applicable (it cannot apply to this run; never a pass) */
     char *detail;
 };
 
@@ -179,6 +184,8 @@ struct cf_wheel_verify_result {
     char *module;                    /* the module imported */
     char *module_file;               /* its __file__ from the installed location */
     struct strvec smoke_lines;       /* RANK_PASS / RANK_FAIL lines */
+    struct strvec imported;          /* --install: the modules that imported from the venv ... */
+    struct strvec import_failed;     /* ... and those that did not */
 };
 
 /* Runs every check, in order, each adding one or more entries to

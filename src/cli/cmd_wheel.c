@@ -57,16 +57,32 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --install          make a fresh venv (python -m venv), pip install --no-index --no-deps,\n"
-    "                     import every extension module from the installed location (its\n"
-    "                     __file__ must be inside the venv); for a cclforge bridge also call\n"
-    "                     make_nccl_backend with one rank (without a GPU it must raise).\n"
-    "                     This runs the wheel's code with your rights; what it starts is\n"
-    "                     killed when each step ends, and the result comes on a private\n"
+    "                     import every extension module, each in its own interpreter, from\n"
+    "                     the installed location (its __file__ must be inside the venv). A\n"
+    "                     module that does not import fails, saying why (the bridge lost, no\n"
+    "                     PyInit_<name>, a module the wheel does not carry and whether\n"
+    "                     Requires-Dist declares it: give --site DIR with it). For a bridge\n"
+    "                     (named by the cclforge.json marker, or defining make_nccl_backend)\n"
+    "                     also call make_nccl_backend with one rank (without a GPU it must\n"
+    "                     raise). This runs the wheel's code with your rights; what it starts\n"
+    "                     is killed when each step ends, and the result comes on a private\n"
     "                     channel, not the wheel's stdout\n"
-    "  --smoke N          after the install, an N-rank all_reduce, broadcast, all_gather and\n"
-    "                     reduce_scatter through the installed bridge; fails with fewer than N GPUs\n"
-    "  --backend B        nccl (the bridge's ProcessGroupNCCL, default) or gloo (torch's CPU\n"
-    "                     backend after importing the installed bridge: no GPU needed)\n"
+    "  --smoke N          after the install, N ranks register the bridge as a torch.distributed\n"
+    "                     backend (Backend.register_backend, make_nccl_backend the creator),\n"
+    "                     init_process_group through it, then run, each a check checked exactly:\n"
+    "                       smoke backend, smoke all_reduce, smoke broadcast, smoke all_gather,\n"
+    "                       smoke reduce_scatter, smoke send_recv (n/a: 1 rank), smoke barrier,\n"
+    "                       smoke async (ops in flight, waited out of order), smoke subgroup\n"
+    "                       (new_group of the even ranks), smoke device_mesh (2 x N/2\n"
+    "                       replicate x shard; n/a below 4 ranks or odd N), smoke ddp (one\n"
+    "                       DDP step), smoke fsdp2 (one fully_shard step; n/a: torch lacks it)\n"
+    "                     n/a (not applicable, with why) is never a pass. Fails with fewer than\n"
+    "                     N GPUs (nccl), or when no bridge module imported: nothing ran.\n"
+    "                     Implies --install\n"
+    "  --backend B        the creator of --smoke's backend: nccl (the bridge's ProcessGroupNCCL,\n"
+    "                     default) or gloo (torch's ProcessGroupGloo on CPU, after importing\n"
+    "                     the installed bridge: the registry, every item and the install run\n"
+    "                     for real; the bridge's own collectives only with nccl on GPUs)\n"
     "  --python PY        interpreter for the venv (default python3)\n"
     "  --site DIR         link DIR's packages (e.g. a torch install) into the venv's\n"
     "                     site-packages; NEEDED libraries on declared externals are looked up\n"
@@ -78,8 +94,9 @@ static const char usage_text[] =
     "                     under each --site DIR (repeatable; a cclforge wheel declares its own\n"
     "                     in .dist-info/cclforge.json)\n"
     "  --max-size SIZE    the most the members may hold uncompressed (default 4G; K, M, G, T)\n"
-    "  --work-dir DIR     put the venv there and keep it (default: a temporary dir, removed)\n"
-    "  --keep             keep the temporary venv\n"
+    "  --work-dir DIR     put the venv there and keep it (default: a temporary dir, removed;\n"
+    "                     with --install)\n"
+    "  --keep             keep the temporary venv (with --install)\n"
     "  --timeout SECONDS  limit for each install step, and for the whole --smoke run (default 600)\n"
     "  --json             machine-readable output (schema cclforge.wheel-verify/1,\n"
     "                     cclforge.wheel-graft/1)\n"
@@ -87,7 +104,7 @@ static const char usage_text[] =
     CLI_HELP_COLOR("     ")
     "\n"
     "Exit status: 0 the wheel passed, 1 a check failed (a missing or unreadable wheel\n"
-    "included), 2 usage error.\n"
+    "included; a check asked for that could not run is a failed one), 2 usage error.\n"
     "Environment: CCLFORGE_WHEEL_JOBS=N (1-16) threads that read the members (default:\n"
     "one per online CPU, 16 at most); the report is the same whatever N.\n"
     "CCLFORGE_INFLATE=isal|zlib the inflate engine (default auto: ISA-L's igzip where\n"
@@ -96,6 +113,7 @@ static const char usage_text[] =
     "Examples:\n"
     "  cclforge wheel verify dist/cclforge_nccl_bridge-0.1.0-*.whl\n"
     "  cclforge wheel verify --install --site ~/venv/lib/python3.11/site-packages --json dist/X.whl\n"
+    "  cclforge wheel verify --smoke 4 --backend gloo --site ~/venv/lib/python3.11/site-packages dist/X.whl\n"
     "  cclforge wheel graft dist/torch_fl-0.3.0-py3-none-any.whl bridge-build/torch_fl/comm/_nccl_ext/*.so \\\n"
     "      --at torch_fl/comm/_nccl_ext -o dist/grafted\n";
 
@@ -136,7 +154,13 @@ static const struct option long_options[] = {
  * the terminal raw: control bytes show as '?'. */
 static const char *status_word(int ok)
 {
-    return ok > 0 ? "ok" : ok == 0 ? "FAIL" : "skip";
+    return ok > 0 ? "ok" : ok == 0 ? "FAIL" : ok == CF_WHEEL_NA ? "n/a" : "skip";
+}
+
+/* --json's status: a not-applicable check is neither ok nor skipped */
+static const char *status_json(int ok)
+{
+    return ok > 0 ? "ok" : ok == 0 ? "fail" : ok == CF_WHEEL_NA ? "n/a" : "skip";
 }
 
 static cJSON *glibc_json(int code)
@@ -177,7 +201,7 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r, const char *er
     for (size_t i = 0; i < r->n_checks; i++) {
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "name", r->checks[i].name);
-        cJSON_AddStringToObject(c, "status", r->checks[i].ok > 0 ? "ok" : r->checks[i].ok == 0 ? "fail" : "skip");
+        cJSON_AddStringToObject(c, "status", status_json(r->checks[i].ok));
         cJSON_AddStringToObject(c, "detail", r->checks[i].detail);
         cJSON_AddItemToArray(checks, c);
     }
@@ -188,6 +212,8 @@ static cJSON *result_json(const struct cf_wheel_verify_result *r, const char *er
     if (r->venv)
         cJSON_AddStringToObject(o, "venv", r->venv);
     cf_json_put_strvec(o, "smoke", &r->smoke_lines);
+    cf_json_put_strvec(o, "imported", &r->imported);
+    cf_json_put_strvec(o, "import_failed", &r->import_failed);
     cJSON_AddNumberToObject(o, "failed", r->failed + (error != NULL));
     cJSON_AddBoolToObject(o, "ok", r->failed == 0 && !error);
     return o;
@@ -202,7 +228,7 @@ static void print_result(const struct cf_wheel_verify_result *r)
     for (size_t i = 0; i < r->n_checks; i++) {
         const struct cf_wheel_check *c = &r->checks[i];
         enum cf_color col = c->ok > 0 ? CF_GREEN : c->ok == 0 ? CF_RED : CF_YELLOW;
-        printf("  %s%-4s%s %-14s %s\n", cf_term_color(stdout, col), status_word(c->ok), cf_term_color(stdout, CF_RESET),
+        printf("  %s%-4s%s %-20s %s\n", cf_term_color(stdout, col), status_word(c->ok), cf_term_color(stdout, CF_RESET),
                cli_safe(c->name), cli_safe(c->detail));
     }
     for (size_t i = 0; i < r->smoke_lines.n; i++)
@@ -398,6 +424,17 @@ int cmd_wheel(int argc, char **argv)
     }
     if (optind + 1 != argc - 1) {
         rc = usage_error(json, "give exactly one WHEEL");
+        goto done;
+    }
+    /* an option that only shapes a run nobody asked for would be ignored in silence */
+    if (o.smoke_backend && !o.smoke_ranks) {
+        rc = usage_error(json, "--backend %s picks the backend of the --smoke run: give --smoke N too",
+                         o.smoke_backend);
+        goto done;
+    }
+    if ((o.keep || o.work_dir) && !o.install) {
+        rc = usage_error(json, "%s keeps the venv of --install: give --install (or --smoke N) too",
+                         o.keep ? "--keep" : "--work-dir");
         goto done;
     }
     o.wheel = argv[optind + 1];

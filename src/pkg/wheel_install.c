@@ -25,30 +25,51 @@
 #include <unistd.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/pymodule.h"
 #include "cclforge/spawn.h"
 #include "cclforge/syscompat.h"
 #include "cclforge/wheel.h"
 #include "pkg/wheel_verify_internal.h"
 
-/* argv: module, "1" when the wheel's marker names it the cclforge bridge; a
- * module exporting make_nccl_backend is taken for one too (a plugin's own
- * wheel carries the bridge without the marker, built from its own source);
- * the nonce pipe's and the result file's descriptors. The ABI facts are the C
+/* argv: module, "1" when the wheel's marker names it the bridge, "2" when
+ * only its data names make_nccl_backend (a bridge most likely: torch first,
+ * but a bridge only if it exports the factory), else "0"; a module
+ * exporting make_nccl_backend is taken for one too (a plugin's own wheel
+ * carries the bridge without the marker, built from its own source); the
+ * nonce pipe's and the result file's descriptors. An import that raises is a
+ * result too: its traceback, and the module a ModuleNotFoundError names. The ABI facts are the C
  * symbol cclforge's ABI guard puts in every bridge it builds
  * (share/cclforge/bridge/cclforge_abi_guard.cpp: this layout), read through
  * ctypes from the module's own file, with the libtorch and comm library this
  * process really mapped. The result: "<nonce> <JSON>\n", once, after
  * everything else. */
+/* How a module is known for a bridge before its import. */
+enum { MARK_NONE, MARK_MARKER, MARK_FACTORY };
+
 static const char import_script[] =
     "import json, os, sys, importlib, ctypes\n"
-    "name, bridge = sys.argv[1], sys.argv[2] == '1'\n"
+    "name, mark = sys.argv[1], sys.argv[2]\n"
+    "bridge = mark == '1'\n"
     "nonce_fd, result_fd = int(sys.argv[3]), int(sys.argv[4])\n"
     "nonce = os.read(nonce_fd, 64).decode('ascii')\n"
     "os.close(nonce_fd)\n"
     "out = {'module': name}\n"
-    "if bridge:\n"
-    "    import torch.distributed\n"
-    "m = importlib.import_module(name)\n"
+    "def send(out):\n"
+    "    data = (nonce + ' ' + json.dumps(out) + '\\n').encode()\n"
+    "    while data:\n"
+    "        data = data[os.write(result_fd, data):]\n"
+    "    os.close(result_fd)\n"
+    "try:\n"
+    "    if mark != '0':\n"
+    "        import torch.distributed\n"
+    "    m = importlib.import_module(name)\n"
+    "except BaseException as e:\n"
+    "    import traceback\n"
+    "    out['error'] = traceback.format_exc()\n"
+    "    if isinstance(e, ModuleNotFoundError) and e.name:\n"
+    "        out['missing'] = e.name\n"
+    "    send(out)\n"
+    "    sys.exit(0)\n"
     "out['file'] = os.path.realpath(m.__file__)\n"
     "out['has_make_nccl_backend'] = callable(getattr(m, 'make_nccl_backend', None))\n"
     "bridge = bridge or out['has_make_nccl_backend']\n"
@@ -111,10 +132,7 @@ static const char import_script[] =
     "    except Exception as e:\n"
     "        out['call'] = 'raised'\n"
     "        out['exception'] = type(e).__name__ + ': ' + str(e).strip().splitlines()[0][:400]\n"
-    "data = (nonce + ' ' + json.dumps(out) + '\\n').encode()\n"
-    "while data:\n"
-    "    data = data[os.write(result_fd, data):]\n"
-    "os.close(result_fd)\n";
+    "send(out)\n";
 
 /* The last `limit` bytes of a process's words, from a line's start: the end
  * of a traceback (the exception) is what matters, and a cut mid-word reads as
@@ -220,7 +238,7 @@ static int result_file(struct cf_wheel_verify_result *res, const char *dir)
 
 /* One module imported by import_script; its result document, or NULL with
  * the import check failed (saying how). */
-static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, const char *mod, int marked,
+static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, const char *mod, int mark,
                          const char *cwd, double timeout_s)
 {
     char nonce[2 * NONCE_BYTES + 1];
@@ -235,7 +253,8 @@ static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, co
     char nfd_s[16], rfd_s[16];
     snprintf(nfd_s, sizeof nfd_s, "%d", nfd);
     snprintf(rfd_s, sizeof rfd_s, "%d", rfd);
-    const char *argv[] = { vpy, "-I", "-c", import_script, mod, marked ? "1" : "0", nfd_s, rfd_s, NULL };
+    const char *const marks[] = { [MARK_NONE] = "0", [MARK_MARKER] = "1", [MARK_FACTORY] = "2" };
+    const char *argv[] = { vpy, "-I", "-c", import_script, mod, marks[mark], nfd_s, rfd_s, NULL };
     struct cf_spawn_opts so = step_opts(cwd, timeout_s);
     const int keep[] = { nfd, rfd };
     so.keep_fds = keep;
@@ -320,8 +339,9 @@ static int link_site_dirs(const struct cf_wheel_verify_opts *opts, struct cf_whe
     return rc;
 }
 
-/* The import check of one module: it must come from the installed copy in
- * the venv. The bridge, else the first module, is the one reported. */
+/* The import check of one module that imported: it must come from the
+ * installed copy in the venv. The bridge, else the first module, is the one
+ * reported. */
 static void judge_import(struct cf_wheel_verify_result *res, const cJSON *doc, const char *mod, const char *venv,
                          int is_bridge)
 {
@@ -332,17 +352,90 @@ static void judge_import(struct cf_wheel_verify_result *res, const cJSON *doc, c
     char *prefix = cf_asprintf("%s/", venv);
     int inside = cf_starts_with(f, prefix);
     free(prefix);
-    if (!inside)
+    if (!inside) {
         cf_wheel_add_check(res, "import", 0, "%s was imported from %s, outside the venv %s: not the installed copy",
                            mod, f, venv);
-    else
+        cf_strvec_push(&res->import_failed, mod);
+    } else {
         cf_wheel_add_check(res, "import", 1, "import %s from %s%s", mod, f, left_s);
+        cf_strvec_push(&res->imported, mod);
+    }
     if (!res->module || is_bridge) {
         free(res->module);
         free(res->module_file);
         res->module = cf_strdup(mod);
         res->module_file = cf_strdup(f);
     }
+}
+
+/* The top-level package of a dotted name, into buf. */
+static const char *top_of(const char *dotted, char *buf, size_t cap)
+{
+    size_t n = strcspn(dotted, ".");
+    snprintf(buf, cap, "%.*s", (int)(n < cap ? n : cap - 1), dotted);
+    return buf;
+}
+
+/* The Requires-Dist value whose distribution is named as the module `top`
+ * (canonical forms compared: "PyYAML" is not "yaml", so a miss says only
+ * that no requirement is named so), NULL when none. */
+static const char *requirement_named(const struct strvec *reqs, const char *top)
+{
+    char *want = cf_dist_canonical(top);
+    const char *found = NULL;
+    for (size_t i = 0; i < reqs->n && !found; i++) {
+        const char *r = reqs->v[i];
+        size_t n = strspn(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+        char *name = cf_asprintf("%.*s", (int)n, r), *canon = cf_dist_canonical(name);
+        if (!strcmp(canon, want))
+            found = r;
+        free(name);
+        free(canon);
+    }
+    free(want);
+    return found;
+}
+
+/* The import check of one module whose import raised: always a failure (the
+ * import asked for did not happen), said as what it is: the bridge lost, no
+ * init function of the module's name, or a module the wheel needs and does
+ * not carry (declared in Requires-Dist or not; --no-deps installs none). */
+static void import_failure(struct cf_wheel_verify_result *res, const cJSON *doc, const char *mod, int mark,
+                           const struct wheel_facts *wf)
+{
+    const cJSON *error = cJSON_GetObjectItemCaseSensitive(doc, "error");
+    const cJSON *missing = cJSON_GetObjectItemCaseSensitive(doc, "missing");
+    const char *text = cJSON_IsString(error) ? error->valuestring : "";
+    int cut;
+    const char *tail = tail_lines(text, 1500, &cut);
+    struct strbuf why = STRBUF_INIT;
+    char top_mod[256], top_missing[256];
+    if (cJSON_IsString(missing) &&
+        strcmp(top_of(missing->valuestring, top_missing, sizeof top_missing), top_of(mod, top_mod, sizeof top_mod))) {
+        const char *req = requirement_named(&wf->requires_dist, top_missing);
+        cf_sb_addf(&why, "it needs module %s, which the wheel does not carry and nothing in the venv provides (%s%s%s); "
+                         "to import it, give --site DIR where %s is installed, or --system-site-packages",
+                   missing->valuestring, req ? "the wheel declares it, Requires-Dist: " : "",
+                   req ? req : "no Requires-Dist of the wheel is named so: an undeclared dependency?",
+                   req ? "; --no-deps installs no dependency" : "", top_missing);
+    }
+    if (strstr(text, "does not define module export function")) {
+        const char *leaf = strrchr(mod, '.') ? strrchr(mod, '.') + 1 : mod;
+        cf_sb_addf(&why, "%sit defines no PyInit_%s, the function import calls for this file name (see extension)",
+                   why.len ? "; " : "", leaf);
+    }
+    if (mark == MARK_MARKER)
+        cf_sb_addf(&why, "%sit is the wheel's bridge (.dist-info/%s names it): the wheel installs, and the native "
+                         "tier is lost",
+                   why.len ? "; " : "", CF_WHEEL_MARKER);
+    else if (mark == MARK_FACTORY)
+        cf_sb_addf(&why, "%sit is the wheel's bridge (its data names %s): the wheel installs, and the native tier is "
+                         "lost",
+                   why.len ? "; " : "", CF_BRIDGE_FACTORY);
+    cf_wheel_add_check(res, "import", 0, "import %s failed%s%s%s: %s%s", mod, why.len ? " (" : "",
+                       why.len ? why.buf : "", why.len ? ")" : "", cut ? "[...]\n" : "", tail);
+    cf_strvec_push(&res->import_failed, mod);
+    cf_sb_release(&why);
 }
 
 /* The bridge check of the module that is the bridge: its ABI and its
@@ -379,10 +472,14 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
     char *work = opts->work_dir ? cf_strdup(opts->work_dir) : cf_mkdtemp(NULL, "cclforge-wheel-", &err);
     if (!work || cf_mkdir_p(work, 0700, &err) < 0) {
         cf_wheel_add_check(res, "install", 0, "no work directory: %s", cf_error_message(&err));
+        if (opts->smoke_ranks > 0)
+            cf_wheel_add_check(res, "smoke", 0, "asked for a %d-rank smoke; nothing was installed; nothing ran",
+                               opts->smoke_ranks);
         cf_error_clear(&err);
         free(work);
         return;
     }
+    int smoke_said = 0;
     char *abs_work = cf_realpath(work);
     char *venv = cf_asprintf("%s/venv", abs_work);
     char *vpy = cf_asprintf("%s/bin/python", venv);
@@ -401,19 +498,28 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
     cf_wheel_add_check(res, "install", 1, "pip install --no-index --no-deps into a fresh venv at %s%s", venv,
                     opts->system_site_packages ? " (--system-site-packages)" : "");
 
-    if (!wf->modules.n) {
-        cf_wheel_add_check(res, "import", -1, "nothing to import: a library-only wheel, installed");
-        goto out;
-    }
+    if (!wf->modules.n)
+        cf_wheel_add_check(res, "import", CF_WHEEL_NA, "nothing to import: the wheel carries no extension module");
     int gpus = 0;
-    const char *bridge_module = wf->bridge_module;
+    const char *bridge_module = NULL, *bridge_lost = NULL;
     for (size_t i = 0; i < wf->modules.n; i++) {
         const char *mod = wf->modules.v[i];
-        int marked = wf->bridge_module && !strcmp(wf->bridge_module, mod);
-        cJSON *doc = import_one(res, vpy, mod, marked, abs_work, tmo);
-        if (!doc)
+        int mark = wf->bridge_module && !strcmp(wf->bridge_module, mod)  ? MARK_MARKER
+                   : cf_strvec_contains(&wf->factory_modules, mod) ? MARK_FACTORY
+                                                                    : MARK_NONE;
+        cJSON *doc = import_one(res, vpy, mod, mark, abs_work, tmo);
+        int raised = doc && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(doc, "error"));
+        int is_bridge = doc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "bridge"));
+        if (raised)
+            import_failure(res, doc, mod, mark, wf);
+        else if (!doc)
+            cf_strvec_push(&res->import_failed, mod);
+        if (!doc || raised) {
+            if (mark != MARK_NONE && !bridge_lost)
+                bridge_lost = mod;
+            cJSON_Delete(doc);
             continue;
-        int is_bridge = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "bridge"));
+        }
         if (is_bridge && !bridge_module)
             bridge_module = mod;
         judge_import(res, doc, mod, venv, is_bridge);
@@ -421,15 +527,21 @@ void cf_wheel_install_checks(const struct cf_wheel_verify_opts *opts, const stru
             gpus = bridge_check(res, doc, mod);
         cJSON_Delete(doc);
     }
-    if (opts->smoke_ranks > 0) {
-        if (!bridge_module)
-            cf_wheel_add_check(res, "smoke", 0, "--smoke needs a bridge: a module exporting make_nccl_backend, or "
-                                                "one the .dist-info/%s marker names",
-                               CF_WHEEL_MARKER);
-        else
-            cf_wheel_run_smoke(opts, vpy, abs_work, bridge_module, gpus, res);
-    }
+    int n = opts->smoke_ranks;
+    if (n > 0 && !bridge_module && bridge_lost)
+        cf_wheel_add_check(res, "smoke", 0, "asked for a %d-rank smoke; the bridge module %s did not import (see "
+                                            "import); nothing ran", n, bridge_lost);
+    else if (n > 0 && !bridge_module)
+        cf_wheel_add_check(res, "smoke", 0, "asked for a %d-rank smoke; no bridge module found; nothing ran (no "
+                                            "extension module of the wheel defines %s, and no .dist-info/%s names one)",
+                           n, CF_BRIDGE_FACTORY, CF_WHEEL_MARKER);
+    else if (n > 0)
+        cf_wheel_run_smoke(opts, vpy, abs_work, bridge_module, gpus, res);
+    smoke_said = 1;
 out:
+    if (opts->smoke_ranks > 0 && !smoke_said)
+        cf_wheel_add_check(res, "smoke", 0, "asked for a %d-rank smoke; the install failed (see install); nothing ran",
+                           opts->smoke_ranks);
     if (opts->keep || opts->work_dir) {
         res->venv = venv;
         venv = NULL;

@@ -78,5 +78,7 @@ void cf_wheel_verify_result_release(struct cf_wheel_verify_result *res)
     free(res->module);
     free(res->module_file);
     cf_strvec_clear(&res->smoke_lines);
+    cf_strvec_clear(&res->imported);
+    cf_strvec_clear(&res->import_failed);
     memset(res, 0, sizeof *res);
 }

@@ -6,9 +6,12 @@
  * --install and --smoke then work from a real pip install (wheel_install.c). */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
+#include "cclforge/elf.h"
 #include "cclforge/fs.h"
+#include "cclforge/pymodule.h"
 #include "cclforge/wheel.h"
 #include "pkg/wheel_verify_internal.h"
 #include "pkg/zip_loader.h"
@@ -101,8 +104,58 @@ static void release_ctx(struct verify_ctx *c)
     free(c->wf.bridge_module);
     cf_strvec_clear(&c->wf.modules);
     cf_strvec_clear(&c->wf.toolkit_libs);
+    cf_strvec_clear(&c->wf.factory_modules);
+    cf_strvec_clear(&c->wf.requires_dist);
     free(c->wf.toolkit_vendor);
     free(c->wf.toolkit_version);
+}
+
+/* The dotted module an installed file under site-packages is imported as,
+ * by the name rules of import (cclforge/pymodule.h); NULL when none. */
+static char *module_named(const char *installed)
+{
+    static const char site[] = CF_WHEEL_SITE_REL "/";
+    if (strncmp(installed, site, sizeof site - 1))
+        return NULL;
+    const char *rel = installed + sizeof site - 1, *base = strrchr(rel, '/');
+    char leaf[256];
+    if (!cf_pymodule_leaf(base ? base + 1 : rel, leaf, sizeof leaf))
+        return NULL;
+    char *mod = base ? cf_asprintf("%.*s.%s", (int)(base - rel), rel, leaf) : cf_strdup(leaf);
+    for (char *p = mod; *p; p++)
+        if (*p == '/')
+            *p = '.';
+    return mod;
+}
+
+/* What --install needs beyond the static checks: which extension modules
+ * are bridges (their data names the factory: so a bridge that fails to
+ * import is still known as one), and what METADATA requires. */
+static void install_facts(struct verify_ctx *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        const struct vmember *m = &c->m[i];
+        if (!m->elf || !m->placed)
+            continue;
+        char *mod = module_named(cf_wheel_installed_of(c, m));
+        struct cf_elf *elf = NULL;
+        cf_error err = CF_ERROR_INIT;
+        if (mod && cf_strvec_contains(&c->wf.modules, mod) && !cf_strvec_contains(&c->wf.factory_modules, mod) &&
+            cf_elf_open(m->placed, &elf, &err) == 0 && cf_elf_holds_string(elf, CF_BRIDGE_FACTORY, &err) == 1)
+            cf_strvec_push(&c->wf.factory_modules, mod);
+        if (elf)
+            cf_elf_close(elf);
+        cf_error_clear(&err);
+        free(mod);
+    }
+    struct cf_kv meta = { 0 };
+    cf_error err = CF_ERROR_INIT;
+    if (c->metadata_text.len && cf_kv_parse(c->metadata_text.buf, c->metadata_text.len, &meta, &err) == 0)
+        for (size_t i = 0; i < meta.n; i++)
+            if (!strcasecmp(meta.keys[i], "Requires-Dist"))
+                cf_strvec_push(&c->wf.requires_dist, meta.values[i]);
+    cf_error_clear(&err);
+    cf_kv_release(&meta);
 }
 
 /* --system-site-packages: the interpreter's own package directories join the
@@ -164,10 +217,17 @@ int cf_wheel_verify(const struct cf_wheel_verify_opts *opts_in, struct cf_wheel_
     }
 
     if (opts->install || opts->smoke_ranks > 0) {
-        if (res->failed)
-            cf_wheel_add_check(res, "install", -1, "not attempted: the static checks above failed");
-        else
+        /* asked for and not run: a failure of its own, saying why */
+        if (res->failed) {
+            int n_static = res->failed;
+            cf_wheel_add_check(res, "install", 0, "not attempted: %d static check(s) above failed", n_static);
+            if (opts->smoke_ranks > 0)
+                cf_wheel_add_check(res, "smoke", 0, "asked for a %d-rank smoke; nothing was installed; nothing ran",
+                                   opts->smoke_ranks);
+        } else {
+            install_facts(&c);
             cf_wheel_install_checks(opts, &c.wf, res);
+        }
     }
     rc = 0;
 out:

@@ -44,6 +44,9 @@ struct wheel_facts {
     struct strvec modules;        /* dotted names of every extension module */
     struct strvec toolkit_libs;   /* sonames the host's toolkit provides (the marker's toolkit_libs) */
     char *toolkit_vendor, *toolkit_version; /* the marker's toolkit seen at build */
+    /* for --install and --smoke (wheel_verify.c fills them) */
+    struct strvec factory_modules; /* modules whose read-only data names CF_BRIDGE_FACTORY: bridges */
+    struct strvec requires_dist;   /* METADATA's Requires-Dist values, as written */
 };
 
 /* wheel_python_sites.c: the package directories PYTHON imports from (sys.path

@@ -73,8 +73,10 @@ expect_rc 1 "zip slip + tampered RECORD: exit 1"
 expect_json 'any(c["name"] == "zip" and c["status"] == "fail" and "zip slip" in c["detail"] for c in d["checks"])' "zip slip named"
 expect_json 'any(c["name"] == "record" and c["status"] == "fail" and "evil/__init__.py" in c["detail"] for c in d["checks"])' "tampered RECORD entry named"
 expect_json 'd["schema"] == "cclforge.wheel-verify/1"' "JSON schema field"
-run "$CCLFORGE" wheel verify "$T/evil-1.0-py3-none-any.whl" --install
-expect_out 'skip +install +not attempted' "no install of a wheel that failed the static checks"
+run "$CCLFORGE" wheel verify "$T/evil-1.0-py3-none-any.whl" --install --smoke 2 --backend gloo
+expect_rc 1 "--install and --smoke of a wheel that failed the static checks"
+expect_out 'FAIL +install +not attempted: [0-9]+ static check\(s\) above failed' "no install of a wheel that failed the static checks: asked for, not run, a failure"
+expect_out 'FAIL +smoke +asked for a 2-rank smoke; nothing was installed; nothing ran' "and the smoke asked for says it did not run"
 
 # The bridge source is found beside the executable by one rule, from any
 # directory the binary is copied to: <exe dir>/share/cclforge, then

@@ -143,6 +143,7 @@ hip_case() { # VENDOR ROOT [SMOKE]: build into a host tree, pip wheel, verify (a
     # one install serves the import, abi and bridge checks and the 2-rank run
     verify_import "$whl" "$v" --external torch/lib --smoke 2 --backend gloo
     expect_json 'any(c["name"] == "smoke" and c["status"] == "ok" for c in d["checks"]) and "RANK_PASS rank=1 local_rank=1 value=3.0" in d["smoke"]' "$v: gloo smoke through pkg.comm._ext._flagos_nccl from the installed plugin wheel (RANK_PASS rank=1 local_rank=1 value=3.0)"
+    expect_smoke_items 2 gloo "$v"
 }
 
 # The DTK and ROCm roots (and the CUDA-compatible headers) at stable paths

@@ -52,7 +52,8 @@ smoke_verify() { # WHEEL LABEL [verify args]: installed, imported, the 2-rank gl
     expect_json 'any(c["name"] == "bridge" and c["status"] == "ok" and "'"${CALL:-no GPUs found}"'" in c["detail"] for c in d["checks"])' "$label: make_nccl_backend with one rank: ${CALL:-no GPUs found} (libtorch's own words)"
     expect_json 'sorted(d["smoke"]) == ["RANK_PASS rank=0 local_rank=0 value=3.0", "RANK_PASS rank=1 local_rank=1 value=3.0"]' "$label: RANK_PASS on both ranks"
     expect_json 'not any("older cclforge" in c["detail"] for c in d["checks"])' "$label: nothing says 'older cclforge'"
-    printf '%s' "$OUT" | python3 -c 'import json,sys; [print("#   %-5s %-14s %s" % (c["status"], c["name"], c["detail"][:150])) for c in json.load(sys.stdin)["checks"]]' 2>/dev/null
+    expect_smoke_items 2 gloo "$label"
+    printf '%s' "$OUT" | python3 -c 'import json,sys; [print("#   %-5s %-20s %s" % (c["status"], c["name"], c["detail"][:150])) for c in json.load(sys.stdin)["checks"]]' 2>/dev/null
 }
 no_abs_rpath() { # SO LABEL
     OUT=$(readelf -d "$1" 2>&1); RC=0

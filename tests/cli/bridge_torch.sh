@@ -99,9 +99,13 @@ expect_json 'any(c["name"] == "abi" and c["status"] == "ok" and "Options 280 and
 expect_json 'any(c["name"] == "bridge" and c["status"] == "ok" and "no GPU" in c["detail"] for c in d["checks"])' "make_nccl_backend raises a clear Python exception without a GPU"
 # the torch.distributed harness on CPU, from the installed wheel
 expect_json 'sorted(d["smoke"]) == ["RANK_PASS rank=0 local_rank=0 value=3.0", "RANK_PASS rank=1 local_rank=1 value=3.0"] and any(c["name"] == "smoke" and c["status"] == "ok" for c in d["checks"])' "2 RANK_PASS lines, value=3.0"
-echo "$OUT" | python3 -c 'import json,sys; [print("#   %-5s %-14s %s" % (c["status"], c["name"], c["detail"][:150])) for c in json.load(sys.stdin)["checks"]]' 2>/dev/null
+echo "$OUT" | python3 -c 'import json,sys; [print("#   %-5s %-20s %s" % (c["status"], c["name"], c["detail"][:150])) for c in json.load(sys.stdin)["checks"]]' 2>/dev/null
+expect_smoke_items 2 gloo "the bridge, 2 ranks"
 run "$CCLFORGE" wheel verify "$whl" --smoke 4 --backend gloo --site "$site"
 expect_rc 0 "--smoke 4 --backend gloo from the installed wheel"
+for item in $T_SMOKE_ITEMS; do
+    expect_out "ok +smoke $item +4 ranks, gloo: " "the bridge, 4 ranks: smoke $item passed"
+done
 [ "$(printf '%s\n' "$OUT" | grep -c "RANK_PASS rank=[0-9]* local_rank=[0-9]* value=10.0")" -eq 4 ] \
     && ok "4 RANK_PASS lines, value=10.0" || bad "4 RANK_PASS lines, value=10.0"
 expect_out 'RANK_PASS rank=3 local_rank=3 value=10.0' "the seed's line format"

@@ -159,3 +159,21 @@ t_end() {
     echo "$T_PASS passed, $T_FAIL failed${T_SKIPPED_PARTS:+; parts that did not run:}$T_SKIPPED_PARTS"
     [ "$T_FAIL" -eq 0 ]
 }
+# expect_smoke_items N BACKEND LABEL: the JSON report (in $OUT) of a passing
+# `wheel verify --smoke N --backend BACKEND` has one passed check per harness
+# item (N ranks), DeviceMesh not applicable below 4 ranks, and nothing else
+# not applicable or skipped among them.
+T_SMOKE_ITEMS="backend all_reduce broadcast all_gather reduce_scatter send_recv barrier async subgroup device_mesh ddp fsdp2"
+expect_smoke_items() {
+    local n=$1 backend=$2 label=$3 item
+    for item in $T_SMOKE_ITEMS; do
+        if [ "$item" = device_mesh ] && [ "$n" -lt 4 ]; then
+            expect_json '[(c["status"], c["detail"]) for c in d["checks"] if c["name"] == "smoke device_mesh"] == [("n/a", "not applicable: needs at least 4 ranks, this run has '"$n"'")]' \
+                "$label: smoke device_mesh is not applicable with $n ranks, and says why"
+        else
+            expect_json '[c["status"] for c in d["checks"] if c["name"] == "smoke '"$item"'"] == ["ok"] and any(c["name"] == "smoke '"$item"'" and c["detail"].startswith("'"$n"' ranks, '"$backend"': ") for c in d["checks"])' \
+                "$label: smoke $item passed on $n ranks ($backend)"
+        fi
+    done
+    expect_json 'sorted(c["name"][6:] for c in d["checks"] if c["name"].startswith("smoke ")) == sorted("'"$T_SMOKE_ITEMS"'".split())' "$label: one check per item, no other"
+}
