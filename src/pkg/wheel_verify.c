@@ -110,24 +110,6 @@ static void release_ctx(struct verify_ctx *c)
     free(c->wf.toolkit_version);
 }
 
-/* The dotted module an installed file under site-packages is imported as,
- * by the name rules of import (cclforge/pymodule.h); NULL when none. */
-static char *module_named(const char *installed)
-{
-    static const char site[] = CF_WHEEL_SITE_REL "/";
-    if (strncmp(installed, site, sizeof site - 1))
-        return NULL;
-    const char *rel = installed + sizeof site - 1, *base = strrchr(rel, '/');
-    char leaf[256];
-    if (!cf_pymodule_leaf(base ? base + 1 : rel, leaf, sizeof leaf))
-        return NULL;
-    char *mod = base ? cf_asprintf("%.*s.%s", (int)(base - rel), rel, leaf) : cf_strdup(leaf);
-    for (char *p = mod; *p; p++)
-        if (*p == '/')
-            *p = '.';
-    return mod;
-}
-
 /* What --install needs beyond the static checks: which extension modules
  * are bridges (their data names the factory: so a bridge that fails to
  * import is still known as one), and what METADATA requires. */
@@ -135,17 +117,11 @@ static void install_facts(struct verify_ctx *c)
 {
     for (size_t i = 0; i < c->n; i++) {
         const struct vmember *m = &c->m[i];
-        if (!m->elf || !m->placed)
+        if (!m->is_extension || !m->factory) /* the factory: found by the bridge-module check */
             continue;
-        char *mod = module_named(cf_wheel_installed_of(c, m));
-        struct cf_elf *elf = NULL;
-        cf_error err = CF_ERROR_INIT;
-        if (mod && cf_strvec_contains(&c->wf.modules, mod) && !cf_strvec_contains(&c->wf.factory_modules, mod) &&
-            cf_elf_open(m->placed, &elf, &err) == 0 && cf_elf_holds_string(elf, CF_BRIDGE_FACTORY, &err) == 1)
+        char *mod = cf_wheel_module_of(cf_wheel_installed_of(c, m));
+        if (mod && !cf_strvec_contains(&c->wf.factory_modules, mod))
             cf_strvec_push(&c->wf.factory_modules, mod);
-        if (elf)
-            cf_elf_close(elf);
-        cf_error_clear(&err);
         free(mod);
     }
     struct cf_kv meta = { 0 };
