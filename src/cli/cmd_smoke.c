@@ -406,6 +406,9 @@ static cJSON *report_json(const struct cf_smoke_report *rep, struct smoke_cli *c
     cJSON_AddBoolToObject(doc, "conclusive", !rep->inconclusive);
     if (rep->inconclusive)
         cJSON_AddStringToObject(doc, "inconclusive_why", rep->inconclusive);
+    cJSON *bad_hosts = cJSON_AddArrayToObject(doc, "bad_hosts");
+    for (size_t i = 0; i < rep->bad_hosts.n; i++)
+        cJSON_AddItemToArray(bad_hosts, cJSON_CreateString(rep->bad_hosts.v[i]));
     cJSON_AddNumberToObject(doc, "passed", (double)rep->passed);
     cJSON_AddNumberToObject(doc, "failed", (double)rep->failed);
     cJSON_AddBoolToObject(doc, "aborted", rep->aborted);
