@@ -308,6 +308,8 @@ struct cf_smoke_report {
     char *verdict;                 /* one line naming the bad host, rank or link, or that all is well */
     char *inconclusive;            /* NULL: the verdict stands on its numbers; else why it could not
                                     * (the verdict then names no host and the run fails) */
+    struct strvec bad_hosts;       /* the hosts the search named bad (its one rule, groups.c);
+                                    * none when it named nobody or could not tell */
     char *skipped;                 /* why sizes were skipped (NULL: none) */
     long passed, failed;           /* tests passed / failed (rank-level failures and problems count as failed) */
     long out_of_bounds;            /* wrong elements over every test (nccl-tests' footer) */

@@ -2,7 +2,8 @@
  * (cclforge.smoke/2, a live run's or a saved one): per host pair and test size
  * the busbw, its spread over the iterations and a class (ok, slow, failed,
  * untested); the hosts in an order where the bad ones come first, so that their
- * rows and columns stand out; the bad hosts as a Slurm hostlist. The HTML report
+ * rows and columns stand out; the bad hosts (the document's "bad_hosts", which
+ * the run's search decided) as a Slurm hostlist. The HTML report
  * and the terminal matrix both draw this one model. */
 #ifndef CCLFORGE_SMOKE_MATRIX_H
 #define CCLFORGE_SMOKE_MATRIX_H
@@ -49,7 +50,9 @@ struct cf_pair_matrix {
     size_t shown;               /* the size drawn first: the largest */
     int conclusive;             /* the document says the numbers can tell (absent: yes) */
     char *inconclusive_why;     /* when not conclusive (NULL: no reason given) */
-    char **bad;                 /* bad hosts, natural order (none when inconclusive) */
+    int bad_hosts_known;        /* the document has "bad_hosts" (the run's search named them); 0: an
+                                 * older document, which names no host */
+    char **bad;                 /* bad hosts ("bad_hosts"), natural order (none when inconclusive) */
     size_t nbad;
     char *exclude;              /* the bad hosts as a Slurm hostlist ("" for none) */
     size_t npairs_tested;
@@ -57,7 +60,8 @@ struct cf_pair_matrix {
 
 /* Builds the model of doc. -1 with err (naming the field) when doc is not a
  * cclforge.smoke/2 document or a field has a wrong type or value; a document
- * without pairs gives a model with pairwise = 0 (hosts and bad hosts still set). */
+ * without pairs gives a model with pairwise = 0 (hosts and bad hosts still set);
+ * a "bad_hosts" naming a host no rank ran on is an error. */
 int cf_pair_matrix_build(const cJSON *doc, struct cf_pair_matrix *m, cf_error *err);
 void cf_pair_matrix_release(struct cf_pair_matrix *m);
 

@@ -87,8 +87,9 @@ static void usage(FILE *f)
             "'RANK_INFO rank=R local_rank=L KEY=\"VALUE\"' lines, the table with the slowest rank and host of\n"
             "each test, nccl-tests' footer, the groups and transports, with --pattern pairwise the host x host\n"
             "matrix (one character a pair: . ok, s slow, X failed, ~ wide spread; the worst pairs when wider\n"
-            "than the terminal), a 'verdict:' line, 'exclude: HOSTLIST' when hosts were judged bad (Slurm's\n"
-            "hostlist, for srun --exclude; JSON \"exclude\"), and a last line 'N passed, N failed'.\n"
+            "than the terminal), a 'verdict:' line, 'exclude: HOSTLIST' when the search named bad hosts (the\n"
+            "verdict's hosts as Slurm's hostlist, for srun --exclude; JSON \"bad_hosts\" and \"exclude\"),\n"
+            "and a last line 'N passed, N failed'. Pairwise names a host bad when every pair it was in was bad.\n"
             "Environment: CCLFORGE_MPI_LIB (the libmpi when --mpi-lib is not given),\n"
             "CCLFORGE_PORT (the unique-id port under a launcher; default MASTER_PORT, +1 under\n"
             "torchrun), CCLFORGE_SECRET (64 hex digits, the same on every rank: the run's rendezvous secret),\n"
@@ -406,6 +407,9 @@ static cJSON *report_json(const struct cf_smoke_report *rep, struct smoke_cli *c
     cJSON_AddBoolToObject(doc, "conclusive", !rep->inconclusive);
     if (rep->inconclusive)
         cJSON_AddStringToObject(doc, "inconclusive_why", rep->inconclusive);
+    cJSON *bad_hosts = cJSON_AddArrayToObject(doc, "bad_hosts");
+    for (size_t i = 0; i < rep->bad_hosts.n; i++)
+        cJSON_AddItemToArray(bad_hosts, cJSON_CreateString(rep->bad_hosts.v[i]));
     cJSON_AddNumberToObject(doc, "passed", (double)rep->passed);
     cJSON_AddNumberToObject(doc, "failed", (double)rep->failed);
     cJSON_AddBoolToObject(doc, "aborted", rep->aborted);

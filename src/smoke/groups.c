@@ -12,12 +12,16 @@
  * its whole band is under the line (half the best's band, or the bound), fine only
  * when its whole band is over it; else its numbers cannot tell, and a search that
  * needs such a judgement says "inconclusive" and why instead of naming a host.
- * Pairwise names the host that is in every bad pair; bisect assumes one bad host and
- * names it, or says why it cannot. */
+ * Which hosts are bad is decided here, once (cf_smoke_search_bad_hosts): the verdict
+ * names them and the run's document carries them ("bad_hosts", for exclude: and the
+ * report). Pairwise: the hosts whose every pair was bad; bisect assumes one bad host
+ * and names it, or says why it cannot; others: a bad group of one host, or the hosts
+ * in every bad group and in no good one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/hostlist.h"
 #include "smoke/groups.h"
 #include "smoke/stats.h"
 
@@ -468,15 +472,12 @@ void cf_smoke_group_label(const struct smoke_round *r, int group, char *const *n
 }
 
 /* the words of a bisection's end, with the candidate names in their "%s" places */
-static void bisect_verdict(const struct smoke_search *s, char *const *names, struct strbuf *sb, int *culprit,
-                           int *bad)
+static void bisect_verdict(const struct smoke_search *s, char *const *names, struct strbuf *sb, int *bad)
 {
     for (size_t i = 0; i < sizeof bisect_words / sizeof bisect_words[0]; i++) {
         if (bisect_words[i].end != s->end)
             continue;
         *bad = bisect_words[i].bad;
-        if (s->end == BISECT_CULPRIT)
-            *culprit = s->cand.h[0];
         const char *fill[2] = { s->cand.n > 0 ? names[s->cand.h[0]] : "?", s->cand.n > 1 ? names[s->cand.h[1]] : "?" };
         int k = 0;
         for (const char *t = bisect_words[i].text; *t; t++) {
@@ -567,10 +568,87 @@ char *cf_smoke_search_inconclusive(const struct smoke_search *s, char *const *na
     return n ? cf_sb_detach(&sb) : NULL;
 }
 
-char *cf_smoke_search_verdict(const struct smoke_search *s, char *const *names, int *culprit, int *bad)
+/* whether some judgement the search needs cannot be made (cf_smoke_search_inconclusive) */
+static int undecided(const struct smoke_search *s)
+{
+    if (s->pattern == CF_PATTERN_BISECT)
+        return s->end == BISECT_UNSURE;
+    for (size_t i = 0; i < s->nran; i++)
+        if (judged(s, i) == J_UNSURE)
+            return 1;
+    return 0;
+}
+
+int cf_smoke_search_bad_hosts(const struct smoke_search *s, unsigned char *is_bad)
+{
+    int n = s->nhosts;
+    memset(is_bad, 0, (size_t)n);
+    if (undecided(s))
+        return 0; /* numbers that cannot tell name nobody */
+    if (s->pattern == CF_PATTERN_BISECT) {
+        if (s->end != BISECT_CULPRIT || s->cand.n != 1)
+            return 0;
+        is_bad[s->cand.h[0]] = 1;
+        return 1;
+    }
+    int pairwise = s->pattern == CF_PATTERN_PAIRWISE;
+    size_t *tested = cf_xcalloc((size_t)n + 1, sizeof *tested), *nbad = cf_xcalloc((size_t)n + 1, sizeof *nbad);
+    unsigned char *in_good = cf_xcalloc((size_t)n + 1, 1);
+    size_t bad_groups = 0;
+    for (size_t i = 0; i < s->nran; i++) {
+        const struct hostset *g = &s->ran[i].hosts;
+        int isbad = cf_smoke_search_bad(s, i);
+        bad_groups += (size_t)isbad;
+        for (int k = 0; k < g->n; k++) {
+            tested[g->h[k]]++;
+            nbad[g->h[k]] += (size_t)isbad;
+            in_good[g->h[k]] |= !isbad;
+        }
+        /* a bad group of one host (intra) names it */
+        if (!pairwise && isbad && g->n == 1)
+            is_bad[g->h[0]] = 1;
+    }
+    /* pairwise: a bad host spoils every pair it is in, while a good one is fine with
+     * every good peer; so several bad hosts are each named, and noise in one pair
+     * names nobody. Else: in every bad group and in no good one. Flag 2: by that
+     * rule, which names nobody when it names every host (nothing to tell them by). */
+    int by_rule = 0;
+    for (int h = 0; h < n; h++) {
+        int hit = pairwise ? n >= 3 && tested[h] >= 2 && nbad[h] == tested[h]
+                           : bad_groups && nbad[h] == bad_groups && !in_good[h];
+        if (hit)
+            is_bad[h] |= 2;
+        by_rule += hit;
+    }
+    int count = 0;
+    for (int h = 0; h < n; h++) {
+        is_bad[h] = by_rule == n ? (is_bad[h] & 1) : is_bad[h] != 0;
+        count += is_bad[h];
+    }
+    free(tested);
+    free(nbad);
+    free(in_good);
+    return count;
+}
+
+/* the names of the flagged hosts, in natural order ("h2, h10") */
+static void add_bad_names(struct strbuf *sb, const struct smoke_search *s, const unsigned char *is_bad,
+                          char *const *names)
+{
+    const char **v = cf_xcalloc((size_t)s->nhosts + 1, sizeof *v);
+    size_t k = 0;
+    for (int h = 0; h < s->nhosts; h++)
+        if (is_bad[h])
+            v[k++] = names[h];
+    qsort(v, k, sizeof *v, cf_hostname_natural_ptr_cmp);
+    for (size_t i = 0; i < k; i++)
+        cf_sb_addf(sb, "%s%s", i ? ", " : "", v[i]);
+    free(v);
+}
+
+char *cf_smoke_search_verdict(const struct smoke_search *s, char *const *names, int *bad)
 {
     struct strbuf sb = STRBUF_INIT;
-    *culprit = -1;
     *bad = 0;
     char *unsure = cf_smoke_search_inconclusive(s, names);
     if (unsure) {
@@ -581,7 +659,7 @@ char *cf_smoke_search_verdict(const struct smoke_search *s, char *const *names, 
         return cf_sb_detach(&sb);
     }
     if (s->pattern == CF_PATTERN_BISECT) {
-        bisect_verdict(s, names, &sb, culprit, bad);
+        bisect_verdict(s, names, &sb, bad);
         return cf_sb_detach(&sb);
     }
     size_t nbad = 0;
@@ -594,25 +672,26 @@ char *cf_smoke_search_verdict(const struct smoke_search *s, char *const *names, 
     }
     *bad = 1;
     if (s->pattern == CF_PATTERN_PAIRWISE) {
-        /* the one host in every bad pair */
-        int found = -1, many = 0;
-        for (int h = 0; h < s->nhosts; h++) {
-            int in_all = 1;
+        unsigned char *is_bad = cf_xcalloc((size_t)s->nhosts + 1, 1);
+        int named = cf_smoke_search_bad_hosts(s, is_bad);
+        if (named) {
+            int first = 0;
+            while (!is_bad[first])
+                first++;
+            size_t pairs = 0;
             for (size_t i = 0; i < s->nran; i++)
-                if (cf_smoke_search_bad(s, i) && !set_has(&s->ran[i].hosts, h))
-                    in_all = 0;
-            if (in_all) {
-                many += found >= 0;
-                if (found < 0)
-                    found = h;
-            }
+                pairs += (size_t)set_has(&s->ran[i].hosts, first);
+            cf_sb_addf(&sb, "pairwise: host%s ", named == 1 ? "" : "s");
+            add_bad_names(&sb, s, is_bad, names);
+            if (named == 1)
+                cf_sb_addf(&sb, " is bad: every one of its %zu pairs was", pairs);
+            else
+                cf_sb_adds(&sb, " are bad: every one of their pairs was");
+            cf_sb_addf(&sb, " (%zu of %zu pairs bad)", nbad, s->nran);
         }
-        if (found >= 0 && !many) {
-            *culprit = found;
-            cf_sb_addf(&sb, "pairwise: host %s is in every bad pair (%zu of %zu pairs bad)", names[found], nbad,
-                       s->nran);
+        free(is_bad);
+        if (named)
             return cf_sb_detach(&sb);
-        }
         if (s->nhosts == 2) {
             cf_sb_addf(&sb, "pairwise: the link between %s and %s is bad; no third host to tell which end", names[0],
                        names[1]);
@@ -625,8 +704,6 @@ char *cf_smoke_search_verdict(const struct smoke_search *s, char *const *names, 
             continue;
         cf_sb_adds(&sb, " ");
         add_label(&sb, &s->ran[i], names);
-        if (s->pattern == CF_PATTERN_INTRA && nbad == 1)
-            *culprit = s->ran[i].hosts.h[0];
     }
     return cf_sb_detach(&sb);
 }

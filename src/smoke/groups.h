@@ -38,10 +38,16 @@ int cf_smoke_search_conclusive(const struct smoke_search *s, size_t i);
 /* Why the search could not decide (groups its numbers cannot judge, and whether for
  * too few samples or too wide a band), or NULL when it could. */
 char *cf_smoke_search_inconclusive(const struct smoke_search *s, char *const *host_names);
-/* One line naming the bad host (its index in *culprit, else -1), saying all is well,
- * or "inconclusive: <why>" naming no host; *bad: the search found something wrong
- * or could not decide (either fails the run). */
-char *cf_smoke_search_verdict(const struct smoke_search *s, char *const *host_names, int *culprit, int *bad);
+/* The hosts the search names bad: is_bad[h] (nhosts flags) set, and how many. The
+ * one rule: pairwise, the hosts whose every pair was bad (3 hosts or more, 2 pairs
+ * or more); bisect, its culprit; others, a bad group of one host, or the hosts in
+ * every bad group and no good one. A rule that would name every host names nobody,
+ * and so do numbers that cannot tell (inconclusive). */
+int cf_smoke_search_bad_hosts(const struct smoke_search *s, unsigned char *is_bad);
+/* One line naming the bad host(s) of cf_smoke_search_bad_hosts, saying all is well,
+ * listing the bad groups, or "inconclusive: <why>" naming no host; *bad: the search
+ * found something wrong or could not decide (either fails the run). */
+char *cf_smoke_search_verdict(const struct smoke_search *s, char *const *host_names, int *bad);
 /* "h0+h2", "h0+h1+h2 (local rank 1 of each)" */
 void cf_smoke_group_label(const struct smoke_round *r, int group, char *const *host_names, char *out, size_t cap);
 

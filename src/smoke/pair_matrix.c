@@ -166,7 +166,7 @@ static void add_member(struct group *g, long h)
     for (size_t i = 0; i < g->nmembers; i++)
         if (g->members[i] == h)
             return;
-    if (g->nmembers >= 64) /* a group's hosts beyond this are not needed to name a bad one */
+    if (g->nmembers >= 64) /* enough to tell a pair from a larger group */
         return;
     if (!g->members)
         g->members = cf_xcalloc(64, sizeof *g->members);
@@ -295,43 +295,28 @@ static int is_pairwise(const struct build *b)
     return 1;
 }
 
-/* Which hosts are bad: in a pairwise search, those whose every pair was bad (a
- * bad host is; a good one is fine with every good peer, so two or three bad
- * hosts among many are each named, and noise in one pair names nobody); otherwise a bad group of one host, or the
- * hosts in every bad group and in no good one, when that is not all of them. */
-static void find_bad(const struct build *b, int pairwise, unsigned char *bad_by_first)
+/* Which hosts are bad: the run's search decided it, once, and wrote them in
+ * "bad_hosts"; this only reads them. A document without the field (written before
+ * it) names nobody, and says so (m->bad_hosts_known = 0). */
+static int load_bad(const struct build *b, struct cf_pair_matrix *m, unsigned char *bad_by_first, cf_error *err)
 {
-    size_t n = b->nnames;
-    long *tested = cf_xcalloc(n + 1, sizeof *tested), *nbad = cf_xcalloc(n + 1, sizeof *nbad);
-    unsigned char *in_good = cf_xcalloc(n + 1, 1);
-    size_t bad_groups = 0;
-    for (size_t i = 0; i < b->ngroups; i++) {
-        const struct group *g = &b->groups[i];
-        int isbad = g->bad || g->failed;
-        bad_groups += (size_t)isbad;
-        for (size_t k = 0; k < g->nmembers; k++) {
-            size_t h = (size_t)g->members[k];
-            tested[h]++;
-            nbad[h] += isbad;
-            if (!isbad)
-                in_good[h] = 1;
-        }
-        if (!pairwise && isbad && g->nmembers == 1)
-            bad_by_first[g->members[0]] = 1;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(b->doc, "bad_hosts"), *v;
+    m->bad_hosts_known = list != NULL;
+    if (!list)
+        return 0;
+    if (!cJSON_IsArray(list))
+        return field_error(err, "\"bad_hosts\" is not an array", "an array of host names, as cclforge smoke --json writes it");
+    cJSON_ArrayForEach(v, list) {
+        if (!cJSON_IsString(v))
+            return field_error(err, "\"bad_hosts\" holds something other than a host name",
+                               "an array of host names, as cclforge smoke --json writes it");
+        long h = host_lookup(b, v->valuestring, strlen(v->valuestring));
+        if (h < 0)
+            return field_error(err, "\"bad_hosts\" names a host that no rank ran on",
+                               "name hosts of \"ranks\" only");
+        bad_by_first[h] = 1;
     }
-    size_t count = 0;
-    for (size_t h = 0; h < n; h++) {
-        if (pairwise)
-            bad_by_first[h] = n >= 3 && tested[h] >= 2 && nbad[h] == tested[h];
-        else if (bad_groups && (size_t)nbad[h] == bad_groups && !in_good[h])
-            bad_by_first[h] |= 2;
-        count += (bad_by_first[h] & 2) != 0;
-    }
-    for (size_t h = 0; h < n; h++) /* "every host is bad" names nobody */
-        bad_by_first[h] = count == n ? (bad_by_first[h] & 1) : (bad_by_first[h] != 0);
-    free(tested);
-    free(nbad);
-    free(in_good);
+    return 0;
 }
 
 static int double_cmp(const void *a, const void *b)
@@ -558,8 +543,10 @@ int cf_pair_matrix_build(const cJSON *doc, struct cf_pair_matrix *m, cf_error *e
     m->pairwise = is_pairwise(&b);
     m->nhosts = b.nnames;
     bad = cf_xcalloc(m->nhosts + 1, 1);
-    if (m->conclusive)
-        find_bad(&b, m->pairwise, bad);
+    if (load_bad(&b, m, bad, err) < 0)
+        goto out;
+    if (!m->conclusive) /* numbers that cannot tell name nobody, whatever the field says */
+        memset(bad, 0, m->nhosts);
     /* display order: bad hosts first, each part in natural order */
     m->host = cf_xcalloc(m->nhosts + 1, sizeof *m->host);
     m->host_bad = cf_xcalloc(m->nhosts + 1, 1);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cclforge/hostlist.h"
 #include "smoke/groups.h"
 #include "smoke/one_test.h"
 
@@ -301,12 +302,26 @@ static int search(struct smoke_test_ctx *t, const struct world *w, struct strvec
             ev.group = groups[i];
             t->sink->event(t->sink, &ev);
         }
-        int culprit, bad;
+        int bad;
         char *why = cf_smoke_search_inconclusive(s, w->names);
         if (why)
             cf_smoke_sink_info(t->sink, SMOKE_INCONCLUSIVE_KEY, "%s", why);
         free(why);
-        char *v = cf_smoke_search_verdict(s, w->names, &culprit, &bad);
+        /* the bad hosts, one fact each, as the search decided them (the document's
+         * "bad_hosts": its exclude: and its report take them from there) */
+        unsigned char *is_bad = cf_xcalloc((size_t)w->nhosts + 1, 1);
+        const char **named = cf_xcalloc((size_t)w->nhosts + 1, sizeof *named);
+        size_t nnamed = 0;
+        cf_smoke_search_bad_hosts(s, is_bad);
+        for (int h = 0; h < w->nhosts; h++)
+            if (is_bad[h])
+                named[nnamed++] = w->names[h];
+        qsort(named, nnamed, sizeof *named, cf_hostname_natural_ptr_cmp);
+        for (size_t i = 0; i < nnamed; i++)
+            cf_smoke_sink_info(t->sink, SMOKE_BAD_HOST_KEY, "%s", named[i]);
+        free(named);
+        free(is_bad);
+        char *v = cf_smoke_search_verdict(s, w->names, &bad);
         cf_smoke_sink_text(t->sink, CF_EV_VERDICT, "%s", v);
         if (bad)
             cf_smoke_sink_text(t->sink, CF_EV_PROBLEM, "%s", v);

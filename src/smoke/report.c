@@ -128,6 +128,8 @@ void cf_smoke_report_take(struct cf_smoke_report *rep, const struct cf_smoke_eve
             replace(&rep->skipped, ev->value);
         if (!strcmp(ev->key, SMOKE_INCONCLUSIVE_KEY) && ev->rank == 0)
             replace(&rep->inconclusive, ev->value);
+        if (!strcmp(ev->key, SMOKE_BAD_HOST_KEY) && ev->rank == 0 && !cf_strvec_contains(&rep->bad_hosts, ev->value))
+            cf_strvec_push(&rep->bad_hosts, ev->value);
         break;
     case CF_EV_PROBLEM:
         cf_smoke_report_add_problem(rep, ev->rank, ev->text);
@@ -194,6 +196,7 @@ void cf_smoke_report_release(struct cf_smoke_report *r)
     free(r->net_plugin);
     free(r->verdict);
     free(r->inconclusive);
+    cf_strvec_clear(&r->bad_hosts);
     free(r->skipped);
     free(r->lib_version);
     free(r->lib_path);

@@ -570,6 +570,12 @@ static void verdict_section(struct ctx *c)
         cf_sb_adds(o, ". No host is named; run again with more iterations (--iters) or on a quieter machine.</p>\n");
         return;
     }
+    if (!m->bad_hosts_known) {
+        cf_sb_adds(o, "<p class=\"warning\" id=\"bad-hosts\">No host is named: this document predates "
+                      "<code>bad_hosts</code>, where the run's search names the bad hosts; the verdict above "
+                      "is the run's own word. Run cclforge smoke again for a hostlist to exclude.</p>\n");
+        return;
+    }
     if (!m->nbad) {
         cf_sb_adds(o, "<p id=\"bad-hosts\">No bad host.</p>\n");
         return;

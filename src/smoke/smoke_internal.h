@@ -46,6 +46,8 @@ struct smoke_rendezvous {
 #define SMOKE_RDV_TAG "smoke"
 /* rank 0's fact when a search could not decide: why (cf_smoke_report.inconclusive) */
 #define SMOKE_INCONCLUSIVE_KEY "inconclusive"
+/* rank 0: one host the search named bad (one such fact per host) */
+#define SMOKE_BAD_HOST_KEY "bad_host"
 #define SMOKE_RECORDS_TAG "smoke-records"
 
 /* What one rank needs to run. */

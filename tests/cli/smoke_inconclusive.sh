@@ -82,6 +82,7 @@ expect_out "^# group [0-9] \(round [0-9]\): cfsi-h[0-3]\+cfsi-h[0-3], 2 ranks on
 run "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --iters 2 -w 1 --json
 expect_rc 1 "the same in JSON"
 expect_json "d['conclusive'] is False and d['inconclusive_why'].startswith('pairwise: 2 timed samples') and d['ok'] is False" "conclusive false, and why"
+expect_json "d['bad_hosts'] == [] and d['exclude'] == ''" "no bad host, nothing to exclude"
 expect_json "len(d['groups']) == 6 and sum(g['bad'] for g in d['groups']) == 0 and sum(not g['conclusive'] for g in d['groups']) >= 5" "no pair bad, the pairs against the best undecided"
 expect_json "all(r['iters'] == 2 and r['busbw_spread'] is not None and r['busbw_spread'] >= 0 for r in d['rows'])" "rows: iters and spread"
 expect_json "all(g['busbw_median_gbps'] > 0 and g['busbw_spread'] is not None for g in d['groups'])" "groups: median and spread"
@@ -94,6 +95,6 @@ run "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" -w 1 --json
 expect_rc 1 "the default iterations: a slow pair fails the run"
 expect_json "all(r['iters'] == 20 for r in d['rows'])" "20 timed iterations a test"
 expect_json "sorted(g['label'] for g in d['groups'] if g['bad']) == ['cfsi-h0+cfsi-h3', 'cfsi-h1+cfsi-h3', 'cfsi-h2+cfsi-h3']" "exactly the pairs with the shaped host are bad"
-expect_json "d['verdict'] == 'pairwise: host cfsi-h3 is in every bad pair (3 of 6 pairs bad)' if d['conclusive'] else (d['verdict'].startswith('inconclusive: pairwise: ') and ' is in every bad pair' not in d['verdict'])" "names the shaped host, or says inconclusive and names none"
+expect_json "(d['verdict'] == 'pairwise: host cfsi-h3 is bad: every one of its 3 pairs was (3 of 6 pairs bad)' and d['bad_hosts'] == ['cfsi-h3'] and d['exclude'] == 'cfsi-h3') if d['conclusive'] else (d['verdict'].startswith('inconclusive: pairwise: ') and d['bad_hosts'] == [] and d['exclude'] == '')" "names the shaped host (verdict, bad_hosts, exclude), or says inconclusive and names none"
 echo "default iterations: $(printf '%s' "$OUT" | python3 -c 'import json, sys; print(json.load(sys.stdin)["verdict"])')"
 t_end

@@ -124,7 +124,8 @@ ip netns exec "$NS-sw" tc qdisc add dev "$NS-b2" root tbf rate 2mbit burst 8kb l
 # (a slow pair is told from a noisy one by its median's band: 5 samples a test at least)
 run on_host 0 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --pattern pairwise --iters 5
 expect_rc 1 "pairwise: a slow pair fails the run"
-expect_out "^verdict: pairwise: host cfsn-h2 is in every bad pair \(2 of 3 pairs bad\)" "pairwise names the slowed host"
+expect_out "^verdict: pairwise: host cfsn-h2 is bad: every one of its 2 pairs was \(2 of 3 pairs bad\)" "pairwise names the slowed host"
+expect_out "^exclude: cfsn-h2$" "the hostlist to exclude is the verdict's host"
 expect_out "^# group [0-9] \(round [0-9]\): cfsn-h0\+cfsn-h1, 2 ranks on 2 hosts: .* GB/s$" "the pair without it is not bad"
 run on_host 0 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --pattern bisect --iters 5
 expect_rc 1 "bisect: the slow set fails the run"
@@ -138,7 +139,8 @@ ip netns exec "$NS-sw" tc qdisc del dev "$NS-b2" root
 run on_host 0 env CCLFORGE_SMOKE_FAULT=2:corrupt:all_reduce "${MPIRUN[@]}" -x CCLFORGE_SMOKE_FAULT "$CCLFORGE" "${SMOKE[@]}" \
     --pattern pairwise
 expect_rc 1 "pairwise: wrong results fail the run"
-expect_out "^verdict: pairwise: host cfsn-h2 is in every bad pair" "pairwise names the failing host"
+expect_out "^verdict: pairwise: host cfsn-h2 is bad: every one of its 2 pairs was" "pairwise names the failing host"
+expect_out "^exclude: cfsn-h2$" "and only it, to exclude"
 run on_host 0 env CCLFORGE_SMOKE_FAULT=2:corrupt:all_reduce "${MPIRUN[@]}" -x CCLFORGE_SMOKE_FAULT "$CCLFORGE" "${SMOKE[@]}" \
     --pattern bisect
 expect_out "^verdict: bisect: host cfsn-h2 is the bad one" "bisect names the failing host"

@@ -53,6 +53,8 @@ head = {"schema": "cclforge.smoke/2", "role": "supervisor", "backend": "mpi", "l
         "nranks": a.n, "lib_version": "Open MPI v4.1.4", "ok": bad_pairs == 0,
         "verdict": "pairwise: synthetic", "passed": len(rows), "failed": 0, "transports": [],
         "ranks": [{"rank": i, "hostname": h, "device": "host memory", "pid": 1000 + i} for i, h in enumerate(hosts)]}
+# what the run's search names: the slow and the failing host (nobody when it cannot tell)
+head["bad_hosts"] = [] if a.inconclusive else [hosts[i] for i in (a.slow, a.failed) if 0 <= i < a.n]
 if a.inconclusive:
     head["conclusive"] = False
     head["inconclusive_why"] = a.inconclusive

@@ -771,6 +771,18 @@ static void test_stats_group_tally_and_pack(void **state)
     cf_smoke_tally_release(&t);
 }
 
+/* the one host the search names bad, -1 for none, -2 for several */
+static int named_host(const struct smoke_search *s, int nhosts)
+{
+    unsigned char is_bad[64];
+    assert_true(nhosts <= 64);
+    int n = cf_smoke_search_bad_hosts(s, is_bad), found = -1;
+    for (int h = 0; h < nhosts; h++)
+        if (is_bad[h])
+            found = h;
+    return n > 1 ? -2 : n == 1 ? found : -1;
+}
+
 /* pairwise over 4 hosts from given results (by pair a-b), the verdict and whether it decided */
 static char *pairwise_of(struct smoke_group_result (*pair)[4], int *culprit, int *bad, char **why)
 {
@@ -790,7 +802,8 @@ static char *pairwise_of(struct smoke_group_result (*pair)[4], int *culprit, int
     }
     char *names[] = { "n0", "n1", "n2", "n3" };
     *why = cf_smoke_search_inconclusive(s, names);
-    char *v = cf_smoke_search_verdict(s, names, culprit, bad);
+    char *v = cf_smoke_search_verdict(s, names, bad);
+    *culprit = named_host(s, 4);
     cf_smoke_search_free(s);
     return v;
 }
@@ -819,7 +832,7 @@ static void test_search_says_inconclusive(void **state)
             pair[a][b] = result_of(b == 3 ? 0.01 : 1.0, 0.2, 20, 0);
     v = pairwise_of(pair, &culprit, &bad, &why);
     assert_null(why);
-    assert_string_equal(v, "pairwise: host n3 is in every bad pair (3 of 6 pairs bad)");
+    assert_string_equal(v, "pairwise: host n3 is bad: every one of its 3 pairs was (3 of 6 pairs bad)");
     assert_int_equal(culprit, 3);
     free(v);
     /* enough samples, but one pair's band straddles half the best's: cannot tell */
@@ -836,7 +849,9 @@ static void test_search_says_inconclusive(void **state)
     pair[1][2] = result_of(0.3, 0.2, 20, 0); /* 0.24-0.36 < 0.4 */
     v = pairwise_of(pair, &culprit, &bad, &why);
     assert_null(why);
-    assert_string_equal(v, "pairwise: bad groups: n0+n3 n1+n2 n1+n3 n2+n3");
+    /* n3's every pair is bad; n1+n2 alone names neither */
+    assert_string_equal(v, "pairwise: host n3 is bad: every one of its 3 pairs was (4 of 6 pairs bad)");
+    assert_int_equal(culprit, 3);
     free(v);
     pair[1][2] = result_of(0.7, 0.1, 20, 0); /* 0.63-0.77 >= 0.6 */
     v = pairwise_of(pair, &culprit, &bad, &why);
@@ -853,6 +868,81 @@ static void test_search_says_inconclusive(void **state)
     v = pairwise_of(pair, &culprit, &bad, &why);
     assert_null(why);
     assert_string_equal(v, "pairwise: bad groups: n0+n3 n1+n2 n1+n3 n0+n2 n2+n3 n0+n1");
+    free(v);
+}
+
+/* pairwise over 6 hosts: a pair is slow when it holds a host of slow_mask, or is the
+ * pair noisy_a-noisy_b; the verdict, and the hosts named in *named (a mask) */
+static char *pairwise6(unsigned slow_mask, int noisy_a, int noisy_b, unsigned *named, int *bad)
+{
+    struct smoke_search *s = cf_smoke_search_new(CF_PATTERN_PAIRWISE, 6, 1, 0);
+    struct smoke_round round;
+    while (cf_smoke_search_next(s, &round)) {
+        struct smoke_group_result res[3];
+        for (int g = 0; g < round.ngroups; g++) {
+            int a = -1, b = -1;
+            for (int h = 0; h < 6; h++)
+                if (cf_smoke_round_color(&round, h, 0) == g)
+                    *(a < 0 ? &a : &b) = h;
+            int slow = ((slow_mask >> a) | (slow_mask >> b)) & 1;
+            slow |= (a == noisy_a && b == noisy_b) || (a == noisy_b && b == noisy_a);
+            res[g] = result_of(slow ? 0.05 : 1.0, 0.1, 20, 0);
+        }
+        cf_smoke_search_result(s, &round, res);
+        cf_smoke_round_release(&round);
+    }
+    char *names[] = { "h1", "h2", "h3", "h4", "h10", "h6" };
+    char *v = cf_smoke_search_verdict(s, names, bad);
+    unsigned char is_bad[6];
+    int n = cf_smoke_search_bad_hosts(s, is_bad);
+    *named = 0;
+    for (int h = 0; h < 6; h++)
+        *named |= (unsigned)is_bad[h] << h;
+    assert_int_equal(n, __builtin_popcount(*named));
+    /* the verdict names exactly the hosts the search names */
+    unsigned in_verdict = 0;
+    const char *list = !strncmp(v, "pairwise: hosts ", 16) ? v + 16 : !strncmp(v, "pairwise: host ", 15) ? v + 15 : NULL;
+    const char *end = list ? strstr(list, " is bad:") : NULL;
+    if (list && !end)
+        end = strstr(list, " are bad:");
+    for (const char *p = list; p && end && p < end;) {
+        const char *q = strstr(p, ", ");
+        size_t len = (size_t)((q && q < end ? q : end) - p);
+        for (int h = 0; h < 6; h++)
+            if (strlen(names[h]) == len && !strncmp(p, names[h], len))
+                in_verdict |= 1u << h;
+        p += len + 2;
+    }
+    if (in_verdict != *named)
+        fail_msg("the verdict names %#x, the search %#x: %s", in_verdict, *named, v);
+    cf_smoke_search_free(s);
+    return v;
+}
+
+static void test_pairwise_bad_hosts_one_rule(void **state)
+{
+    (void)state;
+    unsigned named;
+    int bad;
+    /* one bad host: its every pair is slow */
+    char *v = pairwise6(1u << 2, -1, -1, &named, &bad);
+    assert_string_equal(v, "pairwise: host h3 is bad: every one of its 5 pairs was (5 of 15 pairs bad)");
+    assert_true(named == 1u << 2 && bad);
+    free(v);
+    /* two bad hosts: no host is in every bad pair, yet each is named (natural order) */
+    v = pairwise6(1u << 1 | 1u << 4, -1, -1, &named, &bad);
+    assert_string_equal(v, "pairwise: hosts h2, h10 are bad: every one of their pairs was (9 of 15 pairs bad)");
+    assert_true(named == (1u << 1 | 1u << 4) && bad);
+    free(v);
+    /* noise in one pair: both its hosts are fine with every other peer, so nobody is named */
+    v = pairwise6(0, 0, 3, &named, &bad);
+    assert_string_equal(v, "pairwise: bad group: h1+h4");
+    assert_true(named == 0 && bad);
+    free(v);
+    /* nothing wrong */
+    v = pairwise6(0, -1, -1, &named, &bad);
+    assert_string_equal(v, "pairwise: every group passed");
+    assert_true(named == 0 && !bad);
     free(v);
 }
 
@@ -884,8 +974,8 @@ static int run_search(enum cf_smoke_pattern p, int nhosts, int bad, int fail_ins
     char *names[16];
     for (int h = 0; h < nhosts; h++)
         names[h] = cf_asprintf("h%d", h);
-    int culprit;
-    *verdict = cf_smoke_search_verdict(s, names, &culprit, found_bad);
+    *verdict = cf_smoke_search_verdict(s, names, found_bad);
+    int culprit = named_host(s, nhosts);
     for (int h = 0; h < nhosts; h++)
         free(names[h]);
     cf_smoke_search_free(s);
@@ -1043,6 +1133,7 @@ int main(void)
         cmocka_unit_test(test_stats_median_spread_and_band),
         cmocka_unit_test(test_stats_group_tally_and_pack),
         cmocka_unit_test(test_search_says_inconclusive),
+        cmocka_unit_test(test_pairwise_bad_hosts_one_rule),
         cmocka_unit_test(test_real_nccl_loads_and_reports_version),
         cmocka_unit_test(test_library_without_nccl_api_is_refused),
         cmocka_unit_test(test_cuda_runtime_loads_by_dlopen),

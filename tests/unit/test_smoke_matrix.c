@@ -1,7 +1,8 @@
-/* The host x host model of a smoke document: which hosts are bad (and their
- * hostlist), the display order, the classes of cells, the pairs' own figures
- * when rows are missing, an inconclusive run naming nobody, and malformed
- * documents refused with the field named. */
+/* The host x host model of a smoke document: which hosts are bad (the run's
+ * "bad_hosts"; nobody from an older document without it) and their hostlist,
+ * the display order, the classes of cells, the pairs' own figures when rows are
+ * missing, an inconclusive run naming nobody, and malformed documents refused
+ * with the field named. */
 #include "testsupport.h"
 
 #include <math.h>
@@ -13,7 +14,8 @@
 #include "cclforge/strbuf.h"
 
 /* a pairwise document over names[0..n): pair (i, j) slow when i or j is in `slow`,
- * failed when in `failed` (bit masks); rows only when `rows` */
+ * failed when in `failed` (bit masks); rows only when `rows`; "bad_hosts" (what the
+ * run's search named) the hosts of slow | failed */
 static cJSON *pairwise_doc(const char *const *names, int n, unsigned slow, unsigned failed, int rows)
 {
     struct strbuf sb = STRBUF_INIT;
@@ -35,6 +37,10 @@ static cJSON *pairwise_doc(const char *const *names, int n, unsigned slow, unsig
                                "\"rank_time_us\":[{\"rank\":%d},{\"rank\":%d}]}",
                            r.len ? "," : "", k ? 4096 : 1024, bw / (k ? 1 : 2), f ? "false" : "true", id, i, j);
         }
+    cf_sb_adds(&sb, "],\"bad_hosts\":[");
+    for (int i = 0, k = 0; i < n; i++)
+        if (((slow | failed) >> i) & 1)
+            cf_sb_addf(&sb, "%s\"%s\"", k++ ? "," : "", names[i]);
     cf_sb_addf(&sb, "],\"groups\":[%s],\"rows\":[%s]}", cf_sb_str(&g), cf_sb_str(&r));
     cJSON *doc = cJSON_Parse(cf_sb_str(&sb));
     assert_non_null(doc);
@@ -155,7 +161,7 @@ static void test_intra_bad_host(void **state)
 {
     (void)state;
     cJSON *doc = cJSON_Parse("{\"schema\":\"cclforge.smoke/2\",\"ranks\":[{\"hostname\":\"a\"},{\"hostname\":\"b\"}],"
-                             "\"groups\":[{\"id\":1,\"label\":\"a\",\"nhosts\":1,\"bad\":false},"
+                             "\"bad_hosts\":[\"b\"],\"groups\":[{\"id\":1,\"label\":\"a\",\"nhosts\":1,\"bad\":false},"
                              "{\"id\":2,\"label\":\"b\",\"nhosts\":1,\"bad\":true}],"
                              "\"rows\":[{\"group\":1,\"rank_time_us\":[{\"rank\":0}]},"
                              "{\"group\":2,\"rank_time_us\":[{\"rank\":1}]}]}");
@@ -163,6 +169,47 @@ static void test_intra_bad_host(void **state)
     assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
     assert_false(m.pairwise);
     assert_string_equal(m.exclude, "b");
+    cf_pair_matrix_release(&m);
+    cJSON_Delete(doc);
+}
+
+/* the model names the hosts the run named, and none of its own: a pair that is
+ * slow without "bad_hosts" naming its hosts names nobody */
+static void test_bad_hosts_from_the_run(void **state)
+{
+    (void)state;
+    const char *names[] = { "a", "b", "c", "d" };
+    cJSON *doc = pairwise_doc(names, 4, 1u << 2, 0, 1);
+    cJSON_ReplaceItemInObject(doc, "bad_hosts", cJSON_CreateArray());
+    struct cf_pair_matrix m;
+    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_true(m.bad_hosts_known);
+    assert_int_equal(m.nbad, 0);
+    assert_string_equal(m.exclude, "");
+    cf_pair_matrix_release(&m);
+    /* an older document, without the field: nobody named, and the page says why */
+    cJSON_DeleteItemFromObject(doc, "bad_hosts");
+    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_false(m.bad_hosts_known);
+    assert_int_equal(m.nbad, 0);
+    assert_string_equal(m.exclude, "");
+    assert_true(m.host_bad[0] == 0 && !strcmp(m.host[0], "a"));
+    struct strbuf html = STRBUF_INIT;
+    cf_smoke_report_html(doc, &m, "{}", &html);
+    assert_non_null(strstr(cf_sb_str(&html), "this document predates <code>bad_hosts</code>"));
+    assert_null(strstr(cf_sb_str(&html), "id=\"exclude\""));
+    cf_sb_release(&html);
+    cf_pair_matrix_release(&m);
+    /* two named, in any order and once each: natural order, one hostlist */
+    cJSON *list = cJSON_CreateArray();
+    cJSON_AddItemToArray(list, cJSON_CreateString("d"));
+    cJSON_AddItemToArray(list, cJSON_CreateString("b"));
+    cJSON_AddItemToArray(list, cJSON_CreateString("d"));
+    cJSON_AddItemToObject(doc, "bad_hosts", list);
+    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(m.nbad, 2);
+    assert_string_equal(m.exclude, "b,d");
+    assert_true(!strcmp(m.host[0], "b") && !strcmp(m.host[1], "d") && m.host_bad[1] && !m.host_bad[2]);
     cf_pair_matrix_release(&m);
     cJSON_Delete(doc);
 }
@@ -180,6 +227,11 @@ static void test_malformed(void **state)
           "\"ranks\":[{\"hostname\":\"a\"},{\"hostname\":\"b\"}],\"rows\":[{\"group\":1,\"bytes\":-5}]}",
           "out of range" },
         { "{\"schema\":\"cclforge.smoke/2\",\"conclusive\":\"no\"}", "\"conclusive\"" },
+        { "{\"schema\":\"cclforge.smoke/2\",\"bad_hosts\":\"a\"}", "\"bad_hosts\" is not an array" },
+        { "{\"schema\":\"cclforge.smoke/2\",\"ranks\":[{\"hostname\":\"a\"}],\"bad_hosts\":[1]}",
+          "other than a host name" },
+        { "{\"schema\":\"cclforge.smoke/2\",\"ranks\":[{\"hostname\":\"a\"}],\"bad_hosts\":[\"z\"]}",
+          "no rank ran on" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         cJSON *doc = cJSON_Parse(cases[i].doc);
@@ -200,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_one_slow_host),          cmocka_unit_test(test_two_bad_hosts_and_failed),
         cmocka_unit_test(test_missing_rows),           cmocka_unit_test(test_inconclusive_names_nobody),
         cmocka_unit_test(test_names_with_plus),        cmocka_unit_test(test_intra_bad_host),
+        cmocka_unit_test(test_bad_hosts_from_the_run),
         cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
