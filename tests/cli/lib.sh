@@ -177,3 +177,55 @@ expect_smoke_items() {
     done
     expect_json 'sorted(c["name"][6:] for c in d["checks"] if c["name"].startswith("smoke ")) == sorted("'"$T_SMOKE_ITEMS"'".split())' "$label: one check per item, no other"
 }
+
+# Hosts made of network namespaces on one switch, for the multi-host tests.
+# t_netns_switch NS SUBNET NAME...: a bridge in namespace NS-sw; host i is
+# namespace NS-h<i> with e0 = SUBNET.(i+1)/24 on a veth into the bridge
+# (NS-a<i> / NS-b<i>, the switch end NS-b<i>, where tc shapes a host's link
+# from the other side), lo up, and its own /etc/hosts (`ip netns exec` mounts
+# /etc/netns/NS-h<i>/hosts over it) naming every host by NAME; with
+# T_NETNS_SELF=127.0.1.1 a host's own name is that address, as Debian and
+# Ubuntu write it. T_NETNS_NAMES holds the names for t_on_host.
+# t_netns_remove NS: removes the hosts, their /etc/netns entries and the switch.
+t_netns_switch() {
+    local ns=$1 subnet=$2 h o
+    shift 2
+    T_NETNS_NAMES=("$@")
+    ip netns add "$ns-sw"
+    ip netns exec "$ns-sw" ip link add br0 type bridge
+    ip netns exec "$ns-sw" ip link set br0 up
+    for h in "${!T_NETNS_NAMES[@]}"; do
+        ip netns add "$ns-h$h"
+        ip link add "$ns-a$h" type veth peer name "$ns-b$h"
+        ip link set "$ns-a$h" netns "$ns-h$h"
+        ip link set "$ns-b$h" netns "$ns-sw"
+        ip netns exec "$ns-h$h" ip link set "$ns-a$h" name e0
+        ip netns exec "$ns-h$h" ip addr add "$subnet.$((h + 1))/24" dev e0
+        ip netns exec "$ns-h$h" ip link set e0 up
+        ip netns exec "$ns-h$h" ip link set lo up
+        ip netns exec "$ns-sw" ip link set "$ns-b$h" master br0
+        ip netns exec "$ns-sw" ip link set "$ns-b$h" up
+        mkdir -p "/etc/netns/$ns-h$h"
+        {
+            echo "127.0.0.1 localhost"
+            for o in "${!T_NETNS_NAMES[@]}"; do
+                if [ "$o" = "$h" ] && [ -n "${T_NETNS_SELF:-}" ]; then echo "$T_NETNS_SELF ${T_NETNS_NAMES[$o]}"
+                else echo "$subnet.$((o + 1)) ${T_NETNS_NAMES[$o]}"; fi
+            done
+        } >"/etc/netns/$ns-h$h/hosts"
+    done
+}
+t_netns_remove() {
+    local ns=$1 h
+    for h in "${!T_NETNS_NAMES[@]}"; do
+        ip netns del "$ns-h$h" 2>/dev/null
+        rm -rf "/etc/netns/$ns-h$h"
+    done
+    ip netns del "$ns-sw" 2>/dev/null
+}
+# t_on_host NS H CMD...: CMD in host H's network and mount namespaces, under its hostname
+t_on_host() {
+    local ns=$1 h=$2
+    shift 2
+    ip netns exec "$ns-h$h" unshare --uts sh -c 'hostname "$0"; exec "$@"' "${T_NETNS_NAMES[$h]}" "$@"
+}

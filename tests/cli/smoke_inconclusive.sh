@@ -17,39 +17,12 @@ ip netns add "$NS-probe" 2>/dev/null || t_skip "cannot create network namespaces
 ip netns del "$NS-probe"
 
 N=4
-HOSTS=(cfsi-h0 cfsi-h1 cfsi-h2 cfsi-h3)
 cleanup() {
-    for h in $(seq 0 $((N - 1))); do
-        ip netns del "$NS-h$h" 2>/dev/null
-        rm -rf "/etc/netns/$NS-h$h"
-    done
-    ip netns del "$NS-sw" 2>/dev/null
+    t_netns_remove "$NS"
     [ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"
 }
 trap cleanup EXIT
-
-# a bridge in a switch namespace; each host a namespace with e0 = 10.44.0.(h+1)
-ip netns add "$NS-sw"
-ip netns exec "$NS-sw" ip link add br0 type bridge
-ip netns exec "$NS-sw" ip link set br0 up
-for h in $(seq 0 $((N - 1))); do
-    ns=$NS-h$h
-    ip netns add "$ns"
-    ip link add "$NS-a$h" type veth peer name "$NS-b$h"
-    ip link set "$NS-a$h" netns "$ns"
-    ip link set "$NS-b$h" netns "$NS-sw"
-    ip netns exec "$ns" ip link set "$NS-a$h" name e0
-    ip netns exec "$ns" ip addr add "10.44.0.$((h + 1))/24" dev e0
-    ip netns exec "$ns" ip link set e0 up
-    ip netns exec "$ns" ip link set lo up
-    ip netns exec "$NS-sw" ip link set "$NS-b$h" master br0
-    ip netns exec "$NS-sw" ip link set "$NS-b$h" up
-    mkdir -p "/etc/netns/$ns"
-    {
-        echo "127.0.0.1 localhost"
-        for o in $(seq 0 $((N - 1))); do echo "10.44.0.$((o + 1)) ${HOSTS[$o]}"; done
-    } >"/etc/netns/$ns/hosts"
-done
+t_netns_switch "$NS" 10.44.0 cfsi-h0 cfsi-h1 cfsi-h2 cfsi-h3
 # Open MPI starts its daemons on the other hosts through an rsh agent: here, into their
 # namespaces. The hosts share this machine's cores, which no cluster's hosts do: the
 # shaped host's ranks spin in MPI while they wait for its link and would take the CPU

@@ -16,49 +16,17 @@ NS=cfsn-$ID
 ip netns add "$NS-probe" 2>/dev/null || t_skip "cannot create network namespaces here"
 ip netns del "$NS-probe"
 
-HOSTS=(cfsn-h0 cfsn-h1 cfsn-h2)
 cleanup() {
-    for h in 0 1 2; do
-        ip netns del "$NS-h$h" 2>/dev/null
-        rm -rf "/etc/netns/$NS-h$h"
-    done
-    ip netns del "$NS-sw" 2>/dev/null
+    t_netns_remove "$NS"
     [ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"
 }
 trap cleanup EXIT
 
-# a bridge in a switch namespace; each host a namespace with e0 = 10.14.0.(h+1)
-ip netns add "$NS-sw"
-ip netns exec "$NS-sw" ip link add br0 type bridge
-ip netns exec "$NS-sw" ip link set br0 up
-for h in 0 1 2; do
-    ns=$NS-h$h
-    ip netns add "$ns"
-    ip link add "$NS-a$h" type veth peer name "$NS-b$h"
-    ip link set "$NS-a$h" netns "$ns"
-    ip link set "$NS-b$h" netns "$NS-sw"
-    ip netns exec "$ns" ip link set "$NS-a$h" name e0
-    ip netns exec "$ns" ip addr add "10.14.0.$((h + 1))/24" dev e0
-    ip netns exec "$ns" ip link set e0 up
-    ip netns exec "$ns" ip link set lo up
-    ip netns exec "$NS-sw" ip link set "$NS-b$h" master br0
-    ip netns exec "$NS-sw" ip link set "$NS-b$h" up
-    # each host's own /etc/hosts (ip netns exec mounts /etc/netns/NS/hosts over it):
-    # its own name on 127.0.1.1, as Debian and Ubuntu write it, the others' real addresses
-    mkdir -p "/etc/netns/$ns"
-    {
-        echo "127.0.0.1 localhost"
-        for o in 0 1 2; do
-            if [ "$o" = "$h" ]; then echo "127.0.1.1 ${HOSTS[$o]}"; else echo "10.14.0.$((o + 1)) ${HOSTS[$o]}"; fi
-        done
-    } >"/etc/netns/$ns/hosts"
-done
+# a bridge in a switch namespace; each host a namespace with e0 = 10.14.0.(h+1),
+# its own name on 127.0.1.1 as Debian and Ubuntu write it, the others' real addresses
+T_NETNS_SELF=127.0.1.1 t_netns_switch "$NS" 10.14.0 cfsn-h0 cfsn-h1 cfsn-h2
 # on_host H CMD...: CMD in host H's network and mount namespaces, under its hostname
-on_host() {
-    local h=$1
-    shift
-    ip netns exec "$NS-h$h" unshare --uts sh -c 'hostname "$0"; exec "$@"' "${HOSTS[$h]}" "$@"
-}
+on_host() { t_on_host "$NS" "$@"; }
 [ "$(on_host 1 getent hosts cfsn-h0 | awk '{print $1}')" = "10.14.0.1" ] && ok "cfsn-h0 is 10.14.0.1 from cfsn-h1" || bad "name resolution on cfsn-h1"
 [ "$(on_host 0 getent hosts cfsn-h0 | awk '{print $1}')" = "127.0.1.1" ] && ok "cfsn-h0 is 127.0.1.1 on itself" || bad "name resolution on cfsn-h0"
 

@@ -22,42 +22,13 @@ ip netns del "$NS-probe"
 t_open_mpi || t_skip "Open MPI's mpirun or libmpi.so.40 is missing"
 
 N=4
-HOSTS=(cfsr-h0 cfsr-h1 cfsr-h2 cfsr-h3)
 cleanup() {
-    for h in 0 1 2 3; do
-        ip netns del "$NS-h$h" 2>/dev/null
-        rm -rf "/etc/netns/$NS-h$h"
-    done
-    ip netns del "$NS-sw" 2>/dev/null
+    t_netns_remove "$NS"
     [ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"
 }
 trap cleanup EXIT
-ip netns add "$NS-sw"
-ip netns exec "$NS-sw" ip link add br0 type bridge
-ip netns exec "$NS-sw" ip link set br0 up
-for h in 0 1 2 3; do
-    ns=$NS-h$h
-    ip netns add "$ns"
-    ip link add "$NS-a$h" type veth peer name "$NS-b$h"
-    ip link set "$NS-a$h" netns "$ns"
-    ip link set "$NS-b$h" netns "$NS-sw"
-    ip netns exec "$ns" ip link set "$NS-a$h" name e0
-    ip netns exec "$ns" ip addr add "10.43.0.$((h + 1))/24" dev e0
-    ip netns exec "$ns" ip link set e0 up
-    ip netns exec "$ns" ip link set lo up
-    ip netns exec "$NS-sw" ip link set "$NS-b$h" master br0
-    ip netns exec "$NS-sw" ip link set "$NS-b$h" up
-    mkdir -p "/etc/netns/$ns"
-    {
-        echo "127.0.0.1 localhost"
-        for o in 0 1 2 3; do echo "10.43.0.$((o + 1)) ${HOSTS[$o]}"; done
-    } >"/etc/netns/$ns/hosts"
-done
-on_host() {
-    local h=$1
-    shift
-    ip netns exec "$NS-h$h" unshare --uts sh -c 'hostname "$0"; exec "$@"' "${HOSTS[$h]}" "$@"
-}
+t_netns_switch "$NS" 10.43.0 cfsr-h0 cfsr-h1 cfsr-h2 cfsr-h3
+on_host() { t_on_host "$NS" "$@"; }
 cat >"$T_TMP/agent" <<EOF2
 #!/bin/sh
 while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
@@ -75,9 +46,22 @@ SMOKE=(smoke --backend mpi --ops all_reduce -b 1K -e 4K --iters 200 -w 5 --place
 ip netns exec "$NS-h3" tc qdisc add dev e0 root tbf rate 8mbit burst 16kb limit 4mb
 ip netns exec "$NS-sw" tc qdisc add dev "$NS-b3" root tbf rate 8mbit burst 16kb limit 4mb
 
+# decided ARGS...: the run, again (3 tries at most) while it comes out
+# inconclusive: the hosts share this machine's 2 cores, which a cluster's do
+# not, and a busy moment can leave a pair's band too wide to judge; that
+# outcome is smoke_inconclusive.sh's to check, this test checks a decided one
+decided() {
+    local try
+    for try in 1 2 3; do
+        t0=$(date +%s.%N) # the run's time, for the report's cost below: the last try's
+        run "$@"
+        printf '%s' "$OUT" | grep -q inconclusive || return 0
+        echo "# try $try came out inconclusive (a busy machine); again"
+    done
+}
+
 # the text: the matrix (bad host first), the verdict, the hostlist to exclude
-t0=$(date +%s.%N)
-run on_host 0 env COLUMNS=100 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --report "$T_TMP/run.html"
+decided on_host 0 env COLUMNS=100 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --report "$T_TMP/run.html"
 t1=$(date +%s.%N)
 # (a busy 2-core machine also slows some unshaped pairs now and then: the checks
 # below hold for the shaped host whatever else the run judged)
@@ -89,7 +73,7 @@ expect_out "^#  cfsr-h3 +[s\\\\]{4}$" "the slowed host's row: slow with every pe
 expect_out "^#  cfsr-h0 +s[.s~\\\\]{3}$" "a good host's row: slow with cfsr-h3 (listed before it; its other pairs may be noisy on a busy machine)"
 expect_out "^# the full report: $T_TMP/run.html$" "and says where the full report is"
 [ -s "$T_TMP/run.html" ] && ok "--report wrote the file" || bad "no report file"
-run on_host 0 env COLUMNS=20 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --json
+decided on_host 0 env COLUMNS=20 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --json
 expect_rc 1 "the same run as JSON"
 printf '%s' "$OUT" >"$T_TMP/run.json"
 expect_json "__import__('re').fullmatch(r'cfsr-h3|cfsr-h\[[0-9,-]*3\]', d['exclude'])" "JSON: \"exclude\" is the hostlist, the slowed host in it"
