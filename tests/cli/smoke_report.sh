@@ -6,7 +6,7 @@
 # cells' data attributes, the screenshot's pixels (the slowed host's row and
 # column, and only they, at the scale's dark end), no console message, nothing
 # referenced outside the file. Then `cclforge report` on saved documents: the
-# run's own, 1,024 synthetic hosts (size, render time), hostile host names.
+# run's own, 1,024 synthetic hosts (size; render time and cost are bench/reports.sh's), hostile host names.
 # CCLFORGE_DOCS_SHOTS=DIR also leaves the screenshots there (docs/ holds them).
 # Every name carries cfsr-; the trap removes them all.
 . "$(dirname "$0")/lib.sh"
@@ -140,12 +140,13 @@ run "$CCLFORGE" report -o "$T_TMP/old.html" "$T_TMP/old.json"
 expect_rc 0 "a document without \"bad_hosts\" still makes a report"
 grep -q 'this document predates <code>bad_hosts</code>' "$T_TMP/old.html" && ok "which says it names no host, and why" || bad "no note on the older document"
 grep -q 'id="exclude"' "$T_TMP/old.html" && bad "an older document's report gives a hostlist" || ok "and gives no hostlist"
-python3 - "$t0" "$t1" "$b0" "$r0" "$r1" <<'EOF2' && ok "writing the report costs the run under 1 % of its time" || bad "the report is too slow to write"
+# what the report costs the run, for the log: timings are bench/reports.sh's
+# to measure (docs/bench.md), a busy test machine's are no verdict
+python3 - "$t0" "$t1" "$b0" "$r0" "$r1" <<'EOF2'
 import sys
 t0, t1, b0, r0, r1 = map(float, sys.argv[1:])
 cost = (r1 - r0) - (r0 - b0)
-print("run %.1f s, report %.3f s less %.3f s of start (%.2f %%)" % (t1 - t0, r1 - r0, r0 - b0, 100 * cost / (t1 - t0)))
-sys.exit(0 if cost < 0.01 * (t1 - t0) else 1)
+print("# run %.1f s, report %.3f s less %.3f s of start (%.2f %%)" % (t1 - t0, r1 - r0, r0 - b0, 100 * cost / (t1 - t0)))
 EOF2
 
 # 1,024 hosts from data: an overview by rack, worst pairs, a drill-down; small and quick
@@ -157,14 +158,8 @@ size=$(stat -c %s "$T_TMP/big.html")
 grep -q 'id="exclude">rack04-node05,rack22-node29<' "$T_TMP/big.html" && ok "both bad hosts, as a hostlist" || bad "1,024 hosts: wrong exclude"
 grep -q 'Overview: 1024 hosts in 32 blocks, by the prefix' "$T_TMP/big.html" && ok "the overview is by rack" || bad "no overview by rack"
 grep -q '<details open><summary>rack22-node\[01-32\]' "$T_TMP/big.html" && ok "the bad host's rack opens its drill-down" || bad "no drill-down"
-best=999999
-for try in 1 2 3; do
-    browse "$T_TMP/big.html" --dump-dom >"$T_TMP/big.dom" 2>/dev/null
-    ms=$(python3 "$SUP/report_page.py" cells "$T_TMP/big.dom" | python3 -c 'import json,sys; print(json.load(sys.stdin)["load_ms"] or 999999)')
-    [ "$ms" -lt "$best" ] && best=$ms
-    [ "$best" -lt 2000 ] && break
-done
-[ "$best" -lt 2000 ] && ok "Chromium loads and lays it out in $best ms" || bad "Chromium took $best ms for 1,024 hosts"
+browse "$T_TMP/big.html" --dump-dom >"$T_TMP/big.dom" 2>"$T_TMP/big.log" && ok "Chromium loads the 1,024-host page" || bad "Chromium failed on the 1,024-host page"
+echo "# loaded and laid out in $(python3 "$SUP/report_page.py" cells "$T_TMP/big.dom" | python3 -c 'import json,sys; print(json.load(sys.stdin)["load_ms"])') ms (bench/reports.sh measures it)"
 [ -z "${CCLFORGE_DOCS_SHOTS:-}" ] || browse "$T_TMP/big.html" --screenshot="$T_TMP/big.png" --window-size=1100,1300 >/dev/null 2>&1
 
 # hostile names are text
