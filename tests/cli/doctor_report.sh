@@ -221,25 +221,13 @@ if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! ip netns add cfhr-prob
     t_end; exit $?
 fi
 ip netns del cfhr-probe
-cleanup() {
-    for n in 0 1 2 3; do ip netns del cfhr-h$n 2>/dev/null; rm -rf /etc/netns/cfhr-h$n; done
-}
-trap 'cleanup; [ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"' EXIT
-cleanup
-for n in 0 1 2 3; do ip netns add cfhr-h$n; ip -n cfhr-h$n link set lo up; done
-for n in 1 2 3; do # a star: h0 has one link to each
-    ip link add cfhr-a$n netns cfhr-h0 type veth peer name cfhr-b$n netns cfhr-h$n
-    ip -n cfhr-h0 addr add 10.43.$n.1/24 dev cfhr-a$n; ip -n cfhr-h0 link set cfhr-a$n up
-    ip -n cfhr-h$n addr add 10.43.$n.2/24 dev cfhr-b$n; ip -n cfhr-h$n link set cfhr-b$n up
-done
-for n in 0 1 2 3; do # `ip netns exec` bind-mounts /etc/netns/NAME/hosts over /etc/hosts
-    mkdir -p /etc/netns/cfhr-h$n
-    { echo "127.0.0.1 localhost"; echo "10.43.$((n ? n : 1)).1 cfhr-h0"; for k in 1 2 3; do echo "10.43.$k.2 cfhr-h$k"; done; } >/etc/netns/cfhr-h$n/hosts
-done
+trap 't_netns_remove cfhr; [ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"' EXIT
+T_NETNS_NAMES=(cfhr-h0 cfhr-h1 cfhr-h2 cfhr-h3)
+t_netns_remove cfhr # what a killed run left
+t_netns_switch cfhr 10.45.0 cfhr-h0 cfhr-h1 cfhr-h2 cfhr-h3
 onhost() { # onhost N CMD...: rank N on host N, as srun starts it
     local n=$1; shift
-    ip netns exec cfhr-h$n unshare --uts sh -c 'hostname "$0"; exec "$@"' cfhr-h$n \
-        env SLURM_PROCID=$n SLURM_NTASKS=4 SLURM_LOCALID=0 SLURM_STEP_NODELIST='cfhr-h[0-3]' \
+    t_on_host cfhr "$n" env SLURM_PROCID=$n SLURM_NTASKS=4 SLURM_LOCALID=0 SLURM_STEP_NODELIST='cfhr-h[0-3]' \
         SLURM_JOB_ID=4343 SLURM_STEP_ID=0 "$@"
 }
 pids=()

@@ -229,3 +229,32 @@ t_on_host() {
     shift 2
     ip netns exec "$ns-h$h" unshare --uts sh -c 'hostname "$0"; exec "$@"' "${T_NETNS_NAMES[$h]}" "$@"
 }
+
+# t_mkwheel NAME DIR [REQUIRES-DIST...]: a wheel NAME 1.0 of DIR's files, for
+# this Python's tag on linux_x86_64, its RECORD with real digests, each
+# REQUIRES-DIST in its METADATA; its path (under $T_TMP) on stdout.
+t_mkwheel() {
+    local tag
+    tag=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+    python3 - "$2" "$T_TMP/$1-1.0-$tag-$tag-linux_x86_64.whl" "$tag" "$1" "${@:3}" <<'PY'
+import base64, hashlib, os, sys, zipfile
+root, out, tag, name = sys.argv[1:5]
+files = {}
+for d, _, names in os.walk(root):
+    for n in names:
+        p = os.path.join(d, n)
+        files[os.path.relpath(p, root)] = open(p, "rb").read()
+di = "%s-1.0.dist-info/" % name
+files[di + "METADATA"] = ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name + "".join("Requires-Dist: %s\n" % r for r in sys.argv[5:])).encode()
+files[di + "WHEEL"] = ("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: %s-%s-linux_x86_64\n" % (tag, tag)).encode()
+rec = []
+with zipfile.ZipFile(out, "w") as z:
+    for n, data in sorted(files.items()):
+        z.writestr(n, data)
+        h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        rec.append("%s,sha256=%s,%d" % (n, h, len(data)))
+    rec.append(di + "RECORD,,")
+    z.writestr(di + "RECORD", "\n".join(rec) + "\n")
+PY
+    printf '%s' "$T_TMP/$1-1.0-$tag-$tag-linux_x86_64.whl"
+}

@@ -40,30 +40,7 @@ C
 mkdir -p "$T/pkg/boompkg"
 cc -shared -fPIC -I"$inc" -o "$T/pkg/boompkg/boom$suffix" "$T/boom.c" || { echo "not ok - the fixture does not compile"; exit 1; }
 printf '' > "$T/pkg/boompkg/__init__.py"
-tag=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
-mkwheel() { # NAME DIR [REQUIRES-DIST...]: a wheel of DIR's files, its path on stdout
-    python3 - "$2" "$T/$1-1.0-$tag-$tag-linux_x86_64.whl" "$tag" "$1" "${@:3}" <<'PY'
-import base64, hashlib, os, sys, zipfile
-root, out, tag, name = sys.argv[1:5]
-files = {}
-for d, _, names in os.walk(root):
-    for n in names:
-        p = os.path.join(d, n)
-        files[os.path.relpath(p, root)] = open(p, "rb").read()
-di = "%s-1.0.dist-info/" % name
-files[di + "METADATA"] = ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name + "".join("Requires-Dist: %s\n" % r for r in sys.argv[5:])).encode()
-files[di + "WHEEL"] = ("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: %s-%s-linux_x86_64\n" % (tag, tag)).encode()
-rec = []
-with zipfile.ZipFile(out, "w") as z:
-    for n, data in sorted(files.items()):
-        z.writestr(n, data)
-        h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        rec.append("%s,sha256=%s,%d" % (n, h, len(data)))
-    rec.append(di + "RECORD,,")
-    z.writestr(di + "RECORD", "\n".join(rec) + "\n")
-PY
-    printf '%s' "$T/$1-1.0-$tag-$tag-linux_x86_64.whl"
-}
+mkwheel() { t_mkwheel "$@"; } # NAME DIR [REQUIRES-DIST...]: its path on stdout
 whl=$(mkwheel boompkg "$T/pkg")
 run "$CCLFORGE" wheel verify "$whl" --install --json
 expect_rc 1 "an extension that fails to import fails verify"

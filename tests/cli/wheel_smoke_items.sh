@@ -53,30 +53,7 @@ PyMODINIT_FUNC PyInit__fake(void)
     return PyModule_Create(&def);
 }
 C
-tag=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
-mkwheel() { # NAME DIR: a wheel of DIR's files, RECORD with real digests
-    python3 - "$2" "$T/$1-1.0-$tag-$tag-linux_x86_64.whl" "$tag" "$1" <<'PY'
-import base64, hashlib, os, sys, zipfile
-root, out, tag, name = sys.argv[1:]
-files = {}
-for d, _, names in os.walk(root):
-    for n in names:
-        p = os.path.join(d, n)
-        files[os.path.relpath(p, root)] = open(p, "rb").read()
-di = "%s-1.0.dist-info/" % name
-files[di + "METADATA"] = ("Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name).encode()
-files[di + "WHEEL"] = ("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: %s-%s-linux_x86_64\n" % (tag, tag)).encode()
-rec = []
-with zipfile.ZipFile(out, "w") as z:
-    for n, data in sorted(files.items()):
-        z.writestr(n, data)
-        h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        rec.append("%s,sha256=%s,%d" % (n, h, len(data)))
-    rec.append(di + "RECORD,,")
-    z.writestr(di + "RECORD", "\n".join(rec) + "\n")
-PY
-    printf '%s' "$T/$1-1.0-$tag-$tag-linux_x86_64.whl"
-}
+mkwheel() { t_mkwheel "$@"; } # NAME DIR [REQUIRES-DIST...]: its path on stdout
 for v in fakebridge corruptbridge; do
     mkdir -p "$T/$v/$v"
     printf '' > "$T/$v/$v/__init__.py"
