@@ -59,10 +59,12 @@ static long host_ix(const struct model *m, const char *label, size_t len)
 static void hostlist(struct strbuf *out, const char **names, size_t n)
 {
     const char **sorted = cf_xcalloc(n ? n : 1, sizeof *sorted);
-    memcpy(sorted, names, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, cf_hostname_natural_ptr_cmp);
-    size_t k = 0;
+    size_t m = 0, k = 0;
     for (size_t i = 0; i < n; i++)
+        if (names[i]) /* a saved document may name no host */
+            sorted[m++] = names[i];
+    qsort(sorted, m, sizeof *sorted, cf_hostname_natural_ptr_cmp);
+    for (size_t i = 0; i < m; i++)
         if (!k || strcmp(sorted[k - 1], sorted[i]))
             sorted[k++] = sorted[i];
     char *hl = cf_hostlist_compress(sorted, k);
