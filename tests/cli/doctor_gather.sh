@@ -39,11 +39,10 @@ else
 fi
 
 # ---- three hosts: network namespaces + veth, srun's environment ----
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! ip netns add cfgt-probe 2>/dev/null; then
-    echo "# not root or no network namespaces: the multi-host cases did not run"
+if ! t_netns_usable cfgt; then
+    t_skip_part "not root or no network namespaces: the multi-host cases did not run"
     t_end; exit $?
 fi
-ip netns del cfgt-probe
 cleanup() {
     for n in 0 1 2; do ip netns del cfgt-h$n 2>/dev/null; rm -rf /etc/netns/cfgt-h$n; done
 }

@@ -216,11 +216,10 @@ if command -v mpirun >/dev/null; then
 else
     echo "# mpirun not installed: the Open MPI case did not run"
 fi
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! ip netns add cfhr-probe 2>/dev/null; then
-    echo "# not root or no network namespaces: the multi-host gather did not run"
+if ! t_netns_usable cfhr; then
+    t_skip_part "not root or no network namespaces: the multi-host gather did not run"
     t_end; exit $?
 fi
-ip netns del cfhr-probe
 trap 't_netns_remove cfhr; [ -n "${CCLFORGE_KEEP_TMP:-}" ] || rm -rf "$T_TMP"' EXIT
 T_NETNS_NAMES=(cfhr-h0 cfhr-h1 cfhr-h2 cfhr-h3)
 t_netns_remove cfhr # what a killed run left

@@ -185,12 +185,13 @@ expect_smoke_items() {
 # from the other side), lo up, and its own /etc/hosts (`ip netns exec` mounts
 # /etc/netns/NS-h<i>/hosts over it) naming every host by NAME; with
 # T_NETNS_SELF=127.0.1.1 a host's own name is that address, as Debian and
-# Ubuntu write it. T_NETNS_NAMES holds the names for t_on_host.
+# Ubuntu write it. T_NETNS_NAMES and T_NETNS_PREFIX hold the names and NS
+# for t_on_host and t_netns_mpirun.
 # t_netns_remove NS: removes the hosts, their /etc/netns entries and the switch.
 t_netns_switch() {
     local ns=$1 subnet=$2 h o
     shift 2
-    T_NETNS_NAMES=("$@")
+    T_NETNS_NAMES=("$@") T_NETNS_PREFIX=$ns
     ip netns add "$ns-sw"
     ip netns exec "$ns-sw" ip link add br0 type bridge
     ip netns exec "$ns-sw" ip link set br0 up
@@ -257,4 +258,33 @@ with zipfile.ZipFile(out, "w") as z:
     z.writestr(di + "RECORD", "\n".join(rec) + "\n")
 PY
     printf '%s' "$T_TMP/$1-1.0-$tag-$tag-linux_x86_64.whl"
+}
+# t_netns_mpirun SUBNET [SLOW_HOST]: Open MPI across the hosts t_netns_switch
+# made. mpirun starts its daemons on the other hosts through an rsh agent
+# ($T_TMP/agent): here, into their namespaces, under their hostnames. Sets
+# T_MPIRUN (run it on host 0) for one rank a host over SUBNET. The hosts share
+# this machine's cores, which no cluster's do: a shaped host's ranks spin in
+# MPI while they wait for its link and would take the CPU from the pair beside
+# them, so SLOW_HOST's ranks run at nice 19, and idle ranks yield.
+t_netns_mpirun() {
+    local subnet=$1 slow=${2:-} h
+    {
+        echo '#!/bin/sh'
+        echo 'while [ $# -gt 0 ]; do case "$1" in -*) shift ;; *) break ;; esac; done'
+        echo 'host=$1; shift; nice=0'
+        echo 'case "$host" in'
+        for h in "${!T_NETNS_NAMES[@]}"; do echo "${T_NETNS_NAMES[$h]}) ns=$T_NETNS_PREFIX-h$h ;;"; done
+        echo '*) echo "agent: no host $host" >&2; exit 1 ;;'
+        echo 'esac'
+        [ -z "$slow" ] || echo "[ \"\$host\" = $slow ] && nice=19"
+        echo 'exec nice -n "$nice" ip netns exec "$ns" unshare --uts sh -c '"'"'hostname "$0"; exec sh -c "$*"'"'"' "$host" "$@"'
+    } >"$T_TMP/agent"
+    chmod +x "$T_TMP/agent"
+    T_MPIRUN=(mpirun --allow-run-as-root --oversubscribe --host "$(IFS=,; echo "${T_NETNS_NAMES[*]}")"
+        -n "${#T_NETNS_NAMES[@]}" --mca plm_rsh_agent "$T_TMP/agent" --mca btl self,tcp
+        --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24" --mca mpi_yield_when_idle 1)
+}
+# t_netns_usable NAME: root, ip, and a network namespace can be made here
+t_netns_usable() {
+    [ "$(id -u)" = 0 ] && command -v ip >/dev/null && ip netns add "$1-probe" 2>/dev/null && ip netns del "$1-probe"
 }

@@ -23,22 +23,8 @@ cleanup() {
 }
 trap cleanup EXIT
 t_netns_switch "$NS" 10.44.0 cfsi-h0 cfsi-h1 cfsi-h2 cfsi-h3
-# Open MPI starts its daemons on the other hosts through an rsh agent: here, into their
-# namespaces. The hosts share this machine's cores, which no cluster's hosts do: the
-# shaped host's ranks spin in MPI while they wait for its link and would take the CPU
-# from the pair that runs beside them in each round, so they run at nice 19.
-cat >"$T_TMP/agent" <<EOF
-#!/bin/sh
-while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
-host=\$1; shift
-nice=0; [ "\$host" = cfsi-h3 ] && nice=19
-exec nice -n "\$nice" ip netns exec "$NS-\${host#cfsi-}" unshare --uts sh -c 'hostname "\$0"; exec sh -c "\$*"' "\$host" "\$@"
-EOF
-chmod +x "$T_TMP/agent"
-MPIRUN=(ip netns exec "$NS-h0" unshare --uts sh -c 'hostname cfsi-h0; exec "$@"' sh
-    mpirun --allow-run-as-root --oversubscribe --host cfsi-h0,cfsi-h1,cfsi-h2,cfsi-h3 -n 4
-    --mca plm_rsh_agent "$T_TMP/agent" --mca btl self,tcp --mca btl_tcp_if_include 10.44.0.0/24
-    --mca oob_tcp_if_include 10.44.0.0/24 --mca mpi_yield_when_idle 1)
+t_netns_mpirun 10.44.0 cfsi-h3
+MPIRUN=(ip netns exec "$NS-h0" unshare --uts sh -c 'hostname cfsi-h0; exec "$@"' sh "${T_MPIRUN[@]}")
 SMOKE=(smoke --backend mpi --ops all_reduce -b 16K -e 16K --place out --connect-timeout 20 --pattern pairwise)
 
 # one slowed host: its veth shaped to 2 Mbit/s both ways (a 16 KiB all_reduce: ~60 ms, not ~0.1)

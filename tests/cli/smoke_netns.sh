@@ -68,17 +68,8 @@ if ! t_open_mpi; then
     t_end
     exit $?
 fi
-# Open MPI starts its daemons on the other hosts through an rsh agent: here, into their namespaces
-cat >"$T_TMP/agent" <<EOF
-#!/bin/sh
-while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
-host=\$1; shift
-exec ip netns exec "$NS-\${host#cfsn-}" unshare --uts sh -c 'hostname "\$0"; exec sh -c "\$*"' "\$host" "\$@"
-EOF
-chmod +x "$T_TMP/agent"
-root=""; [ "$(id -u)" = 0 ] && root="--allow-run-as-root"
-MPIRUN=(mpirun $root --oversubscribe --host cfsn-h0,cfsn-h1,cfsn-h2 -n 3 --mca plm_rsh_agent "$T_TMP/agent"
-    --mca btl self,tcp --mca btl_tcp_if_include 10.14.0.0/24 --mca oob_tcp_if_include 10.14.0.0/24)
+t_netns_mpirun 10.14.0
+MPIRUN=("${T_MPIRUN[@]}")
 SMOKE=(smoke --backend mpi --ops all_reduce -b 64K -e 64K --iters 2 -w 1 --place out --connect-timeout 20)
 
 run on_host 0 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --ops all_reduce,all_gather,alltoall,gather -d float,half --json
