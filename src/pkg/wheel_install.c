@@ -384,12 +384,9 @@ static const char *requirement_named(const struct strvec *reqs, const char *top)
     char *want = cf_dist_canonical(top);
     const char *found = NULL;
     for (size_t i = 0; i < reqs->n && !found; i++) {
-        const char *r = reqs->v[i];
-        size_t n = strspn(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
-        char *name = cf_asprintf("%.*s", (int)n, r), *canon = cf_dist_canonical(name);
-        if (!strcmp(canon, want))
-            found = r;
-        free(name);
+        char *canon = cf_wheel_requirement_canon(reqs->v[i]);
+        if (canon && !strcmp(canon, want))
+            found = reqs->v[i];
         free(canon);
     }
     free(want);

@@ -14,6 +14,20 @@
 
 #define MAX_RECORD ((size_t)64 << 20) /* torch's installed RECORD is 2 MB */
 
+char *cf_wheel_requirement_canon(const char *req)
+{
+    size_t n = 0; /* PEP 508: the name runs of letters, digits, '-', '_', '.' */
+    while (req[n] && (req[n] == '-' || req[n] == '_' || req[n] == '.' || (req[n] >= '0' && req[n] <= '9') ||
+                      ((req[n] | 0x20) >= 'a' && (req[n] | 0x20) <= 'z')))
+        n++;
+    if (!n)
+        return NULL;
+    char *name = cf_strndup(req, n);
+    char *canon = cf_dist_canonical(name);
+    free(name);
+    return canon;
+}
+
 void cf_wheel_requires_dist(const char *metadata, size_t len, struct strvec *out)
 {
     struct cf_kv kv = { 0 };
@@ -29,15 +43,9 @@ void cf_wheel_requires_dist(const char *metadata, size_t len, struct strvec *out
         const char *marker = strchr(v, ';');
         if (marker && strstr(marker, "extra"))
             continue; /* only with an extra pip is not asked for */
-        size_t n = 0; /* PEP 508: the name runs of letters, digits, '-', '_', '.' */
-        while (v[n] && (v[n] == '-' || v[n] == '_' || v[n] == '.' || (v[n] >= '0' && v[n] <= '9') ||
-                        ((v[n] | 0x20) >= 'a' && (v[n] | 0x20) <= 'z')))
-            n++;
-        if (!n)
+        char *canon = cf_wheel_requirement_canon(v);
+        if (!canon)
             continue;
-        char *name = cf_strndup(v, n);
-        char *canon = cf_dist_canonical(name);
-        free(name);
         if (cf_strvec_contains(out, canon))
             free(canon);
         else

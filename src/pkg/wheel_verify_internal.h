@@ -231,6 +231,8 @@ void cf_wheel_check_bridge_module(struct verify_ctx *c);
  * packages, not their .dist-info) and the venv's own site-packages. */
 int cf_wheel_dist_owning_dir(const char *const *site_dirs, size_t n_sites, const struct strvec *requires,
                              const char *site_rel_dir, char **owner, char **site, cf_error *err);
+/* The canonical distribution name a requirement ("Torch>=2.15; ...") names, NULL when none. */
+char *cf_wheel_requirement_canon(const char *req);
 /* The canonical distribution names of METADATA's Requires-Dist lines (those
  * without an extra marker), appended to out. */
 void cf_wheel_requires_dist(const char *metadata, size_t len, struct strvec *out);
