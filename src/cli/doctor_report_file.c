@@ -1,12 +1,10 @@
 /* Writing doctor's HTML reports (the library builds them, cclforge/doctor_report.h):
  * which topology file is drawn, and the file written whole or not at all. */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <cjson/cJSON.h>
 
-#include "cclforge/atomic_file.h"
 #include "cclforge/doctor_report.h"
 #include "cclforge/fs.h"
 #include "cli/cli.h"
@@ -14,7 +12,7 @@
 
 static int write_report(const char *path, const struct strbuf *html, int quiet, cf_error *err)
 {
-    if (cf_write_file_at(AT_FDCWD, path, html->buf ? html->buf : "", html->len, 0644, err) < 0)
+    if (cf_write_file_atomic(path, html->buf ? html->buf : "", html->len, err) < 0)
         return cf_error_prefix(err, "--report");
     if (!quiet)
         fprintf(stderr, "cclforge doctor: report written to %s (%zu KiB)\n", path, (html->len + 1023) / 1024);
