@@ -24,6 +24,8 @@ struct cf_net_if {
     char *name;
     int up, running, loopback; /* IFF_UP, IFF_RUNNING (what NCCL requires), IFF_LOOPBACK */
     struct strvec addrs;       /* "10.0.0.1/24", "fd00::1/64" (IPv4 and IPv6 only) */
+    int speed_mbps;            /* line rate, /sys/class/net/NAME/speed (Mb/s); 0 unknown (down, virtual) */
+    char *pci;                 /* the PCI function behind it ("0000:17:00.0"); NULL for a virtual one */
 };
 
 struct cf_ib_gid {
@@ -161,6 +163,12 @@ int cf_pci_is_bdf(const char *s);
  * when the list has no ACS capability, 0 when len stops before 0x100 (an
  * unprivileged read returns 64 bytes). Bounded: never reads past len, stops on loops. */
 int cf_pci_acs_ctrl(const unsigned char *cfg, size_t len, unsigned *ctrl);
+
+/* What the paths out of this host are made of: interfaces, IB/RoCE ports and the
+ * PCI tree (GPUs, NICs, their classes), without NVML, limits or KFD; what a smoke
+ * rank records of its links (cclforge/path_capacity.h). Release with
+ * cf_fabric_release, then free. */
+void cf_fabric_probe_paths(struct cf_fabric *f);
 
 /* JSON of the "fabric" section (a cJSON object, typed void *). */
 void *cf_fabric_to_json(const struct cf_fabric *f);

@@ -278,6 +278,7 @@ struct cf_smoke_host {
     char *hostname;
     char *device;    /* "0000:1B:00.0 sm_90", "host memory" */
     int pid;
+    char *links;     /* the links it can reach other hosts by, in cf_rank_links_format's form; NULL unknown */
 };
 
 struct cf_smoke_report {

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/error.h"
+#include "cclforge/path_capacity.h"
 #include "cclforge/strbuf.h"
 
 #ifdef __cplusplus
@@ -56,7 +57,15 @@ struct cf_pair_matrix {
     size_t nbad;
     char *exclude;              /* the bad hosts as a Slurm hostlist ("" for none) */
     size_t npairs_tested;
+    struct cf_rank_link **links; /* by display index: the links of the host's ranks ("ranks[].links") */
+    size_t *nlinks;
+    float *capacity;            /* nhosts x nhosts by display index: the path's capacity, GB/s (0 unknown);
+                                 * NULL when no rank recorded a link */
 };
+
+/* The capacity of the path between display hosts a and b, GB/s (0 unknown), and
+ * what it rests on (cf_path_capacity's words) when words is not NULL. */
+double cf_pair_matrix_capacity(const struct cf_pair_matrix *m, size_t a, size_t b, struct strbuf *words);
 
 /* Builds the model of doc. -1 with err (naming the field) when doc is not a
  * cclforge.smoke/2 document or a field has a wrong type or value; a document
@@ -74,7 +83,8 @@ size_t cf_pair_matrix_worst(const struct cf_pair_matrix *m, size_t s, struct cf_
 
 /* The self-contained HTML report of a smoke document: verdict, bad hosts and
  * their hostlist, the matrix (an overview by host blocks with a drill-down past
- * CF_PAIR_FULL_MAX hosts), each pair against the reference, the run's facts and
+ * CF_PAIR_FULL_MAX hosts), each pair against the capacity of its path (else the
+ * median pair), the run's facts and
  * json_text embedded. Appends to out. */
 #define CF_PAIR_FULL_MAX 64
 void cf_smoke_report_html(const cJSON *doc, const struct cf_pair_matrix *m, const char *json_text,

@@ -424,6 +424,11 @@ static cJSON *report_json(const struct cf_smoke_report *rep, struct smoke_cli *c
         cf_json_put_str(o, "hostname", rep->hosts[r].hostname);
         cf_json_put_str(o, "device", rep->hosts[r].device);
         cJSON_AddNumberToObject(o, "pid", rep->hosts[r].pid);
+        if (rep->hosts[r].links) {
+            struct cf_rank_link l[CF_RANK_LINKS_MAX];
+            size_t n = cf_rank_links_parse(rep->hosts[r].links, l, CF_RANK_LINKS_MAX);
+            cJSON_AddItemToObject(o, "links", cf_rank_links_to_json(l, n));
+        }
         cJSON_AddItemToArray(hosts, o);
     }
     cJSON *rows = cJSON_AddArrayToObject(doc, "rows");

@@ -63,6 +63,29 @@ static const char *cell_color(FILE *f, const struct cf_pair_cell *c)
     return c->cls < CF_PAIR_CLASS_COUNT ? cf_term_color(f, colors[c->cls]) : "";
 }
 
+/* the tested pair furthest below its path's capacity, when the links tell it */
+static void capacity_line(FILE *f, const struct cf_pair_matrix *m, const struct cf_pair_size *s)
+{
+    size_t n = m->nhosts, la = 0, lb = 0, with = 0;
+    double low = 0, low_cap = 0;
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = a + 1; b < n; b++) {
+            const struct cf_pair_cell *c = &s->cell[a * n + b];
+            double cap = cf_pair_matrix_capacity(m, a, b, NULL);
+            if (c->cls == CF_PAIR_UNTESTED || c->cls == CF_PAIR_FAILED || cap <= 0)
+                continue;
+            if (!with++ || c->busbw / cap < low / low_cap) {
+                low = c->busbw;
+                low_cap = cap;
+                la = a;
+                lb = b;
+            }
+        }
+    if (with)
+        fprintf(f, "# against the path's capacity (%zu pairs): lowest %s + %s, %.0f %% of %.3g GB/s\n", with,
+                cli_safe(m->host[la]), cli_safe(m->host[lb]), 100 * low / low_cap, low_cap);
+}
+
 void cli_smoke_matrix_print(FILE *f, const struct cf_pair_matrix *m, const char *report_path)
 {
     if (!m->pairwise || !m->nsizes)
@@ -112,11 +135,15 @@ void cli_smoke_matrix_print(FILE *f, const struct cf_pair_matrix *m, const char 
             fprintf(f, "#  %s%-6s%s %s + %s: %.4g GB/s", cell_color(f, c),
                     cf_pair_class_name((enum cf_pair_class)c->cls), cf_term_color(f, CF_RESET),
                     cli_safe(m->host[worst[i].a]), cli_safe(m->host[worst[i].b]), c->busbw);
-            if (s->median > 0)
+            double cap = cf_pair_matrix_capacity(m, worst[i].a, worst[i].b, NULL);
+            if (cap > 0)
+                fprintf(f, " (%.0f %% of the path's %.3g GB/s)", 100 * c->busbw / cap, cap);
+            else if (s->median > 0)
                 fprintf(f, " (%.0f %% of the median pair)", 100 * c->busbw / s->median);
             fputc('\n', f);
         }
     }
+    capacity_line(f, m, s);
     if (report_path)
         fprintf(f, "# the full report: %s\n", cli_safe(report_path));
     else

@@ -510,6 +510,51 @@ static void add_group_key(struct build *b, struct cf_pair_matrix *m, const size_
     m->shown = m->nsizes++;
 }
 
+/* Each host's links, from its ranks' "links" (each link once per host), and the
+ * capacity of every pair's path. */
+#define HOST_LINKS_MAX 64
+static void load_links(const struct build *b, struct cf_pair_matrix *m, const size_t *disp)
+{
+    size_t n = m->nhosts, any = 0;
+    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(b->doc, "ranks"), *r;
+    m->links = cf_xcalloc(n + 1, sizeof *m->links);
+    m->nlinks = cf_xcalloc(n + 1, sizeof *m->nlinks);
+    cJSON_ArrayForEach(r, ranks) {
+        const char *h = cf_json_str(r, "hostname");
+        long hi = h ? host_lookup(b, h, strlen(h)) : -1;
+        struct cf_rank_link got[CF_RANK_LINKS_MAX];
+        size_t k = cf_rank_links_from_json(cJSON_GetObjectItemCaseSensitive(r, "links"), got, CF_RANK_LINKS_MAX);
+        if (hi < 0 || !k)
+            continue;
+        size_t d = disp[hi];
+        if (!m->links[d])
+            m->links[d] = cf_xcalloc(HOST_LINKS_MAX, sizeof *m->links[d]);
+        for (size_t i = 0; i < k; i++) {
+            size_t j = 0;
+            while (j < m->nlinks[d] && (strcmp(m->links[d][j].name, got[i].name) || m->links[d][j].kind != got[i].kind))
+                j++;
+            if (j == m->nlinks[d] && j < HOST_LINKS_MAX)
+                m->links[d][m->nlinks[d]++] = got[i];
+        }
+        any = 1;
+    }
+    if (!any || !m->pairwise)
+        return;
+    m->capacity = cf_xcalloc(n * n + 1, sizeof *m->capacity);
+    for (size_t x = 0; x < n; x++)
+        for (size_t y = x + 1; y < n; y++)
+            m->capacity[x * n + y] = m->capacity[y * n + x] = (float)cf_pair_matrix_capacity(m, x, y, NULL);
+}
+
+double cf_pair_matrix_capacity(const struct cf_pair_matrix *m, size_t a, size_t b, struct strbuf *words)
+{
+    if (!m->links || a >= m->nhosts || b >= m->nhosts || a == b)
+        return 0;
+    if (m->capacity && !words)
+        return m->capacity[a * m->nhosts + b];
+    return cf_path_capacity(m->links[a], m->nlinks[a], m->links[b], m->nlinks[b], words);
+}
+
 static void release_build(struct build *b)
 {
     for (size_t i = 0; i < b->ngroups; i++)
@@ -578,6 +623,7 @@ int cf_pair_matrix_build(const cJSON *doc, struct cf_pair_matrix *m, cf_error *e
         disp[host_lookup(&b, m->host[i], strlen(m->host[i]))] = i;
     if (collect_sizes(&b, m, ids, err) < 0 || fill_cells(&b, m, ids, disp, err) < 0)
         goto out;
+    load_links(&b, m, disp);
     if (m->pairwise) {
         add_group_key(&b, m, disp);
         m->npairs_tested = 0;
@@ -610,6 +656,11 @@ void cf_pair_matrix_release(struct cf_pair_matrix *m)
     free(m->size);
     free(m->inconclusive_why);
     free(m->exclude);
+    for (size_t h = 0; h < m->nhosts && m->links; h++)
+        free(m->links[h]);
+    free(m->links);
+    free(m->nlinks);
+    free(m->capacity);
     memset(m, 0, sizeof *m);
 }
 

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cclforge/fabric.h"
 #include "cclforge/hostlist.h"
+#include "cclforge/path_capacity.h"
 #include "smoke/groups.h"
 #include "smoke/one_test.h"
 
@@ -19,6 +21,7 @@ struct host_entry {
     char device[128];
     int32_t pid;
     int32_t unused;
+    char links[448]; /* cf_rank_links_format's line: the links to other hosts, and their capacity */
 };
 
 struct world {
@@ -40,6 +43,52 @@ static void world_release(struct world *w)
     free(w->local_index);
 }
 
+/* the GPU's PCI address in sysfs's form from the backend's device words
+ * ("0000:1B:00.0 sm_90"; NVML's 8-digit domain too); "" for none */
+static void gpu_bdf(const char *device, char *out, size_t cap)
+{
+    size_t len = strcspn(device, " ");
+    const char *p = device;
+    if (len == 16 && !strncmp(p, "0000", 4)) {
+        p += 4;
+        len -= 4;
+    }
+    snprintf(out, cap, "%.*s", (int)len, p);
+    if (!cf_pci_is_bdf(out))
+        out[0] = 0;
+}
+
+/* This rank's links to other hosts, in the exchanged form: as many whole entries
+ * as fit the table's field. */
+static void my_links(const struct cf_smoke_opts *o, const struct cf_smoke_backend *b, char *out, size_t cap)
+{
+    struct cf_fabric f;
+    memset(&f, 0, sizeof f);
+    cf_fabric_probe_paths(&f);
+    char bdf[16];
+    gpu_bdf(b->device, bdf, sizeof bdf);
+    const char *ib_disable = getenv("NCCL_IB_DISABLE");
+    struct cf_link_use use = {
+        .device_memory = o->backend != CF_BACKEND_MPI,
+        .gpu_bdf = bdf[0] ? bdf : NULL,
+        .socket_ifname = getenv("NCCL_SOCKET_IFNAME"),
+        .ib_hca = getenv("NCCL_IB_HCA"),
+        .ib_disabled = ib_disable && atoi(ib_disable) == 1,
+    };
+    struct cf_rank_link l[CF_RANK_LINKS_MAX];
+    size_t n = cf_rank_links_pick(&f, &use, l, CF_RANK_LINKS_MAX);
+    struct strbuf sb = STRBUF_INIT;
+    for (; n; n--) {
+        cf_sb_reset(&sb);
+        cf_rank_links_format(l, n, &sb);
+        if (sb.len < cap)
+            break;
+    }
+    snprintf(out, cap, "%s", n ? cf_sb_str(&sb) : "");
+    cf_sb_release(&sb);
+    cf_fabric_release(&f);
+}
+
 static int learn_world(struct cf_smoke_backend *b, const struct smoke_rank_setup *setup, struct world *w,
                        char *errbuf, size_t errlen)
 {
@@ -50,6 +99,7 @@ static int learn_world(struct cf_smoke_backend *b, const struct smoke_rank_setup
     snprintf(mine.host, sizeof mine.host, "%.63s", setup->hostname ? setup->hostname : "?");
     snprintf(mine.device, sizeof mine.device, "%s", b->device[0] ? b->device : "?");
     mine.pid = (int32_t)getpid();
+    my_links(setup->opts, b, mine.links, sizeof mine.links);
     w->n = n;
     w->entries = cf_xcalloc((size_t)n, sizeof *w->entries);
     if (b->host_allgather(b, &mine, w->entries, sizeof mine, errbuf, errlen) < 0)
@@ -61,6 +111,7 @@ static int learn_world(struct cf_smoke_backend *b, const struct smoke_rank_setup
     for (int r = 0; r < n; r++) {
         w->entries[r].host[sizeof w->entries[r].host - 1] = 0;
         w->entries[r].device[sizeof w->entries[r].device - 1] = 0;
+        w->entries[r].links[sizeof w->entries[r].links - 1] = 0;
         int h = 0;
         while (h < w->nhosts && strcmp(w->names[h], w->entries[r].host))
             h++;
@@ -391,7 +442,10 @@ int cf_smoke_rank_main(const struct smoke_rank_setup *setup, struct smoke_sink *
         cf_smoke_report_set_host(rep, r, "hostname", w.entries[r].host);
         cf_smoke_report_set_host(rep, r, "device", w.entries[r].device);
         cf_smoke_report_set_host(rep, r, "pid", pid);
+        cf_smoke_report_set_host(rep, r, "links", w.entries[r].links);
     }
+    /* the supervisor learns it from each rank, as it learns the host */
+    cf_smoke_sink_info(sink, "links", "%s", w.entries[t.world_rank].links);
     if (t.world_rank == 0)
         device_notes(o, &b, sink);
     if (t.world_rank == 0 && o->backend == CF_BACKEND_MPI)

@@ -100,6 +100,8 @@ void cf_smoke_report_set_host(struct cf_smoke_report *rep, int rank, const char 
         replace(&h->device, value);
     else if (!strcmp(key, "pid"))
         h->pid = atoi(value);
+    else if (!strcmp(key, "links"))
+        replace(&h->links, value);
 }
 
 void cf_smoke_report_take(struct cf_smoke_report *rep, const struct cf_smoke_event *ev)
@@ -189,6 +191,7 @@ void cf_smoke_report_release(struct cf_smoke_report *r)
     for (int i = 0; r->hosts && i < r->nranks; i++) {
         free(r->hosts[i].hostname);
         free(r->hosts[i].device);
+        free(r->hosts[i].links);
     }
     free(r->hosts);
     free(r->conns);

@@ -76,9 +76,11 @@ static double size_max(const struct cf_pair_matrix *m, const struct cf_pair_size
     return best;
 }
 
-static void pct_words(double v, double ref, struct strbuf *sb)
+static void pct_words(double v, double ref, double capacity, struct strbuf *sb)
 {
-    if (ref > 0 && isfinite(v))
+    if (capacity > 0 && isfinite(v))
+        cf_sb_addf(sb, "%.0f %% of the path's capacity (%.3g GB/s)", 100 * v / capacity, capacity);
+    else if (ref > 0 && isfinite(v))
         cf_sb_addf(sb, "%.0f %% of the median pair", 100 * v / ref);
     else
         cf_sb_adds(sb, "no reference");
@@ -86,7 +88,7 @@ static void pct_words(double v, double ref, struct strbuf *sb)
 
 /* A cell's rectangle, its marks and its title; a, b name the hosts (or blocks). */
 static void draw_cell(struct ctx *c, double x, double y, double cs, const struct cf_pair_cell *cell, double top,
-                      double ref, const char *attr, const char *a, const char *b, const char *extra)
+                      double ref, double capacity, const char *attr, const char *a, const char *b)
 {
     struct strbuf *o = c->out;
     char fill[8];
@@ -110,6 +112,8 @@ static void draw_cell(struct ctx *c, double x, double y, double cs, const struct
         cf_sb_addf(o, "\" data-busbw=\"%.4g", cell->busbw);
     if (cell->spread >= 0)
         cf_sb_addf(o, "\" data-spread=\"%.3g", cell->spread);
+    if (capacity > 0 && cls != CF_PAIR_UNTESTED)
+        cf_sb_addf(o, "\" data-capacity=\"%.4g\" data-of-capacity=\"%.3g", capacity, cell->busbw / capacity);
     cf_sb_addf(o, "\" data-class=\"%s\"><title>", cf_pair_class_name((enum cf_pair_class)cls));
     cf_html_text(o, a);
     cf_sb_adds(o, " \xe2\x86\x94 ");
@@ -119,13 +123,11 @@ static void draw_cell(struct ctx *c, double x, double y, double cs, const struct
         cf_sb_adds(&t, ": not tested");
     } else {
         cf_sb_addf(&t, ": %s, %.3g GB/s, ", cf_pair_class_name((enum cf_pair_class)cls), cell->busbw);
-        pct_words(cell->busbw, ref, &t);
+        pct_words(cell->busbw, ref, capacity, &t);
         if (cell->spread >= 0)
             cf_sb_addf(&t, ", spread %.0f %%%s", 100 * cell->spread,
                        cell->spread > CF_PAIR_WIDE_SPREAD ? " (wide)" : "");
     }
-    if (extra)
-        cf_sb_adds(&t, extra);
     cf_html_text(o, cf_sb_str(&t));
     cf_sb_release(&t);
     cf_sb_adds(o, "</title></rect>");
@@ -147,8 +149,9 @@ static void draw_cell(struct ctx *c, double x, double y, double cs, const struct
     cf_sb_adds(o, "</g>\n");
 }
 
-/* A matrix over labels[0..n) with cells get(i, j); the ones drawn data-ATTR-a/b. */
-typedef const struct cf_pair_cell *(*cell_fn)(void *arg, size_t i, size_t j);
+/* A matrix over labels[0..n) with cells get(i, j) and their path's capacity (0
+ * unknown); the ones drawn data-ATTR-a/b. */
+typedef const struct cf_pair_cell *(*cell_fn)(void *arg, size_t i, size_t j, double *capacity);
 
 static void draw_matrix(struct ctx *c, size_t n, const char *const *labels, cell_fn get, void *arg, double top,
                         double ref, const char *attr, const char *id)
@@ -178,11 +181,12 @@ static void draw_matrix(struct ctx *c, size_t n, const char *const *labels, cell
     }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++) {
-            const struct cf_pair_cell *cell = get(arg, i, j);
+            double capacity = 0;
+            const struct cf_pair_cell *cell = get(arg, i, j, &capacity);
             if (!cell)
                 continue; /* the diagonal of hosts: a host is not paired with itself */
-            draw_cell(c, lw + cs * (double)j, lw + cs * (double)i, cs, cell, top, ref, attr, labels[i], labels[j],
-                      NULL);
+            draw_cell(c, lw + cs * (double)j, lw + cs * (double)i, cs, cell, top, ref, capacity, attr, labels[i],
+                      labels[j]);
         }
     cf_sb_adds(o, "</svg>\n");
 }
@@ -193,10 +197,11 @@ struct host_cells {
     const size_t *ix; /* subset: display indexes */
 };
 
-static const struct cf_pair_cell *host_cell(void *arg, size_t i, size_t j)
+static const struct cf_pair_cell *host_cell(void *arg, size_t i, size_t j, double *capacity)
 {
     const struct host_cells *h = arg;
     size_t a = h->ix ? h->ix[i] : i, b = h->ix ? h->ix[j] : j;
+    *capacity = cf_pair_matrix_capacity(h->m, a, b, NULL);
     return a == b ? NULL : &h->s->cell[a * h->m->nhosts + b];
 }
 
@@ -226,17 +231,93 @@ static void legend(struct ctx *c, double top)
                   "the busbw of its iterations spread more than 20 %</td></tr></table>\n");
 }
 
-static void reference_words(struct ctx *c, const struct cf_pair_size *s)
+/* the median pair at a size, in words: the reference where no capacity is known */
+static void median_words(const struct cf_pair_size *s, struct strbuf *o)
 {
-    struct strbuf *o = c->out;
-    cf_sb_adds(o, "<p class=\"reference\"><b>Is this normal?</b> Each pair's busbw is given as a percentage of ");
     cf_html_textf(o, "the median pair (%.3g GB/s at ", s->median);
     struct strbuf t = STRBUF_INIT;
     size_title(s, &t);
     cf_html_text(o, cf_sb_str(&t));
     cf_sb_release(&t);
-    cf_sb_adds(o, "): against the median pair, no path capacity known. The run does not record its hosts' link "
-                  "speeds (NIC, PCIe, NVLink/XGMI); <code>cclforge doctor</code> on each host shows its fabric.</p>\n");
+    cf_sb_adds(o, ")");
+}
+
+/* What a pair is measured against, stated: the capacity of its path where its
+ * hosts' links tell it, else the median pair. */
+static void reference_words(struct ctx *c, const struct cf_pair_size *s)
+{
+    const struct cf_pair_matrix *m = c->m;
+    struct strbuf *o = c->out;
+    size_t n = m->nhosts, tested = 0, with = 0, ex_a = 0, ex_b = 0, ncaps = 0;
+    double caps[4];
+    size_t counts[4];
+    int more = 0;
+    for (size_t x = 0; x < n; x++)
+        for (size_t y = x + 1; y < n; y++) {
+            if (s->cell[x * n + y].cls == CF_PAIR_UNTESTED)
+                continue;
+            tested++;
+            double cap = cf_pair_matrix_capacity(m, x, y, NULL);
+            if (cap <= 0)
+                continue;
+            if (!with++) {
+                ex_a = x;
+                ex_b = y;
+            }
+            size_t k = 0;
+            while (k < ncaps && caps[k] != cap)
+                k++;
+            if (k < ncaps)
+                counts[k]++;
+            else if (ncaps < 4)
+                caps[ncaps] = cap, counts[ncaps++] = 1;
+            else
+                more = 1;
+        }
+    cf_sb_adds(o, "<p class=\"reference\"><b>Is this normal?</b> ");
+    if (!with) {
+        cf_sb_adds(o, "Each pair's busbw is given as a percentage of ");
+        median_words(s, o);
+        cf_sb_adds(o, ": no path capacity is known. No rank of the run recorded a link with a known rate (an "
+                      "interface without a line rate, such as a virtual NIC, or a document written before smoke "
+                      "recorded links); <code>cclforge doctor</code> on each host shows its fabric.</p>\n");
+        return;
+    }
+    cf_sb_adds(o, "Each pair's busbw is given as a percentage of the capacity of the path between its two hosts, "
+                  "as their own fabric facts give it: for each link a rank can leave by, the slowest of its line "
+                  "rate and the PCIe links on the way (the NIC's, and the GPU's when the data is in device memory); "
+                  "for a pair, the smaller of the two hosts' sums over the IB/RoCE ports their ranks use, else the "
+                  "fastest pair of interfaces on one network. Capacities: ");
+    for (size_t k = 0; k < ncaps; k++)
+        cf_sb_addf(o, "%s%.3g GB/s (%zu pair%s)", k ? ", " : "", caps[k], counts[k], counts[k] == 1 ? "" : "s");
+    cf_sb_adds(o, more ? ", and others. For example, " : ". For example, ");
+    struct strbuf w = STRBUF_INIT;
+    cf_pair_matrix_capacity(m, ex_a, ex_b, &w);
+    cf_html_text(o, m->host[ex_a]);
+    cf_sb_adds(o, " \xe2\x86\x94 ");
+    cf_html_text(o, m->host[ex_b]);
+    cf_sb_adds(o, ": ");
+    cf_html_text(o, cf_sb_str(&w));
+    cf_sb_release(&w);
+    cf_sb_adds(o, ".");
+    if (with < tested) {
+        cf_sb_addf(o, " The %zu pair%s whose capacity is unknown %s given against ", tested - with,
+                   tested - with == 1 ? "" : "s", tested - with == 1 ? "is" : "are");
+        median_words(s, o);
+        cf_sb_adds(o, ".");
+    }
+    cf_sb_adds(o, "</p>\n");
+}
+
+/* a pair's busbw against its reference, in a table cell */
+static void pct_cell(const struct cf_pair_matrix *m, const struct cf_pair_size *s, size_t a, size_t b, double v,
+                     struct strbuf *o)
+{
+    double cap = cf_pair_matrix_capacity(m, a, b, NULL);
+    if (cap > 0)
+        cf_sb_addf(o, "%.0f %% of %.3g GB/s capacity", 100 * v / cap, cap);
+    else if (s->median > 0)
+        cf_sb_addf(o, "%.0f %% of the median", 100 * v / s->median);
 }
 
 static void worst_table(struct ctx *c, size_t si)
@@ -247,7 +328,7 @@ static void worst_table(struct ctx *c, size_t si)
     size_t k = cf_pair_matrix_worst(m, si, worst, WORST_LISTED);
     struct strbuf *o = c->out;
     cf_sb_adds(o, "<table class=\"worst\"><tr><th>host</th><th>host</th><th>class</th><th>busbw GB/s</th>"
-                  "<th>of the median pair</th><th>spread</th></tr>\n");
+                  "<th>against</th><th>spread</th></tr>\n");
     for (size_t i = 0; i < k; i++) {
         const struct cf_pair_cell *cell = &s->cell[worst[i].a * m->nhosts + worst[i].b];
         cf_sb_adds(o, "<tr><td>");
@@ -256,8 +337,7 @@ static void worst_table(struct ctx *c, size_t si)
         cf_html_text(o, m->host[worst[i].b]);
         cf_sb_addf(o, "</td><td>%s</td><td class=\"num\">%.4g</td><td class=\"num\">",
                    cf_pair_class_name((enum cf_pair_class)cell->cls), cell->busbw);
-        if (s->median > 0)
-            cf_sb_addf(o, "%.0f %%", 100 * cell->busbw / s->median);
+        pct_cell(m, s, worst[i].a, worst[i].b, cell->busbw, o);
         cf_sb_adds(o, "</td><td class=\"num\">");
         if (cell->spread >= 0)
             cf_sb_addf(o, "%.0f %%", 100 * cell->spread);
@@ -439,19 +519,31 @@ struct block_cells {
     const struct blocks *bl;
 };
 
-static const struct cf_pair_cell *block_cell(void *arg, size_t i, size_t j)
+static const struct cf_pair_cell *block_cell(void *arg, size_t i, size_t j, double *capacity)
 {
+    (void)capacity; /* a block's pairs may run over paths of different capacity: against the median */
     const struct blocks *bl = ((struct block_cells *)arg)->bl;
     const struct cf_pair_cell *c = &bl->cell[i * bl->nb + j];
     return i == j && bl->start[i + 1] - bl->start[i] < 2 ? NULL : c;
 }
 
-/* one host's row of the drill-down: its median, slow and failed pairs, worst peer */
+static double median_of(double *v, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof *v, double_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* one host's row of the drill-down: its median, against the median pair and
+ * against its paths' capacity, its slow and failed pairs, its worst peer.
+ * tmp holds 2 x nhosts. */
 static void host_row(struct ctx *c, const struct cf_pair_size *s, size_t h, double *tmp)
 {
     const struct cf_pair_matrix *m = c->m;
     struct strbuf *o = c->out;
-    size_t n = m->nhosts, nv = 0, worst = n;
+    size_t n = m->nhosts, nv = 0, nr = 0, worst = n;
+    double *ratio = tmp + n;
     long slow = 0, failed = 0;
     for (size_t j = 0; j < n; j++) {
         const struct cf_pair_cell *x = &s->cell[h * n + j];
@@ -459,17 +551,16 @@ static void host_row(struct ctx *c, const struct cf_pair_size *s, size_t h, doub
             continue;
         slow += x->cls == CF_PAIR_SLOW;
         failed += x->cls == CF_PAIR_FAILED;
+        double cap = cf_pair_matrix_capacity(m, h, j, NULL);
         if (x->cls != CF_PAIR_FAILED)
             tmp[nv++] = x->busbw;
+        if (x->cls != CF_PAIR_FAILED && cap > 0)
+            ratio[nr++] = x->busbw / cap;
         if (worst == n || x->cls > s->cell[h * n + worst].cls ||
             (x->cls == s->cell[h * n + worst].cls && x->busbw < s->cell[h * n + worst].busbw))
             worst = j;
     }
-    double med = 0;
-    if (nv) {
-        qsort(tmp, nv, sizeof *tmp, double_cmp);
-        med = nv % 2 ? tmp[nv / 2] : (tmp[nv / 2 - 1] + tmp[nv / 2]) / 2;
-    }
+    double med = median_of(tmp, nv), med_ratio = median_of(ratio, nr);
     cf_sb_addf(o, "<tr%s data-host=\"", m->host_bad[h] ? " class=\"error\"" : "");
     cf_html_text(o, m->host[h]);
     cf_sb_adds(o, "\"><td>");
@@ -477,6 +568,9 @@ static void host_row(struct ctx *c, const struct cf_pair_size *s, size_t h, doub
     cf_sb_addf(o, "</td><td class=\"num\">%.4g</td><td class=\"num\">", med);
     if (s->median > 0)
         cf_sb_addf(o, "%.0f %%", 100 * med / s->median);
+    cf_sb_adds(o, "</td><td class=\"num\">");
+    if (nr)
+        cf_sb_addf(o, "%.0f %%", 100 * med_ratio);
     cf_sb_addf(o, "</td><td class=\"num\">%ld</td><td class=\"num\">%ld</td><td>", slow, failed);
     if (worst < n) {
         cf_html_text(o, m->host[worst]);
@@ -513,7 +607,7 @@ static void block_view(struct ctx *c)
     cf_sb_adds(o, "<h3>Worst pairs</h3>\n");
     worst_table(c, m->shown);
     cf_sb_adds(o, "<h3>Blocks and their hosts</h3>\n");
-    double *tmp = cf_xcalloc(m->nhosts + 1, sizeof *tmp);
+    double *tmp = cf_xcalloc(2 * m->nhosts + 1, sizeof *tmp);
     size_t drawn = 0;
     for (size_t b = 0; b < bl.nb; b++) {
         long slow = 0, failed = 0, bad = 0;
@@ -540,7 +634,7 @@ static void block_view(struct ctx *c)
             drawn++;
         }
         cf_sb_adds(o, "<table><tr><th>host</th><th>median busbw GB/s</th><th>of the median pair</th>"
-                      "<th>slow pairs</th><th>failed pairs</th><th>worst peer</th></tr>\n");
+                      "<th>of its paths' capacity (median)</th><th>slow pairs</th><th>failed pairs</th><th>worst peer</th></tr>\n");
         for (size_t i = bl.start[b]; i < bl.start[b + 1]; i++)
             host_row(c, s, bl.order[i], tmp);
         cf_sb_adds(o, "</table></details>\n");

@@ -7,6 +7,13 @@
 #include "survey/fabric_internal.h"
 #include "survey/survey_internal.h"
 
+void cf_fabric_probe_paths(struct cf_fabric *f)
+{
+    cf_fabric_probe_net(f);
+    cf_fabric_probe_ib("", f);
+    cf_fabric_probe_pci("", f);
+}
+
 void cf_probe_fabric(const struct cf_survey_opts *opts, struct cf_survey *s)
 {
     const char *root = opts->sysfs_root ? opts->sysfs_root : "";

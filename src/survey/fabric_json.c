@@ -11,7 +11,8 @@
 static const struct cf_jf if_fields[] = {
     F(struct cf_net_if, name, CF_JF_STR), F(struct cf_net_if, up, CF_JF_BOOL),
     F(struct cf_net_if, running, CF_JF_BOOL), F(struct cf_net_if, loopback, CF_JF_BOOL),
-    F(struct cf_net_if, addrs, CF_JF_STRVEC),
+    F(struct cf_net_if, addrs, CF_JF_STRVEC), F(struct cf_net_if, speed_mbps, CF_JF_INT),
+    F(struct cf_net_if, pci, CF_JF_STR),
 };
 static const struct cf_jf_table if_table = CF_JF_TABLE(struct cf_net_if, if_fields);
 

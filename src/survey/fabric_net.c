@@ -1,5 +1,7 @@
 /* Network interfaces as NCCL's findInterfaces sees them: getifaddrs, IPv4 and
- * IPv6 addresses only, with the flags it filters on. */
+ * IPv6 addresses only, with the flags it filters on; and each one's line rate and
+ * PCI function from /sys/class/net (of this network namespace: getifaddrs is live,
+ * so --sysfs-root does not apply). */
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -7,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/fs.h"
 #include "survey/fabric_internal.h"
 
 static int prefix_len(const struct sockaddr *mask)
@@ -65,4 +68,19 @@ void cf_fabric_probe_net(struct cf_fabric *f)
         cf_strvec_pushf(&x->addrs, "%s/%d", text, prefix_len(a->ifa_netmask));
     }
     freeifaddrs(all);
+    for (size_t i = 0; i < f->n_ifs; i++) {
+        struct cf_net_if *x = &f->ifs[i];
+        if (strchr(x->name, '/') || !strcmp(x->name, "..") || !strcmp(x->name, "."))
+            continue;
+        char *speed = cf_sysfs_line("/sys/class/net/%s/speed", x->name); /* EINVAL while down */
+        long mbps = speed ? strtol(speed, NULL, 10) : 0;
+        x->speed_mbps = mbps > 0 && mbps < 100000000 ? (int)mbps : 0;
+        free(speed);
+        char *dev = cf_asprintf("/sys/class/net/%s/device", x->name);
+        char *real = cf_realpath(dev);
+        if (real && cf_pci_is_bdf(cf_basename(real)))
+            x->pci = cf_strdup(cf_basename(real));
+        free(real);
+        free(dev);
+    }
 }

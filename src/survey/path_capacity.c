@@ -1,0 +1,83 @@
+/* The capacity of the path between two hosts, from the links of their ranks
+ * (cclforge/path_capacity.h). A busbw is one direction's bytes per second over
+ * the slowest hop, which is what each capacity here is. */
+#include <string.h>
+
+#include "cclforge/path_capacity.h"
+
+static const char *const limit_words[CF_LIMIT_COUNT] = { "line rate", "the NIC's PCIe link", "the GPU's PCIe link" };
+
+static int is_port(const struct cf_rank_link *l)
+{
+    return l->kind == CF_LINK_IB || l->kind == CF_LINK_ROCE;
+}
+
+/* the sum over a host's distinct IB/RoCE ports (its ranks may name one twice) */
+static double ports_sum(const struct cf_rank_link *l, size_t n, size_t *count, const struct cf_rank_link **slowest)
+{
+    double sum = 0;
+    *count = 0;
+    *slowest = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_port(&l[i]))
+            continue;
+        size_t j = 0;
+        while (j < i && !(is_port(&l[j]) && !strcmp(l[j].name, l[i].name)))
+            j++;
+        if (j < i)
+            continue;
+        sum += l[i].gbps;
+        (*count)++;
+        if (!*slowest || l[i].gbps < (*slowest)->gbps)
+            *slowest = &l[i];
+    }
+    return sum;
+}
+
+static int same_net(const struct cf_rank_link *x, const struct cf_rank_link *y)
+{
+    return x->kind == CF_LINK_ETH && y->kind == CF_LINK_ETH && x->v4mask && y->v4mask &&
+           (x->v4 & x->v4mask) == (y->v4 & x->v4mask) && (y->v4 & y->v4mask) == (x->v4 & y->v4mask);
+}
+
+static void link_words(const struct cf_rank_link *l, struct strbuf *w)
+{
+    cf_sb_addf(w, "%s %.4g Gb/s", l->name, l->line_gbit);
+    if (l->limit != CF_LIMIT_LINE && (unsigned)l->limit < CF_LIMIT_COUNT)
+        cf_sb_addf(w, " capped at %.3g GB/s by %s", l->gbps, limit_words[l->limit]);
+}
+
+double cf_path_capacity(const struct cf_rank_link *a, size_t na, const struct cf_rank_link *b, size_t nb,
+                        struct strbuf *words)
+{
+    size_t ca, cb;
+    const struct cf_rank_link *sa, *sb;
+    double pa = ports_sum(a, na, &ca, &sa), pb = ports_sum(b, nb, &cb, &sb);
+    if (pa > 0 && pb > 0) {
+        const struct cf_rank_link *lo = pa <= pb ? sa : sb;
+        if (words) {
+            cf_sb_addf(words, "IB/RoCE ports: %zu on one host (%.3g GB/s), %zu on the other (%.3g GB/s), the smaller; ",
+                       pa <= pb ? ca : cb, pa <= pb ? pa : pb, pa <= pb ? cb : ca, pa <= pb ? pb : pa);
+            link_words(lo, words);
+        }
+        return pa <= pb ? pa : pb;
+    }
+    const struct cf_rank_link *bx = NULL, *by = NULL;
+    double best = 0;
+    for (size_t i = 0; i < na; i++)
+        for (size_t j = 0; j < nb; j++) {
+            double c = a[i].gbps < b[j].gbps ? a[i].gbps : b[j].gbps;
+            if (same_net(&a[i], &b[j]) && c > best) {
+                best = c;
+                bx = &a[i];
+                by = &b[j];
+            }
+        }
+    if (best > 0 && words) {
+        link_words(bx, words);
+        cf_sb_adds(words, " \xe2\x86\x94 ");
+        link_words(by, words);
+        cf_sb_addf(words, " on the network of %s", bx->net);
+    }
+    return best;
+}

@@ -1,0 +1,139 @@
+/* Which links a rank's traffic to other hosts can leave by, from its host's
+ * fabric facts, each with its capacity (cclforge/path_capacity.h). NCCL's own
+ * choice is the model: IB/RoCE ports first, the ones nearest the GPU
+ * (graph/search.cc keeps the best path type), then sockets on interfaces that
+ * NCCL_SOCKET_IFNAME allows, never loopback or docker* unless named. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cclforge/ncclconf.h"
+#include "cclforge/path_capacity.h"
+
+/* nvidia-smi's classes, nearest first */
+static const char *const class_order[] = { "PIX", "PXB", "PHB", "NODE", "SYS" };
+
+static int class_rank(const char *cls)
+{
+    for (size_t i = 0; cls && i < sizeof class_order / sizeof class_order[0]; i++)
+        if (!strcmp(cls, class_order[i]))
+            return (int)i;
+    return (int)(sizeof class_order / sizeof class_order[0]);
+}
+
+static const struct cf_pci_dev *pci_dev(const struct cf_fabric *f, const char *bdf)
+{
+    for (size_t i = 0; bdf && i < f->n_pci; i++)
+        if (!strcasecmp(f->pci[i].bdf, bdf))
+            return &f->pci[i];
+    return NULL;
+}
+
+static double pci_gbps(const struct cf_fabric *f, const char *bdf)
+{
+    const struct cf_pci_dev *d = pci_dev(f, bdf);
+    return d ? cf_pcie_gbps(d->cur_speed, d->cur_width) : 0;
+}
+
+/* the class between the rank's GPU and a NIC; past the last class when unknown */
+static int nic_class(const struct cf_fabric *f, const char *gpu, const char *nic)
+{
+    for (size_t i = 0; gpu && nic && i < f->n_pairs; i++)
+        if (!strcasecmp(f->pairs[i].a, gpu) && !strcasecmp(f->pairs[i].b, nic))
+            return class_rank(f->pairs[i].cls);
+    return (int)(sizeof class_order / sizeof class_order[0]);
+}
+
+/* the link's capacity: the slowest of its line and the PCIe links on the way */
+static void cap(struct cf_rank_link *l, double line_gbps, double nic_pcie, double gpu_pcie)
+{
+    l->gbps = line_gbps;
+    l->limit = CF_LIMIT_LINE;
+    if (nic_pcie > 0 && nic_pcie < l->gbps) {
+        l->gbps = nic_pcie;
+        l->limit = CF_LIMIT_NIC_PCIE;
+    }
+    if (gpu_pcie > 0 && gpu_pcie < l->gbps) {
+        l->gbps = gpu_pcie;
+        l->limit = CF_LIMIT_GPU_PCIE;
+    }
+}
+
+static size_t pick_ib(const struct cf_fabric *f, const struct cf_link_use *use, double gpu_pcie,
+                      struct cf_rank_link *out, size_t max)
+{
+    struct cf_nccl_if_list hca;
+    cf_nccl_if_list_parse(use->ib_hca, CF_NCCL_IF_MAX, &hca);
+    int best = 1 << 20;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t n = 0;
+        for (size_t d = 0; d < f->n_ib; d++) {
+            const struct cf_ib_dev *dev = &f->ib[d];
+            int cls = use->gpu_bdf ? nic_class(f, use->gpu_bdf, dev->pci) : 0;
+            for (size_t p = 0; p < dev->n_ports; p++) {
+                const struct cf_ib_port *port = &dev->ports[p];
+                double g = cf_ib_rate_gbit(port->rate);
+                if (port->state != 4 || g <= 0 || !cf_nccl_if_list_match(&hca, dev->name, port->port))
+                    continue;
+                if (pass == 0) {
+                    best = cls < best ? cls : best;
+                    continue;
+                }
+                if (cls != best || n == max)
+                    continue;
+                struct cf_rank_link *l = &out[n];
+                memset(l, 0, sizeof *l);
+                if ((size_t)snprintf(l->name, sizeof l->name, "%s:%d", dev->name, port->port) >= sizeof l->name)
+                    continue;
+                l->kind = port->link_layer && !strcmp(port->link_layer, "Ethernet") ? CF_LINK_ROCE : CF_LINK_IB;
+                l->line_gbit = g;
+                cap(l, g / 8, pci_gbps(f, dev->pci), gpu_pcie);
+                n++;
+            }
+        }
+        if (pass == 1)
+            return n;
+    }
+    return 0;
+}
+
+/* the first IPv4 address of an interface */
+static int first_v4(const struct cf_net_if *x, struct cf_rank_link *l)
+{
+    for (size_t i = 0; i < x->addrs.n; i++)
+        if (cf_rank_link_set_net(l, x->addrs.v[i]))
+            return 1;
+    return 0;
+}
+
+static size_t pick_eth(const struct cf_fabric *f, const struct cf_link_use *use, double gpu_pcie,
+                       struct cf_rank_link *out, size_t max)
+{
+    struct cf_nccl_if_list allow;
+    const char *names = use->device_memory ? use->socket_ifname : NULL;
+    cf_nccl_if_list_parse(names ? names : "^docker,lo", CF_NCCL_IF_MAX, &allow);
+    size_t n = 0;
+    for (size_t i = 0; i < f->n_ifs && n < max; i++) {
+        const struct cf_net_if *x = &f->ifs[i];
+        struct cf_rank_link *l = &out[n];
+        memset(l, 0, sizeof *l);
+        if (!x->up || !x->running || (x->loopback && !names) || x->speed_mbps <= 0 ||
+            !cf_nccl_if_list_match(&allow, x->name, -1) || strlen(x->name) >= sizeof l->name || !first_v4(x, l))
+            continue;
+        snprintf(l->name, sizeof l->name, "%s", x->name);
+        l->kind = CF_LINK_ETH;
+        l->line_gbit = x->speed_mbps / 1000.0;
+        cap(l, l->line_gbit / 8, pci_gbps(f, x->pci), gpu_pcie);
+        n++;
+    }
+    return n;
+}
+
+size_t cf_rank_links_pick(const struct cf_fabric *f, const struct cf_link_use *use, struct cf_rank_link *out,
+                          size_t max)
+{
+    double gpu_pcie = use->device_memory ? pci_gbps(f, use->gpu_bdf) : 0;
+    size_t n = use->ib_disabled ? 0 : pick_ib(f, use, gpu_pcie, out, max);
+    return n + pick_eth(f, use, gpu_pcie, out + n, max - n);
+}

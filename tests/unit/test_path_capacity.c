@@ -1,0 +1,215 @@
+/* The capacity of a path between hosts: link rates as sysfs words them, which
+ * links a rank picks (a fabric shaped like tests/cli/doctor_report.sh's
+ * two-socket host: a GPU with a NIC under its own switch and others across the
+ * sockets), the forms links travel in, and a pair's capacity from two hosts'
+ * links. Figures are the PCIe and IB specifications' (PCIe 4.0 x16: 16 GT/s x
+ * 128/130 / 8 x 16 = 31.5 GB/s one way). */
+#include "testsupport.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/path_capacity.h"
+
+#define near(x, y) assert_true(fabs((x) - (y)) < 0.01)
+
+static void test_rates(void **state)
+{
+    (void)state;
+    near(cf_pcie_gbps("16.0 GT/s PCIe", 16), 31.51);
+    near(cf_pcie_gbps("8 GT/s", 8), 7.88); /* older kernels drop the ".0" and "PCIe" */
+    near(cf_pcie_gbps("2.5 GT/s PCIe", 1), 0.25);
+    near(cf_pcie_gbps("5.0 GT/s PCIe", 4), 2.0);
+    near(cf_pcie_gbps("32.0 GT/s PCIe", 16), 63.02);
+    near(cf_pcie_gbps("64.0 GT/s PCIe", 16), 121.0);
+    assert_true(cf_pcie_gbps("Unknown", 16) == 0);
+    assert_true(cf_pcie_gbps("16.0 GT/s PCIe", 0) == 0);
+    assert_true(cf_pcie_gbps("12.0 GT/s PCIe", 16) == 0); /* no such generation */
+    assert_true(cf_pcie_gbps(NULL, 16) == 0);
+    near(cf_ib_rate_gbit("400 Gb/sec (4X NDR)"), 400);
+    near(cf_ib_rate_gbit("200 Gb/sec (4X HDR)"), 200);
+    near(cf_ib_rate_gbit("40 Gb/sec (4X QDR)"), 32); /* 8b/10b */
+    near(cf_ib_rate_gbit("10 Gb/sec (4X SDR)"), 8);
+    near(cf_ib_rate_gbit("56 Gb/sec (4X FDR)"), 56);
+    assert_true(cf_ib_rate_gbit("fast") == 0);
+    assert_true(cf_ib_rate_gbit("-5 Gb/sec (4X HDR)") == 0);
+    assert_true(cf_ib_rate_gbit(NULL) == 0);
+}
+
+/* socket 0: GPU 03 and NIC mlx5_0 (05) under one switch (PIX); socket 1: mlx5_2 (85), SYS from the GPU */
+struct fx {
+    struct cf_fabric f;
+    struct cf_pci_dev pci[3];
+    struct cf_ib_dev ib[2];
+    struct cf_ib_port port[2];
+    struct cf_topo_pair pairs[2];
+    struct cf_net_if ifs[4];
+};
+
+static void fx_init(struct fx *x, const char *gpu_speed, int gpu_width)
+{
+    memset(x, 0, sizeof *x);
+    x->pci[0] = (struct cf_pci_dev){ .bdf = "0000:03:00.0", .role = "gpu", .cur_speed = (char *)gpu_speed,
+                                     .cur_width = gpu_width };
+    x->pci[1] = (struct cf_pci_dev){ .bdf = "0000:05:00.0", .role = "nic", .cur_speed = "32.0 GT/s PCIe",
+                                     .cur_width = 16 };
+    x->pci[2] = (struct cf_pci_dev){ .bdf = "0000:85:00.0", .role = "nic", .cur_speed = "8.0 GT/s PCIe",
+                                     .cur_width = 8 };
+    for (int i = 0; i < 2; i++)
+        x->port[i] = (struct cf_ib_port){ .port = 1, .state = 4, .rate = "400 Gb/sec (4X NDR)",
+                                          .link_layer = "InfiniBand" };
+    x->ib[0] = (struct cf_ib_dev){ .name = "mlx5_0", .pci = "0000:05:00.0", .ports = &x->port[0], .n_ports = 1 };
+    x->ib[1] = (struct cf_ib_dev){ .name = "mlx5_2", .pci = "0000:85:00.0", .ports = &x->port[1], .n_ports = 1 };
+    x->pairs[0] = (struct cf_topo_pair){ .a = "0000:03:00.0", .b = "0000:05:00.0", .kind = "gpu-nic", .cls = "PIX" };
+    x->pairs[1] = (struct cf_topo_pair){ .a = "0000:03:00.0", .b = "0000:85:00.0", .kind = "gpu-nic", .cls = "SYS" };
+    static char *lo_addr[] = { "127.0.0.1/8", NULL }, *e0_addr[] = { "fe80::1/64", "10.0.0.2/24", NULL },
+                *dk_addr[] = { "172.17.0.1/16", NULL }, *e1_addr[] = { "192.168.1.5/24", NULL };
+    x->ifs[0] = (struct cf_net_if){ .name = "lo", .up = 1, .running = 1, .loopback = 1,
+                                    .addrs = { lo_addr, 1, 0 }, .speed_mbps = 0 };
+    x->ifs[1] = (struct cf_net_if){ .name = "e0", .up = 1, .running = 1, .addrs = { e0_addr, 2, 0 },
+                                    .speed_mbps = 100000, .pci = "0000:85:00.0" };
+    x->ifs[2] = (struct cf_net_if){ .name = "docker0", .up = 1, .running = 1, .addrs = { dk_addr, 1, 0 },
+                                    .speed_mbps = 10000 };
+    x->ifs[3] = (struct cf_net_if){ .name = "e1", .up = 1, .running = 0, .addrs = { e1_addr, 1, 0 },
+                                    .speed_mbps = 1000 };
+    x->f = (struct cf_fabric){ .ifs = x->ifs, .n_ifs = 4, .ib = x->ib, .n_ib = 2, .pci = x->pci, .n_pci = 3,
+                               .pairs = x->pairs, .n_pairs = 2 };
+}
+
+static void test_pick(void **state)
+{
+    (void)state;
+    struct fx x;
+    struct cf_rank_link l[CF_RANK_LINKS_MAX];
+    fx_init(&x, "32.0 GT/s PCIe", 16);
+    /* the GPU's nearest port (PIX), not the one across the sockets; then e0 (not lo, docker0, a link not running) */
+    struct cf_link_use gpu = { .device_memory = 1, .gpu_bdf = "0000:03:00.0" };
+    size_t n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(n, 2);
+    assert_string_equal(l[0].name, "mlx5_0:1");
+    assert_int_equal(l[0].kind, CF_LINK_IB);
+    near(l[0].gbps, 50.0);
+    assert_int_equal(l[0].limit, CF_LIMIT_LINE);
+    assert_string_equal(l[1].name, "e0");
+    assert_string_equal(l[1].net, "10.0.0.2/24");
+    near(l[1].gbps, 7.88); /* 100 Gb/s behind a PCIe 3.0 x8 NIC */
+    assert_int_equal(l[1].limit, CF_LIMIT_NIC_PCIE);
+    /* the GPU's own link on the way: PCIe 4.0 x8 under a 400 Gb/s port */
+    fx_init(&x, "16.0 GT/s PCIe", 8);
+    n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
+    near(l[0].gbps, 15.75);
+    assert_int_equal(l[0].limit, CF_LIMIT_GPU_PCIE);
+    /* host memory: no GPU on the way, every active port */
+    struct cf_link_use host = { 0 };
+    n = cf_rank_links_pick(&x.f, &host, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(n, 3);
+    near(l[0].gbps, 50.0);
+    near(l[1].gbps, 7.88); /* mlx5_2 behind its PCIe 3.0 x8 */
+    /* NCCL_IB_HCA and NCCL_IB_DISABLE, NCCL_SOCKET_IFNAME */
+    struct cf_link_use hca = { .device_memory = 1, .gpu_bdf = "0000:03:00.0", .ib_hca = "=mlx5_2" };
+    n = cf_rank_links_pick(&x.f, &hca, l, CF_RANK_LINKS_MAX);
+    assert_string_equal(l[0].name, "mlx5_2:1");
+    struct cf_link_use sock = { .device_memory = 1, .ib_disabled = 1, .socket_ifname = "docker" };
+    n = cf_rank_links_pick(&x.f, &sock, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(n, 1);
+    assert_string_equal(l[0].name, "docker0");
+    /* a full table stops at max */
+    n = cf_rank_links_pick(&x.f, &host, l, 1);
+    assert_int_equal(n, 1);
+}
+
+static void test_forms(void **state)
+{
+    (void)state;
+    struct fx x;
+    struct cf_rank_link l[CF_RANK_LINKS_MAX], back[CF_RANK_LINKS_MAX];
+    fx_init(&x, "32.0 GT/s PCIe", 16);
+    struct cf_link_use host = { 0 };
+    size_t n = cf_rank_links_pick(&x.f, &host, l, CF_RANK_LINKS_MAX);
+    struct strbuf sb = STRBUF_INIT;
+    cf_rank_links_format(l, n, &sb);
+    assert_string_equal(cf_sb_str(&sb), "mlx5_0:1 ib 400 50 line -;mlx5_2:1 ib 400 7.87692 nic-pcie -;"
+                                        "e0 eth 100 7.87692 nic-pcie 10.0.0.2/24");
+    assert_int_equal(cf_rank_links_parse(cf_sb_str(&sb), back, CF_RANK_LINKS_MAX), n);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(back[i].name, l[i].name);
+        assert_int_equal(back[i].kind, l[i].kind);
+        near(back[i].gbps, l[i].gbps);
+        assert_int_equal(back[i].v4, l[i].v4);
+    }
+    cJSON *j = cf_rank_links_to_json(l, n);
+    assert_int_equal(cf_rank_links_from_json(j, back, CF_RANK_LINKS_MAX), n);
+    assert_int_equal(back[2].v4mask, 0xffffff00u);
+    cJSON_Delete(j);
+    cf_sb_release(&sb);
+    /* malformed entries are dropped, whole ones kept; never more than max */
+    static const char *const bad[] = { "", ";;;", "x eth 1 1 line", "x eth 1 1 line 10.0.0.1", "x wifi 1 1 line -",
+                                       "x ib 1 -1 line -", "x ib 1 nan line -", "x ib 1 1 fast -",
+                                       "x eth 1 1 line 10.0.0.1/33", "x ib 1 1 line 10.0.0.1/8",
+                                       "x ib 1 1 line - extra" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(cf_rank_links_parse(bad[i], back, CF_RANK_LINKS_MAX), 0);
+    assert_int_equal(cf_rank_links_parse("a ib 1 1 line -;junk;b ib 2 2 line -", back, CF_RANK_LINKS_MAX), 2);
+    assert_int_equal(cf_rank_links_parse("a ib 1 1 line -;b ib 2 2 line -", back, 1), 1);
+    cJSON *odd = cJSON_Parse("[1, {\"name\":\"a\"}, {\"name\":\"b\",\"kind\":\"ib\",\"line_gbit\":200,"
+                             "\"capacity_gbps\":25,\"limit\":\"line\"}, {\"name\":3}]");
+    assert_int_equal(cf_rank_links_from_json(odd, back, CF_RANK_LINKS_MAX), 1);
+    assert_string_equal(back[0].name, "b");
+    cJSON_Delete(odd);
+    /* a name the line form cannot carry is left out of it */
+    struct cf_rank_link sp = l[0];
+    snprintf(sp.name, sizeof sp.name, "a b");
+    cf_sb_reset(&sb);
+    cf_rank_links_format(&sp, 1, &sb);
+    assert_string_equal(cf_sb_str(&sb), "");
+    cf_sb_release(&sb);
+}
+
+static size_t parse(const char *text, struct cf_rank_link *l)
+{
+    return cf_rank_links_parse(text, l, CF_RANK_LINKS_MAX);
+}
+
+static void test_pair(void **state)
+{
+    (void)state;
+    struct cf_rank_link a[CF_RANK_LINKS_MAX], b[CF_RANK_LINKS_MAX];
+    struct strbuf w = STRBUF_INIT;
+    /* one network: its slower end */
+    size_t na = parse("e0 eth 10 1.25 line 10.0.0.1/24", a), nb = parse("e0 eth 1 0.125 line 10.0.0.2/24", b);
+    near(cf_path_capacity(a, na, b, nb, &w), 0.125);
+    assert_non_null(strstr(cf_sb_str(&w), "10.0.0.1/24"));
+    /* no shared network: unknown */
+    nb = parse("e0 eth 10 1.25 line 10.0.1.2/24", b);
+    assert_true(cf_path_capacity(a, na, b, nb, NULL) == 0);
+    /* two shared networks: the fastest pair */
+    na = parse("m0 eth 1 0.125 line 192.168.0.1/24;d0 eth 100 12.5 line 10.1.0.1/16", a);
+    nb = parse("m0 eth 1 0.125 line 192.168.0.2/24;d0 eth 100 12.5 line 10.1.7.9/16", b);
+    near(cf_path_capacity(a, na, b, nb, NULL), 12.5);
+    /* IB on both: the smaller host's sum over its distinct ports (a port named by two ranks counts once) */
+    na = parse("mlx5_0:1 ib 400 50 line -;mlx5_1:1 ib 400 50 line -;mlx5_0:1 ib 400 50 line -", a);
+    nb = parse("mlx5_0:1 ib 400 50 line -;e0 eth 100 12.5 line 10.0.0.2/24", b);
+    cf_sb_reset(&w);
+    near(cf_path_capacity(a, na, b, nb, &w), 50);
+    assert_non_null(strstr(cf_sb_str(&w), "IB/RoCE ports: 1 on one host"));
+    /* IB on one end only: the interfaces decide */
+    na = parse("mlx5_0:1 ib 400 50 line -;e0 eth 100 12.5 line 10.0.0.1/24", a);
+    nb = parse("e0 eth 25 3.125 line 10.0.0.2/24", b);
+    near(cf_path_capacity(a, na, b, nb, NULL), 3.125);
+    /* nothing known */
+    assert_true(cf_path_capacity(a, 0, b, nb, NULL) == 0);
+    cf_sb_release(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rates),
+        cmocka_unit_test(test_pick),
+        cmocka_unit_test(test_forms),
+        cmocka_unit_test(test_pair),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
