@@ -543,7 +543,8 @@ static void load_links(const struct build *b, struct cf_pair_matrix *m, const si
     m->capacity = cf_xcalloc(n * n + 1, sizeof *m->capacity);
     for (size_t x = 0; x < n; x++)
         for (size_t y = x + 1; y < n; y++)
-            m->capacity[x * n + y] = m->capacity[y * n + x] = (float)cf_pair_matrix_capacity(m, x, y, NULL);
+            m->capacity[x * n + y] = m->capacity[y * n + x] =
+                (float)cf_path_capacity(m->links[x], m->nlinks[x], m->links[y], m->nlinks[y], NULL);
 }
 
 double cf_pair_matrix_capacity(const struct cf_pair_matrix *m, size_t a, size_t b, struct strbuf *words)

@@ -1,6 +1,7 @@
 /* The capacity of the path between two hosts, from the links of their ranks
  * (cclforge/path_capacity.h). A busbw is one direction's bytes per second over
  * the slowest hop, which is what each capacity here is. */
+#include <arpa/inet.h>
 #include <string.h>
 
 #include "cclforge/path_capacity.h"
@@ -77,7 +78,10 @@ double cf_path_capacity(const struct cf_rank_link *a, size_t na, const struct cf
         link_words(bx, words);
         cf_sb_adds(words, " \xe2\x86\x94 ");
         link_words(by, words);
-        cf_sb_addf(words, " on the network of %s", bx->net);
+        struct in_addr net = { htonl(bx->v4 & bx->v4mask) };
+        char text[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &net, text, sizeof text);
+        cf_sb_addf(words, " on the network %s/%d both hosts share", text, __builtin_popcount(bx->v4mask));
     }
     return best;
 }

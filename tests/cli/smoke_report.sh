@@ -64,6 +64,7 @@ expect_out "^exclude: (cfsr-h3|cfsr-h\\[[0-9,-]*3\\])$" "the slowed host in the 
 expect_out "^# pairs: (all_reduce 4096 B|every test), busbw against the median pair" "the matrix is printed"
 expect_out "^#  cfsr-h3 +[s\\\\]{4}$" "the slowed host's row: slow with every peer"
 expect_out "^#  cfsr-h0 +s[.s~\\\\]{3}$" "a good host's row: slow with cfsr-h3 (listed before it; its other pairs may be noisy on a busy machine)"
+expect_out "^# against the path's capacity \\([36] pairs\\): lowest (cfsr-h3 \\+ cfsr-h[0-2]|cfsr-h[0-2] \\+ cfsr-h3), 0 % of 1.25 GB/s$" "the pair furthest below its path's capacity: the slowed host's"
 expect_out "^# the full report: $T_TMP/run.html$" "and says where the full report is"
 [ -s "$T_TMP/run.html" ] && ok "--report wrote the file" || bad "no report file"
 decided on_host 0 env COLUMNS=20 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --json
@@ -115,7 +116,19 @@ else
     bad "the picture does not show the slowed host's row and column"
 fi
 grep -Eq 'id="exclude">(cfsr-h3|cfsr-h\[[0-9,-]*3\])<' "$T_TMP/run.html" && ok "the page gives the hostlist to exclude" || bad "no exclude hostlist on the page"
-grep -q 'against the median pair, no path capacity known' "$T_TMP/run.html" && ok "the page states its reference" || bad "no reference stated"
+# "is this normal?": each rank recorded its link as its namespace's sysfs gives it
+# (a veth reports 10000 Mb/s), and each pair is against its path's capacity
+OUT=$(cat "$T_TMP/run.json")
+expect_json "all([(l['name'], l['kind'], l['line_gbit'], l['capacity_gbps'], l['limit'], l['net']) for l in r['links']] == [('e0', 'eth', 10, 1.25, 'line', '10.43.0.%d/24' % (int(r['hostname'][-1]) + 1))] for r in d['ranks'])" \
+    "JSON: every rank's link is its host's e0, 10 Gb/s as sysfs reads it, on its own address"
+OUT=$(cat "$T_TMP/cells.json")
+expect_json "all(c['capacity'] == '1.25' and abs(float(c['of-capacity']) - float(c['busbw']) / 1.25) < 0.01 * float(c['of-capacity']) + 1e-5 for c in d['cells'])" \
+    "every cell carries its path's capacity (1.25 GB/s) and its busbw's share of it"
+expect_json "all(float(c['of-capacity']) < 0.01 for c in d['cells'] if 'cfsr-h3' in (c['host-a'], c['host-b']))" \
+    "the slowed host's pairs run at under 1 % of their path's capacity (8 Mbit/s of 10 Gb/s)"
+grep -q 'Capacities: 1.25 GB/s (6 pairs)\. For example, [^:]*: e0 10 Gb/s ↔ e0 10 Gb/s on the network 10.43.0.0/24 both hosts share' "$T_TMP/run.html" \
+    && ok "the page states its reference: the path's capacity, and what it rests on" || bad "no capacity reference stated"
+grep -q 'no path capacity is known' "$T_TMP/run.html" && bad "the page says no capacity is known" || ok "and no size falls back to the median pair"
 
 # the same report remade from the saved JSON; its cost (less a process's start,
 # which a run that writes --report does not pay again) against the run's time
@@ -133,6 +146,13 @@ run "$CCLFORGE" report -o "$T_TMP/old.html" "$T_TMP/old.json"
 expect_rc 0 "a document without \"bad_hosts\" still makes a report"
 grep -q 'this document predates <code>bad_hosts</code>' "$T_TMP/old.html" && ok "which says it names no host, and why" || bad "no note on the older document"
 grep -q 'id="exclude"' "$T_TMP/old.html" && bad "an older document's report gives a hostlist" || ok "and gives no hostlist"
+# a document without links (written before smoke recorded them): against the median pair, said so
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [r.pop("links") for r in d["ranks"]]; json.dump(d, open(sys.argv[2], "w"))' "$T_TMP/run.json" "$T_TMP/nolinks.json"
+run "$CCLFORGE" report -o "$T_TMP/nolinks.html" "$T_TMP/nolinks.json"
+expect_rc 0 "a document without links makes a report"
+grep -q "percentage of the median pair ([0-9.e-]* GB/s at [^)]*): no path capacity is known" "$T_TMP/nolinks.html" \
+    && ok "which measures each pair against the median pair, and says why" || bad "no median-pair reference for a document without links"
+grep -q 'data-capacity' "$T_TMP/nolinks.html" && bad "a capacity appeared from nowhere" || ok "and gives no cell a capacity"
 # what the report costs the run, for the log: timings are bench/reports.sh's
 # to measure (docs/bench.md), a busy test machine's are no verdict
 python3 - "$t0" "$t1" "$b0" "$r0" "$r1" <<'EOF2'
@@ -143,7 +163,7 @@ print("# run %.1f s, report %.3f s less %.3f s of start (%.2f %%)" % (t1 - t0, r
 EOF2
 
 # 1,024 hosts from data: an overview by rack, worst pairs, a drill-down; small and quick
-python3 "$SUP/smoke_doc.py" 1024 --names rack --slow 100 --failed 700 >"$T_TMP/big.json"
+python3 "$SUP/smoke_doc.py" 1024 --names rack --slow 100 --failed 700 --links 100 >"$T_TMP/big.json"
 run "$CCLFORGE" report -o "$T_TMP/big.html" "$T_TMP/big.json"
 expect_rc 0 "a report of 1,024 hosts (523,776 pairs)"
 size=$(stat -c %s "$T_TMP/big.html")
@@ -151,6 +171,7 @@ size=$(stat -c %s "$T_TMP/big.html")
 grep -q 'id="exclude">rack04-node05,rack22-node29<' "$T_TMP/big.html" && ok "both bad hosts, as a hostlist" || bad "1,024 hosts: wrong exclude"
 grep -q 'Overview: 1024 hosts in 32 blocks, by the prefix' "$T_TMP/big.html" && ok "the overview is by rack" || bad "no overview by rack"
 grep -q '<details open><summary>rack22-node\[01-32\]' "$T_TMP/big.html" && ok "the bad host's rack opens its drill-down" || bad "no drill-down"
+grep -q 'Capacities: 12.5 GB/s (523776 pairs)' "$T_TMP/big.html" && ok "every pair against its path's capacity (a 100 Gb/s port on each host)" || bad "1,024 hosts: no capacity reference"
 browse "$T_TMP/big.html" --dump-dom >"$T_TMP/big.dom" 2>"$T_TMP/big.log" && ok "Chromium loads the 1,024-host page" || bad "Chromium failed on the 1,024-host page"
 echo "# loaded and laid out in $(python3 "$SUP/report_page.py" cells "$T_TMP/big.dom" | python3 -c 'import json,sys; print(json.load(sys.stdin)["load_ms"])') ms (bench/reports.sh measures it)"
 [ -z "${CCLFORGE_DOCS_SHOTS:-}" ] || browse "$T_TMP/big.html" --screenshot="$T_TMP/big.png" --window-size=1100,1300 >/dev/null 2>&1

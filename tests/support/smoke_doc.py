@@ -3,7 +3,8 @@
 cclforge.smoke/2): every host pair once, one host slow (its pairs at 1/200 of
 the others' busbw, judged bad) and optionally one failing; names from a pattern.
 Usage: smoke_doc.py NHOSTS [--slow I] [--failed I] [--names rack|plain|hostile]
-       [--sizes B,B,...] [--inconclusive WHY] [--spread X] > doc.json"""
+       [--sizes B,B,...] [--inconclusive WHY] [--spread X] [--links GBIT] > doc.json
+--links: each rank records one IB port of GBIT Gb/s (ranks[].links)"""
 import argparse, json, random, sys
 
 p = argparse.ArgumentParser()
@@ -14,6 +15,7 @@ p.add_argument("--names", default="plain")
 p.add_argument("--sizes", default="1048576")
 p.add_argument("--inconclusive", default=None)
 p.add_argument("--spread", type=float, default=None)
+p.add_argument("--links", type=float, default=None)
 a = p.parse_args()
 
 def name(i):
@@ -53,6 +55,10 @@ head = {"schema": "cclforge.smoke/2", "role": "supervisor", "backend": "mpi", "l
         "nranks": a.n, "lib_version": "Open MPI v4.1.4", "ok": bad_pairs == 0,
         "verdict": "pairwise: synthetic", "passed": len(rows), "failed": 0, "transports": [],
         "ranks": [{"rank": i, "hostname": h, "device": "host memory", "pid": 1000 + i} for i, h in enumerate(hosts)]}
+if a.links:
+    for r in head["ranks"]:
+        r["links"] = [{"name": "mlx5_0:1", "kind": "ib", "line_gbit": a.links, "capacity_gbps": a.links / 8,
+                       "limit": "line"}]
 # what the run's search names: the slow and the failing host (nobody when it cannot tell)
 head["bad_hosts"] = [] if a.inconclusive else [hosts[i] for i in (a.slow, a.failed) if 0 <= i < a.n]
 if a.inconclusive:

@@ -180,7 +180,7 @@ static void test_pair(void **state)
     /* one network: its slower end */
     size_t na = parse("e0 eth 10 1.25 line 10.0.0.1/24", a), nb = parse("e0 eth 1 0.125 line 10.0.0.2/24", b);
     near(cf_path_capacity(a, na, b, nb, &w), 0.125);
-    assert_non_null(strstr(cf_sb_str(&w), "10.0.0.1/24"));
+    assert_non_null(strstr(cf_sb_str(&w), "on the network 10.0.0.0/24"));
     /* no shared network: unknown */
     nb = parse("e0 eth 10 1.25 line 10.0.1.2/24", b);
     assert_true(cf_path_capacity(a, na, b, nb, NULL) == 0);

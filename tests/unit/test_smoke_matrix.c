@@ -214,6 +214,43 @@ static void test_bad_hosts_from_the_run(void **state)
     cJSON_Delete(doc);
 }
 
+/* each pair against its path: the links of its hosts' ranks ("ranks[].links") */
+static void test_capacity(void **state)
+{
+    (void)state;
+    const char *names[] = { "a", "b", "c", "d", "e" };
+    cJSON *doc = pairwise_doc(names, 5, 0, 0, 1);
+    static const char *const links[] = {
+        "[{\"name\":\"e0\",\"kind\":\"eth\",\"line_gbit\":10,\"capacity_gbps\":1.25,\"limit\":\"line\",\"net\":\"10.0.0.1/24\"}]",
+        "[{\"name\":\"e0\",\"kind\":\"eth\",\"line_gbit\":10,\"capacity_gbps\":1.25,\"limit\":\"line\",\"net\":\"10.0.0.2/24\"}]",
+        "[{\"name\":\"e0\",\"kind\":\"eth\",\"line_gbit\":10,\"capacity_gbps\":1.25,\"limit\":\"line\",\"net\":\"10.0.0.3/24\"}]",
+        "[{\"name\":\"e1\",\"kind\":\"eth\",\"line_gbit\":1,\"capacity_gbps\":0.125,\"limit\":\"line\",\"net\":\"10.0.0.4/24\"}]",
+        NULL, /* e recorded none: its pairs are against the median */
+    };
+    cJSON *ranks = cJSON_GetObjectItem(doc, "ranks");
+    for (int i = 0; i < 5; i++)
+        if (links[i])
+            cJSON_AddItemToObject(cJSON_GetArrayItem(ranks, i), "links", cJSON_Parse(links[i]));
+    struct cf_pair_matrix m;
+    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    size_t a = ix_of(&m, "a"), b = ix_of(&m, "b"), d = ix_of(&m, "d"), e = ix_of(&m, "e");
+    assert_true(fabs(cf_pair_matrix_capacity(&m, a, b, NULL) - 1.25) < 1e-6);
+    assert_true(fabs(cf_pair_matrix_capacity(&m, d, a, NULL) - 0.125) < 1e-6); /* the slower end */
+    assert_true(cf_pair_matrix_capacity(&m, a, e, NULL) == 0);
+    struct strbuf w = STRBUF_INIT;
+    cf_pair_matrix_capacity(&m, a, b, &w);
+    assert_string_equal(cf_sb_str(&w), "e0 10 Gb/s \xe2\x86\x94 e0 10 Gb/s on the network 10.0.0.0/24 both hosts share");
+    cf_sb_release(&w);
+    struct strbuf html = STRBUF_INIT;
+    cf_smoke_report_html(doc, &m, "{}", &html);
+    assert_non_null(strstr(cf_sb_str(&html), "Capacities: 1.25 GB/s (3 pairs), 0.125 GB/s (3 pairs)."));
+    assert_non_null(strstr(cf_sb_str(&html), "The 4 pairs whose capacity is unknown are given against the median pair"));
+    assert_non_null(strstr(cf_sb_str(&html), "data-capacity=\"0.125\""));
+    cf_sb_release(&html);
+    cf_pair_matrix_release(&m);
+    cJSON_Delete(doc);
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -253,7 +290,7 @@ int main(void)
         cmocka_unit_test(test_missing_rows),           cmocka_unit_test(test_inconclusive_names_nobody),
         cmocka_unit_test(test_names_with_plus),        cmocka_unit_test(test_intra_bad_host),
         cmocka_unit_test(test_bad_hosts_from_the_run),
-        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_capacity),               cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
