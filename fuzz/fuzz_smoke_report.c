@@ -1,6 +1,7 @@
 /* libFuzzer target for the smoke report's readers of untrusted input: a saved
  * smoke JSON document through cf_pair_matrix_build and cf_smoke_report_html, and
- * host names through cf_hostlist_compress. Properties: no crash, no leak; a
+ * host names through cf_hostlist_compress, and a rank's links in the line form
+ * ranks exchange (cf_rank_links_parse; what parses formats back the same). Properties: no crash, no leak; a
  * model's indexes stay inside it; the hostlist of any non-empty names is not empty. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/hostlist.h"
+#include "cclforge/path_capacity.h"
 #include "cclforge/smoke_matrix.h"
 #include "cclforge/strbuf.h"
 
@@ -33,6 +35,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         cJSON_Delete(doc);
     }
+    struct cf_rank_link links[CF_RANK_LINKS_MAX], again[CF_RANK_LINKS_MAX];
+    size_t nl = cf_rank_links_parse(in, links, CF_RANK_LINKS_MAX);
+    struct strbuf line = STRBUF_INIT;
+    cf_rank_links_format(links, nl, &line);
+    if (cf_rank_links_parse(cf_sb_str(&line), again, CF_RANK_LINKS_MAX) != nl)
+        abort();
+    if (nl && cf_path_capacity(links, nl, again, nl, NULL) < 0)
+        abort();
+    cf_sb_release(&line);
     struct strvec names = STRVEC_INIT;
     cf_strvec_split(&names, in, ",\n", 0);
     char *list = cf_hostlist_compress((const char *const *)names.v, names.n);
