@@ -23,7 +23,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bench_header "HTML reports at 1,024 hosts"
 
-python3 tests/support/smoke_doc.py 1024 --names rack --slow 100 --failed 700 >"$tmp/smoke.json"
+python3 tests/support/smoke_doc.py 1024 --names rack --slow 100 --failed 700 --links 100 >"$tmp/smoke.json"
 "$CCLFORGE" doctor --json >"$tmp/host.json" 2>/dev/null
 python3 - "$tmp/host.json" "$tmp/hosts" <<'PY'
 import json, os, sys
