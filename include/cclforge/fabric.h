@@ -86,6 +86,8 @@ struct cf_nvml_gpu {
     int index;
     char *name, *uuid, *bdf;
     int nvlinks_active, nvlinks_inactive; /* links NVML reports (enabled / disabled) */
+    int nvlink_version;                   /* nvmlNvlinkVersion_t of its first active link (6: NVLink 4.0);
+                                           * 0 unknown */
     int ecc_enabled;                      /* -1 unknown */
     long long ecc_uncorrected_volatile, ecc_uncorrected_aggregate, ecc_corrected_volatile;
     long long retired_sbe, retired_dbe;   /* retired pages (pre-Ampere) */
@@ -103,6 +105,7 @@ struct cf_kfd_gpu {
     int node;           /* KFD node id (/sys/class/kfd/kfd/topology/nodes/N) */
     char *name;         /* the node's name file ("gfx942"); NULL */
     char *hive_id;      /* XGMI hive, the decimal 64-bit id KFD prints; NULL: in none */
+    char *bdf;          /* its PCI function from the node's domain and location_id; NULL unknown */
 };
 
 /* A link between two GPU nodes, as KFD lists it: io_links holds the direct links
@@ -114,6 +117,7 @@ struct cf_kfd_link {
     char *type;         /* "XGMI", "PCIe" (kfd_sysfs.h IOLINK types 11, 2), "type N" */
     int weight;         /* KFD's weight: lower is nearer */
     char *table;        /* "io_links" or "p2p_links" */
+    int max_bandwidth;  /* MB/s one way, as KFD gives it (XGMI: the links between the two GPUs); 0 unknown */
 };
 
 struct cf_fabric_limits {
@@ -164,11 +168,11 @@ int cf_pci_is_bdf(const char *s);
  * unprivileged read returns 64 bytes). Bounded: never reads past len, stops on loops. */
 int cf_pci_acs_ctrl(const unsigned char *cfg, size_t len, unsigned *ctrl);
 
-/* What the paths out of this host are made of: interfaces, IB/RoCE ports and the
- * PCI tree (GPUs, NICs, their classes), without NVML, limits or KFD; what a smoke
- * rank records of its links (cclforge/path_capacity.h). Release with
- * cf_fabric_release, then free. */
-void cf_fabric_probe_paths(struct cf_fabric *f);
+/* What the paths out of this host, and between its GPUs, are made of: interfaces,
+ * IB/RoCE ports and the PCI tree (GPUs, NICs, their classes); with gpu_links also
+ * NVML's NVLinks and KFD's XGMI links. No limits. What a smoke rank records of its
+ * links (cclforge/path_capacity.h). Release with cf_fabric_release. */
+void cf_fabric_probe_paths(struct cf_fabric *f, int gpu_links);
 
 /* JSON of the "fabric" section (a cJSON object, typed void *). */
 void *cf_fabric_to_json(const struct cf_fabric *f);

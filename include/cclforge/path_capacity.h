@@ -1,10 +1,11 @@
-/* The capacity of the path between two hosts, from their own fabric facts: the
- * links each rank's traffic to other hosts can leave by (an InfiniBand/RoCE port
- * near its GPU, or an interface with an address), each capped by the slowest of
- * its line rate and the PCIe links on the way (the NIC's; the GPU's when the data
- * lives in device memory). smoke records each rank's links in its document
- * ("ranks[].links"); a report compares each pair's busbw with the capacity of
- * the path between its two hosts (docs/smoke.md, "Is this normal?"). */
+/* The capacity of the path between two hosts, and between the GPUs of one, from
+ * their own fabric facts: the links each rank's traffic to other hosts can leave
+ * by (an InfiniBand/RoCE port near its GPU, or an interface with an address), each
+ * capped by the slowest of its line rate and the PCIe links on the way (the NIC's;
+ * the GPU's when the data lives in device memory), and its GPU's link to the
+ * host's other GPUs (NVLink, XGMI, else its PCIe link). smoke records each rank's
+ * links in its document ("ranks[].links"); a report compares each pair's or
+ * group's busbw with the capacity of its path (docs/smoke.md, "Is this normal?"). */
 #ifndef CCLFORGE_PATH_CAPACITY_H
 #define CCLFORGE_PATH_CAPACITY_H
 
@@ -20,12 +21,13 @@
 extern "C" {
 #endif
 
-enum cf_link_kind { CF_LINK_ETH, CF_LINK_IB, CF_LINK_ROCE, CF_LINK_KIND_COUNT };
+/* to other hosts: ETH, IB, ROCE; to the host's other GPUs: NVLINK, XGMI, PCIE */
+enum cf_link_kind { CF_LINK_ETH, CF_LINK_IB, CF_LINK_ROCE, CF_LINK_NVLINK, CF_LINK_XGMI, CF_LINK_PCIE, CF_LINK_KIND_COUNT };
 /* what sets a link's capacity: its line rate, the NIC's PCIe link, the GPU's */
 enum cf_link_limit { CF_LIMIT_LINE, CF_LIMIT_NIC_PCIE, CF_LIMIT_GPU_PCIE, CF_LIMIT_COUNT };
 
 struct cf_rank_link {
-    char name[32];       /* "eth0", "mlx5_0:1" */
+    char name[32];       /* "eth0", "mlx5_0:1"; a GPU link: the GPU's PCI function ("0000:03:00.0") */
     enum cf_link_kind kind;
     double line_gbit;    /* the line rate, Gb/s (IB: the data rate, 8b/10b taken off SDR to QDR) */
     double gbps;         /* capacity one way, GB/s (10^9 bytes), the busbw unit; > 0 */
@@ -36,7 +38,7 @@ struct cf_rank_link {
 
 #define CF_RANK_LINKS_MAX 8
 
-/* "eth", "ib", "roce" / "line", "nic-pcie", "gpu-pcie" */
+/* "eth", "ib", "roce", "nvlink", "xgmi", "pcie" / "line", "nic-pcie", "gpu-pcie" */
 const char *cf_link_kind_name(enum cf_link_kind k);
 const char *cf_link_limit_name(enum cf_link_limit l);
 
@@ -56,11 +58,13 @@ struct cf_link_use {
     int ib_disabled;          /* NCCL_IB_DISABLE=1 */
 };
 
-/* This rank's links, from its host's fabric (cf_fabric_probe_paths): the active
- * IB/RoCE ports nearest its GPU (every active port when the GPU is unknown), as
- * NCCL_IB_HCA allows; then the interfaces that are up and running with an IPv4
- * address, not loopback, not docker*, as NCCL_SOCKET_IFNAME allows, with a known
- * line rate. Returns how many (at most max). */
+/* This rank's links, from its host's fabric (cf_fabric_probe_paths): with device
+ * memory and a known GPU, first its link to the host's other GPUs (its active
+ * NVLinks times their rate, else its XGMI links' bandwidth summed, else its PCIe
+ * link); the active IB/RoCE ports nearest its GPU (every active port when the GPU
+ * is unknown), as NCCL_IB_HCA allows; then the interfaces that are up and running
+ * with an IPv4 address, not loopback, not docker*, as NCCL_SOCKET_IFNAME allows,
+ * with a known line rate. Returns how many (at most max). */
 size_t cf_rank_links_pick(const struct cf_fabric *f, const struct cf_link_use *use, struct cf_rank_link *out,
                           size_t max);
 
@@ -77,6 +81,14 @@ size_t cf_rank_links_parse(const char *text, struct cf_rank_link *out, size_t ma
  * capacity_gbps, limit, net}, and back (entries of a wrong shape skipped). */
 cJSON *cf_rank_links_to_json(const struct cf_rank_link *l, size_t n);
 size_t cf_rank_links_from_json(const cJSON *arr, struct cf_rank_link *out, size_t max);
+
+/* One direction of an NVLink of an nvmlNvlinkVersion_t (1: 1.0 ... 7: 5.0), GB/s;
+ * 0 unknown. */
+double cf_nvlink_gbps(int version);
+
+/* The capacity of the GPUs' own links within one host, GB/s: the slowest of the
+ * GPU links (NVLink, XGMI, PCIe) among l; 0 when none. words as below. */
+double cf_gpu_capacity(const struct cf_rank_link *l, size_t n, struct strbuf *words);
 
 /* The capacity of the path between hosts A and B, GB/s, from the links of each
  * one's ranks: when both have IB/RoCE ports, the smaller of their sums (NCCL

@@ -61,6 +61,12 @@ struct cf_pair_matrix {
     size_t *nlinks;
     float *capacity;            /* nhosts x nhosts by display index: the path's capacity, GB/s (0 unknown);
                                  * NULL when no rank recorded a link */
+    size_t ngroups;             /* the document's "groups", in its order */
+    float *group_capacity;      /* by that order: the capacity of the group's path, GB/s (0 unknown): within
+                                 * one host its GPUs' slowest link, across hosts the smallest capacity
+                                 * between two of them; NULL when no rank recorded a link */
+    char *group_example;        /* what the first group with a capacity rests on, in words; NULL none */
+    size_t group_example_ix;
 };
 
 /* The capacity of the path between display hosts a and b, GB/s (0 unknown), and

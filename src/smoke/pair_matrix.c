@@ -538,13 +538,66 @@ static void load_links(const struct build *b, struct cf_pair_matrix *m, const si
         }
         any = 1;
     }
-    if (!any || !m->pairwise)
+    if (!any) { /* nothing recorded: no capacity anywhere */
+        free(m->links);
+        free(m->nlinks);
+        m->links = NULL;
+        m->nlinks = NULL;
+        return;
+    }
+    if (!m->pairwise)
         return;
     m->capacity = cf_xcalloc(n * n + 1, sizeof *m->capacity);
     for (size_t x = 0; x < n; x++)
         for (size_t y = x + 1; y < n; y++)
             m->capacity[x * n + y] = m->capacity[y * n + x] =
                 (float)cf_path_capacity(m->links[x], m->nlinks[x], m->links[y], m->nlinks[y], NULL);
+}
+
+/* Each group's capacity from its hosts (a group whose hosts are not all known from
+ * its rows has none); the words of the first one that has one. */
+static void group_capacities(const struct build *b, struct cf_pair_matrix *m, const size_t *disp)
+{
+    m->ngroups = b->ngroups;
+    if (!m->links || !b->ngroups)
+        return;
+    m->group_capacity = cf_xcalloc(b->ngroups + 1, sizeof *m->group_capacity);
+    for (size_t i = 0; i < b->ngroups; i++) {
+        const struct group *g = &b->groups[i];
+        double cap = 0;
+        struct strbuf w = STRBUF_INIT;
+        struct strbuf *words = m->group_example ? NULL : &w;
+        if (g->nmembers == 1 && g->nhosts <= 1) {
+            size_t h = disp[g->members[0]];
+            cap = cf_gpu_capacity(m->links[h], m->nlinks[h], words);
+        } else if (g->nmembers >= 2 && (size_t)g->nhosts == g->nmembers) {
+            size_t lx = 0, ly = 0;
+            int known = 1; /* one pair of its hosts without a known path: the group's is unknown */
+            for (size_t x = 0; x < g->nmembers; x++)
+                for (size_t y = x + 1; y < g->nmembers; y++) {
+                    size_t hx = disp[g->members[x]], hy = disp[g->members[y]];
+                    double c = cf_path_capacity(m->links[hx], m->nlinks[hx], m->links[hy], m->nlinks[hy], NULL);
+                    known &= c > 0;
+                    if (c > 0 && (cap == 0 || c < cap)) {
+                        cap = c;
+                        lx = hx;
+                        ly = hy;
+                    }
+                }
+            if (!known)
+                cap = 0;
+            if (cap > 0 && words) {
+                cf_sb_addf(words, "%s \xe2\x86\x94 %s, the slowest pair of its hosts: ", m->host[lx], m->host[ly]);
+                cf_path_capacity(m->links[lx], m->nlinks[lx], m->links[ly], m->nlinks[ly], words);
+            }
+        }
+        m->group_capacity[i] = (float)cap;
+        if (words && cap > 0) {
+            m->group_example = cf_sb_detach(&w);
+            m->group_example_ix = i;
+        }
+        cf_sb_release(&w);
+    }
 }
 
 double cf_pair_matrix_capacity(const struct cf_pair_matrix *m, size_t a, size_t b, struct strbuf *words)
@@ -625,6 +678,7 @@ int cf_pair_matrix_build(const cJSON *doc, struct cf_pair_matrix *m, cf_error *e
     if (collect_sizes(&b, m, ids, err) < 0 || fill_cells(&b, m, ids, disp, err) < 0)
         goto out;
     load_links(&b, m, disp);
+    group_capacities(&b, m, disp);
     if (m->pairwise) {
         add_group_key(&b, m, disp);
         m->npairs_tested = 0;
@@ -662,6 +716,8 @@ void cf_pair_matrix_release(struct cf_pair_matrix *m)
     free(m->links);
     free(m->nlinks);
     free(m->capacity);
+    free(m->group_capacity);
+    free(m->group_example);
     memset(m, 0, sizeof *m);
 }
 

@@ -64,7 +64,7 @@ static void my_links(const struct cf_smoke_opts *o, const struct cf_smoke_backen
 {
     struct cf_fabric f;
     memset(&f, 0, sizeof f);
-    cf_fabric_probe_paths(&f);
+    cf_fabric_probe_paths(&f, o->backend != CF_BACKEND_MPI);
     char bdf[16];
     gpu_bdf(b->device, bdf, sizeof bdf);
     const char *ib_disable = getenv("NCCL_IB_DISABLE");

@@ -771,25 +771,61 @@ static void facts_section(struct ctx *c)
     cf_sb_release(&v);
 }
 
+/* what a group is measured against, stated */
+static void group_reference(struct ctx *c)
+{
+    const struct cf_pair_matrix *m = c->m;
+    struct strbuf *o = c->out;
+    cf_sb_adds(o, "<p class=\"reference\"><b>Is this normal?</b> ");
+    if (!m->group_example) {
+        cf_sb_adds(o, "No group's path capacity is known (no rank recorded a link with a known rate, or a group's "
+                      "hosts are not all known from its rows): compare the groups with each other.</p>\n");
+        return;
+    }
+    cf_sb_adds(o, "Each group's average busbw against the capacity of its path, as its hosts' own fabric facts "
+                  "give it: within one host, the slowest of its GPUs' links to the others (NVLink: the active "
+                  "links times their version's rate; XGMI: the links' bandwidth as KFD gives it, summed; a GPU "
+                  "with neither: its PCIe link); across hosts, the smallest capacity between two of its hosts, "
+                  "reckoned as for a pair. NVLink SHARP (NVLS) reduces in the switch, so a group can pass 100 %. "
+                  "For example, group ");
+    const cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c->doc, "groups"), (int)m->group_example_ix);
+    cf_html_text(o, cf_json_str(g, "label"));
+    cf_sb_adds(o, ": ");
+    cf_html_text(o, m->group_example);
+    cf_sb_adds(o, ".</p>\n");
+}
+
 /* the groups of a search that is not pairwise, and its tests */
 static void groups_section(struct ctx *c)
 {
     struct strbuf *o = c->out;
     const cJSON *groups = cJSON_GetObjectItemCaseSensitive(c->doc, "groups"), *g;
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(c->doc, "rows"), *r;
+    const struct cf_pair_matrix *m = c->m;
     if (cJSON_GetArraySize(groups)) {
-        cf_sb_adds(o, "<h2>Groups</h2>\n<table class=\"groups\"><tr><th>group</th><th>hosts</th><th>avg busbw "
-                      "GB/s</th><th>judged</th><th>why</th></tr>\n");
-        int k = 0;
+        cf_sb_adds(o, "<h2>Groups</h2>\n");
+        group_reference(c);
+        cf_sb_adds(o, "<table class=\"groups\"><tr><th>group</th><th>hosts</th><th>avg busbw GB/s</th>"
+                      "<th>capacity GB/s</th><th>of capacity</th><th>judged</th><th>why</th></tr>\n");
+        size_t k = 0;
         cJSON_ArrayForEach(g, groups) {
-            if (k++ == 500)
+            if (k == 500)
                 break;
+            double cap = m->group_capacity && k < m->ngroups ? m->group_capacity[k] : 0;
+            double bw = cf_json_num(g, "avg_busbw_gbps", 0);
+            k++;
             int bad = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "bad"));
-            cf_sb_addf(o, "<tr%s><td class=\"num\">%.0f</td><td>", bad ? " class=\"error\"" : "",
-                       cf_json_num(g, "id", 0));
+            cf_sb_addf(o, "<tr%s", bad ? " class=\"error\"" : "");
+            if (cap > 0)
+                cf_sb_addf(o, " data-capacity=\"%.4g\" data-of-capacity=\"%.3g\"", cap, bw / cap);
+            cf_sb_addf(o, "><td class=\"num\">%.0f</td><td>", cf_json_num(g, "id", 0));
             cf_html_text(o, cf_json_str(g, "label"));
-            cf_sb_addf(o, "</td><td class=\"num\">%.4g</td><td>%s</td><td>", cf_json_num(g, "avg_busbw_gbps", 0),
-                       bad ? "bad" : "ok");
+            cf_sb_addf(o, "</td><td class=\"num\">%.4g</td><td class=\"num\">", bw);
+            if (cap > 0)
+                cf_sb_addf(o, "%.4g</td><td class=\"num\">%.0f %%", cap, 100 * bw / cap);
+            else
+                cf_sb_adds(o, "</td><td class=\"num\">");
+            cf_sb_addf(o, "</td><td>%s</td><td>", bad ? "bad" : "ok");
             cf_html_text(o, cf_json_str(g, "why"));
             cf_sb_adds(o, "</td></tr>\n");
         }

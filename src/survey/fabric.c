@@ -3,15 +3,22 @@
 #include <gnu/libc-version.h>
 #include <sys/utsname.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "survey/fabric_internal.h"
 #include "survey/survey_internal.h"
 
-void cf_fabric_probe_paths(struct cf_fabric *f)
+void cf_fabric_probe_paths(struct cf_fabric *f, int gpu_links)
 {
     cf_fabric_probe_net(f);
     cf_fabric_probe_ib("", f);
     cf_fabric_probe_pci("", f);
+    if (!gpu_links)
+        return;
+    struct cf_survey_opts none;
+    memset(&none, 0, sizeof none);
+    cf_fabric_probe_nvml(&none, f);
+    cf_fabric_probe_kfd_links("", f);
 }
 
 void cf_probe_fabric(const struct cf_survey_opts *opts, struct cf_survey *s)

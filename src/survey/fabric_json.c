@@ -66,6 +66,7 @@ static const struct cf_jf nvml_fields[] = {
     F(struct cf_nvml_gpu, index, CF_JF_INT), F(struct cf_nvml_gpu, name, CF_JF_STR),
     F(struct cf_nvml_gpu, uuid, CF_JF_STR), F(struct cf_nvml_gpu, bdf, CF_JF_STR),
     F(struct cf_nvml_gpu, nvlinks_active, CF_JF_INT), F(struct cf_nvml_gpu, nvlinks_inactive, CF_JF_INT),
+    F(struct cf_nvml_gpu, nvlink_version, CF_JF_INT),
     F(struct cf_nvml_gpu, ecc_enabled, CF_JF_INT),
     F(struct cf_nvml_gpu, ecc_uncorrected_volatile, CF_JF_LL),
     F(struct cf_nvml_gpu, ecc_uncorrected_aggregate, CF_JF_LL),
@@ -81,14 +82,14 @@ static const struct cf_jf_table nvml_table = CF_JF_TABLE(struct cf_nvml_gpu, nvm
 
 static const struct cf_jf kfd_gpu_fields[] = {
     F(struct cf_kfd_gpu, node, CF_JF_INT), F(struct cf_kfd_gpu, name, CF_JF_STR),
-    F(struct cf_kfd_gpu, hive_id, CF_JF_STR),
+    F(struct cf_kfd_gpu, hive_id, CF_JF_STR), F(struct cf_kfd_gpu, bdf, CF_JF_STR),
 };
 static const struct cf_jf_table kfd_gpu_table = CF_JF_TABLE(struct cf_kfd_gpu, kfd_gpu_fields);
 
 static const struct cf_jf kfd_link_fields[] = {
     F(struct cf_kfd_link, from, CF_JF_INT), F(struct cf_kfd_link, to, CF_JF_INT),
     F(struct cf_kfd_link, type, CF_JF_STR), F(struct cf_kfd_link, weight, CF_JF_INT),
-    F(struct cf_kfd_link, table, CF_JF_STR),
+    F(struct cf_kfd_link, table, CF_JF_STR), F(struct cf_kfd_link, max_bandwidth, CF_JF_INT),
 };
 static const struct cf_jf_table kfd_link_table = CF_JF_TABLE(struct cf_kfd_link, kfd_link_fields);
 

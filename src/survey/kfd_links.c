@@ -2,7 +2,8 @@
  * them: the GPU nodes (a node with SIMDs, the rule gpu_kfd.c applies) with their
  * XGMI hive, and every link between two GPU nodes in io_links (direct: XGMI within
  * a hive) and p2p_links (kernel 6.0+: peer-to-peer over PCIe through the CPU),
- * with its type and weight. Both directions are listed by KFD; one is kept. */
+ * with its type, weight and maximum bandwidth; each GPU's PCI function from its
+ * node's domain and location_id. Both directions are listed by KFD; one is kept. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,8 @@ static const struct cf_kfd_gpu *gpu_node(const struct cf_fabric *f, long long no
     return NULL;
 }
 
-static void add_link(struct cf_fabric *f, long long a, long long b, long long type, long long weight, const char *table)
+static void add_link(struct cf_fabric *f, long long a, long long b, long long type, long long weight,
+                     long long bandwidth, const char *table)
 {
     int from = (int)(a < b ? a : b), to = (int)(a < b ? b : a);
     char tname[32];
@@ -79,6 +81,7 @@ static void add_link(struct cf_fabric *f, long long a, long long b, long long ty
     l->to = to;
     l->type = cf_strdup(tname);
     l->weight = weight >= 0 && weight < 1 << 30 ? (int)weight : -1;
+    l->max_bandwidth = bandwidth > 0 && bandwidth < 1 << 30 ? (int)bandwidth : 0;
     l->table = cf_strdup(table);
 }
 
@@ -101,6 +104,11 @@ void cf_fabric_probe_kfd_links(const char *root, struct cf_fabric *f)
                 free(g->hive_id);
                 g->hive_id = NULL;
             }
+            /* location_id is PCI_DEVID(bus, devfn) (kfd_topology.c); a GPU at 00:00.0 is none */
+            long long loc = prop(text, "location_id"), dom = prop(text, "domain");
+            g->bdf = loc > 0 && loc <= 0xffff && dom >= 0 && dom <= 0xffff
+                         ? cf_asprintf("%04llx:%02llx:%02llx.%llx", dom, loc >> 8, (loc >> 3) & 0x1f, loc & 7)
+                         : NULL;
         }
         free(text);
         free(pp);
@@ -115,7 +123,8 @@ void cf_fabric_probe_kfd_links(const char *root, struct cf_fabric *f)
                 char *text = read_props(lp);
                 long long from = prop(text, "node_from"), to = prop(text, "node_to");
                 if (from == f->kfd_gpus[i].node && to != from && gpu_node(f, to))
-                    add_link(f, from, to, prop(text, "type"), prop(text, "weight"), link_tables[t]);
+                    add_link(f, from, to, prop(text, "type"), prop(text, "weight"), prop(text, "max_bandwidth"),
+                             link_tables[t]);
                 free(text);
                 free(lp);
             }

@@ -45,3 +45,13 @@ double cf_ib_rate_gbit(const char *rate)
             return g * 8 / 10;
     return g;
 }
+
+/* one direction of one link, GB/s, by nvmlNvlinkVersion_t: 1.0 (P100) 20; 2.0-4.0
+ * (V100, A100, H100) 25; 5.0 (B200) 50. The older NVML numbering (the NVLink
+ * generation itself) gives the same rates for every value it used. */
+static const double nvlink_rates[] = { 0, 20, 25, 25, 25, 25, 25, 50 };
+
+double cf_nvlink_gbps(int version)
+{
+    return version > 0 && (size_t)version < sizeof nvlink_rates / sizeof nvlink_rates[0] ? nvlink_rates[version] : 0;
+}

@@ -37,6 +37,7 @@ struct nvml_api {
     nvml_ret (*uuid)(nvml_dev, char *, unsigned);
     nvml_ret (*pci_info)(nvml_dev, struct nvml_pci_info *);
     nvml_ret (*nvlink_state)(nvml_dev, unsigned, int *);
+    nvml_ret (*nvlink_version)(nvml_dev, unsigned, unsigned *);
     nvml_ret (*ecc_mode)(nvml_dev, int *, int *);
     nvml_ret (*ecc_total)(nvml_dev, int, int, unsigned long long *);
     nvml_ret (*retired_pages)(nvml_dev, int, unsigned *, unsigned long long *);
@@ -63,6 +64,7 @@ static const struct {
     { offsetof(struct nvml_api, uuid), { "nvmlDeviceGetUUID" }, 0 },
     { offsetof(struct nvml_api, pci_info), { "nvmlDeviceGetPciInfo_v3" }, 0 },
     { offsetof(struct nvml_api, nvlink_state), { "nvmlDeviceGetNvLinkState" }, 0 },
+    { offsetof(struct nvml_api, nvlink_version), { "nvmlDeviceGetNvLinkVersion" }, 0 },
     { offsetof(struct nvml_api, ecc_mode), { "nvmlDeviceGetEccMode" }, 0 },
     { offsetof(struct nvml_api, ecc_total), { "nvmlDeviceGetTotalEccErrors" }, 0 },
     { offsetof(struct nvml_api, retired_pages), { "nvmlDeviceGetRetiredPages" }, 0 },
@@ -134,9 +136,12 @@ static void read_gpu(struct nvml_api *api, unsigned index, struct cf_nvml_gpu *g
             break; /* past the GPU's last link, or a GPU without NVLink */
         if (check(&p, "nvmlDeviceGetNvLinkState", rc) < 0)
             break;
-        if (active)
-            g->nvlinks_active++;
-        else
+        if (active && !g->nvlinks_active++ && api->nvlink_version) {
+            unsigned v = 0; /* every link of a GPU is of one version */
+            if (check(&p, "nvmlDeviceGetNvLinkVersion", api->nvlink_version(dev, link, &v)) > 0 && v < 64)
+                g->nvlink_version = (int)v;
+        }
+        if (!active)
             g->nvlinks_inactive++;
     }
     int cur = 0, pend = 0;

@@ -48,6 +48,27 @@ static void link_words(const struct cf_rank_link *l, struct strbuf *w)
         cf_sb_addf(w, " capped at %.3g GB/s by %s", l->gbps, limit_words[l->limit]);
 }
 
+static int is_gpu_link(const struct cf_rank_link *l)
+{
+    return l->kind == CF_LINK_NVLINK || l->kind == CF_LINK_XGMI || l->kind == CF_LINK_PCIE;
+}
+
+double cf_gpu_capacity(const struct cf_rank_link *l, size_t n, struct strbuf *words)
+{
+    const struct cf_rank_link *low = NULL;
+    size_t gpus = 0;
+    for (size_t i = 0; i < n; i++)
+        if (is_gpu_link(&l[i])) {
+            gpus++;
+            if (!low || l[i].gbps < low->gbps)
+                low = &l[i];
+        }
+    if (low && words)
+        cf_sb_addf(words, "%s of GPU %s, %.3g GB/s, the slowest of %zu GPU%s' links", cf_link_kind_name(low->kind),
+                   low->name, low->gbps, gpus, gpus == 1 ? "" : "s");
+    return low ? low->gbps : 0;
+}
+
 double cf_path_capacity(const struct cf_rank_link *a, size_t na, const struct cf_rank_link *b, size_t nb,
                         struct strbuf *words)
 {

@@ -2,7 +2,8 @@
  * fabric facts, each with its capacity (cclforge/path_capacity.h). NCCL's own
  * choice is the model: IB/RoCE ports first, the ones nearest the GPU
  * (graph/search.cc keeps the best path type), then sockets on interfaces that
- * NCCL_SOCKET_IFNAME allows, never loopback or docker* unless named. */
+ * NCCL_SOCKET_IFNAME allows, never loopback or docker* unless named; and before
+ * them the GPU's own link to the host's other GPUs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,10 +131,55 @@ static size_t pick_eth(const struct cf_fabric *f, const struct cf_link_use *use,
     return n;
 }
 
+/* the GPU's link to the host's other GPUs: its NVLinks, else its XGMI links, else
+ * its PCIe link when it has neither (a GPU whose NVLink or XGMI rate is unknown has
+ * none: its PCIe link would understate it) */
+static size_t pick_gpu(const struct cf_fabric *f, const struct cf_link_use *use, double gpu_pcie,
+                       struct cf_rank_link *out, size_t max)
+{
+    if (!use->device_memory || !use->gpu_bdf || !max)
+        return 0;
+    struct cf_rank_link *l = &out[0];
+    memset(l, 0, sizeof *l);
+    const struct cf_pci_dev *d = pci_dev(f, use->gpu_bdf);
+    snprintf(l->name, sizeof l->name, "%s", d ? d->bdf : use->gpu_bdf);
+    int nvlinks = 0, xgmi = 0;
+    for (size_t i = 0; i < f->n_nvml; i++)
+        if (f->nvml[i].bdf && !strcasecmp(f->nvml[i].bdf, use->gpu_bdf) && f->nvml[i].nvlinks_active > 0) {
+            nvlinks = 1;
+            l->kind = CF_LINK_NVLINK;
+            l->gbps = f->nvml[i].nvlinks_active * cf_nvlink_gbps(f->nvml[i].nvlink_version);
+        }
+    for (size_t i = 0; !nvlinks && i < f->n_kfd_gpus; i++) {
+        if (!f->kfd_gpus[i].bdf || strcasecmp(f->kfd_gpus[i].bdf, use->gpu_bdf))
+            continue;
+        double mbs = 0;
+        int unknown = 0; /* one link of unknown rate: the sum is unknown */
+        for (size_t k = 0; k < f->n_kfd_links; k++) {
+            const struct cf_kfd_link *kl = &f->kfd_links[k];
+            if (strcmp(kl->type, "XGMI") || (kl->from != f->kfd_gpus[i].node && kl->to != f->kfd_gpus[i].node))
+                continue;
+            xgmi = 1;
+            unknown |= kl->max_bandwidth <= 0;
+            mbs += kl->max_bandwidth;
+        }
+        l->kind = CF_LINK_XGMI;
+        l->gbps = unknown ? 0 : mbs / 1000;
+    }
+    if (!nvlinks && !xgmi) {
+        l->kind = CF_LINK_PCIE;
+        l->gbps = gpu_pcie;
+    }
+    l->line_gbit = l->gbps * 8;
+    l->limit = CF_LIMIT_LINE;
+    return l->gbps > 0 && strlen(l->name) < sizeof l->name - 1 && cf_pci_is_bdf(l->name);
+}
+
 size_t cf_rank_links_pick(const struct cf_fabric *f, const struct cf_link_use *use, struct cf_rank_link *out,
                           size_t max)
 {
     double gpu_pcie = use->device_memory ? pci_gbps(f, use->gpu_bdf) : 0;
-    size_t n = use->ib_disabled ? 0 : pick_ib(f, use, gpu_pcie, out, max);
+    size_t n = pick_gpu(f, use, gpu_pcie, out, max);
+    n += use->ib_disabled ? 0 : pick_ib(f, use, gpu_pcie, out + n, max - n);
     return n + pick_eth(f, use, gpu_pcie, out + n, max - n);
 }

@@ -11,7 +11,7 @@
 #include "cclforge/json.h"
 #include "cclforge/path_capacity.h"
 
-static const char *const kind_names[CF_LINK_KIND_COUNT] = { "eth", "ib", "roce" };
+static const char *const kind_names[CF_LINK_KIND_COUNT] = { "eth", "ib", "roce", "nvlink", "xgmi", "pcie" };
 static const char *const limit_names[CF_LIMIT_COUNT] = { "line", "nic-pcie", "gpu-pcie" };
 
 const char *cf_link_kind_name(enum cf_link_kind k)

@@ -42,6 +42,7 @@ bash "$CCLFORGE_SOURCE_DIR/tests/fixtures/kfd_fixtures.sh" "$KFD" >/dev/null || 
 run "${D[@]}" --sysfs-root "$KFD" --json --save "$T_TMP/kfd.json"
 expect_json '[(g["node"],g["hive_id"]) for g in d["fabric"]["kfd_gpus"]] == [(1,"5163471638593843241"),(2,"5163471638593843241"),(3,None)]' "three GPU nodes (the CPU node is not one), the 64-bit hive id exact"
 expect_json '[(l["from"],l["to"],l["type"],l["weight"],l["table"]) for l in d["fabric"]["kfd_links"]] == [(1,2,"XGMI",15,"io_links"),(1,3,"PCIe",40,"p2p_links"),(2,3,"PCIe",40,"p2p_links")]' "XGMI from io_links, PCIe peer paths from p2p_links, each pair once, no GPU-CPU link"
+expect_json '[l["max_bandwidth"] for l in d["fabric"]["kfd_links"]] == [128000, 64000, 64000] and [g["bdf"] for g in d["fabric"]["kfd_gpus"]] == ["0000:0c:00.0", "0000:22:00.0", "0000:38:00.0"]' "each link's bandwidth (MB/s) and each GPU's PCI function from its node's domain and location_id"
 expect_json 'len(d["gpus"])==3 and all(g["arch"]=="gfx942" for g in d["gpus"])' "the same nodes are the survey's GPUs"
 expect_json '[f["subject"] for f in d["findings"] if f["id"]=="kfd-xgmi-missing"] == ["KFD node3 gfx942"]' "only the GPU outside the hive is named"
 expect_json 'any(f["id"]=="kfd-xgmi-missing" and f["severity"]=="warning" and "node1, node2 are joined by XGMI" in f["why"] and "node1 over PCIe (weight 40, p2p_links)" in f["why"] for f in d["findings"])' "with the hive and the PCIe paths it falls back to"

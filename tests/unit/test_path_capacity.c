@@ -84,23 +84,25 @@ static void test_pick(void **state)
     struct fx x;
     struct cf_rank_link l[CF_RANK_LINKS_MAX];
     fx_init(&x, "32.0 GT/s PCIe", 16);
-    /* the GPU's nearest port (PIX), not the one across the sockets; then e0 (not lo, docker0, a link not running) */
+    /* after the GPU's own link (test_gpu_links), the GPU's nearest port (PIX), not the one across the
+     * sockets; then e0 (not lo, docker0, a link not running) */
     struct cf_link_use gpu = { .device_memory = 1, .gpu_bdf = "0000:03:00.0" };
     size_t n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
-    assert_int_equal(n, 2);
-    assert_string_equal(l[0].name, "mlx5_0:1");
-    assert_int_equal(l[0].kind, CF_LINK_IB);
-    near(l[0].gbps, 50.0);
-    assert_int_equal(l[0].limit, CF_LIMIT_LINE);
-    assert_string_equal(l[1].name, "e0");
-    assert_string_equal(l[1].net, "10.0.0.2/24");
-    near(l[1].gbps, 7.88); /* 100 Gb/s behind a PCIe 3.0 x8 NIC */
-    assert_int_equal(l[1].limit, CF_LIMIT_NIC_PCIE);
+    assert_int_equal(n, 3);
+    assert_int_equal(l[0].kind, CF_LINK_PCIE);
+    assert_string_equal(l[1].name, "mlx5_0:1");
+    assert_int_equal(l[1].kind, CF_LINK_IB);
+    near(l[1].gbps, 50.0);
+    assert_int_equal(l[1].limit, CF_LIMIT_LINE);
+    assert_string_equal(l[2].name, "e0");
+    assert_string_equal(l[2].net, "10.0.0.2/24");
+    near(l[2].gbps, 7.88); /* 100 Gb/s behind a PCIe 3.0 x8 NIC */
+    assert_int_equal(l[2].limit, CF_LIMIT_NIC_PCIE);
     /* the GPU's own link on the way: PCIe 4.0 x8 under a 400 Gb/s port */
     fx_init(&x, "16.0 GT/s PCIe", 8);
     n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
-    near(l[0].gbps, 15.75);
-    assert_int_equal(l[0].limit, CF_LIMIT_GPU_PCIE);
+    near(l[1].gbps, 15.75);
+    assert_int_equal(l[1].limit, CF_LIMIT_GPU_PCIE);
     /* host memory: no GPU on the way, every active port */
     struct cf_link_use host = { 0 };
     n = cf_rank_links_pick(&x.f, &host, l, CF_RANK_LINKS_MAX);
@@ -110,7 +112,7 @@ static void test_pick(void **state)
     /* NCCL_IB_HCA and NCCL_IB_DISABLE, NCCL_SOCKET_IFNAME */
     struct cf_link_use hca = { .device_memory = 1, .gpu_bdf = "0000:03:00.0", .ib_hca = "=mlx5_2" };
     n = cf_rank_links_pick(&x.f, &hca, l, CF_RANK_LINKS_MAX);
-    assert_string_equal(l[0].name, "mlx5_2:1");
+    assert_string_equal(l[1].name, "mlx5_2:1");
     struct cf_link_use sock = { .device_memory = 1, .ib_disabled = 1, .socket_ifname = "docker" };
     n = cf_rank_links_pick(&x.f, &sock, l, CF_RANK_LINKS_MAX);
     assert_int_equal(n, 1);
@@ -167,6 +169,71 @@ static void test_forms(void **state)
     cf_sb_release(&sb);
 }
 
+/* the GPU's own link to the host's other GPUs: NVLink (NVML), XGMI (KFD), else PCIe */
+static void test_gpu_links(void **state)
+{
+    (void)state;
+    struct fx x;
+    struct cf_rank_link l[CF_RANK_LINKS_MAX];
+    struct cf_link_use gpu = { .device_memory = 1, .gpu_bdf = "0000:03:00.0" }, host = { 0 };
+    fx_init(&x, "32.0 GT/s PCIe", 16);
+    /* neither NVLink nor XGMI: its PCIe link (5.0 x16) */
+    size_t n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(n, 3);
+    assert_string_equal(l[0].name, "0000:03:00.0");
+    assert_int_equal(l[0].kind, CF_LINK_PCIE);
+    near(l[0].gbps, 63.02);
+    assert_string_equal(l[1].name, "mlx5_0:1"); /* the host's links follow */
+    /* host memory: no GPU link */
+    n = cf_rank_links_pick(&x.f, &host, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(l[0].kind, CF_LINK_IB);
+    /* 16 active NVLinks of version 4.0 (nvmlNvlinkVersion_t 6): 16 x 25 GB/s; NVML's bdf in lower case */
+    struct cf_nvml_gpu nv = { .bdf = "0000:03:00.0", .nvlinks_active = 16, .nvlink_version = 6 };
+    x.f.nvml = &nv;
+    x.f.n_nvml = 1;
+    struct cf_link_use upper = { .device_memory = 1, .gpu_bdf = "0000:03:00.0" };
+    n = cf_rank_links_pick(&x.f, &upper, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(l[0].kind, CF_LINK_NVLINK);
+    near(l[0].gbps, 400);
+    nv.nvlink_version = 7; /* 5.0: 50 GB/s a link */
+    n = cf_rank_links_pick(&x.f, &upper, l, CF_RANK_LINKS_MAX);
+    near(l[0].gbps, 800);
+    /* NVLinks of an unknown version: no GPU link at all, rather than PCIe's understatement */
+    nv.nvlink_version = 0;
+    n = cf_rank_links_pick(&x.f, &upper, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(l[0].kind, CF_LINK_IB);
+    /* XGMI: the KFD node of that PCI function, its links' bandwidth summed (MB/s) */
+    x.f.n_nvml = 0;
+    struct cf_kfd_gpu kg[2] = { { .node = 1, .bdf = "0000:03:00.0" }, { .node = 2, .bdf = "0000:83:00.0" } };
+    struct cf_kfd_link kl[3] = { { .from = 1, .to = 2, .type = "XGMI", .max_bandwidth = 64000 },
+                                 { .from = 0, .to = 1, .type = "XGMI", .max_bandwidth = 64000 },
+                                 { .from = 1, .to = 3, .type = "PCIe", .max_bandwidth = 32000 } };
+    x.f.kfd_gpus = kg;
+    x.f.n_kfd_gpus = 2;
+    x.f.kfd_links = kl;
+    x.f.n_kfd_links = 3;
+    n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(l[0].kind, CF_LINK_XGMI);
+    near(l[0].gbps, 128);
+    kl[1].max_bandwidth = 0; /* one XGMI link of unknown bandwidth: unknown */
+    n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(l[0].kind, CF_LINK_IB);
+    /* the form carries GPU links; the host's GPU capacity is its slowest GPU's */
+    struct cf_rank_link back[CF_RANK_LINKS_MAX];
+    size_t k = cf_rank_links_parse("0000:03:00.0 nvlink 3200 400 line -;0000:04:00.0 pcie 252 31.5 line -;"
+                                   "mlx5_0:1 ib 400 50 line -", back, CF_RANK_LINKS_MAX);
+    assert_int_equal(k, 3);
+    struct strbuf w = STRBUF_INIT;
+    near(cf_gpu_capacity(back, k, &w), 31.5);
+    assert_string_equal(cf_sb_str(&w), "pcie of GPU 0000:04:00.0, 31.5 GB/s, the slowest of 2 GPUs' links");
+    cf_sb_release(&w);
+    assert_true(cf_gpu_capacity(back + 2, 1, NULL) == 0);
+    /* and a GPU link never counts between hosts */
+    assert_true(cf_path_capacity(back, 2, back, 2, NULL) == 0);
+    near(cf_nvlink_gbps(1), 20);
+    assert_true(cf_nvlink_gbps(8) == 0 && cf_nvlink_gbps(-1) == 0);
+}
+
 static size_t parse(const char *text, struct cf_rank_link *l)
 {
     return cf_rank_links_parse(text, l, CF_RANK_LINKS_MAX);
@@ -209,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_rates),
         cmocka_unit_test(test_pick),
         cmocka_unit_test(test_forms),
+        cmocka_unit_test(test_gpu_links),
         cmocka_unit_test(test_pair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

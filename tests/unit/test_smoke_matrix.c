@@ -251,6 +251,56 @@ static void test_capacity(void **state)
     cJSON_Delete(doc);
 }
 
+/* groups of other patterns: within a host against its GPUs' slowest link, across
+ * hosts against the slowest pair of them; a group whose hosts the rows do not tell has none */
+static void test_group_capacity(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"schema\":\"cclforge.smoke/2\",\"ranks\":["
+        "{\"rank\":0,\"hostname\":\"a\",\"links\":[{\"name\":\"0000:03:00.0\",\"kind\":\"nvlink\",\"line_gbit\":3600,"
+        "\"capacity_gbps\":450,\"limit\":\"line\"},{\"name\":\"e0\",\"kind\":\"eth\",\"line_gbit\":100,"
+        "\"capacity_gbps\":12.5,\"limit\":\"line\",\"net\":\"10.0.0.1/24\"}]},"
+        "{\"rank\":1,\"hostname\":\"a\",\"links\":[{\"name\":\"0000:04:00.0\",\"kind\":\"nvlink\",\"line_gbit\":1800,"
+        "\"capacity_gbps\":225,\"limit\":\"line\"},{\"name\":\"e0\",\"kind\":\"eth\",\"line_gbit\":100,"
+        "\"capacity_gbps\":12.5,\"limit\":\"line\",\"net\":\"10.0.0.1/24\"}]},"
+        "{\"rank\":2,\"hostname\":\"b\",\"links\":[{\"name\":\"0000:03:00.0\",\"kind\":\"pcie\",\"line_gbit\":252,"
+        "\"capacity_gbps\":31.5,\"limit\":\"line\"},{\"name\":\"e0\",\"kind\":\"eth\",\"line_gbit\":25,"
+        "\"capacity_gbps\":3.125,\"limit\":\"line\",\"net\":\"10.0.0.2/24\"}]},"
+        "{\"rank\":3,\"hostname\":\"b\"}],"
+        "\"groups\":[{\"id\":1,\"label\":\"a\",\"nhosts\":1,\"avg_busbw_gbps\":180},"
+        "{\"id\":2,\"label\":\"b\",\"nhosts\":1,\"avg_busbw_gbps\":20},"
+        "{\"id\":3,\"label\":\"a+b (local rank 0 of each)\",\"nhosts\":2,\"avg_busbw_gbps\":3},"
+        "{\"id\":4,\"label\":\"a+b (local rank 1 of each)\",\"nhosts\":2,\"avg_busbw_gbps\":3}],"
+        "\"rows\":[{\"op\":\"all_reduce\",\"bytes\":1024,\"busbw_gbps\":180,\"group\":1,"
+        "\"rank_time_us\":[{\"rank\":0},{\"rank\":1}]},"
+        "{\"op\":\"all_reduce\",\"bytes\":1024,\"busbw_gbps\":20,\"group\":2,"
+        "\"rank_time_us\":[{\"rank\":2},{\"rank\":3}]},"
+        "{\"op\":\"all_reduce\",\"bytes\":1024,\"busbw_gbps\":3,\"group\":3,"
+        "\"rank_time_us\":[{\"rank\":0},{\"rank\":2}]}]}";
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    struct cf_pair_matrix m;
+    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_false(m.pairwise);
+    assert_int_equal(m.ngroups, 4);
+    assert_non_null(m.group_capacity);
+    assert_true(fabs(m.group_capacity[0] - 225) < 1e-3); /* a's slower GPU */
+    assert_true(fabs(m.group_capacity[1] - 31.5) < 1e-3); /* b: its one GPU that said, over PCIe */
+    assert_true(fabs(m.group_capacity[2] - 3.125) < 1e-3); /* a <-> b: b's 25 Gb/s end */
+    assert_true(m.group_capacity[3] == 0); /* no row tells group 4's hosts */
+    assert_int_equal(m.group_example_ix, 0);
+    assert_string_equal(m.group_example, "nvlink of GPU 0000:04:00.0, 225 GB/s, the slowest of 2 GPUs' links");
+    struct strbuf html = STRBUF_INIT;
+    cf_smoke_report_html(doc, &m, "{}", &html);
+    assert_non_null(strstr(cf_sb_str(&html), "data-capacity=\"225\" data-of-capacity=\"0.8\""));
+    assert_non_null(strstr(cf_sb_str(&html), "data-capacity=\"3.125\" data-of-capacity=\"0.96\""));
+    assert_non_null(strstr(cf_sb_str(&html), "For example, group a: nvlink of GPU 0000:04:00.0"));
+    cf_sb_release(&html);
+    cf_pair_matrix_release(&m);
+    cJSON_Delete(doc);
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -290,7 +340,8 @@ int main(void)
         cmocka_unit_test(test_missing_rows),           cmocka_unit_test(test_inconclusive_names_nobody),
         cmocka_unit_test(test_names_with_plus),        cmocka_unit_test(test_intra_bad_host),
         cmocka_unit_test(test_bad_hosts_from_the_run),
-        cmocka_unit_test(test_capacity),               cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_capacity),               cmocka_unit_test(test_group_capacity),
+        cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
