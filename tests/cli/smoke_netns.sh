@@ -86,9 +86,18 @@ expect_rc 1 "pairwise: a slow pair fails the run"
 expect_out "^verdict: pairwise: host cfsn-h2 is bad: every one of its 2 pairs was \(2 of 3 pairs bad\)" "pairwise names the slowed host"
 expect_out "^exclude: cfsn-h2$" "the hostlist to exclude is the verdict's host"
 expect_out "^# group [0-9] \(round [0-9]\): cfsn-h0\+cfsn-h1, 2 ranks on 2 hosts: .* GB/s$" "the pair without it is not bad"
-run on_host 0 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --pattern bisect --iters 5
+run on_host 0 "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" --pattern bisect --iters 5 --report "$T_TMP/bisect.html"
 expect_rc 1 "bisect: the slow set fails the run"
 expect_out "^verdict: bisect: host cfsn-h2 is the bad one" "bisect names the slowed host"
+# its groups against their path: every host's veth is 10 Gb/s (sysfs), so a group across hosts is at 1.25 GB/s
+python3 - "$T_TMP/bisect.html" <<'EOF2' && ok "the report's groups across hosts are each against their path's 1.25 GB/s, the reference stated" || bad "no group capacity in the bisect report"
+import re, sys
+page = open(sys.argv[1]).read()
+rows = re.findall(r'<tr[^>]*data-capacity="([^"]*)" data-of-capacity="([^"]*)"><td class="num">[0-9]+</td><td>([^<]*)</td><td class="num">([^<]*)</td>', page)
+assert rows and all(c == "1.25" and "+" in label for c, _, label, _ in rows), rows
+assert all(abs(float(of) - float(bw) / 1.25) <= 0.01 * float(of) + 1e-5 for _, of, _, bw in rows), rows
+assert "the slowest pair of its hosts: e0 10 Gb/s" in page
+EOF2
 # (judged by --min-busbw instead of a ratio the search is unit-tested: a bound between a
 # shaped link and an unshaped one does not hold on a loaded 2-core box under ASan)
 ip netns exec "$NS-h2" tc qdisc del dev e0 root
