@@ -63,6 +63,12 @@ static const char *cell_color(FILE *f, const struct cf_pair_cell *c)
     return c->cls < CF_PAIR_CLASS_COUNT ? cf_term_color(f, colors[c->cls]) : "";
 }
 
+/* a share as a percentage: whole ones, and two figures under 1 % (a shaped link's 0.073 %) */
+static const char *pct_format(double pct)
+{
+    return pct < 1 && pct > 0 ? "%.2g %%" : "%.0f %%";
+}
+
 /* the tested pair furthest below its path's capacity, when the links tell it */
 static void capacity_line(FILE *f, const struct cf_pair_matrix *m, const struct cf_pair_size *s)
 {
@@ -81,9 +87,12 @@ static void capacity_line(FILE *f, const struct cf_pair_matrix *m, const struct 
                 lb = b;
             }
         }
-    if (with)
-        fprintf(f, "# against the path's capacity (%zu pairs): lowest %s + %s, %.0f %% of %.3g GB/s\n", with,
-                cli_safe(m->host[la]), cli_safe(m->host[lb]), 100 * low / low_cap, low_cap);
+    if (!with)
+        return;
+    fprintf(f, "# against the path's capacity (%zu pairs): lowest %s + %s, ", with, cli_safe(m->host[la]),
+            cli_safe(m->host[lb]));
+    fprintf(f, pct_format(100 * low / low_cap), 100 * low / low_cap);
+    fprintf(f, " of %.3g GB/s\n", low_cap);
 }
 
 void cli_smoke_matrix_print(FILE *f, const struct cf_pair_matrix *m, const char *report_path)
@@ -136,10 +145,15 @@ void cli_smoke_matrix_print(FILE *f, const struct cf_pair_matrix *m, const char 
                     cf_pair_class_name((enum cf_pair_class)c->cls), cf_term_color(f, CF_RESET),
                     cli_safe(m->host[worst[i].a]), cli_safe(m->host[worst[i].b]), c->busbw);
             double cap = cf_pair_matrix_capacity(m, worst[i].a, worst[i].b, NULL);
-            if (cap > 0)
-                fprintf(f, " (%.0f %% of the path's %.3g GB/s)", 100 * c->busbw / cap, cap);
-            else if (s->median > 0)
-                fprintf(f, " (%.0f %% of the median pair)", 100 * c->busbw / s->median);
+            double pct = cap > 0 ? 100 * c->busbw / cap : s->median > 0 ? 100 * c->busbw / s->median : -1;
+            if (pct >= 0) {
+                fputs(" (", f);
+                fprintf(f, pct_format(pct), pct);
+                if (cap > 0)
+                    fprintf(f, " of the path's %.3g GB/s)", cap);
+                else
+                    fputs(" of the median pair)", f);
+            }
             fputc('\n', f);
         }
     }

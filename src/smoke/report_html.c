@@ -76,13 +76,21 @@ static double size_max(const struct cf_pair_matrix *m, const struct cf_pair_size
     return best;
 }
 
+/* a share as a percentage: whole ones, and two figures under 1 % (a shaped link's 0.073 %) */
+static void add_pct(struct strbuf *sb, double pct)
+{
+    cf_sb_addf(sb, pct < 1 && pct > 0 ? "%.2g %%" : "%.0f %%", pct);
+}
+
 static void pct_words(double v, double ref, double capacity, struct strbuf *sb)
 {
-    if (capacity > 0 && isfinite(v))
-        cf_sb_addf(sb, "%.0f %% of the path's capacity (%.3g GB/s)", 100 * v / capacity, capacity);
-    else if (ref > 0 && isfinite(v))
-        cf_sb_addf(sb, "%.0f %% of the median pair", 100 * v / ref);
-    else
+    if (capacity > 0 && isfinite(v)) {
+        add_pct(sb, 100 * v / capacity);
+        cf_sb_addf(sb, " of the path's capacity (%.3g GB/s)", capacity);
+    } else if (ref > 0 && isfinite(v)) {
+        add_pct(sb, 100 * v / ref);
+        cf_sb_adds(sb, " of the median pair");
+    } else
         cf_sb_adds(sb, "no reference");
 }
 
@@ -314,10 +322,13 @@ static void pct_cell(const struct cf_pair_matrix *m, const struct cf_pair_size *
                      struct strbuf *o)
 {
     double cap = cf_pair_matrix_capacity(m, a, b, NULL);
-    if (cap > 0)
-        cf_sb_addf(o, "%.0f %% of %.3g GB/s capacity", 100 * v / cap, cap);
-    else if (s->median > 0)
-        cf_sb_addf(o, "%.0f %% of the median", 100 * v / s->median);
+    if (cap > 0) {
+        add_pct(o, 100 * v / cap);
+        cf_sb_addf(o, " of %.3g GB/s capacity", cap);
+    } else if (s->median > 0) {
+        add_pct(o, 100 * v / s->median);
+        cf_sb_adds(o, " of the median");
+    }
 }
 
 static void worst_table(struct ctx *c, size_t si)
@@ -567,10 +578,10 @@ static void host_row(struct ctx *c, const struct cf_pair_size *s, size_t h, doub
     cf_html_text(o, m->host[h]);
     cf_sb_addf(o, "</td><td class=\"num\">%.4g</td><td class=\"num\">", med);
     if (s->median > 0)
-        cf_sb_addf(o, "%.0f %%", 100 * med / s->median);
+        add_pct(o, 100 * med / s->median);
     cf_sb_adds(o, "</td><td class=\"num\">");
     if (nr)
-        cf_sb_addf(o, "%.0f %%", 100 * med_ratio);
+        add_pct(o, 100 * med_ratio);
     cf_sb_addf(o, "</td><td class=\"num\">%ld</td><td class=\"num\">%ld</td><td>", slow, failed);
     if (worst < n) {
         cf_html_text(o, m->host[worst]);
@@ -821,9 +832,10 @@ static void groups_section(struct ctx *c)
             cf_sb_addf(o, "><td class=\"num\">%.0f</td><td>", cf_json_num(g, "id", 0));
             cf_html_text(o, cf_json_str(g, "label"));
             cf_sb_addf(o, "</td><td class=\"num\">%.4g</td><td class=\"num\">", bw);
-            if (cap > 0)
-                cf_sb_addf(o, "%.4g</td><td class=\"num\">%.0f %%", cap, 100 * bw / cap);
-            else
+            if (cap > 0) {
+                cf_sb_addf(o, "%.4g</td><td class=\"num\">", cap);
+                add_pct(o, 100 * bw / cap);
+            } else
                 cf_sb_adds(o, "</td><td class=\"num\">");
             cf_sb_addf(o, "</td><td>%s</td><td>", bad ? "bad" : "ok");
             cf_html_text(o, cf_json_str(g, "why"));
