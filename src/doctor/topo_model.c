@@ -105,6 +105,17 @@ static void nvlink_classes(struct cf_topo *t)
     }
 }
 
+/* the drawn GPU of a KFD node: the one at the PCI function the node names; -1 none */
+static int kfd_gpu(const struct cf_topo *t, const struct cf_fabric *f, int node)
+{
+    for (size_t i = 0; i < f->n_kfd_gpus; i++)
+        if (f->kfd_gpus[i].node == node && f->kfd_gpus[i].bdf) {
+            int k = find(t, f->kfd_gpus[i].bdf);
+            return k >= 0 && t->nodes[k].kind == CF_TOPO_GPU ? k : -1;
+        }
+    return -1;
+}
+
 static int by_bdf(const void *a, const void *b)
 {
     return strcmp((*(const struct cf_pci_dev *const *)a)->bdf, (*(const struct cf_pci_dev *const *)b)->bdf);
@@ -178,10 +189,18 @@ void cf_topo_from_fabric(const struct cf_fabric *f, struct cf_topo *t)
     if (nvlinks)
         cf_strvec_push(&t->notes, "NVML counts active NVLinks per GPU but names no peer: the matrix shows PCIe "
                                   "classes; give NCCL's topology XML (--topo-file) for NV#");
-    for (size_t i = 0; i < f->n_kfd_links; i++)
-        cf_strvec_pushf(&t->notes, "KFD node%d - node%d: %s, weight %d (%s)", f->kfd_links[i].from,
-                        f->kfd_links[i].to, f->kfd_links[i].type ? f->kfd_links[i].type : "?",
-                        f->kfd_links[i].weight, f->kfd_links[i].table ? f->kfd_links[i].table : "?");
+    /* KFD's XGMI links drawn between the GPUs whose PCI functions their nodes name;
+     * the rest (PCIe peer paths through the CPU, nodes of unknown address) listed */
+    for (size_t i = 0; i < f->n_kfd_links; i++) {
+        const struct cf_kfd_link *l = &f->kfd_links[i];
+        int a = kfd_gpu(t, f, l->from), b = kfd_gpu(t, f, l->to);
+        if (l->type && !strcmp(l->type, "XGMI") && a >= 0 && b >= 0)
+            add_link(t, a, b, 1, "XGMI");
+        else
+            cf_strvec_pushf(&t->notes, "KFD node%d - node%d: %s, weight %d (%s)", l->from, l->to,
+                            l->type ? l->type : "?", l->weight, l->table ? l->table : "?");
+    }
+    nvlink_classes(t);
 }
 
 /* ---- NCCL's XML ---- */

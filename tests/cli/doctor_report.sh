@@ -177,6 +177,29 @@ run "${D[@]}" --sysfs-root "$FX" --report "$T_TMP/evil.html" --topo-file "$T_TMP
 page topology-escaped "$T_TMP/evil.html"
 dom 'not q("img") and any(e["attrs"].get("data-label")=="<img src=x onerror=alert(1)>" for e in q("g"))' "a NIC named '<img ...>' is text, not an element"
 
+# ---- an AMD host: KFD's XGMI links drawn between the GPUs its nodes name ----
+# tests/fixtures/kfd_fixtures.sh's KFD (nodes 1 and 2 joined by XGMI, node 3 with a
+# PCIe peer path only; location_ids naming buses 0c, 22, 38) and the PCI functions
+# those name, as sysfs lays them out: two GPUs on one root complex, one on another
+AMD=$T_TMP/amd
+bash "$CCLFORGE_SOURCE_DIR/tests/fixtures/kfd_fixtures.sh" "$AMD" >/dev/null || bad "kfd fixtures failed"
+amd_gpu() { # PATH numa
+    local d=$AMD/sys/devices/$1
+    mkdir -p "$d" "$AMD/sys/bus/pci/devices"
+    echo 0x120000 >"$d/class"; echo 0x1002 >"$d/vendor"; echo 0x74a1 >"$d/device"; echo "$2" >"$d/numa_node"
+    echo "32.0 GT/s PCIe" >"$d/current_link_speed"; echo 16 >"$d/current_link_width"
+    ln -s "../../../devices/$1" "$AMD/sys/bus/pci/devices/$(basename "$1")"
+}
+amd_gpu pci0000:00/0000:00:01.0/0000:0c:00.0 0
+amd_gpu pci0000:00/0000:00:02.0/0000:22:00.0 0
+amd_gpu pci0000:30/0000:30:01.0/0000:38:00.0 1
+run "${D[@]}" --sysfs-root "$AMD" --report "$T_TMP/amd.html" --json --quick
+expect_json '[g["bdf"] for g in d["fabric"]["kfd_gpus"]] == ["0000:0c:00.0", "0000:22:00.0", "0000:38:00.0"]' "each KFD node's PCI function, from its domain and location_id"
+page amd "$T_TMP/amd.html"
+dom 'len(q("g", data_kind="gpu"))==3 and [(x["attrs"]["data-a"], x["attrs"]["data-b"], x["attrs"]["data-type"]) for x in q("g", data_link="nvlink")]==[("0000:0c:00.0", "0000:22:00.0", "XGMI")]' "the XGMI link between the hive's two GPUs is drawn, and only it"
+dom 'q("td", data_a="GPU0", data_b="GPU1")[0]["attrs"]["data-cls"]=="XGMI" and q("td", data_a="GPU0", data_b="GPU2")[0]["attrs"]["data-cls"]=="SYS"' "GPU x GPU: XGMI within the hive, SYS to the GPU on the other socket"
+grep -q 'KFD node1 - node3: PCIe, weight 40 (p2p_links)' "$T_TMP/amd.html" && ok "the PCIe peer path is listed, not drawn as a link" || bad "the PCIe peer path is missing from the page"
+
 # ---- a host without GPUs (this machine's own sysfs) ----
 run "${D[@]}" --report "$T_TMP/here.html" --quick
 [ -s "$T_TMP/here.html" ] && ok "a report for this host" || bad "no report for this host"

@@ -106,6 +106,51 @@ static void test_topology_xml(void **state)
     }
 }
 
+/* an AMD host from sysfs facts: three GPUs on two root complexes; KFD joins GPU0 and
+ * GPU1 by XGMI and gives GPU2 only a PCIe peer path (tests/fixtures/kfd_fixtures.sh's
+ * shape, with the PCI functions its nodes' location_ids name) */
+static void test_topology_kfd(void **state)
+{
+    (void)state;
+    static char *p0[] = { "pci0000:00", "0000:00:01.0", "0000:0c:00.0", NULL },
+                *p1[] = { "pci0000:00", "0000:00:02.0", "0000:22:00.0", NULL },
+                *p2[] = { "pci0000:30", "0000:30:01.0", "0000:38:00.0", NULL };
+    struct cf_pci_dev pci[3] = {
+        { .bdf = "0000:0c:00.0", .role = "gpu", .numa = 0, .path = { p0, 3, 0 } },
+        { .bdf = "0000:22:00.0", .role = "gpu", .numa = 0, .path = { p1, 3, 0 } },
+        { .bdf = "0000:38:00.0", .role = "gpu", .numa = 1, .path = { p2, 3, 0 } },
+    };
+    struct cf_topo_pair pairs[3] = {
+        { .a = "0000:0c:00.0", .b = "0000:22:00.0", .kind = "gpu-gpu", .cls = "PHB" },
+        { .a = "0000:0c:00.0", .b = "0000:38:00.0", .kind = "gpu-gpu", .cls = "SYS" },
+        { .a = "0000:22:00.0", .b = "0000:38:00.0", .kind = "gpu-gpu", .cls = "SYS" },
+    };
+    struct cf_kfd_gpu kg[3] = { { .node = 1, .name = "gfx942", .bdf = "0000:0c:00.0" },
+                                { .node = 2, .name = "gfx942", .bdf = "0000:22:00.0" },
+                                { .node = 3, .name = "gfx942", .bdf = "0000:38:00.0" } };
+    struct cf_kfd_link kl[2] = { { .from = 1, .to = 2, .type = "XGMI", .weight = 15, .table = "io_links" },
+                                 { .from = 1, .to = 3, .type = "PCIe", .weight = 40, .table = "p2p_links" } };
+    struct cf_fabric f = { .pci = pci, .n_pci = 3, .pairs = pairs, .n_pairs = 3, .kfd_gpus = kg, .n_kfd_gpus = 3,
+                           .kfd_links = kl, .n_kfd_links = 2 };
+    struct cf_topo t;
+    cf_topo_from_fabric(&f, &t);
+    assert_int_equal(t.n_links, 1);
+    assert_string_equal(t.links[0].type, "XGMI");
+    assert_string_equal(cls(&t, "GPU0", "GPU1"), "XGMI"); /* over the PCI class it would have */
+    assert_string_equal(cls(&t, "GPU0", "GPU2"), "SYS");
+    int listed = 0;
+    for (size_t i = 0; i < t.notes.n; i++)
+        listed += strstr(t.notes.v[i], "KFD node1 - node3: PCIe, weight 40 (p2p_links)") != NULL;
+    assert_int_equal(listed, 1); /* the PCIe peer path is listed, not drawn */
+    cf_topo_release(&t);
+    /* a node whose PCI function is unknown (an older kernel's report) is listed, not drawn */
+    kg[1].bdf = NULL;
+    cf_topo_from_fabric(&f, &t);
+    assert_int_equal(t.n_links, 0);
+    assert_string_equal(cls(&t, "GPU0", "GPU1"), "PHB");
+    cf_topo_release(&t);
+}
+
 /* a doctor --json document as a host writes it: its name, NCCL, GPUs and findings */
 static cJSON *host_doc(const char *name, const char *nccl, int code, const char *arch)
 {
@@ -296,6 +341,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hostlist),
         cmocka_unit_test(test_topology_xml),
+        cmocka_unit_test(test_topology_kfd),
         cmocka_unit_test(test_hosts_escaped_and_marked),
         cmocka_unit_test(test_hosts_at_scale),
     };
