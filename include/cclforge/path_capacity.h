@@ -22,7 +22,9 @@ extern "C" {
 #endif
 
 /* to other hosts: ETH, IB, ROCE; to the host's other GPUs: NVLINK, XGMI, PCIE */
-enum cf_link_kind { CF_LINK_ETH, CF_LINK_IB, CF_LINK_ROCE, CF_LINK_NVLINK, CF_LINK_XGMI, CF_LINK_PCIE, CF_LINK_KIND_COUNT };
+enum cf_link_kind {
+    CF_LINK_ETH, CF_LINK_IB, CF_LINK_ROCE, CF_LINK_NVLINK, CF_LINK_XGMI, CF_LINK_PCIE, CF_LINK_KIND_COUNT
+};
 /* what sets a link's capacity: its line rate, the NIC's PCIe link, the GPU's */
 enum cf_link_limit { CF_LIMIT_LINE, CF_LIMIT_NIC_PCIE, CF_LIMIT_GPU_PCIE, CF_LIMIT_COUNT };
 

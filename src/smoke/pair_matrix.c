@@ -531,7 +531,8 @@ static void load_links(const struct build *b, struct cf_pair_matrix *m, const si
             m->links[d] = cf_xcalloc(HOST_LINKS_MAX, sizeof *m->links[d]);
         for (size_t i = 0; i < k; i++) {
             size_t j = 0;
-            while (j < m->nlinks[d] && (strcmp(m->links[d][j].name, got[i].name) || m->links[d][j].kind != got[i].kind))
+            const struct cf_rank_link *have = m->links[d];
+            while (j < m->nlinks[d] && (strcmp(have[j].name, got[i].name) || have[j].kind != got[i].kind))
                 j++;
             if (j == m->nlinks[d] && j < HOST_LINKS_MAX)
                 m->links[d][m->nlinks[d]++] = got[i];

@@ -645,7 +645,8 @@ static void block_view(struct ctx *c)
             drawn++;
         }
         cf_sb_adds(o, "<table><tr><th>host</th><th>median busbw GB/s</th><th>of the median pair</th>"
-                      "<th>of its paths' capacity (median)</th><th>slow pairs</th><th>failed pairs</th><th>worst peer</th></tr>\n");
+                      "<th>of its paths' capacity (median)</th><th>slow pairs</th><th>failed pairs</th>"
+                      "<th>worst peer</th></tr>\n");
         for (size_t i = bl.start[b]; i < bl.start[b + 1]; i++)
             host_row(c, s, bl.order[i], tmp);
         cf_sb_adds(o, "</table></details>\n");
@@ -799,7 +800,8 @@ static void group_reference(struct ctx *c)
                   "with neither: its PCIe link); across hosts, the smallest capacity between two of its hosts, "
                   "reckoned as for a pair. NVLink SHARP (NVLS) reduces in the switch, so a group can pass 100 %. "
                   "For example, group ");
-    const cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c->doc, "groups"), (int)m->group_example_ix);
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(c->doc, "groups");
+    const cJSON *g = cJSON_GetArrayItem(groups, (int)m->group_example_ix);
     cf_html_text(o, cf_json_str(g, "label"));
     cf_sb_adds(o, ": ");
     cf_html_text(o, m->group_example);

@@ -68,8 +68,8 @@ static int fill(struct cf_rank_link *l, const char *name, const char *kind, doub
 {
     int k = lookup(kind_names, CF_LINK_KIND_COUNT, kind), lim = lookup(limit_names, CF_LIMIT_COUNT, limit);
     memset(l, 0, sizeof *l);
-    if (!name || !name[0] || strlen(name) >= sizeof l->name || !plain(name) || (net && !plain(net)) || k < 0 || lim < 0 || !(gbps > 0 && gbps < 1e6) ||
-        !(line >= 0 && line < 1e7))
+    if (!name || !name[0] || strlen(name) >= sizeof l->name || !plain(name) || (net && !plain(net)) || k < 0 ||
+        lim < 0 || !(gbps > 0 && gbps < 1e6) || !(line >= 0 && line < 1e7))
         return 0;
     snprintf(l->name, sizeof l->name, "%s", name);
     l->kind = (enum cf_link_kind)k;
