@@ -8,6 +8,7 @@
 #include "cclforge/hostlist.h"
 #include "cclforge/json.h"
 #include "cclforge/smoke_matrix.h"
+#include "smoke/stats.h"
 
 /* host pairs x sizes a report draws at most (12 bytes each), and hosts (one
  * size's cells in one allocation of under 64 MB) */
@@ -319,12 +320,6 @@ static int load_bad(const struct build *b, struct cf_pair_matrix *m, unsigned ch
     return 0;
 }
 
-static int double_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* the (op, bytes) keys of the pairs' rows: ops in the order they first ran, then bytes */
 static int collect_sizes(struct build *b, struct cf_pair_matrix *m, const struct id_ix *ids, cf_error *err)
 {
@@ -452,10 +447,8 @@ static int fill_cells(struct build *b, struct cf_pair_matrix *m, const struct id
                     vals[nv++] = c->busbw;
                 m->npairs_tested += s == m->shown && c->cls != CF_PAIR_UNTESTED;
             }
-        if (nv) {
-            qsort(vals, nv, sizeof *vals, double_cmp);
-            m->size[s].median = nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2;
-        }
+        if (nv)
+            m->size[s].median = cf_smoke_median(vals, nv);
         free(vals);
     }
     free(count);
@@ -502,10 +495,8 @@ static void add_group_key(struct build *b, struct cf_pair_matrix *m, const size_
         if (!g->failed)
             vals[nv++] = g->busbw;
     }
-    if (nv) {
-        qsort(vals, nv, sizeof *vals, double_cmp);
-        k->median = nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2;
-    }
+    if (nv)
+        k->median = cf_smoke_median(vals, nv);
     free(vals);
     m->shown = m->nsizes++;
 }

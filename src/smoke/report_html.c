@@ -13,6 +13,7 @@
 #include "cclforge/html.h"
 #include "cclforge/json.h"
 #include "cclforge/smoke_matrix.h"
+#include "smoke/stats.h"
 
 /* an embedded document over this many bytes leaves out its per-test arrays */
 #define EMBED_MAX (2u << 20)
@@ -407,12 +408,6 @@ struct blocks {
     const char *by;  /* how the blocks were made, in words */
 };
 
-static int double_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* qsort has no context: sort (name, index) pairs instead */
 struct named_ix {
     const char *name;
@@ -503,12 +498,10 @@ static void make_blocks(const struct cf_pair_matrix *m, const struct cf_pair_siz
                     if (c->cls != CF_PAIR_FAILED)
                         vals[nv++] = c->busbw;
                 }
-            if (nv) {
-                qsort(vals, nv, sizeof *vals, double_cmp);
-                bc->busbw = (float)(nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2);
-            } else if (bc->cls != CF_PAIR_UNTESTED) {
+            if (nv)
+                bc->busbw = (float)cf_smoke_median(vals, nv);
+            else if (bc->cls != CF_PAIR_UNTESTED)
                 bc->busbw = 0;
-            }
         }
     free(vals);
 }
@@ -538,14 +531,6 @@ static const struct cf_pair_cell *block_cell(void *arg, size_t i, size_t j, doub
     return i == j && bl->start[i + 1] - bl->start[i] < 2 ? NULL : c;
 }
 
-static double median_of(double *v, size_t n)
-{
-    if (!n)
-        return 0;
-    qsort(v, n, sizeof *v, double_cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* one host's row of the drill-down: its median, against the median pair and
  * against its paths' capacity, its slow and failed pairs, its worst peer.
  * tmp holds 2 x nhosts. */
@@ -571,7 +556,7 @@ static void host_row(struct ctx *c, const struct cf_pair_size *s, size_t h, doub
             (x->cls == s->cell[h * n + worst].cls && x->busbw < s->cell[h * n + worst].busbw))
             worst = j;
     }
-    double med = median_of(tmp, nv), med_ratio = median_of(ratio, nr);
+    double med = nv ? cf_smoke_median(tmp, nv) : 0, med_ratio = nr ? cf_smoke_median(ratio, nr) : 0;
     cf_sb_addf(o, "<tr%s data-host=\"", m->host_bad[h] ? " class=\"error\"" : "");
     cf_html_text(o, m->host[h]);
     cf_sb_adds(o, "\"><td>");
