@@ -69,6 +69,10 @@ struct cf_pair_matrix {
     size_t group_example_ix;
 };
 
+/* A share (busbw over its reference, 0.42 for 42 %) as the report and the terminal
+ * write it: whole percents, two figures under 1 % (a shaped link's "0.073 %"). */
+void cf_pair_share_text(double share, char *buf, size_t cap);
+
 /* The capacity of the path between display hosts a and b, GB/s (0 unknown), and
  * what it rests on (cf_path_capacity's words) when words is not NULL. */
 double cf_pair_matrix_capacity(const struct cf_pair_matrix *m, size_t a, size_t b, struct strbuf *words);

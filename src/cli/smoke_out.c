@@ -63,12 +63,6 @@ static const char *cell_color(FILE *f, const struct cf_pair_cell *c)
     return c->cls < CF_PAIR_CLASS_COUNT ? cf_term_color(f, colors[c->cls]) : "";
 }
 
-/* a share as a percentage: whole ones, and two figures under 1 % (a shaped link's 0.073 %) */
-static const char *pct_format(double pct)
-{
-    return pct < 1 && pct > 0 ? "%.2g %%" : "%.0f %%";
-}
-
 /* the tested pair furthest below its path's capacity, when the links tell it */
 static void capacity_line(FILE *f, const struct cf_pair_matrix *m, const struct cf_pair_size *s)
 {
@@ -89,10 +83,10 @@ static void capacity_line(FILE *f, const struct cf_pair_matrix *m, const struct 
         }
     if (!with)
         return;
-    fprintf(f, "# against the path's capacity (%zu pairs): lowest %s + %s, ", with, cli_safe(m->host[la]),
-            cli_safe(m->host[lb]));
-    fprintf(f, pct_format(100 * low / low_cap), 100 * low / low_cap);
-    fprintf(f, " of %.3g GB/s\n", low_cap);
+    char share[32];
+    cf_pair_share_text(low / low_cap, share, sizeof share);
+    fprintf(f, "# against the path's capacity (%zu pairs): lowest %s + %s, %s of %.3g GB/s\n", with,
+            cli_safe(m->host[la]), cli_safe(m->host[lb]), share, low_cap);
 }
 
 void cli_smoke_matrix_print(FILE *f, const struct cf_pair_matrix *m, const char *report_path)
@@ -145,14 +139,13 @@ void cli_smoke_matrix_print(FILE *f, const struct cf_pair_matrix *m, const char 
                     cf_pair_class_name((enum cf_pair_class)c->cls), cf_term_color(f, CF_RESET),
                     cli_safe(m->host[worst[i].a]), cli_safe(m->host[worst[i].b]), c->busbw);
             double cap = cf_pair_matrix_capacity(m, worst[i].a, worst[i].b, NULL);
-            double pct = cap > 0 ? 100 * c->busbw / cap : s->median > 0 ? 100 * c->busbw / s->median : -1;
-            if (pct >= 0) {
-                fputs(" (", f);
-                fprintf(f, pct_format(pct), pct);
-                if (cap > 0)
-                    fprintf(f, " of the path's %.3g GB/s)", cap);
-                else
-                    fputs(" of the median pair)", f);
+            char share[32];
+            if (cap > 0) {
+                cf_pair_share_text(c->busbw / cap, share, sizeof share);
+                fprintf(f, " (%s of the path's %.3g GB/s)", share, cap);
+            } else if (s->median > 0) {
+                cf_pair_share_text(c->busbw / s->median, share, sizeof share);
+                fprintf(f, " (%s of the median pair)", share);
             }
             fputc('\n', f);
         }

@@ -2,6 +2,7 @@
  * document is untrusted (a saved file): every field is type-checked, every
  * index bounds-checked, and the size of the picture capped before allocating. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -590,6 +591,12 @@ static void group_capacities(const struct build *b, struct cf_pair_matrix *m, co
         }
         cf_sb_release(&w);
     }
+}
+
+void cf_pair_share_text(double share, char *buf, size_t cap)
+{
+    double pct = 100 * share;
+    snprintf(buf, cap, pct < 1 && pct > 0 ? "%.2g %%" : "%.0f %%", pct);
 }
 
 double cf_pair_matrix_capacity(const struct cf_pair_matrix *m, size_t a, size_t b, struct strbuf *words)

@@ -77,19 +77,20 @@ static double size_max(const struct cf_pair_matrix *m, const struct cf_pair_size
     return best;
 }
 
-/* a share as a percentage: whole ones, and two figures under 1 % (a shaped link's 0.073 %) */
-static void add_pct(struct strbuf *sb, double pct)
+static void add_share(struct strbuf *sb, double share)
 {
-    cf_sb_addf(sb, pct < 1 && pct > 0 ? "%.2g %%" : "%.0f %%", pct);
+    char text[32];
+    cf_pair_share_text(share, text, sizeof text);
+    cf_sb_adds(sb, text);
 }
 
 static void pct_words(double v, double ref, double capacity, struct strbuf *sb)
 {
     if (capacity > 0 && isfinite(v)) {
-        add_pct(sb, 100 * v / capacity);
+        add_share(sb, v / capacity);
         cf_sb_addf(sb, " of the path's capacity (%.3g GB/s)", capacity);
     } else if (ref > 0 && isfinite(v)) {
-        add_pct(sb, 100 * v / ref);
+        add_share(sb, v / ref);
         cf_sb_adds(sb, " of the median pair");
     } else
         cf_sb_adds(sb, "no reference");
@@ -324,10 +325,10 @@ static void pct_cell(const struct cf_pair_matrix *m, const struct cf_pair_size *
 {
     double cap = cf_pair_matrix_capacity(m, a, b, NULL);
     if (cap > 0) {
-        add_pct(o, 100 * v / cap);
+        add_share(o, v / cap);
         cf_sb_addf(o, " of %.3g GB/s capacity", cap);
     } else if (s->median > 0) {
-        add_pct(o, 100 * v / s->median);
+        add_share(o, v / s->median);
         cf_sb_adds(o, " of the median");
     }
 }
@@ -563,10 +564,10 @@ static void host_row(struct ctx *c, const struct cf_pair_size *s, size_t h, doub
     cf_html_text(o, m->host[h]);
     cf_sb_addf(o, "</td><td class=\"num\">%.4g</td><td class=\"num\">", med);
     if (s->median > 0)
-        add_pct(o, 100 * med / s->median);
+        add_share(o, med / s->median);
     cf_sb_adds(o, "</td><td class=\"num\">");
     if (nr)
-        add_pct(o, 100 * med_ratio);
+        add_share(o, med_ratio);
     cf_sb_addf(o, "</td><td class=\"num\">%ld</td><td class=\"num\">%ld</td><td>", slow, failed);
     if (worst < n) {
         cf_html_text(o, m->host[worst]);
@@ -821,7 +822,7 @@ static void groups_section(struct ctx *c)
             cf_sb_addf(o, "</td><td class=\"num\">%.4g</td><td class=\"num\">", bw);
             if (cap > 0) {
                 cf_sb_addf(o, "%.4g</td><td class=\"num\">", cap);
-                add_pct(o, 100 * bw / cap);
+                add_share(o, bw / cap);
             } else
                 cf_sb_adds(o, "</td><td class=\"num\">");
             cf_sb_addf(o, "</td><td>%s</td><td>", bad ? "bad" : "ok");

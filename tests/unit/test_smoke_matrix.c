@@ -241,6 +241,15 @@ static void test_capacity(void **state)
     cf_pair_matrix_capacity(&m, a, b, &w);
     assert_string_equal(cf_sb_str(&w), "e0 10 Gb/s \xe2\x86\x94 e0 10 Gb/s on the network 10.0.0.0/24 both hosts share");
     cf_sb_release(&w);
+    /* a share as the page and the terminal write it */
+    static const struct { double share; const char *text; } shares[] = {
+        { 0.42, "42 %" }, { 0.00073, "0.073 %" }, { 0, "0 %" }, { 1.5, "150 %" }, { 0.0099, "0.99 %" },
+    };
+    for (size_t i = 0; i < sizeof shares / sizeof *shares; i++) {
+        char text[32];
+        cf_pair_share_text(shares[i].share, text, sizeof text);
+        assert_string_equal(text, shares[i].text);
+    }
     struct strbuf html = STRBUF_INIT;
     cf_smoke_report_html(doc, &m, "{}", &html);
     assert_non_null(strstr(cf_sb_str(&html), "Capacities: 1.25 GB/s (3 pairs), 0.125 GB/s (3 pairs)."));
