@@ -569,7 +569,7 @@ static void group_capacities(const struct build *b, struct cf_pair_matrix *m, co
             for (size_t x = 0; x < g->nmembers; x++)
                 for (size_t y = x + 1; y < g->nmembers; y++) {
                     size_t hx = disp[g->members[x]], hy = disp[g->members[y]];
-                    double c = cf_path_capacity(m->links[hx], m->nlinks[hx], m->links[hy], m->nlinks[hy], NULL);
+                    double c = cf_pair_matrix_capacity(m, hx, hy, NULL);
                     known &= c > 0;
                     if (c > 0 && (cap == 0 || c < cap)) {
                         cap = c;
@@ -581,7 +581,7 @@ static void group_capacities(const struct build *b, struct cf_pair_matrix *m, co
                 cap = 0;
             if (cap > 0 && words) {
                 cf_sb_addf(words, "%s \xe2\x86\x94 %s, the slowest pair of its hosts: ", m->host[lx], m->host[ly]);
-                cf_path_capacity(m->links[lx], m->nlinks[lx], m->links[ly], m->nlinks[ly], words);
+                cf_pair_matrix_capacity(m, lx, ly, words);
             }
         }
         m->group_capacity[i] = (float)cap;
