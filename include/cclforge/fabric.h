@@ -81,6 +81,15 @@ struct cf_topo_pair {
     char *cls;
 };
 
+/* What a GPU's active NVLinks reach, one entry per remote PCI function, as NCCL
+ * groups them (nvmlDeviceGetNvLinkRemotePciInfo_v2 per link). */
+struct cf_nvlink_peer {
+    char *bdf;    /* the remote end as sysfs names it ("0000:07:00.0"); an NVSwitch may be
+                   * one no host can see (NVML then names none NCCL can find in sysfs) */
+    char *type;   /* nvmlDeviceGetNvLinkRemoteDeviceType: "gpu", "switch", "ibmnpu"; NULL unknown */
+    int links;    /* active links to it */
+};
+
 /* NVML, per GPU. Counters are -1 when NVML says "not supported". */
 struct cf_nvml_gpu {
     int index;
@@ -88,6 +97,7 @@ struct cf_nvml_gpu {
     int nvlinks_active, nvlinks_inactive; /* links NVML reports (enabled / disabled) */
     int nvlink_version;                   /* nvmlNvlinkVersion_t of its first active link (6: NVLink 4.0);
                                            * 0 unknown */
+    struct cf_nvlink_peer *nvlink_peers; size_t n_nvlink_peers;
     int ecc_enabled;                      /* -1 unknown */
     long long ecc_uncorrected_volatile, ecc_uncorrected_aggregate, ecc_corrected_volatile;
     long long retired_sbe, retired_dbe;   /* retired pages (pre-Ampere) */

@@ -189,10 +189,14 @@ static void draw(struct strbuf *out, const struct cf_topo *t)
         cf_html_textf(out, "%s - %s: %d %s", t->nodes[l->a].label, t->nodes[l->b].label, l->count, l->type);
         cf_sb_adds(out, "</title>");
         if (t->nodes[l->b].kind == CF_TOPO_GPU) {
-            double yy = ya > yb + BH ? ya : yb + BH, dip = 24 + 8 * (xb > xa ? xb - xa : xa - xb) / SLOT;
+            /* an arc below the two GPUs, from each one's own bottom (they may sit at
+             * different depths), deeper the further apart, its link count at its lowest */
+            double yb_bottom = yb + BH, low = ya > yb_bottom ? ya : yb_bottom;
+            double dip = 24 + 8 * (xb > xa ? xb - xa : xa - xb) / SLOT, cy = low + (dip > 85 ? 85 : dip) * 2;
             cf_sb_addf(out, "<path d=\"M%.0f %.0f Q%.0f %.0f %.0f %.0f\" fill=\"none\" stroke=\"#b08f00\" "
-                            "stroke-width=\"2\"/>",
-                       xa, yy, (xa + xb) / 2, yy + (dip > 85 ? 85 : dip) * 2, xb, yy);
+                            "stroke-width=\"2\"/><text x=\"%.0f\" y=\"%.0f\" class=\"detail\">%d</text>",
+                       xa, ya, (xa + xb) / 2, cy, xb, yb_bottom, (xa + xb) / 2 + 3,
+                       0.25 * ya + 0.5 * cy + 0.25 * yb_bottom + 12, l->count);
         } else {
             cf_sb_addf(out, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#b08f00\" stroke-width=\"2\"/>"
                             "<text x=\"%.0f\" y=\"%.0f\" class=\"detail\">%d</text>",

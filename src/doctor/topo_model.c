@@ -39,13 +39,19 @@ static int add(struct cf_topo *t, enum cf_topo_kind kind, const char *id, const 
     return (int)t->n_nodes++;
 }
 
-static void add_link(struct cf_topo *t, int a, int b, int count, const char *type)
+/* A bond between two GPUs is listed by both: it is drawn once, as the first side
+ * lists it. A GPU's links to NVSwitches are listed once per switch (a DGX A100's
+ * six): summed (sum), they are its one bond to the NVSwitch drawn. */
+static void add_link(struct cf_topo *t, int a, int b, int count, const char *type, int sum)
 {
     if (a < 0 || b < 0 || a == b || t->n_links == MAX_LINKS)
         return;
     for (size_t i = 0; i < t->n_links; i++)
-        if ((t->links[i].a == a && t->links[i].b == b) || (t->links[i].a == b && t->links[i].b == a))
-            return; /* each bond once, as the first side lists it */
+        if ((t->links[i].a == a && t->links[i].b == b) || (t->links[i].a == b && t->links[i].b == a)) {
+            if (sum && count > 0 && t->links[i].count <= 4096 - count)
+                t->links[i].count += count;
+            return;
+        }
     t->links = cf_xrealloc(t->links, (t->n_links + 1) * sizeof *t->links);
     t->links[t->n_links++] = (struct cf_topo_link){ a, b, count, cf_strdup(type) };
 }
@@ -96,7 +102,7 @@ static void nvlink_classes(struct cf_topo *t)
         }
         for (size_t j = i + 1; j < t->n_links; j++) {
             const struct cf_topo_link *m = &t->links[j];
-            if (l->b == m->b && t->nodes[l->b].kind == CF_TOPO_NVSWITCH) {
+            if (l->b == m->b && l->a != m->a && t->nodes[l->b].kind == CF_TOPO_NVSWITCH) {
                 char cls[32];
                 snprintf(cls, sizeof cls, "NV%d", l->count < m->count ? l->count : m->count);
                 set_cls(t, l->a, m->a, cls);
@@ -114,6 +120,43 @@ static int kfd_gpu(const struct cf_topo *t, const struct cf_fabric *f, int node)
             return k >= 0 && t->nodes[k].kind == CF_TOPO_GPU ? k : -1;
         }
     return -1;
+}
+
+static int in_sysfs(const struct cf_fabric *f, const char *bdf)
+{
+    for (size_t i = 0; i < f->n_pci; i++)
+        if (f->pci[i].bdf && !strcasecmp(f->pci[i].bdf, bdf))
+            return 1;
+    return 0;
+}
+
+/* NVML's NVLink peers: a bond to a GPU drawn here, else to the NVSwitch when NVML
+ * says the far end is one, or names a PCI function the host does not show (NCCL's
+ * rule: "not visible inside this VM. Assume NVSwitch"); anything else is listed.
+ * Returns how many GPUs have active NVLinks but no peer NVML could name. */
+static int nvml_links(struct cf_topo *t, const struct cf_fabric *f)
+{
+    int unplaced = 0;
+    for (size_t i = 0; i < f->n_nvml; i++) {
+        const struct cf_nvml_gpu *g = &f->nvml[i];
+        int me = g->bdf ? find(t, g->bdf) : -1;
+        if (me < 0 || t->nodes[me].kind != CF_TOPO_GPU)
+            continue;
+        unplaced += g->nvlinks_active > 0 && !g->n_nvlink_peers;
+        for (size_t k = 0; k < g->n_nvlink_peers; k++) {
+            const struct cf_nvlink_peer *p = &g->nvlink_peers[k];
+            int peer = p->bdf ? find(t, p->bdf) : -1;
+            if (peer >= 0 && t->nodes[peer].kind == CF_TOPO_GPU)
+                add_link(t, me, peer, p->links, "NVLink", 0);
+            else if (p->bdf && (p->type ? !strcmp(p->type, "switch") : !in_sysfs(f, p->bdf)))
+                add_link(t, me, add(t, CF_TOPO_NVSWITCH, "nvswitch", "NVSwitch", -1, -1), p->links, "NVLink", 1);
+            else
+                cf_strvec_pushf(&t->notes, "%s: %d NVLink%s to %s (%s), which is not drawn", t->nodes[me].label,
+                                p->links, p->links == 1 ? "" : "s", p->bdf ? p->bdf : "an unnamed device",
+                                p->type ? p->type : "a device of unknown type");
+        }
+    }
+    return unplaced;
 }
 
 static int by_bdf(const void *a, const void *b)
@@ -146,7 +189,7 @@ void cf_topo_from_fabric(const struct cf_fabric *f, struct cf_topo *t)
         if (drawable(&f->pci[i]))
             devs[n_devs++] = &f->pci[i];
     qsort(devs, n_devs, sizeof *devs, by_bdf);
-    int gpus = 0, nvlinks = 0;
+    int gpus = 0;
     for (size_t i = 0; i < n_devs; i++) {
         const struct cf_pci_dev *d = devs[i];
         int is_gpu = !strcmp(d->role, "gpu");
@@ -169,10 +212,8 @@ void cf_topo_from_fabric(const struct cf_fabric *f, struct cf_topo *t)
         char *lt = link_text(d->cur_speed, d->cur_width);
         const char *name = NULL;
         for (size_t k = 0; k < f->n_nvml; k++)
-            if (f->nvml[k].bdf && !strcasecmp(f->nvml[k].bdf, d->bdf)) {
+            if (f->nvml[k].bdf && !strcasecmp(f->nvml[k].bdf, d->bdf))
                 name = f->nvml[k].name;
-                nvlinks += f->nvml[k].nvlinks_active > 0;
-            }
         free(t->nodes[me].detail); /* a saved report may list one address twice */
         t->nodes[me].detail = cf_asprintf("%s%s%s", name ? name : "", name && lt ? " · " : "", lt ? lt : "");
         free(lt);
@@ -182,20 +223,22 @@ void cf_topo_from_fabric(const struct cf_fabric *f, struct cf_topo *t)
         for (size_t i = 0; i < f->n_ifs; i++)
             if (!f->ifs[i].loopback && f->ifs[i].name)
                 add(t, CF_TOPO_NETIF, f->ifs[i].name, f->ifs[i].name, -1, -1);
+    int unplaced = nvml_links(t, f); /* before the matrix: it may add the NVSwitch */
     alloc_cls(t);
     for (size_t i = 0; i < f->n_pairs; i++)
         if (f->pairs[i].a && f->pairs[i].b && f->pairs[i].cls)
             set_cls(t, find(t, f->pairs[i].a), find(t, f->pairs[i].b), f->pairs[i].cls);
-    if (nvlinks)
-        cf_strvec_push(&t->notes, "NVML counts active NVLinks per GPU but names no peer: the matrix shows PCIe "
-                                  "classes; give NCCL's topology XML (--topo-file) for NV#");
+    if (unplaced)
+        cf_strvec_pushf(&t->notes, "%d GPU%s active NVLinks whose far ends NVML does not name "
+                                   "(nvmlDeviceGetNvLinkRemotePciInfo_v2): their pairs show PCIe classes; "
+                                   "NCCL's topology XML (--topo-file) gives NV#", unplaced, unplaced == 1 ? " has" : "s have");
     /* KFD's XGMI links drawn between the GPUs whose PCI functions their nodes name;
      * the rest (PCIe peer paths through the CPU, nodes of unknown address) listed */
     for (size_t i = 0; i < f->n_kfd_links; i++) {
         const struct cf_kfd_link *l = &f->kfd_links[i];
         int a = kfd_gpu(t, f, l->from), b = kfd_gpu(t, f, l->to);
         if (l->type && !strcmp(l->type, "XGMI") && a >= 0 && b >= 0)
-            add_link(t, a, b, 1, "XGMI");
+            add_link(t, a, b, 1, "XGMI", 0);
         else
             cf_strvec_pushf(&t->notes, "KFD node%d - node%d: %s, weight %d (%s)", l->from, l->to,
                             l->type ? l->type : "?", l->weight, l->table ? l->table : "?");
@@ -329,11 +372,11 @@ int cf_topo_from_xml(const char *text, size_t len, struct cf_topo *t, cf_error *
         const struct pending_nvlink *p = &w.nv[i];
         if (has_prefix(p->tclass, "0x0680")) {
             int nvs = add(t, CF_TOPO_NVSWITCH, "nvswitch", "NVSwitch", -1, -1);
-            add_link(t, p->gpu, nvs, p->count, "NVLink");
+            add_link(t, p->gpu, nvs, p->count, "NVLink", 1);
         } else if (has_prefix(p->tclass, "0x03") || has_prefix(p->tclass, "0x12")) {
             int peer = find(t, p->target);
             if (peer >= 0 && t->nodes[peer].kind == CF_TOPO_GPU)
-                add_link(t, p->gpu, peer, p->count, "NVLink");
+                add_link(t, p->gpu, peer, p->count, "NVLink", 0);
             else
                 cf_strvec_pushf(&t->notes, "an NVLink of %s to %s, which the XML does not list as a GPU",
                                 t->nodes[p->gpu].label, p->target);

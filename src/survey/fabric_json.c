@@ -62,11 +62,18 @@ static const struct cf_jf pair_fields[] = {
 };
 static const struct cf_jf_table pair_table = CF_JF_TABLE(struct cf_topo_pair, pair_fields);
 
+static const struct cf_jf peer_fields[] = {
+    F(struct cf_nvlink_peer, bdf, CF_JF_STR), F(struct cf_nvlink_peer, type, CF_JF_STR),
+    F(struct cf_nvlink_peer, links, CF_JF_INT),
+};
+static const struct cf_jf_table peer_table = CF_JF_TABLE(struct cf_nvlink_peer, peer_fields);
+
+static const struct cf_jf_table *const nvml_subs[] = { &peer_table };
 static const struct cf_jf nvml_fields[] = {
     F(struct cf_nvml_gpu, index, CF_JF_INT), F(struct cf_nvml_gpu, name, CF_JF_STR),
     F(struct cf_nvml_gpu, uuid, CF_JF_STR), F(struct cf_nvml_gpu, bdf, CF_JF_STR),
     F(struct cf_nvml_gpu, nvlinks_active, CF_JF_INT), F(struct cf_nvml_gpu, nvlinks_inactive, CF_JF_INT),
-    F(struct cf_nvml_gpu, nvlink_version, CF_JF_INT),
+    F(struct cf_nvml_gpu, nvlink_version, CF_JF_INT), CF_JF_ARR(struct cf_nvml_gpu, nvlink_peers, n_nvlink_peers, 0),
     F(struct cf_nvml_gpu, ecc_enabled, CF_JF_INT),
     F(struct cf_nvml_gpu, ecc_uncorrected_volatile, CF_JF_LL),
     F(struct cf_nvml_gpu, ecc_uncorrected_aggregate, CF_JF_LL),
@@ -78,7 +85,7 @@ static const struct cf_jf nvml_fields[] = {
     F(struct cf_nvml_gpu, mig_current, CF_JF_INT), F(struct cf_nvml_gpu, mig_pending, CF_JF_INT),
     F(struct cf_nvml_gpu, errors, CF_JF_STRVEC),
 };
-static const struct cf_jf_table nvml_table = CF_JF_TABLE(struct cf_nvml_gpu, nvml_fields);
+static const struct cf_jf_table nvml_table = CF_JF_TABLE_SUBS(struct cf_nvml_gpu, nvml_fields, nvml_subs);
 
 static const struct cf_jf kfd_gpu_fields[] = {
     F(struct cf_kfd_gpu, node, CF_JF_INT), F(struct cf_kfd_gpu, name, CF_JF_STR),

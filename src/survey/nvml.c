@@ -1,5 +1,5 @@
 /* NVML, loaded with dlopen as libcuda is (cclforge never links a vendor library):
- * per GPU its NVLink states, ECC error counts, retired pages and remapped rows,
+ * per GPU its NVLink states and what each active link reaches, ECC error counts, retired pages and remapped rows,
  * clock event (throttle) reasons and MIG mode. Every NVML error other than "not
  * supported on this GPU" is recorded: a health check that cannot read a counter
  * has not passed. Signatures as in nvml.h (the tests build their NVML from it). */
@@ -38,6 +38,8 @@ struct nvml_api {
     nvml_ret (*pci_info)(nvml_dev, struct nvml_pci_info *);
     nvml_ret (*nvlink_state)(nvml_dev, unsigned, int *);
     nvml_ret (*nvlink_version)(nvml_dev, unsigned, unsigned *);
+    nvml_ret (*nvlink_remote_pci)(nvml_dev, unsigned, struct nvml_pci_info *);
+    nvml_ret (*nvlink_remote_type)(nvml_dev, unsigned, int *);
     nvml_ret (*ecc_mode)(nvml_dev, int *, int *);
     nvml_ret (*ecc_total)(nvml_dev, int, int, unsigned long long *);
     nvml_ret (*retired_pages)(nvml_dev, int, unsigned *, unsigned long long *);
@@ -65,6 +67,8 @@ static const struct {
     { offsetof(struct nvml_api, pci_info), { "nvmlDeviceGetPciInfo_v3" }, 0 },
     { offsetof(struct nvml_api, nvlink_state), { "nvmlDeviceGetNvLinkState" }, 0 },
     { offsetof(struct nvml_api, nvlink_version), { "nvmlDeviceGetNvLinkVersion" }, 0 },
+    { offsetof(struct nvml_api, nvlink_remote_pci), { "nvmlDeviceGetNvLinkRemotePciInfo_v2" }, 0 },
+    { offsetof(struct nvml_api, nvlink_remote_type), { "nvmlDeviceGetNvLinkRemoteDeviceType" }, 0 },
     { offsetof(struct nvml_api, ecc_mode), { "nvmlDeviceGetEccMode" }, 0 },
     { offsetof(struct nvml_api, ecc_total), { "nvmlDeviceGetTotalEccErrors" }, 0 },
     { offsetof(struct nvml_api, retired_pages), { "nvmlDeviceGetRetiredPages" }, 0 },
@@ -85,6 +89,9 @@ static const struct {
     { 0x40, "hw_thermal" },           { 0x80, "hw_power_brake" }, { 0x400, "reliability" },
 };
 
+/* nvmlIntNvLinkDeviceType_t; NVML_NVLINK_DEVICE_TYPE_UNKNOWN (0xFF) and others: none */
+static const char *const remote_types[] = { [0] = "gpu", [1] = "ibmnpu", [2] = "switch" };
+
 struct probe {
     struct nvml_api *api;
     struct cf_nvml_gpu *g;
@@ -102,6 +109,47 @@ static int check(struct probe *p, const char *call, nvml_ret rc)
         cf_strvec_push(&p->g->errors, e);
     free(e);
     return -1;
+}
+
+/* "00000000:07:00.0" (NVML's form) as sysfs names it; 0 when it is no bus id */
+static int sysfs_bdf(struct nvml_pci_info *pci, char out[32])
+{
+    unsigned dom = 0, bus = 0, slot = 0, fn = 0;
+    pci->bus_id[sizeof pci->bus_id - 1] = 0; /* bounded, whatever the library wrote */
+    if (sscanf(pci->bus_id, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) != 4)
+        return 0;
+    snprintf(out, 32, "%04x:%02x:%02x.%x", dom, bus, slot, fn);
+    return 1;
+}
+
+/* What one active link reaches, counted per remote PCI function as NCCL's topology
+ * does (a link NVML cannot place is not counted: NCCL skips it too). */
+static void read_peer(struct probe *p, nvml_dev dev, unsigned link)
+{
+    struct nvml_api *api = p->api;
+    struct nvml_pci_info pci;
+    memset(&pci, 0, sizeof pci);
+    char bdf[32];
+    if (check(p, "nvmlDeviceGetNvLinkRemotePciInfo_v2", api->nvlink_remote_pci(dev, link, &pci)) <= 0 ||
+        !sysfs_bdf(&pci, bdf))
+        return;
+    struct cf_nvml_gpu *g = p->g;
+    for (size_t i = 0; i < g->n_nvlink_peers; i++)
+        if (!strcmp(g->nvlink_peers[i].bdf, bdf)) {
+            g->nvlink_peers[i].links++;
+            return;
+        }
+    int type = -1;
+    if (api->nvlink_remote_type &&
+        check(p, "nvmlDeviceGetNvLinkRemoteDeviceType", api->nvlink_remote_type(dev, link, &type)) <= 0)
+        type = -1;
+    g->nvlink_peers = cf_xrealloc(g->nvlink_peers, (g->n_nvlink_peers + 1) * sizeof *g->nvlink_peers);
+    g->nvlink_peers[g->n_nvlink_peers++] = (struct cf_nvlink_peer){
+        cf_strdup(bdf),
+        type >= 0 && (size_t)type < sizeof remote_types / sizeof *remote_types && remote_types[type]
+            ? cf_strdup(remote_types[type]) : NULL,
+        1,
+    };
 }
 
 static void read_gpu(struct nvml_api *api, unsigned index, struct cf_nvml_gpu *g)
@@ -123,12 +171,9 @@ static void read_gpu(struct nvml_api *api, unsigned index, struct cf_nvml_gpu *g
         g->uuid = cf_strndup(buf, strnlen(buf, sizeof buf));
     struct nvml_pci_info pci;
     memset(&pci, 0, sizeof pci);
-    unsigned dom = 0, bus = 0, slot = 0, fn = 0;
-    if (api->pci_info && check(&p, "nvmlDeviceGetPciInfo_v3", api->pci_info(dev, &pci)) > 0) {
-        pci.bus_id[sizeof pci.bus_id - 1] = 0; /* bounded, whatever the library wrote */
-        if (sscanf(pci.bus_id, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) == 4)
-            g->bdf = cf_asprintf("%04x:%02x:%02x.%x", dom, bus, slot, fn); /* as sysfs names it */
-    }
+    char bdf[32];
+    if (api->pci_info && check(&p, "nvmlDeviceGetPciInfo_v3", api->pci_info(dev, &pci)) > 0 && sysfs_bdf(&pci, bdf))
+        g->bdf = cf_strdup(bdf);
     for (unsigned link = 0; api->nvlink_state && link < MAX_LINKS; link++) {
         int active = 0;
         nvml_ret rc = api->nvlink_state(dev, link, &active);
@@ -143,6 +188,8 @@ static void read_gpu(struct nvml_api *api, unsigned index, struct cf_nvml_gpu *g
         }
         if (!active)
             g->nvlinks_inactive++;
+        else if (api->nvlink_remote_pci)
+            read_peer(&p, dev, link);
     }
     int cur = 0, pend = 0;
     if (api->ecc_mode && check(&p, "nvmlDeviceGetEccMode", api->ecc_mode(dev, &cur, &pend)) > 0)

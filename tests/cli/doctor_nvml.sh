@@ -41,6 +41,8 @@ expect_json 'd["fabric"]["nvml_ok"] and d["fabric"]["nvml_note"]=="driver 580.65
 expect_json '[g["bdf"] for g in d["fabric"]["nvml"]][:5]==["0000:03:00.0","0000:81:00.0","0000:c1:00.0","0001:02:00.0","0000:e1:00.0"]' "bus ids from nvmlDeviceGetPciInfo_v3 as sysfs writes them (the header's nvmlPciInfo_t layout)"
 expect_json "$(has nvlink-down "GPU 0 NVIDIA H100" "2 of 18 NVLinks are inactive")" "two NVLinks of 18 down"
 expect_json '[(g["nvlinks_active"], g["nvlink_version"]) for g in d["fabric"]["nvml"]][:4]==[(16,6),(6,2),(12,4),(0,0)]' "each GPU's NVLink version (nvmlNvlinkVersion_t: 4.0, 2.0, 3.0), none without NVLinks"
+expect_json '[(p["bdf"], p["type"], p["links"]) for p in d["fabric"]["nvml"][0]["nvlink_peers"]]==[("0000:05:00.0","switch",4),("0000:06:00.0","switch",3),("0000:15:00.0","switch",4),("0000:16:00.0","switch",5)]' "the H100's 16 active NVLinks by the NVSwitch each reaches (nvmlDeviceGetNvLinkRemotePciInfo_v2), its two down links counted nowhere"
+expect_json 'not d["fabric"]["nvml"][1].get("nvlink_peers") and not any("RemotePciInfo" in e for g in d["fabric"]["nvml"] for e in g.get("errors") or [])' "a GPU whose NVML cannot name the far ends (not supported) has none, and no error"
 expect_json "$(has gpu-ecc-uncorrected "GPU 0 " "2 uncorrected ECC errors")" "uncorrected volatile ECC errors are an error"
 expect_json 'any(f["id"]=="gpu-ecc-uncorrected" and f["severity"]=="error" for f in d["findings"])' "with severity error"
 expect_json "$(has gpu-throttled "GPU 0 " "hw_slowdown, sw_thermal (reasons 0x29)")" "HW slowdown and SW thermal named; the idle bit is not"
@@ -60,6 +62,44 @@ expect_json 'd["fabric"]["nvml"][2]["remap_failure"]==1 and d["fabric"]["nvml"][
 expect_json "$(has gpu-memory-repair "GPU 2 " "row remapping failed")" "and give the same findings from the saved report"
 run env LD_LIBRARY_PATH="$L" "${D[@]}"
 expect_out "NVML: ok: driver 580.65.06" "the text report says NVML was read"
+
+# ---- NVLink peers drawn: doctor --report over the two-socket, 8-GPU sysfs tree ----
+. "$SRC/tests/fixtures/topology_fixture.sh"
+topology_fixture "$T_TMP/fx"
+# matrix FILE: the page's GPU x GPU classes, a line per GPU (as nvidia-smi topo -m)
+matrix() {
+    python3 - "$1" <<'PY'
+import re, sys
+h = open(sys.argv[1]).read()
+m = {(a, b): c for a, b, c in re.findall(r'<td[^>]*data-a="GPU(\d)"[^>]*data-b="GPU(\d)"[^>]*data-cls="([^"]*)"', h)}
+print("\n".join(" ".join(m.get((str(i), str(j)), "?") for j in range(8)) for i in range(8)))
+PY
+}
+# nvidia-smi topo -m on a DGX-1V: the hybrid cube-mesh of its eight V100s
+DGX1="X NV1 NV1 NV2 NV2 SYS SYS SYS
+NV1 X NV2 NV1 SYS NV2 SYS SYS
+NV1 NV2 X NV2 SYS SYS NV1 SYS
+NV2 NV1 NV2 X SYS SYS SYS NV1
+NV2 SYS SYS SYS X NV1 NV1 NV2
+SYS NV2 SYS SYS NV1 X NV2 NV1
+SYS SYS NV1 SYS NV1 NV2 X NV2
+SYS SYS SYS NV1 NV2 NV1 NV2 X"
+run env LD_LIBRARY_PATH="$L" NVML_FIXTURE=dgx1 "${D[@]}" --sysfs-root "$T_TMP/fx" --report "$T_TMP/dgx1.html" --json
+expect_json '[(p["bdf"], p["type"], p["links"]) for p in d["fabric"]["nvml"][0]["nvlink_peers"]]==[("0000:04:00.0","gpu",1),("0000:13:00.0","gpu",1),("0000:14:00.0","gpu",2),("0000:83:00.0","gpu",2)]' "a DGX-1V's GPU0: its six NVLinks to four GPUs"
+printf '%s\n' "$OUT" >"$T_TMP/dgx1.json"
+got=$(matrix "$T_TMP/dgx1.html")
+[ "$got" = "$DGX1" ] && ok "the page's matrix is nvidia-smi topo -m's on a DGX-1V (NV1, NV2 over the PCIe classes; SYS where no NVLink)" \
+    || bad "the DGX-1V matrix differs: $got"
+grep -q 'data-nvlinks="16"' "$T_TMP/dgx1.html" && ok "16 NVLink bonds drawn, each once though both GPUs list it" || bad "not 16 bonds: $(grep -o 'data-nvlinks="[0-9]*"' "$T_TMP/dgx1.html")"
+grep -q "far ends NVML does not name" "$T_TMP/dgx1.html" && bad "the page says NVML named no far ends" || ok "and no note that NVLink peers are unknown"
+run "$CCLFORGE" report -o "$T_TMP/dgx1-remade.html" "$T_TMP/dgx1.json"
+[ "$(matrix "$T_TMP/dgx1-remade.html")" = "$DGX1" ] && ok "the page remade from the saved JSON has the same matrix" || bad "the remade matrix differs"
+run env LD_LIBRARY_PATH="$L" NVML_FIXTURE=hgx "${D[@]}" --sysfs-root "$T_TMP/fx" --report "$T_TMP/hgx.html"
+got=$(matrix "$T_TMP/hgx.html")
+[ "$(printf '%s\n' "$got" | grep -o 'NV18' | wc -l)" = 42 ] && [ "$(printf '%s\n' "$got" | grep -o 'NV17' | wc -l)" = 14 ] \
+    && ok "an HGX H100: GPU pairs on the NVSwitches are NV18, and NV17 with GPU7, one of whose links is down" || bad "the HGX matrix: $got"
+[ "$(grep -c 'data-kind="nvswitch"' "$T_TMP/hgx.html")" -ge 1 ] && [ "$(grep -o '<g data-link="nvlink"[^>]*data-b="nvswitch"[^>]*data-count="18"' "$T_TMP/hgx.html" | wc -l)" = 7 ] \
+    && ok "one NVSwitch drawn, each GPU's four switches' links summed into its bond (18, 17 for GPU7)" || bad "the NVSwitch bonds are not drawn as summed"
 
 # NVML that does not start: a finding wherever NVIDIA GPUs are, never a pass
 run env LD_LIBRARY_PATH="$L" NVML_FIXTURE=init-fails "${D[@]}" --json

@@ -35,56 +35,7 @@ python3 "$PAGE" selfcontained "$T_TMP/ext.html" 2>/dev/null && bad "an <img> fro
 python3 "$PAGE" render "$T_TMP/ext.html" "$T_TMP/ext" 2>/dev/null && bad "a console error passes" || ok "the browser check fails a page that logs to the console"
 
 # two sockets, 8 GPUs, 4 NICs (sysfs shapes as the kernel lays them out)
-gen_fixture() { # DIR
-    local R=$1 S=$1/sys
-    rm -rf "$R"; mkdir -p "$S/bus/pci/devices" "$S/class/infiniband"
-    dev() { # PATH class vendor device numa speed width
-        local d=$S/devices/$1
-        mkdir -p "$d"
-        echo "$2" >"$d/class"; echo "$3" >"$d/vendor"; echo "$4" >"$d/device"; echo "$5" >"$d/numa_node"
-        echo "$6 GT/s PCIe" >"$d/current_link_speed"; echo "$6 GT/s PCIe" >"$d/max_link_speed"
-        echo "$7" >"$d/current_link_width"; echo "$7" >"$d/max_link_width"
-        head -c 64 /dev/zero >"$d/config"
-        ln -s "../../../devices/$1" "$S/bus/pci/devices/$(basename "$1")"
-    }
-    nic() { # PATH numa hca ifname
-        dev "$1" 0x020700 0x15b3 0x1021 "$2" 32.0 16
-        local d=$S/devices/$1
-        mkdir -p "$d/net/$4" "$d/infiniband/$3/ports/1"
-        ln -s "../../devices/$1/infiniband/$3" "$S/class/infiniband/$3"
-        ln -s "../../../$(basename "$1")" "$d/infiniband/$3/device"
-        echo "28.39.1002" >"$d/infiniband/$3/fw_ver"
-        local p=$d/infiniband/$3/ports/1
-        echo "4: ACTIVE" >"$p/state"; echo "5: LinkUp" >"$p/phys_state"
-        echo "400 Gb/sec (4X NDR)" >"$p/rate"; echo InfiniBand >"$p/link_layer"
-    }
-    gpu() { dev "$1" 0x030200 0x10de 0x2330 "$2" 32.0 16; }
-    bridge() { dev "$1" 0x060400 0x1000 0xc030 "$2" 32.0 16; }
-    # socket 0: two root complexes, one switch each (2 GPUs + 1 NIC below it)
-    for rc in 00 10; do
-        local b=$((16#$rc)); local x; x=$(printf %02x $((b + 1))); local y; y=$(printf %02x $((b + 2)))
-        local up=pci0000:$rc/0000:$rc:01.0/0000:$x:00.0
-        bridge pci0000:$rc/0000:$rc:01.0 0; bridge $up 0
-        for k in 0 1 2; do bridge $up/0000:$y:0$k.0 0; done
-        gpu $up/0000:$y:00.0/0000:$(printf %02x $((b + 3))):00.0 0
-        gpu $up/0000:$y:01.0/0000:$(printf %02x $((b + 4))):00.0 0
-        nic $up/0000:$y:02.0/0000:$(printf %02x $((b + 5))):00.0 0 mlx5_$((b / 16)) ibp$((b + 5))s0
-    done
-    # socket 1: one root complex like those, and one with two levels of switches
-    local up=pci0000:80/0000:80:01.0/0000:81:00.0
-    bridge pci0000:80/0000:80:01.0 1; bridge $up 1
-    for k in 0 1 2; do bridge $up/0000:82:0$k.0 1; done
-    gpu $up/0000:82:00.0/0000:83:00.0 1; gpu $up/0000:82:01.0/0000:84:00.0 1
-    nic $up/0000:82:02.0/0000:85:00.0 1 mlx5_2 ibp133s0
-    up=pci0000:90/0000:90:01.0/0000:91:00.0
-    bridge pci0000:90/0000:90:01.0 1; bridge $up 1
-    bridge $up/0000:92:00.0 1; bridge $up/0000:92:01.0 1
-    bridge $up/0000:92:00.0/0000:93:00.0 1
-    bridge $up/0000:92:00.0/0000:93:00.0/0000:94:00.0 1; bridge $up/0000:92:00.0/0000:93:00.0/0000:94:01.0 1
-    gpu $up/0000:92:00.0/0000:93:00.0/0000:94:00.0/0000:95:00.0 1
-    gpu $up/0000:92:00.0/0000:93:00.0/0000:94:01.0/0000:96:00.0 1
-    nic $up/0000:92:01.0/0000:97:00.0 1 mlx5_3 ibp151s0
-}
+. "$CCLFORGE_SOURCE_DIR/tests/fixtures/topology_fixture.sh"
 # the same machine as NCCL dumps it (NCCL_TOPO_DUMP_FILE): switches under each
 # CPU, GPUs with their NVLinks to the NVSwitch, NICs with their net devices
 gen_xml() { # FILE
@@ -109,7 +60,7 @@ gen_xml() { # FILE
 
 # ---- the topology from sysfs ----
 FX=$T_TMP/fx
-gen_fixture "$FX"
+topology_fixture "$FX"
 run "${D[@]}" --sysfs-root "$FX" --report "$T_TMP/topo.html" --json
 [ -s "$T_TMP/topo.html" ] && ok "--report writes the file alongside --json" || bad "no report written"
 expect_json 'd["schema"]=="cclforge.doctor/1"' "stdout is still the JSON report"

@@ -151,6 +151,104 @@ static void test_topology_kfd(void **state)
     cf_topo_release(&t);
 }
 
+/* A DGX A100 as NCCL dumps it: each GPU's 12 NVLinks go to six NVSwitches, one
+ * <nvlink> per switch with 2 links each; nvidia-smi topo -m says NV12. */
+static void test_topology_xml_switches(void **state)
+{
+    (void)state;
+    struct strbuf x = STRBUF_INIT;
+    cf_sb_adds(&x, "<system version=\"1\"><cpu numaid=\"0\" arch=\"x86_64\">\n");
+    for (int g = 0; g < 2; g++) {
+        cf_sb_addf(&x, "<pci busid=\"0000:%02x:00.0\" class=\"0x030200\"><gpu dev=\"%d\" sm=\"80\">\n", 7 + g, g);
+        for (int sw = 0; sw < 6; sw++)
+            cf_sb_addf(&x, "<nvlink target=\"0000:c%d:00.0\" count=\"2\" tclass=\"0x068000\"/>\n", 4 + sw);
+        cf_sb_adds(&x, "</gpu></pci>\n");
+    }
+    cf_sb_adds(&x, "</cpu></system>\n");
+    struct cf_topo t;
+    cf_error err = CF_ERROR_INIT;
+    assert_int_equal(cf_topo_from_xml(x.buf, x.len, &t, &err), 0);
+    int idx[4];
+    assert_int_equal(cf_topo_of_kind(&t, CF_TOPO_NVSWITCH, idx, 4), 1);
+    assert_int_equal(t.n_links, 2); /* one bond per GPU to the NVSwitch drawn, its six listings summed */
+    assert_int_equal(t.links[0].count, 12);
+    assert_int_equal(t.links[1].count, 12);
+    assert_string_equal(cls(&t, "GPU0", "GPU1"), "NV12");
+    assert_string_equal(cls(&t, "GPU0", "GPU0"), "X");
+    cf_topo_release(&t);
+    cf_sb_release(&x);
+}
+
+static int has_note(const struct cf_topo *t, const char *text)
+{
+    for (size_t i = 0; i < t->notes.n; i++)
+        if (strstr(t->notes.v[i], text))
+            return 1;
+    return 0;
+}
+
+/* NVLink peers from NVML (nvmlDeviceGetNvLinkRemotePciInfo_v2), NCCL's rules:
+ * GPU0 and GPU1 bonded directly (both list it), GPU2 and GPU3 on NVSwitches (one
+ * that NVML calls a switch; one of no type that sysfs does not show, which NCCL
+ * takes for an NVSwitch), a far end that is a NIC the host shows, and an IBM NPU */
+static void test_topology_nvml_peers(void **state)
+{
+    (void)state;
+    static char *p0[] = { "pci0000:00", "0000:00:01.0", "0000:03:00.0", NULL },
+                *p1[] = { "pci0000:00", "0000:00:01.0", "0000:04:00.0", NULL },
+                *p2[] = { "pci0000:80", "0000:80:01.0", "0000:83:00.0", NULL },
+                *p3[] = { "pci0000:80", "0000:80:01.0", "0000:84:00.0", NULL },
+                *p4[] = { "pci0000:80", "0000:80:02.0", "0000:0a:00.0", NULL };
+    struct cf_pci_dev pci[5] = {
+        { .bdf = "0000:03:00.0", .role = "gpu", .numa = 0, .path = { p0, 3, 0 } },
+        { .bdf = "0000:04:00.0", .role = "gpu", .numa = 0, .path = { p1, 3, 0 } },
+        { .bdf = "0000:83:00.0", .role = "gpu", .numa = 1, .path = { p2, 3, 0 } },
+        { .bdf = "0000:84:00.0", .role = "gpu", .numa = 1, .path = { p3, 3, 0 } },
+        { .bdf = "0000:0a:00.0", .role = "nic", .label = "mlx5_0", .numa = 1, .path = { p4, 3, 0 } },
+    };
+    struct cf_topo_pair pairs[] = {
+        { .a = "0000:03:00.0", .b = "0000:04:00.0", .kind = "gpu-gpu", .cls = "PHB" },
+        { .a = "0000:83:00.0", .b = "0000:84:00.0", .kind = "gpu-gpu", .cls = "PHB" },
+        { .a = "0000:03:00.0", .b = "0000:83:00.0", .kind = "gpu-gpu", .cls = "SYS" },
+    };
+    struct cf_nvlink_peer n0[] = { { .bdf = "0000:04:00.0", .type = "gpu", .links = 2 } },
+                          n1[] = { { .bdf = "0000:03:00.0", .type = "gpu", .links = 2 },
+                                   { .bdf = "0000:0a:00.0", .links = 1 } },
+                          n2[] = { { .bdf = "0000:c4:00.0", .type = "switch", .links = 4 },
+                                   { .bdf = "0000:c5:00.0", .links = 2 } },
+                          n3[] = { { .bdf = "0000:c4:00.0", .type = "switch", .links = 3 },
+                                   { .bdf = "0000:99:00.0", .type = "ibmnpu", .links = 1 } };
+    struct cf_nvml_gpu g[4] = {
+        { .bdf = "0000:03:00.0", .nvlinks_active = 2, .nvlink_peers = n0, .n_nvlink_peers = 1 },
+        { .bdf = "0000:04:00.0", .nvlinks_active = 3, .nvlink_peers = n1, .n_nvlink_peers = 2 },
+        { .bdf = "0000:83:00.0", .nvlinks_active = 6, .nvlink_peers = n2, .n_nvlink_peers = 2 },
+        { .bdf = "0000:84:00.0", .nvlinks_active = 4, .nvlink_peers = n3, .n_nvlink_peers = 2 },
+    };
+    struct cf_fabric f = { .pci = pci, .n_pci = 5, .pairs = pairs, .n_pairs = 3, .nvml = g, .n_nvml = 4 };
+    struct cf_topo t;
+    cf_topo_from_fabric(&f, &t);
+    int idx[4];
+    assert_int_equal(cf_topo_of_kind(&t, CF_TOPO_NVSWITCH, idx, 4), 1);
+    assert_int_equal(t.n_links, 3); /* GPU0-GPU1 once, GPU2 and GPU3 to the NVSwitch */
+    assert_string_equal(cls(&t, "GPU0", "GPU1"), "NV2");
+    assert_string_equal(cls(&t, "GPU2", "GPU3"), "NV3"); /* the fewer of 4+2 and 3 */
+    assert_string_equal(cls(&t, "GPU0", "GPU2"), "SYS");
+    for (size_t i = 0; i < t.n_links; i++)
+        if (t.nodes[t.links[i].a].kind == CF_TOPO_GPU && !strcmp(t.nodes[t.links[i].a].label, "GPU2"))
+            assert_int_equal(t.links[i].count, 6); /* both of GPU2's switches summed */
+    assert_true(has_note(&t, "GPU1: 1 NVLink to 0000:0a:00.0 (a device of unknown type), which is not drawn"));
+    assert_true(has_note(&t, "GPU3: 1 NVLink to 0000:99:00.0 (ibmnpu), which is not drawn"));
+    assert_false(has_note(&t, "far ends"));
+    cf_topo_release(&t);
+    /* an NVML that names no far end (no nvmlDeviceGetNvLinkRemotePciInfo_v2): PCIe classes, said so */
+    g[2].n_nvlink_peers = g[3].n_nvlink_peers = 0;
+    cf_topo_from_fabric(&f, &t);
+    assert_int_equal(t.n_links, 1);
+    assert_string_equal(cls(&t, "GPU2", "GPU3"), "PHB");
+    assert_true(has_note(&t, "2 GPUs have active NVLinks whose far ends NVML does not name"));
+    cf_topo_release(&t);
+}
+
 /* a doctor --json document as a host writes it: its name, NCCL, GPUs and findings */
 static cJSON *host_doc(const char *name, const char *nccl, int code, const char *arch)
 {
@@ -342,6 +440,8 @@ int main(void)
         cmocka_unit_test(test_hostlist),
         cmocka_unit_test(test_topology_xml),
         cmocka_unit_test(test_topology_kfd),
+        cmocka_unit_test(test_topology_xml_switches),
+        cmocka_unit_test(test_topology_nvml_peers),
         cmocka_unit_test(test_hosts_escaped_and_marked),
         cmocka_unit_test(test_hosts_at_scale),
     };
