@@ -6,7 +6,9 @@
 #   smoke   a saved pairwise run of 1,024 hosts (523,776 pairs; synthetic,
 #           tests/support/smoke_doc.py: one slow host, one failing)
 #   doctor  1,024 hosts' saved `doctor --json` (this host's own report under
-#           1,024 names, two of them with another NCCL version), side by side
+#           1,024 names, two of them with another NCCL version; each given 8
+#           NVIDIA GPUs, sm_90 but sm_100 on one host, so that every host's
+#           NCCL is judged against the others' archs), side by side
 # and what writing a report adds to a run: `smoke --report` against the same
 # run without it would need hosts; the report is made from the run's JSON, so
 # its cost is `cclforge report` on the run's saved document, less a process's
@@ -37,6 +39,8 @@ for i in range(1024):
     odd = i in (3, 900)
     for lib in d.get("comm_libraries", []):
         lib["version"], lib["version_code"] = ("2.27.5", 22705) if odd else (base[0], base[1])
+        lib["archs"] = ["sm_80", "sm_90"]
+    d["gpus"] = [{"vendor": "nvidia", "arch": "sm_100" if i == 7 else "sm_90"} for _ in range(8)]
     json.dump(d, open(os.path.join(sys.argv[2], "node%04d.json" % i), "w"))
 PY
 

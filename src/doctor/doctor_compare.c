@@ -111,25 +111,74 @@ static void compare_torch(const struct cf_survey *hosts, const char *const *labe
     cf_sb_release(&desc);
 }
 
+/* The GPU archs of all hosts, each with its library kind and how many hosts have
+ * it: each host's library is judged against this list, not against every other
+ * host in turn (1,024 hosts of 8 GPUs took seconds that way). */
+struct arch_count {
+    const char *arch, *kind;
+    size_t hosts, last; /* last: 1 + the index of the last host counted */
+};
+
+static size_t count_archs(const struct cf_survey *hosts, size_t n, struct arch_count **out)
+{
+    struct arch_count *v = NULL;
+    size_t nv = 0;
+    for (size_t h = 0; h < n; h++)
+        for (size_t g = 0; g < hosts[h].n_gpus; g++) {
+            const struct cf_gpu *gpu = &hosts[h].gpus[g];
+            const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(gpu->vendor);
+            if (!gpu->arch || !p)
+                continue;
+            size_t k = 0;
+            while (k < nv && (strcmp(v[k].arch, gpu->arch) || strcmp(v[k].kind, p->comm->kind)))
+                k++;
+            if (k == nv) {
+                v = cf_xrealloc(v, (nv + 1) * sizeof *v);
+                v[nv++] = (struct arch_count){ gpu->arch, p->comm->kind, 0, 0 };
+            }
+            if (v[k].last != h + 1) {
+                v[k].hosts++;
+                v[k].last = h + 1;
+            }
+        }
+    *out = v;
+    return nv;
+}
+
+/* whether a GPU of this host, for this library kind, is of arch */
+static int host_has_arch(const struct cf_survey *host, const char *kind, const char *arch)
+{
+    for (size_t g = 0; g < host->n_gpus; g++) {
+        const struct cf_gpu *gpu = &host->gpus[g];
+        const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(gpu->vendor);
+        if (gpu->arch && p && !strcmp(gpu->arch, arch) && !strcmp(p->comm->kind, kind))
+            return 1;
+    }
+    return 0;
+}
+
 static void compare_archs(const struct cf_survey *hosts, const char *const *labels, size_t n, struct cf_findings *out)
 {
+    struct arch_count *archs = NULL;
+    size_t n_archs = count_archs(hosts, n, &archs);
+    struct strvec every = STRVEC_INIT; /* every host's visible archs, once each: the shared build's list */
+    int every_read = 0;
     for (size_t i = 0; i < n; i++) {
         const struct cf_comm_lib *c = cf_survey_active_comm(&hosts[i]);
         if (!c || !c->archs_known)
             continue;
         const char *kind = cf_comm_lib_profile(c)->kind;
         struct strvec own = STRVEC_INIT, others = STRVEC_INIT;
-        for (size_t h = 0; h < n; h++) {
-            for (size_t g = 0; g < hosts[h].n_gpus; g++) {
-                const struct cf_gpu *gpu = &hosts[h].gpus[g];
-                const struct cf_vendor_profile *p = cf_vendor_profile_for_gpu(gpu->vendor);
-                if (!gpu->arch || !p || strcmp(p->comm->kind, kind) || cf_arch_covered(&c->archs, gpu->arch))
-                    continue;
-                struct strvec *into = h == i ? &own : &others;
-                if (!cf_strvec_contains(into, gpu->arch))
-                    cf_strvec_push(into, gpu->arch);
-            }
+        for (size_t g = 0; g < hosts[i].n_gpus; g++) { /* in the host's GPU order */
+            const char *arch = hosts[i].gpus[g].arch;
+            if (arch && host_has_arch(&hosts[i], kind, arch) && !cf_arch_covered(&c->archs, arch) &&
+                !cf_strvec_contains(&own, arch))
+                cf_strvec_push(&own, arch);
         }
+        for (size_t k = 0; k < n_archs; k++) /* on some host other than this one */
+            if (!strcmp(archs[k].kind, kind) && !cf_arch_covered(&c->archs, archs[k].arch) &&
+                archs[k].hosts > (size_t)host_has_arch(&hosts[i], kind, archs[k].arch))
+                cf_strvec_push(&others, archs[k].arch);
         char subject[512];
         snprintf(subject, sizeof subject, "%s: %s", labels[i], c->path ? c->path : cf_comm_lib_profile(c)->display);
         if (own.n) {
@@ -150,19 +199,20 @@ static void compare_archs(const struct cf_survey *hosts, const char *const *labe
             struct strbuf list = STRBUF_INIT;
             for (size_t k = 0; k < others.n; k++)
                 cf_sb_addf(&list, "%s%s", k ? "," : "", others.v[k]);
-            struct strvec all = STRVEC_INIT;
-            for (size_t h = 0; h < n; h++)
-                cf_survey_gpu_archs(&hosts[h], 1, &all);
+            if (!every_read) {
+                struct strvec all = STRVEC_INIT;
+                for (size_t h = 0; h < n; h++)
+                    cf_survey_gpu_archs(&hosts[h], 1, &all);
+                for (size_t k = 0; k < all.n; k++)
+                    if (!cf_strvec_contains(&every, all.v[k]))
+                        cf_strvec_push(&every, all.v[k]);
+                cf_strvec_clear(&all);
+                every_read = 1;
+            }
             struct strbuf cmd = STRBUF_INIT;
-            struct strvec uniq = STRVEC_INIT;
-            for (size_t k = 0; k < all.n; k++)
-                if (!cf_strvec_contains(&uniq, all.v[k]))
-                    cf_strvec_push(&uniq, all.v[k]);
-            cf_nccl_build_command(&hosts[i], c, &uniq, &cmd);
+            cf_nccl_build_command(&hosts[i], c, &every, &cmd);
             char *remedy = cf_asprintf("%s, to share one build across hosts", cmd.buf);
             cf_sb_release(&cmd);
-            cf_strvec_clear(&uniq);
-            cf_strvec_clear(&all);
             cf_findings_add(out, CF_SEV_WARNING, "host-lib-lacks-arch", subject, remedy,
                             "%s %s on %s lacks code for GPUs of other hosts (%s): it cannot be shared with them",
                             cf_comm_lib_profile(c)->display, c->version ? c->version : "", labels[i], list.buf);
@@ -172,6 +222,8 @@ static void compare_archs(const struct cf_survey *hosts, const char *const *labe
         cf_strvec_clear(&own);
         cf_strvec_clear(&others);
     }
+    cf_strvec_clear(&every);
+    free(archs);
 }
 
 void cf_doctor_compare(const struct cf_survey *hosts, const char *const *labels, size_t n, struct cf_findings *out)
