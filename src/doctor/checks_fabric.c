@@ -27,12 +27,19 @@ static double speed_of(const char *s)
     return s ? atof(s) : 0; /* "16.0 GT/s PCIe" */
 }
 
+/* a saved report's fields may be null: null equals nothing */
+static int is(const char *s, const char *v)
+{
+    return s && v && !strcmp(s, v);
+}
+
 static void check_pcie(const struct cf_fabric *f, struct cf_findings *out)
 {
     for (size_t i = 0; i < f->n_pci; i++) {
         const struct cf_pci_dev *d = &f->pci[i];
         char subject[128];
-        snprintf(subject, sizeof subject, "%s %s%s%s", d->role, d->bdf, d->label ? " " : "", d->label ? d->label : "");
+        snprintf(subject, sizeof subject, "%s %s%s%s", d->role ? d->role : "device", d->bdf ? d->bdf : "?",
+                 d->label ? " " : "", d->label ? d->label : "");
         if (d->cur_width && d->max_width && d->cur_width < d->max_width)
             cf_findings_add(out, CF_SEV_WARNING, "pcie-width-downtrained", subject,
                             "reseat the card or check the slot and riser; compare with lspci -vv (LnkSta)",
@@ -40,7 +47,7 @@ static void check_pcie(const struct cf_fabric *f, struct cf_findings *out)
                             d->max_width, 100 * d->cur_width / d->max_width);
         double cur = speed_of(d->cur_speed), max = speed_of(d->max_speed);
         if (cur > 0 && max > 0 && cur < max) {
-            int gpu = !strcmp(d->role, "gpu");
+            int gpu = is(d->role, "gpu");
             /* GPUs lower their link speed when idle: only a NIC's slow link is a fault at rest */
             cf_findings_add(out, gpu ? CF_SEV_INFO : CF_SEV_WARNING, "pcie-speed-downtrained", subject,
                             gpu ? "check again under load (GPUs slow their link when idle)"
@@ -58,7 +65,7 @@ static void check_pcie(const struct cf_fabric *f, struct cf_findings *out)
 static const struct cf_pci_dev *dev_by_bdf(const struct cf_fabric *f, const char *bdf)
 {
     for (size_t i = 0; i < f->n_pci; i++)
-        if (!strcmp(f->pci[i].bdf, bdf))
+        if (is(f->pci[i].bdf, bdf))
             return &f->pci[i];
     return NULL;
 }
@@ -68,7 +75,7 @@ static int class_rank(const char *cls)
 {
     static const char order[][8] = { "PIX", "PXB", "PHB", "NODE", "SYS" };
     for (int i = 0; i < 5; i++)
-        if (!strcmp(cls, order[i]))
+        if (is(cls, order[i]))
             return i;
     return 5;
 }
@@ -77,13 +84,13 @@ static void check_topology(const struct cf_fabric *f, struct cf_findings *out)
 {
     for (size_t i = 0; i < f->n_pci; i++) {
         const struct cf_pci_dev *g = &f->pci[i];
-        if (strcmp(g->role, "gpu"))
+        if (!is(g->role, "gpu") || !g->bdf)
             continue;
         const char *best = NULL;
         const char *best_nic = NULL;
         for (size_t k = 0; k < f->n_pairs; k++) {
             const struct cf_topo_pair *p = &f->pairs[k];
-            if (strcmp(p->kind, "gpu-nic") || strcmp(p->a, g->bdf))
+            if (!is(p->kind, "gpu-nic") || !is(p->a, g->bdf))
                 continue;
             const struct cf_pci_dev *nic = dev_by_bdf(f, p->b);
             if (!nic || !nic->label)
@@ -254,7 +261,7 @@ static void check_nvml(const struct cf_survey *s, const struct cf_fabric *f, str
 static int has_xgmi(const struct cf_fabric *f, int node)
 {
     for (size_t i = 0; i < f->n_kfd_links; i++)
-        if ((f->kfd_links[i].from == node || f->kfd_links[i].to == node) && !strcmp(f->kfd_links[i].type, "XGMI"))
+        if ((f->kfd_links[i].from == node || f->kfd_links[i].to == node) && is(f->kfd_links[i].type, "XGMI"))
             return 1;
     return 0;
 }
