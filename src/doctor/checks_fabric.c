@@ -116,6 +116,8 @@ static void check_acs(const struct cf_fabric *f, struct cf_findings *out)
     enum { ACS_RR = 1 << 2, ACS_CR = 1 << 3 };
     for (size_t i = 0; i < f->n_bridges; i++) {
         const struct cf_pci_bridge *b = &f->bridges[i];
+        if (!b->bdf)
+            continue;
         int on_p2p_path = 0;
         for (size_t k = 0; k < f->n_pairs && !on_p2p_path; k++) {
             const struct cf_topo_pair *p = &f->pairs[k];
