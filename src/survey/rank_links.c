@@ -157,7 +157,8 @@ static size_t pick_gpu(const struct cf_fabric *f, const struct cf_link_use *use,
         int unknown = 0; /* one link of unknown rate: the sum is unknown */
         for (size_t k = 0; k < f->n_kfd_links; k++) {
             const struct cf_kfd_link *kl = &f->kfd_links[k];
-            if (strcmp(kl->type, "XGMI") || (kl->from != f->kfd_gpus[i].node && kl->to != f->kfd_gpus[i].node))
+            if (!kl->type || strcmp(kl->type, "XGMI") ||
+                (kl->from != f->kfd_gpus[i].node && kl->to != f->kfd_gpus[i].node))
                 continue;
             xgmi = 1;
             unknown |= kl->max_bandwidth <= 0;
