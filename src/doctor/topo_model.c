@@ -229,9 +229,11 @@ void cf_topo_from_fabric(const struct cf_fabric *f, struct cf_topo *t)
         if (f->pairs[i].a && f->pairs[i].b && f->pairs[i].cls)
             set_cls(t, find(t, f->pairs[i].a), find(t, f->pairs[i].b), f->pairs[i].cls);
     if (unplaced)
-        cf_strvec_pushf(&t->notes, "%d GPU%s active NVLinks whose far ends NVML does not name "
-                                   "(nvmlDeviceGetNvLinkRemotePciInfo_v2): their pairs show PCIe classes; "
-                                   "NCCL's topology XML (--topo-file) gives NV#", unplaced, unplaced == 1 ? " has" : "s have");
+        cf_strvec_pushf(&t->notes,
+                        "%d GPU%s active NVLinks whose far ends NVML does not name "
+                        "(nvmlDeviceGetNvLinkRemotePciInfo_v2): their pairs show PCIe classes; "
+                        "NCCL's topology XML (--topo-file) gives NV#",
+                        unplaced, unplaced == 1 ? " has" : "s have");
     /* KFD's XGMI links drawn between the GPUs whose PCI functions their nodes name;
      * the rest (PCIe peer paths through the CPU, nodes of unknown address) listed */
     for (size_t i = 0; i < f->n_kfd_links; i++) {
