@@ -2,7 +2,8 @@
  * per GPU its NVLink states and what each active link reaches, ECC error counts,
  * retired pages and remapped rows, clock event (throttle) reasons and MIG mode.
  * Every NVML error other than "not supported on this GPU" is recorded: a health
- * check that cannot read a counter has not passed. Signatures as in nvml.h (the tests build their NVML from it). */
+ * check that cannot read a counter has not passed. Signatures as in nvml.h (the
+ * tests build their NVML from it). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
