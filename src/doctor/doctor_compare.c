@@ -187,12 +187,11 @@ static void compare_archs(const struct cf_survey *hosts, const char *const *labe
                 cf_sb_addf(&list, "%s%s", k ? "," : "", own.v[k]);
             struct strbuf cmd = STRBUF_INIT;
             cf_nccl_build_command(&hosts[i], c, &own, &cmd);
-            char *remedy = cf_asprintf("%s (on %s)", cmd.buf, labels[i]);
+            /* the host is in the subject only: hosts with the same finding read as one */
+            cf_findings_add(out, CF_SEV_ERROR, "gpu-arch-not-covered", subject, cmd.buf,
+                            "%s %s has no code for the host's own GPUs: %s", cf_comm_lib_profile(c)->display,
+                            c->version ? c->version : "", list.buf);
             cf_sb_release(&cmd);
-            cf_findings_add(out, CF_SEV_ERROR, "gpu-arch-not-covered", subject, remedy,
-                            "%s %s on %s has no code for its own GPUs: %s", cf_comm_lib_profile(c)->display,
-                            c->version ? c->version : "", labels[i], list.buf);
-            free(remedy);
             cf_sb_release(&list);
         }
         if (others.n) {
@@ -214,8 +213,8 @@ static void compare_archs(const struct cf_survey *hosts, const char *const *labe
             char *remedy = cf_asprintf("%s, to share one build across hosts", cmd.buf);
             cf_sb_release(&cmd);
             cf_findings_add(out, CF_SEV_WARNING, "host-lib-lacks-arch", subject, remedy,
-                            "%s %s on %s lacks code for GPUs of other hosts (%s): it cannot be shared with them",
-                            cf_comm_lib_profile(c)->display, c->version ? c->version : "", labels[i], list.buf);
+                            "%s %s lacks code for GPUs of other hosts (%s): it cannot be shared with them",
+                            cf_comm_lib_profile(c)->display, c->version ? c->version : "", list.buf);
             free(remedy);
             cf_sb_release(&list);
         }

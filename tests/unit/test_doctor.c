@@ -308,8 +308,8 @@ static int compare(const char *const *jsons, size_t n, const char *id, char **wh
     for (size_t i = 0; i < f.n; i++)
         if (!strcmp(f.v[i].id, id)) {
             sev = (int)f.v[i].severity;
-            if (why)
-                *why = cf_strdup(f.v[i].why);
+            if (why) /* "subject: why" */
+                *why = cf_asprintf("%s: %s", f.v[i].subject, f.v[i].why);
             break;
         }
     cf_findings_release(&f);
@@ -365,11 +365,12 @@ static void test_compare(void **state)
         HOST("{\"arch\":\"sm_120\"}", "nccl", "2.28.9", "\"sm_61\",\"sm_120\"", "2.9.1"),
     };
     assert_int_equal(compare(archs, 3, "host-lib-lacks-arch", &why), CF_SEV_WARNING);
-    assert_non_null(strstr(why, "host-a"));
-    assert_non_null(strstr(why, "sm_61"));
+    assert_non_null(strstr(why, "host-a: "));
+    assert_non_null(strstr(why, "lacks code for GPUs of other hosts (sm_61)"));
     free(why);
     assert_int_equal(compare(archs, 3, "gpu-arch-not-covered", &why), CF_SEV_ERROR);
-    assert_non_null(strstr(why, "host-b"));
+    assert_non_null(strstr(why, "host-b: "));
+    assert_non_null(strstr(why, "no code for the host's own GPUs: sm_61"));
     free(why);
     assert_int_equal(compare(archs + 2, 1, "host-lib-lacks-arch", NULL), -1);
 }
