@@ -5,7 +5,10 @@
 # program finds it. Each finding: NVLinks down, uncorrected ECC errors, retired
 # pages and remapped rows pending or failed, throttle reasons, MIG on or pending;
 # an NVML call that fails, a GPU that is lost and an NVML that does not start are
-# findings, never a silent pass. No real GPU or driver is involved.
+# findings, never a silent pass. NVLink peers: what each active link reaches,
+# and the topology page over tests/fixtures/topology_fixture.sh's 8-GPU host
+# drawn from them (a DGX-1V's mesh must give nvidia-smi topo -m's matrix; an
+# HGX H100's NVSwitches NV18). No real GPU or driver is involved.
 . "$(dirname "$0")/lib.sh"
 SRC=${CCLFORGE_SOURCE_DIR:?}
 CC=${CC:-cc}
