@@ -111,7 +111,7 @@ static const char smoke_script[] =
     "    return differs('from rank %d' % prv, got, full(64, prv * 10 + 5))\n"
     "def t_barrier():\n"
     "    store = dist.distributed_c10d._get_default_store()\n"
-    "    store.set('cclforge_barrier_%d' % rank, '1')\n"
+    "    store.add('cclforge_barrier_%d' % rank, 1)  # answered by the store: a set is sent unanswered\n"
     "    barrier(); sync()\n"
     "    late = [r for r in range(size) if not store.check(['cclforge_barrier_%d' % r])]\n"
     "    return 'left the barrier before rank(s) %s reached it' % late if late else None\n"
