@@ -2,8 +2,8 @@
 # + unshare --uts, veth pairs on a bridge), one of them shaped (tc tbf on its veth), MPI
 # backend, real ranks on a busy machine. Two timed iterations per test cannot tell a
 # slow pair from a noisy one: the verdict says "inconclusive" and why, names no host
-# and fails the run; with the default iterations it names the shaped host, and only
-# the pairs that hold it are bad. Every name carries cfsi-; the trap removes them all.
+# and fails the run; with the default iterations it names the shaped host alone, and
+# every pair that holds it is bad. Every name carries cfsi-; the trap removes them all.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || t_skip "needs root for network namespaces"
@@ -48,12 +48,20 @@ expect_json "all(g['busbw_median_gbps'] > 0 and g['busbw_spread'] is not None fo
 
 # the default iterations: on a quiet machine the shaped host is named; on this one
 # (two cores shared with other work) a pair may still be too noisy to tell, and then
-# the verdict must say so. Either way the pairs that hold the shaped host, and only
-# they, are bad, and no other host is named.
+# the verdict must say so. The pairs that hold the shaped host are bad, and no other
+# host is named. A pair without it may be bad too: here four hosts share two cores
+# and two pairs run at once, so an unshaped pair can measure under half the best
+# (seen: cfsi-h1+cfsi-h2 at 0.11 GB/s, the best 0.25; ~1 run in 3), and the report
+# says what was measured. The verdict counts what the groups say.
 run "${MPIRUN[@]}" "$CCLFORGE" "${SMOKE[@]}" -w 1 --json
 expect_rc 1 "the default iterations: a slow pair fails the run"
 expect_json "all(r['iters'] == 20 for r in d['rows'])" "20 timed iterations a test"
-expect_json "sorted(g['label'] for g in d['groups'] if g['bad']) == ['cfsi-h0+cfsi-h3', 'cfsi-h1+cfsi-h3', 'cfsi-h2+cfsi-h3']" "exactly the pairs with the shaped host are bad"
-expect_json "(d['verdict'] == 'pairwise: host cfsi-h3 is bad: every one of its 3 pairs was (3 of 6 pairs bad)' and d['bad_hosts'] == ['cfsi-h3'] and d['exclude'] == 'cfsi-h3') if d['conclusive'] else (d['verdict'].startswith('inconclusive: pairwise: ') and d['bad_hosts'] == [] and d['exclude'] == '')" "names the shaped host (verdict, bad_hosts, exclude), or says inconclusive and names none"
-echo "default iterations: $(printf '%s' "$OUT" | python3 -c 'import json, sys; print(json.load(sys.stdin)["verdict"])')"
+expect_json "all(g['bad'] and g['why'] == 'slow' for g in d['groups'] if 'cfsi-h3' in g['label'].split('+'))" "every pair with the shaped host is bad, for being slow"
+expect_json "(d['verdict'] == 'pairwise: host cfsi-h3 is bad: every one of its 3 pairs was (%d of 6 pairs bad)' % sum(g['bad'] for g in d['groups']) and d['bad_hosts'] == ['cfsi-h3'] and d['exclude'] == 'cfsi-h3') if d['conclusive'] else (d['verdict'].startswith('inconclusive: pairwise: ') and d['bad_hosts'] == [] and d['exclude'] == '')" "names the shaped host alone (verdict, bad_hosts, exclude), or says inconclusive and names none"
+printf '%s' "$OUT" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("default iterations:", d["verdict"])
+for g in d["groups"]:
+    print("  %s: median %.3g GB/s, spread %.0f%%%s" % (g["label"], g["busbw_median_gbps"], 100 * g["busbw_spread"], ", bad" if g["bad"] else ""))'
 t_end
