@@ -94,6 +94,25 @@ void cf_consolidated_to_json(const struct cf_consolidated *c, void *obj);
 /* Reads a "findings" array of a doctor --json report (cJSON, typed void *) into out. */
 void cf_findings_from_json(const void *array, struct cf_findings *out);
 
+/* The same finding on many hosts, once (src/doctor/finding_groups.c), for every
+ * report of several hosts. A finding whose subject starts with a host's label
+ * ("node07: ...") joins the others with the same severity, id, rest of the
+ * subject, why and remedy; a finding about no one host stands alone. Groups come
+ * in the order of their first finding (so errors first, as consolidated). */
+struct cf_finding_group {
+    const struct cf_finding *f;     /* the first: severity, id, why and remedy of all */
+    const char *subject;            /* inside f->subject: what follows the host's label */
+    size_t *hosts; size_t n_hosts;  /* indices into labels, ascending; none: about no one host */
+};
+struct cf_finding_groups {
+    struct cf_finding_group *v;
+    size_t n;
+};
+/* out points into f, which must outlive it. */
+void cf_findings_group(const struct cf_findings *f, const char *const *labels, size_t n_labels,
+                       struct cf_finding_groups *out);
+void cf_finding_groups_release(struct cf_finding_groups *g);
+
 /* ---- across ranks (src/doctor/rank_env.c) ---- */
 
 /* One rank's NCCL configuration as it reported it under doctor --gather. */

@@ -17,6 +17,10 @@ extern "C" {
  * Returns a new string ("" for none). */
 char *cf_hostlist_compress(const char *const *names, size_t n);
 
+/* The hostlist of the distinct names among names[0..n) in natural order (NULL
+ * and empty names skipped): the hosts that share something, as a person reads them. */
+char *cf_hostlist_of_set(const char *const *names, size_t n);
+
 /* strcmp with runs of digits compared as numbers ("n2" < "n10"; equal numbers
  * with more leading zeros after fewer), for qsort over char * / const char *. */
 int cf_hostname_natural_cmp(const char *a, const char *b);

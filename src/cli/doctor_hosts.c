@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/fabric.h"
+#include "cclforge/hostlist.h"
 #include "cclforge/ncclconf.h"
 #include "cli/cli.h"
 #include "cli/doctor_hosts.h"
@@ -93,17 +94,39 @@ void doctor_print_fabric(const struct cf_survey *s)
            cli_safe(f->nvml_note));
 }
 
-static void print_findings(const struct cf_findings *f)
+/* the hosts of a set, as a Slurm hostlist (a name each; n of them) */
+static void print_hostlist(const char *lead, const char *const *names, size_t n)
 {
-    for (size_t i = 0; i < f->n; i++) {
-        const struct cf_finding *x = &f->v[i];
+    char *hl = cf_hostlist_of_set(names, n);
+    printf("%s%zu host%s: %s\n", lead, n, n == 1 ? "" : "s", cli_safe(hl));
+    free(hl);
+}
+
+/* the same finding on many hosts once, its hosts as a hostlist; notes left out */
+static void print_findings(const struct cf_findings *f, const char *const *labels, size_t n)
+{
+    struct cf_finding_groups gs;
+    cf_findings_group(f, labels, n, &gs);
+    for (size_t i = 0; i < gs.n; i++) {
+        const struct cf_finding_group *g = &gs.v[i];
+        const struct cf_finding *x = g->f;
         if (x->severity == CF_SEV_INFO)
             continue;
-        printf("  %-7s %s  [%s]\n          %s\n", cf_severity_name(x->severity), cli_safe(x->subject), cli_safe(x->id),
-               cli_safe(x->why));
+        /* a finding on one host keeps its name in the subject, as consolidated */
+        printf("  %-7s %s  [%s]\n", cf_severity_name(x->severity), cli_safe(g->n_hosts > 1 ? g->subject : x->subject),
+               cli_safe(x->id));
+        if (g->n_hosts > 1) {
+            const char **names = cf_xcalloc(g->n_hosts, sizeof *names);
+            for (size_t k = 0; k < g->n_hosts; k++)
+                names[k] = labels[g->hosts[k]];
+            print_hostlist("          on ", names, g->n_hosts);
+            free(names);
+        }
+        printf("          %s\n", cli_safe(x->why));
         if (x->remedy)
             printf("          remedy: %s\n", cli_safe(x->remedy));
     }
+    cf_finding_groups_release(&gs);
 }
 
 void doctor_print_consolidated(const struct cf_consolidated *c, const char *const *labels, size_t n, int verbose)
@@ -119,13 +142,10 @@ void doctor_print_consolidated(const struct cf_consolidated *c, const char *cons
     }
     if (c->findings.n) {
         heading("Findings");
-        print_findings(&c->findings);
+        print_findings(&c->findings, labels, n);
     }
     heading("Shared by every host");
-    printf("  hosts:");
-    for (size_t i = 0; i < n; i++)
-        printf(" %s", cli_safe(labels[i]));
-    printf("\n");
+    print_hostlist("  ", labels, n);
     for (size_t i = 0; i < c->n_shared; i++)
         printf("  %s: %s\n", cli_safe(c->shared[i].label), cli_safe(c->shared[i].value));
 }

@@ -58,17 +58,7 @@ static long host_ix(const struct model *m, const char *label, size_t len)
 /* The hosts that share a value, each once, in natural order, as a hostlist. */
 static void hostlist(struct strbuf *out, const char **names, size_t n)
 {
-    const char **sorted = cf_xcalloc(n ? n : 1, sizeof *sorted);
-    size_t m = 0, k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (names[i]) /* a saved document may name no host */
-            sorted[m++] = names[i];
-    qsort(sorted, m, sizeof *sorted, cf_hostname_natural_ptr_cmp);
-    for (size_t i = 0; i < m; i++)
-        if (!k || strcmp(sorted[k - 1], sorted[i]))
-            sorted[k++] = sorted[i];
-    char *hl = cf_hostlist_compress(sorted, k);
-    free(sorted);
+    char *hl = cf_hostlist_of_set(names, n);
     cf_html_text(out, hl);
     free(hl);
 }
@@ -238,75 +228,58 @@ static void differences(struct strbuf *out, const struct model *m)
     cf_sb_adds(out, "</table>\n");
 }
 
-/* ---- findings, the same one on many hosts once ---- */
+/* ---- findings, the same one on many hosts once (cf_findings_group) ---- */
 
-struct fgroup {
-    const char *sev, *id, *why, *remedy;
-    char *subject;
-    const char **hosts; size_t n_hosts;
-};
+/* the hosts of a group, as a hostlist */
+static void group_hosts(struct strbuf *out, const struct model *m, const struct cf_finding_group *g)
+{
+    const char **names = cf_xcalloc(g->n_hosts + 1, sizeof *names);
+    for (size_t k = 0; k < g->n_hosts; k++)
+        names[k] = m->labels[g->hosts[k]];
+    hostlist(out, names, g->n_hosts);
+    free(names);
+}
 
 static void findings(struct strbuf *out, const struct model *m)
 {
-    struct fgroup *g = NULL;
-    size_t ng = 0;
-    const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(m->cons, "findings"))
-    {
-        const char *subject = cf_json_str(f, "subject");
-        subject = subject ? subject : "";
-        const char *colon = strstr(subject, ": ");
-        long h = colon ? host_ix(m, subject, (size_t)(colon - subject)) : -1;
-        const char *rest = h >= 0 ? colon + 2 : subject;
-        const char *sev = sev_class(cf_json_str(f, "severity")), *id = cf_json_str(f, "id"),
-                   *why = cf_json_str(f, "why"), *remedy = cf_json_str(f, "remedy");
-        size_t i = 0;
-        for (; h >= 0 && i < ng; i++)
-            if (g[i].n_hosts && !strcmp(g[i].sev, sev) && !strcmp(g[i].id, id ? id : "") &&
-                !strcmp(g[i].subject, rest) && !strcmp(g[i].why, why ? why : ""))
-                break;
-        if (h < 0 || i == ng) {
-            g = cf_xrealloc(g, (ng + 1) * sizeof *g);
-            g[ng] = (struct fgroup){ sev, id ? id : "", why ? why : "", remedy, cf_strdup(rest), NULL, 0 };
-            i = ng++;
-        }
-        if (h >= 0) {
-            g[i].hosts = cf_xrealloc(g[i].hosts, (g[i].n_hosts + 1) * sizeof *g[i].hosts);
-            g[i].hosts[g[i].n_hosts++] = m->labels[h];
-        }
-    }
-    static const char *const order[] = { "error", "warning", "info" };
+    struct cf_findings all = CF_FINDINGS_INIT;
+    cf_findings_from_json(cJSON_GetObjectItemCaseSensitive(m->cons, "findings"), &all);
+    struct cf_finding_groups gs;
+    cf_findings_group(&all, m->labels, m->n, &gs);
     cf_sb_adds(out, "<h2>Findings</h2>\n");
-    if (!ng)
+    if (!gs.n)
         cf_sb_adds(out, "<p id=\"nofindings\">No finding on any host.</p>\n");
+    static const enum cf_severity order[] = { CF_SEV_ERROR, CF_SEV_WARNING, CF_SEV_INFO };
     for (size_t s = 0; s < 3; s++) {
+        const char *sev = cf_severity_name(order[s]);
         size_t count = 0;
-        for (size_t i = 0; i < ng; i++)
-            count += !strcmp(g[i].sev, order[s]);
+        for (size_t i = 0; i < gs.n; i++)
+            count += gs.v[i].f->severity == order[s];
         if (!count)
             continue;
         cf_sb_addf(out, "<section class=\"sev\" id=\"findings-%s\"><h3 class=\"%s\">%s (%zu)</h3>\n<table><tr>"
                         "<th>finding</th><th>subject</th><th>why</th><th>remedy</th><th>hosts</th></tr>\n",
-                   order[s], order[s], order[s], count);
-        for (size_t i = 0; i < ng; i++) {
-            if (strcmp(g[i].sev, order[s]))
+                   sev, sev, sev, count);
+        for (size_t i = 0; i < gs.n; i++) {
+            const struct cf_finding_group *g = &gs.v[i];
+            if (g->f->severity != order[s])
                 continue;
-            cf_sb_addf(out, "<tr class=\"finding\" data-severity=\"%s\" data-id=\"", order[s]);
-            cf_html_text(out, g[i].id);
+            cf_sb_addf(out, "<tr class=\"finding\" data-severity=\"%s\" data-id=\"", sev);
+            cf_html_text(out, g->f->id);
             cf_sb_adds(out, "\" data-hosts=\"");
-            hostlist(out, g[i].hosts, g[i].n_hosts);
-            cf_sb_addf(out, "\"><td class=\"%s mono\">", order[s]);
-            cf_html_text(out, g[i].id);
+            group_hosts(out, m, g);
+            cf_sb_addf(out, "\"><td class=\"%s mono\">", sev);
+            cf_html_text(out, g->f->id);
             cf_sb_adds(out, "</td><td>");
-            cf_html_text(out, g[i].subject);
+            cf_html_text(out, g->subject);
             cf_sb_adds(out, "</td><td>");
-            clipped(out, g[i].why);
+            clipped(out, g->f->why);
             cf_sb_adds(out, "</td><td>");
-            cf_html_text(out, g[i].remedy);
+            cf_html_text(out, g->f->remedy);
             cf_sb_adds(out, "</td><td>");
-            if (g[i].n_hosts) {
-                cf_sb_addf(out, "<span class=\"count\">%zu</span> <span class=\"hosts\">", g[i].n_hosts);
-                hostlist(out, g[i].hosts, g[i].n_hosts);
+            if (g->n_hosts) {
+                cf_sb_addf(out, "<span class=\"count\">%zu</span> <span class=\"hosts\">", g->n_hosts);
+                group_hosts(out, m, g);
                 cf_sb_adds(out, "</span>");
             } else {
                 cf_sb_adds(out, "across hosts");
@@ -315,11 +288,8 @@ static void findings(struct strbuf *out, const struct model *m)
         }
         cf_sb_adds(out, "</table></section>\n");
     }
-    for (size_t i = 0; i < ng; i++) {
-        free(g[i].subject);
-        free(g[i].hosts);
-    }
-    free(g);
+    cf_finding_groups_release(&gs);
+    cf_findings_release(&all);
 }
 
 static void shared(struct strbuf *out, const struct model *m)

@@ -172,3 +172,19 @@ int cf_hostname_natural_ptr_cmp(const void *a, const void *b)
 {
     return cf_hostname_natural_cmp(*(const char *const *)a, *(const char *const *)b);
 }
+
+char *cf_hostlist_of_set(const char *const *names, size_t n)
+{
+    const char **sorted = cf_xcalloc(n + 1, sizeof *sorted);
+    size_t m = 0, k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (names[i] && *names[i])
+            sorted[m++] = names[i];
+    qsort(sorted, m, sizeof *sorted, cf_hostname_natural_ptr_cmp);
+    for (size_t i = 0; i < m; i++)
+        if (!k || strcmp(sorted[k - 1], sorted[i]))
+            sorted[k++] = sorted[i];
+    char *hl = cf_hostlist_compress(sorted, k);
+    free(sorted);
+    return hl;
+}

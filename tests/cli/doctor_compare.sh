@@ -57,4 +57,23 @@ run "$CCLFORGE" doctor compare --json vm.json old.json none.json
 expect_rc 1 "three hosts, one older and one without NCCL: exit 1"
 expect_json "$consistent" "JSON: three hosts' differences agree with the summary"
 expect_json 'any(x["label"] == "NCCL" and x["severity"] == "error" for x in d["differences"]) and any(f["id"] == "nccl-version-differs" for f in d["findings"])' "the worst judgement wins: the NCCL difference is an error"
+# ---- the same finding on several hosts is one, with their hostlist ----
+python3 - <<'PY'
+import json
+d = json.load(open("vm.json"))
+d["comm_libraries"][0]["archs"] = ["sm_80", "sm_90"]
+for i in range(1, 5):
+    d["host"]["hostname"] = "n%02d" % i
+    d["gpus"] = [{"vendor": "nvidia", "arch": "sm_100" if i == 4 else "sm_90"}]
+    json.dump(d, open("n%02d.json" % i, "w"))
+PY
+run "$CCLFORGE" doctor compare n01.json n02.json n03.json n04.json
+expect_rc 1 "a host whose NCCL has no code for its own GPU: exit 1"
+expect_out "^  error   n04: /x/libnccl\.so\.2  \[gpu-arch-not-covered\]$" "a finding on one host keeps its name in the subject"
+expect_out "^  warning /x/libnccl\.so\.2  \[host-lib-lacks-arch\]$" "the same finding on three hosts is printed once, no host in its subject"
+expect_out "^          on 3 hosts: n\[01-03\]$" "with the hosts as a Slurm hostlist"
+[ "$(printf '%s\n' "$OUT" | grep -c 'host-lib-lacks-arch')" = 1 ] && ok "once, not once per host" || bad "host-lib-lacks-arch printed $(printf '%s\n' "$OUT" | grep -c 'host-lib-lacks-arch') times"
+expect_out "^  4 hosts: n\[01-04\]$" "the hosts compared, as a hostlist"
+run "$CCLFORGE" doctor compare --json n01.json n02.json n03.json n04.json
+expect_json 'sorted(f["subject"] for f in d["findings"] if f["id"] == "host-lib-lacks-arch") == ["n01: /x/libnccl.so.2", "n02: /x/libnccl.so.2", "n03: /x/libnccl.so.2"]' "JSON keeps a finding per host"
 t_end

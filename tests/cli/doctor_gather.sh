@@ -112,6 +112,17 @@ if command -v gcc >/dev/null; then
     wait $p1; wait $p2
     expect_json 'sorted(f["subject"] for f in d["findings"] if f["id"]=="bridge-plugin-lib-missing")==["cfgt-h0: plug._br","cfgt-h2: plug._br"]' "a plugin bridge's library missing on two hosts: each host named, the one that has it not"
     expect_json 'all("needs libcfgt_rccl.so.1" in f["why"] for f in d["findings"] if f["id"]=="bridge-plugin-lib-missing")' "and the library named"
+    # the text report prints that finding once, with the two hosts as a hostlist
+    onhost 1 LD_LIBRARY_PATH="$T_TMP/tk" "${G[@]}" --libtorch "$ps/torch" --timeout 20 >"$T_TMP/r1.out" 2>&1 &
+    p1=$!
+    onhost 2 "${G[@]}" --libtorch "$ps/torch" --timeout 20 >"$T_TMP/r2.out" 2>&1 &
+    p2=$!
+    run onhost 0 "${G[@]}" --libtorch "$ps/torch" --timeout 20
+    wait $p1; wait $p2
+    expect_out "^  [a-z]+ +plug\._br  \[bridge-plugin-lib-missing\]$" "text: the finding once, no host in its subject"
+    expect_out "^          on 2 hosts: cfgt-h\[0,2\]$" "text: its hosts as a Slurm hostlist"
+    [ "$(printf '%s\n' "$OUT" | grep -c 'bridge-plugin-lib-missing')" = 1 ] && ok "text: printed once, not once per host" || bad "text: bridge-plugin-lib-missing printed $(printf '%s\n' "$OUT" | grep -c 'bridge-plugin-lib-missing') times"
+    expect_out "^  3 hosts: cfgt-h\[0-2\]$" "text: the hosts heard from, as a hostlist"
 else
     t_skip_part "no gcc to link a plugin bridge for the multi-host case"
 fi

@@ -449,6 +449,53 @@ static void test_rank_env_differences(void **state)
     ts_cleanup();
 }
 
+/* the same finding on many hosts once: grouped by severity, id, the subject after
+ * the host, why and remedy; a host's label matched whole; hosts each once */
+static void test_findings_group(void **state)
+{
+    (void)state;
+    const char *labels[] = { "node01", "node02", "node03", "node1" };
+    struct cf_findings f = CF_FINDINGS_INIT;
+    cf_findings_add(&f, CF_SEV_ERROR, "a", "node03: /lib/libnccl.so.2", "build", "lacks sm_90");  /* 0 */
+    cf_findings_add(&f, CF_SEV_ERROR, "a", "node01: /lib/libnccl.so.2", "build", "lacks sm_90");  /* joins 0 */
+    cf_findings_add(&f, CF_SEV_ERROR, "a", "node02: /lib/libnccl.so.2", "other", "lacks sm_90");  /* 1: remedy */
+    cf_findings_add(&f, CF_SEV_ERROR, "a", "node1: /lib/libnccl.so.2", "build", "lacks sm_90");   /* joins 0 */
+    cf_findings_add(&f, CF_SEV_WARNING, "hosts-differ", "NCCL", "align", "differs");             /* 2: no host */
+    cf_findings_add(&f, CF_SEV_WARNING, "hosts-differ", "GPUs", "align", "differs");             /* 3: no host */
+    cf_findings_add(&f, CF_SEV_WARNING, "b", "node10: x", NULL, "y");                            /* 4: no label */
+    cf_findings_add(&f, CF_SEV_WARNING, "b", "node0: x", NULL, "y");                             /* 5: a prefix */
+    cf_findings_add(&f, CF_SEV_WARNING, "b", "node02: x", NULL, "y");                            /* 6 */
+    cf_findings_add(&f, CF_SEV_WARNING, "b", "node03: x", NULL, "z");                            /* 7: why */
+    cf_findings_add(&f, CF_SEV_INFO, "b", "node01: x", NULL, "y");                               /* 8: severity */
+    cf_findings_add(&f, CF_SEV_WARNING, "b", "node01: x", NULL, "y");                            /* once per id+subject */
+    cf_findings_add(&f, CF_SEV_WARNING, "b", "node1: x", NULL, "y");                             /* joins 6 */
+    struct cf_finding_groups g;
+    cf_findings_group(&f, labels, 4, &g);
+    assert_int_equal(g.n, 9);
+    static const struct {
+        size_t first;
+        const char *subject;
+        size_t n_hosts;
+        size_t hosts[3];
+    } want[] = {
+        { 0, "/lib/libnccl.so.2", 3, { 0, 2, 3 } }, { 2, "/lib/libnccl.so.2", 1, { 1 } }, { 4, "NCCL", 0, { 0 } },
+        { 5, "GPUs", 0, { 0 } }, { 6, "node10: x", 0, { 0 } }, { 7, "node0: x", 0, { 0 } },
+        { 8, "x", 2, { 1, 3 } }, { 9, "x", 1, { 2 } }, { 10, "x", 1, { 0 } },
+    };
+    for (size_t i = 0; i < g.n; i++) {
+        assert_ptr_equal(g.v[i].f, &f.v[want[i].first]);
+        assert_string_equal(g.v[i].subject, want[i].subject);
+        assert_int_equal(g.v[i].n_hosts, want[i].n_hosts);
+        for (size_t k = 0; k < want[i].n_hosts; k++)
+            assert_int_equal(g.v[i].hosts[k], want[i].hosts[k]);
+    }
+    cf_finding_groups_release(&g);
+    cf_findings_group(&f, labels, 0, &g); /* no host known: every finding alone */
+    assert_int_equal(g.n, f.n);
+    cf_finding_groups_release(&g);
+    cf_findings_release(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -464,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_findings_json),
         cmocka_unit_test(test_rank_env_differences),
+        cmocka_unit_test(test_findings_group),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
