@@ -83,7 +83,8 @@ static int by_index(const void *pa, const void *pb)
  * subject, so a host is in a group once) */
 static void in_label_order(struct cf_finding_group *g)
 {
-    qsort(g->hosts, g->n_hosts, sizeof *g->hosts, by_index);
+    if (g->n_hosts > 1)
+        qsort(g->hosts, g->n_hosts, sizeof *g->hosts, by_index);
 }
 
 static int by_first(const void *pa, const void *pb)
