@@ -43,6 +43,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (nl && cf_path_capacity(links, nl, again, nl, NULL) < 0)
         abort();
+    struct strbuf words = STRBUF_INIT;
+    if (cf_gpu_capacity(links, nl, &words) < 0)
+        abort();
+    cf_sb_release(&words);
     cf_sb_release(&line);
     struct strvec names = STRVEC_INIT;
     cf_strvec_split(&names, in, ",\n", 0);

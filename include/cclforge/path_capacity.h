@@ -35,10 +35,13 @@ struct cf_rank_link {
     double gbps;         /* capacity one way, GB/s (10^9 bytes), the busbw unit; > 0 */
     enum cf_link_limit limit;
     char net[48];        /* eth: its IPv4 address and prefix ("10.0.0.1/24"); "" otherwise */
+    char peer[16];       /* nvlink, xgmi: the one GPU this link leads to ("0000:07:00.0"), or "*" for its
+                          * NVLinks to NVSwitches (every GPU on them); "": the GPU's links to all the
+                          * host's other GPUs together */
     uint32_t v4, v4mask; /* net, parsed (host order); 0, 0 when none */
 };
 
-#define CF_RANK_LINKS_MAX 8
+#define CF_RANK_LINKS_MAX 24 /* a GPU link, one per peer GPU (7 on an 8-GPU XGMI mesh), ports, interfaces */
 
 /* "eth", "ib", "roce", "nvlink", "xgmi", "pcie" / "line", "nic-pcie", "gpu-pcie" */
 const char *cf_link_kind_name(enum cf_link_kind k);
@@ -66,7 +69,10 @@ struct cf_link_use {
  * link); the active IB/RoCE ports nearest its GPU (every active port when the GPU
  * is unknown), as NCCL_IB_HCA allows; then the interfaces that are up and running
  * with an IPv4 address, not loopback, not docker*, as NCCL_SOCKET_IFNAME allows,
- * with a known line rate. Returns how many (at most max). */
+ * with a known line rate; last, where its GPU's far ends are known (NVML's NVLink
+ * peers, KFD's XGMI links), one link to each GPU they reach directly and one for
+ * its NVLinks to NVSwitches, with peer set: all of them or none. Returns how many
+ * (at most max). */
 size_t cf_rank_links_pick(const struct cf_fabric *f, const struct cf_link_use *use, struct cf_rank_link *out,
                           size_t max);
 
@@ -75,12 +81,13 @@ int cf_rank_link_set_net(struct cf_rank_link *l, const char *cidr);
 
 /* The one-line form ranks exchange and report ("eth0 eth 10 1.25 line 10.0.0.1/24;..."),
  * and back: malformed entries are skipped, names that would not survive the form
- * are never written. Parse returns how many (at most max). */
+ * are never written. The last field is where the link leads: an interface's
+ * network, a GPU link's peer, else "-". Parse returns how many (at most max). */
 void cf_rank_links_format(const struct cf_rank_link *l, size_t n, struct strbuf *out);
 size_t cf_rank_links_parse(const char *text, struct cf_rank_link *out, size_t max);
 
 /* "links" of a rank in a smoke document: an array of {name, kind, line_gbit,
- * capacity_gbps, limit, net}, and back (entries of a wrong shape skipped). */
+ * capacity_gbps, limit, net or peer}, and back (entries of a wrong shape skipped). */
 cJSON *cf_rank_links_to_json(const struct cf_rank_link *l, size_t n);
 size_t cf_rank_links_from_json(const cJSON *arr, struct cf_rank_link *out, size_t max);
 
@@ -88,8 +95,11 @@ size_t cf_rank_links_from_json(const cJSON *arr, struct cf_rank_link *out, size_
  * 0 unknown. */
 double cf_nvlink_gbps(int version);
 
-/* The capacity of the GPUs' own links within one host, GB/s: the slowest of the
- * GPU links (NVLink, XGMI, PCIe) among l; 0 when none. words as below. */
+/* The capacity of the GPUs' own links within one host, GB/s, for the GPUs named by
+ * the GPU links among l (a group's ranks on that host): the slowest GPU's. A GPU
+ * whose peers are listed counts its links to the others of these GPUs and to
+ * NVSwitches; one whose peers are not listed, its total (NVLink, XGMI, PCIe).
+ * 0 when none, or when a GPU reaches none of the others directly. words as below. */
 double cf_gpu_capacity(const struct cf_rank_link *l, size_t n, struct strbuf *words);
 
 /* The capacity of the path between hosts A and B, GB/s, from the links of each

@@ -504,7 +504,7 @@ static void add_group_key(struct build *b, struct cf_pair_matrix *m, const size_
 
 /* Each host's links, from its ranks' "links" (each link once per host), and the
  * capacity of every pair's path. */
-#define HOST_LINKS_MAX 64
+#define HOST_LINKS_MAX 256 /* 8 GPUs with a link to each peer, and the host's ports */
 static void load_links(const struct build *b, struct cf_pair_matrix *m, const size_t *disp)
 {
     size_t n = m->nhosts, any = 0;
@@ -524,7 +524,8 @@ static void load_links(const struct build *b, struct cf_pair_matrix *m, const si
         for (size_t i = 0; i < k; i++) {
             size_t j = 0;
             const struct cf_rank_link *have = m->links[d];
-            while (j < m->nlinks[d] && (strcmp(have[j].name, got[i].name) || have[j].kind != got[i].kind))
+            while (j < m->nlinks[d] && (strcmp(have[j].name, got[i].name) || have[j].kind != got[i].kind ||
+                                        strcmp(have[j].peer, got[i].peer)))
                 j++;
             if (j == m->nlinks[d] && j < HOST_LINKS_MAX)
                 m->links[d][m->nlinks[d]++] = got[i];

@@ -21,7 +21,7 @@ struct host_entry {
     char device[128];
     int32_t pid;
     int32_t unused;
-    char links[448]; /* cf_rank_links_format's line: the links to other hosts, and their capacity */
+    char links[640]; /* cf_rank_links_format's line: the links to other hosts and GPUs, and their capacity */
 };
 
 struct world {
@@ -77,12 +77,16 @@ static void my_links(const struct cf_smoke_opts *o, const struct cf_smoke_backen
     };
     struct cf_rank_link l[CF_RANK_LINKS_MAX];
     size_t n = cf_rank_links_pick(&f, &use, l, CF_RANK_LINKS_MAX);
+    size_t before_peers = n; /* the links to each peer GPU come last and go all together first */
+    while (before_peers && l[before_peers - 1].peer[0])
+        before_peers--;
     struct strbuf sb = STRBUF_INIT;
-    for (; n; n--) {
+    for (;;) {
         cf_sb_reset(&sb);
         cf_rank_links_format(l, n, &sb);
-        if (sb.len < cap)
+        if (sb.len < cap || !n)
             break;
+        n = n > before_peers ? before_peers : n - 1;
     }
     snprintf(out, cap, "%s", n ? cf_sb_str(&sb) : "");
     cf_sb_release(&sb);

@@ -782,7 +782,8 @@ static void group_reference(struct ctx *c)
     }
     cf_sb_adds(o, "Each group's average busbw against the capacity of its path, as its hosts' own fabric facts "
                   "give it: within one host, the slowest of its GPUs' links to the others (NVLink: the active "
-                  "links times their version's rate; XGMI: the links' bandwidth as KFD gives it, summed; a GPU "
+                  "links times their version's rate; XGMI: the links' bandwidth as KFD gives it; counted to the "
+                  "group's other GPUs and NVSwitches where a GPU's peers are recorded, else summed; a GPU "
                   "with neither: its PCIe link); across hosts, the smallest capacity between two of its hosts, "
                   "reckoned as for a pair. NVLink SHARP (NVLS) reduces in the switch, so a group can pass 100 %. "
                   "For example, group ");

@@ -53,20 +53,57 @@ static int is_gpu_link(const struct cf_rank_link *l)
     return l->kind == CF_LINK_NVLINK || l->kind == CF_LINK_XGMI || l->kind == CF_LINK_PCIE;
 }
 
+/* whether one of l names GPU bdf by its total link (peer ""): a GPU of the group */
+static int names_gpu(const struct cf_rank_link *l, size_t n, const char *bdf)
+{
+    for (size_t i = 0; i < n; i++)
+        if (is_gpu_link(&l[i]) && !l[i].peer[0] && !strcmp(l[i].name, bdf))
+            return 1;
+    return 0;
+}
+
+/* what GPU g (its total link) brings to the others named in l: its links to them
+ * and to NVSwitches when its peers are listed ("*" or a peer's PCI function), else
+ * its total */
+static double gpu_share(const struct cf_rank_link *l, size_t n, const struct cf_rank_link *g, int *listed)
+{
+    double sum = 0;
+    *listed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!l[i].peer[0] || l[i].kind != g->kind || strcmp(l[i].name, g->name))
+            continue;
+        *listed = 1;
+        if (!strcmp(l[i].peer, "*") || (strcmp(l[i].peer, g->name) && names_gpu(l, n, l[i].peer)))
+            sum += l[i].gbps;
+    }
+    return *listed ? sum : g->gbps;
+}
+
 double cf_gpu_capacity(const struct cf_rank_link *l, size_t n, struct strbuf *words)
 {
     const struct cf_rank_link *low = NULL;
+    double low_gbps = 0;
+    int low_listed = 0;
     size_t gpus = 0;
     for (size_t i = 0; i < n; i++)
-        if (is_gpu_link(&l[i])) {
-            gpus++;
-            if (!low || l[i].gbps < low->gbps)
-                low = &l[i];
+        gpus += is_gpu_link(&l[i]) && !l[i].peer[0];
+    for (size_t i = 0; i < n; i++) {
+        if (!is_gpu_link(&l[i]) || l[i].peer[0])
+            continue;
+        int listed;
+        double c = gpus > 1 ? gpu_share(l, n, &l[i], &listed) : (listed = 0, l[i].gbps);
+        if (!low || c < low_gbps) {
+            low = &l[i];
+            low_gbps = c;
+            low_listed = listed;
         }
-    if (low && words)
-        cf_sb_addf(words, "%s of GPU %s, %.3g GB/s, the slowest of %zu GPU%s' links", cf_link_kind_name(low->kind),
-                   low->name, low->gbps, gpus, gpus == 1 ? "" : "s");
-    return low ? low->gbps : 0;
+    }
+    if (!low || low_gbps <= 0)
+        return 0; /* a GPU that reaches none of the others directly: over PCIe, at a rate not recorded */
+    if (words)
+        cf_sb_addf(words, "%s of GPU %s%s, %.3g GB/s, the slowest of %zu GPU%s' links", cf_link_kind_name(low->kind),
+                   low->name, low_listed ? " to the others" : "", low_gbps, gpus, gpus == 1 ? "" : "s");
+    return low_gbps;
 }
 
 double cf_path_capacity(const struct cf_rank_link *a, size_t na, const struct cf_rank_link *b, size_t nb,

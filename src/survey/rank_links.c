@@ -176,11 +176,93 @@ static size_t pick_gpu(const struct cf_fabric *f, const struct cf_link_use *use,
     return l->gbps > 0 && strlen(l->name) < sizeof l->name - 1 && cf_pci_is_bdf(l->name);
 }
 
+/* one link of the GPU to a peer: added to the one already listed for that peer */
+static size_t add_peer(struct cf_rank_link *out, size_t n, size_t max, const char *gpu, enum cf_link_kind kind,
+                       const char *peer, double gbps, int *lost)
+{
+    if (!(gbps > 0)) { /* a link of unknown rate: what the peer gets, unknown */
+        *lost = 1;
+        return n;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!strcasecmp(out[i].peer, peer)) {
+            out[i].gbps += gbps;
+            out[i].line_gbit = out[i].gbps * 8;
+            return n;
+        }
+    if (n == max || strlen(peer) >= sizeof out->peer) {
+        *lost = 1;
+        return n;
+    }
+    struct cf_rank_link *l = &out[n];
+    memset(l, 0, sizeof *l);
+    snprintf(l->name, sizeof l->name, "%s", gpu);
+    snprintf(l->peer, sizeof l->peer, "%s", peer);
+    l->kind = kind;
+    l->gbps = gbps;
+    l->line_gbit = gbps * 8;
+    l->limit = CF_LIMIT_LINE;
+    return n + 1;
+}
+
+/* The GPU's links to each GPU it reaches directly, and to NVSwitches ("*"), after
+ * gpu (its total link, out[-1] of this table): NVML's far ends, each active link
+ * counted once (NCCL's rule: a switch, or an end this host's sysfs does not show);
+ * KFD's XGMI links to the nodes of other GPUs. All or none: a GPU with only some
+ * of its peers listed would read slower than it is. */
+static size_t pick_peers(const struct cf_fabric *f, const struct cf_rank_link *gpu, struct cf_rank_link *out,
+                         size_t max)
+{
+    size_t n = 0;
+    int lost = 0, unknown = 0;
+    if (gpu->kind == CF_LINK_NVLINK) {
+        const struct cf_nvml_gpu *g = NULL;
+        for (size_t i = 0; i < f->n_nvml && !g; i++)
+            if (f->nvml[i].bdf && !strcasecmp(f->nvml[i].bdf, gpu->name))
+                g = &f->nvml[i];
+        double rate = g ? cf_nvlink_gbps(g->nvlink_version) : 0;
+        for (size_t k = 0; g && k < g->n_nvlink_peers; k++) {
+            const struct cf_nvlink_peer *p = &g->nvlink_peers[k];
+            const struct cf_pci_dev *seen = p->bdf ? pci_dev(f, p->bdf) : NULL;
+            const char *type = p->type ? p->type : !seen ? "switch" : seen->role && !strcmp(seen->role, "gpu") ? "gpu" : "";
+            if (!strcmp(type, "switch"))
+                n = add_peer(out, n, max, gpu->name, gpu->kind, "*", p->links * rate, &lost);
+            else if (!strcmp(type, "gpu") && p->bdf && cf_pci_is_bdf(p->bdf))
+                n = add_peer(out, n, max, gpu->name, gpu->kind, p->bdf, p->links * rate, &lost);
+            else
+                unknown |= !p->type; /* an end of no type that sysfs shows as no GPU: what it is, unknown */
+        }
+    } else if (gpu->kind == CF_LINK_XGMI) {
+        int node = -1;
+        for (size_t i = 0; i < f->n_kfd_gpus && node < 0; i++)
+            if (f->kfd_gpus[i].bdf && !strcasecmp(f->kfd_gpus[i].bdf, gpu->name))
+                node = f->kfd_gpus[i].node;
+        for (size_t k = 0; node >= 0 && k < f->n_kfd_links; k++) {
+            const struct cf_kfd_link *kl = &f->kfd_links[k];
+            if (!kl->type || strcmp(kl->type, "XGMI") || (kl->from != node && kl->to != node))
+                continue;
+            int other = kl->from == node ? kl->to : kl->from;
+            const char *bdf = NULL;
+            for (size_t i = 0; i < f->n_kfd_gpus && !bdf; i++)
+                if (f->kfd_gpus[i].node == other)
+                    bdf = f->kfd_gpus[i].bdf;
+            if (bdf && cf_pci_is_bdf(bdf))
+                n = add_peer(out, n, max, gpu->name, gpu->kind, bdf, kl->max_bandwidth / 1000.0, &lost);
+            else
+                unknown = 1;
+        }
+    }
+    return lost || unknown ? 0 : n;
+}
+
 size_t cf_rank_links_pick(const struct cf_fabric *f, const struct cf_link_use *use, struct cf_rank_link *out,
                           size_t max)
 {
     double gpu_pcie = use->device_memory ? pci_gbps(f, use->gpu_bdf) : 0;
-    size_t n = pick_gpu(f, use, gpu_pcie, out, max);
+    size_t gpu = pick_gpu(f, use, gpu_pcie, out, max), n = gpu;
     n += use->ib_disabled ? 0 : pick_ib(f, use, gpu_pcie, out + n, max - n);
-    return n + pick_eth(f, use, gpu_pcie, out + n, max - n);
+    n += pick_eth(f, use, gpu_pcie, out + n, max - n);
+    if (gpu && (out[0].kind == CF_LINK_NVLINK || out[0].kind == CF_LINK_XGMI))
+        n += pick_peers(f, &out[0], out + n, max - n);
+    return n;
 }

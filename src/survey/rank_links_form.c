@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/fabric.h"
 #include "cclforge/json.h"
 #include "cclforge/path_capacity.h"
 
@@ -62,10 +63,17 @@ int cf_rank_link_set_net(struct cf_rank_link *l, const char *cidr)
     return 1;
 }
 
-/* the fields of one link, checked: 1 when it is whole */
-static int fill(struct cf_rank_link *l, const char *name, const char *kind, double line, double gbps,
-                const char *limit, const char *net)
+static int leads_to_gpu(enum cf_link_kind k)
 {
+    return k == CF_LINK_NVLINK || k == CF_LINK_XGMI;
+}
+
+/* the fields of one link, checked: 1 when it is whole. to: where it leads (an
+ * interface's network, a GPU link's peer), NULL or "" for nowhere in particular */
+static int fill(struct cf_rank_link *l, const char *name, const char *kind, double line, double gbps,
+                const char *limit, const char *to)
+{
+    const char *net = to;
     int k = lookup(kind_names, CF_LINK_KIND_COUNT, kind), lim = lookup(limit_names, CF_LIMIT_COUNT, limit);
     memset(l, 0, sizeof *l);
     if (!name || !name[0] || strlen(name) >= sizeof l->name || !plain(name) || (net && !plain(net)) || k < 0 ||
@@ -78,16 +86,22 @@ static int fill(struct cf_rank_link *l, const char *name, const char *kind, doub
     l->gbps = gbps;
     if (l->kind == CF_LINK_ETH)
         return cf_rank_link_set_net(l, net); /* an interface is matched by its network: without one it tells nothing */
-    return !net || !net[0];
+    if (!to || !to[0])
+        return 1;
+    if (!leads_to_gpu(l->kind) || strlen(to) >= sizeof l->peer || (strcmp(to, "*") && !cf_pci_is_bdf(to)))
+        return 0;
+    snprintf(l->peer, sizeof l->peer, "%s", to);
+    return 1;
 }
 
 void cf_rank_links_format(const struct cf_rank_link *l, size_t n, struct strbuf *out)
 {
     for (size_t i = 0; i < n; i++) {
-        if (!plain(l[i].name) || !plain(l[i].net))
+        const char *to = l[i].net[0] ? l[i].net : l[i].peer;
+        if (!plain(l[i].name) || !plain(to))
             continue;
         cf_sb_addf(out, "%s%s %s %.6g %.6g %s %s", out->len ? ";" : "", l[i].name, cf_link_kind_name(l[i].kind),
-                   l[i].line_gbit, l[i].gbps, cf_link_limit_name(l[i].limit), l[i].net[0] ? l[i].net : "-");
+                   l[i].line_gbit, l[i].gbps, cf_link_limit_name(l[i].limit), to[0] ? to : "-");
     }
 }
 
@@ -122,6 +136,8 @@ cJSON *cf_rank_links_to_json(const struct cf_rank_link *l, size_t n)
         cJSON_AddStringToObject(o, "limit", cf_link_limit_name(l[i].limit));
         if (l[i].net[0])
             cJSON_AddStringToObject(o, "net", l[i].net);
+        if (l[i].peer[0])
+            cJSON_AddStringToObject(o, "peer", l[i].peer);
         cJSON_AddItemToArray(arr, o);
     }
     return arr;
@@ -136,13 +152,14 @@ size_t cf_rank_links_from_json(const cJSON *arr, struct cf_rank_link *out, size_
     cJSON_ArrayForEach(o, arr) {
         if (n == max)
             break;
-        const char *name = NULL, *kind = NULL, *limit = NULL, *net = NULL;
+        const char *name = NULL, *kind = NULL, *limit = NULL, *net = NULL, *peer = NULL;
         double line = NAN, gbps = NAN;
         if (!cJSON_IsObject(o) || cf_json_get_str(o, "name", &name) < 1 || cf_json_get_str(o, "kind", &kind) < 1 ||
             cf_json_get_num(o, "line_gbit", &line) < 1 || cf_json_get_num(o, "capacity_gbps", &gbps) < 1 ||
-            cf_json_get_str(o, "limit", &limit) < 1 || cf_json_get_str(o, "net", &net) < 0)
+            cf_json_get_str(o, "limit", &limit) < 1 || cf_json_get_str(o, "net", &net) < 0 ||
+            cf_json_get_str(o, "peer", &peer) < 0 || (net && peer))
             continue;
-        n += (size_t)fill(&out[n], name, kind, line, gbps, limit, net);
+        n += (size_t)fill(&out[n], name, kind, line, gbps, limit, net ? net : peer);
     }
     return n;
 }

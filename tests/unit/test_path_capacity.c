@@ -234,6 +234,131 @@ static void test_gpu_links(void **state)
     assert_true(cf_nvlink_gbps(8) == 0 && cf_nvlink_gbps(-1) == 0);
 }
 
+/* a GPU's links to each peer: a DGX-1V's hybrid cube mesh (GPU0: NV1 to GPU1 and GPU2,
+ * NV2 to GPU3 and GPU4, none to the other three), an HGX's NVSwitches, an XGMI mesh;
+ * a group of GPUs counts each one's links to the others, not its total */
+static void test_gpu_peers(void **state)
+{
+    (void)state;
+    struct fx x;
+    struct cf_rank_link l[CF_RANK_LINKS_MAX], back[CF_RANK_LINKS_MAX];
+    struct cf_link_use gpu = { .device_memory = 1, .gpu_bdf = "0000:03:00.0" };
+    fx_init(&x, "16.0 GT/s PCIe", 16);
+    struct cf_nvlink_peer peers[5] = { { "0000:07:00.0", "gpu", 1 }, { "0000:0a:00.0", "gpu", 1 },
+                                       { "0000:0b:00.0", "gpu", 2 }, { "0000:89:00.0", "gpu", 1 },
+                                       { "0000:89:00.0", "gpu", 1 } }; /* NVML lists each link: summed */
+    struct cf_nvml_gpu nv = { .bdf = "0000:03:00.0", .nvlinks_active = 6, .nvlink_version = 2,
+                              .nvlink_peers = peers, .n_nvlink_peers = 5 };
+    x.f.nvml = &nv;
+    x.f.n_nvml = 1;
+    size_t n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(n, 7); /* its total, mlx5_0:1, e0, then 4 peers */
+    assert_int_equal(l[0].kind, CF_LINK_NVLINK);
+    assert_string_equal(l[0].peer, "");
+    near(l[0].gbps, 150);
+    assert_string_equal(l[1].name, "mlx5_0:1");
+    static const char *const want_peer[] = { "0000:07:00.0", "0000:0a:00.0", "0000:0b:00.0", "0000:89:00.0" };
+    static const double want_gbps[] = { 25, 25, 50, 50 };
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(l[3 + i].name, "0000:03:00.0");
+        assert_string_equal(l[3 + i].peer, want_peer[i]);
+        near(l[3 + i].gbps, want_gbps[i]);
+    }
+    /* both forms carry the peers */
+    struct strbuf sb = STRBUF_INIT;
+    cf_rank_links_format(l, n, &sb);
+    assert_non_null(strstr(cf_sb_str(&sb), ";0000:03:00.0 nvlink 400 50 line 0000:0b:00.0;"));
+    assert_int_equal(cf_rank_links_parse(cf_sb_str(&sb), back, CF_RANK_LINKS_MAX), n);
+    assert_string_equal(back[5].peer, "0000:0b:00.0");
+    cJSON *j = cf_rank_links_to_json(l, n);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(j, 6), "peer")), "0000:89:00.0");
+    assert_int_equal(cf_rank_links_from_json(j, back, CF_RANK_LINKS_MAX), n);
+    assert_string_equal(back[6].peer, "0000:89:00.0");
+    cJSON_Delete(j);
+    cf_sb_release(&sb);
+    /* a peer only a GPU link may have, written as sysfs names a PCI function or "*" */
+    static const char *const bad[] = { "0000:03:00.0 nvlink 200 25 line 10.0.0.1/24", "mlx5_0:1 ib 400 50 line 0000:07:00.0",
+                                       "0000:03:00.0 pcie 252 31.5 line 0000:07:00.0", "0000:03:00.0 xgmi 512 64 line gpu7" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(cf_rank_links_parse(bad[i], back, CF_RANK_LINKS_MAX), 0);
+    cJSON *both = cJSON_Parse("[{\"name\":\"0000:03:00.0\",\"kind\":\"nvlink\",\"line_gbit\":200,\"capacity_gbps\":25,"
+                              "\"limit\":\"line\",\"net\":\"10.0.0.1/24\",\"peer\":\"0000:07:00.0\"}]");
+    assert_int_equal(cf_rank_links_from_json(both, back, CF_RANK_LINKS_MAX), 0);
+    cJSON_Delete(both);
+    /* far ends NVML gives no type: an end sysfs does not show is an NVSwitch (NCCL's rule), one it shows
+     * as a GPU a GPU; a NIC at the far end is unknown, and then no GPU's peer is listed */
+    struct cf_pci_dev pci[4] = { x.pci[0], x.pci[1], x.pci[2], { .bdf = "0000:07:00.0", .role = "gpu" } };
+    x.f.pci = pci;
+    x.f.n_pci = 4;
+    struct cf_nvlink_peer untyped[2] = { { "0000:07:00.0", NULL, 2 }, { "0000:c0:00.0", NULL, 4 } };
+    nv.nvlink_peers = untyped;
+    nv.n_nvlink_peers = 2;
+    n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(n, 5);
+    assert_string_equal(l[3].peer, "0000:07:00.0");
+    near(l[3].gbps, 50);
+    assert_string_equal(l[4].peer, "*");
+    near(l[4].gbps, 100);
+    untyped[1].bdf = "0000:05:00.0"; /* mlx5_0 */
+    assert_int_equal(cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX), 3);
+    /* a table too small for every peer lists none of them */
+    untyped[1].bdf = "0000:c0:00.0";
+    assert_int_equal(cf_rank_links_pick(&x.f, &gpu, l, 4), 3);
+
+    /* a group of GPUs: each one's links to the others of the group */
+    struct strbuf w = STRBUF_INIT;
+    const char *mesh = "0000:03:00.0 nvlink 1200 150 line -;0000:03:00.0 nvlink 200 25 line 0000:07:00.0;"
+                       "0000:03:00.0 nvlink 400 50 line 0000:0b:00.0;0000:07:00.0 nvlink 1200 150 line -;"
+                       "0000:07:00.0 nvlink 200 25 line 0000:03:00.0;0000:07:00.0 nvlink 200 25 line 0000:0b:00.0;"
+                       "0000:0b:00.0 nvlink 1200 150 line -;"
+                       "0000:0b:00.0 nvlink 400 50 line 0000:03:00.0;0000:0b:00.0 nvlink 200 25 line 0000:07:00.0";
+    size_t k = cf_rank_links_parse(mesh, back, CF_RANK_LINKS_MAX);
+    assert_int_equal(k, 9);
+    near(cf_gpu_capacity(back, 5, &w), 25); /* GPU0 and GPU1: one link */
+    assert_string_equal(cf_sb_str(&w), "nvlink of GPU 0000:03:00.0 to the others, 25 GB/s, the slowest of 2 GPUs' links");
+    near(cf_gpu_capacity(back, k, NULL), 50); /* GPU0, GPU1, GPU3: GPU1 has 25 + 25 */
+    size_t two = cf_rank_links_parse("0000:03:00.0 nvlink 1200 150 line -;0000:03:00.0 nvlink 400 50 line 0000:0b:00.0;"
+                                     "0000:0b:00.0 nvlink 1200 150 line -;0000:0b:00.0 nvlink 400 50 line 0000:03:00.0",
+                                     back, CF_RANK_LINKS_MAX);
+    near(cf_gpu_capacity(back, two, NULL), 50); /* GPU0 and GPU3: NV2 */
+    two = cf_rank_links_parse("0000:03:00.0 nvlink 1200 150 line -;0000:03:00.0 nvlink 400 50 line 0000:0b:00.0;"
+                              "0000:8a:00.0 nvlink 1200 150 line -;0000:8a:00.0 nvlink 400 50 line 0000:0b:00.0",
+                              back, CF_RANK_LINKS_MAX);
+    assert_true(cf_gpu_capacity(back, two, NULL) == 0); /* no NVLink between them: over PCIe, rate not recorded */
+    two = cf_rank_links_parse("0000:03:00.0 nvlink 1200 150 line -;0000:07:00.0 nvlink 1200 150 line -", back,
+                              CF_RANK_LINKS_MAX);
+    near(cf_gpu_capacity(back, two, NULL), 150); /* peers not listed (an older document): each one's total */
+    two = cf_rank_links_parse("0000:03:00.0 nvlink 3600 450 line -;0000:03:00.0 nvlink 3600 450 line *;"
+                              "0000:07:00.0 nvlink 3400 425 line -;0000:07:00.0 nvlink 3400 425 line *",
+                              back, CF_RANK_LINKS_MAX);
+    near(cf_gpu_capacity(back, two, NULL), 425); /* NVSwitches: every link counts; one GPU has a link down */
+    cf_sb_release(&w);
+
+    /* XGMI: each peer's links as KFD gives them (an 8-GPU mesh has one link to each of 7) */
+    x.f.n_nvml = 0;
+    struct cf_kfd_gpu kg[3] = { { .node = 2, .bdf = "0000:03:00.0" }, { .node = 3, .bdf = "0000:07:00.0" },
+                                { .node = 4, .bdf = "0000:0b:00.0" } };
+    struct cf_kfd_link kl[3] = { { .from = 2, .to = 3, .type = "XGMI", .max_bandwidth = 64000 },
+                                 { .from = 2, .to = 4, .type = "XGMI", .max_bandwidth = 64000 },
+                                 { .from = 3, .to = 4, .type = "XGMI", .max_bandwidth = 64000 } };
+    x.f.kfd_gpus = kg;
+    x.f.n_kfd_gpus = 3;
+    x.f.kfd_links = kl;
+    x.f.n_kfd_links = 3;
+    n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(n, 5);
+    assert_int_equal(l[0].kind, CF_LINK_XGMI);
+    near(l[0].gbps, 128);
+    assert_string_equal(l[3].peer, "0000:07:00.0");
+    near(l[3].gbps, 64);
+    assert_string_equal(l[4].peer, "0000:0b:00.0");
+    kl[2].from = 1; /* a link to a node that is no GPU here: no peer listed, its total stands */
+    kl[0].to = 1;
+    n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
+    assert_int_equal(n, 3);
+    near(l[0].gbps, 128);
+}
+
 static size_t parse(const char *text, struct cf_rank_link *l)
 {
     return cf_rank_links_parse(text, l, CF_RANK_LINKS_MAX);
@@ -277,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_pick),
         cmocka_unit_test(test_forms),
         cmocka_unit_test(test_gpu_links),
+        cmocka_unit_test(test_gpu_peers),
         cmocka_unit_test(test_pair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

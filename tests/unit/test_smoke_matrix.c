@@ -310,6 +310,47 @@ static void test_group_capacity(void **state)
     cJSON_Delete(doc);
 }
 
+/* two ranks on a host of a direct mesh (DGX-1V: GPU0 and GPU1 share one NVLink of six;
+ * GPU0 and GPU5 none): the group is against the links between its GPUs, not each
+ * one's six; with no direct link, against nothing */
+static void test_group_capacity_peers(void **state)
+{
+    (void)state;
+    static const char *const pairs[][2] = { { "0000:07:00.0", "25" }, { "0000:8a:00.0", "0" } };
+    for (size_t t = 0; t < 2; t++) {
+        char *text = cf_asprintf(
+            "{\"schema\":\"cclforge.smoke/2\",\"ranks\":["
+            "{\"rank\":0,\"hostname\":\"a\",\"links\":["
+            "{\"name\":\"0000:03:00.0\",\"kind\":\"nvlink\",\"line_gbit\":1200,\"capacity_gbps\":150,\"limit\":\"line\"},"
+            "{\"name\":\"0000:03:00.0\",\"kind\":\"nvlink\",\"line_gbit\":200,\"capacity_gbps\":25,\"limit\":\"line\","
+            "\"peer\":\"0000:07:00.0\"},"
+            "{\"name\":\"0000:03:00.0\",\"kind\":\"nvlink\",\"line_gbit\":400,\"capacity_gbps\":50,\"limit\":\"line\","
+            "\"peer\":\"0000:0b:00.0\"}]},"
+            "{\"rank\":1,\"hostname\":\"a\",\"links\":["
+            "{\"name\":\"%s\",\"kind\":\"nvlink\",\"line_gbit\":1200,\"capacity_gbps\":150,\"limit\":\"line\"},"
+            "{\"name\":\"%s\",\"kind\":\"nvlink\",\"line_gbit\":200,\"capacity_gbps\":25,\"limit\":\"line\","
+            "\"peer\":\"0000:03:00.0\"}]}],"
+            "\"groups\":[{\"id\":1,\"label\":\"a\",\"nhosts\":1,\"avg_busbw_gbps\":20}],"
+            "\"rows\":[{\"op\":\"all_reduce\",\"bytes\":1024,\"busbw_gbps\":20,\"group\":1,"
+            "\"rank_time_us\":[{\"rank\":0},{\"rank\":1}]}]}",
+            pairs[t][0], pairs[t][0]);
+        cJSON *doc = cJSON_Parse(text);
+        free(text);
+        assert_non_null(doc);
+        struct cf_pair_matrix m;
+        assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+        assert_int_equal(m.ngroups, 1);
+        assert_true(fabs(m.group_capacity[0] - atof(pairs[t][1])) < 1e-3);
+        if (t == 0)
+            assert_string_equal(m.group_example,
+                                "nvlink of GPU 0000:03:00.0 to the others, 25 GB/s, the slowest of 2 GPUs' links");
+        else
+            assert_null(m.group_example);
+        cf_pair_matrix_release(&m);
+        cJSON_Delete(doc);
+    }
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -350,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_names_with_plus),        cmocka_unit_test(test_intra_bad_host),
         cmocka_unit_test(test_bad_hosts_from_the_run),
         cmocka_unit_test(test_capacity),               cmocka_unit_test(test_group_capacity),
+        cmocka_unit_test(test_group_capacity_peers),
         cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
