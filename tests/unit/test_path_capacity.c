@@ -78,6 +78,16 @@ static void fx_init(struct fx *x, const char *gpu_speed, int gpu_width)
                                .pairs = x->pairs, .n_pairs = 2 };
 }
 
+/* the fabric's KFD GPU nodes and links, NVML's GPUs gone */
+static void with_kfd(struct fx *x, struct cf_kfd_gpu *kg, size_t ng, struct cf_kfd_link *kl, size_t nl)
+{
+    x->f.n_nvml = 0;
+    x->f.kfd_gpus = kg;
+    x->f.n_kfd_gpus = ng;
+    x->f.kfd_links = kl;
+    x->f.n_kfd_links = nl;
+}
+
 static void test_pick(void **state)
 {
     (void)state;
@@ -203,15 +213,11 @@ static void test_gpu_links(void **state)
     n = cf_rank_links_pick(&x.f, &upper, l, CF_RANK_LINKS_MAX);
     assert_int_equal(l[0].kind, CF_LINK_IB);
     /* XGMI: the KFD node of that PCI function, its links' bandwidth summed (MB/s) */
-    x.f.n_nvml = 0;
     struct cf_kfd_gpu kg[2] = { { .node = 1, .bdf = "0000:03:00.0" }, { .node = 2, .bdf = "0000:83:00.0" } };
     struct cf_kfd_link kl[3] = { { .from = 1, .to = 2, .type = "XGMI", .max_bandwidth = 64000 },
                                  { .from = 0, .to = 1, .type = "XGMI", .max_bandwidth = 64000 },
                                  { .from = 1, .to = 3, .type = "PCIe", .max_bandwidth = 32000 } };
-    x.f.kfd_gpus = kg;
-    x.f.n_kfd_gpus = 2;
-    x.f.kfd_links = kl;
-    x.f.n_kfd_links = 3;
+    with_kfd(&x, kg, 2, kl, 3);
     n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
     assert_int_equal(l[0].kind, CF_LINK_XGMI);
     near(l[0].gbps, 128);
@@ -335,16 +341,12 @@ static void test_gpu_peers(void **state)
     cf_sb_release(&w);
 
     /* XGMI: each peer's links as KFD gives them (an 8-GPU mesh has one link to each of 7) */
-    x.f.n_nvml = 0;
     struct cf_kfd_gpu kg[3] = { { .node = 2, .bdf = "0000:03:00.0" }, { .node = 3, .bdf = "0000:07:00.0" },
                                 { .node = 4, .bdf = "0000:0b:00.0" } };
     struct cf_kfd_link kl[3] = { { .from = 2, .to = 3, .type = "XGMI", .max_bandwidth = 64000 },
                                  { .from = 2, .to = 4, .type = "XGMI", .max_bandwidth = 64000 },
                                  { .from = 3, .to = 4, .type = "XGMI", .max_bandwidth = 64000 } };
-    x.f.kfd_gpus = kg;
-    x.f.n_kfd_gpus = 3;
-    x.f.kfd_links = kl;
-    x.f.n_kfd_links = 3;
+    with_kfd(&x, kg, 3, kl, 3);
     n = cf_rank_links_pick(&x.f, &gpu, l, CF_RANK_LINKS_MAX);
     assert_int_equal(n, 5);
     assert_int_equal(l[0].kind, CF_LINK_XGMI);
