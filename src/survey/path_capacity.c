@@ -3,6 +3,7 @@
  * the slowest hop, which is what each capacity here is. */
 #include <arpa/inet.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cclforge/path_capacity.h"
 
@@ -57,7 +58,7 @@ static int is_gpu_link(const struct cf_rank_link *l)
 static int names_gpu(const struct cf_rank_link *l, size_t n, const char *bdf)
 {
     for (size_t i = 0; i < n; i++)
-        if (is_gpu_link(&l[i]) && !l[i].peer[0] && !strcmp(l[i].name, bdf))
+        if (is_gpu_link(&l[i]) && !l[i].peer[0] && !strcasecmp(l[i].name, bdf))
             return 1;
     return 0;
 }
@@ -73,7 +74,7 @@ static double gpu_share(const struct cf_rank_link *l, size_t n, const struct cf_
         if (!l[i].peer[0] || l[i].kind != g->kind || strcmp(l[i].name, g->name))
             continue;
         *listed = 1;
-        if (!strcmp(l[i].peer, "*") || (strcmp(l[i].peer, g->name) && names_gpu(l, n, l[i].peer)))
+        if (!strcmp(l[i].peer, "*") || (strcasecmp(l[i].peer, g->name) && names_gpu(l, n, l[i].peer)))
             sum += l[i].gbps;
     }
     return *listed ? sum : g->gbps;

@@ -223,8 +223,12 @@ static size_t pick_peers(const struct cf_fabric *f, const struct cf_rank_link *g
         double rate = g ? cf_nvlink_gbps(g->nvlink_version) : 0;
         for (size_t k = 0; g && k < g->n_nvlink_peers; k++) {
             const struct cf_nvlink_peer *p = &g->nvlink_peers[k];
+            /* no type: an end sysfs does not show is an NVSwitch (NCCL's rule), one it shows as a GPU a GPU */
             const struct cf_pci_dev *seen = p->bdf ? pci_dev(f, p->bdf) : NULL;
-            const char *type = p->type ? p->type : !seen ? "switch" : seen->role && !strcmp(seen->role, "gpu") ? "gpu" : "";
+            const char *type = p->type               ? p->type
+                               : !seen               ? "switch"
+                               : seen->role && !strcmp(seen->role, "gpu") ? "gpu"
+                                                     : "";
             if (!strcmp(type, "switch"))
                 n = add_peer(out, n, max, gpu->name, gpu->kind, "*", p->links * rate, &lost);
             else if (!strcmp(type, "gpu") && p->bdf && cf_pci_is_bdf(p->bdf))
