@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/doctor.h"
+#include "cclforge/hostlist.h"
 #include "cclforge/fs.h"
 #include "cclforge/gather.h"
 #include "cclforge/numparse.h"
@@ -311,6 +312,54 @@ static cJSON *report_json(const struct cf_survey *s, const struct cf_findings *f
 
 /* ---- doctor compare ---- */
 
+/* What each host runs, hosts alike in one row (their hostlist and count), in the
+ * order first met: 1,024 hosts with one odd one are two rows. */
+static void print_host_table(const struct cf_survey *hosts, const char *const *labels, size_t n)
+{
+    char **row = cf_xcalloc(n + 1, sizeof *row);
+    for (size_t i = 0; i < n; i++) {
+        const struct cf_comm_lib *cl = cf_survey_active_comm(&hosts[i]);
+        const struct cf_libtorch *t = cf_survey_torch(&hosts[i]);
+        char comm[64] = "none";
+        if (cl)
+            snprintf(comm, sizeof comm, "%s %s (%d)", cf_comm_lib_profile(cl)->display, or_dash(cl->version),
+                     cl->version_code);
+        struct strbuf sb = STRBUF_INIT;
+        cf_sb_addf(&sb, "%-22s %-16s", comm, t && t->version ? t->version : "none");
+        struct strvec archs = STRVEC_INIT;
+        cf_survey_gpu_archs(&hosts[i], 1, &archs);
+        for (size_t k = 0; k < archs.n; k++)
+            cf_sb_addf(&sb, " %s", archs.v[k]);
+        cf_sb_adds(&sb, archs.n ? "" : " none");
+        cf_strvec_clear(&archs);
+        row[i] = cf_sb_detach(&sb);
+    }
+    printf("\n%-20s %-22s %-16s %s\n", "host", "comm library", "torch", "GPU archs");
+    const char **alike = cf_xcalloc(n + 1, sizeof *alike);
+    for (size_t i = 0; i < n; i++) {
+        if (!row[i])
+            continue; /* printed with an earlier host */
+        size_t k = 0;
+        for (size_t j = i; j < n; j++)
+            if (row[j] && !strcmp(row[j], row[i]))
+                alike[k++] = labels[j];
+        char *hl = cf_hostlist_of_set(alike, k);
+        char *who = k > 1 ? cf_asprintf("%s (%zu)", hl, k) : cf_strdup(hl);
+        printf("%-20s %s\n", cli_safe(who), cli_safe(row[i])); /* versions from other hosts' documents */
+        free(who);
+        free(hl);
+        for (size_t j = n; j-- > i + 1;)
+            if (row[j] && !strcmp(row[j], row[i])) {
+                free(row[j]);
+                row[j] = NULL;
+            }
+        free(row[i]);
+        row[i] = NULL;
+    }
+    free(alike);
+    free(row);
+}
+
 static int doctor_compare(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -387,22 +436,7 @@ static int doctor_compare(int argc, char **argv)
         cli_print_json(doc);
     } else if (cons.reason || verbose) {
         doctor_print_consolidated(&cons, labels, n, verbose);
-        printf("\n%-20s %-22s %-16s %s\n", "host", "comm library", "torch", "GPU archs");
-        for (size_t i = 0; i < n; i++) {
-            const struct cf_comm_lib *cl = cf_survey_active_comm(&hosts[i]);
-            const struct cf_libtorch *t = cf_survey_torch(&hosts[i]);
-            char comm[64] = "none";
-            if (cl)
-                snprintf(comm, sizeof comm, "%s %s (%d)", cf_comm_lib_profile(cl)->display,
-                         or_dash(cl->version), cl->version_code);
-            struct strvec archs = STRVEC_INIT;
-            cf_survey_gpu_archs(&hosts[i], 1, &archs);
-            printf("%-20s %-22s %-16s", cli_safe(labels[i]), comm, t && t->version ? cli_safe(t->version) : "none");
-            for (size_t k = 0; k < archs.n; k++)
-                printf(" %s", cli_safe(archs.v[k]));
-            printf("%s\n", archs.n ? "" : " none");
-            cf_strvec_clear(&archs);
-        }
+        print_host_table(hosts, labels, n);
     }
     rc = cf_findings_worst(&f) == CF_SEV_ERROR ? EXIT_PROBLEMS : EXIT_FINE;
     cf_consolidated_release(&cons);

@@ -74,6 +74,8 @@ expect_out "^  warning /x/libnccl\.so\.2  \[host-lib-lacks-arch\]$" "the same fi
 expect_out "^          on 3 hosts: n\[01-03\]$" "with the hosts as a Slurm hostlist"
 [ "$(printf '%s\n' "$OUT" | grep -c 'host-lib-lacks-arch')" = 1 ] && ok "once, not once per host" || bad "host-lib-lacks-arch printed $(printf '%s\n' "$OUT" | grep -c 'host-lib-lacks-arch') times"
 expect_out "^  4 hosts: n\[01-04\]$" "the hosts compared, as a hostlist"
+expect_out "^n\[01-03\] \(3\) +NCCL 2\.28\.9 \(22809\) +none +sm_90$" "the table: hosts alike in one row, their hostlist and count"
+expect_out "^n04 +NCCL 2\.28\.9 \(22809\) +none +sm_100$" "and the odd one in its own"
 run "$CCLFORGE" doctor compare --json n01.json n02.json n03.json n04.json
 expect_json 'sorted(f["subject"] for f in d["findings"] if f["id"] == "host-lib-lacks-arch") == ["n01: /x/libnccl.so.2", "n02: /x/libnccl.so.2", "n03: /x/libnccl.so.2"]' "JSON keeps a finding per host"
 t_end
