@@ -172,6 +172,13 @@ size_t cf_pci_switch_chain(const struct strvec *path, const char **chain, size_t
 /* 1 for "0000:17:00.0" (domain:bus:device.function). */
 int cf_pci_is_bdf(const char *s);
 
+/* What an NVLink's far end is, as NCCL's topology decides it (src/graph/xml.cc):
+ * NVML's type where it gives one; else a PCI function this host's sysfs does not
+ * show is an NVSwitch ("not visible inside this VM. Assume NVSwitch"), one sysfs
+ * shows as a GPU is a GPU; anything else (no address, an IBM NPU, a NIC) is other. */
+enum cf_nvlink_end { CF_NVLINK_TO_OTHER, CF_NVLINK_TO_GPU, CF_NVLINK_TO_SWITCH };
+enum cf_nvlink_end cf_nvlink_end_of(const struct cf_fabric *f, const struct cf_nvlink_peer *p);
+
 /* ACS in a PCI configuration space image (as read from sysfs "config"): walks the
  * extended capability list from offset 0x100. Returns 1 with *ctrl when found, -1
  * when the list has no ACS capability, 0 when len stops before 0x100 (an

@@ -337,25 +337,22 @@ static void print_host_table(const struct cf_survey *hosts, const char *const *l
     printf("\n%-20s %-22s %-16s %s\n", "host", "comm library", "torch", "GPU archs");
     const char **alike = cf_xcalloc(n + 1, sizeof *alike);
     for (size_t i = 0; i < n; i++) {
-        if (!row[i])
+        size_t first = 0, k = 0;
+        while (strcmp(row[first], row[i]))
+            first++;
+        if (first < i)
             continue; /* printed with an earlier host */
-        size_t k = 0;
         for (size_t j = i; j < n; j++)
-            if (row[j] && !strcmp(row[j], row[i]))
+            if (!strcmp(row[j], row[i]))
                 alike[k++] = labels[j];
         char *hl = cf_hostlist_of_set(alike, k);
         char *who = k > 1 ? cf_asprintf("%s (%zu)", hl, k) : cf_strdup(hl);
         printf("%-20s %s\n", cli_safe(who), cli_safe(row[i])); /* versions from other hosts' documents */
         free(who);
         free(hl);
-        for (size_t j = n; j-- > i + 1;)
-            if (row[j] && !strcmp(row[j], row[i])) {
-                free(row[j]);
-                row[j] = NULL;
-            }
-        free(row[i]);
-        row[i] = NULL;
     }
+    for (size_t i = 0; i < n; i++)
+        free(row[i]);
     free(alike);
     free(row);
 }

@@ -122,17 +122,8 @@ static int kfd_gpu(const struct cf_topo *t, const struct cf_fabric *f, int node)
     return -1;
 }
 
-static int in_sysfs(const struct cf_fabric *f, const char *bdf)
-{
-    for (size_t i = 0; i < f->n_pci; i++)
-        if (f->pci[i].bdf && !strcasecmp(f->pci[i].bdf, bdf))
-            return 1;
-    return 0;
-}
-
-/* NVML's NVLink peers: a bond to a GPU drawn here, else to the NVSwitch when NVML
- * says the far end is one, or names a PCI function the host does not show (NCCL's
- * rule: "not visible inside this VM. Assume NVSwitch"); anything else is listed.
+/* NVML's NVLink peers: a bond to a GPU drawn here, else to the NVSwitch when the
+ * far end is one (cf_nvlink_end_of, NCCL's rule); anything else is listed.
  * Returns how many GPUs have active NVLinks but no peer NVML could name. */
 static int nvml_links(struct cf_topo *t, const struct cf_fabric *f)
 {
@@ -148,7 +139,7 @@ static int nvml_links(struct cf_topo *t, const struct cf_fabric *f)
             int peer = p->bdf ? find(t, p->bdf) : -1;
             if (peer >= 0 && t->nodes[peer].kind == CF_TOPO_GPU)
                 add_link(t, me, peer, p->links, "NVLink", 0);
-            else if (p->bdf && (p->type ? !strcmp(p->type, "switch") : !in_sysfs(f, p->bdf)))
+            else if (cf_nvlink_end_of(f, p) == CF_NVLINK_TO_SWITCH)
                 add_link(t, me, add(t, CF_TOPO_NVSWITCH, "nvswitch", "NVSwitch", -1, -1), p->links, "NVLink", 1);
             else
                 cf_strvec_pushf(&t->notes, "%s: %d NVLink%s to %s (%s), which is not drawn", t->nodes[me].label,

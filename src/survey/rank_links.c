@@ -206,10 +206,9 @@ static size_t add_peer(struct cf_rank_link *out, size_t n, size_t max, const cha
 }
 
 /* The GPU's links to each GPU it reaches directly, and to NVSwitches ("*"), after
- * gpu (its total link, out[-1] of this table): NVML's far ends, each active link
- * counted once (NCCL's rule: a switch, or an end this host's sysfs does not show);
- * KFD's XGMI links to the nodes of other GPUs. All or none: a GPU with only some
- * of its peers listed would read slower than it is. */
+ * gpu (its total link, out[-1] of this table): NVML's far ends (cf_nvlink_end_of),
+ * each active link counted once; KFD's XGMI links to the nodes of other GPUs. All
+ * or none: a GPU with only some of its peers listed would read slower than it is. */
 static size_t pick_peers(const struct cf_fabric *f, const struct cf_rank_link *gpu, struct cf_rank_link *out,
                          size_t max)
 {
@@ -223,18 +222,13 @@ static size_t pick_peers(const struct cf_fabric *f, const struct cf_rank_link *g
         double rate = g ? cf_nvlink_gbps(g->nvlink_version) : 0;
         for (size_t k = 0; g && k < g->n_nvlink_peers; k++) {
             const struct cf_nvlink_peer *p = &g->nvlink_peers[k];
-            /* no type: an end sysfs does not show is an NVSwitch (NCCL's rule), one it shows as a GPU a GPU */
-            const struct cf_pci_dev *seen = p->bdf ? pci_dev(f, p->bdf) : NULL;
-            const char *type = p->type               ? p->type
-                               : !seen               ? "switch"
-                               : seen->role && !strcmp(seen->role, "gpu") ? "gpu"
-                                                     : "";
-            if (!strcmp(type, "switch"))
+            enum cf_nvlink_end end = cf_nvlink_end_of(f, p);
+            if (end == CF_NVLINK_TO_SWITCH)
                 n = add_peer(out, n, max, gpu->name, gpu->kind, "*", p->links * rate, &lost);
-            else if (!strcmp(type, "gpu") && p->bdf && cf_pci_is_bdf(p->bdf))
+            else if (end == CF_NVLINK_TO_GPU && cf_pci_is_bdf(p->bdf))
                 n = add_peer(out, n, max, gpu->name, gpu->kind, p->bdf, p->links * rate, &lost);
             else
-                unknown |= !p->type; /* an end of no type that sysfs shows as no GPU: what it is, unknown */
+                unknown |= !p->type; /* an end of no type that is no GPU and no NVSwitch: what it is, unknown */
         }
     } else if (gpu->kind == CF_LINK_XGMI) {
         int node = -1;

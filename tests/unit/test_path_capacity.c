@@ -361,6 +361,25 @@ static void test_gpu_peers(void **state)
     near(l[0].gbps, 128);
 }
 
+/* what an NVLink's far end is: NVML's type, else NCCL's rule over this host's sysfs */
+static void test_nvlink_end(void **state)
+{
+    (void)state;
+    struct fx x;
+    fx_init(&x, "16.0 GT/s PCIe", 16); /* sysfs shows GPU 0000:03:00.0 and NICs 05, 85 */
+    static const struct {
+        struct cf_nvlink_peer p;
+        enum cf_nvlink_end want;
+    } cases[] = {
+        { { "0000:07:00.0", "gpu", 1 }, CF_NVLINK_TO_GPU },       { { "0000:07:00.0", "switch", 1 }, CF_NVLINK_TO_SWITCH },
+        { { "0000:07:00.0", "ibmnpu", 1 }, CF_NVLINK_TO_OTHER },  { { "0000:c0:00.0", NULL, 1 }, CF_NVLINK_TO_SWITCH },
+        { { "0000:03:00.0", NULL, 1 }, CF_NVLINK_TO_GPU },        { { "0000:05:00.0", NULL, 1 }, CF_NVLINK_TO_OTHER },
+        { { NULL, NULL, 1 }, CF_NVLINK_TO_OTHER },                { { NULL, "switch", 1 }, CF_NVLINK_TO_OTHER },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_int_equal(cf_nvlink_end_of(&x.f, &cases[i].p), cases[i].want);
+}
+
 static size_t parse(const char *text, struct cf_rank_link *l)
 {
     return cf_rank_links_parse(text, l, CF_RANK_LINKS_MAX);
@@ -405,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_forms),
         cmocka_unit_test(test_gpu_links),
         cmocka_unit_test(test_gpu_peers),
+        cmocka_unit_test(test_nvlink_end),
         cmocka_unit_test(test_pair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
