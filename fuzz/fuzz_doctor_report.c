@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/doctor_report.h"
+#include "cclforge/report.h"
 #include "fuzz_guard.h"
 
 static void check_model(const struct cf_topo *t)

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/hostlist.h"
+#include "cclforge/report.h"
 #include "cclforge/path_capacity.h"
 #include "cclforge/smoke_matrix.h"
 #include "cclforge/strbuf.h"

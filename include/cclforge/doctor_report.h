@@ -1,7 +1,5 @@
-/* doctor's HTML reports (built on cclforge/html.h; the CLI writes them): the
- * hosts of a gather side by side, and one host's topology drawn. Both read
- * cJSON documents as doctor writes them, so a report can be remade from saved
- * JSON after the job. */
+/* The topology model of one host (src/doctor/topo_model.c), filled from the
+ * survey's fabric or from NCCL's topology XML; src/report draws it. */
 #ifndef CCLFORGE_DOCTOR_REPORT_H
 #define CCLFORGE_DOCTOR_REPORT_H
 
@@ -16,22 +14,6 @@ extern "C" {
 #endif
 
 struct cJSON;
-
-/* Hosts x facts and findings: hosts alike collapsed into groups, each fact that
- * differs with the hosts that have each value (a Slurm hostlist), the minority
- * values marked, findings by severity. docs: one `doctor --gather --json`
- * document (schema cclforge.doctor-gather/1), or the `doctor --json` documents
- * (cclforge.doctor/1) of several hosts, consolidated as the gather does.
- * -1 (CF_ERR_FORMAT) naming the document that is neither. */
-int cf_doctor_hosts_html(const struct cJSON *const *docs, size_t n, struct strbuf *out, cf_error *err);
-
-/* One host's topology: NUMA nodes, root complexes, PCIe switches, GPUs, NICs
- * and NVLink, drawn as SVG, with the GPU x GPU and GPU x NIC matrix of
- * `nvidia-smi topo -m` classes. doc: a `doctor --json` document; its "fabric"
- * section is drawn unless topo_xml (NCCL's topology file, NCCL_TOPO_FILE's
- * format) is given, which then is. -1 when the XML cannot be read (err names
- * the file and the byte) or doc is no doctor document. */
-int cf_doctor_topology_html(const struct cJSON *doc, const char *topo_xml_path, struct strbuf *out, cf_error *err);
 
 /* ---- the topology model both sources fill (src/doctor/topo_model.c) ---- */
 

@@ -91,15 +91,6 @@ struct cf_pair_ref {
 /* Up to max pairs of size s, worst first (class, then lowest busbw); returns how many. */
 size_t cf_pair_matrix_worst(const struct cf_pair_matrix *m, size_t s, struct cf_pair_ref *out, size_t max);
 
-/* The self-contained HTML report of a smoke document: verdict, bad hosts and
- * their hostlist, the matrix (an overview by host blocks with a drill-down past
- * CF_PAIR_FULL_MAX hosts), each pair against the capacity of its path (else the
- * median pair), the run's facts and
- * json_text embedded. Appends to out. */
-#define CF_PAIR_FULL_MAX 64
-void cf_smoke_report_html(const cJSON *doc, const struct cf_pair_matrix *m, const char *json_text,
-                          struct strbuf *out);
-
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/doctor_report.h"
+#include "cclforge/report.h"
 #include "cclforge/fs.h"
 #include "cli/cli.h"
 #include "cli/doctor_hosts.h"

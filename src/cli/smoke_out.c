@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/report.h"
 #include "cclforge/strbuf.h"
 #include "cli/cli.h"
 #include "cli/smoke_out.h"

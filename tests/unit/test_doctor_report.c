@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/doctor.h"
+#include "cclforge/report.h"
 #include "cclforge/doctor_report.h"
 #include "cclforge/hostlist.h"
 #include "cclforge/fs.h"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cclforge/smoke_matrix.h"
+#include "cclforge/report.h"
 #include "cclforge/strbuf.h"
 
 /* a pairwise document over names[0..n): pair (i, j) slow when i or j is in `slow`,

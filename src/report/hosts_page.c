@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/doctor.h"
+#include "cclforge/report.h"
 #include "cclforge/doctor_report.h"
 #include "cclforge/hostlist.h"
 #include "cclforge/html.h"

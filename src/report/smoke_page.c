@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cclforge/hostlist.h"
+#include "cclforge/report.h"
 #include "cclforge/html.h"
 #include "cclforge/json.h"
 #include "cclforge/smoke_matrix.h"

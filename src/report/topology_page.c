@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/doctor_report.h"
+#include "cclforge/report.h"
 #include "cclforge/fs.h"
 #include "cclforge/html.h"
 #include "cclforge/json.h"

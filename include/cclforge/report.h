@@ -1,0 +1,46 @@
+/* The HTML pages (src/report/), each a renderer of one document's model, all
+ * in the frame of cclforge/html.h; the CLI picks which to write. */
+#ifndef CCLFORGE_REPORT_H
+#define CCLFORGE_REPORT_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "cclforge/error.h"
+#include "cclforge/smoke_matrix.h"
+#include "cclforge/strbuf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Hosts x facts and findings: hosts alike collapsed into groups, each fact that
+ * differs with the hosts that have each value (a Slurm hostlist), the minority
+ * values marked, findings by severity. docs: one `doctor --gather --json`
+ * document (schema cclforge.doctor-gather/1), or the `doctor --json` documents
+ * (cclforge.doctor/1) of several hosts, consolidated as the gather does.
+ * -1 (CF_ERR_FORMAT) naming the document that is neither. */
+int cf_doctor_hosts_html(const struct cJSON *const *docs, size_t n, struct strbuf *out, cf_error *err);
+
+/* One host's topology: NUMA nodes, root complexes, PCIe switches, GPUs, NICs
+ * and NVLink, drawn as SVG, with the GPU x GPU and GPU x NIC matrix of
+ * `nvidia-smi topo -m` classes. doc: a `doctor --json` document; its "fabric"
+ * section is drawn unless topo_xml (NCCL's topology file, NCCL_TOPO_FILE's
+ * format) is given, which then is. -1 when the XML cannot be read (err names
+ * the file and the byte) or doc is no doctor document. */
+int cf_doctor_topology_html(const struct cJSON *doc, const char *topo_xml_path, struct strbuf *out, cf_error *err);
+
+/* The self-contained HTML report of a smoke document: verdict, bad hosts and
+ * their hostlist, the matrix (an overview by host blocks with a drill-down past
+ * CF_PAIR_FULL_MAX hosts), each pair against the capacity of its path (else the
+ * median pair), the run's facts and
+ * json_text embedded. Appends to out. */
+#define CF_PAIR_FULL_MAX 64
+void cf_smoke_report_html(const cJSON *doc, const struct cf_pair_matrix *m, const char *json_text,
+                          struct strbuf *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
