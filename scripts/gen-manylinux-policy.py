@@ -21,18 +21,6 @@ import json
 import os
 import sys
 
-# CF_POLICY_*_MAX of src/pkg/manylinux_policy.h: every string is held in its row
-ARCH_MAX, VERSION_MAX, SONAME_MAX, FAMILY_MAX, ALIAS_MAX, ARCHS_MAX = 12, 24, 24, 12, 16, 80
-
-
-def fits(text, limit, name):
-    # NUL included
-    if len(text) >= limit:
-        sys.exit("%r is longer than the row's fields hold: raise CF_POLICY_%s_MAX (%d) in "
-                 "src/pkg/manylinux_policy.h and here" % (text, name, limit))
-    return text
-
-
 def main(policy_dir):
     with open(os.path.join(policy_dir, "manylinux-policy.json")) as f:
         policies = [p for p in json.load(f) if p["name"].startswith("manylinux_2_")]
@@ -68,27 +56,27 @@ def main(policy_dir):
     out.write("const struct cf_policy_version cf_policy_versions[] = {\n")
     rows = sorted(first_version.items(), key=lambda kv: (kv[0][0].encode(), kv[0][1].encode()))
     for (arch, name), minor in rows:
-        out.write('    { "%s", "%s", %d },\n' % (fits(arch, ARCH_MAX, "ARCH"), fits(name, VERSION_MAX, "VERSION"), minor))
+        out.write('    { "%s", "%s", %d },\n' % (arch, name, minor))
     out.write("};\nconst size_t cf_n_policy_versions = sizeof cf_policy_versions / sizeof cf_policy_versions[0];\n\n")
     out.write("/* System libraries a wheel may need without bundling: the oldest policy whitelisting each; sorted. */\n")
     out.write("const struct cf_policy_lib cf_policy_libs[] = {\n")
     for lib in sorted(first_lib, key=lambda s: s.encode()):
-        out.write('    { "%s", %d },\n' % (fits(lib, SONAME_MAX, "SONAME"), first_lib[lib]))
+        out.write('    { "%s", %d },\n' % (lib, first_lib[lib]))
     out.write("};\nconst size_t cf_n_policy_libs = sizeof cf_policy_libs / sizeof cf_policy_libs[0];\n\n")
     out.write("/* Symbol-version families the policies constrain (others are not checked, as in auditwheel). */\n")
-    out.write("const char cf_policy_families[][CF_POLICY_FAMILY_MAX] = { %s, \"\" };\n\n"
-              % ", ".join('"%s"' % fits(f, FAMILY_MAX, "FAMILY") for f in sorted(families)))
+    out.write("const char *const cf_policy_families[] = { %s, \"\" };\n\n"
+              % ", ".join('"%s"' % f for f in sorted(families)))
     out.write("/* The policies, oldest first: glibc minor, legacy alias, archs (space separated). */\n")
     out.write("const struct cf_policy cf_policies[] = {\n")
     for p in policies:
         minor = int(p["name"].split("_")[2])
         alias = p["aliases"][0] if p.get("aliases") else ""
         archs = " ".join(sorted(p["symbol_versions"]))
-        out.write('    { %d, "%s", "%s" },\n' % (minor, fits(alias, ALIAS_MAX, "ALIAS"), fits(archs, ARCHS_MAX, "ARCHS")))
+        out.write('    { %d, "%s", "%s" },\n' % (minor, alias, archs))
     out.write("};\nconst size_t cf_n_policies = sizeof cf_policies / sizeof cf_policies[0];\n\n")
     out.write("/* The system libraries every musllinux policy whitelists; sorted. */\n")
-    out.write("const char cf_musl_policy_libs[][CF_POLICY_SONAME_MAX] = { %s, \"\" };\n"
-              % ", ".join('"%s"' % fits(l, SONAME_MAX, "SONAME") for l in musl_libs))
+    out.write("const char *const cf_musl_policy_libs[] = { %s, \"\" };\n"
+              % ", ".join('"%s"' % l for l in musl_libs))
 
 
 if __name__ == "__main__":

@@ -198,7 +198,7 @@ static void detect_flavour(struct cf_bridge_plan *p)
 {
     /* what hipify makes of c10/cuda/CUDAFunctions.h and ATen/cuda/CUDAContext.h; a
      * CUDA wheel ships ATen/hip/impl/HIPxxxMasqueradingAsCUDA.h headers too, so a directory is no sign */
-    static const char hip_dirs[][32] = { "include/c10/hip/HIPFunctions.h", "include/ATen/hip/HIPContext.h" };
+    static const char *const hip_dirs[] = { "include/c10/hip/HIPFunctions.h", "include/ATen/hip/HIPContext.h" };
     p->flavour = CF_BRIDGE_CUDA_NAMED;
     for (size_t i = 0; p->torch_dir.value && i < 2; i++) {
         char *d = cf_path_join(p->torch_dir.value, hip_dirs[i]);

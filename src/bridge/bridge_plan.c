@@ -22,7 +22,7 @@
 #include "pkg/elf_facts.h"
 
 /* Linked for every vendor: the CPU half of libtorch and the Python bindings. */
-static const char common_libs[][16] = { "c10", "torch", "torch_cpu", "torch_python" };
+static const char *const common_libs[] = { "c10", "torch", "torch_cpu", "torch_python" };
 
 /* The device-count function of each c10 GPU library flavour, by mangled name:
  * hipify turns c10/cuda into c10/hip (namespace c10::hip). */
@@ -46,7 +46,7 @@ static int file_contains(const char *path, const char *needle)
 /* "#define NCCL_MAJOR 2" ... -> "2.30.7" */
 static char *header_version(const char *path)
 {
-    static const char keys[][12] = { "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH" };
+    static const char *const keys[] = { "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH" };
     struct strbuf sb = STRBUF_INIT;
     cf_error err = CF_ERROR_INIT;
     int v[3] = { -1, -1, -1 };
@@ -533,7 +533,7 @@ static void resolve_lib(struct cf_bridge_plan *p, const char *name, const char *
     struct cf_bridge_lib *l = &p->libs[p->n_libs++];
     memset(l, 0, sizeof *l);
     l->name = cf_strdup(name);
-    static const char majors[][4] = { "", ".1", ".2", ".0" };
+    static const char *const majors[] = { "", ".1", ".2", ".0" };
     for (size_t d = 0; dirs[d] && !l->path; d++) {
         cf_strvec_push(&l->searched, dirs[d]);
         for (size_t i = 0; i < 4 && !l->path; i++) {

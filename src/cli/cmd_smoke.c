@@ -390,7 +390,7 @@ static cJSON *failures_json(const struct cf_smoke_failure *f, size_t n)
 
 static cJSON *report_json(const struct cf_smoke_report *rep, struct smoke_cli *cli, int exit_code)
 {
-    static const char roles[][16] = { "supervisor", "rank", "supervised_rank" };
+    static const char *const roles[] = { "supervisor", "rank", "supervised_rank" };
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "schema", "cclforge.smoke/2");
     cJSON_AddStringToObject(doc, "role", roles[rep->role]);

@@ -90,7 +90,7 @@ int cf_term_color_enabled(FILE *f)
 
 const char *cf_term_color(FILE *f, enum cf_color c)
 {
-    static const char codes[][8] = {
+    static const char *const codes[] = {
         [CF_RESET] = "\033[0m", [CF_BOLD] = "\033[1m",   [CF_DIM] = "\033[2m",
         [CF_RED] = "\033[31m",  [CF_GREEN] = "\033[32m", [CF_YELLOW] = "\033[33m",
         [CF_BLUE] = "\033[34m", [CF_CYAN] = "\033[36m",

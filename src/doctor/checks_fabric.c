@@ -73,7 +73,7 @@ static const struct cf_pci_dev *dev_by_bdf(const struct cf_fabric *f, const char
 /* Classes from near to far, as NCCL orders its path types. */
 static int class_rank(const char *cls)
 {
-    static const char order[][8] = { "PIX", "PXB", "PHB", "NODE", "SYS" };
+    static const char *const order[] = { "PIX", "PXB", "PHB", "NODE", "SYS" };
     for (int i = 0; i < 5; i++)
         if (is(cls, order[i]))
             return i;

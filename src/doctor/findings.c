@@ -59,7 +59,8 @@ size_t cf_findings_count(const struct cf_findings *f, enum cf_severity sev)
     return n;
 }
 
-static const char severity_names[][8] = { [CF_SEV_INFO] = "info", [CF_SEV_WARNING] = "warning", [CF_SEV_ERROR] = "error" };
+static const char *const severity_names[] = { [CF_SEV_INFO] = "info", [CF_SEV_WARNING] = "warning",
+                                              [CF_SEV_ERROR] = "error" };
 #define N_SEVERITIES (sizeof severity_names / sizeof severity_names[0])
 
 const char *cf_severity_name(enum cf_severity sev)

@@ -14,7 +14,7 @@
 /* Allocated read-only sections that never hold the banner: GPU code, module
  * IDs, unwind tables. Skipping them keeps the bytes read small (libnccl's
  * fatbins are 180 MB of its 218 MB). */
-static const char skipped_sections[][20] = {
+static const char *const skipped_sections[] = {
     ".nv_fatbin", "__nv_relfatbin", "__nv_module_id", ".hip_fatbin",
     ".eh_frame",  ".eh_frame_hdr",  ".gcc_except_table", ".interp",
 };

@@ -294,7 +294,8 @@ int cf_cpu_probe_from(enum cf_cpu_way way, struct cf_cpu_facts *out)
         [CF_CPU_FROM_CPUID] = regs_from_cpuid,
         [CF_CPU_FROM_GLIBC] = regs_from_glibc,
     };
-    static const char names[][24] = { [CF_CPU_FROM_CPUID] = "cpuid", [CF_CPU_FROM_GLIBC] = "cpuid, as glibc read it" };
+    static const char *const names[] = { [CF_CPU_FROM_CPUID] = "cpuid",
+                                         [CF_CPU_FROM_GLIBC] = "cpuid, as glibc read it" };
     if ((unsigned)way >= sizeof ways / sizeof ways[0])
         return -1;
     unsigned regs[REG_COUNT] = { 0 };

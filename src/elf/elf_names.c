@@ -40,6 +40,6 @@ const char *cf_elf_machine_name(unsigned machine)
 
 const char *cf_elf_kind_name(const struct cf_elf_header *header)
 {
-    static const char kinds[2][2][10] = { { "ELF32 LSB", "ELF32 MSB" }, { "ELF64 LSB", "ELF64 MSB" } };
+    static const char *const kinds[2][2] = { { "ELF32 LSB", "ELF32 MSB" }, { "ELF64 LSB", "ELF64 MSB" } };
     return kinds[header->elf_class == 64][header->big_endian != 0];
 }

@@ -15,7 +15,7 @@
 #include "cclforge/symcheck.h"
 
 
-static const char problem_kind_names[CF_INSPECT_KIND_COUNT][20] = {
+static const char *const problem_kind_names[CF_INSPECT_KIND_COUNT] = {
     [CF_INSPECT_BAD_INPUT] = "bad-input",
     [CF_INSPECT_MISSING] = "missing",
     [CF_INSPECT_LOAD_ERROR] = "load-error",

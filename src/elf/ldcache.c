@@ -569,7 +569,7 @@ const char *cf_ldcache_lookup(const struct cf_ldcache *cache, const char *name,
     return best;
 }
 
-static const char type_names[][8] = { "libc4", "ELF", "libc5", "libc6" };
+static const char *const type_names[] = { "libc4", "ELF", "libc5", "libc6" };
 
 /* ldconfig's print_entry (elf/cache.c) wording for the required-ABI byte. */
 static const struct {

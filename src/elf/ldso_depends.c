@@ -15,7 +15,7 @@ void cf_ldso_env_key(struct strbuf *key)
 {
     /* what the loader reads from the environment, and the host (a cache root
      * shared by hosts of other CPUs: hwcaps) */
-    static const char vars[][16] = { "LD_LIBRARY_PATH", "GLIBC_TUNABLES" };
+    static const char *const vars[] = { "LD_LIBRARY_PATH", "GLIBC_TUNABLES" };
     struct utsname u;
     int named = uname(&u) == 0;
     cf_sb_addf(key, "host=%s %s\n", named ? u.nodename : "?", named ? u.machine : "?");

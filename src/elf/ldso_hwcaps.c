@@ -13,7 +13,7 @@
 /* glibc's x86 tables (sysdeps/x86/dl-procinfo.c, dl-hwcap.h): the platforms
  * are bits 48.. of an ld.so.cache entry's hwcap; x86-64 starts at "haswell". */
 enum { FIRST_PLATFORM_BIT = 48, X86_64_PLATFORMS_START = 2, X86_PLATFORMS = 4, I386_PLATFORMS = 2 };
-static const char x86_platforms[][12] = { "i586", "i686", "haswell", "xeon_phi" };
+static const char *const x86_platforms[] = { "i586", "i686", "haswell", "xeon_phi" };
 
 static uint64_t platform_bit(const char *platform, size_t start, size_t count)
 {
@@ -81,7 +81,7 @@ static void x86_64_view(struct cf_glibc g, const struct cf_cpu_facts *cpu, const
         v->platform_bit = platform_bit(v->platform, X86_64_PLATFORMS_START, X86_PLATFORMS);
     }
     if (cf_glibc_follows(g, CF_GLIBC_HWCAPS_SUBDIRS)) {
-        static const char levels[][12] = { "x86-64-v4", "x86-64-v3", "x86-64-v2" };
+        static const char *const levels[] = { "x86-64-v4", "x86-64-v3", "x86-64-v2" };
         int level = cf_cpu_isa_level(cpu);
         for (int lv = 4; lv >= 2; lv--)
             if (level >= lv)

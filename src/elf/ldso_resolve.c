@@ -1222,7 +1222,7 @@ void cf_ldso_result_release(struct cf_ldso_result *res)
     memset(res, 0, sizeof *res);
 }
 
-static const char reason_names[][16] = {
+static const char *const reason_names[] = {
     [CF_LDSO_ROOT] = "root",
     [CF_LDSO_DIRECT_PATH] = "direct path",
     [CF_LDSO_RPATH] = "rpath",
@@ -1234,7 +1234,7 @@ static const char reason_names[][16] = {
     [CF_LDSO_NOT_FOUND] = "not found",
 };
 
-static const char reject_names[][36] = {
+static const char *const reject_names[] = {
     [CF_LDSO_REJ_NONE] = "used",
     [CF_LDSO_REJ_NOT_FOUND] = "not found",
     [CF_LDSO_REJ_NO_ACCESS] = "permission denied",

@@ -33,14 +33,14 @@ static const struct {
 
 const char *cf_ccob_method_name(unsigned method)
 {
-    static const char names[][8] = { "zlib", "zstd" };
+    static const char *const names[] = { "zlib", "zstd" };
     return method < sizeof(names) / sizeof(names[0]) ? names[method] : "unknown";
 }
 
 /* Is `piece` (the last '-' component of a bundle target) an offload arch? */
 static int is_offload_arch(const char *piece, size_t len)
 {
-    static const char prefixes[][4] = { "gfx", "sm_" };
+    static const char *const prefixes[] = { "gfx", "sm_" };
     for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
         size_t n = strlen(prefixes[i]);
         if (len > n && memcmp(piece, prefixes[i], n) == 0)

@@ -11,7 +11,7 @@
 enum { NAME_MIN = 6, NAME_MAX = 96 };
 
 /* The names NCCL and RCCL give the plugin entry points they dlsym. */
-static const char plugin_prefixes[][20] = {
+static const char *const plugin_prefixes[] = {
     "ncclNetPlugin_v", "ncclCollNetPlugin_v", "ncclTunerPlugin_v", "ncclProfiler_v", "ncclEnvPlugin_v",
     "ncclGinPlugin_v",
 };

@@ -44,7 +44,7 @@ enum cf_lint_severity cf_rpath_kind_severity(enum cf_rpath_finding_kind kind)
 
 const char *cf_lint_severity_name(enum cf_lint_severity severity)
 {
-    static const char names[][8] = { "info", "warning", "error" };
+    static const char *const names[] = { "info", "warning", "error" };
     return (unsigned)severity < sizeof names / sizeof names[0] ? names[severity] : "error";
 }
 

@@ -46,7 +46,7 @@ static const struct nvidia_arch_row nvidia_archs[] = {
 };
 
 /* AMD GPU targets that ROCm (and DTK for the Hygon gfx9xx parts) compile for. */
-static const char amd_archs[][8] = {
+static const char *const amd_archs[] = {
     "gfx803", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx926", "gfx928", "gfx936",
     "gfx940", "gfx941", "gfx942", "gfx950", "gfx1010", "gfx1030", "gfx1100", "gfx1101",
     "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201",
@@ -159,8 +159,8 @@ static int parse_cc(const char *s, struct cf_arch *out)
 
 void cf_arch_nvidia(unsigned sm, char variant, enum cf_arch_code code, struct cf_arch *out)
 {
-    static const char prefixes[][12] = { [CF_CODE_SASS] = "sm_", [CF_CODE_PTX] = "compute_",
-                                         [CF_CODE_LTOIR] = "lto_" };
+    static const char *const prefixes[] = { [CF_CODE_SASS] = "sm_", [CF_CODE_PTX] = "compute_",
+                                            [CF_CODE_LTOIR] = "lto_" };
     memset(out, 0, sizeof *out);
     out->family = CF_ARCH_NVIDIA;
     out->code = code;

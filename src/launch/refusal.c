@@ -23,7 +23,7 @@ static const struct {
 };
 
 /* JSON keys */
-static const char stray_ids[CF_STRAY_KINDS][12] = {
+static const char *const stray_ids[CF_STRAY_KINDS] = {
     [CF_STRAY_SILENT] = "silent",
     [CF_STRAY_LEFT] = "left",
     [CF_STRAY_NOT_CLIENT] = "not_client",
@@ -33,7 +33,7 @@ static const char stray_ids[CF_STRAY_KINDS][12] = {
 };
 
 /* the report's words */
-static const char stray_names[CF_STRAY_KINDS][24] = {
+static const char *const stray_names[CF_STRAY_KINDS] = {
     [CF_STRAY_SILENT] = "silent",
     [CF_STRAY_LEFT] = "left early",
     [CF_STRAY_NOT_CLIENT] = "not a cclforge client",

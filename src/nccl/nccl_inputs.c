@@ -15,7 +15,7 @@
  * (protocol.ext.allow, url.*.insteadOf): GIT_ALLOW_PROTOCOL overrides it. */
 const char *const cf_nccl_git_env[] = { "GIT_TERMINAL_PROMPT=0", CF_NCCL_GIT_ALLOW_PROTOCOL, NULL };
 
-static const char git_schemes[][12] = { "https://", "ssh://", "git://", "file://" };
+static const char *const git_schemes[] = { "https://", "ssh://", "git://", "file://" };
 
 /* "a space", "'$'", "a newline", "the control character \x1b". */
 void cf_nccl_describe_char(unsigned char c, struct strbuf *out)

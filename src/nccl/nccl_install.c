@@ -118,7 +118,7 @@ cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan)
 
 static const char *source_kind_name(enum cf_nccl_source_kind k)
 {
-    static const char names[][12] = { "upstream", "dir", "tarball", "git" };
+    static const char *const names[] = { "upstream", "dir", "tarball", "git" };
     return names[k];
 }
 

@@ -16,8 +16,8 @@
 #include "cclforge/survey.h"
 #include "cclforge/vendor.h"
 
-static const char tarball_suffixes[][12] = { ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2",
-                                             ".tar.zst", ".tar" };
+static const char *const tarball_suffixes[] = { ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2",
+                                                ".tar.zst", ".tar" };
 
 static const char *env_nonempty(const char *name)
 {

@@ -16,7 +16,7 @@
 /* <root>/nccl/...: finished builds, per-target locks, build trees, and the
  * per-target staging parents installs are assembled (and removals taken
  * apart) in. */
-static const char root_dirs[][16] = { "nccl", "nccl/builds", "nccl/locks", "nccl/work", "nccl/staging" };
+static const char *const root_dirs[] = { "nccl", "nccl/builds", "nccl/locks", "nccl/work", "nccl/staging" };
 
 char *cf_nccl_default_root(cf_error *err)
 {

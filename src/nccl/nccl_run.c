@@ -142,7 +142,7 @@ static int is_unit_source(const char *name)
 
 /* Parts of a source tree that the library build does not compile: other
  * platforms' files and stubs, tests, examples, docs. */
-static const char unbuilt_fragments[][8] = { "windows", "stub", "test", "example", "docs" };
+static const char *const unbuilt_fragments[] = { "windows", "stub", "test", "example", "docs" };
 
 static int looks_unbuilt(const char *name)
 {
@@ -216,7 +216,7 @@ static long count_generated(const char *rules_mk)
 
 static void check_generated(struct progress_ctx *p)
 {
-    static const char rules[][40] = { "obj/device/gensrc/rules.mk", "obj/device/gensrc/symmetric/rules.mk" };
+    static const char *const rules[] = { "obj/device/gensrc/rules.mk", "obj/device/gensrc/symmetric/rules.mk" };
     int *seen[] = { &p->gen_seen, &p->sym_seen };
     for (int i = 0; i < 2; i++) {
         if (*seen[i])
@@ -397,7 +397,7 @@ static int docker_build(const struct cf_nccl_plan *plan, const struct cf_nccl_bu
         rc = cf_mkdir_p(context, 0700, err);
     if (rc == 0)
         rc = cf_mkdir_p(plan->build_dir, 0755, err);
-    static const char whats[][16] = { "docker build", "docker create", "docker cp" };
+    static const char *const whats[] = { "docker build", "docker create", "docker cp" };
     for (size_t i = 0; rc == 0 && i < steps.n_build; i++)
         rc = run_step(plan, opts, &steps.build[i], NULL, built, result, whats[i], err);
     /* Clean up on every path: the container and image are ours alone (unique names). */

@@ -201,7 +201,7 @@ int cf_nccl_source_version(const char *src_dir, struct cf_nccl_tag *tag, char **
     struct strbuf text = STRBUF_INIT;
     int rc = cf_read_file(path, 1 << 16, &text, err);
     if (rc == 0) {
-        static const char names[][12] = { "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH" };
+        static const char *const names[] = { "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH" };
         int values[3];
         for (int i = 0; i < 3 && rc == 0; i++) {
             char *v = make_var(cf_sb_str(&text), names[i]);

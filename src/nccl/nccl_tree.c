@@ -20,7 +20,7 @@
 #include "cclforge/vendor.h"
 
 /* The subtrees a build holds besides manifest.json and build.log. */
-static const char recorded_dirs[][8] = { "include", "lib" };
+static const char *const recorded_dirs[] = { "include", "lib" };
 
 #define MAX_DEPTH 16
 #define MAX_ENTRIES 100000

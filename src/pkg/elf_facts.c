@@ -16,7 +16,7 @@
 #include "pkg/name_index.h"
 
 /* GPU driver libraries come with the driver on the target host, never in a wheel. */
-static const char gpu_driver_libs[][32] = {
+static const char *const gpu_driver_libs[] = {
     "libcuda.so", "libcuda.so.1", "libnvidia-ml.so.1", "libnvidia-ptxjitcompiler.so.1", "libamdhip64_driver",
     "libhsa-runtime64.so.1", "libhsakmt.so.1", "libdrm.so.2", "libdrm_amdgpu.so.1",
 };

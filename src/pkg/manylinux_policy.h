@@ -9,37 +9,29 @@
 
 #include <stddef.h>
 
-/* The longest string each column holds, NUL included: the generated rows
- * hold their strings. scripts/gen-manylinux-policy.py checks the lengths. */
-#define CF_POLICY_ARCH_MAX 12    /* "loongarch64" and its NUL */
-#define CF_POLICY_VERSION_MAX 24 /* "GLIBCXX_3.4.21" and longer */
-#define CF_POLICY_SONAME_MAX 24  /* "libgobject-2.0.so.0" */
-#define CF_POLICY_FAMILY_MAX 12  /* "LIBATOMIC" */
-#define CF_POLICY_ALIAS_MAX 16   /* "manylinux2014" */
-#define CF_POLICY_ARCHS_MAX 80   /* every arch of a policy, space separated */
 struct cf_policy_version {
-    char arch[CF_POLICY_ARCH_MAX];       /* "x86_64" */
-    char version[CF_POLICY_VERSION_MAX]; /* "GLIBCXX_3.4.21" */
+    const char *arch;    /* "x86_64" */
+    const char *version; /* "GLIBCXX_3.4.21" */
     int minor;                           /* the oldest policy allowing it: manylinux_2_<minor> */
 };
 struct cf_policy_lib {
-    char soname[CF_POLICY_SONAME_MAX];
+    const char *soname;
     int minor;
 };
 struct cf_policy {
     int minor;
-    char alias[CF_POLICY_ALIAS_MAX]; /* "manylinux2014", or "" */
-    char archs[CF_POLICY_ARCHS_MAX]; /* space separated */
+    const char *alias; /* "manylinux2014", or "" */
+    const char *archs; /* space separated */
 };
 
 extern const struct cf_policy_version cf_policy_versions[];
 extern const size_t cf_n_policy_versions;
 extern const struct cf_policy_lib cf_policy_libs[];
 extern const size_t cf_n_policy_libs;
-extern const char cf_policy_families[][CF_POLICY_FAMILY_MAX]; /* ends with "" */
+extern const char *const cf_policy_families[]; /* ends with "" */
 extern const struct cf_policy cf_policies[];
 extern const size_t cf_n_policies;
-extern const char cf_musl_policy_libs[][CF_POLICY_SONAME_MAX]; /* ends with "" */
+extern const char *const cf_musl_policy_libs[]; /* ends with "" */
 
 /* What the policies say about a symbol version needed on arch:
  *   > 0  the oldest policy allowing it (its glibc minor);

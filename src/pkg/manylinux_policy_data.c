@@ -1044,7 +1044,7 @@ const struct cf_policy_lib cf_policy_libs[] = {
 const size_t cf_n_policy_libs = sizeof cf_policy_libs / sizeof cf_policy_libs[0];
 
 /* Symbol-version families the policies constrain (others are not checked, as in auditwheel). */
-const char cf_policy_families[][CF_POLICY_FAMILY_MAX] = { "CXXABI", "GCC", "GLIBC", "GLIBCXX", "LIBATOMIC", "ZLIB", "" };
+const char *const cf_policy_families[] = { "CXXABI", "GCC", "GLIBC", "GLIBCXX", "LIBATOMIC", "ZLIB", "" };
 
 /* The policies, oldest first: glibc minor, legacy alias, archs (space separated). */
 const struct cf_policy cf_policies[] = {
@@ -1068,4 +1068,4 @@ const struct cf_policy cf_policies[] = {
 const size_t cf_n_policies = sizeof cf_policies / sizeof cf_policies[0];
 
 /* The system libraries every musllinux policy whitelists; sorted. */
-const char cf_musl_policy_libs[][CF_POLICY_SONAME_MAX] = { "libc.so", "libz.so.1", "" };
+const char *const cf_musl_policy_libs[] = { "libc.so", "libz.so.1", "" };

@@ -351,8 +351,8 @@ char *cf_platform_arch(const char *tag)
 {
     /* manylinux_2_17_x86_64, manylinux2014_x86_64, linux_x86_64: the arch
      * follows the policy words; of a compressed set, the first tag's */
-    static const char prefixes[][16] = { "manylinux1_", "manylinux2010_", "manylinux2014_", "linux_",
-                                         "musllinux_" };
+    static const char *const prefixes[] = { "manylinux1_", "manylinux2010_", "manylinux2014_", "linux_",
+                                            "musllinux_" };
     const char *end = strchr(tag, '.');
     size_t len = end ? (size_t)(end - tag) : strlen(tag);
     const char *arch = NULL;

@@ -468,7 +468,7 @@ static int nccl_collective(struct cf_smoke_backend *b, const struct cf_smoke_cal
     int op = (int)c->redop; /* ... and its reductions as ncclRedOp_t */
     size_t esize = cf_smoke_dtype_info(c->dtype)->size;
     int rc = 0;
-    static const char calls[CF_OP_COUNT][32] = {
+    static const char *const calls[CF_OP_COUNT] = {
         [CF_OP_ALL_REDUCE] = "ncclAllReduce", [CF_OP_BROADCAST] = "ncclBroadcast", [CF_OP_ALL_GATHER] = "ncclAllGather",
         [CF_OP_REDUCE_SCATTER] = "ncclReduceScatter", [CF_OP_SENDRECV] = "ncclSend/ncclRecv",
         [CF_OP_REDUCE] = "ncclReduce", [CF_OP_ALLTOALL] = "ncclSend/ncclRecv (alltoall)",

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-static const char handle_names[CF_MPI_HANDLE_COUNT][20] = {
+static const char *const handle_names[CF_MPI_HANDLE_COUNT] = {
     [CF_MPI_COMM_WORLD] = "MPI_COMM_WORLD", [CF_MPI_COMM_NULL] = "MPI_COMM_NULL",
     [CF_MPI_ERRORS_RETURN] = "MPI_ERRORS_RETURN", [CF_MPI_OP_NULL] = "MPI_OP_NULL",
     [CF_MPI_SUM] = "MPI_SUM", [CF_MPI_PROD] = "MPI_PROD", [CF_MPI_MAX] = "MPI_MAX", [CF_MPI_MIN] = "MPI_MIN",

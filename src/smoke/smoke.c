@@ -13,8 +13,8 @@
 
 static const char *backend_name(enum cf_smoke_backend_kind k)
 {
-    static const char names[][8] = { [CF_BACKEND_NCCL] = "nccl", [CF_BACKEND_RCCL] = "rccl",
-                                     [CF_BACKEND_MPI] = "mpi" };
+    static const char *const names[] = { [CF_BACKEND_NCCL] = "nccl", [CF_BACKEND_RCCL] = "rccl",
+                                         [CF_BACKEND_MPI] = "mpi" };
     return names[k];
 }
 

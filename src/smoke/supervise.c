@@ -600,7 +600,7 @@ static void rank_env(struct supervisor *sv, struct strvec *env, int rank, int rd
     cf_strvec_pushf(env, "%s=127.0.0.1:%d", SMOKE_SUPERVISOR_ENV, rec_port);
     cf_strvec_pushf(env, "%s=%s", CF_LAUNCH_SECRET_ENV, secret_hex);
     if (sv->mpirun) {
-        static const char mca[][2][44] = {
+        static const char *const mca[][2] = {
             /* one box, loopback only: shared memory between ranks, TCP only on lo */
             { "OMPI_MCA_btl", "self,vader" },
             { "OMPI_MCA_btl_vader_single_copy_mechanism", "none" }, /* containers forbid CMA */
@@ -639,8 +639,8 @@ static int mpirun_argv(const struct cf_smoke_opts *o, int n, struct strvec *argv
     cf_strvec_push(argv, "none");
     cf_strvec_push(argv, "-n");
     cf_strvec_pushf(argv, "%d", n);
-    static const char passed[][28] = { SMOKE_SUPERVISED_ENV, SMOKE_SUPERVISOR_ENV, CF_LAUNCH_SECRET_ENV,
-                                       SMOKE_TMPDIR_ENV };
+    static const char *const passed[] = { SMOKE_SUPERVISED_ENV, SMOKE_SUPERVISOR_ENV, CF_LAUNCH_SECRET_ENV,
+                                          SMOKE_TMPDIR_ENV };
     for (size_t i = 0; i < sizeof passed / sizeof passed[0]; i++) {
         cf_strvec_push(argv, "-x");
         cf_strvec_push(argv, passed[i]);

@@ -37,7 +37,7 @@ enum { MAX_MARKERS = 256, MAX_DEPTH = 8, MAX_DIRS = 2048, MAX_MODULES = 1024 };
 /* Top-level entries of site-packages that hold no plugin bridge: torch's own
  * tree (thousands of headers and its libraries) and what pip keeps beside
  * packages. Matched as a name or, with a leading '*', as a suffix. */
-static const char skipped[][12] = { "torch", "__pycache__", "*.dist-info", "*.egg-info", "*.libs", "*.data" };
+static const char *const skipped[] = { "torch", "__pycache__", "*.dist-info", "*.egg-info", "*.libs", "*.data" };
 
 static int skip_top(const char *name)
 {

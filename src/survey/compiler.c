@@ -200,7 +200,7 @@ void cf_compiler_release(struct cf_compiler *c)
 }
 
 /* The compilers doctor reports, by the names a build looks up. */
-static const char surveyed_compilers[][8] = { "gcc", "g++", "clang", "nvcc", "hipcc" };
+static const char *const surveyed_compilers[] = { "gcc", "g++", "clang", "nvcc", "hipcc" };
 
 static void add_compiler(const struct cf_survey_opts *opts, struct cf_survey *s, const char *name, const char *path)
 {

@@ -11,7 +11,7 @@
 #include "survey/survey_internal.h"
 
 /* Launchers' "ranks on this node" variables, most specific first. */
-static const char local_size_vars[][28] = {
+static const char *const local_size_vars[] = {
     "OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE",
 };
 

@@ -10,7 +10,7 @@
 #include "cclforge/fs.h"
 #include "survey/fabric_internal.h"
 
-static const char gpu_vendors[][8] = { "0x10de", "0x1002", "0x1d94" }; /* NVIDIA, AMD, Hygon */
+static const char *const gpu_vendors[] = { "0x10de", "0x1002", "0x1d94" }; /* NVIDIA, AMD, Hygon */
 
 static const char *role_of(const char *cls, const char *vendor, int has_net)
 {

@@ -19,7 +19,7 @@ static const struct {
     { 2, "PCIe" }, { 11, "XGMI" },
 };
 
-static const char link_tables[][12] = { "io_links", "p2p_links" };
+static const char *const link_tables[] = { "io_links", "p2p_links" };
 
 /* The value of a "key value" line of a KFD properties file; NULL when absent. */
 static char *prop_text(const char *text, const char *key)

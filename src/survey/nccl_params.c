@@ -121,7 +121,7 @@ const struct cf_nccl_param_info *cf_nccl_param_info(const char *name)
 
 const char *cf_nccl_param_class_name(enum cf_nccl_param_class cls)
 {
-    static const char names[][8] = { "", "system", "tuning", "debug", "foreign" };
+    static const char *const names[] = { "", "system", "tuning", "debug", "foreign" };
     return (unsigned)cls < sizeof names / sizeof names[0] ? names[cls] : "";
 }
 
@@ -141,8 +141,8 @@ int cf_nccl_param_benign(const struct cf_nccl_param_info *info, const char *valu
 
 int cf_nccl_param_secret(const char *name)
 {
-    static const char words[][11] = { "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "APIKEY",
-                                      "PRIVATE" };
+    static const char *const words[] = { "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "APIKEY",
+                                         "PRIVATE" };
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcasestr(name, words[i]))
             return 1;

@@ -24,7 +24,7 @@ static const struct {
     { "profiler", "NCCL_PROFILER_PLUGIN", "libnccl-profiler", 0 },
 };
 
-static const char entry_prefixes[][24] = {
+static const char *const entry_prefixes[] = {
     "ncclNetPlugin_v", "ncclCollNetPlugin_v", "ncclGinPlugin_v", "ncclTunerPlugin_v", "ncclProfiler_v",
 };
 

@@ -14,7 +14,7 @@
 #include "cclforge/ncclconf.h"
 #include "survey/survey_internal.h"
 
-static const char section_keys[CF_SEC_COUNT][16] = {
+static const char *const section_keys[CF_SEC_COUNT] = {
     [CF_SEC_HOST] = "host",           [CF_SEC_TOOLKITS] = "toolkits",
     [CF_SEC_GPUS] = "gpus",           [CF_SEC_GPU_PROBES] = "gpu_probes",
     [CF_SEC_DRIVER] = "driver",       [CF_SEC_LIBTORCH] = "libtorch",
@@ -474,7 +474,7 @@ int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err)
     const cJSON *v;
 
     /* A hand-written subset may omit "schema"; another command's report may not pass. */
-    static const char accepted[][20] = { "cclforge.survey/1", "cclforge.doctor/1" };
+    static const char *const accepted[] = { "cclforge.survey/1", "cclforge.doctor/1" };
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "schema"))) {
         int ok = 0;
         for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++)

@@ -142,7 +142,7 @@ static const struct cf_comm_lib *active_of_kind(const struct cf_survey *s, const
         return t->embedded;
     if (t && kind_is(t->loaded, kind))
         return t->loaded;
-    static const char by_priority[][12] = { "LD_PRELOAD", "loaded" };
+    static const char *const by_priority[] = { "LD_PRELOAD", "loaded" };
     for (size_t k = 0; k < sizeof by_priority / sizeof by_priority[0]; k++)
         for (size_t i = 0; i < s->n_comm_libs; i++)
             if (s->comm_libs[i].how && !strcmp(s->comm_libs[i].how, by_priority[k]) &&
@@ -188,7 +188,7 @@ const struct cf_comm_profile *cf_comm_lib_profile(const struct cf_comm_lib *c)
 
 const char *cf_torch_flavour_name(enum cf_torch_flavour f)
 {
-    static const char names[][8] = { "unknown", "cpu", "cuda", "hip" };
+    static const char *const names[] = { "unknown", "cpu", "cuda", "hip" };
     return (unsigned)f < sizeof names / sizeof names[0] ? names[f] : "unknown";
 }
 

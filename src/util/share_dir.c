@@ -5,7 +5,7 @@
 #include "cclforge/fs.h"
 #include "cclforge/strbuf.h"
 
-static const char above_exe[][20] = { "share/cclforge", "../share/cclforge" };
+static const char *const above_exe[] = { "share/cclforge", "../share/cclforge" };
 #define N_ABOVE_EXE (sizeof above_exe / sizeof above_exe[0])
 
 static char *exe_dir(void)
