@@ -68,7 +68,7 @@ sum() { awk '{ s += $1 } END { printf "%.1f\n", s / 1000 }'; }
 # The cache directory a build's run is given, after the state is set up:
 empty_home() { rm -rf "$tmp/home"; echo "$tmp/home"; }
 scan_only_home() {
-    find "$tmp/home-$1" -mindepth 1 -maxdepth 1 ! -name scan-v1 -exec rm -rf {} +
+    find "$tmp/home-$1" -mindepth 1 -maxdepth 1 ! -name scan-v2 -exec rm -rf {} +
     echo "$tmp/home-$1"
 }
 # per_file_medians RESULT HOME_FN: per file of the corpus, COLD_REPEATS runs of
@@ -110,7 +110,7 @@ inspect_section() {
     for l in "${labels[@]}"; do
         for f in "${files[@]}"; do CCLFORGE_HOME=$tmp/home-$l "${bin[$l]}" inspect --undefined "$f" >/dev/null 2>&1; done
     done
-    # scan cache warm: every cache directory entry but scan-v1 removed before each run
+    # scan cache warm: every cache directory entry but scan-v2 removed before each run
     declare -A scan=()
     per_file_medians scan scan_only_home
     # warm, with ldd -r and libtree: spawn_cpu's paired repeats per file

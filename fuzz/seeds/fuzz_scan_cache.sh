@@ -11,7 +11,7 @@ trap 'rm -rf "$home"' EXIT
 CCLFORGE_HOME=$home "$bin" inspect /lib/x86_64-linux-gnu/libc.so.6 /usr/local/cuda-13.0/lib/libcupti.so.13 \
     /usr/local/cuda-13.0/lib/libnccl.so.2 >/dev/null 2>&1 || true
 n=0
-for f in $(find "$home/scan-v1" -type f ! -name '.*' 2>/dev/null); do
+for f in $(find "$home/scan-v2" -type f ! -name '.*' 2>/dev/null); do
     cp "$f" "$dir/entry-$n"
     n=$((n + 1))
 done

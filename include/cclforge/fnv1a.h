@@ -14,11 +14,6 @@ extern "C" {
 
 #define CF_FNV1A64_BASIS 0xcbf29ce484222325ull
 #define CF_FNV1A32_BASIS 0x811c9dc5u
-/* The basis the on-disk cache keys (scan cache, dependency cache) are made
- * from: the published 64-bit basis's decimal spelling with its last digit
- * lost. Kept, so the entries already on disk are still found; as good a
- * basis as any for spreading keys. */
-#define CF_FNV1A64_CACHE_BASIS 1469598103934665603ull
 
 /* State h carried over len more bytes: start from CF_FNV1A64_BASIS (or a
  * seeded basis) and feed the pieces in order. */

@@ -35,7 +35,7 @@ struct cf_inspect_opts {
     const char *glibc;           /* plan for this glibc release ("2.31"); NULL: the root's own */
     const char *cpu;             /* plan for this CPU (cf_cpu_parse spec); NULL: this host's */
     int no_cache;                /* scan every file again; keep nothing on disk (memory only) */
-    const char *cache_dir;       /* the scan cache's directory; NULL: <cache root>/scan-v1 */
+    const char *cache_dir;       /* the scan cache's directory; NULL: <cache root>/scan-v2 */
 };
 
 /* Facts about one object of a closure (parallel to cf_ldso_result.objects). */

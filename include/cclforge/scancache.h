@@ -1,7 +1,7 @@
 /* What one read of a file's data finds (NCCL/RCCL banners, the fatbin
  * containers met in read-only data, the GPU code inventory), remembered per
  * file: in memory for one run, and on disk under the cache root
- * (<root>/scan-v1/) across runs, so a 1 GB libtorch_cuda.so or cuBLASLt is
+ * (<root>/scan-v2/) across runs, so a 1 GB libtorch_cuda.so or cuBLASLt is
  * scanned once. An entry is keyed by the file's device, inode, size, mtime
  * and ctime in nanoseconds, so a file that is replaced, or rewritten in place
  * even with its size and mtime put back (ctime moves), is never served stale;
@@ -41,7 +41,7 @@ void cf_scan_facts_release(struct cf_scan_facts *f);
 
 struct cf_scan_cache; /* opaque */
 
-/* dir: where entries live; NULL: <cf_cache_root()>/scan-v1. persistent 0:
+/* dir: where entries live; NULL: <cf_cache_root()>/scan-v2. persistent 0:
  * memory only (--no-cache). max_bytes: the directory's bound (0:
  * $CCLFORGE_SCAN_CACHE_MAX bytes, else 256 MB).
  * Never fails: a cache that cannot be created just stays in memory. */

@@ -48,7 +48,9 @@ struct cf_scan_cache *cf_scan_cache_new(const char *dir, int persistent, uint64_
             c->dir = cf_strdup(dir);
         } else {
             char *root = cf_cache_root_usable(NULL); /* none (or untrusted): kept in memory only */
-            c->dir = root ? cf_path_join(root, "scan-v1") : NULL;
+            /* the version moves with what names or fills an entry (v2: named
+             * from the published FNV-1a basis): an old entry is never read */
+            c->dir = root ? cf_path_join(root, "scan-v2") : NULL;
             free(root);
         }
     }
@@ -105,7 +107,7 @@ static void memory_keep(struct cf_scan_cache *c, const struct cf_file_id *id, un
 /* <dir>/<xx>/<16 hex digits of a hash of device and inode> */
 static char *entry_path(const struct cf_scan_cache *c, const struct cf_file_id *id, char **subdir)
 {
-    uint64_t h = cf_fnv1a64_u64(cf_fnv1a64_u64(CF_FNV1A64_CACHE_BASIS, id->dev), id->ino);
+    uint64_t h = cf_fnv1a64_u64(cf_fnv1a64_u64(CF_FNV1A64_BASIS, id->dev), id->ino);
     *subdir = cf_asprintf("%s/%02x", c->dir, (unsigned)(h >> 56));
     return cf_asprintf("%s/%016llx", *subdir, (unsigned long long)h);
 }

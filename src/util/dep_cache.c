@@ -1,6 +1,6 @@
 /* A small on-disk cache of what a probe (a program's --version, a Python's
  * description of itself) answered: one file per key under
- * <cache root>/<kind>-v1/, holding the key, the answer and the files the
+ * <cache root>/<kind>-v2/, holding the key, the answer and the files the
  * answer depends on with their identity (device, inode, size, mtime and
  * ctime in ns). An entry is used only while every such file is unchanged and
  * was not changed in the two seconds before it was stored (a timestamp tick
@@ -40,7 +40,9 @@ static int file_id(const char *path, struct cf_file_id *id)
     return 0;
 }
 
-/* <root>/<kind>-v1, and an entry's path in it */
+/* <root>/<kind>-v2, and an entry's path in it; the version moves whenever
+ * what names or fills an entry does (v2: keys hashed from the published
+ * FNV-1a basis), so an older entry is never read under a new key. */
 static char *dir_in(const char *root, const char *kind)
 {
     if (!root)
@@ -49,7 +51,7 @@ static char *dir_in(const char *root, const char *kind)
     cf_sb_adds(&d, root);
     cf_sb_addc(&d, '/');
     cf_sb_adds(&d, kind);
-    cf_sb_adds(&d, "-v1");
+    cf_sb_adds(&d, "-v2");
     return cf_sb_detach(&d);
 }
 
@@ -63,7 +65,7 @@ static char *dir_of(const char *kind)
 
 static uint64_t key_hash(const char *key, size_t key_len)
 {
-    return cf_fnv1a64_more(CF_FNV1A64_CACHE_BASIS, key, key_len);
+    return cf_fnv1a64(key, key_len);
 }
 
 /* "<dir>/<the key's hash in 16 hex digits>" */

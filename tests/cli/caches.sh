@@ -46,7 +46,7 @@ after=$(stat_of libnccl.so.2)
 # --no-cache: nothing read from or written to disk
 rm -rf "$CCLFORGE_HOME"
 "$CCLFORGE" inspect --json --no-cache libnccl.so.2 >d.json
-[ "$(json d.json 'd["scan_cache"]["dir"]')" = None ] && [ ! -e "$CCLFORGE_HOME/scan-v1" ] && ok "--no-cache keeps nothing on disk" || bad "--no-cache"
+[ "$(json d.json 'd["scan_cache"]["dir"]')" = None ] && [ ! -e "$CCLFORGE_HOME/scan-v2" ] && ok "--no-cache keeps nothing on disk" || bad "--no-cache"
 
 # concurrent writers: eight runs at once, then every entry decodes (a run serves them all)
 sleep 2.2
@@ -55,13 +55,13 @@ wait
 n_ok=0
 for i in 1 2 3 4 5 6 7 8; do python3 -c "import json; json.load(open('par$i.json'))" 2>/dev/null && n_ok=$((n_ok + 1)); done
 [ "$n_ok" = 8 ] && ok "eight concurrent runs all finish" || bad "concurrent runs ($n_ok of 8)"
-leftovers=$(find "$CCLFORGE_HOME/scan-v1" -name '.tmp-*' | wc -l)
+leftovers=$(find "$CCLFORGE_HOME/scan-v2" -name '.tmp-*' | wc -l)
 [ "$leftovers" = 0 ] && ok "no temporary files left" || bad "temporary files left: $leftovers"
 "$CCLFORGE" inspect --json libnccl.so.2 >e.json
 [ "$(json e.json 'd["scan_cache"]["disk_hits"] >= 1 and d["scan_cache"]["misses"] == 0')" = True ] && ok "after them every entry is whole" || bad "entries after concurrent writers"
 
 # a corrupt entry is a miss, and is replaced
-for f in $(find "$CCLFORGE_HOME/scan-v1" -type f ! -name '.*'); do printf 'garbage' >"$f"; done
+for f in $(find "$CCLFORGE_HOME/scan-v2" -type f ! -name '.*'); do printf 'garbage' >"$f"; done
 "$CCLFORGE" inspect --json libnccl.so.2 >f.json
 [ "$(json f.json 'd["scan_cache"]["disk_hits"] == 0 and d["targets"][0]["objects"][0]["comm"]["banner"]["version"] == "2.28.8"')" = True ] &&
     ok "corrupt entries are scanned again" || bad "corrupt entries"

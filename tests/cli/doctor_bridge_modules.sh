@@ -46,7 +46,7 @@ expect_json 'not any("libcftest_torch_only" in f["why"] or "libcftest_nopkg" in 
 expect_json 'any(f["id"] == "bridge-facts-unreadable" and f["subject"] == "plug._cut" for f in d["findings"])' "a truncated module is reported (bridge-facts-unreadable)"
 expect_json 'any(f["id"] == "bridge-facts-unreadable" and f["subject"] == "plug._odd" and "another size" in f["why"] for f in d["findings"])' "a cclforge_abi_info of another size is reported, not trusted"
 expect_json 'not any(f["subject"] == "plug._plain" for f in d["findings"])' "a module without cclforge_abi_info is no finding"
-[ -n "$(ls -A "$CCLFORGE_HOME/bridge-walk-v1" 2>/dev/null)" ] \
+[ -n "$(ls -A "$CCLFORGE_HOME/bridge-walk-v2" 2>/dev/null)" ] \
     && ok "the walk is remembered in the probe cache" || { OUT=$(find "$CCLFORGE_HOME" -maxdepth 3); RC=0; bad "the walk is remembered in the probe cache"; }
 doctor
 expect_json "$missing" "warm run (the remembered walk): the same finding"

@@ -48,7 +48,7 @@ stored a
 [ "$UNDEF" = 1 ] && [ -z "$MISSING" ] && ok "cold: dep_fn undefined in libdep.so (lib/)" || bad "cold run (undef=$UNDEF missing=$MISSING)"
 doctor b
 [ "$UNDEF" = 1 ] && ok "warm: the same answer" || bad "warm answer"
-[ -n "$(ls "$CCLFORGE_HOME/closure-v1" 2>/dev/null)" ] && ok "the answer is stored" || bad "no closure-v1 entry"
+[ -n "$(ls "$CCLFORGE_HOME/closure-v2" 2>/dev/null)" ] && ok "the answer is stored" || bad "no closure-v2 entry"
 if [ "$have_strace" = 1 ]; then
     [ "$(opens_dep c)" = 0 ] && ok "warm: served from the cache (libdep.so not opened)" || bad "warm run read the closure again"
     [ "$(CCLFORGE_HOME=$T_TMP/other opens_dep c2)" = 1 ] && ok "and the check does open it when there is nothing stored" || bad "strace sees no open of libdep.so"
@@ -99,5 +99,5 @@ fi
 # --no-cache stores nothing
 rm -rf "$CCLFORGE_HOME"
 "$CCLFORGE" doctor --no-python --no-cache --libtorch "$LT" --json >m.json 2>/dev/null
-[ ! -e "$CCLFORGE_HOME/closure-v1" ] && ok "--no-cache keeps no answer" || bad "--no-cache stored an answer"
+[ ! -e "$CCLFORGE_HOME/closure-v2" ] && ok "--no-cache keeps no answer" || bad "--no-cache stored an answer"
 t_end
