@@ -4,7 +4,6 @@
  * per-operation timeout, and when one rank dies, hangs or fails, names it and
  * what it was doing, stops the others and reaps everyone (ranks that mpirun
  * leaves behind too: it is their subreaper meanwhile). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -22,6 +21,7 @@
 #include "cclforge/clock.h"
 #include "cclforge/envp.h"
 #include "cclforge/fs.h"
+#include "cclforge/orphans.h"
 #include "cclforge/ranks.h"
 #include "cclforge/spawn.h"
 #include "smoke/smoke_internal.h"
@@ -521,56 +521,6 @@ static void supervise_loop(struct supervisor *sv)
     }
 }
 
-/* Our adopted children (ranks mpirun left behind): kill what is still there, reap all. */
-static void reap_orphans(void)
-{
-    double until = cf_now_seconds() + ORPHAN_WAIT_S;
-    for (;;) {
-        pid_t got = waitpid(-1, NULL, WNOHANG);
-        if (got > 0)
-            continue;
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return; /* ECHILD: none left */
-        if (cf_now_seconds() >= until)
-            break;
-        struct timespec ts = { 0, 20000000 };
-        nanosleep(&ts, NULL);
-    }
-    /* still alive after the wait: ours by adoption, so ours to end */
-    char self[32];
-    snprintf(self, sizeof self, "%d", (int)getpid());
-    DIR *d = opendir("/proc");
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char path[300], buf[512];
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        const char *close_paren = strrchr(buf, ')');
-        int ppid = 0;
-        char state;
-        if (close_paren && sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == (int)getpid())
-            kill(atoi(e->d_name), SIGKILL);
-    }
-    if (d)
-        closedir(d);
-    until = cf_now_seconds() + ORPHAN_WAIT_S;
-    while (cf_now_seconds() < until) {
-        pid_t got = waitpid(-1, NULL, WNOHANG);
-        if (got < 0 && errno != EINTR)
-            return;
-        if (got == 0) {
-            struct timespec ts = { 0, 20000000 };
-            nanosleep(&ts, NULL);
-        }
-    }
-}
-
 static void supervisor_release(struct supervisor *sv)
 {
     for (int r = 0; r < sv->nranks; r++) {
@@ -781,7 +731,9 @@ int cf_smoke_supervise(const struct cf_smoke_opts *o, cf_smoke_event_fn on_event
             rep->aborted = 1;
         mark_stopped(&sv);
     }
-    reap_orphans();
+    /* our adopted children (ranks mpirun left behind): a while to end, then killed */
+    struct cf_orphans_end orphans;
+    cf_reap_orphans(0, ORPHAN_WAIT_S, ORPHAN_WAIT_S, &orphans);
     prctl(PR_SET_CHILD_SUBREAPER, 0);
     if (sv.tmpdir)
         cf_rm_rf(sv.tmpdir, NULL);
