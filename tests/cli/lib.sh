@@ -1,5 +1,6 @@
 # Shared helpers for CLI tests: run the real binary, assert on exit code and output.
-# Each test script sources this, calls `t_begin`, runs checks, ends with `t_end`.
+# Each test script sources this, runs checks (ok/bad and the expect_* helpers),
+# and ends with `t_end`, whose status is the script's.
 set -u
 : "${CCLFORGE:?CCLFORGE must point at the built binary}"
 T_PASS=0
@@ -155,9 +156,15 @@ t_skip_part() {
     T_SKIPPED_PARTS="$T_SKIPPED_PARTS
   skipped part: $1"
 }
+# t_end: the counts and every part that did not run; returns 1 when a check
+# failed, 77 (skipped) when nothing was asserted at all, else 0.
 t_end() {
     echo "$T_PASS passed, $T_FAIL failed${T_SKIPPED_PARTS:+; parts that did not run:}$T_SKIPPED_PARTS"
-    [ "$T_FAIL" -eq 0 ]
+    [ "$T_FAIL" -eq 0 ] || return 1
+    if [ "$T_PASS" -eq 0 ]; then
+        echo "SKIP: nothing was asserted${T_SKIPPED_PARTS:+ (every part that could assert was skipped)}"
+        return 77
+    fi
 }
 # expect_smoke_items N BACKEND LABEL: the JSON report (in $OUT) of a passing
 # `wheel verify --smoke N --backend BACKEND` has one passed check per harness

@@ -64,7 +64,7 @@ else
 fi
 
 if ! t_open_mpi; then
-    echo "SKIP (mpi part): Open MPI's mpirun or libmpi.so.40 is missing"
+    t_skip_part "the MPI part: Open MPI's mpirun or libmpi.so.40 is missing"
     t_end
     exit $?
 fi

@@ -84,6 +84,6 @@ if [ "$(python3 -c 'import sys; print("%d%d" % sys.version_info[:2])')" = 311 ];
     *) bad "LD_DEBUG: glibc finds libgfortran's libquadmath through _fblas's RPATH (got: $found)" ;;
     esac
 else
-    echo "SKIP (part): the LD_DEBUG oracle imports scipy's cp311 wheel; this python3 is not 3.11"
+    t_skip_part "the LD_DEBUG oracle imports scipy's cp311 wheel; this python3 is not 3.11"
 fi
 t_end

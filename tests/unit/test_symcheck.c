@@ -61,8 +61,8 @@ static double ldd_r_problems(const char *path, struct strvec *out)
 static void assert_same_as_ldd_r(const char *path, const struct cf_symcheck_result *s)
 {
     if (!ts_have("ldd")) {
-        print_message("note: ldd not installed, comparison skipped\n");
-        return;
+        print_message("SKIP: ldd is not installed: the comparison with ldd -r cannot run\n");
+        skip();
     }
     struct strvec theirs = STRVEC_INIT;
     ldd_r_problems(path, &theirs);
@@ -368,7 +368,8 @@ static void test_torch_python_like_ldd_r(void **state)
     char *site = cf_asprintf("%s/.cache/cclforge/torch/site-2.15.0-cp311/torch", home ? home : "/root");
     char *lib = cf_path_join(site, "lib/libtorch_python.so");
     if (!cf_is_file(lib) || !ts_have("ldd")) {
-        print_message("skipped: no torch 2.15 wheel in the cache (bash scripts/torch-cache.sh)\n");
+        print_message("SKIP: %s\n", !ts_have("ldd") ? "ldd is not installed"
+                                                     : "no torch 2.15 wheel in the cache (bash scripts/torch-cache.sh)");
         free(site);
         free(lib);
         skip();
