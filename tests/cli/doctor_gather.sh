@@ -83,15 +83,12 @@ expect_json 'any(s["label"]=="NCCL" for s in d["shared"])' "what every host shar
 # host 2 never starts: it is named after the timeout, and the others do not hang
 onhost 1 "${G[@]}" --timeout 4 >"$T_TMP/r1.out" 2>&1 &
 p1=$!
-start=$(date +%s)
 run onhost 0 "${G[@]}" --timeout 4
 wait $p1
-took=$(( $(date +%s) - start ))
 expect_rc 1 "a host that does not answer is an error"
 expect_out "host-no-answer" "its finding is shown"
 expect_out "host cfgt-h2 \(in SLURM_STEP_NODELIST" "the silent host is named from srun's node list"
 expect_out "^cclforge doctor: " "the first line is the one reason line"
-[ "$took" -lt 30 ] && ok "rank 0 gave up after the timeout (${took} s)" || bad "rank 0 waited ${took} s"
 
 # a plugin's bridge module (no cclforge marker) whose toolkit library only
 # cfgt-h1 provides: the finding comes from each host lacking it, named

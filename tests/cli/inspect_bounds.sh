@@ -54,12 +54,12 @@ measure() {
     BYTES=$(wc -c <"$out")
     echo "  $*: rc $RC, ${SECS}s, ${KB} KB peak, $BYTES bytes"
 }
-# Generous bounds (a shared CI machine; sanitizer builds are slower and larger):
-# before the fix this was 111 s, 2.1 GB and 2.2 GB of output.
-SLOW=10
+# Generous bounds (a shared CI machine; sanitizer builds are larger): before
+# the fix this was 2.1 GB and 2.2 GB of output (and 111 s: timeout's 60 s
+# ends such a run, and the exit code says so). The time is printed, not
+# asserted: timing belongs in bench/.
 BIG_KB=$((256 * 1024))
 bounded() { # what, bytes limit
-    [ "${SECS%.*}" -lt $SLOW ] && ok "$1: ${SECS}s" || bad "$1: ${SECS}s (wanted under ${SLOW}s)"
     [ "$KB" -lt $BIG_KB ] && ok "$1: ${KB} KB peak" || bad "$1: ${KB} KB peak (wanted under $BIG_KB KB)"
     [ "$BYTES" -lt "$2" ] && ok "$1: $BYTES bytes of output" || bad "$1: $BYTES bytes of output (wanted under $2)"
 }

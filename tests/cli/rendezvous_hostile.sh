@@ -54,11 +54,10 @@ expect_json 'd["strays"]["count"]==2 and d["strays"]["kinds"]=={"wrong_tag":1,"b
 
 # ---- 2. 20 connections that never speak during a 2-rank gather --timeout 20 ----
 # gather_with_silent N ARGS...: rank 0 (ARGS; its stdout in $OUT, exit in $RC),
-# N silent connections, then rank 1 (exit in $RC1); $SECS from rank 0's start
+# N silent connections, then rank 1 (exit in $RC1)
 gather_with_silent() {
     local n=$1 s g0; shift
     PORT=$(free_port)
-    local t0; t0=$(date +%s.%N)
     gather_rank 0 "$@" >"$T_TMP/g0.out" 2>"$T_TMP/g0.err" &
     g0=$!
     rm -f "$T_TMP/ready"
@@ -68,7 +67,6 @@ gather_with_silent() {
     [ -e "$T_TMP/ready" ] && ok "$n silent connections are open before rank 1 starts" || bad "the silent connections did not open"
     gather_rank 1 >"$T_TMP/g1.out" 2>&1; RC1=$?
     wait $g0; RC=$?
-    SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
     kill $s 2>/dev/null; wait $s 2>/dev/null
     OUT=$(cat "$T_TMP/g0.out"); ERR=$(cat "$T_TMP/g0.err")
 }
@@ -80,7 +78,6 @@ expect_json 'd["strays"]["count"]==20 and d["strays"]["kinds"]=={"silent":20} an
     "the report counts the 20 strays and names their address"
 expect_json 'any(f["id"]=="gather-strays" and f["severity"]=="warning" and "20 connections never completed a handshake (20 silent), from 127.0.0.1 (20)" in f["why"] for f in d["findings"])' \
     "a warning names them: count, kind, address"
-awk -v s="$SECS" 'BEGIN { exit !(s < 8) }' && ok "the gather took $SECS s, not the 20 s timeout" || bad "the gather took $SECS s"
 gather_with_silent 3 # the text report says it too
 expect_out "gather-strays" "the text report names the finding"
 expect_out "3 connections never completed a handshake \(3 silent\), from 127\.0\.0\.1 \(3\)" "and the strays"

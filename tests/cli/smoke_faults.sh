@@ -15,8 +15,6 @@ lingering() {
     done
     echo "$n"
 }
-timed() { T0=$(date +%s.%N); run "$@"; T1=$(date +%s.%N); SECS=$(awk -v a="$T0" -v b="$T1" 'BEGIN { printf "%.2f", b - a }'); }
-quick() { awk -v s="$SECS" -v l="$1" 'BEGIN { exit !(s < l) }' && ok "$2 within $1 s (took $SECS s)" || bad "$2 took $SECS s"; }
 last_line() { printf '%s\n' "$OUT" | tail -n 1; }
 
 if t_open_mpi; then
@@ -38,25 +36,23 @@ if t_open_mpi; then
     expect_out 'RANK_FAIL rank=1 local_rank=1 op=broadcast bytes=1024 dtype=float redop=none place=out .*reason="index 128: expected' \
         "rank 1's received data is wrong"
 
-    timed env CCLFORGE_SMOKE_FAULT=1:abort:all_gather "$CCLFORGE" "${MPI[@]}"
+    run env CCLFORGE_SMOKE_FAULT=1:abort:all_gather "$CCLFORGE" "${MPI[@]}"
     expect_rc 1 "a killed rank fails the run"
     expect_out 'RANK_FAIL rank=1 local_rank=1 reason="rank 1 died.*while (all_gather float 1024 B out-of-place|warm-up of all_gather)' \
         "the dead rank and what it was doing are named"
     expect_out 'RANK_FAIL rank=0 .*stopped after rank 1 failed' "the others are named as stopped"
     expect_err "rank 1 failed while" "stderr says it too"
-    quick 12 "the killed rank is handled"
     leftovers "abort"
 
-    timed env CCLFORGE_SMOKE_FAULT=2:exit:reduce_scatter "$CCLFORGE" "${MPI[@]}" --json
+    run env CCLFORGE_SMOKE_FAULT=2:exit:reduce_scatter "$CCLFORGE" "${MPI[@]}" --json
     expect_rc 1 "an exiting rank fails the run"
     expect_json "d['aborted'] and d['failures'][0]['rank'] == 2 and 'rank 2 died' in d['failures'][0]['reason']" "JSON: aborted, and rank 2 named"
     leftovers "exit"
 
-    timed env CCLFORGE_SMOKE_FAULT=3:hang:broadcast "$CCLFORGE" "${MPI[@]}"
+    run env CCLFORGE_SMOKE_FAULT=3:hang:broadcast "$CCLFORGE" "${MPI[@]}"
     expect_rc 1 "a hung rank fails the run"
     expect_out 'RANK_FAIL rank=3 local_rank=3 reason="rank 3 hung: no progress for [0-9.]+ s' "the hung rank is named"
     expect_out 'rank 0 was waiting in (broadcast float root 0 1024 B out-of-place|warm-up of broadcast)' "and where the others wait"
-    quick 16 "the hang is detected and cleaned up"
     leftovers "hang under mpirun"
     [ "$(printf '%s\n' "$OUT" | grep -c '^RANK_INFO rank=[0-9]* local_rank=[0-9]* pid=')" -eq 4 ] && ok "all 4 ranks said their pid" || bad "rank pids"
     [ "$(lingering)" -eq 0 ] && ok "no rank is left behind, not even a zombie of PID 1, after mpirun was killed" \
@@ -64,14 +60,12 @@ if t_open_mpi; then
 
     # every verdict is in, then a rank never leaves MPI_Finalize: waited for (a sanitizer's or a big
     # job's teardown takes seconds), then named and killed, never a hang; the results still count
-    timed env CCLFORGE_SMOKE_FAULT=1:hang:finalize "$CCLFORGE" smoke --backend mpi -n 2 --ops all_reduce -b 1K -e 1K \
+    run env CCLFORGE_SMOKE_FAULT=1:hang:finalize "$CCLFORGE" smoke --backend mpi -n 2 --ops all_reduce -b 1K -e 1K \
         --iters 2 --connect-timeout "$MARK"
     expect_rc 1 "a rank stuck after its verdict fails the run"
     expect_err "mpirun was still running 20 s after every rank's verdict and was killed: .*rank 1 \(pid [0-9]+\).* had not exited" \
         "the stuck rank is named, with its pid"
     [ "$(last_line)" = "2 passed, 1 failed" ] && ok "the tests passed; the finish failed" || bad "finalize verdict: $(last_line)"
-    awk -v s="$SECS" 'BEGIN { exit !(s >= 20 && s < 35) }' && ok "the finish was waited for 20 s, not longer (took $SECS s)" \
-        || bad "the finish wait took $SECS s"
     leftovers "hang in finalize"
     [ "$(lingering)" -eq 0 ] && ok "no rank is left behind after a stuck finish" || bad "$(lingering) ranks linger"
     CCLFORGE_SMOKE_FAULT=1:exit:finalize run "$CCLFORGE" smoke --backend mpi -n 2 --ops all_reduce -b 1K -e 1K \
@@ -83,7 +77,7 @@ if t_open_mpi; then
     expect_err "fault '1:slow:finalize': at finalize only abort, hang or exit" "and named"
 
     # --timeout is per operation: 8 iterations of 0.3 s outlast --timeout 1 and are still progress
-    timed env CCLFORGE_SMOKE_FAULT=1:slow:all_reduce "$CCLFORGE" smoke --backend mpi -n 2 --ops all_reduce -b 1K -e 1K \
+    run env CCLFORGE_SMOKE_FAULT=1:slow:all_reduce "$CCLFORGE" smoke --backend mpi -n 2 --ops all_reduce -b 1K -e 1K \
         --place out --iters 8 -w 1 --timeout 1 --connect-timeout "$MARK"
     expect_rc 0 "a slow test whose every operation is quicker than --timeout passes (it was declared hung)"
     expect_no_out "hung" "nobody is declared hung"
@@ -103,16 +97,13 @@ if t_open_mpi; then
         exec 7<>"/dev/tcp/127.0.0.1/$port" # silent
         exec 8<>"/dev/tcp/127.0.0.1/$port"
         printf '@cclforge-smoke\tD\trank=0\tlocal=0\tt=1\n' >&8 # a forged record
-        T0=$(date +%s.%N)
         wait "$SUP"; RC=$?
-        SECS=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
         OUT=$(cat "$T_TMP/stray.out"); ERR=$(cat "$T_TMP/stray.err")
         expect_rc 0 "the run passes with strays connected to the record port"
         expect_err "ignored connections to the record port: 2 connections never completed a handshake \\(1 silent, 1 not a cclforge client\\), from 127\\.0\\.0\\.1 \\(2\\)" \
             "the strays are counted once, by kind and address, and ignored"
         printf '%s' "$ERR" | grep -q "@cclforge-smoke" && bad "a stray's bytes are repeated" || ok "no byte a stray sent is repeated"
         [ "$(last_line)" = "1 passed, 0 failed" ] && ok "both ranks reported (no place was taken)" || bad "stray verdict: $(last_line)"
-        quick 10 "cclforge returns while the strays stay connected"
         exec 7>&- 8>&-
     else
         bad "the supervisor's record port was not found (ss)"
@@ -137,30 +128,27 @@ if t_open_mpi; then
     # under the user's own mpirun there is no supervisor: each rank's watchdog stops it
     export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_oob_tcp_if_include=lo
     root=""; [ "$(id -u)" = 0 ] && root="--allow-run-as-root"
-    timed env CCLFORGE_SMOKE_FAULT=1:hang:broadcast mpirun $root --oversubscribe -n 2 "$CCLFORGE" smoke \
+    run env CCLFORGE_SMOKE_FAULT=1:hang:broadcast mpirun $root --oversubscribe -n 2 "$CCLFORGE" smoke \
         --backend mpi -b 1K -e 1K --timeout 1 --connect-timeout "$MARK"
     [ "$RC" -ne 0 ] && ok "a hung rank under an external mpirun fails the job" || bad "external mpirun hang rc"
     expect_out 'RANK_FAIL rank=1 local_rank=1 reason="rank 1 hung: no progress for [0-9.]+ s .*while (between tests, after all_reduce|warm-up of broadcast)' \
         "its watchdog names it and what it did last"
-    quick 15 "the external hang ends"
     leftovers "hang under an external mpirun"
 else
     t_skip_part "the mpirun part: mpirun or the MPI plugin is missing"
 fi
 
 # ranks cclforge starts itself: a hang and a kill before the comm library starts
-timed env CCLFORGE_SMOKE_FAULT=1:hang:init "$CCLFORGE" smoke -n 2 --timeout 1 --connect-timeout "$MARK"
+run env CCLFORGE_SMOKE_FAULT=1:hang:init "$CCLFORGE" smoke -n 2 --timeout 1 --connect-timeout "$MARK"
 expect_rc 1 "a hung rank fails the run"
 expect_out 'RANK_FAIL rank=1 local_rank=1 reason="rank 1 hung: no progress' "the hung rank is named"
 expect_out 'rank 0 was waiting in unique-id rendezvous over TCP at 127.0.0.1:[0-9]+' "rank 0 waits for it in the rendezvous"
-quick 10 "the hung rank is stopped"
 leftovers "hang of a started rank"
 
-timed env CCLFORGE_SMOKE_FAULT=0:abort:init "$CCLFORGE" smoke -n 3 --timeout 5 --connect-timeout "$MARK" --json
+run env CCLFORGE_SMOKE_FAULT=0:abort:init "$CCLFORGE" smoke -n 3 --timeout 5 --connect-timeout "$MARK" --json
 expect_rc 1 "a killed rank fails the run"
 expect_json "d['failures'][0]['rank'] == 0 and 'rank 0 was killed by signal 6 (Aborted)' in d['failures'][0]['reason']" "the signal is named"
 expect_json "d['aborted'] and d['failed'] == 3" "JSON: aborted as with mpirun, every rank accounted for"
-quick 10 "the others stop at once"
 leftovers "abort of a started rank"
 
 run env CCLFORGE_SMOKE_FAULT=1:explode:all_reduce "$CCLFORGE" smoke -n 2

@@ -17,9 +17,7 @@ expect_out "CCLFORGE_SMOKE_FAULT" "--help documents the fault switch"
 if [ -n "$NCCL" ]; then
     # the version its nccl.h says, independent of ncclGetVersion
     banner=$T_NCCL_VERSION CODE=$T_NCCL_CODE
-    T0=$(date +%s.%N)
     run "$CCLFORGE" smoke -n 4 --lib "$NCCL" --connect-timeout "$MARK"
-    SECS=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
     if printf '%s' "$OUT" | grep -q "^RANK_INFO rank=0 local_rank=0 device_count=\"[1-9]"; then
         expect_rc 0 "a GPU machine: the 4-rank nccl run passes"
     else
@@ -40,7 +38,6 @@ if [ -n "$NCCL" ]; then
         expect_out 'cudaGetDeviceCount failed: .*\(error [0-9]+\)' "and the CUDA runtime's"
         expect_err "rank 0 failed while ncclCommInitRank \(4 ranks\)" "stderr names the step"
         [ "$(printf '%s\n' "$OUT" | tail -n 1)" = "0 passed, 4 failed" ] && ok "verdict line" || bad "verdict line"
-        awk -v s="$SECS" 'BEGIN { exit !(s < 10) }' && ok "fails fast ($SECS s), no hang" || bad "took $SECS s"
     fi
     leftovers "nccl run"
 
@@ -96,19 +93,16 @@ if [ -n "$NCCL" ]; then
     grep -q "NCCL INFO" "$T_TMP/js0.err" && ok "NCCL's own lines went to stderr" || bad "NCCL lines: $(head -c 300 "$T_TMP/js0.err")"
 
     # one rank started for another world size: named at once on both sides (it was "Protocol error")
-    T0=$(date +%s.%N)
     RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT \
         "$CCLFORGE" smoke --lib "$NCCL" --connect-timeout "$MARK" >"$T_TMP/ws0.out" 2>&1 &
     RANK=1 WORLD_SIZE=3 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT \
         "$CCLFORGE" smoke --lib "$NCCL" --connect-timeout "$MARK" >"$T_TMP/ws1.out" 2>&1 &
     wait
-    SECS=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     OUT=$(cat "$T_TMP/ws0.out")
     expect_out 'world size mismatch: rank 0 runs 2 ranks, but rank 1 \(127.0.0.1\) was started for 3' "rank 0 names the world-size mismatch"
     OUT=$(cat "$T_TMP/ws1.out")
     expect_out 'refused by rank 0: world size mismatch' "rank 1 is told why"
     expect_no_out 'Protocol error' "not as a protocol error"
-    awk -v s="$SECS" 'BEGIN { exit !(s < 10) }' && ok "both end at once ($SECS s)" || bad "world-size mismatch took $SECS s"
 
     # under mpirun the id goes by MPI_Bcast (through the libmpi smoke loads)
     if t_open_mpi; then

@@ -85,10 +85,8 @@ TAG=$(python3 -c 'import sys, sysconfig; t = "cp%d%d" % sys.version_info[:2]; pr
 whl() { echo "$W/$1-1.0-$TAG.whl"; }
 import_detail() { printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" | ".join(c["status"] + ": " + c["detail"] for c in d["checks"] if c["name"] == "import"))'; }
 
-t0=$(date +%s.%N)
 run "$CCLFORGE" wheel verify --install --timeout 120 --json "$(whl sound)"
-sound_s=$(echo "$(date +%s.%N) - $t0" | bc)
-expect_rc 0 "the sound wheel: installed and imported (${sound_s} s)"
+expect_rc 0 "the sound wheel: installed and imported"
 expect_json 'any(c["name"] == "import" and c["status"] == "ok" for c in d["checks"])' "its import is ok"
 
 run "$CCLFORGE" wheel verify --install --timeout 120 --json "$(whl liar)"
@@ -100,14 +98,11 @@ expect_rc 1 "the forger (its line on every descriptor) fails"
 expect_json 'any(c["name"] == "import" and c["status"] == "fail" and "not the import script" in c["detail"] for c in d["checks"])' "its line is not taken for the script's: $(import_detail | cut -c1-160)"
 
 rm -f "$PIDFILE"
-t0=$(date +%s.%N)
+# a verify that waited for the daemon's end of the pipe would meet --timeout
+# (120 s), and the import would not complete
 run "$CCLFORGE" wheel verify --install --timeout 120 --json "$(whl daemon)"
-daemon_s=$(echo "$(date +%s.%N) - $t0" | bc)
 expect_rc 0 "the daemon's wheel imports (its import completes)"
 expect_json 'any(c["name"] == "import" and c["status"] == "ok" and "left 1 process(es) running, killed" in c["detail"] for c in d["checks"])' "and the process it left is named: $(import_detail | cut -c1-200)"
-# before the fix verify waited for the daemon's end of the pipe until --timeout (120 s)
-if [ "$(echo "$daemon_s < $sound_s + 30" | bc)" = 1 ]; then ok "verify returned in ${daemon_s} s (the sound wheel: ${sound_s} s), not at the 120 s timeout"
-else bad "verify returned in ${daemon_s} s (the sound wheel: ${sound_s} s)"; fi
 if [ -s "$PIDFILE" ]; then
     dpid=$(cat "$PIDFILE")
     if kill -0 "$dpid" 2>/dev/null; then

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -359,13 +358,6 @@ static void test_hosts_escaped_and_marked(void **state)
     cf_sb_release(&html);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* A gather's document as doctor_gather_json writes it: labels and the consolidation. */
 static cJSON *gather_doc(cJSON **docs, size_t n)
 {
@@ -414,15 +406,12 @@ static void test_hosts_at_scale(void **state)
     const cJSON *g = gather_doc(docs, N);
     struct strbuf html = STRBUF_INIT;
     cf_error err = CF_ERROR_INIT;
-    double t0 = now_s();
     if (cf_doctor_hosts_html(&g, 1, &html, &err) < 0)
         fail_msg("%s", cf_error_message(&err));
-    double took = now_s() - t0;
     const char *s = cf_sb_str(&html);
     keep("hosts-1024.html", &html);
-    print_message("1024 hosts: %zu bytes in %.3f s\n", html.len, took);
+    print_message("1024 hosts: %zu bytes (its time: bench/reports.sh)\n", html.len);
     assert_true(html.len < 5u << 20);
-    assert_true(took < 2); /* sanitizers included */
     assert_non_null(strstr(s, "1022 hosts alike"));
     assert_non_null(strstr(s, "data-hosts=\"node[0001-0002,0004-0516,0518-1024]\""));
     assert_non_null(strstr(s, "data-diff=\"NCCL\" data-odd=\"1\" data-hosts=\"node0003\""));
