@@ -844,5 +844,12 @@ int main(void)
         cmocka_unit_test_teardown(test_platform_dirs_match_ld_so, teardown),
         cmocka_unit_test_teardown(test_not_elf_root_is_error, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    /* ldd is the oracle of most cases: without it the few that need none ran,
+     * but the binary did not do its job, and says so (CTest: Skipped) */
+    if (failed == 0 && !ts_have("ldd")) {
+        printf("SKIP: ldd is not installed: the cases compared with it did not run: exit 77\n");
+        return 77;
+    }
+    return failed;
 }
