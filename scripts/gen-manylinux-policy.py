@@ -21,6 +21,7 @@ import json
 import os
 import sys
 
+
 def main(policy_dir):
     with open(os.path.join(policy_dir, "manylinux-policy.json")) as f:
         policies = [p for p in json.load(f) if p["name"].startswith("manylinux_2_")]
