@@ -25,7 +25,8 @@ void cf_html_begin(struct strbuf *out, const char *title, const char *extra_css)
 /* Embeds a JSON text for tools as <script type="application/json" id=ID>,
  * with "<" written as \u003c so no byte of it can end the element. */
 void cf_html_json(struct strbuf *out, const char *id, const char *json);
-/* An inline <script> (the page must read well without it). */
+/* An inline <script> of js, a script's whole text (ended by a newline if it
+ * lacks one); the page must read well without it. */
 void cf_html_script(struct strbuf *out, const char *js);
 /* </body></html>. */
 void cf_html_end(struct strbuf *out);

@@ -4,6 +4,8 @@
 #ifndef CCLFORGE_SHARE_H
 #define CCLFORGE_SHARE_H
 
+#include "cclforge/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -18,6 +20,10 @@ char *cf_share_file(const char *rel);
  * <prefix>/bin and share/ in <prefix>/share, a tarball keeps them side by
  * side. Caller frees. */
 char *cf_share_looked(const char *rel);
+/* cf_share_file for a file cclforge cannot work without (a script it runs):
+ * NULL with err (CF_ERR_NOTFOUND) naming the file, where it was looked for
+ * and the fix (reinstall: the wheel and the tarball carry share/cclforge). */
+char *cf_share_need(const char *rel, cf_error *err);
 
 #ifdef __cplusplus
 }

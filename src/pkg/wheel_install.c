@@ -1,7 +1,8 @@
 /* `wheel verify --install / --smoke`: a fresh venv, `pip install --no-index
  * --no-deps`, then the modules imported from the installed location (never the
  * source tree: isolated mode, cwd in the venv, __file__ checked). Every step is
- * an argv spawn; Python code is fixed text here and takes its inputs as argv.
+ * an argv spawn; the Python it runs is share/cclforge/python/wheel_import.py
+ * (its argv and result are said there) and venv_platlib.py, their inputs argv.
  *
  * The import runs the wheel's own code, with the user's rights: its verdict
  * must not be the wheel's to give, and nothing it starts may outlive it. So
@@ -26,113 +27,14 @@
 
 #include "cclforge/fs.h"
 #include "cclforge/pymodule.h"
+#include "cclforge/share.h"
 #include "cclforge/spawn.h"
 #include "cclforge/syscompat.h"
 #include "cclforge/wheel.h"
 #include "pkg/wheel_verify_internal.h"
 
-/* argv: module, "1" when the wheel's marker names it the bridge, "2" when
- * only its data names make_nccl_backend (a bridge most likely: torch first,
- * but a bridge only if it exports the factory), else "0"; a module
- * exporting make_nccl_backend is taken for one too (a plugin's own wheel
- * carries the bridge without the marker, built from its own source); the
- * nonce pipe's and the result file's descriptors. An import that raises is a
- * result too: its traceback, and the module a ModuleNotFoundError names. The ABI facts are the C
- * symbol cclforge's ABI guard puts in every bridge it builds
- * (share/cclforge/bridge/cclforge_abi_guard.cpp: this layout), read through
- * ctypes from the module's own file, with the libtorch and comm library this
- * process really mapped. The result: "<nonce> <JSON>\n", once, after
- * everything else. */
 /* How a module is known for a bridge before its import. */
 enum { MARK_NONE, MARK_MARKER, MARK_FACTORY };
-
-static const char import_script[] =
-    "import json, os, sys, importlib, ctypes\n"
-    "name, mark = sys.argv[1], sys.argv[2]\n"
-    "bridge = mark == '1'\n"
-    "nonce_fd, result_fd = int(sys.argv[3]), int(sys.argv[4])\n"
-    "nonce = os.read(nonce_fd, 64).decode('ascii')\n"
-    "os.close(nonce_fd)\n"
-    "out = {'module': name}\n"
-    "def send(out):\n"
-    "    data = (nonce + ' ' + json.dumps(out) + '\\n').encode()\n"
-    "    while data:\n"
-    "        data = data[os.write(result_fd, data):]\n"
-    "    os.close(result_fd)\n"
-    "try:\n"
-    "    if mark != '0':\n"
-    "        import torch.distributed\n"
-    "    m = importlib.import_module(name)\n"
-    "except BaseException as e:\n"
-    "    import traceback\n"
-    "    out['error'] = traceback.format_exc()\n"
-    "    if isinstance(e, ModuleNotFoundError) and e.name:\n"
-    "        out['missing'] = e.name\n"
-    "    send(out)\n"
-    "    sys.exit(0)\n"
-    "out['file'] = os.path.realpath(m.__file__)\n"
-    "out['has_make_nccl_backend'] = callable(getattr(m, 'make_nccl_backend', None))\n"
-    "bridge = bridge or out['has_make_nccl_backend']\n"
-    "out['bridge'] = bridge\n"
-    "class Facts(ctypes.Structure):\n"
-    "    _fields_ = [('magic', ctypes.c_char * 16), ('options_size_headers', ctypes.c_int64),\n"
-    "                ('options_size_libtorch', ctypes.c_int64), ('process_group_size_headers', ctypes.c_int64),\n"
-    "                ('process_group_size_libtorch', ctypes.c_int64), ('nccl_header_code', ctypes.c_int32),\n"
-    "                ('reserved', ctypes.c_int32), ('nccl_libtorch', ctypes.c_char * 16),\n"
-    "                ('torch_gpu_lib', ctypes.c_char * 64), ('comm_lib', ctypes.c_char * 64),\n"
-    "                ('vendor', ctypes.c_char * 16)]\n"
-    "def nccl_text(code):\n"
-    "    if code <= 0:\n"
-    "        return ''\n"
-    "    big = code >= 10000\n"
-    "    return '%d.%d.%d' % (code // 10000 if big else code // 1000, code % 10000 // 100 if big else code % 1000 // 100, code % 100)\n"
-    "def mapped(pred):\n"
-    "    with open('/proc/self/maps') as f:\n"
-    "        for line in f:\n"
-    "            p = line.split(None, 5)[-1].strip() if len(line.split(None, 5)) == 6 else ''\n"
-    "            if p.startswith('/') and pred(os.path.basename(p)):\n"
-    "                return p\n"
-    "    return ''\n"
-    "def abi_facts(path):\n"
-    "    try:\n"
-    "        f = Facts.in_dll(ctypes.CDLL(path), 'cclforge_abi_info')\n"
-    "    except (OSError, ValueError) as e:\n"
-    "        return None\n"
-    "    if f.magic != b'cclforge-abi/1':\n"
-    "        return {'format': f.magic.decode('ascii', 'replace')}\n"
-    "    d = {k: getattr(f, k) for k in ('options_size_headers', 'options_size_libtorch',\n"
-    "                                    'process_group_size_headers', 'process_group_size_libtorch')}\n"
-    "    d['nccl_header'] = nccl_text(f.nccl_header_code)\n"
-    "    d['nccl_libtorch'] = f.nccl_libtorch.decode()\n"
-    "    d['libtorch_file'] = mapped(lambda b: b == f.torch_gpu_lib.decode()) if f.torch_gpu_lib else ''\n"
-    "    comm = f.comm_lib.decode()\n"
-    "    lib = mapped(lambda b: b == comm or b.startswith(comm + '.')) if comm else ''\n"
-    "    d['comm_file'] = lib\n"
-    "    d['nccl_runtime'] = ''\n"
-    "    if lib:\n"
-    "        v = ctypes.c_int(0)\n"
-    "        try:\n"
-    "            if ctypes.CDLL(lib, mode=os.RTLD_NOLOAD | os.RTLD_LAZY).ncclGetVersion(ctypes.byref(v)) == 0:\n"
-    "                d['nccl_runtime'] = nccl_text(v.value)\n"
-    "        except (OSError, AttributeError):\n"
-    "            pass\n"
-    "    return d\n"
-    "if bridge:\n"
-    "    import torch, torch.distributed as dist\n"
-    "    out['torch'] = torch.__version__\n"
-    "    out['gpus'] = torch.cuda.device_count()\n"
-    "    facts = abi_facts(out['file'])\n"
-    "    if facts is not None:\n"
-    "        out['abi'] = facts\n"
-    "if bridge and out['has_make_nccl_backend']:\n"
-    "    store = dist.HashStore()\n"
-    "    try:\n"
-    "        b = m.make_nccl_backend(store, 0, 1, timeout_ms=30000)\n"
-    "        out['call'] = 'returned ' + type(b).__name__\n"
-    "    except Exception as e:\n"
-    "        out['call'] = 'raised'\n"
-    "        out['exception'] = type(e).__name__ + ': ' + str(e).strip().splitlines()[0][:400]\n"
-    "send(out)\n";
 
 /* The last `limit` bytes of a process's words, from a line's start: the end
  * of a traceback (the exception) is what matters, and a cut mid-word reads as
@@ -236,31 +138,37 @@ static int result_file(struct cf_wheel_verify_result *res, const char *dir)
     return fd;
 }
 
-/* One module imported by import_script; its result document, or NULL with
+/* One module imported by wheel_import.py; its result document, or NULL with
  * the import check failed (saying how). */
 static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, const char *mod, int mark,
                          const char *cwd, double timeout_s)
 {
+    cf_error err = CF_ERROR_INIT;
+    char *script = cf_share_need("python/wheel_import.py", &err);
+    if (!script) {
+        cf_wheel_add_check(res, "import", 0, "import %s not tried: %s", mod, cf_error_message(&err));
+        cf_error_clear(&err);
+        return NULL;
+    }
     char nonce[2 * NONCE_BYTES + 1];
     int nfd = nonce_pipe(res, nonce);
-    if (nfd < 0)
-        return NULL;
-    int rfd = result_file(res, cwd);
+    int rfd = nfd < 0 ? -1 : result_file(res, cwd);
     if (rfd < 0) {
-        close(nfd);
+        if (nfd >= 0)
+            close(nfd);
+        free(script);
         return NULL;
     }
     char nfd_s[16], rfd_s[16];
     snprintf(nfd_s, sizeof nfd_s, "%d", nfd);
     snprintf(rfd_s, sizeof rfd_s, "%d", rfd);
     const char *const marks[] = { [MARK_NONE] = "0", [MARK_MARKER] = "1", [MARK_FACTORY] = "2" };
-    const char *argv[] = { vpy, "-I", "-c", import_script, mod, marks[mark], nfd_s, rfd_s, NULL };
+    const char *argv[] = { vpy, "-I", script, mod, marks[mark], nfd_s, rfd_s, NULL };
     struct cf_spawn_opts so = step_opts(cwd, timeout_s);
     const int keep[] = { nfd, rfd };
     so.keep_fds = keep;
     so.n_keep_fds = 2;
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
-    cf_error err = CF_ERROR_INIT;
     int started = cf_spawn_run(argv, &so, &r, &err);
     close(nfd);
     struct strbuf got = STRBUF_INIT;
@@ -298,6 +206,7 @@ static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, co
     cf_spawn_result_release(&r);
     cf_sb_release(&got);
     free(left);
+    free(script);
     return doc;
 }
 
@@ -307,9 +216,17 @@ static cJSON *import_one(struct cf_wheel_verify_result *res, const char *vpy, co
 static int link_site_dirs(const struct cf_wheel_verify_opts *opts, struct cf_wheel_verify_result *res, const char *vpy,
                           const char *cwd, double tmo)
 {
+    cf_error err = CF_ERROR_INIT;
+    char *script = cf_share_need("python/venv_platlib.py", &err);
+    if (!script) {
+        cf_wheel_add_check(res, "install", 0, "--site: %s", cf_error_message(&err));
+        cf_error_clear(&err);
+        return -1;
+    }
     struct strbuf out = STRBUF_INIT;
-    const char *sp_argv[] = { vpy, "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])", NULL };
+    const char *sp_argv[] = { vpy, "-I", script, NULL };
     int rc = run_step(res, "install", sp_argv, cwd, tmo, &out);
+    free(script);
     size_t linked = 0;
     cf_sb_rtrim(&out);
     for (size_t i = 0; rc == 0 && i < opts->n_site_dirs; i++) {

@@ -8,28 +8,16 @@
  * libraries of a declared external (torch/lib). So those directories are
  * asked of the interpreter (sys.path after site processing: its site-packages,
  * what its .pth files add, the base's when the venv includes them) and used as
- * --site directories are. Isolated mode (-I): no PYTHONPATH, no user site, no
- * working directory on the path. */
+ * --site directories are (share/cclforge/python/python_sites.py prints them).
+ * Isolated mode (-I): no PYTHONPATH, no user site, no working directory on the
+ * path. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/share.h"
 #include "cclforge/spawn.h"
 #include "cclforge/wheel.h"
 #include "pkg/wheel_verify_internal.h"
-
-/* Prints one directory per line: sys.path's directories, less the standard
- * library and its extension modules (a zip or a missing entry is no directory). */
-static const char sites_script[] =
-    "import os, sys, sysconfig\n"
-    "paths = sysconfig.get_paths()\n"
-    "std = {os.path.realpath(paths[k]) for k in ('stdlib', 'platstdlib')}\n"
-    "std |= {os.path.join(s, 'lib-dynload') for s in list(std)}\n"
-    "seen = set()\n"
-    "for p in sys.path:\n"
-    "    r = os.path.realpath(p) if p else ''\n"
-    "    if r and r not in std and r not in seen and os.path.isdir(r):\n"
-    "        seen.add(r)\n"
-    "        print(r)\n";
 
 /* Bounds what an interpreter can make verify hold: a sys.path is short. */
 #define SITES_OUTPUT_LIMIT (1u << 20)
@@ -37,17 +25,22 @@ static const char sites_script[] =
 
 int cf_wheel_python_sites(const char *python, double timeout_s, struct strvec *out, cf_error *err)
 {
-    const char *argv[] = { python, "-I", "-c", sites_script, NULL };
+    char *script = cf_share_need("python/python_sites.py", err);
+    if (!script)
+        return -1;
+    const char *argv[] = { python, "-I", script, NULL };
     struct cf_spawn_opts so = cf_spawn_probe_opts(timeout_s);
     so.capture_limit = SITES_OUTPUT_LIMIT;
     struct cf_spawn_result r = CF_SPAWN_RESULT_INIT;
-    if (cf_spawn_run(argv, &so, &r, err) < 0) {
+    int started = cf_spawn_run(argv, &so, &r, err);
+    free(script);
+    if (started < 0) {
         cf_spawn_result_release(&r);
         return -1;
     }
     if (!cf_spawn_ok(&r)) {
         char *how = cf_spawn_describe(&r);
-        cf_error_set(err, CF_ERR_FAILED, "%s -I -c <sys.path> failed (%s)", python, how);
+        cf_error_set(err, CF_ERR_FAILED, "%s -I python_sites.py (its sys.path) failed (%s)", python, how);
         free(how);
         cf_spawn_result_release(&r);
         return -1;

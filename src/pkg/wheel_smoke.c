@@ -13,9 +13,10 @@
  *         bridge module: the registry, every item, launching and
  *         supervision run for real on hosts without GPUs; the bridge's own
  *         collectives only on GPUs.
- * Each item of `items` is one check, "smoke <item>": passed on every rank,
- * failed (the rank and what differed), or not applicable, and only for the
- * reason the table gives. */
+ * The harness is share/cclforge/python/wheel_smoke.py (its argv and what it
+ * prints are said there). Each item of `items` is one check, "smoke <item>":
+ * passed on every rank, failed (the rank and what differed), or not
+ * applicable, and only for the reason the table gives. */
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,209 +25,8 @@
 
 #include "cclforge/fs.h"
 #include "cclforge/ranks.h"
+#include "cclforge/share.h"
 #include "pkg/wheel_verify_internal.h"
-
-/* argv: module, backend, then the items to run (names of `items` below, in
- * order). Environment: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
- * MASTER_PORT. One "SMOKE_ITEM <name> pass|fail|na <why>" line per item, then
- * RANK_PASS or RANK_FAIL. Every value is checked exactly (integers in float
- * tensors), the model steps against the same step in one process. */
-static const char smoke_script[] =
-    "import os, sys, time, datetime, importlib\n"
-    "import torch, torch.distributed as dist\n"
-    "m = importlib.import_module(sys.argv[1])\n"
-    "backend, asked = sys.argv[2], sys.argv[3:]\n"
-    "rank, size = int(os.environ['RANK']), int(os.environ['WORLD_SIZE'])\n"
-    "local = int(os.environ['LOCAL_RANK'])\n"
-    "NAME = 'cclforge_smoke'\n"
-    "created = []\n"
-    "# the backend goes through torch's own registry, as a plugin's does: the\n"
-    "# creator is what init_process_group and new_group call\n"
-    "if backend == 'nccl':\n"
-    "    torch.cuda.set_device(local)\n"
-    "    dev = torch.device('cuda', local)\n"
-    "    sync = torch.cuda.synchronize\n"
-    "    def creator(store, group_rank, group_size, timeout):\n"
-    "        created.append(group_size)\n"
-    "        return m.make_nccl_backend(store, group_rank, group_size, timeout_ms=int(timeout.total_seconds() * 1000))\n"
-    "else:\n"
-    "    dev = torch.device('cpu')\n"
-    "    sync = lambda: None\n"
-    "    def creator(store, group_rank, group_size, timeout):\n"
-    "        created.append(group_size)\n"
-    "        return dist.ProcessGroupGloo(store, group_rank, group_size, timeout)\n"
-    "dist.Backend.register_backend(NAME, creator, devices=[dev.type])\n"
-    "dist.init_process_group(backend=NAME, init_method='env://', rank=rank, world_size=size,\n"
-    "                        timeout=datetime.timedelta(seconds=60))\n"
-    "def barrier(group=None):\n"
-    "    # on GPUs the rank's own device, never the current context's default\n"
-    "    dist.barrier(group=group, device_ids=[local] if dev.type == 'cuda' else None)\n"
-    "def say(name, status, detail=''):\n"
-    "    print('SMOKE_ITEM %s %s %s' % (name, status, ' '.join(str(detail).split())[:600]), flush=True)\n"
-    "def full(n, v, dtype=torch.float32):\n"
-    "    return torch.full((n,), float(v), device=dev, dtype=dtype)\n"
-    "def differs(what, got, want):\n"
-    "    got, want = got.detach().cpu(), want.detach().cpu()\n"
-    "    if got.shape != want.shape:\n"
-    "        return '%s: shape %s, expected %s' % (what, tuple(got.shape), tuple(want.shape))\n"
-    "    bad = (got != want).nonzero()\n"
-    "    if len(bad) == 0:\n"
-    "        return None\n"
-    "    i = tuple(bad[0].tolist())\n"
-    "    return '%s: %d element(s) differ, the first at %s: got %r, expected %r' % (what, len(bad), list(i), got[i].item(), want[i].item())\n"
-    "def first(*whys):\n"
-    "    return next((w for w in whys if w), None)\n"
-    "def ours(what, g):\n"
-    "    b = dist.get_backend(g)\n"
-    "    return None if b == NAME else '%s runs on backend %r, not the registered %r' % (what, b, NAME)\n"
-    "value = [0.0]\n"
-    "def t_backend():\n"
-    "    if not created or created[0] != size:\n"
-    "        return 'init_process_group did not create the default group through the registered creator (calls: %r)' % created\n"
-    "    return ours('the default group', None)\n"
-    "def t_all_reduce():\n"
-    "    t = full(1024, rank + 1)\n"
-    "    dist.all_reduce(t); sync()\n"
-    "    value[0] = float(t[0])\n"
-    "    return differs('sum', t, full(1024, size * (size + 1) // 2))\n"
-    "def t_broadcast():\n"
-    "    src = size - 1\n"
-    "    t = full(1024, rank + 7)\n"
-    "    dist.broadcast(t, src=src); sync()\n"
-    "    return differs('from rank %d' % src, t, full(1024, src + 7))\n"
-    "def t_all_gather():\n"
-    "    outs = [full(16, -1) for _ in range(size)]\n"
-    "    dist.all_gather(outs, full(16, rank * 3 + 1)); sync()\n"
-    "    return first(*(differs('slot %d' % i, o, full(16, i * 3 + 1)) for i, o in enumerate(outs)))\n"
-    "def t_reduce_scatter():\n"
-    "    out = full(16, -1)\n"
-    "    dist.reduce_scatter(out, [full(16, 100 * i + rank) for i in range(size)]); sync()\n"
-    "    return differs('its shard', out, full(16, 100 * rank * size + size * (size - 1) // 2))\n"
-    "def t_send_recv():\n"
-    "    nxt, prv = (rank + 1) % size, (rank - 1) % size\n"
-    "    got = full(64, -1)\n"
-    "    w = dist.isend(full(64, rank * 10 + 5), nxt)\n"
-    "    dist.recv(got, prv)\n"
-    "    w.wait(); sync()\n"
-    "    return differs('from rank %d' % prv, got, full(64, prv * 10 + 5))\n"
-    "def t_barrier():\n"
-    "    store = dist.distributed_c10d._get_default_store()\n"
-    "    store.add('cclforge_barrier_%d' % rank, 1)  # answered by the store: a set is sent unanswered\n"
-    "    barrier(); sync()\n"
-    "    late = [r for r in range(size) if not store.check(['cclforge_barrier_%d' % r])]\n"
-    "    return 'left the barrier before rank(s) %s reached it' % late if late else None\n"
-    "def t_async():\n"
-    "    a, b, c = full(256, rank + 1), full(256, rank), full(32, rank + 2)\n"
-    "    outs = [full(32, -1) for _ in range(size)]\n"
-    "    works = [dist.all_reduce(a, async_op=True), dist.broadcast(b, src=0, async_op=True),\n"
-    "             dist.all_gather(outs, c, async_op=True)]\n"
-    "    for w in reversed(works):\n"
-    "        w.wait()\n"
-    "    sync()\n"
-    "    return first(differs('all_reduce', a, full(256, size * (size + 1) // 2)), differs('broadcast', b, full(256, 0)),\n"
-    "                 *(differs('all_gather slot %d' % i, o, full(32, i + 2)) for i, o in enumerate(outs)))\n"
-    "def t_subgroup():\n"
-    "    evens = list(range(0, size, 2))\n"
-    "    g = dist.new_group(evens)\n"
-    "    if rank in evens:\n"
-    "        t = full(128, rank + 1)\n"
-    "        dist.all_reduce(t, group=g); sync()\n"
-    "        why = ours('the subgroup', g) or differs('sum over ranks %s' % evens, t, full(128, sum(r + 1 for r in evens)))\n"
-    "    else:\n"
-    "        why = None if g == dist.GroupMember.NON_GROUP_MEMBER else 'not one of ranks %s, yet a member of their group' % evens\n"
-    "    barrier()\n"
-    "    return why\n"
-    "def t_device_mesh():\n"
-    "    from torch.distributed.device_mesh import init_device_mesh\n"
-    "    half = size // 2\n"
-    "    mesh = init_device_mesh(dev.type, (2, half), mesh_dim_names=('replicate', 'shard'))\n"
-    "    whys = []\n"
-    "    for dim, members in (('replicate', [rank % half + k * half for k in range(2)]),\n"
-    "                         ('shard', [rank // half * half + j for j in range(half)])):\n"
-    "        g = mesh.get_group(dim)\n"
-    "        got = sorted(dist.get_process_group_ranks(g))\n"
-    "        t = full(64, rank + 1)\n"
-    "        dist.all_reduce(t, group=g); sync()\n"
-    "        whys.append('the %s dimension holds ranks %s, expected %s' % (dim, got, members) if got != members else\n"
-    "                    ours('the %s dimension' % dim, g) or\n"
-    "                    differs('%s sum over ranks %s' % (dim, members), t, full(64, sum(r + 1 for r in members))))\n"
-    "    return first(*whys)\n"
-    "def model_of(seed):\n"
-    "    torch.manual_seed(seed)\n"
-    "    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).to(dev, torch.float64)\n"
-    "def batch(r):\n"
-    "    return torch.randn(4, 8, generator=torch.Generator().manual_seed(1000 + r), dtype=torch.float64).to(dev)\n"
-    "def reference():\n"
-    "    # the same step in one process: the mean of every rank's loss\n"
-    "    ref = model_of(0)\n"
-    "    opt = torch.optim.SGD(ref.parameters(), lr=0.1)\n"
-    "    (sum(ref(batch(r)).square().sum() for r in range(size)) / size).backward()\n"
-    "    grads = [p.grad.clone() for p in ref.parameters()]\n"
-    "    opt.step()\n"
-    "    return grads, [p.detach().clone() for p in ref.parameters()]\n"
-    "def agree(what, tensors):\n"
-    "    flat = torch.cat([t.detach().reshape(-1) for t in tensors])\n"
-    "    outs = [torch.empty_like(flat) for _ in range(size)]\n"
-    "    dist.all_gather(outs, flat); sync()\n"
-    "    return first(*('%s differ between rank %d and rank %d' % (what, rank, r) for r, o in enumerate(outs)\n"
-    "                   if not torch.equal(o, flat)))\n"
-    "def near(what, got, want):\n"
-    "    return first(*('%s %d is %.3g from the one-process reference' % (what, i, (g - w).abs().max().item())\n"
-    "                   for i, (g, w) in enumerate(zip(got, want)) if not torch.allclose(g, w, rtol=1e-9, atol=1e-12)))\n"
-    "def step(model, params, grads_of):\n"
-    "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-    "    model(batch(rank)).square().sum().backward()\n"
-    "    grads = grads_of()\n"
-    "    why = agree('gradients', grads)\n"
-    "    opt.step()\n"
-    "    why = why or agree('parameters', params())\n"
-    "    want_g, want_p = reference()\n"
-    "    return why or near('gradient', grads, want_g) or near('parameter', params(), want_p)\n"
-    "def t_ddp():\n"
-    "    from torch.nn.parallel import DistributedDataParallel as DDP\n"
-    "    inner = model_of(rank)  # different on each rank: DDP must start from rank 0's\n"
-    "    ddp = DDP(inner, device_ids=[local] if dev.type == 'cuda' else None)\n"
-    "    return step(ddp, lambda: list(inner.parameters()), lambda: [p.grad for p in inner.parameters()])\n"
-    "def t_fsdp2():\n"
-    "    try:\n"
-    "        from torch.distributed.fsdp import fully_shard\n"
-    "    except ImportError:\n"
-    "        return ('na', 'torch %s has no torch.distributed.fsdp.fully_shard' % torch.__version__)\n"
-    "    model = model_of(0)\n"
-    "    for layer in model:\n"
-    "        if isinstance(layer, torch.nn.Linear):\n"
-    "            fully_shard(layer)\n"
-    "    fully_shard(model)\n"
-    "    return step(model, lambda: [p.full_tensor() for p in model.parameters()],\n"
-    "                lambda: [p.grad.full_tensor() for p in model.parameters()])\n"
-    "failed = []\n"
-    "for name in asked:\n"
-    "    fn = globals().get('t_' + name)\n"
-    "    try:\n"
-    "        why = fn() if fn else 'this harness has no item ' + name\n"
-    "    except Exception as e:\n"
-    "        why = 'raised %s: %s' % (type(e).__name__, (str(e).strip().splitlines() or [''])[0])\n"
-    "    if isinstance(why, tuple):\n"
-    "        say(name, 'na', why[1])\n"
-    "    elif why:\n"
-    "        say(name, 'fail', why)\n"
-    "        failed.append(name)\n"
-    "    else:\n"
-    "        say(name, 'pass')\n"
-    "# orderly shutdown: no rank leaves while another still needs its end of a\n"
-    "# connection, and the store's server (rank 0) leaves last\n"
-    "store = dist.distributed_c10d._get_default_store()\n"
-    "barrier()\n"
-    "dist.destroy_process_group()\n"
-    "store.add('cclforge_closed', 1)\n"
-    "while store.add('cclforge_closed', 0) < size:\n"
-    "    time.sleep(0.01)\n"
-    "if rank == 0:\n"
-    "    time.sleep(0.5)\n"
-    "word = 'RANK_FAIL' if failed else 'RANK_PASS'\n"
-    "extra = (' failed=' + ','.join(failed)) if failed else ''\n"
-    "print('%s rank=%d local_rank=%d value=%.1f%s' % (word, rank, local, value[0], extra), flush=True)\n"
-    "sys.exit(1 if failed else 0)\n";
 
 /* A free TCP port on the loopback (the kernel's choice), 0 when none. */
 static int free_port(void)
@@ -380,6 +180,13 @@ void cf_wheel_run_smoke(const struct cf_wheel_verify_opts *opts, const char *py,
                            n, n, gpus, n);
         return;
     }
+    cf_error share_err = CF_ERROR_INIT;
+    char *harness = cf_share_need("python/wheel_smoke.py", &share_err);
+    if (!harness) {
+        cf_wheel_add_check(res, "smoke", 0, "%s: the %d-rank run was NOT performed", cf_error_message(&share_err), n);
+        cf_error_clear(&share_err);
+        return;
+    }
     double timeout = opts->timeout_s > 0 ? opts->timeout_s : 600;
     int port = free_port();
     struct cf_rank_spec *ranks = cf_xcalloc((size_t)n, sizeof *ranks);
@@ -391,8 +198,7 @@ void cf_wheel_run_smoke(const struct cf_wheel_verify_opts *opts, const char *py,
     cf_strvec_push(&argv, "-I");
     cf_strvec_push(&argv, "-W");
     cf_strvec_push(&argv, "ignore");
-    cf_strvec_push(&argv, "-c");
-    cf_strvec_push(&argv, smoke_script);
+    cf_strvec_push(&argv, harness);
     cf_strvec_push(&argv, module);
     cf_strvec_push(&argv, backend);
     for (size_t k = 0; k < N_ITEMS; k++) {
@@ -475,6 +281,7 @@ void cf_wheel_run_smoke(const struct cf_wheel_verify_opts *opts, const char *py,
     cf_sb_release(&how);
     cf_strvec_clear(&logs);
     cf_strvec_clear(&argv);
+    free(harness);
     free(envs);
     free(outs);
     free(ranks);

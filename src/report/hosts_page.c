@@ -15,12 +15,7 @@
 #include "cclforge/hostlist.h"
 #include "cclforge/html.h"
 #include "cclforge/json.h"
-
-static const char css[] =
-    "td.odd,mark.odd{background:#00224e;color:#fff;font-weight:700;padding:1px 5px}\n"
-    "td.same{color:var(--muted)}th.error{color:var(--bad)}th.warning{color:var(--warn)}\n"
-    ".hosts{font-family:ui-monospace,monospace;word-break:break-all;max-width:40em}\n"
-    ".count{font-weight:600;white-space:nowrap}section.sev{margin-left:0}\n";
+#include "report/assets.h"
 
 struct label_ix {
     const char *label;
@@ -326,7 +321,7 @@ static void render(struct strbuf *out, struct model *m)
     size_t ndiff = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(m->cons, "differences"));
     char title[96];
     snprintf(title, sizeof title, "cclforge doctor: %zu host%s", m->n, m->n == 1 ? "" : "s");
-    cf_html_begin(out, title, css);
+    cf_html_begin(out, title, cf_report_hosts_css);
     cf_sb_addf(out, "<p id=\"summary\" data-hosts=\"%zu\" data-errors=\"%zu\" data-warnings=\"%zu\" "
                     "data-differences=\"%zu\"><span class=\"%s\">%zu error(s)</span>, <span class=\"%s\">%zu "
                     "warning(s)</span>, %zu fact(s) that differ.</p>\n",

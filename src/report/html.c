@@ -5,17 +5,7 @@
 #include <string.h>
 
 #include "cclforge/html.h"
-
-static const char base_css[] =
-    ":root{color-scheme:light;--fg:#1b1b1b;--muted:#5b5b5b;--line:#c9c9c9;--bad:#b00020;--warn:#8a5a00;"
-    "--ok:#1d6b2f}\n"
-    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:var(--fg);margin:24px;max-width:1400px}\n"
-    "h1{font-size:20px;margin:0 0 12px}h2{font-size:16px;margin:24px 0 8px}\n"
-    "table{border-collapse:collapse}th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;"
-    "vertical-align:top}\n"
-    "th{background:#f2f2f2}code,.mono{font-family:ui-monospace,'DejaVu Sans Mono',monospace}\n"
-    ".muted{color:var(--muted)}.error{color:var(--bad);font-weight:600}.warning{color:var(--warn)}"
-    ".ok{color:var(--ok)}\n";
+#include "report/assets.h"
 
 /* Length of the valid UTF-8 sequence at s (1-4), 0 when invalid (overlong,
  * surrogate, above U+10FFFF or cut short). */
@@ -73,7 +63,7 @@ void cf_html_begin(struct strbuf *out, const char *title, const char *extra_css)
                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
     cf_html_text(out, title);
     cf_sb_adds(out, "</title>\n<style>\n");
-    cf_sb_adds(out, base_css);
+    cf_sb_adds(out, cf_report_frame_css);
     if (extra_css)
         cf_sb_adds(out, extra_css);
     cf_sb_adds(out, "</style></head>\n<body>\n<h1>");
@@ -99,7 +89,9 @@ void cf_html_script(struct strbuf *out, const char *js)
 {
     cf_sb_adds(out, "<script>\n");
     cf_sb_adds(out, js);
-    cf_sb_adds(out, "\n</script>\n");
+    if (!cf_ends_with(js, "\n"))
+        cf_sb_addc(out, '\n');
+    cf_sb_adds(out, "</script>\n");
 }
 
 void cf_html_end(struct strbuf *out) { cf_sb_adds(out, "</body></html>\n"); }

@@ -14,6 +14,7 @@
 #include "cclforge/html.h"
 #include "cclforge/json.h"
 #include "cclforge/smoke_matrix.h"
+#include "report/assets.h"
 #include "smoke/stats.h"
 
 /* an embedded document over this many bytes leaves out its per-test arrays */
@@ -21,22 +22,6 @@
 #define WORST_LISTED 25
 #define BLOCK_RUN 32
 #define DRILL_MATRICES 8
-
-static const char css[] =
-    ".verdict{font-size:16px}.cell-label{font:11px ui-monospace,'DejaVu Sans Mono',monospace;fill:#1b1b1b}\n"
-    "svg.matrix{display:block;margin:8px 0}.legend td{border:none;padding:2px 8px 2px 0}\n"
-    "body.js .size{display:none}body.js .size.on{display:block}\n"
-    "code.exclude{font-size:15px;background:#f2f2f2;padding:2px 6px}\n"
-    "td.num{text-align:right;font-variant-numeric:tabular-nums}\n";
-
-static const char script[] =
-    "document.body.classList.add('js');\n"
-    "var sel=document.getElementById('size-select');\n"
-    "function show(){document.querySelectorAll('.size').forEach(function(d){"
-    "d.classList.toggle('on',d.id===sel.value);});}\n"
-    "if(sel){sel.addEventListener('change',show);show();}\n"
-    "window.addEventListener('load',function(){void document.body.offsetHeight;"
-    "document.body.setAttribute('data-load-ms',Math.round(performance.now()));});";
 
 static const char *class_fill_failed = "#ffffff";
 
@@ -883,7 +868,7 @@ static void embed(struct ctx *c, const char *json_text)
 void cf_smoke_report_html(const cJSON *doc, const struct cf_pair_matrix *m, const char *json_text, struct strbuf *out)
 {
     struct ctx c = { out, m, doc };
-    cf_html_begin(out, "cclforge smoke report", css);
+    cf_html_begin(out, "cclforge smoke report", cf_report_smoke_css);
     verdict_section(&c);
     cf_sb_adds(out, "<h2>Host \xc3\x97 host busbw</h2>\n");
     if (m->pairwise && m->nsizes) {
@@ -904,6 +889,6 @@ void cf_smoke_report_html(const cJSON *doc, const struct cf_pair_matrix *m, cons
     }
     facts_section(&c);
     embed(&c, json_text ? json_text : "null");
-    cf_html_script(out, script);
+    cf_html_script(out, cf_report_smoke_js);
     cf_html_end(out);
 }

@@ -14,6 +14,7 @@
 #include "cclforge/html.h"
 #include "cclforge/json.h"
 #include "cclforge/survey.h"
+#include "report/assets.h"
 
 enum { BW = 116, BH = 46, SLOT = 128, ROW = 86, MARGIN = 20, MAX_XML = 16 << 20 };
 
@@ -44,24 +45,16 @@ static double class_t(const char *cls)
     return -1;
 }
 
+/* A cell's style attribute: its computed background and ink, the two values
+ * the stylesheet cannot know (an unknown class is light grey). */
 static void class_style(struct strbuf *out, const char *cls)
 {
     double t = class_t(cls);
-    if (t < 0) {
-        cf_sb_adds(out, "background:#eeeeee;color:#1b1b1b");
-        return;
-    }
-    char hex[8];
-    cf_html_scale(t, hex);
-    cf_sb_addf(out, "background:%s;color:%s", hex, t < 0.5 ? "#ffffff" : "#1b1b1b");
+    char hex[8] = "#eeeeee";
+    if (t >= 0)
+        cf_html_scale(t, hex);
+    cf_sb_addf(out, "background:%s;" "color:%s", hex, t >= 0 && t < 0.5 ? "#ffffff" : "#1b1b1b");
 }
-
-static const char css[] =
-    ".topo{border:1px solid var(--line);background:#fff;max-width:100%;height:auto}\n"
-    ".topo text{font:12px system-ui,sans-serif}.topo .detail{font-size:10px}\n"
-    "table.matrix td{text-align:center;font-family:ui-monospace,monospace;min-width:3.2em}\n"
-    ".swatch{display:inline-block;width:2.6em;text-align:center;font-family:ui-monospace,monospace}\n"
-    ".nogpu{font-size:16px;font-weight:600;border-left:4px solid var(--warn);padding:4px 10px}\n";
 
 /* per node kind: fill, stroke, text colour (lightness apart, so greyscale keeps them apart) */
 static void kind_colours(enum cf_topo_kind k, const char **fill, const char **stroke, const char **ink)
@@ -365,7 +358,7 @@ int cf_doctor_topology_html(const struct cJSON *doc, const char *topo_xml_path, 
     }
     struct strbuf title = STRBUF_INIT;
     cf_sb_addf(&title, "cclforge doctor: topology of %s", host ? host : "this host");
-    cf_html_begin(out, cf_sb_str(&title), css);
+    cf_html_begin(out, cf_sb_str(&title), cf_report_topology_css);
     cf_sb_release(&title);
     int idx[1];
     size_t gpus = cf_topo_of_kind(&t, CF_TOPO_GPU, idx, 0), nics = cf_topo_of_kind(&t, CF_TOPO_NIC, idx, 0),

@@ -1,8 +1,5 @@
 /* Asking a Python interpreter about itself and where its packages are, without
- * importing them: importlib.util.find_spec locates a package from sys.path
- * without running its __init__ (importing torch takes seconds and may fail on a
- * broken install, which is what we are diagnosing). For a dotted name it
- * imports only the parent ("nvidia", a namespace package with no code). */
+ * importing them: share/cclforge/python/python_probe.py, which says how. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,24 +10,9 @@
 #include "cclforge/depcache.h"
 #include "cclforge/fs.h"
 #include "cclforge/json.h"
+#include "cclforge/share.h"
 #include "cclforge/spawn.h"
 #include "survey/survey_internal.h"
-
-static const char probe_code[] =
-    "import importlib.util, json, os, sys, sysconfig\n"
-    "def locate(name):\n"
-    "    try:\n"
-    "        spec = importlib.util.find_spec(name)\n"
-    "    except Exception:\n"
-    "        return None\n"
-    "    locs = list(spec.submodule_search_locations or []) if spec else []\n"
-    "    return locs[0] if locs else None\n"
-    "print(json.dumps({'executable': sys.executable,\n"
-    "  'version': '%d.%d' % sys.version_info[:2], 'tag': 'cp%d%d' % sys.version_info[:2],\n"
-    "  'ext_suffix': sysconfig.get_config_var('EXT_SUFFIX'), 'include': sysconfig.get_paths().get('include'),\n"
-    "  'torch': locate('torch'), 'nvidia.nccl': locate('nvidia.nccl'),\n"
-    "  'real_executable': os.path.realpath(sys.executable),\n"
-    "  'path': [p for p in sys.path if p and os.path.isdir(p)]}))\n";
 
 /* The JSON keys and where each goes. */
 static const struct {
@@ -49,13 +31,15 @@ static const struct {
 /* Runs the probe: its JSON on *json. */
 static int run_probe(const char *exe, const char *const *env, int isolated, struct strbuf *json, cf_error *err)
 {
-    const char *argv[5];
+    char *probe = cf_share_need("python/python_probe.py", err);
+    if (!probe)
+        return -1;
+    const char *argv[4];
     size_t n = 0;
     argv[n++] = exe;
     if (isolated)
         argv[n++] = "-I";
-    argv[n++] = "-c";
-    argv[n++] = probe_code;
+    argv[n++] = probe;
     argv[n] = NULL;
     struct cf_spawn_opts so = cf_spawn_probe_opts(60);
     so.env_set = env;
@@ -72,6 +56,7 @@ static int run_probe(const char *exe, const char *const *env, int isolated, stru
         cf_sb_add(json, r.out.buf, r.out.len);
     }
     cf_spawn_result_release(&r);
+    free(probe);
     return rc;
 }
 

@@ -42,3 +42,17 @@ char *cf_share_file(const char *rel)
     free(bin);
     return found;
 }
+
+char *cf_share_need(const char *rel, cf_error *err)
+{
+    char *found = cf_share_file(rel);
+    if (!found) {
+        char *looked = cf_share_looked(rel);
+        cf_error_set(err, CF_ERR_NOTFOUND,
+                     "cclforge's share/cclforge/%s is missing (looked at %s): reinstall cclforge (its wheel and "
+                     "tarball carry share/cclforge)",
+                     rel, looked);
+        free(looked);
+    }
+    return found;
+}
