@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "cclforge/fabric.h"
 #include "cclforge/hostlist.h"
 #include "cclforge/ncclconf.h"
@@ -152,55 +150,10 @@ void doctor_print_consolidated(const struct cf_consolidated *c, const char *cons
 
 void doctor_print_gather(const struct cf_gather_result *r, int verbose)
 {
-    const char **labels = cf_xcalloc(r->n_hosts ? r->n_hosts : 1, sizeof *labels);
-    for (size_t i = 0; i < r->n_hosts; i++)
-        labels[i] = r->hosts[i].label;
+    const char **labels = cf_gather_labels(r);
     doctor_print_consolidated(&r->report, labels, r->n_hosts, verbose);
     if (r->report.reason || verbose)
         printf("  (%d rank%s under %s, rank 0 at %s)\n", r->world, r->world == 1 ? "" : "s",
                or_what(r->launcher), cli_safe(r->where));
     free(labels);
-}
-
-cJSON *doctor_gather_json(const struct cf_gather_result *r)
-{
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "schema", "cclforge.doctor-gather/1");
-    cJSON_AddStringToObject(doc, "launcher", r->launcher ? r->launcher : "");
-    cJSON_AddNumberToObject(doc, "world", r->world);
-    cJSON_AddStringToObject(doc, "rank0", r->where);
-    cJSON *hosts = cJSON_AddArrayToObject(doc, "hosts");
-    for (size_t i = 0; i < r->n_hosts; i++) {
-        cJSON *h = cJSON_CreateObject();
-        cJSON_AddStringToObject(h, "label", r->hosts[i].label);
-        cJSON *ranks = cJSON_AddArrayToObject(h, "ranks");
-        for (size_t k = 0; k < r->hosts[i].ranks.n; k++)
-            cJSON_AddItemToArray(ranks, cJSON_CreateNumber(atoi(r->hosts[i].ranks.v[k])));
-        cJSON_AddBoolToObject(h, "surveyed", r->hosts[i].surveyed);
-        if (r->hosts[i].surveyed) {
-            cJSON *sv = cf_survey_to_json(&r->surveys[i]);
-            cJSON_AddItemToObject(sv, "findings", cf_findings_to_json(&r->per_host[i]));
-            cJSON_AddItemToObject(h, "report", sv);
-        }
-        cJSON_AddItemToArray(hosts, h);
-    }
-    cJSON *missing = cJSON_AddArrayToObject(doc, "missing");
-    for (size_t i = 0; i < r->missing.n; i++)
-        cJSON_AddItemToArray(missing, cJSON_CreateString(r->missing.v[i]));
-    cJSON *strays = cJSON_AddObjectToObject(doc, "strays");
-    cJSON_AddNumberToObject(strays, "count", (double)r->strays.count);
-    cJSON *kinds = cJSON_AddObjectToObject(strays, "kinds");
-    for (int k = 0; k < CF_STRAY_KINDS; k++)
-        if (r->strays.kind[k])
-            cJSON_AddNumberToObject(kinds, cf_launch_stray_kind_name(k), (double)r->strays.kind[k]);
-    cJSON *addrs = cJSON_AddArrayToObject(strays, "addresses");
-    for (size_t i = 0; i < r->strays.n_addrs; i++) {
-        cJSON *a = cJSON_CreateObject();
-        cJSON_AddStringToObject(a, "addr", r->strays.addrs[i].addr);
-        cJSON_AddNumberToObject(a, "count", (double)r->strays.addrs[i].count);
-        cJSON_AddItemToArray(addrs, a);
-    }
-    cJSON_AddNumberToObject(strays, "unlisted", (double)r->strays.unlisted);
-    cf_consolidated_to_json(&r->report, doc);
-    return doc;
 }

@@ -13,7 +13,6 @@
 #include "cclforge/fs.h"
 #include "cclforge/html.h"
 #include "cclforge/json.h"
-#include "cclforge/survey.h"
 
 enum { BW = 116, BH = 46, SLOT = 128, ROW = 86, MARGIN = 20, MAX_XML = 16 << 20 };
 
@@ -324,21 +323,9 @@ static cJSON *model_json(const struct cf_topo *t, const char *host)
     return o;
 }
 
-int cf_doctor_topology_html(const struct cJSON *doc, const char *topo_xml_path, struct strbuf *out, cf_error *err)
+int cf_doctor_topology_html(const struct cf_fabric *fabric, const char *host, const char *topo_xml_path,
+                            struct strbuf *out, cf_error *err)
 {
-    const char *schema = cf_json_str(doc, "schema");
-    if (!schema || strcmp(schema, "cclforge.doctor/1"))
-        return cf_error_set(err, CF_ERR_FORMAT, "not a doctor report (schema %s, wanted cclforge.doctor/1): make one "
-                            "with cclforge doctor --json", schema ? schema : "missing");
-    struct cf_survey whole;
-    memset(&whole, 0, sizeof whole); /* released whatever the reader got to */
-    int rc = cf_survey_from_json(doc, &whole, err);
-    if (rc == 0)
-        rc = cf_survey_check_whole(&whole, "the report", err);
-    cf_survey_release(&whole);
-    if (rc < 0)
-        return -1;
-    const char *host = cf_json_str(cJSON_GetObjectItemCaseSensitive(doc, "host"), "hostname");
     struct cf_topo t;
     if (topo_xml_path) {
         struct strbuf text = STRBUF_INIT;
@@ -350,17 +337,10 @@ int cf_doctor_topology_html(const struct cJSON *doc, const char *topo_xml_path, 
         cf_sb_release(&text);
         t.source = cf_asprintf("NCCL's topology XML %s", topo_xml_path);
     } else {
-        struct cf_fabric f;
-        const cJSON *fj = cJSON_GetObjectItemCaseSensitive(doc, "fabric");
-        if (!cJSON_IsObject(fj))
+        if (!fabric)
             return cf_error_set(err, CF_ERR_FORMAT, "the report has no fabric section: run cclforge doctor without "
                                 "--quick, or give NCCL's topology XML");
-        if (cf_fabric_from_json(fj, &f, err) < 0) {
-            cf_fabric_release(&f); /* what was read before the error */
-            return cf_error_prefix(err, "the report's fabric");
-        }
-        cf_topo_from_fabric(&f, &t);
-        cf_fabric_release(&f);
+        cf_topo_from_fabric(fabric, &t);
         t.source = cf_asprintf("the sysfs of %s (PCI devices, NUMA nodes, NVML)", host ? host : "this host");
     }
     struct strbuf title = STRBUF_INIT;

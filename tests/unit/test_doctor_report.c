@@ -13,6 +13,9 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/doctor.h"
+#include "cclforge/doctor_doc.h"
+#include "cclforge/gather.h"
+#include "cclforge/launch.h"
 #include "cclforge/report.h"
 #include "cclforge/doctor_report.h"
 #include "cclforge/hostlist.h"
@@ -250,17 +253,52 @@ static void test_topology_nvml_peers(void **state)
     cf_topo_release(&t);
 }
 
+/* A gather's document as rank 0 writes it (cf_gather_doc_to_json): each host
+ * one rank, surveyed, its findings, the consolidation over them. */
+static cJSON *gather_doc(cJSON **docs, size_t n)
+{
+    struct cf_gather_result r;
+    memset(&r, 0, sizeof r);
+    r.is_rank0 = 1;
+    r.launcher = cf_launch_name("mpirun");
+    r.world = (int)n;
+    snprintf(r.where, sizeof r.where, "10.0.0.1:29500 (MASTER_ADDR)");
+    r.n_hosts = n;
+    r.hosts = cf_xcalloc(n, sizeof *r.hosts);
+    r.surveys = cf_xcalloc(n, sizeof *r.surveys);
+    r.per_host = cf_xcalloc(n, sizeof *r.per_host);
+    cf_error err = CF_ERROR_INIT;
+    for (size_t i = 0; i < n; i++) {
+        struct cf_doctor_doc d;
+        if (cf_doctor_doc_from_json(docs[i], "host", &d, &err) < 0)
+            fail_msg("%s", cf_error_message(&err));
+        r.surveys[i] = d.survey;
+        r.per_host[i] = d.findings;
+        r.hosts[i].label = cf_strdup(d.survey.hostname);
+        r.hosts[i].surveyed = 1;
+        cf_strvec_pushf(&r.hosts[i].ranks, "%zu", i);
+    }
+    const char **labels = cf_gather_labels(&r);
+    cf_doctor_consolidate(r.surveys, labels, r.per_host, n, &r.report);
+    free(labels);
+    cJSON *g = cf_gather_doc_to_json(&r);
+    cf_gather_result_release(&r);
+    return g;
+}
+
 /* a doctor --json document as a host writes it: its name, NCCL, GPUs and findings */
 static cJSON *host_doc(const char *name, const char *nccl, int code, const char *arch)
 {
     char *text = cf_asprintf(
-        "{\"schema\":\"cclforge.doctor/1\",\"host\":{\"hostname\":\"%s\"},"
+        "{\"schema\":\"cclforge.doctor/1\",\"host\":{\"hostname\":\"%s\",\"injected_from\":null,"
+        "\"injected_sections\":[],\"survey_seconds\":0.5},"
         "\"toolkits\":[],\"driver\":{},\"libtorch\":[],"
         "\"comm_libraries\":[{\"kind\":\"nccl\",\"path\":\"/usr/lib/libnccl.so.2\",\"how\":\"loaded\","
         "\"version\":\"%s\",\"version_code\":%d,\"archs\":[\"sm_80\",\"sm_90\"]}],"
         "\"gpus\":[{\"vendor\":\"nvidia\",\"arch\":\"%s\"},{\"vendor\":\"nvidia\",\"arch\":\"%s\"}],"
         "\"findings\":[{\"severity\":\"warning\",\"id\":\"memlock-limited\",\"subject\":\"RLIMIT_MEMLOCK\","
-        "\"why\":\"locked memory is limited to 8192 KiB\",\"remedy\":\"ulimit -l unlimited\"}]}",
+        "\"why\":\"locked memory is limited to 8192 KiB\",\"remedy\":\"ulimit -l unlimited\"}],"
+        "\"summary\":{\"errors\":0,\"warnings\":1,\"info\":0}}",
         name, nccl, code, arch, arch);
     cJSON *doc = cJSON_Parse(text);
     if (!doc)
@@ -298,7 +336,7 @@ static void test_hosts_escaped_and_marked(void **state)
     };
     struct strbuf html = STRBUF_INIT;
     cf_error err = CF_ERROR_INIT;
-    if (cf_doctor_hosts_html((const cJSON *const *)docs, 4, &html, &err) < 0)
+    if (cf_doctor_saved_html((const cJSON *const *)docs, 4, &html, &err) < 0)
         fail_msg("%s", cf_error_message(&err));
     const char *s = cf_sb_str(&html);
     keep("hosts-escape.html", &html);
@@ -313,28 +351,11 @@ static void test_hosts_escaped_and_marked(void **state)
     /* the warning every host has is one row naming them all */
     assert_non_null(strstr(s, "data-id=\"memlock-limited\" data-hosts=\"&lt;script&gt;alert(1)&lt;/script&gt;,node[1-3]\""));
 
-    /* the gather's own document gives the same table */
-    struct cf_survey sv[4];
-    const char *labels[4];
-    memset(sv, 0, sizeof sv);
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal(cf_survey_from_json(docs[i], &sv[i], &err), 0);
-        labels[i] = sv[i].hostname;
-    }
-    struct cf_consolidated c;
-    cf_doctor_consolidate(sv, labels, NULL, 4, &c);
-    cJSON *g = cJSON_CreateObject();
-    cJSON_AddStringToObject(g, "schema", "cclforge.doctor-gather/1");
-    cJSON *hosts = cJSON_AddArrayToObject(g, "hosts");
-    for (int i = 0; i < 4; i++) {
-        cJSON *h = cJSON_CreateObject();
-        cJSON_AddStringToObject(h, "label", labels[i]);
-        cJSON_AddItemToArray(hosts, h);
-    }
-    cf_consolidated_to_json(&c, g);
+    /* the gather's own document, written and read back, gives the same table */
+    cJSON *g = gather_doc(docs, 4);
     struct strbuf html2 = STRBUF_INIT;
     const cJSON *one = g;
-    assert_int_equal(cf_doctor_hosts_html(&one, 1, &html2, &err), 0);
+    assert_int_equal(cf_doctor_saved_html(&one, 1, &html2, &err), 0);
     char *t1 = between(s, "<table id=\"alike\"", "</table>"), *t2 = between(cf_sb_str(&html2), "<table id=\"alike\"", "</table>");
     assert_true(strlen(t1) > 100);
     assert_string_equal(t1, t2);
@@ -342,15 +363,12 @@ static void test_hosts_escaped_and_marked(void **state)
     free(t2);
     cf_sb_release(&html2);
     cJSON_Delete(g);
-    cf_consolidated_release(&c);
-    for (int i = 0; i < 4; i++)
-        cf_survey_release(&sv[i]);
 
     /* a document of another kind is named */
     cJSON *odd = cJSON_Parse("{\"schema\":\"cclforge.smoke/1\"}");
     const cJSON *mixed[2] = { docs[0], odd };
     cf_sb_reset(&html);
-    assert_int_equal(cf_doctor_hosts_html(mixed, 2, &html, &err), -1);
+    assert_int_equal(cf_doctor_saved_html(mixed, 2, &html, &err), -1);
     assert_non_null(strstr(cf_error_message(&err), "report 2 is of schema cclforge.smoke/1"));
     cf_error_clear(&err);
     cJSON_Delete(odd);
@@ -364,41 +382,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* A gather's document as doctor_gather_json writes it: labels and the consolidation. */
-static cJSON *gather_doc(cJSON **docs, size_t n)
-{
-    struct cf_survey *sv = cf_xcalloc(n, sizeof *sv);
-    struct cf_findings *per = cf_xcalloc(n, sizeof *per);
-    const char **labels = cf_xcalloc(n, sizeof *labels);
-    cf_error err = CF_ERROR_INIT;
-    for (size_t i = 0; i < n; i++) {
-        assert_int_equal(cf_survey_from_json(docs[i], &sv[i], &err), 0);
-        cf_findings_from_json(cJSON_GetObjectItemCaseSensitive(docs[i], "findings"), &per[i]);
-        labels[i] = sv[i].hostname;
-    }
-    struct cf_consolidated c;
-    cf_doctor_consolidate(sv, labels, per, n, &c);
-    cJSON *g = cJSON_CreateObject();
-    cJSON_AddStringToObject(g, "schema", "cclforge.doctor-gather/1");
-    cJSON *hosts = cJSON_AddArrayToObject(g, "hosts");
-    for (size_t i = 0; i < n; i++) {
-        cJSON *h = cJSON_CreateObject();
-        cJSON_AddStringToObject(h, "label", labels[i]);
-        cJSON_AddItemToArray(hosts, h);
-    }
-    cJSON_AddArrayToObject(g, "missing");
-    cf_consolidated_to_json(&c, g);
-    cf_consolidated_release(&c);
-    for (size_t i = 0; i < n; i++) {
-        cf_survey_release(&sv[i]);
-        cf_findings_release(&per[i]);
-    }
-    free(sv);
-    free(per);
-    free(labels);
-    return g;
 }
 
 static void test_hosts_at_scale(void **state)
@@ -415,7 +398,7 @@ static void test_hosts_at_scale(void **state)
     struct strbuf html = STRBUF_INIT;
     cf_error err = CF_ERROR_INIT;
     double t0 = now_s();
-    if (cf_doctor_hosts_html(&g, 1, &html, &err) < 0)
+    if (cf_doctor_saved_html(&g, 1, &html, &err) < 0)
         fail_msg("%s", cf_error_message(&err));
     double took = now_s() - t0;
     const char *s = cf_sb_str(&html);
