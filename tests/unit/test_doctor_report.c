@@ -424,6 +424,138 @@ static void test_hosts_at_scale(void **state)
     cf_sb_release(&html);
 }
 
+/* a gather's document with strays (unformatted, as cf_gather_doc_to_json writes) */
+static const char *saved_gather_with_strays(void)
+{
+    return "{\"schema\":\"cclforge.doctor-gather/1\",\"launcher\":\"torchrun\",\"world\":1,\"rank0\":\"n1:29501\","
+           "\"hosts\":[{\"label\":\"n1\",\"ranks\":[0],\"surveyed\":false}],\"missing\":[],"
+           "\"strays\":{\"count\":5,\"kinds\":{\"silent\":2,\"bad_mac\":3},\"addresses\":[{\"addr\":\"10.0.0.8\","
+           "\"count\":4},{\"addr\":\"10.0.0.9\",\"count\":1}],\"unlisted\":0},\"shared\":[],\"differences\":[],"
+           "\"findings\":[],\"summary\":{\"hosts\":0,\"errors\":0,\"warnings\":0,\"differences\":0},\"reason\":null}";
+}
+
+/* a saved document's text, as the unchanged product wrote it */
+static char *saved(const char *name)
+{
+    char *path = cf_asprintf("%s/tests/fixtures/documents/%s", CCLFORGE_SOURCE_DIR, name);
+    struct strbuf text = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_read_file(path, 1u << 24, &text, &err) < 0)
+        fail_msg("%s", cf_error_message(&err));
+    free(path);
+    return cf_sb_detach(&text);
+}
+
+/* what --json prints: cJSON_Print and a newline */
+static char *printed(void *doc)
+{
+    char *s = cJSON_Print(doc);
+    char *line = cf_asprintf("%s\n", s);
+    free(s);
+    cJSON_Delete(doc);
+    return line;
+}
+
+/* Each document's reader then its writer gives the saved bytes back. */
+static void test_documents_round_trip(void **state)
+{
+    (void)state;
+    static const char *const hosts[] = { "doctor-vm.json", "doctor-topology.json" };
+    cf_error err = CF_ERROR_INIT;
+    for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++) {
+        char *text = saved(hosts[i]);
+        cJSON *doc = cJSON_Parse(text);
+        struct cf_doctor_doc d;
+        if (cf_doctor_doc_from_json(doc, hosts[i], &d, &err) < 0)
+            fail_msg("%s", cf_error_message(&err));
+        char *again = printed(cf_doctor_doc_to_json(&d.survey, &d.findings));
+        assert_string_equal(again, text);
+        free(again);
+        cf_doctor_doc_release(&d);
+        cJSON_Delete(doc);
+        free(text);
+    }
+    static const char *const gathers[] = { "doctor-gather.json", "doctor-gather-hosts.json" };
+    for (size_t i = 0; i < sizeof gathers / sizeof *gathers; i++) {
+        char *text = saved(gathers[i]);
+        cJSON *doc = cJSON_Parse(text);
+        struct cf_gather_result r;
+        if (cf_gather_doc_from_json(doc, &r, &err) < 0)
+            fail_msg("%s: %s", gathers[i], cf_error_message(&err));
+        char *again = printed(cf_gather_doc_to_json(&r));
+        assert_string_equal(again, text);
+        free(again);
+        cf_gather_result_release(&r);
+        cJSON_Delete(doc);
+        free(text);
+    }
+    /* strays, which no saved gather met: written, read, written again */
+    struct cf_gather_result r;
+    cJSON *doc = cJSON_Parse(saved_gather_with_strays());
+    assert_non_null(doc);
+    if (cf_gather_doc_from_json(doc, &r, &err) < 0)
+        fail_msg("%s", cf_error_message(&err));
+    assert_int_equal(r.strays.count, 5);
+    assert_int_equal(r.strays.kind[CF_STRAY_BAD_MAC], 3);
+    assert_string_equal(r.strays.addrs[1].addr, "10.0.0.9");
+    char *a = cJSON_PrintUnformatted(doc), *b = cJSON_PrintUnformatted(cf_gather_doc_to_json(&r));
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    cf_gather_result_release(&r);
+    cJSON_Delete(doc);
+}
+
+/* Refused, naming the field: what a writer never writes. */
+static void test_documents_refused(void **state)
+{
+    (void)state;
+    char *vm = saved("doctor-vm.json"), *gather = saved("doctor-gather-hosts.json");
+    static const struct {
+        int gather;
+        const char *from, *to, *named;
+    } cases[] = {
+        { 0, "\"summary\":", "\"summery\":", "\"summary\" is missing" },
+        { 0, "\"info\":\t2", "\"info\":\t7", "summary.info is 7, but the document holds 2" },
+        { 0, "\"severity\":\t\"info\"", "\"severity\":\t\"fatal\"", "findings[0].severity is 'fatal'" },
+        { 0, "\"findings\":", "\"findinx\":", "findings is missing, not an array" },
+        { 0, "\"survey_seconds\":\t", "\"survey_seconds\":\t-", "survey_seconds must be a number of seconds" },
+        { 0, "\"schema\":\t\"cclforge.doctor/1\"", "\"schema\":\t\"cclforge.survey/1\"", "report 1 is of schema cclforge.survey/1" },
+        { 1, "\"world\":\t3", "\"world\":\t-1", "world is -1: not a whole number" },
+        { 1, "\"ranks\":\t[0]", "\"ranks\":\t[99999999]", "hosts[0].ranks holds a value that is no rank" },
+        { 1, "\"launcher\":\t\"srun\"", "\"launcher\":\t\"qsub\"", "launcher is 'qsub'" },
+        { 1, "\"errors\":\t3,\n\t\t\"warnings\":\t1,\n\t\t\"differences\"", "\"errors\":\t0,\n\t\t\"warnings\":\t1,\n\t\t\"differences\"",
+          "summary.errors is 0, but the document holds 3" },
+        { 1, "\"hosts\":\t2", "\"hosts\":\t99999999", "summary.hosts is 1e+08: not a whole number from 0 to 2" },
+        { 1, "\"hosts\":\t[\"cfdd-h1\"]", "\"hosts\":\t[\"cfdd-h7\"]", "names 'cfdd-h7', no host of the document" },
+        { 1, "\"strays\":", "\"strayz\":", "strays is missing" },
+        { 1, "\"reason\":", "\"raison\":", "\"reason\" is missing" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *base = cases[i].gather ? gather : vm;
+        const char *at = strstr(base, cases[i].from);
+        if (!at)
+            fail_msg("case %zu: '%s' is not in the saved document", i, cases[i].from);
+        char *text = cf_asprintf("%.*s%s%s", (int)(at - base), base, cases[i].to, at + strlen(cases[i].from));
+        cJSON *doc = cJSON_Parse(text);
+        assert_non_null(doc);
+        cf_error err = CF_ERROR_INIT;
+        struct strbuf html = STRBUF_INIT;
+        const cJSON *one = doc;
+        assert_int_equal(cf_doctor_saved_html(&one, 1, &html, &err), -1);
+        assert_int_equal(err.kind, CF_ERR_FORMAT);
+        if (!strstr(cf_error_message(&err), cases[i].named))
+            fail_msg("case %zu: '%s' does not name '%s'", i, cf_error_message(&err), cases[i].named);
+        assert_int_equal(html.len, 0);
+        cf_error_clear(&err);
+        cf_sb_release(&html);
+        cJSON_Delete(doc);
+        free(text);
+    }
+    free(vm);
+    free(gather);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +566,8 @@ int main(void)
         cmocka_unit_test(test_topology_nvml_peers),
         cmocka_unit_test(test_hosts_escaped_and_marked),
         cmocka_unit_test(test_hosts_at_scale),
+        cmocka_unit_test(test_documents_round_trip),
+        cmocka_unit_test(test_documents_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
