@@ -36,6 +36,20 @@ expect_rc 2 "a hand-written --survey subset is no host either"
 expect_err 'lacks "host", "toolkits", "driver"' "only the sections it lacks are named"
 run "$CCLFORGE" doctor compare vm.json vm.json
 expect_rc 0 "a whole report compared with itself is fine"
+python3 -c 'import json; d=json.load(open("vm.json")); d["summary"]["info"] += 5; json.dump(d, open("miscount.json", "w"))'
+run "$CCLFORGE" doctor compare vm.json miscount.json
+expect_rc 2 "a report whose summary does not count its findings is refused"
+expect_err 'miscount.json: summary.info is [0-9]+, but the document holds [0-9]+' "naming the file and the field"
+python3 -c 'import json; d=json.load(open("vm.json")); d["schema"] = "cclforge.survey/1"; json.dump(d, open("survey.json", "w"))'
+run "$CCLFORGE" doctor compare vm.json survey.json
+expect_rc 2 "a survey saved with --save is no doctor report"
+expect_err 'survey.json is not a doctor report' "and is named"
+
+# ---- the saved documents of tests/fixtures/documents compare as they always did ----
+DOCS=$CCLFORGE_SOURCE_DIR/tests/fixtures/documents
+run sh -c 'cd "$1" && "$2" doctor compare --json doctor-vm.json doctor-topology.json' sh "$DOCS" "$CCLFORGE"
+printf '%s\n' "$OUT" >"$T_TMP/compare.json"
+cmp -s "$T_TMP/compare.json" "$DOCS/doctor-compare.json" && ok "doctor compare --json: the same bytes as the unchanged product wrote" || bad "doctor compare --json differs from $DOCS/doctor-compare.json: $(diff "$DOCS/doctor-compare.json" "$T_TMP/compare.json" | head -5)"
 
 # ---- a difference shown is counted at the severity shown ----
 # the JSON's differences, findings, summary and exit status must agree
