@@ -33,8 +33,10 @@ void *cf_doctor_doc_to_json(const struct cf_survey *s, const struct cf_findings 
  * survey time, what was injected), so the writer gives the same bytes back.
  * -1 (CF_ERR_FORMAT) naming the field; release d either way. */
 int cf_doctor_doc_from_json(const void *json, const char *name, struct cf_doctor_doc *d, cf_error *err);
-/* The same from a file (name: the path); -1 with CF_ERR_IO when unreadable. */
-int cf_doctor_doc_load(const char *path, struct cf_doctor_doc *d, cf_error *err);
+/* The same from a file (name: the path); -1 with CF_ERR_IO when unreadable.
+ * survey_too: a survey `doctor --save` wrote (cclforge.survey/1) is read too,
+ * as its survey and no findings (doctor compare reads only the survey). */
+int cf_doctor_doc_load(const char *path, int survey_too, struct cf_doctor_doc *d, cf_error *err);
 void cf_doctor_doc_release(struct cf_doctor_doc *d);
 
 /* Several hosts' documents consolidated as the gather does (each host's own
@@ -51,7 +53,7 @@ struct cf_compare {
     char *const *files;        /* the paths given (borrowed) */
     struct cf_consolidated cons;
 };
-/* Loads every document strictly and compares them (cf_doctor_consolidate;
+/* Loads every document strictly (a doctor report, or a survey --save wrote) and compares them (cf_doctor_consolidate;
  * cross-host findings only). -1 naming the file that is no host's report. */
 int cf_compare_run(char *const *files, size_t n, struct cf_compare *out, cf_error *err);
 void cf_compare_release(struct cf_compare *c);

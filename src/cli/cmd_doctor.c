@@ -87,8 +87,9 @@ static const char compare_usage[] =
     "toolkit, C++11 ABI, glibc, each NCCL variable, the net plugin, IB ports, GPUs,\n"
     "kernel, limits) with the hosts on each side, each with the severity it is\n"
     "counted at. Text is silent when all is well. Each report must be a whole\n"
-    "'doctor --json' (host, toolkits, gpus, driver, libtorch, comm_libraries): a\n"
-    "hand-written --survey subset describes no host and is refused.\n"
+    "'doctor --json' (host, toolkits, gpus, driver, libtorch, comm_libraries, its\n"
+    "findings and their summary) or a survey --save wrote: a hand-written --survey\n"
+    "subset describes no host, and a value no report holds is refused, its field named.\n"
     "\n"
     "options:\n"
     "  --json             machine-readable result (schema cclforge.doctor-compare/1)\n"
@@ -97,7 +98,7 @@ static const char compare_usage[] =
     CLI_HELP_COLOR("     ")
     "\n"
     "Exit status: 0 no error-severity finding, 1 an error finding, 2 usage error (fewer\n"
-    "than two reports, or one that cannot be read or is not a host's survey).\n"
+    "than two reports, or one that cannot be read, is not a host's survey or is refused).\n"
     "Example:\n"
     "  cclforge doctor compare node1.json node2.json\n";
 

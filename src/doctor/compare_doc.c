@@ -18,7 +18,7 @@ int cf_compare_run(char *const *files, size_t n, struct cf_compare *out, cf_erro
     out->files = files;
     for (size_t i = 0; i < n; i++) {
         out->n = i + 1; /* released with the others */
-        if (cf_doctor_doc_load(files[i], &out->docs[i], err) < 0)
+        if (cf_doctor_doc_load(files[i], 1, &out->docs[i], err) < 0)
             return -1;
         /* two reports from one host name still need telling apart */
         const char *host = out->docs[i].survey.hostname;

@@ -58,9 +58,8 @@ static int read_summary(const cJSON *doc, const struct cf_findings *f, cf_error 
     return 0;
 }
 
-int cf_doctor_doc_from_json(const void *json, const char *name, struct cf_doctor_doc *d, cf_error *err)
+static int read_doc(const cJSON *doc, const char *name, int survey_too, struct cf_doctor_doc *d, cf_error *err)
 {
-    const cJSON *doc = json;
     memset(d, 0, sizeof *d);
     /* the sections first: a hand-written --survey subset is named by what it lacks */
     if (cf_survey_from_json(doc, &d->survey, err) < 0)
@@ -68,6 +67,8 @@ int cf_doctor_doc_from_json(const void *json, const char *name, struct cf_doctor
     if (cf_survey_check_whole(&d->survey, name, err) < 0)
         return -1;
     const char *sch = cf_json_str(doc, "schema");
+    if (survey_too && sch && !strcmp(sch, "cclforge.survey/1"))
+        return cf_survey_host_from_json(doc, &d->survey, err) < 0 ? cf_error_prefix(err, "%s", name) : 0;
     if (!sch || strcmp(sch, schema))
         return cf_error_set(err, CF_ERR_FORMAT, "%s is not a doctor report (schema %s, wanted %s): make one with "
                             "cclforge doctor --json", name, sch ? sch : "missing", schema);
@@ -78,7 +79,12 @@ int cf_doctor_doc_from_json(const void *json, const char *name, struct cf_doctor
     return 0;
 }
 
-int cf_doctor_doc_load(const char *path, struct cf_doctor_doc *d, cf_error *err)
+int cf_doctor_doc_from_json(const void *json, const char *name, struct cf_doctor_doc *d, cf_error *err)
+{
+    return read_doc(json, name, 0, d, err);
+}
+
+int cf_doctor_doc_load(const char *path, int survey_too, struct cf_doctor_doc *d, cf_error *err)
 {
     memset(d, 0, sizeof *d);
     struct strbuf text = STRBUF_INIT;
@@ -90,7 +96,7 @@ int cf_doctor_doc_load(const char *path, struct cf_doctor_doc *d, cf_error *err)
     cf_sb_release(&text);
     if (!doc)
         return cf_error_set(err, CF_ERR_FORMAT, "%s is not JSON: write it with `cclforge doctor --json > FILE`", path);
-    int rc = cf_doctor_doc_from_json(doc, path, d, err);
+    int rc = read_doc(doc, path, survey_too, d, err);
     cJSON_Delete(doc);
     return rc;
 }

@@ -40,10 +40,13 @@ python3 -c 'import json; d=json.load(open("vm.json")); d["summary"]["info"] += 5
 run "$CCLFORGE" doctor compare vm.json miscount.json
 expect_rc 2 "a report whose summary does not count its findings is refused"
 expect_err 'miscount.json: summary.info is [0-9]+, but the document holds [0-9]+' "naming the file and the field"
-python3 -c 'import json; d=json.load(open("vm.json")); d["schema"] = "cclforge.survey/1"; json.dump(d, open("survey.json", "w"))'
-run "$CCLFORGE" doctor compare vm.json survey.json
-expect_rc 2 "a survey saved with --save is no doctor report"
-expect_err 'survey.json is not a doctor report' "and is named"
+run "$CCLFORGE" doctor --no-python --survey inj.json --save saved.json
+run "$CCLFORGE" doctor compare vm.json saved.json
+expect_rc 0 "a survey --save wrote is compared as its host"
+python3 -c 'import json; d=json.load(open("vm.json")); d["schema"] = "cclforge.smoke/2"; json.dump(d, open("smoke.json", "w"))'
+run "$CCLFORGE" doctor compare vm.json smoke.json
+expect_rc 2 "a document of another schema is refused"
+expect_err "smoke.json: .*schema 'cclforge.smoke/2' is not a survey" "and named"
 
 # ---- the saved documents of tests/fixtures/documents compare as they always did ----
 DOCS=$CCLFORGE_SOURCE_DIR/tests/fixtures/documents
