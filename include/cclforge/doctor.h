@@ -39,8 +39,7 @@ void cf_findings_release(struct cf_findings *f);
 enum cf_severity cf_findings_worst(const struct cf_findings *f);
 size_t cf_findings_count(const struct cf_findings *f, enum cf_severity sev);
 const char *cf_severity_name(enum cf_severity sev); /* "info", "warning", "error" */
-enum cf_severity cf_severity_from_name(const char *name); /* the inverse; unknown or NULL: info */
-int cf_severity_parse(const char *name, enum cf_severity *out); /* -1: not a severity's name */
+int cf_severity_parse(const char *name, enum cf_severity *out); /* the inverse; -1: not a severity's name */
 /* A cJSON array (typed void *) of {severity, id, subject, why, remedy}. */
 void *cf_findings_to_json(const struct cf_findings *f);
 /* The strict reader of such an array (where: its name in errors, "findings"):

@@ -295,36 +295,6 @@ static void print_report(const struct cf_survey *s, const struct cf_findings *f)
 
 /* ---- doctor compare ---- */
 
-/* What each host runs, hosts alike (cf_hosts_alike) in one row with their
- * hostlist and count: 1,024 hosts with one odd one are two rows. */
-static void print_host_table(const struct cf_compare *c)
-{
-    struct cf_hosts_view v = { c->labels, c->n, &c->cons, NULL };
-    struct cf_alike_rows rows;
-    cf_hosts_alike(&v, &rows);
-    printf("\n%-20s %-22s %-16s %s\n", "host", "comm library", "torch", "GPU archs");
-    const char **names = cf_xcalloc(c->n + 1, sizeof *names);
-    for (size_t r = 0; r < rows.n; r++) {
-        size_t k = rows.v[r].n_hosts;
-        for (size_t i = 0; i < k; i++)
-            names[i] = c->labels[rows.v[r].hosts[i]];
-        char *hl = cf_hostlist_of_set(names, k);
-        char *who = k > 1 ? cf_asprintf("%s (%zu)", hl, k) : cf_strdup(hl);
-        struct strbuf comm = STRBUF_INIT, torch = STRBUF_INIT, archs = STRBUF_INIT;
-        cf_compare_host_row(&c->docs[rows.v[r].hosts[0]].survey, &comm, &torch, &archs);
-        char *row = cf_asprintf("%-22s %-16s %s", cf_sb_str(&comm), cf_sb_str(&torch), cf_sb_str(&archs));
-        printf("%-20s %s\n", cli_safe(who), cli_safe(row)); /* versions from other hosts' documents */
-        free(row);
-        cf_sb_release(&comm);
-        cf_sb_release(&torch);
-        cf_sb_release(&archs);
-        free(who);
-        free(hl);
-    }
-    free(names);
-    cf_alike_rows_release(&rows);
-}
-
 static int doctor_compare(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -358,7 +328,12 @@ static int doctor_compare(int argc, char **argv)
         cli_print_json(cf_compare_to_json(&cmp));
     else if (cmp.cons.reason || verbose) {
         doctor_print_consolidated(&cmp.cons, cmp.labels, n, verbose);
-        print_host_table(&cmp);
+        const struct cf_survey **surveys = cf_xcalloc(n, sizeof *surveys);
+        for (size_t i = 0; i < n; i++)
+            surveys[i] = &cmp.docs[i].survey;
+        struct cf_hosts_view v = { cmp.labels, n, &cmp.cons, NULL };
+        doctor_print_host_table(&v, surveys);
+        free(surveys);
     }
     int rc = cf_findings_worst(&cmp.cons.findings) == CF_SEV_ERROR ? EXIT_PROBLEMS : EXIT_FINE;
     cf_compare_release(&cmp);

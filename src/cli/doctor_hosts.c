@@ -148,12 +148,51 @@ void doctor_print_consolidated(const struct cf_consolidated *c, const char *cons
         printf("  %s: %s\n", cli_safe(c->shared[i].label), cli_safe(c->shared[i].value));
 }
 
+/* What each host runs, hosts alike (cf_hosts_alike) in one row with their
+ * hostlist and count: 1,024 hosts with one odd one are two rows. */
+void doctor_print_host_table(const struct cf_hosts_view *v, const struct cf_survey *const *surveys)
+{
+    struct cf_alike_rows rows;
+    cf_hosts_alike(v, &rows);
+    printf("\n%-20s %-22s %-16s %s\n", "host", "comm library", "torch", "GPU archs");
+    const char **names = cf_xcalloc(v->n + 1, sizeof *names);
+    for (size_t r = 0; r < rows.n; r++) {
+        size_t k = rows.v[r].n_hosts;
+        for (size_t i = 0; i < k; i++)
+            names[i] = v->labels[rows.v[r].hosts[i]];
+        char *hl = cf_hostlist_of_set(names, k);
+        char *who = k > 1 ? cf_asprintf("%s (%zu)", hl, k) : cf_strdup(hl);
+        struct strbuf comm = STRBUF_INIT, torch = STRBUF_INIT, archs = STRBUF_INIT;
+        const struct cf_survey *s = surveys[rows.v[r].hosts[0]];
+        if (s)
+            cf_compare_host_row(s, &comm, &torch, &archs);
+        char *row = s ? cf_asprintf("%-22s %-16s %s", cf_sb_str(&comm), cf_sb_str(&torch), cf_sb_str(&archs))
+                      : cf_strdup("(no survey)");
+        printf("%-20s %s\n", cli_safe(who), cli_safe(row)); /* versions from other hosts' documents */
+        free(row);
+        cf_sb_release(&comm);
+        cf_sb_release(&torch);
+        cf_sb_release(&archs);
+        free(who);
+        free(hl);
+    }
+    free(names);
+    cf_alike_rows_release(&rows);
+}
+
 void doctor_print_gather(const struct cf_gather_result *r, int verbose)
 {
     const char **labels = cf_gather_labels(r);
     doctor_print_consolidated(&r->report, labels, r->n_hosts, verbose);
-    if (r->report.reason || verbose)
+    if (r->report.reason || verbose) {
         printf("  (%d rank%s under %s, rank 0 at %s)\n", r->world, r->world == 1 ? "" : "s",
                or_what(r->launcher), cli_safe(r->where));
+        const struct cf_survey **surveys = cf_xcalloc(r->n_hosts + 1, sizeof *surveys);
+        for (size_t i = 0; i < r->n_hosts; i++)
+            surveys[i] = r->hosts[i].surveyed ? &r->surveys[i] : NULL;
+        struct cf_hosts_view v = { labels, r->n_hosts, &r->report, &r->missing };
+        doctor_print_host_table(&v, surveys);
+        free(surveys);
+    }
     free(labels);
 }

@@ -4,6 +4,7 @@
 #define CCLFORGE_CLI_DOCTOR_HOSTS_H
 
 #include "cclforge/doctor.h"
+#include "cclforge/doctor_doc.h"
 #include "cclforge/gather.h"
 #include "cclforge/survey.h"
 
@@ -13,7 +14,10 @@ void doctor_print_nccl_config(const struct cf_survey *s);
 void doctor_print_fabric(const struct cf_survey *s);
 /* Silent when nothing is wrong unless verbose; the reason line first otherwise. */
 void doctor_print_consolidated(const struct cf_consolidated *c, const char *const *labels, size_t n, int verbose);
-/* The gather's text report (rank 0). */
+/* What each host runs (comm library, torch, GPU archs), hosts alike in one row;
+ * surveys[i]: host i's survey, NULL when it sent none. */
+void doctor_print_host_table(const struct cf_hosts_view *v, const struct cf_survey *const *surveys);
+/* The gather's text report (rank 0): the consolidation, the host table. */
 void doctor_print_gather(const struct cf_gather_result *r, int verbose);
 
 /* --report (src/cli/doctor_report_file.c): the topology file to draw, from

@@ -80,14 +80,6 @@ int cf_severity_parse(const char *name, enum cf_severity *out)
     return -1;
 }
 
-enum cf_severity cf_severity_from_name(const char *name)
-{
-    for (size_t i = 0; name && i < N_SEVERITIES; i++)
-        if (!strcmp(name, severity_names[i]))
-            return (enum cf_severity)i;
-    return CF_SEV_INFO;
-}
-
 void *cf_findings_to_json(const struct cf_findings *f)
 {
     cJSON *a = cJSON_CreateArray();
