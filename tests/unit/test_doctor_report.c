@@ -498,7 +498,9 @@ static void test_documents_round_trip(void **state)
     assert_int_equal(r.strays.count, 5);
     assert_int_equal(r.strays.kind[CF_STRAY_BAD_MAC], 3);
     assert_string_equal(r.strays.addrs[1].addr, "10.0.0.9");
-    char *a = cJSON_PrintUnformatted(doc), *b = cJSON_PrintUnformatted(cf_gather_doc_to_json(&r));
+    cJSON *again = cf_gather_doc_to_json(&r);
+    char *a = cJSON_PrintUnformatted(doc), *b = cJSON_PrintUnformatted(again);
+    cJSON_Delete(again);
     assert_string_equal(a, b);
     free(a);
     free(b);
