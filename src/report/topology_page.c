@@ -1,4 +1,4 @@
-/* One host's topology as HTML (cclforge/doctor_report.h): the tree drawn in
+/* One host's topology as HTML (cclforge/report.h): the tree drawn in
  * SVG, the GPU x GPU and GPU x NIC classes as `nvidia-smi topo -m` names them,
  * and the model embedded as JSON. Every element carries data attributes so a
  * test (or a tool) reads the picture back. */
