@@ -1,6 +1,6 @@
 /* libFuzzer target: doctor's HTML reports over untrusted input -- NCCL's
  * topology XML read into the model, and saved JSON documents (a gather's, a
- * host's) made into pages. Properties: a node's parent comes before it (no
+ * host's, two hosts') read by their strict readers and made into pages. Properties: a node's parent comes before it (no
  * cycle), links join nodes that exist, the class matrix is symmetric, and
  * each page ends its document. */
 #include <stdint.h>
@@ -51,12 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cJSON *doc = cJSON_ParseWithLength((const char *)g.data, size);
     if (doc) {
         struct strbuf html = STRBUF_INIT;
-        const cJSON *one = doc;
-        if (cf_doctor_hosts_html(&one, 1, &html, &err) == 0)
+        const cJSON *two[2] = { doc, doc };
+        if (cf_doctor_saved_html(two, 1, &html, &err) == 0) /* a host's topology, or a gather's hosts */
             check_page(&html);
         cf_error_clear(&err);
         cf_sb_reset(&html);
-        if (cf_doctor_topology_html(doc, NULL, &html, &err) == 0)
+        if (cf_doctor_saved_html(two, 2, &html, &err) == 0) /* two hosts' reports side by side */
             check_page(&html);
         cf_error_clear(&err);
         cf_sb_release(&html);

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "cclforge/error.h"
 #include "cclforge/survey.h"
 
 #ifdef __cplusplus
@@ -38,9 +39,13 @@ void cf_findings_release(struct cf_findings *f);
 enum cf_severity cf_findings_worst(const struct cf_findings *f);
 size_t cf_findings_count(const struct cf_findings *f, enum cf_severity sev);
 const char *cf_severity_name(enum cf_severity sev); /* "info", "warning", "error" */
-enum cf_severity cf_severity_from_name(const char *name); /* the inverse; unknown or NULL: info */
+int cf_severity_parse(const char *name, enum cf_severity *out); /* the inverse; -1: not a severity's name */
 /* A cJSON array (typed void *) of {severity, id, subject, why, remedy}. */
 void *cf_findings_to_json(const struct cf_findings *f);
+/* The strict reader of such an array (where: its name in errors, "findings"):
+ * appends the findings as written, -1 (CF_ERR_FORMAT) naming the first field
+ * that is missing or not what the writer writes. */
+int cf_findings_from_json(const void *array, const char *where, struct cf_findings *out, cf_error *err);
 
 /* Runs every single-host check over s and appends findings, errors first. */
 void cf_doctor_diagnose(const struct cf_survey *s, struct cf_findings *out);
@@ -91,8 +96,12 @@ void cf_doctor_consolidate(const struct cf_survey *hosts, const char *const *lab
 void cf_consolidated_release(struct cf_consolidated *c);
 /* Adds "shared", "differences", "findings", "summary" and "reason" to a cJSON object (void *). */
 void cf_consolidated_to_json(const struct cf_consolidated *c, void *obj);
-/* Reads a "findings" array of a doctor --json report (cJSON, typed void *) into out. */
-void cf_findings_from_json(const void *array, struct cf_findings *out);
+/* Reads them back strictly from obj (cJSON): every key the writer writes, each
+ * difference's hosts among labels (the document's hosts), summary.hosts at most
+ * n_labels and the other counts what the document holds. -1 (CF_ERR_FORMAT)
+ * names the field; release out either way. */
+int cf_consolidated_from_json(const void *obj, const char *const *labels, size_t n_labels, struct cf_consolidated *out,
+                              cf_error *err);
 
 /* The same finding on many hosts, once (src/doctor/finding_groups.c), for every
  * report of several hosts. A finding whose subject starts with a host's label

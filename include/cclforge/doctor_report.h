@@ -48,6 +48,11 @@ void cf_topo_from_fabric(const struct cf_fabric *f, struct cf_topo *t);
 /* From NCCL's topology XML (bounded, as cf_nccl_topo_xml_walk reads it). */
 int cf_topo_from_xml(const char *text, size_t len, struct cf_topo *t, cf_error *err);
 void cf_topo_release(struct cf_topo *t);
+/* A kind's name in the model's JSON and the page's data attributes ("gpu", "nvswitch"). */
+const char *cf_topo_kind_name(enum cf_topo_kind k);
+/* cclforge.doctor-topology/1, the model a topology page embeds for tools
+ * (cJSON, typed void *): host, source, nodes, NVLink bonds, GPU classes, notes. */
+void *cf_topo_to_json(const struct cf_topo *t, const char *host);
 /* Indices of the nodes of one kind, in order (GPU order is bus order). */
 size_t cf_topo_of_kind(const struct cf_topo *t, enum cf_topo_kind k, int *out, size_t cap);
 

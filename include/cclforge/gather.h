@@ -65,6 +65,17 @@ struct cf_gather_result {
 int cf_doctor_gather(const struct cf_gather_opts *o, struct cf_gather_result *out, cf_error *err);
 void cf_gather_result_release(struct cf_gather_result *r);
 
+/* ---- its document, cclforge.doctor-gather/1 (src/doctor/gather_doc.c) ---- */
+
+/* What rank 0 prints with --json (cJSON, typed void *). */
+void *cf_gather_doc_to_json(const struct cf_gather_result *r);
+/* The strict reader (json: cJSON) into r as rank 0 held it (no rank's NCCL
+ * configuration: the document has none): -1 (CF_ERR_FORMAT) naming the field;
+ * release r either way. */
+int cf_gather_doc_from_json(const void *json, struct cf_gather_result *r, cf_error *err);
+/* Every host's label, in order (free the array, not the labels). */
+const char **cf_gather_labels(const struct cf_gather_result *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -39,6 +39,8 @@ struct cf_launch_info {
  * malformed values (err names the variable). */
 int cf_launch_detect(char *const *envp, struct cf_launch_info *out, cf_error *err);
 
+/* The launcher of that name ("srun"), as cf_launch_info holds it; NULL: none such. */
+const char *cf_launch_name(const char *name);
 /* The environment variables of cclforge's own launcher (what its supervisor sets). */
 #define CF_LAUNCH_RANK_ENV "CCLFORGE_RANK"
 #define CF_LAUNCH_WORLD_ENV "CCLFORGE_WORLD_SIZE"

@@ -7,7 +7,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "cclforge/doctor_doc.h"
 #include "cclforge/error.h"
+#include "cclforge/fabric.h"
 #include "cclforge/smoke_matrix.h"
 #include "cclforge/strbuf.h"
 
@@ -15,21 +17,29 @@
 extern "C" {
 #endif
 
-/* Hosts x facts and findings: hosts alike collapsed into groups, each fact that
- * differs with the hosts that have each value (a Slurm hostlist), the minority
- * values marked, findings by severity. docs: one `doctor --gather --json`
- * document (schema cclforge.doctor-gather/1), or the `doctor --json` documents
- * (cclforge.doctor/1) of several hosts, consolidated as the gather does.
- * -1 (CF_ERR_FORMAT) naming the document that is neither. */
-int cf_doctor_hosts_html(const struct cJSON *const *docs, size_t n, struct strbuf *out, cf_error *err);
+/* Hosts x facts and findings (src/report/hosts_page.c): hosts alike
+ * (cf_hosts_alike) in one row, each fact that differs with the hosts that have
+ * each value (a Slurm hostlist), the minority values marked, findings by
+ * severity, the view embedded as cclforge.doctor-hosts/1. Appends to out. */
+void cf_doctor_hosts_html(const struct cf_hosts_view *v, struct strbuf *out);
 
-/* One host's topology: NUMA nodes, root complexes, PCIe switches, GPUs, NICs
- * and NVLink, drawn as SVG, with the GPU x GPU and GPU x NIC matrix of
- * `nvidia-smi topo -m` classes. doc: a `doctor --json` document; its "fabric"
- * section is drawn unless topo_xml (NCCL's topology file, NCCL_TOPO_FILE's
- * format) is given, which then is. -1 when the XML cannot be read (err names
- * the file and the byte) or doc is no doctor document. */
-int cf_doctor_topology_html(const struct cJSON *doc, const char *topo_xml_path, struct strbuf *out, cf_error *err);
+/* One host's topology (src/report/topology_page.c): NUMA nodes, root
+ * complexes, PCIe switches, GPUs, NICs and NVLink, drawn as SVG, with the GPU x
+ * GPU and GPU x NIC matrix of `nvidia-smi topo -m` classes. The host's fabric
+ * (host: its name; NULL "this host") is drawn unless topo_xml_path (NCCL's
+ * topology file, NCCL_TOPO_FILE's format) is given, which then is. -1 when the
+ * XML cannot be read (err names the file and the byte) or there is no fabric
+ * (CF_ERR_FORMAT: a --quick report). */
+int cf_doctor_topology_html(const struct cf_fabric *fabric, const char *host, const char *topo_xml_path,
+                            struct strbuf *out, cf_error *err);
+
+/* doctor's page from saved documents (src/report/doctor_saved.c, for
+ * `cclforge report`): each read by its strict reader, then drawn as the run
+ * that wrote it draws it -- one cclforge.doctor/1 document: its topology;
+ * several: the hosts side by side, consolidated as a gather is; one
+ * cclforge.doctor-gather/1: its hosts. -1 (CF_ERR_FORMAT) naming the document
+ * and the field refused. */
+int cf_doctor_saved_html(const struct cJSON *const *docs, size_t n, struct strbuf *out, cf_error *err);
 
 /* The self-contained HTML report of a smoke document: verdict, bad hosts and
  * their hostlist, the matrix (an overview by host blocks with a drill-down past

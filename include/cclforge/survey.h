@@ -217,6 +217,10 @@ void *cf_survey_to_json(const struct cf_survey *s);
 /* Fills the sections present in `json` (a cJSON object) into s and marks them injected.
  * Unknown keys are ignored; wrong types are a CF_ERR_FORMAT error naming the key. */
 int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err);
+/* A saved report's host facts as written (host.survey_seconds, injected_from,
+ * injected_sections, which become s->injected): after cf_survey_from_json and
+ * cf_survey_check_whole, for a document read to be shown, not injected. */
+int cf_survey_host_from_json(const void *json, struct cf_survey *s, cf_error *err);
 /* Reads a survey (or a doctor --json report) from a file into s (sections present only). */
 int cf_survey_load(const char *path, struct cf_survey *s, cf_error *err);
 /* Writes s as {"schema":"cclforge.survey/1", ...sections} to path (atomically). */

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/doctor.h"
+#include "cclforge/doctor_doc.h"
 #include "cclforge/hostlist.h"
 #include "cclforge/fs.h"
 #include "cclforge/gather.h"
@@ -86,8 +87,9 @@ static const char compare_usage[] =
     "toolkit, C++11 ABI, glibc, each NCCL variable, the net plugin, IB ports, GPUs,\n"
     "kernel, limits) with the hosts on each side, each with the severity it is\n"
     "counted at. Text is silent when all is well. Each report must be a whole\n"
-    "'doctor --json' (host, toolkits, gpus, driver, libtorch, comm_libraries): a\n"
-    "hand-written --survey subset describes no host and is refused.\n"
+    "'doctor --json' (host, toolkits, gpus, driver, libtorch, comm_libraries, its\n"
+    "findings and their summary) or a survey --save wrote: a hand-written --survey\n"
+    "subset describes no host, and a value no report holds is refused, its field named.\n"
     "\n"
     "options:\n"
     "  --json             machine-readable result (schema cclforge.doctor-compare/1)\n"
@@ -96,7 +98,7 @@ static const char compare_usage[] =
     CLI_HELP_COLOR("     ")
     "\n"
     "Exit status: 0 no error-severity finding, 1 an error finding, 2 usage error (fewer\n"
-    "than two reports, or one that cannot be read or is not a host's survey).\n"
+    "than two reports, or one that cannot be read, is not a host's survey or is refused).\n"
     "Example:\n"
     "  cclforge doctor compare node1.json node2.json\n";
 
@@ -291,71 +293,7 @@ static void print_report(const struct cf_survey *s, const struct cf_findings *f)
     print_findings(f);
 }
 
-static cJSON *report_json(const struct cf_survey *s, const struct cf_findings *f)
-{
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "schema", "cclforge.doctor/1");
-    cJSON *sections = cf_survey_to_json(s);
-    for (cJSON *it = sections->child; it;) {
-        cJSON *next = it->next;
-        cJSON_AddItemToObject(doc, it->string, cJSON_DetachItemViaPointer(sections, it));
-        it = next;
-    }
-    cJSON_Delete(sections);
-    cJSON_AddItemToObject(doc, "findings", cf_findings_to_json(f));
-    cJSON *sum = cJSON_AddObjectToObject(doc, "summary");
-    cJSON_AddNumberToObject(sum, "errors", (double)cf_findings_count(f, CF_SEV_ERROR));
-    cJSON_AddNumberToObject(sum, "warnings", (double)cf_findings_count(f, CF_SEV_WARNING));
-    cJSON_AddNumberToObject(sum, "info", (double)cf_findings_count(f, CF_SEV_INFO));
-    return doc;
-}
-
 /* ---- doctor compare ---- */
-
-/* What each host runs, hosts alike in one row (their hostlist and count), in the
- * order first met: 1,024 hosts with one odd one are two rows. */
-static void print_host_table(const struct cf_survey *hosts, const char *const *labels, size_t n)
-{
-    char **row = cf_xcalloc(n + 1, sizeof *row);
-    for (size_t i = 0; i < n; i++) {
-        const struct cf_comm_lib *cl = cf_survey_active_comm(&hosts[i]);
-        const struct cf_libtorch *t = cf_survey_torch(&hosts[i]);
-        char comm[64] = "none";
-        if (cl)
-            snprintf(comm, sizeof comm, "%s %s (%d)", cf_comm_lib_profile(cl)->display, or_dash(cl->version),
-                     cl->version_code);
-        struct strbuf sb = STRBUF_INIT;
-        cf_sb_addf(&sb, "%-22s %-16s", comm, t && t->version ? t->version : "none");
-        struct strvec archs = STRVEC_INIT;
-        cf_survey_gpu_archs(&hosts[i], 1, &archs);
-        for (size_t k = 0; k < archs.n; k++)
-            cf_sb_addf(&sb, " %s", archs.v[k]);
-        cf_sb_adds(&sb, archs.n ? "" : " none");
-        cf_strvec_clear(&archs);
-        row[i] = cf_sb_detach(&sb);
-    }
-    printf("\n%-20s %-22s %-16s %s\n", "host", "comm library", "torch", "GPU archs");
-    const char **alike = cf_xcalloc(n + 1, sizeof *alike);
-    for (size_t i = 0; i < n; i++) {
-        size_t first = 0, k = 0;
-        while (strcmp(row[first], row[i]))
-            first++;
-        if (first < i)
-            continue; /* printed with an earlier host */
-        for (size_t j = i; j < n; j++)
-            if (!strcmp(row[j], row[i]))
-                alike[k++] = labels[j];
-        char *hl = cf_hostlist_of_set(alike, k);
-        char *who = k > 1 ? cf_asprintf("%s (%zu)", hl, k) : cf_strdup(hl);
-        printf("%-20s %s\n", cli_safe(who), cli_safe(row[i])); /* versions from other hosts' documents */
-        free(who);
-        free(hl);
-    }
-    for (size_t i = 0; i < n; i++)
-        free(row[i]);
-    free(alike);
-    free(row);
-}
 
 static int doctor_compare(int argc, char **argv)
 {
@@ -379,68 +317,26 @@ static int doctor_compare(int argc, char **argv)
     size_t n = (size_t)(argc - optind);
     if (n < 2)
         return cli_usage("doctor compare", "give at least two reports (cclforge doctor --json > HOST.json on each host)");
-    struct cf_survey *hosts = cf_xcalloc(n, sizeof *hosts);
-    const char **labels = cf_xcalloc(n, sizeof *labels);
-    int rc = EXIT_FINE;
-    for (size_t i = 0; i < n; i++) {
-        cf_error err = CF_ERROR_INIT;
-        if (cf_survey_load(argv[optind + (int)i], &hosts[i], &err) < 0 ||
-            cf_survey_check_whole(&hosts[i], argv[optind + (int)i], &err) < 0) {
-            rc = cli_fail("doctor compare", &err);
-            for (size_t k = 0; k <= i; k++)
-                cf_survey_release(&hosts[k]);
-            free(hosts);
-            free(labels);
-            return rc == EXIT_PROBLEMS ? EXIT_USAGE : rc;
-        }
-        /* Two reports from one host name still need telling apart. */
-        labels[i] = hosts[i].hostname ? hosts[i].hostname : argv[optind + (int)i];
-        for (size_t k = 0; k < i; k++)
-            if (!strcmp(labels[k], labels[i]))
-                labels[i] = argv[optind + (int)i];
+    struct cf_compare cmp;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_compare_run(argv + optind, n, &cmp, &err) < 0) {
+        cf_compare_release(&cmp);
+        int rc = cli_fail("doctor compare", &err);
+        return rc == EXIT_PROBLEMS ? EXIT_USAGE : rc;
     }
-    struct cf_consolidated cons;
-    cf_doctor_consolidate(hosts, labels, NULL, n, &cons);
-    struct cf_findings f = cons.findings;
-    if (json) {
-        cJSON *doc = cJSON_CreateObject();
-        cJSON_AddStringToObject(doc, "schema", "cclforge.doctor-compare/1");
-        cJSON *arr = cJSON_AddArrayToObject(doc, "hosts");
-        for (size_t i = 0; i < n; i++) {
-            cJSON *h = cJSON_CreateObject();
-            const struct cf_comm_lib *cl = cf_survey_active_comm(&hosts[i]);
-            const struct cf_libtorch *t = cf_survey_torch(&hosts[i]);
-            cJSON_AddStringToObject(h, "label", labels[i]);
-            cJSON_AddStringToObject(h, "file", argv[optind + (int)i]);
-            if (cl && cl->version)
-                cJSON_AddStringToObject(h, "comm", cf_comm_lib_profile(cl)->kind);
-            else
-                cJSON_AddNullToObject(h, "comm");
-            cJSON_AddNumberToObject(h, "comm_version_code", cl ? cl->version_code : 0);
-            if (t && t->version)
-                cJSON_AddStringToObject(h, "torch_version", t->version);
-            else
-                cJSON_AddNullToObject(h, "torch_version");
-            struct strvec archs = STRVEC_INIT;
-            cf_survey_gpu_archs(&hosts[i], 1, &archs);
-            cJSON *ga = cJSON_AddArrayToObject(h, "gpu_archs");
-            for (size_t k = 0; k < archs.n; k++)
-                cJSON_AddItemToArray(ga, cJSON_CreateString(archs.v[k]));
-            cf_strvec_clear(&archs);
-            cJSON_AddItemToArray(arr, h);
-        }
-        cf_consolidated_to_json(&cons, doc);
-        cli_print_json(doc);
-    } else if (cons.reason || verbose) {
-        doctor_print_consolidated(&cons, labels, n, verbose);
-        print_host_table(hosts, labels, n);
+    if (json)
+        cli_print_json(cf_compare_to_json(&cmp));
+    else if (cmp.cons.reason || verbose) {
+        doctor_print_consolidated(&cmp.cons, cmp.labels, n, verbose);
+        const struct cf_survey **surveys = cf_xcalloc(n, sizeof *surveys);
+        for (size_t i = 0; i < n; i++)
+            surveys[i] = &cmp.docs[i].survey;
+        struct cf_hosts_view v = { cmp.labels, n, &cmp.cons, NULL };
+        doctor_print_host_table(&v, surveys);
+        free(surveys);
     }
-    rc = cf_findings_worst(&f) == CF_SEV_ERROR ? EXIT_PROBLEMS : EXIT_FINE;
-    cf_consolidated_release(&cons);
-    for (size_t i = 0; i < n; i++)
-        cf_survey_release(&hosts[i]);
-    free(hosts);
-    free(labels);
+    int rc = cf_findings_worst(&cmp.cons.findings) == CF_SEV_ERROR ? EXIT_PROBLEMS : EXIT_FINE;
+    cf_compare_release(&cmp);
     return rc;
 }
 
@@ -481,7 +377,7 @@ static int make_blob(void *ctx, int host_leader, struct strbuf *out, cf_error *e
     struct cf_findings f = CF_FINDINGS_INIT;
     if (host_leader)
         cf_doctor_diagnose(&s, &f);
-    cJSON *doc = report_json(&s, &f);
+    cJSON *doc = cf_doctor_doc_to_json(&s, &f);
     char *text = cJSON_PrintUnformatted(doc);
     cf_sb_adds(out, text);
     free(text);
@@ -513,14 +409,11 @@ static int doctor_gather(int argc, char **argv, const struct cf_survey_opts *opt
         cf_gather_result_release(&r);
         return rc;
     }
-    cJSON *doc = doctor_gather_json(&r);
-    int report_rc = report ? doctor_write_hosts(report, (const cJSON *const *)&doc, 1, 0, &err) : 0;
+    int report_rc = report ? doctor_write_gather(report, &r, 0, &err) : 0;
     if (json)
-        cli_print_json(doc);
-    else {
-        cJSON_Delete(doc);
+        cli_print_json(cf_gather_doc_to_json(&r));
+    else
         doctor_print_gather(&r, verbose);
-    }
     rc = r.report.findings.n && cf_findings_worst(&r.report.findings) == CF_SEV_ERROR ? EXIT_PROBLEMS : EXIT_FINE;
     if (report_rc < 0)
         rc = cli_fail("doctor", &err);
@@ -611,14 +504,12 @@ int cmd_doctor(int argc, char **argv)
     int report_rc = 0;
     if (report) {
         const char *why = NULL, *xml = doctor_topo_file(topo_file, &why);
-        cJSON *doc = report_json(&s, &f);
-        report_rc = doctor_write_topology(report, doc, xml, quick, &err);
+        report_rc = doctor_write_topology(report, &s, xml, quick, &err);
         if (report_rc < 0 && why)
             cf_error_prefix(&err, "%s", why);
-        cJSON_Delete(doc);
     }
     if (json)
-        cli_print_json(report_json(&s, &f));
+        cli_print_json(cf_doctor_doc_to_json(&s, &f));
     else if (quick)
         print_quick(&f);
     else

@@ -80,9 +80,8 @@ static int make_report(char **paths, cJSON **docs, struct strbuf *texts, size_t 
     cf_error err = CF_ERROR_INIT;
     if (kind == 0)
         rc = cli_smoke_report_write("report", docs[0], texts[0].buf, paths[0], out);
-    else if ((kind == 1 && n == 1 ? doctor_write_topology(out, docs[0], NULL, 1, &err)
-                                  : doctor_write_hosts(out, (const cJSON *const *)docs, n, 1, &err)) < 0)
-        /* a document that is no host's survey is the user's to fix, as doctor compare says */
+    else if (doctor_write_saved(out, (const cJSON *const *)docs, n, 1, &err) < 0)
+        /* a document the strict reader refuses is the user's to fix, as doctor compare says */
         rc = err.kind == CF_ERR_FORMAT ? (cli_fail("report", &err), EXIT_USAGE) : cli_fail("report", &err);
     else
         rc = EXIT_FINE;

@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "cclforge/fabric.h"
 #include "cclforge/hostlist.h"
 #include "cclforge/ncclconf.h"
@@ -150,57 +148,51 @@ void doctor_print_consolidated(const struct cf_consolidated *c, const char *cons
         printf("  %s: %s\n", cli_safe(c->shared[i].label), cli_safe(c->shared[i].value));
 }
 
-void doctor_print_gather(const struct cf_gather_result *r, int verbose)
+/* What each host runs, hosts alike (cf_hosts_alike) in one row with their
+ * hostlist and count: 1,024 hosts with one odd one are two rows. */
+void doctor_print_host_table(const struct cf_hosts_view *v, const struct cf_survey *const *surveys)
 {
-    const char **labels = cf_xcalloc(r->n_hosts ? r->n_hosts : 1, sizeof *labels);
-    for (size_t i = 0; i < r->n_hosts; i++)
-        labels[i] = r->hosts[i].label;
-    doctor_print_consolidated(&r->report, labels, r->n_hosts, verbose);
-    if (r->report.reason || verbose)
-        printf("  (%d rank%s under %s, rank 0 at %s)\n", r->world, r->world == 1 ? "" : "s",
-               or_what(r->launcher), cli_safe(r->where));
-    free(labels);
+    struct cf_alike_rows rows;
+    cf_hosts_alike(v, &rows);
+    printf("\n%-20s %-22s %-16s %s\n", "host", "comm library", "torch", "GPU archs");
+    const char **names = cf_xcalloc(v->n + 1, sizeof *names);
+    for (size_t r = 0; r < rows.n; r++) {
+        size_t k = rows.v[r].n_hosts;
+        for (size_t i = 0; i < k; i++)
+            names[i] = v->labels[rows.v[r].hosts[i]];
+        char *hl = cf_hostlist_of_set(names, k);
+        char *who = k > 1 ? cf_asprintf("%s (%zu)", hl, k) : cf_strdup(hl);
+        struct strbuf comm = STRBUF_INIT, torch = STRBUF_INIT, archs = STRBUF_INIT;
+        const struct cf_survey *s = surveys[rows.v[r].hosts[0]];
+        if (s)
+            cf_compare_host_row(s, &comm, &torch, &archs);
+        char *row = s ? cf_asprintf("%-22s %-16s %s", cf_sb_str(&comm), cf_sb_str(&torch), cf_sb_str(&archs))
+                      : cf_strdup("(no survey)");
+        printf("%-20s %s\n", cli_safe(who), cli_safe(row)); /* versions from other hosts' documents */
+        free(row);
+        cf_sb_release(&comm);
+        cf_sb_release(&torch);
+        cf_sb_release(&archs);
+        free(who);
+        free(hl);
+    }
+    free(names);
+    cf_alike_rows_release(&rows);
 }
 
-cJSON *doctor_gather_json(const struct cf_gather_result *r)
+void doctor_print_gather(const struct cf_gather_result *r, int verbose)
 {
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "schema", "cclforge.doctor-gather/1");
-    cJSON_AddStringToObject(doc, "launcher", r->launcher ? r->launcher : "");
-    cJSON_AddNumberToObject(doc, "world", r->world);
-    cJSON_AddStringToObject(doc, "rank0", r->where);
-    cJSON *hosts = cJSON_AddArrayToObject(doc, "hosts");
-    for (size_t i = 0; i < r->n_hosts; i++) {
-        cJSON *h = cJSON_CreateObject();
-        cJSON_AddStringToObject(h, "label", r->hosts[i].label);
-        cJSON *ranks = cJSON_AddArrayToObject(h, "ranks");
-        for (size_t k = 0; k < r->hosts[i].ranks.n; k++)
-            cJSON_AddItemToArray(ranks, cJSON_CreateNumber(atoi(r->hosts[i].ranks.v[k])));
-        cJSON_AddBoolToObject(h, "surveyed", r->hosts[i].surveyed);
-        if (r->hosts[i].surveyed) {
-            cJSON *sv = cf_survey_to_json(&r->surveys[i]);
-            cJSON_AddItemToObject(sv, "findings", cf_findings_to_json(&r->per_host[i]));
-            cJSON_AddItemToObject(h, "report", sv);
-        }
-        cJSON_AddItemToArray(hosts, h);
+    const char **labels = cf_gather_labels(r);
+    doctor_print_consolidated(&r->report, labels, r->n_hosts, verbose);
+    if (r->report.reason || verbose) {
+        printf("  (%d rank%s under %s, rank 0 at %s)\n", r->world, r->world == 1 ? "" : "s",
+               or_what(r->launcher), cli_safe(r->where));
+        const struct cf_survey **surveys = cf_xcalloc(r->n_hosts + 1, sizeof *surveys);
+        for (size_t i = 0; i < r->n_hosts; i++)
+            surveys[i] = r->hosts[i].surveyed ? &r->surveys[i] : NULL;
+        struct cf_hosts_view v = { labels, r->n_hosts, &r->report, &r->missing };
+        doctor_print_host_table(&v, surveys);
+        free(surveys);
     }
-    cJSON *missing = cJSON_AddArrayToObject(doc, "missing");
-    for (size_t i = 0; i < r->missing.n; i++)
-        cJSON_AddItemToArray(missing, cJSON_CreateString(r->missing.v[i]));
-    cJSON *strays = cJSON_AddObjectToObject(doc, "strays");
-    cJSON_AddNumberToObject(strays, "count", (double)r->strays.count);
-    cJSON *kinds = cJSON_AddObjectToObject(strays, "kinds");
-    for (int k = 0; k < CF_STRAY_KINDS; k++)
-        if (r->strays.kind[k])
-            cJSON_AddNumberToObject(kinds, cf_launch_stray_kind_name(k), (double)r->strays.kind[k]);
-    cJSON *addrs = cJSON_AddArrayToObject(strays, "addresses");
-    for (size_t i = 0; i < r->strays.n_addrs; i++) {
-        cJSON *a = cJSON_CreateObject();
-        cJSON_AddStringToObject(a, "addr", r->strays.addrs[i].addr);
-        cJSON_AddNumberToObject(a, "count", (double)r->strays.addrs[i].count);
-        cJSON_AddItemToArray(addrs, a);
-    }
-    cJSON_AddNumberToObject(strays, "unlisted", (double)r->strays.unlisted);
-    cf_consolidated_to_json(&r->report, doc);
-    return doc;
+    free(labels);
 }

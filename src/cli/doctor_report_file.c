@@ -5,7 +5,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "cclforge/doctor_report.h"
+#include "cclforge/gather.h"
 #include "cclforge/report.h"
 #include "cclforge/fs.h"
 #include "cli/cli.h"
@@ -36,10 +36,10 @@ const char *doctor_topo_file(const char *given, const char **why)
     return NULL;
 }
 
-int doctor_write_topology(const char *path, const cJSON *doc, const char *topo_file, int quiet, cf_error *err)
+int doctor_write_topology(const char *path, const struct cf_survey *s, const char *topo_file, int quiet, cf_error *err)
 {
     struct strbuf html = STRBUF_INIT;
-    int rc = cf_doctor_topology_html(doc, topo_file, &html, err);
+    int rc = cf_doctor_topology_html(s->fabric, s->hostname, topo_file, &html, err);
     if (rc < 0 && topo_file)
         err->kind = CF_ERR_USAGE; /* the file the user named cannot be drawn */
     if (rc == 0)
@@ -48,10 +48,22 @@ int doctor_write_topology(const char *path, const cJSON *doc, const char *topo_f
     return rc;
 }
 
-int doctor_write_hosts(const char *path, const cJSON *const *docs, size_t n, int quiet, cf_error *err)
+int doctor_write_gather(const char *path, const struct cf_gather_result *r, int quiet, cf_error *err)
 {
     struct strbuf html = STRBUF_INIT;
-    int rc = cf_doctor_hosts_html(docs, n, &html, err);
+    const char **labels = cf_gather_labels(r);
+    struct cf_hosts_view v = { labels, r->n_hosts, &r->report, &r->missing };
+    cf_doctor_hosts_html(&v, &html);
+    free(labels);
+    int rc = write_report(path, &html, quiet, err);
+    cf_sb_release(&html);
+    return rc;
+}
+
+int doctor_write_saved(const char *path, const cJSON *const *docs, size_t n, int quiet, cf_error *err)
+{
+    struct strbuf html = STRBUF_INIT;
+    int rc = cf_doctor_saved_html(docs, n, &html, err);
     if (rc == 0)
         rc = write_report(path, &html, quiet, err);
     cf_sb_release(&html);

@@ -9,6 +9,7 @@
 
 #include "cclforge/doctor.h"
 #include "cclforge/json.h"
+#include "cclforge/sorted_names.h"
 #include "doctor/doctor_internal.h"
 
 #define NAMED_HOSTS 4 /* a minority group lists this many names, then "+N more" */
@@ -213,16 +214,130 @@ void cf_consolidated_to_json(const struct cf_consolidated *c, void *obj)
     cf_json_put_str(o, "reason", c->reason);
 }
 
-void cf_findings_from_json(const void *array, struct cf_findings *out)
+/* ---- the strict reader of what cf_consolidated_to_json wrote ---- */
+
+static int bad(cf_error *err, const char *what, const char *field, size_t i, const char *why)
 {
-    const cJSON *it;
-    cJSON_ArrayForEach(it, (const cJSON *)array)
-    {
-        enum cf_severity s = cf_severity_from_name(cf_json_str(it, "severity"));
-        const char *id = cf_json_str(it, "id");
-        const char *subject = cf_json_str(it, "subject");
-        const char *why = cf_json_str(it, "why");
-        const char *remedy = cf_json_str(it, "remedy");
-        cf_findings_add(out, s, id ? id : "?", subject ? subject : "", remedy, "%s", why ? why : "");
+    return cf_error_set(err, CF_ERR_FORMAT, "%s[%zu].%s %s", what, i, field, why);
+}
+
+static int read_str(const cJSON *o, const char *what, size_t i, const char *field, char **out, cf_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, field);
+    if (!cJSON_IsString(v))
+        return bad(err, what, field, i, v ? "is not a string" : "is missing");
+    *out = cf_strdup(v->valuestring);
+    return 0;
+}
+
+/* a count the document states: a whole number no larger than max */
+static int read_count(const cJSON *o, const char *field, size_t max, size_t *out, cf_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, field);
+    if (!cJSON_IsNumber(v))
+        return cf_error_set(err, CF_ERR_FORMAT, "summary.%s is %s, not a number", field, v ? "of another type" : "missing");
+    if (!(v->valuedouble >= 0 && v->valuedouble <= (double)max && v->valuedouble == (double)(size_t)v->valuedouble))
+        return cf_error_set(err, CF_ERR_FORMAT, "summary.%s is %g: not a whole number from 0 to %zu", field,
+                            v->valuedouble, max);
+    *out = (size_t)v->valuedouble;
+    return 0;
+}
+
+static const cJSON *array_of(const cJSON *o, const char *key, cf_error *err)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsArray(a))
+        cf_error_set(err, CF_ERR_FORMAT, "\"%s\" is %s, not an array", key, a ? "of another type" : "missing");
+    return cJSON_IsArray(a) ? a : NULL;
+}
+
+static int read_shared(const cJSON *a, struct cf_consolidated *c, cf_error *err)
+{
+    c->shared = cf_xcalloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *c->shared);
+    for (const cJSON *it = a->child; it; it = it->next, c->n_shared++) {
+        struct cf_host_fact *f = &c->shared[c->n_shared];
+        if (read_str(it, "shared", c->n_shared, "label", &f->label, err) < 0 ||
+            read_str(it, "shared", c->n_shared, "value", &f->value, err) < 0) {
+            c->n_shared++; /* released with the others */
+            return -1;
+        }
     }
+    return 0;
+}
+
+static int read_groups(const cJSON *d, size_t i, struct cf_fact_diff *x, const struct cf_sorted_names *hosts,
+                       cf_error *err)
+{
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(d, "groups");
+    if (!cJSON_IsArray(groups) || !cJSON_GetArraySize(groups))
+        return bad(err, "differences", "groups", i, groups ? "is not an array of at least one group" : "is missing");
+    x->groups = cf_xcalloc((size_t)cJSON_GetArraySize(groups), sizeof *x->groups);
+    for (const cJSON *g = groups->child; g; g = g->next) {
+        struct cf_host_group *hg = &x->groups[x->n_groups++];
+        const char *value = cf_json_str(g, "value");
+        if (!value)
+            return bad(err, "differences", "groups[].value", i, "is not a string");
+        hg->value = cf_strdup(value);
+        if (cf_json_get_strvec(g, "hosts", &hg->hosts) != 1 || !hg->hosts.n)
+            return bad(err, "differences", "groups[].hosts", i, "is not an array of host names");
+        for (size_t k = 0; k < hg->hosts.n; k++)
+            if (cf_sorted_names_find(hosts, hg->hosts.v[k], strlen(hg->hosts.v[k])) < 0)
+                return cf_error_set(err, CF_ERR_FORMAT, "differences[%zu].groups[].hosts names '%s', no host of the "
+                                    "document", i, hg->hosts.v[k]);
+    }
+    return 0;
+}
+
+static int read_diffs(const cJSON *a, struct cf_consolidated *c, const struct cf_sorted_names *hosts, cf_error *err)
+{
+    c->diffs = cf_xcalloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *c->diffs);
+    for (const cJSON *it = a->child; it; it = it->next) {
+        size_t i = c->n_diffs++;
+        struct cf_fact_diff *x = &c->diffs[i];
+        if (read_str(it, "differences", i, "label", &x->label, err) < 0 ||
+            read_str(it, "differences", i, "summary", &x->summary, err) < 0)
+            return -1;
+        if (cf_severity_parse(cf_json_str(it, "severity"), &x->sev) < 0)
+            return bad(err, "differences", "severity", i, "is not info, warning or error");
+        if (read_groups(it, i, x, hosts, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int cf_consolidated_from_json(const void *obj, const char *const *labels, size_t n_labels, struct cf_consolidated *c,
+                              cf_error *err)
+{
+    const cJSON *o = obj;
+    memset(c, 0, sizeof *c);
+    const cJSON *shared, *diffs, *sum = cJSON_GetObjectItemCaseSensitive(o, "summary"),
+                                 *reason = cJSON_GetObjectItemCaseSensitive(o, "reason");
+    size_t counts[4], want[4];
+    struct cf_sorted_names hosts;
+    cf_sorted_names_build(&hosts, labels, n_labels, NULL);
+    int rc = !(shared = array_of(o, "shared", err)) || read_shared(shared, c, err) < 0 ||
+             !(diffs = array_of(o, "differences", err)) || read_diffs(diffs, c, &hosts, err) < 0 ||
+             cf_findings_from_json(cJSON_GetObjectItemCaseSensitive(o, "findings"), "findings", &c->findings, err) < 0;
+    cf_sorted_names_release(&hosts);
+    if (rc)
+        return -1;
+    if (!cJSON_IsObject(sum))
+        return cf_error_set(err, CF_ERR_FORMAT, "\"summary\" is %s, not an object", sum ? "of another type" : "missing");
+    if (!reason || !(cJSON_IsString(reason) || cJSON_IsNull(reason)))
+        return cf_error_set(err, CF_ERR_FORMAT, "\"reason\" is %s, not a string or null", reason ? "of another type" : "missing");
+    static const char *const keys[] = { "hosts", "errors", "warnings", "differences" };
+    want[0] = n_labels;
+    want[1] = cf_findings_count(&c->findings, CF_SEV_ERROR);
+    want[2] = cf_findings_count(&c->findings, CF_SEV_WARNING);
+    want[3] = c->n_diffs;
+    for (size_t i = 0; i < 4; i++) {
+        if (read_count(sum, keys[i], want[i], &counts[i], err) < 0)
+            return -1;
+        if (i && counts[i] != want[i])
+            return cf_error_set(err, CF_ERR_FORMAT, "summary.%s is %zu, but the document holds %zu", keys[i],
+                                counts[i], want[i]);
+    }
+    c->n_hosts = counts[0];
+    c->reason = cJSON_IsString(reason) ? cf_strdup(reason->valuestring) : NULL;
+    return 0;
 }

@@ -6,36 +6,8 @@
 #include <string.h>
 
 #include "cclforge/doctor.h"
+#include "cclforge/sorted_names.h"
 #include "cclforge/strbuf.h"
-
-struct named {
-    const char *label;
-    size_t ix;
-};
-
-static int by_label(const void *a, const void *b)
-{
-    return strcmp(((const struct named *)a)->label, ((const struct named *)b)->label);
-}
-
-/* the index of the label that is exactly s[0..len), or -1 */
-static long find_label(const struct named *sorted, size_t n, const char *s, size_t len)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int c = strncmp(sorted[mid].label, s, len);
-        if (!c && sorted[mid].label[len])
-            c = 1; /* the label is longer: after s */
-        if (!c)
-            return (long)sorted[mid].ix;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
-}
 
 struct entry {
     size_t i;            /* the finding's index */
@@ -98,17 +70,13 @@ void cf_findings_group(const struct cf_findings *f, const char *const *labels, s
 {
     out->v = NULL;
     out->n = 0;
-    struct named *sorted = cf_xcalloc(n_labels + 1, sizeof *sorted);
-    size_t ns = 0;
-    for (size_t i = 0; i < n_labels; i++)
-        if (labels[i])
-            sorted[ns++] = (struct named){ labels[i], i };
-    qsort(sorted, ns, sizeof *sorted, by_label);
+    struct cf_sorted_names sorted;
+    cf_sorted_names_build(&sorted, labels, n_labels, NULL);
     struct entry *e = cf_xcalloc(f->n + 1, sizeof *e);
     for (size_t i = 0; i < f->n; i++) {
         const char *subject = f->v[i].subject ? f->v[i].subject : "";
         const char *colon = strstr(subject, ": ");
-        long h = colon ? find_label(sorted, ns, subject, (size_t)(colon - subject)) : -1;
+        long h = colon ? cf_sorted_names_find(&sorted, subject, (size_t)(colon - subject)) : -1;
         e[i] = (struct entry){ i, h, h >= 0 ? colon + 2 : subject, &f->v[i] };
     }
     qsort(e, f->n, sizeof *e, by_meaning);
@@ -127,7 +95,7 @@ void cf_findings_group(const struct cf_findings *f, const char *const *labels, s
     /* the order of the findings: a group's first finding is its earliest (ties sort by index) */
     qsort(out->v, out->n, sizeof *out->v, by_first);
     free(e);
-    free(sorted);
+    cf_sorted_names_release(&sorted);
 }
 
 void cf_finding_groups_release(struct cf_finding_groups *g)

@@ -94,12 +94,13 @@ static void take_blob(struct cf_gather_result *r, int rank, const unsigned char 
     }
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "leader")) && !r->hosts[h].surveyed) {
         cf_error err = CF_ERROR_INIT;
-        if (cf_survey_from_json(doc, &r->surveys[h], &err) == 0) {
+        if (cf_survey_from_json(doc, &r->surveys[h], &err) == 0 &&
+            cf_findings_from_json(cJSON_GetObjectItemCaseSensitive(doc, "findings"), "findings", &r->per_host[h],
+                                  &err) == 0) {
             r->hosts[h].surveyed = 1;
-            const cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "findings");
-            if (cJSON_IsArray(f))
-                cf_findings_from_json(f, &r->per_host[h]);
         } else {
+            cf_survey_release(&r->surveys[h]);
+            cf_findings_release(&r->per_host[h]);
             cf_strvec_pushf(&r->missing, "rank %d on %s (its report does not load: %s)", rank, host,
                             cf_error_message(&err));
         }

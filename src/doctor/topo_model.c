@@ -1,13 +1,17 @@
 /* One host's topology as a tree of NUMA nodes, root complexes, switches, GPUs
  * and NICs with NVLink bonds and the pair classes of `nvidia-smi topo -m`,
- * filled from a survey's fabric or from NCCL's topology XML
+ * filled from a survey's fabric or from NCCL's topology XML, and written as the
+ * cclforge.doctor-topology/1 model a page embeds
  * (cclforge/doctor_report.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include <cjson/cJSON.h>
+
 #include "cclforge/doctor_report.h"
+#include "cclforge/json.h"
 #include "cclforge/ncclconf.h"
 
 enum { MAX_NODES = 512, MAX_LINKS = 4096, MAX_DEPTH = 1024 }; /* the class matrix is MAX_NODES squared */
@@ -410,4 +414,55 @@ void cf_topo_release(struct cf_topo *t)
     free(t->source);
     cf_strvec_clear(&t->notes);
     memset(t, 0, sizeof *t);
+}
+
+static const char *const kind_names[] = { [CF_TOPO_NUMA] = "numa", [CF_TOPO_ROOT] = "root", [CF_TOPO_SWITCH] = "switch",
+                                         [CF_TOPO_GPU] = "gpu", [CF_TOPO_NIC] = "nic", [CF_TOPO_NVSWITCH] = "nvswitch",
+                                         [CF_TOPO_NETIF] = "netif" };
+
+const char *cf_topo_kind_name(enum cf_topo_kind k)
+{
+    return (unsigned)k < sizeof kind_names / sizeof *kind_names ? kind_names[k] : "?";
+}
+
+void *cf_topo_to_json(const struct cf_topo *t, const char *host)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", "cclforge.doctor-topology/1");
+    cf_json_put_str(o, "host", host);
+    cf_json_put_str(o, "source", t->source);
+    cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        const struct cf_topo_node *n = &t->nodes[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "kind", kind_names[n->kind]);
+        cJSON_AddStringToObject(x, "id", n->id);
+        cJSON_AddStringToObject(x, "label", n->label);
+        cf_json_put_str(x, "detail", n->detail);
+        if (n->parent >= 0)
+            cJSON_AddStringToObject(x, "parent", t->nodes[n->parent].id);
+        cJSON_AddNumberToObject(x, "numa", n->numa);
+        cJSON_AddItemToArray(nodes, x);
+    }
+    cJSON *links = cJSON_AddArrayToObject(o, "links");
+    for (size_t i = 0; i < t->n_links; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "a", t->nodes[t->links[i].a].id);
+        cJSON_AddStringToObject(x, "b", t->nodes[t->links[i].b].id);
+        cJSON_AddStringToObject(x, "type", t->links[i].type);
+        cJSON_AddNumberToObject(x, "count", t->links[i].count);
+        cJSON_AddItemToArray(links, x);
+    }
+    cJSON *m = cJSON_AddArrayToObject(o, "classes");
+    for (size_t a = 0; a < t->n_nodes; a++)
+        for (size_t b = 0; b < t->n_nodes; b++)
+            if (a != b && t->cls[a * t->n_nodes + b] && t->nodes[a].kind == CF_TOPO_GPU) {
+                cJSON *x = cJSON_CreateObject();
+                cJSON_AddStringToObject(x, "a", t->nodes[a].label);
+                cJSON_AddStringToObject(x, "b", t->nodes[b].label);
+                cJSON_AddStringToObject(x, "class", t->cls[a * t->n_nodes + b]);
+                cJSON_AddItemToArray(m, x);
+            }
+    cf_json_put_strvec(o, "notes", &t->notes);
+    return o;
 }

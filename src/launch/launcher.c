@@ -77,6 +77,14 @@ static int read_port(char *const *envp, const struct launcher_vars *l, struct cf
     return 0;
 }
 
+const char *cf_launch_name(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof launchers / sizeof launchers[0]; i++)
+        if (!strcmp(name, launchers[i].launcher))
+            return launchers[i].launcher;
+    return NULL;
+}
+
 int cf_launch_detect(char *const *envp, struct cf_launch_info *out, cf_error *err)
 {
     memset(out, 0, sizeof *out);

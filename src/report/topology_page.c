@@ -1,4 +1,4 @@
-/* One host's topology as HTML (cclforge/doctor_report.h): the tree drawn in
+/* One host's topology as HTML (cclforge/report.h): the tree drawn in
  * SVG, the GPU x GPU and GPU x NIC classes as `nvidia-smi topo -m` names them,
  * and the model embedded as JSON. Every element carries data attributes so a
  * test (or a tool) reads the picture back. */
@@ -12,15 +12,9 @@
 #include "cclforge/report.h"
 #include "cclforge/fs.h"
 #include "cclforge/html.h"
-#include "cclforge/json.h"
-#include "cclforge/survey.h"
 #include "report/assets.h"
 
 enum { BW = 116, BH = 46, SLOT = 128, ROW = 86, MARGIN = 20, MAX_XML = 16 << 20 };
-
-static const char *const kind_name[] = { [CF_TOPO_NUMA] = "numa", [CF_TOPO_ROOT] = "root", [CF_TOPO_SWITCH] = "switch",
-                                         [CF_TOPO_GPU] = "gpu", [CF_TOPO_NIC] = "nic", [CF_TOPO_NVSWITCH] = "nvswitch",
-                                         [CF_TOPO_NETIF] = "netif" };
 
 /* the legend of `nvidia-smi topo -m`, nearest first; t places each on the colour scale */
 static const struct {
@@ -102,7 +96,7 @@ static void node_box(struct strbuf *out, const struct cf_topo *t, const struct l
     const char *fill, *stroke, *ink;
     kind_colours(n->kind, &fill, &stroke, &ink);
     double x = L->x[i] - BW / 2.0, y = MARGIN + L->depth[i] * ROW;
-    cf_sb_addf(out, "<g data-kind=\"%s\" data-id=\"", kind_name[n->kind]);
+    cf_sb_addf(out, "<g data-kind=\"%s\" data-id=\"", cf_topo_kind_name(n->kind));
     cf_html_text(out, n->id);
     cf_sb_adds(out, "\" data-label=\"");
     cf_html_text(out, n->label);
@@ -264,9 +258,9 @@ static void devices(struct strbuf *out, const struct cf_topo *t)
         const struct cf_topo_node *n = &t->nodes[i];
         if (n->kind == CF_TOPO_NUMA || n->kind == CF_TOPO_ROOT)
             continue;
-        cf_sb_addf(out, "<tr data-kind=\"%s\"><td>", kind_name[n->kind]);
+        cf_sb_addf(out, "<tr data-kind=\"%s\"><td>", cf_topo_kind_name(n->kind));
         cf_html_text(out, n->label);
-        cf_sb_addf(out, "</td><td>%s</td><td class=\"mono\">", kind_name[n->kind]);
+        cf_sb_addf(out, "</td><td>%s</td><td class=\"mono\">", cf_topo_kind_name(n->kind));
         cf_html_text(out, n->id);
         cf_sb_addf(out, n->numa >= 0 ? "</td><td>%d</td><td>" : "</td><td>?</td><td>", n->numa);
         cf_html_text(out, n->detail);
@@ -275,63 +269,9 @@ static void devices(struct strbuf *out, const struct cf_topo *t)
     cf_sb_adds(out, "</table>\n");
 }
 
-static cJSON *model_json(const struct cf_topo *t, const char *host)
+int cf_doctor_topology_html(const struct cf_fabric *fabric, const char *host, const char *topo_xml_path,
+                            struct strbuf *out, cf_error *err)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "schema", "cclforge.doctor-topology/1");
-    cf_json_put_str(o, "host", host);
-    cf_json_put_str(o, "source", t->source);
-    cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
-    for (size_t i = 0; i < t->n_nodes; i++) {
-        const struct cf_topo_node *n = &t->nodes[i];
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "kind", kind_name[n->kind]);
-        cJSON_AddStringToObject(x, "id", n->id);
-        cJSON_AddStringToObject(x, "label", n->label);
-        cf_json_put_str(x, "detail", n->detail);
-        if (n->parent >= 0)
-            cJSON_AddStringToObject(x, "parent", t->nodes[n->parent].id);
-        cJSON_AddNumberToObject(x, "numa", n->numa);
-        cJSON_AddItemToArray(nodes, x);
-    }
-    cJSON *links = cJSON_AddArrayToObject(o, "links");
-    for (size_t i = 0; i < t->n_links; i++) {
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "a", t->nodes[t->links[i].a].id);
-        cJSON_AddStringToObject(x, "b", t->nodes[t->links[i].b].id);
-        cJSON_AddStringToObject(x, "type", t->links[i].type);
-        cJSON_AddNumberToObject(x, "count", t->links[i].count);
-        cJSON_AddItemToArray(links, x);
-    }
-    cJSON *m = cJSON_AddArrayToObject(o, "classes");
-    for (size_t a = 0; a < t->n_nodes; a++)
-        for (size_t b = 0; b < t->n_nodes; b++)
-            if (a != b && t->cls[a * t->n_nodes + b] && t->nodes[a].kind == CF_TOPO_GPU) {
-                cJSON *x = cJSON_CreateObject();
-                cJSON_AddStringToObject(x, "a", t->nodes[a].label);
-                cJSON_AddStringToObject(x, "b", t->nodes[b].label);
-                cJSON_AddStringToObject(x, "class", t->cls[a * t->n_nodes + b]);
-                cJSON_AddItemToArray(m, x);
-            }
-    cf_json_put_strvec(o, "notes", &t->notes);
-    return o;
-}
-
-int cf_doctor_topology_html(const struct cJSON *doc, const char *topo_xml_path, struct strbuf *out, cf_error *err)
-{
-    const char *schema = cf_json_str(doc, "schema");
-    if (!schema || strcmp(schema, "cclforge.doctor/1"))
-        return cf_error_set(err, CF_ERR_FORMAT, "not a doctor report (schema %s, wanted cclforge.doctor/1): make one "
-                            "with cclforge doctor --json", schema ? schema : "missing");
-    struct cf_survey whole;
-    memset(&whole, 0, sizeof whole); /* released whatever the reader got to */
-    int rc = cf_survey_from_json(doc, &whole, err);
-    if (rc == 0)
-        rc = cf_survey_check_whole(&whole, "the report", err);
-    cf_survey_release(&whole);
-    if (rc < 0)
-        return -1;
-    const char *host = cf_json_str(cJSON_GetObjectItemCaseSensitive(doc, "host"), "hostname");
     struct cf_topo t;
     if (topo_xml_path) {
         struct strbuf text = STRBUF_INIT;
@@ -343,17 +283,10 @@ int cf_doctor_topology_html(const struct cJSON *doc, const char *topo_xml_path, 
         cf_sb_release(&text);
         t.source = cf_asprintf("NCCL's topology XML %s", topo_xml_path);
     } else {
-        struct cf_fabric f;
-        const cJSON *fj = cJSON_GetObjectItemCaseSensitive(doc, "fabric");
-        if (!cJSON_IsObject(fj))
+        if (!fabric)
             return cf_error_set(err, CF_ERR_FORMAT, "the report has no fabric section: run cclforge doctor without "
                                 "--quick, or give NCCL's topology XML");
-        if (cf_fabric_from_json(fj, &f, err) < 0) {
-            cf_fabric_release(&f); /* what was read before the error */
-            return cf_error_prefix(err, "the report's fabric");
-        }
-        cf_topo_from_fabric(&f, &t);
-        cf_fabric_release(&f);
+        cf_topo_from_fabric(fabric, &t);
         t.source = cf_asprintf("the sysfs of %s (PCI devices, NUMA nodes, NVML)", host ? host : "this host");
     }
     struct strbuf title = STRBUF_INIT;
@@ -385,7 +318,7 @@ int cf_doctor_topology_html(const struct cJSON *doc, const char *topo_xml_path, 
         cf_sb_adds(out, "<p id=\"empty\">Nothing to draw: no GPU, NIC or network interface was found.</p>\n");
     matrix(out, &t);
     devices(out, &t);
-    cJSON *m = model_json(&t, host);
+    cJSON *m = cf_topo_to_json(&t, host);
     char *text = cJSON_PrintUnformatted(m);
     cJSON_Delete(m);
     cf_html_json(out, "cclforge-topology", text);

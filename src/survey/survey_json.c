@@ -550,6 +550,44 @@ int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err)
     return r.failed ? -1 : 0;
 }
 
+/* A saved report's own host facts, which cf_survey_from_json leaves to the
+ * survey that injects them: where its sections came from and how long it took. */
+int cf_survey_host_from_json(const void *json, struct cf_survey *s, cf_error *err)
+{
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive((const cJSON *)json, "host");
+    struct reader r = { err, 0, "host" };
+    const cJSON *inj = cJSON_GetObjectItemCaseSensitive(host, "injected_sections"), *it;
+    if (!cJSON_IsObject(host))
+        return cf_error_set(err, CF_ERR_FORMAT, "survey JSON: host must be an object");
+    double seconds = get_num(&r, host, "survey_seconds", -1);
+    if (!r.failed && !(seconds >= 0 && seconds < 1e9))
+        bad_type(&r, "survey_seconds", "a number of seconds from 0");
+    char *from = get_str(&r, host, "injected_from");
+    unsigned char injected[CF_SEC_COUNT] = { 0 };
+    if (!cJSON_IsArray(inj))
+        bad_type(&r, "injected_sections", "an array of section names");
+    cJSON_ArrayForEach(it, inj)
+    {
+        int sec = 0;
+        while (sec < CF_SEC_COUNT && !(cJSON_IsString(it) && !strcmp(it->valuestring, section_keys[sec])))
+            sec++;
+        if (sec == CF_SEC_COUNT) {
+            bad_type(&r, "injected_sections", "an array of section names (host, toolkits, gpus, ...)");
+            break;
+        }
+        injected[sec] = 1;
+    }
+    if (r.failed) {
+        free(from);
+        return -1;
+    }
+    s->seconds = seconds;
+    free(s->injected_from);
+    s->injected_from = from;
+    memcpy(s->injected, injected, sizeof injected);
+    return 0;
+}
+
 /* The sections every `doctor --json` report carries and compare reads: a
  * document without one of them compares as a host that has nothing. */
 static const enum cf_survey_section whole_sections[] = {

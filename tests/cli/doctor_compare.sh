@@ -36,6 +36,23 @@ expect_rc 2 "a hand-written --survey subset is no host either"
 expect_err 'lacks "host", "toolkits", "driver"' "only the sections it lacks are named"
 run "$CCLFORGE" doctor compare vm.json vm.json
 expect_rc 0 "a whole report compared with itself is fine"
+python3 -c 'import json; d=json.load(open("vm.json")); d["summary"]["info"] += 5; json.dump(d, open("miscount.json", "w"))'
+run "$CCLFORGE" doctor compare vm.json miscount.json
+expect_rc 2 "a report whose summary does not count its findings is refused"
+expect_err 'miscount.json: summary.info is [0-9]+, but the document holds [0-9]+' "naming the file and the field"
+run "$CCLFORGE" doctor --no-python --survey inj.json --save saved.json
+run "$CCLFORGE" doctor compare vm.json saved.json
+expect_rc 0 "a survey --save wrote is compared as its host"
+python3 -c 'import json; d=json.load(open("vm.json")); d["schema"] = "cclforge.smoke/2"; json.dump(d, open("smoke.json", "w"))'
+run "$CCLFORGE" doctor compare vm.json smoke.json
+expect_rc 2 "a document of another schema is refused"
+expect_err "smoke.json: .*schema 'cclforge.smoke/2' is not a survey" "and named"
+
+# ---- the saved documents of tests/fixtures/documents compare as they always did ----
+DOCS=$CCLFORGE_SOURCE_DIR/tests/fixtures/documents
+run sh -c 'cd "$1" && "$2" doctor compare --json doctor-vm.json doctor-topology.json' sh "$DOCS" "$CCLFORGE"
+printf '%s\n' "$OUT" >"$T_TMP/compare.json"
+cmp -s "$T_TMP/compare.json" "$DOCS/doctor-compare.json" && ok "doctor compare --json: the same bytes as the unchanged product wrote" || bad "doctor compare --json differs from $DOCS/doctor-compare.json: $(diff "$DOCS/doctor-compare.json" "$T_TMP/compare.json" | head -5)"
 
 # ---- a difference shown is counted at the severity shown ----
 # the JSON's differences, findings, summary and exit status must agree

@@ -93,6 +93,23 @@ run "$CCLFORGE" report -o "$T_TMP/no.html" "$T_TMP/saved.json" "$T_TMP/empty.jso
 expect_rc 2 "a document without a host's facts is refused"
 expect_err 'report 2 is not a host.s survey: it lacks "host"' "naming the document and what it lacks"
 [ ! -e "$T_TMP/no.html" ] && ok "and nothing is written" || bad "a report was written from a document that is no survey"
+# ---- a saved document holding what no writer writes is refused, the field named ----
+DOCS=$CCLFORGE_SOURCE_DIR/tests/fixtures/documents
+refused() { # DOC PYTHON-EDIT FIELD-PATTERN WHAT
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(d, open(sys.argv[3], "w"))' "$1" "$2" "$T_TMP/bad.json"
+    rm -f "$T_TMP/bad.html"
+    run "$CCLFORGE" report -o "$T_TMP/bad.html" "$T_TMP/bad.json"
+    expect_rc 2 "$4: refused (exit 2)"
+    expect_err "$3" "$4: the field is named"
+    [ ! -e "$T_TMP/bad.html" ] && ok "$4: no page" || bad "$4: a page was written"
+}
+refused "$DOCS/doctor-topology.json" 'del d["summary"]' '"summary" is missing' "a host's report without its summary"
+refused "$DOCS/doctor-topology.json" 'd["summary"]["errors"] = 0' 'summary.errors is 0, but the document holds 1' "a summary that does not count the findings"
+refused "$DOCS/doctor-topology.json" 'd["findings"][0]["severity"] = "passed"' "findings\[0\]\.severity is 'passed'" "a finding of no severity"
+refused "$DOCS/doctor-gather-hosts.json" 'd["world"] = -1' 'world is -1' "a gather of -1 ranks"
+refused "$DOCS/doctor-gather-hosts.json" 'd["hosts"][1]["ranks"] = [99999999]' 'hosts\[1\]\.ranks holds a value that is no rank of a world of 3' "a rank outside the world"
+refused "$DOCS/doctor-gather-hosts.json" 'd["differences"][0]["groups"][1]["hosts"] = ["node99999999"]' "names 'node99999999', no host of the document" "a difference naming a host the gather never heard"
+refused "$DOCS/doctor-gather-hosts.json" 'del d["hosts"][0]["report"]' 'hosts\[0\]\.report is missing' "a surveyed host without its report"
 
 # ---- the same machine from NCCL's topology XML ----
 gen_xml "$T_TMP/topo.xml"

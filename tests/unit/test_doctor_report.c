@@ -12,6 +12,9 @@
 #include <cjson/cJSON.h>
 
 #include "cclforge/doctor.h"
+#include "cclforge/doctor_doc.h"
+#include "cclforge/gather.h"
+#include "cclforge/launch.h"
 #include "cclforge/report.h"
 #include "cclforge/doctor_report.h"
 #include "cclforge/hostlist.h"
@@ -249,17 +252,52 @@ static void test_topology_nvml_peers(void **state)
     cf_topo_release(&t);
 }
 
+/* A gather's document as rank 0 writes it (cf_gather_doc_to_json): each host
+ * one rank, surveyed, its findings, the consolidation over them. */
+static cJSON *gather_doc(cJSON **docs, size_t n)
+{
+    struct cf_gather_result r;
+    memset(&r, 0, sizeof r);
+    r.is_rank0 = 1;
+    r.launcher = cf_launch_name("mpirun");
+    r.world = (int)n;
+    snprintf(r.where, sizeof r.where, "10.0.0.1:29500 (MASTER_ADDR)");
+    r.n_hosts = n;
+    r.hosts = cf_xcalloc(n, sizeof *r.hosts);
+    r.surveys = cf_xcalloc(n, sizeof *r.surveys);
+    r.per_host = cf_xcalloc(n, sizeof *r.per_host);
+    cf_error err = CF_ERROR_INIT;
+    for (size_t i = 0; i < n; i++) {
+        struct cf_doctor_doc d;
+        if (cf_doctor_doc_from_json(docs[i], "host", &d, &err) < 0)
+            fail_msg("%s", cf_error_message(&err));
+        r.surveys[i] = d.survey;
+        r.per_host[i] = d.findings;
+        r.hosts[i].label = cf_strdup(d.survey.hostname);
+        r.hosts[i].surveyed = 1;
+        cf_strvec_pushf(&r.hosts[i].ranks, "%zu", i);
+    }
+    const char **labels = cf_gather_labels(&r);
+    cf_doctor_consolidate(r.surveys, labels, r.per_host, n, &r.report);
+    free(labels);
+    cJSON *g = cf_gather_doc_to_json(&r);
+    cf_gather_result_release(&r);
+    return g;
+}
+
 /* a doctor --json document as a host writes it: its name, NCCL, GPUs and findings */
 static cJSON *host_doc(const char *name, const char *nccl, int code, const char *arch)
 {
     char *text = cf_asprintf(
-        "{\"schema\":\"cclforge.doctor/1\",\"host\":{\"hostname\":\"%s\"},"
+        "{\"schema\":\"cclforge.doctor/1\",\"host\":{\"hostname\":\"%s\",\"injected_from\":null,"
+        "\"injected_sections\":[],\"survey_seconds\":0.5},"
         "\"toolkits\":[],\"driver\":{},\"libtorch\":[],"
         "\"comm_libraries\":[{\"kind\":\"nccl\",\"path\":\"/usr/lib/libnccl.so.2\",\"how\":\"loaded\","
         "\"version\":\"%s\",\"version_code\":%d,\"archs\":[\"sm_80\",\"sm_90\"]}],"
         "\"gpus\":[{\"vendor\":\"nvidia\",\"arch\":\"%s\"},{\"vendor\":\"nvidia\",\"arch\":\"%s\"}],"
         "\"findings\":[{\"severity\":\"warning\",\"id\":\"memlock-limited\",\"subject\":\"RLIMIT_MEMLOCK\","
-        "\"why\":\"locked memory is limited to 8192 KiB\",\"remedy\":\"ulimit -l unlimited\"}]}",
+        "\"why\":\"locked memory is limited to 8192 KiB\",\"remedy\":\"ulimit -l unlimited\"}],"
+        "\"summary\":{\"errors\":0,\"warnings\":1,\"info\":0}}",
         name, nccl, code, arch, arch);
     cJSON *doc = cJSON_Parse(text);
     if (!doc)
@@ -297,7 +335,7 @@ static void test_hosts_escaped_and_marked(void **state)
     };
     struct strbuf html = STRBUF_INIT;
     cf_error err = CF_ERROR_INIT;
-    if (cf_doctor_hosts_html((const cJSON *const *)docs, 4, &html, &err) < 0)
+    if (cf_doctor_saved_html((const cJSON *const *)docs, 4, &html, &err) < 0)
         fail_msg("%s", cf_error_message(&err));
     const char *s = cf_sb_str(&html);
     keep("hosts-escape.html", &html);
@@ -312,28 +350,11 @@ static void test_hosts_escaped_and_marked(void **state)
     /* the warning every host has is one row naming them all */
     assert_non_null(strstr(s, "data-id=\"memlock-limited\" data-hosts=\"&lt;script&gt;alert(1)&lt;/script&gt;,node[1-3]\""));
 
-    /* the gather's own document gives the same table */
-    struct cf_survey sv[4];
-    const char *labels[4];
-    memset(sv, 0, sizeof sv);
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal(cf_survey_from_json(docs[i], &sv[i], &err), 0);
-        labels[i] = sv[i].hostname;
-    }
-    struct cf_consolidated c;
-    cf_doctor_consolidate(sv, labels, NULL, 4, &c);
-    cJSON *g = cJSON_CreateObject();
-    cJSON_AddStringToObject(g, "schema", "cclforge.doctor-gather/1");
-    cJSON *hosts = cJSON_AddArrayToObject(g, "hosts");
-    for (int i = 0; i < 4; i++) {
-        cJSON *h = cJSON_CreateObject();
-        cJSON_AddStringToObject(h, "label", labels[i]);
-        cJSON_AddItemToArray(hosts, h);
-    }
-    cf_consolidated_to_json(&c, g);
+    /* the gather's own document, written and read back, gives the same table */
+    cJSON *g = gather_doc(docs, 4);
     struct strbuf html2 = STRBUF_INIT;
     const cJSON *one = g;
-    assert_int_equal(cf_doctor_hosts_html(&one, 1, &html2, &err), 0);
+    assert_int_equal(cf_doctor_saved_html(&one, 1, &html2, &err), 0);
     char *t1 = between(s, "<table id=\"alike\"", "</table>"), *t2 = between(cf_sb_str(&html2), "<table id=\"alike\"", "</table>");
     assert_true(strlen(t1) > 100);
     assert_string_equal(t1, t2);
@@ -341,56 +362,18 @@ static void test_hosts_escaped_and_marked(void **state)
     free(t2);
     cf_sb_release(&html2);
     cJSON_Delete(g);
-    cf_consolidated_release(&c);
-    for (int i = 0; i < 4; i++)
-        cf_survey_release(&sv[i]);
 
     /* a document of another kind is named */
     cJSON *odd = cJSON_Parse("{\"schema\":\"cclforge.smoke/1\"}");
     const cJSON *mixed[2] = { docs[0], odd };
     cf_sb_reset(&html);
-    assert_int_equal(cf_doctor_hosts_html(mixed, 2, &html, &err), -1);
+    assert_int_equal(cf_doctor_saved_html(mixed, 2, &html, &err), -1);
     assert_non_null(strstr(cf_error_message(&err), "report 2 is of schema cclforge.smoke/1"));
     cf_error_clear(&err);
     cJSON_Delete(odd);
     for (int i = 0; i < 4; i++)
         cJSON_Delete(docs[i]);
     cf_sb_release(&html);
-}
-
-/* A gather's document as doctor_gather_json writes it: labels and the consolidation. */
-static cJSON *gather_doc(cJSON **docs, size_t n)
-{
-    struct cf_survey *sv = cf_xcalloc(n, sizeof *sv);
-    struct cf_findings *per = cf_xcalloc(n, sizeof *per);
-    const char **labels = cf_xcalloc(n, sizeof *labels);
-    cf_error err = CF_ERROR_INIT;
-    for (size_t i = 0; i < n; i++) {
-        assert_int_equal(cf_survey_from_json(docs[i], &sv[i], &err), 0);
-        cf_findings_from_json(cJSON_GetObjectItemCaseSensitive(docs[i], "findings"), &per[i]);
-        labels[i] = sv[i].hostname;
-    }
-    struct cf_consolidated c;
-    cf_doctor_consolidate(sv, labels, per, n, &c);
-    cJSON *g = cJSON_CreateObject();
-    cJSON_AddStringToObject(g, "schema", "cclforge.doctor-gather/1");
-    cJSON *hosts = cJSON_AddArrayToObject(g, "hosts");
-    for (size_t i = 0; i < n; i++) {
-        cJSON *h = cJSON_CreateObject();
-        cJSON_AddStringToObject(h, "label", labels[i]);
-        cJSON_AddItemToArray(hosts, h);
-    }
-    cJSON_AddArrayToObject(g, "missing");
-    cf_consolidated_to_json(&c, g);
-    cf_consolidated_release(&c);
-    for (size_t i = 0; i < n; i++) {
-        cf_survey_release(&sv[i]);
-        cf_findings_release(&per[i]);
-    }
-    free(sv);
-    free(per);
-    free(labels);
-    return g;
 }
 
 static void test_hosts_at_scale(void **state)
@@ -406,7 +389,7 @@ static void test_hosts_at_scale(void **state)
     const cJSON *g = gather_doc(docs, N);
     struct strbuf html = STRBUF_INIT;
     cf_error err = CF_ERROR_INIT;
-    if (cf_doctor_hosts_html(&g, 1, &html, &err) < 0)
+    if (cf_doctor_saved_html(&g, 1, &html, &err) < 0)
         fail_msg("%s", cf_error_message(&err));
     const char *s = cf_sb_str(&html);
     keep("hosts-1024.html", &html);
@@ -430,6 +413,140 @@ static void test_hosts_at_scale(void **state)
     cf_sb_release(&html);
 }
 
+/* a gather's document with strays (unformatted, as cf_gather_doc_to_json writes) */
+static const char *saved_gather_with_strays(void)
+{
+    return "{\"schema\":\"cclforge.doctor-gather/1\",\"launcher\":\"torchrun\",\"world\":1,\"rank0\":\"n1:29501\","
+           "\"hosts\":[{\"label\":\"n1\",\"ranks\":[0],\"surveyed\":false}],\"missing\":[],"
+           "\"strays\":{\"count\":5,\"kinds\":{\"silent\":2,\"bad_mac\":3},\"addresses\":[{\"addr\":\"10.0.0.8\","
+           "\"count\":4},{\"addr\":\"10.0.0.9\",\"count\":1}],\"unlisted\":0},\"shared\":[],\"differences\":[],"
+           "\"findings\":[],\"summary\":{\"hosts\":0,\"errors\":0,\"warnings\":0,\"differences\":0},\"reason\":null}";
+}
+
+/* a saved document's text, as the unchanged product wrote it */
+static char *saved(const char *name)
+{
+    char *path = cf_asprintf("%s/tests/fixtures/documents/%s", CCLFORGE_SOURCE_DIR, name);
+    struct strbuf text = STRBUF_INIT;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_read_file(path, 1u << 24, &text, &err) < 0)
+        fail_msg("%s", cf_error_message(&err));
+    free(path);
+    return cf_sb_detach(&text);
+}
+
+/* what --json prints: cJSON_Print and a newline */
+static char *printed(void *doc)
+{
+    char *s = cJSON_Print(doc);
+    char *line = cf_asprintf("%s\n", s);
+    free(s);
+    cJSON_Delete(doc);
+    return line;
+}
+
+/* Each document's reader then its writer gives the saved bytes back. */
+static void test_documents_round_trip(void **state)
+{
+    (void)state;
+    static const char *const hosts[] = { "doctor-vm.json", "doctor-topology.json" };
+    cf_error err = CF_ERROR_INIT;
+    for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++) {
+        char *text = saved(hosts[i]);
+        cJSON *doc = cJSON_Parse(text);
+        struct cf_doctor_doc d;
+        if (cf_doctor_doc_from_json(doc, hosts[i], &d, &err) < 0)
+            fail_msg("%s", cf_error_message(&err));
+        char *again = printed(cf_doctor_doc_to_json(&d.survey, &d.findings));
+        assert_string_equal(again, text);
+        free(again);
+        cf_doctor_doc_release(&d);
+        cJSON_Delete(doc);
+        free(text);
+    }
+    static const char *const gathers[] = { "doctor-gather.json", "doctor-gather-hosts.json" };
+    for (size_t i = 0; i < sizeof gathers / sizeof *gathers; i++) {
+        char *text = saved(gathers[i]);
+        cJSON *doc = cJSON_Parse(text);
+        struct cf_gather_result r;
+        if (cf_gather_doc_from_json(doc, &r, &err) < 0)
+            fail_msg("%s: %s", gathers[i], cf_error_message(&err));
+        char *again = printed(cf_gather_doc_to_json(&r));
+        assert_string_equal(again, text);
+        free(again);
+        cf_gather_result_release(&r);
+        cJSON_Delete(doc);
+        free(text);
+    }
+    /* strays, which no saved gather met: written, read, written again */
+    struct cf_gather_result r;
+    cJSON *doc = cJSON_Parse(saved_gather_with_strays());
+    assert_non_null(doc);
+    if (cf_gather_doc_from_json(doc, &r, &err) < 0)
+        fail_msg("%s", cf_error_message(&err));
+    assert_int_equal(r.strays.count, 5);
+    assert_int_equal(r.strays.kind[CF_STRAY_BAD_MAC], 3);
+    assert_string_equal(r.strays.addrs[1].addr, "10.0.0.9");
+    cJSON *again = cf_gather_doc_to_json(&r);
+    char *a = cJSON_PrintUnformatted(doc), *b = cJSON_PrintUnformatted(again);
+    cJSON_Delete(again);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    cf_gather_result_release(&r);
+    cJSON_Delete(doc);
+}
+
+/* Refused, naming the field: what a writer never writes. */
+static void test_documents_refused(void **state)
+{
+    (void)state;
+    char *vm = saved("doctor-vm.json"), *gather = saved("doctor-gather-hosts.json");
+    static const struct {
+        int gather;
+        const char *from, *to, *named;
+    } cases[] = {
+        { 0, "\"summary\":", "\"summery\":", "\"summary\" is missing" },
+        { 0, "\"info\":\t2", "\"info\":\t7", "summary.info is 7, but the document holds 2" },
+        { 0, "\"severity\":\t\"info\"", "\"severity\":\t\"fatal\"", "findings[0].severity is 'fatal'" },
+        { 0, "\"findings\":", "\"findinx\":", "findings is missing, not an array" },
+        { 0, "\"survey_seconds\":\t", "\"survey_seconds\":\t-", "survey_seconds must be a number of seconds" },
+        { 0, "\"schema\":\t\"cclforge.doctor/1\"", "\"schema\":\t\"cclforge.survey/1\"", "report 1 is of schema cclforge.survey/1" },
+        { 1, "\"world\":\t3", "\"world\":\t-1", "world is -1: not a whole number" },
+        { 1, "\"ranks\":\t[0]", "\"ranks\":\t[99999999]", "hosts[0].ranks holds a value that is no rank" },
+        { 1, "\"launcher\":\t\"srun\"", "\"launcher\":\t\"qsub\"", "launcher is 'qsub'" },
+        { 1, "\"errors\":\t3,\n\t\t\"warnings\":\t1,\n\t\t\"differences\"", "\"errors\":\t0,\n\t\t\"warnings\":\t1,\n\t\t\"differences\"",
+          "summary.errors is 0, but the document holds 3" },
+        { 1, "\"hosts\":\t2", "\"hosts\":\t99999999", "summary.hosts is 1e+08: not a whole number from 0 to 2" },
+        { 1, "\"hosts\":\t[\"cfdd-h1\"]", "\"hosts\":\t[\"cfdd-h7\"]", "names 'cfdd-h7', no host of the document" },
+        { 1, "\"strays\":", "\"strayz\":", "strays is missing" },
+        { 1, "\"reason\":", "\"raison\":", "\"reason\" is missing" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *base = cases[i].gather ? gather : vm;
+        const char *at = strstr(base, cases[i].from);
+        if (!at)
+            fail_msg("case %zu: '%s' is not in the saved document", i, cases[i].from);
+        char *text = cf_asprintf("%.*s%s%s", (int)(at - base), base, cases[i].to, at + strlen(cases[i].from));
+        cJSON *doc = cJSON_Parse(text);
+        assert_non_null(doc);
+        cf_error err = CF_ERROR_INIT;
+        struct strbuf html = STRBUF_INIT;
+        const cJSON *one = doc;
+        assert_int_equal(cf_doctor_saved_html(&one, 1, &html, &err), -1);
+        assert_int_equal(err.kind, CF_ERR_FORMAT);
+        if (!strstr(cf_error_message(&err), cases[i].named))
+            fail_msg("case %zu: '%s' does not name '%s'", i, cf_error_message(&err), cases[i].named);
+        assert_int_equal(html.len, 0);
+        cf_error_clear(&err);
+        cf_sb_release(&html);
+        cJSON_Delete(doc);
+        free(text);
+    }
+    free(vm);
+    free(gather);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +557,8 @@ int main(void)
         cmocka_unit_test(test_topology_nvml_peers),
         cmocka_unit_test(test_hosts_escaped_and_marked),
         cmocka_unit_test(test_hosts_at_scale),
+        cmocka_unit_test(test_documents_round_trip),
+        cmocka_unit_test(test_documents_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
