@@ -1,0 +1,1159 @@
+/* The smoke document's one home (cclforge/smoke_doc.h): the typed model, filled
+ * by a live run or by the strict reader, and the writer of cclforge.smoke/2. */
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cclforge/json.h"
+#include "cclforge/smoke_doc.h"
+#include "cclforge/smoke_matrix.h"
+#include "cclforge/sorted_names.h"
+
+static const char *const role_names[] = { "supervisor", "rank", "supervised_rank" };
+
+const char *cf_smoke_doc_op_name(enum cf_smoke_op op)
+{
+    return (unsigned)op < CF_OP_COUNT ? cf_smoke_op_info(op)->name : "?";
+}
+
+const char *cf_smoke_doc_dtype_name(enum cf_smoke_dtype dt)
+{
+    return (unsigned)dt < CF_DT_COUNT ? cf_smoke_dtype_info(dt)->name : "?";
+}
+
+const char *cf_smoke_doc_redop_name(enum cf_smoke_redop r)
+{
+    return (unsigned)r < CF_RED_COUNT ? cf_smoke_redop_info(r)->name : "none";
+}
+
+void cf_smoke_doc_init(struct cf_smoke_doc *d)
+{
+    memset(d, 0, sizeof *d);
+    d->ok = -1;
+    d->conclusive = 1;
+    d->rank = -1;
+}
+
+/* ---- a live run ---- */
+
+static struct cf_smoke_rank_infos *infos_of(struct cf_smoke_doc *d, int rank)
+{
+    for (size_t i = 0; i < d->ninfo; i++)
+        if (d->info[i].rank == rank)
+            return &d->info[i];
+    d->info = cf_xrealloc(d->info, (d->ninfo + 1) * sizeof *d->info);
+    d->info[d->ninfo] = (struct cf_smoke_rank_infos){ .rank = rank };
+    return &d->info[d->ninfo++];
+}
+
+static struct cf_smoke_info_item *add_item(struct cf_smoke_rank_infos *r, const char *key)
+{
+    r->item = cf_xrealloc(r->item, (r->n + 1) * sizeof *r->item);
+    struct cf_smoke_info_item *it = &r->item[r->n++];
+    memset(it, 0, sizeof *it);
+    it->key = cf_strdup(key);
+    it->list = (struct strvec)STRVEC_INIT;
+    return it;
+}
+
+static void release_item(struct cf_smoke_info_item *it)
+{
+    free(it->key);
+    free(it->value);
+    cf_strvec_clear(&it->list);
+}
+
+/* A fact of a rank: set again, it moves to the end; NCCL's warnings gather in a list. */
+static void note_info(struct cf_smoke_doc *d, const struct cf_smoke_event *ev)
+{
+    struct cf_smoke_rank_infos *r = infos_of(d, ev->rank);
+    const char *value = ev->value ? ev->value : "";
+    size_t i = 0;
+    while (i < r->n && strcmp(r->item[i].key, ev->key))
+        i++;
+    if (!strcmp(ev->key, "nccl_warn")) {
+        struct cf_smoke_info_item *it = i < r->n ? &r->item[i] : add_item(r, ev->key);
+        it->is_list = 1;
+        cf_strvec_push(&it->list, value);
+        return;
+    }
+    if (i < r->n) {
+        release_item(&r->item[i]);
+        memmove(&r->item[i], &r->item[i + 1], (r->n - i - 1) * sizeof *r->item);
+        r->n--;
+    }
+    add_item(r, ev->key)->value = cf_strdup(value);
+}
+
+void cf_smoke_doc_note(struct cf_smoke_doc *d, const struct cf_smoke_event *ev)
+{
+    switch (ev->kind) {
+    case CF_EV_INFO:
+        if (ev->key)
+            note_info(d, ev);
+        break;
+    case CF_EV_RESULT:
+        {
+            d->results = cf_xrealloc(d->results, (d->nresults + 1) * sizeof *d->results);
+            const struct cf_smoke_row *row = &ev->row;
+            d->results[d->nresults++] = (struct cf_smoke_rank_result){
+                .rank = ev->rank, .local_rank = ev->local_rank, .op = row->op, .dtype = row->dtype,
+                .redop = row->redop, .root = row->root, .bytes = row->bytes, .in_place = row->in_place,
+                .group = row->group, .pass = ev->own_wrong == 0, .wrong = ev->own_wrong,
+                .time_us = ev->own_time_us, .reason = cf_strdup(ev->text),
+            };
+        }
+        break;
+    case CF_EV_FAIL:
+    case CF_EV_PROBLEM:
+        d->rank_failures = cf_xrealloc(d->rank_failures, (d->nrank_failures + 1) * sizeof *d->rank_failures);
+        d->rank_failures[d->nrank_failures++] = (struct cf_smoke_rank_failure){
+            ev->rank, ev->local_rank, cf_strdup(ev->text ? ev->text : ""), ev->kind == CF_EV_FAIL
+        };
+        break;
+    default: break;
+    }
+}
+
+static struct cf_smoke_failure *copy_failures(const struct cf_smoke_failure *f, size_t n)
+{
+    struct cf_smoke_failure *c = cf_xcalloc(n + 1, sizeof *c);
+    for (size_t i = 0; i < n; i++)
+        c[i] = (struct cf_smoke_failure){ f[i].rank, cf_strdup(f[i].doing), cf_strdup(f[i].reason) };
+    return c;
+}
+
+static void copy_report(struct cf_smoke_doc *d, const struct cf_smoke_report *rep)
+{
+    d->role = rep->role;
+    d->backend = cf_strdup(rep->backend ? rep->backend : "");
+    d->launcher = cf_strdup(rep->launcher ? rep->launcher : "");
+    d->nranks = rep->nranks;
+    d->rank = rep->rank;
+    d->lib_version = cf_strdup(rep->lib_version);
+    d->lib_path = cf_strdup(rep->lib_path);
+    d->mpi_abi = cf_strdup(rep->mpi_abi);
+    d->mpi_chosen_by = cf_strdup(rep->mpi_chosen_by);
+    d->verdict = cf_strdup(rep->verdict);
+    d->conclusive = !rep->inconclusive;
+    d->inconclusive_why = cf_strdup(rep->inconclusive);
+    d->bad_hosts_known = 1;
+    for (size_t i = 0; i < rep->bad_hosts.n; i++)
+        cf_strvec_push(&d->bad_hosts, rep->bad_hosts.v[i]);
+    d->passed = rep->passed;
+    d->failed = rep->failed;
+    d->aborted = rep->aborted;
+    d->interrupted = rep->interrupted;
+    d->out_of_bounds = rep->out_of_bounds;
+    d->avg_busbw = rep->avg_busbw;
+    d->skipped = cf_strdup(rep->skipped);
+    if (rep->hosts && rep->nranks > 0) {
+        d->nlisted = (size_t)rep->nranks;
+        d->ranks = cf_xcalloc(d->nlisted + 1, sizeof *d->ranks);
+        for (size_t r = 0; r < d->nlisted; r++) {
+            const struct cf_smoke_host *h = &rep->hosts[r];
+            struct cf_smoke_doc_rank *o = &d->ranks[r];
+            o->hostname = cf_strdup(h->hostname);
+            o->device = cf_strdup(h->device);
+            o->pid = h->pid;
+            if (h->links) {
+                o->has_links = 1;
+                o->links = cf_xcalloc(CF_RANK_LINKS_MAX, sizeof *o->links);
+                o->nlinks = cf_rank_links_parse(h->links, o->links, CF_RANK_LINKS_MAX);
+            }
+        }
+    }
+    d->nrows = rep->nrows;
+    d->rows = cf_xcalloc(d->nrows + 1, sizeof *d->rows);
+    d->slowest_vs_median = cf_xcalloc(d->nrows + 1, sizeof *d->slowest_vs_median);
+    for (size_t i = 0; i < d->nrows; i++) {
+        const struct cf_smoke_row *r = &rep->rows[i];
+        struct cf_smoke_row *o = &d->rows[i];
+        *o = *r;
+        d->slowest_vs_median[i] = r->median_us > 0 ? r->slowest_us / r->median_us : 0;
+        o->rank_time_us = NULL;
+        o->rank_of = NULL;
+        if (r->rank_time_us && r->nranks > 0) {
+            o->rank_time_us = cf_xcalloc((size_t)r->nranks, sizeof *o->rank_time_us);
+            o->rank_of = cf_xcalloc((size_t)r->nranks, sizeof *o->rank_of);
+            for (int k = 0; k < r->nranks; k++) {
+                o->rank_time_us[k] = r->rank_time_us[k];
+                o->rank_of[k] = r->rank_of ? r->rank_of[k] : k;
+            }
+        }
+    }
+    d->ngroups = rep->ngroups;
+    d->groups = cf_xcalloc(d->ngroups + 1, sizeof *d->groups);
+    if (d->ngroups)
+        memcpy(d->groups, rep->groups, d->ngroups * sizeof *d->groups);
+    d->network = cf_strdup(rep->net_plugin);
+    d->nconns = rep->nconns;
+    d->conns = cf_xcalloc(d->nconns + 1, sizeof *d->conns);
+    if (d->nconns)
+        memcpy(d->conns, rep->conns, d->nconns * sizeof *d->conns);
+    d->failures = copy_failures(rep->failures, rep->nfailures);
+    d->nfailures = rep->nfailures;
+    d->problems = copy_failures(rep->problems, rep->nproblems);
+    d->nproblems = rep->nproblems;
+}
+
+int cf_smoke_doc_of_run(struct cf_smoke_doc *d, const struct cf_smoke_report *rep, int ok,
+                        struct cf_pair_matrix *m, cf_error *err)
+{
+    copy_report(d, rep);
+    d->ok = ok != 0;
+    free(d->exclude);
+    if (cf_pair_matrix_build(d, m, err) < 0) {
+        d->exclude = cf_strdup("");
+        return -1;
+    }
+    d->exclude = cf_strdup(m->exclude);
+    return 0;
+}
+
+int cf_smoke_doc_open(const cJSON *json, struct cf_smoke_doc *d, struct cf_pair_matrix *m, cf_error *err)
+{
+    if (cf_smoke_doc_read(json, d, err) < 0)
+        return -1;
+    if (cf_pair_matrix_build(d, m, err) < 0) {
+        cf_smoke_doc_release(d);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the writer ---- */
+
+/* a string, or nothing when there is none */
+static void put_str_or_omit(cJSON *o, const char *key, const char *v)
+{
+    if (v)
+        cJSON_AddStringToObject(o, key, v);
+}
+
+/* a spread, or null when unknown (one sample) */
+static void put_spread(cJSON *o, double spread)
+{
+    if (spread < 0)
+        cJSON_AddNullToObject(o, "busbw_spread");
+    else
+        cJSON_AddNumberToObject(o, "busbw_spread", spread);
+}
+
+static cJSON *row_json(const struct cf_smoke_doc *d, size_t i)
+{
+    const struct cf_smoke_row *r = &d->rows[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "op", cf_smoke_doc_op_name(r->op));
+    cJSON_AddStringToObject(o, "dtype", cf_smoke_doc_dtype_name(r->dtype));
+    cJSON_AddStringToObject(o, "redop", cf_smoke_doc_redop_name(r->redop));
+    cJSON_AddNumberToObject(o, "root", r->root);
+    cJSON_AddBoolToObject(o, "in_place", r->in_place);
+    cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
+    cJSON_AddNumberToObject(o, "count", (double)r->count);
+    cJSON_AddNumberToObject(o, "time_us", r->time_us);
+    cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw);
+    cJSON_AddNumberToObject(o, "busbw_gbps", r->busbw);
+    cJSON_AddNumberToObject(o, "busbw_factor",
+                            (unsigned)r->op < CF_OP_COUNT ? cf_smoke_busbw_factor(cf_smoke_op_info(r->op), r->nranks)
+                                                          : 0);
+    cJSON_AddNumberToObject(o, "iters", r->iters);
+    put_spread(o, r->busbw_spread);
+    if (r->wrong >= 0)
+        cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
+    else
+        cJSON_AddNullToObject(o, "wrong");
+    cJSON_AddBoolToObject(o, "ok", r->ok);
+    cJSON_AddNumberToObject(o, "group", r->group);
+    cJSON_AddNumberToObject(o, "nranks", r->nranks);
+    cJSON_AddNumberToObject(o, "slowest_rank", r->slowest_rank);
+    cf_json_put_str(o, "slowest_host", r->slowest_rank >= 0 && (size_t)r->slowest_rank < d->nlisted
+                                           ? d->ranks[r->slowest_rank].hostname
+                                           : NULL);
+    cJSON_AddNumberToObject(o, "slowest_time_us", r->slowest_us);
+    cJSON_AddNumberToObject(o, "median_time_us", r->median_us);
+    cJSON_AddNumberToObject(o, "slowest_vs_median", d->slowest_vs_median[i]);
+    cJSON *times = cJSON_AddArrayToObject(o, "rank_time_us");
+    for (int k = 0; r->rank_time_us && k < r->nranks; k++) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddNumberToObject(t, "rank", r->rank_of[k]);
+        cJSON_AddNumberToObject(t, "time_us", r->rank_time_us[k]);
+        cJSON_AddItemToArray(times, t);
+    }
+    return o;
+}
+
+static cJSON *group_json(const struct cf_smoke_group *g)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", g->id);
+    cJSON_AddNumberToObject(o, "round", g->round);
+    cJSON_AddStringToObject(o, "label", g->label);
+    cJSON_AddNumberToObject(o, "nranks", g->nranks);
+    cJSON_AddNumberToObject(o, "nhosts", g->nhosts);
+    cJSON_AddNumberToObject(o, "tests", (double)g->tests);
+    cJSON_AddNumberToObject(o, "avg_busbw_gbps", g->avg_busbw);
+    cJSON_AddNumberToObject(o, "busbw_median_gbps", g->busbw_median);
+    put_spread(o, g->busbw_spread);
+    cJSON_AddBoolToObject(o, "failed", g->failed);
+    cJSON_AddBoolToObject(o, "bad", g->bad);
+    cJSON_AddBoolToObject(o, "conclusive", g->conclusive);
+    cJSON_AddStringToObject(o, "why", g->why);
+    return o;
+}
+
+static cJSON *failures_json(const struct cf_smoke_failure *f, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "rank", f[i].rank);
+        put_str_or_omit(o, "doing", f[i].doing);
+        put_str_or_omit(o, "reason", f[i].reason);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static cJSON *rank_info_json(const struct cf_smoke_doc *d)
+{
+    cJSON *info = cJSON_CreateObject();
+    for (size_t i = 0; i < d->ninfo; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%d", d->info[i].rank);
+        cJSON *r = cJSON_AddObjectToObject(info, name);
+        for (size_t k = 0; k < d->info[i].n; k++) {
+            const struct cf_smoke_info_item *it = &d->info[i].item[k];
+            if (it->is_list)
+                cJSON_AddItemToObject(r, it->key, cf_json_strvec(&it->list));
+            else
+                cJSON_AddStringToObject(r, it->key, it->value ? it->value : "");
+        }
+    }
+    return info;
+}
+
+static cJSON *rank_results_json(const struct cf_smoke_doc *d)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < d->nresults; i++) {
+        const struct cf_smoke_rank_result *r = &d->results[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "rank", r->rank);
+        cJSON_AddNumberToObject(o, "local_rank", r->local_rank);
+        cJSON_AddStringToObject(o, "op", cf_smoke_doc_op_name(r->op));
+        cJSON_AddStringToObject(o, "dtype", cf_smoke_doc_dtype_name(r->dtype));
+        cJSON_AddStringToObject(o, "redop", cf_smoke_doc_redop_name(r->redop));
+        cJSON_AddNumberToObject(o, "root", r->root);
+        cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
+        cJSON_AddBoolToObject(o, "in_place", r->in_place);
+        cJSON_AddNumberToObject(o, "group", r->group);
+        cJSON_AddBoolToObject(o, "pass", r->pass);
+        cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
+        cJSON_AddNumberToObject(o, "time_us", r->time_us);
+        put_str_or_omit(o, "reason", r->reason);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static cJSON *rank_failures_json(const struct cf_smoke_doc *d)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < d->nrank_failures; i++) {
+        const struct cf_smoke_rank_failure *f = &d->rank_failures[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "rank", f->rank);
+        cJSON_AddNumberToObject(o, "local_rank", f->local_rank);
+        cJSON_AddStringToObject(o, "reason", f->reason ? f->reason : "");
+        cJSON_AddBoolToObject(o, "stops_the_run", f->stops_the_run);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static cJSON *ranks_json(const struct cf_smoke_doc *d)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t r = 0; r < d->nlisted; r++) {
+        const struct cf_smoke_doc_rank *h = &d->ranks[r];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "rank", (double)r);
+        cf_json_put_str(o, "hostname", h->hostname);
+        cf_json_put_str(o, "device", h->device);
+        cJSON_AddNumberToObject(o, "pid", h->pid);
+        if (h->has_links)
+            cJSON_AddItemToObject(o, "links", cf_rank_links_to_json(h->links, h->nlinks));
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+/* the per-test arrays a slim document leaves out, in the document's order */
+enum { HEAVY_ROWS, HEAVY_GROUPS, HEAVY_TRANSPORTS, HEAVY_RANK_INFO, HEAVY_RANK_RESULTS, HEAVY_RANK_FAILURES };
+static const char *const heavy_names[] = { "rows", "groups", "transports", "rank_info", "rank_results",
+                                           "rank_failures" };
+
+static void put_heavy(cJSON *doc, cJSON *left, int slim, int which, cJSON *value)
+{
+    if (slim) {
+        cJSON_Delete(value);
+        cJSON_AddItemToArray(left, cJSON_CreateString(heavy_names[which]));
+    } else {
+        cJSON_AddItemToObject(doc, heavy_names[which], value);
+    }
+}
+
+static cJSON *doc_json(const struct cf_smoke_doc *d, int slim)
+{
+    cJSON *doc = cJSON_CreateObject(), *left = slim ? cJSON_CreateArray() : NULL;
+    cJSON_AddStringToObject(doc, "schema", CF_SMOKE_DOC_SCHEMA);
+    cJSON_AddStringToObject(doc, "role", role_names[d->role]);
+    cJSON_AddStringToObject(doc, "backend", d->backend ? d->backend : "");
+    cJSON_AddStringToObject(doc, "launcher", d->launcher ? d->launcher : "");
+    cJSON_AddNumberToObject(doc, "nranks", d->nranks);
+    if (d->role == CF_ROLE_RANK)
+        cJSON_AddNumberToObject(doc, "rank", d->rank);
+    cf_json_put_str(doc, "lib_version", d->lib_version);
+    cf_json_put_str(doc, "lib_path", d->lib_path);
+    cf_json_put_str(doc, "mpi_abi", d->mpi_abi);
+    cf_json_put_str(doc, "mpi_chosen_by", d->mpi_chosen_by);
+    if (d->ok < 0)
+        cJSON_AddNullToObject(doc, "ok");
+    else
+        cJSON_AddBoolToObject(doc, "ok", d->ok);
+    cf_json_put_str(doc, "verdict", d->verdict);
+    cJSON_AddBoolToObject(doc, "conclusive", d->conclusive);
+    if (!d->conclusive)
+        cf_json_put_str(doc, "inconclusive_why", d->inconclusive_why);
+    if (d->bad_hosts_known)
+        cf_json_put_strvec(doc, "bad_hosts", &d->bad_hosts);
+    cJSON_AddNumberToObject(doc, "passed", (double)d->passed);
+    cJSON_AddNumberToObject(doc, "failed", (double)d->failed);
+    cJSON_AddBoolToObject(doc, "aborted", d->aborted);
+    cJSON_AddBoolToObject(doc, "interrupted", d->interrupted);
+    cJSON_AddNumberToObject(doc, "out_of_bounds", (double)d->out_of_bounds);
+    cJSON_AddNumberToObject(doc, "avg_busbw_gbps", d->avg_busbw);
+    cf_json_put_str(doc, "skipped", d->skipped);
+    cJSON_AddItemToObject(doc, "ranks", ranks_json(d));
+    cJSON *rows = cJSON_CreateArray();
+    for (size_t i = 0; i < d->nrows; i++)
+        cJSON_AddItemToArray(rows, row_json(d, i));
+    put_heavy(doc, left, slim, HEAVY_ROWS, rows);
+    cJSON *groups = cJSON_CreateArray();
+    for (size_t i = 0; i < d->ngroups; i++)
+        cJSON_AddItemToArray(groups, group_json(&d->groups[i]));
+    put_heavy(doc, left, slim, HEAVY_GROUPS, groups);
+    cf_json_put_str(doc, "network", d->network);
+    cJSON *conns = cJSON_CreateArray();
+    for (size_t i = 0; i < d->nconns; i++) {
+        const struct cf_smoke_transport_conn *c = &d->conns[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "rank", c->rank);
+        cJSON_AddNumberToObject(o, "peer", c->peer);
+        cJSON_AddStringToObject(o, "kind", c->kind);
+        cJSON_AddStringToObject(o, "via", c->via);
+        cJSON_AddNumberToObject(o, "channels", c->channels);
+        cJSON_AddItemToArray(conns, o);
+    }
+    put_heavy(doc, left, slim, HEAVY_TRANSPORTS, conns);
+    cJSON_AddItemToObject(doc, "failures", failures_json(d->failures, d->nfailures));
+    cJSON_AddItemToObject(doc, "problems", failures_json(d->problems, d->nproblems));
+    put_heavy(doc, left, slim, HEAVY_RANK_INFO, rank_info_json(d));
+    put_heavy(doc, left, slim, HEAVY_RANK_RESULTS, rank_results_json(d));
+    put_heavy(doc, left, slim, HEAVY_RANK_FAILURES, rank_failures_json(d));
+    if (d->exclude)
+        cJSON_AddStringToObject(doc, "exclude", d->exclude);
+    if (slim)
+        cJSON_AddItemToObject(doc, "left_out_of_report", left);
+    return doc;
+}
+
+char *cf_smoke_doc_json(const struct cf_smoke_doc *d, unsigned flags)
+{
+    int slim = (flags & CF_SMOKE_DOC_SLIM) != 0;
+    cJSON *doc = doc_json(d, slim);
+    char *s = slim ? cJSON_PrintUnformatted(doc) : cJSON_Print(doc);
+    cJSON_Delete(doc);
+    return s ? s : cf_strdup("null");
+}
+
+/* ---- the reader ---- */
+
+/* where the reader is in the document, for its messages ("rows[3].bytes") */
+struct reader {
+    cf_error *err;
+    int world;                  /* ranks that exist: "nranks", else the ranks listed */
+    const struct cf_smoke_doc *d;
+};
+
+static int refuse(struct reader *rd, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return cf_error_set(rd->err, CF_ERR_FORMAT, "smoke document: %s (write it as cclforge smoke --json does)", what);
+}
+
+/* the path of key in the object at path ("" at the top) */
+static void path_of(char *out, size_t cap, const char *path, const char *key)
+{
+    snprintf(out, cap, "%s%s%s", path, path[0] ? "." : "", key);
+}
+
+/* a string or null/absent (NULL); -1 on another type */
+static int read_str(struct reader *rd, const cJSON *o, const char *path, const char *key, char **out)
+{
+    const char *s = NULL;
+    char p[160];
+    path_of(p, sizeof p, path, key);
+    if (cf_json_get_str(o, key, &s) < 0)
+        return refuse(rd, "\"%s\" is not a string", p);
+    *out = cf_strdup(s);
+    return 0;
+}
+
+/* a string into a fixed buffer: one that does not fit is refused, never cut */
+static int read_fixed(struct reader *rd, const cJSON *o, const char *path, const char *key, char *buf, size_t cap)
+{
+    const char *s = NULL;
+    char p[160];
+    path_of(p, sizeof p, path, key);
+    if (cf_json_get_str(o, key, &s) < 0)
+        return refuse(rd, "\"%s\" is not a string", p);
+    if (s && strlen(s) >= cap)
+        return refuse(rd, "\"%s\" is longer than %zu bytes", p, cap - 1);
+    snprintf(buf, cap, "%s", s ? s : "");
+    return 0;
+}
+
+static int read_bool(struct reader *rd, const cJSON *o, const char *path, const char *key, int *out)
+{
+    char p[160];
+    path_of(p, sizeof p, path, key);
+    if (cf_json_get_bool(o, key, out) < 0)
+        return refuse(rd, "\"%s\" is not true or false", p);
+    return 0;
+}
+
+/* A number in [min, max] (finite), left as it is when absent or null. */
+static int read_num(struct reader *rd, const cJSON *o, const char *path, const char *key, double min, double max,
+                    double *out)
+{
+    char p[160];
+    double v;
+    path_of(p, sizeof p, path, key);
+    int rc = cf_json_get_num(o, key, &v);
+    if (rc < 0)
+        return refuse(rd, "\"%s\" is not a number", p);
+    if (rc == 0)
+        return 0;
+    if (!isfinite(v) || v < min || v > max)
+        return refuse(rd, "\"%s\" is %g, out of range (%g to %g)", p, v, min, max);
+    *out = v;
+    return 0;
+}
+
+/* A whole number in [min, max]. */
+static int read_whole(struct reader *rd, const cJSON *o, const char *path, const char *key, double min, double max,
+                      long long *out)
+{
+    double v = (double)*out;
+    char p[160];
+    if (read_num(rd, o, path, key, min, max, &v) < 0)
+        return -1;
+    path_of(p, sizeof p, path, key);
+    if (v != floor(v))
+        return refuse(rd, "\"%s\" is %g, not a whole number", p, v);
+    *out = (long long)v;
+    return 0;
+}
+
+static int read_int(struct reader *rd, const cJSON *o, const char *path, const char *key, double min, double max,
+                    int *out)
+{
+    long long v = *out;
+    if (read_whole(rd, o, path, key, min, max, &v) < 0)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int read_long(struct reader *rd, const cJSON *o, const char *path, const char *key, double min, double max,
+                     long *out)
+{
+    long long v = *out;
+    if (read_whole(rd, o, path, key, min, max, &v) < 0)
+        return -1;
+    *out = (long)v;
+    return 0;
+}
+
+/* A rank of the world (from -1, "not one rank's", when none_ok). */
+static int read_rank(struct reader *rd, const cJSON *o, const char *path, const char *key, int none_ok, int *out)
+{
+    double v = *out;
+    char p[160];
+    path_of(p, sizeof p, path, key);
+    int rc = cf_json_get_num(o, key, &v);
+    if (rc < 0 || (rc == 0 && !none_ok))
+        return refuse(rd, "\"%s\" is not a number", p);
+    if (v != floor(v) || !(v >= (none_ok ? -1 : 0)) || !(v < rd->world || (none_ok && v == -1)))
+        return refuse(rd, "\"%s\" is %g: no such rank (the run had %d)", p, v, rd->world);
+    *out = (int)v;
+    return 0;
+}
+
+static const cJSON *array_at(struct reader *rd, const cJSON *o, const char *key, int *bad)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    *bad = 0;
+    if (!a || cJSON_IsNull(a))
+        return NULL;
+    if (!cJSON_IsArray(a)) {
+        *bad = refuse(rd, "\"%s\" is not an array", key);
+        return NULL;
+    }
+    return a;
+}
+
+static int check_object(struct reader *rd, const cJSON *o, const char *path)
+{
+    return cJSON_IsObject(o) ? 0 : refuse(rd, "\"%s\" is not an object", path);
+}
+
+static int read_names(struct reader *rd, const cJSON *o, const char *key, int (*parse)(const char *, int *),
+                      const char *path, int unknown, int *out)
+{
+    const char *s = NULL;
+    char p[160];
+    path_of(p, sizeof p, path, key);
+    if (cf_json_get_str(o, key, &s) < 0)
+        return refuse(rd, "\"%s\" is not a string", p);
+    *out = unknown;
+    if (s && parse(s, out) < 0)
+        return refuse(rd, "\"%s\" is '%s', not one cclforge smoke runs", p, s);
+    return 0;
+}
+
+static int parse_op(const char *s, int *v)
+{
+    enum cf_smoke_op op;
+    if (!strcmp(s, "?")) {
+        *v = CF_OP_COUNT;
+        return 0;
+    }
+    if (cf_smoke_op_parse(s, &op))
+        return -1;
+    *v = (int)op;
+    return 0;
+}
+
+static int parse_dtype(const char *s, int *v)
+{
+    enum cf_smoke_dtype dt;
+    if (!strcmp(s, "?")) {
+        *v = CF_DT_COUNT;
+        return 0;
+    }
+    if (cf_smoke_dtype_parse(s, &dt))
+        return -1;
+    *v = (int)dt;
+    return 0;
+}
+
+static int parse_redop(const char *s, int *v)
+{
+    enum cf_smoke_redop r;
+    if (!strcmp(s, "none")) {
+        *v = CF_RED_COUNT;
+        return 0;
+    }
+    if (cf_smoke_redop_parse(s, &r))
+        return -1;
+    *v = (int)r;
+    return 0;
+}
+
+static int read_ranks(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d)
+{
+    int bad;
+    const cJSON *ranks = array_at(rd, json, "ranks", &bad), *r;
+    if (bad)
+        return -1;
+    size_t n = (size_t)cJSON_GetArraySize(ranks);
+    if (n > CF_SMOKE_RANKS_MAX)
+        return refuse(rd, "\"ranks\" lists %zu ranks, more than %d", n, CF_SMOKE_RANKS_MAX);
+    d->ranks = cf_xcalloc(n + 1, sizeof *d->ranks);
+    cJSON_ArrayForEach(r, ranks) {
+        char p[64];
+        snprintf(p, sizeof p, "ranks[%zu]", d->nlisted);
+        struct cf_smoke_doc_rank *o = &d->ranks[d->nlisted++];
+        int rank = (int)d->nlisted - 1;
+        if (check_object(rd, r, p) < 0 || read_int(rd, r, p, "rank", 0, CF_SMOKE_RANKS_MAX, &rank) < 0 ||
+            read_str(rd, r, p, "hostname", &o->hostname) < 0 || read_str(rd, r, p, "device", &o->device) < 0 ||
+            read_int(rd, r, p, "pid", 0, INT_MAX, &o->pid) < 0)
+            return -1;
+        if ((size_t)rank != d->nlisted - 1)
+            return refuse(rd, "\"%s.rank\" is %d: the ranks are listed in order", p, rank);
+        const cJSON *links = cJSON_GetObjectItemCaseSensitive(r, "links");
+        if (links && !cJSON_IsNull(links)) {
+            int nl = cJSON_GetArraySize(links);
+            o->has_links = 1;
+            o->links = cf_xcalloc(CF_RANK_LINKS_MAX, sizeof *o->links);
+            if (!cJSON_IsArray(links) || nl > CF_RANK_LINKS_MAX ||
+                (o->nlinks = cf_rank_links_from_json(links, o->links, CF_RANK_LINKS_MAX)) != (size_t)nl)
+                return refuse(rd, "\"%s.links\" is not a list of up to %d links (name, kind, line_gbit, "
+                                  "capacity_gbps, limit, net or peer)",
+                              p, CF_RANK_LINKS_MAX);
+        }
+    }
+    return 0;
+}
+
+/* ids of the groups, sorted, for the rows' look-ups */
+struct group_id {
+    int id;
+    size_t ix;
+};
+
+static int group_id_cmp(const void *a, const void *b)
+{
+    int x = ((const struct group_id *)a)->id, y = ((const struct group_id *)b)->id;
+    return (x > y) - (x < y);
+}
+
+static int read_groups(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d, struct group_id **ids)
+{
+    int bad;
+    const cJSON *groups = array_at(rd, json, "groups", &bad), *g;
+    if (bad)
+        return -1;
+    size_t n = (size_t)cJSON_GetArraySize(groups);
+    d->groups = cf_xcalloc(n + 1, sizeof *d->groups);
+    *ids = cf_xcalloc(n + 1, sizeof **ids);
+    cJSON_ArrayForEach(g, groups) {
+        char p[64];
+        size_t i = d->ngroups;
+        snprintf(p, sizeof p, "groups[%zu]", i);
+        struct cf_smoke_group *o = &d->groups[d->ngroups++];
+        double id = NAN;
+        o->busbw_median = NAN;
+        o->busbw_spread = -1;
+        if (check_object(rd, g, p) < 0)
+            return -1;
+        if (cf_json_get_num(g, "id", &id) < 1)
+            return refuse(rd, "\"%s.id\" is not a number: every group has one", p);
+        int failed = 0;
+        if (read_int(rd, g, p, "id", 0, INT_MAX, &o->id) < 0 || read_int(rd, g, p, "round", 0, INT_MAX, &o->round) < 0 ||
+            read_fixed(rd, g, p, "label", o->label, sizeof o->label) < 0 ||
+            read_int(rd, g, p, "nranks", 0, CF_SMOKE_RANKS_MAX, &o->nranks) < 0 ||
+            read_int(rd, g, p, "nhosts", 0, CF_SMOKE_RANKS_MAX, &o->nhosts) < 0 ||
+            read_long(rd, g, p, "tests", 0, 1e15, &o->tests) < 0 ||
+            read_num(rd, g, p, "avg_busbw_gbps", 0, CF_SMOKE_BUSBW_MAX, &o->avg_busbw) < 0 ||
+            read_num(rd, g, p, "busbw_median_gbps", 0, CF_SMOKE_BUSBW_MAX, &o->busbw_median) < 0 ||
+            read_num(rd, g, p, "busbw_spread", 0, 1e6, &o->busbw_spread) < 0 ||
+            read_bool(rd, g, p, "failed", &failed) < 0 || read_bool(rd, g, p, "bad", &o->bad) < 0 ||
+            read_bool(rd, g, p, "conclusive", &o->conclusive) < 0 || read_fixed(rd, g, p, "why", o->why, sizeof o->why) < 0)
+            return -1;
+        o->failed = failed;
+        (*ids)[i] = (struct group_id){ o->id, i };
+    }
+    qsort(*ids, d->ngroups, sizeof **ids, group_id_cmp);
+    for (size_t i = 1; i < d->ngroups; i++)
+        if ((*ids)[i].id == (*ids)[i - 1].id)
+            return refuse(rd, "\"groups[%zu].id\" is %d, the id of groups[%zu] too", (*ids)[i].ix, (*ids)[i].id,
+                          (*ids)[i - 1].ix);
+    return 0;
+}
+
+/* a row's or a result's group: 0 (the world) or one of "groups" */
+static int check_group(struct reader *rd, const struct group_id *ids, size_t n, const char *path, int group)
+{
+    struct group_id probe = { group, 0 };
+    if (group == 0 || bsearch(&probe, ids, n, sizeof *ids, group_id_cmp))
+        return 0;
+    return refuse(rd, "\"%s.group\" is %d: no such group in \"groups\"", path, group);
+}
+
+static int read_row_times(struct reader *rd, const cJSON *r, const char *p, struct cf_smoke_row *o)
+{
+    char tp[96];
+    snprintf(tp, sizeof tp, "%s.rank_time_us", p);
+    const cJSON *times = cJSON_GetObjectItemCaseSensitive(r, "rank_time_us"), *t;
+    if (times && !cJSON_IsNull(times) && !cJSON_IsArray(times))
+        return refuse(rd, "\"%s\" is not an array", tp);
+    int n = cJSON_GetArraySize(times);
+    if (o->nranks < 0)
+        o->nranks = n;
+    if (n && n != o->nranks)
+        return refuse(rd, "\"%s\" has %d entries, the row's nranks %d", tp, n, o->nranks);
+    if (!n)
+        return 0;
+    o->rank_time_us = cf_xcalloc((size_t)n, sizeof *o->rank_time_us);
+    o->rank_of = cf_xcalloc((size_t)n, sizeof *o->rank_of);
+    int k = 0;
+    cJSON_ArrayForEach(t, times) {
+        char ep[112];
+        snprintf(ep, sizeof ep, "%s[%d]", tp, k);
+        o->rank_time_us[k] = NAN;
+        if (check_object(rd, t, ep) < 0 || read_rank(rd, t, ep, "rank", 0, &o->rank_of[k]) < 0 ||
+            read_num(rd, t, ep, "time_us", 0, 1e18, &o->rank_time_us[k]) < 0)
+            return -1;
+        k++;
+    }
+    return 0;
+}
+
+static int read_rows(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d, const struct group_id *ids)
+{
+    int bad;
+    const cJSON *rows = array_at(rd, json, "rows", &bad), *r;
+    if (bad)
+        return -1;
+    d->rows = cf_xcalloc((size_t)cJSON_GetArraySize(rows) + 1, sizeof *d->rows);
+    d->slowest_vs_median = cf_xcalloc((size_t)cJSON_GetArraySize(rows) + 1, sizeof *d->slowest_vs_median);
+    cJSON_ArrayForEach(r, rows) {
+        char p[64];
+        double *vs_median = &d->slowest_vs_median[d->nrows];
+        snprintf(p, sizeof p, "rows[%zu]", d->nrows);
+        struct cf_smoke_row *o = &d->rows[d->nrows++];
+        int op, dtype, redop;
+        long long bytes = 0, count = 0;
+        o->root = -1;
+        o->ok = 1;
+        o->wrong = -1;
+        o->iters = -1; /* unknown */
+        *vs_median = NAN;
+        o->nranks = -1;
+        o->slowest_rank = -1;
+        o->busbw_spread = -1;
+        if (check_object(rd, r, p) < 0 || read_names(rd, r, "op", parse_op, p, CF_OP_COUNT, &op) < 0 ||
+            read_names(rd, r, "dtype", parse_dtype, p, CF_DT_COUNT, &dtype) < 0 ||
+            read_names(rd, r, "redop", parse_redop, p, CF_RED_COUNT, &redop) < 0 ||
+            read_int(rd, r, p, "root", -1, CF_SMOKE_RANKS_MAX, &o->root) < 0 ||
+            read_bool(rd, r, p, "in_place", &o->in_place) < 0 ||
+            read_whole(rd, r, p, "bytes", 0, (double)CF_SMOKE_BYTES_MAX, &bytes) < 0 ||
+            read_whole(rd, r, p, "count", 0, (double)CF_SMOKE_BYTES_MAX, &count) < 0 ||
+            read_num(rd, r, p, "time_us", 0, 1e18, &o->time_us) < 0 ||
+            read_num(rd, r, p, "algbw_gbps", 0, CF_SMOKE_BUSBW_MAX, &o->algbw) < 0 ||
+            read_num(rd, r, p, "busbw_gbps", 0, CF_SMOKE_BUSBW_MAX, &o->busbw) < 0 ||
+            read_int(rd, r, p, "iters", -1, INT_MAX, &o->iters) < 0 ||
+            read_num(rd, r, p, "busbw_spread", 0, 1e6, &o->busbw_spread) < 0 ||
+            read_long(rd, r, p, "wrong", 0, 1e18, &o->wrong) < 0 || read_bool(rd, r, p, "ok", &o->ok) < 0 ||
+            read_int(rd, r, p, "group", 0, INT_MAX, &o->group) < 0 ||
+            read_int(rd, r, p, "nranks", 0, CF_SMOKE_RANKS_MAX, &o->nranks) < 0 ||
+            read_rank(rd, r, p, "slowest_rank", 1, &o->slowest_rank) < 0 ||
+            read_num(rd, r, p, "slowest_time_us", 0, 1e18, &o->slowest_us) < 0 ||
+            read_num(rd, r, p, "median_time_us", 0, 1e18, &o->median_us) < 0 ||
+            read_num(rd, r, p, "slowest_vs_median", 0, 1e18, vs_median) < 0 ||
+            check_group(rd, ids, d->ngroups, p, o->group) < 0 || read_row_times(rd, r, p, o) < 0)
+            return -1;
+        o->op = (enum cf_smoke_op)op;
+        o->dtype = (enum cf_smoke_dtype)dtype;
+        o->redop = (enum cf_smoke_redop)redop;
+        o->bytes = (size_t)bytes;
+        o->count = (size_t)count;
+        if (o->nranks < 0)
+            o->nranks = 0;
+        if (isnan(*vs_median))
+            *vs_median = o->median_us > 0 ? o->slowest_us / o->median_us : 0;
+    }
+    return 0;
+}
+
+static int read_conns(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d)
+{
+    int bad;
+    const cJSON *conns = array_at(rd, json, "transports", &bad), *c;
+    if (bad)
+        return -1;
+    d->conns = cf_xcalloc((size_t)cJSON_GetArraySize(conns) + 1, sizeof *d->conns);
+    cJSON_ArrayForEach(c, conns) {
+        char p[64];
+        snprintf(p, sizeof p, "transports[%zu]", d->nconns);
+        struct cf_smoke_transport_conn *o = &d->conns[d->nconns++];
+        o->rank = o->peer = -1;
+        if (check_object(rd, c, p) < 0 || read_rank(rd, c, p, "rank", 1, &o->rank) < 0 ||
+            read_rank(rd, c, p, "peer", 1, &o->peer) < 0 || read_fixed(rd, c, p, "kind", o->kind, sizeof o->kind) < 0 ||
+            read_fixed(rd, c, p, "via", o->via, sizeof o->via) < 0 ||
+            read_int(rd, c, p, "channels", 0, INT_MAX, &o->channels) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int read_failures(struct reader *rd, const cJSON *json, const char *key, struct cf_smoke_failure **out,
+                         size_t *n)
+{
+    int bad;
+    const cJSON *list = array_at(rd, json, key, &bad), *f;
+    if (bad)
+        return -1;
+    *out = cf_xcalloc((size_t)cJSON_GetArraySize(list) + 1, sizeof **out);
+    cJSON_ArrayForEach(f, list) {
+        char p[64];
+        snprintf(p, sizeof p, "%s[%zu]", key, *n);
+        struct cf_smoke_failure *o = &(*out)[(*n)++];
+        o->rank = -1;
+        if (check_object(rd, f, p) < 0 || read_rank(rd, f, p, "rank", 1, &o->rank) < 0 ||
+            read_str(rd, f, p, "doing", &o->doing) < 0 || read_str(rd, f, p, "reason", &o->reason) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int read_rank_info(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d)
+{
+    const cJSON *info = cJSON_GetObjectItemCaseSensitive(json, "rank_info"), *r, *v;
+    if (!info || cJSON_IsNull(info))
+        return 0;
+    if (!cJSON_IsObject(info))
+        return refuse(rd, "\"rank_info\" is not an object");
+    d->info = cf_xcalloc((size_t)cJSON_GetArraySize(info) + 1, sizeof *d->info);
+    cJSON_ArrayForEach(r, info) {
+        char p[96], *end;
+        snprintf(p, sizeof p, "rank_info.%.60s", r->string);
+        long rank = strtol(r->string, &end, 10);
+        if (!r->string[0] || *end || rank < -1 || rank >= rd->world)
+            return refuse(rd, "\"%s\": no such rank (the run had %d)", p, rd->world);
+        if (!cJSON_IsObject(r))
+            return refuse(rd, "\"%s\" is not an object", p);
+        struct cf_smoke_rank_infos *o = &d->info[d->ninfo++];
+        o->rank = (int)rank;
+        o->item = cf_xcalloc((size_t)cJSON_GetArraySize(r) + 1, sizeof *o->item);
+        cJSON_ArrayForEach(v, r) {
+            struct cf_smoke_info_item *it = &o->item[o->n++];
+            it->key = cf_strdup(v->string);
+            it->list = (struct strvec)STRVEC_INIT;
+            if (cJSON_IsString(v)) {
+                it->value = cf_strdup(v->valuestring);
+                continue;
+            }
+            it->is_list = 1;
+            if (cf_json_get_strvec(r, v->string, &it->list) < 1)
+                return refuse(rd, "\"%s.%.60s\" is neither a string nor a list of strings", p, v->string);
+        }
+    }
+    return 0;
+}
+
+static int read_results(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d, const struct group_id *ids)
+{
+    int bad;
+    const cJSON *list = array_at(rd, json, "rank_results", &bad), *r;
+    if (bad)
+        return -1;
+    d->results = cf_xcalloc((size_t)cJSON_GetArraySize(list) + 1, sizeof *d->results);
+    cJSON_ArrayForEach(r, list) {
+        char p[64];
+        snprintf(p, sizeof p, "rank_results[%zu]", d->nresults);
+        struct cf_smoke_rank_result *o = &d->results[d->nresults++];
+        int op, dtype, redop;
+        long long bytes = 0;
+        o->rank = o->local_rank = o->root = -1;
+        if (check_object(rd, r, p) < 0 || read_rank(rd, r, p, "rank", 1, &o->rank) < 0 ||
+            read_int(rd, r, p, "local_rank", -1, CF_SMOKE_RANKS_MAX, &o->local_rank) < 0 ||
+            read_names(rd, r, "op", parse_op, p, CF_OP_COUNT, &op) < 0 ||
+            read_names(rd, r, "dtype", parse_dtype, p, CF_DT_COUNT, &dtype) < 0 ||
+            read_names(rd, r, "redop", parse_redop, p, CF_RED_COUNT, &redop) < 0 ||
+            read_int(rd, r, p, "root", -1, CF_SMOKE_RANKS_MAX, &o->root) < 0 ||
+            read_whole(rd, r, p, "bytes", 0, (double)CF_SMOKE_BYTES_MAX, &bytes) < 0 ||
+            read_bool(rd, r, p, "in_place", &o->in_place) < 0 || read_int(rd, r, p, "group", 0, INT_MAX, &o->group) < 0 ||
+            read_bool(rd, r, p, "pass", &o->pass) < 0 || read_long(rd, r, p, "wrong", 0, 1e18, &o->wrong) < 0 ||
+            read_num(rd, r, p, "time_us", 0, 1e18, &o->time_us) < 0 || read_str(rd, r, p, "reason", &o->reason) < 0 ||
+            check_group(rd, ids, d->ngroups, p, o->group) < 0)
+            return -1;
+        o->op = (enum cf_smoke_op)op;
+        o->dtype = (enum cf_smoke_dtype)dtype;
+        o->redop = (enum cf_smoke_redop)redop;
+        o->bytes = (size_t)bytes;
+    }
+    return 0;
+}
+
+static int read_rank_failures(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d)
+{
+    int bad;
+    const cJSON *list = array_at(rd, json, "rank_failures", &bad), *f;
+    if (bad)
+        return -1;
+    d->rank_failures = cf_xcalloc((size_t)cJSON_GetArraySize(list) + 1, sizeof *d->rank_failures);
+    cJSON_ArrayForEach(f, list) {
+        char p[64];
+        snprintf(p, sizeof p, "rank_failures[%zu]", d->nrank_failures);
+        struct cf_smoke_rank_failure *o = &d->rank_failures[d->nrank_failures++];
+        o->rank = o->local_rank = -1;
+        if (check_object(rd, f, p) < 0 || read_rank(rd, f, p, "rank", 1, &o->rank) < 0 ||
+            read_int(rd, f, p, "local_rank", -1, CF_SMOKE_RANKS_MAX, &o->local_rank) < 0 ||
+            read_str(rd, f, p, "reason", &o->reason) < 0 || read_bool(rd, f, p, "stops_the_run", &o->stops_the_run) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* "bad_hosts": host names of "ranks", each a host the run's search named */
+static int read_bad_hosts(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(json, "bad_hosts"), *v;
+    d->bad_hosts_known = list != NULL && !cJSON_IsNull(list);
+    if (!d->bad_hosts_known)
+        return 0;
+    if (!cJSON_IsArray(list))
+        return refuse(rd, "\"bad_hosts\" is not an array of host names");
+    const char **names = cf_xcalloc(d->nlisted + 1, sizeof *names);
+    for (size_t r = 0; r < d->nlisted; r++)
+        names[r] = d->ranks[r].hostname;
+    struct cf_sorted_names hosts;
+    cf_sorted_names_build(&hosts, names, d->nlisted, NULL);
+    free(names);
+    int i = 0, rc = 0;
+    cJSON_ArrayForEach(v, list) {
+        if (!cJSON_IsString(v)) {
+            rc = refuse(rd, "\"bad_hosts[%d]\" holds something other than a host name", i);
+            break;
+        }
+        if (!v->valuestring[0] || cf_sorted_names_find(&hosts, v->valuestring, strlen(v->valuestring)) < 0) {
+            rc = refuse(rd, "\"bad_hosts[%d]\" names a host that no rank ran on", i);
+            break;
+        }
+        cf_strvec_push(&d->bad_hosts, v->valuestring);
+        i++;
+    }
+    cf_sorted_names_release(&hosts);
+    return rc;
+}
+
+static int read_head(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d)
+{
+    const char *role = NULL;
+    if (cf_json_get_str(json, "role", &role) < 0)
+        return refuse(rd, "\"role\" is not a string");
+    d->role = CF_ROLE_SUPERVISOR;
+    if (role) {
+        size_t i = 0;
+        while (i < sizeof role_names / sizeof *role_names && strcmp(role, role_names[i]))
+            i++;
+        if (i == sizeof role_names / sizeof *role_names)
+            return refuse(rd, "\"role\" is '%s', not supervisor, rank or supervised_rank", role);
+        d->role = (enum cf_smoke_role)i;
+    }
+    int ok = -1, nranks = -1;
+    double avg = 0;
+    if (read_str(rd, json, "", "backend", &d->backend) < 0 || read_str(rd, json, "", "launcher", &d->launcher) < 0 ||
+        read_int(rd, json, "", "nranks", 0, CF_SMOKE_RANKS_MAX, &nranks) < 0 ||
+        read_int(rd, json, "", "rank", -1, CF_SMOKE_RANKS_MAX, &d->rank) < 0 ||
+        read_str(rd, json, "", "lib_version", &d->lib_version) < 0 ||
+        read_str(rd, json, "", "lib_path", &d->lib_path) < 0 || read_str(rd, json, "", "mpi_abi", &d->mpi_abi) < 0 ||
+        read_str(rd, json, "", "mpi_chosen_by", &d->mpi_chosen_by) < 0 || read_bool(rd, json, "", "ok", &ok) < 0 ||
+        read_str(rd, json, "", "verdict", &d->verdict) < 0 ||
+        read_bool(rd, json, "", "conclusive", &d->conclusive) < 0 ||
+        read_str(rd, json, "", "inconclusive_why", &d->inconclusive_why) < 0 ||
+        read_long(rd, json, "", "passed", 0, 1e15, &d->passed) < 0 ||
+        read_long(rd, json, "", "failed", 0, 1e15, &d->failed) < 0 ||
+        read_bool(rd, json, "", "aborted", &d->aborted) < 0 ||
+        read_bool(rd, json, "", "interrupted", &d->interrupted) < 0 ||
+        read_long(rd, json, "", "out_of_bounds", 0, 1e18, &d->out_of_bounds) < 0 ||
+        read_num(rd, json, "", "avg_busbw_gbps", 0, CF_SMOKE_BUSBW_MAX, &avg) < 0 ||
+        read_str(rd, json, "", "skipped", &d->skipped) < 0 || read_str(rd, json, "", "network", &d->network) < 0 ||
+        read_str(rd, json, "", "exclude", &d->exclude) < 0)
+        return -1;
+    d->ok = ok;
+    d->avg_busbw = avg;
+    d->nranks = nranks;
+    return 0;
+}
+
+int cf_smoke_doc_read(const cJSON *json, struct cf_smoke_doc *d, cf_error *err)
+{
+    cf_smoke_doc_init(d);
+    const char *schema = NULL;
+    if (!cJSON_IsObject(json) || cf_json_get_str(json, "schema", &schema) < 1 || strcmp(schema, CF_SMOKE_DOC_SCHEMA))
+        return cf_error_set(err, CF_ERR_FORMAT, "not a cclforge smoke document (schema %s): %s", CF_SMOKE_DOC_SCHEMA,
+                            schema ? "another schema" : "no \"schema\"");
+    struct reader rd = { err, 0, d };
+    struct group_id *ids = NULL;
+    int rc = -1;
+    if (read_head(&rd, json, d) < 0 || read_ranks(&rd, json, d) < 0)
+        goto out;
+    if (d->nranks < 0)
+        d->nranks = (int)d->nlisted;
+    else if (d->nlisted && d->nlisted != (size_t)d->nranks) {
+        refuse(&rd, "\"ranks\" lists %zu ranks, \"nranks\" says %d", d->nlisted, d->nranks);
+        goto out;
+    }
+    rd.world = d->nranks;
+    if (d->role == CF_ROLE_RANK && d->rank >= d->nranks) {
+        refuse(&rd, "\"rank\" is %d: no such rank (the run had %d)", d->rank, d->nranks);
+        goto out;
+    }
+    if (read_bad_hosts(&rd, json, d) < 0 || read_groups(&rd, json, d, &ids) < 0 || read_rows(&rd, json, d, ids) < 0 ||
+        read_conns(&rd, json, d) < 0 || read_failures(&rd, json, "failures", &d->failures, &d->nfailures) < 0 ||
+        read_failures(&rd, json, "problems", &d->problems, &d->nproblems) < 0 || read_rank_info(&rd, json, d) < 0 ||
+        read_results(&rd, json, d, ids) < 0 || read_rank_failures(&rd, json, d) < 0)
+        goto out;
+    rc = 0;
+out:
+    free(ids);
+    if (rc < 0)
+        cf_smoke_doc_release(d);
+    return rc;
+}
+
+void cf_smoke_doc_release(struct cf_smoke_doc *d)
+{
+    free(d->backend);
+    free(d->launcher);
+    free(d->lib_version);
+    free(d->lib_path);
+    free(d->mpi_abi);
+    free(d->mpi_chosen_by);
+    free(d->verdict);
+    free(d->inconclusive_why);
+    cf_strvec_clear(&d->bad_hosts);
+    free(d->skipped);
+    for (size_t r = 0; r < d->nlisted; r++) {
+        free(d->ranks[r].hostname);
+        free(d->ranks[r].device);
+        free(d->ranks[r].links);
+    }
+    free(d->ranks);
+    for (size_t i = 0; i < d->nrows; i++) {
+        free(d->rows[i].rank_time_us);
+        free(d->rows[i].rank_of);
+    }
+    free(d->rows);
+    free(d->slowest_vs_median);
+    free(d->groups);
+    free(d->network);
+    free(d->conns);
+    for (size_t i = 0; i < d->nfailures; i++) {
+        free(d->failures[i].doing);
+        free(d->failures[i].reason);
+    }
+    free(d->failures);
+    for (size_t i = 0; i < d->nproblems; i++) {
+        free(d->problems[i].doing);
+        free(d->problems[i].reason);
+    }
+    free(d->problems);
+    for (size_t i = 0; i < d->ninfo; i++) {
+        for (size_t k = 0; k < d->info[i].n; k++)
+            release_item(&d->info[i].item[k]);
+        free(d->info[i].item);
+    }
+    free(d->info);
+    for (size_t i = 0; i < d->nresults; i++)
+        free(d->results[i].reason);
+    free(d->results);
+    for (size_t i = 0; i < d->nrank_failures; i++)
+        free(d->rank_failures[i].reason);
+    free(d->rank_failures);
+    free(d->exclude);
+    cf_smoke_doc_init(d);
+}
