@@ -48,6 +48,8 @@ struct ctx {
     const struct cf_smoke_doc *d;
 };
 
+/* "64 KiB": a test size for a person (cli_number.c writes one as a flag takes
+ * it, "64K", for usage messages) */
 static void size_words(double bytes, char *buf, size_t cap)
 {
     static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
