@@ -483,11 +483,11 @@ char *cf_smoke_doc_json(const struct cf_smoke_doc *d, unsigned flags)
 
 /* ---- the reader ---- */
 
-/* where the reader is in the document, for its messages ("rows[3].bytes") */
+/* what the reader keeps beside the document: where a refusal goes, and the ranks
+ * that exist (its messages name the field: "rows[3].bytes") */
 struct reader {
     cf_error *err;
     int world;                  /* ranks that exist: "nranks", else the ranks listed */
-    const struct cf_smoke_doc *d;
 };
 
 static int refuse(struct reader *rd, const char *fmt, ...)
@@ -1076,7 +1076,7 @@ int cf_smoke_doc_read(const cJSON *json, struct cf_smoke_doc *d, cf_error *err)
     if (!cJSON_IsObject(json) || cf_json_get_str(json, "schema", &schema) < 1 || strcmp(schema, CF_SMOKE_DOC_SCHEMA))
         return cf_error_set(err, CF_ERR_FORMAT, "not a cclforge smoke document (schema %s): %s", CF_SMOKE_DOC_SCHEMA,
                             schema ? "another schema" : "no \"schema\"");
-    struct reader rd = { err, 0, d };
+    struct reader rd = { err, 0 };
     struct group_id *ids = NULL;
     int rc = -1;
     if (read_head(&rd, json, d) < 0 || read_ranks(&rd, json, d) < 0)
