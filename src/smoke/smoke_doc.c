@@ -1,6 +1,7 @@
 /* The smoke document's one home (cclforge/smoke_doc.h): the typed model, filled
  * by a live run or by the strict reader, and the writer of cclforge.smoke/2. */
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -500,106 +501,41 @@ static int refuse(struct reader *rd, const char *fmt, ...)
     return cf_error_set(rd->err, CF_ERR_FORMAT, "smoke document: %s (write it as cclforge smoke --json does)", what);
 }
 
-/* the path of key in the object at path ("" at the top) */
-static void path_of(char *out, size_t cap, const char *path, const char *key)
-{
-    snprintf(out, cap, "%s%s%s", path, path[0] ? "." : "", key);
-}
+/* The fields of one object of the document, as data: each key's type, where it
+ * goes in the model's struct, and its range. A field the object lacks (or holds
+ * null) leaves the struct's value as it was: unknown, never made up. */
+enum field_type {
+    F_STR,      /* char *, copied */
+    F_FIXED,    /* char[cap]: one that does not fit is refused, never cut */
+    F_BOOL,     /* int */
+    F_BOOL_LONG,/* long (a group's "failed") */
+    F_NUM,      /* double, finite, in [min, max] */
+    F_INT,      /* int, a whole number in [min, max] */
+    F_LONG,     /* long, likewise */
+    F_SIZE,     /* size_t, likewise */
+    F_RANK,     /* int: a rank of the world, or -1 (not one rank's) */
+};
 
-/* a string or null/absent (NULL); -1 on another type */
-static int read_str(struct reader *rd, const cJSON *o, const char *path, const char *key, char **out)
-{
-    const char *s = NULL;
-    char p[160];
-    path_of(p, sizeof p, path, key);
-    if (cf_json_get_str(o, key, &s) < 0)
-        return refuse(rd, "\"%s\" is not a string", p);
-    *out = cf_strdup(s);
-    return 0;
-}
+struct field {
+    const char *key;
+    enum field_type type;
+    size_t offset;
+    double min, max;            /* F_FIXED: max is the buffer's size */
+};
 
-/* a string into a fixed buffer: one that does not fit is refused, never cut */
-static int read_fixed(struct reader *rd, const cJSON *o, const char *path, const char *key, char *buf, size_t cap)
-{
-    const char *s = NULL;
-    char p[160];
-    path_of(p, sizeof p, path, key);
-    if (cf_json_get_str(o, key, &s) < 0)
-        return refuse(rd, "\"%s\" is not a string", p);
-    if (s && strlen(s) >= cap)
-        return refuse(rd, "\"%s\" is longer than %zu bytes", p, cap - 1);
-    snprintf(buf, cap, "%s", s ? s : "");
-    return 0;
-}
+/* the ranges: a busbw no link reaches, a time in µs of 30,000 years, more tests than a run makes */
+#define RANGE_BUSBW 0, CF_SMOKE_BUSBW_MAX
+#define RANGE_TIME 0, 1e18
+#define RANGE_COUNT 0, 1e15
+#define RANGE_SIZE 0, (double)CF_SMOKE_BYTES_MAX
+#define RANGE_RANKS 0, CF_SMOKE_RANKS_MAX
 
-static int read_bool(struct reader *rd, const cJSON *o, const char *path, const char *key, int *out)
-{
-    char p[160];
-    path_of(p, sizeof p, path, key);
-    if (cf_json_get_bool(o, key, out) < 0)
-        return refuse(rd, "\"%s\" is not true or false", p);
-    return 0;
-}
-
-/* A number in [min, max] (finite), left as it is when absent or null. */
-static int read_num(struct reader *rd, const cJSON *o, const char *path, const char *key, double min, double max,
-                    double *out)
-{
-    char p[160];
-    double v;
-    path_of(p, sizeof p, path, key);
-    int rc = cf_json_get_num(o, key, &v);
-    if (rc < 0)
-        return refuse(rd, "\"%s\" is not a number", p);
-    if (rc == 0)
-        return 0;
-    if (!isfinite(v) || v < min || v > max)
-        return refuse(rd, "\"%s\" is %g, out of range (%g to %g)", p, v, min, max);
-    *out = v;
-    return 0;
-}
-
-/* A whole number in [min, max]. */
-static int read_whole(struct reader *rd, const cJSON *o, const char *path, const char *key, double min, double max,
-                      long long *out)
-{
-    double v = (double)*out;
-    char p[160];
-    if (read_num(rd, o, path, key, min, max, &v) < 0)
-        return -1;
-    path_of(p, sizeof p, path, key);
-    if (v != floor(v))
-        return refuse(rd, "\"%s\" is %g, not a whole number", p, v);
-    *out = (long long)v;
-    return 0;
-}
-
-static int read_int(struct reader *rd, const cJSON *o, const char *path, const char *key, double min, double max,
-                    int *out)
-{
-    long long v = *out;
-    if (read_whole(rd, o, path, key, min, max, &v) < 0)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-static int read_long(struct reader *rd, const cJSON *o, const char *path, const char *key, double min, double max,
-                     long *out)
-{
-    long long v = *out;
-    if (read_whole(rd, o, path, key, min, max, &v) < 0)
-        return -1;
-    *out = (long)v;
-    return 0;
-}
-
-/* A rank of the world (from -1, "not one rank's", when none_ok). */
+/* A rank of the world (from -1, "not one rank's", when none_ok; required unless so). */
 static int read_rank(struct reader *rd, const cJSON *o, const char *path, const char *key, int none_ok, int *out)
 {
     double v = *out;
     char p[160];
-    path_of(p, sizeof p, path, key);
+    snprintf(p, sizeof p, "%s%s%s", path, path[0] ? "." : "", key);
     int rc = cf_json_get_num(o, key, &v);
     if (rc < 0 || (rc == 0 && !none_ok))
         return refuse(rd, "\"%s\" is not a number", p);
@@ -608,6 +544,69 @@ static int read_rank(struct reader *rd, const cJSON *o, const char *path, const 
     *out = (int)v;
     return 0;
 }
+
+static int read_field(struct reader *rd, const cJSON *o, const char *path, const struct field *f, char *base)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, f->key);
+    void *at = base + f->offset;
+    char p[160];
+    snprintf(p, sizeof p, "%s%s%s", path, path[0] ? "." : "", f->key);
+    if (f->type == F_RANK)
+        return read_rank(rd, o, path, f->key, 1, at);
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    switch (f->type) {
+    case F_STR:
+    case F_FIXED:
+        if (!cJSON_IsString(v))
+            return refuse(rd, "\"%s\" is not a string", p);
+        if (f->type == F_STR) {
+            *(char **)at = cf_strdup(v->valuestring);
+        } else if (strlen(v->valuestring) >= (size_t)f->max) {
+            return refuse(rd, "\"%s\" is longer than %.0f bytes", p, f->max - 1);
+        } else {
+            snprintf(at, (size_t)f->max, "%s", v->valuestring);
+        }
+        return 0;
+    case F_BOOL:
+    case F_BOOL_LONG:
+        if (!cJSON_IsBool(v))
+            return refuse(rd, "\"%s\" is not true or false", p);
+        if (f->type == F_BOOL)
+            *(int *)at = cJSON_IsTrue(v);
+        else
+            *(long *)at = cJSON_IsTrue(v);
+        return 0;
+    default: break;
+    }
+    if (!cJSON_IsNumber(v))
+        return refuse(rd, "\"%s\" is not a number", p);
+    double x = v->valuedouble;
+    if (!isfinite(x) || x < f->min || x > f->max)
+        return refuse(rd, "\"%s\" is %g, out of range (%g to %g)", p, x, f->min, f->max);
+    if (f->type != F_NUM && x != floor(x))
+        return refuse(rd, "\"%s\" is %g, not a whole number", p, x);
+    switch (f->type) {
+    case F_NUM: *(double *)at = x; break;
+    case F_INT: *(int *)at = (int)x; break;
+    case F_LONG: *(long *)at = (long)x; break;
+    default: *(size_t *)at = (size_t)x; break;
+    }
+    return 0;
+}
+
+/* Every field of the table from the object o at path (which must be an object). */
+static int read_fields(struct reader *rd, const cJSON *o, const char *path, const struct field *f, size_t n,
+                       void *base)
+{
+    if (!cJSON_IsObject(o))
+        return refuse(rd, "\"%s\" is not an object", path);
+    for (size_t i = 0; i < n; i++)
+        if (read_field(rd, o, path, &f[i], base) < 0)
+            return -1;
+    return 0;
+}
+#define READ_FIELDS(rd, o, path, table, base) read_fields(rd, o, path, table, sizeof table / sizeof *table, base)
 
 static const cJSON *array_at(struct reader *rd, const cJSON *o, const char *key, int *bad)
 {
@@ -622,66 +621,14 @@ static const cJSON *array_at(struct reader *rd, const cJSON *o, const char *key,
     return a;
 }
 
-static int check_object(struct reader *rd, const cJSON *o, const char *path)
-{
-    return cJSON_IsObject(o) ? 0 : refuse(rd, "\"%s\" is not an object", path);
-}
-
-static int read_names(struct reader *rd, const cJSON *o, const char *key, int (*parse)(const char *, int *),
-                      const char *path, int unknown, int *out)
-{
-    const char *s = NULL;
-    char p[160];
-    path_of(p, sizeof p, path, key);
-    if (cf_json_get_str(o, key, &s) < 0)
-        return refuse(rd, "\"%s\" is not a string", p);
-    *out = unknown;
-    if (s && parse(s, out) < 0)
-        return refuse(rd, "\"%s\" is '%s', not one cclforge smoke runs", p, s);
-    return 0;
-}
-
-static int parse_op(const char *s, int *v)
-{
-    enum cf_smoke_op op;
-    if (!strcmp(s, "?")) {
-        *v = CF_OP_COUNT;
-        return 0;
-    }
-    if (cf_smoke_op_parse(s, &op))
-        return -1;
-    *v = (int)op;
-    return 0;
-}
-
-static int parse_dtype(const char *s, int *v)
-{
-    enum cf_smoke_dtype dt;
-    if (!strcmp(s, "?")) {
-        *v = CF_DT_COUNT;
-        return 0;
-    }
-    if (cf_smoke_dtype_parse(s, &dt))
-        return -1;
-    *v = (int)dt;
-    return 0;
-}
-
-static int parse_redop(const char *s, int *v)
-{
-    enum cf_smoke_redop r;
-    if (!strcmp(s, "none")) {
-        *v = CF_RED_COUNT;
-        return 0;
-    }
-    if (cf_smoke_redop_parse(s, &r))
-        return -1;
-    *v = (int)r;
-    return 0;
-}
-
 static int read_ranks(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d)
 {
+    static const struct field fields[] = {
+        { "hostname", F_STR, offsetof(struct cf_smoke_doc_rank, hostname), 0, 0 },
+        { "device", F_STR, offsetof(struct cf_smoke_doc_rank, device), 0, 0 },
+        { "pid", F_INT, offsetof(struct cf_smoke_doc_rank, pid), 0, INT_MAX },
+    };
+    static const struct field rank_field[] = { { "rank", F_INT, 0, RANGE_RANKS } };
     int bad;
     const cJSON *ranks = array_at(rd, json, "ranks", &bad), *r;
     if (bad)
@@ -695,9 +642,7 @@ static int read_ranks(struct reader *rd, const cJSON *json, struct cf_smoke_doc 
         snprintf(p, sizeof p, "ranks[%zu]", d->nlisted);
         struct cf_smoke_doc_rank *o = &d->ranks[d->nlisted++];
         int rank = (int)d->nlisted - 1;
-        if (check_object(rd, r, p) < 0 || read_int(rd, r, p, "rank", 0, CF_SMOKE_RANKS_MAX, &rank) < 0 ||
-            read_str(rd, r, p, "hostname", &o->hostname) < 0 || read_str(rd, r, p, "device", &o->device) < 0 ||
-            read_int(rd, r, p, "pid", 0, INT_MAX, &o->pid) < 0)
+        if (READ_FIELDS(rd, r, p, fields, o) < 0 || READ_FIELDS(rd, r, p, rank_field, &rank) < 0)
             return -1;
         if ((size_t)rank != d->nlisted - 1)
             return refuse(rd, "\"%s.rank\" is %d: the ranks are listed in order", p, rank);
@@ -730,6 +675,17 @@ static int group_id_cmp(const void *a, const void *b)
 
 static int read_groups(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d, struct group_id **ids)
 {
+#define G(key, type, field, ...) { key, type, offsetof(struct cf_smoke_group, field), __VA_ARGS__ }
+    static const struct field fields[] = {
+        G("id", F_INT, id, 0, INT_MAX), G("round", F_INT, round, 0, INT_MAX),
+        G("label", F_FIXED, label, 0, sizeof((struct cf_smoke_group *)0)->label),
+        G("nranks", F_INT, nranks, RANGE_RANKS), G("nhosts", F_INT, nhosts, RANGE_RANKS), G("tests", F_LONG, tests, RANGE_COUNT),
+        G("avg_busbw_gbps", F_NUM, avg_busbw, RANGE_BUSBW), G("busbw_median_gbps", F_NUM, busbw_median, RANGE_BUSBW),
+        G("busbw_spread", F_NUM, busbw_spread, 0, 1e6), G("failed", F_BOOL_LONG, failed, 0, 0),
+        G("bad", F_BOOL, bad, 0, 0), G("conclusive", F_BOOL, conclusive, 0, 0),
+        G("why", F_FIXED, why, 0, sizeof((struct cf_smoke_group *)0)->why),
+    };
+#undef G
     int bad;
     const cJSON *groups = array_at(rd, json, "groups", &bad), *g;
     if (bad)
@@ -742,26 +698,12 @@ static int read_groups(struct reader *rd, const cJSON *json, struct cf_smoke_doc
         size_t i = d->ngroups;
         snprintf(p, sizeof p, "groups[%zu]", i);
         struct cf_smoke_group *o = &d->groups[d->ngroups++];
-        double id = NAN;
         o->busbw_median = NAN;
         o->busbw_spread = -1;
-        if (check_object(rd, g, p) < 0)
+        if (READ_FIELDS(rd, g, p, fields, o) < 0)
             return -1;
-        if (cf_json_get_num(g, "id", &id) < 1)
+        if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(g, "id")))
             return refuse(rd, "\"%s.id\" is not a number: every group has one", p);
-        int failed = 0;
-        if (read_int(rd, g, p, "id", 0, INT_MAX, &o->id) < 0 || read_int(rd, g, p, "round", 0, INT_MAX, &o->round) < 0 ||
-            read_fixed(rd, g, p, "label", o->label, sizeof o->label) < 0 ||
-            read_int(rd, g, p, "nranks", 0, CF_SMOKE_RANKS_MAX, &o->nranks) < 0 ||
-            read_int(rd, g, p, "nhosts", 0, CF_SMOKE_RANKS_MAX, &o->nhosts) < 0 ||
-            read_long(rd, g, p, "tests", 0, 1e15, &o->tests) < 0 ||
-            read_num(rd, g, p, "avg_busbw_gbps", 0, CF_SMOKE_BUSBW_MAX, &o->avg_busbw) < 0 ||
-            read_num(rd, g, p, "busbw_median_gbps", 0, CF_SMOKE_BUSBW_MAX, &o->busbw_median) < 0 ||
-            read_num(rd, g, p, "busbw_spread", 0, 1e6, &o->busbw_spread) < 0 ||
-            read_bool(rd, g, p, "failed", &failed) < 0 || read_bool(rd, g, p, "bad", &o->bad) < 0 ||
-            read_bool(rd, g, p, "conclusive", &o->conclusive) < 0 || read_fixed(rd, g, p, "why", o->why, sizeof o->why) < 0)
-            return -1;
-        o->failed = failed;
         (*ids)[i] = (struct group_id){ o->id, i };
     }
     qsort(*ids, d->ngroups, sizeof **ids, group_id_cmp);
@@ -781,8 +723,41 @@ static int check_group(struct reader *rd, const struct group_id *ids, size_t n, 
     return refuse(rd, "\"%s.group\" is %d: no such group in \"groups\"", path, group);
 }
 
+/* A test's op, dtype and redop by name ("?" unknown, "none" no reduction). */
+struct test_names {
+    enum cf_smoke_op *op;
+    enum cf_smoke_dtype *dtype;
+    enum cf_smoke_redop *redop;
+};
+
+static int read_test_names(struct reader *rd, const cJSON *o, const char *path, struct test_names t)
+{
+    const char *op = cf_json_str(o, "op"), *dt = cf_json_str(o, "dtype"), *red = cf_json_str(o, "redop");
+    static const char *const keys[] = { "op", "dtype", "redop" };
+    *t.op = CF_OP_COUNT;
+    *t.dtype = CF_DT_COUNT;
+    *t.redop = CF_RED_COUNT;
+    int bad = -1;
+    if (op && strcmp(op, "?") && cf_smoke_op_parse(op, t.op))
+        bad = 0;
+    else if (dt && strcmp(dt, "?") && cf_smoke_dtype_parse(dt, t.dtype))
+        bad = 1;
+    else if (red && strcmp(red, "none") && cf_smoke_redop_parse(red, t.redop))
+        bad = 2;
+    for (int k = 0; k < 3 && bad < 0; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
+        if (v && !cJSON_IsNull(v) && !cJSON_IsString(v))
+            return refuse(rd, "\"%s.%s\" is not a string", path, keys[k]);
+    }
+    if (bad >= 0)
+        return refuse(rd, "\"%s.%s\" is '%s', not one cclforge smoke runs", path, keys[bad],
+                      cf_json_str(o, keys[bad]));
+    return 0;
+}
+
 static int read_row_times(struct reader *rd, const cJSON *r, const char *p, struct cf_smoke_row *o)
 {
+    static const struct field time_field[] = { { "time_us", F_NUM, 0, RANGE_TIME } };
     char tp[96];
     snprintf(tp, sizeof tp, "%s.rank_time_us", p);
     const cJSON *times = cJSON_GetObjectItemCaseSensitive(r, "rank_time_us"), *t;
@@ -802,8 +777,8 @@ static int read_row_times(struct reader *rd, const cJSON *r, const char *p, stru
         char ep[112];
         snprintf(ep, sizeof ep, "%s[%d]", tp, k);
         o->rank_time_us[k] = NAN;
-        if (check_object(rd, t, ep) < 0 || read_rank(rd, t, ep, "rank", 0, &o->rank_of[k]) < 0 ||
-            read_num(rd, t, ep, "time_us", 0, 1e18, &o->rank_time_us[k]) < 0)
+        if (READ_FIELDS(rd, t, ep, time_field, &o->rank_time_us[k]) < 0 ||
+            read_rank(rd, t, ep, "rank", 0, &o->rank_of[k]) < 0)
             return -1;
         k++;
     }
@@ -812,6 +787,19 @@ static int read_row_times(struct reader *rd, const cJSON *r, const char *p, stru
 
 static int read_rows(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d, const struct group_id *ids)
 {
+#define R(key, type, field, ...) { key, type, offsetof(struct cf_smoke_row, field), __VA_ARGS__ }
+    static const struct field fields[] = {
+        R("root", F_INT, root, -1, CF_SMOKE_RANKS_MAX), R("in_place", F_BOOL, in_place, 0, 0),
+        R("bytes", F_SIZE, bytes, RANGE_SIZE), R("count", F_SIZE, count, RANGE_SIZE), R("time_us", F_NUM, time_us, RANGE_TIME),
+        R("algbw_gbps", F_NUM, algbw, RANGE_BUSBW), R("busbw_gbps", F_NUM, busbw, RANGE_BUSBW),
+        R("iters", F_INT, iters, -1, INT_MAX), R("busbw_spread", F_NUM, busbw_spread, 0, 1e6),
+        R("wrong", F_LONG, wrong, 0, 1e18), R("ok", F_BOOL, ok, 0, 0),
+        R("group", F_INT, group, 0, INT_MAX), R("nranks", F_INT, nranks, RANGE_RANKS),
+        R("slowest_rank", F_RANK, slowest_rank, 0, 0), R("slowest_time_us", F_NUM, slowest_us, RANGE_TIME),
+        R("median_time_us", F_NUM, median_us, RANGE_TIME),
+    };
+#undef R
+    static const struct field vs_median[] = { { "slowest_vs_median", F_NUM, 0, RANGE_TIME } };
     int bad;
     const cJSON *rows = array_at(rd, json, "rows", &bad), *r;
     if (bad)
@@ -820,55 +808,34 @@ static int read_rows(struct reader *rd, const cJSON *json, struct cf_smoke_doc *
     d->slowest_vs_median = cf_xcalloc((size_t)cJSON_GetArraySize(rows) + 1, sizeof *d->slowest_vs_median);
     cJSON_ArrayForEach(r, rows) {
         char p[64];
-        double *vs_median = &d->slowest_vs_median[d->nrows];
+        double *ratio = &d->slowest_vs_median[d->nrows];
         snprintf(p, sizeof p, "rows[%zu]", d->nrows);
         struct cf_smoke_row *o = &d->rows[d->nrows++];
-        int op, dtype, redop;
-        long long bytes = 0, count = 0;
-        o->root = -1;
-        o->ok = 1;
-        o->wrong = -1;
-        o->iters = -1; /* unknown */
-        *vs_median = NAN;
-        o->nranks = -1;
-        o->slowest_rank = -1;
-        o->busbw_spread = -1;
-        if (check_object(rd, r, p) < 0 || read_names(rd, r, "op", parse_op, p, CF_OP_COUNT, &op) < 0 ||
-            read_names(rd, r, "dtype", parse_dtype, p, CF_DT_COUNT, &dtype) < 0 ||
-            read_names(rd, r, "redop", parse_redop, p, CF_RED_COUNT, &redop) < 0 ||
-            read_int(rd, r, p, "root", -1, CF_SMOKE_RANKS_MAX, &o->root) < 0 ||
-            read_bool(rd, r, p, "in_place", &o->in_place) < 0 ||
-            read_whole(rd, r, p, "bytes", 0, (double)CF_SMOKE_BYTES_MAX, &bytes) < 0 ||
-            read_whole(rd, r, p, "count", 0, (double)CF_SMOKE_BYTES_MAX, &count) < 0 ||
-            read_num(rd, r, p, "time_us", 0, 1e18, &o->time_us) < 0 ||
-            read_num(rd, r, p, "algbw_gbps", 0, CF_SMOKE_BUSBW_MAX, &o->algbw) < 0 ||
-            read_num(rd, r, p, "busbw_gbps", 0, CF_SMOKE_BUSBW_MAX, &o->busbw) < 0 ||
-            read_int(rd, r, p, "iters", -1, INT_MAX, &o->iters) < 0 ||
-            read_num(rd, r, p, "busbw_spread", 0, 1e6, &o->busbw_spread) < 0 ||
-            read_long(rd, r, p, "wrong", 0, 1e18, &o->wrong) < 0 || read_bool(rd, r, p, "ok", &o->ok) < 0 ||
-            read_int(rd, r, p, "group", 0, INT_MAX, &o->group) < 0 ||
-            read_int(rd, r, p, "nranks", 0, CF_SMOKE_RANKS_MAX, &o->nranks) < 0 ||
-            read_rank(rd, r, p, "slowest_rank", 1, &o->slowest_rank) < 0 ||
-            read_num(rd, r, p, "slowest_time_us", 0, 1e18, &o->slowest_us) < 0 ||
-            read_num(rd, r, p, "median_time_us", 0, 1e18, &o->median_us) < 0 ||
-            read_num(rd, r, p, "slowest_vs_median", 0, 1e18, vs_median) < 0 ||
+        *o = (struct cf_smoke_row){ .root = -1, .ok = 1, .wrong = -1, .nranks = -1, .slowest_rank = -1,
+                                    .busbw_spread = -1, .iters = -1 /* unknown */ };
+        *ratio = NAN;
+        if (READ_FIELDS(rd, r, p, fields, o) < 0 || READ_FIELDS(rd, r, p, vs_median, ratio) < 0 ||
+            read_test_names(rd, r, p, (struct test_names){ &o->op, &o->dtype, &o->redop }) < 0 ||
             check_group(rd, ids, d->ngroups, p, o->group) < 0 || read_row_times(rd, r, p, o) < 0)
             return -1;
-        o->op = (enum cf_smoke_op)op;
-        o->dtype = (enum cf_smoke_dtype)dtype;
-        o->redop = (enum cf_smoke_redop)redop;
-        o->bytes = (size_t)bytes;
-        o->count = (size_t)count;
         if (o->nranks < 0)
             o->nranks = 0;
-        if (isnan(*vs_median))
-            *vs_median = o->median_us > 0 ? o->slowest_us / o->median_us : 0;
+        if (isnan(*ratio))
+            *ratio = o->median_us > 0 ? o->slowest_us / o->median_us : 0;
     }
     return 0;
 }
 
 static int read_conns(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d)
 {
+#define C(key, type, field, ...) { key, type, offsetof(struct cf_smoke_transport_conn, field), __VA_ARGS__ }
+    static const struct field fields[] = {
+        C("rank", F_RANK, rank, 0, 0), C("peer", F_RANK, peer, 0, 0),
+        C("kind", F_FIXED, kind, 0, sizeof((struct cf_smoke_transport_conn *)0)->kind),
+        C("via", F_FIXED, via, 0, sizeof((struct cf_smoke_transport_conn *)0)->via),
+        C("channels", F_INT, channels, 0, INT_MAX),
+    };
+#undef C
     int bad;
     const cJSON *conns = array_at(rd, json, "transports", &bad), *c;
     if (bad)
@@ -879,10 +846,7 @@ static int read_conns(struct reader *rd, const cJSON *json, struct cf_smoke_doc 
         snprintf(p, sizeof p, "transports[%zu]", d->nconns);
         struct cf_smoke_transport_conn *o = &d->conns[d->nconns++];
         o->rank = o->peer = -1;
-        if (check_object(rd, c, p) < 0 || read_rank(rd, c, p, "rank", 1, &o->rank) < 0 ||
-            read_rank(rd, c, p, "peer", 1, &o->peer) < 0 || read_fixed(rd, c, p, "kind", o->kind, sizeof o->kind) < 0 ||
-            read_fixed(rd, c, p, "via", o->via, sizeof o->via) < 0 ||
-            read_int(rd, c, p, "channels", 0, INT_MAX, &o->channels) < 0)
+        if (READ_FIELDS(rd, c, p, fields, o) < 0)
             return -1;
     }
     return 0;
@@ -891,6 +855,11 @@ static int read_conns(struct reader *rd, const cJSON *json, struct cf_smoke_doc 
 static int read_failures(struct reader *rd, const cJSON *json, const char *key, struct cf_smoke_failure **out,
                          size_t *n)
 {
+    static const struct field fields[] = {
+        { "rank", F_RANK, offsetof(struct cf_smoke_failure, rank), 0, 0 },
+        { "doing", F_STR, offsetof(struct cf_smoke_failure, doing), 0, 0 },
+        { "reason", F_STR, offsetof(struct cf_smoke_failure, reason), 0, 0 },
+    };
     int bad;
     const cJSON *list = array_at(rd, json, key, &bad), *f;
     if (bad)
@@ -901,8 +870,7 @@ static int read_failures(struct reader *rd, const cJSON *json, const char *key, 
         snprintf(p, sizeof p, "%s[%zu]", key, *n);
         struct cf_smoke_failure *o = &(*out)[(*n)++];
         o->rank = -1;
-        if (check_object(rd, f, p) < 0 || read_rank(rd, f, p, "rank", 1, &o->rank) < 0 ||
-            read_str(rd, f, p, "doing", &o->doing) < 0 || read_str(rd, f, p, "reason", &o->reason) < 0)
+        if (READ_FIELDS(rd, f, p, fields, o) < 0)
             return -1;
     }
     return 0;
@@ -945,6 +913,15 @@ static int read_rank_info(struct reader *rd, const cJSON *json, struct cf_smoke_
 
 static int read_results(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d, const struct group_id *ids)
 {
+#define R(key, type, field, ...) { key, type, offsetof(struct cf_smoke_rank_result, field), __VA_ARGS__ }
+    static const struct field fields[] = {
+        R("rank", F_RANK, rank, 0, 0), R("local_rank", F_INT, local_rank, -1, CF_SMOKE_RANKS_MAX),
+        R("root", F_INT, root, -1, CF_SMOKE_RANKS_MAX), R("bytes", F_SIZE, bytes, RANGE_SIZE),
+        R("in_place", F_BOOL, in_place, 0, 0), R("group", F_INT, group, 0, INT_MAX),
+        R("pass", F_BOOL, pass, 0, 0), R("wrong", F_LONG, wrong, 0, 1e18),
+        R("time_us", F_NUM, time_us, RANGE_TIME), R("reason", F_STR, reason, 0, 0),
+    };
+#undef R
     int bad;
     const cJSON *list = array_at(rd, json, "rank_results", &bad), *r;
     if (bad)
@@ -954,31 +931,23 @@ static int read_results(struct reader *rd, const cJSON *json, struct cf_smoke_do
         char p[64];
         snprintf(p, sizeof p, "rank_results[%zu]", d->nresults);
         struct cf_smoke_rank_result *o = &d->results[d->nresults++];
-        int op, dtype, redop;
-        long long bytes = 0;
         o->rank = o->local_rank = o->root = -1;
-        if (check_object(rd, r, p) < 0 || read_rank(rd, r, p, "rank", 1, &o->rank) < 0 ||
-            read_int(rd, r, p, "local_rank", -1, CF_SMOKE_RANKS_MAX, &o->local_rank) < 0 ||
-            read_names(rd, r, "op", parse_op, p, CF_OP_COUNT, &op) < 0 ||
-            read_names(rd, r, "dtype", parse_dtype, p, CF_DT_COUNT, &dtype) < 0 ||
-            read_names(rd, r, "redop", parse_redop, p, CF_RED_COUNT, &redop) < 0 ||
-            read_int(rd, r, p, "root", -1, CF_SMOKE_RANKS_MAX, &o->root) < 0 ||
-            read_whole(rd, r, p, "bytes", 0, (double)CF_SMOKE_BYTES_MAX, &bytes) < 0 ||
-            read_bool(rd, r, p, "in_place", &o->in_place) < 0 || read_int(rd, r, p, "group", 0, INT_MAX, &o->group) < 0 ||
-            read_bool(rd, r, p, "pass", &o->pass) < 0 || read_long(rd, r, p, "wrong", 0, 1e18, &o->wrong) < 0 ||
-            read_num(rd, r, p, "time_us", 0, 1e18, &o->time_us) < 0 || read_str(rd, r, p, "reason", &o->reason) < 0 ||
+        if (READ_FIELDS(rd, r, p, fields, o) < 0 ||
+            read_test_names(rd, r, p, (struct test_names){ &o->op, &o->dtype, &o->redop }) < 0 ||
             check_group(rd, ids, d->ngroups, p, o->group) < 0)
             return -1;
-        o->op = (enum cf_smoke_op)op;
-        o->dtype = (enum cf_smoke_dtype)dtype;
-        o->redop = (enum cf_smoke_redop)redop;
-        o->bytes = (size_t)bytes;
     }
     return 0;
 }
 
 static int read_rank_failures(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d)
 {
+#define F(key, type, field, ...) { key, type, offsetof(struct cf_smoke_rank_failure, field), __VA_ARGS__ }
+    static const struct field fields[] = {
+        F("rank", F_RANK, rank, 0, 0), F("local_rank", F_INT, local_rank, -1, CF_SMOKE_RANKS_MAX),
+        F("reason", F_STR, reason, 0, 0), F("stops_the_run", F_BOOL, stops_the_run, 0, 0),
+    };
+#undef F
     int bad;
     const cJSON *list = array_at(rd, json, "rank_failures", &bad), *f;
     if (bad)
@@ -989,15 +958,12 @@ static int read_rank_failures(struct reader *rd, const cJSON *json, struct cf_sm
         snprintf(p, sizeof p, "rank_failures[%zu]", d->nrank_failures);
         struct cf_smoke_rank_failure *o = &d->rank_failures[d->nrank_failures++];
         o->rank = o->local_rank = -1;
-        if (check_object(rd, f, p) < 0 || read_rank(rd, f, p, "rank", 1, &o->rank) < 0 ||
-            read_int(rd, f, p, "local_rank", -1, CF_SMOKE_RANKS_MAX, &o->local_rank) < 0 ||
-            read_str(rd, f, p, "reason", &o->reason) < 0 || read_bool(rd, f, p, "stops_the_run", &o->stops_the_run) < 0)
+        if (READ_FIELDS(rd, f, p, fields, o) < 0)
             return -1;
     }
     return 0;
 }
 
-/* "bad_hosts": host names of "ranks", each a host the run's search named */
 static int read_bad_hosts(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d)
 {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(json, "bad_hosts"), *v;
@@ -1031,6 +997,21 @@ static int read_bad_hosts(struct reader *rd, const cJSON *json, struct cf_smoke_
 
 static int read_head(struct reader *rd, const cJSON *json, struct cf_smoke_doc *d)
 {
+#define H(key, type, field, ...) { key, type, offsetof(struct cf_smoke_doc, field), __VA_ARGS__ }
+    static const struct field fields[] = {
+        H("backend", F_STR, backend, 0, 0), H("launcher", F_STR, launcher, 0, 0),
+        H("nranks", F_INT, nranks, RANGE_RANKS), H("rank", F_INT, rank, -1, CF_SMOKE_RANKS_MAX),
+        H("lib_version", F_STR, lib_version, 0, 0), H("lib_path", F_STR, lib_path, 0, 0),
+        H("mpi_abi", F_STR, mpi_abi, 0, 0), H("mpi_chosen_by", F_STR, mpi_chosen_by, 0, 0),
+        H("ok", F_BOOL, ok, 0, 0), H("verdict", F_STR, verdict, 0, 0),
+        H("conclusive", F_BOOL, conclusive, 0, 0), H("inconclusive_why", F_STR, inconclusive_why, 0, 0),
+        H("passed", F_LONG, passed, RANGE_COUNT), H("failed", F_LONG, failed, RANGE_COUNT),
+        H("aborted", F_BOOL, aborted, 0, 0), H("interrupted", F_BOOL, interrupted, 0, 0),
+        H("out_of_bounds", F_LONG, out_of_bounds, 0, 1e18), H("avg_busbw_gbps", F_NUM, avg_busbw, RANGE_BUSBW),
+        H("skipped", F_STR, skipped, 0, 0), H("network", F_STR, network, 0, 0),
+        H("exclude", F_STR, exclude, 0, 0),
+    };
+#undef H
     const char *role = NULL;
     if (cf_json_get_str(json, "role", &role) < 0)
         return refuse(rd, "\"role\" is not a string");
@@ -1043,30 +1024,8 @@ static int read_head(struct reader *rd, const cJSON *json, struct cf_smoke_doc *
             return refuse(rd, "\"role\" is '%s', not supervisor, rank or supervised_rank", role);
         d->role = (enum cf_smoke_role)i;
     }
-    int ok = -1, nranks = -1;
-    double avg = 0;
-    if (read_str(rd, json, "", "backend", &d->backend) < 0 || read_str(rd, json, "", "launcher", &d->launcher) < 0 ||
-        read_int(rd, json, "", "nranks", 0, CF_SMOKE_RANKS_MAX, &nranks) < 0 ||
-        read_int(rd, json, "", "rank", -1, CF_SMOKE_RANKS_MAX, &d->rank) < 0 ||
-        read_str(rd, json, "", "lib_version", &d->lib_version) < 0 ||
-        read_str(rd, json, "", "lib_path", &d->lib_path) < 0 || read_str(rd, json, "", "mpi_abi", &d->mpi_abi) < 0 ||
-        read_str(rd, json, "", "mpi_chosen_by", &d->mpi_chosen_by) < 0 || read_bool(rd, json, "", "ok", &ok) < 0 ||
-        read_str(rd, json, "", "verdict", &d->verdict) < 0 ||
-        read_bool(rd, json, "", "conclusive", &d->conclusive) < 0 ||
-        read_str(rd, json, "", "inconclusive_why", &d->inconclusive_why) < 0 ||
-        read_long(rd, json, "", "passed", 0, 1e15, &d->passed) < 0 ||
-        read_long(rd, json, "", "failed", 0, 1e15, &d->failed) < 0 ||
-        read_bool(rd, json, "", "aborted", &d->aborted) < 0 ||
-        read_bool(rd, json, "", "interrupted", &d->interrupted) < 0 ||
-        read_long(rd, json, "", "out_of_bounds", 0, 1e18, &d->out_of_bounds) < 0 ||
-        read_num(rd, json, "", "avg_busbw_gbps", 0, CF_SMOKE_BUSBW_MAX, &avg) < 0 ||
-        read_str(rd, json, "", "skipped", &d->skipped) < 0 || read_str(rd, json, "", "network", &d->network) < 0 ||
-        read_str(rd, json, "", "exclude", &d->exclude) < 0)
-        return -1;
-    d->ok = ok;
-    d->avg_busbw = avg;
-    d->nranks = nranks;
-    return 0;
+    d->nranks = -1; /* unknown: the ranks listed */
+    return READ_FIELDS(rd, json, "", fields, d);
 }
 
 int cf_smoke_doc_read(const cJSON *json, struct cf_smoke_doc *d, cf_error *err)
