@@ -130,8 +130,8 @@ static struct cf_smoke_failure *copy_failures(const struct cf_smoke_failure *f, 
 static void copy_report(struct cf_smoke_doc *d, const struct cf_smoke_report *rep)
 {
     d->role = rep->role;
-    d->backend = cf_strdup(rep->backend ? rep->backend : "");
-    d->launcher = cf_strdup(rep->launcher ? rep->launcher : "");
+    d->backend = cf_strdup(rep->backend);
+    d->launcher = cf_strdup(rep->launcher);
     d->nranks = rep->nranks;
     d->rank = rep->rank;
     d->lib_version = cf_strdup(rep->lib_version);
