@@ -1,8 +1,11 @@
 /* libFuzzer target for the smoke report's readers of untrusted input: a saved
- * smoke JSON document through cf_pair_matrix_build and cf_smoke_report_html, and
- * host names through cf_hostlist_compress, and a rank's links in the line form
- * ranks exchange (cf_rank_links_parse; what parses formats back the same). Properties: no crash, no leak; a
- * model's indexes stay inside it; the hostlist of any non-empty names is not empty. */
+ * smoke JSON document through the strict reader (cf_smoke_doc_open: the model
+ * and its matrix) and cf_smoke_report_html, and host names through
+ * cf_hostlist_compress, and a rank's links in the line form ranks exchange
+ * (cf_rank_links_parse; what parses formats back the same). Properties: no
+ * crash, no leak; a model's indexes stay inside it; what the writer writes of
+ * an accepted document the reader accepts again and the writer writes the same;
+ * the hostlist of any non-empty names is not empty. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +15,35 @@
 #include "cclforge/hostlist.h"
 #include "cclforge/report.h"
 #include "cclforge/path_capacity.h"
+#include "cclforge/smoke_doc.h"
 #include "cclforge/smoke_matrix.h"
 #include "cclforge/strbuf.h"
+
+/* the writer's text of an accepted document reads back to the same text */
+static void check_round_trip(const struct cf_smoke_doc *d)
+{
+    char *text = cf_smoke_doc_json(d, 0);
+    cJSON *again = cJSON_Parse(text);
+    struct cf_smoke_doc d2;
+    if (!again || cf_smoke_doc_read(again, &d2, NULL) < 0)
+        abort();
+    char *text2 = cf_smoke_doc_json(&d2, 0);
+    if (strcmp(text, text2))
+        abort();
+    free(text2);
+    cf_smoke_doc_release(&d2);
+    cJSON_Delete(again);
+    free(text);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *in = cf_strndup((const char *)data, size);
     cJSON *doc = cJSON_ParseWithLength((const char *)data, size);
     if (doc) {
+        struct cf_smoke_doc d;
         struct cf_pair_matrix m;
-        if (cf_pair_matrix_build(doc, &m, NULL) == 0) {
+        if (cf_smoke_doc_open(doc, &d, &m, NULL) == 0) {
             if (m.shown >= m.nsizes && m.nsizes)
                 abort();
             struct cf_pair_ref worst[8];
@@ -30,9 +52,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (worst[i].a >= m.nhosts || worst[i].b >= m.nhosts)
                     abort();
             struct strbuf html = STRBUF_INIT;
-            cf_smoke_report_html(doc, &m, in, &html);
+            cf_smoke_report_html(&d, &m, in, &html);
             cf_sb_release(&html);
+            check_round_trip(&d);
             cf_pair_matrix_release(&m);
+            cf_smoke_doc_release(&d);
         }
         cJSON_Delete(doc);
     }

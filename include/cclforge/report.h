@@ -10,6 +10,7 @@
 #include "cclforge/doctor_doc.h"
 #include "cclforge/error.h"
 #include "cclforge/fabric.h"
+#include "cclforge/smoke_doc.h"
 #include "cclforge/smoke_matrix.h"
 #include "cclforge/strbuf.h"
 
@@ -41,13 +42,14 @@ int cf_doctor_topology_html(const struct cf_fabric *fabric, const char *host, co
  * and the field refused. */
 int cf_doctor_saved_html(const struct cJSON *const *docs, size_t n, struct strbuf *out, cf_error *err);
 
-/* The self-contained HTML report of a smoke document: verdict, bad hosts and
- * their hostlist, the matrix (an overview by host blocks with a drill-down past
- * CF_PAIR_FULL_MAX hosts), each pair against the capacity of its path (else the
- * median pair), the run's facts and
- * json_text embedded. Appends to out. */
+/* The self-contained HTML report of a smoke document, from its model d and
+ * its matrix m (built from d): verdict ("unknown" when d has none), bad hosts
+ * and their hostlist, the matrix (an overview by host blocks with a drill-down
+ * past CF_PAIR_FULL_MAX hosts), each pair against the capacity of its path
+ * (else the median pair), the run's facts and json_text (d as written)
+ * embedded; past 2 MB, d's slim form instead. Appends to out. */
 #define CF_PAIR_FULL_MAX 64
-void cf_smoke_report_html(const cJSON *doc, const struct cf_pair_matrix *m, const char *json_text,
+void cf_smoke_report_html(const struct cf_smoke_doc *d, const struct cf_pair_matrix *m, const char *json_text,
                           struct strbuf *out);
 
 #ifdef __cplusplus

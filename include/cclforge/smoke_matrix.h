@@ -1,5 +1,5 @@
-/* The host x host picture of a smoke run, built from its JSON document
- * (cclforge.smoke/2, a live run's or a saved one): per host pair and test size
+/* The host x host picture of a smoke run, built from its document's typed model
+ * (cclforge/smoke_doc.h: a live run's or a saved one's): per host pair and test size
  * the busbw, its spread over the iterations and a class (ok, slow, failed,
  * untested); the hosts in an order where the bad ones come first, so that their
  * rows and columns stand out; the bad hosts (the document's "bad_hosts", which
@@ -10,10 +10,9 @@
 
 #include <stddef.h>
 
-#include <cjson/cJSON.h>
-
 #include "cclforge/error.h"
 #include "cclforge/path_capacity.h"
+#include "cclforge/smoke_doc.h"
 #include "cclforge/strbuf.h"
 
 #ifdef __cplusplus
@@ -77,11 +76,11 @@ void cf_pair_share_text(double share, char *buf, size_t cap);
  * what it rests on (cf_path_capacity's words) when words is not NULL. */
 double cf_pair_matrix_capacity(const struct cf_pair_matrix *m, size_t a, size_t b, struct strbuf *words);
 
-/* Builds the model of doc. -1 with err (naming the field) when doc is not a
- * cclforge.smoke/2 document or a field has a wrong type or value; a document
- * without pairs gives a model with pairwise = 0 (hosts and bad hosts still set);
- * a "bad_hosts" naming a host no rank ran on is an error. */
-int cf_pair_matrix_build(const cJSON *doc, struct cf_pair_matrix *m, cf_error *err);
+/* Builds the matrix of d. -1 with err when it is more than a report draws (or
+ * "bad_hosts" names a host no rank ran on, which the reader refuses first); a
+ * document without pairs gives a model with pairwise = 0 (hosts and bad hosts
+ * still set). */
+int cf_pair_matrix_build(const struct cf_smoke_doc *d, struct cf_pair_matrix *m, cf_error *err);
 void cf_pair_matrix_release(struct cf_pair_matrix *m);
 
 /* A pair, by display index (a < b). */

@@ -68,8 +68,10 @@ static const struct {
     unsigned shift;
 } size_units[] = { { 'K', 10 }, { 'M', 20 }, { 'G', 30 }, { 'T', 40 } };
 
-/* "64K" where the size is a whole number of a unit, else bytes */
-static void size_words(uint64_t v, char *buf, size_t cap)
+/* "64K" where the size is a whole number of a unit, else bytes: a size as the
+ * flags take it, so that a usage message gives bounds one can type back (the
+ * smoke page writes sizes for a person instead: "64 KiB") */
+static void size_as_flag(uint64_t v, char *buf, size_t cap)
 {
     for (size_t i = sizeof size_units / sizeof size_units[0]; i-- > 0;)
         if (v && !(v & ((1ull << size_units[i].shift) - 1))) {
@@ -109,8 +111,8 @@ int cli_size(const char *flag, const char *text, uint64_t min, uint64_t max, uin
     unsigned long long v = shift >= 0 ? strtoull(text, NULL, 10) : 0;
     if (shift < 0 || errno || v > (UINT64_MAX >> shift) || (v << shift) < min || (v << shift) > max) {
         char lo[32], hi[32];
-        size_words(min, lo, sizeof lo);
-        size_words(max, hi, sizeof hi);
+        size_as_flag(min, lo, sizeof lo);
+        size_as_flag(max, hi, sizeof hi);
         return cf_error_set(err, CF_ERR_USAGE, "%s '%s': expected a size (bytes, or with K, M, G or T: 64K, 8M, 1G) from %s to %s",
                             flag, text, lo, hi);
     }

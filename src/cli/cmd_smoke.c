@@ -1,5 +1,6 @@
-/* cclforge smoke: parse flags, run cf_smoke_run, print per-rank lines, the table, the
- * footer, the groups, the transports and the verdict (or one JSON document). */
+/* cclforge smoke: parse flags, run cf_smoke_run, print per-rank lines, then the
+ * run's document (cclforge/smoke_doc.h) as the table, the footer, the groups, the
+ * transports and the verdict, or as JSON, and its HTML page. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -10,8 +11,8 @@
 #include <unistd.h>
 
 #include "cclforge/fs.h"
-#include "cclforge/json.h"
 #include "cclforge/smoke.h"
+#include "cclforge/smoke_doc.h"
 #include "cclforge/smoke_matrix.h"
 #include "cclforge/strbuf.h"
 #include "cli/term.h"
@@ -113,10 +114,8 @@ struct smoke_cli {
     int json;
     const char *report;  /* --report FILE.html */
     int pairwise;        /* --pattern pairwise: the text shows the matrix */
-    FILE *out;           /* the JSON document goes here: stdout as it was before the run */
-    cJSON *rank_results; /* JSON mode: one entry per rank and test */
-    cJSON *rank_info;    /* JSON mode: rank -> {key: value} */
-    cJSON *rank_failures;
+    FILE *out;           /* the report goes here: stdout as it was before the run */
+    struct cf_smoke_doc doc; /* the run's document: the rank-level records as they come */
 };
 
 /* the signal that asks the supervisor to stop */
@@ -140,57 +139,16 @@ static void print_quoted(FILE *f, const char *s)
     cf_sb_release(&q);
 }
 
-static const char *redop_name(enum cf_smoke_redop r)
-{
-    return r < CF_RED_COUNT ? cf_smoke_redop_info(r)->name : "none";
-}
-
-static void json_info(struct smoke_cli *cli, const struct cf_smoke_event *ev)
-{
-    char name[32];
-    snprintf(name, sizeof name, "%d", ev->rank);
-    cJSON *r = cJSON_GetObjectItemCaseSensitive(cli->rank_info, name);
-    if (!r)
-        r = cJSON_AddObjectToObject(cli->rank_info, name);
-    if (!strcmp(ev->key, "nccl_warn")) { /* several of them: a list */
-        cJSON *list = cJSON_GetObjectItemCaseSensitive(r, "nccl_warn");
-        if (!list)
-            list = cJSON_AddArrayToObject(r, "nccl_warn");
-        cJSON_AddItemToArray(list, cJSON_CreateString(ev->value ? ev->value : ""));
-        return;
-    }
-    cJSON_DeleteItemFromObjectCaseSensitive(r, ev->key);
-    cJSON_AddStringToObject(r, ev->key, ev->value ? ev->value : "");
-}
-
 static void on_result(struct smoke_cli *cli, const struct cf_smoke_event *ev)
 {
     FILE *f = cli->out;
     const struct cf_smoke_row *row = &ev->row;
     int ok = ev->own_wrong == 0;
-    {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "rank", ev->rank);
-        cJSON_AddNumberToObject(o, "local_rank", ev->local_rank);
-        cJSON_AddStringToObject(o, "op", cf_smoke_op_info(row->op)->name);
-        cJSON_AddStringToObject(o, "dtype", cf_smoke_dtype_info(row->dtype)->name);
-        cJSON_AddStringToObject(o, "redop", redop_name(row->redop));
-        cJSON_AddNumberToObject(o, "root", row->root);
-        cJSON_AddNumberToObject(o, "bytes", (double)row->bytes);
-        cJSON_AddBoolToObject(o, "in_place", row->in_place);
-        cJSON_AddNumberToObject(o, "group", row->group);
-        cJSON_AddBoolToObject(o, "pass", ok);
-        cJSON_AddNumberToObject(o, "wrong", (double)ev->own_wrong);
-        cJSON_AddNumberToObject(o, "time_us", ev->own_time_us);
-        if (ev->text)
-            cJSON_AddStringToObject(o, "reason", ev->text);
-        cJSON_AddItemToArray(cli->rank_results, o);
-        if (cli->json)
-            return;
-    }
+    if (cli->json)
+        return;
     fprintf(f, "%s rank=%d local_rank=%d op=%s bytes=%zu dtype=%s redop=%s place=%s time_us=%.2f",
             ok ? "RANK_PASS" : "RANK_FAIL", ev->rank, ev->local_rank, cf_smoke_op_info(row->op)->name, row->bytes,
-            cf_smoke_dtype_info(row->dtype)->name, redop_name(row->redop), row->in_place ? "in" : "out",
+            cf_smoke_dtype_info(row->dtype)->name, cf_smoke_doc_redop_name(row->redop), row->in_place ? "in" : "out",
             ev->own_time_us);
     if (!ok) {
         fprintf(f, " reason=");
@@ -203,6 +161,7 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
 {
     struct smoke_cli *cli = ctx;
     FILE *f = cli->out;
+    cf_smoke_doc_note(&cli->doc, ev);
     switch (ev->kind) {
     case CF_EV_LOG:
         if (ev->rank >= 0)
@@ -213,7 +172,6 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
     case CF_EV_INFO:
         if (!ev->key)
             return;
-        json_info(cli, ev);
         if (!cli->json) {
             fprintf(f, "RANK_INFO rank=%d local_rank=%d %s=", ev->rank, ev->local_rank, cli_safe(ev->key));
             print_quoted(f, ev->value);
@@ -225,14 +183,6 @@ static void on_event(void *ctx, const struct cf_smoke_event *ev)
         break;
     case CF_EV_FAIL:
     case CF_EV_PROBLEM:
-        {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "rank", ev->rank);
-            cJSON_AddNumberToObject(o, "local_rank", ev->local_rank);
-            cJSON_AddStringToObject(o, "reason", ev->text ? ev->text : "");
-            cJSON_AddBoolToObject(o, "stops_the_run", ev->kind == CF_EV_FAIL);
-            cJSON_AddItemToArray(cli->rank_failures, o);
-        }
         if (!cli->json) {
             fprintf(f, "%s rank=%d local_rank=%d reason=", ev->kind == CF_EV_FAIL ? "RANK_FAIL" : "RANK_PROBLEM",
                     ev->rank, ev->local_rank);
@@ -262,7 +212,7 @@ static void spread_text(char *out, size_t cap, double spread)
         snprintf(out, cap, "\u00b1%.0f%%", spread * 50);
 }
 
-static void print_table(FILE *f, const struct cf_smoke_report *rep)
+static void print_table(FILE *f, const struct cf_smoke_doc *rep)
 {
     fprintf(f, "# cclforge smoke: %s backend (%s), %d rank%s, launcher %s\n", cli_safe(rep->backend),
             rep->lib_version ? cli_safe(rep->lib_version) : "version unknown", rep->nranks,
@@ -270,10 +220,10 @@ static void print_table(FILE *f, const struct cf_smoke_report *rep)
     if (rep->mpi_abi)
         fprintf(f, "# library: %s (%s ABI, chosen by %s)\n", rep->lib_path ? cli_safe(rep->lib_path) : "?",
                 cli_safe(rep->mpi_abi), rep->mpi_chosen_by ? cli_safe(rep->mpi_chosen_by) : "?");
-    for (int r = 0; rep->hosts && r < rep->nranks; r++)
-        if (rep->hosts[r].hostname)
-            fprintf(f, "#  rank %2d pid %6d on %s device %s\n", r, rep->hosts[r].pid, cli_safe(rep->hosts[r].hostname),
-                    rep->hosts[r].device ? cli_safe(rep->hosts[r].device) : "?");
+    for (size_t r = 0; r < rep->nlisted; r++)
+        if (rep->ranks[r].hostname)
+            fprintf(f, "#  rank %2zu pid %6d on %s device %s\n", r, rep->ranks[r].pid, cli_safe(rep->ranks[r].hostname),
+                    rep->ranks[r].device ? cli_safe(rep->ranks[r].device) : "?");
     if (!rep->nrows)
         return;
     int groups = rep->ngroups > 0;
@@ -285,16 +235,16 @@ static void print_table(FILE *f, const struct cf_smoke_report *rep)
         char root[16], wrong[24];
         snprintf(root, sizeof root, r->root >= 0 ? "%d" : "-", r->root);
         snprintf(wrong, sizeof wrong, r->wrong >= 0 ? "%ld" : "N/A", r->wrong);
-        const char *host = rep->hosts && r->slowest_rank >= 0 && r->slowest_rank < rep->nranks &&
-                                   rep->hosts[r->slowest_rank].hostname
-                               ? rep->hosts[r->slowest_rank].hostname
+        const char *host = r->slowest_rank >= 0 && (size_t)r->slowest_rank < rep->nlisted &&
+                                   rep->ranks[r->slowest_rank].hostname
+                               ? rep->ranks[r->slowest_rank].hostname
                                : "?";
         char spread[32];
         spread_text(spread, sizeof spread, r->busbw_spread);
         /* the spread column is 6 wide on screen; its "±" takes two bytes */
         fprintf(f, "  %10zu %12zu %8s %6s %4s %14s %5s %9.2f %8.3f %8.3f %7s %7s %6s  %d %s %.2fx", r->bytes,
-                r->count, cf_smoke_dtype_info(r->dtype)->name, redop_name(r->redop), root,
-                cf_smoke_op_info(r->op)->name, r->in_place ? "in" : "out", r->time_us, r->algbw, r->busbw, spread,
+                r->count, cf_smoke_doc_dtype_name(r->dtype), cf_smoke_doc_redop_name(r->redop), root,
+                cf_smoke_doc_op_name(r->op), r->in_place ? "in" : "out", r->time_us, r->algbw, r->busbw, spread,
                 wrong, r->ok ? "ok" : "FAIL",
                 r->slowest_rank, cli_safe(host), r->median_us > 0 ? r->slowest_us / r->median_us : 0.0);
         if (groups)
@@ -303,7 +253,7 @@ static void print_table(FILE *f, const struct cf_smoke_report *rep)
     }
 }
 
-static void print_footer(FILE *f, const struct cf_smoke_report *rep)
+static void print_footer(FILE *f, const struct cf_smoke_doc *rep)
 {
     /* nccl-tests' footer, its words */
     fprintf(f, "# %-20s : %ld %s\n", "Out of bounds values", rep->out_of_bounds, rep->out_of_bounds ? "FAILED" : "OK");
@@ -319,159 +269,11 @@ static void print_footer(FILE *f, const struct cf_smoke_report *rep)
                 g->busbw_median, spread, g->avg_busbw, g->bad ? " BAD" : !g->conclusive ? " UNDECIDED" : "",
                 g->why[0] ? ": " : "", cli_safe(g->why));
     }
-    if (rep->net_plugin)
-        fprintf(f, "# network: %s\n", cli_safe(rep->net_plugin));
+    if (rep->network)
+        fprintf(f, "# network: %s\n", cli_safe(rep->network));
     for (size_t i = 0; i < rep->nconns; i++)
         fprintf(f, "# transport: rank %d -> %d via %s (%d channel%s)\n", rep->conns[i].rank, rep->conns[i].peer,
                 cli_safe(rep->conns[i].via), rep->conns[i].channels, rep->conns[i].channels == 1 ? "" : "s");
-}
-
-/* a spread, or null when unknown (one sample) */
-static void put_spread(cJSON *o, double spread)
-{
-    if (spread < 0)
-        cJSON_AddNullToObject(o, "busbw_spread");
-    else
-        cJSON_AddNumberToObject(o, "busbw_spread", spread);
-}
-
-static cJSON *row_json(const struct cf_smoke_report *rep, const struct cf_smoke_row *r)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "op", cf_smoke_op_info(r->op)->name);
-    cJSON_AddStringToObject(o, "dtype", cf_smoke_dtype_info(r->dtype)->name);
-    cJSON_AddStringToObject(o, "redop", redop_name(r->redop));
-    cJSON_AddNumberToObject(o, "root", r->root);
-    cJSON_AddBoolToObject(o, "in_place", r->in_place);
-    cJSON_AddNumberToObject(o, "bytes", (double)r->bytes);
-    cJSON_AddNumberToObject(o, "count", (double)r->count);
-    cJSON_AddNumberToObject(o, "time_us", r->time_us);
-    cJSON_AddNumberToObject(o, "algbw_gbps", r->algbw);
-    cJSON_AddNumberToObject(o, "busbw_gbps", r->busbw);
-    cJSON_AddNumberToObject(o, "busbw_factor", cf_smoke_busbw_factor(cf_smoke_op_info(r->op), r->nranks));
-    cJSON_AddNumberToObject(o, "iters", r->iters);
-    put_spread(o, r->busbw_spread);
-    if (r->wrong >= 0)
-        cJSON_AddNumberToObject(o, "wrong", (double)r->wrong);
-    else
-        cJSON_AddNullToObject(o, "wrong");
-    cJSON_AddBoolToObject(o, "ok", r->ok);
-    cJSON_AddNumberToObject(o, "group", r->group);
-    cJSON_AddNumberToObject(o, "nranks", r->nranks);
-    cJSON_AddNumberToObject(o, "slowest_rank", r->slowest_rank);
-    cf_json_put_str(o, "slowest_host", rep->hosts && r->slowest_rank >= 0 && r->slowest_rank < rep->nranks
-                                           ? rep->hosts[r->slowest_rank].hostname
-                                           : NULL);
-    cJSON_AddNumberToObject(o, "slowest_time_us", r->slowest_us);
-    cJSON_AddNumberToObject(o, "median_time_us", r->median_us);
-    cJSON_AddNumberToObject(o, "slowest_vs_median", r->median_us > 0 ? r->slowest_us / r->median_us : 0);
-    cJSON *times = cJSON_AddArrayToObject(o, "rank_time_us");
-    for (int k = 0; r->rank_time_us && k < r->nranks; k++) {
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddNumberToObject(t, "rank", r->rank_of ? r->rank_of[k] : k);
-        cJSON_AddNumberToObject(t, "time_us", r->rank_time_us[k]);
-        cJSON_AddItemToArray(times, t);
-    }
-    return o;
-}
-
-static cJSON *failures_json(const struct cf_smoke_failure *f, size_t n)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; i < n; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "rank", f[i].rank);
-        cJSON_AddStringToObject(o, "doing", f[i].doing);
-        cJSON_AddStringToObject(o, "reason", f[i].reason);
-        cJSON_AddItemToArray(a, o);
-    }
-    return a;
-}
-
-static cJSON *report_json(const struct cf_smoke_report *rep, struct smoke_cli *cli, int exit_code)
-{
-    static const char *const roles[] = { "supervisor", "rank", "supervised_rank" };
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "schema", "cclforge.smoke/2");
-    cJSON_AddStringToObject(doc, "role", roles[rep->role]);
-    cJSON_AddStringToObject(doc, "backend", rep->backend ? rep->backend : "");
-    cJSON_AddStringToObject(doc, "launcher", rep->launcher ? rep->launcher : "");
-    cJSON_AddNumberToObject(doc, "nranks", rep->nranks);
-    if (rep->role == CF_ROLE_RANK)
-        cJSON_AddNumberToObject(doc, "rank", rep->rank);
-    cf_json_put_str(doc, "lib_version", rep->lib_version);
-    cf_json_put_str(doc, "lib_path", rep->lib_path);
-    cf_json_put_str(doc, "mpi_abi", rep->mpi_abi);
-    cf_json_put_str(doc, "mpi_chosen_by", rep->mpi_chosen_by);
-    cJSON_AddBoolToObject(doc, "ok", exit_code == 0);
-    cf_json_put_str(doc, "verdict", rep->verdict);
-    cJSON_AddBoolToObject(doc, "conclusive", !rep->inconclusive);
-    if (rep->inconclusive)
-        cJSON_AddStringToObject(doc, "inconclusive_why", rep->inconclusive);
-    cJSON *bad_hosts = cJSON_AddArrayToObject(doc, "bad_hosts");
-    for (size_t i = 0; i < rep->bad_hosts.n; i++)
-        cJSON_AddItemToArray(bad_hosts, cJSON_CreateString(rep->bad_hosts.v[i]));
-    cJSON_AddNumberToObject(doc, "passed", (double)rep->passed);
-    cJSON_AddNumberToObject(doc, "failed", (double)rep->failed);
-    cJSON_AddBoolToObject(doc, "aborted", rep->aborted);
-    cJSON_AddBoolToObject(doc, "interrupted", rep->interrupted);
-    cJSON_AddNumberToObject(doc, "out_of_bounds", (double)rep->out_of_bounds);
-    cJSON_AddNumberToObject(doc, "avg_busbw_gbps", rep->avg_busbw);
-    cf_json_put_str(doc, "skipped", rep->skipped);
-    cJSON *hosts = cJSON_AddArrayToObject(doc, "ranks");
-    for (int r = 0; rep->hosts && r < rep->nranks; r++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "rank", r);
-        cf_json_put_str(o, "hostname", rep->hosts[r].hostname);
-        cf_json_put_str(o, "device", rep->hosts[r].device);
-        cJSON_AddNumberToObject(o, "pid", rep->hosts[r].pid);
-        if (rep->hosts[r].links) {
-            struct cf_rank_link l[CF_RANK_LINKS_MAX];
-            size_t n = cf_rank_links_parse(rep->hosts[r].links, l, CF_RANK_LINKS_MAX);
-            cJSON_AddItemToObject(o, "links", cf_rank_links_to_json(l, n));
-        }
-        cJSON_AddItemToArray(hosts, o);
-    }
-    cJSON *rows = cJSON_AddArrayToObject(doc, "rows");
-    for (size_t i = 0; i < rep->nrows; i++)
-        cJSON_AddItemToArray(rows, row_json(rep, &rep->rows[i]));
-    cJSON *groups = cJSON_AddArrayToObject(doc, "groups");
-    for (size_t i = 0; i < rep->ngroups; i++) {
-        const struct cf_smoke_group *g = &rep->groups[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "id", g->id);
-        cJSON_AddNumberToObject(o, "round", g->round);
-        cJSON_AddStringToObject(o, "label", g->label);
-        cJSON_AddNumberToObject(o, "nranks", g->nranks);
-        cJSON_AddNumberToObject(o, "nhosts", g->nhosts);
-        cJSON_AddNumberToObject(o, "tests", (double)g->tests);
-        cJSON_AddNumberToObject(o, "avg_busbw_gbps", g->avg_busbw);
-        cJSON_AddNumberToObject(o, "busbw_median_gbps", g->busbw_median);
-        put_spread(o, g->busbw_spread);
-        cJSON_AddBoolToObject(o, "failed", g->failed);
-        cJSON_AddBoolToObject(o, "bad", g->bad);
-        cJSON_AddBoolToObject(o, "conclusive", g->conclusive);
-        cJSON_AddStringToObject(o, "why", g->why);
-        cJSON_AddItemToArray(groups, o);
-    }
-    cf_json_put_str(doc, "network", rep->net_plugin);
-    cJSON *conns = cJSON_AddArrayToObject(doc, "transports");
-    for (size_t i = 0; i < rep->nconns; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "rank", rep->conns[i].rank);
-        cJSON_AddNumberToObject(o, "peer", rep->conns[i].peer);
-        cJSON_AddStringToObject(o, "kind", rep->conns[i].kind);
-        cJSON_AddStringToObject(o, "via", rep->conns[i].via);
-        cJSON_AddNumberToObject(o, "channels", rep->conns[i].channels);
-        cJSON_AddItemToArray(conns, o);
-    }
-    cJSON_AddItemToObject(doc, "failures", failures_json(rep->failures, rep->nfailures));
-    cJSON_AddItemToObject(doc, "problems", failures_json(rep->problems, rep->nproblems));
-    cJSON_AddItemToObject(doc, "rank_info", cli->rank_info);
-    cJSON_AddItemToObject(doc, "rank_results", cli->rank_results);
-    cJSON_AddItemToObject(doc, "rank_failures", cli->rank_failures);
-    cli->rank_info = cli->rank_results = cli->rank_failures = NULL;
-    return doc;
 }
 
 /* Parses a comma list against a table parser into a bit mask; "all" selects `all`. */
@@ -537,12 +339,12 @@ static int parse_whole(const char *flag, const char *s, long long min, long long
     return cli_whole(flag, "a whole number", s, min, max, out, &err) ? cli_usage_fail("smoke", &err) : 0;
 }
 
-/* a message size; a petabyte is past any buffer a collective is given */
+/* a message size, up to the document's bound (a petabyte) */
 static int parse_size_flag(const char *flag, const char *s, uint64_t min, size_t *out)
 {
     cf_error err = CF_ERROR_INIT;
     uint64_t v;
-    if (cli_size(flag, s, min, 1ull << 50, &v, &err))
+    if (cli_size(flag, s, min, CF_SMOKE_BYTES_MAX, &v, &err))
         return cli_usage_fail("smoke", &err);
     *out = (size_t)v;
     return 0;
@@ -747,7 +549,7 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
             o->average = (enum cf_smoke_average)whole;
             break;
         case OPT_MIN_BUSBW:
-            if (parse_number("--min-busbw", "a bandwidth in GB/s", optarg, 0, 1e6, &o->min_busbw))
+            if (parse_number("--min-busbw", "a bandwidth in GB/s", optarg, 0, CF_SMOKE_BUSBW_MAX, &o->min_busbw))
                 return EXIT_USAGE;
             break;
         case OPT_JSON: cli->json = 1; break;
@@ -771,7 +573,7 @@ static int parse_args(int argc, char **argv, struct cf_smoke_opts *o, struct smo
     return 0;
 }
 
-static void print_text(FILE *f, const struct cf_smoke_report *rep, const struct cf_pair_matrix *m, int matrix,
+static void print_text(FILE *f, const struct cf_smoke_doc *rep, const struct cf_pair_matrix *m, int matrix,
                        const char *report_path)
 {
     print_table(f, rep);
@@ -788,8 +590,8 @@ static void print_text(FILE *f, const struct cf_smoke_report *rep, const struct 
     }
     for (size_t i = 0; i < rep->nproblems; i++)
         cli_error("smoke", "%s", rep->problems[i].reason);
-    if (rep->verdict)
-        fprintf(f, "verdict: %s\n", cli_safe(rep->verdict));
+    /* a run without a verdict has none: never read as passed */
+    fprintf(f, "verdict: %s\n", rep->verdict ? cli_safe(rep->verdict) : "unknown");
     if (m && !m->conclusive)
         fprintf(f, "inconclusive: %s\n", m->inconclusive_why ? cli_safe(m->inconclusive_why) : "no reason given");
     if (m && m->nbad)
@@ -797,34 +599,30 @@ static void print_text(FILE *f, const struct cf_smoke_report *rep, const struct 
     fprintf(f, "%ld passed, %ld failed\n", rep->passed, rep->failed);
 }
 
-/* The run's report: its JSON document (one model for text, JSON and HTML), then
- * the text or the JSON, and the HTML file. Returns the exit status. */
+/* The run's document (one model for text, JSON and HTML, its host matrix built
+ * once), then the text or the JSON, and the HTML file. Returns the exit status. */
 static int report_out(const struct cf_smoke_report *rep, struct smoke_cli *cli, int code)
 {
-    cJSON *doc = report_json(rep, cli, code);
     struct cf_pair_matrix m;
     cf_error err = CF_ERROR_INIT;
-    int have_m = cf_pair_matrix_build(doc, &m, &err) == 0;
-    if (!have_m) /* our own document: a bug */
+    int have_m = cf_smoke_doc_of_run(&cli->doc, rep, code == EXIT_FINE, &m, &err) == 0;
+    if (!have_m) { /* more hosts than a matrix draws */
         cli_error("smoke", "the host matrix: %s", cf_error_message(&err));
-    cJSON_AddStringToObject(doc, "exclude", have_m ? m.exclude : "");
-    char *s = cli->json || cli->report ? cJSON_Print(doc) : NULL;
+        cf_error_clear(&err);
+    }
+    char *s = cli->json || cli->report ? cf_smoke_doc_json(&cli->doc, 0) : NULL;
     if (!cli->json) {
-        print_text(cli->out, rep, have_m ? &m : NULL, cli->pairwise, cli->report);
-    } else if (s) {
+        print_text(cli->out, &cli->doc, have_m ? &m : NULL, cli->pairwise, cli->report);
+    } else {
         fputs(s, cli->out);
         fputc('\n', cli->out);
     }
     fflush(cli->out);
-    if (cli->report) {
-        int rc = cli_smoke_report_write("smoke", doc, s, "the run's document", cli->report);
-        if (rc != EXIT_FINE)
-            code = EXIT_PROBLEMS;
-    }
+    if (cli->report && (!have_m || cli_smoke_report_write("smoke", &cli->doc, &m, s, cli->report) != EXIT_FINE))
+        code = EXIT_PROBLEMS;
     free(s);
     if (have_m)
         cf_pair_matrix_release(&m);
-    cJSON_Delete(doc);
     return code;
 }
 
@@ -894,9 +692,7 @@ int cmd_smoke(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
     }
-    cli.rank_results = cJSON_CreateArray();
-    cli.rank_info = cJSON_CreateObject();
-    cli.rank_failures = cJSON_CreateArray();
+    cf_smoke_doc_init(&cli.doc);
     if (cli.json) {
         /* whatever a library prints on stdout (NCCL_DEBUG without a file) goes to stderr:
          * our stream carries the one JSON document */
@@ -908,9 +704,7 @@ int cmd_smoke(int argc, char **argv)
     cf_strvec_clear(&self_args);
     free(self);
     if (rc < 0) {
-        cJSON_Delete(cli.rank_results);
-        cJSON_Delete(cli.rank_info);
-        cJSON_Delete(cli.rank_failures);
+        cf_smoke_doc_release(&cli.doc);
         fclose(cli.out);
         return cli_fail("smoke", &err);
     }
@@ -927,9 +721,7 @@ int cmd_smoke(int argc, char **argv)
         code = report_out(&rep, &cli, code);
     }
     fclose(cli.out);
-    cJSON_Delete(cli.rank_results);
-    cJSON_Delete(cli.rank_info);
-    cJSON_Delete(cli.rank_failures);
+    cf_smoke_doc_release(&cli.doc);
     int is_rank = rep.role != CF_ROLE_SUPERVISOR, leave_by_exit = rep.leave_by_exit;
     /* out before the release runs a rank's MPI_Finalize (after it Hydra may drop it) */
     fflush(stdout);

@@ -13,20 +13,12 @@
 #include "cli/smoke_out.h"
 #include "cli/term.h"
 
-int cli_smoke_report_write(const char *cmd, const cJSON *doc, const char *json_text, const char *source,
-                           const char *path)
+int cli_smoke_report_write(const char *cmd, const struct cf_smoke_doc *d, const struct cf_pair_matrix *m,
+                           const char *json_text, const char *path)
 {
     cf_error err = CF_ERROR_INIT;
-    struct cf_pair_matrix m;
-    if (cf_pair_matrix_build(doc, &m, &err) < 0) {
-        cf_error_prefix(&err, "%s", source);
-        return cli_fail(cmd, &err);
-    }
-    char *printed = json_text ? NULL : cJSON_Print(doc);
     struct strbuf html = STRBUF_INIT;
-    cf_smoke_report_html(doc, &m, json_text ? json_text : printed ? printed : "null", &html);
-    free(printed);
-    cf_pair_matrix_release(&m);
+    cf_smoke_report_html(d, m, json_text, &html);
     int rc = cf_write_file_atomic(path, html.buf, html.len, &err);
     cf_sb_release(&html);
     if (rc < 0) {

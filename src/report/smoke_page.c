@@ -1,4 +1,5 @@
-/* The HTML report of a smoke document (cclforge/smoke_matrix.h): what a person
+/* The HTML report of a smoke document, rendered from its typed model
+ * (cclforge/smoke_doc.h) and host matrix (cclforge/smoke_matrix.h): what a person
  * looks at when a job is slow. Every host name and value goes through
  * cf_html_text; the page reads fully without its script, which only switches
  * the test size. Past CF_PAIR_FULL_MAX hosts the matrix is drawn by blocks of
@@ -12,8 +13,9 @@
 #include "cclforge/hostlist.h"
 #include "cclforge/report.h"
 #include "cclforge/html.h"
-#include "cclforge/json.h"
+#include "cclforge/smoke_doc.h"
 #include "cclforge/smoke_matrix.h"
+#include "cclforge/sorted_names.h"
 #include "report/assets.h"
 #include "smoke/stats.h"
 
@@ -28,9 +30,11 @@ static const char *class_fill_failed = "#ffffff";
 struct ctx {
     struct strbuf *out;
     const struct cf_pair_matrix *m;
-    const cJSON *doc;
+    const struct cf_smoke_doc *d;
 };
 
+/* "64 KiB": a test size for a person (cli_number.c writes one as a flag takes
+ * it, "64K", for usage messages) */
 static void size_words(double bytes, char *buf, size_t cap)
 {
     static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
@@ -395,17 +399,6 @@ struct blocks {
     const char *by;  /* how the blocks were made, in words */
 };
 
-/* qsort has no context: sort (name, index) pairs instead */
-struct named_ix {
-    const char *name;
-    size_t ix;
-};
-
-static int named_ix_cmp(const void *a, const void *b)
-{
-    return cf_hostname_natural_cmp(((const struct named_ix *)a)->name, ((const struct named_ix *)b)->name);
-}
-
 static size_t prefix_len(const char *s)
 {
     size_t n = strlen(s);
@@ -417,10 +410,9 @@ static size_t prefix_len(const char *s)
 static void make_blocks(const struct cf_pair_matrix *m, const struct cf_pair_size *s, struct blocks *bl)
 {
     size_t n = m->nhosts;
-    struct named_ix *ni = cf_xcalloc(n + 1, sizeof *ni);
-    for (size_t i = 0; i < n; i++)
-        ni[i] = (struct named_ix){ m->host[i], i };
-    qsort(ni, n, sizeof *ni, named_ix_cmp);
+    struct cf_sorted_names sorted;
+    cf_sorted_names_build(&sorted, (const char *const *)m->host, n, cf_hostname_natural_cmp);
+    const struct cf_sorted_name *ni = sorted.v;
     bl->order = cf_xcalloc(n + 1, sizeof *bl->order);
     for (size_t i = 0; i < n; i++)
         bl->order[i] = ni[i].ix;
@@ -442,7 +434,7 @@ static void make_blocks(const struct cf_pair_matrix *m, const struct cf_pair_siz
     }
     bl->start[bl->nb] = n;
     bl->by = by_prefix ? "by the prefix of their names (rack or switch)" : "in runs of 32 hosts in name order";
-    free(ni);
+    cf_sorted_names_release(&sorted);
     size_t nb = bl->nb;
     bl->label = cf_xcalloc(nb + 1, sizeof *bl->label);
     const char **names = cf_xcalloc(n + 1, sizeof *names);
@@ -634,13 +626,12 @@ static void verdict_section(struct ctx *c)
 {
     const struct cf_pair_matrix *m = c->m;
     struct strbuf *o = c->out;
-    const char *verdict = cf_json_str(c->doc, "verdict");
-    int ok = 1;
-    const cJSON *okv = cJSON_GetObjectItemCaseSensitive(c->doc, "ok");
-    if (cJSON_IsBool(okv))
-        ok = cJSON_IsTrue(okv);
-    cf_sb_addf(o, "<h2>Verdict</h2>\n<p class=\"verdict %s\" id=\"verdict\">", ok ? "ok" : "error");
-    cf_html_text(o, verdict ? verdict : ok ? "passed" : "failed");
+    /* a document without a verdict or an exit status has none: never read as passed */
+    const char *verdict = c->d->verdict;
+    int ok = c->d->ok;
+    cf_sb_addf(o, "<h2>Verdict</h2>\n<p class=\"verdict %s\" id=\"verdict\">",
+               !verdict || ok < 0 ? "warning" : ok ? "ok" : "error");
+    cf_html_text(o, verdict ? verdict : "unknown");
     cf_sb_adds(o, "</p>\n");
     if (!m->conclusive) {
         cf_sb_adds(o, "<p class=\"warning\" id=\"inconclusive\"><b>Inconclusive</b>: ");
@@ -681,31 +672,27 @@ static void fact_row(struct strbuf *o, const char *key, const char *value)
     cf_sb_adds(o, "</td></tr>\n");
 }
 
-static const char *rank_host(const cJSON *doc, double rank)
+static const char *rank_host(const struct cf_smoke_doc *d, int rank)
 {
-    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(doc, "ranks");
-    if (!(rank >= 0 && rank < cJSON_GetArraySize(ranks)))
-        return NULL;
-    return cf_json_str(cJSON_GetArrayItem(ranks, (int)rank), "hostname");
+    return rank >= 0 && (size_t)rank < d->nlisted ? d->ranks[rank].hostname : NULL;
 }
 
 static void facts_section(struct ctx *c)
 {
-    const cJSON *doc = c->doc;
+    const struct cf_smoke_doc *d = c->d;
     const struct cf_pair_matrix *m = c->m;
     struct strbuf *o = c->out, v = STRBUF_INIT;
     cf_sb_adds(o, "<h2>The run</h2>\n<table class=\"facts\">\n");
-    fact_row(o, "backend", cf_json_str(doc, "backend"));
-    fact_row(o, "library", cf_json_str(doc, "lib_version"));
-    fact_row(o, "library path", cf_json_str(doc, "lib_path"));
-    if (cf_json_str(doc, "mpi_abi")) {
-        cf_sb_addf(&v, "%s (chosen by %s)", cf_json_str(doc, "mpi_abi"),
-                   cf_json_str(doc, "mpi_chosen_by") ? cf_json_str(doc, "mpi_chosen_by") : "?");
+    fact_row(o, "backend", d->backend);
+    fact_row(o, "library", d->lib_version);
+    fact_row(o, "library path", d->lib_path);
+    if (d->mpi_abi) {
+        cf_sb_addf(&v, "%s (chosen by %s)", d->mpi_abi, d->mpi_chosen_by ? d->mpi_chosen_by : "?");
         fact_row(o, "MPI ABI", cf_sb_str(&v));
         cf_sb_reset(&v);
     }
-    fact_row(o, "launcher", cf_json_str(doc, "launcher"));
-    cf_sb_addf(&v, "%.0f ranks on %zu hosts", cf_json_num(doc, "nranks", 0), m->nhosts);
+    fact_row(o, "launcher", d->launcher);
+    cf_sb_addf(&v, "%d ranks on %zu hosts", d->nranks, m->nhosts);
     fact_row(o, "ranks", cf_sb_str(&v));
     cf_sb_reset(&v);
     for (size_t s = 0; s < m->nsizes; s++) {
@@ -715,42 +702,37 @@ static void facts_section(struct ctx *c)
     }
     fact_row(o, "pair tests", cf_sb_str(&v));
     cf_sb_reset(&v);
-    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(doc, "rows");
-    double iters = cf_json_num(cJSON_GetArrayItem(rows, 0), "iters", -1);
-    if (iters >= 0) {
-        cf_sb_addf(&v, "%.0f timed per test (the figure of a test: the median over them)", iters);
+    if (d->nrows && d->rows[0].iters >= 0) {
+        cf_sb_addf(&v, "%d timed per test (the figure of a test: the median over them)", d->rows[0].iters);
         fact_row(o, "iterations", cf_sb_str(&v));
         cf_sb_reset(&v);
     }
-    cf_sb_addf(&v, "%.0f passed, %.0f failed; average busbw %.4g GB/s", cf_json_num(doc, "passed", 0),
-               cf_json_num(doc, "failed", 0), cf_json_num(doc, "avg_busbw_gbps", 0));
+    cf_sb_addf(&v, "%ld passed, %ld failed; average busbw %.4g GB/s", d->passed, d->failed, d->avg_busbw);
     fact_row(o, "tests", cf_sb_str(&v));
     cf_sb_reset(&v);
-    fact_row(o, "network", cf_json_str(doc, "network"));
-    fact_row(o, "skipped", cf_json_str(doc, "skipped"));
-    const cJSON *conns = cJSON_GetObjectItemCaseSensitive(doc, "transports"), *t;
-    int nconn = cJSON_GetArraySize(conns), shown = 0;
+    fact_row(o, "network", d->network);
+    fact_row(o, "skipped", d->skipped);
+    size_t nconn = d->nconns;
     if (!nconn)
         fact_row(o, "transport per pair", "not reported (the library logs it: NCCL and RCCL with NCCL_DEBUG=INFO)");
     cf_sb_adds(o, "</table>\n");
     if (nconn) {
         cf_sb_adds(o, "<h3>Transport per pair</h3>\n<table class=\"transports\"><tr><th>from</th><th>to</th>"
                       "<th>via</th><th>channels</th></tr>\n");
-        cJSON_ArrayForEach(t, conns) {
-            if (shown++ == 200)
-                break;
-            const char *a = rank_host(doc, cf_json_num(t, "rank", -1)), *b = rank_host(doc, cf_json_num(t, "peer", -1));
+        for (size_t i = 0; i < nconn && i < 200; i++) {
+            const struct cf_smoke_transport_conn *t = &d->conns[i];
+            const char *a = rank_host(d, t->rank), *b = rank_host(d, t->peer);
             cf_sb_adds(o, "<tr><td>");
-            cf_html_textf(o, "rank %.0f (%s)", cf_json_num(t, "rank", -1), a ? a : "?");
+            cf_html_textf(o, "rank %d (%s)", t->rank, a ? a : "?");
             cf_sb_adds(o, "</td><td>");
-            cf_html_textf(o, "rank %.0f (%s)", cf_json_num(t, "peer", -1), b ? b : "?");
+            cf_html_textf(o, "rank %d (%s)", t->peer, b ? b : "?");
             cf_sb_adds(o, "</td><td>");
-            cf_html_text(o, cf_json_str(t, "via"));
-            cf_sb_addf(o, "</td><td class=\"num\">%.0f</td></tr>\n", cf_json_num(t, "channels", 0));
+            cf_html_text(o, t->via);
+            cf_sb_addf(o, "</td><td class=\"num\">%d</td></tr>\n", t->channels);
         }
         cf_sb_adds(o, "</table>\n");
         if (nconn > 200)
-            cf_sb_addf(o, "<p class=\"muted\">%d more in the embedded document.</p>\n", nconn - 200);
+            cf_sb_addf(o, "<p class=\"muted\">%zu more in the embedded document.</p>\n", nconn - 200);
     }
     cf_sb_release(&v);
 }
@@ -773,9 +755,7 @@ static void group_reference(struct ctx *c)
                   "with neither: its PCIe link); across hosts, the smallest capacity between two of its hosts, "
                   "reckoned as for a pair. NVLink SHARP (NVLS) reduces in the switch, so a group can pass 100 %. "
                   "For example, group ");
-    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(c->doc, "groups");
-    const cJSON *g = cJSON_GetArrayItem(groups, (int)m->group_example_ix);
-    cf_html_text(o, cf_json_str(g, "label"));
+    cf_html_text(o, m->group_example_ix < c->d->ngroups ? c->d->groups[m->group_example_ix].label : NULL);
     cf_sb_adds(o, ": ");
     cf_html_text(o, m->group_example);
     cf_sb_adds(o, ".</p>\n");
@@ -785,27 +765,23 @@ static void group_reference(struct ctx *c)
 static void groups_section(struct ctx *c)
 {
     struct strbuf *o = c->out;
-    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(c->doc, "groups"), *g;
-    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(c->doc, "rows"), *r;
+    const struct cf_smoke_doc *d = c->d;
     const struct cf_pair_matrix *m = c->m;
-    if (cJSON_GetArraySize(groups)) {
+    if (d->ngroups) {
         cf_sb_adds(o, "<h2>Groups</h2>\n");
         group_reference(c);
         cf_sb_adds(o, "<table class=\"groups\"><tr><th>group</th><th>hosts</th><th>avg busbw GB/s</th>"
                       "<th>capacity GB/s</th><th>of capacity</th><th>judged</th><th>why</th></tr>\n");
-        size_t k = 0;
-        cJSON_ArrayForEach(g, groups) {
-            if (k == 500)
-                break;
+        for (size_t k = 0; k < d->ngroups && k < 500; k++) {
+            const struct cf_smoke_group *g = &d->groups[k];
             double cap = m->group_capacity && k < m->ngroups ? m->group_capacity[k] : 0;
-            double bw = cf_json_num(g, "avg_busbw_gbps", 0);
-            k++;
-            int bad = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "bad"));
+            double bw = g->avg_busbw;
+            int bad = g->bad;
             cf_sb_addf(o, "<tr%s", bad ? " class=\"error\"" : "");
             if (cap > 0)
                 cf_sb_addf(o, " data-capacity=\"%.4g\" data-of-capacity=\"%.3g\"", cap, bw / cap);
-            cf_sb_addf(o, "><td class=\"num\">%.0f</td><td>", cf_json_num(g, "id", 0));
-            cf_html_text(o, cf_json_str(g, "label"));
+            cf_sb_addf(o, "><td class=\"num\">%d</td><td>", g->id);
+            cf_html_text(o, g->label);
             cf_sb_addf(o, "</td><td class=\"num\">%.4g</td><td class=\"num\">", bw);
             if (cap > 0) {
                 cf_sb_addf(o, "%.4g</td><td class=\"num\">", cap);
@@ -813,24 +789,20 @@ static void groups_section(struct ctx *c)
             } else
                 cf_sb_adds(o, "</td><td class=\"num\">");
             cf_sb_addf(o, "</td><td>%s</td><td>", bad ? "bad" : "ok");
-            cf_html_text(o, cf_json_str(g, "why"));
+            cf_html_text(o, g->why);
             cf_sb_adds(o, "</td></tr>\n");
         }
         cf_sb_adds(o, "</table>\n");
     }
     cf_sb_adds(o, "<h2>Tests</h2>\n<table class=\"rows\"><tr><th>op</th><th>bytes</th><th>busbw GB/s</th>"
                   "<th>result</th><th>group</th></tr>\n");
-    int k = 0;
-    cJSON_ArrayForEach(r, rows) {
-        if (k++ == 1000)
-            break;
-        int ok = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "ok"));
+    for (size_t k = 0; k < d->nrows && k < 1000; k++) {
+        const struct cf_smoke_row *r = &d->rows[k];
         cf_sb_adds(o, "<tr><td>");
-        cf_html_text(o, cf_json_str(r, "op"));
-        cf_sb_addf(o, "</td><td class=\"num\">%.0f</td><td class=\"num\">%.4g</td><td class=\"%s\">%s</td>"
-                      "<td class=\"num\">%.0f</td></tr>\n",
-                   cf_json_num(r, "bytes", 0), cf_json_num(r, "busbw_gbps", 0), ok ? "ok" : "error",
-                   ok ? "ok" : "FAIL", cf_json_num(r, "group", 0));
+        cf_html_text(o, cf_smoke_doc_op_name(r->op));
+        cf_sb_addf(o, "</td><td class=\"num\">%zu</td><td class=\"num\">%.4g</td><td class=\"%s\">%s</td>"
+                      "<td class=\"num\">%d</td></tr>\n",
+                   r->bytes, r->busbw, r->ok ? "ok" : "error", r->ok ? "ok" : "FAIL", r->group);
     }
     cf_sb_adds(o, "</table>\n");
 }
@@ -842,32 +814,18 @@ static void embed(struct ctx *c, const char *json_text)
         cf_html_json(c->out, "smoke-json", json_text);
         return;
     }
-    static const char *const heavy[] = { "rows", "groups", "rank_results", "rank_info", "rank_failures",
-                                         "transports" };
-    cJSON *slim = cJSON_CreateObject(), *left = cJSON_CreateArray();
-    const cJSON *it;
-    cJSON_ArrayForEach(it, c->doc) {
-        int skip = 0;
-        for (size_t i = 0; i < sizeof heavy / sizeof *heavy && !skip; i++)
-            skip = it->string && !strcmp(it->string, heavy[i]);
-        if (skip)
-            cJSON_AddItemToArray(left, cJSON_CreateString(it->string));
-        else if (it->string)
-            cJSON_AddItemToObject(slim, it->string, cJSON_Duplicate(it, 1));
-    }
-    cJSON_AddItemToObject(slim, "left_out_of_report", left);
-    char *s = cJSON_PrintUnformatted(slim);
+    char *s = cf_smoke_doc_json(c->d, CF_SMOKE_DOC_SLIM);
     cf_sb_adds(c->out, "<p class=\"muted\">The embedded document leaves out its per-test arrays (");
     cf_html_textf(c->out, "%zu MB", strlen(json_text) >> 20);
     cf_sb_adds(c->out, "); the saved --json document has them.</p>\n");
-    cf_html_json(c->out, "smoke-json", s ? s : "null");
+    cf_html_json(c->out, "smoke-json", s);
     free(s);
-    cJSON_Delete(slim);
 }
 
-void cf_smoke_report_html(const cJSON *doc, const struct cf_pair_matrix *m, const char *json_text, struct strbuf *out)
+void cf_smoke_report_html(const struct cf_smoke_doc *d, const struct cf_pair_matrix *m, const char *json_text,
+                          struct strbuf *out)
 {
-    struct ctx c = { out, m, doc };
+    struct ctx c = { out, m, d };
     cf_html_begin(out, "cclforge smoke report", cf_report_smoke_css);
     verdict_section(&c);
     cf_sb_adds(out, "<h2>Host \xc3\x97 host busbw</h2>\n");

@@ -1,14 +1,15 @@
-/* The host x host model of a smoke document (cclforge/smoke_matrix.h). The
- * document is untrusted (a saved file): every field is type-checked, every
- * index bounds-checked, and the size of the picture capped before allocating. */
+/* The host x host model of a smoke document (cclforge/smoke_matrix.h), from its
+ * typed model (the reader checked a saved document's fields and indexes); the
+ * size of the picture is capped before allocating. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cclforge/hostlist.h"
-#include "cclforge/json.h"
+#include "cclforge/smoke_doc.h"
 #include "cclforge/smoke_matrix.h"
+#include "cclforge/sorted_names.h"
 #include "smoke/stats.h"
 
 /* host pairs x sizes a report draws at most (12 bytes each), and hosts (one
@@ -24,37 +25,33 @@ const char *cf_pair_class_name(enum cf_pair_class c)
     return c < CF_PAIR_CLASS_COUNT ? class_names[c] : "?";
 }
 
-/* a host name and where it was first seen */
-struct name_ix {
-    const char *name;
-    size_t ix;
-};
-
-static int name_ix_cmp(const void *a, const void *b)
-{
-    return strcmp(((const struct name_ix *)a)->name, ((const struct name_ix *)b)->name);
-}
-
 /* a group of the document */
 struct group {
-    double id;
+    int id;
     long a, b;        /* host indexes (first-seen order), -1 unknown */
     int nhosts;
     int failed, bad;
     double spread;
-    double busbw;     /* busbw_median_gbps, else avg_busbw_gbps */
+    double busbw;     /* its median busbw, else its average */
     long *members;    /* non-pairs: host indexes from the rows */
     size_t nmembers;
 };
 
+/* ids sorted for look-up */
+struct id_ix {
+    int id;
+    size_t ix;
+};
+
 struct build {
-    const cJSON *doc;
-    struct name_ix *names;   /* sorted by name */
+    const struct cf_smoke_doc *d;
+    struct cf_sorted_names names; /* the ranks' host names, by name */
+    long *host_of_rank;      /* rank -> host index (first-seen order), -1 none */
+    char **first;            /* host names in first-seen order (the model's) */
     size_t nnames;
-    char **first;            /* host names in first-seen order */
     struct group *groups;
     size_t ngroups;
-    size_t *group_by_id;     /* indexes into groups, sorted by id */
+    struct id_ix *ids;       /* by id */
 };
 
 static int field_error(cf_error *err, const char *what, const char *fix)
@@ -64,89 +61,46 @@ static int field_error(cf_error *err, const char *what, const char *fix)
 
 static long host_lookup(const struct build *b, const char *name, size_t len)
 {
-    char *key = cf_strndup(name, len);
-    struct name_ix probe = { key, 0 };
-    const struct name_ix *hit = bsearch(&probe, b->names, b->nnames, sizeof *b->names, name_ix_cmp);
-    free(key);
-    return hit ? (long)hit->ix : -1;
-}
-
-static int name_ix_seq_cmp(const void *a, const void *b)
-{
-    const struct name_ix *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-    return c ? c : (x->ix > y->ix) - (x->ix < y->ix);
-}
-
-static int ix_cmp(const void *a, const void *b)
-{
-    const struct name_ix *x = a, *y = b;
-    return (x->ix > y->ix) - (x->ix < y->ix);
+    long rank = cf_sorted_names_find(&b->names, name, len);
+    return rank >= 0 ? b->host_of_rank[rank] : -1;
 }
 
 /* The hosts: the ranks' host names, each once, in the order first seen. */
-static int load_hosts(struct build *b, cf_error *err)
+static void load_hosts(struct build *b)
 {
-    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(b->doc, "ranks");
-    if (ranks && !cJSON_IsArray(ranks))
-        return field_error(err, "\"ranks\" is not an array", "write it as cclforge smoke --json does");
-    size_t n = (size_t)cJSON_GetArraySize(ranks);
-    b->names = cf_xcalloc(n + 1, sizeof *b->names);
-    const cJSON *r;
-    size_t seq = 0;
-    cJSON_ArrayForEach(r, ranks) {
-        const char *h = NULL;
-        if (!cJSON_IsObject(r) || cf_json_get_str(r, "hostname", &h) < 0)
-            return field_error(err, "a rank is not an object with a string \"hostname\"", "fix or drop that rank");
-        if (h && h[0])
-            b->names[b->nnames++] = (struct name_ix){ h, seq++ };
+    const struct cf_smoke_doc *d = b->d;
+    const char **names = cf_xcalloc(d->nlisted + 1, sizeof *names);
+    for (size_t r = 0; r < d->nlisted; r++)
+        names[r] = d->ranks[r].hostname && d->ranks[r].hostname[0] ? d->ranks[r].hostname : NULL;
+    cf_sorted_names_build(&b->names, names, d->nlisted, NULL);
+    b->host_of_rank = cf_xcalloc(d->nlisted + 1, sizeof *b->host_of_rank);
+    b->first = cf_xcalloc(d->nlisted + 1, sizeof *b->first);
+    for (size_t r = 0; r < d->nlisted; r++) {
+        b->host_of_rank[r] = -1;
+        if (!names[r])
+            continue;
+        /* the first rank of that name: equal names sort by position */
+        size_t first = (size_t)cf_sorted_names_find(&b->names, names[r], strlen(names[r]));
+        if (first == r) {
+            b->host_of_rank[r] = (long)b->nnames;
+            b->first[b->nnames++] = d->ranks[r].hostname;
+        } else {
+            b->host_of_rank[r] = b->host_of_rank[first];
+        }
     }
-    qsort(b->names, b->nnames, sizeof *b->names, name_ix_seq_cmp);
-    size_t k = 0;
-    for (size_t i = 0; i < b->nnames; i++)
-        if (!k || strcmp(b->names[k - 1].name, b->names[i].name))
-            b->names[k++] = b->names[i];
-    b->nnames = k;
-    qsort(b->names, k, sizeof *b->names, ix_cmp);
-    b->first = cf_xcalloc(k + 1, sizeof *b->first);
-    for (size_t i = 0; i < k; i++) {
-        b->names[i].ix = i;
-        b->first[i] = (char *)b->names[i].name;
-    }
-    qsort(b->names, k, sizeof *b->names, name_ix_cmp);
-    return 0;
+    free(names);
 }
-
-static int get_flag(const cJSON *o, const char *key, int *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
-        return 0;
-    if (cJSON_IsBool(v))
-        *out = cJSON_IsTrue(v);
-    else if (cJSON_IsNumber(v))
-        *out = v->valuedouble != 0;
-    else
-        return -1;
-    return 1;
-}
-
-/* ids sorted for lookup: qsort has no context, so the ids are copied beside */
-struct id_ix {
-    double id;
-    size_t ix;
-};
 
 static int id_ix_cmp(const void *a, const void *b)
 {
-    double x = ((const struct id_ix *)a)->id, y = ((const struct id_ix *)b)->id;
+    int x = ((const struct id_ix *)a)->id, y = ((const struct id_ix *)b)->id;
     return (x > y) - (x < y);
 }
 
-static long group_lookup(const struct id_ix *ids, size_t n, double id)
+static long group_lookup(const struct build *b, int id)
 {
     struct id_ix probe = { id, 0 };
-    const struct id_ix *hit = bsearch(&probe, ids, n, sizeof *ids, id_ix_cmp);
+    const struct id_ix *hit = bsearch(&probe, b->ids, b->ngroups, sizeof *b->ids, id_ix_cmp);
     return hit ? (long)hit->ix : -1;
 }
 
@@ -175,105 +129,44 @@ static void add_member(struct group *g, long h)
     g->members[g->nmembers++] = h;
 }
 
-static int load_groups(struct build *b, struct id_ix **ids_out, cf_error *err)
+static void load_groups(struct build *b)
 {
-    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(b->doc, "groups");
-    if (groups && !cJSON_IsArray(groups))
-        return field_error(err, "\"groups\" is not an array", "write it as cclforge smoke --json does");
-    size_t n = (size_t)cJSON_GetArraySize(groups);
-    b->groups = cf_xcalloc(n + 1, sizeof *b->groups);
-    struct id_ix *ids = cf_xcalloc(n + 1, sizeof *ids);
-    *ids_out = ids;
-    const cJSON *o;
-    cJSON_ArrayForEach(o, groups) {
+    const struct cf_smoke_doc *d = b->d;
+    b->groups = cf_xcalloc(d->ngroups + 1, sizeof *b->groups);
+    b->ids = cf_xcalloc(d->ngroups + 1, sizeof *b->ids);
+    for (size_t i = 0; i < d->ngroups; i++) {
+        const struct cf_smoke_group *dg = &d->groups[i];
         struct group *g = &b->groups[b->ngroups];
-        const char *label = NULL;
-        double nh = 0;
+        g->id = dg->id;
         g->a = g->b = -1;
-        g->spread = -1;
-        double med = NAN;
-        if (!cJSON_IsObject(o) || cf_json_get_num(o, "id", &g->id) < 1 || cf_json_get_str(o, "label", &label) < 0 ||
-            cf_json_get_num(o, "nhosts", &nh) < 0 || get_flag(o, "failed", &g->failed) < 0 ||
-            get_flag(o, "bad", &g->bad) < 0 || cf_json_get_num(o, "busbw_spread", &g->spread) < 0 ||
-            cf_json_get_num(o, "avg_busbw_gbps", &g->busbw) < 0 || cf_json_get_num(o, "busbw_median_gbps", &med) < 0)
-            return field_error(err, "a group lacks a numeric \"id\" or has a field of a wrong type",
-                               "groups hold id, label, nhosts, failed, bad as cclforge smoke --json writes them");
-        g->nhosts = nh >= 0 && nh <= 1e9 ? (int)nh : 0;
-        if (isfinite(med))
-            g->busbw = med;
-        if (!isfinite(g->busbw) || !isfinite(g->spread))
-            return field_error(err, "a group's busbw or spread is not a finite number", "numbers as smoke writes them");
-        if (g->nhosts == 2 && label)
-            split_pair_label(b, label, g);
-        ids[b->ngroups] = (struct id_ix){ g->id, b->ngroups };
+        g->nhosts = dg->nhosts;
+        g->failed = dg->failed != 0;
+        g->bad = dg->bad;
+        g->spread = dg->busbw_spread;
+        g->busbw = isfinite(dg->busbw_median) ? dg->busbw_median : dg->avg_busbw;
+        if (g->nhosts == 2)
+            split_pair_label(b, dg->label, g);
+        b->ids[b->ngroups] = (struct id_ix){ g->id, b->ngroups };
         b->ngroups++;
     }
-    qsort(ids, b->ngroups, sizeof *ids, id_ix_cmp);
-    return 0;
-}
-
-/* a row of the document, read */
-struct row {
-    const char *op;
-    double bytes, busbw, spread;
-    int ok;
-    long group;
-};
-
-static int read_row(const cJSON *o, const struct id_ix *ids, size_t nids, struct row *r, cf_error *err)
-{
-    double gid = 0;
-    memset(r, 0, sizeof *r);
-    r->spread = -1;
-    r->ok = 1;
-    if (!cJSON_IsObject(o) || cf_json_get_str(o, "op", &r->op) < 0 || cf_json_get_num(o, "bytes", &r->bytes) < 0 ||
-        cf_json_get_num(o, "busbw_gbps", &r->busbw) < 0 || get_flag(o, "ok", &r->ok) < 0 ||
-        cf_json_get_num(o, "group", &gid) < 0 || cf_json_get_num(o, "busbw_spread", &r->spread) < 0)
-        return field_error(err, "a row has a field of a wrong type",
-                           "rows hold op, bytes, busbw_gbps, ok, group as cclforge smoke --json writes them");
-    if (!(r->bytes >= 0 && r->bytes < 1e18) || !isfinite(r->busbw) || !isfinite(r->spread))
-        return field_error(err, "a row's bytes or busbw is out of range", "bytes >= 0, busbw a finite number");
-    r->group = group_lookup(ids, nids, gid);
-    if (!r->op)
-        r->op = "?";
-    return 0;
-}
-
-/* rank -> host index, from "ranks" */
-static long *rank_hosts(const struct build *b, size_t *n)
-{
-    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(b->doc, "ranks");
-    *n = (size_t)cJSON_GetArraySize(ranks);
-    long *map = cf_xcalloc(*n + 1, sizeof *map);
-    size_t i = 0;
-    const cJSON *r;
-    cJSON_ArrayForEach(r, ranks) {
-        const char *h = cf_json_str(r, "hostname");
-        map[i++] = h ? host_lookup(b, h, strlen(h)) : -1;
-    }
-    return map;
+    qsort(b->ids, b->ngroups, sizeof *b->ids, id_ix_cmp);
 }
 
 /* group members from the ranks each row names (rank_time_us) */
-static void members_from_rows(struct build *b, const struct id_ix *ids)
+static void members_from_rows(struct build *b)
 {
-    size_t nranks;
-    long *map = rank_hosts(b, &nranks);
-    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(b->doc, "rows"), *o;
-    cJSON_ArrayForEach(o, rows) {
-        double gid, rk;
-        const cJSON *times = cJSON_GetObjectItemCaseSensitive(o, "rank_time_us"), *t;
-        if (cf_json_get_num(o, "group", &gid) < 1 || !cJSON_IsArray(times))
+    const struct cf_smoke_doc *d = b->d;
+    for (size_t i = 0; i < d->nrows; i++) {
+        const struct cf_smoke_row *r = &d->rows[i];
+        long gi = group_lookup(b, r->group);
+        if (gi < 0 || !r->rank_of)
             continue;
-        long gi = group_lookup(ids, b->ngroups, gid);
-        if (gi < 0)
-            continue;
-        cJSON_ArrayForEach(t, times) {
-            if (cf_json_get_num(t, "rank", &rk) == 1 && rk >= 0 && rk < (double)nranks && map[(size_t)rk] >= 0)
-                add_member(&b->groups[gi], map[(size_t)rk]);
+        for (int k = 0; k < r->nranks; k++) {
+            int rk = r->rank_of[k];
+            if (rk >= 0 && (size_t)rk < d->nlisted && b->host_of_rank[rk] >= 0)
+                add_member(&b->groups[gi], b->host_of_rank[rk]);
         }
     }
-    free(map);
     for (size_t i = 0; i < b->ngroups; i++) {
         struct group *g = &b->groups[i];
         if (g->a < 0 && g->nmembers == 2) {
@@ -302,39 +195,44 @@ static int is_pairwise(const struct build *b)
  * it) names nobody, and says so (m->bad_hosts_known = 0). */
 static int load_bad(const struct build *b, struct cf_pair_matrix *m, unsigned char *bad_by_first, cf_error *err)
 {
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(b->doc, "bad_hosts"), *v;
-    m->bad_hosts_known = list != NULL;
-    if (!list)
-        return 0;
-    if (!cJSON_IsArray(list))
-        return field_error(err, "\"bad_hosts\" is not an array", "an array of host names, as cclforge smoke --json writes it");
-    cJSON_ArrayForEach(v, list) {
-        if (!cJSON_IsString(v))
-            return field_error(err, "\"bad_hosts\" holds something other than a host name",
-                               "an array of host names, as cclforge smoke --json writes it");
-        long h = host_lookup(b, v->valuestring, strlen(v->valuestring));
+    const struct cf_smoke_doc *d = b->d;
+    m->bad_hosts_known = d->bad_hosts_known;
+    for (size_t i = 0; i < d->bad_hosts.n; i++) {
+        long h = host_lookup(b, d->bad_hosts.v[i], strlen(d->bad_hosts.v[i]));
         if (h < 0)
-            return field_error(err, "\"bad_hosts\" names a host that no rank ran on",
-                               "name hosts of \"ranks\" only");
+            return field_error(err, "\"bad_hosts\" names a host that no rank ran on", "name hosts of \"ranks\" only");
         bad_by_first[h] = 1;
     }
     return 0;
 }
 
-/* the (op, bytes) keys of the pairs' rows: ops in the order they first ran, then bytes */
-static int collect_sizes(struct build *b, struct cf_pair_matrix *m, const struct id_ix *ids, cf_error *err)
+/* a row of the document, as the matrix reads it */
+struct row {
+    const char *op;
+    double bytes, busbw, spread;
+    int ok;
+    long group;
+};
+
+static void read_row(const struct build *b, const struct cf_smoke_row *d, struct row *r)
 {
-    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(b->doc, "rows"), *o;
-    if (rows && !cJSON_IsArray(rows))
-        return field_error(err, "\"rows\" is not an array", "write it as cclforge smoke --json does");
+    const struct cf_smoke_op_info *op = cf_smoke_op_info(d->op);
+    r->op = op ? op->name : "?";
+    r->bytes = (double)d->bytes;
+    r->busbw = d->busbw;
+    r->spread = d->busbw_spread;
+    r->ok = d->ok;
+    r->group = group_lookup(b, d->group);
+}
+
+/* the (op, bytes) keys of the pairs' rows: ops in the order they first ran, then bytes */
+static int collect_sizes(struct build *b, struct cf_pair_matrix *m, cf_error *err)
+{
     struct strvec ops = STRVEC_INIT;
     m->size = cf_xcalloc(MAX_SIZES + 1, sizeof *m->size);
-    cJSON_ArrayForEach(o, rows) {
+    for (size_t i = 0; i < b->d->nrows; i++) {
         struct row r;
-        if (read_row(o, ids, b->ngroups, &r, err) < 0) {
-            cf_strvec_clear(&ops);
-            return -1;
-        }
+        read_row(b, &b->d->rows[i], &r);
         if (r.group < 0 || b->groups[r.group].a < 0)
             continue;
         size_t k = 0;
@@ -344,7 +242,8 @@ static int collect_sizes(struct build *b, struct cf_pair_matrix *m, const struct
             continue;
         if (m->nsizes == MAX_SIZES) {
             cf_strvec_clear(&ops);
-            return field_error(err, "more than 64 test sizes in pairs", "a report draws up to 64 sizes");
+            return cf_error_set(err, CF_ERR_FAILED, "smoke document: more than 64 test sizes in pairs (a report "
+                                                    "draws up to 64 sizes)");
         }
         if (!cf_strvec_contains(&ops, r.op))
             cf_strvec_push(&ops, r.op);
@@ -377,15 +276,14 @@ static int collect_sizes(struct build *b, struct cf_pair_matrix *m, const struct
     return 0;
 }
 
-static int fill_cells(struct build *b, struct cf_pair_matrix *m, const struct id_ix *ids, const size_t *disp,
-                      cf_error *err)
+static int fill_cells(struct build *b, struct cf_pair_matrix *m, const size_t *disp, cf_error *err)
 {
     size_t n = m->nhosts;
     if (m->pairwise && n > MAX_HOSTS)
-        return cf_error_set(err, CF_ERR_FORMAT, "smoke document: %zu hosts; a report draws a matrix of up to %d", n,
+        return cf_error_set(err, CF_ERR_FAILED, "smoke document: %zu hosts; a report draws a matrix of up to %d", n,
                             MAX_HOSTS);
     if (m->nsizes && n * n > MAX_CELLS / m->nsizes)
-        return cf_error_set(err, CF_ERR_FORMAT,
+        return cf_error_set(err, CF_ERR_FAILED,
                             "smoke document: %zu hosts x %zu test sizes is more than a report draws (%u pairs x sizes)",
                             n, m->nsizes, MAX_CELLS);
     unsigned short *count = cf_xcalloc(n * n * (m->nsizes ? m->nsizes : 1) + 1, sizeof *count);
@@ -397,13 +295,9 @@ static int fill_cells(struct build *b, struct cf_pair_matrix *m, const struct id
         }
     }
     /* every pair's class from its group's judgement, at every size it ran */
-    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(b->doc, "rows"), *o;
-    cJSON_ArrayForEach(o, rows) {
+    for (size_t i = 0; i < b->d->nrows; i++) {
         struct row r;
-        if (read_row(o, ids, b->ngroups, &r, err) < 0) {
-            free(count);
-            return -1;
-        }
+        read_row(b, &b->d->rows[i], &r);
         if (r.group < 0 || b->groups[r.group].a < 0)
             continue;
         const struct group *g = &b->groups[r.group];
@@ -508,14 +402,12 @@ static void add_group_key(struct build *b, struct cf_pair_matrix *m, const size_
 static void load_links(const struct build *b, struct cf_pair_matrix *m, const size_t *disp)
 {
     size_t n = m->nhosts, any = 0;
-    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(b->doc, "ranks"), *r;
     m->links = cf_xcalloc(n + 1, sizeof *m->links);
     m->nlinks = cf_xcalloc(n + 1, sizeof *m->nlinks);
-    cJSON_ArrayForEach(r, ranks) {
-        const char *h = cf_json_str(r, "hostname");
-        long hi = h ? host_lookup(b, h, strlen(h)) : -1;
-        struct cf_rank_link got[CF_RANK_LINKS_MAX];
-        size_t k = cf_rank_links_from_json(cJSON_GetObjectItemCaseSensitive(r, "links"), got, CF_RANK_LINKS_MAX);
+    for (size_t r = 0; r < b->d->nlisted; r++) {
+        long hi = b->host_of_rank[r];
+        const struct cf_rank_link *got = b->d->ranks[r].links;
+        size_t k = b->d->ranks[r].nlinks;
         if (hi < 0 || !k)
             continue;
         size_t d = disp[hi];
@@ -614,31 +506,24 @@ static void release_build(struct build *b)
     for (size_t i = 0; i < b->ngroups; i++)
         free(b->groups[i].members);
     free(b->groups);
-    free(b->names);
+    free(b->ids);
+    cf_sorted_names_release(&b->names);
+    free(b->host_of_rank);
     free(b->first);
 }
 
-int cf_pair_matrix_build(const cJSON *doc, struct cf_pair_matrix *m, cf_error *err)
+int cf_pair_matrix_build(const struct cf_smoke_doc *d, struct cf_pair_matrix *m, cf_error *err)
 {
     memset(m, 0, sizeof *m);
-    m->conclusive = 1;
-    const char *schema = NULL;
-    if (!cJSON_IsObject(doc) || cf_json_get_str(doc, "schema", &schema) < 1 || strcmp(schema, "cclforge.smoke/2"))
-        return cf_error_set(err, CF_ERR_FORMAT, "not a cclforge smoke document (schema cclforge.smoke/2): %s",
-                            schema ? "another schema" : "no \"schema\"");
-    const char *why = NULL;
-    if (get_flag(doc, "conclusive", &m->conclusive) < 0 || cf_json_get_str(doc, "inconclusive_why", &why) < 0)
-        return field_error(err, "\"conclusive\" or \"inconclusive_why\" has a wrong type",
-                           "a bool and a string");
-    m->inconclusive_why = cf_strdup(why);
-    struct build b = { .doc = doc };
-    struct id_ix *ids = NULL;
+    m->conclusive = d->conclusive;
+    m->inconclusive_why = cf_strdup(d->inconclusive_why);
+    struct build b = { .d = d };
     size_t *disp = NULL;
     unsigned char *bad = NULL;
     int rc = -1;
-    if (load_hosts(&b, err) < 0 || load_groups(&b, &ids, err) < 0)
-        goto out;
-    members_from_rows(&b, ids);
+    load_hosts(&b);
+    load_groups(&b);
+    members_from_rows(&b);
     m->pairwise = is_pairwise(&b);
     m->nhosts = b.nnames;
     bad = cf_xcalloc(m->nhosts + 1, 1);
@@ -675,7 +560,7 @@ int cf_pair_matrix_build(const cJSON *doc, struct cf_pair_matrix *m, cf_error *e
     disp = cf_xcalloc(m->nhosts + 1, sizeof *disp);
     for (size_t i = 0; i < m->nhosts; i++)
         disp[host_lookup(&b, m->host[i], strlen(m->host[i]))] = i;
-    if (collect_sizes(&b, m, ids, err) < 0 || fill_cells(&b, m, ids, disp, err) < 0)
+    if (collect_sizes(&b, m, err) < 0 || fill_cells(&b, m, disp, err) < 0)
         goto out;
     load_links(&b, m, disp);
     group_capacities(&b, m, disp);
@@ -688,7 +573,6 @@ int cf_pair_matrix_build(const cJSON *doc, struct cf_pair_matrix *m, cf_error *e
     }
     rc = 0;
 out:
-    free(ids);
     free(disp);
     free(bad);
     release_build(&b);

@@ -1,4 +1,4 @@
-/* The host x host model of a smoke document: which hosts are bad (the run's
+/* The host x host model of a smoke document (read by its strict reader): which hosts are bad (the run's
  * "bad_hosts"; nobody from an older document without it) and their hostlist,
  * the display order, the classes of cells, the pairs' own figures when rows are
  * missing, an inconclusive run naming nobody, and malformed documents refused
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cclforge/smoke_doc.h"
 #include "cclforge/smoke_matrix.h"
 #include "cclforge/report.h"
 #include "cclforge/strbuf.h"
@@ -51,6 +52,13 @@ static cJSON *pairwise_doc(const char *const *names, int n, unsigned slow, unsig
     return doc;
 }
 
+/* the model and its matrix, built from a document by cf_smoke_doc_open */
+static void release(struct cf_smoke_doc *d, struct cf_pair_matrix *m)
+{
+    cf_pair_matrix_release(m);
+    cf_smoke_doc_release(d);
+}
+
 static size_t ix_of(const struct cf_pair_matrix *m, const char *h)
 {
     for (size_t i = 0; i < m->nhosts; i++)
@@ -65,8 +73,9 @@ static void test_one_slow_host(void **state)
     (void)state;
     const char *names[] = { "n10", "n2", "n1", "n03", "n4" };
     cJSON *doc = pairwise_doc(names, 5, 1u << 3, 0, 1);
+    struct cf_smoke_doc sd;
     struct cf_pair_matrix m;
-    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(cf_smoke_doc_open(doc, &sd, &m, NULL), 0);
     assert_true(m.pairwise);
     assert_int_equal(m.nbad, 1);
     assert_string_equal(m.exclude, "n03");
@@ -87,7 +96,7 @@ static void test_one_slow_host(void **state)
     assert_int_equal(cf_pair_matrix_worst(&m, m.shown, w, 3), 3);
     assert_int_equal(w[0].a, 0);
     assert_int_equal(m.npairs_tested, 10);
-    cf_pair_matrix_release(&m);
+    release(&sd, &m);
     cJSON_Delete(doc);
 }
 
@@ -96,12 +105,13 @@ static void test_two_bad_hosts_and_failed(void **state)
     (void)state;
     const char *names[] = { "n1", "n2", "n3", "n4", "n5", "n6" };
     cJSON *doc = pairwise_doc(names, 6, 1u << 1, 1u << 4, 1);
+    struct cf_smoke_doc sd;
     struct cf_pair_matrix m;
-    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(cf_smoke_doc_open(doc, &sd, &m, NULL), 0);
     assert_string_equal(m.exclude, "n[2,5]");
     size_t a = ix_of(&m, "n5"), b = ix_of(&m, "n1");
     assert_int_equal(m.size[m.shown].cell[a * 6 + b].cls, CF_PAIR_FAILED);
-    cf_pair_matrix_release(&m);
+    release(&sd, &m);
     cJSON_Delete(doc);
 }
 
@@ -111,14 +121,15 @@ static void test_missing_rows(void **state)
     /* a launcher's table: only the groups of rank 0 have rows; here none */
     const char *names[] = { "a", "b", "c", "d" };
     cJSON *doc = pairwise_doc(names, 4, 1u << 2, 0, 0);
+    struct cf_smoke_doc sd;
     struct cf_pair_matrix m;
-    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(cf_smoke_doc_open(doc, &sd, &m, NULL), 0);
     assert_int_equal(m.nsizes, 1);
     assert_true(m.size[0].bytes < 0);
     assert_string_equal(m.size[0].op, "every test");
     assert_int_equal(m.npairs_tested, 6);
     assert_string_equal(m.exclude, "c");
-    cf_pair_matrix_release(&m);
+    release(&sd, &m);
     cJSON_Delete(doc);
 }
 
@@ -129,18 +140,19 @@ static void test_inconclusive_names_nobody(void **state)
     cJSON *doc = pairwise_doc(names, 3, 1u << 0, 0, 1);
     cJSON_AddBoolToObject(doc, "conclusive", 0);
     cJSON_AddStringToObject(doc, "inconclusive_why", "spread too wide");
+    struct cf_smoke_doc sd;
     struct cf_pair_matrix m;
-    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(cf_smoke_doc_open(doc, &sd, &m, NULL), 0);
     assert_false(m.conclusive);
     assert_string_equal(m.inconclusive_why, "spread too wide");
     assert_int_equal(m.nbad, 0);
     assert_string_equal(m.exclude, "");
     struct strbuf html = STRBUF_INIT;
-    cf_smoke_report_html(doc, &m, "{}", &html);
+    cf_smoke_report_html(&sd, &m, "{}", &html);
     assert_non_null(strstr(cf_sb_str(&html), "<b>Inconclusive</b>: spread too wide"));
     assert_null(strstr(cf_sb_str(&html), "id=\"exclude\""));
     cf_sb_release(&html);
-    cf_pair_matrix_release(&m);
+    release(&sd, &m);
     cJSON_Delete(doc);
 }
 
@@ -150,11 +162,12 @@ static void test_names_with_plus(void **state)
     /* labels split where both halves are known hosts; no rows to name members */
     const char *names[] = { "x+y", "x", "y+z" };
     cJSON *doc = pairwise_doc(names, 3, 1u << 0, 0, 0);
+    struct cf_smoke_doc sd;
     struct cf_pair_matrix m;
-    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(cf_smoke_doc_open(doc, &sd, &m, NULL), 0);
     assert_true(m.pairwise);
     assert_string_equal(m.exclude, "x+y");
-    cf_pair_matrix_release(&m);
+    release(&sd, &m);
     cJSON_Delete(doc);
 }
 
@@ -166,11 +179,12 @@ static void test_intra_bad_host(void **state)
                              "{\"id\":2,\"label\":\"b\",\"nhosts\":1,\"bad\":true}],"
                              "\"rows\":[{\"group\":1,\"rank_time_us\":[{\"rank\":0}]},"
                              "{\"group\":2,\"rank_time_us\":[{\"rank\":1}]}]}");
+    struct cf_smoke_doc sd;
     struct cf_pair_matrix m;
-    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(cf_smoke_doc_open(doc, &sd, &m, NULL), 0);
     assert_false(m.pairwise);
     assert_string_equal(m.exclude, "b");
-    cf_pair_matrix_release(&m);
+    release(&sd, &m);
     cJSON_Delete(doc);
 }
 
@@ -182,36 +196,37 @@ static void test_bad_hosts_from_the_run(void **state)
     const char *names[] = { "a", "b", "c", "d" };
     cJSON *doc = pairwise_doc(names, 4, 1u << 2, 0, 1);
     cJSON_ReplaceItemInObject(doc, "bad_hosts", cJSON_CreateArray());
+    struct cf_smoke_doc sd;
     struct cf_pair_matrix m;
-    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(cf_smoke_doc_open(doc, &sd, &m, NULL), 0);
     assert_true(m.bad_hosts_known);
     assert_int_equal(m.nbad, 0);
     assert_string_equal(m.exclude, "");
-    cf_pair_matrix_release(&m);
+    release(&sd, &m);
     /* an older document, without the field: nobody named, and the page says why */
     cJSON_DeleteItemFromObject(doc, "bad_hosts");
-    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(cf_smoke_doc_open(doc, &sd, &m, NULL), 0);
     assert_false(m.bad_hosts_known);
     assert_int_equal(m.nbad, 0);
     assert_string_equal(m.exclude, "");
     assert_true(m.host_bad[0] == 0 && !strcmp(m.host[0], "a"));
     struct strbuf html = STRBUF_INIT;
-    cf_smoke_report_html(doc, &m, "{}", &html);
+    cf_smoke_report_html(&sd, &m, "{}", &html);
     assert_non_null(strstr(cf_sb_str(&html), "this document predates <code>bad_hosts</code>"));
     assert_null(strstr(cf_sb_str(&html), "id=\"exclude\""));
     cf_sb_release(&html);
-    cf_pair_matrix_release(&m);
+    release(&sd, &m);
     /* two named, in any order and once each: natural order, one hostlist */
     cJSON *list = cJSON_CreateArray();
     cJSON_AddItemToArray(list, cJSON_CreateString("d"));
     cJSON_AddItemToArray(list, cJSON_CreateString("b"));
     cJSON_AddItemToArray(list, cJSON_CreateString("d"));
     cJSON_AddItemToObject(doc, "bad_hosts", list);
-    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(cf_smoke_doc_open(doc, &sd, &m, NULL), 0);
     assert_int_equal(m.nbad, 2);
     assert_string_equal(m.exclude, "b,d");
     assert_true(!strcmp(m.host[0], "b") && !strcmp(m.host[1], "d") && m.host_bad[1] && !m.host_bad[2]);
-    cf_pair_matrix_release(&m);
+    release(&sd, &m);
     cJSON_Delete(doc);
 }
 
@@ -232,8 +247,9 @@ static void test_capacity(void **state)
     for (int i = 0; i < 5; i++)
         if (links[i])
             cJSON_AddItemToObject(cJSON_GetArrayItem(ranks, i), "links", cJSON_Parse(links[i]));
+    struct cf_smoke_doc sd;
     struct cf_pair_matrix m;
-    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(cf_smoke_doc_open(doc, &sd, &m, NULL), 0);
     size_t a = ix_of(&m, "a"), b = ix_of(&m, "b"), d = ix_of(&m, "d"), e = ix_of(&m, "e");
     assert_true(fabs(cf_pair_matrix_capacity(&m, a, b, NULL) - 1.25) < 1e-6);
     assert_true(fabs(cf_pair_matrix_capacity(&m, d, a, NULL) - 0.125) < 1e-6); /* the slower end */
@@ -252,12 +268,12 @@ static void test_capacity(void **state)
         assert_string_equal(text, shares[i].text);
     }
     struct strbuf html = STRBUF_INIT;
-    cf_smoke_report_html(doc, &m, "{}", &html);
+    cf_smoke_report_html(&sd, &m, "{}", &html);
     assert_non_null(strstr(cf_sb_str(&html), "Capacities: 1.25 GB/s (3 pairs), 0.125 GB/s (3 pairs)."));
     assert_non_null(strstr(cf_sb_str(&html), "The 4 pairs whose capacity is unknown are given against the median pair"));
     assert_non_null(strstr(cf_sb_str(&html), "data-capacity=\"0.125\""));
     cf_sb_release(&html);
-    cf_pair_matrix_release(&m);
+    release(&sd, &m);
     cJSON_Delete(doc);
 }
 
@@ -290,8 +306,9 @@ static void test_group_capacity(void **state)
         "\"rank_time_us\":[{\"rank\":0},{\"rank\":2}]}]}";
     cJSON *doc = cJSON_Parse(text);
     assert_non_null(doc);
+    struct cf_smoke_doc sd;
     struct cf_pair_matrix m;
-    assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+    assert_int_equal(cf_smoke_doc_open(doc, &sd, &m, NULL), 0);
     assert_false(m.pairwise);
     assert_int_equal(m.ngroups, 4);
     assert_non_null(m.group_capacity);
@@ -302,12 +319,12 @@ static void test_group_capacity(void **state)
     assert_int_equal(m.group_example_ix, 0);
     assert_string_equal(m.group_example, "nvlink of GPU 0000:04:00.0, 225 GB/s, the slowest of 2 GPUs' links");
     struct strbuf html = STRBUF_INIT;
-    cf_smoke_report_html(doc, &m, "{}", &html);
+    cf_smoke_report_html(&sd, &m, "{}", &html);
     assert_non_null(strstr(cf_sb_str(&html), "data-capacity=\"225\" data-of-capacity=\"0.8\""));
     assert_non_null(strstr(cf_sb_str(&html), "data-capacity=\"3.125\" data-of-capacity=\"0.96\""));
     assert_non_null(strstr(cf_sb_str(&html), "For example, group a: nvlink of GPU 0000:04:00.0"));
     cf_sb_release(&html);
-    cf_pair_matrix_release(&m);
+    release(&sd, &m);
     cJSON_Delete(doc);
 }
 
@@ -338,8 +355,9 @@ static void test_group_capacity_peers(void **state)
         cJSON *doc = cJSON_Parse(text);
         free(text);
         assert_non_null(doc);
+        struct cf_smoke_doc sd;
         struct cf_pair_matrix m;
-        assert_int_equal(cf_pair_matrix_build(doc, &m, NULL), 0);
+        assert_int_equal(cf_smoke_doc_open(doc, &sd, &m, NULL), 0);
         assert_int_equal(m.ngroups, 1);
         assert_true(fabs(m.group_capacity[0] - atof(pairs[t][1])) < 1e-3);
         if (t == 0)
@@ -347,7 +365,7 @@ static void test_group_capacity_peers(void **state)
                                 "nvlink of GPU 0000:03:00.0 to the others, 25 GB/s, the slowest of 2 GPUs' links");
         else
             assert_null(m.group_example);
-        cf_pair_matrix_release(&m);
+        release(&sd, &m);
         cJSON_Delete(doc);
     }
 }
@@ -373,9 +391,10 @@ static void test_malformed(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         cJSON *doc = cJSON_Parse(cases[i].doc);
+        struct cf_smoke_doc sd;
         struct cf_pair_matrix m;
         cf_error err = CF_ERROR_INIT;
-        if (cf_pair_matrix_build(doc, &m, &err) == 0)
+        if (cf_smoke_doc_open(doc, &sd, &m, &err) == 0)
             fail_msg("case %zu accepted", i);
         if (!strstr(cf_error_message(&err), cases[i].says))
             fail_msg("case %zu: %s", i, cf_error_message(&err));
