@@ -10,8 +10,8 @@
 # temp directory) for every measure, so each build starts from nothing:
 #   cold  `bash scripts/test.sh` with HOME a new empty directory: every
 #         download, venv, release build and Debian root made once (the
-#         machine's own packages and interpreters are kept: PYENV_ROOT
-#         points at the real one)
+#         machine's own packages and interpreters are kept: PYENV_ROOT,
+#         CARGO_HOME and RUSTUP_HOME point at the real ones)
 #   warm  the same command from another fresh clone, with that HOME's caches
 #   ci    `CI=true bash .ci/run` from a third clone, that HOME again: plain,
 #         fuzz and asan, each part's wall time as scripts/test.sh prints it
@@ -39,7 +39,9 @@ home=$work/home
 mkdir -p "$home"
 [ "$keep_home" = 1 ] || trap 'rm -rf "$home"' EXIT
 commit=$(git -C "$repo" rev-parse "$rev")
-pyenv_root=${PYENV_ROOT:-$HOME/.pyenv}
+# the machine's interpreters and toolchains stay where they are
+keep_env=(PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}" CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
+          RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}")
 
 # measure NAME CMD...: CMD in a fresh clone of REV with HOME=$home; the log
 # in $work/NAME.log, the wall time and the suite's summary line printed
@@ -50,7 +52,7 @@ measure() {
     git clone -q --no-checkout "$repo" "$dir"
     git -C "$dir" checkout -q "$commit"
     t0=$(date +%s)
-    (cd "$dir" && env HOME="$home" PYENV_ROOT="$pyenv_root" "$@") >"$work/$name.log" 2>&1 || rc=$?
+    (cd "$dir" && env HOME="$home" "${keep_env[@]}" "$@") >"$work/$name.log" 2>&1 || rc=$?
     local secs=$(( $(date +%s) - t0 ))
     printf '%-5s %4d:%02d  exit %d  %s  %s\n' "$name" $((secs / 60)) $((secs % 60)) "$rc" \
         "$(grep -E '^tests: ' "$work/$name.log" | tail -n 1)" \
@@ -61,7 +63,7 @@ measure() {
 slowest() {
     awk '/Test +#[0-9]+: / { for (i = 1; i <= NF; i++) if ($i == "sec") { print run + 0, $(i - 1), $4 } }
          /tests passed, [0-9]+ tests? failed out of/ { run++ }' "$1" |
-        sort -k1,1n -k2,2nr | awk '{ if (NR == 1 || $1 != last) { n = 0; last = $1; print "  suite " $1 + 1 ":" } if (n++ < 10) printf "  %8.1f s  %s\n", $2, $3 }'
+        sort -k1,1n -k2,2nr | awk '{ if (NR == 1 || $1 != last) { n = 0; last = $1; print "  " ($1 ? "asan" : "plain") ":" } if (n++ < 10) printf "  %8.1f s  %s\n", $2, $3 }'
 }
 
 echo "# suite time of $commit on $(nproc) cores, $(date -u +%FT%TZ); logs in $work"
@@ -75,6 +77,6 @@ for m in "${only[@]}"; do
     esac
 done
 for m in "${only[@]}"; do
-    echo "# the ten slowest tests, $m (suite 1: plain; in ci, suite 2: asan)"
+    echo "# the ten slowest tests, $m"
     slowest "$work/$m.log"
 done
