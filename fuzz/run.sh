@@ -16,7 +16,8 @@
 # the .gnu.version_r case, fails) or a process over $FUZZ_RSS_LIMIT_MB
 # (default 2048) is a finding.
 # $FUZZ_TARGETS (space-separated names) runs only those; $FUZZ_NICE runs
-# each under nice -n that value. With FUZZ_CLOCK=cpu, SECONDS are CPU seconds
+# each under nice -n that value; $FUZZ_JOBS targets run at once (default: the
+# number of cores), each with its own SECONDS. With FUZZ_CLOCK=cpu, SECONDS are CPU seconds
 # of the fuzzer process (read from /proc; the run is interrupted when it has
 # used them), so a budget means the same on an idle and on a busy machine.
 set -euo pipefail
@@ -48,18 +49,16 @@ export CCLFORGE_BIN=${CCLFORGE_BIN:-$build_dir/cclforge}
 nice_cmd=()
 [ -n "${FUZZ_NICE:-}" ] && nice_cmd=(nice -n "$FUZZ_NICE")
 
-failed=()
-ran=0
-for bin in "${targets[@]}"; do
+# run_one BIN: fuzzes one target; what it says goes to $out/NAME/report (and
+# report.err), its exit status is 1 when the target found a problem
+run_one() {
+  local bin=$1 name corpus artifacts seeds wall args log pid tick cpu_used stat status
   name=$(basename "$bin")
-  if [ -n "${FUZZ_TARGETS:-}" ] && [[ " $FUZZ_TARGETS " != *" $name "* ]]; then
-    continue
-  fi
-  ran=$((ran + 1))
   corpus=$out/$name/corpus      # grows during the run; the repo is never written
   artifacts=$out/$name/artifacts
   seeds=$out/$name/seeds
   mkdir -p "$corpus" "$artifacts" "$seeds"
+  exec >"$out/$name/report" 2>"$out/$name/report.err"
   [ -d "fuzz/corpus/$name" ] && cp -r "fuzz/corpus/$name/." "$seeds/"
   [ -f "fuzz/seeds/$name.sh" ] && bash "fuzz/seeds/$name.sh" "$seeds"
   wall=$seconds
@@ -90,12 +89,42 @@ for bin in "${targets[@]}"; do
   if [ "$status" -eq 0 ]; then
     grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)" "$log" | sed "s/^/   /" || true
     grep -E "^#[0-9]+" "$log" | tail -n 1 | sed "s/^/   last: /" || true
-  else
-    echo "   FAILED: $name found a problem; log $log, artifacts in $artifacts" >&2
-    grep -E "ERROR|SUMMARY|==[0-9]+==" "$log" | head -n 20 | sed "s/^/   /" >&2 || true
-    failed+=("$name")
+    return 0
   fi
+  echo "   FAILED: $name found a problem; log $log, artifacts in $artifacts" >&2
+  grep -E "ERROR|SUMMARY|==[0-9]+==" "$log" | head -n 20 | sed "s/^/   /" >&2 || true
+  return 1
+}
+
+# $FUZZ_JOBS targets at a time (default: one per core), each with its own
+# seconds: the same fuzzing per target as one at a time, in 1/JOBS the wall time.
+# Reports print in the targets' order as each is collected.
+fuzz_jobs=${FUZZ_JOBS:-$(nproc)}
+names=() pids=() failed=()
+collect() { # I: waits for the I-th target, prints its report
+  local rc=0
+  wait "${pids[$1]}" || rc=$?
+  cat "$out/${names[$1]}/report"
+  cat "$out/${names[$1]}/report.err" >&2
+  [ "$rc" -eq 0 ] || failed+=("${names[$1]}")
+}
+next=0
+for bin in "${targets[@]}"; do
+  name=$(basename "$bin")
+  if [ -n "${FUZZ_TARGETS:-}" ] && [[ " $FUZZ_TARGETS " != *" $name "* ]]; then
+    continue
+  fi
+  while [ $(( ${#pids[@]} - next )) -ge "$fuzz_jobs" ]; do
+    collect "$next"; next=$((next + 1))
+  done
+  mkdir -p "$out/$name"
+  run_one "$bin" &
+  names+=("$name") pids+=($!)
 done
+while [ "$next" -lt "${#pids[@]}" ]; do
+  collect "$next"; next=$((next + 1))
+done
+ran=${#pids[@]}
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: ${#failed[@]} target(s) failed: ${failed[*]} (outputs kept in $out)" >&2

@@ -2,7 +2,9 @@
 # Builds cclforge and runs the whole test suite with CTest. Warnings are errors.
 # With CI=true (or --sanitize) it also runs a short fuzzing pass when clang's
 # libFuzzer is present, and the whole suite again under ASan+UBSan in build-asan/.
-# The last line sums every ctest run: "tests: N passed, N failed, N skipped".
+# Each part's wall time is printed as "time: PART SECONDS s" (bench/suite_time.sh
+# reads them). The last line sums every ctest run: "tests: N passed, N failed,
+# N skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitize=0
@@ -19,19 +21,46 @@ run_ctest() {
   env "$@" ctest --test-dir "$dir" --output-on-failure -j"$jobs" 2>&1 | tee "$logs/$name.log" || status=1
 }
 
-BUILD_DIR=build bash scripts/build.sh -DCCLFORGE_WERROR=ON
-run_ctest plain build
+# part_done NAME: the wall time since the previous part ended
+part_start=$(date +%s)
+part_done() {
+  local now; now=$(date +%s)
+  echo "time: $1 $((now - part_start)) s"
+  part_start=$now
+}
+
+# build DIR [VAR=VALUE... -DCMAKE_ARG...]: scripts/build.sh into DIR; a failed
+# build fails the run, and its part's tests do not run
+build() {
+  local dir=$1 envs=() args=(); shift
+  for a in "$@"; do case $a in -*) args+=("$a") ;; *) envs+=("$a") ;; esac; done
+  if ! env BUILD_DIR="$dir" "${envs[@]}" bash scripts/build.sh "${args[@]}"; then
+    echo "test.sh: the build in $dir failed; its tests did not run" >&2
+    status=1
+    return 1
+  fi
+}
+
+build build -DCCLFORGE_WERROR=ON && run_ctest plain build
+part_done plain
 
 if [ "$sanitize" = 1 ]; then
   if [ -f fuzz/CMakeLists.txt ] && command -v clang >/dev/null; then
     echo "== short fuzzing pass =="
-    BUILD_DIR=build-fuzz CC=clang bash scripts/build.sh -DCCLFORGE_FUZZ=ON -DCCLFORGE_TESTS=OFF
-    bash fuzz/run.sh build-fuzz "${FUZZ_SECONDS:-20}" || status=1
+    build build-fuzz CC=clang -DCCLFORGE_FUZZ=ON -DCCLFORGE_TESTS=OFF &&
+      { bash fuzz/run.sh build-fuzz "${FUZZ_SECONDS:-20}" || status=1; }
+    part_done fuzz
   fi
   echo "== the same suite under AddressSanitizer + UndefinedBehaviorSanitizer =="
-  BUILD_DIR=build-asan BUILD_TYPE=Debug bash scripts/build.sh -DCCLFORGE_WERROR=ON -DCCLFORGE_SANITIZE=ON
-  run_ctest asan build-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  # a fresh build-asan schedules by the plain suite's measured times (longest first)
+  cost=Testing/Temporary/CTestCostData.txt
+  if [ -f "build/$cost" ] && [ ! -f "build-asan/$cost" ]; then
+    mkdir -p "build-asan/${cost%/*}" && cp "build/$cost" "build-asan/$cost"
+  fi
+  build build-asan BUILD_TYPE=Debug -DCCLFORGE_WERROR=ON -DCCLFORGE_SANITIZE=ON &&
+    run_ctest asan build-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  part_done asan
 fi
 
 # ctest prints "100% tests passed, 0 tests failed out of 30" per run, and
@@ -39,5 +68,6 @@ fi
 # apart, never as passed.
 awk '/tests passed, [0-9]+ tests? failed out of/ { total += $NF; failed += $(NF-5) }
      /\(Skipped\)$/ { skipped++ }
-     END { printf "tests: %d passed, %d failed, %d skipped\n", total - failed - skipped, failed, skipped }' "$logs"/*.log
+     END { printf "tests: %d passed, %d failed, %d skipped\n", total - failed - skipped, failed, skipped }' \
+  $(compgen -G "$logs/*.log" || true) /dev/null
 exit "$status"

@@ -6,7 +6,8 @@
 # nothing of cclforge) built four ways against PyPI's real torch:
 #  - the CLI (`bridge build --source`, then `bridge wheel`);
 #  - the plan's own commands (`bridge plan --json`: compile.guard_argv,
-#    compile.argv, link.argv run as given from /), packaged by setuptools;
+#    compile.argv, link.argv run as given from /, the compiles through
+#    tests/support/objcache.py), packaged by setuptools;
 #  - setup.py with cclforge.build (bridge_extension, build_ext) and `pip wheel`;
 #  - CMake (cclforge_add_nccl_bridge with SOURCE);
 # and a bridge of two sources (tests/fixtures/plugin_torch_fl_split: options.cpp,
@@ -173,14 +174,16 @@ expect_out '^  link +/.* -shared -o '"$T/argv-build/$EXT"'/_flagos_nccl' "argv: 
 expect_out '^  mkdir +mkdir -p -- '"$T/argv-build/$EXT"'$' "argv: the text plan prints the mkdir step first"
 [ ! -e "$T/argv-build" ] && ok "argv: the plan wrote nothing" || bad "argv: the plan wrote nothing"
 t0=$(date +%s)
+# each compile through tests/support/objcache.py (run as given on a new key;
+# its objects kept in the test home for the sanitizer suite and the next run)
 cat > "$T/run_plan.py" <<'PY'
 import json, subprocess, sys
 p = json.load(open(sys.argv[1]))["plan"]
 for argv in p["steps"]:
-    subprocess.run(argv, check=True)  # argv, no shell
+    subprocess.run(([sys.argv[2]] if "-c" in argv else []) + argv, check=True)  # argv, no shell
 PY
 mkdir "$T/empty-cwd"
-(cd "$T/empty-cwd" && python3 "$T/run_plan.py" "$T/plan.json") && ok "argv: the plan's steps run as given from an empty directory, -o not created beforehand" || bad "argv: the plan's steps run as given from an empty directory"
+(cd "$T/empty-cwd" && OBJCACHE_DIR=$CCLFORGE_HOME/fixtures/objects python3 "$T/run_plan.py" "$T/plan.json" "$SRC/tests/support/objcache.py") && ok "argv: the plan's steps run as given from an empty directory, -o not created beforehand" || bad "argv: the plan's steps run as given from an empty directory"
 [ -z "$(ls -A "$T/empty-cwd")" ] && ok "argv: nothing written into the working directory" || bad "argv: nothing written into the working directory"
 echo "# plan argv compile+link: $(( $(date +%s) - t0 ))s"
 so=$(ls "$T/argv-build/$EXT"/_flagos_nccl*.so 2>/dev/null)

@@ -25,10 +25,11 @@
 # torch/lib, and nvidia/nccl/lib through torch's own requirement. The
 # correct setup.py wheel then installs and runs a 2-rank gloo smoke.
 # nccl_backend.cpp is the slow compile (torch's headers): objects are reused
-# by $T/objcache, a compile cache keyed on the source's bytes and the flags
-# that can change its object (a -D of a macro the source never names cannot;
-# torch's headers name neither TORCH_EXTENSION_NAME nor TORCH_FL_*), so each
-# build way compiles it once; module.cpp compiles per form that changes it.
+# by tests/support/objcache.py, a compile cache keyed on the compiler, the
+# flags that can change its object (a -D of a macro no file read names cannot;
+# torch's headers name neither TORCH_EXTENSION_NAME nor TORCH_FL_*), the
+# source's bytes and every header's, so each build way compiles it once per
+# torch and compiler; module.cpp compiles per form that changes it.
 . "$(dirname "$0")/lib.sh"
 SRC=${CCLFORGE_SOURCE_DIR:?}
 T=$T_TMP
@@ -44,47 +45,10 @@ pybuild=$(bash "$SRC/scripts/pybuild-cache.sh" 2>"$T/pybuild.log" | tail -n 1)
 t_cuda_libs
 command -v g++ >/dev/null || t_skip "no g++"
 
-cat > "$T/objcache" <<'PY'
-#!/usr/bin/env python3
-# objcache COMPILER ARGS...: a compile (-c ... -o OBJ) whose key was seen
-# before is a copy of that object; anything else runs as given.
-import hashlib, os, re, shutil, subprocess, sys
-cc, args = sys.argv[1], sys.argv[2:]
-srcs = [a for a in args if a.endswith((".cpp", ".cc", ".cxx", ".c"))]
-if "-c" not in args or "-o" not in args or len(srcs) != 1:
-    os.execvp(cc, [cc] + args)
-text = open(srcs[0], "rb").read()
-key, skip, out, depfile = [cc], False, None, None
-for i, a in enumerate(args):
-    if skip:
-        skip = False
-        continue
-    if a in ("-o", "-MF", "-MT", "-MQ"):
-        skip = True
-        out = args[i + 1] if a == "-o" else out
-        depfile = args[i + 1] if a == "-MF" else depfile
-        continue
-    if a == srcs[0]:
-        continue  # the same source in another copy of the tree: its bytes are the key
-    if a.startswith("-D") and re.split(r"[=(]", a[2:])[0].encode() not in text:
-        continue
-    key.append(a)
-h = hashlib.sha256(repr(key).encode() + b"\0" + text).hexdigest()
-cache = os.path.join(os.environ["OBJCACHE_DIR"], h + ".o")
-if os.path.exists(cache):
-    shutil.copyfile(cache, out)
-    if depfile:
-        open(depfile, "w").write("%s: %s\n" % (out, srcs[0]))
-    sys.exit(0)
-rc = subprocess.call([cc] + args)
-if rc == 0:
-    shutil.copyfile(out, cache + ".tmp")
-    os.replace(cache + ".tmp", cache)
-sys.exit(rc)
-PY
-chmod +x "$T/objcache"
-export OBJCACHE_DIR=$T/objs
-mkdir -p "$OBJCACHE_DIR"
+# every compile through tests/support/objcache.py, its objects kept in the
+# test home: the sanitizer suite's run and the next run find them
+ln -sf "$SRC/tests/support/objcache.py" "$T/objcache"
+export OBJCACHE_DIR=$CCLFORGE_HOME/fixtures/objects
 
 tree() { rm -rf "$1"; cp -r "$FIX" "$1"; }
 # packages a tree whose extension is already built (argv, cmake): no compile
