@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "cclforge/error.h"
 #include "cclforge/libtorch_abi.h"
 #include "cclforge/strbuf.h"
@@ -231,6 +233,12 @@ struct cf_bridge_wheel_opts {
     const char *platform_tag;
 };
 int cf_bridge_wheel(const struct cf_bridge_wheel_opts *opts, char **wheel_path, char **platform_tag, cf_error *err);
+
+/* The document of `bridge <sub> --json`, cclforge.bridge-<sub>/2
+ * (docs/schemas/bridge.md; src/bridge/bridge_json.c): "plan", "build" and
+ * "wheel" ({path, platform_tag}) for those given (NULL: left out). Caller deletes. */
+cJSON *cf_bridge_json(const char *sub, const struct cf_bridge_plan *plan, const struct cf_bridge_build_result *build,
+                      const char *wheel_path, const char *platform_tag);
 
 #ifdef __cplusplus
 }

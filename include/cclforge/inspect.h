@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "cclforge/commlib.h"
 #include "cclforge/error.h"
 #include "cclforge/gpucode.h"
@@ -118,6 +120,13 @@ const char *cf_inspect_problem_kind_name(enum cf_inspect_problem_kind kind);
 
 /* "NCCL 2.28.9+cuda13.0 (code 22809)" for a banner. Caller frees. */
 char *cf_inspect_describe_banner(const struct cf_commlib_banner *banner);
+
+/* How many of a target's problems are of one kind (the summary's "missing"). */
+size_t cf_inspect_count(const struct cf_inspect_target *t, enum cf_inspect_problem_kind kind);
+
+/* The cclforge.inspect/1 document of a result and the options that made it
+ * (docs/schemas/inspect.md; src/elf/inspect_json.c). Caller deletes. */
+cJSON *cf_inspect_json(const struct cf_inspect_opts *opts, const struct cf_inspect_result *res);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "cclforge/arch.h"
 #include "cclforge/error.h"
 #include "cclforge/strbuf.h"
@@ -177,6 +179,12 @@ void cf_nccl_build_result_release(struct cf_nccl_build_result *r);
 int cf_nccl_build_run(const struct cf_nccl_plan *plan, const struct cf_nccl_build_opts *opts,
                       struct cf_nccl_build_result *result, cf_error *err);
 
+/* The document of `nccl build --json`, cclforge.nccl-build/1 (docs/schemas/nccl.md;
+ * src/nccl/nccl_build_json.c): result NULL, a dry run's (the plan alone); else
+ * the build's, error its failure (NULL: it succeeded). Caller deletes. */
+cJSON *cf_nccl_build_json(const struct cf_nccl_plan *plan, const struct cf_nccl_build_result *result,
+                          const char *error);
+
 /* ---- the install tree ---- */
 
 /* $CCLFORGE_HOME, else $XDG_CACHE_HOME/cclforge, else $HOME/.cache/cclforge;
@@ -217,6 +225,7 @@ struct cf_nccl_env {
     struct strvec host_archs;      /* from the host survey, when given */
     struct strvec uncovered;       /* host archs the build lacks (no SASS, no usable PTX) */
     struct strvec jit_only;        /* host archs only covered by PTX JIT */
+    int coverage_checked;          /* host archs were given (the three lists above apply) */
 };
 /* The environment a worker needs for `name` (NULL: the active build); refused
  * for a damaged build or a path ld.so would split (space, ':'). host_archs
@@ -224,6 +233,12 @@ struct cf_nccl_env {
 int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_list *host_archs,
                      struct cf_nccl_env *out, cf_error *err);
 void cf_nccl_env_release(struct cf_nccl_env *e);
+
+/* The documents of `nccl list --json` (cclforge.nccl-list/1) and `nccl env
+ * --format json` (cclforge.nccl-env/1), docs/schemas/nccl.md;
+ * src/nccl/nccl_store_json.c. Caller deletes. */
+cJSON *cf_nccl_list_json(const char *root, const struct cf_nccl_install_list *list);
+cJSON *cf_nccl_env_json(const struct cf_nccl_env *env);
 
 #ifdef __cplusplus
 }

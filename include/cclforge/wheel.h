@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "cclforge/error.h"
 #include "cclforge/strbuf.h"
 
@@ -133,6 +135,9 @@ struct cf_wheel_graft_result {
  * the same inputs give the same bytes. */
 int cf_wheel_graft(const struct cf_wheel_graft_opts *opts, struct cf_wheel_graft_result *res, cf_error *err);
 void cf_wheel_graft_result_release(struct cf_wheel_graft_result *res);
+/* The document of `wheel graft --json`, cclforge.wheel-graft/1
+ * (docs/schemas/bridge.md; src/pkg/wheel_graft_json.c). Caller deletes. */
+cJSON *cf_wheel_graft_json(const struct cf_wheel_graft_result *res);
 
 /* ---- verifying ---- */
 
@@ -196,6 +201,13 @@ struct cf_wheel_verify_result {
  * temporary directory), with err. */
 int cf_wheel_verify(const struct cf_wheel_verify_opts *opts, struct cf_wheel_verify_result *res, cf_error *err);
 void cf_wheel_verify_result_release(struct cf_wheel_verify_result *res);
+
+/* The document of `wheel verify --json`, cclforge.wheel-verify/1
+ * (docs/schemas/wheel-verify.md; src/pkg/wheel_verify_json.c): of a result,
+ * error the verifier's own failure (NULL: none); of a usage error, its
+ * message alone. Caller deletes. */
+cJSON *cf_wheel_verify_json(const struct cf_wheel_verify_result *res, const char *error);
+cJSON *cf_wheel_verify_usage_json(const char *message);
 
 #ifdef __cplusplus
 }

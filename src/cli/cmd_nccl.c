@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cclforge/arch.h"
-#include "cclforge/json.h"
 #include "cclforge/nccl_build.h"
 #include "cclforge/survey.h"
 #include "cclforge/clock.h"
@@ -215,37 +214,6 @@ static void on_event(void *ctx, const struct cf_nccl_event *ev)
     }
 }
 
-static cJSON *plan_json(const struct cf_nccl_plan *plan)
-{
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "vendor", plan->vendor->word);
-    cJSON_AddStringToObject(p, "tag", plan->tag_text);
-    cJSON_AddStringToObject(p, "tag_origin", plan->tag_origin);
-    cJSON_AddItemToObject(p, "archs", cf_arch_list_json(&plan->archs));
-    cJSON_AddStringToObject(p, "archs_origin", plan->archs_origin);
-    cJSON_AddBoolToObject(p, "ptx", plan->ptx);
-    cJSON_AddStringToObject(p, plan->vendor->arch_family == CF_ARCH_AMD ? "gpu_targets" : "nvcc_gencode", plan->gencode);
-    cJSON_AddStringToObject(p, "source", plan->source);
-    cJSON_AddNumberToObject(p, "jobs", plan->jobs);
-    if (plan->only_funcs)
-        cJSON_AddStringToObject(p, "only_funcs", plan->only_funcs);
-    if (plan->cuda_version)
-        cJSON_AddStringToObject(p, "cuda_version", plan->cuda_version);
-    cJSON_AddStringToObject(p, "toolkit_home", plan->toolkit_home);
-    cJSON_AddStringToObject(p, "toolkit_origin", plan->toolkit_origin);
-    cJSON_AddStringToObject(p, "name", plan->target_name);
-    cJSON_AddStringToObject(p, "target", plan->target_dir);
-    cJSON_AddStringToObject(p, "log", plan->log_path);
-    struct strvec cmds = STRVEC_INIT;
-    cf_nccl_plan_commands(plan, &cmds);
-    cJSON_AddItemToObject(p, "commands", cf_json_strvec(&cmds));
-    cf_strvec_clear(&cmds);
-    if (plan->dockerfile)
-        cJSON_AddStringToObject(p, "dockerfile", plan->dockerfile);
-    cJSON_AddItemToObject(p, "warnings", cf_json_strvec(&plan->warnings));
-    return p;
-}
-
 static void print_plan(const struct cf_nccl_plan *plan)
 {
     printf("tag       %s (%s)\n", plan->tag_text, cli_safe(plan->tag_origin));
@@ -272,20 +240,6 @@ static void print_plan(const struct cf_nccl_plan *plan)
     if (plan->dockerfile)
         printf("Dockerfile (written to a private temporary $DOCKER_DIR, removed afterwards):\n%s\n",
                cli_safe_lines(plan->dockerfile));
-}
-
-static cJSON *verify_json(const struct cf_nccl_verify *v)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "library", v->library ? v->library : "");
-    cJSON_AddStringToObject(o, "soname", v->soname ? v->soname : "");
-    cJSON_AddStringToObject(o, "banner", v->banner ? v->banner : "");
-    cJSON_AddItemToObject(o, "sass", cf_json_strvec(&v->sass));
-    cJSON_AddItemToObject(o, "ptx", cf_json_strvec(&v->ptx));
-    cJSON_AddItemToObject(o, "missing", cf_json_strvec(&v->missing));
-    cJSON_AddItemToObject(o, "extra", cf_json_strvec(&v->extra));
-    cJSON_AddItemToObject(o, "problems", cf_json_strvec(&v->problems));
-    return o;
 }
 
 enum { O_TAG = 256, O_ARCHS, O_PTX, O_NOPTX, O_SOURCE, O_VENDOR, O_ONLY, O_ROOT_B, O_CUDA, O_ROCM, O_SURVEY,
@@ -349,41 +303,6 @@ static int parse_build_args(int argc, char **argv, struct cf_nccl_build_opts *o,
     return 0;
 }
 
-static void print_dry_run(const struct cf_nccl_plan *plan, int json)
-{
-    if (!json) {
-        print_plan(plan);
-        return;
-    }
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-build/1");
-    cJSON_AddBoolToObject(doc, "dry_run", 1);
-    cJSON_AddItemToObject(doc, "plan", plan_json(plan));
-    cli_print_json(doc);
-}
-
-static cJSON *build_json(const struct cf_nccl_plan *plan, const struct cf_nccl_build_result *r, int rc,
-                         const cf_error *err)
-{
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-build/1");
-    cJSON_AddBoolToObject(doc, "ok", rc == 0);
-    cJSON_AddBoolToObject(doc, "cache_hit", r->cache_hit);
-    cf_json_put_str(doc, "damaged_cache", r->damage);
-    cJSON_AddItemToObject(doc, "plan", plan_json(plan));
-    if (r->target_dir)
-        cJSON_AddStringToObject(doc, "installed", r->target_dir);
-    cJSON_AddNumberToObject(doc, "build_seconds", r->build_seconds);
-    cJSON_AddNumberToObject(doc, "total_seconds", r->total_seconds);
-    if (r->verify.library)
-        cJSON_AddItemToObject(doc, "verify", verify_json(&r->verify));
-    if (rc < 0) {
-        cJSON_AddStringToObject(doc, "error", cf_error_message(err));
-        cJSON_AddStringToObject(doc, "log_tail", cf_sb_str(&r->log_tail));
-    }
-    return doc;
-}
-
 /* what a fresh build installed: its banner, soname and GPU code */
 static void print_installed(const struct cf_nccl_build_result *r)
 {
@@ -429,7 +348,10 @@ static int cmd_build(int argc, char **argv)
     for (size_t i = 0; i < plan.warnings.n; i++)
         cli_warn(CMD " build", "%s", plan.warnings.v[i]);
     if (dry_run) {
-        print_dry_run(&plan, json);
+        if (json)
+            cli_print_json(cf_nccl_build_json(&plan, NULL, NULL));
+        else
+            print_plan(&plan);
         cf_nccl_plan_release(&plan);
         return EXIT_FINE;
     }
@@ -442,7 +364,7 @@ static int cmd_build(int argc, char **argv)
         cli_warn(CMD " build", "the cached %s was damaged (%s): it was rebuilt, not served", plan.target_name,
                  r.damage);
     if (json) {
-        cli_print_json(build_json(&plan, &r, rc, &err));
+        cli_print_json(cf_nccl_build_json(&plan, &r, rc < 0 ? cf_error_message(&err) : NULL));
         if (rc < 0)
             code = cli_fail(CMD " build", &err);
     } else if (rc < 0) {
@@ -531,29 +453,7 @@ static int cmd_list(int argc, char **argv)
         return cli_fail(CMD " list", &err);
     }
     if (a.json) {
-        cJSON *doc = cJSON_CreateObject();
-        cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-list/1");
-        cJSON_AddStringToObject(doc, "root", root);
-        cJSON *arr = cJSON_AddArrayToObject(doc, "builds");
-        for (size_t i = 0; i < l.n; i++) {
-            cJSON *b = cJSON_CreateObject();
-            cJSON_AddStringToObject(b, "name", l.v[i].name);
-            cJSON_AddStringToObject(b, "dir", l.v[i].dir);
-            cJSON_AddStringToObject(b, "tag", l.v[i].tag);
-            cJSON_AddStringToObject(b, "version", l.v[i].version);
-            cJSON_AddNumberToObject(b, "version_code", l.v[i].version_code);
-            struct strvec archs = STRVEC_INIT;
-            cf_strvec_split(&archs, l.v[i].archs, ";", 0);
-            cJSON_AddItemToObject(b, "archs", cf_json_strvec(&archs));
-            cf_strvec_clear(&archs);
-            cJSON_AddBoolToObject(b, "ptx", l.v[i].ptx);
-            cf_json_put_str(b, "cuda_version", l.v[i].cuda_version);
-            cJSON_AddNumberToObject(b, "build_seconds", l.v[i].build_seconds);
-            cJSON_AddBoolToObject(b, "active", l.v[i].active);
-            cf_json_put_str(b, "damage", l.v[i].damage);
-            cJSON_AddItemToArray(arr, b);
-        }
-        cli_print_json(doc);
+        cli_print_json(cf_nccl_list_json(root, &l));
     } else if (l.n == 0) {
         printf("no NCCL builds under %s (cclforge nccl build makes one)\n", cli_safe(root));
     } else {
@@ -681,21 +581,7 @@ static int cmd_env(int argc, char **argv)
         goto out;
     }
     if (!strcmp(format, "json")) {
-        cJSON *doc = cJSON_CreateObject();
-        cJSON_AddStringToObject(doc, "schema", "cclforge.nccl-env/1");
-        cJSON_AddStringToObject(doc, "build", e.build.name);
-        cJSON *env = cJSON_AddObjectToObject(doc, "env");
-        cJSON_AddStringToObject(env, "NCCL_HOME", e.nccl_home);
-        cJSON_AddStringToObject(env, "LD_LIBRARY_PATH", e.ld_library_path);
-        cJSON_AddStringToObject(env, "LD_PRELOAD", e.ld_preload);
-        if (have_host) {
-            cJSON *cov = cJSON_AddObjectToObject(doc, "coverage");
-            cJSON_AddItemToObject(cov, "host_archs", cf_json_strvec(&e.host_archs));
-            cJSON_AddItemToObject(cov, "uncovered", cf_json_strvec(&e.uncovered));
-            cJSON_AddItemToObject(cov, "ptx_jit_only", cf_json_strvec(&e.jit_only));
-            cJSON_AddBoolToObject(cov, "covered", e.uncovered.n == 0);
-        }
-        cli_print_json(doc);
+        cli_print_json(cf_nccl_env_json(&e));
     } else if (!strcmp(format, "yaml")) {
         printf("NCCL_HOME: ");
         yaml_quoted(e.nccl_home);

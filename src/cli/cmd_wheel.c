@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cclforge/json.h"
 #include "cclforge/strbuf.h"
 #include "cli/term.h"
 #include "cclforge/wheel.h"
@@ -157,68 +156,6 @@ static const char *status_word(int ok)
     return ok > 0 ? "ok" : ok == 0 ? "FAIL" : ok == CF_WHEEL_NA ? "n/a" : "skip";
 }
 
-/* --json's status: a not-applicable check is neither ok nor skipped */
-static const char *status_json(int ok)
-{
-    return ok > 0 ? "ok" : ok == 0 ? "fail" : ok == CF_WHEEL_NA ? "n/a" : "skip";
-}
-
-static cJSON *glibc_json(int code)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%d.%d", code / 1000, code % 1000);
-    return cJSON_CreateString(buf);
-}
-
-static cJSON *result_json(const struct cf_wheel_verify_result *r, const char *error)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "schema", "cclforge.wheel-verify/1");
-    cJSON_AddStringToObject(o, "wheel", r->wheel ? r->wheel : "");
-    if (error)
-        cJSON_AddStringToObject(o, "error", error);
-    cJSON *tags = cJSON_AddObjectToObject(o, "tags");
-    cf_json_put_str(tags, "dist", r->dist);
-    cf_json_put_str(tags, "version", r->version);
-    cf_json_put_str(tags, "python", r->python_tag);
-    cf_json_put_str(tags, "abi", r->abi_tag);
-    cf_json_put_str(tags, "platform", r->platform_tag);
-    if (r->glibc_ceiling)
-        cJSON_AddItemToObject(o, "glibc_ceiling",
-                              glibc_json(r->glibc_ceiling));
-    else
-        cJSON_AddNullToObject(o, "glibc_ceiling");
-    if (r->glibc_needed)
-        cJSON_AddItemToObject(o, "glibc_needed", glibc_json(r->glibc_needed));
-    else
-        cJSON_AddNullToObject(o, "glibc_needed");
-    cf_json_put_str(o, "policy_needed", r->policy_needed);
-    cJSON_AddNumberToObject(o, "members", (double)r->members);
-    cJSON_AddNumberToObject(o, "uncompressed_bytes", (double)r->uncompressed);
-    cf_json_put_str(o, "inflate", r->inflate_engine);
-    cf_json_put_strvec(o, "extensions", &r->extensions);
-    cJSON *checks = cJSON_AddArrayToObject(o, "checks");
-    for (size_t i = 0; i < r->n_checks; i++) {
-        cJSON *c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "name", r->checks[i].name);
-        cJSON_AddStringToObject(c, "status", status_json(r->checks[i].ok));
-        cJSON_AddStringToObject(c, "detail", r->checks[i].detail);
-        cJSON_AddItemToArray(checks, c);
-    }
-    if (r->module)
-        cJSON_AddStringToObject(o, "module", r->module);
-    if (r->module_file)
-        cJSON_AddStringToObject(o, "module_file", r->module_file);
-    if (r->venv)
-        cJSON_AddStringToObject(o, "venv", r->venv);
-    cf_json_put_strvec(o, "smoke", &r->smoke_lines);
-    cf_json_put_strvec(o, "imported", &r->imported);
-    cf_json_put_strvec(o, "import_failed", &r->import_failed);
-    cJSON_AddNumberToObject(o, "failed", r->failed + (error != NULL));
-    cJSON_AddBoolToObject(o, "ok", r->failed == 0 && !error);
-    return o;
-}
-
 static void print_result(const struct cf_wheel_verify_result *r)
 {
     printf("%s%s%s\n", cf_term_color(stdout, CF_BOLD), cli_safe(r->wheel), cf_term_color(stdout, CF_RESET));
@@ -248,14 +185,8 @@ static int usage_error(int json, const char *fmt, ...)
     va_start(ap, fmt);
     cf_sb_addvf(&msg, fmt, ap);
     va_end(ap);
-    if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "schema", "cclforge.wheel-verify/1");
-        cJSON_AddStringToObject(o, "error", msg.buf);
-        cJSON_AddBoolToObject(o, "usage_error", 1);
-        cJSON_AddBoolToObject(o, "ok", 0);
-        cli_print_json(o);
-    }
+    if (json)
+        cli_print_json(cf_wheel_verify_usage_json(msg.buf));
     int rc = cli_usage("wheel verify", "%s", msg.buf);
     cf_sb_release(&msg);
     return rc;
@@ -325,16 +256,7 @@ static int cmd_wheel_graft(int argc, char **argv)
         goto done;
     }
     if (json) {
-        cJSON *doc = cJSON_CreateObject();
-        cJSON_AddStringToObject(doc, "schema", "cclforge.wheel-graft/1");
-        cf_json_put_str(doc, "wheel", r.wheel);
-        cf_json_put_str(doc, "tag", r.tag);
-        cf_json_put_str(doc, "module", r.module);
-        cf_json_put_str(doc, "tag_why", r.why);
-        cf_json_put_strvec(doc, "added", &r.added);
-        cf_json_put_strvec(doc, "replaced", &r.replaced);
-        cf_json_put_strvec(doc, "dropped", &r.dropped);
-        cli_print_json(doc);
+        cli_print_json(cf_wheel_graft_json(&r));
     } else {
         /* names come from the wheel and the command line: never raw to the terminal */
         printf("wheel %s (tag %s)\n", cli_safe(r.wheel), cli_safe(r.tag));
@@ -446,13 +368,13 @@ int cmd_wheel(int argc, char **argv)
     if (cf_wheel_verify(&o, &r, &err) < 0) {
         /* the verifier could not work at all: still one JSON document */
         if (json)
-            cli_print_json(result_json(&r, cf_error_message(&err)));
+            cli_print_json(cf_wheel_verify_json(&r, cf_error_message(&err)));
         cf_wheel_verify_result_release(&r);
         rc = cli_fail("wheel", &err);
         goto done;
     }
     if (json)
-        cli_print_json(result_json(&r, NULL));
+        cli_print_json(cf_wheel_verify_json(&r, NULL));
     else
         print_result(&r);
     rc = r.failed ? EXIT_PROBLEMS : EXIT_FINE;

@@ -32,6 +32,14 @@ const char *cf_inspect_problem_kind_name(enum cf_inspect_problem_kind kind)
     return (unsigned)kind < CF_INSPECT_KIND_COUNT ? problem_kind_names[kind] : "?";
 }
 
+size_t cf_inspect_count(const struct cf_inspect_target *t, enum cf_inspect_problem_kind kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_problems; i++)
+        n += t->problems[i].kind == kind;
+    return n;
+}
+
 char *cf_inspect_describe_banner(const struct cf_commlib_banner *b)
 {
     struct strbuf sb = STRBUF_INIT;

@@ -342,6 +342,7 @@ int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_li
     out->nccl_home = cf_strdup(dir);
     if (!host_archs)
         return 0;
+    out->coverage_checked = 1;
     cJSON *m = cf_nccl_read_manifest(dir);
     /* The build's code: machine code ("sm_80", "gfx90a:xnack-") and PTX ("compute_90"). */
     struct strvec code = STRVEC_INIT;

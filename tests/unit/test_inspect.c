@@ -10,6 +10,7 @@
 
 #include "cclforge/fs.h"
 #include "cclforge/inspect.h"
+#include "cclforge/json.h"
 #include "cclforge/ldcache.h"
 #include "cclforge/ldso.h"
 #include "cclforge/strbuf.h"
@@ -106,14 +107,6 @@ static void test_locate_expanded_name_released(void **state)
     assert_null(n.expanded);
 }
 
-static size_t count_kind(const struct cf_inspect_target *t, enum cf_inspect_problem_kind kind)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < t->n_problems; i++)
-        n += t->problems[i].kind == kind;
-    return n;
-}
-
 /* A program with a missing library, a relative RPATH entry and an undefined
  * symbol: each problem once, with its severity; the loader's $LIB reported. */
 static void test_inspect_problems(void **state)
@@ -136,9 +129,9 @@ static void test_inspect_problems(void **state)
     assert_int_equal(r.n_targets, 1);
     const struct cf_inspect_target *t = &r.targets[0];
     assert_null(t->error);
-    assert_int_equal(count_kind(t, CF_INSPECT_MISSING), 1);
-    assert_int_equal(count_kind(t, CF_INSPECT_LINT), 1);
-    assert_int_equal(count_kind(t, CF_INSPECT_UNDEFINED_SYMBOL), 1);
+    assert_int_equal(cf_inspect_count(t, CF_INSPECT_MISSING), 1);
+    assert_int_equal(cf_inspect_count(t, CF_INSPECT_LINT), 1);
+    assert_int_equal(cf_inspect_count(t, CF_INSPECT_UNDEFINED_SYMBOL), 1);
     assert_int_equal(t->n_errors, 3);
     assert_true(t->symcheck_done);
     assert_non_null(t->closure.dst_lib);
@@ -153,6 +146,16 @@ static void test_inspect_problems(void **state)
     assert_string_equal(missing->needed, "libgone.so");
     assert_true(missing->n_considered > 0);
     assert_int_equal(missing->considered[0].source, CF_LDSO_RPATH);
+    /* the document says the same: its summaries are the result's counts */
+    cJSON *doc = cf_inspect_json(&opts, &r);
+    assert_string_equal(cf_json_str(doc, "schema"), "cclforge.inspect/1");
+    const cJSON *target = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "targets"), 0);
+    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(target, "summary");
+    assert_int_equal((int)cf_json_num(sum, "missing", -1), 1);
+    assert_int_equal((int)cf_json_num(sum, "errors", -1), 3);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(target, "problems")), (int)t->n_problems);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "summary"), "ok")));
+    cJSON_Delete(doc);
     cf_inspect_result_release(&r);
     free(app);
     free(gone);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/json.h"
 #include "cclforge/nccl_build.h"
 #include "nccl/nccl_internal.h"
 
@@ -256,6 +257,20 @@ static void test_env_coverage(void **state)
     assert_int_equal(cf_nccl_env_make(root, NULL, NULL, &e, &err), -1); /* nothing active */
     assert_non_null(strstr(cf_error_message(&err), "no active NCCL build"));
     cf_error_clear(&err);
+    /* the env document carries the coverage only when host archs were given */
+    env_for(root, "v2.28.9-sm75-sm90", "sm_120;sm_86", &e);
+    cJSON *doc = cf_nccl_env_json(&e);
+    const cJSON *cov = cJSON_GetObjectItemCaseSensitive(doc, "coverage");
+    assert_non_null(cov);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cov, "covered")));
+    cJSON_Delete(doc);
+    cf_nccl_env_release(&e);
+    assert_int_equal(cf_nccl_env_make(root, "v2.28.9-sm75-sm90", NULL, &e, &err), 0);
+    doc = cf_nccl_env_json(&e);
+    assert_string_equal(cf_json_str(doc, "schema"), "cclforge.nccl-env/1");
+    assert_null(cJSON_GetObjectItemCaseSensitive(doc, "coverage"));
+    cJSON_Delete(doc);
+    cf_nccl_env_release(&e);
     /* a root whose path ld.so would split: refused, not printed */
     char *spaced = cf_asprintf("%s/my root", root);
     free(fake_build(spaced, "v2.28.9-sm90", "\"sm_90\"", ""));
