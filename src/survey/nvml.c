@@ -54,7 +54,7 @@ struct nvml_api {
  * "" none. */
 static const struct {
     size_t offset;
-    char names[2][44];
+    const char *names[2];
     int required;
 } symbols[] = {
     { offsetof(struct nvml_api, init), { "nvmlInit_v2" }, 1 },
@@ -84,7 +84,7 @@ static const struct {
  * application clocks and display are not a problem. */
 static const struct {
     unsigned long long bit;
-    char name[16];
+    const char *name;
 } reasons[] = {
     { 0x4, "sw_power_cap" },          { 0x8, "hw_slowdown" },  { 0x20, "sw_thermal" },
     { 0x40, "hw_thermal" },           { 0x80, "hw_power_brake" }, { 0x400, "reliability" },
