@@ -51,7 +51,7 @@ struct nvml_api {
 };
 
 /* Entry points: the first name found wins (EventReasons replaced ThrottleReasons);
- * "" none. */
+ * NULL none. */
 static const struct {
     size_t offset;
     const char *names[2];
@@ -250,7 +250,7 @@ void cf_fabric_probe_nvml(const struct cf_survey_opts *opts, struct cf_fabric *f
     memset(&api, 0, sizeof api);
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
         void *sym = NULL;
-        for (int k = 0; k < 2 && !sym && symbols[i].names[k][0]; k++)
+        for (int k = 0; k < 2 && !sym && symbols[i].names[k]; k++)
             sym = dlsym(h, symbols[i].names[k]);
         if (!sym && symbols[i].required) {
             f->nvml_note = cf_asprintf("%s has no %s: not NVML", lib, symbols[i].names[0]);
