@@ -65,10 +65,10 @@ enum cf_glibc_rule {
 
 struct cf_glibc_rule_info {
     enum cf_glibc_rule rule;
-    char name[24];        /* "glibc-hwcaps", "legacy-hwcaps", ... (JSON, docs) */
+    const char *name;     /* "glibc-hwcaps", "legacy-hwcaps", ... (JSON, docs) */
     struct cf_glibc since;
     struct cf_glibc until; /* first release without it; {0, 0}: still there */
-    char source[148];     /* where it lives in glibc ("elf/dl-hwcaps.c", commit) */
+    const char *source;   /* where it lives in glibc ("elf/dl-hwcaps.c", commit) */
 };
 
 /* 1 when release v follows the rule. */

@@ -162,10 +162,10 @@ enum cf_nccl_param_class {
     CF_NCCL_PARAM_FOREIGN,      /* NCCL_* names other tools use (NCCL_HOME, NCCL_VERSION): NCCL ignores them */
 };
 struct cf_nccl_param_info {
-    char name[40]; /* NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY is 34 */
+    const char *name;
     enum cf_nccl_param_class cls;
-    char benign[20]; /* debug class: comma-separated values that are no workaround ("WARN,VERSION"), or "" */
-    char what[76];   /* one line */
+    const char *benign; /* debug class: comma-separated values that are no workaround ("WARN,VERSION"), or "" */
+    const char *what;   /* one line */
 };
 /* The table entry for name, NULL when unlisted. */
 const struct cf_nccl_param_info *cf_nccl_param_info(const char *name);

@@ -48,8 +48,8 @@ enum cf_smoke_busbw {
 /* One collective: its names, and its bus-bandwidth factor as data. */
 struct cf_smoke_op_info {
     enum cf_smoke_op op;
-    char name[16];           /* "all_reduce" */
-    char nccl_tests[20];     /* the nccl-tests binary it matches: "all_reduce_perf" */
+    const char *name;        /* "all_reduce" */
+    const char *nccl_tests;  /* the nccl-tests binary it matches: "all_reduce_perf" */
     enum cf_smoke_busbw busbw;
     enum cf_smoke_share share;
     int reduces;             /* takes -o */
@@ -62,15 +62,15 @@ double cf_smoke_busbw_factor(const struct cf_smoke_op_info *info, int nranks);
 
 struct cf_smoke_redop_info {
     enum cf_smoke_redop redop;
-    char name[8]; /* nccl-tests' -o word */
+    const char *name; /* nccl-tests' -o word */
 };
 const struct cf_smoke_redop_info *cf_smoke_redop_info(enum cf_smoke_redop r);
 int cf_smoke_redop_parse(const char *name, enum cf_smoke_redop *out);
 
 struct cf_smoke_dtype_info {
     enum cf_smoke_dtype dtype;
-    char name[12];         /* nccl-tests spelling: "float", "half", "bfloat16", "int32" */
-    char alias[8];         /* another accepted spelling: "fp32", "fp16", "bf16" */
+    const char *name;      /* nccl-tests spelling: "float", "half", "bfloat16", "int32" */
+    const char *alias;     /* another accepted spelling: "fp32", "fp16", "bf16" */
     size_t size;
     int is_float;
     int64_t exact_limit;   /* every integer in [0, exact_limit] is exactly representable */

@@ -25,16 +25,16 @@ enum cf_vendor { CF_VENDOR_NVIDIA = 0, CF_VENDOR_ROCM, CF_VENDOR_DTK };
 /* A library with the NCCL C API. */
 enum cf_commlib { CF_COMMLIB_NONE = 0, CF_COMMLIB_NCCL, CF_COMMLIB_RCCL };
 
-/* One library's names; a list ends at its first "". */
+/* One library's names; a list ends at its first NULL. */
 struct cf_comm_profile {
     enum cf_commlib lib;
-    char kind[8];                 /* "nccl" / "rccl": the word surveys and manifests use */
-    char display[8];              /* "NCCL" / "RCCL" */
-    char soname[16];              /* "libnccl.so.2" / "librccl.so.1" */
-    char stem[16];                /* "libnccl.so": the soname without its major version */
-    char link_name[8];            /* "nccl": -l<link_name> */
-    char headers[3][16];          /* relative to an include root: "nccl.h"; "rccl/rccl.h", "rccl.h" */
-    char home_env[12];            /* "NCCL_HOME" / "RCCL_HOME" */
+    const char *kind;             /* "nccl" / "rccl": the word surveys and manifests use */
+    const char *display;          /* "NCCL" / "RCCL" */
+    const char *soname;           /* "libnccl.so.2" / "librccl.so.1" */
+    const char *stem;             /* "libnccl.so": the soname without its major version */
+    const char *link_name;        /* "nccl": -l<link_name> */
+    const char *headers[3];       /* relative to an include root: "nccl.h"; "rccl/rccl.h", "rccl.h" */
+    const char *home_env;         /* "NCCL_HOME" / "RCCL_HOME" */
 };
 
 /* How to read a version out of a file or program. */
@@ -50,7 +50,7 @@ enum cf_version_parser {
 
 struct cf_version_source {
     enum cf_version_parser parser;
-    char path[28];        /* relative to the root; for CF_VER_NVCC the compiler under the root */
+    const char *path;    /* relative to the root; for CF_VER_NVCC the compiler under the root */
 };
 
 struct cf_vendor_profile {

@@ -265,7 +265,7 @@ static char *object_key(const struct cf_bridge_plan *p, const char *source)
 static char *guard_failure(const struct cf_bridge_plan *p, const char *log_text)
 {
     static const struct {
-        char tmpl[36], what[28], header[8];
+        const char *tmpl, *what, *header;
     } facts[] = {
         { "cclforge_abi_options_size<", "ProcessGroupNCCL::Options", "nccl" },
         { "cclforge_abi_process_group_size<", "ProcessGroupNCCL", "torch" },

@@ -18,9 +18,9 @@ enum { SET_CUDA_NAMED = 1u << CF_BRIDGE_CUDA_NAMED, SET_HIPIFIED = 1u << CF_BRID
 
 /* The define sets, by torch header flavour. */
 static const struct {
-    char define[36];
+    const char *define;
     unsigned sets;
-    char why[148];
+    const char *why;
 } define_table[] = {
     { "USE_C10D_NCCL", SET_CUDA_NAMED | SET_HIPIFIED, "torch's headers declare ProcessGroupNCCL only with it" },
     { "C10_CUDA_NO_CMAKE_CONFIGURE_FILE", SET_CUDA_NAMED,
@@ -34,9 +34,9 @@ static const struct {
 /* The headers the proof reports: name, paths relative to an include root, and
  * the macros that make its version. */
 static const struct {
-    char name[20];
-    char rel[2][20];    /* "" none */
-    char macros[3][20]; /* "" none */
+    const char *name;
+    const char *rel[2];    /* NULL none */
+    const char *macros[3]; /* NULL none */
     int cuda_style; /* CUDA_VERSION 13000 -> 13.0 */
 } proved[4] = {
     { "nccl.h", { "nccl.h" }, { "NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH" }, 0 },
@@ -379,7 +379,7 @@ static char *macro(const char *dm, const char *name)
 static char *header_version_from_macros(const char *dm, size_t k)
 {
     char *v[3] = { NULL, NULL, NULL };
-    for (size_t i = 0; i < 3 && proved[k].macros[i][0]; i++)
+    for (size_t i = 0; i < 3 && proved[k].macros[i]; i++)
         v[i] = macro(dm, proved[k].macros[i]);
     char *out = NULL;
     if (proved[k].cuda_style && v[0]) {
@@ -407,7 +407,7 @@ static int is_include_root(const struct cf_bridge_plan *p, const char *dir)
 /* The include root a -H path was found under, for one of the header's names. */
 static int resolves_from_root(const struct cf_bridge_plan *p, const char *path, size_t k)
 {
-    for (size_t r = 0; r < 2 && proved[k].rel[r][0]; r++) {
+    for (size_t r = 0; r < 2 && proved[k].rel[r]; r++) {
         size_t pl = strlen(path), rl = strlen(proved[k].rel[r]);
         if (pl <= rl + 1 || path[pl - rl - 1] != '/' || strcmp(path + pl - rl, proved[k].rel[r]) != 0)
             continue;

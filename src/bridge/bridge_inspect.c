@@ -18,9 +18,9 @@
 
 /* Which planned library must define a symbol, by its mangled prefix. */
 static const struct {
-    char prefix[28];
+    const char *prefix;
     int role;
-    char what[24];
+    const char *what;
 } expected_provider[] = {
     { "_ZN3c104cuda", CF_BRIDGE_LINK_C10_GPU, "c10::cuda::" },
     { "_ZN3c103hip", CF_BRIDGE_LINK_C10_GPU, "c10::hip::" },

@@ -27,7 +27,7 @@ static const char *const common_libs[] = { "c10", "torch", "torch_cpu", "torch_p
 /* The device-count function of each c10 GPU library flavour, by mangled name:
  * hipify turns c10/cuda into c10/hip (namespace c10::hip). */
 static const struct {
-    char symbol[32], ns[8], text[28];
+    const char *symbol, *ns, *text;
 } device_count_names[] = {
     { "_ZN3c103hip12device_countEv", "hip", "c10::hip::device_count()" },
     { "_ZN3c104cuda12device_countEv", "cuda", "c10::cuda::device_count()" },

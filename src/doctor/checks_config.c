@@ -30,7 +30,7 @@ static char *remedy_for(const struct cf_nccl_setting *s, const char *what)
 
 /* What each kind of configuration note (cclforge/ncclconf.h) is as a finding. */
 static const struct {
-    char kind[20], id[24], remedy[100];
+    const char *kind, *id, *remedy;
 } note_findings[] = {
     { "syntax", "nccl-conf-syntax", "write KEY=VALUE with no spaces around '=' and Unix line endings" },
     { "cut", "nccl-conf-cut", "shorten the line: NCCL reads at most 1,023 characters of a name and of a value" },

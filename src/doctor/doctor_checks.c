@@ -306,7 +306,7 @@ static void check_nvcc_host(const struct cf_survey *s, struct cf_findings *out)
  * "CUDA Toolkit and Corresponding Driver Versions". */
 static const struct {
     int major, minor;
-    char driver[12];
+    const char *driver;
 } cuda_driver_table[] = {
     { 11, 0, "450.36.06" }, { 11, 1, "455.23" },    { 11, 2, "460.27.03" }, { 11, 3, "465.19.01" },
     { 11, 4, "470.42.01" }, { 11, 5, "495.29.05" }, { 11, 6, "510.39.01" }, { 11, 7, "515.43.04" },
@@ -469,7 +469,7 @@ static void check_comm_present(const struct cf_survey *s, struct cf_findings *ou
 static const struct {
     size_t offset; /* of the struct strvec in struct cf_libtorch */
     enum cf_severity sev;
-    char id[28], remedy[192], lead[200];
+    const char *id, *remedy, *lead;
 } bridge_lines[] = {
     { offsetof(struct cf_libtorch, bridge_toolkit_missing), CF_SEV_WARNING, "bridge-toolkit-lib-missing",
       "install the toolkit the bridge was built with and put its lib dir on LD_LIBRARY_PATH (its environment script "

@@ -10,7 +10,7 @@
 /* The host facts (facts.c labels) each cross-host finding judges: their
  * difference is counted by these findings, not as a plain "hosts-differ". */
 static const struct {
-    char id[24], label[8];
+    const char *id, *label;
 } judges[] = {
     { "comm-kind-differs", "NCCL" },       { "nccl-version-differs", "NCCL" },  { "comm-missing-on-host", "NCCL" },
     { "comm-version-unknown", "NCCL" },    { "torch-version-differs", "torch" }, { "torch-missing-on-host", "torch" },

@@ -20,8 +20,8 @@ static const struct {
 
 /* Toolkit markers after the version: "+cuda13.0", "+hip6.2", " compiled with CUDA 13.0". */
 static const struct {
-    char marker[24];
-    char toolkit[8];
+    const char *marker;
+    const char *toolkit;
 } toolkit_markers[] = {
     { "+cuda", "cuda" },
     { "+hip", "hip" },

@@ -22,7 +22,7 @@
  * (sysdeps/x86/cpu-tunables.c, TUNABLE_CALLBACK (set_hwcaps)). */
 static const struct {
     enum cf_cpu_feature feature;
-    char name[16];
+    const char *name;
     int tunable;
 } features[] = {
     { CF_CPU_CMOV, "CMOV", 1 },       { CF_CPU_CX8, "CX8", 1 },
@@ -64,7 +64,7 @@ static uint64_t xeon_phi_features(void)
 
 static const struct {
     enum cf_cpu_vendor vendor;
-    char name[8];
+    const char *name;
 } vendors[] = {
     { CF_CPU_VENDOR_INTEL, "intel" },     { CF_CPU_VENDOR_AMD, "amd" },     { CF_CPU_VENDOR_HYGON, "hygon" },
     { CF_CPU_VENDOR_ZHAOXIN, "zhaoxin" }, { CF_CPU_VENDOR_OTHER, "other" }, { CF_CPU_VENDOR_UNKNOWN, "unknown" },
@@ -429,7 +429,7 @@ int cf_cpu_apply_zhaoxin_quirk(struct cf_cpu_facts *f)
 static int split_feature(const char *name, size_t len)
 {
     static const struct {
-        char name[12];
+        const char *name;
         enum cf_cpu_feature feature;
     } usable[] = { { "AVX2_Usable", CF_CPU_AVX2 }, { "FMA_Usable", CF_CPU_FMA }, { "AVX_Usable", CF_CPU_AVX } };
     for (size_t i = 0; i < sizeof usable / sizeof usable[0]; i++)

@@ -9,7 +9,7 @@
 enum dst_kind { DST_ORIGIN, DST_LIB, DST_PLATFORM };
 
 static const struct {
-    char name[12];
+    const char *name;
     enum dst_kind kind;
 } dst_names[] = {
     { "ORIGIN", DST_ORIGIN },

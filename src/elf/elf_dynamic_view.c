@@ -32,7 +32,7 @@ enum link_to { LINK_NONE, LINK_STRINGS, LINK_SYMBOLS };
 /* In this order: the strings, then the symbols, which the others link to;
  * the relocation tables last (cf_elf_dynamic_reloc_table). */
 static const struct view_table {
-    char name[12];
+    const char *name;
     uint32_t type; /* 0: DT_JMPREL, whose type DT_PLTREL says */
     enum cf_dyn_slot addr;
     enum sizing sizing;

@@ -10,7 +10,7 @@
 
 static const struct {
     unsigned machine;
-    char name[12];
+    const char *name;
 } machine_names[] = {
     { EM_386, "Intel 80386" },
     { EM_X86_64, "x86-64" },

@@ -21,7 +21,7 @@ enum { HEADER_WINDOW = 4096 };
  * structs whose pointers (relocated at load time) lead into these sections,
  * so scanning the sections sees every container without relocation. */
 static const struct {
-    char name[16];
+    const char *name;
     enum section_format format;
 } gpu_sections[] = {
     { ".nv_fatbin", FORMAT_FATBIN },

@@ -574,7 +574,7 @@ static const char *const type_names[] = { "libc4", "ELF", "libc5", "libc6" };
 /* ldconfig's print_entry (elf/cache.c) wording for the required-ABI byte. */
 static const struct {
     int32_t flag;
-    char text[16];
+    const char *text;
 } required_names[] = {
     { CF_LDCACHE_FLAG_SPARC_LIB64, ",64bit" },          { CF_LDCACHE_FLAG_IA64_LIB64, ",IA-64" },
     { CF_LDCACHE_FLAG_X8664_LIB64, ",x86-64" },         { CF_LDCACHE_FLAG_S390_LIB64, ",64bit" },

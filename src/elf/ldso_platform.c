@@ -16,12 +16,12 @@
 struct layout_row {
     unsigned machine;
     int elf_class;
-    char probe[52];    /* a file that exists only in this layout; "" in the fallback */
-    char interp[36];
-    char multiarch[24];
-    char lib[28];      /* $LIB */
-    char platform[8];  /* $PLATFORM when the CPU is unknown */
-    char dirs[76];     /* SYSTEM_DIRS, ':'-separated */
+    const char *probe;     /* a file that exists only in this layout; "" in the fallback */
+    const char *interp;
+    const char *multiarch;
+    const char *lib;       /* $LIB */
+    const char *platform;  /* $PLATFORM when the CPU is unknown */
+    const char *dirs;      /* SYSTEM_DIRS, ':'-separated */
 };
 
 static const struct layout_row layouts[] = {

@@ -14,9 +14,9 @@
 
 static const struct {
     enum cf_rpath_finding_kind kind;
-    char name[20];
+    const char *name;
     enum cf_lint_severity severity;
-    char explanation[144]; /* follows "<TAG> entry '<entry>' " */
+    const char *explanation; /* follows "<TAG> entry '<entry>' " */
 } kinds[CF_RPATH_KIND_COUNT] = {
     { CF_RPATH_ABSOLUTE, "absolute", CF_LINT_WARNING,
       "is absolute: the object finds its dependencies only on machines with that directory; relocatable packages use $ORIGIN-relative entries" },

@@ -16,7 +16,7 @@ struct nvidia_arch_row {
     int sm;
     int introduced; /* CUDA version code, 11080 = 11.8 */
     int dropped;
-    char note[88]; /* why it was dropped or renamed; "" while supported */
+    const char *note; /* why it was dropped or renamed; "" while supported */
 };
 static const struct nvidia_arch_row nvidia_archs[] = {
     { 30, 6000, 11000, "Kepler sm_30 was removed in CUDA 11.0" },
@@ -54,8 +54,8 @@ static const char *const amd_archs[] = {
 
 /* The family names torch.utils.cpp_extension accepts in TORCH_CUDA_ARCH_LIST. */
 static const struct {
-    char name[8];
-    char archs[12];
+    const char *name;
+    const char *archs;
 } nvidia_names[] = {
     { "kepler", "3.5+PTX" }, { "maxwell", "5.0;5.2+PTX" }, { "pascal", "6.0;6.1+PTX" },
     { "volta", "7.0+PTX" },  { "turing", "7.5+PTX" },      { "ampere", "8.0;8.6+PTX" },
@@ -195,7 +195,7 @@ int cf_arch_parse(const char *text, struct cf_arch *out, cf_error *err)
         rc = parse_gfx(buf + 3, out);
     } else {
         static const struct {
-            char prefix[9];
+            const char *prefix;
             enum cf_arch_code code;
         } prefixes[] = { { "sm_", CF_CODE_SASS }, { "compute_", CF_CODE_PTX }, { "lto_", CF_CODE_LTOIR },
                          { "sm", CF_CODE_SASS } };

@@ -11,11 +11,11 @@
 
 /* The variables one launcher sets. */
 struct launcher_vars {
-    char launcher[12];
-    char rank[28], world[28], local_rank[28]; /* local_rank may be absent: then rank 0..n-1 of one node */
-    char addr[24], port[16];                  /* where rank 0 is reached, when the launcher says */
+    const char *launcher;
+    const char *rank, *world, *local_rank;   /* local_rank may be absent: then rank 0..n-1 of one node */
+    const char *addr, *port;                  /* where rank 0 is reached, when the launcher says */
     int port_offset;                          /* torchrun's own store already listens on MASTER_PORT */
-    char run_id[2][24];                       /* joined with '.': the job's id; "" none */
+    const char *run_id[2];                    /* joined with '.': the job's id; "" none */
 };
 
 /* Most specific first: cclforge's supervisor may run ranks under mpirun, mpirun inside

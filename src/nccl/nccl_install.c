@@ -349,8 +349,8 @@ static void remove_if_unlocked(const char *root, const char *name, const char *p
 static char *legacy_owner(const char *entry)
 {
     static const struct {
-        char prefix[12];
-        char suffix_chars[64];
+        const char *prefix;
+        const char *suffix_chars;
         size_t suffix_len; /* 0: any length */
     } forms[] = { { ".staging-", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 6 },
                   { ".removing-", "0123456789", 0 } };

@@ -243,7 +243,7 @@ static int check_promised(const cJSON *manifest, const cJSON *files, struct strb
         if (!cJSON_GetObjectItemCaseSensitive(files, need[i]))
             bad = damaged(why, "%s is not part of the build", need[i]);
     int header = 0;
-    for (size_t i = 0; !header && comm->headers[i][0]; i++) {
+    for (size_t i = 0; !header && comm->headers[i]; i++) {
         char *h = cf_asprintf("include/%s", comm->headers[i]);
         header = cJSON_GetObjectItemCaseSensitive(files, h) != NULL;
         free(h);

@@ -24,7 +24,7 @@ static const char *const gpu_driver_libs[] = {
 static const struct {
     unsigned machine;
     int big_endian;
-    char arch[12];
+    const char *arch;
 } wheel_archs[] = {
     { EM_X86_64, 0, "x86_64" }, { EM_AARCH64, 0, "aarch64" }, { EM_PPC64, 0, "ppc64le" }, { EM_PPC64, 1, "ppc64" },
     { EM_S390, 1, "s390x" },    { EM_386, 0, "i686" },         { EM_ARM, 0, "armv7l" },    { EM_RISCV, 0, "riscv64" },

@@ -32,7 +32,7 @@ void cf_b64_urlsafe_nopad(const unsigned char *data, size_t len, struct strbuf *
 }
 
 static const struct {
-    char name[8];
+    const char *name;
     enum cf_digest_algo algo;
 } algos[] = { { "sha256", CF_DIGEST_SHA256 }, { "sha384", CF_DIGEST_SHA384 }, { "sha512", CF_DIGEST_SHA512 } };
 

@@ -18,8 +18,8 @@
 
 /* <stem>.data/<scheme>/... -> where pip's install scheme puts it, below the prefix. */
 static const struct {
-    char scheme[12];
-    char dir[28];
+    const char *scheme;
+    const char *dir;
 } data_schemes[] = {
     { "purelib", CF_WHEEL_SITE_REL }, { "platlib", CF_WHEEL_SITE_REL }, { "scripts", "bin" },
     { "headers", "include" },          { "data", "" },

@@ -300,7 +300,7 @@ void cf_wheel_name_release(struct cf_wheel_name *wn)
 int cf_platform_glibc_ceiling(const char *tag)
 {
     static const struct {
-        char prefix[16];
+        const char *prefix;
         int code;
     } legacy[] = { { "manylinux1_", 2005 }, { "manylinux2010_", 2012 }, { "manylinux2014_", 2017 } };
     if (!tag)

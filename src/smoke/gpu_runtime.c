@@ -9,10 +9,10 @@
 #include "cclforge/strbuf.h"
 #include "smoke/nccl_api.h"
 
-/* A list of names ends at its first "". */
+/* A list of names ends at its first NULL. */
 struct runtime_vendor {
-    char api[8];
-    char sonames[5][20];
+    const char *api;
+    const char *sonames[5];
 };
 
 static const struct runtime_vendor vendors[] = {
@@ -21,7 +21,7 @@ static const struct runtime_vendor vendors[] = {
 };
 
 struct runtime_symbol {
-    char suffix[28]; /* after the vendor prefix: cuda<suffix>, hip<suffix> */
+    const char *suffix; /* after the vendor prefix: cuda<suffix>, hip<suffix> */
     size_t offset;
     int required;
 };
@@ -43,7 +43,7 @@ static void *open_first(const struct runtime_vendor *v, const char *near_dir, st
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 0 && !near_dir)
             continue;
-        for (size_t k = 0; v->sonames[k][0]; k++) {
+        for (size_t k = 0; v->sonames[k]; k++) {
             const char *so = v->sonames[k];
             char *cand = pass == 0 ? cf_path_join(near_dir, so) : cf_strdup(so);
             if (pass == 0 && !cf_path_exists(cand)) {

@@ -34,22 +34,22 @@ enum cf_mpi_handle_id {
 
 enum cf_mpi_abi_id { CF_MPI_ABI_OPENMPI, CF_MPI_ABI_MPICH, CF_MPI_ABI_COUNT };
 
-/* A list of strings ends at its first empty string, and its last slot is
- * always empty. */
+/* A list of strings ends at its first NULL, and its last slot is always
+ * NULL. */
 struct cf_mpi_abi {
-    char name[12];             /* "Open MPI", "MPICH" */
-    char speakers[72];         /* the implementations that ship it */
-    char sonames[3][16];       /* the loader names of its libmpi */
-    char marker[24];           /* a symbol only a libmpi of this ABI exports */
-    char rank_vars[3][24];     /* its launchers' rank variables: the strongest sign */
-    char env_prefixes[5][16];  /* any variable so named: its launcher or its runtime */
-    char install[112];         /* how to get one */
+    const char *name;                    /* "Open MPI", "MPICH" */
+    const char *speakers;                /* the implementations that ship it */
+    const char *sonames[3];              /* the loader names of its libmpi */
+    const char *marker;                  /* a symbol only a libmpi of this ABI exports */
+    const char *rank_vars[3];            /* its launchers' rank variables: the strongest sign */
+    const char *env_prefixes[5];         /* any variable so named: its launcher or its runtime */
+    const char *install;                 /* how to get one */
     /* MPI_Comm, MPI_Datatype, MPI_Op, MPI_Errhandler and MPI_Request are all one kind:
      * a pointer (Open MPI) or an int (MPICH) */
     size_t handle_size;
     /* a predefined handle is the address of an exported global (Open MPI: the symbol)
-     * or an integer constant (MPICH: the value; symbol "") */
-    char handle_symbol[CF_MPI_HANDLE_COUNT][24];
+     * or an integer constant (MPICH: the value; symbol NULL) */
+    const char *handle_symbol[CF_MPI_HANDLE_COUNT];
     int32_t handle_value[CF_MPI_HANDLE_COUNT];
     intptr_t in_place;      /* MPI_IN_PLACE */
     intptr_t status_ignore; /* MPI_STATUS_IGNORE */

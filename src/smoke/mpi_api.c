@@ -39,7 +39,7 @@ static const struct cf_mpi_abi *launcher_abi(char *const *envp, char **why)
 {
     for (int id = 0; id < CF_MPI_ABI_COUNT; id++) {
         const struct cf_mpi_abi *abi = cf_mpi_abi(id);
-        for (size_t k = 0; k < sizeof abi->rank_vars / sizeof abi->rank_vars[0] && abi->rank_vars[k][0]; k++)
+        for (size_t k = 0; k < sizeof abi->rank_vars / sizeof abi->rank_vars[0] && abi->rank_vars[k]; k++)
             if (cf_envp_get(envp, abi->rank_vars[k])) {
                 *why = cf_asprintf("the launcher's %s", abi->rank_vars[k]);
                 return abi;
@@ -47,7 +47,7 @@ static const struct cf_mpi_abi *launcher_abi(char *const *envp, char **why)
     }
     for (int id = 0; id < CF_MPI_ABI_COUNT; id++) {
         const struct cf_mpi_abi *abi = cf_mpi_abi(id);
-        for (size_t k = 0; k < sizeof abi->env_prefixes / sizeof abi->env_prefixes[0] && abi->env_prefixes[k][0]; k++)
+        for (size_t k = 0; k < sizeof abi->env_prefixes / sizeof abi->env_prefixes[0] && abi->env_prefixes[k]; k++)
             for (char *const *e = envp; e && *e; e++)
                 if (!strncmp(*e, abi->env_prefixes[k], strlen(abi->env_prefixes[k]))) {
                     *why = cf_asprintf("the environment's %.*s", (int)strcspn(*e, "="), *e);
@@ -91,15 +91,15 @@ void cf_mpi_candidates(const char *mpi_lib, char *const *envp, struct strvec *ou
     const struct cf_mpi_abi *abi = launcher_abi(envp, chosen_by);
     if (abi) {
         *expect = abi;
-        for (size_t k = 0; abi->sonames[k][0]; k++)
+        for (size_t k = 0; abi->sonames[k]; k++)
             beside_launcher(abi->sonames[k], out);
-        for (size_t k = 0; abi->sonames[k][0]; k++)
+        for (size_t k = 0; abi->sonames[k]; k++)
             cf_strvec_push(out, abi->sonames[k]);
         return;
     }
     *chosen_by = cf_strdup("the default order (no launcher variables)");
     for (int id = 0; id < CF_MPI_ABI_COUNT; id++)
-        for (size_t k = 0; cf_mpi_abi(id)->sonames[k][0]; k++)
+        for (size_t k = 0; cf_mpi_abi(id)->sonames[k]; k++)
             cf_strvec_push(out, cf_mpi_abi(id)->sonames[k]);
 }
 
@@ -134,7 +134,7 @@ static int resolve(struct cf_mpi_api *api, struct strbuf *why)
         memcpy((char *)api + mpi_symbols[i].offset, &sym, sizeof sym);
     }
     for (int h = 0; h < CF_MPI_HANDLE_COUNT; h++) {
-        if (!abi->handle_symbol[h][0]) {
+        if (!abi->handle_symbol[h]) {
             api->h[h] = (cf_mpi_handle)abi->handle_value[h]; /* sign-extended, as the psABIs pass an int */
             continue;
         }

@@ -18,8 +18,8 @@
 
 enum field_kind { F_INT, F_LONG, F_SIZE, F_DBL, F_TEXT, F_KEY, F_VALUE, F_CHARS, F_TIMES, F_RANKS, F_WAITS };
 struct field {
-    char name[12];
-    char types[12]; /* the record types that carry it */
+    const char *name;
+    const char *types; /* the record types that carry it */
     enum field_kind kind;
     size_t offset;     /* in struct cf_smoke_event */
     size_t cap;        /* F_CHARS: the array's size */

@@ -107,8 +107,8 @@ static char *first_dotted_token(const char *line)
 /* How each family says its version in `--version` output, most specific first:
  * hipcc prints a clang line as well; GNU compilers have no marker. */
 static const struct {
-    char family[8];
-    char marker[16]; /* text just before the version; "": first_dotted_token of the first line */
+    const char *family;
+    const char *marker; /* text just before the version; "": first_dotted_token of the first line */
 } version_markers[] = {
     { "hipcc", "HIP version:" },
     { "nvcc", ", V" },

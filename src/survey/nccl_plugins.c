@@ -16,7 +16,7 @@
 #include "survey/survey_internal.h"
 
 static const struct {
-    char kind[12], variable[24], prefix[20];
+    const char *kind, *variable, *prefix;
     int list; /* NCCL_NET_PLUGIN is a comma-separated list (2.24+) */
 } plugin_kinds[] = {
     { "net", "NCCL_NET_PLUGIN", "libnccl-net", 1 },

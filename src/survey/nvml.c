@@ -51,10 +51,10 @@ struct nvml_api {
 };
 
 /* Entry points: the first name found wins (EventReasons replaced ThrottleReasons);
- * "" none. */
+ * NULL none. */
 static const struct {
     size_t offset;
-    char names[2][44];
+    const char *names[2];
     int required;
 } symbols[] = {
     { offsetof(struct nvml_api, init), { "nvmlInit_v2" }, 1 },
@@ -84,7 +84,7 @@ static const struct {
  * application clocks and display are not a problem. */
 static const struct {
     unsigned long long bit;
-    char name[16];
+    const char *name;
 } reasons[] = {
     { 0x4, "sw_power_cap" },          { 0x8, "hw_slowdown" },  { 0x20, "sw_thermal" },
     { 0x40, "hw_thermal" },           { 0x80, "hw_power_brake" }, { 0x400, "reliability" },
@@ -250,7 +250,7 @@ void cf_fabric_probe_nvml(const struct cf_survey_opts *opts, struct cf_fabric *f
     memset(&api, 0, sizeof api);
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
         void *sym = NULL;
-        for (int k = 0; k < 2 && !sym && symbols[i].names[k][0]; k++)
+        for (int k = 0; k < 2 && !sym && symbols[i].names[k]; k++)
             sym = dlsym(h, symbols[i].names[k]);
         if (!sym && symbols[i].required) {
             f->nvml_note = cf_asprintf("%s has no %s: not NVML", lib, symbols[i].names[0]);

@@ -16,7 +16,7 @@
 
 /* The JSON keys and where each goes. */
 static const struct {
-    char key[16];
+    const char *key;
     size_t field;
 } info_fields[] = {
     { "executable", offsetof(struct cf_python_info, executable) },

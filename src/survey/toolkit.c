@@ -195,7 +195,7 @@ static struct cf_comm_lib *toolkit_comm(const struct cf_survey_opts *opts, const
 {
     char *header = NULL;
     for (size_t i = 0; i < t->include_dirs.n && !header; i++)
-        for (size_t k = 0; p->comm->headers[k][0] && !header; k++) {
+        for (size_t k = 0; p->comm->headers[k] && !header; k++) {
             char *cand = cf_path_join(t->include_dirs.v[i], p->comm->headers[k]);
             if (cf_is_file(cand))
                 header = cand;

@@ -22,7 +22,7 @@ const char *cf_file_kind_name(unsigned mode)
 {
     static const struct {
         unsigned type;
-        char name[24];
+        const char *name;
     } kinds[] = {
         { S_IFIFO, "a FIFO (named pipe)" }, { S_IFSOCK, "a socket" },   { S_IFCHR, "a character device" },
         { S_IFBLK, "a block device" },      { S_IFDIR, "a directory" }, { S_IFLNK, "a symbolic link" },

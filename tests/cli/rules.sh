@@ -23,6 +23,9 @@
 #      untrusted input: full RELRO, PIE, no executable stack, the stack
 #      protector and FORTIFY_SOURCE in effect (tests/support/check_hardening.sh,
 #      which dist_install also runs on every release binary);
+#   9. every char array given a string keeps room for its NUL, a field of a
+#      table's row included (gcc's -Wc++-compat names one that has none,
+#      which C itself accepts silently).
 # Each rule is first run on a seeded object (compiled here) that breaks it, so
 # the test is known to fail when a rule is broken.
 . "$(dirname "$0")/lib.sh"
@@ -124,6 +127,12 @@ check_needed() { # EXECUTABLE
 HARDENING_CHECK=$SRC/tests/support/check_hardening.sh
 check_hardening() { # EXECUTABLE
     bash "$HARDENING_CHECK" "$1" 2>&1 | grep -v ': ok (' | sed 's|$| (rule 8, CMakeLists.txt)|'
+}
+
+check_nul_room() { # SOURCE...: a char array initialised by a string as long as the array drops the NUL
+    printf '%s\n' "$@" | xargs "${CC:-cc}" -fsyntax-only -std=c11 -D_GNU_SOURCE -DCCLFORGE_VERSION='"0"' \
+        -I"$SRC/include" -I"$SRC/src" -Wc++-compat 2>&1 |
+        sed -nE "s@^(.*/)?((src|tests/fixtures)/[^:]*:[0-9]+):[0-9]+: warning: initializer-string for array of .*char.* is too long.*@\2: a string as long as its array has no NUL: make it a const char * (rule 9)@p" | sort -u
 }
 
 sanitized() { # OBJLIST: the objects carry sanitizer instrumentation
@@ -238,6 +247,7 @@ void cf_seeded(void)
     SHA256(NULL, 0, NULL);
     SHA512_Init(NULL);
 }
+const struct { const char *name; char word[4]; } seeded_words[] = { { "three", "four" } };
 EOF
 printf 'void cf_seeded(void);\nvoid cf_seeded_pair(void) { cf_seeded(); }\n' >"$SEED/src/util/seeded_pair.c"
 if "${CC:-cc}" -c -I"$SRC/include" -o "$SEED/obj/src/util/seeded.c.o" "$SEED/src/util/seeded.c" 2>"$T_TMP/seed.err" &&
@@ -255,6 +265,8 @@ if "${CC:-cc}" -c -I"$SRC/include" -o "$SEED/obj/src/util/seeded.c.o" "$SEED/src
     expect_caught "rule 5 catches a seeded circle" "$(check_circles "$SEEDED")" "circle of calls between src/util/seeded"
     expect_caught "rule 4 catches seeded mutable state" "$(check_state "$SEEDED")" "mutable state in .bss"
     expect_caught "rule 6 catches a seeded one-shot SHA256()" "$(check_crypto "$SEEDED")" "seeded.c uses SHA256"
+    expect_caught "rule 9 catches a seeded field without room for its NUL" "$(check_nul_room "$SEED/src/util/seeded.c")" \
+        "src/util/seeded.c:[0-9]*: a string as long as its array has no NUL"
     if printf 'int main(void) { return 0; }\n' | "${CC:-cc}" -x c -o "$SEED/seeded_exe" - -Wl,--no-as-needed -lstdc++ \
         2>>"$T_TMP/seed.err"; then
         expect_caught "rule 7 catches a seeded libstdc++" "$(check_needed "$SEED/seeded_exe")" "seeded_exe needs libstdc++.so.6"
@@ -311,5 +323,7 @@ else
     expect_rule "rule 8: the executable is hardened (RELRO, BIND_NOW, PIE, stack, FORTIFY)" \
         "$(check_hardening "$CCLFORGE_BINARY_DIR/cclforge")"
 fi
+expect_rule "rule 9: every string given to a char array keeps its NUL" \
+    "$(check_nul_room $(find "$SRC/src" "$SRC/tests/fixtures" -name '*.c' | sort))"
 
 t_end
