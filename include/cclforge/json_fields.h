@@ -39,6 +39,8 @@ enum {
     CF_JF_OMIT_NULL = 2,        /* a NULL string is left out */
     CF_JF_EMPTY_IF_NULL = 4,    /* a NULL string is written "" */
     CF_JF_CALLER_READS = 8,     /* written, but the caller reads it (a check the table cannot say) */
+    CF_JF_REQUIRED = 16,        /* the reader refuses an object without it (or with null) */
+    CF_JF_NULLABLE = 32,        /* ... though null is one of its values */
 };
 
 /* One field: its key, type and place in the struct, and for the reader the
@@ -82,9 +84,10 @@ void cf_jf_add(cJSON *o, const struct cf_jf_table *t, const void *obj);
  * field ("rows[3].bytes"); ranks bounds the CF_JF_RANK fields. */
 struct cf_jf_reader {
     cf_error *err;
-    const char *doc;    /* "smoke document" */
+    const char *doc;    /* "smoke document"; NULL: the caller names the document */
     const char *advice; /* " (write it as cclforge smoke --json does)", or "" */
     int ranks;
+    int bare;           /* paths without the quotes */
 };
 /* Fills obj (zeroed or set to its defaults by the caller) from the object o at
  * path ("" for a document); absent or null keys keep their value. -1 with a

@@ -719,7 +719,8 @@ int cf_smoke_doc_read(const cJSON *json, struct cf_smoke_doc *d, cf_error *err)
     struct cf_jf_reader rd = { err, "smoke document", " (write it as cclforge smoke --json does)",
                                cJSON_IsNumber(n) && n->valuedouble >= 0 && n->valuedouble <= CF_SMOKE_RANKS_MAX
                                    ? (int)n->valuedouble
-                                   : cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(json, "ranks")) };
+                                   : cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(json, "ranks")),
+                               0 };
     d->nranks = -1; /* unknown: the ranks listed */
     if (cf_jf_read(&rd, &doc_table, json, d, "") < 0 || check_doc(&rd, json, d) < 0) {
         cf_smoke_doc_release(d);

@@ -85,14 +85,32 @@ cJSON *cf_jf_to_json(const struct cf_jf_table *t, const void *obj)
     return o;
 }
 
-int cf_jf_refuse(const struct cf_jf_reader *r, const char *fmt, ...)
+static int refuse_v(const struct cf_jf_reader *r, const char *path, const char *fmt, va_list ap)
 {
     char what[512];
+    vsnprintf(what, sizeof what, fmt, ap);
+    const char *q = r->bare ? "" : "\"";
+    return cf_error_set(r->err, CF_ERR_FORMAT, "%s%s%s%s%s%s%s%s", r->doc ? r->doc : "", r->doc ? ": " : "",
+                        path ? q : "", path ? path : "", path ? q : "", path ? " " : "", what, r->advice);
+}
+
+int cf_jf_refuse(const struct cf_jf_reader *r, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    int rc = refuse_v(r, NULL, fmt, ap);
     va_end(ap);
-    return cf_error_set(r->err, CF_ERR_FORMAT, "%s: %s%s", r->doc, what, r->advice);
+    return rc;
+}
+
+/* -1: the field at path is refused, for what */
+__attribute__((format(printf, 3, 4))) static int bad(const struct cf_jf_reader *r, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = refuse_v(r, path, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 /* the range a number of the field must lie in: its own, else its type's */
@@ -118,15 +136,15 @@ static int read_number(const struct cf_jf_reader *r, const struct cf_jf *f, cons
         return 0;
     }
     if (!cJSON_IsNumber(v))
-        return cf_jf_refuse(r, "\"%s\" is not a number", path);
+        return bad(r, path, "is not a number");
     double x = v->valuedouble, lo, hi;
     range_of(f, &lo, &hi);
     if (f->type == CF_JF_RANK && x != -1 && !(x >= 0 && x < r->ranks))
-        return cf_jf_refuse(r, "\"%s\" is %g: no such rank (the run had %d)", path, x, r->ranks);
+        return bad(r, path, "is %g: no such rank (the run had %d)", x, r->ranks);
     if (!(x >= lo && x <= hi) || (f->type == CF_JF_DOUBLE && f->min < f->max && !isfinite(x)))
-        return cf_jf_refuse(r, "\"%s\" is %g, out of range (%g to %g)", path, x, lo, hi);
+        return bad(r, path, "is %g, out of range (%g to %g)", x, lo, hi);
     if (f->type != CF_JF_DOUBLE && x != floor(x))
-        return cf_jf_refuse(r, "\"%s\" is %g, not a whole number", path, x);
+        return bad(r, path, "is %g, not a whole number", x);
     switch (f->type) {
     case CF_JF_INT:
     case CF_JF_RANK: *(int *)p = (int)x; break;
@@ -144,9 +162,9 @@ static int read_array(const struct cf_jf_reader *r, const struct cf_jf_table *t,
 {
     int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
     if (n < 0)
-        return cf_jf_refuse(r, "\"%s\" is not an array", path);
+        return bad(r, path, "is not an array");
     if ((unsigned)n > (f->max > 0 ? (unsigned)f->max : MAX_ITEMS))
-        return cf_jf_refuse(r, "\"%s\" holds %d entries, more than %.0f", path, n, f->max > 0 ? f->max : MAX_ITEMS);
+        return bad(r, path, "holds %d entries, more than %.0f", n, f->max > 0 ? f->max : MAX_ITEMS);
     const struct cf_jf_table *sub = t->subs[f->sub];
     char *items = cf_xcalloc((size_t)n + 1, sub->size);
     *(char **)at(obj, f->offset) = items;
@@ -176,26 +194,26 @@ static int read_field(const struct cf_jf_reader *r, const struct cf_jf_table *t,
     case CF_JF_FIXED:
     case CF_JF_ENUM:
         if (!cJSON_IsString(v))
-            return cf_jf_refuse(r, "\"%s\" is not a string", path);
+            return bad(r, path, "is not a string");
         if (f->type == CF_JF_STR) {
             *(char **)p = cf_strdup(v->valuestring);
         } else if (f->type == CF_JF_FIXED) {
             if (strlen(v->valuestring) >= f->size)
-                return cf_jf_refuse(r, "\"%s\" is longer than %zu bytes", path, f->size - 1);
+                return bad(r, path, "is longer than %zu bytes", f->size - 1);
             memcpy(p, v->valuestring, strlen(v->valuestring) + 1);
         } else {
             int k = 0;
             while (k < f->nnames && strcmp(f->name(k), v->valuestring))
                 k++;
             if (k == f->nnames)
-                return cf_jf_refuse(r, "\"%s\" is '%.60s', not one of the names it may hold", path, v->valuestring);
+                return bad(r, path, "is '%.60s', not one of the names it may hold", v->valuestring);
             *(int *)p = k;
         }
         return 0;
     case CF_JF_BOOL:
     case CF_JF_BOOL_LONG:
         if (!cJSON_IsBool(v))
-            return cf_jf_refuse(r, "\"%s\" is not true or false", path);
+            return bad(r, path, "is not true or false");
         if (f->type == CF_JF_BOOL)
             *(int *)p = cJSON_IsTrue(v);
         else
@@ -203,12 +221,12 @@ static int read_field(const struct cf_jf_reader *r, const struct cf_jf_table *t,
         return 0;
     case CF_JF_STRVEC: {
         if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > (int)MAX_ITEMS)
-            return cf_jf_refuse(r, "\"%s\" is not an array of strings", path);
+            return bad(r, path, "is not an array of strings");
         const cJSON *it;
         cJSON_ArrayForEach(it, v)
         {
             if (!cJSON_IsString(it))
-                return cf_jf_refuse(r, "\"%s\" is not an array of strings", path);
+                return bad(r, path, "is not an array of strings");
             cf_strvec_push(p, it->valuestring);
         }
         return 0;
@@ -222,13 +240,15 @@ static int read_field(const struct cf_jf_reader *r, const struct cf_jf_table *t,
 int cf_jf_read(const struct cf_jf_reader *r, const struct cf_jf_table *t, const cJSON *o, void *obj, const char *path)
 {
     if (!cJSON_IsObject(o))
-        return cf_jf_refuse(r, "\"%s\" is not an object", path);
+        return bad(r, path, "is not an object");
     for (size_t i = 0; i < t->n; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, t->fields[i].key);
-        if (!v || cJSON_IsNull(v) || (t->fields[i].flags & CF_JF_CALLER_READS))
+        unsigned flags = t->fields[i].flags;
+        int none = !v || (cJSON_IsNull(v) && !(flags & CF_JF_NULLABLE));
+        if ((flags & CF_JF_CALLER_READS) || (none ? !(flags & CF_JF_REQUIRED) : cJSON_IsNull(v)))
             continue;
         char *field_path = cf_asprintf("%s%s%s", path, path[0] ? "." : "", t->fields[i].key);
-        int rc = read_field(r, t, &t->fields[i], v, obj, field_path);
+        int rc = none ? bad(r, field_path, "is missing") : read_field(r, t, &t->fields[i], v, obj, field_path);
         free(field_path);
         if (rc < 0)
             return -1;
@@ -238,7 +258,7 @@ int cf_jf_read(const struct cf_jf_reader *r, const struct cf_jf_table *t, const 
 
 int cf_jf_from_json(const struct cf_jf_table *t, const cJSON *o, void *obj, const char *where, cf_error *err)
 {
-    const struct cf_jf_reader r = { err, "survey JSON", "", 0 };
+    const struct cf_jf_reader r = { err, "survey JSON", "", 0, 0 };
     return cf_jf_read(&r, t, o, obj, where);
 }
 
