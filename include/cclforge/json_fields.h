@@ -1,7 +1,8 @@
-/* JSON for plain data structs from a table of their fields: one writer, one
- * type-checked reader and one release for every struct so described, so that a
- * section written by `doctor --json` loads back unchanged and a wrong type in a
- * hand-written or hostile file is an error naming the key. */
+/* JSON for plain data structs from a table of their fields: one writer (keys in
+ * the table's order), one strict reader and one release for every struct so
+ * described, so that a document loads back unchanged and a wrong type or an
+ * impossible value in a hand-written or hostile file is an error naming the
+ * field as a path ("rows[3].bytes"). */
 #ifndef CCLFORGE_JSON_FIELDS_H
 #define CCLFORGE_JSON_FIELDS_H
 
@@ -29,11 +30,11 @@ enum cf_jf_type {
     CF_JF_FIXED,  /* char[size]: a longer string is refused, never cut */
     CF_JF_ENUM,   /* int written as name(v); read back from the name, v in [0, nnames) */
     CF_JF_RANK,   /* int: a rank of the reader's world, or -1 (not one rank's) */
-    CF_JF_LATER,  /* the caller's: written as null for it to replace, never read */
+    CF_JF_LATER,  /* the caller's: null in its place for it to replace, never read (CF_JF_SLOT) */
     CF_JF_ARRAY,  /* T *items at offset, size_t count at count_offset; T described by sub */
 };
 
-/* How a field is written beyond its type. */
+/* How a field is written and read beyond its type. */
 enum {
     CF_JF_NULL_IF_NEGATIVE = 1, /* a number (or bool) below 0 is unknown: null */
     CF_JF_OMIT_NULL = 2,        /* a NULL string is left out */
@@ -72,6 +73,8 @@ struct cf_jf_table {
     { .key = #field, .type = CF_JF_ARRAY, .sub = sub_, .offset = offsetof(S, field), .count_offset = offsetof(S, count) }
 /* a field whose key is not its member's name, with what else it needs (.min, .max, .flags, ...) */
 #define CF_JF_AS(S, key_, field, kind, ...) { .key = key_, .type = kind, .offset = offsetof(S, field), __VA_ARGS__ }
+/* a key in its place whose value the caller writes (and reads) */
+#define CF_JF_SLOT(key_) { .key = key_, .type = CF_JF_LATER }
 #define CF_JF_TABLE(type, fields) { fields, sizeof fields / sizeof fields[0], sizeof(type), NULL, NULL }
 #define CF_JF_TABLE_SUBS(type, fields, subs) { fields, sizeof fields / sizeof fields[0], sizeof(type), subs, NULL }
 #define CF_JF_TABLE_BLANK(type, fields, blank) { fields, sizeof fields / sizeof fields[0], sizeof(type), NULL, blank }

@@ -267,9 +267,9 @@ static const char *redop_name(int v)
 
 #define K(key, field, ...) CF_JF_AS(struct cf_smoke_doc_rank, key, field, __VA_ARGS__)
 static const struct cf_jf rank_fields[] = {
-    K("rank", pid, CF_JF_LATER), /* its index */
+    CF_JF_SLOT("rank") /* its index */,
     K("hostname", hostname, CF_JF_STR), K("device", device, CF_JF_STR),
-    K("pid", pid, CF_JF_INT, RANGE_ID), K("links", links, CF_JF_LATER),
+    K("pid", pid, CF_JF_INT, RANGE_ID), CF_JF_SLOT("links"),
 };
 #undef K
 static const struct cf_jf_table rank_table = CF_JF_TABLE(struct cf_smoke_doc_rank, rank_fields);
@@ -280,15 +280,15 @@ static const struct cf_jf row_fields[] = {
     R("root", root, CF_JF_INT, RANGE_LOCAL), R("in_place", in_place, CF_JF_BOOL),
     R("bytes", bytes, CF_JF_SIZE, RANGE_SIZE), R("count", count, CF_JF_SIZE, RANGE_SIZE),
     R("time_us", time_us, CF_JF_DOUBLE, RANGE_TIME), R("algbw_gbps", algbw, CF_JF_DOUBLE, RANGE_BUSBW),
-    R("busbw_gbps", busbw, CF_JF_DOUBLE, RANGE_BUSBW), R("busbw_factor", op, CF_JF_LATER),
+    R("busbw_gbps", busbw, CF_JF_DOUBLE, RANGE_BUSBW), CF_JF_SLOT("busbw_factor"),
     R("iters", iters, CF_JF_INT, .min = -1, .max = INT_MAX),
     R("busbw_spread", busbw_spread, CF_JF_DOUBLE, RANGE_SPREAD, .flags = CF_JF_NULL_IF_NEGATIVE),
     R("wrong", wrong, CF_JF_LONG, RANGE_WRONG, .flags = CF_JF_NULL_IF_NEGATIVE), R("ok", ok, CF_JF_BOOL),
     R("group", group, CF_JF_INT, RANGE_ID), R("nranks", nranks, CF_JF_INT, RANGE_RANKS),
-    R("slowest_rank", slowest_rank, CF_JF_RANK), R("slowest_host", op, CF_JF_LATER),
+    R("slowest_rank", slowest_rank, CF_JF_RANK), CF_JF_SLOT("slowest_host"),
     R("slowest_time_us", slowest_us, CF_JF_DOUBLE, RANGE_TIME),
-    R("median_time_us", median_us, CF_JF_DOUBLE, RANGE_TIME), R("slowest_vs_median", op, CF_JF_LATER),
-    R("rank_time_us", rank_time_us, CF_JF_LATER),
+    R("median_time_us", median_us, CF_JF_DOUBLE, RANGE_TIME), CF_JF_SLOT("slowest_vs_median"),
+    CF_JF_SLOT("rank_time_us"),
 };
 #undef R
 static const struct cf_smoke_row row_blank = {
@@ -396,7 +396,7 @@ static const struct cf_jf doc_fields[] = {
     A("ranks", ranks, nlisted, SUB_RANK, .max = CF_SMOKE_RANKS_MAX), A("rows", rows, nrows, SUB_ROW),
     A("groups", groups, ngroups, SUB_GROUP), D("network", network, CF_JF_STR),
     A("transports", conns, nconns, SUB_CONN), A("failures", failures, nfailures, SUB_FAILURE),
-    A("problems", problems, nproblems, SUB_FAILURE), D("rank_info", info, CF_JF_LATER),
+    A("problems", problems, nproblems, SUB_FAILURE), CF_JF_SLOT("rank_info"),
     A("rank_results", results, nresults, SUB_RESULT), A("rank_failures", rank_failures, nrank_failures, SUB_RANK_FAILURE),
     D("exclude", exclude, CF_JF_STR, .flags = CF_JF_OMIT_NULL),
 };
