@@ -376,6 +376,7 @@ static const struct cf_jf_table *const doc_subs[] = { &rank_table,    &row_table
                                                       &failure_table, &result_table, &rank_failure_table };
 
 #define D(key, field, ...) CF_JF_AS(struct cf_smoke_doc, key, field, __VA_ARGS__)
+#define ANY .max = INT_MAX /* a run's every rank's every test: as many as the file holds */
 #define A(key, field, count, sub_, ...) \
     D(key, field, CF_JF_ARRAY, .count_offset = offsetof(struct cf_smoke_doc, count), .sub = sub_, __VA_ARGS__)
 /* in the document's order, after "schema"; "rank" is written for a rank's own
@@ -393,14 +394,16 @@ static const struct cf_jf doc_fields[] = {
     D("aborted", aborted, CF_JF_BOOL), D("interrupted", interrupted, CF_JF_BOOL),
     D("out_of_bounds", out_of_bounds, CF_JF_LONG, RANGE_WRONG),
     D("avg_busbw_gbps", avg_busbw, CF_JF_DOUBLE, RANGE_BUSBW), D("skipped", skipped, CF_JF_STR),
-    A("ranks", ranks, nlisted, SUB_RANK, .max = CF_SMOKE_RANKS_MAX), A("rows", rows, nrows, SUB_ROW),
-    A("groups", groups, ngroups, SUB_GROUP), D("network", network, CF_JF_STR),
-    A("transports", conns, nconns, SUB_CONN), A("failures", failures, nfailures, SUB_FAILURE),
-    A("problems", problems, nproblems, SUB_FAILURE), CF_JF_SLOT("rank_info"),
-    A("rank_results", results, nresults, SUB_RESULT), A("rank_failures", rank_failures, nrank_failures, SUB_RANK_FAILURE),
+    A("ranks", ranks, nlisted, SUB_RANK, .max = CF_SMOKE_RANKS_MAX), A("rows", rows, nrows, SUB_ROW, ANY),
+    A("groups", groups, ngroups, SUB_GROUP, ANY), D("network", network, CF_JF_STR),
+    A("transports", conns, nconns, SUB_CONN, ANY), A("failures", failures, nfailures, SUB_FAILURE, ANY),
+    A("problems", problems, nproblems, SUB_FAILURE, ANY), CF_JF_SLOT("rank_info"),
+    A("rank_results", results, nresults, SUB_RESULT, ANY),
+    A("rank_failures", rank_failures, nrank_failures, SUB_RANK_FAILURE, ANY),
     D("exclude", exclude, CF_JF_STR, .flags = CF_JF_OMIT_NULL),
 };
 #undef A
+#undef ANY
 #undef D
 static const struct cf_jf_table doc_table = CF_JF_TABLE_SUBS(struct cf_smoke_doc, doc_fields, doc_subs);
 

@@ -12,6 +12,7 @@
 #include "cclforge/strbuf.h"
 
 #define MAX_ITEMS (1u << 20) /* per array: a survey has tens; a hostile file gets no more */
+#define PATH_MAX_LEN 192 /* "fabric.ib[0].ports[1].gids[2].ndev": a message's, cut past that */
 #define WHOLE_MAX 9007199254740992.0 /* 2^53: the whole numbers a double holds exactly */
 
 static void *at(const void *obj, size_t off)
@@ -173,11 +174,11 @@ static int read_array(const struct cf_jf_reader *r, const struct cf_jf_table *t,
     const cJSON *it;
     cJSON_ArrayForEach(it, v)
     {
-        char *item = items + *count * sub->size, *item_path = cf_asprintf("%s[%zu]", path, *count);
+        char *item = items + *count * sub->size, item_path[PATH_MAX_LEN];
+        snprintf(item_path, sizeof item_path, "%.160s[%zu]", path, *count);
         if (sub->blank)
             memcpy(item, sub->blank, sub->size);
         int rc = cf_jf_read(r, sub, it, item, item_path);
-        free(item_path);
         (*count)++; /* counted even when partly read, so release frees it */
         if (rc < 0)
             return -1;
@@ -247,10 +248,9 @@ int cf_jf_read(const struct cf_jf_reader *r, const struct cf_jf_table *t, const 
         int none = !v || (cJSON_IsNull(v) && !(flags & CF_JF_NULLABLE));
         if ((flags & CF_JF_CALLER_READS) || (none ? !(flags & CF_JF_REQUIRED) : cJSON_IsNull(v)))
             continue;
-        char *field_path = cf_asprintf("%s%s%s", path, path[0] ? "." : "", t->fields[i].key);
-        int rc = none ? bad(r, field_path, "is missing") : read_field(r, t, &t->fields[i], v, obj, field_path);
-        free(field_path);
-        if (rc < 0)
+        char field_path[PATH_MAX_LEN];
+        snprintf(field_path, sizeof field_path, "%.160s%s%.27s", path, path[0] ? "." : "", t->fields[i].key);
+        if ((none ? bad(r, field_path, "is missing") : read_field(r, t, &t->fields[i], v, obj, field_path)) < 0)
             return -1;
     }
     return 0;
