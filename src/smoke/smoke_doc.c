@@ -1,5 +1,6 @@
 /* The smoke document's one home (cclforge/smoke_doc.h): the typed model, filled
- * by a live run or by the strict reader, and the writer of cclforge.smoke/2. */
+ * by a live run or by the strict reader, and the writer of cclforge.smoke/2 --
+ * both directions driven by one field table per struct (cclforge/json_fields.h). */
 #include <limits.h>
 #include <stddef.h>
 #include <math.h>
