@@ -9,6 +9,7 @@
 
 #include "cclforge/doctor.h"
 #include "cclforge/json.h"
+#include "cclforge/json_fields.h"
 #include "cclforge/sorted_names.h"
 #include "doctor/doctor_internal.h"
 
@@ -157,77 +158,69 @@ void cf_doctor_consolidate(const struct cf_survey *hosts, const char *const *lab
     free(counts);
 }
 
+/* ---- the JSON of a consolidation: its fields as data, for the writer and the strict reader ---- */
+
+static const char *severity_name(int v)
+{
+    return cf_severity_name((enum cf_severity)v);
+}
+
+#define STR_REQUIRED CF_JF_STR, .flags = CF_JF_REQUIRED
+static const struct cf_jf fact_fields[] = {
+    CF_JF_AS(struct cf_host_fact, "label", label, STR_REQUIRED),
+    CF_JF_AS(struct cf_host_fact, "value", value, STR_REQUIRED),
+};
+static const struct cf_jf_table fact_table = CF_JF_TABLE(struct cf_host_fact, fact_fields);
+
+static const struct cf_jf group_fields[] = {
+    CF_JF_AS(struct cf_host_group, "value", value, STR_REQUIRED),
+    CF_JF_AS(struct cf_host_group, "hosts", hosts, CF_JF_STRVEC, .flags = CF_JF_REQUIRED),
+};
+static const struct cf_jf_table group_table = CF_JF_TABLE(struct cf_host_group, group_fields);
+
+static const struct cf_jf_table *const diff_subs[] = { &group_table };
+static const struct cf_jf diff_fields[] = {
+    CF_JF_AS(struct cf_fact_diff, "label", label, STR_REQUIRED),
+    CF_JF_AS(struct cf_fact_diff, "severity", sev, CF_JF_ENUM, .name = severity_name, .nnames = CF_SEV_ERROR + 1,
+             .flags = CF_JF_REQUIRED),
+    CF_JF_AS(struct cf_fact_diff, "summary", summary, STR_REQUIRED),
+    CF_JF_AS(struct cf_fact_diff, "groups", groups, CF_JF_ARRAY, .count_offset = offsetof(struct cf_fact_diff, n_groups),
+             .flags = CF_JF_REQUIRED),
+};
+static const struct cf_jf_table diff_table = CF_JF_TABLE_SUBS(struct cf_fact_diff, diff_fields, diff_subs);
+
+/* the findings and the summary are the caller's: the findings' own table, counts checked against the document */
+enum { SUB_FACT, SUB_DIFF };
+static const struct cf_jf_table *const consolidated_subs[] = { [SUB_FACT] = &fact_table, [SUB_DIFF] = &diff_table };
+static const struct cf_jf consolidated_fields[] = {
+    CF_JF_AS(struct cf_consolidated, "shared", shared, CF_JF_ARRAY, .sub = SUB_FACT,
+             .count_offset = offsetof(struct cf_consolidated, n_shared), .flags = CF_JF_REQUIRED),
+    CF_JF_AS(struct cf_consolidated, "differences", diffs, CF_JF_ARRAY, .sub = SUB_DIFF,
+             .count_offset = offsetof(struct cf_consolidated, n_diffs), .flags = CF_JF_REQUIRED),
+    CF_JF_SLOT("findings"), CF_JF_SLOT("summary"),
+    CF_JF_AS(struct cf_consolidated, "reason", reason, CF_JF_STR, .flags = CF_JF_REQUIRED | CF_JF_NULLABLE),
+};
+static const struct cf_jf_table consolidated_table =
+    CF_JF_TABLE_SUBS(struct cf_consolidated, consolidated_fields, consolidated_subs);
+
 void cf_consolidated_release(struct cf_consolidated *c)
 {
-    for (size_t i = 0; i < c->n_shared; i++) {
-        free(c->shared[i].label);
-        free(c->shared[i].value);
-    }
-    free(c->shared);
-    for (size_t i = 0; i < c->n_diffs; i++) {
-        for (size_t g = 0; g < c->diffs[i].n_groups; g++) {
-            free(c->diffs[i].groups[g].value);
-            cf_strvec_clear(&c->diffs[i].groups[g].hosts);
-        }
-        free(c->diffs[i].groups);
-        free(c->diffs[i].label);
-        free(c->diffs[i].summary);
-    }
-    free(c->diffs);
+    cf_jf_release(&consolidated_table, c);
     cf_findings_release(&c->findings);
-    free(c->reason);
     memset(c, 0, sizeof *c);
 }
 
 void cf_consolidated_to_json(const struct cf_consolidated *c, void *obj)
 {
     cJSON *o = obj;
-    cJSON *shared = cJSON_AddArrayToObject(o, "shared");
-    for (size_t i = 0; i < c->n_shared; i++) {
-        cJSON *f = cJSON_CreateObject();
-        cJSON_AddStringToObject(f, "label", c->shared[i].label);
-        cJSON_AddStringToObject(f, "value", c->shared[i].value);
-        cJSON_AddItemToArray(shared, f);
-    }
-    cJSON *diffs = cJSON_AddArrayToObject(o, "differences");
-    for (size_t i = 0; i < c->n_diffs; i++) {
-        const struct cf_fact_diff *d = &c->diffs[i];
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "label", d->label);
-        cJSON_AddStringToObject(x, "severity", cf_severity_name(d->sev));
-        cJSON_AddStringToObject(x, "summary", d->summary);
-        cJSON *groups = cJSON_AddArrayToObject(x, "groups");
-        for (size_t g = 0; g < d->n_groups; g++) {
-            cJSON *grp = cJSON_CreateObject();
-            cJSON_AddStringToObject(grp, "value", d->groups[g].value);
-            cf_json_put_strvec(grp, "hosts", &d->groups[g].hosts);
-            cJSON_AddItemToArray(groups, grp);
-        }
-        cJSON_AddItemToArray(diffs, x);
-    }
-    cJSON_AddItemToObject(o, "findings", cf_findings_to_json(&c->findings));
-    cJSON *sum = cJSON_AddObjectToObject(o, "summary");
+    cf_jf_add(o, &consolidated_table, c);
+    cJSON_ReplaceItemInObjectCaseSensitive(o, "findings", cf_findings_to_json(&c->findings));
+    cJSON *sum = cJSON_CreateObject();
     cJSON_AddNumberToObject(sum, "hosts", (double)c->n_hosts);
     cJSON_AddNumberToObject(sum, "errors", (double)cf_findings_count(&c->findings, CF_SEV_ERROR));
     cJSON_AddNumberToObject(sum, "warnings", (double)cf_findings_count(&c->findings, CF_SEV_WARNING));
     cJSON_AddNumberToObject(sum, "differences", (double)c->n_diffs);
-    cf_json_put_str(o, "reason", c->reason);
-}
-
-/* ---- the strict reader of what cf_consolidated_to_json wrote ---- */
-
-static int bad(cf_error *err, const char *what, const char *field, size_t i, const char *why)
-{
-    return cf_error_set(err, CF_ERR_FORMAT, "%s[%zu].%s %s", what, i, field, why);
-}
-
-static int read_str(const cJSON *o, const char *what, size_t i, const char *field, char **out, cf_error *err)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, field);
-    if (!cJSON_IsString(v))
-        return bad(err, what, field, i, v ? "is not a string" : "is missing");
-    *out = cf_strdup(v->valuestring);
-    return 0;
+    cJSON_ReplaceItemInObjectCaseSensitive(o, "summary", sum);
 }
 
 /* a count the document states: a whole number no larger than max */
@@ -243,64 +236,23 @@ static int read_count(const cJSON *o, const char *field, size_t max, size_t *out
     return 0;
 }
 
-static const cJSON *array_of(const cJSON *o, const char *key, cf_error *err)
+/* what the tables cannot say: every difference has a side, every side hosts of the document */
+static int check_groups(const struct cf_consolidated *c, const struct cf_sorted_names *hosts, cf_error *err)
 {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsArray(a))
-        cf_error_set(err, CF_ERR_FORMAT, "\"%s\" is %s, not an array", key, a ? "of another type" : "missing");
-    return cJSON_IsArray(a) ? a : NULL;
-}
-
-static int read_shared(const cJSON *a, struct cf_consolidated *c, cf_error *err)
-{
-    c->shared = cf_xcalloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *c->shared);
-    for (const cJSON *it = a->child; it; it = it->next, c->n_shared++) {
-        struct cf_host_fact *f = &c->shared[c->n_shared];
-        if (read_str(it, "shared", c->n_shared, "label", &f->label, err) < 0 ||
-            read_str(it, "shared", c->n_shared, "value", &f->value, err) < 0) {
-            c->n_shared++; /* released with the others */
-            return -1;
+    for (size_t i = 0; i < c->n_diffs; i++) {
+        const struct cf_fact_diff *x = &c->diffs[i];
+        if (!x->n_groups)
+            return cf_error_set(err, CF_ERR_FORMAT, "differences[%zu].groups is not an array of at least one group", i);
+        for (size_t g = 0; g < x->n_groups; g++) {
+            const struct strvec *h = &x->groups[g].hosts;
+            if (!h->n)
+                return cf_error_set(err, CF_ERR_FORMAT, "differences[%zu].groups[%zu].hosts is not an array of host "
+                                    "names", i, g);
+            for (size_t k = 0; k < h->n; k++)
+                if (cf_sorted_names_find(hosts, h->v[k], strlen(h->v[k])) < 0)
+                    return cf_error_set(err, CF_ERR_FORMAT, "differences[%zu].groups[].hosts names '%s', no host of "
+                                        "the document", i, h->v[k]);
         }
-    }
-    return 0;
-}
-
-static int read_groups(const cJSON *d, size_t i, struct cf_fact_diff *x, const struct cf_sorted_names *hosts,
-                       cf_error *err)
-{
-    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(d, "groups");
-    if (!cJSON_IsArray(groups) || !cJSON_GetArraySize(groups))
-        return bad(err, "differences", "groups", i, groups ? "is not an array of at least one group" : "is missing");
-    x->groups = cf_xcalloc((size_t)cJSON_GetArraySize(groups), sizeof *x->groups);
-    for (const cJSON *g = groups->child; g; g = g->next) {
-        struct cf_host_group *hg = &x->groups[x->n_groups++];
-        const char *value = cf_json_str(g, "value");
-        if (!value)
-            return bad(err, "differences", "groups[].value", i, "is not a string");
-        hg->value = cf_strdup(value);
-        if (cf_json_get_strvec(g, "hosts", &hg->hosts) != 1 || !hg->hosts.n)
-            return bad(err, "differences", "groups[].hosts", i, "is not an array of host names");
-        for (size_t k = 0; k < hg->hosts.n; k++)
-            if (cf_sorted_names_find(hosts, hg->hosts.v[k], strlen(hg->hosts.v[k])) < 0)
-                return cf_error_set(err, CF_ERR_FORMAT, "differences[%zu].groups[].hosts names '%s', no host of the "
-                                    "document", i, hg->hosts.v[k]);
-    }
-    return 0;
-}
-
-static int read_diffs(const cJSON *a, struct cf_consolidated *c, const struct cf_sorted_names *hosts, cf_error *err)
-{
-    c->diffs = cf_xcalloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *c->diffs);
-    for (const cJSON *it = a->child; it; it = it->next) {
-        size_t i = c->n_diffs++;
-        struct cf_fact_diff *x = &c->diffs[i];
-        if (read_str(it, "differences", i, "label", &x->label, err) < 0 ||
-            read_str(it, "differences", i, "summary", &x->summary, err) < 0)
-            return -1;
-        if (cf_severity_parse(cf_json_str(it, "severity"), &x->sev) < 0)
-            return bad(err, "differences", "severity", i, "is not info, warning or error");
-        if (read_groups(it, i, x, hosts, err) < 0)
-            return -1;
     }
     return 0;
 }
@@ -308,23 +260,19 @@ static int read_diffs(const cJSON *a, struct cf_consolidated *c, const struct cf
 int cf_consolidated_from_json(const void *obj, const char *const *labels, size_t n_labels, struct cf_consolidated *c,
                               cf_error *err)
 {
-    const cJSON *o = obj;
+    const cJSON *o = obj, *sum = cJSON_GetObjectItemCaseSensitive(o, "summary");
     memset(c, 0, sizeof *c);
-    const cJSON *shared, *diffs, *sum = cJSON_GetObjectItemCaseSensitive(o, "summary"),
-                                 *reason = cJSON_GetObjectItemCaseSensitive(o, "reason");
+    const struct cf_jf_reader r = { err, NULL, "", 0, 0 };
     size_t counts[4], want[4];
     struct cf_sorted_names hosts;
     cf_sorted_names_build(&hosts, labels, n_labels, NULL);
-    int rc = !(shared = array_of(o, "shared", err)) || read_shared(shared, c, err) < 0 ||
-             !(diffs = array_of(o, "differences", err)) || read_diffs(diffs, c, &hosts, err) < 0 ||
+    int rc = cf_jf_read(&r, &consolidated_table, o, c, "") < 0 || check_groups(c, &hosts, err) < 0 ||
              cf_findings_from_json(cJSON_GetObjectItemCaseSensitive(o, "findings"), "findings", &c->findings, err) < 0;
     cf_sorted_names_release(&hosts);
     if (rc)
         return -1;
     if (!cJSON_IsObject(sum))
         return cf_error_set(err, CF_ERR_FORMAT, "\"summary\" is %s, not an object", sum ? "of another type" : "missing");
-    if (!reason || !(cJSON_IsString(reason) || cJSON_IsNull(reason)))
-        return cf_error_set(err, CF_ERR_FORMAT, "\"reason\" is %s, not a string or null", reason ? "of another type" : "missing");
     static const char *const keys[] = { "hosts", "errors", "warnings", "differences" };
     want[0] = n_labels;
     want[1] = cf_findings_count(&c->findings, CF_SEV_ERROR);
@@ -338,6 +286,5 @@ int cf_consolidated_from_json(const void *obj, const char *const *labels, size_t
                                 counts[i], want[i]);
     }
     c->n_hosts = counts[0];
-    c->reason = cJSON_IsString(reason) ? cf_strdup(reason->valuestring) : NULL;
     return 0;
 }

@@ -10,6 +10,8 @@
 #include "cclforge/doctor.h"
 #include "cclforge/error.h"
 #include "cclforge/json.h"
+#include "cclforge/json_fields.h"
+#include "cclforge/strbuf.h"
 
 void cf_findings_add(struct cf_findings *f, enum cf_severity sev, const char *id, const char *subject,
                      const char *remedy, const char *why_fmt, ...)
@@ -81,36 +83,28 @@ int cf_severity_parse(const char *name, enum cf_severity *out)
     return -1;
 }
 
+static const char *severity_name(int v)
+{
+    return cf_severity_name((enum cf_severity)v);
+}
+
+/* one finding, as every doctor document writes it; a remedy may be null (nothing to do) */
+#define F(key, field, ...) CF_JF_AS(struct cf_finding, key, field, __VA_ARGS__)
+static const struct cf_jf finding_fields[] = {
+    F("severity", severity, CF_JF_ENUM, .name = severity_name, .nnames = N_SEVERITIES, .flags = CF_JF_REQUIRED),
+    F("id", id, CF_JF_STR, .flags = CF_JF_REQUIRED), F("subject", subject, CF_JF_STR, .flags = CF_JF_REQUIRED),
+    F("why", why, CF_JF_STR, .flags = CF_JF_REQUIRED),
+    F("remedy", remedy, CF_JF_STR, .flags = CF_JF_REQUIRED | CF_JF_NULLABLE),
+};
+#undef F
+static const struct cf_jf_table finding_table = CF_JF_TABLE(struct cf_finding, finding_fields);
+
 void *cf_findings_to_json(const struct cf_findings *f)
 {
     cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; i < f->n; i++) {
-        const struct cf_finding *x = &f->v[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "severity", cf_severity_name(x->severity));
-        cJSON_AddStringToObject(o, "id", x->id);
-        cJSON_AddStringToObject(o, "subject", x->subject);
-        cJSON_AddStringToObject(o, "why", x->why);
-        cf_json_put_str(o, "remedy", x->remedy);
-        cJSON_AddItemToArray(a, o);
-    }
+    for (size_t i = 0; i < f->n; i++)
+        cJSON_AddItemToArray(a, cf_jf_to_json(&finding_table, &f->v[i]));
     return a;
-}
-
-/* A string field of finding i; a remedy may be null (nothing to do). */
-static int finding_str(const cJSON *o, const char *where, size_t i, const char *key, int may_be_null, char **out,
-                       cf_error *err)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (may_be_null && cJSON_IsNull(v)) {
-        *out = NULL;
-        return 0;
-    }
-    if (!cJSON_IsString(v))
-        return cf_error_set(err, CF_ERR_FORMAT, "%s[%zu].%s is %s, not a string", where, i, key,
-                            v ? "of another type" : "missing");
-    *out = cf_strdup(v->valuestring);
-    return 0;
 }
 
 int cf_findings_from_json(const void *array, const char *where, struct cf_findings *out, cf_error *err)
@@ -119,24 +113,15 @@ int cf_findings_from_json(const void *array, const char *where, struct cf_findin
     if (!cJSON_IsArray(a))
         return cf_error_set(err, CF_ERR_FORMAT, "%s is %s, not an array of findings", where,
                             a ? "of another type" : "missing");
+    const struct cf_jf_reader r = { err, NULL, "", 0, 1 };
     size_t i = 0;
     for (const cJSON *it = a->child; it; it = it->next, i++) {
-        if (!cJSON_IsObject(it))
-            return cf_error_set(err, CF_ERR_FORMAT, "%s[%zu] is not an object", where, i);
-        const char *sev = cf_json_str(it, "severity");
-        enum cf_severity s;
-        if (cf_severity_parse(sev, &s) < 0)
-            return cf_error_set(err, CF_ERR_FORMAT, "%s[%zu].severity is %s%s%s, not info, warning or error", where, i,
-                                sev ? "'" : "", sev ? sev : "missing", sev ? "'" : "");
-        struct cf_finding x = { s, NULL, NULL, NULL, NULL };
-        if (finding_str(it, where, i, "id", 0, &x.id, err) < 0 ||
-            finding_str(it, where, i, "subject", 0, &x.subject, err) < 0 ||
-            finding_str(it, where, i, "why", 0, &x.why, err) < 0 ||
-            finding_str(it, where, i, "remedy", 1, &x.remedy, err) < 0) {
-            free(x.id);
-            free(x.subject);
-            free(x.why);
-            free(x.remedy);
+        char *path = cf_asprintf("%s[%zu]", where, i);
+        struct cf_finding x = { 0 };
+        int rc = cf_jf_read(&r, &finding_table, it, &x, path);
+        free(path);
+        if (rc < 0) {
+            cf_jf_release(&finding_table, &x);
             return -1;
         }
         /* as written: a saved document's findings are not merged again */
