@@ -477,46 +477,37 @@ static int cmd_list(int argc, char **argv)
     return code;
 }
 
-static int cmd_activate(int argc, char **argv)
+/* activate and remove: one build named, one library call, one line said. */
+static int name_command(int argc, char **argv, const char *usage, const char *sub,
+                        int (*act)(const char *root, const char *name, cf_error *err), const char *done)
 {
-    if (want_help(argc, argv, activate_usage))
+    if (want_help(argc, argv, usage))
         return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small_args(argc, argv, CMD " activate", root_opts, 1, &a);
+    int rc = parse_small_args(argc, argv, sub, root_opts, 1, &a);
     if (rc)
         return rc;
-    char *root = resolve_root(a.root, CMD " activate");
+    char *root = resolve_root(a.root, sub);
     if (!root)
         return EXIT_USAGE;
     cf_error err = CF_ERROR_INIT;
     int code = EXIT_FINE;
-    if (cf_nccl_store_activate(root, a.name, &err) < 0)
-        code = cli_fail(CMD " activate", &err);
+    if (act(root, a.name, &err) < 0)
+        code = cli_fail(sub, &err);
     else
-        printf("active NCCL build: %s\n", cli_safe(a.name));
+        printf("%s%s\n", done, cli_safe(a.name));
     free(root);
     return code;
 }
 
+static int cmd_activate(int argc, char **argv)
+{
+    return name_command(argc, argv, activate_usage, CMD " activate", cf_nccl_store_activate, "active NCCL build: ");
+}
+
 static int cmd_remove(int argc, char **argv)
 {
-    if (want_help(argc, argv, remove_usage))
-        return EXIT_FINE;
-    struct small_args a;
-    int rc = parse_small_args(argc, argv, CMD " remove", root_opts, 1, &a);
-    if (rc)
-        return rc;
-    char *root = resolve_root(a.root, CMD " remove");
-    if (!root)
-        return EXIT_USAGE;
-    cf_error err = CF_ERROR_INIT;
-    int code = EXIT_FINE;
-    if (cf_nccl_store_remove(root, a.name, &err) < 0)
-        code = cli_fail(CMD " remove", &err);
-    else
-        printf("removed %s\n", cli_safe(a.name));
-    free(root);
-    return code;
+    return name_command(argc, argv, remove_usage, CMD " remove", cf_nccl_store_remove, "removed ");
 }
 
 /* ---- env ---- */

@@ -22,12 +22,7 @@ static void emit(const struct cf_nccl_build_opts *opts, int kind, const char *te
 {
     if (!opts->on_event)
         return;
-    struct cf_nccl_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = kind;
-    ev.text = text;
-    ev.done = done;
-    ev.total = total;
+    struct cf_nccl_event ev = { .kind = kind, .text = text, .done = done, .total = total };
     opts->on_event(opts->event_ctx, &ev);
 }
 
