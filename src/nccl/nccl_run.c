@@ -56,21 +56,20 @@ static enum cache_state cache_check(const struct cf_nccl_plan *plan, int full, c
         }
         return CACHE_MISS;
     }
-    cJSON *manifest = cf_nccl_read_manifest_at(fd);
+    struct nccl_manifest manifest;
     enum cache_state state = CACHE_MISS;
-    if (manifest) {
+    if (cf_nccl_manifest_read_at(fd, &manifest) == 0) {
         cJSON *want = cf_nccl_plan_inputs(plan);
-        const cJSON *have = cJSON_GetObjectItemCaseSensitive(manifest, "inputs");
-        if (have && cJSON_Compare(have, want, 1)) {
+        if (manifest.inputs && cJSON_Compare(manifest.inputs, want, 1)) {
             struct strbuf why = STRBUF_INIT;
-            state = cf_nccl_tree_check(fd, manifest, full, &why) ? CACHE_DAMAGED : CACHE_HIT;
+            state = cf_nccl_tree_check(fd, &manifest, full, &why) ? CACHE_DAMAGED : CACHE_HIT;
             if (state == CACHE_DAMAGED)
                 *damage = cf_sb_detach(&why);
             cf_sb_release(&why);
         }
         cJSON_Delete(want);
-        cJSON_Delete(manifest);
     }
+    cf_nccl_manifest_release(&manifest);
     close(fd);
     return state;
 }
