@@ -26,8 +26,9 @@ int cf_docker_reference_check(const char *ref, cf_error *err);
 int cf_nccl_is_git_url(const char *source);
 /* https://, ssh://, git@HOST:PATH, git://, file:// only. */
 int cf_nccl_check_git_url(const char *url, cf_error *err);
-/* "a space", "'$'", "a newline", "the control character \x1b". */
-void cf_nccl_describe_char(unsigned char c, struct strbuf *out);
+/* The first byte of s that ok refuses, in words ("a space", "'$'", "a newline",
+ * "the control character \x1b"); NULL when ok takes every byte. Caller frees. */
+char *cf_nccl_refused_char(const char *s, int (*ok)(unsigned char c));
 
 /* ---- nccl_root.c: the install root ---- */
 

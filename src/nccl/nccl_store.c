@@ -281,21 +281,22 @@ int cf_nccl_store_remove(const char *root, const char *name, cf_error *err)
 }
 
 /* ld.so splits LD_PRELOAD at spaces and ':', LD_LIBRARY_PATH at ':' and ';'. */
+static int env_path_char(unsigned char c)
+{
+    return c != ' ' && c != ':' && c != ';' && c >= 0x20 && c != 0x7f;
+}
+
 static int env_safe_path(const char *path, cf_error *err)
 {
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        if (*p != ' ' && *p != ':' && *p != ';' && *p >= 0x20 && *p != 0x7f)
-            continue;
-        struct strbuf c = STRBUF_INIT;
-        cf_nccl_describe_char(*p, &c);
-        cf_error_set(err, CF_ERR_FAILED,
-                     "%s contains %s, which ld.so takes as a separator in LD_PRELOAD or LD_LIBRARY_PATH (or a "
-                     "terminal control character): the job would load another NCCL; use a root without it",
-                     path, cf_sb_str(&c));
-        cf_sb_release(&c);
-        return -1;
-    }
-    return 0;
+    char *c = cf_nccl_refused_char(path, env_path_char);
+    if (!c)
+        return 0;
+    cf_error_set(err, CF_ERR_FAILED,
+                 "%s contains %s, which ld.so takes as a separator in LD_PRELOAD or LD_LIBRARY_PATH (or a "
+                 "terminal control character): the job would load another NCCL; use a root without it",
+                 path, c);
+    free(c);
+    return -1;
 }
 
 int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_list *host_archs,
