@@ -103,19 +103,6 @@ static int copy_tree_at(const char *from, int to_fd, const char *to, int depth, 
     return rc;
 }
 
-cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan)
-{
-    cJSON *in = cJSON_CreateObject();
-    cJSON_AddStringToObject(in, "vendor", plan->vendor->word);
-    cJSON_AddStringToObject(in, "tag", plan->tag_text);
-    cJSON_AddItemToObject(in, "archs", cf_arch_list_json(&plan->archs));
-    cJSON_AddBoolToObject(in, "ptx", plan->ptx);
-    cf_json_put_str(in, "only_funcs", plan->only_funcs);
-    cf_json_put_str(in, "cuda_version", plan->cuda_version);
-    cJSON_AddStringToObject(in, "source", plan->source_id);
-    return in;
-}
-
 /* ---- staging ---- */
 
 int cf_nccl_stage_begin(const struct cf_nccl_plan *plan, struct nccl_stage *st, cf_error *err)

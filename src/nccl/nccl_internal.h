@@ -92,6 +92,8 @@ struct nccl_manifest {
     const cJSON *files;          /* cf_nccl_tree_record; NULL in a manifest of an older cclforge */
 };
 
+/* The cache key of a plan (the manifest's "inputs"): what must match for a cache hit. */
+cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan);
 /* The manifest of a finished build, as JSON text (built_at: now). Caller frees. */
 char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_built *built);
 /* Reads dir_fd/manifest.json (never through a link): 0, or -1 when absent or
@@ -108,8 +110,6 @@ void cf_nccl_manifest_release(struct nccl_manifest *m);
 int cf_nccl_survey_defaults(const char *survey_file, int need_torch, int need_gpus, char **torch_nccl,
                             char **archs, cf_error *err);
 
-/* The cache key of a plan: what must match for a cache hit. */
-cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan);
 int cf_nccl_stage_begin(const struct cf_nccl_plan *plan, struct nccl_stage *st, cf_error *err);
 /* Fills the stage with include/, lib/ (file + soname + dev links), pkgconfig,
  * build.log and manifest.json (with the files' record). */

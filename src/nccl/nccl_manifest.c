@@ -16,6 +16,19 @@
 
 #define MANIFEST_MAX (4u << 20)
 
+cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan)
+{
+    cJSON *in = cJSON_CreateObject();
+    cJSON_AddStringToObject(in, "vendor", plan->vendor->word);
+    cJSON_AddStringToObject(in, "tag", plan->tag_text);
+    cJSON_AddItemToObject(in, "archs", cf_arch_list_json(&plan->archs));
+    cJSON_AddBoolToObject(in, "ptx", plan->ptx);
+    cf_json_put_str(in, "only_funcs", plan->only_funcs);
+    cf_json_put_str(in, "cuda_version", plan->cuda_version);
+    cJSON_AddStringToObject(in, "source", plan->source_id);
+    return in;
+}
+
 static const char *source_kind_name(enum cf_nccl_source_kind k)
 {
     static const char *const names[] = { "upstream", "dir", "tarball", "git" };
