@@ -51,13 +51,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     free(dev);
     /* the recorder and the checker agree on a real tree */
     int fd = open(build, O_RDONLY | O_DIRECTORY);
-    cJSON *m = cJSON_Parse("{\"library_kind\":\"nccl\",\"library\":\"lib/libnccl.so.2.28.9\"}");
     cJSON *files = cf_nccl_tree_record(fd, NULL);
+    struct nccl_manifest m = { .library_kind = "nccl", .library = "lib/libnccl.so.2.28.9", .files = files };
     struct strbuf why = STRBUF_INIT;
-    if (!files || !cJSON_AddItemToObject(m, "files", files) || cf_nccl_tree_check(fd, m, 1, &why) != 0)
+    if (!files || cf_nccl_tree_check(fd, &m, 1, &why) != 0)
         abort();
     cf_sb_release(&why);
-    cJSON_Delete(m);
+    cJSON_Delete(files);
     close(fd);
     if (cf_arch_list_parse(&host, "sm_75;sm_90;sm_120", NULL) < 0)
         abort();
@@ -88,10 +88,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (cf_nccl_store_list(root, full, &l, &err) < 0 || l.n != 1)
             abort();
         if (!l.v[0].damage) {
-            cJSON *m = cf_nccl_read_manifest(build);
-            if (!m || !l.v[0].library || strncmp(l.v[0].library, build, strlen(build)) || !files_inside(m))
+            struct nccl_manifest m;
+            if (cf_nccl_manifest_read(build, &m) < 0 || !l.v[0].library || strncmp(l.v[0].library, build, strlen(build)) ||
+                !files_inside(m.doc))
                 abort();
-            cJSON_Delete(m);
+            cf_nccl_manifest_release(&m);
         }
         cf_nccl_install_list_release(&l);
     }

@@ -37,6 +37,7 @@ const char *cf_sb_str(const struct strbuf *sb);
 char *cf_strdup(const char *s);             /* aborts on OOM, NULL stays NULL */
 char *cf_strndup(const char *s, size_t n);
 char *cf_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *cf_vasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 int cf_starts_with(const char *s, const char *prefix);
 int cf_ends_with(const char *s, const char *suffix);
 void *cf_xmalloc(size_t n);
@@ -53,6 +54,8 @@ struct strvec {
 void cf_strvec_push(struct strvec *sv, const char *s);
 void cf_strvec_pushf(struct strvec *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cf_strvec_push_nodup(struct strvec *sv, char *s);
+/* Pushes each of a NULL-terminated list of words (an argv written as a literal). */
+void cf_strvec_push_all(struct strvec *sv, const char *const *words);
 /* Splits s on any of seps, skipping empty pieces unless keep_empty. */
 void cf_strvec_split(struct strvec *sv, const char *s, const char *seps, int keep_empty);
 int cf_strvec_contains(const struct strvec *sv, const char *s);

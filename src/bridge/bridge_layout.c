@@ -277,41 +277,26 @@ static int link_to(const char *target, const char *link, cf_error *err)
     return 0;
 }
 
-/* Every file of dir linked into to/. */
-static int link_files(const char *dir, const char *to, cf_error *err)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    int rc = 0;
-    while (rc == 0 && d && (de = readdir(d))) {
-        if (de->d_name[0] == '.')
-            continue;
-        char *from = cf_path_join(dir, de->d_name), *link = cf_path_join(to, de->d_name);
-        if (cf_is_file(from))
-            rc = link_to(from, link, err);
-        free(from);
-        free(link);
-    }
-    if (d)
-        closedir(d);
-    return rc;
-}
+enum link_depth { TOP_FILES, WHOLE_TREE };
 
-/* dir's tree under to: directories made, files (and links) linked. */
-static int mirror_tree(const char *dir, const char *to, cf_error *err)
+/* dir's entries linked into to/: TOP_FILES, its files but the hidden ones;
+ * WHOLE_TREE, every entry, directories made and walked, files (and links) linked. */
+static int link_entries(const char *dir, const char *to, enum link_depth depth, cf_error *err)
 {
-    if (cf_mkdir_p(to, 0755, err) < 0)
+    if (depth == WHOLE_TREE && cf_mkdir_p(to, 0755, err) < 0)
         return -1;
     DIR *d = opendir(dir);
     struct dirent *de;
     int rc = 0;
     while (rc == 0 && d && (de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+        if (depth == WHOLE_TREE ? !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") : de->d_name[0] == '.')
             continue;
         char *from = cf_path_join(dir, de->d_name), *link = cf_path_join(to, de->d_name);
         struct stat st;
-        if (lstat(from, &st) == 0 && S_ISDIR(st.st_mode))
-            rc = mirror_tree(from, link, err);
+        if (depth == TOP_FILES)
+            rc = cf_is_file(from) ? link_to(from, link, err) : 0;
+        else if (lstat(from, &st) == 0 && S_ISDIR(st.st_mode))
+            rc = link_entries(from, link, WHOLE_TREE, err);
         else
             rc = link_to(from, link, err);
         free(from);
@@ -352,7 +337,7 @@ char *cf_bridge_stage_layout(const struct cf_bridge_plan *p, const char *output,
          * mirrored (links), with the new extension and bundled libraries laid
          * over it, so the tree itself is written only once the check passes */
         char *from = cf_path_join(p->into, top), *to = cf_path_join(stage, top);
-        rc = cf_is_dir(from) ? mirror_tree(from, to, err) : 0;
+        rc = cf_is_dir(from) ? link_entries(from, to, WHOLE_TREE, err) : 0;
         free(from);
         free(to);
         if (rc == 0)
@@ -367,7 +352,7 @@ char *cf_bridge_stage_layout(const struct cf_bridge_plan *p, const char *output,
             size_t tl = strlen(top);
             if (rel && !strncmp(rel, top, tl) && rel[tl] == '/' && strcmp(p->rpath[i].value, "$ORIGIN/lib") != 0) {
                 char *dir = cf_path_join(stage, rel);
-                rc = link_files(p->vendor_libs.value, dir, err);
+                rc = link_entries(p->vendor_libs.value, dir, TOP_FILES, err);
                 free(dir);
             }
             free(rel);

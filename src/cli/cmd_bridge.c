@@ -122,6 +122,13 @@ struct args {
     int json;
 };
 
+/* A list flag's values as the library's (words, count) pair; the strvec keeps them. */
+static void lend(const struct strvec *sv, const char *const **words, size_t *n)
+{
+    *words = (const char *const *)sv->v;
+    *n = sv->n;
+}
+
 static void row(const char *label, const char *value, const char *from)
 {
     printf("  %-10s %s", label, value ? cli_safe(value) : "(none)");
@@ -313,20 +320,13 @@ static int parse(int argc, char **argv, const char *cmd, struct args *a)
     }
     if (optind < argc)
         return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    a->opts.more_sources = (const char *const *)a->more_sources.v;
-    a->opts.n_more_sources = a->more_sources.n;
-    a->opts.rpath = (const char *const *)a->rpath.v;
-    a->opts.n_rpath = a->rpath.n;
-    a->opts.defines = (const char *const *)a->defines.v;
-    a->opts.n_defines = a->defines.n;
-    a->opts.undefines = (const char *const *)a->undefines.v;
-    a->opts.n_undefines = a->undefines.n;
-    a->opts.bundle_libs = (const char *const *)a->bundle.v;
-    a->opts.n_bundle_libs = a->bundle.n;
-    a->opts.extra_includes = (const char *const *)a->includes.v;
-    a->opts.n_extra_includes = a->includes.n;
-    a->opts.toolkit_libs = (const char *const *)a->toolkit_libs.v;
-    a->opts.n_toolkit_libs = a->toolkit_libs.n;
+    lend(&a->more_sources, &a->opts.more_sources, &a->opts.n_more_sources);
+    lend(&a->rpath, &a->opts.rpath, &a->opts.n_rpath);
+    lend(&a->defines, &a->opts.defines, &a->opts.n_defines);
+    lend(&a->undefines, &a->opts.undefines, &a->opts.n_undefines);
+    lend(&a->bundle, &a->opts.bundle_libs, &a->opts.n_bundle_libs);
+    lend(&a->includes, &a->opts.extra_includes, &a->opts.n_extra_includes);
+    lend(&a->toolkit_libs, &a->opts.toolkit_libs, &a->opts.n_toolkit_libs);
     a->opts.out_dir = a->out;
     return 0;
 }

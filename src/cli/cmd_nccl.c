@@ -104,17 +104,19 @@ static const char list_usage[] =
     "Example:\n"
     "  cclforge nccl list --json\n";
 
+/* The options of the subcommands that take only a build's name. */
+#define NAME_OPTIONS                                                                                                   \
+    "options:\n"                                                                                                       \
+    "  --root DIR    install root (default: see 'cclforge nccl --help')\n"                                            \
+    "  -h, --help    this text\n" CLI_HELP_COLOR("  ") "\n"
+
 static const char activate_usage[] =
     "usage: cclforge nccl activate <build> [--root DIR]\n"
     "\n"
     "Makes <build> (a name from 'cclforge nccl list') the active build: the one\n"
     "'cclforge nccl env' uses by default (<root>/nccl/active links to it).\n"
     "\n"
-    "options:\n"
-    "  --root DIR    install root (default: see 'cclforge nccl --help')\n"
-    "  -h, --help    this text\n"
-    CLI_HELP_COLOR("  ")
-    "\n"
+    NAME_OPTIONS
     "Exit status: 0 fine, 1 no such build, 2 usage error.\n"
     "Example:\n"
     "  cclforge nccl activate v2.28.9-sm75-sm90\n";
@@ -125,11 +127,7 @@ static const char remove_usage[] =
     "Deletes <build> (a name from 'cclforge nccl list'), with or without its manifest;\n"
     "refused while a build of that name is running.\n"
     "\n"
-    "options:\n"
-    "  --root DIR    install root (default: see 'cclforge nccl --help')\n"
-    "  -h, --help    this text\n"
-    CLI_HELP_COLOR("  ")
-    "\n"
+    NAME_OPTIONS
     "Exit status: 0 removed, 1 no such build or it is being built, 2 usage error.\n"
     "Example:\n"
     "  cclforge nccl remove v2.28.9-sm75-sm90\n";
@@ -409,9 +407,14 @@ static const struct option env_opts[] = {
     { NULL, 0, NULL, 0 },
 };
 
-static int parse_small_args(int argc, char **argv, const char *sub, const struct option *longopts,
-                          int want_name, struct small_args *a)
+#define HELP_SHOWN (-1) /* parse_small_args printed --help: exit 0 */
+
+/* --help, else the options: 0, HELP_SHOWN, or the usage error's exit code. */
+static int parse_small_args(int argc, char **argv, const char *usage, const char *sub, const struct option *longopts,
+                            int want_name, struct small_args *a)
 {
+    if (want_help(argc, argv, usage))
+        return HELP_SHOWN;
     memset(a, 0, sizeof *a);
     optind = 1;
     opterr = 0;
@@ -437,12 +440,10 @@ static int parse_small_args(int argc, char **argv, const char *sub, const struct
 
 static int cmd_list(int argc, char **argv)
 {
-    if (want_help(argc, argv, list_usage))
-        return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small_args(argc, argv, CMD " list", list_opts, 0, &a);
+    int rc = parse_small_args(argc, argv, list_usage, CMD " list", list_opts, 0, &a);
     if (rc)
-        return rc;
+        return rc == HELP_SHOWN ? EXIT_FINE : rc;
     char *root = resolve_root(a.root, CMD " list");
     if (!root)
         return EXIT_USAGE;
@@ -477,46 +478,35 @@ static int cmd_list(int argc, char **argv)
     return code;
 }
 
-static int cmd_activate(int argc, char **argv)
+/* activate and remove: one build named, one library call, one line said. */
+static int name_command(int argc, char **argv, const char *usage, const char *sub,
+                        int (*act)(const char *root, const char *name, cf_error *err), const char *done)
 {
-    if (want_help(argc, argv, activate_usage))
-        return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small_args(argc, argv, CMD " activate", root_opts, 1, &a);
+    int rc = parse_small_args(argc, argv, usage, sub, root_opts, 1, &a);
     if (rc)
-        return rc;
-    char *root = resolve_root(a.root, CMD " activate");
+        return rc == HELP_SHOWN ? EXIT_FINE : rc;
+    char *root = resolve_root(a.root, sub);
     if (!root)
         return EXIT_USAGE;
     cf_error err = CF_ERROR_INIT;
     int code = EXIT_FINE;
-    if (cf_nccl_store_activate(root, a.name, &err) < 0)
-        code = cli_fail(CMD " activate", &err);
+    if (act(root, a.name, &err) < 0)
+        code = cli_fail(sub, &err);
     else
-        printf("active NCCL build: %s\n", cli_safe(a.name));
+        printf("%s%s\n", done, cli_safe(a.name));
     free(root);
     return code;
 }
 
+static int cmd_activate(int argc, char **argv)
+{
+    return name_command(argc, argv, activate_usage, CMD " activate", cf_nccl_store_activate, "active NCCL build: ");
+}
+
 static int cmd_remove(int argc, char **argv)
 {
-    if (want_help(argc, argv, remove_usage))
-        return EXIT_FINE;
-    struct small_args a;
-    int rc = parse_small_args(argc, argv, CMD " remove", root_opts, 1, &a);
-    if (rc)
-        return rc;
-    char *root = resolve_root(a.root, CMD " remove");
-    if (!root)
-        return EXIT_USAGE;
-    cf_error err = CF_ERROR_INIT;
-    int code = EXIT_FINE;
-    if (cf_nccl_store_remove(root, a.name, &err) < 0)
-        code = cli_fail(CMD " remove", &err);
-    else
-        printf("removed %s\n", cli_safe(a.name));
-    free(root);
-    return code;
+    return name_command(argc, argv, remove_usage, CMD " remove", cf_nccl_store_remove, "removed ");
 }
 
 /* ---- env ---- */
@@ -534,12 +524,10 @@ static void yaml_quoted(const char *s)
 
 static int cmd_env(int argc, char **argv)
 {
-    if (want_help(argc, argv, env_usage))
-        return EXIT_FINE;
     struct small_args a;
-    int rc = parse_small_args(argc, argv, CMD " env", env_opts, 2, &a);
+    int rc = parse_small_args(argc, argv, env_usage, CMD " env", env_opts, 2, &a);
     if (rc)
-        return rc;
+        return rc == HELP_SHOWN ? EXIT_FINE : rc;
     const char *format = a.format ? a.format : a.json ? "json" : "shell";
     if (strcmp(format, "shell") && strcmp(format, "yaml") && strcmp(format, "json"))
         return cli_usage(CMD " env", "--format wants shell, yaml or json, not '%s'", format);

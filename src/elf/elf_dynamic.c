@@ -37,21 +37,32 @@ int cf_elf_vaddr_span(const struct cf_elf *elf, uint64_t addr, uint64_t max_len,
     return -1;
 }
 
-static int load_interp(struct cf_elf *elf, cf_error *err)
+/* The bytes of the first segment of `type` (named `name` in a fault): 1, 0 when
+ * there is none, -1 when it lies outside the file. */
+static int segment_bytes(struct cf_elf *elf, uint32_t type, const char *name, struct cf_span *out, cf_error *err)
 {
     for (size_t i = 0; i < elf->n_segments; i++) {
         const struct cf_elf_segment *s = &elf->segments[i];
-        if (s->type != PT_INTERP)
+        if (s->type != type)
             continue;
         if (!range_in_file(s->offset, s->filesz, elf->len))
-            return cf_elf_fault(elf, err, "PT_INTERP (offset %#llx, size %#llx) lies outside the file (%zu bytes)",
+            return cf_elf_fault(elf, err, "%s (offset %#llx, size %#llx) lies outside the file (%zu bytes)", name,
                                 (unsigned long long)s->offset, (unsigned long long)s->filesz, elf->len);
-        struct cf_span span = { elf->data + s->offset, (size_t)s->filesz };
-        elf->dynamic.interp = cf_span_string(&span, 0);
-        if (!elf->dynamic.interp)
-            return cf_elf_fault(elf, err, "PT_INTERP is not a NUL-terminated path within its %zu bytes", span.len);
-        return 0;
+        *out = (struct cf_span){ elf->data + s->offset, (size_t)s->filesz };
+        return 1;
     }
+    return 0;
+}
+
+static int load_interp(struct cf_elf *elf, cf_error *err)
+{
+    struct cf_span span;
+    int found = segment_bytes(elf, PT_INTERP, "PT_INTERP", &span, err);
+    if (found <= 0)
+        return found;
+    elf->dynamic.interp = cf_span_string(&span, 0);
+    if (!elf->dynamic.interp)
+        return cf_elf_fault(elf, err, "PT_INTERP is not a NUL-terminated path within its %zu bytes", span.len);
     return 0;
 }
 
@@ -70,17 +81,13 @@ static int find_dynamic_data(struct cf_elf *elf, struct cf_span *data, const str
         *sec = &elf->sections[i];
         return 0;
     }
-    for (size_t i = 0; i < elf->n_segments; i++) {
-        const struct cf_elf_segment *s = &elf->segments[i];
-        if (s->type != PT_DYNAMIC)
-            continue;
-        if (!range_in_file(s->offset, s->filesz, elf->len))
-            return cf_elf_fault(elf, err, "PT_DYNAMIC (offset %#llx, size %#llx) lies outside the file (%zu bytes)",
-                                (unsigned long long)s->offset, (unsigned long long)s->filesz, elf->len);
-        /* The loader reads whole entries up to DT_NULL; a partial last one is not an entry. */
-        *data = (struct cf_span){ elf->data + s->offset, (size_t)s->filesz - (size_t)s->filesz % elf->layout->dyn.size };
-        return 0;
-    }
+    struct cf_span seg;
+    int found = segment_bytes(elf, PT_DYNAMIC, "PT_DYNAMIC", &seg, err);
+    if (found < 0)
+        return -1;
+    /* The loader reads whole entries up to DT_NULL; a partial last one is not an entry. */
+    if (found)
+        *data = (struct cf_span){ seg.data, seg.len - seg.len % elf->layout->dyn.size };
     return 0;
 }
 

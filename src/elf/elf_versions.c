@@ -42,32 +42,34 @@ static const struct cf_elf_section *first_section_of_type(const struct cf_elf *e
     return NULL;
 }
 
-/* A section's bytes after checking they lie in the file, and its linked
- * string table when strtab is non-NULL. */
-static int section_data(const struct cf_elf *elf, const struct cf_elf_section *sec, struct cf_span *data,
-                        struct cf_span *strtab, cf_error *err)
-{
-    if (cf_elf_section_bytes(elf, sec, &data->data, &data->len, err) != 0)
-        return -1;
-    if (strtab && cf_elf_linked_strtab(elf, sec, sec->link, strtab, err) != 0)
-        return -1;
-    return 0;
-}
-
 /* The entry of `size` bytes at off, or NULL when it does not lie wholly in the section. */
 static const uint8_t *entry_at(const struct cf_span *data, size_t off, size_t size)
 {
     return off <= data->len && data->len - off >= size ? data->data + off : NULL;
 }
 
-static int load_verdefs(struct cf_elf *elf, struct slot_list *slots, cf_error *err)
+/* Walks one version section's entries into slots. */
+typedef int version_walker(struct cf_elf *elf, const struct cf_elf_section *sec, struct cf_span data,
+                           struct cf_span strtab, struct slot_list *slots, cf_error *err);
+
+/* The first section of `type`, its bytes checked to lie in the file and its
+ * linked string table found, walked into slots; nothing to do without one. */
+static int load_section(struct cf_elf *elf, uint32_t type, version_walker *walk, struct slot_list *slots,
+                        cf_error *err)
 {
-    const struct cf_elf_section *sec = first_section_of_type(elf, SHT_GNU_verdef);
+    const struct cf_elf_section *sec = first_section_of_type(elf, type);
+    struct cf_span data, strtab;
     if (!sec)
         return 0;
-    struct cf_span data, strtab;
-    if (section_data(elf, sec, &data, &strtab, err) != 0)
+    if (cf_elf_section_bytes(elf, sec, &data.data, &data.len, err) != 0 ||
+        cf_elf_linked_strtab(elf, sec, sec->link, &strtab, err) != 0)
         return -1;
+    return walk(elf, sec, data, strtab, slots, err);
+}
+
+static int walk_verdefs(struct cf_elf *elf, const struct cf_elf_section *sec, struct cf_span data,
+                          struct cf_span strtab, struct slot_list *slots, cf_error *err)
+{
     const struct elf_layout *L = elf->layout;
     int big = elf->header.big_endian;
     /* Each entry is at least one Verdef, so the size bounds the count whatever sh_info says. */
@@ -100,14 +102,9 @@ static int load_verdefs(struct cf_elf *elf, struct slot_list *slots, cf_error *e
     return 0;
 }
 
-static int load_verneeds(struct cf_elf *elf, struct slot_list *slots, cf_error *err)
+static int walk_verneeds(struct cf_elf *elf, const struct cf_elf_section *sec, struct cf_span data,
+                          struct cf_span strtab, struct slot_list *slots, cf_error *err)
 {
-    const struct cf_elf_section *sec = first_section_of_type(elf, SHT_GNU_verneed);
-    if (!sec)
-        return 0;
-    struct cf_span data, strtab;
-    if (section_data(elf, sec, &data, &strtab, err) != 0)
-        return -1;
     const struct elf_layout *L = elf->layout;
     int big = elf->header.big_endian;
     /* Counts in the file are claims, not sizes: arrays grow as the chains are
@@ -187,7 +184,8 @@ static int load_versions(struct cf_elf *elf, cf_error *err)
         return elf->versions_loaded > 0 ? 0 : cf_elf_fault(elf, err, "symbol version sections are corrupt (see the first error)");
     struct slot_list slots = { 0 };
     elf->versions_loaded = -1;
-    if (load_verdefs(elf, &slots, err) != 0 || load_verneeds(elf, &slots, err) != 0) {
+    if (load_section(elf, SHT_GNU_verdef, walk_verdefs, &slots, err) != 0 ||
+        load_section(elf, SHT_GNU_verneed, walk_verneeds, &slots, err) != 0) {
         free(slots.v);
         return -1;
     }

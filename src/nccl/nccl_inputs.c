@@ -17,22 +17,22 @@ const char *const cf_nccl_git_env[] = { "GIT_TERMINAL_PROMPT=0", CF_NCCL_GIT_ALL
 
 static const char *const git_schemes[] = { "https://", "ssh://", "git://", "file://" };
 
-/* "a space", "'$'", "a newline", "the control character \x1b". */
-void cf_nccl_describe_char(unsigned char c, struct strbuf *out)
+char *cf_nccl_refused_char(const char *s, int (*ok)(unsigned char c))
 {
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p && ok(*p))
+        p++;
+    if (!*p)
+        return NULL;
+    unsigned char c = *p;
     static const struct {
         unsigned char c;
         const char *words;
     } named[] = { { ' ', "a space" }, { '\t', "a tab" }, { '\n', "a newline" }, { '\r', "a carriage return" } };
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-        if (named[i].c == c) {
-            cf_sb_adds(out, named[i].words);
-            return;
-        }
-    if (c < 0x20 || c == 0x7f)
-        cf_sb_addf(out, "the control character \\x%02x", c);
-    else
-        cf_sb_addf(out, "'%c'", c);
+        if (named[i].c == c)
+            return cf_strdup(named[i].words);
+    return c < 0x20 || c == 0x7f ? cf_asprintf("the control character \\x%02x", c) : cf_asprintf("'%c'", c);
 }
 
 /* Letters, digits, / . _ + @ - and non-ASCII bytes (UTF-8 names): nothing
@@ -44,19 +44,15 @@ static int make_path_char(unsigned char c)
 
 int cf_nccl_check_make_path(const char *what, const char *path, const char *fix, cf_error *err)
 {
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        if (make_path_char(*p))
-            continue;
-        struct strbuf c = STRBUF_INIT;
-        cf_nccl_describe_char(*p, &c);
-        cf_error_set(err, CF_ERR_USAGE,
-                     "%s %s contains %s: make and NCCL's Makefiles expand $ and hand paths to sh unquoted, so only "
-                     "letters, digits and / . _ + @ - are safe there; %s",
-                     what, path, cf_sb_str(&c), fix);
-        cf_sb_release(&c);
-        return -1;
-    }
-    return 0;
+    char *c = cf_nccl_refused_char(path, make_path_char);
+    if (!c)
+        return 0;
+    cf_error_set(err, CF_ERR_USAGE,
+                 "%s %s contains %s: make and NCCL's Makefiles expand $ and hand paths to sh unquoted, so only "
+                 "letters, digits and / . _ + @ - are safe there; %s",
+                 what, path, c, fix);
+    free(c);
+    return -1;
 }
 
 char *cf_nccl_physical_path(const char *abs)
@@ -81,6 +77,12 @@ char *cf_nccl_physical_path(const char *abs)
     }
 }
 
+/* The bytes of an --only-funcs expression: words, globs, groups, unions. */
+static int only_funcs_char(unsigned char c)
+{
+    return isalnum(c) || strchr("_*| ()", c);
+}
+
 /* ONLY_FUNCS is a pattern for NCCL's src/device/generate.py (and RCCL's): words
  * (collectives, reduction ops, types, algorithms, protocols: letters, digits,
  * '_'), '*' globs, '(' ')' groups, '|' unions, separated by spaces. */
@@ -91,7 +93,7 @@ int cf_nccl_check_only_funcs(const char *expr, cf_error *err)
         return cf_error_set(err, CF_ERR_USAGE, "--only-funcs is longer than 4096 characters");
     int depth = 0;
     for (const unsigned char *p = (const unsigned char *)expr; *p; p++) {
-        if (isalnum(*p) || strchr("_*| ", *p)) {
+        if (*p != '(' && *p != ')' && only_funcs_char(*p)) {
             continue;
         } else if (*p == '(') {
             depth++;
@@ -100,13 +102,12 @@ int cf_nccl_check_only_funcs(const char *expr, cf_error *err)
                 return cf_error_set(err, CF_ERR_USAGE, "--only-funcs '%s' closes a group it never opened (%s)", expr,
                                     example);
         } else {
-            struct strbuf c = STRBUF_INIT;
-            cf_nccl_describe_char(*p, &c);
+            char *c = cf_nccl_refused_char((const char *)p, only_funcs_char); /* *p, in words */
             cf_error_set(err, CF_ERR_USAGE,
                          "--only-funcs contains %s: NCCL's kernel generator takes words (collectives, reduction "
                          "ops, types, algorithms, protocols), '*' globs, '(...)' groups and '|' unions, %s",
-                         cf_sb_str(&c), example);
-            cf_sb_release(&c);
+                         c, example);
+            free(c);
             return -1;
         }
     }
@@ -288,16 +289,19 @@ int cf_nccl_is_git_url(const char *source)
     return strstr(source, "://") != NULL || cf_starts_with(source, "git@");
 }
 
+static int git_url_char(unsigned char c)
+{
+    return c > ' ' && c != 0x7f;
+}
+
 int cf_nccl_check_git_url(const char *url, cf_error *err)
 {
-    for (const unsigned char *p = (const unsigned char *)url; *p; p++)
-        if (*p <= ' ' || *p == 0x7f) {
-            struct strbuf c = STRBUF_INIT;
-            cf_nccl_describe_char(*p, &c);
-            cf_error_set(err, CF_ERR_USAGE, "--source URL contains %s: a git URL has none", cf_sb_str(&c));
-            cf_sb_release(&c);
-            return -1;
-        }
+    char *c = cf_nccl_refused_char(url, git_url_char);
+    if (c) {
+        cf_error_set(err, CF_ERR_USAGE, "--source URL contains %s: a git URL has none", c);
+        free(c);
+        return -1;
+    }
     if (cf_starts_with(url, "git@")) /* scp-like ssh: git@host:path */
         return strchr(url, ':') ? 0
                                 : cf_error_set(err, CF_ERR_USAGE, "--source %s: write git@HOST:PATH or ssh://...", url);

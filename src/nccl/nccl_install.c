@@ -103,82 +103,6 @@ static int copy_tree_at(const char *from, int to_fd, const char *to, int depth, 
     return rc;
 }
 
-cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan)
-{
-    cJSON *in = cJSON_CreateObject();
-    cJSON_AddStringToObject(in, "vendor", plan->vendor->word);
-    cJSON_AddStringToObject(in, "tag", plan->tag_text);
-    cJSON_AddItemToObject(in, "archs", cf_arch_list_json(&plan->archs));
-    cJSON_AddBoolToObject(in, "ptx", plan->ptx);
-    cf_json_put_str(in, "only_funcs", plan->only_funcs);
-    cf_json_put_str(in, "cuda_version", plan->cuda_version);
-    cJSON_AddStringToObject(in, "source", plan->source_id);
-    return in;
-}
-
-static const char *source_kind_name(enum cf_nccl_source_kind k)
-{
-    static const char *const names[] = { "upstream", "dir", "tarball", "git" };
-    return names[k];
-}
-
-static char *nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_built *built)
-{
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "schema", "cclforge.nccl-manifest/1");
-    cJSON_AddStringToObject(m, "name", plan->target_name);
-    cJSON_AddStringToObject(m, "library_kind", plan->vendor->comm->kind);
-    cJSON_AddStringToObject(m, "vendor", plan->vendor->word);
-    cJSON_AddStringToObject(m, "tag", plan->tag_text);
-    struct strbuf v = STRBUF_INIT;
-    cf_nccl_version_format(&plan->tag, &v);
-    cJSON_AddStringToObject(m, "version", cf_sb_str(&v));
-    cf_sb_release(&v);
-    cJSON_AddNumberToObject(m, "version_code", cf_nccl_tag_version_code(&plan->tag));
-    cJSON_AddItemToObject(m, "archs", cf_arch_list_json(&plan->archs));
-    cJSON_AddBoolToObject(m, "ptx", plan->ptx);
-    cf_json_put_str(m, "cuda_version", plan->cuda_version);
-    cJSON_AddStringToObject(m, "toolkit_home", plan->toolkit_home);
-    cJSON_AddStringToObject(m, "compiler", plan->compiler ? plan->compiler : "");
-    cJSON *src = cJSON_AddObjectToObject(m, "source");
-    cJSON_AddStringToObject(src, "kind", source_kind_name(plan->source_kind));
-    cJSON_AddStringToObject(src, "location", plan->source);
-    if (built->source_commit)
-        cJSON_AddStringToObject(src, "commit", built->source_commit);
-    if (built->source_sha256)
-        cJSON_AddStringToObject(src, "sha256", built->source_sha256);
-    cJSON *flags = cJSON_AddObjectToObject(m, "flags");
-    cJSON_AddStringToObject(flags, plan->vendor->arch_family == CF_ARCH_AMD ? "GPU_TARGETS" : "NVCC_GENCODE", plan->gencode);
-    if (plan->only_funcs)
-        cJSON_AddStringToObject(flags, "ONLY_FUNCS", plan->only_funcs);
-    cJSON_AddNumberToObject(flags, "jobs", plan->jobs);
-    cJSON_AddBoolToObject(flags, "docker", plan->docker);
-    if (plan->docker)
-        cJSON_AddStringToObject(flags, "docker_image", plan->docker_image);
-    cf_json_put_strvec(flags, "commands", &built->commands);
-    cJSON_AddStringToObject(m, "library", built->library_rel);
-    cJSON_AddStringToObject(m, "library_sha256", built->library_sha256 ? built->library_sha256 : "");
-    cJSON_AddStringToObject(m, "soname", built->verify->soname ? built->verify->soname : "");
-    cJSON_AddStringToObject(m, "banner", built->verify->banner ? built->verify->banner : "");
-    cf_json_put_strvec(m, "sass", &built->verify->sass);
-    cf_json_put_strvec(m, "ptx_archs", &built->verify->ptx);
-    cf_json_put_strvec(m, "extra_archs", &built->verify->extra);
-    cJSON_AddNumberToObject(m, "build_seconds", built->build_seconds);
-    char when[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    cJSON_AddStringToObject(m, "built_at", when);
-    cJSON_AddStringToObject(m, "cclforge_version", CCLFORGE_VERSION);
-    cJSON_AddItemToObject(m, "inputs", cf_nccl_plan_inputs(plan));
-    if (built->files)
-        cJSON_AddItemReferenceToObject(m, "files", built->files);
-    char *text = cJSON_Print(m);
-    cJSON_Delete(m);
-    return text;
-}
-
 /* ---- staging ---- */
 
 int cf_nccl_stage_begin(const struct cf_nccl_plan *plan, struct nccl_stage *st, cf_error *err)
@@ -271,7 +195,7 @@ int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, struct nccl_stage *st,
             built->library_sha256 = cf_strdup(sha->valuestring);
     }
     if (rc == 0) {
-        char *text = nccl_manifest_text(plan, built);
+        char *text = cf_nccl_manifest_text(plan, built);
         rc = cf_write_file_at(st->fd, "manifest.json", text, strlen(text), 0644, err);
         free(text);
     }
@@ -289,16 +213,16 @@ int cf_nccl_stage_layout(const struct cf_nccl_plan *plan, struct nccl_stage *st,
  * the rename is about to publish is complete. */
 int cf_nccl_stage_check(const struct nccl_stage *st, cf_error *err)
 {
-    cJSON *m = cf_nccl_read_manifest_at(st->fd);
+    struct nccl_manifest m;
     struct strbuf why = STRBUF_INIT;
     int rc = 0;
-    if (!m)
+    if (cf_nccl_manifest_read_at(st->fd, &m) < 0)
         rc = cf_error_set(err, CF_ERR_FAILED, "the staged build %s has no readable manifest.json; nothing was installed",
                           st->path);
-    else if (cf_nccl_tree_check(st->fd, m, 1, &why))
+    else if (cf_nccl_tree_check(st->fd, &m, 1, &why))
         rc = cf_error_set(err, CF_ERR_FAILED, "the staged build %s is incomplete (%s); nothing was installed",
                           st->path, cf_sb_str(&why));
-    cJSON_Delete(m);
+    cf_nccl_manifest_release(&m);
     cf_sb_release(&why);
     return rc;
 }

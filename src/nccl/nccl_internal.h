@@ -26,8 +26,9 @@ int cf_docker_reference_check(const char *ref, cf_error *err);
 int cf_nccl_is_git_url(const char *source);
 /* https://, ssh://, git@HOST:PATH, git://, file:// only. */
 int cf_nccl_check_git_url(const char *url, cf_error *err);
-/* "a space", "'$'", "a newline", "the control character \x1b". */
-void cf_nccl_describe_char(unsigned char c, struct strbuf *out);
+/* The first byte of s that ok refuses, in words ("a space", "'$'", "a newline",
+ * "the control character \x1b"); NULL when ok takes every byte. Caller frees. */
+char *cf_nccl_refused_char(const char *s, int (*ok)(unsigned char c));
 
 /* ---- nccl_root.c: the install root ---- */
 
@@ -43,16 +44,13 @@ int cf_nccl_lock_open(const char *root, const char *name, int cloexec, cf_error 
 
 /* ---- nccl_tree.c: an installed tree and its record in the manifest ---- */
 
-/* Reads dir_fd/manifest.json (never through a link); NULL when absent or malformed. */
-cJSON *cf_nccl_read_manifest_at(int dir_fd);
-/* The same for the build directory dir (never through a link). */
-cJSON *cf_nccl_read_manifest(const char *dir);
 /* {"include/nccl.h": {"size", "sha256", "stamp"}, "lib/libnccl.so.2": {"link"}, ...}
  * for everything under include/ and lib/ of dir_fd. */
 cJSON *cf_nccl_tree_record(int dir_fd, cf_error *err);
+struct nccl_manifest;
 /* 0 when the tree at dir_fd is what its manifest records (full: every hash;
  * else the hash only of files whose size and stamp changed), 1 with *why. */
-int cf_nccl_tree_check(int dir_fd, const cJSON *manifest, int full, struct strbuf *why);
+int cf_nccl_tree_check(int dir_fd, const struct nccl_manifest *m, int full, struct strbuf *why);
 
 /* ---- nccl_install.c: staging and install ---- */
 
@@ -74,6 +72,37 @@ struct nccl_stage {
     int parent_fd, fd;
 };
 
+/* ---- nccl_manifest.c: manifest.json, the record of one installed build ---- */
+
+/* What a manifest says. Strings point into doc: NULL when absent or not a
+ * string, but tag and version, "" then. */
+struct nccl_manifest {
+    cJSON *doc;
+    const char *tag, *version;   /* "v2.28.9-1", "2.28.9" */
+    int version_code;            /* 22809; 0 when absent or out of range */
+    struct strvec archs;         /* the archs built for: "sm_75", "gfx90a" */
+    int ptx;
+    const char *cuda_version;
+    const char *library_kind;    /* a comm library's kind ("nccl", "rccl") */
+    const char *library;         /* "lib/libnccl.so.2.28.9", relative to the build */
+    const char *library_sha256;
+    double build_seconds;
+    struct strvec sass, ptx_archs; /* the library's machine code and PTX, as verified */
+    const cJSON *inputs;         /* the plan's cache key (cf_nccl_plan_inputs) */
+    const cJSON *files;          /* cf_nccl_tree_record; NULL in a manifest of an older cclforge */
+};
+
+/* The cache key of a plan (the manifest's "inputs"): what must match for a cache hit. */
+cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan);
+/* The manifest of a finished build, as JSON text (built_at: now). Caller frees. */
+char *cf_nccl_manifest_text(const struct cf_nccl_plan *plan, const struct nccl_built *built);
+/* Reads dir_fd/manifest.json (never through a link): 0, or -1 when absent or
+ * not a JSON object (m is empty then). Release m either way. */
+int cf_nccl_manifest_read_at(int dir_fd, struct nccl_manifest *m);
+/* The same for the build directory dir (never through a link). */
+int cf_nccl_manifest_read(const char *dir, struct nccl_manifest *m);
+void cf_nccl_manifest_release(struct nccl_manifest *m);
+
 /* The defaults nccl build takes from a survey (this host's, or survey_file):
  * the active libtorch's NCCL version (need_torch; NULL when none) and the
  * visible GPUs' archs joined by ';' (need_gpus; NULL when none). -1 only
@@ -81,8 +110,6 @@ struct nccl_stage {
 int cf_nccl_survey_defaults(const char *survey_file, int need_torch, int need_gpus, char **torch_nccl,
                             char **archs, cf_error *err);
 
-/* The cache key of a plan: what must match for a cache hit. */
-cJSON *cf_nccl_plan_inputs(const struct cf_nccl_plan *plan);
 int cf_nccl_stage_begin(const struct cf_nccl_plan *plan, struct nccl_stage *st, cf_error *err);
 /* Fills the stage with include/, lib/ (file + soname + dev links), pkgconfig,
  * build.log and manifest.json (with the files' record). */

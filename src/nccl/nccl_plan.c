@@ -594,29 +594,19 @@ void cf_nccl_plan_steps(const struct cf_nccl_plan *plan, const char *docker_dir,
 {
     memset(steps, 0, sizeof *steps);
     if (plan->docker) {
-        struct strvec *b = &steps->build[0];
         char *dockerfile = cf_path_join(docker_dir, "Dockerfile"), *context = cf_path_join(docker_dir, "empty-context");
-        cf_strvec_push(b, "docker");
-        cf_strvec_push(b, "build");
-        cf_strvec_push(b, "--tag");
-        cf_strvec_push(b, plan->docker_tag);
-        cf_strvec_push(b, "--file");
-        cf_strvec_push(b, dockerfile);
-        cf_strvec_push(b, context);
+        const char *build[] = { "docker", "build", "--tag", plan->docker_tag, "--file", dockerfile, context, NULL };
         const char *create[] = { "docker", "create", "--name", plan->docker_container, plan->docker_tag, NULL };
-        for (size_t i = 0; create[i]; i++)
-            cf_strvec_push(&steps->build[1], create[i]);
-        cf_strvec_push(&steps->build[2], "docker");
-        cf_strvec_push(&steps->build[2], "cp");
+        const char *rm[] = { "docker", "rm", "--force", plan->docker_container, NULL };
+        const char *rmi[] = { "docker", "rmi", "--force", plan->docker_tag, NULL };
+        cf_strvec_push_all(&steps->build[0], build);
+        cf_strvec_push_all(&steps->build[1], create);
+        cf_strvec_push_all(&steps->build[2], (const char *[]){ "docker", "cp", NULL });
         cf_strvec_pushf(&steps->build[2], "%s:/nccl-build/.", plan->docker_container);
         cf_strvec_push(&steps->build[2], plan->build_dir);
         steps->n_build = 3;
-        const char *rm[] = { "docker", "rm", "--force", plan->docker_container, NULL };
-        const char *rmi[] = { "docker", "rmi", "--force", plan->docker_tag, NULL };
-        for (size_t i = 0; rm[i]; i++)
-            cf_strvec_push(&steps->cleanup[0], rm[i]);
-        for (size_t i = 0; rmi[i]; i++)
-            cf_strvec_push(&steps->cleanup[1], rmi[i]);
+        cf_strvec_push_all(&steps->cleanup[0], rm);
+        cf_strvec_push_all(&steps->cleanup[1], rmi);
         steps->n_cleanup = 2;
         free(dockerfile);
         free(context);
@@ -624,20 +614,15 @@ void cf_nccl_plan_steps(const struct cf_nccl_plan *plan, const char *docker_dir,
     }
     if (plan->source_kind == CF_SRC_TARBALL) {
         const char *t[] = { "tar", "-xf", plan->source, "-C", plan->src_dir, "--strip-components=1", NULL };
-        for (size_t i = 0; t[i]; i++)
-            cf_strvec_push(&steps->fetch, t[i]);
+        cf_strvec_push_all(&steps->fetch, t);
     } else if (plan->source_kind == CF_SRC_GIT || plan->source_kind == CF_SRC_UPSTREAM) {
         const char *g[] = { "git", "clone", "--depth", "1", "--branch", plan->tag_text, "-c", "advice.detachedHead=false",
                             "--", plan->source, plan->src_dir, NULL };
-        for (size_t i = 0; g[i]; i++)
-            cf_strvec_push(&steps->fetch, g[i]);
+        cf_strvec_push_all(&steps->fetch, g);
     }
     if (plan->vendor->comm->lib == CF_COMMLIB_NCCL) { /* NCCL's makefiles; RCCL below builds with CMake */
         struct strvec *m = &steps->build[0];
-        cf_strvec_push(m, "make");
-        cf_strvec_push(m, "-C");
-        cf_strvec_push(m, plan->src_dir);
-        cf_strvec_push(m, "src.build");
+        cf_strvec_push_all(m, (const char *[]){ "make", "-C", plan->src_dir, "src.build", NULL });
         cf_strvec_pushf(m, "NVCC_GENCODE=%s", plan->gencode);
         cf_strvec_pushf(m, "BUILDDIR=%s", plan->build_dir);
         cf_strvec_pushf(m, "CUDA_HOME=%s", plan->toolkit_home);
@@ -649,12 +634,8 @@ void cf_nccl_plan_steps(const struct cf_nccl_plan *plan, const char *docker_dir,
     }
     /* RCCL: its CMake build. hipcc is the compiler when the toolkit has one. */
     struct strvec *c = &steps->build[0];
-    cf_strvec_push(c, "cmake");
-    cf_strvec_push(c, "-S");
-    cf_strvec_push(c, plan->src_dir);
-    cf_strvec_push(c, "-B");
-    cf_strvec_push(c, plan->build_dir);
-    cf_strvec_push(c, "-DCMAKE_BUILD_TYPE=Release");
+    const char *configure[] = { "cmake", "-S", plan->src_dir, "-B", plan->build_dir, "-DCMAKE_BUILD_TYPE=Release", NULL };
+    cf_strvec_push_all(c, configure);
     cf_strvec_pushf(c, "-DGPU_TARGETS=%s", plan->gencode);
     cf_strvec_pushf(c, "-DROCM_PATH=%s", plan->toolkit_home);
     cf_strvec_pushf(c, "-DCMAKE_PREFIX_PATH=%s", plan->toolkit_home);
@@ -665,12 +646,8 @@ void cf_nccl_plan_steps(const struct cf_nccl_plan *plan, const char *docker_dir,
     free(hipcc);
     if (plan->only_funcs)
         cf_strvec_pushf(c, "-DONLY_FUNCS=%s", plan->only_funcs);
-    struct strvec *b = &steps->build[1];
-    cf_strvec_push(b, "cmake");
-    cf_strvec_push(b, "--build");
-    cf_strvec_push(b, plan->build_dir);
-    cf_strvec_push(b, "--parallel");
-    cf_strvec_pushf(b, "%d", plan->jobs);
+    cf_strvec_push_all(&steps->build[1], (const char *[]){ "cmake", "--build", plan->build_dir, "--parallel", NULL });
+    cf_strvec_pushf(&steps->build[1], "%d", plan->jobs);
     steps->n_build = 2;
 }
 

@@ -22,12 +22,7 @@ static void emit(const struct cf_nccl_build_opts *opts, int kind, const char *te
 {
     if (!opts->on_event)
         return;
-    struct cf_nccl_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = kind;
-    ev.text = text;
-    ev.done = done;
-    ev.total = total;
+    struct cf_nccl_event ev = { .kind = kind, .text = text, .done = done, .total = total };
     opts->on_event(opts->event_ctx, &ev);
 }
 
@@ -61,21 +56,20 @@ static enum cache_state cache_check(const struct cf_nccl_plan *plan, int full, c
         }
         return CACHE_MISS;
     }
-    cJSON *manifest = cf_nccl_read_manifest_at(fd);
+    struct nccl_manifest manifest;
     enum cache_state state = CACHE_MISS;
-    if (manifest) {
+    if (cf_nccl_manifest_read_at(fd, &manifest) == 0) {
         cJSON *want = cf_nccl_plan_inputs(plan);
-        const cJSON *have = cJSON_GetObjectItemCaseSensitive(manifest, "inputs");
-        if (have && cJSON_Compare(have, want, 1)) {
+        if (manifest.inputs && cJSON_Compare(manifest.inputs, want, 1)) {
             struct strbuf why = STRBUF_INIT;
-            state = cf_nccl_tree_check(fd, manifest, full, &why) ? CACHE_DAMAGED : CACHE_HIT;
+            state = cf_nccl_tree_check(fd, &manifest, full, &why) ? CACHE_DAMAGED : CACHE_HIT;
             if (state == CACHE_DAMAGED)
                 *damage = cf_sb_detach(&why);
             cf_sb_release(&why);
         }
         cJSON_Delete(want);
-        cJSON_Delete(manifest);
     }
+    cf_nccl_manifest_release(&manifest);
     close(fd);
     return state;
 }

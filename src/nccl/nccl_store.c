@@ -43,16 +43,6 @@ static int valid_name(const char *name, cf_error *err)
     return 0;
 }
 
-cJSON *cf_nccl_read_manifest(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    cJSON *m = cf_nccl_read_manifest_at(fd);
-    close(fd);
-    return m;
-}
-
 /* <root>/nccl/builds/<name> as a directory descriptor, never through a link. */
 static int open_build(const char *root, const char *name, char **dir, cf_error *err)
 {
@@ -75,13 +65,6 @@ static int open_build(const char *root, const char *name, char **dir, cf_error *
     return -1;
 }
 
-/* A manifest field as a string: "" when absent or of another type. */
-static char *manifest_str(const cJSON *m, const char *key)
-{
-    const char *v = cf_json_str(m, key);
-    return cf_strdup(v ? v : "");
-}
-
 /* Fills out from the manifest and checks the files against it (out->damage).
  * Without a readable manifest: -1, and out names the build as damaged. */
 static int fill_install(int fd, const char *dir, const char *name, const char *active, int verify,
@@ -91,8 +74,8 @@ static int fill_install(int fd, const char *dir, const char *name, const char *a
     out->name = cf_strdup(name);
     out->dir = cf_strdup(dir);
     out->active = active && !strcmp(active, name);
-    cJSON *m = cf_nccl_read_manifest_at(fd);
-    if (!m) {
+    struct nccl_manifest m;
+    if (cf_nccl_manifest_read_at(fd, &m) < 0) {
         out->tag = cf_strdup("");
         out->version = cf_strdup("");
         out->archs = cf_strdup("");
@@ -101,30 +84,23 @@ static int fill_install(int fd, const char *dir, const char *name, const char *a
                                                 "'cclforge nccl remove %s' and build it again",
                             dir, name);
     }
-    out->tag = manifest_str(m, "tag");
-    out->version = manifest_str(m, "version");
-    double code = cf_json_num(m, "version_code", 0);
-    out->version_code = code > 0 && code < 1e9 ? (int)code : 0;
-    struct strvec archs = STRVEC_INIT;
-    cf_json_get_strvec(m, "archs", &archs);
+    out->tag = cf_strdup(m.tag);
+    out->version = cf_strdup(m.version);
+    out->version_code = m.version_code;
     struct strbuf joined = STRBUF_INIT;
-    for (size_t i = 0; i < archs.n; i++)
-        cf_sb_addf(&joined, "%s%s", i ? ";" : "", archs.v[i]);
+    for (size_t i = 0; i < m.archs.n; i++)
+        cf_sb_addf(&joined, "%s%s", i ? ";" : "", m.archs.v[i]);
     cf_sb_adds(&joined, "");
     out->archs = cf_sb_detach(&joined);
-    cf_strvec_clear(&archs);
-    int ptx = 0;
-    cf_json_get_bool(m, "ptx", &ptx);
-    out->ptx = ptx;
-    const char *cuda = cf_json_str(m, "cuda_version"), *lib = cf_json_str(m, "library");
-    out->cuda_version = cuda ? cf_strdup(cuda) : NULL;
-    out->library = lib ? cf_path_join(dir, lib) : NULL;
-    out->build_seconds = cf_json_num(m, "build_seconds", 0);
+    out->ptx = m.ptx;
+    out->cuda_version = m.cuda_version ? cf_strdup(m.cuda_version) : NULL;
+    out->library = m.library ? cf_path_join(dir, m.library) : NULL;
+    out->build_seconds = m.build_seconds;
     struct strbuf why = STRBUF_INIT;
-    if (cf_nccl_tree_check(fd, m, verify, &why))
+    if (cf_nccl_tree_check(fd, &m, verify, &why))
         out->damage = cf_sb_detach(&why);
     cf_sb_release(&why);
-    cJSON_Delete(m);
+    cf_nccl_manifest_release(&m);
     return 0;
 }
 
@@ -305,21 +281,22 @@ int cf_nccl_store_remove(const char *root, const char *name, cf_error *err)
 }
 
 /* ld.so splits LD_PRELOAD at spaces and ':', LD_LIBRARY_PATH at ':' and ';'. */
+static int env_path_char(unsigned char c)
+{
+    return c != ' ' && c != ':' && c != ';' && c >= 0x20 && c != 0x7f;
+}
+
 static int env_safe_path(const char *path, cf_error *err)
 {
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        if (*p != ' ' && *p != ':' && *p != ';' && *p >= 0x20 && *p != 0x7f)
-            continue;
-        struct strbuf c = STRBUF_INIT;
-        cf_nccl_describe_char(*p, &c);
-        cf_error_set(err, CF_ERR_FAILED,
-                     "%s contains %s, which ld.so takes as a separator in LD_PRELOAD or LD_LIBRARY_PATH (or a "
-                     "terminal control character): the job would load another NCCL; use a root without it",
-                     path, cf_sb_str(&c));
-        cf_sb_release(&c);
-        return -1;
-    }
-    return 0;
+    char *c = cf_nccl_refused_char(path, env_path_char);
+    if (!c)
+        return 0;
+    cf_error_set(err, CF_ERR_FAILED,
+                 "%s contains %s, which ld.so takes as a separator in LD_PRELOAD or LD_LIBRARY_PATH (or a "
+                 "terminal control character): the job would load another NCCL; use a root without it",
+                 path, c);
+    free(c);
+    return -1;
 }
 
 int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_list *host_archs,
@@ -343,12 +320,15 @@ int cf_nccl_env_make(const char *root, const char *name, const struct cf_arch_li
     if (!host_archs)
         return 0;
     out->coverage_checked = 1;
-    cJSON *m = cf_nccl_read_manifest(dir);
+    struct nccl_manifest m;
+    cf_nccl_manifest_read(dir, &m);
     /* The build's code: machine code ("sm_80", "gfx90a:xnack-") and PTX ("compute_90"). */
     struct strvec code = STRVEC_INIT;
-    cf_json_get_strvec(m, "sass", &code);
-    cf_json_get_strvec(m, "ptx_archs", &code);
-    cJSON_Delete(m);
+    for (size_t i = 0; i < m.sass.n; i++)
+        cf_strvec_push(&code, m.sass.v[i]);
+    for (size_t i = 0; i < m.ptx_archs.n; i++)
+        cf_strvec_push(&code, m.ptx_archs.v[i]);
+    cf_nccl_manifest_release(&m);
     for (size_t i = 0; i < host_archs->n; i++) {
         const struct cf_arch *a = &host_archs->v[i];
         cf_strvec_push(&out->host_archs, a->name);

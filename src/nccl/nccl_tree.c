@@ -24,29 +24,6 @@ static const char *const recorded_dirs[] = { "include", "lib" };
 
 #define MAX_DEPTH 16
 #define MAX_ENTRIES 100000
-#define MANIFEST_MAX (4u << 20)
-
-cJSON *cf_nccl_read_manifest_at(int dir_fd)
-{
-    int fd = openat(dir_fd, "manifest.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    struct stat st;
-    cJSON *doc = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= MANIFEST_MAX) {
-        char *buf = cf_xmalloc((size_t)st.st_size + 1);
-        ssize_t n = pread(fd, buf, (size_t)st.st_size, 0);
-        if (n == st.st_size)
-            doc = cJSON_ParseWithLength(buf, (size_t)n);
-        free(buf);
-    }
-    close(fd);
-    if (doc && !cJSON_IsObject(doc)) {
-        cJSON_Delete(doc);
-        doc = NULL;
-    }
-    return doc;
-}
 
 static void stamp_of(const struct stat *st, char *out, size_t n)
 {
@@ -227,17 +204,16 @@ static int check_file(int dir_fd, const char *rel, const cJSON *want, int full, 
 /* Everything the layout promises (the vendor table's comm library: NCCL's
  * src/Makefile lib target) is in the record: the library, its soname and
  * development links, a header, the pkg-config file. */
-static int check_promised(const cJSON *manifest, const cJSON *files, struct strbuf *why)
+static int check_promised(const struct nccl_manifest *m, struct strbuf *why)
 {
-    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(manifest, "library_kind");
-    const cJSON *library = cJSON_GetObjectItemCaseSensitive(manifest, "library");
-    const struct cf_comm_profile *comm = cf_comm_profile_by_kind(cJSON_IsString(kind) ? kind->valuestring : "nccl");
-    if (!comm || !cJSON_IsString(library))
+    const cJSON *files = m->files;
+    const struct cf_comm_profile *comm = cf_comm_profile_by_kind(m->library_kind ? m->library_kind : "nccl");
+    if (!comm || !m->library)
         return damaged(why, "the manifest names no library or an unknown library kind");
     char *soname = cf_asprintf("lib/%s", comm->soname);
     char *dev = cf_asprintf("lib/%s", comm->stem);
     char *pc = cf_asprintf("lib/pkgconfig/%s.pc", comm->link_name);
-    const char *need[] = { library->valuestring, soname, dev, pc };
+    const char *need[] = { m->library, soname, dev, pc };
     int bad = 0;
     for (size_t i = 0; !bad && i < sizeof need / sizeof need[0]; i++)
         if (!cJSON_GetObjectItemCaseSensitive(files, need[i]))
@@ -283,37 +259,34 @@ static int check_no_extra(int dir_fd, const char *rel, const cJSON *files, struc
     return bad;
 }
 
-int cf_nccl_tree_check(int dir_fd, const cJSON *manifest, int full, struct strbuf *why)
+int cf_nccl_tree_check(int dir_fd, const struct nccl_manifest *m, int full, struct strbuf *why)
 {
     struct stat st;
     if (fstat(dir_fd, &st) == 0 && check_trusted("the build directory", &st, why))
         return 1;
-    const cJSON *files = cJSON_GetObjectItemCaseSensitive(manifest, "files");
-    if (!cJSON_IsObject(files)) {
+    if (!m->files) {
         /* A manifest of an older cclforge: the library's hash is all there is. */
-        const cJSON *lib = cJSON_GetObjectItemCaseSensitive(manifest, "library");
-        const cJSON *sha = cJSON_GetObjectItemCaseSensitive(manifest, "library_sha256");
-        if (!cJSON_IsString(lib) || !cJSON_IsString(sha))
+        const char *lib = m->library;
+        if (!lib || !m->library_sha256)
             return damaged(why, "the manifest names no library and no hash");
-        if (!inside_path(lib->valuestring))
-            return damaged(why, "the manifest names '%s', a path outside the build", lib->valuestring);
+        if (!inside_path(lib))
+            return damaged(why, "the manifest names '%s', a path outside the build", lib);
         char hex[65];
-        if (fstatat(dir_fd, lib->valuestring, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
-            return damaged(why, "%s is missing or not a regular file", lib->valuestring);
-        if (check_trusted(lib->valuestring, &st, why))
+        if (fstatat(dir_fd, lib, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            return damaged(why, "%s is missing or not a regular file", lib);
+        if (check_trusted(lib, &st, why))
             return 1;
-        if (hash_at(dir_fd, lib->valuestring, hex, NULL) < 0 || strcmp(hex, sha->valuestring))
-            return damaged(why, "%s was changed after install (its sha256 differs from the manifest's)",
-                           lib->valuestring);
+        if (hash_at(dir_fd, lib, hex, NULL) < 0 || strcmp(hex, m->library_sha256))
+            return damaged(why, "%s was changed after install (its sha256 differs from the manifest's)", lib);
         return 0;
     }
-    if (check_promised(manifest, files, why))
+    if (check_promised(m, why))
         return 1;
     const cJSON *f;
-    cJSON_ArrayForEach(f, files)
+    cJSON_ArrayForEach(f, m->files)
     {
         if (!f->string || check_file(dir_fd, f->string, f, full, why))
             return 1;
     }
-    return check_no_extra(dir_fd, "lib", files, why);
+    return check_no_extra(dir_fd, "lib", m->files, why);
 }

@@ -29,9 +29,6 @@
     { \
         name args; \
     }
-FORWARD(zip_t *, zip_open, NULL, (const char *path, int flags, int *errorp), (path, flags, errorp))
-/* zip_fdopen owns fd on success; on failure the caller keeps it. */
-FORWARD(zip_t *, zip_fdopen, NULL, (int fd, int flags, int *errorp), (fd, flags, errorp))
 #else
 #define LIBZIP_SONAME "libzip.so.4"
 #define LIBZIP_MISSING LIBZIP_SONAME " cannot be loaded: install libzip4 (Debian/Ubuntu) or libzip"
@@ -67,35 +64,13 @@ static void *zip_symbol(const char *name)
         real args; \
     }
 
-zip_t *cf_zip_open(const char *path, int flags, int *errorp)
-{
-    zip_t *(*real)(const char *, int, int *);
-    void *sym = zip_symbol("zip_open");
-    if (!sym) {
-        if (errorp)
-            *errorp = ZIP_ER_INTERNAL;
-        return NULL;
-    }
-    memcpy(&real, &sym, sizeof real);
-    return real(path, flags, errorp);
-}
-
-/* zip_fdopen owns fd on success; on failure the caller keeps it. */
-zip_t *cf_zip_fdopen(int fd, int flags, int *errorp)
-{
-    zip_t *(*real)(int, int, int *);
-    void *sym = zip_symbol("zip_fdopen");
-    if (!sym) {
-        if (errorp)
-            *errorp = ZIP_ER_INTERNAL;
-        return NULL;
-    }
-    memcpy(&real, &sym, sizeof real);
-    return real(fd, flags, errorp);
-}
-
 #endif
 
+/* an open that cannot reach libzip fails as libzip's own would */
+#define OPEN_FAILED (errorp ? (void)(*errorp = ZIP_ER_INTERNAL) : (void)0, (zip_t *)NULL)
+FORWARD(zip_t *, zip_open, OPEN_FAILED, (const char *path, int flags, int *errorp), (path, flags, errorp))
+/* zip_fdopen owns fd on success; on failure the caller keeps it. */
+FORWARD(zip_t *, zip_fdopen, OPEN_FAILED, (int fd, int flags, int *errorp), (fd, flags, errorp))
 FORWARD(int, zip_close, -1, (zip_t *za), (za))
 FORWARD(const char *, zip_file_strerror, LIBZIP_MISSING, (zip_file_t *zf), (zf))
 FORWARD_VOID(zip_discard, (void)za, (zip_t *za), (za))

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cclforge/html.h"
@@ -46,13 +47,12 @@ void cf_html_text(struct strbuf *out, const char *s)
 
 void cf_html_textf(struct strbuf *out, const char *fmt, ...)
 {
-    struct strbuf tmp = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    cf_sb_addvf(&tmp, fmt, ap);
+    char *text = cf_vasprintf(fmt, ap);
     va_end(ap);
-    cf_html_text(out, cf_sb_str(&tmp));
-    cf_sb_release(&tmp);
+    cf_html_text(out, text);
+    free(text);
 }
 
 void cf_html_begin(struct strbuf *out, const char *title, const char *extra_css)

@@ -555,23 +555,12 @@ int cf_smoke_mpi_backend_open(struct cf_smoke_backend *b, const struct cf_smoke_
     info->abi = s->mpi.abi->name;
     info->soname = s->mpi.abi->sonames[0];
     info->chosen_by = s->mpi.chosen_by;
-    b->name = "mpi";
-    b->state = s;
-    b->init = mpi_init;
-    b->alloc = mpi_alloc;
-    b->release = mpi_release;
-    b->upload = mpi_copy;
-    b->download = mpi_copy;
-    b->collective = mpi_collective;
-    b->prepare = mpi_prepare;
-    b->run_prepared = mpi_run_prepared;
-    b->sync = mpi_sync;
-    b->host_sum = mpi_host_sum;
-    b->host_allgather = mpi_host_allgather;
-    b->host_bcast = mpi_host_bcast;
-    b->split = mpi_split;
-    b->unsplit = mpi_unsplit;
-    b->idle_barrier = mpi_idle_barrier;
-    b->finalize = mpi_finalize;
+    *b = (struct cf_smoke_backend){
+        .name = "mpi", .state = s, .init = mpi_init, .alloc = mpi_alloc, .release = mpi_release,
+        .upload = mpi_copy, .download = mpi_copy, .collective = mpi_collective, .prepare = mpi_prepare,
+        .run_prepared = mpi_run_prepared, .sync = mpi_sync, .host_sum = mpi_host_sum,
+        .host_allgather = mpi_host_allgather, .host_bcast = mpi_host_bcast, .split = mpi_split,
+        .unsplit = mpi_unsplit, .idle_barrier = mpi_idle_barrier, .finalize = mpi_finalize,
+    };
     return 0;
 }

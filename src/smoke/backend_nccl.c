@@ -800,30 +800,18 @@ int cf_smoke_nccl_backend_open(struct cf_smoke_backend *b, const struct smoke_ra
                                struct smoke_sink *sink, cf_error *err)
 {
     (void)err;
-    memset(b, 0, sizeof *b);
     struct nccl_state *s = cf_xcalloc(1, sizeof *s);
     s->setup = setup;
     s->sink = sink;
     s->event_stride = 1;
-    b->name = setup->opts->backend == CF_BACKEND_RCCL ? "rccl" : "nccl";
-    b->state = s;
-    b->features = CF_FEAT_DEVICE | CF_FEAT_ASYNC;
-    b->init = nccl_init;
-    b->alloc = nccl_alloc;
-    b->release = nccl_release;
-    b->upload = nccl_upload;
-    b->download = nccl_download;
-    b->collective = nccl_collective;
-    b->sync = nccl_sync;
-    b->host_sum = nccl_host_sum;
-    b->host_allgather = nccl_host_allgather;
-    b->host_bcast = nccl_host_bcast;
-    b->split = nccl_split;
-    b->unsplit = nccl_unsplit;
-    b->check_device = nccl_check_device;
-    b->graph_capture = nccl_graph_capture;
-    b->graph_launch = nccl_graph_launch;
-    b->register_buffer = nccl_register;
-    b->finalize = nccl_finalize;
+    *b = (struct cf_smoke_backend){
+        .name = setup->opts->backend == CF_BACKEND_RCCL ? "rccl" : "nccl", .state = s,
+        .features = CF_FEAT_DEVICE | CF_FEAT_ASYNC, .init = nccl_init, .alloc = nccl_alloc,
+        .release = nccl_release, .upload = nccl_upload, .download = nccl_download, .collective = nccl_collective,
+        .sync = nccl_sync, .host_sum = nccl_host_sum, .host_allgather = nccl_host_allgather,
+        .host_bcast = nccl_host_bcast, .split = nccl_split, .unsplit = nccl_unsplit,
+        .check_device = nccl_check_device, .graph_capture = nccl_graph_capture, .graph_launch = nccl_graph_launch,
+        .register_buffer = nccl_register, .finalize = nccl_finalize,
+    };
     return 0;
 }

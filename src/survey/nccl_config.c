@@ -78,35 +78,36 @@ static struct cf_nccl_setting *find(struct cf_nccl_config *c, const char *name)
     return NULL;
 }
 
+/* v (n of *cap elements used) with room for one more: doubled when full, first when empty. */
+static void *room_for_one(void *v, size_t n, size_t *cap, size_t first, size_t size)
+{
+    if (n < *cap)
+        return v;
+    *cap = *cap ? 2 * *cap : first;
+    return cf_xrealloc(v, *cap * size);
+}
+
 static void add_note(struct builder *b, const char *kind, const char *where, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static void add_note(struct builder *b, const char *kind, const char *where, const char *name, const char *fmt, ...)
 {
     struct cf_nccl_config *c = b->c;
-    if (c->n_notes == b->cap_notes) {
-        b->cap_notes = b->cap_notes ? 2 * b->cap_notes : 8;
-        c->notes = cf_xrealloc(c->notes, b->cap_notes * sizeof *c->notes);
-    }
+    c->notes = room_for_one(c->notes, c->n_notes, &b->cap_notes, 8, sizeof *c->notes);
     struct cf_nccl_conf_note *n = &c->notes[c->n_notes++];
     memset(n, 0, sizeof *n);
     n->kind = cf_strdup(kind);
     n->where = cf_strdup(where);
     n->name = cf_strdup(name);
-    struct strbuf sb = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    cf_sb_addvf(&sb, fmt, ap);
+    n->text = cf_vasprintf(fmt, ap);
     va_end(ap);
-    n->text = cf_sb_detach(&sb);
 }
 
 static struct cf_nccl_setting *add_setting(struct builder *b, const char *name, const char *value, const char *source)
 {
     struct cf_nccl_config *c = b->c;
-    if (c->n_settings == b->cap_settings) {
-        b->cap_settings = b->cap_settings ? 2 * b->cap_settings : 16;
-        c->settings = cf_xrealloc(c->settings, b->cap_settings * sizeof *c->settings);
-    }
+    c->settings = room_for_one(c->settings, c->n_settings, &b->cap_settings, 16, sizeof *c->settings);
     struct cf_nccl_setting *s = &c->settings[c->n_settings++];
     memset(s, 0, sizeof *s);
     s->name = cf_strdup(name);

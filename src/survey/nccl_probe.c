@@ -79,22 +79,16 @@ void cf_probe_nccl_config(const struct cf_survey_opts *opts, const struct cf_sur
     cf_strvec_clear(&env);
     /* this host's libraries: the probed ones, else those injected for tests */
     struct cf_survey host = *s;
-    if (injected->injected[CF_SEC_LIBTORCH]) {
-        host.torches = injected->torches;
-        host.n_torches = injected->n_torches;
+#define BORROW(sec, arr, n)                                                                                            \
+    if (injected->injected[sec]) {                                                                                     \
+        host.arr = injected->arr;                                                                                      \
+        host.n = injected->n;                                                                                          \
     }
-    if (injected->injected[CF_SEC_COMM_LIBS]) {
-        host.comm_libs = injected->comm_libs;
-        host.n_comm_libs = injected->n_comm_libs;
-    }
-    if (injected->injected[CF_SEC_TOOLKITS]) {
-        host.toolkits = injected->toolkits;
-        host.n_toolkits = injected->n_toolkits;
-    }
-    if (injected->injected[CF_SEC_GPUS]) {
-        host.gpus = injected->gpus;
-        host.n_gpus = injected->n_gpus;
-    }
+    BORROW(CF_SEC_LIBTORCH, torches, n_torches)
+    BORROW(CF_SEC_COMM_LIBS, comm_libs, n_comm_libs)
+    BORROW(CF_SEC_TOOLKITS, toolkits, n_toolkits)
+    BORROW(CF_SEC_GPUS, gpus, n_gpus)
+#undef BORROW
     cf_nccl_config_find_plugins(opts, &host, s->nccl_config);
     check_topo_file(s->nccl_config);
 }

@@ -99,18 +99,24 @@ static char *version_nvcc(const char *path, int use_cache)
     return ver;
 }
 
-static char *version_cuda_json(const char *path)
+/* The version a file's text (NUL-terminated) states, or NULL. */
+typedef char *text_version_fn(const char *text, size_t len);
+
+/* parse of the file at path, when it reads in whole within limit bytes */
+static char *version_in_file(const char *path, size_t limit, text_version_fn *parse)
 {
     struct strbuf sb = STRBUF_INIT;
-    char *ver = NULL;
-    if (cf_read_file(path, 1 << 20, &sb, NULL) == 0) {
-        cJSON *doc = cJSON_ParseWithLength(sb.buf, sb.len);
-        const char *v = cf_json_str(cJSON_GetObjectItemCaseSensitive(doc, "cuda"), "version");
-        if (v)
-            ver = leading_version(v);
-        cJSON_Delete(doc);
-    }
+    char *ver = cf_read_file(path, limit, &sb, NULL) == 0 ? parse(cf_sb_str(&sb), sb.len) : NULL;
     cf_sb_release(&sb);
+    return ver;
+}
+
+static char *version_cuda_json(const char *text, size_t len)
+{
+    cJSON *doc = cJSON_ParseWithLength(text, len);
+    const char *v = cf_json_str(cJSON_GetObjectItemCaseSensitive(doc, "cuda"), "version");
+    char *ver = v ? leading_version(v) : NULL;
+    cJSON_Delete(doc);
     return ver;
 }
 
@@ -132,31 +138,21 @@ static long header_define(const char *text, const char *name)
     return -1;
 }
 
-static char *version_cuda_h(const char *path)
+static char *version_cuda_h(const char *text, size_t len)
 {
-    struct strbuf sb = STRBUF_INIT;
-    char *ver = NULL;
-    if (cf_read_file(path, 4 << 20, &sb, NULL) == 0) {
-        long v = header_define(sb.buf, "CUDA_VERSION");
-        if (v > 0)
-            ver = cf_asprintf("%ld.%ld", v / 1000, (v % 1000) / 10);
-    }
-    cf_sb_release(&sb);
-    return ver;
+    (void)len;
+    long v = header_define(text, "CUDA_VERSION");
+    return v > 0 ? cf_asprintf("%ld.%ld", v / 1000, (v % 1000) / 10) : NULL;
 }
 
-static char *version_hip_h(const char *path)
+static char *version_hip_h(const char *text, size_t len)
 {
-    struct strbuf sb = STRBUF_INIT;
-    char *ver = NULL;
-    if (cf_read_file(path, 1 << 20, &sb, NULL) == 0) {
-        long ma = header_define(sb.buf, "HIP_VERSION_MAJOR"), mi = header_define(sb.buf, "HIP_VERSION_MINOR"),
-             pa = header_define(sb.buf, "HIP_VERSION_PATCH");
-        if (ma >= 0 && mi >= 0)
-            ver = pa >= 0 ? cf_asprintf("%ld.%ld.%ld", ma, mi, pa) : cf_asprintf("%ld.%ld", ma, mi);
-    }
-    cf_sb_release(&sb);
-    return ver;
+    (void)len;
+    long ma = header_define(text, "HIP_VERSION_MAJOR"), mi = header_define(text, "HIP_VERSION_MINOR"),
+         pa = header_define(text, "HIP_VERSION_PATCH");
+    if (ma < 0 || mi < 0)
+        return NULL;
+    return pa >= 0 ? cf_asprintf("%ld.%ld.%ld", ma, mi, pa) : cf_asprintf("%ld.%ld", ma, mi);
 }
 
 static char *read_version(const struct cf_version_source *src, const char *root, int use_cache)
@@ -166,7 +162,7 @@ static char *read_version(const struct cf_version_source *src, const char *root,
     if (cf_path_exists(path)) {
         switch (src->parser) {
         case CF_VER_NVCC: v = version_nvcc(path, use_cache); break;
-        case CF_VER_CUDA_JSON: v = version_cuda_json(path); break;
+        case CF_VER_CUDA_JSON: v = version_in_file(path, 1 << 20, version_cuda_json); break;
         case CF_VER_CUDA_TXT: /* "CUDA Version 11.0.228" */
         case CF_VER_PLAIN: {
             char *line = first_line(path);
@@ -174,8 +170,8 @@ static char *read_version(const struct cf_version_source *src, const char *root,
             free(line);
             break;
         }
-        case CF_VER_CUDA_H: v = version_cuda_h(path); break;
-        case CF_VER_HIP_H: v = version_hip_h(path); break;
+        case CF_VER_CUDA_H: v = version_in_file(path, 4 << 20, version_cuda_h); break;
+        case CF_VER_HIP_H: v = version_in_file(path, 1 << 20, version_hip_h); break;
         case CF_VER_NONE: break;
         }
     }

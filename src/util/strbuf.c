@@ -161,14 +161,20 @@ char *cf_strndup(const char *s, size_t n)
     return p;
 }
 
-char *cf_asprintf(const char *fmt, ...)
+char *cf_vasprintf(const char *fmt, va_list ap)
 {
     struct strbuf sb = STRBUF_INIT;
+    cf_sb_addvf(&sb, fmt, ap);
+    return cf_sb_detach(&sb);
+}
+
+char *cf_asprintf(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    cf_sb_addvf(&sb, fmt, ap);
+    char *s = cf_vasprintf(fmt, ap);
     va_end(ap);
-    return cf_sb_detach(&sb);
+    return s;
 }
 
 int cf_starts_with(const char *s, const char *prefix)
@@ -202,14 +208,18 @@ void cf_strvec_push(struct strvec *sv, const char *s)
     cf_strvec_push_nodup(sv, cf_strdup(s));
 }
 
+void cf_strvec_push_all(struct strvec *sv, const char *const *words)
+{
+    for (; *words; words++)
+        cf_strvec_push(sv, *words);
+}
+
 void cf_strvec_pushf(struct strvec *sv, const char *fmt, ...)
 {
-    struct strbuf sb = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    cf_sb_addvf(&sb, fmt, ap);
+    cf_strvec_push_nodup(sv, cf_vasprintf(fmt, ap));
     va_end(ap);
-    cf_strvec_push_nodup(sv, cf_sb_detach(&sb));
 }
 
 void cf_strvec_split(struct strvec *sv, const char *s, const char *seps, int keep_empty)
