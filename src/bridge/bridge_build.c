@@ -236,7 +236,8 @@ static char *object_key(const struct cf_bridge_plan *p, const char *source, cons
         for (size_t i = 0; i < p->proof_files.n; i++)
             if (strcmp(p->proof_files.v[i], p->source.value) != 0)
                 cf_strvec_push(&files, p->proof_files.v[i]);
-        if (strcmp(source, p->source.value) != 0) /* the header the guard measures, whether or not the bridge includes it */
+        /* the guard: the header it measures, whether or not the bridge includes it */
+        if (strcmp(source, p->source.value) != 0)
             cf_strvec_pushf(&files, "%s/include/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp", p->torch_dir.value);
     }
     char *compiler = cf_asprintf("%s %s", p->cxx.value, p->cxx_version ? p->cxx_version : "?");

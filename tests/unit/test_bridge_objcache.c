@@ -152,7 +152,8 @@ static void test_dependency_rule(void **state)
         const char *text;
         const char *files; /* '|'-joined */
     } cases[] = {
-        { "cclforge-object: a.cpp /usr/include/b.h \\\n /x/c\\ d.h /y/e$$f.h /z/\\#g.h\n", "a.cpp|/usr/include/b.h|/x/c d.h|/y/e$f.h|/z/#g.h" },
+        { "cclforge-object: a.cpp /usr/include/b.h \\\n /x/c\\ d.h /y/e$$f.h /z/\\#g.h\n",
+          "a.cpp|/usr/include/b.h|/x/c d.h|/y/e$f.h|/z/#g.h" },
         { "cclforge-object: a.cpp a.cpp b.h\n\nother: c.h\n", "a.cpp|b.h" }, /* once each; one rule */
         { "cclforge-object:a.cpp\tb.h\r\n", "a.cpp|b.h" },
         { "cclforge-object: a.cpp b.h \\", "a.cpp|b.h|\\" }, /* nothing read past the end */
