@@ -70,8 +70,9 @@ char *cf_bridge_toolkit_search_path(const struct cf_bridge_plan *p);
  * temporary in tmp_dir); -1 with err when the compiler cannot say. */
 int cf_bridge_files_read(const struct strvec *argv, const char *source, const char *tmp_dir, struct strvec *files,
                          cf_error *err);
-/* The prerequisites of that rule, added to files once each. Untrusted text: any bytes. */
-void cf_bridge_read_depfile(const char *text, size_t len, struct strvec *files);
+/* The prerequisites of that rule, added to files once each; how many names
+ * the rule has, -1 when the text is no such rule. Untrusted text: any bytes. */
+int cf_bridge_read_depfile(const char *text, size_t len, struct strvec *files);
 /* The key of that compile: the compiler (its path and version), argv (the
  * source named "<source>", the output "-"), the sha256 of every file in files
  * (files->v[0], the source, by its content alone). NULL when one cannot be read. */

@@ -19,39 +19,42 @@
 /* what the dependency rule is named, so its prerequisites are found by prefix */
 #define DEP_TARGET "cclforge-object"
 
-/* each file once */
-static void flush_name(struct strbuf *name, struct strvec *files)
+/* each file once; *n counts the names read */
+static void flush_name(struct strbuf *name, struct strvec *files, int *n)
 {
     if (name->len && !cf_strvec_contains(files, name->buf))
         cf_strvec_push(files, name->buf);
+    *n += name->len > 0;
     cf_sb_reset(name);
 }
 
 /* make's escapes in a name: "\ " a space, "\#" a hash, "$$" a dollar */
-void cf_bridge_read_depfile(const char *text, size_t len, struct strvec *files)
+int cf_bridge_read_depfile(const char *text, size_t len, struct strvec *files)
 {
     static const char head[] = DEP_TARGET ":";
     if (len < sizeof head - 1 || memcmp(text, head, sizeof head - 1) != 0)
-        return;
+        return -1;
     struct strbuf name = STRBUF_INIT;
+    int n = 0;
     for (size_t i = sizeof head - 1; i < len; i++) {
         char c = text[i], next = i + 1 < len ? text[i + 1] : '\0';
         if (c == '\\' && next == '\n') { /* the rule goes on */
             i++;
-            flush_name(&name, files);
+            flush_name(&name, files, &n);
         } else if ((c == '\\' && (next == ' ' || next == '#')) || (c == '$' && next == '$')) {
             cf_sb_addc(&name, next);
             i++;
         } else if (c == '\n') {
             break; /* the rule's end */
         } else if (c == ' ' || c == '\t' || c == '\r') {
-            flush_name(&name, files);
+            flush_name(&name, files, &n);
         } else if (c != '\0') {
             cf_sb_addc(&name, c);
         }
     }
-    flush_name(&name, files);
+    flush_name(&name, files, &n);
     cf_sb_release(&name);
+    return n;
 }
 
 int cf_bridge_files_read(const struct strvec *argv, const char *source, const char *tmp_dir, struct strvec *files,
@@ -89,7 +92,11 @@ int cf_bridge_files_read(const struct strvec *argv, const char *source, const ch
         rc = cf_read_file(dep.tmp_path, 256u << 20, &text, err);
     if (rc == 0) {
         cf_strvec_push(files, source); /* first, whatever the rule's order */
-        cf_bridge_read_depfile(cf_sb_str(&text), text.len, files);
+        /* a rule that names nothing would key the source alone: no key rather than a stale one */
+        if (cf_bridge_read_depfile(cf_sb_str(&text), text.len, files) <= 0) {
+            cf_strvec_clear(files);
+            rc = cf_error_set(err, CF_ERR_FAILED, "%s -M named no files for %s", scan.v[0], source);
+        }
     }
     cf_sb_release(&text);
     cf_spawn_result_release(&r);

@@ -151,21 +151,24 @@ static void test_dependency_rule(void **state)
     static const struct {
         const char *text;
         const char *files; /* '|'-joined */
+        int names;
     } cases[] = {
         { "cclforge-object: a.cpp /usr/include/b.h \\\n /x/c\\ d.h /y/e$$f.h /z/\\#g.h\n",
-          "a.cpp|/usr/include/b.h|/x/c d.h|/y/e$f.h|/z/#g.h" },
-        { "cclforge-object: a.cpp a.cpp b.h\n\nother: c.h\n", "a.cpp|b.h" }, /* once each; one rule */
-        { "cclforge-object:a.cpp\tb.h\r\n", "a.cpp|b.h" },
-        { "cclforge-object: a.cpp b.h \\", "a.cpp|b.h|\\" }, /* nothing read past the end */
-        { "other: a.cpp\n", "" },
-        { "cclforge-obj", "" },
-        { "", "" },
-        { "cclforge-object: a\0b c\n", "ab|c" },
+          "a.cpp|/usr/include/b.h|/x/c d.h|/y/e$f.h|/z/#g.h", 5 },
+        { "cclforge-object: a.cpp a.cpp b.h\n\nother: c.h\n", "a.cpp|b.h", 3 }, /* once each; one rule */
+        { "cclforge-object:a.cpp\tb.h\r\n", "a.cpp|b.h", 2 },
+        { "cclforge-object: a.cpp b.h \\", "a.cpp|b.h|\\", 3 }, /* nothing read past the end */
+        { "other: a.cpp\n", "", -1 },
+        { "cclforge-obj", "", -1 },
+        { "", "", -1 },
+        { "cclforge-object:\n", "", 0 },
+        { "cclforge-object: a\0b c\n", "ab|c", 2 },
     };
-    static const size_t lens[] = { 0, 0, 0, 0, 0, 0, 0, 23 }; /* the last holds a NUL */
+    static const size_t lens[] = { 0, 0, 0, 0, 0, 0, 0, 0, 23 }; /* the last holds a NUL */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct strvec files = STRVEC_INIT;
-        cf_bridge_read_depfile(cases[i].text, lens[i] ? lens[i] : strlen(cases[i].text), &files);
+        assert_int_equal(cf_bridge_read_depfile(cases[i].text, lens[i] ? lens[i] : strlen(cases[i].text), &files),
+                         cases[i].names);
         struct strbuf sb = STRBUF_INIT;
         for (size_t j = 0; j < files.n; j++)
             cf_sb_addf(&sb, "%s%s", j ? "|" : "", files.v[j]);
