@@ -190,12 +190,21 @@ void cf_bridge_commands_free(struct strvec *cmds, size_t n);
 void cf_bridge_docker_argv(const struct cf_bridge_plan *plan, const char *work_dir, const struct strvec *inner,
                            struct strvec *argv);
 
+/* One of the bridge's other sources, compiled or served by the object cache. */
+struct cf_bridge_object {
+    char *source;
+    char *cached; /* the cached object used or stored, else NULL */
+    int hit;
+};
+
 struct cf_bridge_build_result {
     char *output;              /* <out_dir>/<package dir>/<module><EXT_SUFFIX> */
     char *installed;           /* --into: where it was placed, else NULL */
     char *log_path;            /* full compiler output */
-    char *object_cache;        /* the cached object used or stored */
-    int cache_hit;
+    char *object_cache;        /* the cached object used or stored (the bridge's or the guard's) */
+    int cache_hit;             /* every object from the cache */
+    struct cf_bridge_object *more_objects; /* the plan's other sources, in its order */
+    size_t n_more_objects;
     double compile_seconds;
     double link_seconds;
     struct strvec needed;      /* NEEDED entries of the output */

@@ -2,9 +2,9 @@
  * a container), lay it out as it will be installed (<a/b/c>/<module><EXT_SUFFIX>,
  * bundled libraries in <a/b/c>/lib; with --into also at its place in the
  * package's own tree), then check the result there without loading it
- * (bridge_inspect.c). The object file is cached under the cclforge home by a
- * key over the compiler, the compile command and every file the preprocessor
- * read, so the same inputs compile once. */
+ * (bridge_inspect.c). Every object file is cached under the cclforge home by
+ * a key over the compiler, the compile command and every file the
+ * preprocessor reads (bridge_objcache.c), so the same inputs compile once. */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -214,49 +214,38 @@ static int write_text(const char *path, const char *text, cf_error *err)
     return cf_write_file_atomic(path, text, strlen(text), err);
 }
 
-/* The object cache's key: compiler, compile command (less the output path),
- * and the sha256 of the source and of every file the preprocessor read (for
- * the guard, all but the bridge's own source). NULL when unproven, and for the
- * bridge's other sources, whose includes the proof did not read (compiled
- * every time rather than served stale). */
-static char *object_key(const struct cf_bridge_plan *p, const char *source)
+/* The object cache's key of one compile (argv) over the files it reads: for
+ * the bridge's source, those the plan's proof read; for the guard, the same but
+ * the bridge's source; for the other sources, those the compiler's dependency
+ * rule names (scanned here, as the proof never read them). NULL when unproven,
+ * unreadable or in a container (compiled every time rather than served stale);
+ * *n_files is how many files it covers. */
+static char *object_key(const struct cf_bridge_plan *p, const char *source, const struct strvec *argv,
+                        const char *work, size_t *n_files)
 {
-    if (!p->proof_files.n || p->docker || cf_strvec_contains(&p->more_sources, source))
+    if (p->docker)
         return NULL;
-    struct strbuf sb = STRBUF_INIT;
-    struct strvec argv = STRVEC_INIT;
-    cf_bridge_compile_argv(p, source, "-", &argv);
-    cf_sb_addf(&sb, "cxx %s %s\n", p->cxx.value, p->cxx_version ? p->cxx_version : "?");
-    /* the source by its content alone: the same bridge from another copy of share/ is the same object */
-    for (size_t i = 0; i < argv.n; i++)
-        cf_sb_addf(&sb, "%s\n", !strcmp(argv.v[i], source) ? "<source>" : argv.v[i]);
-    cf_strvec_clear(&argv);
-    int guard = strcmp(source, p->source.value) != 0;
     struct strvec files = STRVEC_INIT;
-    cf_strvec_push(&files, source);
-    for (size_t i = 0; i < p->proof_files.n; i++)
-        if (strcmp(p->proof_files.v[i], p->source.value) != 0)
-            cf_strvec_push(&files, p->proof_files.v[i]);
-    if (guard) /* the header the guard measures, whether or not the bridge includes it */
-        cf_strvec_pushf(&files, "%s/include/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp", p->torch_dir.value);
-    int ok = 1;
-    for (size_t i = 0; ok && i < files.n; i++) {
-        char hex[65];
+    if (cf_strvec_contains(&p->more_sources, source)) {
         cf_error err = CF_ERROR_INIT;
-        ok = cf_sha256_file(files.v[i], hex, &err) == 0;
-        if (ok)
-            cf_sb_addf(&sb, "%s %s\n", i == 0 ? "<source>" : files.v[i], hex);
+        if (cf_bridge_files_read(argv, source, work, &files, &err) < 0)
+            cf_strvec_clear(&files);
         cf_error_clear(&err);
+    } else if (p->proof_files.n) {
+        cf_strvec_push(&files, source);
+        for (size_t i = 0; i < p->proof_files.n; i++)
+            if (strcmp(p->proof_files.v[i], p->source.value) != 0)
+                cf_strvec_push(&files, p->proof_files.v[i]);
+        /* the guard: the header it measures, whether or not the bridge includes it */
+        if (strcmp(source, p->source.value) != 0)
+            cf_strvec_pushf(&files, "%s/include/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp", p->torch_dir.value);
     }
+    char *compiler = cf_asprintf("%s %s", p->cxx.value, p->cxx_version ? p->cxx_version : "?");
+    char *key = files.n ? cf_bridge_object_key(compiler, argv, source, &files) : NULL;
+    *n_files = files.n;
+    free(compiler);
     cf_strvec_clear(&files);
-    if (!ok) {
-        cf_sb_release(&sb);
-        return NULL;
-    }
-    char key[65];
-    cf_sha256_hex(sb.buf, sb.len, key);
-    cf_sb_release(&sb);
-    return cf_strdup(key);
+    return key;
 }
 
 /* A failed ABI guard, in words: the two sizes from the compiler's message
@@ -293,51 +282,45 @@ static char *guard_failure(const struct cf_bridge_plan *p, const char *log_text)
     return NULL;
 }
 
+/* One object: from the cache when its key has a whole entry, else compiled
+ * (and stored). *cached is the entry used or stored, else NULL. */
 static int compile_cached(const struct cf_bridge_plan *p, const char *source, const char *object, const char *what,
-                          struct cf_bridge_build_result *res, const char *work, int *hit, cf_error *err)
+                          struct cf_bridge_build_result *res, const char *work, int *hit, char **cached,
+                          cf_error *err)
 {
-    char *key = object_key(p, source);
+    struct strvec argv = STRVEC_INIT, outer = STRVEC_INIT;
+    cf_bridge_compile_argv(p, source, object, &argv);
+    size_t n_files = 0;
+    char *key = object_key(p, source, &argv, work, &n_files);
     char *root = key ? cf_cache_root_usable(NULL) : NULL; /* no safe cache root: no cache */
-    char *cached = root ? cf_asprintf("%s/bridge/objects/%s.o", root, key) : NULL;
-    int rc = 0;
-    *hit = 0;
-    if (cached && cf_is_file(cached)) {
-        rc = copy_file(cached, object, 0644, err);
-        if (rc == 0) {
-            *hit = 1;
-            free(res->object_cache);
-            res->object_cache = cf_strdup(cached);
-            char *line = cf_asprintf("# %s: object cache hit %s (same compiler, command and %zu input files)\n", what,
-                                     cached, p->proof_files.n);
-            log_line(res->log_path, line);
-            free(line);
-        }
-    } else {
-        struct strvec argv = STRVEC_INIT, outer = STRVEC_INIT;
+    char *entry = root ? cf_asprintf("%s/bridge/objects/%s.o", root, key) : NULL;
+    int rc = entry ? cf_bridge_objcache_get(entry, object, err) : 0;
+    *hit = rc == 1;
+    *cached = NULL;
+    if (*hit) {
+        rc = 0;
+        *cached = cf_strdup(entry);
+        char *line = cf_asprintf("# %s: object cache hit %s (same compiler, command and %zu input files)\n", what,
+                                 entry, n_files);
+        log_line(res->log_path, line);
+        free(line);
+    } else if (rc == 0) {
         double seconds = 0;
-        cf_bridge_compile_argv(p, source, object, &argv);
         if (p->docker)
             cf_bridge_docker_argv(p, work, &argv, &outer);
         rc = run_logged(p->docker ? &outer : &argv, res->log_path, &seconds, what, err);
         res->compile_seconds += seconds;
-        cf_strvec_clear(&argv);
-        cf_strvec_clear(&outer);
-        if (rc == 0 && cached) {
-            char *dir = cf_dirname(cached);
-            cf_error cerr = CF_ERROR_INIT;
-            /* a cache that cannot be written costs the next build time, not this one */
-            if (cf_mkdir_p(dir, 0755, &cerr) == 0 && copy_file(object, cached, 0644, &cerr) == 0 &&
-                !strcmp(source, p->source.value)) {
-                free(res->object_cache);
-                res->object_cache = cf_strdup(cached);
-            }
-            cf_error_clear(&cerr);
-            free(dir);
-        }
+        cf_error cerr = CF_ERROR_INIT;
+        /* a cache that cannot be written costs the next build time, not this one */
+        if (rc == 0 && entry && cf_bridge_objcache_put(entry, object, &cerr) == 0)
+            *cached = cf_strdup(entry);
+        cf_error_clear(&cerr);
     }
+    cf_strvec_clear(&argv);
+    cf_strvec_clear(&outer);
     free(key);
     free(root);
-    free(cached);
+    free(entry);
     return rc;
 }
 
@@ -480,29 +463,45 @@ int cf_bridge_build(const struct cf_bridge_plan *p, const char *out_dir, struct 
     for (size_t i = 0; i < p->more_sources.n; i++)
         more[i] = (struct cf_atomic_file){ .fd = -1, .dir_fd = -1 };
     int rc = -1, hit = 0, guard_hit = 0;
+    char *cached = NULL;
     unlink(res->log_path);
     if (cf_mkdir_p(pkg_dir, 0755, err) < 0 || cf_atomic_begin(&object, AT_FDCWD, object_name, 0644, err) < 0 ||
         cf_atomic_begin(&guard, AT_FDCWD, guard_name, 0644, err) < 0 ||
         cf_atomic_begin(&linked, AT_FDCWD, output, 0755, err) < 0)
         goto out;
     /* the guard first: a layout mismatch is said before the long compile */
-    if (compile_cached(p, p->guard.value, guard.tmp_path, "compiling the ABI guard", res, abs_out, &guard_hit, err) <
-        0) {
+    if (compile_cached(p, p->guard.value, guard.tmp_path, "compiling the ABI guard", res, abs_out, &guard_hit, &cached,
+                       err) < 0) {
         explain_guard(p, res->log_path, err);
         goto out;
     }
-    if (compile_cached(p, p->source.value, object.tmp_path, "compiling the bridge", res, abs_out, &hit, err) < 0)
+    if (guard_hit) {
+        free(res->object_cache);
+        res->object_cache = cached;
+    } else {
+        free(cached);
+    }
+    if (compile_cached(p, p->source.value, object.tmp_path, "compiling the bridge", res, abs_out, &hit, &cached,
+                       err) < 0)
         goto out;
-    res->cache_hit = hit && guard_hit && !p->more_sources.n;
+    if (cached) {
+        free(res->object_cache);
+        res->object_cache = cached;
+    }
+    res->cache_hit = hit && guard_hit;
+    res->more_objects = cf_xcalloc(p->more_sources.n + 1, sizeof *res->more_objects);
     for (size_t i = 0; i < p->more_sources.n; i++) {
         struct cf_atomic_file *f = &more[i];
+        struct cf_bridge_object *o = &res->more_objects[res->n_more_objects++];
+        o->source = cf_strdup(p->more_sources.v[i]);
         char *what = cf_asprintf("compiling the bridge's %s", cf_basename(p->more_sources.v[i]));
         int crc = cf_atomic_begin(f, AT_FDCWD, p->more_objects.v[i], 0644, err);
         if (crc == 0)
-            crc = compile_cached(p, p->more_sources.v[i], f->tmp_path, what, res, abs_out, &hit, err);
+            crc = compile_cached(p, p->more_sources.v[i], f->tmp_path, what, res, abs_out, &o->hit, &o->cached, err);
         free(what);
         if (crc < 0)
             goto out;
+        res->cache_hit = res->cache_hit && o->hit;
         cf_strvec_push(&more_tmp, f->tmp_path);
     }
     cf_bridge_link_argv(p, object.tmp_path, &more_tmp, guard.tmp_path, linked.tmp_path, &largv);
@@ -566,6 +565,11 @@ void cf_bridge_build_result_release(struct cf_bridge_build_result *res)
     free(res->installed);
     free(res->log_path);
     free(res->object_cache);
+    for (size_t i = 0; i < res->n_more_objects; i++) {
+        free(res->more_objects[i].source);
+        free(res->more_objects[i].cached);
+    }
+    free(res->more_objects);
     cf_strvec_clear(&res->needed);
     cf_strvec_clear(&res->rpath);
     cf_strvec_clear(&res->glibc_symbols);

@@ -1,7 +1,8 @@
 /* Private interface between the bridge's files: the plan's inputs
  * (bridge_plan.c), its headers, defines and their proof (bridge_headers.c), its
  * installed layout (bridge_layout.c), the output's check in that layout
- * (bridge_inspect.c), the build (bridge_build.c) and the wheel. */
+ * (bridge_inspect.c), the build (bridge_build.c), its object cache
+ * (bridge_objcache.c) and the wheel. */
 #ifndef CCLFORGE_BRIDGE_INTERNAL_H
 #define CCLFORGE_BRIDGE_INTERNAL_H
 
@@ -62,6 +63,27 @@ int cf_bridge_is_toolkit_lib(const struct cf_bridge_plan *p, const char *soname)
 /* The toolkit's directories holding them, ':'-joined (the layout check's
  * LD_LIBRARY_PATH, as a host with the toolkit has it); NULL when none. */
 char *cf_bridge_toolkit_search_path(const struct cf_bridge_plan *p);
+
+/* bridge_objcache.c: the object cache. The files a single-source compile
+ * (argv: "... -c SOURCE -o OBJECT") reads, source first, from the compiler's
+ * own dependency rule (argv less -c and -o, with -M; the rule's file a fresh
+ * temporary in tmp_dir); -1 with err when the compiler cannot say. */
+int cf_bridge_files_read(const struct strvec *argv, const char *source, const char *tmp_dir, struct strvec *files,
+                         cf_error *err);
+/* The prerequisites of that rule, added to files once each; how many names
+ * the rule has, -1 when the text is no such rule. Untrusted text: any bytes. */
+int cf_bridge_read_depfile(const char *text, size_t len, struct strvec *files);
+/* The key of that compile: the compiler (its path and version), argv (the
+ * source named "<source>", the output "-"), the sha256 of every file in files
+ * (files->v[0], the source, by its content alone). NULL when one cannot be read. */
+char *cf_bridge_object_key(const char *compiler, const struct strvec *argv, const char *source,
+                           const struct strvec *files);
+/* The entry's object written to object: 1; 0 when there is no entry or it is
+ * damaged (its bytes do not match the sha256 stored with them): a miss; -1
+ * with err when object cannot be written. */
+int cf_bridge_objcache_get(const char *entry, const char *object, cf_error *err);
+/* Stores object as entry (made atomically, with its sha256). */
+int cf_bridge_objcache_put(const char *entry, const char *object, cf_error *err);
 
 /* bridge_plan.c: a directory's shared objects by soname ("libc10.so" -> path). */
 void cf_bridge_sonames_in(const char *dir, struct strvec *sonames, struct strvec *paths);

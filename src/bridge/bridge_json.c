@@ -192,6 +192,16 @@ static cJSON *build_json(const struct cf_bridge_build_result *r)
     cf_json_put_str(o, "log", r->log_path);
     cf_json_put_str(o, "object_cache", r->object_cache);
     cJSON_AddBoolToObject(o, "cache_hit", r->cache_hit);
+    if (r->n_more_objects) { /* the plan's other sources' objects, each a hit or not */
+        cJSON *more = cJSON_AddArrayToObject(o, "more_objects");
+        for (size_t i = 0; i < r->n_more_objects; i++) {
+            cJSON *m = cJSON_CreateObject();
+            cf_json_put_str(m, "source", r->more_objects[i].source);
+            cf_json_put_str(m, "object_cache", r->more_objects[i].cached);
+            cJSON_AddBoolToObject(m, "cache_hit", r->more_objects[i].hit);
+            cJSON_AddItemToArray(more, m);
+        }
+    }
     cJSON_AddNumberToObject(o, "compile_seconds", r->compile_seconds);
     cJSON_AddNumberToObject(o, "link_seconds", r->link_seconds);
     cJSON_AddItemToObject(o, "needed", cf_json_strvec(&r->needed));

@@ -159,6 +159,9 @@ if command -v cmake >/dev/null; then
     expect_rc 0 "two sources: cmake --build"
     OUT=$(nm -C --defined-only "$(ls "$T/two-cm/flagos_nccl/$EXT"/_flagos_nccl*.so 2>/dev/null)" 2>&1); RC=0
     expect_out 'torch_fl_nccl_options' "two sources: cmake's extension links options.cpp"
+    grep -q "compiling the bridge's options.cpp: object cache hit" "$T/two-cm/flagos_nccl/build.log" \
+        && ok "two sources: cmake's options.cpp object is the CLI's, from the cache (same compiler, flags and headers)" \
+        || bad "two sources: cmake's options.cpp object is the CLI's, from the cache (same compiler, flags and headers)"
 fi
 
 # ---- 2. the plan's commands, as given -----------------------------------------
