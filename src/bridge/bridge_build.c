@@ -293,7 +293,7 @@ static int compile_cached(const struct cf_bridge_plan *p, const char *source, co
     size_t n_files = 0;
     char *key = object_key(p, source, &argv, work, &n_files);
     char *root = key ? cf_cache_root_usable(NULL) : NULL; /* no safe cache root: no cache */
-    char *entry = root ? cf_asprintf("%s/bridge/objects/%s.o", root, key) : NULL;
+    char *entry = root ? cf_asprintf("%s/bridge/objects-v2/%s.o", root, key) : NULL;
     int rc = entry ? cf_bridge_objcache_get(entry, object, err) : 0;
     *hit = rc == 1;
     *cached = NULL;

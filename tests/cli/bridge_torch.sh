@@ -73,7 +73,7 @@ expect_no_out 'R(UN)?PATH.*\[/' "no absolute RPATH"
 OUT=$(nm -D --defined-only "$so"); expect_out ' T PyInit__cclforge_nccl$' "PyInit__cclforge_nccl exported"
 run "$CCLFORGE" bridge build --libtorch "$site/torch" -o "$T/nv-again" --json
 expect_rc 0 "the same build again"
-expect_json 'd["build"]["cache_hit"] is True and d["build"]["object_cache"].startswith("'"$CCLFORGE_HOME"'/bridge/objects/")' "an object cache hit: same compiler, command and headers"
+expect_json 'd["build"]["cache_hit"] is True and d["build"]["object_cache"].startswith("'"$CCLFORGE_HOME"'/bridge/objects-v2/")' "an object cache hit: same compiler, command and headers"
 run "$CCLFORGE" bridge wheel -o "$T/nv-build" --wheel-dir "$T/dist2"
 expect_rc 0 "second wheel from the same build"
 cmp -s "$whl" "$T/dist2/$(basename "$whl")" && ok "the wheel is byte-identical (reproducible)" || bad "the wheel is byte-identical (reproducible)"
