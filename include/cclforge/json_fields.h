@@ -32,6 +32,7 @@ enum cf_jf_type {
     CF_JF_RANK,   /* int: a rank of the reader's world, or -1 (not one rank's) */
     CF_JF_LATER,  /* the caller's: null in its place for it to replace, never read (CF_JF_SLOT) */
     CF_JF_ARRAY,  /* T *items at offset, size_t count at count_offset; T described by sub */
+    CF_JF_PTR,    /* T *, one object described by sub or NULL <-> null */
 };
 
 /* How a field is written and read beyond its type. */
@@ -51,7 +52,7 @@ enum {
 struct cf_jf {
     char key[CF_JF_KEY_MAX];
     enum cf_jf_type type;
-    unsigned sub;        /* CF_JF_ARRAY: the items' table, subs[sub] of the row's table */
+    unsigned sub;        /* CF_JF_ARRAY, CF_JF_PTR: the items' table, subs[sub] of the row's table */
     size_t offset;
     size_t count_offset; /* CF_JF_ARRAY */
     size_t size;         /* CF_JF_FIXED: the buffer's size */
@@ -71,6 +72,7 @@ struct cf_jf_table {
 #define CF_JF(S, field, kind) { .key = #field, .type = kind, .offset = offsetof(S, field) }
 #define CF_JF_ARR(S, field, count, sub_) \
     { .key = #field, .type = CF_JF_ARRAY, .sub = sub_, .offset = offsetof(S, field), .count_offset = offsetof(S, count) }
+#define CF_JF_PTR_TO(S, field, sub_) { .key = #field, .type = CF_JF_PTR, .sub = sub_, .offset = offsetof(S, field) }
 /* a field whose key is not its member's name, with what else it needs (.min, .max, .flags, ...) */
 #define CF_JF_AS(S, key_, field, kind, ...) { .key = key_, .type = kind, .offset = offsetof(S, field), __VA_ARGS__ }
 /* a key in its place whose value the caller writes (and reads) */
@@ -101,7 +103,7 @@ int cf_jf_read(const struct cf_jf_reader *r, const struct cf_jf_table *t, const 
 int cf_jf_from_json(const struct cf_jf_table *t, const cJSON *o, void *obj, const char *where, cf_error *err);
 /* -1, with a CF_ERR_FORMAT error in the reader's words. */
 int cf_jf_refuse(const struct cf_jf_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Frees what the fields own (strings, vectors, arrays) and zeroes them. */
+/* Frees what the fields own (strings, vectors, arrays, objects) and zeroes them. */
 void cf_jf_release(const struct cf_jf_table *t, void *obj);
 
 #ifdef __cplusplus

@@ -57,6 +57,10 @@ static cJSON *field_to_json(const struct cf_jf_table *t, const struct cf_jf *f, 
     case CF_JF_ENUM: return cJSON_CreateString(f->name(*(const int *)p));
     case CF_JF_STRVEC: return cf_json_strvec(p);
     case CF_JF_LATER: return cJSON_CreateNull();
+    case CF_JF_PTR: {
+        const void *one = *(const void *const *)p;
+        return one ? cf_jf_to_json(t->subs[f->sub], one) : cJSON_CreateNull();
+    }
     case CF_JF_ARRAY: {
         cJSON *a = cJSON_CreateArray();
         const char *items = *(char *const *)p;
@@ -233,6 +237,13 @@ static int read_field(const struct cf_jf_reader *r, const struct cf_jf_table *t,
         return 0;
     }
     case CF_JF_LATER: return 0;
+    case CF_JF_PTR: {
+        const struct cf_jf_table *sub = t->subs[f->sub];
+        void *one = *(void **)p = cf_xcalloc(1, sub->size);
+        if (sub->blank)
+            memcpy(one, sub->blank, sub->size);
+        return cf_jf_read(r, sub, v, one, path);
+    }
     case CF_JF_ARRAY: return read_array(r, t, f, v, obj, path);
     default: return read_number(r, f, v, p, path);
     }
@@ -273,6 +284,12 @@ void cf_jf_release(const struct cf_jf_table *t, void *obj)
             *(char **)p = NULL;
             break;
         case CF_JF_STRVEC: cf_strvec_clear(p); break;
+        case CF_JF_PTR:
+            if (*(void **)p)
+                cf_jf_release(t->subs[f->sub], *(void **)p);
+            free(*(void **)p);
+            *(void **)p = NULL;
+            break;
         case CF_JF_ARRAY: {
             char *items = *(char **)p;
             size_t *count = at(obj, f->count_offset);
