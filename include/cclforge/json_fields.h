@@ -33,6 +33,7 @@ enum cf_jf_type {
     CF_JF_LATER,  /* the caller's: null in its place for it to replace, never read (CF_JF_SLOT) */
     CF_JF_ARRAY,  /* T *items at offset, size_t count at count_offset; T described by sub */
     CF_JF_PTR,    /* T *, one object described by sub or NULL <-> null */
+    CF_JF_OBJECT, /* a T in place, described by sub */
 };
 
 /* How a field is written and read beyond its type. */
@@ -43,6 +44,7 @@ enum {
     CF_JF_CALLER_READS = 8,     /* written, but the caller reads it (a check the table cannot say) */
     CF_JF_REQUIRED = 16,        /* the reader refuses an object without it (or with null) */
     CF_JF_NULLABLE = 32,        /* ... though null is one of its values */
+    CF_JF_IN_PLACE = 64,        /* CF_JF_ARRAY: T items[max] in the struct itself, not a T * */
 };
 
 /* One field: its key, type and place in the struct, and for the reader the
@@ -52,7 +54,7 @@ enum {
 struct cf_jf {
     char key[CF_JF_KEY_MAX];
     enum cf_jf_type type;
-    unsigned sub;        /* CF_JF_ARRAY, CF_JF_PTR: the items' table, subs[sub] of the row's table */
+    unsigned sub;        /* CF_JF_ARRAY, CF_JF_PTR, CF_JF_OBJECT: the items' table, subs[sub] of the row's table */
     size_t offset;
     size_t count_offset; /* CF_JF_ARRAY */
     size_t size;         /* CF_JF_FIXED: the buffer's size */

@@ -61,7 +61,8 @@ static const struct cf_jf gpu_fields[] = {
 };
 
 static const struct cf_jf probe_fields[] = {
-    S(cf_gpu_probe, vendor), S(cf_gpu_probe, method), B(cf_gpu_probe, ok), I(cf_gpu_probe, count), S(cf_gpu_probe, note),
+    S(cf_gpu_probe, vendor), S(cf_gpu_probe, method), B(cf_gpu_probe, ok), I(cf_gpu_probe, count),
+    S(cf_gpu_probe, note),
 };
 
 static const char *flavour_name(int v)
@@ -77,11 +78,13 @@ static const struct cf_jf torch_fields[] = {
              .flags = CF_JF_CALLER_READS) /* "rocm" too; an unknown one is "unknown" */,
     S(cf_libtorch, gpu_runtime_version),
     CF_JF_AS(struct cf_libtorch, "cxx11_abi", cxx11_abi, CF_JF_BOOL, .flags = CF_JF_NULL_IF_NEGATIVE),
-    S(cf_libtorch, abi_source), S(cf_libtorch, gpu_lib), S(cf_libtorch, nccl_built_against), B(cf_libtorch, needs_comm_lib),
+    S(cf_libtorch, abi_source), S(cf_libtorch, gpu_lib), S(cf_libtorch, nccl_built_against),
+    B(cf_libtorch, needs_comm_lib),
     CF_JF_PTR_TO(struct cf_libtorch, embedded, 0), CF_JF_PTR_TO(struct cf_libtorch, loaded, 0),
     V(cf_libtorch, missing_libs), V(cf_libtorch, bridge_toolkit_found), V(cf_libtorch, bridge_toolkit_missing),
     V(cf_libtorch, bridge_unreadable), V(cf_libtorch, bridge_walk_bounded), V(cf_libtorch, bridge_plugins),
-    V(cf_libtorch, bridge_plugin_missing), V(cf_libtorch, undefined_symbols), V(cf_libtorch, archs), S(cf_libtorch, problem),
+    V(cf_libtorch, bridge_plugin_missing), V(cf_libtorch, undefined_symbols), V(cf_libtorch, archs),
+    S(cf_libtorch, problem),
 };
 
 static const struct cf_jf compiler_fields[] = {
@@ -108,7 +111,7 @@ static const struct cf_jf host_facts_fields[] = {
 };
 static const struct cf_jf_table host_facts_table = CF_JF_TABLE(struct cf_survey, host_facts_fields);
 
-enum { SUB_TOOLKIT, SUB_GPU, SUB_PROBE, SUB_TORCH, SUB_COMM, SUB_COMPILER };
+enum { SUB_TOOLKIT, SUB_GPU, SUB_PROBE, SUB_DRIVER, SUB_TORCH, SUB_COMM, SUB_COMPILER };
 static const struct cf_jf_table toolkit_table = CF_JF_TABLE_SUBS(struct cf_toolkit, toolkit_fields, comm_sub);
 static const struct cf_jf_table torch_table = { torch_fields, sizeof torch_fields / sizeof torch_fields[0],
                                                 sizeof(struct cf_libtorch), comm_sub, &torch_blank };
@@ -117,16 +120,18 @@ static const struct cf_jf_table probe_table = CF_JF_TABLE(struct cf_gpu_probe, p
 static const struct cf_jf_table compiler_table = CF_JF_TABLE(struct cf_compiler, compiler_fields);
 static const struct cf_jf_table *const section_subs[] = {
     [SUB_TOOLKIT] = &toolkit_table, [SUB_GPU] = &gpu_table,   [SUB_PROBE] = &probe_table,
-    [SUB_TORCH] = &torch_table,     [SUB_COMM] = &comm_table, [SUB_COMPILER] = &compiler_table,
+    [SUB_DRIVER] = &driver_table,   [SUB_TORCH] = &torch_table, [SUB_COMM] = &comm_table,
+    [SUB_COMPILER] = &compiler_table,
 };
 
-/* The array sections in the document's order, keyed as section_keys; a null one is refused. */
+/* The sections in the document's order, keyed as section_keys; a null one is refused. */
 #define SECTION(key, f, n, sub_) \
     CF_JF_AS(struct cf_survey, key, f, CF_JF_ARRAY, .sub = sub_, .count_offset = offsetof(struct cf_survey, n), \
              .flags = CF_JF_NULLABLE)
 static const struct cf_jf section_fields[] = {
     SECTION("toolkits", toolkits, n_toolkits, SUB_TOOLKIT), SECTION("gpus", gpus, n_gpus, SUB_GPU),
-    SECTION("gpu_probes", probes, n_probes, SUB_PROBE), CF_JF_SLOT("driver"),
+    SECTION("gpu_probes", probes, n_probes, SUB_PROBE),
+    CF_JF_AS(struct cf_survey, "driver", driver, CF_JF_OBJECT, .sub = SUB_DRIVER, .flags = CF_JF_NULLABLE),
     SECTION("libtorch", torches, n_torches, SUB_TORCH), SECTION("comm_libraries", comm_libs, n_comm_libs, SUB_COMM),
     SECTION("compilers", compilers, n_compilers, SUB_COMPILER),
 };
@@ -166,7 +171,6 @@ void *cf_survey_to_json(const struct cf_survey *s)
     cJSON_ReplaceItemInObjectCaseSensitive(host, "injected_sections", inj);
 
     cf_jf_add(o, &section_table, s);
-    cJSON_ReplaceItemInObjectCaseSensitive(o, "driver", cf_jf_to_json(&driver_table, &s->driver));
     size_t i = 0;
     for (cJSON *it = section(o, "toolkits"); it; it = it->next, i++)
         comm_written(cJSON_GetObjectItemCaseSensitive(it, "comm"), s->toolkits[i].comm);
@@ -338,8 +342,7 @@ int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err)
             continue;
         free_section(s, sec);
         s->injected[sec] = 1;
-        if (sec == CF_SEC_DRIVER ? cf_jf_read(&r, &driver_table, v, &s->driver, "driver") < 0
-                                 : cf_jf_read(&r, &one, root, s, "") < 0 || section_read(&r, s, sec, v) < 0)
+        if (cf_jf_read(&r, &one, root, s, "") < 0 || section_read(&r, s, sec, v) < 0)
             return -1;
     }
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "nccl_config")) && !cJSON_IsNull(v)) {
@@ -468,7 +471,10 @@ static void free_section(struct cf_survey *s, enum cf_survey_section sec)
 {
     switch (sec) {
     case CF_SEC_HOST: cf_jf_release(&host_table, s); break;
-    case CF_SEC_DRIVER: cf_jf_release(&driver_table, &s->driver); break;
+    case CF_SEC_DRIVER:
+        cf_jf_release(&driver_table, &s->driver);
+        memset(&s->driver, 0, sizeof s->driver);
+        break;
     case CF_SEC_NCCL_CONFIG:
         cf_nccl_config_release(s->nccl_config);
         free(s->nccl_config);

@@ -61,9 +61,10 @@ static cJSON *field_to_json(const struct cf_jf_table *t, const struct cf_jf *f, 
         const void *one = *(const void *const *)p;
         return one ? cf_jf_to_json(t->subs[f->sub], one) : cJSON_CreateNull();
     }
+    case CF_JF_OBJECT: return cf_jf_to_json(t->subs[f->sub], p);
     case CF_JF_ARRAY: {
         cJSON *a = cJSON_CreateArray();
-        const char *items = *(char *const *)p;
+        const char *items = f->flags & CF_JF_IN_PLACE ? p : *(char *const *)p;
         size_t n = *(const size_t *)at(obj, f->count_offset);
         const struct cf_jf_table *sub = t->subs[f->sub];
         for (size_t i = 0; i < n; i++)
@@ -171,8 +172,9 @@ static int read_array(const struct cf_jf_reader *r, const struct cf_jf_table *t,
     if ((unsigned)n > (f->max > 0 ? (unsigned)f->max : MAX_ITEMS))
         return bad(r, path, "holds %d entries, more than %.0f", n, f->max > 0 ? f->max : MAX_ITEMS);
     const struct cf_jf_table *sub = t->subs[f->sub];
-    char *items = cf_xcalloc((size_t)n + 1, sub->size);
-    *(char **)at(obj, f->offset) = items;
+    char *items = f->flags & CF_JF_IN_PLACE ? at(obj, f->offset) : cf_xcalloc((size_t)n + 1, sub->size);
+    if (!(f->flags & CF_JF_IN_PLACE))
+        *(char **)at(obj, f->offset) = items;
     size_t *count = at(obj, f->count_offset);
     *count = 0;
     const cJSON *it;
@@ -244,6 +246,7 @@ static int read_field(const struct cf_jf_reader *r, const struct cf_jf_table *t,
             memcpy(one, sub->blank, sub->size);
         return cf_jf_read(r, sub, v, one, path);
     }
+    case CF_JF_OBJECT: return cf_jf_read(r, t->subs[f->sub], v, p, path);
     case CF_JF_ARRAY: return read_array(r, t, f, v, obj, path);
     default: return read_number(r, f, v, p, path);
     }
@@ -290,13 +293,17 @@ void cf_jf_release(const struct cf_jf_table *t, void *obj)
             free(*(void **)p);
             *(void **)p = NULL;
             break;
+        case CF_JF_OBJECT: cf_jf_release(t->subs[f->sub], p); break;
         case CF_JF_ARRAY: {
-            char *items = *(char **)p;
+            int in_place = f->flags & CF_JF_IN_PLACE;
+            char *items = in_place ? p : *(char **)p;
             size_t *count = at(obj, f->count_offset);
             for (size_t k = 0; items && k < *count; k++)
                 cf_jf_release(t->subs[f->sub], items + k * t->subs[f->sub]->size);
-            free(items);
-            *(char **)p = NULL;
+            if (!in_place) {
+                free(items);
+                *(char **)p = NULL;
+            }
             *count = 0;
             break;
         }
