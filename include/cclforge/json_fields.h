@@ -105,6 +105,10 @@ int cf_jf_read(const struct cf_jf_reader *r, const struct cf_jf_table *t, const 
 int cf_jf_from_json(const struct cf_jf_table *t, const cJSON *o, void *obj, const char *where, cf_error *err);
 /* -1, with a CF_ERR_FORMAT error in the reader's words. */
 int cf_jf_refuse(const struct cf_jf_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 0 when every number of got (at path) is want's, else -1 refusing the first
+ * that is not: a count a document states beside what it holds. */
+int cf_jf_same_numbers(const struct cf_jf_reader *r, const struct cf_jf_table *t, const void *got, const void *want,
+                       const char *path);
 /* Frees what the fields own (strings, vectors, arrays, objects) and zeroes them. */
 void cf_jf_release(const struct cf_jf_table *t, void *obj);
 

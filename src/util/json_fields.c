@@ -276,6 +276,21 @@ int cf_jf_from_json(const struct cf_jf_table *t, const cJSON *o, void *obj, cons
     return cf_jf_read(&r, t, o, obj, where);
 }
 
+int cf_jf_same_numbers(const struct cf_jf_reader *r, const struct cf_jf_table *t, const void *got, const void *want,
+                       const char *path)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const struct cf_jf *f = &t->fields[i];
+        double g = number_of(f, at(got, f->offset)), w = number_of(f, at(want, f->offset));
+        if (g != w) {
+            char field_path[PATH_MAX_LEN];
+            snprintf(field_path, sizeof field_path, "%.160s%s%.27s", path, path[0] ? "." : "", f->key);
+            return bad(r, field_path, "is %.0f, but the document holds %.0f", g, w);
+        }
+    }
+    return 0;
+}
+
 void cf_jf_release(const struct cf_jf_table *t, void *obj)
 {
     for (size_t i = 0; i < t->n; i++) {
