@@ -1,5 +1,7 @@
-/* The survey as JSON: one writer and one reader per struct, mirrored so that
- * `doctor --json` output loads back unchanged (docs/schemas/doctor.md). */
+/* The survey as JSON (docs/schemas/doctor.md): one field table per struct
+ * (cclforge/json_fields.h) gives the writer, the strict reader and the release,
+ * so that `doctor --json` output loads back unchanged; beside them stands only
+ * what a table cannot say. */
 #include "cclforge/survey.h"
 
 #include <limits.h>
