@@ -126,14 +126,13 @@ static const struct cf_jf_table *const section_subs[] = {
     [SUB_COMPILER] = &compiler_table,
 };
 
-/* The sections in the document's order, keyed as section_keys; a null one is refused. */
+/* The sections in the document's order, keyed as section_keys. */
 #define SECTION(key, f, n, sub_) \
-    CF_JF_AS(struct cf_survey, key, f, CF_JF_ARRAY, .sub = sub_, .count_offset = offsetof(struct cf_survey, n), \
-             .flags = CF_JF_NULLABLE)
+    CF_JF_AS(struct cf_survey, key, f, CF_JF_ARRAY, .sub = sub_, .count_offset = offsetof(struct cf_survey, n))
 static const struct cf_jf section_fields[] = {
     SECTION("toolkits", toolkits, n_toolkits, SUB_TOOLKIT), SECTION("gpus", gpus, n_gpus, SUB_GPU),
     SECTION("gpu_probes", probes, n_probes, SUB_PROBE),
-    CF_JF_AS(struct cf_survey, "driver", driver, CF_JF_OBJECT, .sub = SUB_DRIVER, .flags = CF_JF_NULLABLE),
+    CF_JF_AS(struct cf_survey, "driver", driver, CF_JF_OBJECT, .sub = SUB_DRIVER),
     SECTION("libtorch", torches, n_torches, SUB_TORCH), SECTION("comm_libraries", comm_libs, n_comm_libs, SUB_COMM),
     SECTION("compilers", compilers, n_compilers, SUB_COMPILER),
 };
@@ -344,6 +343,8 @@ int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err)
             continue;
         free_section(s, sec);
         s->injected[sec] = 1;
+        if (cJSON_IsNull(v)) /* a section given is injected: null would say nothing of it */
+            return cf_jf_refuse(&r, "\"%s\" is null, not a section", f->key);
         if (cf_jf_read(&r, &one, root, s, "") < 0 || section_read(&r, s, sec, v) < 0)
             return -1;
     }
