@@ -86,6 +86,8 @@ struct cf_jf_table {
 /* A new object with every field of obj; cf_jf_add adds them to o, in the table's order. */
 cJSON *cf_jf_to_json(const struct cf_jf_table *t, const void *obj);
 void cf_jf_add(cJSON *o, const struct cf_jf_table *t, const void *obj);
+/* A new array of the n items at items, each an object of t's fields. */
+cJSON *cf_jf_array_to_json(const struct cf_jf_table *t, const void *items, size_t n);
 
 /* Who reads: refusals read "<doc>: \"<path>\" <what><advice>", the path naming the
  * field ("rows[3].bytes"); ranks bounds the CF_JF_RANK fields. */

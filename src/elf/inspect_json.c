@@ -1,7 +1,9 @@
 /* The cclforge.inspect/1 document (docs/schemas/inspect.md) of an inspect
  * result: every node with where and why it was found, every object with its
  * comm-library and GPU-code facts and lint, the search lists, the symbol
- * check, the problems and the scan cache's counts. Nothing reads it back. */
+ * check, the problems and the scan cache's counts. Nothing reads it back.
+ * A struct written field by field is a table (cclforge/json_fields.h). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,6 +11,71 @@
 #include "cclforge/glibc.h"
 #include "cclforge/inspect.h"
 #include "cclforge/json.h"
+#include "cclforge/json_fields.h"
+
+/* the enums' names, as a table's ENUM field asks for them */
+#define NAME_OF(fn, type) static const char *fn##_int(int v) { return fn((type)v); }
+NAME_OF(cf_rpath_kind_name, enum cf_rpath_finding_kind)
+NAME_OF(cf_lint_severity_name, enum cf_lint_severity)
+NAME_OF(cf_inspect_problem_kind_name, enum cf_inspect_problem_kind)
+static const char *symcheck_kind_name(int v)
+{
+    return v == CF_SYMCHECK_UNDEFINED ? "undefined-symbol" : "version-not-found";
+}
+#define ENUM(S, key, field, fn) CF_JF_AS(S, key, field, CF_JF_ENUM, .name = fn)
+#define STR(S, key, field) CF_JF_AS(S, key, field, CF_JF_STR)
+/* a string left out, not null, when there is none */
+#define TEXT(S, key, field) CF_JF_AS(S, key, field, CF_JF_STR, .flags = CF_JF_OMIT_NULL)
+
+#define O(key, field, type) CF_JF_AS(struct cf_ldso_object, key, field, type)
+static const struct cf_jf object_fields[] = {
+    CF_JF_SLOT("index"), TEXT(struct cf_ldso_object, "path", path), O("soname", soname, CF_JF_STR),
+    O("rpath", rpath, CF_JF_STR), O("runpath", runpath, CF_JF_STR), O("node", node, CF_JF_LONG),
+    O("loader", loader, CF_JF_LONG), O("is_interp", is_interp, CF_JF_BOOL),
+};
+static const struct cf_jf_table object_table = CF_JF_TABLE(struct cf_ldso_object, object_fields);
+#define F(key, field) TEXT(struct cf_rpath_finding, key, field)
+static const struct cf_jf lint_fields[] = {
+    ENUM(struct cf_rpath_finding, "kind", kind, cf_rpath_kind_name_int),
+    ENUM(struct cf_rpath_finding, "severity", severity, cf_lint_severity_name_int), F("tag", tag), F("entry", entry),
+    STR(struct cf_rpath_finding, "expanded", expanded), F("message", message),
+};
+static const struct cf_jf_table lint_table = CF_JF_TABLE(struct cf_rpath_finding, lint_fields);
+#define P(key, field) STR(struct cf_symcheck_problem, key, field)
+static const struct cf_jf symbol_problem_fields[] = {
+    CF_JF_AS(struct cf_symcheck_problem, "kind", kind, CF_JF_ENUM, .name = symcheck_kind_name), P("symbol", symbol),
+    P("version", version), P("object", object), P("provider", provider),
+    TEXT(struct cf_symcheck_problem, "message", message),
+};
+static const struct cf_jf_table symbol_problem_table = CF_JF_TABLE(struct cf_symcheck_problem, symbol_problem_fields);
+#define Y(key, field) CF_JF_AS(struct cf_symcheck_result, key, field, CF_JF_SIZE)
+static const struct cf_jf symbols_fields[] = {
+    Y("undefined", n_undefined), Y("versions_not_found", n_versions), Y("references", n_references),
+    Y("definitions", n_definitions), CF_JF_ARR(struct cf_symcheck_result, problems, n_problems, 0),
+};
+static const struct cf_jf_table *const symbols_subs[] = { &symbol_problem_table };
+static const struct cf_jf_table symbols_table = CF_JF_TABLE_SUBS(struct cf_symcheck_result, symbols_fields, symbols_subs);
+static const struct cf_jf problem_fields[] = {
+    ENUM(struct cf_inspect_problem, "kind", kind, cf_inspect_problem_kind_name_int),
+    ENUM(struct cf_inspect_problem, "severity", severity, cf_lint_severity_name_int),
+    CF_JF_AS(struct cf_inspect_problem, "object", object, CF_JF_LONG), STR(struct cf_inspect_problem, "path", path),
+    TEXT(struct cf_inspect_problem, "message", message),
+};
+static const struct cf_jf_table problem_table = CF_JF_TABLE(struct cf_inspect_problem, problem_fields);
+#define OPT(key, field, type) CF_JF_AS(struct cf_inspect_opts, key, field, type)
+static const struct cf_jf options_fields[] = {
+    OPT("root", root, CF_JF_STR), OPT("glibc", glibc, CF_JF_STR), OPT("cpu", cpu, CF_JF_STR),
+    OPT("ld_library_path", ld_library_path, CF_JF_STR),
+    OPT("ignore_ld_library_path", ignore_ld_library_path, CF_JF_BOOL), OPT("undefined", undefined, CF_JF_BOOL),
+    OPT("within", within, CF_JF_STR), OPT("explain", explain, CF_JF_BOOL),
+};
+static const struct cf_jf_table options_table = CF_JF_TABLE(struct cf_inspect_opts, options_fields);
+#define C(key, field) CF_JF_AS(struct cf_inspect_result, key, field, CF_JF_SIZE)
+static const struct cf_jf cache_fields[] = {
+    STR(struct cf_inspect_result, "dir", cache_dir), C("memory_hits", cache_memory_hits),
+    C("disk_hits", cache_disk_hits), C("misses", cache_misses), C("stored", cache_stored), C("evicted", cache_evicted),
+};
+static const struct cf_jf_table cache_table = CF_JF_TABLE(struct cf_inspect_result, cache_fields);
 
 static cJSON *json_str_or_null(const char *s) { return s ? cJSON_CreateString(s) : cJSON_CreateNull(); }
 
@@ -89,15 +156,8 @@ static cJSON *json_banner(const struct cf_commlib_banner *b)
 
 static cJSON *json_object(const struct cf_ldso_object *lo, const struct cf_inspect_object *io, long index)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "index", (double)index);
-    cJSON_AddStringToObject(o, "path", lo->path);
-    cJSON_AddItemToObject(o, "soname", json_str_or_null(lo->soname));
-    cJSON_AddItemToObject(o, "rpath", json_str_or_null(lo->rpath));
-    cJSON_AddItemToObject(o, "runpath", json_str_or_null(lo->runpath));
-    cJSON_AddNumberToObject(o, "node", (double)lo->node);
-    cJSON_AddNumberToObject(o, "loader", (double)lo->loader);
-    cJSON_AddBoolToObject(o, "is_interp", lo->is_interp);
+    cJSON *o = cf_jf_to_json(&object_table, lo);
+    cJSON_ReplaceItemInObjectCaseSensitive(o, "index", cJSON_CreateNumber((double)index));
     cJSON_AddItemToObject(o, "error", json_str_or_null(io->error));
 
     const struct cf_commlib_identity *id = &io->commlib;
@@ -150,18 +210,7 @@ static cJSON *json_object(const struct cf_ldso_object *lo, const struct cf_inspe
         cJSON_AddNullToObject(o, "gpu");
     }
 
-    cJSON *lint = cJSON_AddArrayToObject(o, "lint");
-    for (size_t i = 0; i < io->lint.n; i++) {
-        const struct cf_rpath_finding *f = &io->lint.findings[i];
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "kind", cf_rpath_kind_name(f->kind));
-        cJSON_AddStringToObject(x, "severity", cf_lint_severity_name(f->severity));
-        cJSON_AddStringToObject(x, "tag", f->tag);
-        cJSON_AddStringToObject(x, "entry", f->entry);
-        cJSON_AddItemToObject(x, "expanded", json_str_or_null(f->expanded));
-        cJSON_AddStringToObject(x, "message", f->message);
-        cJSON_AddItemToArray(lint, x);
-    }
+    cJSON_AddItemToObject(o, "lint", cf_jf_array_to_json(&lint_table, io->lint.findings, io->lint.n));
     cJSON_AddBoolToObject(o, "lint_within", io->lint_within);
     cJSON_AddBoolToObject(o, "from_cache", io->from_cache);
     return o;
@@ -239,38 +288,9 @@ static cJSON *json_target(const struct cf_inspect_target *t)
                 cJSON_AddItemToArray(missing, cJSON_CreateNumber((double)d));
         cJSON_AddItemToArray(lists, x);
     }
-    if (t->symcheck_done) {
-        cJSON *s = cJSON_AddObjectToObject(o, "symbols");
-        cJSON_AddNumberToObject(s, "undefined", (double)t->symcheck.n_undefined);
-        cJSON_AddNumberToObject(s, "versions_not_found", (double)t->symcheck.n_versions);
-        cJSON_AddNumberToObject(s, "references", (double)t->symcheck.n_references);
-        cJSON_AddNumberToObject(s, "definitions", (double)t->symcheck.n_definitions);
-        cJSON *probs = cJSON_AddArrayToObject(s, "problems");
-        for (size_t i = 0; i < t->symcheck.n_problems; i++) {
-            const struct cf_symcheck_problem *p = &t->symcheck.problems[i];
-            cJSON *x = cJSON_CreateObject();
-            cJSON_AddStringToObject(x, "kind", p->kind == CF_SYMCHECK_UNDEFINED ? "undefined-symbol" : "version-not-found");
-            cJSON_AddItemToObject(x, "symbol", json_str_or_null(p->symbol));
-            cJSON_AddItemToObject(x, "version", json_str_or_null(p->version));
-            cJSON_AddItemToObject(x, "object", json_str_or_null(p->object));
-            cJSON_AddItemToObject(x, "provider", json_str_or_null(p->provider));
-            cJSON_AddStringToObject(x, "message", p->message);
-            cJSON_AddItemToArray(probs, x);
-        }
-    } else {
-        cJSON_AddNullToObject(o, "symbols");
-    }
-    cJSON *probs = cJSON_AddArrayToObject(o, "problems");
-    for (size_t i = 0; i < t->n_problems; i++) {
-        const struct cf_inspect_problem *p = &t->problems[i];
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "kind", cf_inspect_problem_kind_name(p->kind));
-        cJSON_AddStringToObject(x, "severity", cf_lint_severity_name(p->severity));
-        cJSON_AddNumberToObject(x, "object", (double)p->object);
-        cJSON_AddItemToObject(x, "path", json_str_or_null(p->path));
-        cJSON_AddStringToObject(x, "message", p->message);
-        cJSON_AddItemToArray(probs, x);
-    }
+    cJSON_AddItemToObject(o, "symbols",
+                          t->symcheck_done ? cf_jf_to_json(&symbols_table, &t->symcheck) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "problems", cf_jf_array_to_json(&problem_table, t->problems, t->n_problems));
     cJSON *sum = cJSON_AddObjectToObject(o, "summary");
     cJSON_AddNumberToObject(sum, "objects", (double)c->n_objects);
     cJSON_AddNumberToObject(sum, "missing", (double)cf_inspect_count(t, CF_INSPECT_MISSING));
@@ -285,16 +305,9 @@ cJSON *cf_inspect_json(const struct cf_inspect_opts *opts, const struct cf_inspe
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "schema", "cclforge.inspect/1");
     cJSON_AddStringToObject(doc, "mode", r->default_mode ? "default" : "files");
-    cJSON *o = cJSON_AddObjectToObject(doc, "options");
-    cJSON_AddItemToObject(o, "root", json_str_or_null(opts->root));
-    cJSON_AddItemToObject(o, "glibc", json_str_or_null(opts->glibc));
-    cJSON_AddItemToObject(o, "cpu", json_str_or_null(opts->cpu));
-    cJSON_AddItemToObject(o, "ld_library_path", json_str_or_null(opts->ld_library_path));
-    cJSON_AddBoolToObject(o, "ignore_ld_library_path", opts->ignore_ld_library_path);
-    cJSON_AddBoolToObject(o, "undefined", opts->undefined);
-    cJSON_AddItemToObject(o, "within", json_str_or_null(opts->within));
-    cJSON_AddBoolToObject(o, "explain", opts->explain);
-    cJSON_AddBoolToObject(o, "gpu", !opts->no_gpu);
+    cJSON *o = cf_jf_to_json(&options_table, opts);
+    cJSON_AddItemToObject(doc, "options", o);
+    cJSON_AddBoolToObject(o, "gpu", !opts->no_gpu); /* the scans made, where opts holds those left out */
     cJSON_AddBoolToObject(o, "banner", !opts->no_banner);
     cJSON_AddBoolToObject(o, "cache", !opts->no_cache);
     cJSON *lookups = cJSON_AddArrayToObject(doc, "lookups");
@@ -307,13 +320,7 @@ cJSON *cf_inspect_json(const struct cf_inspect_opts *opts, const struct cf_inspe
     cJSON *targets = cJSON_AddArrayToObject(doc, "targets");
     for (size_t i = 0; i < r->n_targets; i++)
         cJSON_AddItemToArray(targets, json_target(&r->targets[i]));
-    cJSON *cache = cJSON_AddObjectToObject(doc, "scan_cache");
-    cJSON_AddItemToObject(cache, "dir", json_str_or_null(r->cache_dir));
-    cJSON_AddNumberToObject(cache, "memory_hits", (double)r->cache_memory_hits);
-    cJSON_AddNumberToObject(cache, "disk_hits", (double)r->cache_disk_hits);
-    cJSON_AddNumberToObject(cache, "misses", (double)r->cache_misses);
-    cJSON_AddNumberToObject(cache, "stored", (double)r->cache_stored);
-    cJSON_AddNumberToObject(cache, "evicted", (double)r->cache_evicted);
+    cJSON_AddItemToObject(doc, "scan_cache", cf_jf_to_json(&cache_table, r));
     cJSON *sum = cJSON_AddObjectToObject(doc, "summary");
     cJSON_AddNumberToObject(sum, "targets", (double)r->n_targets);
     cJSON_AddNumberToObject(sum, "errors", (double)r->n_errors);

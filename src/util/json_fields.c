@@ -62,15 +62,9 @@ static cJSON *field_to_json(const struct cf_jf_table *t, const struct cf_jf *f, 
         return one ? cf_jf_to_json(t->subs[f->sub], one) : cJSON_CreateNull();
     }
     case CF_JF_OBJECT: return cf_jf_to_json(t->subs[f->sub], p);
-    case CF_JF_ARRAY: {
-        cJSON *a = cJSON_CreateArray();
-        const char *items = f->flags & CF_JF_IN_PLACE ? p : *(char *const *)p;
-        size_t n = *(const size_t *)at(obj, f->count_offset);
-        const struct cf_jf_table *sub = t->subs[f->sub];
-        for (size_t i = 0; i < n; i++)
-            cJSON_AddItemToArray(a, cf_jf_to_json(sub, items + i * sub->size));
-        return a;
-    }
+    case CF_JF_ARRAY:
+        return cf_jf_array_to_json(t->subs[f->sub], f->flags & CF_JF_IN_PLACE ? p : *(const void *const *)p,
+                                   *(const size_t *)at(obj, f->count_offset));
     default: return cJSON_CreateNumber(number_of(f, p));
     }
 }
@@ -89,6 +83,14 @@ cJSON *cf_jf_to_json(const struct cf_jf_table *t, const void *obj)
     cJSON *o = cJSON_CreateObject();
     cf_jf_add(o, t, obj);
     return o;
+}
+
+cJSON *cf_jf_array_to_json(const struct cf_jf_table *t, const void *items, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, cf_jf_to_json(t, (const char *)items + i * t->size));
+    return a;
 }
 
 static int refuse_v(const struct cf_jf_reader *r, const char *path, const char *fmt, va_list ap)
