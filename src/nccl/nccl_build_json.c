@@ -1,53 +1,57 @@
 /* The document of `nccl build --json`, cclforge.nccl-build/1
  * (docs/schemas/nccl.md): the plan, and after a build what it did, the
  * verification of the library and, on a failure, the error and the log's
- * tail. Nothing in cclforge reads it back (the store reads its manifests). */
+ * tail. Nothing in cclforge reads it back (the store reads its manifests).
+ * A struct written field by field is a table (cclforge/json_fields.h). */
 #include "cclforge/json.h"
+#include "cclforge/json_fields.h"
 #include "cclforge/nccl_build.h"
+
+/* a string left out, not null, when there is none */
+#define TEXT(S, key, field) CF_JF_AS(S, key, field, CF_JF_STR, .flags = CF_JF_OMIT_NULL)
+#define P(key, field) TEXT(struct cf_nccl_plan, key, field)
+/* the plan up to its GPU code flags, whose key is the vendor's, and after them */
+static const struct cf_jf plan_head_fields[] = {
+    CF_JF_SLOT("vendor"), P("tag", tag_text), P("tag_origin", tag_origin), CF_JF_SLOT("archs"),
+    P("archs_origin", archs_origin), CF_JF(struct cf_nccl_plan, ptx, CF_JF_BOOL),
+};
+static const struct cf_jf plan_tail_fields[] = {
+    P("source", source), CF_JF(struct cf_nccl_plan, jobs, CF_JF_INT), P("only_funcs", only_funcs),
+    P("cuda_version", cuda_version), P("toolkit_home", toolkit_home), P("toolkit_origin", toolkit_origin),
+    P("name", target_name), P("target", target_dir), P("log", log_path), CF_JF_SLOT("commands"),
+    P("dockerfile", dockerfile), CF_JF(struct cf_nccl_plan, warnings, CF_JF_STRVEC),
+};
+static const struct cf_jf_table plan_head_table = CF_JF_TABLE(struct cf_nccl_plan, plan_head_fields),
+                                plan_tail_table = CF_JF_TABLE(struct cf_nccl_plan, plan_tail_fields);
+#define V(key, field, type, ...) CF_JF_AS(struct cf_nccl_verify, key, field, type, __VA_ARGS__)
+static const struct cf_jf verify_fields[] = {
+    V("library", library, CF_JF_STR, .flags = CF_JF_EMPTY_IF_NULL),
+    V("soname", soname, CF_JF_STR, .flags = CF_JF_EMPTY_IF_NULL),
+    V("banner", banner, CF_JF_STR, .flags = CF_JF_EMPTY_IF_NULL), V("sass", sass, CF_JF_STRVEC),
+    V("ptx", ptx, CF_JF_STRVEC), V("missing", missing, CF_JF_STRVEC), V("extra", extra, CF_JF_STRVEC),
+    V("problems", problems, CF_JF_STRVEC),
+};
+static const struct cf_jf_table verify_table = CF_JF_TABLE(struct cf_nccl_verify, verify_fields);
+#define R(key, field, type, ...) CF_JF_AS(struct cf_nccl_build_result, key, field, type, __VA_ARGS__)
+static const struct cf_jf result_fields[] = {
+    R("cache_hit", cache_hit, CF_JF_BOOL), R("damaged_cache", damage, CF_JF_STR), CF_JF_SLOT("plan"),
+    R("installed", target_dir, CF_JF_STR, .flags = CF_JF_OMIT_NULL), R("build_seconds", build_seconds, CF_JF_DOUBLE),
+    R("total_seconds", total_seconds, CF_JF_DOUBLE),
+};
+static const struct cf_jf_table result_table = CF_JF_TABLE(struct cf_nccl_build_result, result_fields);
 
 static cJSON *plan_json(const struct cf_nccl_plan *plan)
 {
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "vendor", plan->vendor->word);
-    cJSON_AddStringToObject(p, "tag", plan->tag_text);
-    cJSON_AddStringToObject(p, "tag_origin", plan->tag_origin);
-    cJSON_AddItemToObject(p, "archs", cf_arch_list_json(&plan->archs));
-    cJSON_AddStringToObject(p, "archs_origin", plan->archs_origin);
-    cJSON_AddBoolToObject(p, "ptx", plan->ptx);
+    cJSON *p = cf_jf_to_json(&plan_head_table, plan);
+    cJSON_ReplaceItemInObjectCaseSensitive(p, "vendor", cJSON_CreateString(plan->vendor->word));
+    cJSON_ReplaceItemInObjectCaseSensitive(p, "archs", cf_arch_list_json(&plan->archs));
     cJSON_AddStringToObject(p, plan->vendor->arch_family == CF_ARCH_AMD ? "gpu_targets" : "nvcc_gencode", plan->gencode);
-    cJSON_AddStringToObject(p, "source", plan->source);
-    cJSON_AddNumberToObject(p, "jobs", plan->jobs);
-    if (plan->only_funcs)
-        cJSON_AddStringToObject(p, "only_funcs", plan->only_funcs);
-    if (plan->cuda_version)
-        cJSON_AddStringToObject(p, "cuda_version", plan->cuda_version);
-    cJSON_AddStringToObject(p, "toolkit_home", plan->toolkit_home);
-    cJSON_AddStringToObject(p, "toolkit_origin", plan->toolkit_origin);
-    cJSON_AddStringToObject(p, "name", plan->target_name);
-    cJSON_AddStringToObject(p, "target", plan->target_dir);
-    cJSON_AddStringToObject(p, "log", plan->log_path);
+    cf_jf_add(p, &plan_tail_table, plan);
     struct strvec cmds = STRVEC_INIT;
     cf_nccl_plan_commands(plan, &cmds);
-    cJSON_AddItemToObject(p, "commands", cf_json_strvec(&cmds));
+    cJSON_ReplaceItemInObjectCaseSensitive(p, "commands", cf_json_strvec(&cmds));
     cf_strvec_clear(&cmds);
-    if (plan->dockerfile)
-        cJSON_AddStringToObject(p, "dockerfile", plan->dockerfile);
-    cJSON_AddItemToObject(p, "warnings", cf_json_strvec(&plan->warnings));
     return p;
-}
-
-static cJSON *verify_json(const struct cf_nccl_verify *v)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "library", v->library ? v->library : "");
-    cJSON_AddStringToObject(o, "soname", v->soname ? v->soname : "");
-    cJSON_AddStringToObject(o, "banner", v->banner ? v->banner : "");
-    cJSON_AddItemToObject(o, "sass", cf_json_strvec(&v->sass));
-    cJSON_AddItemToObject(o, "ptx", cf_json_strvec(&v->ptx));
-    cJSON_AddItemToObject(o, "missing", cf_json_strvec(&v->missing));
-    cJSON_AddItemToObject(o, "extra", cf_json_strvec(&v->extra));
-    cJSON_AddItemToObject(o, "problems", cf_json_strvec(&v->problems));
-    return o;
 }
 
 cJSON *cf_nccl_build_json(const struct cf_nccl_plan *plan, const struct cf_nccl_build_result *r, const char *error)
@@ -60,15 +64,10 @@ cJSON *cf_nccl_build_json(const struct cf_nccl_plan *plan, const struct cf_nccl_
         return doc;
     }
     cJSON_AddBoolToObject(doc, "ok", error == NULL);
-    cJSON_AddBoolToObject(doc, "cache_hit", r->cache_hit);
-    cf_json_put_str(doc, "damaged_cache", r->damage);
-    cJSON_AddItemToObject(doc, "plan", plan_json(plan));
-    if (r->target_dir)
-        cJSON_AddStringToObject(doc, "installed", r->target_dir);
-    cJSON_AddNumberToObject(doc, "build_seconds", r->build_seconds);
-    cJSON_AddNumberToObject(doc, "total_seconds", r->total_seconds);
+    cf_jf_add(doc, &result_table, r);
+    cJSON_ReplaceItemInObjectCaseSensitive(doc, "plan", plan_json(plan));
     if (r->verify.library)
-        cJSON_AddItemToObject(doc, "verify", verify_json(&r->verify));
+        cJSON_AddItemToObject(doc, "verify", cf_jf_to_json(&verify_table, &r->verify));
     if (error) {
         cJSON_AddStringToObject(doc, "error", error);
         cJSON_AddStringToObject(doc, "log_tail", cf_sb_str(&r->log_tail));

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "cclforge/json.h"
+#include "cclforge/json_fields.h"
 #include "cclforge/wheel.h"
 
 /* --json's status: a not-applicable check is neither ok nor skipped */
@@ -13,6 +14,13 @@ static const char *status_json(int ok)
 {
     return ok > 0 ? "ok" : ok == 0 ? "fail" : ok == CF_WHEEL_NA ? "n/a" : "skip";
 }
+
+static const struct cf_jf check_fields[] = {
+    CF_JF_AS(struct cf_wheel_check, "name", name, CF_JF_STR, .flags = CF_JF_OMIT_NULL),
+    CF_JF_AS(struct cf_wheel_check, "status", ok, CF_JF_ENUM, .name = status_json),
+    CF_JF_AS(struct cf_wheel_check, "detail", detail, CF_JF_STR, .flags = CF_JF_OMIT_NULL),
+};
+static const struct cf_jf_table check_table = CF_JF_TABLE(struct cf_wheel_check, check_fields);
 
 static cJSON *glibc_json(int code)
 {
@@ -47,14 +55,7 @@ cJSON *cf_wheel_verify_json(const struct cf_wheel_verify_result *r, const char *
     cJSON_AddNumberToObject(o, "uncompressed_bytes", (double)r->uncompressed);
     cf_json_put_str(o, "inflate", r->inflate_engine);
     cf_json_put_strvec(o, "extensions", &r->extensions);
-    cJSON *checks = cJSON_AddArrayToObject(o, "checks");
-    for (size_t i = 0; i < r->n_checks; i++) {
-        cJSON *c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "name", r->checks[i].name);
-        cJSON_AddStringToObject(c, "status", status_json(r->checks[i].ok));
-        cJSON_AddStringToObject(c, "detail", r->checks[i].detail);
-        cJSON_AddItemToArray(checks, c);
-    }
+    cJSON_AddItemToObject(o, "checks", cf_jf_array_to_json(&check_table, r->checks, r->n_checks));
     if (r->module)
         cJSON_AddStringToObject(o, "module", r->module);
     if (r->module_file)

@@ -26,6 +26,7 @@
 #include "cclforge/fs.h"
 #include "cclforge/host.h"
 #include "cclforge/json.h"
+#include "cclforge/json_fields.h"
 #include "cclforge/spawn.h"
 #include "cclforge/strbuf.h"
 #include "cclforge/trust.h"
@@ -317,6 +318,48 @@ static void test_json_typed_getters(void **state)
     assert_null(cf_json_str(NULL, "s"));
     assert_int_equal(cf_json_get_str(cJSON_GetObjectItemCaseSensitive(o, "a"), "s", &s), 0); /* an array is no object */
     cJSON_Delete(o);
+}
+
+/* A table writes what the hand-written cJSON_Add* calls wrote: an int and a size
+ * print as cJSON_AddNumberToObject prints them, a NULL string is null, left out
+ * (OMIT_NULL) or "" (EMPTY_IF_NULL), and cf_jf_array_to_json is an ARRAY field's array. */
+struct jf_row {
+    int n;
+    size_t size;
+    char *name, *gone, *empty;
+};
+static const struct cf_jf jf_row_fields[] = {
+    CF_JF(struct jf_row, n, CF_JF_INT), CF_JF(struct jf_row, size, CF_JF_SIZE), CF_JF(struct jf_row, name, CF_JF_STR),
+    CF_JF_AS(struct jf_row, "gone", gone, CF_JF_STR, .flags = CF_JF_OMIT_NULL),
+    CF_JF_AS(struct jf_row, "empty", empty, CF_JF_STR, .flags = CF_JF_EMPTY_IF_NULL),
+};
+static const struct cf_jf_table jf_row_table = CF_JF_TABLE(struct jf_row, jf_row_fields);
+
+static void test_json_fields_write_as_by_hand(void **state)
+{
+    struct jf_row rows[] = { { -7, 123456789012, "a", "g", "e" }, { 2147483647, 0, NULL, NULL, NULL } };
+    cJSON *a = cf_jf_array_to_json(&jf_row_table, rows, 2), *hand = cJSON_CreateArray();
+    for (size_t i = 0; i < 2; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "n", rows[i].n);
+        cJSON_AddNumberToObject(o, "size", (double)rows[i].size);
+        cf_json_put_str(o, "name", rows[i].name);
+        cJSON_AddStringToObject(o, "gone", rows[i].gone); /* NULL: not added */
+        cJSON_AddStringToObject(o, "empty", rows[i].empty ? rows[i].empty : "");
+        cJSON_AddItemToArray(hand, o);
+    }
+    char *got = cJSON_Print(a), *want = cJSON_Print(hand);
+    assert_string_equal(got, want);
+    assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(a, 1), "gone"));
+    free(got);
+    free(want);
+    cJSON_Delete(a);
+    cJSON_Delete(hand);
+    a = cf_jf_array_to_json(&jf_row_table, NULL, 0);
+    got = cJSON_PrintUnformatted(a);
+    assert_string_equal(got, "[]");
+    free(got);
+    cJSON_Delete(a);
 }
 
 static void test_spawn_timeout_kills_group(void **state)
@@ -913,6 +956,7 @@ int main(void)
         cmocka_unit_test(test_spawn_missing_program),
         cmocka_unit_test(test_spawn_setup_failure_closes_fds),
         cmocka_unit_test(test_json_typed_getters),
+        cmocka_unit_test(test_json_fields_write_as_by_hand),
         cmocka_unit_test(test_spawn_timeout_kills_group),
         cmocka_unit_test(test_spawn_line_callback),
         cmocka_unit_test(test_spawn_child_dies_with_parent),
