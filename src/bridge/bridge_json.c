@@ -64,7 +64,8 @@ static const struct cf_jf python_fields[] = {
     P("executable", python_exe), P("version", python_version), P("tag", python_tag), P("ext_suffix", ext_suffix),
 };
 static const struct cf_jf torch_fields[] = {
-    P("version", torch_version), CF_JF_AS(struct cf_bridge_plan, "cxx11_abi", cxx11_abi, CF_JF_BOOL, .flags = CF_JF_NULL_IF_NEGATIVE),
+    P("version", torch_version),
+    CF_JF_AS(struct cf_bridge_plan, "cxx11_abi", cxx11_abi, CF_JF_BOOL, .flags = CF_JF_NULL_IF_NEGATIVE),
     P("cxx11_abi_from", cxx11_abi_from),
     CF_JF_AS(struct cf_bridge_plan, "flavour", flavour, CF_JF_ENUM, .name = flavour_name),
     P("flavour_from", flavour_from),
@@ -78,10 +79,12 @@ static const struct cf_jf_table cxx_table = CF_JF_TABLE(struct cf_bridge_plan, c
     define_set_table = CF_JF_TABLE(struct cf_bridge_plan, define_set_fields);
 
 enum { ITEM, LIB, DUPLICATE, ABI };
-#define OBJECT(k, field, sub_) { .key = k, .type = CF_JF_OBJECT, .sub = sub_, .offset = offsetof(struct cf_bridge_plan, field) }
+#define OBJECT(k, field, sub_) \
+    { .key = k, .type = CF_JF_OBJECT, .sub = sub_, .offset = offsetof(struct cf_bridge_plan, field) }
 #define ARRAY(k, field, count, sub_)                                                                  \
     { .key = k, .type = CF_JF_ARRAY, .sub = sub_, .offset = offsetof(struct cf_bridge_plan, field), \
       .count_offset = offsetof(struct cf_bridge_plan, count) }
+#define V(key, field) CF_JF_AS(struct cf_bridge_plan, key, field, CF_JF_STRVEC)
 static const struct cf_jf plan_fields[] = {
     OBJECT("vendor", vendor_item, ITEM), CF_JF_SLOT("compiler"), CF_JF_SLOT("python"), CF_JF_SLOT("torch"),
     OBJECT("vendor_libs", vendor_libs, ITEM), OBJECT("torch_import", torch_import, ITEM),
@@ -90,14 +93,13 @@ static const struct cf_jf plan_fields[] = {
     ARRAY("includes", includes, n_includes, ITEM), ARRAY("libraries", libs, n_libs, LIB),
     CF_JF_SLOT("define_set"), ARRAY("defines", defines, n_defines, ITEM), ARRAY("rpath", rpath, n_rpath, ITEM),
     ARRAY("duplicates", duplicates, n_duplicates, DUPLICATE), OBJECT("source", source, ITEM),
-    CF_JF_AS(struct cf_bridge_plan, "more_sources", more_sources, CF_JF_STRVEC), OBJECT("guard", guard, ITEM),
+    V("more_sources", more_sources), OBJECT("guard", guard, ITEM),
     ARRAY("toolkit_libs", toolkit_libs, n_toolkit_libs, ITEM), P("toolkit_version", toolkit_version),
     P("module", module_name), P("package", package), P("package_dir", package_dir), P("output_name", output_name),
     P("output", output), CF_JF_SLOT("output_dir") /* with output */, CF_JF_SLOT("mkdir"), CF_JF_SLOT("steps"),
     CF_JF_SLOT("compile"), CF_JF_SLOT("link"), P("into", into), CF_JF_SLOT("max_glibc"), P("docker", docker),
-    CF_JF_SLOT("docker_compile") /* with docker */, CF_JF_AS(struct cf_bridge_plan, "bundle", bundle_libs, CF_JF_STRVEC),
-    CF_JF_AS(struct cf_bridge_plan, "notes", notes, CF_JF_STRVEC),
-    CF_JF_AS(struct cf_bridge_plan, "problems", problems, CF_JF_STRVEC),
+    CF_JF_SLOT("docker_compile") /* with docker */, V("bundle", bundle_libs), V("notes", notes),
+    V("problems", problems),
 };
 #undef P
 static const struct cf_jf_table *const plan_subs[] = {

@@ -54,7 +54,8 @@ static const struct cf_jf symbols_fields[] = {
     Y("definitions", n_definitions), CF_JF_ARR(struct cf_symcheck_result, problems, n_problems, 0),
 };
 static const struct cf_jf_table *const symbols_subs[] = { &symbol_problem_table };
-static const struct cf_jf_table symbols_table = CF_JF_TABLE_SUBS(struct cf_symcheck_result, symbols_fields, symbols_subs);
+static const struct cf_jf_table symbols_table =
+    CF_JF_TABLE_SUBS(struct cf_symcheck_result, symbols_fields, symbols_subs);
 static const struct cf_jf problem_fields[] = {
     ENUM(struct cf_inspect_problem, "kind", kind, cf_inspect_problem_kind_name_int),
     ENUM(struct cf_inspect_problem, "severity", severity, cf_lint_severity_name_int),
