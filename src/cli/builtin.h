@@ -10,5 +10,7 @@ int cmd_bridge(int argc, char **argv);
 int cmd_wheel(int argc, char **argv);
 int cmd_smoke(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_hang(int argc, char **argv);
+int cmd_hang_env(int argc, char **argv);
 
 #endif
