@@ -72,6 +72,7 @@ struct cf_hang_dump {
     char *host;             /* from the file name, a document or --hosts; NULL unknown */
     int gpu;                /* the local rank's GPU, -1 unknown */
     struct cf_hang_entry *entries; size_t n_entries;
+    size_t n_recorded;      /* entries the dump held (a saved document keeps only the last ones) */
     struct cf_hang_pg_status *status; size_t n_status;
     struct cf_hang_pg_config *config; size_t n_config;
     int64_t first_record_id; /* > 0: the ring wrapped, records before it were lost */

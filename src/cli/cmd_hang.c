@@ -62,7 +62,7 @@ static void print_lines(char *text)
     }
 }
 
-static int write_page(const struct cf_hang_result *r, const char *path)
+int cli_hang_page_write(const char *cmd, const struct cf_hang_result *r, const char *path)
 {
     struct strbuf html = STRBUF_INIT;
     cJSON *doc = cf_hang_to_json(r);
@@ -74,7 +74,7 @@ static int write_page(const struct cf_hang_result *r, const char *path)
     int rc = cf_write_file_atomic(path, html.buf, html.len, &err);
     cf_sb_release(&html);
     if (rc < 0) {
-        cli_error("hang", "the report: %s", cf_error_message(&err));
+        cli_error(cmd, "the report: %s", cf_error_message(&err));
         return EXIT_PROBLEMS;
     }
     return EXIT_FINE;
@@ -163,7 +163,7 @@ int cmd_hang(int argc, char **argv)
         cf_sb_release(&text);
     }
     rc = cf_hang_exit_code(&r);
-    if (report && write_page(&r, report) != EXIT_FINE)
+    if (report && cli_hang_page_write("hang", &r, report) != EXIT_FINE)
         rc = rc == EXIT_FINE ? EXIT_PROBLEMS : rc;
     cf_hang_release(&r);
     return rc;

@@ -106,6 +106,10 @@ static cJSON *entry_json(const struct cf_hang_entry *e)
     cJSON_AddBoolToObject(o, "p2p", e->is_p2p);
     cJSON_AddStringToObject(o, "op", e->op);
     add_str(o, "state", e->state);
+    if (e->retired >= 0)
+        cJSON_AddBoolToObject(o, "retired", e->retired);
+    else
+        cJSON_AddNullToObject(o, "retired");
     add_str(o, "input_sizes", e->in_sizes);
     add_str(o, "output_sizes", e->out_sizes);
     add_str(o, "input_dtypes", e->in_dtypes);
@@ -146,7 +150,7 @@ static cJSON *dump_json(const struct cf_hang_dump *d)
         cJSON_AddNumberToObject(o, "gpu", d->gpu);
     else
         cJSON_AddNullToObject(o, "gpu");
-    cJSON_AddNumberToObject(o, "entries", (double)d->n_entries);
+    cJSON_AddNumberToObject(o, "entries", (double)d->n_recorded);
     cJSON_AddNumberToObject(o, "first_record_id", (double)d->first_record_id);
     cJSON_AddBoolToObject(o, "wrapped", d->first_record_id > 0);
     cJSON *last = cJSON_AddArrayToObject(o, "last");
@@ -321,7 +325,8 @@ static void read_entry_json(struct rd *rd, const cJSON *o, struct cf_hang_entry 
     e->where = get_str(rd, o, "where", where, 1);
     e->stack = get_str(rd, o, "stack", where, 1);
     e->in_numel = e->out_numel = -1;
-    e->retired = -1;
+    const cJSON *retired = need(rd, o, "retired", where);
+    e->retired = cJSON_IsBool(retired) ? cJSON_IsTrue(retired) : -1;
 }
 
 static void read_div_json(struct rd *rd, const cJSON *o, struct cf_hang_divergence *d, const char *where)
@@ -388,6 +393,7 @@ int cf_hang_from_json(const void *json, struct cf_hang_result *r, cf_error *err)
         d->host = get_str(&rd, x, "host", where, 1);
         d->gpu = (int)get_int(&rd, x, "gpu", where, 0, CF_HANG_RANKS_MAX, -1);
         d->first_record_id = get_int(&rd, x, "first_record_id", where, 0, INT64_C(1) << 53, 0);
+        d->n_recorded = (size_t)get_int(&rd, x, "entries", where, 0, INT64_C(1) << 40, 0);
         r->n_refused += d->refused != NULL;
         const cJSON *last = need_array(&rd, x, "last", where);
         d->entries = cf_xcalloc((size_t)cJSON_GetArraySize(last) + 1, sizeof *d->entries);

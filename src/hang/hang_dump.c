@@ -294,6 +294,7 @@ static void read_root(const struct cf_pv *root, struct cf_hang_dump *d)
     }
     if (d->first_record_id < 0)
         d->first_record_id = 0;
+    d->n_recorded = d->n_entries;
     read_config(cf_pv_get(root, "pg_config"), d);
     read_status(cf_pv_get(root, "pg_status"), d);
 }
