@@ -40,6 +40,7 @@ static void usage(FILE *f)
             "  --job DOC.json       a saved `cclforge smoke --json` or `cclforge doctor --gather --json`\n"
             "                       of the same job: where each rank ran\n"
             "  -h, --help           this help\n"
+            CLI_HELP_COLOR("       ")
             "\n"
             "`cclforge hang env` prints the variables a job needs to leave dumps on a timeout, for the\n"
             "torch Python finds (TORCH_FR_BUFFER_SIZE, TORCH_FR_DUMP_TEMP_FILE, TORCH_NCCL_DUMP_ON_TIMEOUT).\n"
@@ -129,7 +130,7 @@ int cmd_hang(int argc, char **argv)
             opt.ranks_per_node = (int)rpn;
             break;
         case 'h': usage(stdout); return EXIT_FINE;
-        default: usage(stderr); return EXIT_USAGE;
+        default: return cli_usage("hang", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind >= argc)
@@ -187,10 +188,16 @@ int cmd_hang_env(int argc, char **argv)
         case 'h':
             printf("usage: cclforge hang env [--python PY | --torch VERSION]\n\n"
                    "Prints the variables a job exports so that every rank leaves its Flight Recorder dump\n"
-                   "when a collective times out, named as the torch PY imports (default python3) reads them,\n"
-                   "or as torch VERSION does.\n");
+                   "when a collective times out, as shell lines (eval \"$(cclforge hang env)\").\n"
+                   "\n"
+                   "Options:\n"
+                   "  --python PY        name them as the torch PY imports reads them (default python3)\n"
+                   "  --torch VERSION    name them as torch VERSION reads them (no Python run)\n"
+                   "  -h, --help         this help\n"
+                   CLI_HELP_COLOR("     ")
+                   "Exit status: 0 printed, 2 usage error.\n");
             return EXIT_FINE;
-        default: return EXIT_USAGE;
+        default: return cli_usage("hang env", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)

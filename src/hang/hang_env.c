@@ -36,7 +36,7 @@ void cf_hang_env_text(const char *torch_version, struct strbuf *out)
     if (torch_version)
         cf_sb_addf(out, "# for torch %s\n", torch_version);
     else
-        cf_sb_adds(out, "# no torch found: the current names (torch before 2.7 reads the TORCH_NCCL_* ones)\n");
+        cf_sb_adds(out, "# no torch found: the TORCH_NCCL_* names, which every torch reads\n");
     for (size_t i = 0; i < n; i++) {
         cf_sb_addf(out, "export %s=%s", cf_fr_var_name(&v[i], torch_version), v[i].value);
         cf_sb_addf(out, "  # %s", v[i].why);

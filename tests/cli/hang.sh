@@ -22,6 +22,10 @@ expect_json "d['groups'][0]['membership'] == 'pg_config' and d['first']['where']
     "pg_config used where it names the group; the user's frame, not torch's"
 expect_json "any(e['duration_ms'] == 1.5 for r in d['ranks'] for e in r['last']) or all(len(r['last']) == 8 for r in d['ranks'])" \
     "durations kept"
+syn_json=$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); print([(v["seq"], v["kind"], v["ranks_odd"], v["where"]) for v in d["groups"][0]["divergences"]])')
+run "$CCLFORGE" hang --json "$D/nccl/pkl"
+syn_pkl=$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); print([(v["seq"], v["kind"], v["ranks_odd"], v["where"]) for v in d["groups"][0]["divergences"]])')
+[ "$syn_pkl" = "$syn_json" ] && ok "Python's pickles at protocols 2 to 5 give the JSON's answer" || bad "pickle $syn_pkl, JSON $syn_json"
 python3 "$SUP/fr_synth.py" sizes "$D/sizes"
 run "$CCLFORGE" hang --json "$D/sizes/json"
 expect_json "d['first']['kind'] == 'sizes' and d['first']['ranks_odd'] == [1] and d['first']['op'] == 'all_gather'" \
@@ -47,6 +51,14 @@ run "$CCLFORGE" hang "$D/bad/rank2.pkl"
 expect_rc 2 "only a refused dump: exit 2"
 run "$CCLFORGE" hang --hosts 'node[01' --ranks-per-node 2 "$D/nccl/json"
 expect_rc 2 "a malformed hostlist: usage error"
+
+# ---- hang env: the names by torch version (torch 2.15's header reads both) ----
+run "$CCLFORGE" hang env --torch 2.15.0
+expect_out '^export TORCH_FR_BUFFER_SIZE=2000 ' "torch 2.15: TORCH_FR_BUFFER_SIZE"
+expect_out '^export TORCH_FR_DUMP_TEMP_FILE=' "torch 2.15: TORCH_FR_DUMP_TEMP_FILE"
+run "$CCLFORGE" hang env --torch 2.4.1
+expect_out '^export TORCH_NCCL_TRACE_BUFFER_SIZE=2000 ' "an older torch: the TORCH_NCCL_* alias"
+expect_out '^export TORCH_NCCL_DUMP_ON_TIMEOUT=1 ' "an older torch: TORCH_NCCL_DUMP_ON_TIMEOUT"
 
 # ---- real gloo dumps made by torch ----
 site=$(bash "$SRC/scripts/torch-cache.sh" 2>"$T_TMP/torch-cache.log" | tail -n 1)
