@@ -27,25 +27,26 @@ extern "C" {
 /* the collectives of each group a rank's document and page keep: its last */
 #define CF_HANG_DOC_LAST 8
 
-/* one collective or p2p operation as a rank recorded it */
+/* one collective or p2p operation as a rank recorded it; its strings are the
+ * result's pool's (cf_hang_intern), equal ones one pointer */
 struct cf_hang_entry {
     int64_t record_id;
     int64_t seq;            /* collective_seq_id, or p2p_seq_id when p2p */
     int is_p2p;
     int64_t pg_id;          /* the process's own number of the group (-1 unknown) */
-    char *group;            /* process_group[0]: the group's name */
-    char *desc;             /* process_group[1] */
-    char *op;               /* "all_reduce" (profiling_name after its "lib:") */
-    char *profiling_name;
-    char *state;            /* scheduled, started, completed (NULL unknown) */
+    const char *group;            /* process_group[0]: the group's name */
+    const char *desc;             /* process_group[1] */
+    const char *op;               /* "all_reduce" (profiling_name after its "lib:") */
+    const char *profiling_name;
+    const char *state;            /* scheduled, started, completed (NULL unknown) */
     int retired;            /* -1 unknown */
-    char *in_sizes, *out_sizes;   /* as "[[4, 2]]" */
-    char *in_dtypes, *out_dtypes; /* as "Float,Float" */
+    const char *in_sizes, *out_sizes;   /* as "[[4, 2]]" */
+    const char *in_dtypes, *out_dtypes; /* as "Float,Float" */
     int64_t in_numel, out_numel;  /* of the first tensor; -1 unknown */
     int64_t time_created_ns;      /* 0 unknown */
     double duration_ms;           /* < 0 unknown */
-    char *where;            /* the user's source line "file:line (func)", NULL unknown */
-    char *stack;            /* every frame, one a line */
+    const char *where;            /* the user's source line "file:line (func)", NULL unknown */
+    const char *stack;            /* every frame, one a line */
 };
 
 /* a group's counters as the rank's pg_status said them (-1 unknown) */
@@ -117,7 +118,10 @@ struct cf_hang_options {
     int ranks_per_node;
 };
 
+struct cf_hang_pool;
+
 struct cf_hang_result {
+    struct cf_hang_pool *pool;                   /* the entries' strings */
     struct cf_hang_dump *dumps; size_t n_dumps;  /* every file considered, rank order */
     struct strvec notes;                         /* what the reader and the analysis want said */
     struct cf_hang_group *groups; size_t n_groups;
@@ -130,8 +134,12 @@ struct cf_hang_result {
  * dump at all was found; a corrupt or refused dump is kept with its reason. */
 int cf_hang_read(const char *const *paths, size_t n, const struct cf_hang_options *opt, struct cf_hang_result *r,
                  cf_error *err);
-/* Reads one dump's bytes (format detected) into d (path and rank already set). */
-void cf_hang_read_dump(const void *data, size_t len, struct cf_hang_dump *d);
+/* Reads one dump's bytes (format detected) into d (path and rank already set),
+ * its strings into r's pool. */
+void cf_hang_read_dump(const void *data, size_t len, struct cf_hang_result *r, struct cf_hang_dump *d);
+/* The pool's copy of s[0..len) (NULL stays NULL). */
+const char *cf_hang_intern(struct cf_hang_result *r, const char *s, size_t len);
+void cf_hang_pool_free(struct cf_hang_pool *p);
 /* The hosts and GPUs of the ranks from a Slurm hostlist, ranks_per_node ranks a host. */
 int cf_hang_hosts_from_list(struct cf_hang_result *r, const char *hostlist, int ranks_per_node, cf_error *err);
 /* The hosts and GPUs of the ranks from a saved smoke or doctor --gather document. */

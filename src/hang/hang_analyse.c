@@ -225,11 +225,11 @@ static void load_member(struct member *m, const struct cf_hang_group *g)
 struct issued {
     const struct cf_hang_entry *e; /* the first */
     size_t n;
-    char *op, *sizes, *dtypes;     /* owned when n > 1, else the entry's */
+    const char *op, *sizes, *dtypes; /* the pool's */
     int completed;                 /* -1 unknown */
 };
 
-static void issued_of(struct member *m, int64_t seq, struct issued *is)
+static void issued_of(struct cf_hang_result *r, struct member *m, int64_t seq, struct issued *is)
 {
     memset(is, 0, sizeof *is);
     while (m->cursor < m->n_at && m->at[m->cursor]->seq < seq)
@@ -255,21 +255,15 @@ static void issued_of(struct member *m, int64_t seq, struct issued *is)
             cf_sb_addf(&sz, "%s%s", sz.len ? "+" : "", e->in_sizes ? e->in_sizes : "?");
             cf_sb_addf(&dt, "%s%s", dt.len ? "+" : "", e->in_dtypes ? e->in_dtypes : "?");
         }
-        is->op = op.len ? cf_sb_detach(&op) : (cf_sb_release(&op), cf_strdup("coalesced"));
-        is->sizes = cf_sb_detach(&sz);
-        is->dtypes = cf_sb_detach(&dt);
+        is->op = op.len ? cf_hang_intern(r, op.buf, op.len) : cf_hang_intern(r, "coalesced", 9);
+        is->sizes = cf_hang_intern(r, sz.buf ? sz.buf : "", sz.len);
+        is->dtypes = cf_hang_intern(r, dt.buf ? dt.buf : "", dt.len);
+        cf_sb_release(&op);
+        cf_sb_release(&sz);
+        cf_sb_release(&dt);
     }
     const char *state = m->at[k - 1]->state;
     is->completed = state ? !strcmp(state, "completed") : -1;
-}
-
-static void issued_release(struct issued *is)
-{
-    if (is->n > 1) {
-        free(is->op);
-        free(is->sizes);
-        free(is->dtypes);
-    }
 }
 
 /* the entry's own sizes against the group's size (all_gather, reduce_scatter) */
@@ -354,18 +348,19 @@ static char *why_of(enum cf_hang_kind kind, const struct cf_hang_divergence *dv,
 }
 
 /* One number of one group: a divergence appended to g when ranks disagree. */
-static void check_seq(struct cf_hang_group *g, struct member *ms, size_t nm, int64_t seq, struct issued *iss)
+static void check_seq(struct cf_hang_result *r, struct cf_hang_group *g, struct member *ms, size_t nm, int64_t seq,
+                      struct issued *iss)
 {
     size_t present = 0;
     for (size_t i = 0; i < nm; i++) {
         if (ms[i].dump)
-            issued_of(&ms[i], seq, &iss[i]);
+            issued_of(r, &ms[i], seq, &iss[i]);
         else
             memset(&iss[i], 0, sizeof iss[i]);
         present += iss[i].n > 0;
     }
     if (!present)
-        goto out;
+        return;
     /* the reference: the first rank's, unless most ranks issued otherwise */
     const struct issued *ref = NULL;
     for (size_t round = 0; round < 3; round++) {
@@ -409,7 +404,7 @@ static void check_seq(struct cf_hang_group *g, struct member *ms, size_t nm, int
     }
     if (kind == CF_HANG_KIND_COUNT) {
         free(dv.ranks_in);
-        goto out;
+        return;
     }
     /* the odd ranks of the kind named first, then the rest */
     dv.seq = seq;
@@ -419,9 +414,6 @@ static void check_seq(struct cf_hang_group *g, struct member *ms, size_t nm, int
     dv.why = why_of(kind, &dv, ms, nm, iss, ref);
     g->div = cf_xrealloc(g->div, (g->n_div + 1) * sizeof *g->div);
     g->div[g->n_div++] = dv;
-out:
-    for (size_t i = 0; i < nm; i++)
-        issued_release(&iss[i]);
 }
 
 static void analyse_group(struct cf_hang_result *r, struct cf_hang_group *g)
@@ -445,7 +437,7 @@ static void analyse_group(struct cf_hang_result *r, struct cf_hang_group *g)
     g->known_from = from;
     g->last_seq = to;
     for (int64_t seq = from; seq <= to; seq++)
-        check_seq(g, ms, g->n_ranks, seq, iss);
+        check_seq(r, g, ms, g->n_ranks, seq, iss);
     for (size_t i = 0; i < g->n_ranks; i++)
         free(ms[i].at);
     free(ms);

@@ -13,21 +13,6 @@
 
 /* ---- release ---- */
 
-static void entry_release(struct cf_hang_entry *e)
-{
-    free(e->group);
-    free(e->desc);
-    free(e->op);
-    free(e->profiling_name);
-    free(e->state);
-    free(e->in_sizes);
-    free(e->out_sizes);
-    free(e->in_dtypes);
-    free(e->out_dtypes);
-    free(e->where);
-    free(e->stack);
-}
-
 static void dump_release(struct cf_hang_dump *d)
 {
     free(d->path);
@@ -35,9 +20,7 @@ static void dump_release(struct cf_hang_dump *d)
     free(d->refused);
     free(d->version);
     free(d->host);
-    for (size_t i = 0; i < d->n_entries; i++)
-        entry_release(&d->entries[i]);
-    free(d->entries);
+    free(d->entries); /* their strings are the pool's */
     for (size_t i = 0; i < d->n_status; i++)
         free(d->status[i].group);
     free(d->status);
@@ -77,6 +60,7 @@ void cf_hang_release(struct cf_hang_result *r)
     }
     free(r->groups);
     cf_strvec_clear(&r->notes);
+    cf_hang_pool_free(r->pool);
     memset(r, 0, sizeof *r);
 }
 
@@ -308,22 +292,33 @@ static int *get_ranks(struct rd *rd, const cJSON *o, const char *key, const char
     return v;
 }
 
-static void read_entry_json(struct rd *rd, const cJSON *o, struct cf_hang_entry *e, const char *where)
+/* a string of the entry, into the pool */
+static const char *get_pooled(struct rd *rd, struct cf_hang_result *r, const cJSON *o, const char *key,
+                              const char *where, int nullable)
 {
-    e->group = get_str(rd, o, "group", where, 0);
+    char *s = get_str(rd, o, key, where, nullable);
+    const char *p = s ? cf_hang_intern(r, s, strlen(s)) : NULL;
+    free(s);
+    return p;
+}
+
+static void read_entry_json(struct rd *rd, struct cf_hang_result *r, const cJSON *o, struct cf_hang_entry *e,
+                            const char *where)
+{
+    e->group = get_pooled(rd, r, o, "group", where, 0);
     e->seq = get_int(rd, o, "seq", where, -1, INT64_C(1) << 53, -1);
     e->is_p2p = get_bool(rd, o, "p2p", where);
-    e->op = get_str(rd, o, "op", where, 0);
-    e->state = get_str(rd, o, "state", where, 1);
-    e->in_sizes = get_str(rd, o, "input_sizes", where, 1);
-    e->out_sizes = get_str(rd, o, "output_sizes", where, 1);
-    e->in_dtypes = get_str(rd, o, "input_dtypes", where, 1);
-    e->out_dtypes = get_str(rd, o, "output_dtypes", where, 1);
+    e->op = get_pooled(rd, r, o, "op", where, 0);
+    e->state = get_pooled(rd, r, o, "state", where, 1);
+    e->in_sizes = get_pooled(rd, r, o, "input_sizes", where, 1);
+    e->out_sizes = get_pooled(rd, r, o, "output_sizes", where, 1);
+    e->in_dtypes = get_pooled(rd, r, o, "input_dtypes", where, 1);
+    e->out_dtypes = get_pooled(rd, r, o, "output_dtypes", where, 1);
     e->time_created_ns = get_int(rd, o, "time_created_ns", where, 0, INT64_C(1) << 62, 0);
     const cJSON *dur = need(rd, o, "duration_ms", where);
     e->duration_ms = cJSON_IsNumber(dur) && dur->valuedouble >= 0 ? dur->valuedouble : -1;
-    e->where = get_str(rd, o, "where", where, 1);
-    e->stack = get_str(rd, o, "stack", where, 1);
+    e->where = get_pooled(rd, r, o, "where", where, 1);
+    e->stack = get_pooled(rd, r, o, "stack", where, 1);
     e->in_numel = e->out_numel = -1;
     const cJSON *retired = need(rd, o, "retired", where);
     e->retired = cJSON_IsBool(retired) ? cJSON_IsTrue(retired) : -1;
@@ -404,7 +399,7 @@ int cf_hang_from_json(const void *json, struct cf_hang_result *r, cf_error *err)
                 break;
             char ew[128];
             snprintf(ew, sizeof ew, "%s.last[%zu]", where, k++);
-            read_entry_json(&rd, e, &d->entries[d->n_entries++], ew);
+            read_entry_json(&rd, r, e, &d->entries[d->n_entries++], ew);
         }
     }
     const cJSON *groups = need_array(&rd, doc, "groups", "");

@@ -35,6 +35,33 @@ static int64_t int_of(const struct cf_pv *v, int64_t fallback)
     return *end ? fallback : (int64_t)y;
 }
 
+static const char *pooled(struct cf_hang_result *r, const char *s)
+{
+    return s ? cf_hang_intern(r, s, strlen(s)) : NULL;
+}
+
+/* the pool's copy of what sb holds, sb emptied for the next use */
+static const char *pooled_sb(struct cf_hang_result *r, struct strbuf *sb)
+{
+    const char *s = sb->len ? cf_hang_intern(r, sb->buf, sb->len) : NULL;
+    cf_sb_reset(sb);
+    return s;
+}
+
+/* a whole number in decimal, without printf's machinery (a million entries) */
+static void add_int(struct strbuf *sb, int64_t x)
+{
+    char buf[24];
+    size_t i = sizeof buf;
+    uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    do
+        buf[--i] = (char)('0' + u % 10);
+    while ((u /= 10) && i > 1);
+    if (x < 0)
+        buf[--i] = '-';
+    cf_sb_add(sb, buf + i, sizeof buf - i);
+}
+
 /* a value written back as Python would print it: sizes "[[4, 2]]" */
 static void repr(const struct cf_pv *v, struct strbuf *out, int depth)
 {
@@ -43,7 +70,7 @@ static void repr(const struct cf_pv *v, struct strbuf *out, int depth)
         return;
     }
     switch (v->kind) {
-    case CF_PV_INT: cf_sb_addf(out, "%lld", (long long)v->u.i); break;
+    case CF_PV_INT: add_int(out, v->u.i); break;
     case CF_PV_FLOAT: cf_sb_addf(out, "%g", v->u.f); break;
     case CF_PV_BOOL: cf_sb_adds(out, v->u.b ? "True" : "False"); break;
     case CF_PV_NONE: cf_sb_adds(out, "None"); break;
@@ -71,19 +98,26 @@ static char *repr_of(const struct cf_pv *v)
     return cf_sb_detach(&sb);
 }
 
-/* the dtypes as "Float,Float" (a list of names) */
-static char *names_of(const struct cf_pv *v)
+static const char *repr_pooled(struct cf_hang_result *r, const struct cf_pv *v, struct strbuf *scratch)
 {
     if (!v)
         return NULL;
-    struct strbuf sb = STRBUF_INIT;
+    repr(v, scratch, 0);
+    return scratch->len ? pooled_sb(r, scratch) : cf_hang_intern(r, "", 0);
+}
+
+/* the dtypes as "Float,Float" (a list of names) */
+static const char *names_of(struct cf_hang_result *r, const struct cf_pv *v, struct strbuf *sb)
+{
+    if (!v)
+        return NULL;
     for (size_t i = 0; i < cf_pv_len(v); i++) {
         const char *s = cf_pv_str(cf_pv_at(v, i));
         if (i)
-            cf_sb_addc(&sb, ',');
-        cf_sb_adds(&sb, s ? s : "?");
+            cf_sb_addc(sb, ',');
+        cf_sb_adds(sb, s ? s : "?");
     }
-    return cf_sb_detach(&sb);
+    return sb->len ? pooled_sb(r, sb) : cf_hang_intern(r, "", 0);
 }
 
 /* elements of the first tensor of a sizes list ([[4, 2], ...] -> 8); -1 unknown */
@@ -116,9 +150,10 @@ static int torch_frame(const char *file)
     return 0;
 }
 
-static void read_frames(const struct cf_pv *frames, struct cf_hang_entry *e)
+static void read_frames(struct cf_hang_result *r, const struct cf_pv *frames, struct cf_hang_entry *e,
+                        struct strbuf *scratch)
 {
-    struct strbuf stack = STRBUF_INIT;
+    struct strbuf *stack = scratch;
     for (size_t i = 0; i < cf_pv_len(frames) && i < 64; i++) {
         const struct cf_pv *f = cf_pv_at(frames, i);
         const char *file = cf_pv_str(cf_pv_get(f, "filename"));
@@ -126,47 +161,114 @@ static void read_frames(const struct cf_pv *frames, struct cf_hang_entry *e)
         int64_t line = int_of(cf_pv_get(f, "line"), -1);
         if (!file)
             continue;
-        cf_sb_addf(&stack, "%s:%lld %s\n", file, (long long)line, name ? name : "?");
-        if (!e->where && !torch_frame(file))
-            e->where = cf_asprintf("%s:%lld (%s)", file, (long long)line, name ? name : "?");
+        if (e->where)
+            break;
+        if (!e->where && !torch_frame(file)) {
+            cf_sb_adds(stack, file);
+            cf_sb_addc(stack, ':');
+            add_int(stack, line);
+            cf_sb_adds(stack, " (");
+            cf_sb_adds(stack, name ? name : "?");
+            cf_sb_addc(stack, ')');
+            e->where = pooled_sb(r, stack);
+        }
     }
-    cf_sb_rtrim(&stack);
-    e->stack = stack.len ? cf_sb_detach(&stack) : (cf_sb_release(&stack), NULL);
+    for (size_t i = 0; i < cf_pv_len(frames) && i < 64; i++) {
+        const struct cf_pv *f = cf_pv_at(frames, i);
+        const char *file = cf_pv_str(cf_pv_get(f, "filename"));
+        const char *name = cf_pv_str(cf_pv_get(f, "name"));
+        if (!file)
+            continue;
+        if (stack->len)
+            cf_sb_addc(stack, '\n');
+        cf_sb_adds(stack, file);
+        cf_sb_addc(stack, ':');
+        add_int(stack, int_of(cf_pv_get(f, "line"), -1));
+        cf_sb_addc(stack, ' ');
+        cf_sb_adds(stack, name ? name : "?");
+    }
+    e->stack = pooled_sb(r, stack);
 }
 
-static void read_entry(const struct cf_pv *v, struct cf_hang_entry *e)
+/* An entry's fields, found in one pass over its keys. A pickle's keys are
+ * memo-shared strings, the same pointer in every entry, so the field a key
+ * position held last time is tried first. */
+enum field { F_RECORD_ID, F_PG, F_PG_ID, F_PROF, F_IS_P2P, F_P2P_SEQ, F_COLL_SEQ, F_SEQ, F_STATE, F_RETIRED,
+             F_IN_SIZES, F_OUT_SIZES, F_IN_DTYPES, F_OUT_DTYPES, F_TIME, F_DURATION, F_FRAMES, F_COUNT };
+static const char *const field_names[F_COUNT] = {
+    "record_id", "process_group", "pg_id", "profiling_name", "is_p2p", "p2p_seq_id", "collective_seq_id",
+    "seq_id", "state", "retired", "input_sizes", "output_sizes", "input_dtypes", "output_dtypes",
+    "time_created_ns", "duration_ms", "frames",
+};
+#define KEY_CACHE 32
+struct key_cache {
+    const char *key[KEY_CACHE];
+    int field[KEY_CACHE];
+};
+
+static void fields_of(const struct cf_pv *v, struct key_cache *kc, const struct cf_pv *f[F_COUNT])
 {
-    e->record_id = int_of(cf_pv_get(v, "record_id"), -1);
-    const struct cf_pv *pg = cf_pv_get(v, "process_group");
-    e->pg_id = int_of(cf_pv_get(v, "pg_id"), -1);
-    e->group = str_of(cf_pv_at(pg, 0));
-    e->desc = str_of(cf_pv_at(pg, 1));
-    if (!e->group) /* no process_group pair: the numeric pg_id names the group */
-        e->group = cf_asprintf("%lld", (long long)e->pg_id);
-    e->profiling_name = str_of(cf_pv_get(v, "profiling_name"));
+    for (int i = 0; i < F_COUNT; i++)
+        f[i] = NULL;
+    for (size_t k = 0; k < v->u.dict.n; k++) {
+        const char *key = cf_pv_str(v->u.dict.k[k]);
+        if (!key)
+            continue;
+        int which = -1;
+        if (k < KEY_CACHE && kc->key[k] == key) {
+            which = kc->field[k];
+        } else {
+            for (int i = 0; i < F_COUNT && which < 0; i++)
+                if (!strcmp(key, field_names[i]))
+                    which = i;
+            if (k < KEY_CACHE) {
+                kc->key[k] = key;
+                kc->field[k] = which;
+            }
+        }
+        if (which >= 0)
+            f[which] = v->u.dict.v[k];
+    }
+}
+
+static void read_entry(struct cf_hang_result *r, const struct cf_pv *v, struct cf_hang_entry *e,
+                       struct strbuf *scratch, struct key_cache *kc)
+{
+    const struct cf_pv *f[F_COUNT];
+    fields_of(v, kc, f);
+    e->record_id = int_of(f[F_RECORD_ID], -1);
+    const struct cf_pv *pg = f[F_PG];
+    e->pg_id = int_of(f[F_PG_ID], -1);
+    e->group = pooled(r, cf_pv_str(cf_pv_at(pg, 0)));
+    e->desc = pooled(r, cf_pv_str(cf_pv_at(pg, 1)));
+    if (!e->group) { /* no process_group pair: the numeric pg_id names the group */
+        add_int(scratch, e->pg_id);
+        e->group = pooled_sb(r, scratch);
+    }
+    e->profiling_name = pooled(r, cf_pv_str(f[F_PROF]));
     const char *pn = e->profiling_name ? e->profiling_name : "?";
     const char *colon = strrchr(pn, ':');
     const char *op = colon ? colon + 1 : pn;
-    e->op = cf_strndup(op, strcspn(op, " "));
+    e->op = cf_hang_intern(r, op, strcspn(op, " "));
     /* is_p2p arrived late; before it, the op name says it */
-    int64_t p2p = int_of(cf_pv_get(v, "is_p2p"), -1);
+    int64_t p2p = int_of(f[F_IS_P2P], -1);
     e->is_p2p = p2p >= 0 ? (int)p2p : (!strcmp(e->op, "send") || !strcmp(e->op, "recv"));
-    e->seq = int_of(cf_pv_get(v, e->is_p2p ? "p2p_seq_id" : "collective_seq_id"), -1);
+    e->seq = int_of(f[e->is_p2p ? F_P2P_SEQ : F_COLL_SEQ], -1);
     if (e->seq < 0)
-        e->seq = int_of(cf_pv_get(v, "seq_id"), -1);
-    e->state = str_of(cf_pv_get(v, "state"));
-    e->retired = (int)int_of(cf_pv_get(v, "retired"), -1);
-    const struct cf_pv *in = cf_pv_get(v, "input_sizes"), *out = cf_pv_get(v, "output_sizes");
-    e->in_sizes = repr_of(in);
-    e->out_sizes = repr_of(out);
+        e->seq = int_of(f[F_SEQ], -1);
+    e->state = pooled(r, cf_pv_str(f[F_STATE]));
+    e->retired = (int)int_of(f[F_RETIRED], -1);
+    const struct cf_pv *in = f[F_IN_SIZES], *out = f[F_OUT_SIZES];
+    e->in_sizes = repr_pooled(r, in, scratch);
+    e->out_sizes = repr_pooled(r, out, scratch);
     e->in_numel = in ? numel_of(in) : -1;
     e->out_numel = out ? numel_of(out) : -1;
-    e->in_dtypes = names_of(cf_pv_get(v, "input_dtypes"));
-    e->out_dtypes = names_of(cf_pv_get(v, "output_dtypes"));
-    e->time_created_ns = int_of(cf_pv_get(v, "time_created_ns"), 0);
-    const struct cf_pv *dur = cf_pv_get(v, "duration_ms");
+    e->in_dtypes = names_of(r, f[F_IN_DTYPES], scratch);
+    e->out_dtypes = names_of(r, f[F_OUT_DTYPES], scratch);
+    e->time_created_ns = int_of(f[F_TIME], 0);
+    const struct cf_pv *dur = f[F_DURATION];
     e->duration_ms = dur && dur->kind == CF_PV_FLOAT ? dur->u.f : dur && dur->kind == CF_PV_INT ? (double)dur->u.i : -1;
-    read_frames(cf_pv_get(v, "frames"), e);
+    read_frames(r, f[F_FRAMES], e, scratch);
 }
 
 /* "[0, 1]" (as torch writes it) or a list of ints; -1 when neither */
@@ -261,7 +363,7 @@ static void read_status(const struct cf_pv *st, struct cf_hang_dump *d)
     }
 }
 
-static void read_root(const struct cf_pv *root, struct cf_hang_dump *d)
+static void read_root(struct cf_hang_result *r, const struct cf_pv *root, struct cf_hang_dump *d)
 {
     if (!root || root->kind != CF_PV_DICT) {
         d->refused = cf_strdup("not a Flight Recorder dump (its top level is not a dict)");
@@ -283,15 +385,19 @@ static void read_root(const struct cf_pv *root, struct cf_hang_dump *d)
     size_t n = cf_pv_len(entries);
     d->entries = cf_xcalloc(n + 1, sizeof *d->entries);
     d->first_record_id = -1;
+    struct strbuf scratch = STRBUF_INIT;
+    struct key_cache kc;
+    memset(&kc, 0, sizeof kc);
     for (size_t i = 0; i < n; i++) {
         const struct cf_pv *v = cf_pv_at(entries, i);
         if (!v || v->kind != CF_PV_DICT)
             continue;
         struct cf_hang_entry *e = &d->entries[d->n_entries++];
-        read_entry(v, e);
+        read_entry(r, v, e, &scratch, &kc);
         if (e->record_id >= 0 && (d->first_record_id < 0 || e->record_id < d->first_record_id))
             d->first_record_id = e->record_id;
     }
+    cf_sb_release(&scratch);
     if (d->first_record_id < 0)
         d->first_record_id = 0;
     d->n_recorded = d->n_entries;
@@ -299,7 +405,7 @@ static void read_root(const struct cf_pv *root, struct cf_hang_dump *d)
     read_status(cf_pv_get(root, "pg_status"), d);
 }
 
-void cf_hang_read_dump(const void *data, size_t len, struct cf_hang_dump *d)
+void cf_hang_read_dump(const void *data, size_t len, struct cf_hang_result *r, struct cf_hang_dump *d)
 {
     const unsigned char *b = data;
     size_t i = 0;
@@ -323,6 +429,6 @@ void cf_hang_read_dump(const void *data, size_t len, struct cf_hang_dump *d)
         cf_error_clear(&err);
         return;
     }
-    read_root(cf_pvdoc_root(doc), d);
+    read_root(r, cf_pvdoc_root(doc), d);
     cf_pvdoc_free(doc);
 }

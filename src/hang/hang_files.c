@@ -81,7 +81,7 @@ static void add_file(struct cf_hang_result *r, const char *path, const char *pre
             free(d.host);
             return;
         }
-        cf_hang_read_dump(text.buf, text.len, &d);
+        cf_hang_read_dump(text.buf, text.len, r, &d);
     }
     cf_sb_release(&text);
     if (!d.refused && d.rank < 0)
