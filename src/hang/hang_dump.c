@@ -20,6 +20,14 @@ static char *str_of(const struct cf_pv *v)
     return s ? cf_strdup(s) : NULL;
 }
 
+/* numbers a document carries exactly (a JSON double): a counter, an id */
+#define COUNTER_MAX (INT64_C(1) << 52)
+
+static int64_t counter(int64_t x)
+{
+    return x >= 0 && x <= COUNTER_MAX ? x : -1;
+}
+
 /* a whole number, or one written as a decimal string (torch's JSON writes
  * pg_status's counters as strings) */
 static int64_t int_of(const struct cf_pv *v, int64_t fallback)
@@ -236,7 +244,7 @@ static void read_entry(struct cf_hang_result *r, const struct cf_pv *v, struct c
 {
     const struct cf_pv *f[F_COUNT];
     fields_of(v, kc, f);
-    e->record_id = int_of(f[F_RECORD_ID], -1);
+    e->record_id = counter(int_of(f[F_RECORD_ID], -1));
     const struct cf_pv *pg = f[F_PG];
     e->pg_id = int_of(f[F_PG_ID], -1);
     e->group = pooled(r, cf_pv_str(cf_pv_at(pg, 0)));
@@ -253,9 +261,9 @@ static void read_entry(struct cf_hang_result *r, const struct cf_pv *v, struct c
     /* is_p2p arrived late; before it, the op name says it */
     int64_t p2p = int_of(f[F_IS_P2P], -1);
     e->is_p2p = p2p >= 0 ? (int)p2p : (!strcmp(e->op, "send") || !strcmp(e->op, "recv"));
-    e->seq = int_of(f[e->is_p2p ? F_P2P_SEQ : F_COLL_SEQ], -1);
+    e->seq = counter(int_of(f[e->is_p2p ? F_P2P_SEQ : F_COLL_SEQ], -1));
     if (e->seq < 0)
-        e->seq = int_of(f[F_SEQ], -1);
+        e->seq = counter(int_of(f[F_SEQ], -1));
     e->state = pooled(r, cf_pv_str(f[F_STATE]));
     e->retired = (int)int_of(f[F_RETIRED], -1);
     const struct cf_pv *in = f[F_IN_SIZES], *out = f[F_OUT_SIZES];
@@ -266,6 +274,8 @@ static void read_entry(struct cf_hang_result *r, const struct cf_pv *v, struct c
     e->in_dtypes = names_of(r, f[F_IN_DTYPES], scratch);
     e->out_dtypes = names_of(r, f[F_OUT_DTYPES], scratch);
     e->time_created_ns = int_of(f[F_TIME], 0);
+    if (e->time_created_ns < 0 || e->time_created_ns > (INT64_C(1) << 62))
+        e->time_created_ns = 0;
     const struct cf_pv *dur = f[F_DURATION];
     e->duration_ms = dur && dur->kind == CF_PV_FLOAT ? dur->u.f : dur && dur->kind == CF_PV_INT ? (double)dur->u.i : -1;
     read_frames(r, f[F_FRAMES], e, scratch);
@@ -356,9 +366,9 @@ static void read_status(const struct cf_pv *st, struct cf_hang_dump *d)
         free(key);
         if (!s->group)
             continue;
-        s->last_enqueued = int_of(cf_pv_get(v, "last_enqueued_collective"), -1);
-        s->last_started = int_of(cf_pv_get(v, "last_started_collective"), -1);
-        s->last_completed = int_of(cf_pv_get(v, "last_completed_collective"), -1);
+        s->last_enqueued = counter(int_of(cf_pv_get(v, "last_enqueued_collective"), -1));
+        s->last_started = counter(int_of(cf_pv_get(v, "last_started_collective"), -1));
+        s->last_completed = counter(int_of(cf_pv_get(v, "last_completed_collective"), -1));
         d->n_status++;
     }
 }
