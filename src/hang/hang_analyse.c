@@ -4,7 +4,8 @@
  * that never did (their last enqueued collective is below it), another op,
  * other sizes or dtypes (all_gather and reduce_scatter by numel x group
  * size), another state. Every number where ranks disagree is listed, in
- * order; the first is the group's answer. A ring that wrapped limits what is
+ * order, then the sends and receives that do not meet (p2p); the first is
+ * the group's answer. A ring that wrapped limits what is
  * known to the numbers every dump still holds. */
 #include <stdlib.h>
 #include <string.h>
@@ -460,11 +461,105 @@ static void analyse_group(struct cf_hang_result *r, struct cf_hang_group *g)
     free(iss);
 }
 
+/* ---- point to point ---- */
+
+/* "nccl:send 0->1" / "nccl:recv 1<-0": the group-local sender and receiver; -1 unknown ("?") */
+static int p2p_peers(const struct cf_hang_entry *e, int *src, int *dst)
+{
+    const char *sp = e->profiling_name ? strchr(e->profiling_name, ' ') : NULL;
+    if (!sp)
+        return -1;
+    char *end;
+    long a = strtol(sp + 1, &end, 10);
+    if (end == sp + 1 || a < 0 || a >= CF_HANG_RANKS_MAX)
+        return -1;
+    int send = !strcmp(e->op, "send");
+    if (strncmp(end, send ? "->" : "<-", 2))
+        return -1;
+    const char *q = end + 2;
+    long b = strtol(q, &end, 10);
+    if (end == q || b < 0 || b >= CF_HANG_RANKS_MAX)
+        return -1; /* recv from any source: no peer to hold to account */
+    *src = (int)(send ? a : b);
+    *dst = (int)(send ? b : a);
+    return 0;
+}
+
+/* the k-th send from src to dst and the k-th receive of it: sizes equal, and
+ * a send with no receive (or the reverse) names the rank that never posted
+ * its half. Group-local ranks are positions in the group's sorted members. */
+static void analyse_p2p(struct cf_hang_result *r, struct cf_hang_group *g)
+{
+    for (size_t si = 0; si < g->n_ranks; si++)
+        for (size_t di = 0; di < g->n_ranks; di++) {
+            if (si == di)
+                continue;
+            const struct cf_hang_dump *ds = cf_hang_dump_of(r, g->ranks[si]), *dd = cf_hang_dump_of(r, g->ranks[di]);
+            if (!ds || !dd)
+                continue;
+            const struct cf_hang_entry **sends = NULL, **recvs = NULL;
+            size_t ns = 0, nr = 0;
+            for (size_t pass = 0; pass < 2; pass++) {
+                const struct cf_hang_dump *d = pass ? dd : ds;
+                for (size_t i = 0; i < d->n_entries; i++) {
+                    const struct cf_hang_entry *e = &d->entries[i];
+                    int src, dst;
+                    if (!e->is_p2p || strcmp(e->group, g->name) || p2p_peers(e, &src, &dst) < 0)
+                        continue;
+                    if ((size_t)src != si || (size_t)dst != di || strcmp(e->op, pass ? "recv" : "send"))
+                        continue;
+                    const struct cf_hang_entry ***v = pass ? &recvs : &sends;
+                    size_t *n = pass ? &nr : &ns;
+                    *v = cf_xrealloc(*v, (*n + 1) * sizeof **v);
+                    (*v)[(*n)++] = e;
+                }
+            }
+            size_t k = 0; /* the first pair whose sizes differ */
+            while (k < ns && k < nr &&
+                   !(sends[k]->in_sizes && recvs[k]->out_sizes && strcmp(sends[k]->in_sizes, recvs[k]->out_sizes)))
+                k++;
+            struct cf_hang_divergence dv;
+            memset(&dv, 0, sizeof dv);
+            dv.is_p2p = 1;
+            const struct cf_hang_entry *ref = NULL;
+            if (k < ns && k < nr) {
+                ref = sends[k];
+                dv.kind = CF_HANG_SIZES;
+                add_rank(&dv.ranks_in, &dv.n_in, g->ranks[si]);
+                add_rank(&dv.ranks_odd, &dv.n_odd, g->ranks[di]);
+                dv.why = cf_asprintf("rank %d receives %s from rank %d, which sends %s", g->ranks[di],
+                                     recvs[k]->out_sizes, g->ranks[si], sends[k]->in_sizes);
+            } else if (ns != nr) {
+                int more_sends = ns > nr;
+                ref = more_sends ? sends[nr] : recvs[ns]; /* the first without its other half */
+                dv.kind = CF_HANG_NOT_ENTERED;
+                add_rank(&dv.ranks_in, &dv.n_in, more_sends ? g->ranks[si] : g->ranks[di]);
+                add_rank(&dv.ranks_odd, &dv.n_odd, more_sends ? g->ranks[di] : g->ranks[si]);
+                dv.why = cf_asprintf("rank %d posted %zu %s%s %s rank %d, which posted %zu matching %s%s",
+                                     dv.ranks_in[0], more_sends ? ns : nr, more_sends ? "send" : "recv",
+                                     (more_sends ? ns : nr) == 1 ? "" : "s", more_sends ? "to" : "from",
+                                     dv.ranks_odd[0], more_sends ? nr : ns, more_sends ? "recv" : "send",
+                                     (more_sends ? nr : ns) == 1 ? "" : "s");
+            }
+            free(sends);
+            free(recvs);
+            if (!ref)
+                continue;
+            dv.seq = ref->seq;
+            dv.op = cf_strdup(ref->op);
+            dv.where = ref->where ? cf_strdup(ref->where) : NULL;
+            dv.since_ns = ref->time_created_ns;
+            g->div = cf_xrealloc(g->div, (g->n_div + 1) * sizeof *g->div);
+            g->div[g->n_div++] = dv;
+        }
+}
+
 void cf_hang_analyse(struct cf_hang_result *r)
 {
     find_groups(r);
     for (size_t i = 0; i < r->n_groups; i++) {
         analyse_group(r, &r->groups[i]);
+        analyse_p2p(r, &r->groups[i]);
         const struct cf_hang_group *g = &r->groups[i];
         if (g->known_from > 1)
             cf_strvec_pushf(&r->notes,

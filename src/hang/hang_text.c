@@ -109,8 +109,8 @@ void cf_hang_text(const struct cf_hang_result *r, struct strbuf *sb)
             cf_sb_addc(sb, '\n');
         }
         for (size_t k = 0; k < g->n_div; k++)
-            cf_sb_addf(sb, "  #%lld %s %s: %s\n", (long long)g->div[k].seq, cf_hang_kind_name(g->div[k].kind),
-                       g->div[k].op, g->div[k].why);
+            cf_sb_addf(sb, "  %s#%lld %s %s: %s\n", g->div[k].is_p2p ? "p2p " : "", (long long)g->div[k].seq,
+                       cf_hang_kind_name(g->div[k].kind), g->div[k].op, g->div[k].why);
     }
     size_t read = r->n_dumps - (size_t)r->n_refused;
     cf_sb_addf(sb, "\ndumps: %zu read", read);

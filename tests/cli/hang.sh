@@ -16,8 +16,10 @@ run "$CCLFORGE" hang --json "$D/nccl/json"
 expect_rc 1 "synthetic NCCL dumps: a divergence, exit 1"
 expect_json "d['schema'] == 'cclforge.hang/1' and d['first']['seq'] == 9 and d['first']['kind'] == 'dtypes' and d['first']['ranks_odd'] == [2]" \
     "the first divergence: rank 2's BFloat16 all_reduce #9"
-expect_json "[(v['seq'], v['kind']) for v in d['groups'][0]['divergences']] == [(9, 'dtypes'), (10, 'state')]" \
+expect_json "[(v['seq'], v['kind']) for v in d['groups'][0]['divergences'] if not v['p2p']] == [(9, 'dtypes'), (10, 'state')]" \
     "later divergences listed: #10 started vs completed; the coalesced #7 and the all_gather #8 agree"
+expect_json "[(v['kind'], v['ranks_in'], v['ranks_odd']) for v in d['groups'][0]['divergences'] if v['p2p']] == [('not-entered', [2], [3])]" \
+    "p2p: rank 2's send that rank 3 never receives; the matched 0->1 pair is no divergence"
 expect_json "d['groups'][0]['membership'] == 'pg_config' and d['first']['where'] == '/job/train.py:89 (step)'" \
     "pg_config used where it names the group; the user's frame, not torch's"
 expect_json "any(e['duration_ms'] == 1.5 for r in d['ranks'] for e in r['last']) or all(len(r['last']) == 8 for r in d['ranks'])" \

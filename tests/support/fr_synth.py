@@ -6,7 +6,8 @@ job of bench/hang.sh. python3 fr_synth.py KIND OUTDIR [RANKS ENTRIES]
   nccl:   4 ranks. default group: 6 all_reduces completed with durations,
           a coalesced pair (#7), an all_gather (#8); rank 2 issues #9 in
           BFloat16 (dtypes); at #10 ranks 0,1,3 completed and rank 2 is
-          started (state); p2p send/recv between ranks 0 and 1 (completed).
+          started (state); p2p send/recv between ranks 0 and 1 (completed),
+          and a send from rank 2 that rank 3 never receives.
           Each dump as JSON and as a pickle (protocols 2..5 by rank).
   sizes:  4 ranks, an all_gather whose rank 1 output is not 4 x its input.
   bench:  RANKS ranks x ENTRIES all_reduces, pg_config complete; the last
@@ -71,6 +72,8 @@ def nccl(out):
         if r in (0, 1):
             op = "send 0->1" if r == 0 else "recv 1<-0"
             es.append(entry(rid, 0, op, p2p=True, p2p_seq=1)); rid += 1
+        if r == 2:  # a send rank 3 never receives
+            es.append(entry(rid, 0, "send 2->3", p2p=True, p2p_seq=1, state="started")); rid += 1
         write(out, r, dump(es, [0, 1, 2, 3], groups), protocol=2 + r)
 
 
