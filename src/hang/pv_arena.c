@@ -160,13 +160,14 @@ struct cf_pv *cf_pv_new(struct cf_pvdoc *d, enum cf_pv_kind kind)
 
 struct cf_pv *cf_pv_new_text(struct cf_pvdoc *d, enum cf_pv_kind kind, const void *s, size_t len)
 {
-    if (len > SIZE_MAX - sizeof(struct cf_pv) - 1)
+    if (len > SIZE_MAX - sizeof(struct cf_pv) - sizeof(uint64_t) - 1)
         return NULL;
-    /* the value and its bytes in one block */
-    struct cf_pv *v = cf_pvdoc_alloc(d, sizeof *v + len + 1);
+    /* the value, its hash as a dict key (pv_container.c), its bytes: one block */
+    struct cf_pv *v = cf_pvdoc_alloc(d, sizeof *v + sizeof(uint64_t) + len + 1);
     if (!v)
         return NULL;
-    char *text = (char *)(v + 1);
+    memset(v + 1, 0, sizeof(uint64_t));
+    char *text = (char *)(v + 1) + sizeof(uint64_t);
     if (len)
         memcpy(text, s, len);
     text[len] = '\0';

@@ -192,9 +192,12 @@ static uint64_t key_hash(const struct cf_pv *k)
         return mix((uint64_t)i);
     switch (k->kind) {
     case CF_PV_STR:
-        return hash_bytes(k->u.str.s, k->u.str.len, 1);
-    case CF_PV_BYTES:
-        return hash_bytes(k->u.str.s, k->u.str.len, 2);
+    case CF_PV_BYTES: {
+        uint64_t *slot = cf_pv_key_hash_slot(k); /* 0: not yet computed */
+        if (!*slot)
+            *slot = hash_bytes(k->u.str.s, k->u.str.len, k->kind) | (uint64_t)1 << 63;
+        return *slot;
+    }
     case CF_PV_NONE:
         return 3;
     case CF_PV_FLOAT: {
