@@ -50,7 +50,8 @@ struct cf_pvdoc;
 int cf_pickle_read(const void *data, size_t len, const struct cf_pickle_limits *lim, struct cf_pvdoc **out,
                    cf_error *err);
 /* Reads JSON text into the same values (objects: DICT with STR keys; arrays:
- * LIST; numbers: INT when whole and in range, else FLOAT). */
+ * LIST; numbers: INT when written whole, without fraction or exponent, and in
+ * range, else FLOAT, so 5.0 stays the FLOAT a pickle would hold). */
 int cf_pv_from_json(const char *text, size_t len, const struct cf_pickle_limits *lim, struct cf_pvdoc **out,
                     cf_error *err);
 const struct cf_pv *cf_pvdoc_root(const struct cf_pvdoc *d);

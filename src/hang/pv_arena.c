@@ -75,7 +75,7 @@ void cf_pvdoc_free(struct cf_pvdoc *d)
 
 int cf_pvdoc_charge(struct cf_pvdoc *d, size_t bytes)
 {
-    if (bytes > d->budget - d->charged)
+    if (d->charged > d->budget || bytes > d->budget - d->charged)
         return -1;
     d->charged += bytes;
     return 0;
