@@ -39,7 +39,7 @@ struct cf_pickle_limits {
     size_t max_bytes;  /* input size (0: 1 GiB) */
     size_t max_depth;  /* nesting (0: 64) */
     size_t max_items;  /* values in all (0: 64 Mi) */
-    size_t max_memory; /* the arena (0: 4 x input + 64 MiB) */
+    size_t max_memory; /* the arena (0: 16 x input + 64 MiB; torch's dumps take 5-10 x) */
 };
 
 /* The values of one document, in one arena freed at once. */

@@ -35,8 +35,10 @@ struct cf_pickle_limits cf_pv_limits_resolve(const struct cf_pickle_limits *lim,
     if (!r.max_items)
         r.max_items = (size_t)64 << 20;
     if (!r.max_memory) {
-        size_t four = len > SIZE_MAX / 8 ? SIZE_MAX / 2 : 4 * len;
-        r.max_memory = four + ((size_t)64 << 20);
+        /* a value is 32 bytes and each item of a container a pointer,
+         * where the pickle spends 1 to 3 bytes on a BINGET or a BININT2 */
+        size_t scaled = len > SIZE_MAX / 32 ? SIZE_MAX / 2 : 16 * len;
+        r.max_memory = scaled + ((size_t)64 << 20);
     }
     return r;
 }
@@ -136,6 +138,8 @@ void *cf_pvdoc_alloc(struct cf_pvdoc *d, size_t size)
             return big->data;
         }
         struct pv_chunk *fresh = chunk_new(d, d->next_chunk);
+        if (!fresh) /* near the budget's end: only what this block needs */
+            fresh = chunk_new(d, size);
         if (!fresh)
             return NULL;
         if (d->next_chunk < PV_CHUNK_MAX)
