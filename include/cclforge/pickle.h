@@ -39,7 +39,7 @@ struct cf_pickle_limits {
     size_t max_bytes;  /* input size (0: 1 GiB) */
     size_t max_depth;  /* nesting (0: 64) */
     size_t max_items;  /* values in all (0: 64 Mi) */
-    size_t max_memory; /* the arena (0: 4 x input + 64 MiB) */
+    size_t max_memory; /* the arena (0: 16 x input + 64 MiB; torch's dumps take 5-10 x) */
 };
 
 /* The values of one document, in one arena freed at once. */
@@ -50,7 +50,8 @@ struct cf_pvdoc;
 int cf_pickle_read(const void *data, size_t len, const struct cf_pickle_limits *lim, struct cf_pvdoc **out,
                    cf_error *err);
 /* Reads JSON text into the same values (objects: DICT with STR keys; arrays:
- * LIST; numbers: INT when whole and in range, else FLOAT). */
+ * LIST; numbers: INT when written whole, without fraction or exponent, and in
+ * range, else FLOAT, so 5.0 stays the FLOAT a pickle would hold). */
 int cf_pv_from_json(const char *text, size_t len, const struct cf_pickle_limits *lim, struct cf_pvdoc **out,
                     cf_error *err);
 const struct cf_pv *cf_pvdoc_root(const struct cf_pvdoc *d);

@@ -35,8 +35,10 @@ struct cf_pickle_limits cf_pv_limits_resolve(const struct cf_pickle_limits *lim,
     if (!r.max_items)
         r.max_items = (size_t)64 << 20;
     if (!r.max_memory) {
-        size_t four = len > SIZE_MAX / 8 ? SIZE_MAX / 2 : 4 * len;
-        r.max_memory = four + ((size_t)64 << 20);
+        /* a value is 32 bytes and each item of a container a pointer,
+         * where the pickle spends 1 to 3 bytes on a BINGET or a BININT2 */
+        size_t scaled = len > SIZE_MAX / 32 ? SIZE_MAX / 2 : 16 * len;
+        r.max_memory = scaled + ((size_t)64 << 20);
     }
     return r;
 }
@@ -75,7 +77,7 @@ void cf_pvdoc_free(struct cf_pvdoc *d)
 
 int cf_pvdoc_charge(struct cf_pvdoc *d, size_t bytes)
 {
-    if (bytes > d->budget - d->charged)
+    if (d->charged > d->budget || bytes > d->budget - d->charged)
         return -1;
     d->charged += bytes;
     return 0;
@@ -136,6 +138,8 @@ void *cf_pvdoc_alloc(struct cf_pvdoc *d, size_t size)
             return big->data;
         }
         struct pv_chunk *fresh = chunk_new(d, d->next_chunk);
+        if (!fresh) /* near the budget's end: only what this block needs */
+            fresh = chunk_new(d, size);
         if (!fresh)
             return NULL;
         if (d->next_chunk < PV_CHUNK_MAX)
@@ -160,13 +164,14 @@ struct cf_pv *cf_pv_new(struct cf_pvdoc *d, enum cf_pv_kind kind)
 
 struct cf_pv *cf_pv_new_text(struct cf_pvdoc *d, enum cf_pv_kind kind, const void *s, size_t len)
 {
-    if (len > SIZE_MAX - sizeof(struct cf_pv) - 1)
+    if (len > SIZE_MAX - sizeof(struct cf_pv) - sizeof(uint64_t) - 1)
         return NULL;
-    /* the value and its bytes in one block */
-    struct cf_pv *v = cf_pvdoc_alloc(d, sizeof *v + len + 1);
+    /* the value, its hash as a dict key (pv_container.c), its bytes: one block */
+    struct cf_pv *v = cf_pvdoc_alloc(d, sizeof *v + sizeof(uint64_t) + len + 1);
     if (!v)
         return NULL;
-    char *text = (char *)(v + 1);
+    memset(v + 1, 0, sizeof(uint64_t));
+    char *text = (char *)(v + 1) + sizeof(uint64_t);
     if (len)
         memcpy(text, s, len);
     text[len] = '\0';

@@ -36,6 +36,8 @@ size_t cf_pv_depth(const struct cf_pv *v)
 static size_t depth_over(const struct cf_pv *const *items, size_t n, size_t depth)
 {
     for (size_t i = 0; i < n; i++) {
+        if (items[i]->kind < CF_PV_LIST) /* a scalar (the kinds before LIST): depth 1 here */
+            continue;
         size_t d = cf_pv_depth(items[i]) + 1;
         if (d > depth)
             depth = d;
@@ -188,13 +190,16 @@ static uint64_t hash_bytes(const char *s, size_t len, uint64_t seed)
 static uint64_t key_hash(const struct cf_pv *k)
 {
     int64_t i;
-    if (key_as_int(k, &i))
+    if (k->kind != CF_PV_STR && key_as_int(k, &i))
         return mix((uint64_t)i);
     switch (k->kind) {
     case CF_PV_STR:
-        return hash_bytes(k->u.str.s, k->u.str.len, 1);
-    case CF_PV_BYTES:
-        return hash_bytes(k->u.str.s, k->u.str.len, 2);
+    case CF_PV_BYTES: {
+        uint64_t *slot = cf_pv_key_hash_slot(k); /* 0: not yet computed */
+        if (!*slot)
+            *slot = hash_bytes(k->u.str.s, k->u.str.len, k->kind) | (uint64_t)1 << 63;
+        return *slot;
+    }
     case CF_PV_NONE:
         return 3;
     case CF_PV_FLOAT: {
@@ -211,6 +216,8 @@ static int key_equal(const struct cf_pv *a, const struct cf_pv *b)
 {
     if (a == b)
         return 1;
+    if (a->kind == CF_PV_STR && b->kind == CF_PV_STR)
+        return a->u.str.len == b->u.str.len && memcmp(a->u.str.s, b->u.str.s, a->u.str.len) == 0;
     int64_t x = 0, y = 0;
     int ai = key_as_int(a, &x), bi = key_as_int(b, &y);
     if (ai || bi)

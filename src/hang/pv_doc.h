@@ -27,8 +27,16 @@ int cf_pvdoc_grow(struct cf_pvdoc *d, void **arr, size_t *cap, size_t need, size
 
 /* A new value of a kind (its payload zero); NULL when the budget is spent. */
 struct cf_pv *cf_pv_new(struct cf_pvdoc *d, enum cf_pv_kind kind);
-/* A STR or BYTES value holding a copy of len bytes, NUL-terminated. */
+/* A STR or BYTES value holding a copy of len bytes, NUL-terminated. Between
+ * the value and its bytes sits a word for its hash as a dict key, computed
+ * once when first asked (cf_pv_key_hash_slot): torch's keys are one string
+ * each, fetched through the memo for every entry. */
 struct cf_pv *cf_pv_new_text(struct cf_pvdoc *d, enum cf_pv_kind kind, const void *s, size_t len);
+
+static inline uint64_t *cf_pv_key_hash_slot(const struct cf_pv *text_value)
+{
+    return (uint64_t *)(void *)(uintptr_t)(text_value + 1);
+}
 
 /* How containers grow, and why one cannot. */
 enum cf_pv_grow { CF_PV_GROWN = 0, CF_PV_NO_MEMORY, CF_PV_TOO_DEEP };

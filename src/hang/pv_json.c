@@ -344,13 +344,14 @@ static int close_container(struct json_reader *r)
 {
     struct json_frame f = r->frames[--r->fn];
     size_t n = r->vn - f.base;
+    struct cf_pv *const *items = n ? r->values + f.base : NULL; /* "[]" first: no stack yet */
     struct cf_pv *c = NULL;
     enum cf_pv_grow g;
     if (f.kind == CF_PV_LIST) {
-        g = cf_pv_seq_make(r->doc, CF_PV_LIST, r->values + f.base, n, r->lim.max_depth, &c);
+        g = cf_pv_seq_make(r->doc, CF_PV_LIST, items, n, r->lim.max_depth, &c);
     } else {
         c = cf_pv_new(r->doc, CF_PV_DICT);
-        g = !c ? CF_PV_NO_MEMORY : cf_pv_dict_extend(r->doc, c, r->values + f.base, n / 2, r->lim.max_depth);
+        g = !c ? CF_PV_NO_MEMORY : cf_pv_dict_extend(r->doc, c, items, n / 2, r->lim.max_depth);
         if (g == CF_PV_GROWN && cf_pv_dict_dedup(r->doc, c, &r->dedup, &r->dedup_cap) != 0)
             g = CF_PV_NO_MEMORY;
     }

@@ -618,6 +618,10 @@ static void test_bounds(void **state)
     expect_refused_with(P2 "NN.", 5, &lim, 0, "pickle of 5 bytes is over the limit of 4");
     expect_refused_with("[1, 2]", 6, &lim, 1, "JSON of 6 bytes is over the limit of 4");
     lim = (struct cf_pickle_limits){ 0 };
+    lim.max_memory = 1; /* less than the document itself */
+    expect_refused_with(P2 "N.", 4, &lim, 0, "over the memory limit of 1 bytes");
+    expect_refused_with("[]", 2, &lim, 1, "over the memory limit of 1 bytes");
+    lim = (struct cf_pickle_limits){ 0 };
     lim.max_items = 3;
     expect_refused_with(P2 "(NNNNt.", 9, &lim, 0, "byte 6, NONE (0x4e): more than 3 values");
     expect_refused_with("[1,2,3]", 7, &lim, 1, "more than 3 values");
@@ -720,6 +724,13 @@ static void test_json_values(void **state)
     assert_true(cf_pv_at(a, 7)->u.i == 1796671299939612423LL); /* not rounded through a double */
     assert_true(cf_pv_at(a, 5)->u.f == 2000.0);
     assert_true(isnan(cf_pv_at(a, 11)->u.f));
+    cf_pvdoc_free(d);
+    /* empty containers alone: nothing on the value stack before them */
+    d = read_ok("[]", 2, 1);
+    assert_int_equal(cf_pvdoc_root(d)->kind, CF_PV_LIST);
+    cf_pvdoc_free(d);
+    d = read_ok("{}", 2, 1);
+    assert_int_equal(cf_pvdoc_root(d)->kind, CF_PV_DICT);
     cf_pvdoc_free(d);
     d = read_ok(" \"alone\" ", 9, 1);
     assert_string_equal(cf_pv_str(cf_pvdoc_root(d)), "alone");
