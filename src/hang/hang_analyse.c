@@ -485,73 +485,96 @@ static int p2p_peers(const struct cf_hang_entry *e, int *src, int *dst)
     return 0;
 }
 
+struct half {
+    int src, dst, recv; /* group-local sender and receiver; a receive or a send */
+    size_t order;       /* its place in its rank's dump */
+    const struct cf_hang_entry *e;
+};
+
+static int by_pair(const void *a, const void *b)
+{
+    const struct half *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    if (x->recv != y->recv)
+        return x->recv - y->recv;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
 /* the k-th send from src to dst and the k-th receive of it: sizes equal, and
  * a send with no receive (or the reverse) names the rank that never posted
- * its half. Group-local ranks are positions in the group's sorted members. */
+ * its half. Group-local ranks are positions in the group's sorted members;
+ * each side counts only its own dump's halves (the sender's sends, the
+ * receiver's receives). */
 static void analyse_p2p(struct cf_hang_result *r, struct cf_hang_group *g)
 {
-    for (size_t si = 0; si < g->n_ranks; si++)
-        for (size_t di = 0; di < g->n_ranks; di++) {
-            if (si == di)
+    struct half *h = NULL;
+    size_t n = 0;
+    for (size_t gi = 0; gi < g->n_ranks; gi++) {
+        const struct cf_hang_dump *d = cf_hang_dump_of(r, g->ranks[gi]);
+        for (size_t i = 0; d && i < d->n_entries; i++) {
+            const struct cf_hang_entry *e = &d->entries[i];
+            int src, dst;
+            if (!e->is_p2p || strcmp(e->group, g->name) || p2p_peers(e, &src, &dst) < 0)
                 continue;
-            const struct cf_hang_dump *ds = cf_hang_dump_of(r, g->ranks[si]), *dd = cf_hang_dump_of(r, g->ranks[di]);
-            if (!ds || !dd)
-                continue;
-            const struct cf_hang_entry **sends = NULL, **recvs = NULL;
-            size_t ns = 0, nr = 0;
-            for (size_t pass = 0; pass < 2; pass++) {
-                const struct cf_hang_dump *d = pass ? dd : ds;
-                for (size_t i = 0; i < d->n_entries; i++) {
-                    const struct cf_hang_entry *e = &d->entries[i];
-                    int src, dst;
-                    if (!e->is_p2p || strcmp(e->group, g->name) || p2p_peers(e, &src, &dst) < 0)
-                        continue;
-                    if ((size_t)src != si || (size_t)dst != di || strcmp(e->op, pass ? "recv" : "send"))
-                        continue;
-                    const struct cf_hang_entry ***v = pass ? &recvs : &sends;
-                    size_t *n = pass ? &nr : &ns;
-                    *v = cf_xrealloc(*v, (*n + 1) * sizeof **v);
-                    (*v)[(*n)++] = e;
-                }
-            }
-            size_t k = 0; /* the first pair whose sizes differ */
-            while (k < ns && k < nr &&
-                   !(sends[k]->in_sizes && recvs[k]->out_sizes && strcmp(sends[k]->in_sizes, recvs[k]->out_sizes)))
-                k++;
-            struct cf_hang_divergence dv;
-            memset(&dv, 0, sizeof dv);
-            dv.is_p2p = 1;
-            const struct cf_hang_entry *ref = NULL;
-            if (k < ns && k < nr) {
-                ref = sends[k];
-                dv.kind = CF_HANG_SIZES;
-                add_rank(&dv.ranks_in, &dv.n_in, g->ranks[si]);
-                add_rank(&dv.ranks_odd, &dv.n_odd, g->ranks[di]);
-                dv.why = cf_asprintf("rank %d receives %s from rank %d, which sends %s", g->ranks[di],
-                                     recvs[k]->out_sizes, g->ranks[si], sends[k]->in_sizes);
-            } else if (ns != nr) {
-                int more_sends = ns > nr;
-                ref = more_sends ? sends[nr] : recvs[ns]; /* the first without its other half */
-                dv.kind = CF_HANG_NOT_ENTERED;
-                add_rank(&dv.ranks_in, &dv.n_in, more_sends ? g->ranks[si] : g->ranks[di]);
-                add_rank(&dv.ranks_odd, &dv.n_odd, more_sends ? g->ranks[di] : g->ranks[si]);
-                dv.why = cf_asprintf("rank %d posted %zu %s%s %s rank %d, which posted %zu matching %s%s",
-                                     dv.ranks_in[0], more_sends ? ns : nr, more_sends ? "send" : "recv",
-                                     (more_sends ? ns : nr) == 1 ? "" : "s", more_sends ? "to" : "from",
-                                     dv.ranks_odd[0], more_sends ? nr : ns, more_sends ? "recv" : "send",
-                                     (more_sends ? nr : ns) == 1 ? "" : "s");
-            }
-            free(sends);
-            free(recvs);
-            if (!ref)
-                continue;
-            dv.seq = ref->seq;
-            dv.op = cf_strdup(ref->op);
-            dv.where = ref->where ? cf_strdup(ref->where) : NULL;
-            dv.since_ns = ref->time_created_ns;
-            g->div = cf_xrealloc(g->div, (g->n_div + 1) * sizeof *g->div);
-            g->div[g->n_div++] = dv;
+            int recv = !strcmp(e->op, "recv");
+            if ((size_t)src >= g->n_ranks || (size_t)dst >= g->n_ranks || src == dst ||
+                (size_t)(recv ? dst : src) != gi)
+                continue; /* a half that is not this rank's own */
+            h = cf_xrealloc(h, (n + 1) * sizeof *h);
+            h[n++] = (struct half){ src, dst, recv, i, e };
         }
+    }
+    qsort(h, n, sizeof *h, by_pair);
+    for (size_t i = 0; i < n;) {
+        size_t j = i, k = 0;
+        while (j < n && h[j].src == h[i].src && h[j].dst == h[i].dst)
+            j++;
+        size_t ns = 0;
+        while (i + ns < j && !h[i + ns].recv)
+            ns++;
+        const struct half *sends = &h[i], *recvs = &h[i + ns];
+        size_t nr = j - i - ns;
+        int si = h[i].src, di = h[i].dst;
+        i = j;
+        while (k < ns && k < nr &&
+               !(sends[k].e->in_sizes && recvs[k].e->out_sizes && strcmp(sends[k].e->in_sizes, recvs[k].e->out_sizes)))
+            k++;
+        struct cf_hang_divergence dv;
+        memset(&dv, 0, sizeof dv);
+        dv.is_p2p = 1;
+        const struct cf_hang_entry *ref;
+        if (k < ns && k < nr) {
+            ref = sends[k].e;
+            dv.kind = CF_HANG_SIZES;
+            add_rank(&dv.ranks_in, &dv.n_in, g->ranks[si]);
+            add_rank(&dv.ranks_odd, &dv.n_odd, g->ranks[di]);
+            dv.why = cf_asprintf("rank %d receives %s from rank %d, which sends %s", g->ranks[di],
+                                 recvs[k].e->out_sizes, g->ranks[si], sends[k].e->in_sizes);
+        } else if (ns != nr) {
+            int more_sends = ns > nr;
+            ref = more_sends ? sends[nr].e : recvs[ns].e; /* the first without its other half */
+            dv.kind = CF_HANG_NOT_ENTERED;
+            add_rank(&dv.ranks_in, &dv.n_in, more_sends ? g->ranks[si] : g->ranks[di]);
+            add_rank(&dv.ranks_odd, &dv.n_odd, more_sends ? g->ranks[di] : g->ranks[si]);
+            dv.why = cf_asprintf("rank %d posted %zu %s%s %s rank %d, which posted %zu matching %s%s",
+                                 dv.ranks_in[0], more_sends ? ns : nr, more_sends ? "send" : "recv",
+                                 (more_sends ? ns : nr) == 1 ? "" : "s", more_sends ? "to" : "from",
+                                 dv.ranks_odd[0], more_sends ? nr : ns, more_sends ? "recv" : "send",
+                                 (more_sends ? nr : ns) == 1 ? "" : "s");
+        } else {
+            continue;
+        }
+        dv.seq = ref->seq;
+        dv.op = cf_strdup(ref->op);
+        dv.where = ref->where ? cf_strdup(ref->where) : NULL;
+        dv.since_ns = ref->time_created_ns;
+        g->div = cf_xrealloc(g->div, (g->n_div + 1) * sizeof *g->div);
+        g->div[g->n_div++] = dv;
+    }
+    free(h);
 }
 
 void cf_hang_analyse(struct cf_hang_result *r)
