@@ -178,7 +178,8 @@ static void find_groups(struct cf_hang_result *r)
             for (int k = 0; k < r->world; k++)
                 add_rank(&g->ranks, &g->n_ranks, k);
         }
-        qsort(g->ranks, g->n_ranks, sizeof *g->ranks, int_cmp);
+        if (g->n_ranks)
+            qsort(g->ranks, g->n_ranks, sizeof *g->ranks, int_cmp);
         size_t w = 0; /* duplicates out */
         for (size_t k = 0; k < g->n_ranks; k++)
             if (!w || g->ranks[w - 1] != g->ranks[k])
@@ -208,7 +209,8 @@ static void load_member(struct member *m, const struct cf_hang_group *g)
         if (!e->is_p2p && e->seq > 0 && !strcmp(e->group, g->name))
             m->at[m->n_at++] = e;
     }
-    qsort(m->at, m->n_at, sizeof *m->at, by_seq);
+    if (m->n_at)
+        qsort(m->at, m->n_at, sizeof *m->at, by_seq);
     const struct cf_hang_pg_status *st = status_of(d, g->name);
     m->last = st && st->last_enqueued >= 0 ? st->last_enqueued : -1;
     if (m->n_at && m->at[m->n_at - 1]->seq > m->last)
@@ -527,6 +529,8 @@ static void analyse_p2p(struct cf_hang_result *r, struct cf_hang_group *g)
             h[n++] = (struct half){ src, dst, recv, i, e };
         }
     }
+    if (!n)
+        return;
     qsort(h, n, sizeof *h, by_pair);
     for (size_t i = 0; i < n;) {
         size_t j = i, k = 0;

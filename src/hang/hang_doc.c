@@ -326,7 +326,7 @@ static void read_entry_json(struct rd *rd, struct cf_hang_result *r, const cJSON
 
 static void read_div_json(struct rd *rd, const cJSON *o, struct cf_hang_divergence *d, const char *where)
 {
-    d->seq = get_int(rd, o, "seq", where, 0, INT64_C(1) << 53, 0);
+    d->seq = get_int(rd, o, "seq", where, -1, INT64_C(1) << 53, -1);
     d->is_p2p = get_bool(rd, o, "p2p", where);
     char *kind = get_str(rd, o, "kind", where, 0);
     d->kind = CF_HANG_KIND_COUNT;
