@@ -57,6 +57,19 @@ static void op_box(struct strbuf *o, const struct cf_hang_result *r, const struc
     cf_sb_adds(o, "</span>");
 }
 
+/* where the group's first divergence is one this rank never entered: a hole */
+static void never_entered(struct strbuf *o, const struct cf_hang_group *g, int rank)
+{
+    if (!g->n_div || g->div[0].kind != CF_HANG_NOT_ENTERED || g->div[0].is_p2p ||
+        !in_list(g->div[0].ranks_odd, g->div[0].n_odd, rank))
+        return;
+    cf_sb_adds(o, "<span class=\"op missing\" title=\"");
+    cf_html_text(o, g->div[0].why);
+    cf_sb_adds(o, "\">");
+    cf_html_textf(o, "never entered %s#%lld", g->div[0].op, (long long)g->div[0].seq);
+    cf_sb_adds(o, "</span>");
+}
+
 /* the last CF_HANG_DOC_LAST collectives of each group of one rank */
 static void lane(struct strbuf *o, const struct cf_hang_result *r, const struct cf_hang_dump *d, int odd)
 {
@@ -84,6 +97,7 @@ static void lane(struct strbuf *o, const struct cf_hang_result *r, const struct 
         for (size_t i = 0; i < d->n_entries; i++)
             if (!strcmp(d->entries[i].group, name) && shown++ + CF_HANG_DOC_LAST >= total)
                 op_box(o, r, &d->entries[i]);
+        never_entered(o, &r->groups[gi], d->rank);
     }
     cf_sb_adds(o, "</div>\n");
 }
