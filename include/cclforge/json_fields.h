@@ -32,6 +32,8 @@ enum cf_jf_type {
     CF_JF_RANK,   /* int: a rank of the reader's world, or -1 (not one rank's) */
     CF_JF_LATER,  /* the caller's: null in its place for it to replace, never read (CF_JF_SLOT) */
     CF_JF_ARRAY,  /* T *items at offset, size_t count at count_offset; T described by sub */
+    CF_JF_PTR,    /* T *, one object described by sub or NULL <-> null */
+    CF_JF_OBJECT, /* a T in place, described by sub */
 };
 
 /* How a field is written and read beyond its type. */
@@ -42,6 +44,7 @@ enum {
     CF_JF_CALLER_READS = 8,     /* written, but the caller reads it (a check the table cannot say) */
     CF_JF_REQUIRED = 16,        /* the reader refuses an object without it (or with null) */
     CF_JF_NULLABLE = 32,        /* ... though null is one of its values */
+    CF_JF_IN_PLACE = 64,        /* CF_JF_ARRAY: T items[max] in the struct itself, not a T * */
 };
 
 /* One field: its key, type and place in the struct, and for the reader the
@@ -51,7 +54,7 @@ enum {
 struct cf_jf {
     char key[CF_JF_KEY_MAX];
     enum cf_jf_type type;
-    unsigned sub;        /* CF_JF_ARRAY: the items' table, subs[sub] of the row's table */
+    unsigned sub;        /* CF_JF_ARRAY, CF_JF_PTR, CF_JF_OBJECT: the items' table, subs[sub] of the row's table */
     size_t offset;
     size_t count_offset; /* CF_JF_ARRAY */
     size_t size;         /* CF_JF_FIXED: the buffer's size */
@@ -71,6 +74,7 @@ struct cf_jf_table {
 #define CF_JF(S, field, kind) { .key = #field, .type = kind, .offset = offsetof(S, field) }
 #define CF_JF_ARR(S, field, count, sub_) \
     { .key = #field, .type = CF_JF_ARRAY, .sub = sub_, .offset = offsetof(S, field), .count_offset = offsetof(S, count) }
+#define CF_JF_PTR_TO(S, field, sub_) { .key = #field, .type = CF_JF_PTR, .sub = sub_, .offset = offsetof(S, field) }
 /* a field whose key is not its member's name, with what else it needs (.min, .max, .flags, ...) */
 #define CF_JF_AS(S, key_, field, kind, ...) { .key = key_, .type = kind, .offset = offsetof(S, field), __VA_ARGS__ }
 /* a key in its place whose value the caller writes (and reads) */
@@ -101,7 +105,11 @@ int cf_jf_read(const struct cf_jf_reader *r, const struct cf_jf_table *t, const 
 int cf_jf_from_json(const struct cf_jf_table *t, const cJSON *o, void *obj, const char *where, cf_error *err);
 /* -1, with a CF_ERR_FORMAT error in the reader's words. */
 int cf_jf_refuse(const struct cf_jf_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Frees what the fields own (strings, vectors, arrays) and zeroes them. */
+/* 0 when every number of got (at path) is want's, else -1 refusing the first
+ * that is not: a count a document states beside what it holds. */
+int cf_jf_same_numbers(const struct cf_jf_reader *r, const struct cf_jf_table *t, const void *got, const void *want,
+                       const char *path);
+/* Frees what the fields own (strings, vectors, arrays, objects) and zeroes them. */
 void cf_jf_release(const struct cf_jf_table *t, void *obj);
 
 #ifdef __cplusplus

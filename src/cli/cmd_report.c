@@ -41,8 +41,8 @@ static void usage(FILE *f)
                CLI_HELP_COLOR("     ")
                "Exit status: 0 written, 1 a document could not be read or the report not written,\n"
                "2 usage error (no document, an unknown schema, documents of different kinds, more than one\n"
-               "smoke or gather document, a smoke document with an impossible value: the message names its\n"
-               "field, e.g. rows[3].bytes).\n"
+               "smoke or gather document, a document with a missing section or an impossible value: the\n"
+               "message names its field, e.g. rows[3].bytes).\n"
                "Examples:\n"
                "  cclforge smoke --pattern pairwise --json > run.json; cclforge report -o run.html run.json\n"
                "  cclforge report -o hosts.html node01.json node02.json node03.json\n");

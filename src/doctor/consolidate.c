@@ -210,30 +210,27 @@ void cf_consolidated_release(struct cf_consolidated *c)
     memset(c, 0, sizeof *c);
 }
 
+/* "summary": the counts of what the document holds (hosts: at most those it names) */
+struct summary {
+    size_t hosts, errors, warnings, differences;
+};
+#define A_COUNT(f) CF_JF_AS(struct summary, #f, f, CF_JF_SIZE, .flags = CF_JF_REQUIRED)
+static const struct cf_jf summary_fields[] = { A_COUNT(hosts), A_COUNT(errors), A_COUNT(warnings), A_COUNT(differences) };
+static const struct cf_jf_table summary_table = CF_JF_TABLE(struct summary, summary_fields);
+
+static struct summary summary_of(const struct cf_consolidated *c, size_t hosts)
+{
+    return (struct summary){ hosts, cf_findings_count(&c->findings, CF_SEV_ERROR),
+                             cf_findings_count(&c->findings, CF_SEV_WARNING), c->n_diffs };
+}
+
 void cf_consolidated_to_json(const struct cf_consolidated *c, void *obj)
 {
     cJSON *o = obj;
+    const struct summary sum = summary_of(c, c->n_hosts);
     cf_jf_add(o, &consolidated_table, c);
     cJSON_ReplaceItemInObjectCaseSensitive(o, "findings", cf_findings_to_json(&c->findings));
-    cJSON *sum = cJSON_CreateObject();
-    cJSON_AddNumberToObject(sum, "hosts", (double)c->n_hosts);
-    cJSON_AddNumberToObject(sum, "errors", (double)cf_findings_count(&c->findings, CF_SEV_ERROR));
-    cJSON_AddNumberToObject(sum, "warnings", (double)cf_findings_count(&c->findings, CF_SEV_WARNING));
-    cJSON_AddNumberToObject(sum, "differences", (double)c->n_diffs);
-    cJSON_ReplaceItemInObjectCaseSensitive(o, "summary", sum);
-}
-
-/* a count the document states: a whole number no larger than max */
-static int read_count(const cJSON *o, const char *field, size_t max, size_t *out, cf_error *err)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, field);
-    if (!cJSON_IsNumber(v))
-        return cf_error_set(err, CF_ERR_FORMAT, "summary.%s is %s, not a number", field, v ? "of another type" : "missing");
-    if (!(v->valuedouble >= 0 && v->valuedouble <= (double)max && v->valuedouble == (double)(size_t)v->valuedouble))
-        return cf_error_set(err, CF_ERR_FORMAT, "summary.%s is %g: not a whole number from 0 to %zu", field,
-                            v->valuedouble, max);
-    *out = (size_t)v->valuedouble;
-    return 0;
+    cJSON_ReplaceItemInObjectCaseSensitive(o, "summary", cf_jf_to_json(&summary_table, &sum));
 }
 
 /* what the tables cannot say: every difference has a side, every side hosts of the document */
@@ -263,7 +260,6 @@ int cf_consolidated_from_json(const void *obj, const char *const *labels, size_t
     const cJSON *o = obj, *sum = cJSON_GetObjectItemCaseSensitive(o, "summary");
     memset(c, 0, sizeof *c);
     const struct cf_jf_reader r = { err, NULL, "", 0, 0 };
-    size_t counts[4], want[4];
     struct cf_sorted_names hosts;
     cf_sorted_names_build(&hosts, labels, n_labels, NULL);
     int rc = cf_jf_read(&r, &consolidated_table, o, c, "") < 0 || check_groups(c, &hosts, err) < 0 ||
@@ -271,20 +267,14 @@ int cf_consolidated_from_json(const void *obj, const char *const *labels, size_t
     cf_sorted_names_release(&hosts);
     if (rc)
         return -1;
-    if (!cJSON_IsObject(sum))
-        return cf_error_set(err, CF_ERR_FORMAT, "\"summary\" is %s, not an object", sum ? "of another type" : "missing");
-    static const char *const keys[] = { "hosts", "errors", "warnings", "differences" };
-    want[0] = n_labels;
-    want[1] = cf_findings_count(&c->findings, CF_SEV_ERROR);
-    want[2] = cf_findings_count(&c->findings, CF_SEV_WARNING);
-    want[3] = c->n_diffs;
-    for (size_t i = 0; i < 4; i++) {
-        if (read_count(sum, keys[i], want[i], &counts[i], err) < 0)
-            return -1;
-        if (i && counts[i] != want[i])
-            return cf_error_set(err, CF_ERR_FORMAT, "summary.%s is %zu, but the document holds %zu", keys[i],
-                                counts[i], want[i]);
-    }
-    c->n_hosts = counts[0];
+    struct summary got = { 0 }, want = summary_of(c, n_labels);
+    if (cf_jf_read(&r, &summary_table, sum, &got, "summary") < 0)
+        return -1;
+    if (got.hosts > want.hosts)
+        return cf_jf_refuse(&r, "\"summary.hosts\" is %zu, more than the %zu hosts it names", got.hosts, want.hosts);
+    want.hosts = got.hosts;
+    if (cf_jf_same_numbers(&r, &summary_table, &got, &want, "summary") < 0)
+        return -1;
+    c->n_hosts = got.hosts;
     return 0;
 }

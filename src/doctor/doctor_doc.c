@@ -12,13 +12,24 @@
 #include "cclforge/doctor_doc.h"
 #include "cclforge/fs.h"
 #include "cclforge/json.h"
+#include "cclforge/json_fields.h"
 
 #define DOC_MAX (64u << 20)
 
 static const char schema[] = "cclforge.doctor/1";
-static const char *const summary_keys[] = { [CF_SEV_INFO] = "info", [CF_SEV_WARNING] = "warnings",
-                                            [CF_SEV_ERROR] = "errors" };
-static const enum cf_severity summary_order[] = { CF_SEV_ERROR, CF_SEV_WARNING, CF_SEV_INFO };
+/* "summary": the findings counted by severity */
+struct summary {
+    size_t errors, warnings, info;
+};
+#define A_COUNT(f) CF_JF_AS(struct summary, #f, f, CF_JF_SIZE, .flags = CF_JF_REQUIRED)
+static const struct cf_jf summary_fields[] = { A_COUNT(errors), A_COUNT(warnings), A_COUNT(info) };
+static const struct cf_jf_table summary_table = CF_JF_TABLE(struct summary, summary_fields);
+
+static struct summary summary_of(const struct cf_findings *f)
+{
+    return (struct summary){ cf_findings_count(f, CF_SEV_ERROR), cf_findings_count(f, CF_SEV_WARNING),
+                             cf_findings_count(f, CF_SEV_INFO) };
+}
 
 void *cf_doctor_doc_to_json(const struct cf_survey *s, const struct cf_findings *f)
 {
@@ -32,30 +43,22 @@ void *cf_doctor_doc_to_json(const struct cf_survey *s, const struct cf_findings 
     }
     cJSON_Delete(sections);
     cJSON_AddItemToObject(doc, "findings", cf_findings_to_json(f));
-    cJSON *sum = cJSON_AddObjectToObject(doc, "summary");
-    for (size_t i = 0; i < sizeof summary_order / sizeof *summary_order; i++)
-        cJSON_AddNumberToObject(sum, summary_keys[summary_order[i]], (double)cf_findings_count(f, summary_order[i]));
+    const struct summary sum = summary_of(f);
+    cJSON_AddItemToObject(doc, "summary", cf_jf_to_json(&summary_table, &sum));
     return doc;
 }
 
 /* "summary": each count what the findings hold */
 static int read_summary(const cJSON *doc, const struct cf_findings *f, cf_error *err)
 {
+    const struct cf_jf_reader r = { err, NULL, "", 0, 0 };
+    struct summary got = { 0 }, want = summary_of(f);
     const cJSON *sum = cJSON_GetObjectItemCaseSensitive(doc, "summary");
-    if (!cJSON_IsObject(sum))
-        return cf_error_set(err, CF_ERR_FORMAT, "\"summary\" is %s, not an object", sum ? "of another type" : "missing");
-    for (size_t i = 0; i < sizeof summary_order / sizeof *summary_order; i++) {
-        const char *key = summary_keys[summary_order[i]];
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(sum, key);
-        size_t held = cf_findings_count(f, summary_order[i]);
-        if (!cJSON_IsNumber(v))
-            return cf_error_set(err, CF_ERR_FORMAT, "summary.%s is %s, not a number", key,
-                                v ? "of another type" : "missing");
-        if (v->valuedouble != (double)held)
-            return cf_error_set(err, CF_ERR_FORMAT, "summary.%s is %g, but the document holds %zu", key,
-                                v->valuedouble, held);
-    }
-    return 0;
+    if (!sum)
+        return cf_jf_refuse(&r, "\"summary\" is missing");
+    if (cf_jf_read(&r, &summary_table, sum, &got, "summary") < 0)
+        return -1;
+    return cf_jf_same_numbers(&r, &summary_table, &got, &want, "summary");
 }
 
 static int read_doc(const cJSON *doc, const char *name, int survey_too, struct cf_doctor_doc *d, cf_error *err)

@@ -1,7 +1,10 @@
-/* The survey as JSON: one writer and one reader per struct, mirrored so that
- * `doctor --json` output loads back unchanged (docs/schemas/doctor.md). */
+/* The survey as JSON (docs/schemas/doctor.md): one field table per struct
+ * (cclforge/json_fields.h) gives the writer, the strict reader and the release,
+ * so that `doctor --json` output loads back unchanged; beside them stands only
+ * what a table cannot say. */
 #include "cclforge/survey.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,7 @@
 #include "cclforge/fabric.h"
 #include "cclforge/fs.h"
 #include "cclforge/json.h"
+#include "cclforge/json_fields.h"
 #include "cclforge/ncclconf.h"
 #include "survey/survey_internal.h"
 
@@ -27,166 +31,174 @@ const char *cf_survey_section_name(enum cf_survey_section sec)
     return sec < CF_SEC_COUNT ? section_keys[sec] : "?";
 }
 
-/* ---- writing ---- */
+/* ---- the field tables: one per struct, for the writer, the reader and the release ---- */
 
-static cJSON *comm_to_json(const struct cf_comm_lib *c)
+#define UNSET INT_MIN /* a blank's "not in the document": the reader fills it from its neighbours */
+#define WHOLE .min = -1e9, .max = 1e9 /* a count or version: no document holds more */
+#define S(T, f) CF_JF(struct T, f, CF_JF_STR)
+#define V(T, f) CF_JF(struct T, f, CF_JF_STRVEC)
+#define I(T, f) CF_JF_AS(struct T, #f, f, CF_JF_INT, WHOLE)
+#define B(T, f) CF_JF(struct T, f, CF_JF_BOOL)
+
+static const struct cf_jf comm_fields[] = {
+    S(cf_comm_lib, kind), S(cf_comm_lib, path), S(cf_comm_lib, how), S(cf_comm_lib, version),
+    I(cf_comm_lib, version_code), S(cf_comm_lib, cuda_version), S(cf_comm_lib, hip_version), S(cf_comm_lib, banner),
+    S(cf_comm_lib, header), V(cf_comm_lib, archs) /* null while not archs_known */, V(cf_comm_lib, missing_libs),
+    V(cf_comm_lib, undefined_symbols),
+};
+static const struct cf_jf_table comm_table = CF_JF_TABLE(struct cf_comm_lib, comm_fields);
+static const struct cf_jf_table *const comm_sub[] = { &comm_table };
+
+static const struct cf_jf toolkit_fields[] = {
+    CF_JF_AS(struct cf_toolkit, "vendor", vendor, CF_JF_STR, .flags = CF_JF_REQUIRED), S(cf_toolkit, root),
+    S(cf_toolkit, found_by), S(cf_toolkit, version), S(cf_toolkit, version_source), S(cf_toolkit, compiler),
+    V(cf_toolkit, include_dirs), V(cf_toolkit, lib_dirs), CF_JF_PTR_TO(struct cf_toolkit, comm, 0),
+};
+
+static const struct cf_gpu gpu_blank = { .index = UNSET, .visible = 1, .visible_index = UNSET };
+static const struct cf_jf gpu_fields[] = {
+    I(cf_gpu, index), S(cf_gpu, vendor), S(cf_gpu, name), S(cf_gpu, arch),
+    CF_JF_SLOT("compute_capability") /* "6.1" from cc_major, cc_minor */, CF_JF(struct cf_gpu, memory_bytes, CF_JF_U64),
+    S(cf_gpu, uuid), B(cf_gpu, visible), I(cf_gpu, visible_index),
+};
+
+static const struct cf_jf probe_fields[] = {
+    S(cf_gpu_probe, vendor), S(cf_gpu_probe, method), B(cf_gpu_probe, ok), I(cf_gpu_probe, count),
+    S(cf_gpu_probe, note),
+};
+
+static const char *flavour_name(int v)
 {
-    if (!c)
-        return cJSON_CreateNull();
-    cJSON *o = cJSON_CreateObject();
-    cf_json_put_str(o, "kind", c->kind);
-    cf_json_put_str(o, "path", c->path);
-    cf_json_put_str(o, "how", c->how);
-    cf_json_put_str(o, "version", c->version);
-    cJSON_AddNumberToObject(o, "version_code", c->version_code);
-    cf_json_put_str(o, "cuda_version", c->cuda_version);
-    cf_json_put_str(o, "hip_version", c->hip_version);
-    cf_json_put_str(o, "banner", c->banner);
-    cf_json_put_str(o, "header", c->header);
-    if (c->archs_known)
-        cf_json_put_strvec(o, "archs", &c->archs);
-    else
-        cJSON_AddNullToObject(o, "archs");
-    cf_json_put_strvec(o, "missing_libs", &c->missing_libs);
-    cf_json_put_strvec(o, "undefined_symbols", &c->undefined_symbols);
-    return o;
+    return cf_torch_flavour_name((enum cf_torch_flavour)v);
 }
 
-static cJSON *toolkit_to_json(const struct cf_toolkit *t)
+static const struct cf_libtorch torch_blank = { .cxx11_abi = -1, .needs_comm_lib = UNSET };
+static const struct cf_jf torch_fields[] = {
+    S(cf_libtorch, root), S(cf_libtorch, lib_dir), S(cf_libtorch, found_by), S(cf_libtorch, variant),
+    V(cf_libtorch, variant_meta), S(cf_libtorch, version), S(cf_libtorch, version_source),
+    CF_JF_AS(struct cf_libtorch, "flavour", flavour, CF_JF_ENUM, .name = flavour_name,
+             .flags = CF_JF_CALLER_READS) /* "rocm" too; an unknown one is "unknown" */,
+    S(cf_libtorch, gpu_runtime_version),
+    CF_JF_AS(struct cf_libtorch, "cxx11_abi", cxx11_abi, CF_JF_BOOL, .flags = CF_JF_NULL_IF_NEGATIVE),
+    S(cf_libtorch, abi_source), S(cf_libtorch, gpu_lib), S(cf_libtorch, nccl_built_against),
+    B(cf_libtorch, needs_comm_lib),
+    CF_JF_PTR_TO(struct cf_libtorch, embedded, 0), CF_JF_PTR_TO(struct cf_libtorch, loaded, 0),
+    V(cf_libtorch, missing_libs), V(cf_libtorch, bridge_toolkit_found), V(cf_libtorch, bridge_toolkit_missing),
+    V(cf_libtorch, bridge_unreadable), V(cf_libtorch, bridge_walk_bounded), V(cf_libtorch, bridge_plugins),
+    V(cf_libtorch, bridge_plugin_missing), V(cf_libtorch, undefined_symbols), V(cf_libtorch, archs),
+    S(cf_libtorch, problem),
+};
+
+static const struct cf_jf compiler_fields[] = {
+    CF_JF_AS(struct cf_compiler, "name", name, CF_JF_STR, .flags = CF_JF_REQUIRED), S(cf_compiler, path),
+    S(cf_compiler, version), I(cf_compiler, major), I(cf_compiler, minor),
+};
+/* written only when known (nvcc's) */
+static const struct cf_jf compiler_host_fields[] = {
+    I(cf_compiler, host_gcc_max), I(cf_compiler, host_clang_max), S(cf_compiler, host_range_source),
+};
+static const struct cf_jf_table compiler_host_table = CF_JF_TABLE(struct cf_compiler, compiler_host_fields);
+
+static const struct cf_jf driver_fields[] = {
+    I(cf_driver, cuda_driver_version), S(cf_driver, nvidia_version), S(cf_driver, amd_version),
+};
+static const struct cf_jf_table driver_table = CF_JF_TABLE(struct cf_driver, driver_fields);
+
+static const struct cf_jf host_fields[] = { S(cf_survey, hostname) };
+static const struct cf_jf_table host_table = CF_JF_TABLE(struct cf_survey, host_fields);
+/* the host's facts of a saved report, which a survey injecting its sections leaves alone */
+static const struct cf_jf host_facts_fields[] = {
+    S(cf_survey, injected_from), CF_JF_SLOT("injected_sections"),
+    CF_JF_AS(struct cf_survey, "survey_seconds", seconds, CF_JF_DOUBLE, .min = 0, .max = 1e9, .flags = CF_JF_REQUIRED),
+};
+static const struct cf_jf_table host_facts_table = CF_JF_TABLE(struct cf_survey, host_facts_fields);
+
+enum { SUB_TOOLKIT, SUB_GPU, SUB_PROBE, SUB_DRIVER, SUB_TORCH, SUB_COMM, SUB_COMPILER };
+static const struct cf_jf_table toolkit_table = CF_JF_TABLE_SUBS(struct cf_toolkit, toolkit_fields, comm_sub);
+static const struct cf_jf_table torch_table = { torch_fields, sizeof torch_fields / sizeof torch_fields[0],
+                                                sizeof(struct cf_libtorch), comm_sub, &torch_blank };
+static const struct cf_jf_table gpu_table = CF_JF_TABLE_BLANK(struct cf_gpu, gpu_fields, &gpu_blank);
+static const struct cf_jf_table probe_table = CF_JF_TABLE(struct cf_gpu_probe, probe_fields);
+static const struct cf_jf_table compiler_table = CF_JF_TABLE(struct cf_compiler, compiler_fields);
+static const struct cf_jf_table *const section_subs[] = {
+    [SUB_TOOLKIT] = &toolkit_table, [SUB_GPU] = &gpu_table,   [SUB_PROBE] = &probe_table,
+    [SUB_DRIVER] = &driver_table,   [SUB_TORCH] = &torch_table, [SUB_COMM] = &comm_table,
+    [SUB_COMPILER] = &compiler_table,
+};
+
+/* The sections in the document's order, keyed as section_keys. */
+#define SECTION(key, f, n, sub_) \
+    CF_JF_AS(struct cf_survey, key, f, CF_JF_ARRAY, .sub = sub_, .count_offset = offsetof(struct cf_survey, n))
+static const struct cf_jf section_fields[] = {
+    SECTION("toolkits", toolkits, n_toolkits, SUB_TOOLKIT), SECTION("gpus", gpus, n_gpus, SUB_GPU),
+    SECTION("gpu_probes", probes, n_probes, SUB_PROBE),
+    CF_JF_AS(struct cf_survey, "driver", driver, CF_JF_OBJECT, .sub = SUB_DRIVER),
+    SECTION("libtorch", torches, n_torches, SUB_TORCH), SECTION("comm_libraries", comm_libs, n_comm_libs, SUB_COMM),
+    SECTION("compilers", compilers, n_compilers, SUB_COMPILER),
+};
+static const struct cf_jf_table section_table = CF_JF_TABLE_SUBS(struct cf_survey, section_fields, section_subs);
+
+static enum cf_survey_section section_of(const char *key)
 {
-    cJSON *o = cJSON_CreateObject();
-    cf_json_put_str(o, "vendor", t->vendor);
-    cf_json_put_str(o, "root", t->root);
-    cf_json_put_str(o, "found_by", t->found_by);
-    cf_json_put_str(o, "version", t->version);
-    cf_json_put_str(o, "version_source", t->version_source);
-    cf_json_put_str(o, "compiler", t->compiler);
-    cf_json_put_strvec(o, "include_dirs", &t->include_dirs);
-    cf_json_put_strvec(o, "lib_dirs", &t->lib_dirs);
-    cJSON_AddItemToObject(o, "comm", comm_to_json(t->comm));
-    return o;
+    int sec = 0;
+    while (sec < CF_SEC_COUNT && strcmp(section_keys[sec], key))
+        sec++;
+    return (enum cf_survey_section)sec;
 }
 
-static cJSON *gpu_to_json(const struct cf_gpu *g)
+/* ---- writing: the tables, then what they cannot say ---- */
+
+static void comm_written(cJSON *o, const struct cf_comm_lib *c)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "index", g->index);
-    cf_json_put_str(o, "vendor", g->vendor);
-    cf_json_put_str(o, "name", g->name);
-    cf_json_put_str(o, "arch", g->arch);
-    if (g->cc_major > 0) {
-        char cc[32];
-        snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
-        cJSON_AddStringToObject(o, "compute_capability", cc);
-    } else {
-        cJSON_AddNullToObject(o, "compute_capability");
-    }
-    cJSON_AddNumberToObject(o, "memory_bytes", (double)g->memory_bytes);
-    cf_json_put_str(o, "uuid", g->uuid);
-    cJSON_AddBoolToObject(o, "visible", g->visible);
-    cJSON_AddNumberToObject(o, "visible_index", g->visible_index);
-    return o;
+    if (c && !c->archs_known)
+        cJSON_ReplaceItemInObjectCaseSensitive(o, "archs", cJSON_CreateNull());
 }
 
-static cJSON *probe_to_json(const struct cf_gpu_probe *p)
+static cJSON *section(cJSON *o, const char *key)
 {
-    cJSON *o = cJSON_CreateObject();
-    cf_json_put_str(o, "vendor", p->vendor);
-    cf_json_put_str(o, "method", p->method);
-    cJSON_AddBoolToObject(o, "ok", p->ok);
-    cJSON_AddNumberToObject(o, "count", p->count);
-    cf_json_put_str(o, "note", p->note);
-    return o;
-}
-
-static cJSON *torch_to_json(const struct cf_libtorch *t)
-{
-    cJSON *o = cJSON_CreateObject();
-    cf_json_put_str(o, "root", t->root);
-    cf_json_put_str(o, "lib_dir", t->lib_dir);
-    cf_json_put_str(o, "found_by", t->found_by);
-    cf_json_put_str(o, "variant", t->variant);
-    cf_json_put_strvec(o, "variant_meta", &t->variant_meta);
-    cf_json_put_str(o, "version", t->version);
-    cf_json_put_str(o, "version_source", t->version_source);
-    cJSON_AddStringToObject(o, "flavour", cf_torch_flavour_name(t->flavour));
-    cf_json_put_str(o, "gpu_runtime_version", t->gpu_runtime_version);
-    if (t->cxx11_abi < 0)
-        cJSON_AddNullToObject(o, "cxx11_abi");
-    else
-        cJSON_AddBoolToObject(o, "cxx11_abi", t->cxx11_abi);
-    cf_json_put_str(o, "abi_source", t->abi_source);
-    cf_json_put_str(o, "gpu_lib", t->gpu_lib);
-    cf_json_put_str(o, "nccl_built_against", t->nccl_built_against);
-    cJSON_AddBoolToObject(o, "needs_comm_lib", t->needs_comm_lib);
-    cJSON_AddItemToObject(o, "embedded", comm_to_json(t->embedded));
-    cJSON_AddItemToObject(o, "loaded", comm_to_json(t->loaded));
-    cf_json_put_strvec(o, "missing_libs", &t->missing_libs);
-    cf_json_put_strvec(o, "bridge_toolkit_found", &t->bridge_toolkit_found);
-    cf_json_put_strvec(o, "bridge_toolkit_missing", &t->bridge_toolkit_missing);
-    cf_json_put_strvec(o, "bridge_unreadable", &t->bridge_unreadable);
-    cf_json_put_strvec(o, "bridge_walk_bounded", &t->bridge_walk_bounded);
-    cf_json_put_strvec(o, "bridge_plugins", &t->bridge_plugins);
-    cf_json_put_strvec(o, "bridge_plugin_missing", &t->bridge_plugin_missing);
-    cf_json_put_strvec(o, "undefined_symbols", &t->undefined_symbols);
-    if (t->archs_known)
-        cf_json_put_strvec(o, "archs", &t->archs);
-    else
-        cJSON_AddNullToObject(o, "archs");
-    cf_json_put_str(o, "problem", t->problem);
-    return o;
-}
-
-static cJSON *compiler_to_json(const struct cf_compiler *c)
-{
-    cJSON *o = cJSON_CreateObject();
-    cf_json_put_str(o, "name", c->name);
-    cf_json_put_str(o, "path", c->path);
-    cf_json_put_str(o, "version", c->version);
-    cJSON_AddNumberToObject(o, "major", c->major);
-    cJSON_AddNumberToObject(o, "minor", c->minor);
-    if (c->host_gcc_max || c->host_clang_max || c->host_range_source) {
-        cJSON_AddNumberToObject(o, "host_gcc_max", c->host_gcc_max);
-        cJSON_AddNumberToObject(o, "host_clang_max", c->host_clang_max);
-        cf_json_put_str(o, "host_range_source", c->host_range_source);
-    }
-    return o;
+    return cJSON_GetObjectItemCaseSensitive(o, key)->child;
 }
 
 void *cf_survey_to_json(const struct cf_survey *s)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *host = cJSON_AddObjectToObject(o, "host");
-    cf_json_put_str(host, "hostname", s->hostname);
-    cf_json_put_str(host, "injected_from", s->injected_from);
-    cJSON *inj = cJSON_AddArrayToObject(host, "injected_sections");
+    cf_jf_add(host, &host_table, s);
+    cf_jf_add(host, &host_facts_table, s);
+    cJSON *inj = cJSON_CreateArray();
     for (int i = 0; i < CF_SEC_COUNT; i++)
         if (s->injected[i])
             cJSON_AddItemToArray(inj, cJSON_CreateString(section_keys[i]));
-    cJSON_AddNumberToObject(host, "survey_seconds", s->seconds);
+    cJSON_ReplaceItemInObjectCaseSensitive(host, "injected_sections", inj);
 
-    cJSON *a = cJSON_AddArrayToObject(o, "toolkits");
-    for (size_t i = 0; i < s->n_toolkits; i++)
-        cJSON_AddItemToArray(a, toolkit_to_json(&s->toolkits[i]));
-    a = cJSON_AddArrayToObject(o, "gpus");
-    for (size_t i = 0; i < s->n_gpus; i++)
-        cJSON_AddItemToArray(a, gpu_to_json(&s->gpus[i]));
-    a = cJSON_AddArrayToObject(o, "gpu_probes");
-    for (size_t i = 0; i < s->n_probes; i++)
-        cJSON_AddItemToArray(a, probe_to_json(&s->probes[i]));
-    cJSON *d = cJSON_AddObjectToObject(o, "driver");
-    cJSON_AddNumberToObject(d, "cuda_driver_version", s->driver.cuda_driver_version);
-    cf_json_put_str(d, "nvidia_version", s->driver.nvidia_version);
-    cf_json_put_str(d, "amd_version", s->driver.amd_version);
-    a = cJSON_AddArrayToObject(o, "libtorch");
-    for (size_t i = 0; i < s->n_torches; i++)
-        cJSON_AddItemToArray(a, torch_to_json(&s->torches[i]));
-    a = cJSON_AddArrayToObject(o, "comm_libraries");
-    for (size_t i = 0; i < s->n_comm_libs; i++)
-        cJSON_AddItemToArray(a, comm_to_json(&s->comm_libs[i]));
-    a = cJSON_AddArrayToObject(o, "compilers");
-    for (size_t i = 0; i < s->n_compilers; i++)
-        cJSON_AddItemToArray(a, compiler_to_json(&s->compilers[i]));
+    cf_jf_add(o, &section_table, s);
+    size_t i = 0;
+    for (cJSON *it = section(o, "toolkits"); it; it = it->next, i++)
+        comm_written(cJSON_GetObjectItemCaseSensitive(it, "comm"), s->toolkits[i].comm);
+    i = 0;
+    for (cJSON *it = section(o, "gpus"); it; it = it->next, i++)
+        if (s->gpus[i].cc_major > 0) {
+            char cc[32];
+            snprintf(cc, sizeof cc, "%d.%d", s->gpus[i].cc_major, s->gpus[i].cc_minor);
+            cJSON_ReplaceItemInObjectCaseSensitive(it, "compute_capability", cJSON_CreateString(cc));
+        }
+    i = 0;
+    for (cJSON *it = section(o, "libtorch"); it; it = it->next, i++) {
+        const struct cf_libtorch *t = &s->torches[i];
+        comm_written(cJSON_GetObjectItemCaseSensitive(it, "embedded"), t->embedded);
+        comm_written(cJSON_GetObjectItemCaseSensitive(it, "loaded"), t->loaded);
+        if (!t->archs_known)
+            cJSON_ReplaceItemInObjectCaseSensitive(it, "archs", cJSON_CreateNull());
+    }
+    i = 0;
+    for (cJSON *it = section(o, "comm_libraries"); it; it = it->next, i++)
+        comm_written(it, &s->comm_libs[i]);
+    i = 0;
+    for (cJSON *it = section(o, "compilers"); it; it = it->next, i++) {
+        const struct cf_compiler *c = &s->compilers[i];
+        if (c->host_gcc_max || c->host_clang_max || c->host_range_source)
+            cf_jf_add(it, &compiler_host_table, c);
+    }
     if (s->nccl_config)
         cJSON_AddItemToObject(o, "nccl_config", cf_nccl_config_to_json(s->nccl_config));
     if (s->fabric)
@@ -194,161 +206,16 @@ void *cf_survey_to_json(const struct cf_survey *s)
     return o;
 }
 
-/* ---- reading: every getter checks the type and reports the key path ---- */
+/* ---- reading: the tables, then what one field says of another ---- */
 
-struct reader {
-    cf_error *err;
-    int failed;
-    const char *where; /* "gpus[1]" */
-};
-
-static void bad_type(struct reader *r, const char *key, const char *want)
+/* "archs": null is "not read", [] is "none"; a version code follows from its version */
+static void comm_read(struct cf_comm_lib *c, const cJSON *o)
 {
-    if (!r->failed)
-        cf_error_set(r->err, CF_ERR_FORMAT, "survey JSON: %s.%s must be %s", r->where, key, want);
-    r->failed = 1;
-}
-
-static char *get_str(struct reader *r, const cJSON *o, const char *key)
-{
-    const char *v = NULL;
-    if (cf_json_get_str(o, key, &v) < 0)
-        bad_type(r, key, "a string or null");
-    return v ? cf_strdup(v) : NULL;
-}
-
-static double get_num(struct reader *r, const cJSON *o, const char *key, double dflt)
-{
-    double v = dflt;
-    if (cf_json_get_num(o, key, &v) < 0)
-        bad_type(r, key, "a number");
-    return v;
-}
-
-/* An integer in [lo, hi]; anything else (fractions, huge values) is a format error. */
-static double get_ranged(struct reader *r, const cJSON *o, const char *key, double dflt, double lo, double hi)
-{
-    double v = get_num(r, o, key, dflt);
-    if (v != v || v < lo || v > hi || v != (double)(long long)v) {
-        char what[96];
-        snprintf(what, sizeof what, "an integer from %.0f to %.0f", lo, hi);
-        bad_type(r, key, what);
-        return dflt;
-    }
-    return v;
-}
-
-static int get_int(struct reader *r, const cJSON *o, const char *key, int dflt)
-{
-    return (int)get_ranged(r, o, key, dflt, -1e9, 1e9);
-}
-
-static int get_bool(struct reader *r, const cJSON *o, const char *key, int dflt)
-{
-    int v = dflt;
-    if (cf_json_get_bool(o, key, &v) < 0)
-        bad_type(r, key, "true or false");
-    return v;
-}
-
-/* Returns 1 when the key held an array (possibly empty), 0 when absent/null. */
-static int get_strvec(struct reader *r, const cJSON *o, const char *key, struct strvec *out)
-{
-    int rc = cf_json_get_strvec(o, key, out);
-    if (rc < 0)
-        bad_type(r, key, "an array of strings");
-    return rc > 0;
-}
-
-static void read_comm(struct reader *r, const cJSON *o, struct cf_comm_lib *c)
-{
-    c->kind = get_str(r, o, "kind");
-    c->path = get_str(r, o, "path");
-    c->how = get_str(r, o, "how");
-    c->version = get_str(r, o, "version");
-    c->version_code = get_int(r, o, "version_code", 0);
+    if (!c)
+        return;
+    c->archs_known = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(o, "archs"));
     if (!c->version_code && c->version)
         c->version_code = cf_comm_version_code(c->version);
-    c->cuda_version = get_str(r, o, "cuda_version");
-    c->hip_version = get_str(r, o, "hip_version");
-    c->banner = get_str(r, o, "banner");
-    c->header = get_str(r, o, "header");
-    c->archs_known = get_strvec(r, o, "archs", &c->archs);
-    get_strvec(r, o, "missing_libs", &c->missing_libs);
-    get_strvec(r, o, "undefined_symbols", &c->undefined_symbols);
-}
-
-static struct cf_comm_lib *read_comm_opt(struct reader *r, const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
-        return NULL;
-    if (!cJSON_IsObject(v)) {
-        bad_type(r, key, "an object or null");
-        return NULL;
-    }
-    struct cf_comm_lib *c = cf_xcalloc(1, sizeof *c);
-    read_comm(r, v, c);
-    return c;
-}
-
-static void read_toolkit(struct reader *r, const cJSON *o, struct cf_toolkit *t)
-{
-    t->vendor = get_str(r, o, "vendor");
-    t->root = get_str(r, o, "root");
-    t->found_by = get_str(r, o, "found_by");
-    t->version = get_str(r, o, "version");
-    t->version_source = get_str(r, o, "version_source");
-    t->compiler = get_str(r, o, "compiler");
-    get_strvec(r, o, "include_dirs", &t->include_dirs);
-    get_strvec(r, o, "lib_dirs", &t->lib_dirs);
-    t->comm = read_comm_opt(r, o, "comm");
-    if (!t->vendor)
-        bad_type(r, "vendor", "a vendor id (\"cuda\", \"rocm\", \"dtk\")");
-}
-
-static void read_gpu(struct reader *r, const cJSON *o, struct cf_gpu *g, int ordinal)
-{
-    g->index = get_int(r, o, "index", ordinal);
-    g->vendor = get_str(r, o, "vendor");
-    g->name = get_str(r, o, "name");
-    g->arch = get_str(r, o, "arch");
-    char *cc = get_str(r, o, "compute_capability");
-    struct cf_arch a;
-    if (cc && (!strchr(cc, '.') || cf_arch_parse(cc, &a, NULL) < 0 || a.sm > 999)) {
-        bad_type(r, "compute_capability", "\"MAJOR.MINOR\" such as \"6.1\"");
-    } else if (cc) {
-        g->cc_major = (int)a.sm / 10;
-        g->cc_minor = (int)a.sm % 10;
-    }
-    free(cc);
-    /* Either field determines the other for NVIDIA: "sm_61" <-> 6.1. */
-    if (!g->arch && g->cc_major > 0) {
-        char buf[16];
-        cf_sm_name(g->cc_major, g->cc_minor, buf, sizeof buf);
-        g->arch = cf_strdup(buf);
-    } else if (g->arch && g->cc_major == 0 && cf_arch_parse(g->arch, &a, NULL) == 0 && a.family == CF_ARCH_NVIDIA &&
-               a.code == CF_CODE_SASS && a.sm <= 999) { /* a compute capability "MAJOR.MINOR" with MAJOR <= 99 */
-        g->cc_major = (int)a.sm / 10;
-        g->cc_minor = (int)a.sm % 10;
-    }
-    if (!g->vendor)
-        g->vendor = cf_strdup(g->arch && cf_starts_with(g->arch, "gfx") ? "amd" : "nvidia");
-    if (!g->arch)
-        bad_type(r, "arch", "a GPU arch such as \"sm_61\" or \"gfx928\" (or give compute_capability)");
-    g->memory_bytes = (uint64_t)get_ranged(r, o, "memory_bytes", 0, 0, 9007199254740992.0); /* 2^53 */
-    g->uuid = get_str(r, o, "uuid");
-    g->visible = get_bool(r, o, "visible", 1);
-    g->visible_index = get_int(r, o, "visible_index", g->visible ? ordinal : -1);
-}
-
-static void read_probe(struct reader *r, const cJSON *o, struct cf_gpu_probe *p)
-{
-    p->vendor = get_str(r, o, "vendor");
-    p->method = get_str(r, o, "method");
-    p->ok = get_bool(r, o, "ok", 0);
-    p->count = get_int(r, o, "count", 0);
-    p->note = get_str(r, o, "note");
 }
 
 static enum cf_torch_flavour flavour_from_name(const char *s)
@@ -362,105 +229,80 @@ static enum cf_torch_flavour flavour_from_name(const char *s)
     return CF_TORCH_UNKNOWN;
 }
 
-static void read_torch(struct reader *r, const cJSON *o, struct cf_libtorch *t)
+static int torch_read(const struct cf_jf_reader *r, struct cf_libtorch *t, const cJSON *o, size_t i)
 {
-    t->root = get_str(r, o, "root");
-    t->lib_dir = get_str(r, o, "lib_dir");
-    t->found_by = get_str(r, o, "found_by");
-    t->variant = get_str(r, o, "variant");
-    get_strvec(r, o, "variant_meta", &t->variant_meta);
-    t->version = get_str(r, o, "version");
-    t->version_source = get_str(r, o, "version_source");
-    char *fl = get_str(r, o, "flavour");
-    t->flavour = flavour_from_name(fl);
-    free(fl);
-    t->gpu_runtime_version = get_str(r, o, "gpu_runtime_version");
-    const cJSON *abi = cJSON_GetObjectItemCaseSensitive(o, "cxx11_abi");
-    t->cxx11_abi = abi && cJSON_IsBool(abi) ? cJSON_IsTrue(abi) : -1;
-    t->abi_source = get_str(r, o, "abi_source");
-    t->gpu_lib = get_str(r, o, "gpu_lib");
-    t->nccl_built_against = get_str(r, o, "nccl_built_against");
-    t->embedded = read_comm_opt(r, o, "embedded");
-    t->loaded = read_comm_opt(r, o, "loaded");
-    t->needs_comm_lib = get_bool(r, o, "needs_comm_lib", t->loaded != NULL);
-    get_strvec(r, o, "missing_libs", &t->missing_libs);
-    if (cJSON_GetObjectItemCaseSensitive(o, "bridge_toolkit_found")) /* absent in older surveys */
-        get_strvec(r, o, "bridge_toolkit_found", &t->bridge_toolkit_found);
-    if (cJSON_GetObjectItemCaseSensitive(o, "bridge_toolkit_missing"))
-        get_strvec(r, o, "bridge_toolkit_missing", &t->bridge_toolkit_missing);
-    if (cJSON_GetObjectItemCaseSensitive(o, "bridge_unreadable"))
-        get_strvec(r, o, "bridge_unreadable", &t->bridge_unreadable);
-    if (cJSON_GetObjectItemCaseSensitive(o, "bridge_walk_bounded"))
-        get_strvec(r, o, "bridge_walk_bounded", &t->bridge_walk_bounded);
-    if (cJSON_GetObjectItemCaseSensitive(o, "bridge_plugins"))
-        get_strvec(r, o, "bridge_plugins", &t->bridge_plugins);
-    if (cJSON_GetObjectItemCaseSensitive(o, "bridge_plugin_missing"))
-        get_strvec(r, o, "bridge_plugin_missing", &t->bridge_plugin_missing);
-    get_strvec(r, o, "undefined_symbols", &t->undefined_symbols);
-    t->archs_known = get_strvec(r, o, "archs", &t->archs);
-    t->problem = get_str(r, o, "problem");
+    const cJSON *fl = cJSON_GetObjectItemCaseSensitive(o, "flavour");
+    if (fl && !cJSON_IsNull(fl) && !cJSON_IsString(fl))
+        return cf_jf_refuse(r, "\"libtorch[%zu].flavour\" is not a string", i);
+    t->flavour = flavour_from_name(cJSON_GetStringValue(fl));
+    comm_read(t->embedded, cJSON_GetObjectItemCaseSensitive(o, "embedded"));
+    comm_read(t->loaded, cJSON_GetObjectItemCaseSensitive(o, "loaded"));
+    if (t->needs_comm_lib == UNSET)
+        t->needs_comm_lib = t->loaded != NULL;
+    t->archs_known = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(o, "archs"));
+    return 0;
 }
 
-static void read_compiler(struct reader *r, const cJSON *o, struct cf_compiler *c)
+/* compute_capability and arch: either determines the other for NVIDIA ("sm_61" <-> 6.1) */
+static int gpu_read(const struct cf_jf_reader *r, struct cf_gpu *g, const cJSON *o, size_t i)
 {
-    c->name = get_str(r, o, "name");
-    c->path = get_str(r, o, "path");
-    c->version = get_str(r, o, "version");
-    c->major = get_int(r, o, "major", 0);
-    c->minor = get_int(r, o, "minor", 0);
-    if (!c->major && c->version) {
-        c->major = cf_parse_small(c->version, 100000);
-        const char *dot = strchr(c->version, '.');
-        c->minor = dot ? cf_parse_small(dot + 1, 100000) : 0;
+    if (g->index == UNSET)
+        g->index = (int)i;
+    if (g->visible_index == UNSET)
+        g->visible_index = g->visible ? (int)i : -1;
+    const cJSON *cc = cJSON_GetObjectItemCaseSensitive(o, "compute_capability");
+    struct cf_arch a;
+    if (cc && !cJSON_IsNull(cc)) {
+        if (!cJSON_IsString(cc) || !strchr(cc->valuestring, '.') || cf_arch_parse(cc->valuestring, &a, NULL) < 0 ||
+            a.sm > 999)
+            return cf_jf_refuse(r, "\"gpus[%zu].compute_capability\" is not \"MAJOR.MINOR\" such as \"6.1\"", i);
+        g->cc_major = (int)a.sm / 10;
+        g->cc_minor = (int)a.sm % 10;
     }
-    c->host_gcc_max = get_int(r, o, "host_gcc_max", 0);
-    c->host_clang_max = get_int(r, o, "host_clang_max", 0);
-    c->host_range_source = get_str(r, o, "host_range_source");
-    if (!c->name)
-        bad_type(r, "name", "a compiler name (\"gcc\", \"nvcc\", ...)");
+    if (!g->arch && g->cc_major > 0) {
+        char buf[16];
+        cf_sm_name(g->cc_major, g->cc_minor, buf, sizeof buf);
+        g->arch = cf_strdup(buf);
+    } else if (g->arch && g->cc_major == 0 && cf_arch_parse(g->arch, &a, NULL) == 0 && a.family == CF_ARCH_NVIDIA &&
+               a.code == CF_CODE_SASS && a.sm <= 999) { /* a compute capability "MAJOR.MINOR" with MAJOR <= 99 */
+        g->cc_major = (int)a.sm / 10;
+        g->cc_minor = (int)a.sm % 10;
+    }
+    if (!g->vendor)
+        g->vendor = cf_strdup(g->arch && cf_starts_with(g->arch, "gfx") ? "amd" : "nvidia");
+    if (!g->arch)
+        return cf_jf_refuse(r, "\"gpus[%zu].arch\" is missing: give a GPU arch such as \"sm_61\" or \"gfx928\" (or "
+                            "compute_capability)", i);
+    return 0;
 }
 
-/* Reads array section `key` into a freshly allocated array of `size`-byte items. */
-typedef void (*item_reader)(struct reader *r, const cJSON *o, void *item, int ordinal);
-
-static void rd_toolkit(struct reader *r, const cJSON *o, void *it, int i) { (void)i; read_toolkit(r, o, it); }
-static void rd_gpu(struct reader *r, const cJSON *o, void *it, int i) { read_gpu(r, o, it, i); }
-static void rd_probe(struct reader *r, const cJSON *o, void *it, int i) { (void)i; read_probe(r, o, it); }
-static void rd_torch(struct reader *r, const cJSON *o, void *it, int i) { (void)i; read_torch(r, o, it); }
-static void rd_comm(struct reader *r, const cJSON *o, void *it, int i) { (void)i; read_comm(r, o, it); }
-static void rd_compiler(struct reader *r, const cJSON *o, void *it, int i) { (void)i; read_compiler(r, o, it); }
-
-static void *read_array(struct reader *r, const cJSON *v, const char *key, size_t size, item_reader fn, size_t *n)
+/* What the tables leave to the section just read from the array v. */
+static int section_read(const struct cf_jf_reader *r, struct cf_survey *s, enum cf_survey_section sec, const cJSON *v)
 {
-    *n = 0;
-    if (!cJSON_IsArray(v)) {
-        char where[64];
-        snprintf(where, sizeof where, "%s", key);
-        r->where = "survey";
-        bad_type(r, where, "an array");
-        return NULL;
-    }
-    size_t count = (size_t)cJSON_GetArraySize(v);
-    char *items = cf_xcalloc(count ? count : 1, size);
     size_t i = 0;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, v)
-    {
-        char where[96];
-        snprintf(where, sizeof where, "%s[%zu]", key, i);
-        r->where = where;
-        if (!cJSON_IsObject(it)) {
-            if (!r->failed)
-                cf_error_set(r->err, CF_ERR_FORMAT, "survey JSON: %s must be an object", where);
-            r->failed = 1;
-        } else {
-            fn(r, it, items + i * size, (int)i);
+    for (const cJSON *it = v->child; it; it = it->next, i++) {
+        if (sec == CF_SEC_TOOLKITS)
+            comm_read(s->toolkits[i].comm, cJSON_GetObjectItemCaseSensitive(it, "comm"));
+        else if (sec == CF_SEC_COMM_LIBS)
+            comm_read(&s->comm_libs[i], it);
+        else if (sec == CF_SEC_GPUS && gpu_read(r, &s->gpus[i], it, i) < 0)
+            return -1;
+        else if (sec == CF_SEC_LIBTORCH && torch_read(r, &s->torches[i], it, i) < 0)
+            return -1;
+        else if (sec == CF_SEC_COMPILERS) {
+            struct cf_compiler *c = &s->compilers[i];
+            char path[48];
+            snprintf(path, sizeof path, "compilers[%zu]", i);
+            if (cf_jf_read(r, &compiler_host_table, it, c, path) < 0)
+                return -1;
+            if (!c->major && c->version) {
+                c->major = cf_parse_small(c->version, 100000);
+                const char *dot = strchr(c->version, '.');
+                c->minor = dot ? cf_parse_small(dot + 1, 100000) : 0;
+            }
         }
-        r->where = "survey";
-        i++;
     }
-    *n = count;
-    return items;
+    return 0;
 }
 
 static void free_section(struct cf_survey *s, enum cf_survey_section sec);
@@ -470,7 +312,7 @@ int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err)
     const cJSON *root = json;
     if (!cJSON_IsObject(root))
         return cf_error_set(err, CF_ERR_FORMAT, "survey JSON: the document must be an object");
-    struct reader r = { err, 0, "survey" };
+    const struct cf_jf_reader r = { err, "survey JSON", "", 0, 0 };
     const cJSON *v;
 
     /* A hand-written subset may omit "schema"; another command's report may not pass. */
@@ -489,102 +331,66 @@ int cf_survey_from_json(const void *json, struct cf_survey *s, cf_error *err)
 
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "host")) && cJSON_IsObject(v)) {
         free_section(s, CF_SEC_HOST);
-        r.where = "host";
-        s->hostname = get_str(&r, v, "hostname");
         s->injected[CF_SEC_HOST] = 1;
+        if (cf_jf_read(&r, &host_table, v, s, "host") < 0)
+            return -1;
     }
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "toolkits"))) {
-        free_section(s, CF_SEC_TOOLKITS);
-        s->toolkits = read_array(&r, v, "toolkits", sizeof *s->toolkits, rd_toolkit, &s->n_toolkits);
-        s->injected[CF_SEC_TOOLKITS] = 1;
+    for (size_t i = 0; i < section_table.n; i++) {
+        const struct cf_jf *f = &section_table.fields[i];
+        const struct cf_jf_table one = { f, 1, sizeof *s, section_subs, NULL };
+        enum cf_survey_section sec = section_of(f->key);
+        if (sec == CF_SEC_COUNT || !(v = cJSON_GetObjectItemCaseSensitive(root, f->key)))
+            continue;
+        free_section(s, sec);
+        s->injected[sec] = 1;
+        if (cJSON_IsNull(v)) /* a section given is injected: null would say nothing of it */
+            return cf_jf_refuse(&r, "\"%s\" is null, not a section", f->key);
+        if (cf_jf_read(&r, &one, root, s, "") < 0 || section_read(&r, s, sec, v) < 0)
+            return -1;
     }
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "gpus"))) {
-        free_section(s, CF_SEC_GPUS);
-        s->gpus = read_array(&r, v, "gpus", sizeof *s->gpus, rd_gpu, &s->n_gpus);
-        s->injected[CF_SEC_GPUS] = 1;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "gpu_probes"))) {
-        free_section(s, CF_SEC_GPU_PROBES);
-        s->probes = read_array(&r, v, "gpu_probes", sizeof *s->probes, rd_probe, &s->n_probes);
-        s->injected[CF_SEC_GPU_PROBES] = 1;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "driver"))) {
-        free_section(s, CF_SEC_DRIVER);
-        r.where = "driver";
-        if (!cJSON_IsObject(v)) {
-            bad_type(&r, "driver", "an object");
-        } else {
-            s->driver.cuda_driver_version = get_int(&r, v, "cuda_driver_version", 0);
-            s->driver.nvidia_version = get_str(&r, v, "nvidia_version");
-            s->driver.amd_version = get_str(&r, v, "amd_version");
-        }
-        s->injected[CF_SEC_DRIVER] = 1;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "libtorch"))) {
-        free_section(s, CF_SEC_LIBTORCH);
-        s->torches = read_array(&r, v, "libtorch", sizeof *s->torches, rd_torch, &s->n_torches);
-        s->injected[CF_SEC_LIBTORCH] = 1;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "comm_libraries"))) {
-        free_section(s, CF_SEC_COMM_LIBS);
-        s->comm_libs = read_array(&r, v, "comm_libraries", sizeof *s->comm_libs, rd_comm, &s->n_comm_libs);
-        s->injected[CF_SEC_COMM_LIBS] = 1;
-    }
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "compilers"))) {
-        free_section(s, CF_SEC_COMPILERS);
-        s->compilers = read_array(&r, v, "compilers", sizeof *s->compilers, rd_compiler, &s->n_compilers);
-        s->injected[CF_SEC_COMPILERS] = 1;
-    }
-    if (!r.failed && (v = cJSON_GetObjectItemCaseSensitive(root, "nccl_config")) && !cJSON_IsNull(v)) {
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "nccl_config")) && !cJSON_IsNull(v)) {
         free_section(s, CF_SEC_NCCL_CONFIG);
         s->nccl_config = cf_xcalloc(1, sizeof *s->nccl_config);
-        r.failed = cf_nccl_config_from_json(v, s->nccl_config, err) < 0;
         s->injected[CF_SEC_NCCL_CONFIG] = 1;
+        if (cf_nccl_config_from_json(v, s->nccl_config, err) < 0)
+            return -1;
     }
-    if (!r.failed && (v = cJSON_GetObjectItemCaseSensitive(root, "fabric")) && !cJSON_IsNull(v)) {
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "fabric")) && !cJSON_IsNull(v)) {
         free_section(s, CF_SEC_FABRIC);
         s->fabric = cf_xcalloc(1, sizeof *s->fabric);
-        r.failed = cf_fabric_from_json(v, s->fabric, err) < 0;
         s->injected[CF_SEC_FABRIC] = 1;
+        if (cf_fabric_from_json(v, s->fabric, err) < 0)
+            return -1;
     }
-    return r.failed ? -1 : 0;
+    return 0;
 }
 
 /* A saved report's own host facts, which cf_survey_from_json leaves to the
  * survey that injects them: where its sections came from and how long it took. */
 int cf_survey_host_from_json(const void *json, struct cf_survey *s, cf_error *err)
 {
+    const struct cf_jf_reader r = { err, "survey JSON", "", 0, 0 };
     const cJSON *host = cJSON_GetObjectItemCaseSensitive((const cJSON *)json, "host");
-    struct reader r = { err, 0, "host" };
     const cJSON *inj = cJSON_GetObjectItemCaseSensitive(host, "injected_sections"), *it;
-    if (!cJSON_IsObject(host))
-        return cf_error_set(err, CF_ERR_FORMAT, "survey JSON: host must be an object");
-    double seconds = get_num(&r, host, "survey_seconds", -1);
-    if (!r.failed && !(seconds >= 0 && seconds < 1e9))
-        bad_type(&r, "survey_seconds", "a number of seconds from 0");
-    char *from = get_str(&r, host, "injected_from");
-    unsigned char injected[CF_SEC_COUNT] = { 0 };
-    if (!cJSON_IsArray(inj))
-        bad_type(&r, "injected_sections", "an array of section names");
-    cJSON_ArrayForEach(it, inj)
-    {
-        int sec = 0;
-        while (sec < CF_SEC_COUNT && !(cJSON_IsString(it) && !strcmp(it->valuestring, section_keys[sec])))
-            sec++;
-        if (sec == CF_SEC_COUNT) {
-            bad_type(&r, "injected_sections", "an array of section names (host, toolkits, gpus, ...)");
-            break;
-        }
-        injected[sec] = 1;
-    }
-    if (r.failed) {
-        free(from);
+    struct cf_survey facts = CF_SURVEY_INIT;
+    if (cf_jf_read(&r, &host_facts_table, host, &facts, "host") < 0 ||
+        (!cJSON_IsArray(inj) && cf_jf_refuse(&r, "\"host.injected_sections\" is not an array of section names") < 0)) {
+        cf_jf_release(&host_facts_table, &facts);
         return -1;
     }
-    s->seconds = seconds;
+    cJSON_ArrayForEach(it, inj)
+    {
+        enum cf_survey_section sec = section_of(cJSON_IsString(it) ? it->valuestring : "");
+        if (sec == CF_SEC_COUNT) {
+            cf_jf_release(&host_facts_table, &facts);
+            return cf_jf_refuse(&r, "\"host.injected_sections\" holds what is no section (host, toolkits, gpus, ...)");
+        }
+        facts.injected[sec] = 1;
+    }
+    s->seconds = facts.seconds;
     free(s->injected_from);
-    s->injected_from = from;
-    memcpy(s->injected, injected, sizeof injected);
+    s->injected_from = facts.injected_from;
+    memcpy(s->injected, facts.injected, sizeof facts.injected);
     return 0;
 }
 
@@ -664,125 +470,13 @@ int cf_survey_save(const struct cf_survey *s, const char *path, cf_error *err)
 
 /* ---- release ---- */
 
-static void comm_release(struct cf_comm_lib *c)
-{
-    if (!c)
-        return;
-    free(c->kind);
-    free(c->path);
-    free(c->how);
-    free(c->version);
-    free(c->cuda_version);
-    free(c->hip_version);
-    free(c->banner);
-    free(c->header);
-    cf_strvec_clear(&c->archs);
-    cf_strvec_clear(&c->missing_libs);
-    cf_strvec_clear(&c->undefined_symbols);
-    memset(c, 0, sizeof *c);
-}
-
-/* Releases and frees one heap cf_comm_lib; NULL is fine. */
-static void comm_lib_free(struct cf_comm_lib *c)
-{
-    comm_release(c);
-    free(c);
-}
-
 static void free_section(struct cf_survey *s, enum cf_survey_section sec)
 {
     switch (sec) {
-    case CF_SEC_HOST:
-        free(s->hostname);
-        s->hostname = NULL;
-        break;
-    case CF_SEC_TOOLKITS:
-        for (size_t i = 0; i < s->n_toolkits; i++) {
-            struct cf_toolkit *t = &s->toolkits[i];
-            free(t->vendor);
-            free(t->root);
-            free(t->found_by);
-            free(t->version);
-            free(t->version_source);
-            free(t->compiler);
-            cf_strvec_clear(&t->include_dirs);
-            cf_strvec_clear(&t->lib_dirs);
-            comm_lib_free(t->comm);
-        }
-        free(s->toolkits);
-        s->toolkits = NULL;
-        s->n_toolkits = 0;
-        break;
-    case CF_SEC_GPUS:
-        for (size_t i = 0; i < s->n_gpus; i++) {
-            free(s->gpus[i].vendor);
-            free(s->gpus[i].name);
-            free(s->gpus[i].arch);
-            free(s->gpus[i].uuid);
-        }
-        free(s->gpus);
-        s->gpus = NULL;
-        s->n_gpus = 0;
-        break;
-    case CF_SEC_GPU_PROBES:
-        for (size_t i = 0; i < s->n_probes; i++) {
-            free(s->probes[i].vendor);
-            free(s->probes[i].method);
-            free(s->probes[i].note);
-        }
-        free(s->probes);
-        s->probes = NULL;
-        s->n_probes = 0;
-        break;
+    case CF_SEC_HOST: cf_jf_release(&host_table, s); break;
     case CF_SEC_DRIVER:
-        free(s->driver.nvidia_version);
-        free(s->driver.amd_version);
+        cf_jf_release(&driver_table, &s->driver);
         memset(&s->driver, 0, sizeof s->driver);
-        break;
-    case CF_SEC_LIBTORCH:
-        for (size_t i = 0; i < s->n_torches; i++) {
-            struct cf_libtorch *t = &s->torches[i];
-            free(t->root);
-            free(t->lib_dir);
-            free(t->found_by);
-            free(t->variant);
-            cf_strvec_clear(&t->variant_meta);
-            free(t->version);
-            free(t->version_source);
-            free(t->gpu_runtime_version);
-            free(t->abi_source);
-            free(t->gpu_lib);
-            free(t->nccl_built_against);
-            comm_lib_free(t->embedded);
-            comm_lib_free(t->loaded);
-            cf_strvec_clear(&t->missing_libs);
-            cf_strvec_clear(&t->bridge_toolkit_found);
-            cf_strvec_clear(&t->bridge_toolkit_missing);
-            cf_strvec_clear(&t->bridge_unreadable);
-            cf_strvec_clear(&t->bridge_walk_bounded);
-            cf_strvec_clear(&t->bridge_plugins);
-            cf_strvec_clear(&t->bridge_plugin_missing);
-            cf_strvec_clear(&t->undefined_symbols);
-            cf_strvec_clear(&t->archs);
-            free(t->problem);
-        }
-        free(s->torches);
-        s->torches = NULL;
-        s->n_torches = 0;
-        break;
-    case CF_SEC_COMM_LIBS:
-        for (size_t i = 0; i < s->n_comm_libs; i++)
-            comm_release(&s->comm_libs[i]);
-        free(s->comm_libs);
-        s->comm_libs = NULL;
-        s->n_comm_libs = 0;
-        break;
-    case CF_SEC_COMPILERS:
-        for (size_t i = 0; i < s->n_compilers; i++)
-            cf_compiler_release(&s->compilers[i]);
-        free(s->compilers);
-        s->compilers = NULL;
-        s->n_compilers = 0;
         break;
     case CF_SEC_NCCL_CONFIG:
         cf_nccl_config_release(s->nccl_config);
@@ -794,7 +488,15 @@ static void free_section(struct cf_survey *s, enum cf_survey_section sec)
         free(s->fabric);
         s->fabric = NULL;
         break;
-    case CF_SEC_COUNT:
+    case CF_SEC_COUNT: break;
+    default:
+        for (size_t i = 0; sec == CF_SEC_COMPILERS && i < s->n_compilers; i++)
+            cf_compiler_release(&s->compilers[i]); /* banner and the host range too */
+        for (size_t i = 0; i < section_table.n; i++)
+            if (section_of(section_table.fields[i].key) == sec) {
+                const struct cf_jf_table one = { &section_table.fields[i], 1, sizeof *s, section_subs, NULL };
+                cf_jf_release(&one, s);
+            }
         break;
     }
 }

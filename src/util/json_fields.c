@@ -57,9 +57,14 @@ static cJSON *field_to_json(const struct cf_jf_table *t, const struct cf_jf *f, 
     case CF_JF_ENUM: return cJSON_CreateString(f->name(*(const int *)p));
     case CF_JF_STRVEC: return cf_json_strvec(p);
     case CF_JF_LATER: return cJSON_CreateNull();
+    case CF_JF_PTR: {
+        const void *one = *(const void *const *)p;
+        return one ? cf_jf_to_json(t->subs[f->sub], one) : cJSON_CreateNull();
+    }
+    case CF_JF_OBJECT: return cf_jf_to_json(t->subs[f->sub], p);
     case CF_JF_ARRAY: {
         cJSON *a = cJSON_CreateArray();
-        const char *items = *(char *const *)p;
+        const char *items = f->flags & CF_JF_IN_PLACE ? p : *(char *const *)p;
         size_t n = *(const size_t *)at(obj, f->count_offset);
         const struct cf_jf_table *sub = t->subs[f->sub];
         for (size_t i = 0; i < n; i++)
@@ -167,8 +172,9 @@ static int read_array(const struct cf_jf_reader *r, const struct cf_jf_table *t,
     if ((unsigned)n > (f->max > 0 ? (unsigned)f->max : MAX_ITEMS))
         return bad(r, path, "holds %d entries, more than %.0f", n, f->max > 0 ? f->max : MAX_ITEMS);
     const struct cf_jf_table *sub = t->subs[f->sub];
-    char *items = cf_xcalloc((size_t)n + 1, sub->size);
-    *(char **)at(obj, f->offset) = items;
+    char *items = f->flags & CF_JF_IN_PLACE ? at(obj, f->offset) : cf_xcalloc((size_t)n + 1, sub->size);
+    if (!(f->flags & CF_JF_IN_PLACE))
+        *(char **)at(obj, f->offset) = items;
     size_t *count = at(obj, f->count_offset);
     *count = 0;
     const cJSON *it;
@@ -233,6 +239,14 @@ static int read_field(const struct cf_jf_reader *r, const struct cf_jf_table *t,
         return 0;
     }
     case CF_JF_LATER: return 0;
+    case CF_JF_PTR: {
+        const struct cf_jf_table *sub = t->subs[f->sub];
+        void *one = *(void **)p = cf_xcalloc(1, sub->size);
+        if (sub->blank)
+            memcpy(one, sub->blank, sub->size);
+        return cf_jf_read(r, sub, v, one, path);
+    }
+    case CF_JF_OBJECT: return cf_jf_read(r, t->subs[f->sub], v, p, path);
     case CF_JF_ARRAY: return read_array(r, t, f, v, obj, path);
     default: return read_number(r, f, v, p, path);
     }
@@ -262,6 +276,21 @@ int cf_jf_from_json(const struct cf_jf_table *t, const cJSON *o, void *obj, cons
     return cf_jf_read(&r, t, o, obj, where);
 }
 
+int cf_jf_same_numbers(const struct cf_jf_reader *r, const struct cf_jf_table *t, const void *got, const void *want,
+                       const char *path)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const struct cf_jf *f = &t->fields[i];
+        double g = number_of(f, at(got, f->offset)), w = number_of(f, at(want, f->offset));
+        if (g != w) {
+            char field_path[PATH_MAX_LEN];
+            snprintf(field_path, sizeof field_path, "%.160s%s%.27s", path, path[0] ? "." : "", f->key);
+            return bad(r, field_path, "is %.0f, but the document holds %.0f", g, w);
+        }
+    }
+    return 0;
+}
+
 void cf_jf_release(const struct cf_jf_table *t, void *obj)
 {
     for (size_t i = 0; i < t->n; i++) {
@@ -273,13 +302,23 @@ void cf_jf_release(const struct cf_jf_table *t, void *obj)
             *(char **)p = NULL;
             break;
         case CF_JF_STRVEC: cf_strvec_clear(p); break;
+        case CF_JF_PTR:
+            if (*(void **)p)
+                cf_jf_release(t->subs[f->sub], *(void **)p);
+            free(*(void **)p);
+            *(void **)p = NULL;
+            break;
+        case CF_JF_OBJECT: cf_jf_release(t->subs[f->sub], p); break;
         case CF_JF_ARRAY: {
-            char *items = *(char **)p;
+            int in_place = f->flags & CF_JF_IN_PLACE;
+            char *items = in_place ? p : *(char **)p;
             size_t *count = at(obj, f->count_offset);
             for (size_t k = 0; items && k < *count; k++)
                 cf_jf_release(t->subs[f->sub], items + k * t->subs[f->sub]->size);
-            free(items);
-            *(char **)p = NULL;
+            if (!in_place) {
+                free(items);
+                *(char **)p = NULL;
+            }
             *count = 0;
             break;
         }

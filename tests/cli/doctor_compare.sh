@@ -39,7 +39,7 @@ expect_rc 0 "a whole report compared with itself is fine"
 python3 -c 'import json; d=json.load(open("vm.json")); d["summary"]["info"] += 5; json.dump(d, open("miscount.json", "w"))'
 run "$CCLFORGE" doctor compare vm.json miscount.json
 expect_rc 2 "a report whose summary does not count its findings is refused"
-expect_err 'miscount.json: summary.info is [0-9]+, but the document holds [0-9]+' "naming the file and the field"
+expect_err 'miscount.json: "summary.info" is [0-9]+, but the document holds [0-9]+' "naming the file and the field"
 run "$CCLFORGE" doctor --no-python --survey inj.json --save saved.json
 run "$CCLFORGE" doctor compare vm.json saved.json
 expect_rc 0 "a survey --save wrote is compared as its host"

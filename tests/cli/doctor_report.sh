@@ -104,12 +104,12 @@ refused() { # DOC PYTHON-EDIT FIELD-PATTERN WHAT
     [ ! -e "$T_TMP/bad.html" ] && ok "$4: no page" || bad "$4: a page was written"
 }
 refused "$DOCS/doctor-topology.json" 'del d["summary"]' '"summary" is missing' "a host's report without its summary"
-refused "$DOCS/doctor-topology.json" 'd["summary"]["errors"] = 0' 'summary.errors is 0, but the document holds 1' "a summary that does not count the findings"
+refused "$DOCS/doctor-topology.json" 'd["summary"]["errors"] = 0' '"summary.errors" is 0, but the document holds 1' "a summary that does not count the findings"
 refused "$DOCS/doctor-topology.json" 'd["findings"][0]["severity"] = "passed"' "findings\[0\]\.severity is 'passed'" "a finding of no severity"
-refused "$DOCS/doctor-gather-hosts.json" 'd["world"] = -1' 'world is -1' "a gather of -1 ranks"
-refused "$DOCS/doctor-gather-hosts.json" 'd["hosts"][1]["ranks"] = [99999999]' 'hosts\[1\]\.ranks holds a value that is no rank of a world of 3' "a rank outside the world"
+refused "$DOCS/doctor-gather-hosts.json" 'd["world"] = -1' '"world" is -1' "a gather of -1 ranks"
+refused "$DOCS/doctor-gather-hosts.json" 'd["hosts"][1]["ranks"] = [99999999]' '"hosts\[1\]\.ranks" holds a value that is no rank of a world of 3' "a rank outside the world"
 refused "$DOCS/doctor-gather-hosts.json" 'd["differences"][0]["groups"][1]["hosts"] = ["node99999999"]' "names 'node99999999', no host of the document" "a difference naming a host the gather never heard"
-refused "$DOCS/doctor-gather-hosts.json" 'del d["hosts"][0]["report"]' 'hosts\[0\]\.report is missing' "a surveyed host without its report"
+refused "$DOCS/doctor-gather-hosts.json" 'del d["hosts"][0]["report"]' '"hosts\[0\]\.report" is missing' "a surveyed host without its report"
 
 # ---- the same machine from NCCL's topology XML ----
 gen_xml "$T_TMP/topo.xml"

@@ -152,7 +152,7 @@ expect_no_out "LD_PRELOAD" "no LD_PRELOAD line is printed"
 printf '{ "gpus": [ { "vendor": "nvidia", "name": "T4", "arch": "sm_75" } ], "compilers": [ 5 ] }' > "$T_TMP/half.json"
 run "$CCLFORGE" nccl env "$(basename "$T1")" --root "$ROOT" --host-survey "$T_TMP/half.json"
 expect_rc 1 "a half-valid host survey is an error"
-expect_err "compilers\[0\] must be an object" "naming the bad part"
+expect_err "\"compilers\[0\]\" is not an object" "naming the bad part"
 
 # ---- two targets with a common prefix install at once ----
 # The first stops (SIGSTOP) with its tree staged; the second, v2.28.9-sm75, runs
