@@ -20,8 +20,9 @@ extern "C" {
 
 enum cf_pv_kind { CF_PV_NONE, CF_PV_BOOL, CF_PV_INT, CF_PV_FLOAT, CF_PV_STR, CF_PV_BYTES, CF_PV_LIST, CF_PV_TUPLE, CF_PV_DICT };
 
-/* One value. Strings are UTF-8 as the pickle held them (not NUL-checked: len
- * counts), kept NUL-terminated for convenience. A LONG1 beyond 64 bits is
+/* One value. Strings are UTF-8 (a string that is not, surrogates included,
+ * is refused, as Python refuses it) and not NUL-checked: len counts; they are
+ * kept NUL-terminated for convenience. A LONG1 beyond 64 bits is
  * refused. Dict keys keep the pickle's order; a repeated key keeps the last. */
 struct cf_pv {
     enum cf_pv_kind kind;

@@ -312,6 +312,9 @@ static int push_text(struct unpickler *u, enum cf_pv_kind kind, size_t len_bytes
                     (unsigned long long)len, u->len - u->pos);
     if (take(u, (size_t)len, "the text", &s) != 0)
         return -1;
+    size_t bad = kind == CF_PV_STR ? cf_pv_utf8_invalid_at((const char *)s, (size_t)len) : (size_t)len;
+    if (bad < len)
+        return fail(u, "the string's byte %zu (at byte %zu) is not UTF-8", bad, (size_t)(s - u->in) + bad);
     return push(u, cf_pv_new_text(u->doc, kind, s, (size_t)len));
 }
 

@@ -38,6 +38,10 @@ static inline uint64_t *cf_pv_key_hash_slot(const struct cf_pv *text_value)
     return (uint64_t *)(void *)(uintptr_t)(text_value + 1);
 }
 
+/* The offset of the first byte of text that does not start a valid UTF-8
+ * character, len when all of it is UTF-8. */
+size_t cf_pv_utf8_invalid_at(const char *text, size_t len);
+
 /* How containers grow, and why one cannot. */
 enum cf_pv_grow { CF_PV_GROWN = 0, CF_PV_NO_MEMORY, CF_PV_TOO_DEEP };
 

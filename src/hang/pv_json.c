@@ -190,6 +190,12 @@ static struct cf_pv *read_string(struct json_reader *r)
         return NULL;
     }
     size_t raw = r->pos - start;
+    size_t bad = cf_pv_utf8_invalid_at(r->in + start, raw); /* escapes are ASCII: checked as they decode */
+    if (bad < raw) {
+        r->pos = start + bad;
+        fail(r, "a string that is not UTF-8");
+        return NULL;
+    }
     r->pos++;
     if (!escaped)
         return text_value(r, r->in + start, raw);

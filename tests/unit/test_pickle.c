@@ -539,6 +539,22 @@ static void test_malformed(void **state)
     refused(P2 "\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x80\x00.", 14, "a 9-byte integer beyond 64 bits");
     refused(P2 "\x8a\x20\x00", 5, "LONG1 (0x8a): the number of 32 bytes runs past the end");
 
+    /* strings must be UTF-8, as Python requires (bytes need not be): a
+     * truncated character, an overlong '/', a surrogate, past U+10FFFF */
+    refused(P2 "\x8c\x02" "a\xc3.", 7, "byte 2, SHORT_BINUNICODE (0x8c): the string's byte 1 (at byte 5) is not UTF-8");
+    refused(P2 "\x8c\x02\xc0\xaf.", 7, "the string's byte 0 (at byte 4) is not UTF-8");
+    refused(P2 "\x8c\x03\xed\xa0\x80.", 8, "the string's byte 0 (at byte 4) is not UTF-8");
+    refused(P2 "\x8c\x04\xf4\x90\x80\x80.", 9, "is not UTF-8");
+    refused(P2 "\x8c\x0a" "abcdefgh\xe4\xb8.", 15, "the string's byte 8 (at byte 12) is not UTF-8");
+    expect_refused_with("[\"ok\", \"a\xff\"]", 12, NULL, 1, "JSON byte 9: a string that is not UTF-8");
+    struct cf_pvdoc *u8 = read_ok(P2 "\x8c\x04\xf0\x9f\x98\x80.", 9, 0);
+    assert_string_equal(cf_pv_str(cf_pvdoc_root(u8)), "\xf0\x9f\x98\x80");
+    cf_pvdoc_free(u8);
+    u8 = read_ok(P2 "C\x02\xff\xfe.", 7, 0);
+    assert_int_equal(cf_pvdoc_root(u8)->kind, CF_PV_BYTES);
+    assert_int_equal(cf_pvdoc_root(u8)->u.str.len, 2);
+    cf_pvdoc_free(u8);
+
     /* the number edges LONG1 does read: 9 bytes that only repeat the sign,
      * 2^63-1 in 8 bytes, -1 in 1 byte, 0 in none */
     static const struct {
