@@ -10,6 +10,7 @@
 #include "cclforge/doctor_doc.h"
 #include "cclforge/error.h"
 #include "cclforge/fabric.h"
+#include "cclforge/hang.h"
 #include "cclforge/smoke_doc.h"
 #include "cclforge/smoke_matrix.h"
 #include "cclforge/strbuf.h"
@@ -51,6 +52,12 @@ int cf_doctor_saved_html(const struct cJSON *const *docs, size_t n, struct strbu
 #define CF_PAIR_FULL_MAX 64
 void cf_smoke_report_html(const struct cf_smoke_doc *d, const struct cf_pair_matrix *m, const char *json_text,
                           struct strbuf *out);
+
+/* The hang page (src/report/hang_page.c): the verdict, the groups and every
+ * divergence, one lane per rank grouped by host (hosts without an odd rank
+ * folded past 64 ranks) with its last collectives, hover titles for sizes,
+ * dtypes and stack; json_text (cclforge.hang/1) embedded. Appends to out. */
+void cf_hang_report_html(const struct cf_hang_result *r, const char *json_text, struct strbuf *out);
 
 #ifdef __cplusplus
 }

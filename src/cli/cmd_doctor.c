@@ -11,6 +11,7 @@
 #include "cclforge/doctor.h"
 #include "cclforge/doctor_doc.h"
 #include "cclforge/hostlist.h"
+#include "cclforge/fr_env.h"
 #include "cclforge/fs.h"
 #include "cclforge/gather.h"
 #include "cclforge/numparse.h"
@@ -501,6 +502,7 @@ int cmd_doctor(int argc, char **argv)
     }
     struct cf_findings f = CF_FINDINGS_INIT;
     cf_doctor_diagnose(&s, &f);
+    cf_doctor_fr_env_note(&s, environ, &f);
     int report_rc = 0;
     if (report) {
         const char *why = NULL, *xml = doctor_topo_file(topo_file, &why);

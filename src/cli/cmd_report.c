@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cclforge/fs.h"
+#include "cclforge/hang.h"
 #include "cclforge/json.h"
 #include "cclforge/smoke_doc.h"
 #include "cclforge/strbuf.h"
@@ -32,6 +33,7 @@ static void usage(FILE *f)
                "                     several hosts' documents: the hosts side by side, hosts alike collapsed,\n"
                "                     every value that differs with the hosts that have it\n"
                "  cclforge.doctor-gather/1  one `cclforge doctor --gather --json`: the hosts side by side\n"
+               "  cclforge.hang/1    one `cclforge hang --json`: the verdict, the groups, a lane per rank\n"
                "\n"
                "Options:\n"
                "  -o, --output FILE  where to write the report (default report.html), replaced atomically\n"
@@ -78,17 +80,34 @@ static int smoke_report(const char *path, const cJSON *json, const char *text, c
     return rc;
 }
 
+/* A saved hang document: its model, the page the run would have written. */
+static int hang_report(const char *path, const cJSON *json, const char *out)
+{
+    struct cf_hang_result r;
+    cf_error err = CF_ERROR_INIT;
+    if (cf_hang_from_json(json, &r, &err) < 0) {
+        cf_error_prefix(&err, "%s", path);
+        cli_fail("report", &err);
+        return EXIT_USAGE;
+    }
+    int rc = cli_hang_page_write("report", &r, out);
+    cf_hang_release(&r);
+    return rc;
+}
+
 /* The report the documents' schema calls for: every document of one kind. */
 static int make_report(char **paths, cJSON **docs, struct strbuf *texts, size_t n, const char *out)
 {
-    static const char *const known[] = { "cclforge.smoke/2", "cclforge.doctor/1", "cclforge.doctor-gather/1" };
+    static const char *const known[] = { "cclforge.smoke/2", "cclforge.doctor/1", "cclforge.doctor-gather/1",
+                                         CF_HANG_SCHEMA };
     const char *schema = cf_json_str(docs[0], "schema");
     size_t kind = 0;
     while (kind < sizeof known / sizeof *known && !(schema && !strcmp(schema, known[kind])))
         kind++;
     if (kind == sizeof known / sizeof *known)
-        return cli_usage("report", "%s: schema %s is not one a report is made of (%s, %s or %s)", cli_safe(paths[0]),
-                         schema ? cli_safe(schema) : "(none)", known[0], known[1], known[2]);
+        return cli_usage("report", "%s: schema %s is not one a report is made of (%s, %s, %s or %s)",
+                         cli_safe(paths[0]), schema ? cli_safe(schema) : "(none)", known[0], known[1], known[2],
+                         known[3]);
     for (size_t i = 1; i < n; i++) {
         const char *other = cf_json_str(docs[i], "schema");
         if (!other || strcmp(other, schema))
@@ -101,6 +120,8 @@ static int make_report(char **paths, cJSON **docs, struct strbuf *texts, size_t 
     cf_error err = CF_ERROR_INIT;
     if (kind == 0)
         rc = smoke_report(paths[0], docs[0], texts[0].buf, out);
+    else if (kind == 3)
+        rc = hang_report(paths[0], docs[0], out);
     else if (doctor_write_saved(out, (const cJSON *const *)docs, n, 1, &err) < 0)
         /* a document the strict reader refuses is the user's to fix, as doctor compare says */
         rc = err.kind == CF_ERR_FORMAT ? (cli_fail("report", &err), EXIT_USAGE) : cli_fail("report", &err);

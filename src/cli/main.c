@@ -25,6 +25,7 @@ static const struct command commands[] = {
     { "bridge", cmd_bridge, "plan, build and package the ProcessGroupNCCL bridge for a vendor libtorch", 1 },
     { "wheel", cmd_wheel, "verify a wheel (integrity, relocatability, install and import); graft files into one", 0 },
     { "smoke", cmd_smoke, "multi-rank collective smoke and bandwidth test (NCCL, RCCL, MPI)", 0 },
+    { "hang", cmd_hang, "which rank stopped, at which collective, from every rank's Flight Recorder dump", 0 },
     { "report", cmd_report, "remake a run's HTML report from its saved --json document", 0 },
 };
 

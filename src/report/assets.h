@@ -14,4 +14,7 @@ extern const char cf_report_hosts_css[];
 /* one host's topology (topology_page.c) */
 extern const char cf_report_topology_css[];
 
+/* the hang page (hang_page.c) */
+extern const char cf_report_hang_css[];
+
 #endif

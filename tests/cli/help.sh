@@ -8,7 +8,7 @@ SRC=${CCLFORGE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 COMMANDS=("doctor" "doctor compare" "inspect" "nccl" "nccl build" "nccl list" "nccl activate"
     "nccl remove" "nccl env" "bridge" "bridge plan" "bridge build" "bridge wheel" "wheel"
-    "wheel verify" "smoke" "report")
+    "wheel verify" "smoke" "hang" "hang env" "report")
 
 run "$CCLFORGE" --help
 expect_rc 0 "cclforge --help exits 0"
@@ -98,6 +98,7 @@ check_options cmd_bridge.c cclforge-bridge.1 "bridge plan"
 check_options cmd_wheel.c cclforge-wheel.1 "wheel verify"
 check_options cmd_smoke.c cclforge-smoke.1 "smoke"
 check_options cmd_report.c cclforge-report.1 "report"
+check_options cmd_hang.c cclforge-hang.1 "hang" "hang env"
 
 # Every man page renders without warnings (when man is installed).
 if command -v man >/dev/null && command -v groff >/dev/null; then
